@@ -1,0 +1,112 @@
+// Command llmrun is a load and benchmark runner for LLM serving: it runs a
+// JavaScript scenario against an OpenAI-compatible server (or its built-in
+// simulator) and reports TTFT, TPOT, ITL, end-to-end latency, throughput and
+// errors.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes; documented in the README.
+const (
+	exitOK            = 0
+	exitError         = 1   // an error not covered below (for example an unwritable export file)
+	exitUsage         = 2   // bad command line
+	exitThresholds    = 99  // thresholds failed
+	exitInvalidConfig = 104 // invalid options in the script or on the command line
+	exitInterrupted   = 105 // stopped by a signal (Ctrl-C, SIGTERM)
+	exitScriptError   = 107 // the script failed to load, or its setup/teardown threw
+)
+
+const usage = `llmrun: load and benchmark runner for LLM serving
+
+Usage:
+  llmrun run [flags] SCRIPT   run a scenario script (.js or .ts)
+  llmrun SCRIPT [flags]       same as "llmrun run"
+  llmrun sim [flags]          serve the built-in LLM simulator over HTTP
+  llmrun version              print the version
+  llmrun help [COMMAND]       show help for a command
+
+Without --base-url (or LLMRUN_BASE_URL / OPENAI_BASE_URL), "run" benchmarks
+the built-in simulator, started in-process.
+
+Examples:
+  llmrun run examples/quickstart.js
+  llmrun run -u 32 -d 2m --base-url http://127.0.0.1:8000 scenario.js
+  llmrun sim --addr 127.0.0.1:8000 --max-num-seqs 64
+
+Run 'llmrun COMMAND --help' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signalContext()
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run dispatches a command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "run":
+		return runCommand(ctx, rest, stdout, stderr, getenv)
+	case "sim":
+		return simCommand(ctx, rest, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "llmrun %s\n", version())
+		return exitOK
+	case "help", "-h", "--help":
+		if len(rest) > 0 {
+			return run(ctx, []string{rest[0], "--help"}, stdout, stderr, getenv)
+		}
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		if strings.HasPrefix(cmd, "-") || looksLikeScript(cmd) {
+			return runCommand(ctx, args, stdout, stderr, getenv)
+		}
+		fmt.Fprintf(stderr, "llmrun: unknown command %q\nRun 'llmrun --help' for usage.\n", cmd)
+		return exitUsage
+	}
+}
+
+func looksLikeScript(arg string) bool {
+	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts"} {
+		if strings.HasSuffix(arg, ext) {
+			return true
+		}
+	}
+	_, err := os.Stat(arg)
+	return err == nil
+}
+
+// signalContext is canceled by the first SIGINT or SIGTERM, which stops the
+// run and still prints its summary; a second one exits at once.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ch:
+			fmt.Fprintln(os.Stderr, "\nstopping: interrupted. In-flight requests are cut and counted as interrupted; the summary follows. Press Ctrl-C again to exit at once.")
+			cancel()
+		case <-ctx.Done():
+			return
+		}
+		<-ch
+		fmt.Fprintln(os.Stderr, "exiting at once")
+		os.Exit(exitInterrupted)
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}

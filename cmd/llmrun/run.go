@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/js"
+	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+const runUsage = `Usage: llmrun run [flags] SCRIPT
+
+Runs a scenario script (.js or .ts) and prints a serving summary: requests,
+throughput, TTFT, TPOT, ITL and end-to-end latency percentiles, errors by
+class and checks.
+
+The target is --base-url, else $LLMRUN_BASE_URL, else $OPENAI_BASE_URL, else
+the built-in simulator started in-process. -u, -d and -i replace the
+script's scenarios with one (k6 rules: -d alone → constant-vus, -i →
+shared-iterations).
+
+Flags:
+`
+
+// runFlags are the flags of "llmrun run".
+type runFlags struct {
+	vus           int
+	duration      time.Duration
+	iterations    int
+	env           []string
+	systemEnv     bool
+	baseURL       string
+	apiKeyEnv     string
+	model         string
+	timeout       time.Duration
+	seed          int64
+	summaryExport string
+	quiet         bool
+	noColor       bool
+}
+
+func (f *runFlags) register(fs *pflag.FlagSet) {
+	fs.IntVarP(&f.vus, "vus", "u", 1, "number of VUs (concurrent users); with -d or -i, replaces the script's scenarios")
+	fs.DurationVarP(&f.duration, "duration", "d", 0, "test duration, e.g. 30s or 5m (constant-vus)")
+	fs.IntVarP(&f.iterations, "iterations", "i", 0, "total iterations shared by the VUs (shared-iterations)")
+	fs.StringArrayVarP(&f.env, "env", "e", nil, "set KEY=VALUE in the script's __ENV (repeatable)")
+	fs.BoolVar(&f.systemEnv, "include-system-env-vars", true, "expose the process environment in __ENV")
+	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible server, e.g. http://127.0.0.1:8000 or .../v1 (default $LLMRUN_BASE_URL, $OPENAI_BASE_URL, else the built-in simulator)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
+	fs.StringVar(&f.model, "model", "", "model for requests that name none (default $LLMRUN_MODEL, else the server's first model for the simulator)")
+	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
+	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator and each VU's Math.random")
+	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live progress line")
+	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
+}
+
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := pflag.NewFlagSet("llmrun run", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SetInterspersed(true)
+	var f runFlags
+	f.register(fs)
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "llmrun run: %v\nRun 'llmrun run --help' for usage.\n", err)
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "llmrun run: expected one script, got %d arguments\nRun 'llmrun run --help' for usage.\n", fs.NArg())
+		return exitUsage
+	}
+	script := fs.Arg(0)
+	if _, err := os.Stat(script); err != nil {
+		fmt.Fprintf(stderr, "llmrun run: cannot open script %s: %v\n", script, unwrapPathError(err))
+		return exitUsage
+	}
+	env, err := scriptEnv(f, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitUsage
+	}
+	llmCfg, err := llmConfig(f, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitUsage
+	}
+
+	target := llmCfg.BaseURL
+	if llmCfg.BaseURL == "" {
+		simCfg := llmsim.DefaultConfig()
+		simCfg.Seed = f.seed
+		sim, err := llmsim.Listen(ctx, "127.0.0.1:0", simCfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "llmrun run: starting the built-in simulator: %v\n", err)
+			return exitError
+		}
+		defer sim.Close()
+		llmCfg.BaseURL = sim.URL() + "/v1"
+		if llmCfg.Model == "" {
+			llmCfg.Model = simCfg.Model
+		}
+		target = "built-in simulator"
+	}
+
+	useColor := !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
+	engine, err := runtime.Load(ctx, runtime.Config{
+		ScriptPath: script,
+		Env:        env,
+		Overrides:  overrides(fs, f),
+		LLM:        llmCfg,
+		Seed:       f.seed,
+		Logger:     consoleLogger(stderr),
+	})
+	if err != nil {
+		return reportLoadError(stderr, script, err)
+	}
+
+	if !f.quiet {
+		banner(stdout, script, target, llmCfg, engine)
+	}
+	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
+	rep, runErr := engine.Run(ctx)
+	stopProgress()
+	if rep == nil {
+		return reportLoadError(stderr, script, runErr)
+	}
+
+	host, _ := os.Hostname()
+	sum := summary.Build(rep, summary.Meta{
+		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
+		Target: target, BaseURL: llmCfg.BaseURL, Seed: f.seed, Host: host,
+		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
+	})
+	code := exitOK
+	if err := console.Render(stdout, sum, console.Style{Color: useColor}); err != nil {
+		fmt.Fprintf(stderr, "llmrun run: printing the summary: %v\n", err)
+		code = exitError
+	}
+	if f.summaryExport != "" {
+		if err := writeSummary(f.summaryExport, sum); err != nil {
+			fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+			code = exitError
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case runErr != nil:
+		fmt.Fprintf(stderr, "\nllmrun run: %v\n", runErr)
+		var cfgErr *runtime.ConfigError
+		if errors.As(runErr, &cfgErr) {
+			return exitInvalidConfig
+		}
+		return exitScriptError
+	}
+	return code
+}
+
+// overrides turns the load-shape flags the user set into engine overrides.
+func overrides(fs *pflag.FlagSet, f runFlags) runtime.Overrides {
+	var o runtime.Overrides
+	if fs.Changed("vus") {
+		o.VUs = &f.vus
+	}
+	if fs.Changed("duration") {
+		o.Duration = &f.duration
+	}
+	if fs.Changed("iterations") {
+		o.Iterations = &f.iterations
+	}
+	return o
+}
+
+// scriptEnv builds __ENV: the process environment (unless disabled), then
+// each -e KEY=VALUE.
+func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error) {
+	env := make(map[string]string)
+	if f.systemEnv {
+		for _, kv := range os.Environ() {
+			if k, _, ok := strings.Cut(kv, "="); ok {
+				env[k] = getenv(k)
+			}
+		}
+	}
+	for _, kv := range f.env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-e %q: expected KEY=VALUE", kv)
+		}
+		env[k] = v
+	}
+	return env, nil
+}
+
+// llmConfig resolves the llm module's defaults from flags and environment.
+func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
+	cfg := llm.Config{BaseURL: f.baseURL, Model: f.model, Timeout: f.timeout}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = getenv("LLMRUN_BASE_URL")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = getenv("OPENAI_BASE_URL")
+	}
+	if cfg.Model == "" {
+		cfg.Model = getenv("LLMRUN_MODEL")
+	}
+	keyEnv := f.apiKeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	cfg.APIKey = getenv(keyEnv)
+	if f.apiKeyEnv != "" && cfg.APIKey == "" {
+		return cfg, fmt.Errorf("--api-key-env %s: the environment variable %s is empty or unset", f.apiKeyEnv, f.apiKeyEnv)
+	}
+	if f.timeout <= 0 {
+		return cfg, fmt.Errorf("--timeout must be positive, got %s", f.timeout)
+	}
+	return cfg, nil
+}
+
+func reportLoadError(stderr io.Writer, script string, err error) int {
+	var scriptErr *js.ScriptError
+	var cfgErr *runtime.ConfigError
+	switch {
+	case errors.As(err, &cfgErr):
+		fmt.Fprintf(stderr, "llmrun run: %s: %v\n", script, err)
+		return exitInvalidConfig
+	case errors.As(err, &scriptErr):
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitScriptError
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "llmrun run: interrupted before the test started")
+		return exitInterrupted
+	default:
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitScriptError
+	}
+}
+
+func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engine) {
+	fmt.Fprintf(w, "llmrun %s\n", version())
+	fmt.Fprintf(w, "  script:    %s\n", script)
+	if target == "built-in simulator" {
+		fmt.Fprintf(w, "  target:    built-in simulator (%s); set --base-url to benchmark a real server\n", cfg.BaseURL)
+	} else {
+		fmt.Fprintf(w, "  target:    %s\n", target)
+	}
+	if cfg.Model != "" {
+		fmt.Fprintf(w, "  model:     %s (default for requests that name none)\n", cfg.Model)
+	}
+	fmt.Fprintf(w, "  scenarios: %d, up to %d VUs\n", len(e.Scenarios()), e.MaxVUs())
+	for _, sc := range e.Scenarios() {
+		start := ""
+		if sc.StartTime > 0 {
+			start = fmt.Sprintf(", from %s", sc.StartTime)
+		}
+		fmt.Fprintf(w, "    * %s: %s, exec %s()%s [%s]\n", sc.Name, sc.Config.Describe(), sc.Exec, start, sc.Executor)
+	}
+}
+
+// startProgress prints a live progress line on a terminal until stopped.
+func startProgress(e *runtime.Engine, w io.Writer, enabled bool) func() {
+	if !enabled {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(w, "\r\x1b[K")
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "\r\x1b[K%s", console.ProgressLine(e.Progress()))
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// consoleLogger prints the script's console output as "level=INFO msg=...
+// vu=3" lines, without timestamps.
+func consoleLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+func writeSummary(path string, s *summary.Summary) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--summary-export: %w", err)
+	}
+	if err := s.WriteJSON(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--summary-export %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--summary-export %s: %w", path, err)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+)
+
+const simUsage = `Usage: llmrun sim [flags]
+
+Serves the built-in LLM simulator: an OpenAI-compatible server
+(/v1/chat/completions, /v1/completions, /v1/models, /health) that behaves
+like a continuous-batching engine, with batch slots, a waiting queue, a
+prefill cost per prompt token and a decode step that slows as the batch
+grows. Stops on Ctrl-C.
+
+Flags:
+`
+
+func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("llmrun sim", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := llmsim.DefaultConfig()
+	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port)")
+	cfg.AddFlags(fs)
+	fs.Usage = func() { fmt.Fprint(stderr, simUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "llmrun sim: %v\nRun 'llmrun sim --help' for usage.\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "llmrun sim: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "llmrun sim: %v\n", err)
+		return exitUsage
+	}
+	srv, err := llmsim.Listen(ctx, *addr, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun sim: %v\n", err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "llmsim serving model %q on %s/v1 (max-num-seqs %d, prefill %s + %s/token, decode %s + %s/seq); Ctrl-C stops\n",
+		cfg.Model, srv.URL(), cfg.MaxNumSeqs, cfg.PrefillBase, cfg.PrefillPerToken, cfg.DecodeBase, cfg.DecodePerSeq)
+	<-ctx.Done()
+	if err := srv.Close(); err != nil {
+		fmt.Fprintf(stderr, "llmrun sim: closing: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}

@@ -1,0 +1,283 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
+)
+
+// Module is the 'llm' JavaScript module of one run. Its clients are shared
+// by every VU (a Client is safe for concurrent use), one per distinct
+// configuration, so a thousand VUs calling llm.client() with the same
+// options share one connection pool.
+type Module struct {
+	defaults Config
+
+	mu      sync.Mutex
+	clients map[string]*Client
+}
+
+// NewModule returns the module; defaults fill the options a script leaves
+// out (the command line's --base-url, API key, --model and --timeout).
+func NewModule(defaults Config) (*Module, error) {
+	if defaults.Timeout < 0 {
+		return nil, fmt.Errorf("negative default timeout %v", defaults.Timeout)
+	}
+	return &Module{defaults: defaults, clients: make(map[string]*Client)}, nil
+}
+
+// client returns the shared client for cfg, creating it on first use.
+func (m *Module) client(cfg Config) (*Client, error) {
+	key, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.clients[string(key)]; ok {
+		return c, nil
+	}
+	if cfg.BaseURL == "" {
+		return nil, errors.New("no base URL: pass --base-url (or set LLMRUN_BASE_URL), or give baseURL to llm.client()")
+	}
+	c, err := NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.clients[string(key)] = c
+	return c, nil
+}
+
+// NewInstance implements modules.Module.
+func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
+	inst := &instance{module: m, vu: vu, metrics: RegisterMetrics(vu.Registry())}
+	rt := vu.Runtime()
+	inst.exports = rt.NewObject()
+	for name, fn := range map[string]any{
+		"client": inst.newClient,
+		"stream": func(body goja.Value, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) },
+	} {
+		if err := inst.exports.Set(name, fn); err != nil {
+			return nil, fmt.Errorf("llm module: %w", err)
+		}
+	}
+	return inst, nil
+}
+
+// instance is one VU's 'llm' module.
+type instance struct {
+	module  *Module
+	vu      modules.VU
+	metrics *Metrics
+	exports *goja.Object
+
+	samples  []metrics.Sample // reused for each request's samples
+	tagBase  *metrics.TagSet  // cache of tagBase + model = tagged
+	tagModel string
+	tagged   *metrics.TagSet
+}
+
+func (i *instance) Exports() *goja.Object { return i.exports }
+
+// clientOptions are llm.client()'s options.
+type clientOptions struct {
+	BaseURL  string            `js:"baseURL"`
+	APIKey   string            `js:"apiKey"`
+	Model    string            `js:"model"`
+	Headers  map[string]string `js:"headers"`
+	Timeout  goja.Value        `js:"timeout"`
+	MaxConns int               `js:"maxConns"`
+}
+
+// newClient is llm.client(options): a client whose options default to the
+// command line's.
+func (i *instance) newClient(opts goja.Value) *goja.Object {
+	rt := i.vu.Runtime()
+	cfg := i.module.defaults
+	if opts != nil && !goja.IsUndefined(opts) && !goja.IsNull(opts) {
+		var o clientOptions
+		if err := rt.ExportTo(opts, &o); err != nil {
+			panic(rt.NewTypeError("llm.client(options): %v", err))
+		}
+		cfg.BaseURL = firstNonEmpty(o.BaseURL, cfg.BaseURL)
+		cfg.APIKey = firstNonEmpty(o.APIKey, cfg.APIKey)
+		cfg.Model = firstNonEmpty(o.Model, cfg.Model)
+		if o.Headers != nil {
+			cfg.Headers = o.Headers
+		}
+		if o.MaxConns != 0 {
+			cfg.MaxConns = o.MaxConns
+		}
+		if d, set, err := jsDuration(o.Timeout); err != nil {
+			panic(rt.NewTypeError("llm.client(options): timeout: %v", err))
+		} else if set {
+			cfg.Timeout = d
+		}
+	}
+	c, err := i.module.client(cfg)
+	if err != nil {
+		panic(rt.NewGoError(fmt.Errorf("llm.client(): %w", err)))
+	}
+	obj := rt.NewObject()
+	must(obj.Set("stream", func(body goja.Value, opts goja.Value) *goja.Object { return i.stream(c, body, opts) }))
+	must(obj.Set("model", cfg.Model))
+	must(obj.Set("baseURL", cfg.BaseURL))
+	return obj
+}
+
+// streamOptions are the second argument of stream(): llmrun's own settings
+// for one request, kept apart from the body sent to the server.
+type streamOptions struct {
+	Tags    map[string]string `js:"tags"`
+	Headers map[string]string `js:"headers"`
+	Timeout goja.Value        `js:"timeout"`
+	API     string            `js:"api"`
+	// Text keeps the generated text in result.text; ITL keeps every gap in
+	// result.itl. Both are off by default to keep results small.
+	Text bool `js:"text"`
+	ITL  bool `js:"itl"`
+	// Throw makes a failed request throw instead of returning a result
+	// with ok false; the failure is recorded either way.
+	Throw bool `js:"throw"`
+}
+
+// stream sends one request with c (nil: the default client), records its
+// metrics and returns its result as a JavaScript object.
+func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
+	rt := i.vu.Runtime()
+	st := i.vu.State()
+	if st == nil {
+		panic(rt.NewTypeError("llm.stream() cannot be called in the init context; call it from the default function or a scenario's exec function"))
+	}
+	if c == nil {
+		var err error
+		if c, err = i.module.client(i.module.defaults); err != nil {
+			panic(rt.NewGoError(fmt.Errorf("llm.stream(): %w", err)))
+		}
+	}
+	obj, ok := body.(*goja.Object)
+	if !ok || goja.IsNull(body) {
+		panic(rt.NewTypeError("llm.stream(body): body must be an object such as { messages: [...], max_tokens: 128 }"))
+	}
+	req := Request{}
+	if err := rt.ExportTo(obj, &req.Body); err != nil {
+		panic(rt.NewTypeError("llm.stream(body): %v", err))
+	}
+	var o streamOptions
+	if opts != nil && !goja.IsUndefined(opts) && !goja.IsNull(opts) {
+		if err := rt.ExportTo(opts, &o); err != nil {
+			panic(rt.NewTypeError("llm.stream(body, options): %v", err))
+		}
+		d, _, err := jsDuration(o.Timeout)
+		if err != nil {
+			panic(rt.NewTypeError("llm.stream(body, options): timeout: %v", err))
+		}
+		req.Timeout, req.Headers, req.API, req.KeepText = d, o.Headers, API(o.API), o.Text
+	}
+
+	res := c.Stream(i.vu.Context(), req)
+
+	tags := i.tags(st.Tags, res.Model)
+	if len(o.Tags) > 0 {
+		tags = tags.Merge(metrics.NewTagSet(o.Tags))
+	}
+	i.samples = i.metrics.AppendSamples(i.samples[:0], tags, res)
+	st.Samples.AddSamples(i.samples)
+
+	if o.Throw && !res.OK && res.Class != ErrCanceled {
+		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
+	}
+	return resultObject(rt, res, o.ITL)
+}
+
+// tags returns base with the model tag, cached while both stay the same.
+func (i *instance) tags(base *metrics.TagSet, model string) *metrics.TagSet {
+	if i.tagged == nil || i.tagBase != base || i.tagModel != model {
+		i.tagBase, i.tagModel = base, model
+		i.tagged = base.With("model", model)
+	}
+	return i.tagged
+}
+
+// resultObject converts a Result to the object scripts see; field names
+// follow the JSON tags of Result.
+func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
+	o := rt.NewObject()
+	set := func(k string, v any) { must(o.Set(k, v)) }
+	set("ok", r.OK)
+	set("status", r.Status)
+	set("error", r.Error)
+	set("errorClass", string(r.Class))
+	set("api", string(r.API))
+	set("model", r.Model)
+	set("stream", r.Stream)
+	set("ttft", r.TTFT)
+	set("ttfo", r.TTFO)
+	set("tpot", r.TPOT)
+	set("e2e", r.E2E)
+	set("chunks", r.Chunks)
+	set("outputTokens", r.OutputTokens)
+	set("promptTokens", r.PromptTokens)
+	set("reasoningTokens", r.ReasoningTokens)
+	set("tokenSource", string(r.TokenSource))
+	set("finishReason", r.FinishReason)
+	set("text", r.Text)
+	timings := rt.NewObject()
+	must(timings.Set("queue", r.Timings.Queue))
+	must(timings.Set("connect", r.Timings.Connect))
+	must(timings.Set("ttfb", r.Timings.TTFB))
+	set("timings", timings)
+	if withITL {
+		itl := make([]any, len(r.ITL))
+		for k, v := range r.ITL {
+			itl[k] = v
+		}
+		set("itl", rt.NewArray(itl...))
+	}
+	return o
+}
+
+// jsDuration reads a timeout given as milliseconds (number) or a duration
+// string ("30s"); set is false when v is absent.
+func jsDuration(v goja.Value) (d time.Duration, set bool, err error) {
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return 0, false, nil
+	}
+	switch x := v.Export().(type) {
+	case int64:
+		d = time.Duration(x) * time.Millisecond
+	case float64:
+		d = time.Duration(x * float64(time.Millisecond))
+	case string:
+		if d, err = time.ParseDuration(strings.TrimSpace(x)); err != nil {
+			return 0, false, fmt.Errorf("%q is not a duration like \"30s\"", x)
+		}
+	default:
+		return 0, false, fmt.Errorf("want milliseconds or a duration string, got %s", v)
+	}
+	if d <= 0 {
+		return 0, false, fmt.Errorf("must be positive, got %s", v)
+	}
+	return d, true, nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

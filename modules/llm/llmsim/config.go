@@ -1,0 +1,107 @@
+package llmsim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Config sets the simulated model and the engine's timing. Durations are
+// simulated GPU time; zero durations make the engine as fast as the host
+// allows.
+type Config struct {
+	// Model is the name GET /v1/models lists and responses carry when a
+	// request names no model.
+	Model string
+	// Seed seeds the generated text and output lengths.
+	Seed int64
+	// MaxNumSeqs is the number of batch slots: at most this many sequences
+	// are generated concurrently; the rest wait in a FIFO queue.
+	MaxNumSeqs int
+	// MaxNumBatchedTokens caps the prompt tokens admitted into one prefill
+	// step. A request with a longer prompt is admitted alone.
+	MaxNumBatchedTokens int
+	// MaxModelLen is the context length: prompt plus output tokens. Longer
+	// requests are rejected with 400.
+	MaxModelLen int
+	// DefaultMaxTokens is max_tokens for requests that give none, capped so
+	// that prompt plus output fit MaxModelLen.
+	DefaultMaxTokens int
+	// OutputMean is the mean output length, in tokens, of requests without
+	// ignore_eos (before capping at max_tokens).
+	OutputMean int
+	// PrefillBase is the fixed cost of a prefill step.
+	PrefillBase time.Duration
+	// PrefillPerToken is the cost of each prompt token in a prefill step.
+	PrefillPerToken time.Duration
+	// DecodeBase is the duration of a decode step with one sequence.
+	DecodeBase time.Duration
+	// DecodePerSeq is the cost added to a decode step by each running
+	// sequence.
+	DecodePerSeq time.Duration
+}
+
+// DefaultConfig returns a configuration shaped like a mid-size model on one
+// GPU: a lone request sees TTFT ≈ 20ms + 50µs per prompt token and ITL ≈
+// 10ms; a full batch of 256 decodes at ≈ 20ms per step.
+func DefaultConfig() Config {
+	return Config{
+		Model:               "llmsim-1",
+		Seed:                1,
+		MaxNumSeqs:          256,
+		MaxNumBatchedTokens: 8192,
+		MaxModelLen:         32768,
+		DefaultMaxTokens:    256,
+		OutputMean:          128,
+		PrefillBase:         20 * time.Millisecond,
+		PrefillPerToken:     50 * time.Microsecond,
+		DecodeBase:          10 * time.Millisecond,
+		DecodePerSeq:        40 * time.Microsecond,
+	}
+}
+
+// AddFlags registers one flag per field on fs, with c's current values as
+// defaults; parsing fs writes into c.
+func (c *Config) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Model, "model", c.Model, "model name served (any requested name is accepted and echoed)")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for generated text and output lengths")
+	fs.IntVar(&c.MaxNumSeqs, "max-num-seqs", c.MaxNumSeqs, "batch slots: sequences generated concurrently")
+	fs.IntVar(&c.MaxNumBatchedTokens, "max-num-batched-tokens", c.MaxNumBatchedTokens, "prompt tokens admitted per prefill step")
+	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "context length: prompt plus output tokens")
+	fs.IntVar(&c.DefaultMaxTokens, "default-max-tokens", c.DefaultMaxTokens, "max_tokens for requests that give none")
+	fs.IntVar(&c.OutputMean, "output-mean", c.OutputMean, "mean output tokens of requests without ignore_eos")
+	fs.DurationVar(&c.PrefillBase, "prefill-base", c.PrefillBase, "fixed duration of a prefill step")
+	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", c.PrefillPerToken, "prefill duration per prompt token")
+	fs.DurationVar(&c.DecodeBase, "decode-base", c.DecodeBase, "decode step duration with one running sequence")
+	fs.DurationVar(&c.DecodePerSeq, "decode-per-seq", c.DecodePerSeq, "decode step duration added per running sequence")
+}
+
+// Validate reports every field that is out of range.
+func (c *Config) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.Model != "", "model must not be empty")
+	check(c.MaxNumSeqs >= 1, "max-num-seqs must be at least 1, got %d", c.MaxNumSeqs)
+	check(c.MaxNumBatchedTokens >= 1, "max-num-batched-tokens must be at least 1, got %d", c.MaxNumBatchedTokens)
+	check(c.DefaultMaxTokens >= 1, "default-max-tokens must be at least 1, got %d", c.DefaultMaxTokens)
+	check(c.MaxModelLen >= 2, "max-model-len must be at least 2, got %d", c.MaxModelLen)
+	check(c.OutputMean >= 1, "output-mean must be at least 1, got %d", c.OutputMean)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"prefill-base", c.PrefillBase},
+		{"prefill-per-token", c.PrefillPerToken},
+		{"decode-base", c.DecodeBase},
+		{"decode-per-seq", c.DecodePerSeq},
+	} {
+		check(d.v >= 0, "%s must not be negative, got %s", d.name, d.v)
+	}
+	return errors.Join(errs...)
+}

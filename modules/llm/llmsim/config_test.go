@@ -1,0 +1,66 @@
+package llmsim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	cfg := DefaultConfig()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateReportsEveryField(t *testing.T) {
+	cfg := Config{PrefillBase: -time.Second, DecodePerSeq: -1}
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("zero config validated")
+	}
+	for _, field := range []string{"model", "max-num-seqs", "max-num-batched-tokens", "default-max-tokens",
+		"max-model-len", "output-mean", "prefill-base", "decode-per-seq"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error does not mention %s:\n%v", field, err)
+		}
+	}
+	if strings.Contains(err.Error(), "decode-base") {
+		t.Errorf("a zero duration is valid:\n%v", err)
+	}
+	if _, err := New(cfg); err == nil {
+		t.Error("New accepted an invalid config")
+	}
+}
+
+func TestAddFlags(t *testing.T) {
+	cfg := DefaultConfig()
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	cfg.AddFlags(fs)
+	err := fs.Parse([]string{
+		"--model=m", "--seed=9", "--max-num-seqs=8", "--max-num-batched-tokens=512", "--max-model-len=4096",
+		"--default-max-tokens=64", "--output-mean=32", "--prefill-base=1ms", "--prefill-per-token=2µs",
+		"--decode-base=3ms", "--decode-per-seq=4µs",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Model: "m", Seed: 9, MaxNumSeqs: 8, MaxNumBatchedTokens: 512, MaxModelLen: 4096,
+		DefaultMaxTokens: 64, OutputMean: 32, PrefillBase: time.Millisecond, PrefillPerToken: 2 * time.Microsecond,
+		DecodeBase: 3 * time.Millisecond, DecodePerSeq: 4 * time.Microsecond,
+	}
+	if cfg != want {
+		t.Errorf("parsed %+v\nwant %+v", cfg, want)
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Usage == "" {
+			t.Errorf("--%s has no help", f.Name)
+		}
+	})
+	if def := fs.Lookup("max-num-seqs").DefValue; def != "256" {
+		t.Errorf("--max-num-seqs default %s, want the config's 256", def)
+	}
+}

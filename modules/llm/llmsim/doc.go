@@ -1,0 +1,75 @@
+// Package llmsim is a simulated OpenAI-compatible inference server that
+// behaves like a continuous-batching engine (vLLM-like). It is llmrun's
+// embedded default target, the backbone of its tests and what `llmrun sim`
+// serves; like net/http/httptest it is a plain package with no dependency
+// on the rest of llmrun.
+//
+// # Endpoints
+//
+//   - POST /v1/chat/completions and POST /v1/completions, streamed as
+//     server-sent events when "stream" is true, a single JSON body otherwise.
+//   - GET /v1/models lists the configured model.
+//   - GET /health answers 200 with an empty body.
+//
+// Any model name is accepted and echoed back in responses; a request
+// without one gets Config.Model. Sampling parameters (temperature, top_p,
+// ...) are accepted and ignored. Honoured: max_tokens (and, for chat,
+// max_completion_tokens, which wins when both are given), min_tokens,
+// ignore_eos, stream and stream_options.include_usage (ignored unless
+// streaming). Only n = 1 is supported. Malformed requests get 400 with an
+// OpenAI-style error body.
+//
+// # Stream format
+//
+// Every event is `data: {json}` followed by a blank line, in OpenAI's chunk
+// format. A chat stream starts, like vLLM's, with a role-only chunk
+// (delta {"role":"assistant","content":""}) sent together with the first
+// token; then one chunk per generated token; then a chunk with an empty
+// delta (chat) or empty text (completions) carrying finish_reason; then,
+// when stream_options.include_usage is set, a chunk with "choices":[] and
+// the usage block (every other chunk then carries "usage":null, as
+// OpenAI's do); and finally `data: [DONE]`.
+//
+// # Tokens
+//
+// Prompt tokens are approximated deterministically, without a tokenizer: a
+// text counts ceil(bytes/4) tokens, at least 1. A chat request counts, for
+// each message, 3 plus the tokens of its text content (none when empty; the
+// text parts of a content array are joined, other parts count nothing), and
+// 3 more for the reply's priming. A completions prompt counts its text's
+// tokens, or one per id when given as token ids.
+//
+// Output tokens are words drawn from a fixed vocabulary of common English
+// words, each of which is a single token (with or without its leading
+// space) in both cl100k_base and o200k_base, so a client that counts tokens
+// with a tokenizer agrees with the server's usage. The words and the
+// output length come from a random source seeded by Config.Seed and the
+// request's arrival number, so a given seed and arrival order always give
+// the same text.
+//
+// Without ignore_eos, the output length is drawn from an exponential
+// distribution with mean Config.OutputMean tokens, raised to min_tokens and
+// capped at max_tokens; finish_reason is "stop" when the draw ended before
+// max_tokens and "length" otherwise. With ignore_eos the output is exactly
+// max_tokens long and finish_reason is "length".
+//
+// # Scheduling
+//
+// A single engine goroutine simulates continuous batching. Requests join a
+// FIFO waiting queue; each engine step admits waiting requests into free
+// slots (at most Config.MaxNumSeqs running, and at most
+// Config.MaxNumBatchedTokens prompt tokens admitted per step, though one
+// request is always admitted when a slot is free). A step that admitted
+// requests is a prefill step: it takes PrefillBase + PrefillPerToken × their
+// prompt tokens and yields each admitted request's first token, while the
+// other running sequences wait. Any other step is a decode step: it takes
+// DecodeBase + DecodePerSeq × running sequences and yields one token for
+// every running sequence. Steps follow an absolute timeline (each deadline
+// is the previous one plus the step's duration), so timing does not drift;
+// a loop that falls behind resumes from now instead of bursting to catch
+// up. A sequence whose client has gone frees its slot at the next step.
+//
+// So a lone request sees TTFT ≈ PrefillBase + PrefillPerToken × prompt
+// tokens and ITL ≈ DecodeBase + DecodePerSeq, and under load queueing and
+// the growing batch produce the knee of a real server.
+package llmsim

@@ -1,0 +1,197 @@
+package llmsim
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errStopped is returned to requests when the server closes.
+var errStopped = errors.New("llmsim: server closed")
+
+// engine simulates a continuous-batching inference engine with one
+// goroutine (run); see the package documentation for its model.
+type engine struct {
+	cfg Config
+
+	mu      sync.Mutex
+	waiting []*sequence // FIFO; guarded by mu
+
+	wake    chan struct{} // capacity 1: a request arrived
+	quit    chan struct{} // closed by stop
+	stopped chan struct{} // closed when run returns
+	stop    func()
+
+	// running is owned by the run goroutine.
+	running []*sequence
+
+	nRunning                  atomic.Int64
+	received, completed       atomic.Uint64
+	canceled, tokens          atomic.Uint64
+	prefillSteps, decodeSteps atomic.Uint64
+}
+
+// startEngine starts the engine goroutine; stop ends it.
+func startEngine(cfg Config) *engine {
+	e := &engine{
+		cfg:     cfg,
+		wake:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	e.stop = sync.OnceFunc(func() {
+		close(e.quit)
+		<-e.stopped
+	})
+	go e.run()
+	return e
+}
+
+// submit queues s, or fails when the engine has stopped.
+func (e *engine) submit(s *sequence) error {
+	e.mu.Lock()
+	select {
+	case <-e.quit:
+		e.mu.Unlock()
+		return errStopped
+	default:
+	}
+	e.waiting = append(e.waiting, s)
+	e.mu.Unlock()
+	e.received.Add(1)
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// wait blocks until s has more than have tokens and returns how many it
+// has. It fails when ctx ends or when the engine stops before s grows.
+func (e *engine) wait(ctx context.Context, s *sequence, have int) (int, error) {
+	for {
+		if n := int(s.produced.Load()); n > have {
+			return n, nil
+		}
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return have, ctx.Err()
+		case <-e.stopped:
+			if n := int(s.produced.Load()); n > have {
+				return n, nil
+			}
+			return have, errStopped
+		}
+	}
+}
+
+// run is the engine loop: release finished and abandoned sequences, admit
+// waiting ones, run one prefill or decode step on an absolute timeline, and
+// block while there is nothing to do.
+func (e *engine) run() {
+	defer close(e.stopped)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	deadline := time.Now()
+	for {
+		e.release()
+		admitted, promptTokens := e.admit()
+		e.nRunning.Store(int64(len(e.running)))
+		if len(e.running) == 0 {
+			select {
+			case <-e.wake:
+				deadline = time.Now()
+				continue
+			case <-e.quit:
+				return
+			}
+		}
+
+		batch := e.running
+		var step time.Duration
+		if admitted > 0 {
+			batch = e.running[len(e.running)-admitted:]
+			step = e.cfg.PrefillBase + time.Duration(promptTokens)*e.cfg.PrefillPerToken
+			e.prefillSteps.Add(1)
+		} else {
+			step = e.cfg.DecodeBase + time.Duration(len(e.running))*e.cfg.DecodePerSeq
+			e.decodeSteps.Add(1)
+		}
+		deadline = deadline.Add(step)
+		if now := time.Now(); deadline.Before(now) {
+			deadline = now // fell behind: resume from now, don't burst
+		}
+		timer.Reset(time.Until(deadline))
+		select {
+		case <-timer.C:
+		case <-e.quit:
+			return
+		}
+		e.emit(batch)
+	}
+}
+
+// emit gives each sequence of batch its next token.
+func (e *engine) emit(batch []*sequence) {
+	for _, s := range batch {
+		s.advance()
+	}
+	e.tokens.Add(uint64(len(batch)))
+}
+
+// release frees the slots of sequences that are finished or whose client
+// has gone.
+func (e *engine) release() {
+	kept := e.running[:0]
+	for _, s := range e.running {
+		switch {
+		case s.finished():
+			e.completed.Add(1)
+		case s.gone():
+			e.canceled.Add(1)
+		default:
+			kept = append(kept, s)
+		}
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+}
+
+// admit moves waiting sequences into free slots in FIFO order, within the
+// prefill token budget (the first one always fits), and drops waiting
+// sequences whose client has gone. It returns how many it admitted and
+// their prompt tokens.
+func (e *engine) admit() (admitted, promptTokens int) {
+	free := e.cfg.MaxNumSeqs - len(e.running)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	kept := e.waiting[:0]
+	full := false
+	for _, s := range e.waiting {
+		switch {
+		case s.gone():
+			e.canceled.Add(1)
+			continue
+		case !full && admitted < free && (admitted == 0 || promptTokens+s.promptTokens <= e.cfg.MaxNumBatchedTokens):
+			e.running = append(e.running, s)
+			admitted++
+			promptTokens += s.promptTokens
+			continue
+		}
+		full = true
+		kept = append(kept, s)
+	}
+	clear(e.waiting[len(kept):])
+	e.waiting = kept
+	return admitted, promptTokens
+}
+
+// queued returns the number of waiting sequences.
+func (e *engine) queued() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.waiting)
+}

@@ -1,0 +1,100 @@
+package llmsim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// routes returns the server's endpoints.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		s.generate(w, r, chatAPI)
+	})
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		s.generate(w, r, completionsAPI)
+	})
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
+	return mux
+}
+
+// completion is one generation request being answered.
+type completion struct {
+	api     *api
+	job     job
+	id      string
+	created int64
+	text    textSource
+	finish  string
+	seq     *sequence
+	engine  *engine
+}
+
+// generate answers a chat or completions request: it queues the request in
+// the engine and streams or returns its tokens as the engine makes them.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
+	j, aerr := parseJob(w, r, a.chat, &s.cfg)
+	if aerr != nil {
+		s.rejected.Add(1)
+		aerr.write(w)
+		return
+	}
+	arrival := s.arrivals.Add(1)
+	text := newTextSource(s.cfg.Seed, arrival)
+	outputTokens, finish := text.length(&j, s.cfg.OutputMean)
+
+	// Canceled when the handler returns, so the engine frees the slot of
+	// a request abandoned for any reason.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	c := completion{
+		api:     a,
+		job:     j,
+		id:      a.idPrefix + strconv.FormatUint(arrival, 10),
+		created: time.Now().Unix(),
+		text:    text,
+		finish:  finish,
+		seq:     newSequence(ctx, j.promptTokens, outputTokens),
+		engine:  s.engine,
+	}
+	if err := s.engine.submit(c.seq); err != nil {
+		unavailable(err).write(w)
+		return
+	}
+	if j.stream {
+		c.stream(ctx, w)
+	} else {
+		c.respond(ctx, w)
+	}
+}
+
+// models answers GET /v1/models.
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID          string `json:"id"`
+		Object      string `json:"object"`
+		Created     int64  `json:"created"`
+		OwnedBy     string `json:"owned_by"`
+		MaxModelLen int    `json:"max_model_len"`
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", []model{{s.cfg.Model, "model", s.started.Unix(), "llmsim", s.cfg.MaxModelLen}}})
+}
+
+// writeJSON sends v as a JSON response.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}

@@ -1,0 +1,52 @@
+package llmsim
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestThousandStreams checks that the simulator keeps its timing with 1000
+// concurrent streams: the decode step of a full batch sets the ITL.
+func TestThousandStreams(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("load timing needs neither -short nor -race")
+	}
+	cfg := DefaultConfig()
+	cfg.MaxNumSeqs = 1024
+	cfg.DecodeBase, cfg.DecodePerSeq = 10*time.Millisecond, 10*time.Microsecond
+	r := listen(t, cfg)
+	c := testClient(t)
+
+	const streams, tokens = 1000, 50
+	itl := make([]time.Duration, streams)
+	var wg sync.WaitGroup
+	for i := range streams {
+		wg.Go(func() {
+			s, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody("x", map[string]any{
+				"max_tokens": tokens, "ignore_eos": true,
+			}))
+			if err != nil || len(s.tokenAt) != tokens || !s.done {
+				t.Errorf("stream %d: %v", i, err)
+				return
+			}
+			itl[i] = (s.tokenAt[tokens-1] - s.ttft()) / (tokens - 1)
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	var sum time.Duration
+	for _, d := range itl {
+		sum += d
+	}
+	mean, step := sum/streams, cfg.DecodeBase+streams*cfg.DecodePerSeq
+	t.Logf("mean ITL %v; a full batch's decode step is %v", mean, step)
+	if mean < cfg.DecodeBase || mean > 3*step {
+		t.Errorf("mean ITL %v, want ≈ %v", mean, step)
+	}
+	if st := r.Server().Stats(); st.Completed != streams || st.Tokens != streams*tokens {
+		t.Errorf("stats %+v", st)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package llmsim
+
+const raceEnabled = false

@@ -1,0 +1,178 @@
+package llmsim
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// maxBodyBytes bounds a request body.
+const maxBodyBytes = 64 << 20
+
+// job is a validated generation request.
+type job struct {
+	model        string
+	promptTokens int
+	maxTokens    int
+	minTokens    int
+	ignoreEOS    bool
+	stream       bool
+	includeUsage bool
+}
+
+// requestBody holds the fields of a chat or completions request that the
+// simulator honours; others are ignored.
+type requestBody struct {
+	Model               string        `json:"model"`
+	Messages            []chatMessage `json:"messages"`
+	Prompt              *prompt       `json:"prompt"`
+	MaxTokens           *int          `json:"max_tokens"`
+	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+	MinTokens           int           `json:"min_tokens"`
+	IgnoreEOS           bool          `json:"ignore_eos"`
+	N                   *int          `json:"n"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// chatMessage is a chat message reduced to what counts for tokens.
+type chatMessage struct {
+	Content content `json:"content"`
+}
+
+// content is a message's text content length in bytes.
+type content int
+
+// UnmarshalJSON accepts a string, null, or an array of content parts of
+// which only the "text" parts count.
+func (c *content) UnmarshalJSON(b []byte) error {
+	switch b[0] {
+	case 'n':
+		*c = 0
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = content(len(s))
+	case '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		*c = 0
+		for _, p := range parts {
+			if p.Type == "text" {
+				*c += content(len(p.Text))
+			}
+		}
+	default:
+		return errors.New("message content must be a string, null or an array of parts")
+	}
+	return nil
+}
+
+// prompt is a completions prompt reduced to its token count.
+type prompt int
+
+// UnmarshalJSON accepts a string, an array of token ids, or an array
+// holding exactly one of those.
+func (p *prompt) UnmarshalJSON(b []byte) error {
+	switch b[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*p = prompt(textTokens(len(s)))
+		return nil
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(b, &items); err != nil {
+			return err
+		}
+		switch {
+		case len(items) == 0:
+			return errors.New("prompt must not be empty")
+		case items[0][0] != '"' && items[0][0] != '[':
+			var ids []int
+			if err := json.Unmarshal(b, &ids); err != nil {
+				return err
+			}
+			*p = prompt(len(ids))
+			return nil
+		case len(items) == 1:
+			return p.UnmarshalJSON(items[0])
+		}
+		return errors.New("batched prompts are not supported; send one prompt per request")
+	}
+	return errors.New("prompt must be a string or an array of token ids")
+}
+
+// parseJob reads and validates a chat (chat true) or completions request.
+func parseJob(w http.ResponseWriter, r *http.Request, chat bool, cfg *Config) (job, *apiError) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return job{}, badRequest("", "reading the request body: %v", err)
+	}
+	var body requestBody
+	if err := json.Unmarshal(data, &body); err != nil {
+		return job{}, badRequest("", "invalid request body: %v", err)
+	}
+	j := job{
+		model:     body.Model,
+		minTokens: body.MinTokens,
+		ignoreEOS: body.IgnoreEOS,
+		stream:    body.Stream,
+	}
+	if j.model == "" {
+		j.model = cfg.Model
+	}
+	j.includeUsage = body.Stream && body.StreamOptions != nil && body.StreamOptions.IncludeUsage
+
+	maxTokens, maxParam, input := body.MaxTokens, "max_tokens", "prompt"
+	if chat {
+		if len(body.Messages) == 0 {
+			return job{}, badRequest("messages", "messages must be a non-empty array")
+		}
+		j.promptTokens = chatTokens(body.Messages)
+		if body.MaxCompletionTokens != nil {
+			maxTokens, maxParam = body.MaxCompletionTokens, "max_completion_tokens"
+		}
+		input = "messages"
+	} else {
+		if body.Prompt == nil {
+			return job{}, badRequest("prompt", "prompt is required")
+		}
+		j.promptTokens = int(*body.Prompt)
+	}
+
+	if body.N != nil && *body.N != 1 {
+		return job{}, badRequest("n", "only n=1 is supported, got %d", *body.N)
+	}
+	room := cfg.MaxModelLen - j.promptTokens
+	switch {
+	case room < 1:
+		return job{}, badRequest(input, "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input.",
+			cfg.MaxModelLen, j.promptTokens)
+	case maxTokens == nil:
+		j.maxTokens = min(cfg.DefaultMaxTokens, room)
+	case *maxTokens < 1:
+		return job{}, badRequest(maxParam, "%s must be at least 1, got %d", maxParam, *maxTokens)
+	case *maxTokens > room:
+		return job{}, badRequest(input, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the input, %d in the completion). Please reduce the length of the input or completion.",
+			cfg.MaxModelLen, j.promptTokens+*maxTokens, j.promptTokens, *maxTokens)
+	default:
+		j.maxTokens = *maxTokens
+	}
+	if j.minTokens < 0 || j.minTokens > j.maxTokens {
+		return job{}, badRequest("min_tokens", "min_tokens must be between 0 and max_tokens (%d), got %d", j.maxTokens, j.minTokens)
+	}
+	return j, nil
+}

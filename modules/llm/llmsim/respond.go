@@ -1,0 +1,66 @@
+package llmsim
+
+import (
+	"context"
+	"net/http"
+	"strings"
+)
+
+// usage is OpenAI's usage block.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// choice is the single choice of a whole response: Message for chat, Text
+// for completions.
+type choice struct {
+	Index        int               `json:"index"`
+	Message      *assistantMessage `json:"message,omitempty"`
+	Text         *string           `json:"text,omitempty"`
+	Logprobs     any               `json:"logprobs"`
+	FinishReason string            `json:"finish_reason"`
+}
+
+// assistantMessage is a chat response's message.
+type assistantMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// respond answers c with one JSON body once the engine has made all its
+// tokens.
+func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
+	total := c.seq.outputTokens
+	for have := 0; have < total; {
+		n, err := c.engine.wait(ctx, c.seq, have)
+		if err != nil {
+			if ctx.Err() == nil {
+				unavailable(err).write(w)
+			}
+			return
+		}
+		have = n
+	}
+
+	var b strings.Builder
+	for range total {
+		b.WriteString(c.text.word())
+	}
+	text := b.String()
+	ch := choice{FinishReason: c.finish}
+	if c.api.chat {
+		ch.Message = &assistantMessage{"assistant", text[1:]} // an answer starts without a space
+	} else {
+		ch.Text = &text
+	}
+	writeJSON(w, http.StatusOK, struct {
+		ID      string    `json:"id"`
+		Object  string    `json:"object"`
+		Created int64     `json:"created"`
+		Model   string    `json:"model"`
+		Choices [1]choice `json:"choices"`
+		Usage   usage     `json:"usage"`
+	}{c.id, c.api.object, c.created, c.job.model, [1]choice{ch}, usage{c.job.promptTokens, total, c.job.promptTokens + total}})
+}

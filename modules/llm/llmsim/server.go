@@ -1,0 +1,66 @@
+package llmsim
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Server is a simulated inference server: an HTTP handler in front of one
+// engine goroutine. New starts the engine; Close stops it.
+type Server struct {
+	cfg     Config
+	engine  *engine
+	handler http.Handler
+	started time.Time
+
+	arrivals atomic.Uint64 // numbers the accepted generation requests
+	rejected atomic.Uint64
+}
+
+// Stats is a snapshot of a Server's counters.
+type Stats struct {
+	Received     uint64 // generation requests queued
+	Rejected     uint64 // generation requests answered 400
+	Waiting      int    // requests in the waiting queue now
+	Running      int    // sequences holding a batch slot now
+	Completed    uint64 // sequences that generated all their tokens
+	Canceled     uint64 // sequences dropped because their client went away
+	Tokens       uint64 // tokens generated
+	PrefillSteps uint64 // engine steps that admitted requests
+	DecodeSteps  uint64 // engine steps that generated a token per sequence
+}
+
+// New validates cfg and returns a Server whose engine is running.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, engine: startEngine(cfg), started: time.Now()}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	e := s.engine
+	return Stats{
+		Received:     e.received.Load(),
+		Rejected:     s.rejected.Load(),
+		Waiting:      e.queued(),
+		Running:      int(e.nRunning.Load()),
+		Completed:    e.completed.Load(),
+		Canceled:     e.canceled.Load(),
+		Tokens:       e.tokens.Load(),
+		PrefillSteps: e.prefillSteps.Load(),
+		DecodeSteps:  e.decodeSteps.Load(),
+	}
+}
+
+// Close stops the engine and waits for it. Unfinished streams end at once,
+// without their final chunks and [DONE]; unfinished non-streamed requests
+// and later ones get 503. Close is idempotent.
+func (s *Server) Close() { s.engine.stop() }

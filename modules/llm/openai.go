@@ -1,0 +1,211 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// chunk is one OpenAI stream chunk of /v1/chat/completions or
+// /v1/completions, or a whole non-streaming response of either. Values are
+// kept raw: decoding into a reused chunk copies bytes into buffers it
+// already has instead of allocating strings, and only the few values that
+// are needed (finish reason, usage, error, kept text) are decoded further.
+type chunk struct {
+	Choices []choice        `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	// Error is set in an error chunk: {"error": {"message": ...}}.
+	Error json.RawMessage `json:"error"`
+	// Object is "error" in vLLM's older unwrapped error chunk, whose
+	// Message says what went wrong: {"object": "error", "message": ...}.
+	Object  json.RawMessage `json:"object"`
+	Message json.RawMessage `json:"message"`
+}
+
+type choice struct {
+	// Text is the generated text of /v1/completions.
+	Text json.RawMessage `json:"text"`
+	// Delta is a chat stream chunk's increment.
+	Delta message `json:"delta"`
+	// Message is a non-streaming chat response's whole answer.
+	Message      message         `json:"message"`
+	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+type message struct {
+	Content json.RawMessage `json:"content"`
+	// ReasoningContent (DeepSeek, older vLLM) and Reasoning (newer vLLM,
+	// OpenRouter) carry reasoning text.
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+}
+
+// usage is the server's token accounting.
+type usage struct {
+	PromptTokens            int `json:"prompt_tokens"`
+	CompletionTokens        int `json:"completion_tokens"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// chunkDecoder decodes chunks one after another into a reused chunk. It
+// keeps one json.Decoder, whose state, unlike json.Unmarshal's, survives
+// from one value to the next: decoding a chunk allocates nothing once the
+// buffers have grown.
+type chunkDecoder struct {
+	src bytes.Reader
+	dec *json.Decoder
+}
+
+// decode parses data, one JSON value with no surrounding space, into c.
+func (d *chunkDecoder) decode(data []byte, c *chunk) error {
+	c.reset()
+	if d.dec == nil {
+		d.dec = json.NewDecoder(&d.src)
+	}
+	d.src.Reset(data)
+	start := d.dec.InputOffset()
+	err := d.dec.Decode(c)
+	if err == nil && d.dec.InputOffset()-start != int64(len(data)) {
+		err = errors.New("invalid data after the JSON value")
+	}
+	if err != nil {
+		d.dec = nil // it may hold the rest of data, or a sticky error
+	}
+	return err
+}
+
+// reset clears every field of c, of every choice its slice can hold:
+// decoding into a reused value keeps the fields the new JSON lacks.
+func (c *chunk) reset() {
+	c.Usage = c.Usage[:0]
+	c.Error = c.Error[:0]
+	c.Object = c.Object[:0]
+	c.Message = c.Message[:0]
+	all := c.Choices[:cap(c.Choices)]
+	for i := range all {
+		all[i].reset()
+	}
+	c.Choices = all[:0]
+}
+
+func (ch *choice) reset() {
+	ch.Text = ch.Text[:0]
+	ch.Delta.reset()
+	ch.Message.reset()
+	ch.FinishReason = ch.FinishReason[:0]
+}
+
+func (m *message) reset() {
+	m.Content = m.Content[:0]
+	m.ReasoningContent = m.ReasoningContent[:0]
+	m.Reasoning = m.Reasoning[:0]
+	m.ToolCalls = m.ToolCalls[:0]
+}
+
+// tokens reports whether the chunk carries generated output: reasoning
+// text, and answer output (text, content or a tool-call delta). A role-only
+// chunk or one with empty content carries neither.
+func (c *chunk) tokens() (reasoning, answer bool) {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		for _, m := range [2]*message{&ch.Delta, &ch.Message} {
+			reasoning = reasoning || present(m.ReasoningContent) || present(m.Reasoning)
+			answer = answer || present(m.Content) || present(m.ToolCalls)
+		}
+		answer = answer || present(ch.Text)
+	}
+	return reasoning, answer
+}
+
+// appendText appends the chunk's answer text (content or text, not
+// reasoning) to dst.
+func (c *chunk) appendText(dst []byte) ([]byte, error) {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		for _, raw := range [3]json.RawMessage{ch.Text, ch.Delta.Content, ch.Message.Content} {
+			if !present(raw) {
+				continue
+			}
+			s, err := jsonString(raw)
+			if err != nil {
+				return dst, fmt.Errorf("text: %w", err)
+			}
+			dst = append(dst, s...)
+		}
+	}
+	return dst, nil
+}
+
+// finishReason returns the last finish reason in the chunk, "" if none.
+func (c *chunk) finishReason() (string, error) {
+	var raw json.RawMessage
+	for i := range c.Choices {
+		if present(c.Choices[i].FinishReason) {
+			raw = c.Choices[i].FinishReason
+		}
+	}
+	if raw == nil {
+		return "", nil
+	}
+	reason, err := jsonString(raw)
+	if err != nil {
+		return "", fmt.Errorf("finish_reason: %w", err)
+	}
+	return reason, nil
+}
+
+// errorMessage returns the message of an error chunk, and false for a
+// chunk that is not an error.
+func (c *chunk) errorMessage() (string, bool) {
+	switch {
+	case present(c.Error):
+		return apiErrorMessage(c.Error), true
+	case string(c.Object) == `"error"`:
+		return apiErrorMessage(c.Message), true
+	}
+	return "", false
+}
+
+// apiErrorMessage extracts the message of an OpenAI error object (or
+// string), falling back to its raw JSON.
+func apiErrorMessage(raw json.RawMessage) string {
+	if !present(raw) {
+		return "error without a message"
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
+		return obj.Message
+	}
+	if s, err := jsonString(raw); err == nil && s != "" {
+		return s
+	}
+	return string(raw)
+}
+
+// jsonString decodes a JSON string.
+func jsonString(raw json.RawMessage) (string, error) {
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// present reports whether a raw JSON value carries something: not absent,
+// null, an empty string, an empty array or an empty object.
+func present(raw json.RawMessage) bool {
+	switch {
+	case len(raw) == 0:
+		return false
+	case raw[0] == '"':
+		return len(raw) > 2
+	case raw[0] == '[' || raw[0] == '{':
+		return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
+	default:
+		return string(raw) != "null"
+	}
+}

@@ -1,0 +1,202 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+const (
+	// maxJSONResponse bounds a non-streaming response body.
+	maxJSONResponse = 64 << 20
+	// maxPooledBuffer is the largest buffer a pooled responseReader keeps.
+	maxPooledBuffer = 256 << 10
+	// snippetLen bounds the bad data quoted in a decode error.
+	snippetLen = 200
+)
+
+// responseReader reads one response body into a Result, taking a timestamp
+// for every token-bearing chunk as soon as its bytes are parsed. Readers
+// are pooled so that their buffers are allocated once, not per request.
+type responseReader struct {
+	sse   *SSEReader
+	dec   chunkDecoder
+	chunk chunk
+	usage json.RawMessage // the last usage block seen
+	text  []byte
+	body  bytes.Buffer // a non-streaming response
+}
+
+var responseReaders = sync.Pool{
+	New: func() any { return &responseReader{sse: NewSSEReader(nil)} },
+}
+
+func getResponseReader() *responseReader {
+	return responseReaders.Get().(*responseReader)
+}
+
+// release returns rr to the pool unless a huge response grew its buffers.
+func (rr *responseReader) release() {
+	rr.sse.Reset(nil)
+	if cap(rr.sse.buf) <= maxPooledBuffer && cap(rr.sse.data) <= maxPooledBuffer &&
+		cap(rr.text) <= maxPooledBuffer && rr.body.Cap() <= maxPooledBuffer {
+		responseReaders.Put(rr)
+	}
+}
+
+// readSSE reads a streamed (SSE) response. It fills res's measurements,
+// times taken from start; res.E2E is the time until the end of the stream,
+// or until the failure. A failure is returned as a *failure.
+func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool, res *Result) error {
+	rr.sse.Reset(body)
+	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
+	res.Stream = true
+	var (
+		last     time.Time // of the last token-bearing chunk
+		answered bool      // an answer (non-reasoning) token arrived
+		finished bool      // a finish_reason was seen
+	)
+	for events := 0; ; events++ {
+		ev, err := rr.sse.Next()
+		now := time.Now()
+		res.E2E = ms(now.Sub(start))
+		if err != nil {
+			truncated := err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)
+			switch {
+			case finished && truncated:
+				return rr.finish(res, keepText)
+			case truncated:
+				return &failure{ErrStream, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
+			}
+			return &failure{ErrStream, fmt.Errorf("reading the stream after %d events: %w", events, err)}
+		}
+		if ev.Type == "error" {
+			return &failure{ErrStream, fmt.Errorf("error event in the stream: %s", snippet(ev.Data))}
+		}
+		data := bytes.TrimSpace(ev.Data)
+		switch {
+		case len(data) == 0: // keep-alive
+			continue
+		case string(data) == "[DONE]":
+			return rr.finish(res, keepText)
+		}
+		if err := rr.dec.decode(data, &rr.chunk); err != nil {
+			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
+		}
+		if msg, ok := rr.chunk.errorMessage(); ok {
+			return &failure{ErrStream, fmt.Errorf("error in the stream: %s", msg)}
+		}
+		reasoning, answer := rr.chunk.tokens()
+		if reasoning || answer {
+			if res.Chunks == 0 {
+				res.TTFT = ms(now.Sub(start))
+			} else {
+				res.ITL = append(res.ITL, ms(now.Sub(last)))
+			}
+			last = now
+			res.Chunks++
+		}
+		if answer && !answered {
+			answered = true
+			res.TTFO = ms(now.Sub(start))
+		}
+		if err := rr.take(res, keepText && answer); err != nil {
+			return err
+		}
+		finished = finished || res.FinishReason != ""
+	}
+}
+
+// readJSON reads a whole non-streaming response. Its one answer arrives at
+// the end, so TTFT = TTFO = E2E; there is no TPOT nor ITL.
+func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText bool, res *Result) error {
+	rr.body.Reset()
+	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
+	res.Stream = false
+	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
+	res.E2E = ms(time.Since(start))
+	if err != nil {
+		return &failure{ErrStream, fmt.Errorf("reading the response: %w", err)}
+	}
+	if rr.body.Len() > maxJSONResponse {
+		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
+	}
+	if err := rr.dec.decode(bytes.TrimSpace(rr.body.Bytes()), &rr.chunk); err != nil {
+		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	}
+	if msg, ok := rr.chunk.errorMessage(); ok {
+		return &failure{ErrStream, fmt.Errorf("error in the response: %s", msg)}
+	}
+	reasoning, answer := rr.chunk.tokens()
+	if reasoning || answer {
+		res.Chunks = 1
+		res.TTFT = res.E2E
+	}
+	if answer {
+		res.TTFO = res.E2E
+	}
+	if err := rr.take(res, keepText && answer); err != nil {
+		return err
+	}
+	return rr.finish(res, keepText)
+}
+
+// take records the decoded chunk's finish reason, usage and, when asked,
+// text.
+func (rr *responseReader) take(res *Result, text bool) error {
+	reason, err := rr.chunk.finishReason()
+	if err != nil {
+		return &failure{ErrDecode, err}
+	}
+	if reason != "" {
+		res.FinishReason = reason
+	}
+	if present(rr.chunk.Usage) {
+		rr.usage = append(rr.usage[:0], rr.chunk.Usage...)
+	}
+	if text {
+		if rr.text, err = rr.chunk.appendText(rr.text); err != nil {
+			return &failure{ErrDecode, err}
+		}
+	}
+	return nil
+}
+
+// finish completes res once the response ended well: token counts, their
+// source, TPOT and the kept text.
+func (rr *responseReader) finish(res *Result, keepText bool) error {
+	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	if len(rr.usage) > 0 {
+		var u usage
+		if err := json.Unmarshal(rr.usage, &u); err != nil {
+			return &failure{ErrDecode, fmt.Errorf("usage: %w: %s", err, snippet(rr.usage))}
+		}
+		res.OutputTokens, res.TokenSource = u.CompletionTokens, TokensFromUsage
+		res.PromptTokens = u.PromptTokens
+		res.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	if res.Stream && res.Chunks > 0 && res.OutputTokens > 1 {
+		res.TPOT = (res.E2E - res.TTFT) / float64(res.OutputTokens-1)
+	}
+	if keepText {
+		res.Text = string(rr.text)
+	}
+	return nil
+}
+
+// snippet quotes the start of some bad data for an error message.
+func snippet(b []byte) string {
+	if len(b) > snippetLen {
+		return fmt.Sprintf("%q...", b[:snippetLen])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// ms converts a duration to milliseconds.
+func ms(d time.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
+}

@@ -1,0 +1,265 @@
+package llm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLineSize is the largest SSE line, and the largest data of one
+// event, that an SSEReader accepts unless told otherwise.
+const DefaultMaxLineSize = 16 << 20
+
+// ErrTooLong is returned (wrapped) by SSEReader.Next for a line or an event
+// larger than the reader's maximum size.
+var ErrTooLong = errors.New("sse: line or event too long")
+
+const (
+	sseInitialBuf = 4 << 10
+	sseMaxEmpty   = 100 // reads returning 0, nil in a row before giving up
+)
+
+var utf8BOM = []byte("\xEF\xBB\xBF")
+
+// Event is one Server-Sent Event.
+type Event struct {
+	// Type is the event's "event" field; "" when it had none (SSE's
+	// default "message" type).
+	Type string
+	// Data is the event's data lines joined with "\n". It is valid only
+	// until the next call to Next.
+	Data []byte
+	// ID is the stream's last event ID: the latest "id" field seen so far,
+	// in this event or an earlier one.
+	ID string
+}
+
+// SSEReader reads Server-Sent Events (the text/event-stream format of the
+// WHATWG HTML standard) from a stream, one event per Next call. It accepts
+// LF, CRLF and CR line endings, comment lines, fields without a space after
+// the colon, multi-line data and a leading byte order mark; events may be
+// split across reads at any byte. Lines may be long (up to the maximum size,
+// DefaultMaxLineSize unless set); buffers are reused, so reading events
+// allocates nothing in steady state.
+type SSEReader struct {
+	r   io.Reader
+	max int
+
+	buf        []byte // bytes read but not yet consumed: buf[start:end]
+	start, end int
+	scanned    int   // bytes of buf[start:end] known to hold no line end
+	skipLF     bool  // the last line ended with CR: a following LF belongs to it
+	started    bool  // a line was read (the BOM can only start the first)
+	rerr       error // the error the underlying reader returned
+	err        error // sticky error returned by Next
+
+	data    []byte // data field lines, each followed by '\n'
+	typ     []byte
+	typStr  string
+	id      []byte
+	idStr   string
+	pending bool // a field was seen since the last dispatched event
+}
+
+// NewSSEReader returns a reader of the events in r.
+func NewSSEReader(r io.Reader) *SSEReader {
+	return &SSEReader{r: r, max: DefaultMaxLineSize}
+}
+
+// SetMaxSize sets the largest line, and the largest data of one event, that
+// Next accepts; larger ones make Next fail with ErrTooLong.
+func (s *SSEReader) SetMaxSize(n int) {
+	s.max = n
+}
+
+// Reset makes s read a new stream from r, forgetting all state but keeping
+// its buffers and maximum size.
+func (s *SSEReader) Reset(r io.Reader) {
+	*s = SSEReader{
+		r:    r,
+		max:  s.max,
+		buf:  s.buf,
+		data: s.data[:0],
+		typ:  s.typ[:0],
+		id:   s.id[:0],
+	}
+}
+
+// Next returns the next event. At the end of the stream it returns io.EOF,
+// or io.ErrUnexpectedEOF when the stream ended inside an event (a partial
+// line, or fields not yet followed by the blank line that ends an event).
+// An error of the underlying reader is returned wrapped. After an error,
+// Next keeps returning it.
+func (s *SSEReader) Next() (Event, error) {
+	if s.err != nil {
+		return Event{}, s.err
+	}
+	s.data = s.data[:0]
+	s.typ = s.typ[:0]
+	s.pending = false
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			s.err = s.endError(err)
+			return Event{}, s.err
+		}
+		if len(line) > 0 {
+			if err := s.field(line); err != nil {
+				s.err = err
+				return Event{}, err
+			}
+			continue
+		}
+		if ev, ok := s.dispatch(); ok {
+			return ev, nil
+		}
+	}
+}
+
+// endError turns the error that stopped reading lines into Next's error.
+func (s *SSEReader) endError(err error) error {
+	if err != io.EOF {
+		if errors.Is(err, ErrTooLong) {
+			return err
+		}
+		return fmt.Errorf("sse: read: %w", err)
+	}
+	if s.pending || s.start < s.end {
+		return io.ErrUnexpectedEOF
+	}
+	return io.EOF
+}
+
+// dispatch ends the current event. An event without data is not dispatched
+// (the SSE standard's rule); its type is forgotten.
+func (s *SSEReader) dispatch() (Event, bool) {
+	s.pending = false
+	if len(s.data) == 0 {
+		s.typ = s.typ[:0]
+		return Event{}, false
+	}
+	if string(s.typ) != s.typStr {
+		s.typStr = string(s.typ)
+	}
+	if string(s.id) != s.idStr {
+		s.idStr = string(s.id)
+	}
+	return Event{Type: s.typStr, Data: s.data[:len(s.data)-1], ID: s.idStr}, true
+}
+
+// field applies one non-empty line: a comment or a "name: value" field.
+func (s *SSEReader) field(line []byte) error {
+	if line[0] == ':' {
+		return nil
+	}
+	s.pending = true
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		if len(s.data)+len(value) > s.max {
+			return fmt.Errorf("%w: event data over %d bytes", ErrTooLong, s.max)
+		}
+		s.data = append(s.data, value...)
+		s.data = append(s.data, '\n')
+	case "event":
+		s.typ = append(s.typ[:0], value...)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			s.id = append(s.id[:0], value...)
+		}
+	}
+	// "retry" and unknown fields are ignored.
+	return nil
+}
+
+// readLine returns the next line without its line ending. The line is valid
+// until the next call. At the end of the input it returns the reader's
+// error, leaving an unterminated last line in buf[start:end].
+func (s *SSEReader) readLine() ([]byte, error) {
+	for {
+		if s.start < s.end {
+			if s.skipLF {
+				s.skipLF = false
+				if s.buf[s.start] == '\n' {
+					s.start++
+					continue
+				}
+			}
+			if line, ok := s.scanLine(); ok {
+				if !s.started {
+					s.started = true
+					line = bytes.TrimPrefix(line, utf8BOM)
+				}
+				return line, nil
+			}
+		}
+		if s.rerr != nil {
+			return nil, s.rerr
+		}
+		if err := s.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// scanLine finds the end of the line starting at buf[start], consumes it
+// and returns it.
+func (s *SSEReader) scanLine() ([]byte, bool) {
+	rest := s.buf[s.start+s.scanned : s.end]
+	n := bytes.IndexByte(rest, '\n')
+	before := rest
+	if n >= 0 {
+		before = rest[:n]
+	}
+	if cr := bytes.IndexByte(before, '\r'); cr >= 0 {
+		n = cr
+		s.skipLF = true
+	}
+	if n < 0 {
+		s.scanned = s.end - s.start
+		return nil, false
+	}
+	lineEnd := s.start + s.scanned + n
+	line := s.buf[s.start:lineEnd]
+	s.start = lineEnd + 1
+	s.scanned = 0
+	return line, true
+}
+
+// fill reads more input, making room first by moving the unconsumed bytes
+// to the front of the buffer or growing it.
+func (s *SSEReader) fill() error {
+	if s.start > 0 {
+		s.end = copy(s.buf, s.buf[s.start:s.end])
+		s.start = 0
+	}
+	if s.end > s.max { // buf[:end] is one unfinished line
+		return fmt.Errorf("%w: line over %d bytes", ErrTooLong, s.max)
+	}
+	if s.end == len(s.buf) {
+		size := max(2*len(s.buf), sseInitialBuf)
+		buf := make([]byte, min(size, s.max+1))
+		copy(buf, s.buf[:s.end])
+		s.buf = buf
+	}
+	for range sseMaxEmpty {
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			s.rerr = err
+			return nil
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+	s.rerr = io.ErrNoProgress
+	return nil
+}

@@ -1,0 +1,61 @@
+package llm
+
+import (
+	"bytes"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+)
+
+const benchChunks = 256 // content chunks per benchmark stream
+
+// reportPerChunk reports the allocations made since before, per chunk of
+// the b.N streams.
+func reportPerChunk(b *testing.B, before *runtime.MemStats, chunks int) {
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*chunks), "allocs/chunk")
+}
+
+// BenchmarkStreamDecode measures the stream path of the client without the
+// network: SSE framing, chunk decoding, timestamps and the Result.
+func BenchmarkStreamDecode(b *testing.B) {
+	stream, events := openAIStream(benchChunks)
+	r := bytes.NewReader(stream)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		r.Reset(stream)
+		rr := getResponseReader()
+		var res Result
+		if err := rr.readSSE(r, time.Now(), false, &res); err != nil || res.OutputTokens != 256 {
+			b.Fatal(err, res.OutputTokens)
+		}
+		rr.release()
+	}
+	reportPerChunk(b, &before, events)
+}
+
+// BenchmarkStreamHTTP measures whole requests to a local server that writes
+// a prepared stream; allocations include the server's and net/http's.
+func BenchmarkStreamHTTP(b *testing.B) {
+	stream, events := openAIStream(benchChunks)
+	_, c := newServer(b, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(stream)
+	}, Config{})
+	req := Request{Body: chatBody}
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		if res := c.Stream(b.Context(), req); !res.OK || res.Chunks != benchChunks {
+			b.Fatal(res.Class, res.Error)
+		}
+	}
+	reportPerChunk(b, &before, events)
+}

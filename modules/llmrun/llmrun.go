@@ -1,0 +1,135 @@
+// Package llmrun is the 'llmrun' JavaScript module: check, sleep and group,
+// with k6's semantics. Checks feed the built-in "checks" Rate metric, tagged
+// with the check's name and the current group; groups feed "group_duration".
+package llmrun
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
+)
+
+// Module is the 'llmrun' module.
+type Module struct{}
+
+// Metrics are the built-in metrics of this module.
+type Metrics struct {
+	Checks        *metrics.Metric
+	GroupDuration *metrics.Metric
+}
+
+// RegisterMetrics registers the module's built-in metrics.
+func RegisterMetrics(reg *metrics.Registry) *Metrics {
+	return &Metrics{
+		Checks: reg.MustRegister(metrics.Metric{Name: "checks", Type: metrics.Rate, Unit: "checks",
+			Desc: "share of successful checks; tagged with check and group"}),
+		GroupDuration: reg.MustRegister(metrics.Metric{Name: "group_duration", Type: metrics.Trend, Contains: metrics.Time, Unit: "ms",
+			Desc: "time to run a group() function; tagged with group"}),
+	}
+}
+
+// NewInstance implements modules.Module.
+func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
+	inst := &instance{vu: vu, metrics: RegisterMetrics(vu.Registry())}
+	rt := vu.Runtime()
+	inst.exports = rt.NewObject()
+	for name, fn := range map[string]any{"check": inst.check, "sleep": inst.sleep, "group": inst.group} {
+		if err := inst.exports.Set(name, fn); err != nil {
+			return nil, fmt.Errorf("llmrun module: %w", err)
+		}
+	}
+	return inst, nil
+}
+
+type instance struct {
+	vu      modules.VU
+	metrics *Metrics
+	exports *goja.Object
+}
+
+func (i *instance) Exports() *goja.Object { return i.exports }
+
+func (i *instance) state(fn string) *modules.State {
+	st := i.vu.State()
+	if st == nil {
+		panic(i.vu.Runtime().NewTypeError("%s() cannot be called in the init context", fn))
+	}
+	return st
+}
+
+// check runs every named predicate on value, records one "checks" sample per
+// predicate and returns whether all passed. A predicate may be a function or
+// a plain value (its truthiness). Extra tags apply to the samples.
+func (i *instance) check(value goja.Value, checks *goja.Object, extraTags goja.Value) bool {
+	rt := i.vu.Runtime()
+	st := i.state("check")
+	if checks == nil {
+		panic(rt.NewTypeError("check(value, { 'name': (v) => ... }): the second argument must be an object of named checks"))
+	}
+	base := st.Tags.Merge(metrics.JSTags(rt, extraTags))
+	now := time.Now()
+	samples := make([]metrics.Sample, 0, len(checks.Keys()))
+	all := true
+	for _, name := range checks.Keys() {
+		pred := checks.Get(name)
+		passed := pred.ToBoolean()
+		if fn, ok := goja.AssertFunction(pred); ok {
+			res, err := fn(goja.Undefined(), value)
+			if err != nil {
+				panic(err)
+			}
+			passed = res.ToBoolean()
+		}
+		v := 0.0
+		if passed {
+			v = 1
+		} else {
+			all = false
+		}
+		samples = append(samples, metrics.Sample{Metric: i.metrics.Checks, Tags: base.With("check", name), Time: now, Value: v})
+	}
+	st.Samples.AddSamples(samples)
+	return all
+}
+
+// sleep pauses the VU for the given seconds; it returns early when the
+// iteration is stopped.
+func (i *instance) sleep(seconds float64) {
+	if seconds <= 0 {
+		return
+	}
+	t := time.NewTimer(time.Duration(seconds * float64(time.Second)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-i.vu.Context().Done():
+	}
+}
+
+// group runs fn with the group's name added to the group path and tags, and
+// returns fn's result.
+func (i *instance) group(name string, fn goja.Callable) goja.Value {
+	rt := i.vu.Runtime()
+	st := i.state("group")
+	if fn == nil {
+		panic(rt.NewTypeError("group(%q, fn): fn must be a function", name))
+	}
+	parentGroup, parentTags := st.Group, st.Tags
+	st.Group = parentGroup + "::" + name
+	st.Tags = parentTags.With("group", st.Group)
+	defer func() { st.Group, st.Tags = parentGroup, parentTags }()
+
+	start := time.Now()
+	res, err := fn(goja.Undefined())
+	if err != nil {
+		panic(err)
+	}
+	elapsed := time.Since(start)
+	st.Samples.AddSamples([]metrics.Sample{{Metric: i.metrics.GroupDuration, Tags: st.Tags, Time: time.Now(),
+		Value: float64(elapsed) / float64(time.Millisecond)}})
+	return res
+}

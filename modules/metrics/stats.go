@@ -1,0 +1,164 @@
+package metrics
+
+import (
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Trend values are recorded in HDR histograms as integers of 1/histScale of
+// a unit: for Time metrics that is one microsecond. Values above histMax are
+// clamped into the top bucket (the exact maximum is kept apart), so memory
+// stays bounded; histSigFigs significant digits bound the relative error of a
+// percentile to 0.1 %.
+const (
+	histScale   = 1000
+	histMax     = 3_600_000_000 // one hour of milliseconds, in 1/histScale units
+	histSigFigs = 3
+)
+
+// Stats is the aggregate of one metric's samples: counts, sum, extremes, the
+// last value, the number of non-zero values (for rates) and, for trends, an
+// HDR histogram of absolute values split by sign. The zero value is empty.
+type Stats struct {
+	Type Type
+	// Count is the number of samples.
+	Count int64
+	// Sum is the sum of the values.
+	Sum float64
+	// Min and Max are the extreme values (0 when Count is 0).
+	Min, Max float64
+	// Last is the most recent value (for gauges).
+	Last float64
+	// NonZero counts the samples whose value was not zero (for rates).
+	NonZero int64
+
+	pos, neg *hdr.Histogram
+}
+
+func newStats(t Type) *Stats { return &Stats{Type: t} }
+
+func newHistogram() *hdr.Histogram { return hdr.New(1, histMax, histSigFigs) }
+
+func (s *Stats) add(v float64) {
+	if s.Count == 0 || v < s.Min {
+		s.Min = v
+	}
+	if s.Count == 0 || v > s.Max {
+		s.Max = v
+	}
+	s.Count++
+	s.Sum += v
+	s.Last = v
+	if v != 0 {
+		s.NonZero++
+	}
+	if s.Type != Trend {
+		return
+	}
+	h := &s.pos
+	if v < 0 {
+		h, v = &s.neg, -v
+	}
+	if *h == nil {
+		*h = newHistogram()
+	}
+	scaled := int64(math.Round(v * histScale))
+	if scaled > histMax {
+		scaled = histMax
+	}
+	_ = (*h).RecordValue(scaled) // cannot fail: 0 ≤ scaled ≤ histMax
+}
+
+// Merge adds other's samples into s. Last takes other's value when other has
+// any samples; callers merge in time order where Last matters.
+func (s *Stats) Merge(other *Stats) {
+	if other == nil || other.Count == 0 {
+		return
+	}
+	if s.Count == 0 || other.Min < s.Min {
+		s.Min = other.Min
+	}
+	if s.Count == 0 || other.Max > s.Max {
+		s.Max = other.Max
+	}
+	s.Count += other.Count
+	s.Sum += other.Sum
+	s.Last = other.Last
+	s.NonZero += other.NonZero
+	s.pos = mergeHist(s.pos, other.pos)
+	s.neg = mergeHist(s.neg, other.neg)
+}
+
+func mergeHist(dst, src *hdr.Histogram) *hdr.Histogram {
+	if src == nil {
+		return dst
+	}
+	if dst == nil {
+		dst = newHistogram()
+	}
+	dst.Merge(src)
+	return dst
+}
+
+// Clone returns a deep copy.
+func (s *Stats) Clone() *Stats {
+	c := *s
+	if s.pos != nil {
+		c.pos = s.pos.Clone()
+	}
+	if s.neg != nil {
+		c.neg = s.neg.Clone()
+	}
+	return &c
+}
+
+// Mean is Sum / Count, 0 when empty.
+func (s *Stats) Mean() float64 {
+	if s.Count == 0 {
+		return 0
+	}
+	return s.Sum / float64(s.Count)
+}
+
+// Rate is the fraction of non-zero samples, 0 when empty.
+func (s *Stats) Rate() float64 {
+	if s.Count == 0 {
+		return 0
+	}
+	return float64(s.NonZero) / float64(s.Count)
+}
+
+// Percentile returns the value below which p percent (0–100) of the samples
+// fall, from the HDR histogram (within 0.1 %; the exact Min and Max at the
+// ends). It is 0 for an empty or non-trend Stats.
+func (s *Stats) Percentile(p float64) float64 {
+	if s.Count == 0 || (s.pos == nil && s.neg == nil) {
+		return 0
+	}
+	if p <= 0 {
+		return s.Min
+	}
+	if p >= 100 {
+		return s.Max
+	}
+	var negCount, posCount int64
+	if s.neg != nil {
+		negCount = s.neg.TotalCount()
+	}
+	if s.pos != nil {
+		posCount = s.pos.TotalCount()
+	}
+	rank := p / 100 * float64(negCount+posCount)
+	var v float64
+	if rank <= float64(negCount) {
+		// Among negatives, the rank-th smallest value is the
+		// (negCount-rank+1)-th smallest absolute value.
+		q := 100 * (float64(negCount) - rank + 1) / float64(negCount)
+		v = -float64(s.neg.ValueAtPercentile(q)) / histScale
+	} else {
+		q := 100 * (rank - float64(negCount)) / float64(posCount)
+		v = float64(s.pos.ValueAtPercentile(q)) / histScale
+	}
+	return math.Min(math.Max(v, s.Min), s.Max)
+}

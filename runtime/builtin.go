@@ -1,0 +1,25 @@
+package runtime
+
+import "github.com/llmrun/llmrun/modules/metrics"
+
+// builtinMetrics are the metrics the engine itself emits for every
+// iteration.
+type builtinMetrics struct {
+	iterations        *metrics.Metric
+	iterationDuration *metrics.Metric
+	interrupted       *metrics.Metric
+	scriptErrors      *metrics.Metric
+}
+
+func registerBuiltin(reg *metrics.Registry) *builtinMetrics {
+	return &builtinMetrics{
+		iterations: reg.MustRegister(metrics.Metric{Name: "iterations", Type: metrics.Counter, Unit: "iterations",
+			Desc: "iterations that ran to their end (with or without an exception)"}),
+		iterationDuration: reg.MustRegister(metrics.Metric{Name: "iteration_duration", Type: metrics.Trend, Contains: metrics.Time, Unit: "ms",
+			Desc: "time to run one iteration of the scenario's function"}),
+		interrupted: reg.MustRegister(metrics.Metric{Name: "iterations_interrupted", Type: metrics.Counter, Unit: "iterations",
+			Desc: "iterations cut at the end of a graceful stop or by an abort; kept out of every other statistic"}),
+		scriptErrors: reg.MustRegister(metrics.Metric{Name: "script_errors", Type: metrics.Counter, Unit: "errors",
+			Desc: "iterations that ended with an uncaught exception"}),
+	}
+}

@@ -1,0 +1,406 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/llmrun"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/js"
+)
+
+// DefaultSetupTimeout bounds setup() and teardown(), as in k6.
+const DefaultSetupTimeout = 60 * time.Second
+
+// Config configures one run.
+type Config struct {
+	// ScriptPath is the scenario script (.js or .ts).
+	ScriptPath string
+	// Env is exposed to the script as __ENV.
+	Env map[string]string
+	// Overrides are the command line's load-shape flags.
+	Overrides Overrides
+	// LLM holds the defaults of the llm module's clients (base URL, key,
+	// model, timeout).
+	LLM llm.Config
+	// Seed seeds each VU's Math.random (VU n gets Seed+n), so scripts that
+	// draw from it are reproducible.
+	Seed int64
+	// Logger receives the script's console output.
+	Logger *slog.Logger
+}
+
+// Engine runs one script. Load it, look at its scenarios, then Run it once.
+type Engine struct {
+	cfg       Config
+	script    *js.Script
+	sha256    string
+	options   *Options
+	scenarios []Scenario
+
+	registry *metrics.Registry
+	agg      *metrics.Aggregator
+	run      *runState
+	modules  map[string]modules.Module
+	llm      *llm.Metrics
+	vu0      *vu
+	maxVUs   int
+
+	startNanos atomic.Int64
+}
+
+// Load compiles the script, runs its init code once to read its options and
+// resolves the scenarios. Errors are *js.ScriptError for script problems
+// and *ConfigError for options and flags.
+func Load(ctx context.Context, cfg Config) (*Engine, error) {
+	src, err := os.ReadFile(cfg.ScriptPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading script: %w", err)
+	}
+	script, err := js.Compile(cfg.ScriptPath, src)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(src)
+	e := &Engine{
+		cfg:      cfg,
+		script:   script,
+		sha256:   hex.EncodeToString(sum[:]),
+		registry: metrics.NewRegistry(),
+		agg:      metrics.NewAggregator(goruntime.GOMAXPROCS(0)),
+		run:      &runState{errors: newErrorLog()},
+	}
+	e.run.builtin = registerBuiltin(e.registry)
+	e.llm = llm.RegisterMetrics(e.registry)
+	llmrun.RegisterMetrics(e.registry)
+	llmModule, err := llm.NewModule(cfg.LLM)
+	if err != nil {
+		return nil, &ConfigError{Field: "llm", Err: err}
+	}
+	e.modules = map[string]modules.Module{
+		"llm":     llmModule,
+		"metrics": metricsModule{},
+		"llmrun":  llmrun.Module{},
+	}
+
+	e.vu0, err = e.newVU(ctx, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	optsJSON, err := e.vu0.inst.OptionsJSON()
+	if err != nil {
+		return nil, &ConfigError{Field: "options", Err: err}
+	}
+	if e.options, err = ParseOptions(optsJSON); err != nil {
+		return nil, err
+	}
+	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
+		return nil, err
+	}
+	for i := range e.scenarios {
+		if _, ok := e.vu0.inst.Function(e.scenarios[i].Exec); !ok {
+			return nil, &ConfigError{Field: "options.scenarios." + e.scenarios[i].Name + ".exec",
+				Err: fmt.Errorf("the script exports no function %q", e.scenarios[i].Exec)}
+		}
+		e.maxVUs += e.scenarios[i].Config.MaxVUs()
+	}
+	return e, nil
+}
+
+// Scenarios returns the resolved scenarios.
+func (e *Engine) Scenarios() []Scenario { return e.scenarios }
+
+// MaxVUs is the number of VUs the run initialises.
+func (e *Engine) MaxVUs() int { return e.maxVUs }
+
+// ScriptSHA256 is the hex SHA-256 of the script's source.
+func (e *Engine) ScriptSHA256() string { return e.sha256 }
+
+// Options are the script's options as parsed.
+func (e *Engine) Options() *Options { return e.options }
+
+// newVU creates VU id with the run's environment plus env (a scenario's
+// own variables, which win).
+func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*vu, error) {
+	merged := e.cfg.Env
+	if len(env) > 0 {
+		merged = maps.Clone(e.cfg.Env)
+		if merged == nil {
+			merged = make(map[string]string, len(env))
+		}
+		maps.Copy(merged, env)
+	}
+	return newVU(ctx, id, e.script, instanceConfig{
+		registry: e.registry,
+		modules:  e.modules,
+		env:      merged,
+		logger:   e.cfg.Logger,
+		seed:     e.cfg.Seed,
+	}, e.run, e.agg.Shard(int(id)))
+}
+
+// instanceConfig is what every VU's script instance is built from.
+type instanceConfig struct {
+	registry *metrics.Registry
+	modules  map[string]modules.Module
+	env      map[string]string
+	logger   *slog.Logger
+	seed     int64
+}
+
+// Report is what a run measured, for the summary and the exports.
+type Report struct {
+	Snapshot  *metrics.Snapshot
+	Registry  *metrics.Registry
+	Scenarios []Scenario
+	// Start and End bound the measured window: from the first scenario's
+	// start to the last one's end (setup and teardown excluded).
+	Start, End time.Time
+	// ScriptErrors are the distinct exceptions thrown by iterations;
+	// OtherScriptErrors counts those whose message was not kept.
+	ScriptErrors      []ErrorCount
+	OtherScriptErrors int64
+	// Interrupted is true when the run was stopped before its end.
+	Interrupted bool
+}
+
+// Duration is the length of the measured window.
+func (r *Report) Duration() time.Duration { return r.End.Sub(r.Start) }
+
+// Run initialises the VUs, runs setup, the scenarios and teardown, and
+// returns what was measured. A canceled ctx stops the run early and still
+// returns a report (Interrupted set) together with ctx's error; a failing
+// setup or teardown returns a report with a *js.ScriptError.
+func (e *Engine) Run(ctx context.Context) (*Report, error) {
+	vus, err := e.initVUs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	setupJSON, err := e.setup(ctx)
+	if err != nil {
+		return e.report(time.Now(), time.Now(), ctx), err
+	}
+
+	start := time.Now()
+	e.startNanos.Store(start.UnixNano())
+	runErr := e.runScenarios(ctx, vus, setupJSON)
+	end := time.Now()
+
+	// teardown runs even after an interruption, on its own deadline, so
+	// that the script can release what setup took.
+	teardownErr := e.teardown(context.WithoutCancel(ctx), setupJSON)
+	rep := e.report(start, end, ctx)
+	return rep, errors.Join(runErr, ctx.Err(), teardownErr)
+}
+
+func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
+	errs, other := e.run.errors.list()
+	return &Report{
+		Snapshot:          e.agg.Snapshot(),
+		Registry:          e.registry,
+		Scenarios:         e.scenarios,
+		Start:             start,
+		End:               end,
+		ScriptErrors:      errs,
+		OtherScriptErrors: other,
+		Interrupted:       ctx.Err() != nil,
+	}
+}
+
+// initVUs creates every VU the scenarios need, in parallel; the first
+// MaxVUs of the first scenario serve it, and so on.
+func (e *Engine) initVUs(ctx context.Context) ([]*vu, error) {
+	vus := make([]*vu, e.maxVUs)
+	envs := make([]map[string]string, 0, e.maxVUs)
+	for _, sc := range e.scenarios {
+		for range sc.Config.MaxVUs() {
+			envs = append(envs, sc.Env)
+		}
+	}
+	ids := make(chan int)
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		initErr error
+	)
+	for range goruntime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				v, err := e.newVU(ctx, int64(i+1), envs[i])
+				if err != nil {
+					errOnce.Do(func() { initErr = fmt.Errorf("initialising VU %d: %w", i+1, err) })
+					continue
+				}
+				vus[i] = v
+			}
+		}()
+	}
+	for i := range vus {
+		if ctx.Err() != nil {
+			break
+		}
+		ids <- i
+	}
+	close(ids)
+	wg.Wait()
+	if initErr != nil {
+		return nil, initErr
+	}
+	return vus, ctx.Err()
+}
+
+func (e *Engine) runScenarios(ctx context.Context, vus []*vu, setupJSON []byte) error {
+	var wg sync.WaitGroup
+	next := 0
+	for i := range e.scenarios {
+		sc := &e.scenarios[i]
+		n := sc.Config.MaxVUs()
+		mine := vus[next : next+n]
+		next += n
+		execVUs := make([]executor.VU, n)
+		for j, v := range mine {
+			if err := v.bind(sc, e.options.Tags, setupJSON); err != nil {
+				return err
+			}
+			execVUs[j] = v
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !sleepCtx(ctx, sc.StartTime) {
+				return
+			}
+			sc.Config.NewExecutor().Run(ctx, execVUs)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// setup runs the script's setup() if it exports one and returns its result
+// as JSON (nil when there is no setup or it returned undefined).
+func (e *Engine) setup(ctx context.Context) ([]byte, error) {
+	fn, ok := e.vu0.inst.Function("setup")
+	if !ok {
+		return nil, nil
+	}
+	res, err := e.lifecycleCall(ctx, "setup", fn, e.timeout(e.options.SetupTimeout), goja.Undefined())
+	if err != nil || res == nil || goja.IsUndefined(res) {
+		return nil, err
+	}
+	s, err := e.vu0.stringify(res)
+	if err != nil {
+		return nil, fmt.Errorf("setup() returned a value that cannot be passed to VUs as JSON: %w", err)
+	}
+	return []byte(s), nil
+}
+
+func (e *Engine) teardown(ctx context.Context, setupJSON []byte) error {
+	fn, ok := e.vu0.inst.Function("teardown")
+	if !ok {
+		return nil
+	}
+	data := goja.Undefined()
+	if setupJSON != nil {
+		v, err := e.vu0.parseJSON(setupJSON)
+		if err != nil {
+			return fmt.Errorf("passing setup() data to teardown(): %w", err)
+		}
+		data = v
+	}
+	_, err := e.lifecycleCall(ctx, "teardown", fn, e.timeout(e.options.TeardownTimeout), data)
+	return err
+}
+
+func (e *Engine) timeout(d *executor.Duration) time.Duration {
+	if d != nil && d.D > 0 {
+		return d.D
+	}
+	return DefaultSetupTimeout
+}
+
+// lifecycleCall runs setup or teardown on VU 0 with its own deadline.
+func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callable, timeout time.Duration, arg goja.Value) (goja.Value, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v := e.vu0
+	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink}
+	res, err := v.interruptible(ctx, fn, arg)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, fmt.Errorf("%s() did not finish within %s (raise %sTimeout in options)", name, timeout, name)
+		}
+		return nil, fmt.Errorf("%s(): %w", name, err)
+	}
+	return res, nil
+}
+
+// Progress is a live view of a running test, for the progress line.
+type Progress struct {
+	Elapsed      time.Duration
+	ActiveVUs    int64
+	MaxVUs       int
+	Requests     int64
+	Failed       int64
+	OutputTokens float64
+}
+
+// Progress reads the live counters; safe to call while Run runs.
+func (e *Engine) Progress() Progress {
+	p := Progress{ActiveVUs: e.run.active.Load(), MaxVUs: e.maxVUs}
+	if start := e.startNanos.Load(); start != 0 {
+		p.Elapsed = time.Since(time.Unix(0, start))
+	}
+	_, p.Requests = e.agg.Sum(e.llm.Requests)
+	failed, _ := e.agg.Sum(e.llm.Failed)
+	p.Failed = int64(failed)
+	p.OutputTokens, _ = e.agg.Sum(e.llm.OutputTokens)
+	return p
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// metricsModule adapts the metrics package's JavaScript binding to
+// modules.Module.
+type metricsModule struct{}
+
+type exportsInstance struct{ exports *goja.Object }
+
+func (i exportsInstance) Exports() *goja.Object { return i.exports }
+
+func (metricsModule) NewInstance(vu modules.VU) (modules.Instance, error) {
+	jsvu, ok := vu.(metrics.JSVU)
+	if !ok {
+		return nil, errors.New("metrics module: the VU does not expose a sample target")
+	}
+	return exportsInstance{metrics.NewJSExports(jsvu)}, nil
+}

@@ -1,0 +1,107 @@
+// Package executor schedules iterations on VUs with k6's executor semantics.
+// A Config is one scenario's executor settings, parsed from options; its
+// Executor runs iterations on the VUs the engine hands it. Executors only
+// decide when iterations start and when they must stop: running the script,
+// metrics and errors are the VU's business.
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// VU runs iterations for an executor.
+type VU interface {
+	// RunIteration runs one iteration of the scenario's function. When ctx
+	// is canceled the iteration must stop at once; it is then counted as
+	// interrupted by the VU.
+	RunIteration(ctx context.Context)
+}
+
+// Config is an executor's configuration.
+type Config interface {
+	// Validate checks the fields and names the first wrong one.
+	Validate() error
+	// MaxVUs is the number of VUs the executor may use at once.
+	MaxVUs() int
+	// MaxDuration is the longest the executor can run, graceful stop
+	// included.
+	MaxDuration() time.Duration
+	// Describe is a one-line human description for banners and inspect.
+	Describe() string
+	// NewExecutor returns the executor that runs this configuration.
+	NewExecutor() Executor
+}
+
+// Executor runs a scenario's iterations.
+type Executor interface {
+	// Run starts iterations on vus (exactly MaxVUs of them) until the
+	// executor's work is done or ctx is canceled, and returns when every
+	// iteration has ended.
+	Run(ctx context.Context, vus []VU)
+}
+
+// Base holds the fields every executor shares.
+type Base struct {
+	// GracefulStop is how long iterations still running at the end may go
+	// on before they are interrupted (default 30 s).
+	GracefulStop Duration `json:"gracefulStop"`
+}
+
+// DefaultGracefulStop is k6's default.
+const DefaultGracefulStop = 30 * time.Second
+
+// graceful returns the graceful stop with its default applied.
+func (b Base) graceful() time.Duration {
+	if b.GracefulStop.Set {
+		return b.GracefulStop.D
+	}
+	return DefaultGracefulStop
+}
+
+func (b Base) validate() error {
+	if b.GracefulStop.D < 0 {
+		return fmt.Errorf("gracefulStop must not be negative, got %s", b.GracefulStop.D)
+	}
+	return nil
+}
+
+// registry maps executor names to their default configurations; set up once
+// at init and read-only afterwards.
+var registry = map[string]func() Config{
+	"constant-vus":      func() Config { return &ConstantVUs{VUs: 1} },
+	"shared-iterations": func() Config { return &SharedIterations{iterationLimits{VUs: 1, Iterations: 1}} },
+	"per-vu-iterations": func() Config { return &PerVUIterations{iterationLimits{VUs: 1, Iterations: 1}} },
+}
+
+// New returns the default configuration of the named executor, to decode
+// the user's fields into.
+func New(name string) (Config, error) {
+	mk, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown executor %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return mk(), nil
+}
+
+// Names lists the known executors, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// stopContexts returns the two deadlines of a run that lasts d: starting
+// stops at d, and iterations still running are interrupted after the
+// graceful stop g.
+func stopContexts(ctx context.Context, d, g time.Duration) (start, iter context.Context, cancel func()) {
+	start, cancelStart := context.WithTimeout(ctx, d)
+	iter, cancelIter := context.WithTimeout(ctx, d+g)
+	return start, iter, func() { cancelStart(); cancelIter() }
+}

@@ -1,0 +1,168 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ConstantVUs runs a fixed number of VUs looping over iterations for a
+// duration.
+type ConstantVUs struct {
+	Base
+	VUs      int      `json:"vus"`
+	Duration Duration `json:"duration"`
+}
+
+// Validate implements Config.
+func (c *ConstantVUs) Validate() error {
+	if c.VUs <= 0 {
+		return fmt.Errorf("vus must be at least 1, got %d", c.VUs)
+	}
+	if !c.Duration.Set || c.Duration.D <= 0 {
+		return fmt.Errorf("duration is required and must be positive (e.g. \"30s\")")
+	}
+	return c.validate()
+}
+
+// MaxVUs implements Config.
+func (c *ConstantVUs) MaxVUs() int { return c.VUs }
+
+// MaxDuration implements Config.
+func (c *ConstantVUs) MaxDuration() time.Duration { return c.Duration.D + c.graceful() }
+
+// Describe implements Config.
+func (c *ConstantVUs) Describe() string {
+	return fmt.Sprintf("%d looping VUs for %s (gracefulStop %s)", c.VUs, c.Duration.D, c.graceful())
+}
+
+// NewExecutor implements Config.
+func (c *ConstantVUs) NewExecutor() Executor { return constantVUs{c} }
+
+type constantVUs struct{ cfg *ConstantVUs }
+
+func (e constantVUs) Run(ctx context.Context, vus []VU) {
+	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.Duration.D, e.cfg.graceful())
+	defer cancel()
+	loop(vus[:e.cfg.VUs], func(vu VU) {
+		for startCtx.Err() == nil {
+			vu.RunIteration(iterCtx)
+		}
+	})
+}
+
+// DefaultMaxDuration bounds the iteration-based executors, as in k6.
+const DefaultMaxDuration = 10 * time.Minute
+
+// iterationLimits holds what the iteration-based executors share.
+type iterationLimits struct {
+	Base
+	VUs        int `json:"vus"`
+	Iterations int `json:"iterations"`
+	// Limit is "maxDuration": iterations not started by then are skipped.
+	Limit Duration `json:"maxDuration"`
+}
+
+func (c *iterationLimits) limit() time.Duration {
+	if c.Limit.Set {
+		return c.Limit.D
+	}
+	return DefaultMaxDuration
+}
+
+func (c *iterationLimits) validate() error {
+	if c.VUs <= 0 {
+		return fmt.Errorf("vus must be at least 1, got %d", c.VUs)
+	}
+	if c.Iterations <= 0 {
+		return fmt.Errorf("iterations must be at least 1, got %d", c.Iterations)
+	}
+	if c.Limit.Set && c.Limit.D <= 0 {
+		return fmt.Errorf("maxDuration must be positive, got %s", c.Limit.D)
+	}
+	return c.Base.validate()
+}
+
+// MaxVUs implements Config.
+func (c *iterationLimits) MaxVUs() int { return c.VUs }
+
+// MaxDuration implements Config.
+func (c *iterationLimits) MaxDuration() time.Duration { return c.limit() + c.graceful() }
+
+// SharedIterations shares a total number of iterations among VUs: faster
+// VUs run more of them.
+type SharedIterations struct{ iterationLimits }
+
+// Validate implements Config.
+func (c *SharedIterations) Validate() error {
+	if err := c.iterationLimits.validate(); err != nil {
+		return err
+	}
+	if c.Iterations < c.VUs {
+		return fmt.Errorf("iterations (%d) must be at least vus (%d): each VU needs one", c.Iterations, c.VUs)
+	}
+	return nil
+}
+
+// Describe implements Config.
+func (c *SharedIterations) Describe() string {
+	return fmt.Sprintf("%d iterations shared among %d VUs (maxDuration %s, gracefulStop %s)", c.Iterations, c.VUs, c.limit(), c.graceful())
+}
+
+// NewExecutor implements Config.
+func (c *SharedIterations) NewExecutor() Executor { return sharedIterations{c} }
+
+type sharedIterations struct{ cfg *SharedIterations }
+
+func (e sharedIterations) Run(ctx context.Context, vus []VU) {
+	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.limit(), e.cfg.graceful())
+	defer cancel()
+	var started atomic.Int64
+	total := int64(e.cfg.Iterations)
+	loop(vus[:e.cfg.VUs], func(vu VU) {
+		for startCtx.Err() == nil && started.Add(1) <= total {
+			vu.RunIteration(iterCtx)
+		}
+	})
+}
+
+// PerVUIterations has each VU run the same number of iterations.
+type PerVUIterations struct{ iterationLimits }
+
+// Validate implements Config.
+func (c *PerVUIterations) Validate() error { return c.iterationLimits.validate() }
+
+// Describe implements Config.
+func (c *PerVUIterations) Describe() string {
+	return fmt.Sprintf("%d iterations for each of %d VUs (maxDuration %s, gracefulStop %s)", c.Iterations, c.VUs, c.limit(), c.graceful())
+}
+
+// NewExecutor implements Config.
+func (c *PerVUIterations) NewExecutor() Executor { return perVUIterations{c} }
+
+type perVUIterations struct{ cfg *PerVUIterations }
+
+func (e perVUIterations) Run(ctx context.Context, vus []VU) {
+	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.limit(), e.cfg.graceful())
+	defer cancel()
+	loop(vus[:e.cfg.VUs], func(vu VU) {
+		for i := 0; i < e.cfg.Iterations && startCtx.Err() == nil; i++ {
+			vu.RunIteration(iterCtx)
+		}
+	})
+}
+
+// loop runs body once per VU, each in its own goroutine, and waits for all.
+func loop(vus []VU, body func(VU)) {
+	var wg sync.WaitGroup
+	for _, vu := range vus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body(vu)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,253 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime/executor"
+)
+
+// Options are the script's `export const options`, decoded strictly: an
+// unknown or mistyped field is an error that names it.
+type Options struct {
+	VUs             *int                       `json:"vus"`
+	Duration        *executor.Duration         `json:"duration"`
+	Iterations      *int                       `json:"iterations"`
+	Scenarios       map[string]json.RawMessage `json:"scenarios"`
+	Tags            map[string]string          `json:"tags"`
+	SetupTimeout    *executor.Duration         `json:"setupTimeout"`
+	TeardownTimeout *executor.Duration         `json:"teardownTimeout"`
+}
+
+// Overrides are the command line's load-shape flags; each set one replaces
+// the script's scenarios with the shorthand it implies, as in k6.
+type Overrides struct {
+	VUs        *int
+	Duration   *time.Duration
+	Iterations *int
+}
+
+func (o Overrides) any() bool { return o.VUs != nil || o.Duration != nil || o.Iterations != nil }
+
+// Scenario is one resolved scenario: when it starts, what it calls and how
+// its executor schedules iterations.
+type Scenario struct {
+	Name      string
+	Executor  string
+	Exec      string
+	StartTime time.Duration
+	Env       map[string]string
+	Tags      map[string]string
+	Config    executor.Config
+}
+
+// ConfigError is a problem in the options or flags; it names the field.
+type ConfigError struct {
+	Field string
+	Err   error
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("invalid options: %s: %v", e.Field, e.Err) }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ParseOptions decodes the options JSON exported by a script.
+func ParseOptions(data []byte) (*Options, error) {
+	var o Options
+	if len(bytes.TrimSpace(data)) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return &o, nil
+	}
+	if err := decodeStrict(data, &o); err != nil {
+		return nil, &ConfigError{Field: "options" + jsonField(err), Err: jsonReason(err)}
+	}
+	return &o, nil
+}
+
+// defaultExec is the exported function a scenario calls when exec is unset.
+const defaultExec = "default"
+
+// scenarioName is the name of the scenario the shorthand options imply.
+const scenarioName = "default"
+
+// ResolveScenarios resolves the load shape: command-line overrides first,
+// then the script's scenarios, then its vus/duration/iterations shorthand,
+// with k6's rules. The result is sorted by start time, then name.
+func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
+	if ov.any() {
+		return shorthand(ov.VUs, ov.Duration, ov.Iterations, "command line")
+	}
+	hasShorthand := o.VUs != nil || o.Duration != nil || o.Iterations != nil
+	if len(o.Scenarios) == 0 {
+		var d *time.Duration
+		if o.Duration != nil {
+			d = &o.Duration.D
+		}
+		return shorthand(o.VUs, d, o.Iterations, "options")
+	}
+	if hasShorthand {
+		return nil, &ConfigError{Field: "options.scenarios", Err: errors.New("use either scenarios or the vus/duration/iterations shorthand, not both")}
+	}
+	names := make([]string, 0, len(o.Scenarios))
+	for n := range o.Scenarios {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]Scenario, 0, len(names))
+	for _, n := range names {
+		sc, err := parseScenario(n, o.Scenarios[n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].StartTime < out[j].StartTime })
+	return out, nil
+}
+
+// shorthand turns vus/duration/iterations into one scenario: iterations →
+// shared-iterations (bounded by duration when both are set), duration alone
+// → constant-vus, nothing → one iteration of one VU.
+func shorthand(vus *int, d *time.Duration, iterations *int, where string) ([]Scenario, error) {
+	n := 1
+	if vus != nil {
+		n = *vus
+	}
+	var cfg executor.Config
+	switch {
+	case iterations != nil:
+		c := &executor.SharedIterations{}
+		c.VUs, c.Iterations = n, *iterations
+		if d != nil {
+			c.Limit = executor.Duration{D: *d, Set: true}
+		}
+		cfg = c
+	case d != nil:
+		cfg = &executor.ConstantVUs{VUs: n, Duration: executor.Duration{D: *d, Set: true}}
+	case vus != nil:
+		return nil, &ConfigError{Field: where + " vus", Err: errors.New("vus needs a duration or a number of iterations (for example -u 10 -d 30s)")}
+	default:
+		c := &executor.SharedIterations{}
+		c.VUs, c.Iterations = 1, 1
+		cfg = c
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, &ConfigError{Field: where, Err: err}
+	}
+	name := "shared-iterations"
+	if _, ok := cfg.(*executor.ConstantVUs); ok {
+		name = "constant-vus"
+	}
+	return []Scenario{{Name: scenarioName, Executor: name, Exec: defaultExec, Config: cfg}}, nil
+}
+
+// commonFields are the scenario fields every executor has.
+type commonFields struct {
+	Executor  string            `json:"executor"`
+	Exec      string            `json:"exec"`
+	StartTime executor.Duration `json:"startTime"`
+	Env       map[string]string `json:"env"`
+	Tags      map[string]string `json:"tags"`
+}
+
+func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
+	field := "options.scenarios." + name
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return Scenario{}, &ConfigError{Field: field, Err: errors.New("must be an object")}
+	}
+	common := make(map[string]json.RawMessage)
+	for _, k := range []string{"executor", "exec", "startTime", "env", "tags"} {
+		if v, ok := fields[k]; ok {
+			common[k] = v
+			delete(fields, k)
+		}
+	}
+	var c commonFields
+	if err := decodeStrict(mustMarshal(common), &c); err != nil {
+		return Scenario{}, &ConfigError{Field: field + jsonField(err), Err: jsonReason(err)}
+	}
+	if c.Executor == "" {
+		return Scenario{}, &ConfigError{Field: field + ".executor", Err: fmt.Errorf("is required (one of %s)", strings.Join(executor.Names(), ", "))}
+	}
+	cfg, err := executor.New(c.Executor)
+	if err != nil {
+		return Scenario{}, &ConfigError{Field: field + ".executor", Err: err}
+	}
+	if err := decodeStrict(mustMarshal(fields), cfg); err != nil {
+		return Scenario{}, &ConfigError{Field: field + jsonField(err), Err: fmt.Errorf("%w (executor %s)", jsonReason(err), c.Executor)}
+	}
+	if err := cfg.Validate(); err != nil {
+		return Scenario{}, &ConfigError{Field: field, Err: err}
+	}
+	if c.StartTime.D < 0 {
+		return Scenario{}, &ConfigError{Field: field + ".startTime", Err: errors.New("must not be negative")}
+	}
+	if c.Exec == "" {
+		c.Exec = defaultExec
+	}
+	return Scenario{Name: name, Executor: c.Executor, Exec: c.Exec, StartTime: c.StartTime.D, Env: c.Env, Tags: c.Tags, Config: cfg}, nil
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // re-encoding values json.Unmarshal produced cannot fail
+	}
+	return b
+}
+
+// jsonField names the field a decoding error is about, as ".name".
+func jsonField(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return "." + te.Field
+	}
+	if f, ok := unknownField(err); ok {
+		return "." + f
+	}
+	return ""
+}
+
+// jsonReason turns a decoding error into words without Go type names.
+func jsonReason(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("expected a %s, got a %s", jsTypeName(te.Type.Kind().String()), te.Value)
+	}
+	if _, ok := unknownField(err); ok {
+		return errors.New("unknown field")
+	}
+	return err
+}
+
+func unknownField(err error) (string, bool) {
+	const prefix = "json: unknown field "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	return strings.Trim(strings.TrimPrefix(msg, prefix), `"`), true
+}
+
+func jsTypeName(kind string) string {
+	switch kind {
+	case "int", "int64", "float64":
+		return "number"
+	case "map", "struct":
+		return "object"
+	case "slice":
+		return "array"
+	default:
+		return kind
+	}
+}

@@ -1,0 +1,257 @@
+// Package console prints llmrun's live progress line and its end-of-run
+// summary tables (with github.com/olekukonko/tablewriter).
+package console
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// Style decides how output looks.
+type Style struct {
+	// Color enables ANSI colours (green pass, red fail, bold headings).
+	Color bool
+}
+
+func (st Style) paint(code, s string) string {
+	if !st.Color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (st Style) bold(s string) string  { return st.paint("1", s) }
+func (st Style) red(s string) string   { return st.paint("31", s) }
+func (st Style) green(s string) string { return st.paint("32", s) }
+func (st Style) faint(s string) string { return st.paint("2", s) }
+
+// ProgressLine formats the one-line live status of a run.
+func ProgressLine(p runtime.Progress) string {
+	tps := 0.0
+	if secs := p.Elapsed.Seconds(); secs > 0 {
+		tps = p.OutputTokens / secs
+	}
+	return fmt.Sprintf("running %7s  VUs %d/%d  requests %d  failed %d  output %s tok/s",
+		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, num(tps))
+}
+
+// Render writes the end-of-run summary.
+func Render(w io.Writer, s *summary.Summary, st Style) error {
+	r := &renderer{w: w, st: st}
+	r.serving("serving", s.Serving)
+	r.latency(s.Latency)
+	for _, sc := range s.Scenarios {
+		r.serving("scenario "+sc.Name, sc.Serving)
+		r.latency(sc.Latency)
+	}
+	r.errors(s)
+	r.checks(s.Checks)
+	r.custom(s)
+	r.footer(s)
+	return r.err
+}
+
+type renderer struct {
+	w   io.Writer
+	st  Style
+	err error
+}
+
+func (r *renderer) printf(format string, args ...any) {
+	if r.err == nil {
+		_, r.err = fmt.Fprintf(r.w, format, args...)
+	}
+}
+
+func (r *renderer) heading(title string) { r.printf("\n%s\n", r.st.bold("█ "+title)) }
+
+func (r *renderer) table(header []string, rows [][]string) {
+	if r.err != nil {
+		return
+	}
+	t := tablewriter.NewTable(r.w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAlignment(tw.AlignRight))
+	t.Header(toAny(header)...)
+	for _, row := range rows {
+		if err := t.Append(toAny(row)...); err != nil {
+			r.err = err
+			return
+		}
+	}
+	r.err = t.Render()
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func (r *renderer) serving(title string, s summary.Serving) {
+	r.heading(title)
+	failed := fmt.Sprintf("%d", s.Failed)
+	if s.Failed > 0 {
+		failed = r.st.red(failed)
+	}
+	rate := fmt.Sprintf("%.2f %%", 100*s.SuccessRate)
+	r.printf("  requests ........... %d ok, %s failed (success rate %s)", s.OK, failed, rate)
+	if s.Interrupted > 0 {
+		r.printf(", %d interrupted (excluded)", s.Interrupted)
+	}
+	r.printf("\n")
+	r.printf("  duration ........... %.1f s\n", s.DurationSeconds)
+	r.printf("  request throughput . %s req/s\n", num(s.RequestThroughput))
+	r.printf("  output tokens ...... %d (%s tok/s)\n", s.OutputTokens, num(s.OutputTokenThroughput))
+	r.printf("  input tokens ....... %d\n", s.PromptTokens)
+	r.printf("  total throughput ... %s tok/s (input + output)\n", num(s.TotalTokenThroughput))
+	r.printf("  iterations ......... %d", s.Iterations)
+	if s.InterruptedIterations > 0 {
+		r.printf(", %d interrupted", s.InterruptedIterations)
+	}
+	r.printf("\n")
+}
+
+func (r *renderer) latency(rows []summary.LatencyRow) {
+	if len(rows) == 0 {
+		return
+	}
+	header := []string{"latency (ms)", "count", "mean"}
+	for _, p := range summary.Percentiles {
+		header = append(header, fmt.Sprintf("p%g", p))
+	}
+	header = append(header, "max")
+	var data [][]string
+	for _, row := range rows {
+		line := []string{row.Label, fmt.Sprintf("%d", row.Count), ms(row.Mean)}
+		for _, p := range summary.Percentiles {
+			line = append(line, ms(row.P[fmt.Sprintf("p%g", p)]))
+		}
+		data = append(data, append(line, ms(row.Max)))
+	}
+	r.printf("\n")
+	r.table(header, data)
+}
+
+func (r *renderer) errors(s *summary.Summary) {
+	if len(s.Errors) == 0 && len(s.ScriptErrors) == 0 {
+		return
+	}
+	r.heading("errors")
+	if len(s.Errors) > 0 {
+		rows := make([][]string, len(s.Errors))
+		for i, e := range s.Errors {
+			rows[i] = []string{e.Class, fmt.Sprintf("%d", e.Count)}
+		}
+		r.table([]string{"request error class", "count"}, rows)
+	}
+	for _, e := range s.ScriptErrors {
+		r.printf("  %s %s\n", r.st.red(fmt.Sprintf("%d×", e.Count)), indent(e.Message))
+	}
+	if s.OtherScriptErrors > 0 {
+		r.printf("  %d more script errors with other messages\n", s.OtherScriptErrors)
+	}
+}
+
+func (r *renderer) checks(cs []summary.Check) {
+	if len(cs) == 0 {
+		return
+	}
+	r.heading("checks")
+	rows := make([][]string, len(cs))
+	for i, c := range cs {
+		mark := r.st.green("✓")
+		if c.Fails > 0 {
+			mark = r.st.red("✗")
+		}
+		name := c.Name
+		if c.Group != "" {
+			name = c.Group + " › " + c.Name
+		}
+		pct := 100 * float64(c.Passes) / float64(c.Passes+c.Fails)
+		rows[i] = []string{mark + " " + name, fmt.Sprintf("%d", c.Passes), fmt.Sprintf("%d", c.Fails), fmt.Sprintf("%.2f %%", pct)}
+	}
+	r.table([]string{"check", "passes", "fails", "rate"}, rows)
+}
+
+func (r *renderer) custom(s *summary.Summary) {
+	names := s.CustomMetrics()
+	if len(names) == 0 {
+		return
+	}
+	r.heading("custom metrics")
+	rows := make([][]string, len(names))
+	for i, n := range names {
+		m := s.Metrics[n]
+		rows[i] = []string{n, m.Type, describe(m)}
+	}
+	r.table([]string{"metric", "type", "values"}, rows)
+}
+
+func describe(m summary.MetricSummary) string {
+	v := m.Values
+	f := num
+	if m.Contains == "time" {
+		f = func(x float64) string { return ms(x) + " ms" }
+	}
+	switch m.Type {
+	case "counter":
+		return fmt.Sprintf("count=%s rate=%s/s", num(v["count"]), num(v["rate"]))
+	case "gauge":
+		return fmt.Sprintf("value=%s min=%s max=%s", f(v["value"]), f(v["min"]), f(v["max"]))
+	case "rate":
+		return fmt.Sprintf("%.2f %% (%d of %d)", 100*v["rate"], int64(v["passes"]), int64(v["passes"]+v["fails"]))
+	default:
+		return fmt.Sprintf("avg=%s med=%s p(90)=%s p(95)=%s p(99)=%s max=%s (n=%d)",
+			f(v["avg"]), f(v["med"]), f(v["p(90)"]), f(v["p(95)"]), f(v["p(99)"]), f(v["max"]), int64(v["count"]))
+	}
+}
+
+func (r *renderer) footer(s *summary.Summary) {
+	m := s.Meta
+	models := strings.Join(m.Models, ", ")
+	if models == "" {
+		models = "-"
+	}
+	r.printf("\n%s\n", r.st.faint(fmt.Sprintf("llmrun %s · script %s (sha256 %.12s) · target %s · model %s · seed %d · host %s (%d CPUs)",
+		m.Version, m.Script, m.ScriptSHA256, m.Target, models, m.Seed, m.Host, m.CPUs)))
+	if m.Interrupted {
+		r.printf("%s\n", r.st.red("the run was interrupted before its end: figures cover the part that ran"))
+	}
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n      ") }
+
+// ms formats milliseconds with precision that suits their size.
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	case v < 1000:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+// num formats a throughput or count compactly.
+func num(v float64) string {
+	switch {
+	case v == float64(int64(v)) && v < 1e15:
+		return fmt.Sprintf("%d", int64(v))
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}

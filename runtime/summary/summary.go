@@ -1,0 +1,337 @@
+// Package summary turns a run's report into the figures people read: the
+// serving headline (requests, throughput, success rate), latency rows
+// (TTFT, TPOT, ITL, E2E), errors by class, checks, every metric's
+// statistics and the metadata that makes the run reproducible. The console
+// renders a Summary; --summary-export writes it as JSON.
+package summary
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime"
+)
+
+// SchemaVersion is the version of the JSON layout; it changes when a field
+// changes meaning or goes away.
+const SchemaVersion = 1
+
+// Percentiles are the percentiles every latency row and trend carries.
+var Percentiles = []float64{50, 90, 95, 99}
+
+// Summary is the result of one run.
+type Summary struct {
+	SchemaVersion int                  `json:"schema_version"`
+	Meta          Meta                 `json:"meta"`
+	Serving       Serving              `json:"serving"`
+	Latency       []LatencyRow         `json:"latency"`
+	Scenarios     []ScenarioSummary    `json:"scenarios"`
+	Errors        []ErrorClassCount    `json:"errors"`
+	ScriptErrors  []runtime.ErrorCount `json:"script_errors"`
+	// OtherScriptErrors counts exceptions whose message was not kept.
+	OtherScriptErrors int64                    `json:"other_script_errors,omitempty"`
+	Checks            []Check                  `json:"checks"`
+	Metrics           map[string]MetricSummary `json:"metrics"`
+}
+
+// Meta is what makes a run reproducible.
+type Meta struct {
+	Tool         string          `json:"tool"`
+	Version      string          `json:"version"`
+	Script       string          `json:"script"`
+	ScriptSHA256 string          `json:"script_sha256"`
+	Target       string          `json:"target"`
+	BaseURL      string          `json:"base_url"`
+	Models       []string        `json:"models"`
+	Seed         int64           `json:"seed"`
+	Host         string          `json:"host"`
+	OS           string          `json:"os"`
+	CPUs         int             `json:"cpus"`
+	GoVersion    string          `json:"go_version"`
+	Start        time.Time       `json:"start"`
+	End          time.Time       `json:"end"`
+	Interrupted  bool            `json:"interrupted"`
+	LoadShape    []ScenarioShape `json:"load_shape"`
+}
+
+// ScenarioShape describes one scenario's load.
+type ScenarioShape struct {
+	Name        string            `json:"name"`
+	Executor    string            `json:"executor"`
+	Exec        string            `json:"exec"`
+	StartTime   string            `json:"start_time"`
+	Description string            `json:"description"`
+	MaxVUs      int               `json:"max_vus"`
+	Tags        map[string]string `json:"tags,omitempty"`
+}
+
+// Serving is the headline block; throughputs are over the measured window.
+type Serving struct {
+	DurationSeconds float64 `json:"duration_s"`
+	// Requests counts requests that ended (ok or failed); interrupted
+	// ones are counted apart and kept out of every other figure.
+	Requests    int64 `json:"requests"`
+	OK          int64 `json:"completed"`
+	Failed      int64 `json:"failed"`
+	Interrupted int64 `json:"interrupted"`
+	// SuccessRate is OK / Requests.
+	SuccessRate float64 `json:"success_rate"`
+	// RequestThroughput is completed requests per second.
+	RequestThroughput float64 `json:"request_throughput"`
+	// OutputTokens and PromptTokens are summed over completed requests.
+	OutputTokens          int64   `json:"total_output_tokens"`
+	PromptTokens          int64   `json:"total_input_tokens"`
+	OutputTokenThroughput float64 `json:"output_throughput"`
+	TotalTokenThroughput  float64 `json:"total_token_throughput"`
+	Iterations            int64   `json:"iterations"`
+	InterruptedIterations int64   `json:"interrupted_iterations"`
+}
+
+// LatencyRow is one latency metric's distribution, in milliseconds.
+type LatencyRow struct {
+	Metric string             `json:"metric"`
+	Label  string             `json:"label"`
+	Count  int64              `json:"count"`
+	Mean   float64            `json:"mean_ms"`
+	Min    float64            `json:"min_ms"`
+	Max    float64            `json:"max_ms"`
+	P      map[string]float64 `json:"percentiles_ms"`
+}
+
+// ScenarioSummary is the serving block and latency rows of one scenario,
+// present when a run has several.
+type ScenarioSummary struct {
+	Name    string       `json:"name"`
+	Serving Serving      `json:"serving"`
+	Latency []LatencyRow `json:"latency"`
+}
+
+// ErrorClassCount is the number of failed requests of one class.
+type ErrorClassCount struct {
+	Class string `json:"class"`
+	Count int64  `json:"count"`
+}
+
+// Check is one named check's outcome.
+type Check struct {
+	Name   string `json:"name"`
+	Group  string `json:"group,omitempty"`
+	Passes int64  `json:"passes"`
+	Fails  int64  `json:"fails"`
+}
+
+// MetricSummary is one metric's statistics, k6-style: a counter has count
+// and rate, a gauge value/min/max, a rate its ratio, a trend avg/min/med/
+// max/p(N).
+type MetricSummary struct {
+	Type     string             `json:"type"`
+	Contains string             `json:"contains"`
+	Unit     string             `json:"unit,omitempty"`
+	Desc     string             `json:"desc,omitempty"`
+	Values   map[string]float64 `json:"values"`
+}
+
+// latencyMetrics are the rows of the latency table, in order.
+var latencyMetrics = []struct{ name, label string }{
+	{"llm_ttft", "TTFT"},
+	{"llm_tpot", "TPOT"},
+	{"llm_itl", "ITL"},
+	{"llm_e2e", "E2E"},
+	{"llm_ttfb", "TTFB"},
+}
+
+// Build computes the summary of a report.
+func Build(rep *runtime.Report, meta Meta) *Summary {
+	snap := rep.Snapshot
+	dur := rep.Duration()
+	meta.Start, meta.End, meta.Interrupted = rep.Start, rep.End, rep.Interrupted
+	meta.Models = snap.TagValues("llm_requests", "model")
+	meta.LoadShape = shapes(rep.Scenarios)
+	s := &Summary{
+		SchemaVersion:     SchemaVersion,
+		Meta:              meta,
+		Serving:           serving(snap, nil, dur),
+		Latency:           latency(snap, nil),
+		ScriptErrors:      rep.ScriptErrors,
+		OtherScriptErrors: rep.OtherScriptErrors,
+		Errors:            errorClasses(snap),
+		Checks:            checks(snap),
+		Metrics:           allMetrics(rep.Registry, snap, dur),
+	}
+	if len(rep.Scenarios) > 1 {
+		for _, sc := range rep.Scenarios {
+			filter := metrics.NewTagSet(map[string]string{"scenario": sc.Name})
+			s.Scenarios = append(s.Scenarios, ScenarioSummary{Name: sc.Name, Serving: serving(snap, filter, dur), Latency: latency(snap, filter)})
+		}
+	}
+	return s
+}
+
+func shapes(scs []runtime.Scenario) []ScenarioShape {
+	out := make([]ScenarioShape, len(scs))
+	for i, sc := range scs {
+		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(),
+			Description: sc.Config.Describe(), MaxVUs: sc.Config.MaxVUs(), Tags: sc.Tags}
+	}
+	return out
+}
+
+func sum(snap *metrics.Snapshot, name string, filter *metrics.TagSet) float64 {
+	if st := snap.Stats(name, filter); st != nil {
+		return st.Sum
+	}
+	return 0
+}
+
+func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) Serving {
+	s := Serving{DurationSeconds: dur.Seconds()}
+	if st := snap.Stats("llm_failed", filter); st != nil {
+		s.Requests, s.Failed = st.Count, st.NonZero
+		s.OK = s.Requests - s.Failed
+		s.SuccessRate = float64(s.OK) / float64(s.Requests)
+	}
+	s.Interrupted = int64(sum(snap, "llm_interrupted", filter))
+	s.OutputTokens = int64(sum(snap, "llm_output_tokens", filter))
+	s.PromptTokens = int64(sum(snap, "llm_prompt_tokens", filter))
+	s.Iterations = int64(sum(snap, "iterations", filter))
+	s.InterruptedIterations = int64(sum(snap, "iterations_interrupted", filter))
+	if secs := dur.Seconds(); secs > 0 {
+		s.RequestThroughput = float64(s.OK) / secs
+		s.OutputTokenThroughput = float64(s.OutputTokens) / secs
+		s.TotalTokenThroughput = float64(s.OutputTokens+s.PromptTokens) / secs
+	}
+	return s
+}
+
+func latency(snap *metrics.Snapshot, filter *metrics.TagSet) []LatencyRow {
+	var rows []LatencyRow
+	for _, lm := range latencyMetrics {
+		st := snap.Stats(lm.name, filter)
+		if st == nil {
+			continue
+		}
+		row := LatencyRow{Metric: lm.name, Label: lm.label, Count: st.Count, Mean: st.Mean(), Min: st.Min, Max: st.Max, P: map[string]float64{}}
+		for _, p := range Percentiles {
+			row.P[pName(p)] = st.Percentile(p)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func pName(p float64) string { return fmt.Sprintf("p%g", p) }
+
+func errorClasses(snap *metrics.Snapshot) []ErrorClassCount {
+	var out []ErrorClassCount
+	for _, class := range snap.TagValues("llm_errors", "error_class") {
+		n := sum(snap, "llm_errors", metrics.NewTagSet(map[string]string{"error_class": class}))
+		out = append(out, ErrorClassCount{Class: class, Count: int64(n)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}
+
+func checks(snap *metrics.Snapshot) []Check {
+	byKey := map[[2]string]*Check{}
+	var order [][2]string
+	for _, se := range snap.Series() {
+		if se.Metric.Name != "checks" {
+			continue
+		}
+		name, _ := se.Tags.Get("check")
+		group, _ := se.Tags.Get("group")
+		k := [2]string{group, name}
+		c, ok := byKey[k]
+		if !ok {
+			c = &Check{Name: name, Group: group}
+			byKey[k] = c
+			order = append(order, k)
+		}
+		c.Passes += se.Stats.NonZero
+		c.Fails += se.Stats.Count - se.Stats.NonZero
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if order[i][0] != order[j][0] {
+			return order[i][0] < order[j][0]
+		}
+		return order[i][1] < order[j][1]
+	})
+	out := make([]Check, len(order))
+	for i, k := range order {
+		out[i] = *byKey[k]
+	}
+	return out
+}
+
+func allMetrics(reg *metrics.Registry, snap *metrics.Snapshot, dur time.Duration) map[string]MetricSummary {
+	out := make(map[string]MetricSummary)
+	for _, m := range reg.All() {
+		st := snap.Stats(m.Name, nil)
+		if st == nil {
+			continue
+		}
+		out[m.Name] = MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Values: Values(st, dur)}
+	}
+	return out
+}
+
+// Values are a metric's statistics under k6's names (count, rate, value,
+// avg, min, med, max, p(90), ...).
+func Values(st *metrics.Stats, dur time.Duration) map[string]float64 {
+	v := map[string]float64{}
+	switch st.Type {
+	case metrics.Counter:
+		v["count"] = st.Sum
+		if dur > 0 {
+			v["rate"] = st.Sum / dur.Seconds()
+		}
+	case metrics.Gauge:
+		v["value"], v["min"], v["max"] = st.Last, st.Min, st.Max
+	case metrics.Rate:
+		v["rate"], v["passes"], v["fails"] = st.Rate(), float64(st.NonZero), float64(st.Count-st.NonZero)
+	case metrics.Trend:
+		v["count"], v["avg"], v["min"], v["max"] = float64(st.Count), st.Mean(), st.Min, st.Max
+		v["med"] = st.Percentile(50)
+		for _, p := range Percentiles {
+			v[fmt.Sprintf("p(%g)", p)] = st.Percentile(p)
+		}
+	}
+	return v
+}
+
+// WriteJSON writes the summary as indented JSON.
+func (s *Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return fmt.Errorf("encoding summary: %w", err)
+	}
+	return nil
+}
+
+// CustomMetrics returns the names of the script's own metrics, sorted.
+func (s *Summary) CustomMetrics() []string {
+	var names []string
+	for name := range s.Metrics {
+		if !IsBuiltin(name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// IsBuiltin reports whether a metric name belongs to llmrun itself; the
+// prefix llm_ is reserved for the llm module.
+func IsBuiltin(name string) bool {
+	switch name {
+	case "iterations", "iteration_duration", "iterations_interrupted", "script_errors", "checks", "group_duration":
+		return true
+	}
+	return strings.HasPrefix(name, "llm_")
+}

@@ -1,0 +1,197 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/js"
+)
+
+// errInterrupted is the value a VU's runtime is interrupted with when its
+// iteration must stop.
+var errInterrupted = errors.New("iteration interrupted")
+
+// vu is one virtual user: a goja runtime with the script instantiated in it.
+// It implements modules.VU for the modules, and executor.VU once bound to a
+// scenario. A vu is used by one goroutine at a time.
+type vu struct {
+	id       int64
+	rt       *goja.Runtime
+	inst     *js.Instance
+	registry *metrics.Registry
+	sink     metrics.Sink
+	run      *runState
+
+	ctx   context.Context
+	state *modules.State
+
+	// bound by bind for the scenario the VU serves
+	fn       goja.Callable
+	data     goja.Value
+	scenario *Scenario
+
+	interruptDone chan struct{}
+}
+
+// runState is what every VU of a run shares with the engine.
+type runState struct {
+	builtin *builtinMetrics
+	errors  *errorLog
+	active  atomic.Int64
+}
+
+func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig, run *runState, sink metrics.Sink) (*vu, error) {
+	v := &vu{
+		id:            id,
+		rt:            goja.New(),
+		registry:      cfg.registry,
+		sink:          sink,
+		run:           run,
+		ctx:           ctx,
+		interruptDone: make(chan struct{}, 1),
+	}
+	seed := cfg.seed + id
+	v.rt.SetRandSource(rand.New(rand.NewPCG(uint64(seed), uint64(seed>>32)^0x9e3779b97f4a7c15)).Float64)
+	inst, err := script.Instantiate(js.InstanceConfig{
+		VU:      v,
+		VUID:    id,
+		Modules: cfg.modules,
+		Env:     cfg.env,
+		Logger:  cfg.logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.inst = inst
+	return v, nil
+}
+
+// Runtime implements modules.VU.
+func (v *vu) Runtime() *goja.Runtime { return v.rt }
+
+// Context implements modules.VU.
+func (v *vu) Context() context.Context { return v.ctx }
+
+// State implements modules.VU.
+func (v *vu) State() *modules.State { return v.state }
+
+// Registry implements modules.VU.
+func (v *vu) Registry() *metrics.Registry { return v.registry }
+
+// InitContext implements modules.VU.
+func (v *vu) InitContext() bool { return v.state == nil }
+
+// SampleTarget implements metrics.JSVU.
+func (v *vu) SampleTarget() (*metrics.TagSet, metrics.Sink, bool) {
+	if v.state == nil {
+		return nil, nil, false
+	}
+	return v.state.Tags, v.state.Samples, true
+}
+
+// bind prepares the VU to run iterations of a scenario, passing data (the
+// JSON of setup()'s result, or nil) to each.
+func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte) error {
+	fn, ok := v.inst.Function(sc.Exec)
+	if !ok {
+		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
+	}
+	tags := make(map[string]string, len(globalTags)+len(sc.Tags)+1)
+	for k, val := range globalTags {
+		tags[k] = val
+	}
+	for k, val := range sc.Tags {
+		tags[k] = val
+	}
+	tags["scenario"] = sc.Name
+	v.fn, v.scenario = fn, sc
+	v.data = goja.Undefined()
+	if setupJSON != nil {
+		data, err := v.parseJSON(setupJSON)
+		if err != nil {
+			return fmt.Errorf("passing setup() data to VU %d: %w", v.id, err)
+		}
+		v.data = data
+	}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
+	return nil
+}
+
+func (v *vu) parseJSON(b []byte) (goja.Value, error) {
+	parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
+	if !ok {
+		return nil, errors.New("JSON.parse is missing")
+	}
+	return parse(goja.Undefined(), v.rt.ToValue(string(b)))
+}
+
+// RunIteration implements executor.VU: it calls the scenario's function once,
+// interrupting it when ctx ends, and records the iteration's metrics and any
+// exception it threw.
+func (v *vu) RunIteration(ctx context.Context) {
+	v.inst.SetIteration(v.state.Iteration)
+	v.run.active.Add(1)
+	defer v.run.active.Add(-1)
+
+	start := time.Now()
+	_, err := v.interruptible(ctx, v.fn, v.data)
+	elapsed := time.Since(start)
+
+	v.state.Iteration++
+	interrupted := ctx.Err() != nil
+	b := v.run.builtin
+	tags := v.state.Tags
+	switch {
+	case interrupted:
+		v.sink.AddSamples([]metrics.Sample{{Metric: b.interrupted, Tags: tags, Time: time.Now(), Value: 1}})
+	default:
+		v.sink.AddSamples([]metrics.Sample{
+			{Metric: b.iterations, Tags: tags, Time: time.Now(), Value: 1},
+			{Metric: b.iterationDuration, Tags: tags, Time: time.Now(), Value: ms(elapsed)},
+		})
+		if err != nil {
+			v.sink.AddSamples([]metrics.Sample{{Metric: b.scriptErrors, Tags: tags, Time: time.Now(), Value: 1}})
+			v.run.errors.record(err.Error())
+		}
+	}
+}
+
+// interruptible calls fn with args, interrupting the runtime when ctx ends.
+func (v *vu) interruptible(ctx context.Context, fn goja.Callable, args ...goja.Value) (goja.Value, error) {
+	prev := v.ctx
+	v.ctx = ctx
+	defer func() { v.ctx = prev }()
+	stop := context.AfterFunc(ctx, func() {
+		v.rt.Interrupt(errInterrupted)
+		v.interruptDone <- struct{}{}
+	})
+	res, err := fn(goja.Undefined(), args...)
+	if !stop() {
+		<-v.interruptDone
+	}
+	v.rt.ClearInterrupt()
+	return res, err
+}
+
+// stringify is JSON.stringify in the VU's runtime.
+func (v *vu) stringify(val goja.Value) (string, error) {
+	fn, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("stringify"))
+	if !ok {
+		return "", errors.New("JSON.stringify is missing")
+	}
+	res, err := fn(goja.Undefined(), val)
+	if err != nil {
+		return "", err
+	}
+	return res.String(), nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
