@@ -146,8 +146,9 @@ func (c *Client) CloseIdleConnections() {
 
 // Stream sends one request and reads its response, streamed or not, into a
 // Result. It never retries. Every failure is in the Result (OK false, its
-// Class and Error); ctx cancels the request, counted as canceled unless ctx
-// reached a deadline (then timeout, like the client's own timeout).
+// Class and Error). The end of ctx (canceled, or past its deadline) stops
+// the request as canceled: the run stopped it. Only the client's own
+// timeout (Config.Timeout, Request.Timeout) is a timeout.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
 	res := &Result{}
 	p, err := c.prepare(req)

@@ -198,12 +198,12 @@ func TestStreamErrors(t *testing.T) {
 		{name: "timeout mid-stream", h: stall, cfg: Config{Timeout: 150 * time.Millisecond}, class: ErrTimeout, status: 200, msg: "reading the response: request timed out after 150ms"},
 		{name: "request timeout overrides", h: stall, req: Request{Timeout: 50 * time.Millisecond}, class: ErrTimeout, status: 200, msg: "after 50ms"},
 		{
-			name: "context deadline",
+			name: "context deadline: the run stopped it",
 			h:    stall,
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				return context.WithTimeout(ctx, 50*time.Millisecond)
 			},
-			class: ErrTimeout, status: 200, msg: "deadline exceeded",
+			class: ErrCanceled, status: 200, msg: "canceled: context deadline exceeded",
 		},
 		{
 			name: "context canceled",

@@ -24,14 +24,16 @@ func (e *timeoutError) Error() string { return "request timed out after " + e.af
 
 // classify returns the class of a failed request and its message; phase
 // says what the client was doing. When the request's context is done, that
-// is the reason whatever error it caused: the client's timeout or a context
-// deadline is a timeout, any other cancellation is canceled. Otherwise a
-// *failure keeps its class, and any other error gets the class otherwise.
+// is the reason whatever error it caused: the client's own timeout is a
+// timeout; any other end of the caller's context (canceled, or past its
+// deadline: the run stopping at the end of a graceful stop, Ctrl-C) is
+// canceled. Otherwise a *failure keeps its class, and any other error gets
+// the class otherwise.
 func classify(ctx context.Context, err error, phase string, otherwise ErrorClass) (ErrorClass, string) {
 	if ctx.Err() != nil {
 		cause := context.Cause(ctx)
 		var te *timeoutError
-		if errors.As(cause, &te) || errors.Is(cause, context.DeadlineExceeded) {
+		if errors.As(cause, &te) {
 			return ErrTimeout, fmt.Sprintf("%s: %v", phase, cause)
 		}
 		return ErrCanceled, fmt.Sprintf("%s: canceled: %v", phase, cause)

@@ -4,9 +4,10 @@ import "github.com/llmrun/llmrun/modules/metrics"
 
 // Metrics are the built-in metrics of the llm module.
 type Metrics struct {
-	Requests     *metrics.Metric // llm_requests: every request
+	Requests     *metrics.Metric // llm_requests: requests that ended, ok or failed
 	Failed       *metrics.Metric // llm_failed: 1 per failed request, 0 per ok one
 	Errors       *metrics.Metric // llm_errors: failed requests, tagged error_class
+	Interrupted  *metrics.Metric // llm_interrupted: requests the run stopped
 	TTFT         *metrics.Metric // llm_ttft
 	TPOT         *metrics.Metric // llm_tpot
 	ITL          *metrics.Metric // llm_itl: one sample per inter-token gap
@@ -24,11 +25,13 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 	}
 	return &Metrics{
 		Requests: reg.MustRegister(metrics.Metric{Name: "llm_requests", Type: metrics.Counter,
-			Desc: "LLM requests sent, failed or not", Unit: "requests"}),
+			Desc: "LLM requests that ended, ok or failed", Unit: "requests"}),
 		Failed: reg.MustRegister(metrics.Metric{Name: "llm_failed", Type: metrics.Rate,
 			Desc: "share of LLM requests that failed", Unit: "ratio"}),
 		Errors: reg.MustRegister(metrics.Metric{Name: "llm_errors", Type: metrics.Counter,
-			Desc: "failed LLM requests, tagged error_class", Unit: "errors"}),
+			Desc: "failed LLM requests, tagged error_class", Unit: "requests"}),
+		Interrupted: reg.MustRegister(metrics.Metric{Name: "llm_interrupted", Type: metrics.Counter,
+			Desc: "LLM requests cut by the end of a graceful stop or Ctrl-C; in no other metric", Unit: "requests"}),
 		TTFT: trend("llm_ttft", "time to first token: request start to the first chunk with text, reasoning or a tool call"),
 		TPOT: trend("llm_tpot", "time per output token after the first, per streamed request: (e2e - ttft) / (output tokens - 1)"),
 		ITL:  trend("llm_itl", "inter-token latency: each gap between consecutive token-bearing chunks"),
@@ -43,8 +46,10 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 
 // AppendSamples appends the samples of one request to dst and returns the
 // extended slice, so that a caller can send them to a Sink in one call
-// with a reused slice. Every request counts in llm_requests and llm_failed;
-// a failed one in llm_errors, tagged error_class. Only a successful request
+// with a reused slice. A request the run stopped (ErrCanceled) counts in
+// llm_interrupted only. Any other request counts in llm_requests and
+// llm_failed; a failed one in llm_errors, tagged error_class. Only a
+// successful request
 // gives latencies and token counts: TTFT when a token arrived, TPOT and
 // ITL when it was streamed with more than one token, E2E and TTFB always,
 // token counts when known. Samples are timed at the end of the request.
@@ -52,6 +57,10 @@ func (m *Metrics) AppendSamples(dst []metrics.Sample, tags *metrics.TagSet, r *R
 	at := r.End()
 	add := func(metric *metrics.Metric, value float64) {
 		dst = append(dst, metrics.Sample{Metric: metric, Tags: tags, Time: at, Value: value})
+	}
+	if r.Class == ErrCanceled {
+		add(m.Interrupted, 1)
+		return dst
 	}
 	add(m.Requests, 1)
 	if !r.OK {

@@ -15,7 +15,7 @@ func TestRegisterMetrics(t *testing.T) {
 		t.Error("registering twice gave other metrics")
 	}
 	want := map[string]metrics.Type{
-		"llm_requests": metrics.Counter, "llm_failed": metrics.Rate, "llm_errors": metrics.Counter,
+		"llm_requests": metrics.Counter, "llm_failed": metrics.Rate, "llm_errors": metrics.Counter, "llm_interrupted": metrics.Counter,
 		"llm_ttft": metrics.Trend, "llm_tpot": metrics.Trend, "llm_itl": metrics.Trend, "llm_e2e": metrics.Trend,
 		"llm_ttfb": metrics.Trend, "llm_output_tokens": metrics.Counter, "llm_prompt_tokens": metrics.Counter,
 	}
@@ -72,6 +72,11 @@ func TestAppendSamples(t *testing.T) {
 			name: "failed",
 			res:  Result{Class: ErrHTTP429, Status: 429, E2E: 7, TTFT: 3, ITL: []float64{1}},
 			want: []sample{{"llm_requests", 1}, {"llm_failed", 1}, {"llm_errors", 1}},
+		},
+		{
+			name: "interrupted",
+			res:  Result{Class: ErrCanceled, Status: 200, E2E: 9, TTFT: 3, ITL: []float64{1}, Chunks: 2},
+			want: []sample{{"llm_interrupted", 1}},
 		},
 	}
 	for _, tt := range tests {

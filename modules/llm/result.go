@@ -38,13 +38,13 @@ type ErrorClass string
 const (
 	ErrNone     ErrorClass = ""
 	ErrConnect  ErrorClass = "connect"  // could not connect (refused, DNS, TLS)
-	ErrTimeout  ErrorClass = "timeout"  // the request timeout passed
+	ErrTimeout  ErrorClass = "timeout"  // the request timeout (Config.Timeout, Request.Timeout) passed
 	ErrHTTP4xx  ErrorClass = "http_4xx" // 4xx status other than 429
 	ErrHTTP429  ErrorClass = "http_429" // rate limited
 	ErrHTTP5xx  ErrorClass = "http_5xx" // 5xx status
 	ErrStream   ErrorClass = "stream"   // error event in the stream, or the stream was cut before its end
-	ErrDecode   ErrorClass = "decode"   // a chunk or response that is not valid JSON of the expected shape
-	ErrCanceled ErrorClass = "canceled" // the run stopped the request (end of graceful stop, Ctrl-C)
+	ErrDecode   ErrorClass = "decode"   // a chunk or response that is not valid JSON of the expected shape, an unexpected content type or status (1xx, 3xx)
+	ErrCanceled ErrorClass = "canceled" // the caller's context ended: the run stopped the request (end of graceful stop, Ctrl-C); not a failure of the server
 	// ErrInvalidRequest is a request the client refused to send: no
 	// "messages" nor "prompt" to infer the API from, an unknown API, a
 	// "stream" that is not a boolean, or a body that is not valid JSON.

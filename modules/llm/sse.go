@@ -193,6 +193,9 @@ func (s *SSEReader) readLine() ([]byte, error) {
 				}
 			}
 			if line, ok := s.scanLine(); ok {
+				if len(line) > s.max { // a buffer grown under a larger maximum
+					return nil, fmt.Errorf("%w: line over %d bytes", ErrTooLong, s.max)
+				}
 				if !s.started {
 					s.started = true
 					line = bytes.TrimPrefix(line, utf8BOM)

@@ -158,6 +158,20 @@ func TestSSEReaderMaxSize(t *testing.T) {
 	}
 }
 
+// TestSSEReaderSmallerMax lowers the maximum of a reader whose buffer grew
+// under the default.
+func TestSSEReaderSmallerMax(t *testing.T) {
+	s := NewSSEReader(strings.NewReader("data: " + strings.Repeat("a", 100) + "\n\n"))
+	if _, err := readEvents(s); err != io.EOF {
+		t.Fatal(err)
+	}
+	s.Reset(strings.NewReader("data: " + strings.Repeat("a", 50) + "\n\n"))
+	s.SetMaxSize(16)
+	if _, err := s.Next(); !errors.Is(err, ErrTooLong) {
+		t.Errorf("err = %v, want ErrTooLong", err)
+	}
+}
+
 func TestSSEReaderReadError(t *testing.T) {
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader("data: a\n\ndata: b\n"), iotest.ErrReader(boom))

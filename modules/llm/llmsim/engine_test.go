@@ -2,6 +2,7 @@ package llmsim
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -212,5 +213,31 @@ func TestCloseCutsRequests(t *testing.T) {
 	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/completions", strings.NewReader(`{"prompt":"a"}`)))
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "server_error") {
 		t.Errorf("closed server: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// The server's own view of TTFT, which clients compare with theirs, is
+// served at GET /stats.
+func TestStatsReportServerSideTTFT(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.PrefillBase, cfg.PrefillPerToken = 30*time.Millisecond, 0
+	r := listen(t, cfg)
+	for range 2 {
+		mustStream(t, r, "/v1/completions", completionsBody("hello", map[string]any{"max_tokens": 3}))
+	}
+	resp, err := testClient(t).Get(r.URL() + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st Stats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.FirstTokens != 2 || st.Received != 2 {
+		t.Fatalf("stats %+v: want 2 requests with a first token", st)
+	}
+	if mean := st.TTFTSum / time.Duration(st.FirstTokens); mean < 30*time.Millisecond || mean > time.Second {
+		t.Errorf("server-side mean TTFT %v, want ≈ 30ms", mean)
 	}
 }

@@ -19,6 +19,7 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })
 	return mux
 }
 
@@ -32,11 +33,14 @@ type completion struct {
 	finish  string
 	seq     *sequence
 	engine  *engine
+	arrived time.Time
+	server  *Server
 }
 
 // generate answers a chat or completions request: it queues the request in
 // the engine and streams or returns its tokens as the engine makes them.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
+	arrived := time.Now()
 	j, aerr := parseJob(w, r, a.chat, &s.cfg)
 	if aerr != nil {
 		s.rejected.Add(1)
@@ -60,6 +64,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 		finish:  finish,
 		seq:     newSequence(ctx, j.promptTokens, outputTokens),
 		engine:  s.engine,
+		arrived: arrived,
+		server:  s,
 	}
 	if err := s.engine.submit(c.seq); err != nil {
 		unavailable(err).write(w)

@@ -16,6 +16,15 @@ type Server struct {
 
 	arrivals atomic.Uint64 // numbers the accepted generation requests
 	rejected atomic.Uint64
+
+	firstTokens    atomic.Uint64 // streams whose first token was flushed
+	firstTokenNano atomic.Int64  // their summed arrival → first-token-flushed times
+}
+
+// recordFirstToken notes a stream's server-side TTFT.
+func (s *Server) recordFirstToken(d time.Duration) {
+	s.firstTokens.Add(1)
+	s.firstTokenNano.Add(int64(d))
 }
 
 // Stats is a snapshot of a Server's counters.
@@ -29,6 +38,12 @@ type Stats struct {
 	Tokens       uint64 // tokens generated
 	PrefillSteps uint64 // engine steps that admitted requests
 	DecodeSteps  uint64 // engine steps that generated a token per sequence
+	// FirstTokens counts streams whose first token was flushed; their
+	// mean server-side TTFT (request arrival to first token flushed) is
+	// TTFTSum / FirstTokens. Clients compare it with the TTFT they
+	// measure to see their own overhead.
+	FirstTokens uint64
+	TTFTSum     time.Duration
 }
 
 // New validates cfg and returns a Server whose engine is running.
@@ -57,6 +72,8 @@ func (s *Server) Stats() Stats {
 		Tokens:       e.tokens.Load(),
 		PrefillSteps: e.prefillSteps.Load(),
 		DecodeSteps:  e.decodeSteps.Load(),
+		FirstTokens:  s.firstTokens.Load(),
+		TTFTSum:      time.Duration(s.firstTokenNano.Load()),
 	}
 }
 

@@ -3,6 +3,7 @@ package llmsim
 import (
 	"context"
 	"net/http"
+	"time"
 )
 
 // stream answers c as server-sent events. Each time the engine wakes it, it
@@ -19,6 +20,7 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter) {
 	}
 	enc := newChunkEncoder(c.api, c.id, c.created, c.job.model, c.job.includeUsage)
 	total := c.seq.outputTokens
+	timedFirst := false
 	for sent := 0; sent < total; {
 		n, err := c.engine.wait(ctx, c.seq, sent)
 		if err != nil {
@@ -47,6 +49,10 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter) {
 		}
 		if rc.Flush() != nil {
 			return
+		}
+		if !timedFirst {
+			timedFirst = true
+			c.server.recordFirstToken(time.Since(c.arrived))
 		}
 	}
 }

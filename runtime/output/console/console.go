@@ -77,7 +77,16 @@ func (r *renderer) table(header []string, rows [][]string) {
 	if r.err != nil {
 		return
 	}
-	t := tablewriter.NewTable(r.w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAlignment(tw.AlignRight))
+	// The first column names the row; the others hold figures.
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	align[0] = tw.AlignLeft
+	t := tablewriter.NewTable(r.w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
 	t.Header(toAny(header)...)
 	for _, row := range rows {
 		if err := t.Append(toAny(row)...); err != nil {

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// cli runs the command line in-process and returns its exit code and output.
+func cli(t *testing.T, ctx context.Context, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code := run(ctx, args, &stdout, &stderr, getenv)
+	return code, stdout.String(), stderr.String()
+}
+
+func writeScript(t *testing.T, name, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readSummary(t *testing.T, path string) *summary.Summary {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("summary export is not valid JSON: %v", err)
+	}
+	return &s
+}
+
+func latencyRow(t *testing.T, s *summary.Summary, metric string) summary.LatencyRow {
+	t.Helper()
+	for _, r := range s.Latency {
+		if r.Metric == metric {
+			return r
+		}
+	}
+	t.Fatalf("no %s row in %+v", metric, s.Latency)
+	return summary.LatencyRow{}
+}
+
+func startSim(t *testing.T, cfg llmsim.Config) string {
+	t.Helper()
+	srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv.URL()
+}
+
+const chatScript = `
+import llm from 'llm';
+import { check } from 'llmrun';
+export default function () {
+  const r = llm.stream({ messages: [{ role: 'user', content: 'Say something.' }], max_tokens: %d, ignore_eos: true, temperature: 0 });
+  check(r, { ok: (r) => r.ok });
+}
+`
+
+// With no queueing (one VU, an idle simulator) the measured TTFT and ITL
+// are the simulator's configured prefill and decode times.
+func TestMeasuredTimingMatchesTheSimulator(t *testing.T) {
+	const prefill, decode, maxTokens, iterations = 80 * time.Millisecond, 20 * time.Millisecond, 16, 8
+	cfg := llmsim.DefaultConfig()
+	cfg.PrefillBase, cfg.PrefillPerToken = prefill, 0
+	cfg.DecodeBase, cfg.DecodePerSeq = decode, 0
+	url := startSim(t, cfg)
+	script := writeScript(t, "timing.js", fmt.Sprintf(chatScript, maxTokens))
+	export := filepath.Join(t.TempDir(), "summary.json")
+
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-i", fmt.Sprint(iterations), "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	within := func(name string, got float64, want time.Duration) {
+		w := float64(want) / float64(time.Millisecond)
+		if math.Abs(got-w) > 0.05*w {
+			t.Errorf("%s = %.2f ms, want %.2f ms ± 5 %%", name, got, w)
+		}
+	}
+	within("TTFT mean", latencyRow(t, s, "llm_ttft").Mean, prefill)
+	within("ITL p50", latencyRow(t, s, "llm_itl").P["p50"], decode)
+	if s.Serving.OK != iterations || s.Serving.Failed != 0 {
+		t.Errorf("ok %d failed %d, want %d and 0", s.Serving.OK, s.Serving.Failed, iterations)
+	}
+	if s.Serving.OutputTokens != iterations*maxTokens {
+		t.Errorf("output tokens %d, want %d (ignore_eos and max_tokens honoured)", s.Serving.OutputTokens, iterations*maxTokens)
+	}
+	if got := latencyRow(t, s, "llm_itl").Count; got != iterations*(maxTokens-1) {
+		t.Errorf("ITL samples %d, want %d (one per gap)", got, iterations*(maxTokens-1))
+	}
+	for _, want := range []string{"TTFT", "TPOT", "ITL", "E2E", "request throughput", "✓ ok"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// A server that fails in every way still gives a summary, classified errors
+// and exit code 0: failures are results, not crashes.
+func TestFailingServerGivesClassifiedErrors(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) % 3 {
+		case 0:
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
+		case 1:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, `{"error":{"message":"slow down"}}`, http.StatusTooManyRequests)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n")
+			w.(http.Flusher).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}
+	}))
+	defer srv.Close()
+	script := writeScript(t, "fail.js", fmt.Sprintf(chatScript, 8))
+	export := filepath.Join(t.TempDir(), "summary.json")
+
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", srv.URL, "-i", "9", "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	got := map[string]int64{}
+	for _, e := range s.Errors {
+		got[e.Class] = e.Count
+	}
+	if got["http_5xx"] != 3 || got["http_429"] != 3 || got["stream"] != 3 {
+		t.Errorf("errors by class = %v, want 3 each of http_5xx, http_429, stream", got)
+	}
+	if s.Serving.Failed != 9 || s.Serving.SuccessRate != 0 {
+		t.Errorf("failed %d success rate %g", s.Serving.Failed, s.Serving.SuccessRate)
+	}
+	if !strings.Contains(stdout, "http_429") || !strings.Contains(stdout, "✗ ok") {
+		t.Errorf("summary does not show the errors and the failed check:\n%s", stdout)
+	}
+}
+
+func TestUnreachableServerIsAConnectError(t *testing.T) {
+	script := writeScript(t, "down.js", fmt.Sprintf(chatScript, 8))
+	export := filepath.Join(t.TempDir(), "summary.json")
+	// Port 1 on loopback has no listener: the connection is refused.
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", "http://127.0.0.1:1", "-i", "2", "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	if len(s.Errors) != 1 || s.Errors[0].Class != "connect" || s.Errors[0].Count != 2 {
+		t.Errorf("errors = %+v, want 2 connect errors", s.Errors)
+	}
+}
+
+func TestBadInputGivesClearMessages(t *testing.T) {
+	dir := t.TempDir()
+	syntax := writeScript(t, "syntax.js", "export default function () {\n  const x = ;\n}\n")
+	badOpts := writeScript(t, "opts.js", "export const options = { vus: 2, duraton: '10s' };\nexport default function () {}\n")
+	noExec := writeScript(t, "noexec.js", "export const options = { scenarios: { a: { executor: 'shared-iterations', exec: 'chat' } } };\nexport default function () {}\n")
+	valid := writeScript(t, "valid.js", "export default function () {}\n")
+	initThrow := writeScript(t, "init.js", "import llm from 'llm';\n\nthrow new Error('no config');\nexport default function () {}\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"missing script", []string{"run", filepath.Join(dir, "nope.js")}, exitUsage, []string{"nope.js", "no such file"}},
+		{"no script", []string{"run"}, exitUsage, []string{"expected one script"}},
+		{"unknown flag", []string{"run", "--bogus", syntax}, exitUsage, []string{"unknown flag: --bogus", "llmrun run --help"}},
+		{"unknown command", []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"`}},
+		{"syntax error", []string{"run", syntax}, exitScriptError, []string{"syntax.js:2:13", "const x = ;", "^"}},
+		{"unknown option", []string{"run", badOpts}, exitInvalidConfig, []string{"options.duraton: unknown field"}},
+		{"missing exec", []string{"run", noExec}, exitInvalidConfig, []string{"options.scenarios.a.exec", `no function "chat"`}},
+		{"init exception", []string{"run", initThrow}, exitScriptError, []string{"init.js:3:", "no config"}},
+		{"bad -e", []string{"run", "-e", "NOEQUALS", syntax}, exitUsage, []string{"KEY=VALUE"}},
+		{"vus alone", []string{"run", "-u", "3", valid}, exitInvalidConfig, []string{"vus needs a duration or a number of iterations"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, context.Background(), nil, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// The bare form "llmrun script.js", __ENV from -e, and the API key from
+// --api-key-env sent as a bearer token but never printed.
+func TestShorthandEnvAndAPIKey(t *testing.T) {
+	const key = "sk-test-secret-123"
+	var auth atomic.Value
+	sim, err := llmsim.New(llmsim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	script := writeScript(t, "env.js", `
+import llm from 'llm';
+import { check } from 'llmrun';
+export default function () {
+  const r = llm.stream({ prompt: 'hi', max_tokens: 3 });
+  check(r, { ['greeting is ' + __ENV.GREETING]: () => __ENV.GREETING === 'hello', ok: (r) => r.ok });
+}`)
+	env := map[string]string{"MY_KEY": key}
+	code, stdout, stderr := cli(t, context.Background(), env, script, "-q", "--base-url", srv.URL, "--api-key-env", "MY_KEY", "-e", "GREETING=hello", "-i", "1")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := auth.Load(); got != "Bearer "+key {
+		t.Errorf("Authorization = %v", got)
+	}
+	if !strings.Contains(stdout, "✓ greeting is hello") || !strings.Contains(stdout, "✓ ok") {
+		t.Errorf("checks failed:\n%s", stdout)
+	}
+	if strings.Contains(stdout+stderr, key) {
+		t.Error("the API key appears in the output")
+	}
+	code, _, stderr = cli(t, context.Background(), nil, script, "--api-key-env", "UNSET_VAR", "-i", "1")
+	if code != exitUsage || !strings.Contains(stderr, "UNSET_VAR") {
+		t.Errorf("an empty --api-key-env variable: exit %d, %s", code, stderr)
+	}
+}
+
+// Ctrl-C (a canceled context) stops the run, cuts in-flight requests as
+// interrupted, still prints the summary and exits 105.
+func TestInterruptedRunStillSummarises(t *testing.T) {
+	cfg := llmsim.DefaultConfig()
+	cfg.DecodeBase = 50 * time.Millisecond
+	url := startSim(t, cfg)
+	script := writeScript(t, "long.js", fmt.Sprintf(chatScript, 1000))
+	export := filepath.Join(t.TempDir(), "summary.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--base-url", url, "-u", "4", "-d", "1m", "--summary-export", export, script)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	if !s.Meta.Interrupted || s.Serving.Interrupted != 4 || s.Serving.Failed != 0 {
+		t.Errorf("interrupted=%v requests interrupted %d failed %d; want true, 4, 0", s.Meta.Interrupted, s.Serving.Interrupted, s.Serving.Failed)
+	}
+	if !strings.Contains(stdout, "interrupted") {
+		t.Errorf("summary does not say the run was interrupted:\n%s", stdout)
+	}
+}
+
+func TestBuiltinSimulatorIsTheDefaultTarget(t *testing.T) {
+	script := writeScript(t, "sim.js", fmt.Sprintf(chatScript, 4))
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-i", "2", script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "target:    built-in simulator") || !strings.Contains(stdout, "set --base-url to benchmark a real server") {
+		t.Errorf("banner does not say the simulator is the target:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "2 ok, 0 failed") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help", "run"}, {"run", "--help"}, {"sim", "--help"}, {"version"}} {
+		code, stdout, stderr := cli(t, context.Background(), nil, args...)
+		if code != exitOK || stdout+stderr == "" {
+			t.Errorf("%v: exit %d, output %q", args, code, stdout+stderr)
+		}
+	}
+	_, _, stderr := cli(t, context.Background(), nil, "run", "--help")
+	for _, flag := range []string{"--vus", "--duration", "--iterations", "--env", "--base-url", "--api-key-env", "--summary-export", "--quiet", "--no-color"} {
+		if !strings.Contains(stderr, flag) {
+			t.Errorf("run --help lacks %s", flag)
+		}
+	}
+}
