@@ -29,8 +29,12 @@ const DefaultSetupTimeout = 60 * time.Second
 
 // Config configures one run.
 type Config struct {
-	// ScriptPath is the scenario script (.js or .ts).
+	// ScriptPath is the scenario script (.js or .ts); it names the script
+	// in errors and resolves its relative imports and open() paths.
 	ScriptPath string
+	// Source, when not nil, is the script's source, used instead of
+	// reading ScriptPath (for the stock scenarios built into the binary).
+	Source []byte
 	// Env is exposed to the script as __ENV.
 	Env map[string]string
 	// Overrides are the command line's load-shape flags.
@@ -68,9 +72,12 @@ type Engine struct {
 // resolves the scenarios. Errors are *js.ScriptError for script problems
 // and *ConfigError for options and flags.
 func Load(ctx context.Context, cfg Config) (*Engine, error) {
-	src, err := os.ReadFile(cfg.ScriptPath)
-	if err != nil {
-		return nil, fmt.Errorf("reading script: %w", err)
+	src := cfg.Source
+	if src == nil {
+		var err error
+		if src, err = os.ReadFile(cfg.ScriptPath); err != nil {
+			return nil, fmt.Errorf("reading script: %w", err)
+		}
 	}
 	script, err := js.Compile(cfg.ScriptPath, src)
 	if err != nil {
@@ -171,6 +178,9 @@ type Report struct {
 	// Start and End bound the measured window: from the first scenario's
 	// start to the last one's end (setup and teardown excluded).
 	Start, End time.Time
+	// Windows holds when each scenario actually ran, by name; a scenario
+	// that never started (an interrupted run) has none.
+	Windows map[string]Window
 	// ScriptErrors are the distinct exceptions thrown by iterations;
 	// OtherScriptErrors counts those whose message was not kept.
 	ScriptErrors      []ErrorCount
@@ -181,6 +191,13 @@ type Report struct {
 
 // Duration is the length of the measured window.
 func (r *Report) Duration() time.Duration { return r.End.Sub(r.Start) }
+
+// Window is when a scenario ran: from its start to the end of its last
+// iteration (graceful stop included).
+type Window struct{ Start, End time.Time }
+
+// Duration is the window's length.
+func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 
 // Run initialises the VUs, runs setup, the scenarios and teardown, and
 // returns what was measured. A canceled ctx stops the run early and still
@@ -198,13 +215,14 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 
 	start := time.Now()
 	e.startNanos.Store(start.UnixNano())
-	runErr := e.runScenarios(ctx, vus, setupJSON)
+	windows, runErr := e.runScenarios(ctx, vus, setupJSON)
 	end := time.Now()
 
 	// teardown runs even after an interruption, on its own deadline, so
 	// that the script can release what setup took.
 	teardownErr := e.teardown(context.WithoutCancel(ctx), setupJSON)
 	rep := e.report(start, end, ctx)
+	rep.Windows = windows
 	return rep, errors.Join(runErr, ctx.Err(), teardownErr)
 }
 
@@ -266,8 +284,12 @@ func (e *Engine) initVUs(ctx context.Context) ([]*vu, error) {
 	return vus, ctx.Err()
 }
 
-func (e *Engine) runScenarios(ctx context.Context, vus []*vu, setupJSON []byte) error {
-	var wg sync.WaitGroup
+func (e *Engine) runScenarios(ctx context.Context, vus []*vu, setupJSON []byte) (map[string]Window, error) {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		windows = make(map[string]Window, len(e.scenarios))
+	)
 	next := 0
 	for i := range e.scenarios {
 		sc := &e.scenarios[i]
@@ -277,7 +299,7 @@ func (e *Engine) runScenarios(ctx context.Context, vus []*vu, setupJSON []byte) 
 		execVUs := make([]executor.VU, n)
 		for j, v := range mine {
 			if err := v.bind(sc, e.options.Tags, setupJSON); err != nil {
-				return err
+				return nil, err
 			}
 			execVUs[j] = v
 		}
@@ -287,11 +309,16 @@ func (e *Engine) runScenarios(ctx context.Context, vus []*vu, setupJSON []byte) 
 			if !sleepCtx(ctx, sc.StartTime) {
 				return
 			}
+			w := Window{Start: time.Now()}
 			sc.Config.NewExecutor().Run(ctx, execVUs)
+			w.End = time.Now()
+			mu.Lock()
+			windows[sc.Name] = w
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return nil
+	return windows, nil
 }
 
 // setup runs the script's setup() if it exports one and returns its result

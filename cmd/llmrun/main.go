@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/llmrun/llmrun/scripts"
 )
 
 // Exit codes; documented in the README.
@@ -72,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		if strings.HasPrefix(cmd, "-") || looksLikeScript(cmd) {
+		if strings.HasPrefix(cmd, "-") || strings.HasPrefix(cmd, scripts.Prefix) || looksLikeScript(cmd) {
 			return runCommand(ctx, args, stdout, stderr, getenv)
 		}
 		fmt.Fprintf(stderr, "llmrun: unknown command %q\nRun 'llmrun --help' for usage.\n", cmd)

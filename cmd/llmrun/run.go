@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	goruntime "runtime"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/js"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/scripts"
 )
 
 const runUsage = `Usage: llmrun run [flags] SCRIPT
@@ -33,6 +35,9 @@ The target is --base-url, else $LLMRUN_BASE_URL, else $OPENAI_BASE_URL, else
 the built-in simulator started in-process. -u, -d and -i replace the
 script's scenarios with one (k6 rules: -d alone → constant-vus, -i →
 shared-iterations).
+
+SCRIPT may name a stock scenario built into llmrun, configured with -e:
+%s
 
 Flags:
 `
@@ -76,7 +81,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	fs.SetInterspersed(true)
 	var f runFlags
 	f.register(fs)
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprintf(stderr, runUsage, stockList()); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -89,8 +94,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return exitUsage
 	}
 	script := fs.Arg(0)
-	if _, err := os.Stat(script); err != nil {
-		fmt.Fprintf(stderr, "llmrun run: cannot open script %s: %v\n", script, unwrapPathError(err))
+	source, err := loadScript(script)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 		return exitUsage
 	}
 	env, err := scriptEnv(f, getenv)
@@ -104,7 +110,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return exitUsage
 	}
 
-	target := llmCfg.BaseURL
+	target := redactURL(llmCfg.BaseURL)
 	if llmCfg.BaseURL == "" {
 		simCfg := llmsim.DefaultConfig()
 		simCfg.Seed = f.seed
@@ -124,6 +130,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	useColor := !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
 	engine, err := runtime.Load(ctx, runtime.Config{
 		ScriptPath: script,
+		Source:     source,
 		Env:        env,
 		Overrides:  overrides(fs, f),
 		LLM:        llmCfg,
@@ -147,7 +154,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	host, _ := os.Hostname()
 	sum := summary.Build(rep, summary.Meta{
 		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
-		Target: target, BaseURL: llmCfg.BaseURL, Seed: f.seed, Host: host,
+		Target: target, BaseURL: redactURL(llmCfg.BaseURL), Seed: f.seed, Host: host,
 		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
 	})
 	code := exitOK
@@ -260,7 +267,7 @@ func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engin
 	fmt.Fprintf(w, "llmrun %s\n", version())
 	fmt.Fprintf(w, "  script:    %s\n", script)
 	if target == "built-in simulator" {
-		fmt.Fprintf(w, "  target:    built-in simulator (%s); set --base-url to benchmark a real server\n", cfg.BaseURL)
+		fmt.Fprintf(w, "  target:    built-in simulator (%s); set --base-url to benchmark a real server\n", redactURL(cfg.BaseURL))
 	} else {
 		fmt.Fprintf(w, "  target:    %s\n", target)
 	}
@@ -334,6 +341,42 @@ func writeSummary(path string, s *summary.Summary) error {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// loadScript returns the source of a stock scenario, or nil after checking
+// that a script file can be read (the engine reads it).
+func loadScript(script string) ([]byte, error) {
+	if strings.HasPrefix(script, scripts.Prefix) {
+		return scripts.Source(script)
+	}
+	if _, err := os.Stat(script); err != nil {
+		return nil, fmt.Errorf("cannot open script %s: %v", script, unwrapPathError(err))
+	}
+	return nil, nil
+}
+
+func stockList() string {
+	var b strings.Builder
+	for _, n := range scripts.Names() {
+		fmt.Fprintf(&b, "  %s%s\n", scripts.Prefix, n)
+	}
+	return b.String()
+}
+
+// redactURL hides a password in the URL's user info and every query value
+// (API keys sometimes travel there), so the URL can be printed and stored.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return raw
+	}
+	if q := u.Query(); len(q) > 0 {
+		for k := range q {
+			q.Set(k, "xxxxx")
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 func unwrapPathError(err error) error {

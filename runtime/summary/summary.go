@@ -84,8 +84,11 @@ type Serving struct {
 	// RequestThroughput is completed requests per second.
 	RequestThroughput float64 `json:"request_throughput"`
 	// OutputTokens and PromptTokens are summed over completed requests.
-	OutputTokens          int64   `json:"total_output_tokens"`
-	PromptTokens          int64   `json:"total_input_tokens"`
+	OutputTokens int64 `json:"total_output_tokens"`
+	PromptTokens int64 `json:"total_input_tokens"`
+	// MeanInputTokens and MeanOutputTokens are per completed request.
+	MeanInputTokens       float64 `json:"mean_input_tokens"`
+	MeanOutputTokens      float64 `json:"mean_output_tokens"`
 	OutputTokenThroughput float64 `json:"output_throughput"`
 	TotalTokenThroughput  float64 `json:"total_token_throughput"`
 	Iterations            int64   `json:"iterations"`
@@ -166,7 +169,10 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 	if len(rep.Scenarios) > 1 {
 		for _, sc := range rep.Scenarios {
 			filter := metrics.NewTagSet(map[string]string{"scenario": sc.Name})
-			s.Scenarios = append(s.Scenarios, ScenarioSummary{Name: sc.Name, Serving: serving(snap, filter, dur), Latency: latency(snap, filter)})
+			// A scenario's throughput is over its own window: in a
+			// sweep, levels run one after another.
+			w := rep.Windows[sc.Name]
+			s.Scenarios = append(s.Scenarios, ScenarioSummary{Name: sc.Name, Serving: serving(snap, filter, w.Duration()), Latency: latency(snap, filter)})
 		}
 	}
 	return s
@@ -200,6 +206,10 @@ func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) 
 	s.PromptTokens = int64(sum(snap, "llm_prompt_tokens", filter))
 	s.Iterations = int64(sum(snap, "iterations", filter))
 	s.InterruptedIterations = int64(sum(snap, "iterations_interrupted", filter))
+	if s.OK > 0 {
+		s.MeanInputTokens = float64(s.PromptTokens) / float64(s.OK)
+		s.MeanOutputTokens = float64(s.OutputTokens) / float64(s.OK)
+	}
 	if secs := dur.Seconds(); secs > 0 {
 		s.RequestThroughput = float64(s.OK) / secs
 		s.OutputTokenThroughput = float64(s.OutputTokens) / secs

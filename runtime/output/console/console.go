@@ -48,10 +48,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r := &renderer{w: w, st: st}
 	r.serving("serving", s.Serving)
 	r.latency(s.Latency)
-	for _, sc := range s.Scenarios {
-		r.serving("scenario "+sc.Name, sc.Serving)
-		r.latency(sc.Latency)
-	}
+	r.scenarios(s)
 	r.errors(s)
 	r.checks(s.Checks)
 	r.custom(s)
@@ -119,8 +116,8 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	r.printf("\n")
 	r.printf("  duration ........... %.1f s\n", s.DurationSeconds)
 	r.printf("  request throughput . %s req/s\n", num(s.RequestThroughput))
-	r.printf("  output tokens ...... %d (%s tok/s)\n", s.OutputTokens, num(s.OutputTokenThroughput))
-	r.printf("  input tokens ....... %d\n", s.PromptTokens)
+	r.printf("  output tokens ...... %d (%s tok/s; %s per request)\n", s.OutputTokens, num(s.OutputTokenThroughput), num(s.MeanOutputTokens))
+	r.printf("  input tokens ....... %d (%s per request)\n", s.PromptTokens, num(s.MeanInputTokens))
 	r.printf("  total throughput ... %s tok/s (input + output)\n", num(s.TotalTokenThroughput))
 	r.printf("  iterations ......... %d", s.Iterations)
 	if s.InterruptedIterations > 0 {
@@ -148,6 +145,38 @@ func (r *renderer) latency(rows []summary.LatencyRow) {
 	}
 	r.printf("\n")
 	r.table(header, data)
+}
+
+// scenarios prints one row per scenario, the figures of a sweep level or of
+// one workload of a mix side by side; throughputs are over each scenario's
+// own window.
+func (r *renderer) scenarios(s *summary.Summary) {
+	if len(s.Scenarios) == 0 {
+		return
+	}
+	r.heading("by scenario")
+	vus := map[string]int{}
+	for _, sh := range s.Meta.LoadShape {
+		vus[sh.Name] = sh.MaxVUs
+	}
+	header := []string{"scenario", "VUs", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}
+	rows := make([][]string, len(s.Scenarios))
+	for i, sc := range s.Scenarios {
+		p := func(metric, pct string) string {
+			for _, row := range sc.Latency {
+				if row.Metric == metric {
+					return ms(row.P[pct])
+				}
+			}
+			return "-"
+		}
+		sv := sc.Serving
+		rows[i] = []string{sc.Name, fmt.Sprint(vus[sc.Name]), fmt.Sprint(sv.OK), fmt.Sprint(sv.Failed),
+			num(sv.RequestThroughput), num(sv.OutputTokenThroughput),
+			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")}
+	}
+	r.table(header, rows)
+	r.printf("  %s\n", r.st.faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))
 }
 
 func (r *renderer) errors(s *summary.Summary) {

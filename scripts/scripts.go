@@ -1,0 +1,42 @@
+// Package scripts holds the stock scenarios shipped inside the llmrun
+// binary, run as "llmrun run stock:NAME" and configured with -e KEY=VALUE.
+package scripts
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// Prefix marks a stock scenario on the command line: "stock:serving-point".
+const Prefix = "stock:"
+
+//go:embed *.js
+var files embed.FS
+
+// Names lists the stock scenarios, sorted.
+func Names() []string {
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		panic(err) // the embedded directory always reads
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".js"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Source returns the source of the named stock scenario (with or without
+// the prefix and the .js extension).
+func Source(name string) ([]byte, error) {
+	name = strings.TrimSuffix(strings.TrimPrefix(name, Prefix), ".js")
+	src, err := files.ReadFile(name + ".js")
+	if err != nil {
+		return nil, fmt.Errorf("no stock scenario %q (stock scenarios: %s)", name, strings.Join(Names(), ", "))
+	}
+	return src, nil
+}
