@@ -21,6 +21,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llmrun"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/js"
 )
 
@@ -187,6 +188,8 @@ type Report struct {
 	OtherScriptErrors int64
 	// Interrupted is true when the run was stopped before its end.
 	Interrupted bool
+	// Client is how the load generator itself fared during the window.
+	Client health.Report
 }
 
 // Duration is the length of the measured window.
@@ -215,14 +218,16 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 
 	start := time.Now()
 	e.startNanos.Store(start.UnixNano())
+	probe := health.Start()
 	windows, runErr := e.runScenarios(ctx, vus, setupJSON)
+	client := probe.Stop()
 	end := time.Now()
 
 	// teardown runs even after an interruption, on its own deadline, so
 	// that the script can release what setup took.
 	teardownErr := e.teardown(context.WithoutCancel(ctx), setupJSON)
 	rep := e.report(start, end, ctx)
-	rep.Windows = windows
+	rep.Windows, rep.Client = windows, client
 	return rep, errors.Join(runErr, ctx.Err(), teardownErr)
 }
 

@@ -24,8 +24,9 @@ type Options struct {
 	TeardownTimeout *executor.Duration         `json:"teardownTimeout"`
 }
 
-// Overrides are the command line's load-shape flags; each set one replaces
-// the script's scenarios with the shorthand it implies, as in k6.
+// Overrides are the command line's load-shape flags. Any of them replaces
+// the script's scenarios with the shorthand they imply, taking the fields
+// they leave unset from the script's shorthand, as in k6.
 type Overrides struct {
 	VUs        *int
 	Duration   *time.Duration
@@ -78,15 +79,23 @@ const scenarioName = "default"
 // with k6's rules. The result is sorted by start time, then name.
 func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 	if ov.any() {
-		return shorthand(ov.VUs, ov.Duration, ov.Iterations, "command line")
+		// Flags win field by field over the script's own shorthand, as in
+		// k6: "-d 10s" on a script with vus: 16 runs 16 VUs for 10s.
+		vus, d, iterations := o.VUs, o.duration(), o.Iterations
+		if ov.VUs != nil {
+			vus = ov.VUs
+		}
+		if ov.Duration != nil {
+			d = ov.Duration
+		}
+		if ov.Iterations != nil {
+			iterations = ov.Iterations
+		}
+		return shorthand(vus, d, iterations, "command line")
 	}
 	hasShorthand := o.VUs != nil || o.Duration != nil || o.Iterations != nil
 	if len(o.Scenarios) == 0 {
-		var d *time.Duration
-		if o.Duration != nil {
-			d = &o.Duration.D
-		}
-		return shorthand(o.VUs, d, o.Iterations, "options")
+		return shorthand(o.VUs, o.duration(), o.Iterations, "options")
 	}
 	if hasShorthand {
 		return nil, &ConfigError{Field: "options.scenarios", Err: errors.New("use either scenarios or the vus/duration/iterations shorthand, not both")}
@@ -106,6 +115,13 @@ func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartTime < out[j].StartTime })
 	return out, nil
+}
+
+func (o *Options) duration() *time.Duration {
+	if o.Duration == nil {
+		return nil
+	}
+	return &o.Duration.D
 }
 
 // shorthand turns vus/duration/iterations into one scenario: iterations →

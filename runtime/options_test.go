@@ -25,6 +25,7 @@ func TestResolveScenarios(t *testing.T) {
 		{"scenario", `{"scenarios": {"chat": {"executor": "per-vu-iterations", "vus": 3, "iterations": 7, "exec": "chat"}}}`,
 			Overrides{}, "per-vu-iterations", "7 iterations for each of 3 VUs"},
 		{"command line iterations", `{}`, Overrides{VUs: &five, Iterations: &ten}, "shared-iterations", "10 iterations shared among 5 VUs"},
+		{"command line duration keeps the script's vus", `{"vus": 16, "duration": "1h"}`, Overrides{Duration: &minute}, "constant-vus", "16 looping VUs for 1m0s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

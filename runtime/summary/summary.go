@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/health"
 )
 
 // SchemaVersion is the version of the JSON layout; it changes when a field
@@ -34,9 +35,12 @@ type Summary struct {
 	Errors        []ErrorClassCount    `json:"errors"`
 	ScriptErrors  []runtime.ErrorCount `json:"script_errors"`
 	// OtherScriptErrors counts exceptions whose message was not kept.
-	OtherScriptErrors int64                    `json:"other_script_errors,omitempty"`
-	Checks            []Check                  `json:"checks"`
-	Metrics           map[string]MetricSummary `json:"metrics"`
+	OtherScriptErrors int64   `json:"other_script_errors,omitempty"`
+	Checks            []Check `json:"checks"`
+	// Client is how the load generator itself fared: CPU, scheduling
+	// delay, and warnings when it may have limited the run.
+	Client  health.Report            `json:"client"`
+	Metrics map[string]MetricSummary `json:"metrics"`
 }
 
 // Meta is what makes a run reproducible.
@@ -164,6 +168,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		OtherScriptErrors: rep.OtherScriptErrors,
 		Errors:            errorClasses(snap),
 		Checks:            checks(snap),
+		Client:            rep.Client,
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
 	if len(rep.Scenarios) > 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -47,6 +48,7 @@ func ProgressLine(p runtime.Progress) string {
 func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r := &renderer{w: w, st: st}
 	r.serving("serving", s.Serving)
+	r.client(s.Client)
 	r.latency(s.Latency)
 	r.scenarios(s)
 	r.errors(s)
@@ -124,6 +126,19 @@ func (r *renderer) serving(title string, s summary.Serving) {
 		r.printf(", %d interrupted", s.InterruptedIterations)
 	}
 	r.printf("\n")
+}
+
+// client prints how the load generator fared, loudly when it may have
+// limited the run.
+func (r *renderer) client(c health.Report) {
+	cpu := "n/a"
+	if c.CPU >= 0 {
+		cpu = fmt.Sprintf("%.0f %% of %d CPUs", 100*c.CPU, c.Procs)
+	}
+	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, ms(c.SchedDelayP99), ms(c.SchedDelayMax))
+	for _, w := range c.Warnings {
+		r.printf("  %s\n", r.st.red("WARNING: "+w))
+	}
 }
 
 func (r *renderer) latency(rows []summary.LatencyRow) {
