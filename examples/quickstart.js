@@ -7,7 +7,7 @@ import { check } from 'llmrun';
 
 export const options = {
   vus: 16,
-  duration: '15s',
+  duration: __ENV.DURATION || '15s',
 };
 
 const questions = [

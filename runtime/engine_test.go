@@ -271,10 +271,16 @@ export default function () { throw new Error('the default function must not run'
 
 	// Both scenarios last at least 300 ms; had one run after the other,
 	// its first iteration would start after the other's last one ended.
-	chat := tags("scenario", "chat")
-	rag := tags("scenario", "rag")
-	chatStart, chatEnd := rep.Snapshot.Stats("first_start", chat).Min, rep.Snapshot.Stats("last_end", chat).Max
-	ragStart, ragEnd := rep.Snapshot.Stats("first_start", rag).Min, rep.Snapshot.Stats("last_end", rag).Max
+	span := func(scenario string) (first, last float64) {
+		f := tags("scenario", scenario)
+		start, end := rep.Snapshot.Stats("first_start", f), rep.Snapshot.Stats("last_end", f)
+		if start == nil || end == nil {
+			t.Fatalf("scenario %s recorded no first_start or last_end", scenario)
+		}
+		return start.Min, end.Max
+	}
+	chatStart, chatEnd := span("chat")
+	ragStart, ragEnd := span("rag")
 	if chatStart >= ragEnd || ragStart >= chatEnd {
 		t.Errorf("scenarios did not overlap: chat ran [%v, %v] ms, rag [%v, %v] ms", chatStart, chatEnd, ragStart, ragEnd)
 	}
@@ -322,6 +328,13 @@ export default function () { started.add(Date.now()); }
 	}
 	if d := rep.Duration(); d < 300*time.Millisecond {
 		t.Errorf("measured window %v, want at least 300ms", d)
+	}
+	lw, ew := rep.Windows["late"], rep.Windows["early"]
+	if d := lw.Start.Sub(rep.Start); d < 300*time.Millisecond {
+		t.Errorf("late scenario's window starts %v after the run's, want at least 300ms", d)
+	}
+	if ew.Start.Before(rep.Start) || ew.End.Before(ew.Start) || lw.End.Before(lw.Start) || rep.End.Before(lw.End) {
+		t.Errorf("windows %+v are not within the run's [%v, %v]", rep.Windows, rep.Start, rep.End)
 	}
 }
 
@@ -553,32 +566,35 @@ export function teardown() { for (;;) {} }
 
 func TestGracefulStopInterruptsIterations(t *testing.T) {
 	// Each VU's one iteration outlives duration + gracefulStop and is cut
-	// at 400ms: counted as interrupted, not as an iteration nor an error.
+	// at 400ms: counted as interrupted, not as an iteration nor an error,
+	// and the code after the cut call never runs (no check recorded).
 	tests := []struct {
-		name, body    string
-		llmRequests   bool
+		name, call    string
 		interruptedRq float64
 	}{
-		{"sleep", `sleep(10);`, false, 0},
-		{"llm request", `llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 3000, ignore_eos: true });`, true, 2},
+		{"sleep", `sleep(10)`, 0},
+		{"llm request", `llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 3000, ignore_eos: true })`, 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := startSim(t, 5*time.Millisecond) // 3000 tokens: 15s
 			cfg := testConfig(t, `
 import llm from 'llm';
-import { sleep } from 'llmrun';
-export const options = { scenarios: { s: { executor: 'constant-vus', vus: 2, duration: '300ms', gracefulStop: '100ms' } } };
-export default function () { `+tc.body+` }
+import { check, sleep } from 'llmrun';
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 4, duration: '300ms', gracefulStop: '100ms' } } };
+export default function () {
+  const r = `+tc.call+`;
+  check(r, { 'ran after the cut': (r) => r !== undefined && r.ok });
+}
 `, sim, nil)
 			start := time.Now()
 			rep := mustRun(t, load(t, cfg))
 			elapsed := time.Since(start)
 
-			if got := sum(rep, "iterations_interrupted", tags("scenario", "s")); got != 2 {
-				t.Errorf("iterations_interrupted = %v, want 2", got)
+			if got := sum(rep, "iterations_interrupted", tags("scenario", "s")); got != 4 {
+				t.Errorf("iterations_interrupted = %v, want 4", got)
 			}
-			for _, name := range []string{"iterations", "iteration_duration", "script_errors"} {
+			for _, name := range []string{"iterations", "iteration_duration", "script_errors", "checks"} {
 				if got := count(rep, name, nil); got != 0 {
 					t.Errorf("%s has %d samples, want none", name, got)
 				}
@@ -609,9 +625,11 @@ func TestCanceledRunCountsRequestsInFlightAsInterrupted(t *testing.T) {
 	logs := &logBuffer{}
 	cfg := testConfig(t, `
 import llm from 'llm';
+import { check } from 'llmrun';
 export const options = { vus: 2, duration: '30s' };
 export default function () {
-  llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 3000, ignore_eos: true });
+  const r = llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 3000, ignore_eos: true });
+  check(r, { ok: (r) => r.ok });
 }
 export function teardown() { console.log('teardown ran'); }
 `, sim, logs)
@@ -637,7 +655,7 @@ export function teardown() { console.log('teardown ran'); }
 	if got := sum(rep, "llm_interrupted", tags("scenario", "default", "model", testModel)); got != 2 {
 		t.Errorf("llm_interrupted = %v, want 2", got)
 	}
-	for _, name := range []string{"llm_requests", "llm_failed", "llm_errors", "llm_e2e", "iterations", "script_errors"} {
+	for _, name := range []string{"llm_requests", "llm_failed", "llm_errors", "llm_e2e", "iterations", "script_errors", "checks"} {
 		if got := count(rep, name, nil); got != 0 {
 			t.Errorf("%s has %d samples, want none", name, got)
 		}

@@ -165,12 +165,19 @@ func (v *vu) RunIteration(ctx context.Context) {
 }
 
 // interruptible calls fn with args, interrupting the runtime when ctx ends.
+// Modules see a context that ends only once the runtime is interrupted, so
+// that a module call cut short by the end of ctx (llm.stream, sleep) never
+// returns to JavaScript that could still run and record samples (a failed
+// check of the cut request) before the interrupt lands.
 func (v *vu) interruptible(ctx context.Context, fn goja.Callable, args ...goja.Value) (goja.Value, error) {
+	modCtx, cancelMod := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelMod(nil)
 	prev := v.ctx
-	v.ctx = ctx
+	v.ctx = modCtx
 	defer func() { v.ctx = prev }()
 	stop := context.AfterFunc(ctx, func() {
 		v.rt.Interrupt(errInterrupted)
+		cancelMod(context.Cause(ctx))
 		v.interruptDone <- struct{}{}
 	})
 	res, err := fn(goja.Undefined(), args...)

@@ -5,6 +5,7 @@ package llmrun
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/dop251/goja"
@@ -99,10 +100,18 @@ func (i *instance) check(value goja.Value, checks *goja.Object, extraTags goja.V
 // sleep pauses the VU for the given seconds; it returns early when the
 // iteration is stopped.
 func (i *instance) sleep(seconds float64) {
+	if math.IsNaN(seconds) {
+		panic(i.vu.Runtime().NewTypeError("sleep(seconds): seconds must be a number"))
+	}
 	if seconds <= 0 {
 		return
 	}
-	t := time.NewTimer(time.Duration(seconds * float64(time.Second)))
+	// Beyond what a Duration holds, sleep until the iteration stops.
+	d := time.Duration(math.MaxInt64)
+	if seconds < d.Seconds() {
+		d = time.Duration(seconds * float64(time.Second))
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

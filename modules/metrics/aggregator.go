@@ -68,7 +68,7 @@ func (s *shard) AddSamples(samples []Sample) {
 				s.series[key] = last
 			}
 		}
-		last.stats.add(smp.Value)
+		last.stats.addAt(smp.Value, smp.Time)
 	}
 }
 

@@ -111,3 +111,11 @@ func BenchmarkShardAddSamples(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/sample")
 }
+
+func TestRegistryRejectsAnotherValueType(t *testing.T) {
+	reg := NewRegistry()
+	reg.MustRegister(Metric{Name: "x", Type: Trend})
+	if _, err := reg.Register(Metric{Name: "x", Type: Trend, Contains: Time}); err == nil {
+		t.Fatal("a trend of plain values re-registered as a time trend")
+	}
+}

@@ -101,8 +101,9 @@ func (r *Registry) Register(m Metric) (*Metric, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old, ok := r.metrics[m.Name]; ok {
-		if old.Type != m.Type {
-			return nil, fmt.Errorf("metric %q is already registered as a %s, cannot register it as a %s", m.Name, old.Type, m.Type)
+		if old.Type != m.Type || old.Contains != m.Contains {
+			return nil, fmt.Errorf("metric %q is already registered as a %s of %s values, cannot register it as a %s of %s values",
+				m.Name, old.Type, old.Contains, m.Type, m.Contains)
 		}
 		return old, nil
 	}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -33,12 +34,27 @@ type Stats struct {
 	// NonZero counts the samples whose value was not zero (for rates).
 	NonZero int64
 
+	// lastTime is the time of Last's sample, so that Merge keeps the most
+	// recent value whatever order series and shards are merged in.
+	lastTime time.Time
+
 	pos, neg *hdr.Histogram
 }
 
 func newStats(t Type) *Stats { return &Stats{Type: t} }
 
 func newHistogram() *hdr.Histogram { return hdr.New(1, histMax, histSigFigs) }
+
+// addAt adds a value sampled at t; Last stays when t is older than it.
+func (s *Stats) addAt(v float64, t time.Time) {
+	last, lastTime := s.Last, s.lastTime
+	s.add(v)
+	if t.Before(lastTime) {
+		s.Last = last
+	} else {
+		s.lastTime = t
+	}
+}
 
 func (s *Stats) add(v float64) {
 	if s.Count == 0 || v < s.Min {
@@ -70,11 +86,14 @@ func (s *Stats) add(v float64) {
 	_ = (*h).RecordValue(scaled) // cannot fail: 0 ≤ scaled ≤ histMax
 }
 
-// Merge adds other's samples into s. Last takes other's value when other has
-// any samples; callers merge in time order where Last matters.
+// Merge adds other's samples into s. Last becomes the more recent of the
+// two last values (other's when their times are equal or unknown).
 func (s *Stats) Merge(other *Stats) {
 	if other == nil || other.Count == 0 {
 		return
+	}
+	if s.Count == 0 || !other.lastTime.Before(s.lastTime) {
+		s.Last, s.lastTime = other.Last, other.lastTime
 	}
 	if s.Count == 0 || other.Min < s.Min {
 		s.Min = other.Min
@@ -84,7 +103,6 @@ func (s *Stats) Merge(other *Stats) {
 	}
 	s.Count += other.Count
 	s.Sum += other.Sum
-	s.Last = other.Last
 	s.NonZero += other.NonZero
 	s.pos = mergeHist(s.pos, other.pos)
 	s.neg = mergeHist(s.neg, other.neg)

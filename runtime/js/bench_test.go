@@ -3,9 +3,8 @@ package js
 import (
 	"testing"
 
-	"github.com/dop251/goja"
-
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 const benchScript = `import llm from 'fake';
@@ -40,7 +39,7 @@ func BenchmarkInstantiate(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		cfg.VU = &testVU{rt: goja.New(), init: true}
+		cfg.VU = modulestest.NewVU(b)
 		if _, err := s.Instantiate(cfg); err != nil {
 			b.Fatal(err)
 		}

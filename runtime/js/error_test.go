@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 func TestRuntimeErrorPositions(t *testing.T) {
@@ -96,13 +97,13 @@ export default function () {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustCompile(t, tt.filename, tt.src)
-			vu := newTestVU()
+			vu := modulestest.NewVU(t)
 			inst, err := s.Instantiate(InstanceConfig{VU: vu, Modules: map[string]modules.Module{"fake": &fakeModule{}}})
 			if tt.fn != "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				vu.init = false
+				vu.LeaveInit()
 				fn, ok := inst.Function(tt.fn)
 				if !ok {
 					t.Fatalf("no function %q", tt.fn)

@@ -1,32 +1,14 @@
 package js
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/modulestest"
 )
-
-// testVU is a minimal modules.VU.
-type testVU struct {
-	rt       *goja.Runtime
-	init     bool
-	registry *metrics.Registry
-}
-
-func newTestVU() *testVU {
-	return &testVU{rt: goja.New(), init: true, registry: metrics.NewRegistry()}
-}
-
-func (v *testVU) Runtime() *goja.Runtime      { return v.rt }
-func (v *testVU) Context() context.Context    { return context.Background() }
-func (v *testVU) State() *modules.State       { return nil }
-func (v *testVU) Registry() *metrics.Registry { return v.registry }
-func (v *testVU) InitContext() bool           { return v.init }
 
 // fakeModule is a Go module whose exports are a function, a number and a
 // Go struct with js tags.
@@ -75,7 +57,7 @@ func mustCompile(t testing.TB, filename, src string) *Script {
 func mustInstantiate(t testing.TB, s *Script, cfg InstanceConfig) *Instance {
 	t.Helper()
 	if cfg.VU == nil {
-		cfg.VU = newTestVU()
+		cfg.VU = modulestest.NewVU(t)
 	}
 	inst, err := s.Instantiate(cfg)
 	if err != nil {

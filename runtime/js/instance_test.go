@@ -13,6 +13,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 func TestModuleImports(t *testing.T) {
@@ -47,7 +48,7 @@ export default function () { return [client('a'), fake.answer, ns.info.modelName
 func TestUnknownModule(t *testing.T) {
 	// A directory that does not exist, like an embedded script's.
 	s := mustCompile(t, "embedded/script.js", "import fake from 'fake';\nimport nope from 'nope';\nexport default function () {}\n")
-	_, err := s.Instantiate(InstanceConfig{VU: newTestVU(), Modules: map[string]modules.Module{"fake": &fakeModule{}, "llm": &fakeModule{}}})
+	_, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), Modules: map[string]modules.Module{"fake": &fakeModule{}, "llm": &fakeModule{}}})
 	var se *ScriptError
 	if !errors.As(err, &se) {
 		t.Fatalf("Instantiate error = %v, want a *ScriptError", err)
@@ -61,10 +62,10 @@ func TestUnknownModule(t *testing.T) {
 }
 
 func TestRequireOutsideInit(t *testing.T) {
-	vu := newTestVU()
+	vu := modulestest.NewVU(t)
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () { return require('fake'); }\n"),
 		InstanceConfig{VU: vu, Modules: map[string]modules.Module{"fake": &fakeModule{}}})
-	vu.init = false
+	vu.LeaveInit()
 	fn, _ := inst.Function("default")
 	_, err := fn(undefined)
 	if err == nil || !strings.Contains(err.Error(), `module "fake" can only be imported in the init context`) {
@@ -186,10 +187,10 @@ export function pending() {
 }
 
 func TestInterrupt(t *testing.T) {
-	vu := newTestVU()
+	vu := modulestest.NewVU(t)
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () {\n  for (let i = 0; ; i++) {}\n}\n"), InstanceConfig{VU: vu})
 	stop := errors.New("graceful stop")
-	time.AfterFunc(10*time.Millisecond, func() { vu.rt.Interrupt(stop) })
+	time.AfterFunc(10*time.Millisecond, func() { vu.Runtime().Interrupt(stop) })
 	fn, _ := inst.Function("default")
 	_, err := fn(undefined)
 	var interrupted *goja.InterruptedError
@@ -216,7 +217,7 @@ export default function (): string {
 	errs := make(chan error, 50)
 	for vu := range int64(50) {
 		wg.Go(func() {
-			inst, err := s.Instantiate(InstanceConfig{VU: newTestVU(), VUID: vu, Modules: map[string]modules.Module{"fake": m}})
+			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), VUID: vu, Modules: map[string]modules.Module{"fake": m}})
 			if err != nil {
 				errs <- err
 				return

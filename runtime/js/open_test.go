@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 func TestOpen(t *testing.T) {
@@ -31,7 +33,7 @@ func TestOpen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustCompile(t, filepath.Join(dir, "script.js"), tt.src)
-			inst, err := s.Instantiate(InstanceConfig{VU: newTestVU()})
+			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t)})
 			if tt.wantErr != "" {
 				var se *ScriptError
 				if !errors.As(err, &se) || se.Message != tt.wantErr || se.Line != 1 {
@@ -50,9 +52,9 @@ func TestOpen(t *testing.T) {
 }
 
 func TestOpenOutsideInit(t *testing.T) {
-	vu := newTestVU()
+	vu := modulestest.NewVU(t)
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default () => open('script.js');"), InstanceConfig{VU: vu})
-	vu.init = false
+	vu.LeaveInit()
 	fn, _ := inst.Function("default")
 	if _, err := fn(undefined); err == nil || !strings.Contains(err.Error(), "only be opened in the init context") {
 		t.Errorf("error = %v, want one about the init context", err)

@@ -72,16 +72,19 @@ func (r *renderer) printf(format string, args ...any) {
 
 func (r *renderer) heading(title string) { r.printf("\n%s\n", r.st.bold("█ "+title)) }
 
-func (r *renderer) table(header []string, rows [][]string) {
+// table prints rows under header; columns from firstFigure on hold figures
+// and are right-aligned, the others are text.
+func (r *renderer) table(header []string, rows [][]string, firstFigure int) {
 	if r.err != nil {
 		return
 	}
-	// The first column names the row; the others hold figures.
 	align := make([]tw.Align, len(header))
 	for i := range align {
-		align[i] = tw.AlignRight
+		align[i] = tw.AlignLeft
+		if i >= firstFigure {
+			align[i] = tw.AlignRight
+		}
 	}
-	align[0] = tw.AlignLeft
 	t := tablewriter.NewTable(r.w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
@@ -159,7 +162,7 @@ func (r *renderer) latency(rows []summary.LatencyRow) {
 		data = append(data, append(line, ms(row.Max)))
 	}
 	r.printf("\n")
-	r.table(header, data)
+	r.table(header, data, 1)
 }
 
 // scenarios prints one row per scenario, the figures of a sweep level or of
@@ -190,7 +193,7 @@ func (r *renderer) scenarios(s *summary.Summary) {
 			num(sv.RequestThroughput), num(sv.OutputTokenThroughput),
 			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")}
 	}
-	r.table(header, rows)
+	r.table(header, rows, 1)
 	r.printf("  %s\n", r.st.faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))
 }
 
@@ -204,7 +207,7 @@ func (r *renderer) errors(s *summary.Summary) {
 		for i, e := range s.Errors {
 			rows[i] = []string{e.Class, fmt.Sprintf("%d", e.Count)}
 		}
-		r.table([]string{"request error class", "count"}, rows)
+		r.table([]string{"request error class", "count"}, rows, 1)
 	}
 	for _, e := range s.ScriptErrors {
 		r.printf("  %s %s\n", r.st.red(fmt.Sprintf("%d×", e.Count)), indent(e.Message))
@@ -232,7 +235,7 @@ func (r *renderer) checks(cs []summary.Check) {
 		pct := 100 * float64(c.Passes) / float64(c.Passes+c.Fails)
 		rows[i] = []string{mark + " " + name, fmt.Sprintf("%d", c.Passes), fmt.Sprintf("%d", c.Fails), fmt.Sprintf("%.2f %%", pct)}
 	}
-	r.table([]string{"check", "passes", "fails", "rate"}, rows)
+	r.table([]string{"check", "passes", "fails", "rate"}, rows, 1)
 }
 
 func (r *renderer) custom(s *summary.Summary) {
@@ -246,7 +249,7 @@ func (r *renderer) custom(s *summary.Summary) {
 		m := s.Metrics[n]
 		rows[i] = []string{n, m.Type, describe(m)}
 	}
-	r.table([]string{"metric", "type", "values"}, rows)
+	r.table([]string{"metric", "type", "values"}, rows, 3)
 }
 
 func describe(m summary.MetricSummary) string {

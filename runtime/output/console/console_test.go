@@ -1,0 +1,253 @@
+package console_test
+
+import (
+	"bytes"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+func latencyRow(metric, label string, count int64, mean, p50, p90, p95, p99, max float64) summary.LatencyRow {
+	return summary.LatencyRow{Metric: metric, Label: label, Count: count, Mean: mean, Max: max,
+		P: map[string]float64{"p50": p50, "p90": p90, "p95": p95, "p99": p99}}
+}
+
+// sampleSummary is a two-scenario run with failures, script errors,
+// checks and custom metrics.
+func sampleSummary() *summary.Summary {
+	return &summary.Summary{
+		SchemaVersion: summary.SchemaVersion,
+		Meta: summary.Meta{Version: "v0.1.0", Script: "chat.js", ScriptSHA256: "0123456789abcdef", Target: "http://127.0.0.1:8000",
+			Models: []string{"m-a", "m-b"}, Seed: 42, Host: "box", CPUs: 8,
+			LoadShape: []summary.ScenarioShape{{Name: "chat", MaxVUs: 4}, {Name: "rag", MaxVUs: 2}}},
+		Serving: summary.Serving{DurationSeconds: 10, Requests: 14, OK: 10, Failed: 4, Interrupted: 1, SuccessRate: 10.0 / 14,
+			RequestThroughput: 1, OutputTokens: 900, PromptTokens: 960, MeanInputTokens: 96, MeanOutputTokens: 90,
+			OutputTokenThroughput: 90, TotalTokenThroughput: 186, Iterations: 15, InterruptedIterations: 1},
+		Latency: []summary.LatencyRow{
+			latencyRow("llm_ttft", "TTFT", 10, 76, 50, 200, 200, 200, 200),
+			latencyRow("llm_tpot", "TPOT", 10, 15.43, 10.101, 36.73, 36.73, 36.73, 36.73),
+			latencyRow("llm_itl", "ITL", 28, 5.714, 5, 10, 10, 10, 10),
+			latencyRow("llm_e2e", "E2E", 10, 1236, 1050, 2000, 2000, 2000, 2000),
+		},
+		Scenarios: []summary.ScenarioSummary{
+			{Name: "chat", Serving: summary.Serving{OK: 8, Failed: 3, RequestThroughput: 0.8, OutputTokenThroughput: 80},
+				Latency: []summary.LatencyRow{latencyRow("llm_ttft", "TTFT", 8, 45, 40, 80, 80, 80, 80)}},
+			{Name: "rag", Serving: summary.Serving{OK: 2, Failed: 1, RequestThroughput: 0.4, OutputTokenThroughput: 20},
+				Latency: []summary.LatencyRow{latencyRow("llm_ttft", "TTFT", 2, 200, 200, 200, 200, 200, 200),
+					latencyRow("llm_e2e", "E2E", 2, 2000, 2000, 2000, 2000, 2000, 2000)}},
+		},
+		Errors:            []summary.ErrorClassCount{{Class: "http_5xx", Count: 2}, {Class: "timeout", Count: 1}},
+		ScriptErrors:      []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom\n 3 | throw new Error('boom');", Count: 2}},
+		OtherScriptErrors: 3,
+		Checks: []summary.Check{
+			{Name: "a first", Passes: 1},
+			{Name: "ok", Passes: 5, Fails: 1},
+			{Name: "fast", Group: "::chat", Passes: 1, Fails: 2},
+		},
+		Client: health.Report{CPU: 0.25, Procs: 2, SchedDelayP99: 0.5, SchedDelayMax: 1.5, Warnings: []string{"the client may have limited the run"}},
+		Metrics: map[string]summary.MetricSummary{
+			"my_counter": {Type: "counter", Contains: "default", Values: map[string]float64{"count": 12, "rate": 1.2}},
+			"my_gauge":   {Type: "gauge", Contains: "default", Values: map[string]float64{"value": 5, "min": 3, "max": 5}},
+			"my_rate":    {Type: "rate", Contains: "default", Values: map[string]float64{"rate": 0.75, "passes": 3, "fails": 1}},
+			"my_time": {Type: "trend", Contains: "time", Values: map[string]float64{"count": 3, "avg": 2, "min": 1, "med": 2,
+				"p(90)": 3, "p(95)": 3, "p(99)": 3, "max": 3}},
+			"llm_requests": {Type: "counter", Contains: "default", Values: map[string]float64{"count": 14, "rate": 1.4}},
+			"iterations":   {Type: "counter", Contains: "default", Values: map[string]float64{"count": 15, "rate": 1.5}},
+		},
+	}
+}
+
+func render(t *testing.T, s *summary.Summary, color bool) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := console.Render(&buf, s, console.Style{Color: color}); err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	return buf.String()
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// tableRows returns the cells of every table row in out, by its first cell.
+func tableRows(out string) map[string][]string {
+	rows := map[string][]string{}
+	for line := range strings.SplitSeq(ansi.ReplaceAllString(out, ""), "\n") {
+		if !strings.HasPrefix(line, "│") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "│"), "│")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows[cells[0]] = cells[1:]
+	}
+	return rows
+}
+
+func TestRenderContent(t *testing.T) {
+	out := render(t, sampleSummary(), false)
+	lines := []string{
+		"█ serving",
+		"  requests ........... 10 ok, 4 failed (success rate 71.43 %), 1 interrupted (excluded)\n",
+		"  duration ........... 10.0 s\n",
+		"  request throughput . 1 req/s\n",
+		"  output tokens ...... 900 (90 tok/s; 90 per request)\n",
+		"  input tokens ....... 960 (96 per request)\n",
+		"  total throughput ... 186 tok/s (input + output)\n",
+		"  iterations ......... 15, 1 interrupted\n",
+		"  load generator ..... CPU 25 % of 2 CPUs, scheduling delay p99 0.500 ms (max 1.500 ms)\n",
+		"  WARNING: the client may have limited the run\n",
+		"█ by scenario",
+		"█ errors",
+		"  2× script.js:3:9: Error: boom\n       3 | throw new Error('boom');\n",
+		"  3 more script errors with other messages\n",
+		"█ checks",
+		"█ custom metrics",
+		"llmrun v0.1.0 · script chat.js (sha256 0123456789ab) · target http://127.0.0.1:8000 · model m-a, m-b · seed 42 · host box (8 CPUs)",
+	}
+	for _, l := range lines {
+		if !strings.Contains(out, l) {
+			t.Errorf("output lacks %q", l)
+		}
+	}
+	// Sections come in order.
+	last := -1
+	for _, h := range []string{"█ serving", "latency (ms)", "█ by scenario", "█ errors", "█ checks", "█ custom metrics", "llmrun v0.1.0"} {
+		i := strings.Index(out, h)
+		if i < last {
+			t.Errorf("%q is out of order", h)
+		}
+		last = i
+	}
+	if strings.Contains(out, "interrupted before its end") {
+		t.Error("a complete run is said to be interrupted")
+	}
+
+	rows := tableRows(out)
+	want := map[string][]string{
+		"latency (ms)":        {"count", "mean", "p50", "p90", "p95", "p99", "max"},
+		"TTFT":                {"10", "76.0", "50.0", "200.0", "200.0", "200.0", "200.0"},
+		"TPOT":                {"10", "15.4", "10.1", "36.7", "36.7", "36.7", "36.7"},
+		"ITL":                 {"28", "5.714", "5.000", "10.0", "10.0", "10.0", "10.0"},
+		"E2E":                 {"10", "1236", "1050", "2000", "2000", "2000", "2000"},
+		"scenario":            {"VUs", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"},
+		"chat":                {"4", "8", "3", "0.80", "80", "40.0", "80.0", "-", "-", "-"},
+		"rag":                 {"2", "2", "1", "0.40", "20", "200.0", "200.0", "-", "-", "2000"},
+		"request error class": {"count"},
+		"http_5xx":            {"2"},
+		"timeout":             {"1"},
+		"check":               {"passes", "fails", "rate"},
+		"✓ a first":           {"1", "0", "100.00 %"},
+		"✗ ok":                {"5", "1", "83.33 %"},
+		"✗ ::chat › fast":     {"1", "2", "33.33 %"},
+		"metric":              {"type", "values"},
+		"my_counter":          {"counter", "count=12 rate=1.20/s"},
+		"my_gauge":            {"gauge", "value=5 min=3 max=5"},
+		"my_rate":             {"rate", "75.00 % (3 of 4)"},
+		"my_time":             {"trend", "avg=2.000 ms med=2.000 ms p(90)=3.000 ms p(95)=3.000 ms p(99)=3.000 ms max=3.000 ms (n=3)"},
+	}
+	for first, cells := range want {
+		if got, ok := rows[first]; !ok || !slices.Equal(got, cells) {
+			t.Errorf("row %q = %q, want %q", first, got, cells)
+		}
+	}
+	for _, builtin := range []string{"llm_requests", "iterations"} {
+		if _, ok := rows[builtin]; ok {
+			t.Errorf("built-in metric %s is listed among custom metrics", builtin)
+		}
+	}
+}
+
+// Every line of a table has the same width, colours or not.
+func TestRenderTablesAlign(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		out := ansi.ReplaceAllString(render(t, sampleSummary(), color), "")
+		width := -1
+		for line := range strings.SplitSeq(out, "\n") {
+			if !strings.ContainsAny(line[:min(len(line), 3)], "┌│├└") {
+				width = -1
+				continue
+			}
+			w := utf8.RuneCountInString(line)
+			if strings.HasPrefix(line, "┌") {
+				width = w
+			} else if w != width {
+				t.Errorf("color %v: line %q is %d wide, its table %d", color, line, w, width)
+			}
+		}
+	}
+}
+
+func TestRenderColor(t *testing.T) {
+	plain := render(t, sampleSummary(), false)
+	if strings.Contains(plain, "\x1b[") {
+		t.Errorf("ANSI codes without colour:\n%q", plain)
+	}
+	colored := render(t, sampleSummary(), true)
+	for _, want := range []string{
+		"\x1b[1m█ serving\x1b[0m",        // bold heading
+		"10 ok, \x1b[31m4\x1b[0m failed", // failures in red
+		"\x1b[32m✓\x1b[0m a first",       // passed check in green
+		"\x1b[31m✗\x1b[0m ok",            // failed check in red
+		"\x1b[31m2×\x1b[0m script.js",    // script error count in red
+		"\x1b[31mWARNING: the client may have limited the run\x1b[0m",
+		"\x1b[2mllmrun v0.1.0 · ", // faint footer
+	} {
+		if !strings.Contains(colored, want) {
+			t.Errorf("coloured output lacks %q", want)
+		}
+	}
+	// Colour adds codes and changes nothing else, table padding included.
+	if got := ansi.ReplaceAllString(colored, ""); got != plain {
+		t.Errorf("without its codes, the coloured output differs:\n%s\nfrom\n%s", got, plain)
+	}
+}
+
+func TestRenderMinimal(t *testing.T) {
+	s := &summary.Summary{Meta: summary.Meta{Version: "v", Interrupted: true}, Client: health.Report{CPU: -1}}
+	out := render(t, s, false)
+	for _, want := range []string{
+		"  requests ........... 0 ok, 0 failed (success rate 0.00 %)\n",
+		"  load generator ..... CPU n/a,",
+		"model - ·",
+		"the run was interrupted before its end",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, absent := range []string{"latency (ms)", "█ by scenario", "█ errors", "█ checks", "█ custom metrics", "interrupted (excluded)", "WARNING"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("an empty summary shows %q:\n%s", absent, out)
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	tests := []struct {
+		p    runtime.Progress
+		want string
+	}{
+		{runtime.Progress{Elapsed: 2250 * time.Millisecond, ActiveVUs: 3, MaxVUs: 8, Requests: 42, Failed: 1, OutputTokens: 450},
+			"running    2.2s  VUs 3/8  requests 42  failed 1  output 200 tok/s"},
+		{runtime.Progress{MaxVUs: 4},
+			"running      0s  VUs 0/4  requests 0  failed 0  output 0 tok/s"},
+		{runtime.Progress{Elapsed: 90 * time.Second, ActiveVUs: 16, MaxVUs: 16, Requests: 1000, OutputTokens: 100000},
+			"running   1m30s  VUs 16/16  requests 1000  failed 0  output 1111.1 tok/s"},
+		{runtime.Progress{Elapsed: 3 * time.Second, ActiveVUs: 1, MaxVUs: 1, Requests: 1, OutputTokens: 10},
+			"running      3s  VUs 1/1  requests 1  failed 0  output 3.33 tok/s"},
+	}
+	for _, tc := range tests {
+		if got := console.ProgressLine(tc.p); got != tc.want {
+			t.Errorf("ProgressLine(%+v)\n got %q\nwant %q", tc.p, got, tc.want)
+		}
+	}
+}
