@@ -139,9 +139,6 @@ func (e *Engine) MaxVUs() int { return e.maxVUs }
 // ScriptSHA256 is the hex SHA-256 of the script's source.
 func (e *Engine) ScriptSHA256() string { return e.sha256 }
 
-// Options are the script's options as parsed.
-func (e *Engine) Options() *Options { return e.options }
-
 // newVU creates VU id with the run's environment plus env (a scenario's
 // own variables, which win).
 func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*vu, error) {

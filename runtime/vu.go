@@ -34,9 +34,8 @@ type vu struct {
 	state *modules.State
 
 	// bound by bind for the scenario the VU serves
-	fn       goja.Callable
-	data     goja.Value
-	scenario *Scenario
+	fn   goja.Callable
+	data goja.Value
 
 	interruptDone chan struct{}
 }
@@ -112,7 +111,7 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte) 
 		tags[k] = val
 	}
 	tags["scenario"] = sc.Name
-	v.fn, v.scenario = fn, sc
+	v.fn = fn
 	v.data = goja.Undefined()
 	if setupJSON != nil {
 		data, err := v.parseJSON(setupJSON)

@@ -109,7 +109,7 @@ func apiRoot(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("invalid base URL: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("invalid base URL %q: want http://host[:port][/path] or https://...", u.Redacted())
+		return nil, fmt.Errorf("invalid base URL %q: want http://host[:port][/path] or https://host[:port][/path]", u.Redacted())
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	if !strings.HasSuffix(u.Path, "/v1") {

@@ -38,8 +38,7 @@ func TestConsole(t *testing.T) {
 		t.Run(tt.call, func(t *testing.T) {
 			rec := &recorder{min: slog.LevelInfo}
 			inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () { "+tt.call+" }"),
-				InstanceConfig{Logger: slog.New(rec)})
-			inst.SetVU(7)
+				InstanceConfig{VUID: 7, Logger: slog.New(rec)})
 			mustCall(t, inst, "default")
 			if tt.msg == "" {
 				if len(rec.records) != 0 {

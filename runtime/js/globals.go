@@ -49,7 +49,7 @@ func frozenEnv(rt *goja.Runtime, env map[string]string) (*goja.Object, error) {
 	}
 	freeze, ok := goja.AssertFunction(rt.Get("Object").ToObject(rt).Get("freeze"))
 	if !ok {
-		return nil, errors.New("Object.freeze is not a function")
+		return nil, errors.New("the runtime has no Object.freeze function")
 	}
 	if _, err := freeze(nil, obj); err != nil {
 		return nil, err

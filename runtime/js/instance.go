@@ -14,8 +14,7 @@ type InstanceConfig struct {
 	// VU is the virtual user the instance runs in; the script runs in its
 	// Runtime, which the instance configures (field name mapping, globals).
 	VU modules.VU
-	// VUID is the VU's number, __VU, while the init code runs; SetVU
-	// changes it later.
+	// VUID is the VU's number, __VU.
 	VUID int64
 	// Modules are the Go modules the script can import, by name.
 	Modules map[string]modules.Module
@@ -74,11 +73,6 @@ func (s *Script) Instantiate(cfg InstanceConfig) (*Instance, error) {
 // export as "default".
 func (inst *Instance) Exports() *goja.Object {
 	return inst.exports
-}
-
-// SetVU sets __VU, the VU's number (0 in setup and teardown).
-func (inst *Instance) SetVU(id int64) {
-	inst.vu = id
 }
 
 // SetIteration sets __ITER, the VU's iteration number in its scenario.

@@ -132,10 +132,9 @@ export default function () {
 	}{
 		{3, 0, "http://h,API_KEY+BASE_URL,true,3,3,0"},
 		{3, 1, "http://h,API_KEY+BASE_URL,true,3,3,1"},
-		{0, 0, "http://h,API_KEY+BASE_URL,true,3,0,0"},
+		{3, 7, "http://h,API_KEY+BASE_URL,true,3,3,7"},
 	}
 	for _, tt := range tests {
-		inst.SetVU(tt.vu)
 		inst.SetIteration(tt.iter)
 		if got := mustCall(t, inst, "default").String(); got != tt.want {
 			t.Errorf("VU %d iteration %d: default() = %q, want %q", tt.vu, tt.iter, got, tt.want)
