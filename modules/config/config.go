@@ -1,0 +1,162 @@
+// Package config reads run parameters from files in JSON, YAML or TOML, the
+// formats benchmark users keep their settings in (settings.json,
+// bench_config.yaml, config.toml). It is the 'llmrun/config' JavaScript
+// module; js.go is its binding.
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"go.yaml.in/yaml/v3"
+)
+
+// Format is a configuration file format.
+type Format string
+
+// The supported formats.
+const (
+	JSON Format = "json"
+	YAML Format = "yaml"
+	TOML Format = "toml"
+)
+
+// FormatOf returns the format a file name's extension names.
+func FormatOf(path string) (Format, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		return JSON, nil
+	case ".yaml", ".yml":
+		return YAML, nil
+	case ".toml":
+		return TOML, nil
+	}
+	return "", fmt.Errorf("%s: unknown configuration format: use a .json, .yaml, .yml or .toml file", path)
+}
+
+// ParseFormat reads a format name ("json", "yaml", "yml", "toml").
+func ParseFormat(name string) (Format, error) {
+	switch strings.ToLower(name) {
+	case "json":
+		return JSON, nil
+	case "yaml", "yml":
+		return YAML, nil
+	case "toml":
+		return TOML, nil
+	}
+	return "", fmt.Errorf("unknown configuration format %q: want json, yaml or toml", name)
+}
+
+// Load reads and parses the file at path, choosing the format by its
+// extension. The top level must be a table (an object).
+func Load(path string) (map[string]any, error) {
+	format, err := FormatOf(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	cfg, err := Parse(data, format)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse parses a document whose top level is a table. Values become what
+// JSON would give: strings, float64 or int64 numbers, booleans, nil,
+// []any and map[string]any; TOML dates become RFC 3339 strings.
+func Parse(data []byte, format Format) (map[string]any, error) {
+	var doc any
+	switch format {
+	case JSON:
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, jsonError(data, err)
+		}
+	case YAML:
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("invalid YAML: %w", err)
+		}
+	case TOML:
+		var m map[string]any
+		if _, err := toml.Decode(string(data), &m); err != nil {
+			var pe toml.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("invalid TOML at line %d: %s", pe.Position.Line, pe.Message)
+			}
+			return nil, fmt.Errorf("invalid TOML: %w", err)
+		}
+		doc = m
+	default:
+		return nil, fmt.Errorf("unknown configuration format %q", format)
+	}
+	if doc == nil {
+		return map[string]any{}, nil
+	}
+	top, ok := normalize(doc).(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the top level must be a table of settings, not a %T", doc)
+	}
+	return top, nil
+}
+
+// jsonError adds the line and column to a JSON syntax error.
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	line, col := 1, 1
+	for _, b := range data[:min(int(se.Offset), len(data))] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("invalid JSON at line %d, column %d: %w", line, col, err)
+}
+
+// normalize turns decoded values into JSON-like ones.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = normalize(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+		return x
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	case int:
+		return int64(x)
+	case uint64:
+		return float64(x)
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	default:
+		return v
+	}
+}

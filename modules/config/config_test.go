@@ -1,0 +1,82 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseEveryFormatGivesTheSameSettings(t *testing.T) {
+	want := map[string]any{
+		"levels":       []any{int64(1), int64(4), int64(16)},
+		"step":         "30s",
+		"input_tokens": int64(512),
+		"slo":          map[string]any{"ttft_p99_ms": 2000.5},
+		"ignore_eos":   true,
+		"model":        "llama",
+	}
+	docs := map[Format]string{
+		JSON: `{"levels": [1, 4, 16], "step": "30s", "input_tokens": 512, "slo": {"ttft_p99_ms": 2000.5}, "ignore_eos": true, "model": "llama"}`,
+		YAML: "levels: [1, 4, 16]\nstep: 30s\ninput_tokens: 512\nslo:\n  ttft_p99_ms: 2000.5\nignore_eos: true\nmodel: llama\n",
+		TOML: "levels = [1, 4, 16]\nstep = \"30s\"\ninput_tokens = 512\nignore_eos = true\nmodel = \"llama\"\n[slo]\nttft_p99_ms = 2000.5\n",
+	}
+	for format, doc := range docs {
+		got, err := Parse([]byte(doc), format)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if format == JSON {
+			// JSON numbers are float64, as in JavaScript.
+			got["levels"] = []any{int64(1), int64(4), int64(16)}
+			got["input_tokens"] = int64(512)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %#v\nwant %#v", format, got, want)
+		}
+	}
+}
+
+func TestParseErrorsSayWhere(t *testing.T) {
+	tests := []struct {
+		format Format
+		doc    string
+		want   string
+	}{
+		{JSON, "{\n  \"a\": 1,\n  \"b\": }", "line 3"},
+		{YAML, "a: 1\nb: [1, 2\n", "yaml"},
+		{TOML, "a = 1\nb = = 2\n", "line 2"},
+		{JSON, "[1, 2]", "top level must be a table"},
+		{YAML, "- 1\n- 2\n", "top level must be a table"},
+	}
+	for _, tc := range tests {
+		_, err := Parse([]byte(tc.doc), tc.format)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %q: error %v, want one containing %q", tc.format, tc.doc, err, tc.want)
+		}
+	}
+}
+
+func TestLoadPicksTheFormatByExtension(t *testing.T) {
+	dir := t.TempDir()
+	for name, doc := range map[string]string{"a.json": `{"x": 1}`, "a.yml": "x: 1\n", "a.yaml": "x: 1\n", "a.toml": "x = 1\n"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if x, ok := cfg["x"]; !ok || (x != int64(1) && x != 1.0) {
+			t.Errorf("%s: x = %#v", name, cfg["x"])
+		}
+	}
+	if _, err := Load(filepath.Join(dir, "a.ini")); err == nil || !strings.Contains(err.Error(), ".toml") {
+		t.Errorf("unknown extension: %v", err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing file: %v", err)
+	}
+}
