@@ -15,7 +15,14 @@ import (
 )
 
 // Module is the 'llmrun' module.
-type Module struct{}
+type Module struct {
+	// TextSummary renders the end-of-run summary as the console prints
+	// it, from the JSON of the "llmrun" part of handleSummary's data; it
+	// backs textSummary(data). The command line provides it (the module
+	// cannot depend on the engine's renderer); nil makes textSummary
+	// throw.
+	TextSummary func(summaryJSON []byte, color bool) (string, error)
+}
 
 // Metrics are the built-in metrics of this module.
 type Metrics struct {
@@ -34,11 +41,11 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 }
 
 // NewInstance implements modules.Module.
-func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
-	inst := &instance{vu: vu, metrics: RegisterMetrics(vu.Registry())}
+func (m Module) NewInstance(vu modules.VU) (modules.Instance, error) {
+	inst := &instance{vu: vu, metrics: RegisterMetrics(vu.Registry()), textSummary: m.TextSummary}
 	rt := vu.Runtime()
 	inst.exports = rt.NewObject()
-	for name, fn := range map[string]any{"check": inst.check, "sleep": inst.sleep, "group": inst.group} {
+	for name, fn := range map[string]any{"check": inst.check, "sleep": inst.sleep, "group": inst.group, "textSummary": inst.renderSummary} {
 		if err := inst.exports.Set(name, fn); err != nil {
 			return nil, fmt.Errorf("llmrun module: %w", err)
 		}
@@ -47,9 +54,10 @@ func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 }
 
 type instance struct {
-	vu      modules.VU
-	metrics *Metrics
-	exports *goja.Object
+	vu          modules.VU
+	metrics     *Metrics
+	exports     *goja.Object
+	textSummary func([]byte, bool) (string, error)
 }
 
 func (i *instance) Exports() *goja.Object { return i.exports }
@@ -141,4 +149,40 @@ func (i *instance) group(name string, fn goja.Callable) goja.Value {
 	st.Samples.AddSamples([]metrics.Sample{{Metric: i.metrics.GroupDuration, Tags: st.Tags, Time: time.Now(),
 		Value: float64(elapsed) / float64(time.Millisecond)}})
 	return res
+}
+
+// summaryOptions are textSummary's options.
+type summaryOptions struct {
+	Color bool `js:"color"`
+}
+
+// renderSummary is textSummary(data, { color }): the console summary of
+// handleSummary's data, so that a script can print it next to its own.
+func (i *instance) renderSummary(data *goja.Object, opts goja.Value) string {
+	rt := i.vu.Runtime()
+	if i.textSummary == nil {
+		panic(rt.NewTypeError("textSummary() is not available here"))
+	}
+	if data == nil {
+		panic(rt.NewTypeError("textSummary(data): pass the data handleSummary(data) received"))
+	}
+	part := data.Get("llmrun")
+	if part == nil || goja.IsUndefined(part) || goja.IsNull(part) {
+		panic(rt.NewTypeError("textSummary(data): data has no llmrun part; pass the data handleSummary(data) received"))
+	}
+	var o summaryOptions
+	if opts != nil && !goja.IsUndefined(opts) && !goja.IsNull(opts) {
+		if err := rt.ExportTo(opts, &o); err != nil {
+			panic(rt.NewTypeError("textSummary(data, options): %v", err))
+		}
+	}
+	b, err := part.ToObject(rt).MarshalJSON()
+	if err != nil {
+		panic(rt.NewGoError(fmt.Errorf("textSummary: %w", err)))
+	}
+	text, err := i.textSummary(b, o.Color)
+	if err != nil {
+		panic(rt.NewGoError(fmt.Errorf("textSummary: %w", err)))
+	}
+	return text
 }

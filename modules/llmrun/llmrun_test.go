@@ -269,3 +269,29 @@ func TestSleep(t *testing.T) {
 		}
 	})
 }
+
+func TestTextSummaryCallsTheRenderer(t *testing.T) {
+	var got string
+	var gotColor bool
+	v := modulestest.NewVU(t)
+	v.Expose("llmrun", llmrun.Module{TextSummary: func(b []byte, color bool) (string, error) {
+		got, gotColor = string(b), color
+		return "rendered", nil
+	}})
+	if out := v.Run(`llmrun.textSummary({ llmrun: { serving: { completed: 3 } } }, { color: true })`).String(); out != "rendered" {
+		t.Errorf("textSummary returned %q", out)
+	}
+	if got != `{"serving":{"completed":3}}` || !gotColor {
+		t.Errorf("renderer got %s color=%v", got, gotColor)
+	}
+	for _, src := range []string{`llmrun.textSummary({})`, `llmrun.textSummary()`} {
+		if _, err := v.Runtime().RunString(src); err == nil || !strings.Contains(err.Error(), "handleSummary(data)") {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+	bare := modulestest.NewVU(t)
+	bare.Expose("llmrun", llmrun.Module{})
+	if _, err := bare.Runtime().RunString(`llmrun.textSummary({ llmrun: {} })`); err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Errorf("without a renderer: %v", err)
+	}
+}
