@@ -1,0 +1,168 @@
+package threshold
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
+)
+
+// Result is the outcome of one threshold at one evaluation.
+type Result struct {
+	Threshold *Threshold
+	// Key and Source are the threshold's key and expression as written.
+	Key    string
+	Source string
+	// Value is the observed value of the aggregation (0 when not
+	// Evaluated).
+	Value float64
+	// Passed is the verdict. A threshold that could not be evaluated for
+	// want of data passes (see NoSamples); one whose aggregation does not
+	// apply to its metric fails.
+	Passed bool
+	// Evaluated is false when there was nothing to compare: no samples on
+	// a non-counter metric, no elapsed time for a counter's rate, or an
+	// aggregation that does not apply (only without Validate). Note says
+	// which.
+	Evaluated bool
+	// NoSamples is true when the metric or sub-metric had no samples. A
+	// counter is still evaluated (its count is 0); other types are not.
+	NoSamples bool
+	// Note explains a result that was not evaluated: "no samples".
+	Note string
+	// AbortOnFail is the threshold's setting; Abort is true when the run
+	// should stop now: AbortOnFail, evaluated and failed, and the elapsed
+	// time at least DelayAbortEval.
+	AbortOnFail bool
+	Abort       bool
+}
+
+// String is one line for logs and abort messages:
+// `llm_ttft{scenario:chat} p(95)<500: failed, observed 612.3`.
+func (r Result) String() string {
+	verdict := "passed"
+	if !r.Passed {
+		verdict = "failed"
+	}
+	if !r.Evaluated {
+		return fmt.Sprintf("%s %s: %s (%s)", r.Key, r.Source, verdict, r.Note)
+	}
+	return fmt.Sprintf("%s %s: %s, observed %s", r.Key, r.Source, verdict, formatNumber(r.Value))
+}
+
+// Evaluate checks every threshold against a snapshot of the run's metrics,
+// elapsed being the run time the snapshot covers (the divisor of a counter's
+// rate and the clock of delayAbortEval). Results come in the order of
+// Thresholds. The engine calls it every few seconds during the run (and
+// stops when ShouldAbort says so) and once at the end on the final snapshot
+// (AnyFailed gives the verdict). A nil snapshot has no samples.
+//
+// Values: counter count is the sum of the values added and rate that sum per
+// second of elapsed; gauge value is the last value; rate rate is the
+// fraction of non-zero values; trend avg, min, max, med and p(N) come from
+// the metric's Stats (percentiles from its HDR histogram, within 0.1 %).
+// A sub-metric merges every series whose tags include the filter.
+func (s *Set) Evaluate(snap *metrics.Snapshot, elapsed time.Duration) []Result {
+	list := s.Thresholds()
+	out := make([]Result, len(list))
+	stats := make(map[string]*metrics.Stats) // one merge per key
+	for i, t := range list {
+		st, ok := stats[t.Key]
+		if !ok {
+			if snap != nil {
+				st = snap.Stats(t.Metric, t.Tags)
+			}
+			stats[t.Key] = st
+		}
+		out[i] = t.evaluate(st, elapsed)
+	}
+	return out
+}
+
+func (t *Threshold) evaluate(st *metrics.Stats, elapsed time.Duration) Result {
+	r := Result{Threshold: t, Key: t.Key, Source: t.Source, AbortOnFail: t.AbortOnFail}
+	r.NoSamples = st == nil || st.Count == 0
+	var typ metrics.Type
+	switch {
+	case t.def != nil:
+		typ = t.def.Type
+	case st != nil:
+		typ = st.Type
+	default:
+		// Not validated and no samples: the type is unknown, so there
+		// is nothing to judge.
+		r.Passed, r.Note = true, "no samples"
+		return r
+	}
+	if !Applies(typ, t.Expr.Method) {
+		r.Note = fmt.Sprintf("aggregation %s does not apply to a %s metric", t.Expr.Aggregation(), typ)
+		return r
+	}
+	if r.NoSamples {
+		if typ != metrics.Counter {
+			r.Passed, r.Note = true, "no samples"
+			return r
+		}
+		st = &metrics.Stats{Type: typ} // nothing counted: count 0, rate 0
+	}
+	v, ok := observe(st, typ, t.Expr, elapsed)
+	if !ok {
+		r.Passed, r.Note = true, "no elapsed time to compute a rate per second"
+		return r
+	}
+	r.Value, r.Evaluated = v, true
+	r.Passed = t.Expr.Op.Compare(v, t.Expr.Bound)
+	r.Abort = t.AbortOnFail && !r.Passed && elapsed >= t.DelayAbortEval
+	return r
+}
+
+// observe computes an aggregation of non-empty (or counter) stats; false when
+// a counter's rate has no elapsed time to divide by.
+func observe(st *metrics.Stats, typ metrics.Type, e Expression, elapsed time.Duration) (float64, bool) {
+	switch e.Method {
+	case MethodCount:
+		return st.Sum, true
+	case MethodRate:
+		if typ == metrics.Counter {
+			if elapsed <= 0 {
+				return 0, false
+			}
+			return st.Sum / elapsed.Seconds(), true
+		}
+		return st.Rate(), true
+	case MethodValue:
+		return st.Last, true
+	case MethodAvg:
+		return st.Mean(), true
+	case MethodMin:
+		return st.Min, true
+	case MethodMax:
+		return st.Max, true
+	case MethodMed, MethodPercentile:
+		return st.Percentile(e.P), true
+	}
+	return 0, false
+}
+
+// AnyFailed reports whether any threshold failed: the run's verdict (exit
+// code 99) when given the final evaluation.
+func AnyFailed(results []Result) bool {
+	for _, r := range results {
+		if !r.Passed {
+			return true
+		}
+	}
+	return false
+}
+
+// ShouldAbort returns the first result that asks to stop the run (an
+// abortOnFail threshold that failed after its delayAbortEval) and true, or
+// false when none does.
+func ShouldAbort(results []Result) (Result, bool) {
+	for _, r := range results {
+		if r.Abort {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
