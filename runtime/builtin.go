@@ -9,6 +9,8 @@ type builtinMetrics struct {
 	iterationDuration *metrics.Metric
 	interrupted       *metrics.Metric
 	scriptErrors      *metrics.Metric
+	droppedIterations *metrics.Metric
+	iterationLag      *metrics.Metric
 }
 
 func registerBuiltin(reg *metrics.Registry) *builtinMetrics {
@@ -21,5 +23,9 @@ func registerBuiltin(reg *metrics.Registry) *builtinMetrics {
 			Desc: "iterations cut at the end of a graceful stop or by an abort; kept out of every other statistic"}),
 		scriptErrors: reg.MustRegister(metrics.Metric{Name: "script_errors", Type: metrics.Counter, Unit: "errors",
 			Desc: "iterations that ended with an uncaught exception"}),
+		droppedIterations: reg.MustRegister(metrics.Metric{Name: "dropped_iterations", Type: metrics.Counter, Unit: "iterations",
+			Desc: "arrival-rate iterations planned but not started: no VU was free and maxVUs were all busy, or the scenario ended while they waited for maxConcurrency"}),
+		iterationLag: reg.MustRegister(metrics.Metric{Name: "iteration_lag", Type: metrics.Trend, Contains: metrics.Time, Unit: "ms",
+			Desc: "client lag of arrival-rate iterations: actual start minus planned start"}),
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/config"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llmrun"
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -48,6 +49,10 @@ type Config struct {
 	Seed int64
 	// Logger receives the script's console output.
 	Logger *slog.Logger
+	// TextSummary renders the console summary from the JSON of a
+	// summary, for the script's textSummary(data); nil where none is
+	// available.
+	TextSummary func(summaryJSON []byte, color bool) (string, error)
 }
 
 // Engine runs one script. Load it, look at its scenarios, then Run it once.
@@ -65,7 +70,12 @@ type Engine struct {
 	llm      *llm.Metrics
 	vu0      *vu
 	maxVUs   int
+	preVUs   int
 
+	// nextVUID is the ID of the last VU created: those initialised before
+	// the run take 1..preVUs, those an arrival-rate executor asks for
+	// during the run the following ones.
+	nextVUID   atomic.Int64
 	startNanos atomic.Int64
 }
 
@@ -101,9 +111,10 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, &ConfigError{Field: "llm", Err: err}
 	}
 	e.modules = map[string]modules.Module{
-		"llm":     llmModule,
-		"metrics": metricsModule{},
-		"llmrun":  llmrun.Module{},
+		"llm":           llmModule,
+		"metrics":       metricsModule{},
+		"llmrun":        llmrun.Module{TextSummary: cfg.TextSummary},
+		"llmrun/config": config.Module{},
 	}
 
 	e.vu0, err = e.newVU(ctx, 0, nil)
@@ -126,6 +137,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 				Err: fmt.Errorf("the script exports no function %q", e.scenarios[i].Exec)}
 		}
 		e.maxVUs += e.scenarios[i].Config.MaxVUs()
+		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
 	}
 	return e, nil
 }
@@ -133,7 +145,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 // Scenarios returns the resolved scenarios.
 func (e *Engine) Scenarios() []Scenario { return e.scenarios }
 
-// MaxVUs is the number of VUs the run initialises.
+// MaxVUs is the most VUs the run may use: the sum of its scenarios'
+// MaxVUs. Arrival-rate scenarios initialise their preAllocatedVUs before the
+// run and the others, up to maxVUs, only when they need them.
 func (e *Engine) MaxVUs() int { return e.maxVUs }
 
 // ScriptSHA256 is the hex SHA-256 of the script's source.
@@ -242,13 +256,14 @@ func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
 	}
 }
 
-// initVUs creates every VU the scenarios need, in parallel; the first
-// MaxVUs of the first scenario serve it, and so on.
-func (e *Engine) initVUs(ctx context.Context) ([]*vu, error) {
-	vus := make([]*vu, e.maxVUs)
-	envs := make([]map[string]string, 0, e.maxVUs)
+// initVUs creates the VUs the scenarios need before the run (their
+// PreAllocatedVUs), in parallel, and returns them by scenario; IDs run from
+// 1 in scenario order.
+func (e *Engine) initVUs(ctx context.Context) ([][]*vu, error) {
+	vus := make([]*vu, e.preVUs)
+	envs := make([]map[string]string, 0, e.preVUs)
 	for _, sc := range e.scenarios {
-		for range sc.Config.MaxVUs() {
+		for range sc.Config.PreAllocatedVUs() {
 			envs = append(envs, sc.Env)
 		}
 	}
@@ -283,28 +298,40 @@ func (e *Engine) initVUs(ctx context.Context) ([]*vu, error) {
 	if initErr != nil {
 		return nil, initErr
 	}
-	return vus, ctx.Err()
+	e.nextVUID.Store(int64(e.preVUs))
+	byScenario := make([][]*vu, len(e.scenarios))
+	next := 0
+	for i, sc := range e.scenarios {
+		n := sc.Config.PreAllocatedVUs()
+		byScenario[i] = vus[next : next+n : next+n]
+		next += n
+	}
+	return byScenario, ctx.Err()
 }
 
-func (e *Engine) runScenarios(ctx context.Context, vus []*vu, setupJSON []byte) (map[string]Window, error) {
+// runScenarios binds each scenario's VUs to it, then runs the scenarios
+// concurrently, each from its start time. When a scenario fails (a VU
+// initialised during the run threw in its init code), the others are
+// stopped and the error returned.
+func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte) (map[string]Window, error) {
+	pools := make([]*scenarioPool, len(e.scenarios))
+	for i := range e.scenarios {
+		p, err := e.newPool(i, vus[i], setupJSON)
+		if err != nil {
+			return nil, err
+		}
+		pools[i] = p
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
 		windows = make(map[string]Window, len(e.scenarios))
+		runErr  error
 	)
-	next := 0
 	for i := range e.scenarios {
 		sc := &e.scenarios[i]
-		n := sc.Config.MaxVUs()
-		mine := vus[next : next+n]
-		next += n
-		execVUs := make([]executor.VU, n)
-		for j, v := range mine {
-			if err := v.bind(sc, e.options.Tags, setupJSON); err != nil {
-				return nil, err
-			}
-			execVUs[j] = v
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -312,15 +339,19 @@ func (e *Engine) runScenarios(ctx context.Context, vus []*vu, setupJSON []byte) 
 				return
 			}
 			w := Window{Start: time.Now()}
-			sc.Config.NewExecutor().Run(ctx, execVUs)
+			err := sc.Config.NewExecutor(executor.SeedFor(e.cfg.Seed, sc.Name)).Run(ctx, pools[i])
 			w.End = time.Now()
 			mu.Lock()
+			defer mu.Unlock()
 			windows[sc.Name] = w
-			mu.Unlock()
+			if err != nil && runErr == nil {
+				runErr = err
+				cancel()
+			}
 		}()
 	}
 	wg.Wait()
-	return windows, nil
+	return windows, runErr
 }
 
 // setup runs the script's setup() if it exports one and returns its result

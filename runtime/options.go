@@ -18,6 +18,7 @@ type Options struct {
 	VUs             *int                       `json:"vus"`
 	Duration        *executor.Duration         `json:"duration"`
 	Iterations      *int                       `json:"iterations"`
+	Stages          []executor.Stage           `json:"stages"`
 	Scenarios       map[string]json.RawMessage `json:"scenarios"`
 	Tags            map[string]string          `json:"tags"`
 	SetupTimeout    *executor.Duration         `json:"setupTimeout"`
@@ -26,14 +27,19 @@ type Options struct {
 
 // Overrides are the command line's load-shape flags. Any of them replaces
 // the script's scenarios with the shorthand they imply, taking the fields
-// they leave unset from the script's shorthand, as in k6.
+// they leave unset from the script's shorthand, as in k6. Stages (-s)
+// replace the script's duration and iterations, and a duration or
+// iterations replace the script's stages.
 type Overrides struct {
 	VUs        *int
 	Duration   *time.Duration
 	Iterations *int
+	Stages     []executor.Stage
 }
 
-func (o Overrides) any() bool { return o.VUs != nil || o.Duration != nil || o.Iterations != nil }
+func (o Overrides) any() bool {
+	return o.VUs != nil || o.Duration != nil || o.Iterations != nil || len(o.Stages) > 0
+}
 
 // Scenario is one resolved scenario: when it starts, what it calls and how
 // its executor schedules iterations.
@@ -75,30 +81,42 @@ const defaultExec = "default"
 const scenarioName = "default"
 
 // ResolveScenarios resolves the load shape: command-line overrides first,
-// then the script's scenarios, then its vus/duration/iterations shorthand,
-// with k6's rules. The result is sorted by start time, then name.
+// then the script's scenarios, then its vus/duration/iterations/stages
+// shorthand, with k6's rules. The result is sorted by start time, then
+// name.
 func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 	if ov.any() {
 		// Flags win field by field over the script's own shorthand, as in
 		// k6: "-d 10s" on a script with vus: 16 runs 16 VUs for 10s.
-		vus, d, iterations := o.VUs, o.duration(), o.Iterations
+		sh := shorthandFields{vus: o.VUs, duration: o.duration(), iterations: o.Iterations, stages: o.Stages}
 		if ov.VUs != nil {
-			vus = ov.VUs
+			sh.vus = ov.VUs
+		}
+		if ov.Duration != nil || ov.Iterations != nil {
+			// A duration or iterations on the command line replace the
+			// script's stages (k6: a higher tier's load shape wins).
+			sh.stages = nil
 		}
 		if ov.Duration != nil {
-			d = ov.Duration
+			sh.duration = ov.Duration
 		}
 		if ov.Iterations != nil {
-			iterations = ov.Iterations
+			sh.iterations = ov.Iterations
 		}
-		return shorthand(vus, d, iterations, "command line")
+		if len(ov.Stages) > 0 {
+			// Stages on the command line replace the script's duration
+			// and iterations, and contradict those of the command line.
+			sh.stages = ov.Stages
+			sh.duration, sh.iterations = ov.Duration, ov.Iterations
+		}
+		return shorthand(sh, "command line")
 	}
-	hasShorthand := o.VUs != nil || o.Duration != nil || o.Iterations != nil
+	hasShorthand := o.VUs != nil || o.Duration != nil || o.Iterations != nil || len(o.Stages) > 0
 	if len(o.Scenarios) == 0 {
-		return shorthand(o.VUs, o.duration(), o.Iterations, "options")
+		return shorthand(shorthandFields{vus: o.VUs, duration: o.duration(), iterations: o.Iterations, stages: o.Stages}, "options")
 	}
 	if hasShorthand {
-		return nil, &ConfigError{Field: "options.scenarios", Err: errors.New("use either scenarios or the vus/duration/iterations shorthand, not both")}
+		return nil, &ConfigError{Field: "options.scenarios", Err: errors.New("use either scenarios or the vus/duration/iterations shorthand (or stages), not both")}
 	}
 	names := make([]string, 0, len(o.Scenarios))
 	for n := range o.Scenarios {
@@ -124,16 +142,45 @@ func (o *Options) duration() *time.Duration {
 	return &o.Duration.D
 }
 
-// shorthand turns vus/duration/iterations into one scenario: iterations →
-// shared-iterations (bounded by duration when both are set), duration alone
-// → constant-vus, nothing → one iteration of one VU.
-func shorthand(vus *int, d *time.Duration, iterations *int, where string) ([]Scenario, error) {
+// shorthandFields are the shorthand options, from the script or the
+// command line.
+type shorthandFields struct {
+	vus        *int
+	duration   *time.Duration
+	iterations *int
+	stages     []executor.Stage
+}
+
+// shorthand turns vus/duration/iterations/stages into one scenario, as k6
+// does: stages → ramping-vus starting at vus (default 1); iterations →
+// shared-iterations (bounded by duration when both are set); duration alone
+// → constant-vus; nothing → one iteration of one VU. Stages with a duration
+// or iterations contradict each other.
+func shorthand(sh shorthandFields, where string) ([]Scenario, error) {
+	vus, d, iterations := sh.vus, sh.duration, sh.iterations
 	n := 1
 	if vus != nil {
 		n = *vus
 	}
+	stagesField := "options.stages"
+	if where != "options" {
+		stagesField = "--stage"
+	}
 	var cfg executor.Config
 	switch {
+	case len(sh.stages) > 0:
+		if d != nil || iterations != nil {
+			other := "duration"
+			if d == nil {
+				other = "iterations"
+			}
+			return nil, &ConfigError{Field: stagesField, Err: fmt.Errorf("use either stages or %s, not both (%s vus with stages sets the VUs at the start)", other, where)}
+		}
+		c := &executor.RampingVUs{StartVUs: n, Stages: sh.stages}
+		if err := c.Validate(); err != nil {
+			return nil, &ConfigError{Field: stagesField, Err: err}
+		}
+		return []Scenario{{Name: scenarioName, Executor: "ramping-vus", Exec: defaultExec, Config: c}}, nil
 	case iterations != nil:
 		c := &executor.SharedIterations{}
 		c.VUs, c.Iterations = n, *iterations
@@ -224,6 +271,10 @@ func mustMarshal(v any) []byte {
 
 // jsonField names the field a decoding error is about, as ".name".
 func jsonField(err error) string {
+	var fe *executor.FieldError
+	if errors.As(err, &fe) {
+		return "." + fe.Field
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		return "." + te.Field
@@ -236,6 +287,10 @@ func jsonField(err error) string {
 
 // jsonReason turns a decoding error into words without Go type names.
 func jsonReason(err error) error {
+	var fe *executor.FieldError
+	if errors.As(err, &fe) {
+		return fe.Err
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Errorf("expected a %s, got a %s", jsTypeName(te.Type.Kind().String()), te.Value)

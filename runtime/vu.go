@@ -103,14 +103,7 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte) 
 	if !ok {
 		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
 	}
-	tags := make(map[string]string, len(globalTags)+len(sc.Tags)+1)
-	for k, val := range globalTags {
-		tags[k] = val
-	}
-	for k, val := range sc.Tags {
-		tags[k] = val
-	}
-	tags["scenario"] = sc.Name
+	tags := scenarioTags(sc, globalTags)
 	v.fn = fn
 	v.data = goja.Undefined()
 	if setupJSON != nil {
@@ -122,6 +115,20 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte) 
 	}
 	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
 	return nil
+}
+
+// scenarioTags are the tags of a scenario's samples: the options' tags,
+// then the scenario's own, then scenario=NAME.
+func scenarioTags(sc *Scenario, globalTags map[string]string) map[string]string {
+	tags := make(map[string]string, len(globalTags)+len(sc.Tags)+1)
+	for k, val := range globalTags {
+		tags[k] = val
+	}
+	for k, val := range sc.Tags {
+		tags[k] = val
+	}
+	tags["scenario"] = sc.Name
+	return tags
 }
 
 func (v *vu) parseJSON(b []byte) (goja.Value, error) {

@@ -32,6 +32,9 @@ const usage = `llmrun: load and benchmark runner for LLM serving
 Usage:
   llmrun run [flags] SCRIPT   run a scenario script (.js or .ts)
   llmrun SCRIPT [flags]       same as "llmrun run"
+  llmrun inspect [flags] SCRIPT
+                              print the resolved scenarios, max VUs and
+                              duration, without sending a request
   llmrun sim [flags]          serve the built-in LLM simulator over HTTP
   llmrun version              print the version
   llmrun help [COMMAND]       show help for a command
@@ -62,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
 		return runCommand(ctx, rest, stdout, stderr, getenv)
+	case "inspect":
+		return inspectCommand(ctx, rest, stdout, stderr, getenv)
 	case "sim":
 		return simCommand(ctx, rest, stdout, stderr)
 	case "version", "--version":

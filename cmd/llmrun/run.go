@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/js"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -32,9 +34,9 @@ throughput, TTFT, TPOT, ITL and end-to-end latency percentiles, errors by
 class and checks.
 
 The target is --base-url, else $LLMRUN_BASE_URL, else $OPENAI_BASE_URL, else
-the built-in simulator started in-process. -u, -d and -i replace the
+the built-in simulator started in-process. -u, -d, -i and -s replace the
 script's scenarios with one (k6 rules: -d alone → constant-vus, -i →
-shared-iterations).
+shared-iterations, -s → ramping-vus starting at -u VUs).
 
 SCRIPT may name a stock scenario built into llmrun, configured with -e:
 %s
@@ -47,6 +49,7 @@ type runFlags struct {
 	vus           int
 	duration      time.Duration
 	iterations    int
+	stages        stageFlag
 	env           []string
 	systemEnv     bool
 	baseURL       string
@@ -60,9 +63,10 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
-	fs.IntVarP(&f.vus, "vus", "u", 1, "number of VUs (concurrent users); with -d or -i, replaces the script's scenarios")
+	fs.IntVarP(&f.vus, "vus", "u", 1, "number of VUs (concurrent users); with -d or -i, replaces the script's scenarios; with -s, the VUs at the start")
 	fs.DurationVarP(&f.duration, "duration", "d", 0, "test duration, e.g. 30s or 5m (constant-vus)")
 	fs.IntVarP(&f.iterations, "iterations", "i", 0, "total iterations shared by the VUs (shared-iterations)")
+	fs.VarP(&f.stages, "stage", "s", "add a stage DURATION:TARGET, e.g. 30s:10 (repeatable; ramping-vus starting at -u)")
 	fs.StringArrayVarP(&f.env, "env", "e", nil, "set KEY=VALUE in the script's __ENV (repeatable)")
 	fs.BoolVar(&f.systemEnv, "include-system-env-vars", true, "expose the process environment in __ENV")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible server, e.g. http://127.0.0.1:8000 or .../v1 (default $LLMRUN_BASE_URL, $OPENAI_BASE_URL, else the built-in simulator)")
@@ -82,33 +86,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	var f runFlags
 	f.register(fs)
 	fs.Usage = func() { fmt.Fprintf(stderr, runUsage, stockList()); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "llmrun run: %v\nRun 'llmrun run --help' for usage.\n", err)
-		return exitUsage
+	a, code, ok := parseScriptArgs("llmrun run", fs, &f, args, stderr, getenv)
+	if !ok {
+		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "llmrun run: expected one script, got %d arguments\nRun 'llmrun run --help' for usage.\n", fs.NArg())
-		return exitUsage
-	}
-	script := fs.Arg(0)
-	source, err := loadScript(script)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-		return exitUsage
-	}
-	env, err := scriptEnv(f, getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-		return exitUsage
-	}
-	llmCfg, err := llmConfig(f, getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-		return exitUsage
-	}
+	script, llmCfg := a.script, a.llm
 
 	target := redactURL(llmCfg.BaseURL)
 	if llmCfg.BaseURL == "" {
@@ -128,15 +110,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 
 	useColor := !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
-	engine, err := runtime.Load(ctx, runtime.Config{
-		ScriptPath: script,
-		Source:     source,
-		Env:        env,
-		Overrides:  overrides(fs, f),
-		LLM:        llmCfg,
-		Seed:       f.seed,
-		Logger:     consoleLogger(stderr),
-	})
+	a.llm = llmCfg
+	engine, err := runtime.Load(ctx, a.engineConfig(fs, f, stderr))
 	if err != nil {
 		return reportLoadError(stderr, script, err)
 	}
@@ -157,10 +132,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		Target: target, BaseURL: redactURL(llmCfg.BaseURL), Seed: f.seed, Host: host,
 		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
 	})
-	code := exitOK
-	if err := console.Render(stdout, sum, console.Style{Color: useColor}); err != nil {
-		fmt.Fprintf(stderr, "llmrun run: printing the summary: %v\n", err)
-		code = exitError
+	code = exitOK
+	hs := handleSummary(ctx, engine, sum, stdout, stderr, useColor)
+	if hs.printDefault {
+		if err := console.Render(stdout, sum, console.Style{Color: useColor}); err != nil {
+			fmt.Fprintf(stderr, "llmrun run: printing the summary: %v\n", err)
+			code = exitError
+		}
+	}
+	if hs.err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", hs.err)
+		code = hs.code
 	}
 	if f.summaryExport != "" {
 		if err := writeSummary(f.summaryExport, sum); err != nil {
@@ -182,6 +164,58 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	return code
 }
 
+// scriptArgs is what run and inspect take from their command lines.
+type scriptArgs struct {
+	script string
+	source []byte // a stock scenario's source; nil for a file
+	env    map[string]string
+	llm    llm.Config
+}
+
+// parseScriptArgs parses a run-style command line into f. When ok is false
+// it has printed why (or the help) and code is the exit code.
+func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, stderr io.Writer, getenv func(string) string) (a scriptArgs, code int, ok bool) {
+	fail := func(format string, args ...any) (scriptArgs, int, bool) {
+		fmt.Fprintf(stderr, cmd+": "+format+"\n", args...)
+		return scriptArgs{}, exitUsage, false
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return scriptArgs{}, exitOK, false
+		}
+		return fail("%v\nRun '%s --help' for usage.", err, cmd)
+	}
+	if fs.NArg() != 1 {
+		return fail("expected one script, got %d arguments\nRun '%s --help' for usage.", fs.NArg(), cmd)
+	}
+	a.script = fs.Arg(0)
+	var err error
+	if a.source, err = loadScript(a.script); err != nil {
+		return fail("%v", err)
+	}
+	if a.env, err = scriptEnv(*f, getenv); err != nil {
+		return fail("%v", err)
+	}
+	if a.llm, err = llmConfig(*f, getenv); err != nil {
+		return fail("%v", err)
+	}
+	return a, exitOK, true
+}
+
+// engineConfig is the engine's configuration for the parsed command line.
+func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer) runtime.Config {
+	return runtime.Config{
+		ScriptPath:  a.script,
+		Source:      a.source,
+		Env:         a.env,
+		Overrides:   overrides(fs, f),
+		LLM:         a.llm,
+		Seed:        f.seed,
+		Logger:      consoleLogger(stderr),
+		TextSummary: renderSummaryJSON,
+	}
+}
+
 // overrides turns the load-shape flags the user set into engine overrides.
 func overrides(fs *pflag.FlagSet, f runFlags) runtime.Overrides {
 	var o runtime.Overrides
@@ -194,8 +228,33 @@ func overrides(fs *pflag.FlagSet, f runFlags) runtime.Overrides {
 	if fs.Changed("iterations") {
 		o.Iterations = &f.iterations
 	}
+	if fs.Changed("stage") {
+		o.Stages = f.stages
+	}
 	return o
 }
+
+// stageFlag collects the repeatable --stage DURATION:TARGET.
+type stageFlag []executor.Stage
+
+func (s *stageFlag) String() string {
+	parts := make([]string, len(*s))
+	for i, st := range *s {
+		parts[i] = st.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *stageFlag) Set(v string) error {
+	st, err := executor.ParseStage(v)
+	if err != nil {
+		return err
+	}
+	*s = append(*s, st)
+	return nil
+}
+
+func (s *stageFlag) Type() string { return "DURATION:TARGET" }
 
 // scriptEnv builds __ENV: the process environment (unless disabled), then
 // each -e KEY=VALUE.
@@ -245,20 +304,26 @@ func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
 }
 
 func reportLoadError(stderr io.Writer, script string, err error) int {
+	return reportLoadErrorAs(stderr, "llmrun run", script, err)
+}
+
+// reportLoadErrorAs prints a load error under the command's name (cmd) and
+// returns its exit code.
+func reportLoadErrorAs(stderr io.Writer, cmd, script string, err error) int {
 	var scriptErr *js.ScriptError
 	var cfgErr *runtime.ConfigError
 	switch {
 	case errors.As(err, &cfgErr):
-		fmt.Fprintf(stderr, "llmrun run: %s: %v\n", script, err)
+		fmt.Fprintf(stderr, "%s: %s: %v\n", cmd, script, err)
 		return exitInvalidConfig
 	case errors.As(err, &scriptErr):
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitScriptError
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "llmrun run: interrupted before the test started")
+		fmt.Fprintf(stderr, "%s: interrupted before the test started\n", cmd)
 		return exitInterrupted
 	default:
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitScriptError
 	}
 }
@@ -307,6 +372,20 @@ func startProgress(e *runtime.Engine, w io.Writer, enabled bool) func() {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// renderSummaryJSON renders a summary exported as JSON the way the
+// console prints it: textSummary(data) in handleSummary scripts.
+func renderSummaryJSON(summaryJSON []byte, color bool) (string, error) {
+	var s summary.Summary
+	if err := json.Unmarshal(summaryJSON, &s); err != nil {
+		return "", fmt.Errorf("reading the summary: %w", err)
+	}
+	var b strings.Builder
+	if err := console.Render(&b, &s, console.Style{Color: color}); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // consoleLogger prints the script's console output as "level=INFO msg=...

@@ -1,8 +1,9 @@
 // Package executor schedules iterations on VUs with k6's executor semantics.
 // A Config is one scenario's executor settings, parsed from options; its
-// Executor runs iterations on the VUs the engine hands it. Executors only
-// decide when iterations start and when they must stop: running the script,
-// metrics and errors are the VU's business.
+// Executor runs iterations on the VUs of a Pool the engine hands it.
+// Executors only decide when iterations start and when they must stop:
+// running the script, metrics and errors are the VU's and the pool's
+// business.
 package executor
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,27 +23,57 @@ type VU interface {
 	RunIteration(ctx context.Context)
 }
 
+// Pool is the engine's side of one running scenario: the VUs the executor
+// may use, each already bound to the scenario (exec function, tags, env,
+// setup data), and the recorder of what only the executor sees. Its
+// methods are safe for concurrent use.
+type Pool interface {
+	// VUs returns the VUs initialised before the run for this scenario:
+	// exactly Config.PreAllocatedVUs() of them.
+	VUs() []VU
+	// NewVU initialises one more VU, bound to the scenario. It takes as
+	// long as the script's init code (milliseconds), so executors call it
+	// off their scheduling loop, and at most MaxVUs − PreAllocatedVUs
+	// times. An error (the init code threw, ctx ended) ends the scenario.
+	NewVU(ctx context.Context) (VU, error)
+	// IterationLag records how late an arrival-rate iteration started:
+	// its actual start minus its planned start (the iteration_lag metric).
+	IterationLag(lag time.Duration)
+	// DroppedIterations records n planned iterations that were not
+	// started (the dropped_iterations metric).
+	DroppedIterations(n int)
+	// Warn tells the user about a load-shape problem (on stderr);
+	// executors warn once per cause.
+	Warn(msg string)
+}
+
 // Config is an executor's configuration.
 type Config interface {
 	// Validate checks the fields and names the first wrong one.
 	Validate() error
 	// MaxVUs is the number of VUs the executor may use at once.
 	MaxVUs() int
+	// PreAllocatedVUs is how many of them the engine initialises before the
+	// run; the executor asks the pool for the others as it needs them.
+	// It equals MaxVUs except for the arrival-rate executors.
+	PreAllocatedVUs() int
 	// MaxDuration is the longest the executor can run, graceful stop
 	// included.
 	MaxDuration() time.Duration
 	// Describe is a one-line human description for banners and inspect.
 	Describe() string
-	// NewExecutor returns the executor that runs this configuration.
-	NewExecutor() Executor
+	// NewExecutor returns the executor that runs this configuration. seed
+	// drives the random arrival processes (see SeedFor); the others
+	// ignore it.
+	NewExecutor(seed uint64) Executor
 }
 
 // Executor runs a scenario's iterations.
 type Executor interface {
-	// Run starts iterations on vus (exactly MaxVUs of them) until the
-	// executor's work is done or ctx is canceled, and returns when every
-	// iteration has ended.
-	Run(ctx context.Context, vus []VU)
+	// Run starts iterations on the pool's VUs until the executor's work is
+	// done or ctx is canceled, and returns when every iteration has ended.
+	// It returns an error only when the pool failed to initialise a VU.
+	Run(ctx context.Context, pool Pool) error
 }
 
 // Base holds the fields every executor shares.
@@ -72,9 +104,12 @@ func (b Base) validate() error {
 // registry maps executor names to their default configurations; set up once
 // at init and read-only afterwards.
 var registry = map[string]func() Config{
-	"constant-vus":      func() Config { return &ConstantVUs{VUs: 1} },
-	"shared-iterations": func() Config { return &SharedIterations{iterationLimits{VUs: 1, Iterations: 1}} },
-	"per-vu-iterations": func() Config { return &PerVUIterations{iterationLimits{VUs: 1, Iterations: 1}} },
+	"constant-vus":          func() Config { return &ConstantVUs{VUs: 1} },
+	"shared-iterations":     func() Config { return &SharedIterations{iterationLimits{VUs: 1, Iterations: 1}} },
+	"per-vu-iterations":     func() Config { return &PerVUIterations{iterationLimits{VUs: 1, Iterations: 1}} },
+	"ramping-vus":           func() Config { return &RampingVUs{StartVUs: 1} },
+	"constant-arrival-rate": func() Config { return &ConstantArrivalRate{} },
+	"ramping-arrival-rate":  func() Config { return &RampingArrivalRate{} },
 }
 
 // New returns the default configuration of the named executor, to decode
@@ -104,4 +139,17 @@ func stopContexts(ctx context.Context, d, g time.Duration) (start, iter context.
 	start, cancelStart := context.WithTimeout(ctx, d)
 	iter, cancelIter := context.WithTimeout(ctx, d+g)
 	return start, iter, func() { cancelStart(); cancelIter() }
+}
+
+// loop runs body once per VU, each in its own goroutine, and waits for all.
+func loop(vus []VU, body func(VU)) {
+	var wg sync.WaitGroup
+	for _, vu := range vus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body(vu)
+		}()
+	}
+	wg.Wait()
 }

@@ -44,7 +44,7 @@ func total(raw []*countingVU) (done, interrupted int64) {
 	return done, interrupted
 }
 
-func decode(t *testing.T, name, js string) Config {
+func decode(t testing.TB, name, js string) Config {
 	t.Helper()
 	cfg, err := New(name)
 	if err != nil {
@@ -62,7 +62,7 @@ func decode(t *testing.T, name, js string) Config {
 func TestSharedIterationsRunsExactlyTheTotal(t *testing.T) {
 	cfg := decode(t, "shared-iterations", `{"vus": 4, "iterations": 37}`)
 	vs, raw := vus(cfg.MaxVUs(), time.Millisecond)
-	cfg.NewExecutor().Run(context.Background(), vs)
+	cfg.NewExecutor(0).Run(context.Background(), fixed(vs))
 	if done, _ := total(raw); done != 37 {
 		t.Fatalf("ran %d iterations, want 37", done)
 	}
@@ -71,7 +71,7 @@ func TestSharedIterationsRunsExactlyTheTotal(t *testing.T) {
 func TestPerVUIterationsRunsEachVUsShare(t *testing.T) {
 	cfg := decode(t, "per-vu-iterations", `{"vus": 3, "iterations": 5}`)
 	vs, raw := vus(cfg.MaxVUs(), time.Millisecond)
-	cfg.NewExecutor().Run(context.Background(), vs)
+	cfg.NewExecutor(0).Run(context.Background(), fixed(vs))
 	for i, v := range raw {
 		if v.done.Load() != 5 {
 			t.Errorf("VU %d ran %d iterations, want 5", i, v.done.Load())
@@ -83,7 +83,7 @@ func TestConstantVUsStopsStartingAtDuration(t *testing.T) {
 	cfg := decode(t, "constant-vus", `{"vus": 2, "duration": "150ms"}`)
 	vs, raw := vus(cfg.MaxVUs(), 10*time.Millisecond)
 	start := time.Now()
-	cfg.NewExecutor().Run(context.Background(), vs)
+	cfg.NewExecutor(0).Run(context.Background(), fixed(vs))
 	if el := time.Since(start); el < 150*time.Millisecond {
 		t.Fatalf("returned after %s, before the duration", el)
 	}
@@ -96,7 +96,7 @@ func TestConstantVUsStopsStartingAtDuration(t *testing.T) {
 func TestGracefulStopInterruptsLongIterations(t *testing.T) {
 	cfg := decode(t, "constant-vus", `{"vus": 2, "duration": "50ms", "gracefulStop": "50ms"}`)
 	vs, raw := vus(cfg.MaxVUs(), time.Hour)
-	cfg.NewExecutor().Run(context.Background(), vs)
+	cfg.NewExecutor(0).Run(context.Background(), fixed(vs))
 	if done, interrupted := total(raw); done != 0 || interrupted != 2 {
 		t.Fatalf("done %d interrupted %d, want 0 and 2", done, interrupted)
 	}
@@ -108,8 +108,10 @@ func TestCanceledContextStopsEveryExecutor(t *testing.T) {
 			cfg := decode(t, name, configFor(name))
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 			defer cancel()
-			vs, raw := vus(cfg.MaxVUs(), 5*time.Millisecond)
-			cfg.NewExecutor().Run(ctx, vs)
+			vs, raw := vus(cfg.PreAllocatedVUs(), 5*time.Millisecond)
+			if err := cfg.NewExecutor(1).Run(ctx, fixed(vs)); err != nil {
+				t.Fatal(err)
+			}
 			if done, _ := total(raw); done == 0 || done >= 1000000 {
 				t.Fatalf("ran %d iterations before the cancel", done)
 			}
@@ -118,8 +120,15 @@ func TestCanceledContextStopsEveryExecutor(t *testing.T) {
 }
 
 func configFor(name string) string {
-	if name == "constant-vus" {
+	switch name {
+	case "constant-vus":
 		return `{"vus": 2, "duration": "1h"}`
+	case "ramping-vus":
+		return `{"startVUs": 2, "stages": [{"duration": "1h", "target": 2}]}`
+	case "constant-arrival-rate":
+		return `{"rate": 1000, "duration": "1h", "preAllocatedVUs": 2}`
+	case "ramping-arrival-rate":
+		return `{"startRate": 1000, "stages": [{"duration": "1h", "target": 1000}], "preAllocatedVUs": 2}`
 	}
 	return `{"vus": 2, "iterations": 1000000}`
 }

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -38,19 +37,23 @@ func (c *ConstantVUs) Describe() string {
 	return fmt.Sprintf("%d looping VUs for %s (gracefulStop %s)", c.VUs, c.Duration.D, c.graceful())
 }
 
+// PreAllocatedVUs implements Config.
+func (c *ConstantVUs) PreAllocatedVUs() int { return c.VUs }
+
 // NewExecutor implements Config.
-func (c *ConstantVUs) NewExecutor() Executor { return constantVUs{c} }
+func (c *ConstantVUs) NewExecutor(uint64) Executor { return constantVUs{c} }
 
 type constantVUs struct{ cfg *ConstantVUs }
 
-func (e constantVUs) Run(ctx context.Context, vus []VU) {
+func (e constantVUs) Run(ctx context.Context, pool Pool) error {
 	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.Duration.D, e.cfg.graceful())
 	defer cancel()
-	loop(vus[:e.cfg.VUs], func(vu VU) {
+	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
 		for startCtx.Err() == nil {
 			vu.RunIteration(iterCtx)
 		}
 	})
+	return nil
 }
 
 // DefaultMaxDuration bounds the iteration-based executors, as in k6.
@@ -88,6 +91,9 @@ func (c *iterationLimits) validate() error {
 // MaxVUs implements Config.
 func (c *iterationLimits) MaxVUs() int { return c.VUs }
 
+// PreAllocatedVUs implements Config.
+func (c *iterationLimits) PreAllocatedVUs() int { return c.VUs }
+
 // MaxDuration implements Config.
 func (c *iterationLimits) MaxDuration() time.Duration { return c.limit() + c.graceful() }
 
@@ -112,20 +118,21 @@ func (c *SharedIterations) Describe() string {
 }
 
 // NewExecutor implements Config.
-func (c *SharedIterations) NewExecutor() Executor { return sharedIterations{c} }
+func (c *SharedIterations) NewExecutor(uint64) Executor { return sharedIterations{c} }
 
 type sharedIterations struct{ cfg *SharedIterations }
 
-func (e sharedIterations) Run(ctx context.Context, vus []VU) {
+func (e sharedIterations) Run(ctx context.Context, pool Pool) error {
 	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.limit(), e.cfg.graceful())
 	defer cancel()
 	var started atomic.Int64
 	total := int64(e.cfg.Iterations)
-	loop(vus[:e.cfg.VUs], func(vu VU) {
+	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
 		for startCtx.Err() == nil && started.Add(1) <= total {
 			vu.RunIteration(iterCtx)
 		}
 	})
+	return nil
 }
 
 // PerVUIterations has each VU run the same number of iterations.
@@ -140,29 +147,17 @@ func (c *PerVUIterations) Describe() string {
 }
 
 // NewExecutor implements Config.
-func (c *PerVUIterations) NewExecutor() Executor { return perVUIterations{c} }
+func (c *PerVUIterations) NewExecutor(uint64) Executor { return perVUIterations{c} }
 
 type perVUIterations struct{ cfg *PerVUIterations }
 
-func (e perVUIterations) Run(ctx context.Context, vus []VU) {
+func (e perVUIterations) Run(ctx context.Context, pool Pool) error {
 	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.limit(), e.cfg.graceful())
 	defer cancel()
-	loop(vus[:e.cfg.VUs], func(vu VU) {
+	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
 		for i := 0; i < e.cfg.Iterations && startCtx.Err() == nil; i++ {
 			vu.RunIteration(iterCtx)
 		}
 	})
-}
-
-// loop runs body once per VU, each in its own goroutine, and waits for all.
-func loop(vus []VU, body func(VU)) {
-	var wg sync.WaitGroup
-	for _, vu := range vus {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body(vu)
-		}()
-	}
-	wg.Wait()
+	return nil
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/runtime"
+)
+
+const inspectUsage = `Usage: llmrun inspect [flags] SCRIPT
+
+Loads a scenario script as "llmrun run" would (compiles it, runs its init
+code once, resolves its scenarios with -u, -d and -i applied) and prints the
+scenarios: executor, exec function, start time, VUs, longest possible
+duration, and for the whole test the VUs it may use and how long it may
+last. No request is sent: llm.stream() cannot be called in init code.
+
+inspect accepts every flag of "llmrun run", so a run's command line can be
+checked by replacing "run" with "inspect"; the flags that only matter to a
+run are not listed here.
+
+Flags:
+`
+
+// inspectPlaceholderURL is the base URL of the llm module's default client
+// when inspect is given none: init code may create clients, and inspect
+// starts no simulator. Nothing is ever sent to it.
+const inspectPlaceholderURL = "http://127.0.0.1:0/v1"
+
+// runOnlyFlags are flags of run that change nothing inspect prints; they
+// are accepted and hidden.
+var runOnlyFlags = []string{"api-key-env", "timeout", "summary-export", "quiet", "no-color"}
+
+// inspection is what inspect prints: the resolved load shape.
+type inspection struct {
+	Script       string              `json:"script"`
+	ScriptSHA256 string              `json:"script_sha256"`
+	Scenarios    []inspectedScenario `json:"scenarios"`
+	// MaxVUs is the sum of the scenarios' VUs: the VUs the run
+	// initialises, and at most that many run at once.
+	MaxVUs int `json:"max_vus"`
+	// MaxDuration is the latest a scenario can end: the largest start
+	// time plus maximum duration (graceful stop included).
+	MaxDuration  string  `json:"max_duration"`
+	MaxDurationS float64 `json:"max_duration_s"`
+	// HandleSummary is true when the script exports handleSummary.
+	HandleSummary bool `json:"handle_summary"`
+}
+
+// inspectedScenario is one resolved scenario; the string durations are Go
+// durations ("1m30s"), as in the summary's load_shape, and the _s fields
+// the same in seconds.
+type inspectedScenario struct {
+	Name         string            `json:"name"`
+	Executor     string            `json:"executor"`
+	Exec         string            `json:"exec"`
+	StartTime    string            `json:"start_time"`
+	StartTimeS   float64           `json:"start_time_s"`
+	MaxVUs       int               `json:"max_vus"`
+	MaxDuration  string            `json:"max_duration"`
+	MaxDurationS float64           `json:"max_duration_s"`
+	Description  string            `json:"description"`
+	Tags         map[string]string `json:"tags,omitempty"`
+}
+
+func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := pflag.NewFlagSet("llmrun inspect", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SetInterspersed(true)
+	var f runFlags
+	f.register(fs)
+	for _, name := range runOnlyFlags {
+		if err := fs.MarkHidden(name); err != nil {
+			panic(err) // a flag of run was renamed: update runOnlyFlags
+		}
+	}
+	asJSON := fs.Bool("json", false, "print the resolved scenarios as JSON")
+	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
+	a, code, ok := parseScriptArgs("llmrun inspect", fs, &f, args, stderr, getenv)
+	if !ok {
+		return code
+	}
+	script := a.script
+	if a.llm.BaseURL == "" {
+		a.llm.BaseURL = inspectPlaceholderURL
+		if a.llm.Model == "" {
+			a.llm.Model = llmsim.DefaultConfig().Model
+		}
+	}
+	engine, err := runtime.Load(ctx, a.engineConfig(fs, f, stderr))
+	if err != nil {
+		return reportLoadErrorAs(stderr, "llmrun inspect", script, err)
+	}
+	in := inspect(script, engine)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(in)
+	} else {
+		err = in.render(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun inspect: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// inspect describes a loaded engine's scenarios.
+func inspect(script string, e *runtime.Engine) *inspection {
+	in := &inspection{Script: script, ScriptSHA256: e.ScriptSHA256(), MaxVUs: e.MaxVUs(), HandleSummary: e.HasHandleSummary()}
+	var end time.Duration
+	for _, sc := range e.Scenarios() {
+		d := sc.Config.MaxDuration()
+		end = max(end, sc.StartTime+d)
+		in.Scenarios = append(in.Scenarios, inspectedScenario{
+			Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec,
+			StartTime: sc.StartTime.String(), StartTimeS: sc.StartTime.Seconds(),
+			MaxVUs:      sc.Config.MaxVUs(),
+			MaxDuration: d.String(), MaxDurationS: d.Seconds(),
+			Description: sc.Config.Describe(), Tags: sc.Tags,
+		})
+	}
+	in.MaxDuration, in.MaxDurationS = end.String(), end.Seconds()
+	return in
+}
+
+// render prints the inspection as a heading and a table.
+func (in *inspection) render(w io.Writer) error {
+	plural := "s"
+	if len(in.Scenarios) == 1 {
+		plural = ""
+	}
+	if _, err := fmt.Fprintf(w, "script: %s\n%d scenario%s, up to %d VUs, at most %s (graceful stops included)\n",
+		in.Script, len(in.Scenarios), plural, in.MaxVUs, in.MaxDuration); err != nil {
+		return err
+	}
+	if in.HandleSummary {
+		if _, err := fmt.Fprintln(w, "handleSummary(): exported; it replaces the default end-of-run summary"); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	header := []any{"scenario", "executor", "exec", "start", "VUs", "max duration", "description"}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
+	t.Header(header...)
+	for _, sc := range in.Scenarios {
+		if err := t.Append(sc.Name, sc.Executor, sc.Exec+"()", sc.StartTime, fmt.Sprint(sc.MaxVUs), sc.MaxDuration, sc.Description); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}

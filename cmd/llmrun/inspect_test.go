@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+const twoScenarios = `
+import llm from 'llm';
+const client = llm.client({ model: 'm' }); // clients may be made in init code
+export const options = {
+  scenarios: {
+    chat: { executor: 'constant-vus', vus: 8, duration: '1m', exec: 'chat', tags: { workload: 'chat' } },
+    rag:  { executor: 'per-vu-iterations', vus: 2, iterations: 10, startTime: '10s', exec: 'rag',
+            maxDuration: '2m', gracefulStop: '5s' },
+  },
+};
+export function chat() { client.stream({ prompt: 'x' }); }
+export function rag() {}
+export default function () {}
+`
+
+// countingServer counts the requests it gets: inspect must send none.
+func countingServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		http.Error(w, "inspect must not send requests", http.StatusTeapot)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &n
+}
+
+func TestInspectText(t *testing.T) {
+	url, requests := countingServer(t)
+	script := writeScript(t, "two.js", twoScenarios)
+	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--base-url", url, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"2 scenarios, up to 10 VUs, at most 2m15s",
+		"│ scenario │ executor",
+		"│ chat     │ constant-vus      │ chat() │    0s │   8 │        1m30s │ 8 looping VUs for 1m0s",
+		"│ rag      │ per-vu-iterations │ rag()  │   10s │   2 │         2m5s │ 10 iterations for each of 2 VUs",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "handleSummary") {
+		t.Errorf("output mentions a handleSummary the script lacks:\n%s", stdout)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("inspect sent %d requests", n)
+	}
+}
+
+func TestInspectJSON(t *testing.T) {
+	script := writeScript(t, "two.js", twoScenarios+"export function handleSummary() { return {}; }\n")
+	// Without --base-url inspect starts no simulator and still loads clients.
+	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--json", script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var in inspection
+	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if in.Script != script || len(in.ScriptSHA256) != 64 || in.MaxVUs != 10 || in.MaxDuration != "2m15s" || in.MaxDurationS != 135 || !in.HandleSummary {
+		t.Errorf("inspection = %+v", in)
+	}
+	if len(in.Scenarios) != 2 {
+		t.Fatalf("scenarios = %+v", in.Scenarios)
+	}
+	chat, rag := in.Scenarios[0], in.Scenarios[1]
+	if chat.Name != "chat" || chat.Executor != "constant-vus" || chat.Exec != "chat" || chat.MaxVUs != 8 ||
+		chat.StartTime != "0s" || chat.MaxDuration != "1m30s" || chat.MaxDurationS != 90 || chat.Tags["workload"] != "chat" {
+		t.Errorf("chat = %+v", chat)
+	}
+	if rag.Name != "rag" || rag.Executor != "per-vu-iterations" || rag.StartTime != "10s" || rag.StartTimeS != 10 ||
+		rag.MaxVUs != 2 || rag.MaxDurationS != 125 || !strings.Contains(rag.Description, "10 iterations for each of 2 VUs") {
+		t.Errorf("rag = %+v", rag)
+	}
+}
+
+// -u, -d and -i replace the scenarios, as in run.
+func TestInspectOverrides(t *testing.T) {
+	script := writeScript(t, "two.js", twoScenarios)
+	for _, tc := range []struct {
+		args               []string
+		executor, duration string
+		vus                int
+	}{
+		{[]string{"-u", "3", "-d", "20s"}, "constant-vus", "50s", 3},
+		{[]string{"--vus=5", "--iterations", "50"}, "shared-iterations", "10m30s", 5},
+		{[]string{"-i", "4", "-d", "1m"}, "shared-iterations", "1m30s", 1},
+	} {
+		args := append(append([]string{"inspect", "--json"}, tc.args...), script)
+		code, stdout, stderr := cli(t, context.Background(), nil, args...)
+		if code != exitOK {
+			t.Errorf("%v: exit %d\n%s", tc.args, code, stderr)
+			continue
+		}
+		var in inspection
+		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
+			t.Fatal(err)
+		}
+		if len(in.Scenarios) != 1 || in.Scenarios[0].Name != "default" || in.Scenarios[0].Executor != tc.executor ||
+			in.MaxVUs != tc.vus || in.MaxDuration != tc.duration {
+			t.Errorf("%v: %+v", tc.args, in)
+		}
+	}
+	code, stdout, _ := cli(t, context.Background(), nil, "inspect", "-u", "3", "-d", "20s", script)
+	if code != exitOK || !strings.Contains(stdout, "1 scenario, up to 3 VUs, at most 50s") {
+		t.Errorf("text with overrides: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestInspectErrors(t *testing.T) {
+	url, requests := countingServer(t)
+	for _, tc := range []struct {
+		name, src string
+		args      []string
+		code      int
+		want      string
+	}{
+		{"syntax error", "export default function ( {", nil, exitScriptError, "bad.js:1:"},
+		{"init exception", "throw new Error('init failed');\nexport default function () {}", nil, exitScriptError, "Error: init failed"},
+		{"stream in init", "import llm from 'llm';\nllm.stream({ prompt: 'x' });\nexport default function () {}", nil, exitScriptError,
+			"llm.stream() cannot be called in the init context"},
+		{"unknown option", "export const options = { vu: 2 };\nexport default function () {}", nil, exitInvalidConfig, "options.vu: unknown field"},
+		{"unknown executor", "export const options = { scenarios: { a: { executor: 'nope' } } };\nexport default function () {}", nil, exitInvalidConfig,
+			`options.scenarios.a.executor: unknown executor "nope"`},
+		{"missing exec", "export const options = { scenarios: { a: { executor: 'constant-vus', duration: '1s', exec: 'gone' } } };\nexport default function () {}",
+			nil, exitInvalidConfig, `exports no function "gone"`},
+		{"vus alone", "export default function () {}", []string{"-u", "3"}, exitInvalidConfig, "vus needs a duration"},
+		{"bad -e", "export default function () {}", []string{"-e", "NOEQUALS"}, exitUsage, "expected KEY=VALUE"},
+		{"unknown flag", "export default function () {}", []string{"--nope"}, exitUsage, "unknown flag: --nope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := writeScript(t, "bad.js", tc.src)
+			args := append(append([]string{"inspect", "--base-url", url}, tc.args...), script)
+			code, stdout, stderr := cli(t, context.Background(), nil, args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) || !strings.HasPrefix(stderr, "llmrun inspect: ") {
+				t.Errorf("exit %d, want %d; stderr:\n%s\nwant it to contain %q", code, tc.code, stderr, tc.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+		})
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("inspect sent %d requests", n)
+	}
+	for _, args := range [][]string{{"inspect"}, {"inspect", "a.js", "b.js"}, {"inspect", "/does/not/exist.js"}} {
+		if code, _, stderr := cli(t, context.Background(), nil, args...); code != exitUsage || !strings.HasPrefix(stderr, "llmrun inspect: ") {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, stderr)
+		}
+	}
+}
+
+func TestInspectHelp(t *testing.T) {
+	code, _, stderr := cli(t, context.Background(), nil, "help", "inspect")
+	if code != exitOK || !strings.Contains(stderr, "Usage: llmrun inspect") || !strings.Contains(stderr, "--json") || !strings.Contains(stderr, "--vus") {
+		t.Errorf("help inspect: exit %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "--summary-export") {
+		t.Errorf("inspect --help lists run-only flags:\n%s", stderr)
+	}
+	// A run's command line inspects as it is.
+	script := writeScript(t, "s.js", "export default function () {}")
+	if code, _, stderr := cli(t, context.Background(), nil, "inspect", "-q", "--no-color", "--summary-export", "x.json", "--timeout", "5s", "-i", "2", script); code != exitOK {
+		t.Errorf("run-only flags: exit %d\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,390 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// arrivalFields are the fields the arrival-rate executors share.
+type arrivalFields struct {
+	Base
+	// TimeUnit is the period rates are given per (default 1s).
+	TimeUnit Duration `json:"timeUnit"`
+	// PreAllocated is "preAllocatedVUs" (required): VUs initialised before
+	// the test.
+	PreAllocated *int `json:"preAllocatedVUs"`
+	// MaxAllowedVUs is "maxVUs": more VUs are initialised during the test,
+	// up to this many, when none is free at a planned start (default
+	// preAllocatedVUs, or maxConcurrency when that is larger).
+	MaxAllowedVUs *int `json:"maxVUs"`
+	// Arrival is the arrival process: "constant" (default), "poisson" or
+	// "gamma".
+	Arrival string `json:"arrival"`
+	// Burstiness is the shape of gamma gaps (required with "gamma"): 1 is
+	// Poisson, lower is burstier, higher more regular.
+	Burstiness *float64 `json:"burstiness"`
+	// MaxConcurrency caps the iterations in flight: when it is reached,
+	// the next arrival waits for one to end (and its lag grows) instead of
+	// being dropped.
+	MaxConcurrency *int `json:"maxConcurrency"`
+}
+
+// DefaultTimeUnit is k6's default timeUnit.
+const DefaultTimeUnit = time.Second
+
+func (f *arrivalFields) unit() time.Duration {
+	if f.TimeUnit.Set {
+		return f.TimeUnit.D
+	}
+	return DefaultTimeUnit
+}
+
+func (f *arrivalFields) process() string {
+	if f.Arrival == "" {
+		return ArrivalConstant
+	}
+	return f.Arrival
+}
+
+func (f *arrivalFields) burstiness() float64 {
+	if f.Burstiness == nil {
+		return 1
+	}
+	return *f.Burstiness
+}
+
+// MaxVUs implements Config.
+func (f *arrivalFields) MaxVUs() int {
+	if f.MaxAllowedVUs != nil {
+		return *f.MaxAllowedVUs
+	}
+	n := f.PreAllocatedVUs()
+	if f.MaxConcurrency != nil {
+		n = max(n, *f.MaxConcurrency)
+	}
+	return n
+}
+
+// PreAllocatedVUs implements Config.
+func (f *arrivalFields) PreAllocatedVUs() int {
+	if f.PreAllocated == nil {
+		return 0
+	}
+	return *f.PreAllocated
+}
+
+func (f *arrivalFields) validate() error {
+	if f.TimeUnit.Set && f.TimeUnit.D <= 0 {
+		return fmt.Errorf("timeUnit must be positive, got %s", f.TimeUnit.D)
+	}
+	if f.PreAllocated == nil {
+		return fmt.Errorf("preAllocatedVUs is required: the VUs initialised before the test (about rate × iteration time)")
+	}
+	if *f.PreAllocated < 0 {
+		return fmt.Errorf("preAllocatedVUs must not be negative, got %d", *f.PreAllocated)
+	}
+	if f.MaxAllowedVUs != nil && *f.MaxAllowedVUs < *f.PreAllocated {
+		return fmt.Errorf("maxVUs (%d) must not be less than preAllocatedVUs (%d)", *f.MaxAllowedVUs, *f.PreAllocated)
+	}
+	if f.MaxConcurrency != nil {
+		if *f.MaxConcurrency < 1 {
+			return fmt.Errorf("maxConcurrency must be at least 1, got %d", *f.MaxConcurrency)
+		}
+		if *f.MaxConcurrency > f.MaxVUs() {
+			return fmt.Errorf("maxConcurrency (%d) is more than maxVUs (%d): a VU runs one iteration at a time; raise maxVUs or lower maxConcurrency",
+				*f.MaxConcurrency, f.MaxVUs())
+		}
+	}
+	if f.MaxVUs() < 1 {
+		return fmt.Errorf("maxVUs must be at least 1 (set preAllocatedVUs or maxVUs)")
+	}
+	switch f.process() {
+	case ArrivalConstant, ArrivalPoisson:
+		if f.Burstiness != nil {
+			return fmt.Errorf("burstiness applies only to arrival '%s', not '%s'", ArrivalGamma, f.process())
+		}
+	case ArrivalGamma:
+		if f.Burstiness == nil {
+			return fmt.Errorf("burstiness is required with arrival '%s' (1 = Poisson, lower = burstier)", ArrivalGamma)
+		}
+		if b := *f.Burstiness; !(b > 0) || math.IsInf(b, 0) {
+			return fmt.Errorf("burstiness must be a positive number, got %v", b)
+		}
+	default:
+		return fmt.Errorf("arrival must be '%s', '%s' or '%s', got %q", ArrivalConstant, ArrivalPoisson, ArrivalGamma, f.Arrival)
+	}
+	return f.Base.validate()
+}
+
+// describe is the part of Describe the arrival-rate executors share.
+func (f *arrivalFields) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s arrivals", f.process())
+	if f.process() == ArrivalGamma {
+		fmt.Fprintf(&b, " (burstiness %s)", num(f.burstiness()))
+	}
+	if f.MaxConcurrency != nil {
+		fmt.Fprintf(&b, ", at most %d in flight", *f.MaxConcurrency)
+	}
+	fmt.Fprintf(&b, " (preAllocatedVUs %d, maxVUs %d, gracefulStop %s)", f.PreAllocatedVUs(), f.MaxVUs(), f.graceful())
+	return b.String()
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// ConstantArrivalRate starts Rate iterations per TimeUnit for Duration,
+// whatever the iterations' own duration (an open model).
+type ConstantArrivalRate struct {
+	arrivalFields
+	Rate     float64  `json:"rate"`
+	Duration Duration `json:"duration"`
+}
+
+// Validate implements Config.
+func (c *ConstantArrivalRate) Validate() error {
+	if !(c.Rate > 0) || math.IsInf(c.Rate, 0) {
+		return fmt.Errorf("rate is required and must be positive (iterations per timeUnit), got %v", c.Rate)
+	}
+	if !c.Duration.Set || c.Duration.D <= 0 {
+		return fmt.Errorf("duration is required and must be positive (e.g. \"30s\")")
+	}
+	return c.arrivalFields.validate()
+}
+
+// MaxDuration implements Config.
+func (c *ConstantArrivalRate) MaxDuration() time.Duration { return c.Duration.D + c.graceful() }
+
+// Describe implements Config.
+func (c *ConstantArrivalRate) Describe() string {
+	return fmt.Sprintf("%s iterations per %s for %s, %s", num(c.Rate), c.unit(), c.Duration.D, c.describe())
+}
+
+// Schedule returns the planned starts, for the given scenario seed.
+func (c *ConstantArrivalRate) Schedule(seed uint64) *Schedule {
+	cv := newCurve(c.Rate, []Stage{NewStage(c.Duration.D, c.Rate)}, c.unit())
+	return newSchedule(c.process(), c.burstiness(), seed, cv, true, false)
+}
+
+// NewExecutor implements Config.
+func (c *ConstantArrivalRate) NewExecutor(seed uint64) Executor {
+	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, schedule: func() *Schedule { return c.Schedule(seed) }}
+}
+
+// RampingArrivalRate starts iterations at a rate that moves linearly from
+// StartRate to each stage's target (iterations per TimeUnit) over the
+// stage's duration.
+type RampingArrivalRate struct {
+	arrivalFields
+	StartRate float64 `json:"startRate"`
+	Stages    []Stage `json:"stages"`
+}
+
+// Validate implements Config.
+func (c *RampingArrivalRate) Validate() error {
+	if c.StartRate < 0 || math.IsNaN(c.StartRate) || math.IsInf(c.StartRate, 0) {
+		return fmt.Errorf("startRate must be a non-negative number, got %v", c.StartRate)
+	}
+	if err := validateStages(c.Stages, false); err != nil {
+		return err
+	}
+	if newCurve(c.StartRate, c.Stages, c.unit()).total <= 0 {
+		return fmt.Errorf("startRate or a stage's target must be positive: the stages never start an iteration")
+	}
+	return c.arrivalFields.validate()
+}
+
+// MaxDuration implements Config.
+func (c *RampingArrivalRate) MaxDuration() time.Duration {
+	return stagesDuration(c.Stages) + c.graceful()
+}
+
+// Describe implements Config.
+func (c *RampingArrivalRate) Describe() string {
+	top := c.StartRate
+	for _, st := range c.Stages {
+		top = max(top, st.target())
+	}
+	return fmt.Sprintf("from %s up to %s iterations per %s over %s for %s, %s",
+		num(c.StartRate), num(top), c.unit(), stagesCount(c.Stages), stagesDuration(c.Stages), c.describe())
+}
+
+// Schedule returns the planned starts, for the given scenario seed.
+func (c *RampingArrivalRate) Schedule(seed uint64) *Schedule {
+	return newSchedule(c.process(), c.burstiness(), seed, newCurve(c.StartRate, c.Stages, c.unit()), false, true)
+}
+
+// NewExecutor implements Config.
+func (c *RampingArrivalRate) NewExecutor(seed uint64) Executor {
+	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), schedule: func() *Schedule { return c.Schedule(seed) }}
+}
+
+// arrivalRate runs either arrival-rate executor: one loop sleeps until
+// each planned start (an absolute time: scenario start + offset) and hands
+// the iteration to a free VU.
+type arrivalRate struct {
+	f        *arrivalFields
+	end      time.Duration
+	schedule func() *Schedule
+}
+
+// arrivalRun is the state of one run of an arrival-rate executor.
+type arrivalRun struct {
+	pool    Pool
+	iterCtx context.Context
+	idle    chan VU       // free VUs, least recently used first
+	slots   chan struct{} // one per iteration in flight; nil without maxConcurrency
+	wg      sync.WaitGroup
+
+	// owned by the scheduling loop
+	vus    int // VUs initialised or being initialised
+	maxVUs int
+	warned bool
+
+	errOnce sync.Once
+	err     error
+	failed  chan struct{} // closed at the first error of the pool
+}
+
+func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
+	startCtx, iterCtx, cancel := stopContexts(ctx, e.end, e.f.graceful())
+	defer cancel()
+	pre := pool.VUs()
+	r := &arrivalRun{
+		pool:    pool,
+		iterCtx: iterCtx,
+		idle:    make(chan VU, e.f.MaxVUs()),
+		vus:     len(pre),
+		maxVUs:  e.f.MaxVUs(),
+		failed:  make(chan struct{}),
+	}
+	for _, vu := range pre {
+		r.idle <- vu
+	}
+	if e.f.MaxConcurrency != nil {
+		r.slots = make(chan struct{}, *e.f.MaxConcurrency)
+	}
+	sched := e.schedule()
+	start := time.Now()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+loop:
+	for {
+		off, ok := sched.Next()
+		if !ok {
+			break
+		}
+		planned := start.Add(off)
+		if d := time.Until(planned); d > coarseMargin {
+			timer.Reset(d - coarseMargin)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				break loop
+			case <-r.failed:
+				break loop
+			}
+		}
+		sleepUntil(planned)
+		if ctx.Err() != nil || r.failedYet() {
+			break
+		}
+		if r.slots != nil {
+			select {
+			case r.slots <- struct{}{}:
+			default:
+				// At maxConcurrency: this arrival waits, late, for an
+				// iteration to end, until the scenario's end.
+				select {
+				case r.slots <- struct{}{}:
+				case <-startCtx.Done():
+					if ctx.Err() == nil {
+						n := 1
+						for _, ok := sched.Next(); ok; _, ok = sched.Next() {
+							n++
+						}
+						pool.DroppedIterations(n)
+					}
+					break loop
+				case <-r.failed:
+					break loop
+				}
+			}
+		}
+		r.start(planned)
+	}
+	r.wg.Wait()
+	return r.err
+}
+
+// start runs an iteration planned at planned on a free VU, or on a new one
+// initialised in the background while fewer than maxVUs exist, or drops
+// it.
+func (r *arrivalRun) start(planned time.Time) {
+	select {
+	case vu := <-r.idle:
+		r.wg.Add(1)
+		go r.iterate(vu, planned)
+		return
+	default:
+	}
+	if r.vus < r.maxVUs {
+		r.vus++
+		r.wg.Add(1)
+		go func() {
+			vu, err := r.pool.NewVU(r.iterCtx)
+			if err != nil {
+				if r.iterCtx.Err() == nil {
+					r.fail(err)
+				}
+				r.release()
+				r.wg.Done()
+				return
+			}
+			r.iterate(vu, planned)
+		}()
+		return
+	}
+	r.release()
+	r.pool.DroppedIterations(1)
+	if !r.warned {
+		r.warned = true
+		r.pool.Warn(fmt.Sprintf("all %d VUs (maxVUs) are busy at a planned start: iterations are being dropped and counted in dropped_iterations; raise preAllocatedVUs or maxVUs (or the server is too slow for this rate)", r.maxVUs))
+	}
+}
+
+// iterate runs one iteration on vu and gives the VU, then the concurrency
+// slot, back.
+func (r *arrivalRun) iterate(vu VU, planned time.Time) {
+	defer r.wg.Done()
+	r.pool.IterationLag(time.Since(planned))
+	vu.RunIteration(r.iterCtx)
+	r.idle <- vu
+	r.release()
+}
+
+func (r *arrivalRun) release() {
+	if r.slots != nil {
+		<-r.slots
+	}
+}
+
+func (r *arrivalRun) fail(err error) {
+	r.errOnce.Do(func() {
+		r.err = err
+		close(r.failed)
+	})
+}
+
+func (r *arrivalRun) failedYet() bool {
+	select {
+	case <-r.failed:
+		return true
+	default:
+		return false
+	}
+}

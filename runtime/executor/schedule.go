@@ -1,0 +1,223 @@
+package executor
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Arrival processes of the arrival-rate executors.
+const (
+	// ArrivalConstant spaces starts evenly, as k6 does.
+	ArrivalConstant = "constant"
+	// ArrivalPoisson draws exponential gaps: a Poisson process.
+	ArrivalPoisson = "poisson"
+	// ArrivalGamma draws gamma-distributed gaps of shape burstiness: a
+	// renewal process whose gaps have a coefficient of variation of
+	// 1/sqrt(burstiness) (1 is Poisson, lower is burstier).
+	ArrivalGamma = "gamma"
+)
+
+// SeedFor derives a scenario's own seed from the run's seed and the
+// scenario's name, so that scenarios draw independent arrivals and a run
+// with the same seed draws the same ones.
+func SeedFor(seed int64, scenario string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(scenario))
+	return splitmix64(h.Sum64() ^ splitmix64(uint64(seed)))
+}
+
+// newRand returns the random source of a schedule.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, splitmix64(seed+1))) }
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// Schedule is an arrival-rate scenario's timeline: the planned start of
+// each iteration, as an offset from the scenario's start, in order.
+//
+// Planned starts are generated in "operational time", counted in expected
+// arrivals: arrival i is at u_i, where u_{i+1} − u_i is a gap of mean 1
+// drawn from the arrival process (always 1 for constant arrivals, Exp(1)
+// for Poisson, Gamma(k, 1/k) for gamma). Each u_i is then mapped to wall
+// time by inverting Λ(t) = ∫₀ᵗ rate(s) ds, the expected number of arrivals
+// by t (time rescaling). With a constant rate this is gaps of mean 1/rate;
+// with a ramping rate it gives a Poisson process of intensity rate(t)
+// exactly, and a gamma process whose local rate follows rate(t). Each
+// planned start is computed from u_i alone, never by adding wall-clock
+// gaps, so rounding does not accumulate: the millionth start of a 3/s
+// schedule is within a nanosecond of 333333.333 s.
+type Schedule struct {
+	gap    func() float64 // nil: constant arrivals
+	curve  *curve
+	closed bool // an arrival at exactly the end is planned (ramping-arrival-rate)
+	u      float64
+	comp   float64 // Kahan compensation of u
+	done   bool
+}
+
+// newSchedule returns the schedule of process over c: the first arrival at
+// the start (atStart, constant-arrival-rate as in k6) or after one gap.
+func newSchedule(process string, burstiness float64, seed uint64, c *curve, atStart, closed bool) *Schedule {
+	s := &Schedule{curve: c, closed: closed}
+	rng := newRand(seed)
+	switch process {
+	case ArrivalPoisson:
+		s.gap = rng.ExpFloat64
+	case ArrivalGamma:
+		k := burstiness
+		s.gap = func() float64 { return gammaRand(rng, k) / k }
+	}
+	if !atStart {
+		s.advance()
+	}
+	return s
+}
+
+func (s *Schedule) advance() {
+	if s.gap == nil {
+		s.u++ // exact up to 2^53
+		return
+	}
+	y := s.gap() - s.comp
+	t := s.u + y
+	s.comp = (t - s.u) - y
+	s.u = t
+}
+
+// Next returns the next planned start, or false when the schedule has
+// ended.
+func (s *Schedule) Next() (time.Duration, bool) {
+	if s.done {
+		return 0, false
+	}
+	t, ok := s.curve.at(s.u, s.closed)
+	if !ok {
+		s.done = true
+		return 0, false
+	}
+	s.advance()
+	return t, true
+}
+
+// curve is a piecewise-linear rate over time, and the inverse of its
+// integral.
+type curve struct {
+	segs  []segment
+	end   time.Duration
+	total float64 // Λ(end)
+	i     int     // the segment of the last lookup: lookups only go forward
+}
+
+// segment is a stretch of the curve: the rate goes linearly from r0 to r1
+// (per second) over dur seconds, from start; l0 and l1 are Λ at both ends.
+type segment struct {
+	start  time.Duration
+	dur    float64
+	r0, r1 float64
+	l0, l1 float64
+}
+
+// newCurve returns the curve that starts at startRate and moves linearly to
+// each stage's target over its duration; rates are per unit.
+func newCurve(startRate float64, stages []Stage, unit time.Duration) *curve {
+	perSecond := float64(time.Second) / float64(unit)
+	c := &curve{}
+	from := startRate * perSecond
+	var at time.Duration
+	var l float64
+	for _, st := range stages {
+		to := st.target() * perSecond
+		d := st.Duration.D.Seconds()
+		if st.Duration.D > 0 {
+			seg := segment{start: at, dur: d, r0: from, r1: to, l0: l}
+			seg.l1 = l + (from+to)/2*d
+			l = seg.l1
+			c.segs = append(c.segs, seg)
+		}
+		from = to
+		at += st.Duration.D
+	}
+	c.end, c.total = at, l
+	return c
+}
+
+// at returns the offset t with Λ(t) = u: the planned start of the arrival
+// at operational time u. Without closed, arrivals end strictly before the
+// curve's end; with it, one at the very end is kept.
+func (c *curve) at(u float64, closed bool) (time.Duration, bool) {
+	if closed {
+		if u > c.total*(1+1e-12)+1e-9 {
+			return 0, false
+		}
+		u = min(u, c.total)
+	} else if u >= c.total {
+		return 0, false
+	}
+	for c.i < len(c.segs) && (u > c.segs[c.i].l1 || c.segs[c.i].l1 == c.segs[c.i].l0) {
+		c.i++
+	}
+	if c.i == len(c.segs) {
+		return 0, false
+	}
+	seg := c.segs[c.i]
+	a := min(max(u-seg.l0, 0), seg.l1-seg.l0)
+	var s float64
+	if seg.r1 == seg.r0 {
+		s = a / seg.r0
+	} else {
+		// r0·s + (r1−r0)/(2·dur)·s² = a, in the form that stays exact
+		// when r0 is 0 and does not cancel when the rate falls.
+		disc := max(seg.r0*seg.r0+2*(seg.r1-seg.r0)*a/seg.dur, 0)
+		if den := seg.r0 + math.Sqrt(disc); den > 0 {
+			s = 2 * a / den
+		}
+	}
+	s = min(max(s, 0), seg.dur)
+	t := seg.start + time.Duration(math.Round(s*float64(time.Second)))
+	if !closed && t >= c.end {
+		return 0, false
+	}
+	return min(t, c.end), true
+}
+
+// cumulative is Λ(t), the expected number of arrivals by offset t.
+func (c *curve) cumulative(t time.Duration) float64 {
+	for _, seg := range c.segs {
+		s := (t - seg.start).Seconds()
+		if s <= seg.dur {
+			if s <= 0 {
+				return seg.l0
+			}
+			return seg.l0 + seg.r0*s + (seg.r1-seg.r0)*s*s/(2*seg.dur)
+		}
+	}
+	return c.total
+}
+
+// gammaRand draws from Gamma(k, 1) with Marsaglia and Tsang's method;
+// shapes below 1 use Gamma(k+1)·U^(1/k).
+func gammaRand(r *rand.Rand, k float64) float64 {
+	if k < 1 {
+		return gammaRand(r, k+1) * math.Pow(1-r.Float64(), 1/k)
+	}
+	d := k - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := 1 - r.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
