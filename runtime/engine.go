@@ -24,6 +24,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/js"
+	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
 // DefaultSetupTimeout bounds setup() and teardown(), as in k6.
@@ -63,8 +64,9 @@ type Engine struct {
 	options   *Options
 	scenarios []Scenario
 
-	registry *metrics.Registry
-	agg      *metrics.Aggregator
+	registry   *metrics.Registry
+	agg        *metrics.Aggregator
+	thresholds *threshold.Set
 	run      *runState
 	modules  map[string]modules.Module
 	llm      *llm.Metrics
@@ -129,6 +131,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
+		return nil, err
+	}
+	if e.thresholds, err = loadThresholds(e.options.Thresholds, e.registry); err != nil {
 		return nil, err
 	}
 	for i := range e.scenarios {
@@ -201,6 +206,11 @@ type Report struct {
 	Interrupted bool
 	// Client is how the load generator itself fared during the window.
 	Client health.Report
+	// Thresholds are the thresholds evaluated at the end, in option order.
+	Thresholds []threshold.Result
+	// AbortedBy is the abortOnFail threshold that stopped the run early,
+	// as it was when it did; nil otherwise.
+	AbortedBy *threshold.Result
 }
 
 // Duration is the length of the measured window.
@@ -230,7 +240,10 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	e.startNanos.Store(start.UnixNano())
 	probe := health.Start()
-	windows, runErr := e.runScenarios(ctx, vus, setupJSON)
+	runCtx, stopRun := context.WithCancel(ctx)
+	aborted := e.watchThresholds(runCtx, start, stopRun)
+	windows, runErr := e.runScenarios(runCtx, vus, setupJSON)
+	stopRun()
 	client := probe.Stop()
 	end := time.Now()
 
@@ -239,6 +252,10 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	teardownErr := e.teardown(context.WithoutCancel(ctx), setupJSON)
 	rep := e.report(start, end, ctx)
 	rep.Windows, rep.Client = windows, client
+	rep.Thresholds = e.thresholds.Evaluate(rep.Snapshot, rep.Duration())
+	if abort, ok := <-aborted; ok {
+		rep.AbortedBy, rep.Interrupted = &abort, true
+	}
 	return rep, errors.Join(runErr, ctx.Err(), teardownErr)
 }
 

@@ -23,6 +23,8 @@ type Options struct {
 	Tags            map[string]string          `json:"tags"`
 	SetupTimeout    *executor.Duration         `json:"setupTimeout"`
 	TeardownTimeout *executor.Duration         `json:"teardownTimeout"`
+	// Thresholds stay raw here; package threshold parses them.
+	Thresholds json.RawMessage `json:"thresholds"`
 }
 
 // Overrides are the command line's load-shape flags. Any of them replaces

@@ -33,6 +33,13 @@ type dataMetric struct {
 	Type     string             `json:"type"`
 	Contains string             `json:"contains"`
 	Values   map[string]float64 `json:"values"`
+	// Thresholds maps each threshold expression on this metric (or
+	// sub-metric) to its outcome, as k6 does.
+	Thresholds map[string]dataThreshold `json:"thresholds,omitempty"`
+}
+
+type dataThreshold struct {
+	OK bool `json:"ok"`
 }
 
 // dataGroup is a group of k6's root_group tree; ids are the MD5 of the
@@ -76,6 +83,17 @@ func newSummaryData(s *summary.Summary, state dataState, noColor bool) *summaryD
 	}
 	for name, m := range s.Metrics {
 		d.Metrics[name] = dataMetric{Type: m.Type, Contains: m.Contains, Values: m.Values}
+	}
+	for _, t := range s.Thresholds {
+		m, ok := d.Metrics[t.Metric]
+		if !ok {
+			continue
+		}
+		if m.Thresholds == nil {
+			m.Thresholds = map[string]dataThreshold{}
+		}
+		m.Thresholds[t.Threshold] = dataThreshold{OK: t.Passed}
+		d.Metrics[t.Metric] = m
 	}
 	return d
 }

@@ -18,13 +18,14 @@ import (
 
 // Exit codes; documented in the README.
 const (
-	exitOK            = 0
-	exitError         = 1   // an error not covered below (for example an unwritable export file)
-	exitUsage         = 2   // bad command line
-	exitThresholds    = 99  // thresholds failed
-	exitInvalidConfig = 104 // invalid options in the script or on the command line
-	exitInterrupted   = 105 // stopped by a signal (Ctrl-C, SIGTERM)
-	exitScriptError   = 107 // the script failed to load, or its setup/teardown threw
+	exitOK             = 0
+	exitError          = 1   // an error not covered below (for example an unwritable export file)
+	exitUsage          = 2   // bad command line
+	exitThresholds     = 99  // thresholds failed
+	exitInvalidConfig  = 104 // invalid options in the script or on the command line
+	exitInterrupted    = 105 // stopped by a signal (Ctrl-C, SIGTERM)
+	exitScriptError    = 107 // the script failed to load, or its setup/teardown/handleSummary threw
+	exitThresholdAbort = 108 // an abortOnFail threshold failed and stopped the run
 )
 
 const usage = `llmrun: load and benchmark runner for LLM serving

@@ -24,6 +24,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/js"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/threshold"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -160,6 +161,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			return exitInvalidConfig
 		}
 		return exitScriptError
+	case rep.AbortedBy != nil:
+		return exitThresholdAbort
+	case threshold.AnyFailed(rep.Thresholds):
+		return exitThresholds
 	}
 	return code
 }

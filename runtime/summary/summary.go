@@ -39,7 +39,14 @@ type Summary struct {
 	Checks            []Check `json:"checks"`
 	// Client is how the load generator itself fared: CPU, scheduling
 	// delay, and warnings when it may have limited the run.
-	Client  health.Report            `json:"client"`
+	Client health.Report `json:"client"`
+	// Thresholds are the script's thresholds as evaluated at the end.
+	Thresholds []ThresholdResult `json:"thresholds"`
+	// AbortedBy describes the abortOnFail threshold that stopped the run,
+	// "" when none did.
+	AbortedBy string `json:"aborted_by,omitempty"`
+	// Metrics holds every metric's statistics by name, and those of the
+	// sub-metrics thresholds select by their key (llm_ttft{scenario:chat}).
 	Metrics map[string]MetricSummary `json:"metrics"`
 }
 
@@ -118,6 +125,19 @@ type ScenarioSummary struct {
 	Latency []LatencyRow `json:"latency"`
 }
 
+// ThresholdResult is one threshold's outcome.
+type ThresholdResult struct {
+	// Metric is the threshold's key as written, with its sub-metric tags:
+	// llm_ttft{scenario:chat}.
+	Metric string `json:"metric"`
+	// Threshold is the expression, as written: p(99)<2000.
+	Threshold string  `json:"threshold"`
+	Value     float64 `json:"value"`
+	Passed    bool    `json:"passed"`
+	// Note explains a threshold that was not evaluated ("no samples").
+	Note string `json:"note,omitempty"`
+}
+
 // ErrorClassCount is the number of failed requests of one class.
 type ErrorClassCount struct {
 	Class string `json:"class"`
@@ -169,8 +189,13 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		Errors:            errorClasses(snap),
 		Checks:            checks(snap),
 		Client:            rep.Client,
+		Thresholds:        thresholds(rep),
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
+	if rep.AbortedBy != nil {
+		s.AbortedBy = rep.AbortedBy.String()
+	}
+	addSubMetrics(s.Metrics, rep, dur)
 	if len(rep.Scenarios) > 1 {
 		for _, sc := range rep.Scenarios {
 			filter := metrics.NewTagSet(map[string]string{"scenario": sc.Name})
@@ -293,6 +318,34 @@ func allMetrics(reg *metrics.Registry, snap *metrics.Snapshot, dur time.Duration
 		out[m.Name] = MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Values: Values(st, dur)}
 	}
 	return out
+}
+
+func thresholds(rep *runtime.Report) []ThresholdResult {
+	out := make([]ThresholdResult, len(rep.Thresholds))
+	for i, r := range rep.Thresholds {
+		out[i] = ThresholdResult{Metric: r.Key, Threshold: r.Source, Value: r.Value, Passed: r.Passed, Note: r.Note}
+	}
+	return out
+}
+
+// addSubMetrics adds the sub-metrics thresholds select (llm_ttft{scenario:
+// chat}) to the metrics, under their keys, as k6 does.
+func addSubMetrics(out map[string]MetricSummary, rep *runtime.Report, dur time.Duration) {
+	for _, r := range rep.Thresholds {
+		th := r.Threshold
+		if th.Tags == nil {
+			continue
+		}
+		if _, done := out[th.Key]; done {
+			continue
+		}
+		m := rep.Registry.Get(th.Metric)
+		st := rep.Snapshot.Stats(th.Metric, th.Tags)
+		if m == nil || st == nil {
+			continue
+		}
+		out[th.Key] = MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Values: Values(st, dur)}
+	}
 }
 
 // Values are a metric's statistics under k6's names (count, rate, value,

@@ -53,6 +53,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r.scenarios(s)
 	r.errors(s)
 	r.checks(s.Checks)
+	r.thresholds(s)
 	r.custom(s)
 	r.footer(s)
 	return r.err
@@ -236,6 +237,28 @@ func (r *renderer) checks(cs []summary.Check) {
 		rows[i] = []string{mark + " " + name, fmt.Sprintf("%d", c.Passes), fmt.Sprintf("%d", c.Fails), fmt.Sprintf("%.2f %%", pct)}
 	}
 	r.table([]string{"check", "passes", "fails", "rate"}, rows, 1)
+}
+
+func (r *renderer) thresholds(s *summary.Summary) {
+	if len(s.Thresholds) == 0 {
+		return
+	}
+	r.heading("thresholds")
+	rows := make([][]string, len(s.Thresholds))
+	for i, t := range s.Thresholds {
+		mark, observed := r.st.green("✓"), fmt.Sprintf("%.6g", t.Value)
+		if !t.Passed {
+			mark = r.st.red("✗")
+		}
+		if t.Note != "" {
+			observed = t.Note
+		}
+		rows[i] = []string{mark + " " + t.Metric, t.Threshold, observed}
+	}
+	r.table([]string{"metric", "threshold", "observed"}, rows, 2)
+	if s.AbortedBy != "" {
+		r.printf("  %s\n", r.st.red("the run was aborted early by a threshold: "+s.AbortedBy))
+	}
 }
 
 func (r *renderer) custom(s *summary.Summary) {
