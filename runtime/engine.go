@@ -67,12 +67,12 @@ type Engine struct {
 	registry   *metrics.Registry
 	agg        *metrics.Aggregator
 	thresholds *threshold.Set
-	run      *runState
-	modules  map[string]modules.Module
-	llm      *llm.Metrics
-	vu0      *vu
-	maxVUs   int
-	preVUs   int
+	run        *runState
+	modules    map[string]modules.Module
+	llm        *llm.Metrics
+	vu0        *vu
+	maxVUs     int
+	preVUs     int
 
 	// nextVUID is the ID of the last VU created: those initialised before
 	// the run take 1..preVUs, those an arrival-rate executor asks for
