@@ -11,10 +11,20 @@ type builtinMetrics struct {
 	scriptErrors      *metrics.Metric
 	droppedIterations *metrics.Metric
 	iterationLag      *metrics.Metric
+	warmupIterations  *metrics.Metric
+	warmupRequests    *metrics.Metric
+	// llmRequests is the llm module's request counter, which warmup
+	// iterations count as warmupRequests instead.
+	llmRequests *metrics.Metric
 }
 
-func registerBuiltin(reg *metrics.Registry) *builtinMetrics {
+func registerBuiltin(reg *metrics.Registry, llmRequests *metrics.Metric) *builtinMetrics {
 	return &builtinMetrics{
+		llmRequests: llmRequests,
+		warmupIterations: reg.MustRegister(metrics.Metric{Name: "warmup_iterations", Type: metrics.Counter, Unit: "iterations",
+			Desc: "warmup iterations, kept out of every other statistic"}),
+		warmupRequests: reg.MustRegister(metrics.Metric{Name: "warmup_requests", Type: metrics.Counter, Unit: "requests",
+			Desc: "LLM requests sent by warmup iterations, kept out of every other statistic"}),
 		iterations: reg.MustRegister(metrics.Metric{Name: "iterations", Type: metrics.Counter, Unit: "iterations",
 			Desc: "iterations that ran to their end (with or without an exception)"}),
 		iterationDuration: reg.MustRegister(metrics.Metric{Name: "iteration_duration", Type: metrics.Trend, Contains: metrics.Time, Unit: "ms",

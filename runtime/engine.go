@@ -105,8 +105,8 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		agg:      metrics.NewAggregator(goruntime.GOMAXPROCS(0)),
 		run:      &runState{errors: newErrorLog()},
 	}
-	e.run.builtin = registerBuiltin(e.registry)
 	e.llm = llm.RegisterMetrics(e.registry)
+	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
 	llmrun.RegisterMetrics(e.registry)
 	llmModule, err := llm.NewModule(cfg.LLM)
 	if err != nil {
@@ -244,6 +244,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	aborted := e.watchThresholds(runCtx, start, stopRun)
 	windows, runErr := e.runScenarios(runCtx, vus, setupJSON)
 	stopRun()
+	start = measuredStart(start, windows)
 	client := probe.Stop()
 	end := time.Now()
 
@@ -257,6 +258,22 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 		rep.AbortedBy, rep.Interrupted = &abort, true
 	}
 	return rep, errors.Join(runErr, ctx.Err(), teardownErr)
+}
+
+// measuredStart is the start of the run's measured window: the earliest
+// measured start of its scenarios (after their warmups), or start when no
+// scenario ran.
+func measuredStart(start time.Time, windows map[string]Window) time.Time {
+	var first time.Time
+	for _, w := range windows {
+		if first.IsZero() || w.Start.Before(first) {
+			first = w.Start
+		}
+	}
+	if first.IsZero() {
+		return start
+	}
+	return first
 }
 
 func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
@@ -355,9 +372,10 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 			if !sleepCtx(ctx, sc.StartTime) {
 				return
 			}
-			w := Window{Start: time.Now()}
+			pools[i].warmup.begin(time.Now())
 			err := sc.Config.NewExecutor(executor.SeedFor(e.cfg.Seed, sc.Name)).Run(ctx, pools[i])
-			w.End = time.Now()
+			end := time.Now()
+			w := Window{Start: pools[i].warmup.measuredStart(end), End: end}
 			mu.Lock()
 			defer mu.Unlock()
 			windows[sc.Name] = w

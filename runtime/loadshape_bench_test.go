@@ -115,7 +115,7 @@ func BenchmarkIdleVUMemory(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := v.bind(&e.scenarios[0], e.options.Tags, nil); err != nil {
+					if err := v.bind(&e.scenarios[0], e.options.Tags, nil, newWarmupGate(Warmup{})); err != nil {
 						b.Fatal(err)
 					}
 					vus[i] = v

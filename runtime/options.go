@@ -25,6 +25,8 @@ type Options struct {
 	TeardownTimeout *executor.Duration         `json:"teardownTimeout"`
 	// Thresholds stay raw here; package threshold parses them.
 	Thresholds json.RawMessage `json:"thresholds"`
+	// Warmup is every scenario's warmup, unless it sets its own.
+	Warmup *Warmup `json:"warmup"`
 }
 
 // Overrides are the command line's load-shape flags. Any of them replaces
@@ -52,6 +54,9 @@ type Scenario struct {
 	StartTime time.Duration
 	Env       map[string]string
 	Tags      map[string]string
+	// Warmup is the scenario's warmup (its own, or options.warmup).
+	Warmup    Warmup
+	warmupSet bool
 	Config    executor.Config
 }
 
@@ -87,6 +92,20 @@ const scenarioName = "default"
 // shorthand, with k6's rules. The result is sorted by start time, then
 // name.
 func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
+	scs, err := loadShape(o, ov)
+	if err != nil || o.Warmup == nil {
+		return scs, err
+	}
+	for i := range scs {
+		if !scs[i].warmupSet {
+			scs[i].Warmup = *o.Warmup
+		}
+	}
+	return scs, nil
+}
+
+// loadShape resolves the scenarios without applying options.warmup.
+func loadShape(o *Options, ov Overrides) ([]Scenario, error) {
 	if ov.any() {
 		// Flags win field by field over the script's own shorthand, as in
 		// k6: "-d 10s" on a script with vus: 16 runs 16 VUs for 10s.
@@ -211,6 +230,7 @@ func shorthand(sh shorthandFields, where string) ([]Scenario, error) {
 
 // commonFields are the scenario fields every executor has.
 type commonFields struct {
+	Warmup    *Warmup           `json:"warmup"`
 	Executor  string            `json:"executor"`
 	Exec      string            `json:"exec"`
 	StartTime executor.Duration `json:"startTime"`
@@ -225,7 +245,7 @@ func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
 		return Scenario{}, &ConfigError{Field: field, Err: errors.New("must be an object")}
 	}
 	common := make(map[string]json.RawMessage)
-	for _, k := range []string{"executor", "exec", "startTime", "env", "tags"} {
+	for _, k := range []string{"executor", "exec", "startTime", "env", "tags", "warmup"} {
 		if v, ok := fields[k]; ok {
 			common[k] = v
 			delete(fields, k)
@@ -254,7 +274,11 @@ func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
 	if c.Exec == "" {
 		c.Exec = defaultExec
 	}
-	return Scenario{Name: name, Executor: c.Executor, Exec: c.Exec, StartTime: c.StartTime.D, Env: c.Env, Tags: c.Tags, Config: cfg}, nil
+	sc := Scenario{Name: name, Executor: c.Executor, Exec: c.Exec, StartTime: c.StartTime.D, Env: c.Env, Tags: c.Tags, Config: cfg}
+	if c.Warmup != nil {
+		sc.Warmup, sc.warmupSet = *c.Warmup, true
+	}
+	return sc, nil
 }
 
 func decodeStrict(data []byte, v any) error {

@@ -34,8 +34,9 @@ type vu struct {
 	state *modules.State
 
 	// bound by bind for the scenario the VU serves
-	fn   goja.Callable
-	data goja.Value
+	fn     goja.Callable
+	data   goja.Value
+	warmup *warmupGate
 
 	interruptDone chan struct{}
 }
@@ -98,13 +99,13 @@ func (v *vu) SampleTarget() (*metrics.TagSet, metrics.Sink, bool) {
 
 // bind prepares the VU to run iterations of a scenario, passing data (the
 // JSON of setup()'s result, or nil) to each.
-func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte) error {
+func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, warmup *warmupGate) error {
 	fn, ok := v.inst.Function(sc.Exec)
 	if !ok {
 		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
 	}
 	tags := scenarioTags(sc, globalTags)
-	v.fn = fn
+	v.fn, v.warmup = fn, warmup
 	v.data = goja.Undefined()
 	if setupJSON != nil {
 		data, err := v.parseJSON(setupJSON)
@@ -147,15 +148,27 @@ func (v *vu) RunIteration(ctx context.Context) {
 	v.run.active.Add(1)
 	defer v.run.active.Add(-1)
 
+	b := v.run.builtin
 	start := time.Now()
+	warm := v.warmup.claim(start)
+	if warm {
+		v.state.Samples = warmupSink{real: v.sink, requests: b.llmRequests, warmup: b.warmupRequests}
+		defer func() { v.state.Samples = v.sink }()
+	}
 	_, err := v.interruptible(ctx, v.fn, v.data)
 	elapsed := time.Since(start)
 
 	v.state.Iteration++
 	interrupted := ctx.Err() != nil
-	b := v.run.builtin
 	tags := v.state.Tags
 	switch {
+	case warm:
+		if !interrupted {
+			v.sink.AddSamples([]metrics.Sample{{Metric: b.warmupIterations, Tags: tags, Time: time.Now(), Value: 1}})
+		}
+		if err != nil && !interrupted {
+			v.run.errors.record(err.Error())
+		}
 	case interrupted:
 		v.sink.AddSamples([]metrics.Sample{{Metric: b.interrupted, Tags: tags, Time: time.Now(), Value: 1}})
 	default:

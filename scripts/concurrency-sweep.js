@@ -1,49 +1,109 @@
 // concurrency-sweep: the same request at growing concurrency, one level
 // after another, to find where a server saturates. Each level is a
-// scenario named c<N>, so the summary has a block per level.
+// scenario named c<N>; at the end a table shows every level and says where
+// throughput stopped growing while TTFT kept climbing.
 //
-//   llmrun run stock:concurrency-sweep -e LEVELS=1,2,4,8,16,32,64 \
-//     -e STEP=30s -e INPUT_TOKENS=512 -e OUTPUT_TOKENS=128 --base-url ...
+//   llmrun run stock:concurrency-sweep -e LEVELS=1,2,4,8,16,32,64 -e STEP=30s
+//   llmrun run stock:concurrency-sweep -e CONFIG=sweep.yaml
 //
-// Each level runs STEP; requests still running at its end get PAUSE to
-// finish before the next level starts, so levels do not overlap.
+// Parameters (-e NAME=value, or lower-case keys in the CONFIG file; -e wins):
+//   LEVELS         concurrency levels                    1,2,4,8,16,32
+//   STEP           how long each level runs              20s
+//   PAUSE          drain time between levels             30s
+//   WARMUP         warmup requests at each level,        0
+//                  kept out of every figure
+//   INPUT_TOKENS   prompt length (approximate tokens)    256
+//   OUTPUT_TOKENS  answer length (ignore_eos)            128
+//   MIN_GAIN       throughput growth that still counts   0.10
+//                  as "growing" (10 %)
 import llm from 'llm';
-import { check } from 'llmrun';
+import { check, textSummary } from 'llmrun';
+import { settings, seconds } from 'llmrun/config';
 
-const levels = (__ENV.LEVELS || '1,2,4,8,16,32').split(',').map((s) => Number(s.trim()));
-const stepSeconds = parseSeconds(__ENV.STEP || '20s');
-const pauseSeconds = parseSeconds(__ENV.PAUSE || '30s');
-const inputTokens = Number(__ENV.INPUT_TOKENS || 256);
-const outputTokens = Number(__ENV.OUTPUT_TOKENS || 128);
-
-function parseSeconds(s) {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(s);
-  if (!m) throw new Error(`STEP and PAUSE take a duration like 30s, 500ms or 2m; got "${s}"`);
-  return Number(m[1]) * { ms: 0.001, s: 1, m: 60 }[m[2]];
-}
+const p = settings({
+  levels: [1, 2, 4, 8, 16, 32], step: '20s', pause: '30s', warmup: 0,
+  input_tokens: 256, output_tokens: 128, min_gain: 0.1,
+});
+const levels = p.levels.map(Number);
+const step = seconds(p.step);
+const pause = seconds(p.pause);
+const warmup = Number(p.warmup);
+const inputTokens = Number(p.input_tokens);
+const outputTokens = Number(p.output_tokens);
+const minGain = Number(p.min_gain);
 
 const scenarios = {};
 levels.forEach((n, i) => {
-  if (!(n >= 1)) throw new Error(`LEVELS must be positive integers; got "${__ENV.LEVELS}"`);
+  if (!(Number.isInteger(n) && n >= 1)) throw new Error(`LEVELS must be positive integers; got "${p.levels}"`);
   scenarios[`c${n}`] = {
     executor: 'constant-vus',
     vus: n,
-    duration: `${stepSeconds}s`,
-    startTime: `${i * (stepSeconds + pauseSeconds)}s`,
-    gracefulStop: `${pauseSeconds}s`,
+    duration: `${step}s`,
+    startTime: `${i * (step + pause)}s`,
+    gracefulStop: `${pause}s`,
+    warmup,
     tags: { concurrency: String(n) },
   };
 });
 export const options = { scenarios };
 
-const prompt = 'Repeat after me:' + ' the'.repeat(Math.max(inputTokens - 4, 1));
+const words = 'the of and to in is that for it as with was on be at by this had not are but from or have an they which one you were all we her she there would their will when who him been has more if no out do so can what up said about other into than its time only could new them some these then two first may any like now my such make over our even most me after also made many did must before back see through way where get much go well your know should down work year because come people just say each those take day good how long very here between both life being under never same another'.split(' ');
+function prompt(tokens) {
+  let text = 'Repeat after me:';
+  for (let i = 0; i < tokens - 4; i++) text += ' ' + words[Math.floor(Math.random() * words.length)];
+  return text;
+}
 
 export default function () {
   const r = llm.stream({
-    messages: [{ role: 'user', content: prompt }],
+    messages: [{ role: 'user', content: prompt(inputTokens) }],
     max_tokens: outputTokens,
     ignore_eos: true,
     temperature: 0,
   });
   check(r, { 'request succeeded': (r) => r.ok });
+}
+
+// saturation returns the first level after which throughput grows by less
+// than minGain while TTFT p50 grows by more than minGain, or null.
+function saturation(rows) {
+  for (let i = 1; i < rows.length; i++) {
+    const prev = rows[i - 1];
+    const cur = rows[i];
+    const gain = prev.tokps > 0 ? cur.tokps / prev.tokps - 1 : Infinity;
+    const ttftGrowth = prev.ttft50 > 0 ? cur.ttft50 / prev.ttft50 - 1 : 0;
+    if (gain < minGain && ttftGrowth > minGain) return prev;
+  }
+  return null;
+}
+
+export function handleSummary(data) {
+  const rows = levels.map((n) => {
+    const sc = (data.llmrun.scenarios || []).find((s) => s.name === `c${n}`);
+    const row = (metric) => ((sc && sc.latency) || []).find((l) => l.metric === metric) || { percentiles_ms: {} };
+    const s = sc ? sc.serving : {};
+    return {
+      n,
+      ok: s.completed || 0,
+      failed: s.failed || 0,
+      rps: s.request_throughput || 0,
+      tokps: s.output_throughput || 0,
+      ttft50: row('llm_ttft').percentiles_ms.p50 || 0,
+      ttft95: row('llm_ttft').percentiles_ms.p95 || 0,
+      ttft99: row('llm_ttft').percentiles_ms.p99 || 0,
+      tpot50: row('llm_tpot').percentiles_ms.p50 || 0,
+      success: s.requests ? s.completed / s.requests : 0,
+    };
+  });
+  const pad = (v, w) => String(v).padStart(w);
+  let out = '\nconcurrency sweep (latencies in ms, throughput over each level\'s own run time)\n';
+  out += `${pad('level', 6)} ${pad('ok', 6)} ${pad('failed', 6)} ${pad('success', 8)} ${pad('req/s', 8)} ${pad('out tok/s', 10)} ${pad('TTFT p50', 9)} ${pad('TTFT p95', 9)} ${pad('TTFT p99', 9)} ${pad('TPOT p50', 9)}\n`;
+  for (const r of rows) {
+    out += `${pad(r.n, 6)} ${pad(r.ok, 6)} ${pad(r.failed, 6)} ${pad((100 * r.success).toFixed(1) + '%', 8)} ${pad(r.rps.toFixed(2), 8)} ${pad(r.tokps.toFixed(1), 10)} ${pad(r.ttft50.toFixed(1), 9)} ${pad(r.ttft95.toFixed(1), 9)} ${pad(r.ttft99.toFixed(1), 9)} ${pad(r.tpot50.toFixed(2), 9)}\n`;
+  }
+  const sat = saturation(rows);
+  out += sat
+    ? `saturation point: concurrency ${sat.n} (${sat.tokps.toFixed(1)} output tok/s); beyond it throughput grows by less than ${(100 * minGain).toFixed(0)} % while TTFT climbs\n`
+    : `no saturation point up to concurrency ${levels[levels.length - 1]}: throughput still grew by ${(100 * minGain).toFixed(0)} % or more at every level (or TTFT did not climb)\n`;
+  return { stdout: textSummary(data) + out };
 }

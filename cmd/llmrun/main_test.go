@@ -313,31 +313,3 @@ func TestHelpAndVersion(t *testing.T) {
 		}
 	}
 }
-
-// A stock concurrency sweep runs its levels one after another and reports
-// each over its own window.
-func TestStockConcurrencySweep(t *testing.T) {
-	export := filepath.Join(t.TempDir(), "summary.json")
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "stock:concurrency-sweep",
-		"-e", "LEVELS=1,3", "-e", "STEP=600ms", "-e", "PAUSE=300ms", "-e", "OUTPUT_TOKENS=4", "-e", "INPUT_TOKENS=16",
-		"--summary-export", export)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	s := readSummary(t, export)
-	if len(s.Scenarios) != 2 || s.Scenarios[0].Name != "c1" || s.Scenarios[1].Name != "c3" {
-		t.Fatalf("scenarios %+v, want c1 and c3", s.Scenarios)
-	}
-	for _, sc := range s.Scenarios {
-		if sc.Serving.OK == 0 || sc.Serving.Failed != 0 || sc.Serving.DurationSeconds < 0.6 || sc.Serving.DurationSeconds > s.Serving.DurationSeconds/1.5 {
-			t.Errorf("%s: %+v (run %.2fs)", sc.Name, sc.Serving, s.Serving.DurationSeconds)
-		}
-	}
-	if !strings.Contains(stdout, "by scenario") || s.Meta.Script != "stock:concurrency-sweep" {
-		t.Errorf("summary:\n%s", stdout)
-	}
-	code, _, stderr = cli(t, context.Background(), nil, "run", "stock:nope")
-	if code != exitUsage || !strings.Contains(stderr, "serving-point") {
-		t.Errorf("unknown stock scenario: exit %d, %s", code, stderr)
-	}
-}

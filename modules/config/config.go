@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,4 +160,74 @@ func normalize(v any) any {
 	default:
 		return v
 	}
+}
+
+// Settings resolves a script's parameters: for each key of defaults, the
+// environment variable of the key in upper case wins, then the key in the
+// file's settings, then the default. Values from the environment are
+// strings, converted to the default's kind: a number, a boolean, or a list
+// ("1,2,4" for [1, 2, 4]); a key whose default is nil takes the string or
+// the file's value as it is.
+func Settings(defaults, file map[string]any, env map[string]string) (map[string]any, error) {
+	out := make(map[string]any, len(defaults))
+	for key, def := range defaults {
+		raw, fromEnv := env[strings.ToUpper(key)]
+		switch {
+		case fromEnv && raw != "":
+			v, err := convert(raw, def)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%q: %w", strings.ToUpper(key), raw, err)
+			}
+			out[key] = v
+		case file[key] != nil:
+			out[key] = file[key]
+		default:
+			out[key] = def
+		}
+	}
+	return out, nil
+}
+
+// convert reads an environment value as the kind of def.
+func convert(raw string, def any) (any, error) {
+	switch d := def.(type) {
+	case float64, int64:
+		n, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil {
+			return nil, errors.New("want a number")
+		}
+		return n, nil
+	case bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(raw))
+		if err != nil {
+			return nil, errors.New("want true or false")
+		}
+		return b, nil
+	case []any:
+		parts := strings.Split(raw, ",")
+		list := make([]any, len(parts))
+		numeric := len(d) == 0 || isNumber(d[0])
+		for i, p := range parts {
+			p = strings.TrimSpace(p)
+			list[i] = p
+			if numeric {
+				n, err := strconv.ParseFloat(p, 64)
+				if err != nil {
+					return nil, fmt.Errorf("want a comma-separated list of numbers; %q is not one", p)
+				}
+				list[i] = n
+			}
+		}
+		return list, nil
+	default:
+		return raw, nil
+	}
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case float64, int64:
+		return true
+	}
+	return false
 }

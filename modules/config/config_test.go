@@ -80,3 +80,22 @@ func TestLoadPicksTheFormatByExtension(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+func TestSettingsEnvThenFileThenDefault(t *testing.T) {
+	defaults := map[string]any{"levels": []any{1.0, 2.0}, "step": "20s", "warmup": 0.0, "verbose": false, "slo": nil, "model": "m"}
+	file := map[string]any{"step": "1m", "warmup": int64(3), "slo": 1500.0}
+	env := map[string]string{"LEVELS": "4, 8,16", "VERBOSE": "true", "MODEL": ""}
+	got, err := Settings(defaults, file, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"levels": []any{4.0, 8.0, 16.0}, "step": "1m", "warmup": int64(3), "verbose": true, "slo": 1500.0, "model": "m"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v\nwant %#v", got, want)
+	}
+	for _, bad := range []map[string]string{{"WARMUP": "lots"}, {"LEVELS": "1,x"}, {"VERBOSE": "maybe"}} {
+		if _, err := Settings(defaults, nil, bad); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

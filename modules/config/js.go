@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -10,13 +12,15 @@ import (
 
 // Module is the 'llmrun/config' JavaScript module:
 //
-//	import { load, parse } from 'llmrun/config';
+//	import { load, parse, settings } from 'llmrun/config';
 //	const cfg = __ENV.CONFIG ? load(__ENV.CONFIG) : {};   // init code only
 //	const inline = parse('levels = [1, 2, 4]', 'toml');
+//	const p = settings({ levels: [1, 2, 4], step: '20s' }); // -e LEVELS=…, then CONFIG's levels, then 1,2,4
+//	seconds(p.step)                                          // 20; a number is taken as seconds
 //
 // load reads a file relative to the working directory (configuration
 // belongs to the run, not to the script), in the format its extension
-// names.
+// names. settings reads __ENV.CONFIG when set (see Settings).
 type Module struct{}
 
 // NewInstance implements modules.Module.
@@ -44,7 +48,41 @@ func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 		}
 		return cfg
 	}
-	for name, fn := range map[string]any{"load": load, "parse": parse} {
+	settings := func(defaults map[string]any) any {
+		if !vu.InitContext() {
+			panic(rt.NewTypeError("settings(defaults): call it in init code"))
+		}
+		env := map[string]string{}
+		if err := rt.ExportTo(rt.Get("__ENV"), &env); err != nil {
+			panic(rt.NewTypeError("settings(defaults): reading __ENV: %v", err))
+		}
+		var file map[string]any
+		if path := env["CONFIG"]; path != "" {
+			var err error
+			if file, err = Load(path); err != nil {
+				panic(rt.NewGoError(err))
+			}
+		}
+		out, err := Settings(defaults, file, env)
+		if err != nil {
+			panic(rt.NewGoError(err))
+		}
+		return out
+	}
+	seconds := func(v goja.Value) float64 {
+		if n, ok := v.Export().(float64); ok {
+			return n
+		}
+		if n, ok := v.Export().(int64); ok {
+			return float64(n)
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(v.String()))
+		if err != nil {
+			panic(rt.NewTypeError("seconds(%q): durations look like 30s, 500ms, 2m or 1h30m", v.String()))
+		}
+		return d.Seconds()
+	}
+	for name, fn := range map[string]any{"load": load, "parse": parse, "settings": settings, "seconds": seconds} {
 		if err := exports.Set(name, fn); err != nil {
 			return nil, fmt.Errorf("llmrun/config module: %w", err)
 		}

@@ -32,3 +32,21 @@ func TestJSLoadAndParse(t *testing.T) {
 		t.Errorf("load outside init: %v", err)
 	}
 }
+
+func TestJSSettingsAndSeconds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.toml")
+	if err := os.WriteFile(path, []byte("step = \"1m\"\nlevels = [1, 2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := modulestest.NewVU(t)
+	v.Expose("config", config.Module{})
+	v.SetGlobal("__ENV", map[string]string{"CONFIG": path, "LEVELS": "8,16"})
+	got := v.Run(`const p = config.settings({ levels: [1], step: '20s', pause: '30s' });
+		[p.levels.join('+'), config.seconds(p.step), config.seconds(p.pause), config.seconds(2.5)].join(' ')`).String()
+	if got != "8+16 60 30 2.5" {
+		t.Errorf("settings/seconds: %q", got)
+	}
+	if _, err := v.Runtime().RunString(`config.seconds('soon')`); err == nil || !strings.Contains(err.Error(), "30s") {
+		t.Errorf("bad duration: %v", err)
+	}
+}

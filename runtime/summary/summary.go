@@ -104,6 +104,15 @@ type Serving struct {
 	TotalTokenThroughput  float64 `json:"total_token_throughput"`
 	Iterations            int64   `json:"iterations"`
 	InterruptedIterations int64   `json:"interrupted_iterations"`
+	// WarmupRequests and WarmupIterations ran before the measured part
+	// and are in no other figure.
+	WarmupRequests   int64 `json:"warmup_requests"`
+	WarmupIterations int64 `json:"warmup_iterations"`
+	// DroppedIterations are arrival-rate iterations never started; the
+	// lag figures are how late the others started (ms).
+	DroppedIterations int64   `json:"dropped_iterations"`
+	LagP50            float64 `json:"iteration_lag_p50_ms"`
+	LagP99            float64 `json:"iteration_lag_p99_ms"`
 }
 
 // LatencyRow is one latency metric's distribution, in milliseconds.
@@ -188,7 +197,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		OtherScriptErrors: rep.OtherScriptErrors,
 		Errors:            errorClasses(snap),
 		Checks:            checks(snap),
-		Client:            rep.Client,
+		Client:            clientReport(rep.Client, snap),
 		Thresholds:        thresholds(rep),
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
@@ -236,6 +245,12 @@ func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) 
 	s.PromptTokens = int64(sum(snap, "llm_prompt_tokens", filter))
 	s.Iterations = int64(sum(snap, "iterations", filter))
 	s.InterruptedIterations = int64(sum(snap, "iterations_interrupted", filter))
+	s.WarmupRequests = int64(sum(snap, "warmup_requests", filter))
+	s.WarmupIterations = int64(sum(snap, "warmup_iterations", filter))
+	s.DroppedIterations = int64(sum(snap, "dropped_iterations", filter))
+	if st := snap.Stats("iteration_lag", filter); st != nil {
+		s.LagP50, s.LagP99 = st.Percentile(50), st.Percentile(99)
+	}
 	if s.OK > 0 {
 		s.MeanInputTokens = float64(s.PromptTokens) / float64(s.OK)
 		s.MeanOutputTokens = float64(s.OutputTokens) / float64(s.OK)
@@ -318,6 +333,27 @@ func allMetrics(reg *metrics.Registry, snap *metrics.Snapshot, dur time.Duration
 		out[m.Name] = MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Values: Values(st, dur)}
 	}
 	return out
+}
+
+// MaxLagP99 is the iteration lag p99 above which the summary says the
+// client limited an arrival-rate run.
+const MaxLagP99 = 5 * time.Millisecond
+
+// clientReport adds to the load generator's report what the arrival-rate
+// executors saw: iterations started late or not at all mean the client,
+// not the server, set the pace.
+func clientReport(c health.Report, snap *metrics.Snapshot) health.Report {
+	if st := snap.Stats("iteration_lag", nil); st != nil {
+		if p99 := st.Percentile(99); p99 > float64(MaxLagP99)/float64(time.Millisecond) {
+			c.Warnings = append(c.Warnings, fmt.Sprintf(
+				"arrival-rate iterations started up to %.1f ms late (p99): the client, not the server, limited the arrival rate (or a maxConcurrency cap held them back, as asked)", p99))
+		}
+	}
+	if n := sum(snap, "dropped_iterations", nil); n > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf(
+			"%d planned iterations were dropped: no VU was free; the client, not the server, limited the run (raise preAllocatedVUs/maxVUs)", int64(n)))
+	}
+	return c
 }
 
 func thresholds(rep *runtime.Report) []ThresholdResult {

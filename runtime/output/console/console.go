@@ -130,6 +130,12 @@ func (r *renderer) serving(title string, s summary.Serving) {
 		r.printf(", %d interrupted", s.InterruptedIterations)
 	}
 	r.printf("\n")
+	if s.WarmupIterations > 0 || s.WarmupRequests > 0 {
+		r.printf("  warmup ............. %d requests in %d iterations, excluded from every figure\n", s.WarmupRequests, s.WarmupIterations)
+	}
+	if s.LagP99 > 0 || s.DroppedIterations > 0 {
+		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms; %d dropped\n", ms(s.LagP50), ms(s.LagP99), s.DroppedIterations)
+	}
 }
 
 // client prints how the load generator fared, loudly when it may have

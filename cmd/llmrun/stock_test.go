@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+)
+
+// kneeSim is a simulator whose capacity is its batch slots: prefill and
+// decode steps cost the same whatever the batch, so throughput grows with
+// concurrency up to slots and not beyond.
+func kneeSim(t *testing.T, slots int) string {
+	cfg := llmsim.DefaultConfig()
+	cfg.MaxNumSeqs = slots
+	cfg.PrefillBase, cfg.PrefillPerToken = 5*time.Millisecond, 0
+	cfg.DecodeBase, cfg.DecodePerSeq = 20*time.Millisecond, 0
+	return startSim(t, cfg)
+}
+
+// The concurrency sweep finds the knee the simulator was given: its batch
+// slots, read from a YAML config file, with -e overriding one key.
+func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
+	url := kneeSim(t, 4)
+	cfg := filepath.Join(t.TempDir(), "sweep.yaml")
+	if err := os.WriteFile(cfg, []byte("levels: [1, 2, 4, 8, 16]\nstep: 1s\npause: 500ms\ninput_tokens: 16\noutput_tokens: 64\nwarmup: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
+		"-e", "CONFIG="+cfg, "-e", "OUTPUT_TOKENS=8", "--summary-export", export, "stock:concurrency-sweep")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "saturation point: concurrency 4 ") {
+		t.Errorf("the sweep did not find the knee at the 4 batch slots:\n%s", stdout)
+	}
+	s := readSummary(t, export)
+	if len(s.Scenarios) != 5 || s.Serving.WarmupRequests != 5 {
+		t.Errorf("scenarios %d, warmup requests %d: want 5 levels with one warmup request each", len(s.Scenarios), s.Serving.WarmupRequests)
+	}
+	if s.Serving.MeanOutputTokens != 8 {
+		t.Errorf("mean output tokens %g: -e OUTPUT_TOKENS=8 must win over the file's 64", s.Serving.MeanOutputTokens)
+	}
+	if !strings.Contains(stdout, "█ serving") {
+		t.Errorf("textSummary did not keep the console summary:\n%s", stdout)
+	}
+}
+
+// The rate sweep names the highest Poisson rate within the TTFT SLO: the
+// simulator serves about 12 req/s (2 slots, 165 ms a request), so 24 and
+// 48 req/s queue without bound and 3 req/s does not.
+func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
+	url := kneeSim(t, 2)
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
+		"-e", "RATES=1,3,24,48", "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
+		"-e", "SLO_TTFT_P99=400", "stock:rate-sweep")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "highest rate within the SLO (TTFT p99 <= 400 ms, no failed request): 3 req/s") {
+		t.Errorf("rate sweep verdict:\n%s", stdout)
+	}
+}
+
+// The serving point prints vLLM's headline block over exactly NUM_PROMPTS
+// measured requests, the warmup ones excluded.
+func TestStockServingPoint(t *testing.T) {
+	url := kneeSim(t, 8)
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
+		"-e", "NUM_PROMPTS=20", "-e", "MAX_CONCURRENCY=4", "-e", "WARMUP=4", "-e", "INPUT_LEN=32", "-e", "OUTPUT_LEN=8",
+		"-e", "RANGE_RATIO=0.5", "--summary-export", export, "stock:serving-point")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"Serving Benchmark Result", "Successful requests:", "Mean TTFT (ms):", "P99 ITL (ms):", "✓ answer has the asked length"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	s := readSummary(t, export)
+	if s.Serving.OK != 20 || s.Serving.WarmupRequests != 4 {
+		t.Errorf("completed %d warmup %d, want 20 and 4", s.Serving.OK, s.Serving.WarmupRequests)
+	}
+	if s.Serving.MeanOutputTokens < 4 || s.Serving.MeanOutputTokens > 12 {
+		t.Errorf("mean output tokens %g, want within 8·[0.5, 1.5]", s.Serving.MeanOutputTokens)
+	}
+}
+
+func TestStockServingPointAtARate(t *testing.T) {
+	url := kneeSim(t, 8)
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url,
+		"-e", "NUM_PROMPTS=20", "-e", "REQUEST_RATE=20", "-e", "OUTPUT_LEN=4", "--summary-export", export, "stock:serving-point")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	// Poisson arrivals over NUM_PROMPTS/RATE seconds: about 20 requests.
+	if s.Serving.OK < 8 || s.Serving.OK > 40 || s.Serving.Failed != 0 {
+		t.Errorf("completed %d failed %d", s.Serving.OK, s.Serving.Failed)
+	}
+	code, _, stderr = cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-e", "REQUEST_RATE=fast", "stock:serving-point")
+	if code != exitScriptError || !strings.Contains(stderr, "REQUEST_RATE must be a positive number or inf") {
+		t.Errorf("bad rate: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = cli(t, context.Background(), nil, "run", "stock:nope")
+	if code != exitUsage || !strings.Contains(stderr, "serving-point") {
+		t.Errorf("unknown stock scenario: exit %d, %s", code, stderr)
+	}
+}
