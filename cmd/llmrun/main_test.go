@@ -147,7 +147,9 @@ func TestFailingServerGivesClassifiedErrors(t *testing.T) {
 	script := writeScript(t, "fail.js", fmt.Sprintf(chatScript, 8))
 	export := filepath.Join(t.TempDir(), "summary.json")
 
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", srv.URL, "-i", "9", "--summary-export", export, script)
+	// --model spares the GET /v1/models that would take a turn of the
+	// server's failure cycle.
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", srv.URL, "--model", "m", "-i", "9", "--summary-export", export, script)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -217,6 +219,25 @@ func TestBadInputGivesClearMessages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Without --model, the default model is the first the server lists.
+func TestDefaultModelFromTheServer(t *testing.T) {
+	cfg := llmsim.DefaultConfig()
+	cfg.Model = "served-model-7b"
+	url := startSim(t, cfg)
+	script := writeScript(t, "model.js", fmt.Sprintf(chatScript, 2))
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--base-url", url, "-i", "1", "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if s := readSummary(t, export); len(s.Meta.Models) != 1 || s.Meta.Models[0] != "served-model-7b" {
+		t.Errorf("models %v, want the served one", s.Meta.Models)
+	}
+	if !strings.Contains(stdout, "model:     served-model-7b") {
+		t.Errorf("banner:\n%s", stdout)
 	}
 }
 

@@ -72,7 +72,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.systemEnv, "include-system-env-vars", true, "expose the process environment in __ENV")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible server, e.g. http://127.0.0.1:8000 or .../v1 (default $LLMRUN_BASE_URL, $OPENAI_BASE_URL, else the built-in simulator)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
-	fs.StringVar(&f.model, "model", "", "model for requests that name none (default $LLMRUN_MODEL, else the server's first model for the simulator)")
+	fs.StringVar(&f.model, "model", "", "model for requests that name none (default $LLMRUN_MODEL, else the first model the server lists at /v1/models)")
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
 	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator and each VU's Math.random")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
@@ -108,6 +108,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			llmCfg.Model = simCfg.Model
 		}
 		target = "built-in simulator"
+	}
+
+	if llmCfg.Model == "" {
+		llmCfg.Model = discoverModel(ctx, llmCfg, stderr)
 	}
 
 	useColor := !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
@@ -377,6 +381,26 @@ func startProgress(e *runtime.Engine, w io.Writer, enabled bool) func() {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// modelListTimeout bounds the GET /v1/models that finds the default model.
+const modelListTimeout = 10 * time.Second
+
+// discoverModel returns the first model the server lists, for requests
+// that name none; "" (after saying why on stderr) when it cannot tell.
+func discoverModel(ctx context.Context, cfg llm.Config, stderr io.Writer) string {
+	client, err := llm.NewClient(cfg)
+	if err == nil {
+		defer client.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(ctx, modelListTimeout)
+		defer cancel()
+		var models []string
+		if models, err = client.Models(ctx); err == nil {
+			return models[0]
+		}
+	}
+	fmt.Fprintf(stderr, "llmrun run: no --model given, and the server's model could not be found (%v); requests that name no model are sent without one\n", err)
+	return ""
 }
 
 // renderSummaryJSON renders a summary exported as JSON the way the

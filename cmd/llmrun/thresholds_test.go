@@ -116,3 +116,47 @@ func TestBadThresholdsAreConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent scenarios keep their own tags, and thresholds on their
+// sub-metrics judge each one alone.
+func TestMixedScenariosKeepTheirOwnThresholds(t *testing.T) {
+	script := writeScript(t, "mixed.js", `
+import llm from 'llm';
+export const options = {
+  scenarios: {
+    chat: { executor: 'shared-iterations', vus: 2, iterations: 6, exec: 'chat', tags: { workload: 'chat' } },
+    rag: { executor: 'constant-arrival-rate', rate: 20, duration: '500ms', preAllocatedVUs: 4, arrival: 'poisson',
+           exec: 'rag', tags: { workload: 'rag' } },
+  },
+  thresholds: {
+    'llm_requests{workload:chat}': ['count==6'],
+    'llm_output_tokens{workload:chat}': ['count==12'],
+    'llm_output_tokens{workload:rag}': ['count<1'],
+  },
+};
+export function chat() { llm.stream({ prompt: 'hi', max_tokens: 2, ignore_eos: true }); }
+export function rag() { llm.stream({ prompt: 'long context', max_tokens: 3, ignore_eos: true }); }
+`)
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--summary-export", export, script)
+	if code != exitThresholds {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitThresholds, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	got := map[string]bool{}
+	for _, th := range s.Thresholds {
+		got[th.Metric] = th.Passed
+	}
+	want := map[string]bool{"llm_requests{workload:chat}": true, "llm_output_tokens{workload:chat}": true, "llm_output_tokens{workload:rag}": false}
+	for k, v := range want {
+		if p, ok := got[k]; !ok || p != v {
+			t.Errorf("%s passed=%v (present %v), want %v", k, p, ok, v)
+		}
+	}
+	if rag := s.Metrics["llm_output_tokens{workload:rag}"].Values["count"]; rag == 0 || int(rag)%3 != 0 {
+		t.Errorf("rag output tokens %g: want a positive multiple of 3 (its requests only)", rag)
+	}
+	if !strings.Contains(stdout, "✗ llm_output_tokens{workload:rag}") || !strings.Contains(stdout, "by scenario") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+}

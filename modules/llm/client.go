@@ -57,6 +57,7 @@ type Config struct {
 type Client struct {
 	http      *http.Client
 	endpoints map[API]string
+	models    string
 	header    http.Header
 	model     string
 	timeout   time.Duration
@@ -82,6 +83,7 @@ func NewClient(cfg Config) (*Client, error) {
 			ChatCompletions: base.JoinPath("chat", "completions").String(),
 			Completions:     base.JoinPath("completions").String(),
 		},
+		models:  base.JoinPath("models").String(),
 		header:  http.Header{},
 		model:   cfg.Model,
 		timeout: cfg.Timeout,
