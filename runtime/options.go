@@ -348,3 +348,13 @@ func jsTypeName(kind string) string {
 		return kind
 	}
 }
+
+// Describe is a one-line description of the scenario's load, with its
+// warmup.
+func (sc *Scenario) Describe() string {
+	d := sc.Config.Describe()
+	if !sc.Warmup.IsZero() {
+		d += ", warmup: " + sc.Warmup.String()
+	}
+	return d
+}

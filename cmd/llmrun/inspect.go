@@ -126,7 +126,7 @@ func inspect(script string, e *runtime.Engine) *inspection {
 			StartTime: sc.StartTime.String(), StartTimeS: sc.StartTime.Seconds(),
 			MaxVUs:      sc.Config.MaxVUs(),
 			MaxDuration: d.String(), MaxDurationS: d.Seconds(),
-			Description: sc.Config.Describe(), Tags: sc.Tags,
+			Description: sc.Describe(), Tags: sc.Tags,
 		})
 	}
 	in.MaxDuration, in.MaxDurationS = end.String(), end.Seconds()

@@ -349,12 +349,13 @@ func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engin
 		fmt.Fprintf(w, "  model:     %s (default for requests that name none)\n", cfg.Model)
 	}
 	fmt.Fprintf(w, "  scenarios: %d, up to %d VUs\n", len(e.Scenarios()), e.MaxVUs())
-	for _, sc := range e.Scenarios() {
+	for i := range e.Scenarios() {
+		sc := &e.Scenarios()[i]
 		start := ""
 		if sc.StartTime > 0 {
 			start = fmt.Sprintf(", from %s", sc.StartTime)
 		}
-		fmt.Fprintf(w, "    * %s: %s, exec %s()%s [%s]\n", sc.Name, sc.Config.Describe(), sc.Exec, start, sc.Executor)
+		fmt.Fprintf(w, "    * %s: %s, exec %s()%s [%s]\n", sc.Name, sc.Describe(), sc.Exec, start, sc.Executor)
 	}
 }
 

@@ -221,7 +221,7 @@ func shapes(scs []runtime.Scenario) []ScenarioShape {
 	out := make([]ScenarioShape, len(scs))
 	for i, sc := range scs {
 		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(),
-			Description: sc.Config.Describe(), MaxVUs: sc.Config.MaxVUs(), Tags: sc.Tags}
+			Description: sc.Describe(), MaxVUs: sc.Config.MaxVUs(), Tags: sc.Tags}
 	}
 	return out
 }
