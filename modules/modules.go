@@ -61,4 +61,16 @@ type State struct {
 	Samples metrics.Sink
 	// Group is the current group path ("::outer::inner"), "" outside groups.
 	Group string
+	// Errors receives the messages of the VU's failed requests, for the
+	// summary; nil when they are not collected (a warmup iteration).
+	Errors ErrorRecorder
+}
+
+// ErrorRecorder collects the messages of failed requests, by error class,
+// for the end-of-run summary, which shows the first few distinct messages
+// of each class. Implementations keep bounded memory however many errors
+// they are given, and are safe for concurrent use. Messages must already
+// be free of secrets (API keys, credential headers).
+type ErrorRecorder interface {
+	Record(class, message string)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/config"
 	"github.com/llmrun/llmrun/modules/llm"
@@ -103,7 +104,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		sha256:   hex.EncodeToString(sum[:]),
 		registry: metrics.NewRegistry(),
 		agg:      metrics.NewAggregator(goruntime.GOMAXPROCS(0)),
-		run:      &runState{errors: newErrorLog()},
+		run:      &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog()},
 	}
 	e.llm = llm.RegisterMetrics(e.registry)
 	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
@@ -202,6 +203,10 @@ type Report struct {
 	// OtherScriptErrors counts those whose message was not kept.
 	ScriptErrors      []ErrorCount
 	OtherScriptErrors int64
+	// RequestErrors are the first few distinct messages of failed LLM
+	// requests (warmup excluded), by error class, each class's in the
+	// order they were first seen, with how often each recurred.
+	RequestErrors map[string][]ErrorCount
 	// Interrupted is true when the run was stopped before its end.
 	Interrupted bool
 	// Client is how the load generator itself fared during the window.
@@ -286,6 +291,7 @@ func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
 		End:               end,
 		ScriptErrors:      errs,
 		OtherScriptErrors: other,
+		RequestErrors:     e.run.requestErrors.list(),
 		Interrupted:       ctx.Err() != nil,
 	}
 }
@@ -369,7 +375,7 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !sleepCtx(ctx, sc.StartTime) {
+			if !wait.Sleep(ctx, sc.StartTime) {
 				return
 			}
 			pools[i].warmup.begin(time.Now())
@@ -436,7 +442,7 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v := e.vu0
-	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink}
+	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink, Errors: e.run.requestErrors}
 	res, err := v.interruptible(ctx, fn, arg)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
@@ -468,20 +474,6 @@ func (e *Engine) Progress() Progress {
 	p.Failed = int64(failed)
 	p.OutputTokens, _ = e.agg.Sum(e.llm.OutputTokens)
 	return p
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // metricsModule adapts the metrics package's JavaScript binding to

@@ -45,7 +45,9 @@ type vu struct {
 type runState struct {
 	builtin *builtinMetrics
 	errors  *errorLog
-	active  atomic.Int64
+	// requestErrors keeps examples of the failed LLM requests' messages.
+	requestErrors *requestErrorLog
+	active        atomic.Int64
 }
 
 func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig, run *runState, sink metrics.Sink) (*vu, error) {
@@ -114,7 +116,7 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 		}
 		v.data = data
 	}
-	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink, Errors: v.run.requestErrors}
 	return nil
 }
 
@@ -152,8 +154,11 @@ func (v *vu) RunIteration(ctx context.Context) {
 	start := time.Now()
 	warm := v.warmup.claim(start)
 	if warm {
+		// Warmup requests count in no figure of the summary, so their
+		// error messages are not kept either.
 		v.state.Samples = warmupSink{real: v.sink, requests: b.llmRequests, warmup: b.warmupRequests}
-		defer func() { v.state.Samples = v.sink }()
+		v.state.Errors = nil
+		defer func() { v.state.Samples, v.state.Errors = v.sink, v.run.requestErrors }()
 	}
 	_, err := v.interruptible(ctx, v.fn, v.data)
 	elapsed := time.Since(start)

@@ -37,7 +37,7 @@ const inspectPlaceholderURL = "http://127.0.0.1:0/v1"
 
 // runOnlyFlags are flags of run that change nothing inspect prints; they
 // are accepted and hidden.
-var runOnlyFlags = []string{"api-key-env", "timeout", "summary-export", "quiet", "no-color"}
+var runOnlyFlags = []string{"api-key-env", "timeout", "idle-timeout", "summary-export", "quiet", "no-color"}
 
 // inspection is what inspect prints: the resolved load shape.
 type inspection struct {

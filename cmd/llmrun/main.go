@@ -107,7 +107,7 @@ func signalContext() (context.Context, func()) {
 	go func() {
 		select {
 		case <-ch:
-			fmt.Fprintln(os.Stderr, "\nstopping: interrupted. In-flight requests are cut and counted as interrupted; the summary follows. Press Ctrl-C again to exit at once.")
+			fmt.Fprintln(os.Stderr, "\nstopping: interrupted (press Ctrl-C again to exit at once)")
 			cancel()
 		case <-ctx.Done():
 			return

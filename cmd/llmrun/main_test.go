@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -155,11 +156,29 @@ func TestFailingServerGivesClassifiedErrors(t *testing.T) {
 	}
 	s := readSummary(t, export)
 	got := map[string]int64{}
+	messages := map[string][]string{}
 	for _, e := range s.Errors {
 		got[e.Class] = e.Count
+		for _, m := range e.Messages {
+			messages[e.Class] = append(messages[e.Class], fmt.Sprintf("%d× %s", m.Count, m.Message))
+		}
 	}
-	if got["http_5xx"] != 3 || got["http_429"] != 3 || got["stream"] != 3 {
-		t.Errorf("errors by class = %v, want 3 each of http_5xx, http_429, stream", got)
+	if got["http_5xx"] != 3 || got["http_429"] != 3 || got["cut"] != 3 {
+		t.Errorf("errors by class = %v, want 3 each of http_5xx, http_429, cut", got)
+	}
+	// Each class shows its messages: one distinct message, seen 3 times.
+	wantMessages := map[string][]string{
+		"http_5xx": {`3× HTTP 500 Internal Server Error: {"error":{"message":"overloaded"}}`},
+		"http_429": {`3× HTTP 429 Too Many Requests (Retry-After 1s): {"error":{"message":"slow down"}}`},
+		"cut":      {"3× the stream ended after 1 events, before [DONE] or a finish_reason: sse: read: unexpected EOF"},
+	}
+	if !reflect.DeepEqual(messages, wantMessages) {
+		t.Errorf("messages by class = %q\nwant %q", messages, wantMessages)
+	}
+	for _, m := range []string{"overloaded", "Retry-After 1s", "before [DONE]"} {
+		if !strings.Contains(stdout, m) {
+			t.Errorf("the console summary lacks the message %q:\n%s", m, stdout)
+		}
 	}
 	if s.Serving.Failed != 9 || s.Serving.SuccessRate != 0 {
 		t.Errorf("failed %d success rate %g", s.Serving.Failed, s.Serving.SuccessRate)
@@ -332,5 +351,104 @@ func TestHelpAndVersion(t *testing.T) {
 		if !strings.Contains(stderr, flag) {
 			t.Errorf("run --help lacks %s", flag)
 		}
+	}
+}
+
+// An API key and a credential header echoed by the server in a 401 never
+// reach the console summary, the summary export, the script's logs or its
+// thrown errors: they are redacted where the error is made.
+func TestSecretsNeverReachTheOutput(t *testing.T) {
+	const key, header = "sk-llmrun-test-0123456789abcdef", "hdr-secret-9876543210"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"invalid credentials: Authorization=%s x-api-key=%s key=%s"}}`,
+			r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer srv.Close()
+	script := writeScript(t, "secrets.js", `
+import llm from 'llm';
+const c = llm.client({ headers: { 'X-Api-Key': '`+header+`' } });
+export default function () {
+  const r = c.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+  console.log('request failed: ' + r.error);
+  llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }, { throw: true });
+}
+`)
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), map[string]string{"OPENAI_API_KEY": key},
+		"run", "--base-url", srv.URL, "--model", "m", "-i", "2", "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	exported, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"stdout": stdout, "stderr": stderr, "summary export": string(exported)} {
+		for _, secret := range []string{key, header} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%s contains the secret %q:\n%s", name, secret, out)
+			}
+		}
+	}
+	// The errors are there, redacted, not dropped.
+	s := readSummary(t, export)
+	if len(s.Errors) != 1 || s.Errors[0].Class != "http_4xx" || s.Errors[0].Count != 4 || len(s.Errors[0].Messages) != 2 {
+		t.Fatalf("errors %+v, want 4 http_4xx with 2 distinct messages (with and without x-api-key)", s.Errors)
+	}
+	for _, m := range s.Errors[0].Messages {
+		if !strings.Contains(m.Message, "HTTP 401 Unauthorized") || !strings.Contains(m.Message, "Authorization=Bearer [REDACTED] x-api-key=") {
+			t.Errorf("message %q, want the 401 with the key redacted", m.Message)
+		}
+	}
+	if len(s.ScriptErrors) != 1 || !strings.Contains(s.ScriptErrors[0].Message, "llm request failed (http_4xx)") ||
+		!strings.Contains(s.ScriptErrors[0].Message, "[REDACTED]") {
+		t.Errorf("script errors %+v, want the thrown failure, redacted", s.ScriptErrors)
+	}
+	for _, want := range []string{"request failed: HTTP 401", "x-api-key=[REDACTED] key=[REDACTED]"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the script's log lacks %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout, "HTTP 401 Unauthorized") {
+		t.Errorf("the console summary lacks the 401's message:\n%s", stdout)
+	}
+}
+
+// --idle-timeout ends a stalled stream as idle_timeout; 0 turns it off,
+// leaving the total --timeout.
+func TestIdleTimeoutFlag(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	script := writeScript(t, "stall.js", fmt.Sprintf(chatScript, 8))
+	for _, tc := range []struct {
+		flags []string
+		class string
+	}{
+		{[]string{"--idle-timeout", "100ms"}, "idle_timeout"},
+		{[]string{"--idle-timeout", "0", "--timeout", "300ms"}, "timeout"},
+	} {
+		export := filepath.Join(t.TempDir(), "summary.json")
+		args := append([]string{"run", "-q", "--base-url", srv.URL, "--model", "m", "-i", "1", "--summary-export", export}, tc.flags...)
+		code, stdout, stderr := cli(t, context.Background(), nil, append(args, script)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s\n%s", tc.flags, code, stdout, stderr)
+		}
+		if s := readSummary(t, export); len(s.Errors) != 1 || s.Errors[0].Class != tc.class {
+			t.Errorf("%v: errors %+v, want one %s", tc.flags, s.Errors, tc.class)
+		}
+	}
+	code, _, stderr := cli(t, context.Background(), nil, "run", "--idle-timeout", "-1s", script)
+	if code != exitUsage || !strings.Contains(stderr, "--idle-timeout must not be negative") {
+		t.Errorf("a negative --idle-timeout: exit %d, %s", code, stderr)
 	}
 }

@@ -57,6 +57,7 @@ type runFlags struct {
 	apiKeyEnv     string
 	model         string
 	timeout       time.Duration
+	idleTimeout   time.Duration
 	seed          int64
 	summaryExport string
 	quiet         bool
@@ -74,6 +75,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
 	fs.StringVar(&f.model, "model", "", "model for requests that name none (default $LLMRUN_MODEL, else the first model the server lists at /v1/models)")
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator and each VU's Math.random")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live progress line")
@@ -127,6 +129,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
 	rep, runErr := engine.Run(ctx)
 	stopProgress()
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "llmrun run: stopped early; requests in flight were cut and counted as interrupted, not failed")
+	}
 	if rep == nil {
 		return reportLoadError(stderr, script, runErr)
 	}
@@ -308,6 +313,14 @@ func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
 	}
 	if f.timeout <= 0 {
 		return cfg, fmt.Errorf("--timeout must be positive, got %s", f.timeout)
+	}
+	switch {
+	case f.idleTimeout < 0:
+		return cfg, fmt.Errorf("--idle-timeout must not be negative, got %s", f.idleTimeout)
+	case f.idleTimeout == 0:
+		cfg.IdleTimeout = llm.NoIdleTimeout
+	default:
+		cfg.IdleTimeout = f.idleTimeout
 	}
 	return cfg, nil
 }

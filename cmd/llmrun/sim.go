@@ -51,6 +51,10 @@ func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stdout, "llmsim serving model %q on %s/v1 (max-num-seqs %d, prefill %s + %s/token, decode %s + %s/seq); Ctrl-C stops\n",
 		cfg.Model, srv.URL(), cfg.MaxNumSeqs, cfg.PrefillBase, cfg.PrefillPerToken, cfg.DecodeBase, cfg.DecodePerSeq)
+	for _, rule := range cfg.Faults {
+		fmt.Fprintf(stdout, "  injecting %s into %.3g %% of requests\n", rule.Fault, 100*rule.Rate)
+	}
+	fmt.Fprintf(stdout, "  a request's %s header injects one fault into it (see the README)\n", llmsim.FaultHeader)
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
 		fmt.Fprintf(stderr, "llmrun sim: closing: %v\n", err)

@@ -3,6 +3,8 @@ package llm
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"mime"
@@ -10,14 +12,27 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/internal/wait"
 )
 
 // DefaultTimeout is a request's total timeout unless Config or Request
 // sets one.
 const DefaultTimeout = 120 * time.Second
+
+// DefaultIdleTimeout is the idle timeout unless Config or Request sets
+// one: the longest wait for more of a response body once it has started.
+// Servers stream tokens every few tens of milliseconds; a stream silent
+// this long has stalled.
+const DefaultIdleTimeout = 30 * time.Second
+
+// NoIdleTimeout, as Config.IdleTimeout or Request.IdleTimeout, turns the
+// idle timeout off.
+const NoIdleTimeout time.Duration = -1
 
 const (
 	// maxIdleConnsPerHost keeps idle connections for far more VUs than a
@@ -48,8 +63,37 @@ type Config struct {
 	// Timeout is a request's total timeout, from its start to the end of
 	// its response; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// IdleTimeout is the longest wait for more bytes of a response body
+	// once its first bytes arrived: a stream silent that long ends as
+	// idle_timeout. The wait for the response headers and for the first
+	// bytes of the body (queueing, prefill) is bounded by Timeout alone.
+	// 0 means DefaultIdleTimeout; NoIdleTimeout (any negative value)
+	// means none.
+	IdleTimeout time.Duration
+	// Retry is the retry policy; the zero policy never retries.
+	Retry RetryPolicy
+	// HTTP2 makes the client speak HTTP/2 when the server does: with an
+	// https server it is negotiated (ALPN), with an http:// one it is
+	// spoken from the start (h2c with prior knowledge, which the server
+	// must support). Otherwise the client speaks HTTP/1.1, one connection
+	// per request in flight, as most LLM clients do.
+	HTTP2 bool
+	// TLS holds the TLS options for https servers.
+	TLS TLSConfig
 	// MaxConns caps the connections to the server; 0 means no cap.
 	MaxConns int
+}
+
+// TLSConfig holds a client's TLS options.
+type TLSConfig struct {
+	// InsecureSkipVerify accepts any certificate the server presents (a
+	// test server's self-signed one): the connection is encrypted but the
+	// server not authenticated.
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+	// CAFile is a PEM file of the certificate authorities to trust besides
+	// the system's, read by NewClient (a relative path is relative to the
+	// working directory).
+	CAFile string `json:"caFile,omitempty"`
 }
 
 // Client sends generation requests to one OpenAI-compatible server. It is
@@ -61,6 +105,8 @@ type Client struct {
 	header    http.Header
 	model     string
 	timeout   time.Duration
+	idle      time.Duration // 0: none
+	retry     RetryPolicy   // normalized
 	secrets   []string
 }
 
@@ -77,8 +123,16 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.MaxConns < 0 {
 		return nil, fmt.Errorf("negative connection cap %d", cfg.MaxConns)
 	}
+	retry, err := cfg.Retry.normalize()
+	if err != nil {
+		return nil, err
+	}
+	transport, err := newTransport(cfg, base.Scheme)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
-		http: &http.Client{Transport: newTransport(cfg.MaxConns)},
+		http: &http.Client{Transport: transport},
 		endpoints: map[API]string{
 			ChatCompletions: base.JoinPath("chat", "completions").String(),
 			Completions:     base.JoinPath("completions").String(),
@@ -87,9 +141,17 @@ func NewClient(cfg Config) (*Client, error) {
 		header:  http.Header{},
 		model:   cfg.Model,
 		timeout: cfg.Timeout,
+		idle:    cfg.IdleTimeout,
+		retry:   retry,
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
+	}
+	switch {
+	case c.idle == 0:
+		c.idle = DefaultIdleTimeout
+	case c.idle < 0:
+		c.idle = 0
 	}
 	c.header.Set("Content-Type", "application/json")
 	c.header.Set("User-Agent", "llmrun")
@@ -122,23 +184,51 @@ func apiRoot(raw string) (*url.URL, error) {
 }
 
 // newTransport returns a transport for load generation: no hidden cap on
-// connections below maxConns, keep-alive, proxies from the environment, and
-// no compression, which would hold chunks back.
-func newTransport(maxConns int) *http.Transport {
-	return &http.Transport{
+// connections below cfg.MaxConns, keep-alive, proxies from the
+// environment, no compression (which would hold chunks back), HTTP/1.1
+// unless cfg.HTTP2, and cfg.TLS's options. scheme is the server's.
+func newTransport(cfg Config, scheme string) (*http.Transport, error) {
+	t := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
 			Timeout:   30 * time.Second,
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
-		ForceAttemptHTTP2:     true,
+		Protocols:             new(http.Protocols),
 		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
-		MaxConnsPerHost:       maxConns,
+		MaxConnsPerHost:       cfg.MaxConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 	}
+	switch {
+	case !cfg.HTTP2:
+		t.Protocols.SetHTTP1(true)
+	case scheme == "http":
+		t.Protocols.SetUnencryptedHTTP2(true)
+	default:
+		t.Protocols.SetHTTP1(true)
+		t.Protocols.SetHTTP2(true)
+	}
+	if cfg.TLS.InsecureSkipVerify || cfg.TLS.CAFile != "" {
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: cfg.TLS.InsecureSkipVerify}
+	}
+	if cfg.TLS.CAFile != "" {
+		pem, err := os.ReadFile(cfg.TLS.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls: reading the CA file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls: no PEM certificate in the CA file %s", cfg.TLS.CAFile)
+		}
+		t.TLSClientConfig.RootCAs = pool
+	}
+	return t, nil
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.
@@ -147,29 +237,69 @@ func (c *Client) CloseIdleConnections() {
 }
 
 // Stream sends one request and reads its response, streamed or not, into a
-// Result. It never retries. Every failure is in the Result (OK false, its
-// Class and Error). The end of ctx (canceled, or past its deadline) stops
-// the request as canceled: the run stopped it. Only the client's own
-// timeout (Config.Timeout, Request.Timeout) is a timeout.
+// Result. Every failure is in the Result (OK false, its Class and Error).
+// The end of ctx (canceled, or past its deadline) stops the request as
+// canceled: the run stopped it. Only the client's own timeouts
+// (Config.Timeout and Config.IdleTimeout, or the Request's) are timeout
+// and idle_timeout.
+//
+// A failed request is sent again only as its retry policy (Request.Retry,
+// else Config.Retry) says; the Result is then the final attempt's, with
+// Attempts and the classes of the attempts Retried.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
-	res := &Result{}
 	p, err := c.prepare(req)
-	res.API, res.Model, res.Stream = p.api, p.model, p.stream
+	policy := c.retry
+	if err == nil && req.Retry != nil {
+		policy, err = req.Retry.normalize()
+	}
 	if err != nil {
-		res.Start = time.Now()
+		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
 		res.Class, res.Error = ErrInvalidRequest, redact(err.Error(), c.secretsFor(req))
 		return res
 	}
+	var retried []ErrorClass
+	for attempt := 1; ; attempt++ {
+		res := c.attempt(ctx, p, req)
+		res.Attempts, res.Retried = attempt, retried
+		if res.OK || attempt >= policy.Attempts || !policy.retries(res) {
+			return res
+		}
+		after := time.Duration(res.RetryAfter * float64(time.Second))
+		backoff, ok := policy.wait(attempt, after)
+		if !ok {
+			res.Error += fmt.Sprintf(" (not retried: the server asked to wait %s, longer than the retry backoff's max %s)", after, policy.Backoff.Max)
+			return res
+		}
+		if !wait.Sleep(ctx, backoff) {
+			res.Error = fmt.Sprintf("canceled while waiting %s to retry: %v; attempt %d failed with %s: %s",
+				backoff.Round(time.Millisecond), context.Cause(ctx), attempt, res.Class, res.Error)
+			res.Class = ErrCanceled
+			return res
+		}
+		retried = append(retried, res.Class)
+	}
+}
+
+// attempt sends the request once.
+func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
+	res := &Result{API: p.api, Model: p.model, Stream: p.stream}
 	timeout := c.timeout
 	if req.Timeout > 0 {
 		timeout = req.Timeout
 	}
+	idle := c.idle
+	switch {
+	case req.IdleTimeout > 0:
+		idle = req.IdleTimeout
+	case req.IdleTimeout < 0:
+		idle = 0
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	deadline := time.AfterFunc(timeout, func() { cancel(&timeoutError{timeout.String()}) })
+	deadline := time.AfterFunc(timeout, func() { cancel(&timeoutError{timeout}) })
 	defer deadline.Stop()
 
-	c.send(ctx, deadline, p, req, res)
+	c.send(ctx, cancel, deadline, idle, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
 		res.Error = redact(res.Error, c.secretsFor(req))
@@ -178,8 +308,10 @@ func (c *Client) Stream(ctx context.Context, req Request) *Result {
 }
 
 // send does the HTTP exchange, filling res; a failure sets res.Class.
-// deadline is the timer of the request's timeout.
-func (c *Client) send(ctx context.Context, deadline *time.Timer, p prepared, req Request, res *Result) {
+// cancel ends the request (with the idle timeout as its cause), deadline is
+// the timer of the request's total timeout, idle its idle timeout (0:
+// none).
+func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadline *time.Timer, idle time.Duration, p prepared, req Request, res *Result) {
 	var tr tracer
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
 		http.MethodPost, p.url, bytes.NewReader(p.body))
@@ -195,26 +327,57 @@ func (c *Client) send(ctx context.Context, deadline *time.Timer, p prepared, req
 	res.Timings = tr.timings(res.Start)
 	if err != nil {
 		res.E2E = ms(time.Since(res.Start))
-		class := ErrConnect
-		if tr.connected() {
-			class = ErrStream // the connection broke before the response
-		}
-		res.Class, res.Error = classify(ctx, err, "sending the request", class)
+		dnsErr, tlsErr := tr.failures()
+		res.Class, res.Error = classify(ctx, err, "sending the request", sendClass(err, tr.connected(), dnsErr, tlsErr))
 		return
 	}
-	res.Status = resp.StatusCode
-	if class, msg := statusError(resp); class != ErrNone {
+	res.Status, res.Proto = resp.StatusCode, resp.Proto
+	if class, msg, after := statusError(resp); class != ErrNone {
 		res.E2E = ms(time.Since(res.Start))
-		res.Class, res.Error = class, msg
+		res.Class, res.Error, res.RetryAfter = class, msg, after.Seconds()
 		drainClose(resp.Body, deadline)
 		return
 	}
-	if err := readBody(resp, req.KeepText, res); err != nil {
+	var body io.Reader = resp.Body
+	if idle > 0 {
+		ir := &idleReader{r: resp.Body, idle: idle, cancel: cancel}
+		defer ir.stop()
+		body = ir
+	}
+	if err := readBody(resp.Header, body, req.KeepText, res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
-		res.Class, res.Error = classify(ctx, err, "reading the response", ErrStream)
+		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 		return
 	}
 	drainClose(resp.Body, deadline)
+}
+
+// idleReader reads a response body, ending the request (through cancel)
+// when the body, once started, brings no byte for idle.
+type idleReader struct {
+	r      io.Reader
+	idle   time.Duration
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	n, err := ir.r.Read(p)
+	if n > 0 {
+		if ir.timer == nil {
+			ir.timer = time.AfterFunc(ir.idle, func() { ir.cancel(&idleTimeoutError{ir.idle}) })
+		} else {
+			ir.timer.Reset(ir.idle)
+		}
+	}
+	return n, err
+}
+
+// stop stops the idle timer.
+func (ir *idleReader) stop() {
+	if ir.timer != nil {
+		ir.timer.Stop()
+	}
 }
 
 // headers returns the headers of one request: the client's, then the
@@ -235,13 +398,14 @@ func (c *Client) headers(req Request, stream bool) http.Header {
 	return h
 }
 
-// statusError reads the error of a non-2xx response: its class and a
-// message quoting the start of its body. It returns ErrNone for a 2xx.
-func statusError(resp *http.Response) (ErrorClass, string) {
+// statusError reads the error of a non-2xx response: its class, a message
+// quoting the start of its body, and its Retry-After (0 when none). It
+// returns ErrNone for a 2xx.
+func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 	var class ErrorClass
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
-		return ErrNone, ""
+		return ErrNone, "", 0
 	case code == http.StatusTooManyRequests:
 		class = ErrHTTP429
 	case code >= 400 && code < 500:
@@ -252,26 +416,30 @@ func statusError(resp *http.Response) (ErrorClass, string) {
 		class = ErrDecode
 	}
 	msg := "HTTP " + resp.Status
+	after, ok := parseRetryAfter(resp.Header, time.Now())
+	if ok {
+		msg += " (Retry-After " + after.String() + ")"
+	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLen))
 	if text := strings.TrimSpace(string(body)); text != "" {
 		msg += ": " + text
 	}
-	return class, msg
+	return class, msg, after
 }
 
-// readBody reads a 2xx response by its content type: an event stream, or
-// a whole JSON response (asked for with "stream": false, or a server that
-// does not stream).
-func readBody(resp *http.Response, keepText bool, res *Result) error {
-	ct := resp.Header.Get("Content-Type")
+// readBody reads a 2xx response's body by its content type (from header):
+// an event stream, or a whole JSON response (asked for with "stream":
+// false, or a server that does not stream).
+func readBody(header http.Header, body io.Reader, keepText bool, res *Result) error {
+	ct := header.Get("Content-Type")
 	mediaType, _, _ := mime.ParseMediaType(ct)
 	rr := getResponseReader()
 	defer rr.release()
 	switch {
 	case mediaType == "text/event-stream":
-		return rr.readSSE(resp.Body, res.Start, keepText, res)
+		return rr.readSSE(body, res.Start, keepText, res)
 	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
-		return rr.readJSON(resp.Body, res.Start, keepText, res)
+		return rr.readJSON(body, res.Start, keepText, res)
 	}
 	res.E2E = ms(time.Since(res.Start))
 	return &failure{ErrDecode, fmt.Errorf("unexpected content type %q, want text/event-stream or application/json", ct)}

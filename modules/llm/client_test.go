@@ -180,20 +180,31 @@ func TestStreamErrors(t *testing.T) {
 		{
 			name:   "cut mid-stream, connection closed",
 			h:      hijack("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + sse(roleChunk, contentChunk("a"))),
-			class:  ErrStream,
+			class:  ErrCut,
 			status: 200,
 			msg:    "before [DONE] or a finish_reason",
 		},
 		{
 			name:   "cut mid-stream, inside a chunk",
 			h:      hijack("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + sse(contentChunk("a"))[:30]),
-			class:  ErrStream,
+			class:  ErrCut,
 			status: 200,
 			msg:    "unexpected EOF",
 		},
-		{name: "closed before the response", h: hijack(""), class: ErrStream, msg: "EOF"},
+		{name: "closed before the response", h: hijack(""), class: ErrCut, msg: "EOF"},
 		{name: "malformed chunk", h: stream(contentChunk("a"), `{"choices":[`, "[DONE]"), class: ErrDecode, status: 200, msg: "stream event 2"},
-		{name: "error object in the stream", h: stream(contentChunk("a"), `{"error":{"message":"engine died"}}`), class: ErrStream, status: 200, msg: "engine died"},
+		{name: "error object in the stream", h: stream(contentChunk("a"), `{"error":{"message":"engine died"}}`), class: ErrStreamError, status: 200, msg: "engine died"},
+		{
+			name: "error event in the stream",
+			h: func(w http.ResponseWriter, r *http.Request) {
+				startSSE(w)
+				send(w, contentChunk("a"))
+				fmt.Fprint(w, "event: error\ndata: {\"message\":\"overloaded\"}\n\n")
+			},
+			class: ErrStreamError, status: 200, msg: `error event in the stream: "{\"message\":\"overloaded\"}"`,
+		},
+		{name: "stalled stream", h: stall, cfg: Config{IdleTimeout: 100 * time.Millisecond}, class: ErrIdleTimeout, status: 200, msg: "reading the response: no data from the server for 100ms (idle timeout)"},
+		{name: "line too long", h: stream(contentChunk("a"), strings.Repeat("x", 17<<20)), class: ErrDecode, status: 200, msg: "line or event too long"},
 		{name: "timeout before the response", h: func(w http.ResponseWriter, r *http.Request) { sleep(r, 10*time.Second) }, cfg: Config{Timeout: 100 * time.Millisecond}, class: ErrTimeout, msg: "timed out after 100ms"},
 		{name: "timeout mid-stream", h: stall, cfg: Config{Timeout: 150 * time.Millisecond}, class: ErrTimeout, status: 200, msg: "reading the response: request timed out after 150ms"},
 		{name: "request timeout overrides", h: stall, req: Request{Timeout: 50 * time.Millisecond}, class: ErrTimeout, status: 200, msg: "after 50ms"},

@@ -26,13 +26,29 @@
 //
 // # Failures and retries
 //
-// The client never retries a request. The only re-send is net/http's own
-// redial when a reused keep-alive connection turns out to be closed before
-// any byte of the request was written on it, which the server never saw
-// (and, net/http's rule, after a broken reused connection when the request
-// carries an Idempotency-Key header).
-// Every failure is reported in the Result with an ErrorClass; an API key or
+// Every failure is reported in the Result with an ErrorClass: connect, dns,
+// tls, timeout (Config.Timeout, the total), idle_timeout (Config.IdleTimeout:
+// a body that stops bringing bytes once started), http_4xx, http_429 (its
+// Retry-After in Result.RetryAfter), http_5xx, stream_error (an error inside
+// a 2xx response), cut (the connection closed before the end), decode, and
+// invalid_request; canceled when the caller's context ended. An API key or
 // other credential header value never appears in its message.
+//
+// The client retries a request only under an opt-in RetryPolicy
+// (Config.Retry, Request.Retry), and only when no token had arrived; the
+// Result is then the final attempt's, timed from that attempt's start,
+// with Attempts and the classes of the attempts Retried. The only other
+// re-send is net/http's own redial when a reused keep-alive connection
+// turns out to be closed before any byte of the request was written on it,
+// which the server never saw (and, net/http's rule, after a broken reused
+// connection when the request carries an Idempotency-Key header).
+//
+// # Transport
+//
+// Each Client has its own connection pool with no cap below the load
+// (unless Config.MaxConns), keep-alive, proxies from the environment and
+// no compression. It speaks HTTP/1.1 unless Config.HTTP2; Config.TLS
+// trusts extra CAs or skips verification.
 //
 // The package is plain Go, usable without JavaScript; js.go beside it is the
 // thin binding that scripts import as 'llm'.

@@ -2,9 +2,14 @@ package llm
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"time"
 )
 
 // failure is an error with the class it is counted under.
@@ -17,24 +22,36 @@ func (f *failure) Error() string { return f.err.Error() }
 func (f *failure) Unwrap() error { return f.err }
 
 // timeoutError is the cause of a request context canceled by the client's
-// own timeout.
-type timeoutError struct{ after string }
+// own total timeout.
+type timeoutError struct{ after time.Duration }
 
-func (e *timeoutError) Error() string { return "request timed out after " + e.after }
+func (e *timeoutError) Error() string { return "request timed out after " + e.after.String() }
+
+// idleTimeoutError is the cause of a request context canceled by the
+// client's idle timeout.
+type idleTimeoutError struct{ after time.Duration }
+
+func (e *idleTimeoutError) Error() string {
+	return "no data from the server for " + e.after.String() + " (idle timeout)"
+}
 
 // classify returns the class of a failed request and its message; phase
 // says what the client was doing. When the request's context is done, that
-// is the reason whatever error it caused: the client's own timeout is a
-// timeout; any other end of the caller's context (canceled, or past its
-// deadline: the run stopping at the end of a graceful stop, Ctrl-C) is
-// canceled. Otherwise a *failure keeps its class, and any other error gets
-// the class otherwise.
+// is the reason whatever error it caused: the client's own timeouts are
+// timeout and idle_timeout; any other end of the caller's context
+// (canceled, or past its deadline: the run stopping at the end of a
+// graceful stop, Ctrl-C) is canceled. Otherwise a *failure keeps its
+// class, and any other error gets the class otherwise.
 func classify(ctx context.Context, err error, phase string, otherwise ErrorClass) (ErrorClass, string) {
 	if ctx.Err() != nil {
 		cause := context.Cause(ctx)
 		var te *timeoutError
-		if errors.As(cause, &te) {
+		var ie *idleTimeoutError
+		switch {
+		case errors.As(cause, &te):
 			return ErrTimeout, fmt.Sprintf("%s: %v", phase, cause)
+		case errors.As(cause, &ie):
+			return ErrIdleTimeout, fmt.Sprintf("%s: %v", phase, cause)
 		}
 		return ErrCanceled, fmt.Sprintf("%s: canceled: %v", phase, cause)
 	}
@@ -43,6 +60,64 @@ func classify(ctx context.Context, err error, phase string, otherwise ErrorClass
 		return f.class, err.Error()
 	}
 	return otherwise, fmt.Sprintf("%s: %v", phase, err)
+}
+
+// sendClass is the class of an error of http.Client.Do, which failed before
+// any response: dns, tls or connect when no connection was had (dnsErr and
+// tlsErr are what the trace saw fail), cut when the connection broke
+// before the response.
+func sendClass(err error, connected bool, dnsErr, tlsErr error) ErrorClass {
+	var dnsError *net.DNSError
+	switch {
+	case dnsErr != nil || errors.As(err, &dnsError):
+		return ErrDNS
+	case tlsErr != nil || isTLSError(err):
+		return ErrTLS
+	case connected:
+		return ErrCut
+	}
+	return ErrConnect
+}
+
+// isTLSError reports whether err is a failure of the TLS handshake: a
+// certificate the client does not trust, a peer that does not speak TLS,
+// or an alert either side sent.
+func isTLSError(err error) bool {
+	var (
+		verify    *tls.CertificateVerificationError
+		header    tls.RecordHeaderError
+		alert     tls.AlertError
+		ech       *tls.ECHRejectionError
+		authority x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		op        *net.OpError
+	)
+	switch {
+	case errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert), errors.As(err, &ech),
+		errors.As(err, &authority), errors.As(err, &hostname), errors.As(err, &invalid):
+		return true
+	case errors.As(err, &op):
+		// crypto/tls reports an alert as a *net.OpError "remote error"
+		// (received) or "local error" (sent) around an unexported type.
+		return (op.Op == "remote error" || op.Op == "local error") && strings.HasPrefix(op.Err.Error(), "tls:")
+	}
+	return false
+}
+
+// readClass is the class of an error reading a response body: decode for
+// an oversized SSE line or event, cut for anything else (the connection
+// closed or was reset before the end).
+func readClass(err error) ErrorClass {
+	if errors.Is(err, ErrTooLong) {
+		return ErrDecode
+	}
+	return ErrCut
+}
+
+// truncated reports whether err says the body ended early.
+func truncated(err error) bool {
+	return err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // redact replaces every secret in msg.

@@ -89,12 +89,16 @@ func (i *instance) Exports() *goja.Object { return i.exports }
 
 // clientOptions are llm.client()'s options.
 type clientOptions struct {
-	BaseURL  string            `js:"baseURL"`
-	APIKey   string            `js:"apiKey"`
-	Model    string            `js:"model"`
-	Headers  map[string]string `js:"headers"`
-	Timeout  goja.Value        `js:"timeout"`
-	MaxConns int               `js:"maxConns"`
+	BaseURL     string            `js:"baseURL"`
+	APIKey      string            `js:"apiKey"`
+	Model       string            `js:"model"`
+	Headers     map[string]string `js:"headers"`
+	Timeout     goja.Value        `js:"timeout"`
+	IdleTimeout goja.Value        `js:"idleTimeout"`
+	Retry       goja.Value        `js:"retry"`
+	HTTP2       goja.Value        `js:"http2"`
+	TLS         goja.Value        `js:"tls"`
+	MaxConns    int               `js:"maxConns"`
 }
 
 // newClient is llm.client(options): a client whose options default to the
@@ -102,7 +106,7 @@ type clientOptions struct {
 func (i *instance) newClient(opts goja.Value) *goja.Object {
 	rt := i.vu.Runtime()
 	cfg := i.module.defaults
-	if opts != nil && !goja.IsUndefined(opts) && !goja.IsNull(opts) {
+	if given(opts) {
 		var o clientOptions
 		if err := rt.ExportTo(opts, &o); err != nil {
 			panic(rt.NewTypeError("llm.client(options): %v", err))
@@ -121,6 +125,36 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 		} else if set {
 			cfg.Timeout = d
 		}
+		if d, set, err := jsIdleTimeout(o.IdleTimeout); err != nil {
+			panic(rt.NewTypeError("llm.client(options): idleTimeout: %v", err))
+		} else if set {
+			cfg.IdleTimeout = d
+		}
+		if given(o.Retry) {
+			p, err := jsRetry(rt, cfg.Retry, o.Retry)
+			if err != nil {
+				panic(rt.NewTypeError("llm.client(options): %v", err))
+			}
+			cfg.Retry = p
+		}
+		if given(o.HTTP2) {
+			cfg.HTTP2 = o.HTTP2.ToBoolean()
+		}
+		if given(o.TLS) {
+			var t struct {
+				InsecureSkipVerify goja.Value `js:"insecureSkipVerify"`
+				CAFile             goja.Value `js:"caFile"`
+			}
+			if err := rt.ExportTo(o.TLS, &t); err != nil {
+				panic(rt.NewTypeError("llm.client(options): tls: %v", err))
+			}
+			if given(t.InsecureSkipVerify) {
+				cfg.TLS.InsecureSkipVerify = t.InsecureSkipVerify.ToBoolean()
+			}
+			if given(t.CAFile) {
+				cfg.TLS.CAFile = t.CAFile.String()
+			}
+		}
 	}
 	c, err := i.module.client(cfg)
 	if err != nil {
@@ -133,13 +167,80 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 	return obj
 }
 
+// jsRetry reads a retry option, { attempts, on, backoff: { base, max,
+// retryAfter } }, over base: the fields it leaves out keep base's. The
+// policy is checked, not normalized.
+func jsRetry(rt *goja.Runtime, base RetryPolicy, v goja.Value) (RetryPolicy, error) {
+	var o struct {
+		Attempts goja.Value `js:"attempts"`
+		On       goja.Value `js:"on"`
+		Backoff  goja.Value `js:"backoff"`
+	}
+	if _, ok := v.(*goja.Object); !ok {
+		return base, fmt.Errorf("retry: want an object such as { attempts: 3 }, got %s", v)
+	}
+	if err := rt.ExportTo(v, &o); err != nil {
+		return base, fmt.Errorf("retry: %v", err)
+	}
+	p := base
+	if given(o.Attempts) {
+		n, ok := o.Attempts.Export().(int64)
+		if !ok {
+			return base, fmt.Errorf("retry: attempts must be a whole number, got %s", o.Attempts)
+		}
+		p.Attempts = int(n)
+	}
+	if given(o.On) {
+		var on []string
+		if err := rt.ExportTo(o.On, &on); err != nil {
+			return base, fmt.Errorf("retry: on must be a list of error classes: %v", err)
+		}
+		p.On = make([]ErrorClass, len(on))
+		for k, c := range on {
+			p.On[k] = ErrorClass(c)
+		}
+	}
+	if given(o.Backoff) {
+		var b struct {
+			Base       goja.Value `js:"base"`
+			Max        goja.Value `js:"max"`
+			RetryAfter goja.Value `js:"retryAfter"`
+		}
+		if err := rt.ExportTo(o.Backoff, &b); err != nil {
+			return base, fmt.Errorf("retry: backoff: %v", err)
+		}
+		for _, f := range []struct {
+			name string
+			v    goja.Value
+			dst  *time.Duration
+		}{{"base", b.Base, &p.Backoff.Base}, {"max", b.Max, &p.Backoff.Max}} {
+			d, set, err := jsDuration(f.v)
+			if err != nil {
+				return base, fmt.Errorf("retry: backoff: %s: %v", f.name, err)
+			}
+			if set {
+				*f.dst = d
+			}
+		}
+		if given(b.RetryAfter) {
+			p.Backoff.IgnoreRetryAfter = !b.RetryAfter.ToBoolean()
+		}
+	}
+	if _, err := p.normalize(); err != nil {
+		return base, err
+	}
+	return p, nil
+}
+
 // streamOptions are the second argument of stream(): llmrun's own settings
 // for one request, kept apart from the body sent to the server.
 type streamOptions struct {
-	Tags    map[string]string `js:"tags"`
-	Headers map[string]string `js:"headers"`
-	Timeout goja.Value        `js:"timeout"`
-	API     string            `js:"api"`
+	Tags        map[string]string `js:"tags"`
+	Headers     map[string]string `js:"headers"`
+	Timeout     goja.Value        `js:"timeout"`
+	IdleTimeout goja.Value        `js:"idleTimeout"`
+	Retry       goja.Value        `js:"retry"`
+	API         string            `js:"api"`
 	// Text keeps the generated text in result.text; ITL keeps every gap in
 	// result.itl. Both are off by default to keep results small.
 	Text bool `js:"text"`
@@ -172,7 +273,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		panic(rt.NewTypeError("llm.stream(body): %v", err))
 	}
 	var o streamOptions
-	if opts != nil && !goja.IsUndefined(opts) && !goja.IsNull(opts) {
+	if given(opts) {
 		if err := rt.ExportTo(opts, &o); err != nil {
 			panic(rt.NewTypeError("llm.stream(body, options): %v", err))
 		}
@@ -181,9 +282,22 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 			panic(rt.NewTypeError("llm.stream(body, options): timeout: %v", err))
 		}
 		req.Timeout, req.Headers, req.API, req.KeepText = d, o.Headers, API(o.API), o.Text
+		if req.IdleTimeout, _, err = jsIdleTimeout(o.IdleTimeout); err != nil {
+			panic(rt.NewTypeError("llm.stream(body, options): idleTimeout: %v", err))
+		}
+		if given(o.Retry) {
+			p, err := jsRetry(rt, c.retry, o.Retry)
+			if err != nil {
+				panic(rt.NewTypeError("llm.stream(body, options): %v", err))
+			}
+			req.Retry = &p
+		}
 	}
 
 	res := c.Stream(i.vu.Context(), req)
+	if !res.OK && res.Class != ErrCanceled && st.Errors != nil {
+		st.Errors.Record(string(res.Class), res.Error)
+	}
 
 	tags := i.tags(st.Tags, res.Model)
 	if len(o.Tags) > 0 {
@@ -216,6 +330,14 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 	set("status", r.Status)
 	set("error", r.Error)
 	set("errorClass", string(r.Class))
+	set("retryAfter", r.RetryAfter)
+	set("attempts", r.Attempts)
+	retried := make([]any, len(r.Retried))
+	for k, c := range r.Retried {
+		retried[k] = string(c)
+	}
+	set("retried", rt.NewArray(retried...))
+	set("proto", r.Proto)
 	set("api", string(r.API))
 	set("model", r.Model)
 	set("stream", r.Stream)
@@ -232,7 +354,9 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 	set("text", r.Text)
 	timings := rt.NewObject()
 	must(timings.Set("queue", r.Timings.Queue))
+	must(timings.Set("dns", r.Timings.DNS))
 	must(timings.Set("connect", r.Timings.Connect))
+	must(timings.Set("tls", r.Timings.TLS))
 	must(timings.Set("ttfb", r.Timings.TTFB))
 	set("timings", timings)
 	if withITL {
@@ -267,6 +391,23 @@ func jsDuration(v goja.Value) (d time.Duration, set bool, err error) {
 		return 0, false, fmt.Errorf("must be positive, got %s", v)
 	}
 	return d, true, nil
+}
+
+// jsIdleTimeout reads an idle timeout as jsDuration does, but 0 means
+// none (NoIdleTimeout); set is false when v is absent.
+func jsIdleTimeout(v goja.Value) (d time.Duration, set bool, err error) {
+	if given(v) {
+		if n, ok := v.Export().(int64); ok && n == 0 {
+			return NoIdleTimeout, true, nil
+		}
+	}
+	return jsDuration(v)
+}
+
+// given reports whether an option was given: not missing, undefined nor
+// null.
+func given(v goja.Value) bool {
+	return v != nil && !goja.IsUndefined(v) && !goja.IsNull(v)
 }
 
 func firstNonEmpty(a, b string) string {

@@ -42,8 +42,12 @@ type jsResult struct {
 	TokenSource     string    `json:"tokenSource"`
 	FinishReason    string    `json:"finishReason"`
 	Text            *string   `json:"text"`
+	RetryAfter      float64   `json:"retryAfter"`
+	Attempts        int       `json:"attempts"`
+	Retried         []string  `json:"retried"`
+	Proto           string    `json:"proto"`
 	Timings         struct {
-		Queue, Connect, TTFB float64
+		Queue, DNS, Connect, TLS, TTFB float64
 	} `json:"timings"`
 }
 
@@ -120,6 +124,10 @@ func TestJSStreamResult(t *testing.T) {
 		{"ttfb <= ttft", r.Timings.TTFB <= r.TTFT},
 		{"text empty unless asked", r.Text != nil && *r.Text == ""},
 		{"no itl unless asked", r.ITL == nil},
+		{"one attempt", r.Attempts == 1 && r.Retried != nil && len(r.Retried) == 0},
+		{"no retryAfter", r.RetryAfter == 0},
+		{"HTTP/1.1", r.Proto == "HTTP/1.1"},
+		{"a new connection", r.Timings.Connect > 0 && r.Timings.TLS == 0},
 	}
 	for _, c := range checks {
 		if !c.ok {
@@ -270,6 +278,9 @@ func assertFailureRecorded(t *testing.T, v *modulestest.VU) {
 		if s := v.Series(name); len(s) != 0 {
 			t.Errorf("%s recorded for a failed request: %v", name, s)
 		}
+	}
+	if e := v.Errors.Entries(); len(e) != 1 || e[0].Class != "connect" || !strings.Contains(e[0].Message, "refused") {
+		t.Errorf("errors recorded %v, want the connect failure's message", e)
 	}
 }
 

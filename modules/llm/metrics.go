@@ -8,6 +8,7 @@ type Metrics struct {
 	Failed       *metrics.Metric // llm_failed: 1 per failed request, 0 per ok one
 	Errors       *metrics.Metric // llm_errors: failed requests, tagged error_class
 	Interrupted  *metrics.Metric // llm_interrupted: requests the run stopped
+	Retries      *metrics.Metric // llm_retries: failed attempts that were retried, tagged error_class
 	TTFT         *metrics.Metric // llm_ttft
 	TPOT         *metrics.Metric // llm_tpot
 	ITL          *metrics.Metric // llm_itl: one sample per inter-token gap
@@ -32,6 +33,8 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 			Desc: "failed LLM requests, tagged error_class", Unit: "requests"}),
 		Interrupted: reg.MustRegister(metrics.Metric{Name: "llm_interrupted", Type: metrics.Counter,
 			Desc: "LLM requests cut by the end of a graceful stop or Ctrl-C; in no other metric", Unit: "requests"}),
+		Retries: reg.MustRegister(metrics.Metric{Name: "llm_retries", Type: metrics.Counter,
+			Desc: "failed attempts of LLM requests that the retry policy sent again, tagged error_class; in no other metric", Unit: "attempts"}),
 		TTFT: trend("llm_ttft", "time to first token: request start to the first chunk with text, reasoning or a tool call"),
 		TPOT: trend("llm_tpot", "time per output token after the first, per streamed request: (e2e - ttft) / (output tokens - 1)"),
 		ITL:  trend("llm_itl", "inter-token latency: each gap between consecutive token-bearing chunks"),
@@ -48,11 +51,12 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 // extended slice, so that a caller can send them to a Sink in one call
 // with a reused slice. A request the run stopped (ErrCanceled) counts in
 // llm_interrupted only. Any other request counts in llm_requests and
-// llm_failed; a failed one in llm_errors, tagged error_class. Only a
-// successful request
-// gives latencies and token counts: TTFT when a token arrived, TPOT and
-// ITL when it was streamed with more than one token, E2E and TTFB always,
-// token counts when known. Samples are timed at the end of the request.
+// llm_failed, each attempt it retried in llm_retries (tagged error_class),
+// and a failed one in llm_errors (tagged error_class). Only a successful
+// request gives latencies and token counts: TTFT when a token arrived,
+// TPOT and ITL when it was streamed with more than one token, E2E and TTFB
+// always, token counts when known. Samples are timed at the end of the
+// request.
 func (m *Metrics) AppendSamples(dst []metrics.Sample, tags *metrics.TagSet, r *Result) []metrics.Sample {
 	at := r.End()
 	add := func(metric *metrics.Metric, value float64) {
@@ -61,6 +65,9 @@ func (m *Metrics) AppendSamples(dst []metrics.Sample, tags *metrics.TagSet, r *R
 	if r.Class == ErrCanceled {
 		add(m.Interrupted, 1)
 		return dst
+	}
+	for _, class := range r.Retried {
+		dst = append(dst, metrics.Sample{Metric: m.Retries, Tags: tags.With("error_class", string(class)), Time: at, Value: 1})
 	}
 	add(m.Requests, 1)
 	if !r.OK {

@@ -15,7 +15,7 @@ func TestRegisterMetrics(t *testing.T) {
 		t.Error("registering twice gave other metrics")
 	}
 	want := map[string]metrics.Type{
-		"llm_requests": metrics.Counter, "llm_failed": metrics.Rate, "llm_errors": metrics.Counter, "llm_interrupted": metrics.Counter,
+		"llm_requests": metrics.Counter, "llm_failed": metrics.Rate, "llm_errors": metrics.Counter, "llm_interrupted": metrics.Counter, "llm_retries": metrics.Counter,
 		"llm_ttft": metrics.Trend, "llm_tpot": metrics.Trend, "llm_itl": metrics.Trend, "llm_e2e": metrics.Trend,
 		"llm_ttfb": metrics.Trend, "llm_output_tokens": metrics.Counter, "llm_prompt_tokens": metrics.Counter,
 	}
@@ -74,6 +74,18 @@ func TestAppendSamples(t *testing.T) {
 			want: []sample{{"llm_requests", 1}, {"llm_failed", 1}, {"llm_errors", 1}},
 		},
 		{
+			name: "retried, then ok",
+			res: Result{OK: true, Stream: true, TTFT: 10, E2E: 20, Chunks: 1, OutputTokens: 1, Timings: Timings{TTFB: 5},
+				Attempts: 3, Retried: []ErrorClass{ErrHTTP429, ErrConnect}},
+			want: []sample{{"llm_retries", 1}, {"llm_retries", 1}, {"llm_requests", 1}, {"llm_failed", 0}, {"llm_e2e", 20}, {"llm_ttfb", 5},
+				{"llm_ttft", 10}, {"llm_output_tokens", 1}},
+		},
+		{
+			name: "retried, then failed",
+			res:  Result{Class: ErrHTTP5xx, Status: 503, E2E: 7, Attempts: 2, Retried: []ErrorClass{ErrHTTP5xx}},
+			want: []sample{{"llm_retries", 1}, {"llm_requests", 1}, {"llm_failed", 1}, {"llm_errors", 1}},
+		},
+		{
 			name: "interrupted",
 			res:  Result{Class: ErrCanceled, Status: 200, E2E: 9, TTFT: 3, ITL: []float64{1}, Chunks: 2},
 			want: []sample{{"llm_interrupted", 1}},
@@ -83,14 +95,19 @@ func TestAppendSamples(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.res.Start = start
 			var got []sample
+			retries := 0
 			for _, s := range m.AppendSamples(nil, tags, &tt.res) {
 				got = append(got, sample{s.Metric.Name, s.Value})
 				if !s.Time.Equal(start.Add(time.Duration(tt.res.E2E) * time.Millisecond)) {
 					t.Errorf("%s at %v, want the end of the request", s.Metric.Name, s.Time.Sub(start))
 				}
 				wantTags := tags
-				if s.Metric == m.Errors {
+				switch s.Metric {
+				case m.Errors:
 					wantTags = tags.With("error_class", string(tt.res.Class))
+				case m.Retries:
+					wantTags = tags.With("error_class", string(tt.res.Retried[retries]))
+					retries++
 				}
 				if s.Tags.Key() != wantTags.Key() {
 					t.Errorf("%s tags %q, want %q", s.Metric.Name, s.Tags.Key(), wantTags.Key())

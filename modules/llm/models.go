@@ -23,7 +23,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 		return nil, errors.New(redact(fmt.Sprintf("listing models: %v", err), c.secrets))
 	}
 	defer resp.Body.Close()
-	if class, msg := statusError(resp); class != ErrNone {
+	if class, msg, _ := statusError(resp); class != ErrNone {
 		return nil, errors.New(redact(fmt.Sprintf("listing models: %s", msg), c.secrets))
 	}
 	var list struct {

@@ -153,22 +153,22 @@ func TestReadSSE(t *testing.T) {
 		{
 			name:   "ends without [DONE] nor finish",
 			stream: sse(contentChunk("a")),
-			want:   Result{Class: ErrStream, Chunks: 1, Text: ""},
+			want:   Result{Class: ErrCut, Chunks: 1, Text: ""},
 		},
 		{
 			name:   "error object",
 			stream: sse(contentChunk("a"), `{"error":{"message":"out of KV cache","type":"InternalServerError","code":500}}`),
-			want:   Result{Class: ErrStream, Chunks: 1, Error: "out of KV cache"},
+			want:   Result{Class: ErrStreamError, Chunks: 1, Error: "out of KV cache"},
 		},
 		{
 			name:   "vLLM unwrapped error",
 			stream: sse(`{"object":"error","message":"bad things","type":"BadRequestError","code":400}`),
-			want:   Result{Class: ErrStream, Error: "bad things"},
+			want:   Result{Class: ErrStreamError, Error: "bad things"},
 		},
 		{
 			name:   "error event",
 			stream: "event: error\ndata: overloaded\n\n",
-			want:   Result{Class: ErrStream, Error: "overloaded"},
+			want:   Result{Class: ErrStreamError, Error: "overloaded"},
 		},
 		{
 			name:   "malformed chunk",
@@ -188,7 +188,7 @@ func TestReadSSE(t *testing.T) {
 		{
 			name:   "cut inside an event",
 			stream: sse(contentChunk("a")) + `data: {"choi`,
-			want:   Result{Class: ErrStream, Chunks: 1, Error: "unexpected EOF"},
+			want:   Result{Class: ErrCut, Chunks: 1, Error: "unexpected EOF"},
 		},
 	}
 	for _, tt := range tests {
@@ -198,7 +198,7 @@ func TestReadSSE(t *testing.T) {
 			var res Result
 			err := rr.readSSE(strings.NewReader(tt.stream), time.Now(), true, &res)
 			if err != nil {
-				res.Class, res.Error = classify(t.Context(), err, "reading", ErrStream)
+				res.Class, res.Error = classify(t.Context(), err, "reading", readClass(err))
 			}
 			if res.Class != tt.want.Class || !strings.Contains(res.Error, tt.want.Error) {
 				t.Fatalf("class %q, error %q; want %q, containing %q", res.Class, res.Error, tt.want.Class, tt.want.Error)
@@ -291,7 +291,7 @@ func TestReadJSON(t *testing.T) {
 			body: `{"choices":[{"text":"abc","finish_reason":"length"}]}`,
 			want: Result{Chunks: 1, OutputTokens: 1, TokenSource: TokensFromChunks, FinishReason: "length", Text: "abc"},
 		},
-		{name: "error", body: `{"error":{"message":"nope"}}`, class: ErrStream},
+		{name: "error", body: `{"error":{"message":"nope"}}`, class: ErrStreamError},
 		{name: "not JSON", body: `<html>`, class: ErrDecode},
 	}
 	for _, tt := range tests {
@@ -303,7 +303,7 @@ func TestReadJSON(t *testing.T) {
 			err := rr.readJSON(strings.NewReader(tt.body), start, true, &res)
 			class := ErrNone
 			if err != nil {
-				class, _ = classify(t.Context(), err, "reading", ErrStream)
+				class, _ = classify(t.Context(), err, "reading", readClass(err))
 			}
 			if class != tt.class {
 				t.Fatalf("err %v, want class %q", err, tt.class)

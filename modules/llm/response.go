@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -65,17 +64,16 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 		now := time.Now()
 		res.E2E = ms(now.Sub(start))
 		if err != nil {
-			truncated := err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)
 			switch {
-			case finished && truncated:
+			case finished && truncated(err):
 				return rr.finish(res, keepText)
-			case truncated:
-				return &failure{ErrStream, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
+			case truncated(err):
+				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
 			}
-			return &failure{ErrStream, fmt.Errorf("reading the stream after %d events: %w", events, err)}
+			return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
 		}
 		if ev.Type == "error" {
-			return &failure{ErrStream, fmt.Errorf("error event in the stream: %s", snippet(ev.Data))}
+			return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(ev.Data))}
 		}
 		data := bytes.TrimSpace(ev.Data)
 		switch {
@@ -88,7 +86,7 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
 		}
 		if msg, ok := rr.chunk.errorMessage(); ok {
-			return &failure{ErrStream, fmt.Errorf("error in the stream: %s", msg)}
+			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", msg)}
 		}
 		reasoning, answer := rr.chunk.tokens()
 		if reasoning || answer {
@@ -120,7 +118,7 @@ func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText boo
 	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
 	res.E2E = ms(time.Since(start))
 	if err != nil {
-		return &failure{ErrStream, fmt.Errorf("reading the response: %w", err)}
+		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
 	}
 	if rr.body.Len() > maxJSONResponse {
 		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
@@ -129,7 +127,7 @@ func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText boo
 		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
 	}
 	if msg, ok := rr.chunk.errorMessage(); ok {
-		return &failure{ErrStream, fmt.Errorf("error in the response: %s", msg)}
+		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", msg)}
 	}
 	reasoning, answer := rr.chunk.tokens()
 	if reasoning || answer {

@@ -27,6 +27,12 @@ type Request struct {
 	Headers map[string]string
 	// Timeout overrides the client's total request timeout when > 0.
 	Timeout time.Duration
+	// IdleTimeout overrides the client's idle timeout when > 0; < 0
+	// (NoIdleTimeout) means none for this request; 0 keeps the client's.
+	IdleTimeout time.Duration
+	// Retry, when not nil, replaces the client's retry policy for this
+	// request.
+	Retry *RetryPolicy
 	// KeepText asks for the generated text in Result.Text.
 	KeepText bool
 }
@@ -36,20 +42,31 @@ type ErrorClass string
 
 // Error classes, counted per class in the summary.
 const (
-	ErrNone     ErrorClass = ""
-	ErrConnect  ErrorClass = "connect"  // could not connect (refused, DNS, TLS)
-	ErrTimeout  ErrorClass = "timeout"  // the request timeout (Config.Timeout, Request.Timeout) passed
-	ErrHTTP4xx  ErrorClass = "http_4xx" // 4xx status other than 429
-	ErrHTTP429  ErrorClass = "http_429" // rate limited
-	ErrHTTP5xx  ErrorClass = "http_5xx" // 5xx status
-	ErrStream   ErrorClass = "stream"   // error event in the stream, or the stream was cut before its end
-	ErrDecode   ErrorClass = "decode"   // a chunk or response that is not valid JSON of the expected shape, an unexpected content type or status (1xx, 3xx)
-	ErrCanceled ErrorClass = "canceled" // the caller's context ended: the run stopped the request (end of graceful stop, Ctrl-C); not a failure of the server
+	ErrNone        ErrorClass = ""
+	ErrConnect     ErrorClass = "connect"      // the connection could not be opened (refused, unreachable, dial timeout), DNS and TLS apart
+	ErrDNS         ErrorClass = "dns"          // the server's name could not be resolved
+	ErrTLS         ErrorClass = "tls"          // the TLS handshake failed (unknown authority, bad certificate, alert, not TLS)
+	ErrTimeout     ErrorClass = "timeout"      // the request timeout (Config.Timeout, Request.Timeout) passed
+	ErrIdleTimeout ErrorClass = "idle_timeout" // no byte of the response body for the idle timeout, once the body had started
+	ErrHTTP4xx     ErrorClass = "http_4xx"     // 4xx status other than 429
+	ErrHTTP429     ErrorClass = "http_429"     // rate limited; Result.RetryAfter holds the server's Retry-After
+	ErrHTTP5xx     ErrorClass = "http_5xx"     // 5xx status
+	ErrStreamError ErrorClass = "stream_error" // an error event or error object in the stream (or in a 2xx JSON response)
+	ErrCut         ErrorClass = "cut"          // the connection closed (or reset) before the end of the response, headers included
+	ErrDecode      ErrorClass = "decode"       // a chunk or response that is not valid JSON of the expected shape, an oversized line, an unexpected content type or status (1xx, 3xx)
+	ErrCanceled    ErrorClass = "canceled"     // the caller's context ended: the run stopped the request (end of graceful stop, Ctrl-C); not a failure of the server
 	// ErrInvalidRequest is a request the client refused to send: no
 	// "messages" nor "prompt" to infer the API from, an unknown API, a
-	// "stream" that is not a boolean, or a body that is not valid JSON.
+	// "stream" that is not a boolean, a body that is not valid JSON, or an
+	// invalid retry policy.
 	ErrInvalidRequest ErrorClass = "invalid_request"
 )
+
+// ErrorClasses are every failure class, in the order of the docs.
+var ErrorClasses = []ErrorClass{
+	ErrConnect, ErrDNS, ErrTLS, ErrTimeout, ErrIdleTimeout, ErrHTTP4xx, ErrHTTP429, ErrHTTP5xx,
+	ErrStreamError, ErrCut, ErrDecode, ErrInvalidRequest, ErrCanceled,
+}
 
 // TokenSource says where Result.OutputTokens came from.
 type TokenSource string
@@ -60,27 +77,47 @@ const (
 	TokensFromChunks TokenSource = "chunks" // one token per token-bearing chunk
 )
 
-// Timings are the connection phases of a request, in milliseconds.
+// Timings are the connection phases of a request's final attempt, in
+// milliseconds. DNS, Connect and TLS are 0 when a keep-alive connection was
+// reused.
 type Timings struct {
 	// Queue is the time from the request start until a connection was
 	// available: about 0 when an idle keep-alive connection was reused at
-	// once, Connect and more when one was opened.
+	// once, DNS + Connect + TLS and more when one was opened.
 	Queue float64 `json:"queue"`
-	// Connect is the time to open a new connection, TCP and TLS (0 when
-	// reused).
+	// DNS is the name lookup (0 for an IP address).
+	DNS float64 `json:"dns"`
+	// Connect is the TCP connect, to the server or its proxy.
 	Connect float64 `json:"connect"`
+	// TLS is the TLS handshake (https).
+	TLS float64 `json:"tls"`
 	// TTFB is request start → first response byte (headers).
 	TTFB float64 `json:"ttfb"`
 }
 
 // Result is what one request measured. Times are milliseconds as float64,
-// measured from the request start (just before the request is written).
-// Definitions follow docs/metrics.md.
+// measured from the request start (just before the request is written) of
+// its final attempt: a retried request's failed attempts and the waits
+// between them are in none of its times. Definitions follow
+// docs/metrics.md.
 type Result struct {
 	OK     bool       `json:"ok"`
 	Status int        `json:"status"`
 	Error  string     `json:"error,omitempty"`
 	Class  ErrorClass `json:"errorClass,omitempty"`
+	// RetryAfter is the server's Retry-After of an error response (429,
+	// 503), in seconds; 0 when it sent none.
+	RetryAfter float64 `json:"retryAfter,omitempty"`
+	// Attempts is how many times the request was sent: 1, or more when
+	// the retry policy retried it. Every measurement is of the final
+	// attempt.
+	Attempts int `json:"attempts"`
+	// Retried holds the class of each attempt that failed and was
+	// retried, in order (len(Retried) == Attempts-1).
+	Retried []ErrorClass `json:"retried,omitempty"`
+	// Proto is the HTTP version of the response: "HTTP/1.1", "HTTP/2.0";
+	// "" when none arrived.
+	Proto string `json:"proto,omitempty"`
 
 	API   API    `json:"api"`
 	Model string `json:"model"`
@@ -123,7 +160,8 @@ type Result struct {
 
 	Timings Timings `json:"timings"`
 
-	// Start is the time of the request start (with a monotonic reading).
+	// Start is the time of the final attempt's start (with a monotonic
+	// reading).
 	Start time.Time `json:"-"`
 }
 

@@ -8,20 +8,27 @@ import (
 )
 
 // tracer records the connection phases of one request through
-// net/http/httptrace. Its hooks may run on the transport's goroutines (a
-// dial, the connection's read loop), hence the lock.
+// net/http/httptrace, and the failures of its DNS lookup and TLS handshake.
+// Its hooks may run on the transport's goroutines (a dial, the connection's
+// read loop), hence the lock.
 type tracer struct {
 	mu           sync.Mutex
 	getConn      time.Time // the request start: a connection is asked for
 	gotConn      time.Time
 	reused       bool
+	dnsStart     time.Time
+	dnsEnd       time.Time
 	connectStart time.Time
-	connectEnd   time.Time // TCP connected, or TLS handshake done
+	connectEnd   time.Time // TCP connected
+	tlsStart     time.Time
+	tlsEnd       time.Time
 	firstByte    time.Time
+	dnsErr       error
+	tlsErr       error
 }
 
 // clientTrace returns the hooks that feed t. Only the first of repeated
-// events counts, except that a TLS handshake extends the connect phase.
+// events counts.
 func (t *tracer) clientTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		GetConn: func(string) { t.mark(&t.getConn) },
@@ -32,18 +39,19 @@ func (t *tracer) clientTrace() *httptrace.ClientTrace {
 				t.gotConn, t.reused = time.Now(), info.Reused
 			}
 		},
+		DNSStart: func(httptrace.DNSStartInfo) { t.mark(&t.dnsStart) },
+		DNSDone: func(info httptrace.DNSDoneInfo) {
+			t.done(&t.dnsEnd, &t.dnsErr, info.Err)
+		},
 		ConnectStart: func(string, string) { t.mark(&t.connectStart) },
 		ConnectDone: func(_, _ string, err error) {
 			if err == nil {
 				t.mark(&t.connectEnd)
 			}
 		},
+		TLSHandshakeStart: func() { t.mark(&t.tlsStart) },
 		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
-			if err == nil {
-				t.mu.Lock()
-				defer t.mu.Unlock()
-				t.connectEnd = time.Now()
-			}
+			t.done(&t.tlsEnd, &t.tlsErr, err)
 		},
 		GotFirstResponseByte: func() { t.mark(&t.firstByte) },
 	}
@@ -55,6 +63,20 @@ func (t *tracer) mark(at *time.Time) {
 	defer t.mu.Unlock()
 	if at.IsZero() {
 		*at = now
+	}
+}
+
+// done marks the end of a phase that may fail: its end time when it
+// succeeded, its first error otherwise.
+func (t *tracer) done(at *time.Time, failed *error, err error) {
+	if err == nil {
+		t.mark(at)
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if *failed == nil {
+		*failed = err
 	}
 }
 
@@ -77,6 +99,14 @@ func (t *tracer) connected() bool {
 	return !t.gotConn.IsZero()
 }
 
+// failures returns the errors of the DNS lookup and the TLS handshake, nil
+// when they succeeded or did not happen.
+func (t *tracer) failures() (dns, tls error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dnsErr, t.tlsErr
+}
+
 // timings returns the phases measured so far, relative to start.
 func (t *tracer) timings(start time.Time) Timings {
 	t.mu.Lock()
@@ -85,9 +115,15 @@ func (t *tracer) timings(start time.Time) Timings {
 	if !t.gotConn.IsZero() {
 		tm.Queue = ms(t.gotConn.Sub(start))
 	}
-	if !t.reused && !t.connectStart.IsZero() && !t.connectEnd.IsZero() {
-		tm.Connect = ms(t.connectEnd.Sub(t.connectStart))
+	span := func(from, to time.Time) float64 {
+		if t.reused || from.IsZero() || to.IsZero() {
+			return 0
+		}
+		return ms(to.Sub(from))
 	}
+	tm.DNS = span(t.dnsStart, t.dnsEnd)
+	tm.Connect = span(t.connectStart, t.connectEnd)
+	tm.TLS = span(t.tlsStart, t.tlsEnd)
 	if !t.firstByte.IsZero() {
 		tm.TTFB = ms(t.firstByte.Sub(start))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
@@ -119,12 +120,7 @@ func (i *instance) sleep(seconds float64) {
 	if seconds < d.Seconds() {
 		d = time.Duration(seconds * float64(time.Second))
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-i.vu.Context().Done():
-	}
+	wait.Sleep(i.vu.Context(), d)
 }
 
 // group runs fn with the group's name added to the group path and tags, and

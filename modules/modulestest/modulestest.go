@@ -6,6 +6,8 @@ package modulestest
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/dop251/goja"
@@ -25,6 +27,9 @@ type VU struct {
 	// Aggregator receives the VU's samples once it has left the init
 	// context; it has one shard.
 	Aggregator *metrics.Aggregator
+	// Errors receives the messages of failed requests that modules record
+	// once the VU has left the init context.
+	Errors *ErrorLog
 
 	t     testing.TB
 	rt    *goja.Runtime
@@ -46,6 +51,7 @@ func NewVU(t testing.TB) *VU {
 	return &VU{
 		Ctx:        t.Context(),
 		Aggregator: metrics.NewAggregator(1),
+		Errors:     &ErrorLog{},
 		t:          t,
 		rt:         rt,
 		reg:        metrics.NewRegistry(),
@@ -100,13 +106,15 @@ func (v *VU) Expose(name string, m modules.Module) {
 }
 
 // LeaveInit ends the init context: the VU runs an iteration of scenario
-// "test" as VU 1, its samples tagged scenario:test and sent to Aggregator.
+// "test" as VU 1, its samples tagged scenario:test and sent to Aggregator,
+// the messages of its failed requests to Errors.
 func (v *VU) LeaveInit() {
 	v.state = &modules.State{
 		VUID:     1,
 		Scenario: "test",
 		Tags:     metrics.NewTagSet(map[string]string{"scenario": "test"}),
 		Samples:  v.Aggregator.Shard(0),
+		Errors:   v.Errors,
 	}
 }
 
@@ -149,4 +157,31 @@ func (v *VU) Stats(name string, kv ...string) *metrics.Stats {
 		m[kv[i]] = kv[i+1]
 	}
 	return v.Aggregator.Snapshot().Stats(name, metrics.NewTagSet(m))
+}
+
+// ErrorLog is a modules.ErrorRecorder that keeps every message, in order.
+type ErrorLog struct {
+	mu      sync.Mutex
+	entries []RecordedError
+}
+
+// RecordedError is one message an ErrorLog was given.
+type RecordedError struct {
+	Class, Message string
+}
+
+var _ modules.ErrorRecorder = (*ErrorLog)(nil)
+
+// Record implements modules.ErrorRecorder.
+func (l *ErrorLog) Record(class, message string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, RecordedError{class, message})
+}
+
+// Entries returns the messages recorded so far.
+func (l *ErrorLog) Entries() []RecordedError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.entries)
 }

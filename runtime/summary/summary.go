@@ -27,13 +27,18 @@ var Percentiles = []float64{50, 90, 95, 99}
 
 // Summary is the result of one run.
 type Summary struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Meta          Meta                 `json:"meta"`
-	Serving       Serving              `json:"serving"`
-	Latency       []LatencyRow         `json:"latency"`
-	Scenarios     []ScenarioSummary    `json:"scenarios"`
-	Errors        []ErrorClassCount    `json:"errors"`
-	ScriptErrors  []runtime.ErrorCount `json:"script_errors"`
+	SchemaVersion int               `json:"schema_version"`
+	Meta          Meta              `json:"meta"`
+	Serving       Serving           `json:"serving"`
+	Latency       []LatencyRow      `json:"latency"`
+	Scenarios     []ScenarioSummary `json:"scenarios"`
+	// Errors are the failed requests by class, most frequent first, each
+	// with its first few distinct messages.
+	Errors []ErrorClassCount `json:"errors"`
+	// Retries are the failed attempts a retry policy sent again, by the
+	// class of the attempt; empty without retries.
+	Retries      []ErrorClassCount    `json:"retries,omitempty"`
+	ScriptErrors []runtime.ErrorCount `json:"script_errors"`
 	// OtherScriptErrors counts exceptions whose message was not kept.
 	OtherScriptErrors int64   `json:"other_script_errors,omitempty"`
 	Checks            []Check `json:"checks"`
@@ -151,6 +156,10 @@ type ThresholdResult struct {
 type ErrorClassCount struct {
 	Class string `json:"class"`
 	Count int64  `json:"count"`
+	// Messages are the first few distinct messages of the class, in the
+	// order they were first seen, with how often each occurred; API keys
+	// and credential header values are redacted.
+	Messages []runtime.ErrorCount `json:"messages,omitempty"`
 }
 
 // Check is one named check's outcome.
@@ -195,7 +204,8 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		Latency:           latency(snap, nil),
 		ScriptErrors:      rep.ScriptErrors,
 		OtherScriptErrors: rep.OtherScriptErrors,
-		Errors:            errorClasses(snap),
+		Errors:            errorClasses(snap, "llm_errors", rep.RequestErrors),
+		Retries:           errorClasses(snap, "llm_retries", nil),
 		Checks:            checks(snap),
 		Client:            clientReport(rep.Client, snap),
 		Thresholds:        thresholds(rep),
@@ -281,11 +291,13 @@ func latency(snap *metrics.Snapshot, filter *metrics.TagSet) []LatencyRow {
 
 func pName(p float64) string { return fmt.Sprintf("p%g", p) }
 
-func errorClasses(snap *metrics.Snapshot) []ErrorClassCount {
+// errorClasses counts the named counter by its error_class tag, with the
+// classes' messages.
+func errorClasses(snap *metrics.Snapshot, metric string, messages map[string][]runtime.ErrorCount) []ErrorClassCount {
 	var out []ErrorClassCount
-	for _, class := range snap.TagValues("llm_errors", "error_class") {
-		n := sum(snap, "llm_errors", metrics.NewTagSet(map[string]string{"error_class": class}))
-		out = append(out, ErrorClassCount{Class: class, Count: int64(n)})
+	for _, class := range snap.TagValues(metric, "error_class") {
+		n := sum(snap, metric, metrics.NewTagSet(map[string]string{"error_class": class}))
+		out = append(out, ErrorClassCount{Class: class, Count: int64(n), Messages: messages[class]})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
 	return out

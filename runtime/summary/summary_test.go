@@ -88,8 +88,10 @@ func scenarios(t *testing.T, options string) []runtime.Scenario {
 
 // twoScenarioReport is a 10 s run of two scenarios:
 //   - chat (0–10 s, model m-a): 8 ok requests (100 output and 20 prompt
-//     tokens each, TTFT 10..80 ms, E2E 1010..1080 ms, 3 gaps of 5 ms),
-//     2 http_5xx, 1 http_429, 1 interrupted; 12 iterations, 1 interrupted.
+//     tokens each, TTFT 10..80 ms, E2E 1010..1080 ms, 3 gaps of 5 ms), the
+//     first after retries of an http_429 and a connect failure, 2
+//     http_5xx (after a retried http_5xx), 1 http_429, 1 interrupted; 12
+//     iterations, 1 interrupted.
 //   - rag (2–7 s, model m-b): 2 ok requests (50 output, 400 prompt tokens,
 //     TTFT 200, E2E 2000, 2 gaps of 10 ms), 1 timeout; 3 iterations.
 func twoScenarioReport(t *testing.T) *runtime.Report {
@@ -97,10 +99,16 @@ func twoScenarioReport(t *testing.T) *runtime.Report {
 	chat := tagSet("scenario", "chat", "workload", "chat", "model", "m-a")
 	rag := tagSet("scenario", "rag", "model", "m-b")
 	for i := 1; i <= 8; i++ {
-		f.request(chat, okResult("m-a", float64(10*i), float64(1000+10*i), 100, 20, 5, 5, 5))
+		r := okResult("m-a", float64(10*i), float64(1000+10*i), 100, 20, 5, 5, 5)
+		if i == 1 {
+			r.Attempts, r.Retried = 3, []llm.ErrorClass{llm.ErrHTTP429, llm.ErrConnect}
+		}
+		f.request(chat, r)
 	}
 	f.request(chat, failed("m-a", llm.ErrHTTP5xx))
-	f.request(chat, failed("m-a", llm.ErrHTTP5xx))
+	retried := failed("m-a", llm.ErrHTTP5xx)
+	retried.Attempts, retried.Retried = 2, []llm.ErrorClass{llm.ErrHTTP5xx}
+	f.request(chat, retried)
 	f.request(chat, failed("m-a", llm.ErrHTTP429))
 	f.request(chat, failed("m-a", llm.ErrCanceled))
 	for range 2 {
@@ -147,7 +155,11 @@ func twoScenarioReport(t *testing.T) *runtime.Report {
 		},
 		ScriptErrors:      []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 2}},
 		OtherScriptErrors: 3,
-		Client:            health.Report{CPU: 0.25, Procs: 2, SchedDelayP99: 0.5, SchedDelayMax: 1},
+		RequestErrors: map[string][]runtime.ErrorCount{
+			"http_5xx": {{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}},
+			"timeout":  {{Message: "reading the response: request timed out after 1m0s", Count: 1}},
+		},
+		Client: health.Report{CPU: 0.25, Procs: 2, SchedDelayP99: 0.5, SchedDelayMax: 1},
 	}
 }
 
@@ -256,9 +268,17 @@ func TestBuildErrorsChecksMetricsAndMeta(t *testing.T) {
 	rep := twoScenarioReport(t)
 	s := summary.Build(rep, testMeta)
 
-	wantErrors := []summary.ErrorClassCount{{"http_5xx", 2}, {"http_429", 1}, {"timeout", 1}}
+	wantErrors := []summary.ErrorClassCount{
+		{Class: "http_5xx", Count: 2, Messages: rep.RequestErrors["http_5xx"]},
+		{Class: "http_429", Count: 1},
+		{Class: "timeout", Count: 1, Messages: rep.RequestErrors["timeout"]},
+	}
 	if !reflect.DeepEqual(s.Errors, wantErrors) {
-		t.Errorf("errors %+v, want %+v (most frequent first, then by name)", s.Errors, wantErrors)
+		t.Errorf("errors %+v, want %+v (most frequent first, then by name, with their messages)", s.Errors, wantErrors)
+	}
+	wantRetries := []summary.ErrorClassCount{{Class: "connect", Count: 1}, {Class: "http_429", Count: 1}, {Class: "http_5xx", Count: 1}}
+	if !reflect.DeepEqual(s.Retries, wantRetries) {
+		t.Errorf("retries %+v, want %+v", s.Retries, wantRetries)
 	}
 	if !reflect.DeepEqual(s.ScriptErrors, rep.ScriptErrors) || s.OtherScriptErrors != 3 {
 		t.Errorf("script errors %+v (other %d), want the report's", s.ScriptErrors, s.OtherScriptErrors)
@@ -285,6 +305,7 @@ func TestBuildErrorsChecksMetricsAndMeta(t *testing.T) {
 		{"my_time", "trend", "time", map[string]float64{"count": 3, "avg": 2, "min": 1, "max": 3, "med": 2}},
 		{"llm_requests", "counter", "default", map[string]float64{"count": 14, "rate": 1.4}},
 		{"llm_failed", "rate", "default", map[string]float64{"rate": 4.0 / 14, "passes": 4, "fails": 10}},
+		{"llm_retries", "counter", "default", map[string]float64{"count": 3, "rate": 0.3}},
 		{"checks", "rate", "default", map[string]float64{"passes": 7, "fails": 3}},
 	}
 	for _, v := range values {
@@ -353,7 +374,7 @@ func TestBuildEdgeCases(t *testing.T) {
 		if s.Serving != (summary.Serving{}) {
 			t.Errorf("serving %+v, want zeros", s.Serving)
 		}
-		if len(s.Latency) != 0 || len(s.Errors) != 0 || len(s.Checks) != 0 || len(s.Metrics) != 0 {
+		if len(s.Latency) != 0 || len(s.Errors) != 0 || len(s.Retries) != 0 || len(s.Checks) != 0 || len(s.Metrics) != 0 {
 			t.Errorf("summary of nothing: %+v", s)
 		}
 		for _, sc := range s.Scenarios {

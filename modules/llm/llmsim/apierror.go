@@ -10,6 +10,7 @@ type apiError struct {
 	status  int
 	message string
 	param   string
+	code    string
 }
 
 // badRequest returns a 400 error about the request field param ("" for
@@ -23,24 +24,48 @@ func unavailable(err error) *apiError {
 	return &apiError{status: http.StatusServiceUnavailable, message: err.Error()}
 }
 
-// write sends e as {"error":{"message","type","param","code"}}.
-func (e *apiError) write(w http.ResponseWriter) {
-	kind := "invalid_request_error"
-	if e.status >= 500 {
-		kind = "server_error"
+// faultError returns the error that the fault named name answers with
+// status; a 429 carries OpenAI's rate-limit code.
+func faultError(name string, status int) *apiError {
+	e := &apiError{status: status, message: "llmsim injected fault " + name + ": " + http.StatusText(status)}
+	if status == http.StatusTooManyRequests {
+		e.code = "rate_limit_exceeded"
 	}
-	var param *string
+	return e
+}
+
+// errorBody is OpenAI's error object.
+type errorBody struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+// body returns e as {"error":{"message","type","param","code"}}.
+func (e *apiError) body() errorBody {
+	var b errorBody
+	b.Error.Message = e.message
+	switch {
+	case e.status >= 500:
+		b.Error.Type = "server_error"
+	case e.status == http.StatusTooManyRequests:
+		b.Error.Type = "requests" // OpenAI's type for request-rate limits
+	default:
+		b.Error.Type = "invalid_request_error"
+	}
 	if e.param != "" {
-		param = &e.param
+		b.Error.Param = &e.param
 	}
-	body := struct {
-		Error struct {
-			Message string  `json:"message"`
-			Type    string  `json:"type"`
-			Param   *string `json:"param"`
-			Code    *string `json:"code"`
-		} `json:"error"`
-	}{}
-	body.Error.Message, body.Error.Type, body.Error.Param = e.message, kind, param
-	writeJSON(w, e.status, body)
+	if e.code != "" {
+		b.Error.Code = &e.code
+	}
+	return b
+}
+
+// write sends e's body with its status.
+func (e *apiError) write(w http.ResponseWriter) {
+	writeJSON(w, e.status, e.body())
 }

@@ -80,6 +80,19 @@ func (c *chunkEncoder) usage(promptTokens, completionTokens int) {
 	c.buf = append(c.buf, "}}\n\n"...)
 }
 
+// malformed adds a chunk cut short: an event whose data is not JSON.
+func (c *chunkEncoder) malformed() {
+	c.openChoice()
+	c.buf = append(c.buf, "\n\n"...)
+}
+
+// event adds an event with the given JSON data.
+func (c *chunkEncoder) event(data []byte) {
+	c.buf = append(c.buf, "data: "...)
+	c.buf = append(c.buf, data...)
+	c.buf = append(c.buf, "\n\n"...)
+}
+
 // done adds the terminating `data: [DONE]` event.
 func (c *chunkEncoder) done() {
 	c.buf = append(c.buf, "data: [DONE]\n\n"...)

@@ -15,7 +15,7 @@ type Config struct {
 	// Model is the name GET /v1/models lists and responses carry when a
 	// request names no model.
 	Model string
-	// Seed seeds the generated text and output lengths.
+	// Seed seeds the generated text, output lengths and fault draws.
 	Seed int64
 	// MaxNumSeqs is the number of batch slots: at most this many sequences
 	// are generated concurrently; the rest wait in a FIFO queue.
@@ -41,6 +41,9 @@ type Config struct {
 	// DecodePerSeq is the cost added to a decode step by each running
 	// sequence.
 	DecodePerSeq time.Duration
+	// Faults are injected at random into generation requests; their
+	// rates must add up to at most 1.
+	Faults []FaultRule
 }
 
 // DefaultConfig returns a configuration shaped like a mid-size model on one
@@ -66,7 +69,7 @@ func DefaultConfig() Config {
 // defaults; parsing fs writes into c.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Model, "model", c.Model, "model name served (any requested name is accepted and echoed)")
-	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for generated text and output lengths")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for generated text, output lengths and fault draws")
 	fs.IntVar(&c.MaxNumSeqs, "max-num-seqs", c.MaxNumSeqs, "batch slots: sequences generated concurrently")
 	fs.IntVar(&c.MaxNumBatchedTokens, "max-num-batched-tokens", c.MaxNumBatchedTokens, "prompt tokens admitted per prefill step")
 	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "context length: prompt plus output tokens")
@@ -76,6 +79,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", c.PrefillPerToken, "prefill duration per prompt token")
 	fs.DurationVar(&c.DecodeBase, "decode-base", c.DecodeBase, "decode step duration with one running sequence")
 	fs.DurationVar(&c.DecodePerSeq, "decode-per-seq", c.DecodePerSeq, "decode step duration added per running sequence")
+	fs.Var(&faultFlag{rules: &c.Faults}, "fault", "inject a fault into a share of requests, such as http_5xx:0.05 or "+
+		"reset:0.01:after=10 (repeatable)")
 }
 
 // Validate reports every field that is out of range.
@@ -103,5 +108,13 @@ func (c *Config) Validate() error {
 	} {
 		check(d.v >= 0, "%s must not be negative, got %s", d.name, d.v)
 	}
+	sum := 0.0
+	for _, r := range c.Faults {
+		if err := r.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("fault %s: %w", r, err))
+		}
+		sum += r.Rate
+	}
+	check(sum <= 1+1e-9, "fault rates add up to %.4g, more than 1", sum)
 	return errors.Join(errs...)
 }

@@ -72,4 +72,56 @@
 // So a lone request sees TTFT ≈ PrefillBase + PrefillPerToken × prompt
 // tokens and ITL ≈ DecodeBase + DecodePerSeq, and under load queueing and
 // the growing batch produce the knee of a real server.
+//
+// # Faults
+//
+// The simulator misbehaves on demand, like the servers and proxies that
+// clients must survive. A generation request asks for a fault with the
+// header (see ParseFault)
+//
+//	X-Llmsim-Fault: NAME[;PARAM=VALUE]...
+//
+// and a server injects faults at random with Config.Faults, one FaultRule
+// per fault and rate, given by the repeatable flag
+// --fault NAME:RATE[:PARAM=VALUE,...] (see ParseFaultRule). Each request
+// draws at most one rule, from a random source seeded by Config.Seed and
+// its arrival number, so a run is reproducible; the header, when present,
+// replaces the draw. A header that does not parse gets 400. The faults,
+// with their parameters at their defaults:
+//
+//   - refuse: the connection closes without a response, not even a status
+//     line.
+//   - http_429;retry_after=1: 429 with Retry-After: 1 (seconds) and an
+//     OpenAI rate-limit error (type "requests", code
+//     "rate_limit_exceeded").
+//   - http_5xx;status=500: that status (any of 500 to 599, 503 for
+//     instance) with an OpenAI error of type "server_error".
+//   - wrong_content_type: 200 with a text/html page.
+//   - slow_headers;duration=1s: the request waits that long before it
+//     joins the engine's queue, then is answered normally; nothing, headers
+//     included, is sent meanwhile.
+//
+// The other faults strike mid-stream, after `after` tokens (a shorter
+// output meets them just before its finish chunk). They apply to streamed
+// requests only: a header asking for one on a non-streamed request gets
+// 400, and a non-streamed request that draws one is answered normally.
+//
+//   - reset;after=1: the TCP connection is reset (RST) abruptly.
+//   - stall;after=1;duration=1s: nothing is sent for that long, then the
+//     stream goes on, with the tokens made meanwhile at once;
+//     duration=forever hangs until the client gives up.
+//   - malformed;after=1: an event whose data is a chunk cut short, not
+//     JSON; then the stream goes on.
+//   - big_line;after=1: an extra token chunk whose content is 2 MiB, so a
+//     data line over 2 MiB that still parses; then the stream goes on.
+//   - error_event;after=1: an OpenAI error event of type "server_error",
+//     `data: {"error":{...}}`, then the stream ends, without a finish chunk
+//     or [DONE].
+//   - early_close;after=1: the response ends cleanly at the HTTP level,
+//     without a finish chunk, usage or [DONE].
+//
+// A fault that answers before the engine never joins its queue; a
+// mid-stream fault holds a batch slot like any request and frees it when
+// its stream ends. Stats.Faults, also served at GET /stats, counts the
+// faults injected, by name.
 package llmsim

@@ -35,26 +35,46 @@ type completion struct {
 	engine  *engine
 	arrived time.Time
 	server  *Server
+	// fault is the mid-stream fault the stream meets, nil for none.
+	fault *Fault
+	// timedFirst is set once the first token is flushed and timed.
+	timedFirst bool
 }
 
-// generate answers a chat or completions request: it queues the request in
-// the engine and streams or returns its tokens as the engine makes them.
+// generate answers a chat or completions request. A fault that the
+// request asks for or draws and that strikes before the engine answers it;
+// otherwise the request is queued in the engine, and its tokens are
+// streamed or returned as the engine makes them, meeting a mid-stream
+// fault on the way.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 	arrived := time.Now()
 	j, aerr := parseJob(w, r, a.chat, &s.cfg)
+	var f *Fault
+	if aerr == nil {
+		f, aerr = requestedFault(r, &j)
+	}
 	if aerr != nil {
 		s.rejected.Add(1)
 		aerr.write(w)
 		return
 	}
 	arrival := s.arrivals.Add(1)
-	text := newTextSource(s.cfg.Seed, arrival)
-	outputTokens, finish := text.length(&j, s.cfg.OutputMean)
+	if f == nil {
+		f = s.drawFault(arrival, j.stream)
+	}
 
 	// Canceled when the handler returns, so the engine frees the slot of
 	// a request abandoned for any reason.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	if f != nil && !f.midStream() {
+		if !s.intercept(ctx, w, f) {
+			return
+		}
+		f = nil
+	}
+	text := newTextSource(s.cfg.Seed, arrival)
+	outputTokens, finish := text.length(&j, s.cfg.OutputMean)
 	c := completion{
 		api:     a,
 		job:     j,
@@ -66,6 +86,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 		engine:  s.engine,
 		arrived: arrived,
 		server:  s,
+		fault:   f,
 	}
 	if err := s.engine.submit(c.seq); err != nil {
 		unavailable(err).write(w)

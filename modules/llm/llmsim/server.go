@@ -2,6 +2,7 @@ package llmsim
 
 import (
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -19,6 +20,8 @@ type Server struct {
 
 	firstTokens    atomic.Uint64 // streams whose first token was flushed
 	firstTokenNano atomic.Int64  // their summed arrival → first-token-flushed times
+
+	faults map[string]*atomic.Uint64 // injected faults by name; keys fixed by New
 }
 
 // recordFirstToken notes a stream's server-side TTFT.
@@ -44,6 +47,10 @@ type Stats struct {
 	// measure to see their own overhead.
 	FirstTokens uint64
 	TTFTSum     time.Duration
+	// Faults counts the faults injected, by name; faults never injected
+	// are left out. A mid-stream fault counts when it strikes, not when a
+	// stream that ended first drew it.
+	Faults map[string]uint64
 }
 
 // New validates cfg and returns a Server whose engine is running.
@@ -51,7 +58,11 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, engine: startEngine(cfg), started: time.Now()}
+	cfg.Faults = slices.Clone(cfg.Faults)
+	s := &Server{cfg: cfg, engine: startEngine(cfg), started: time.Now(), faults: map[string]*atomic.Uint64{}}
+	for name := range faultParams {
+		s.faults[name] = new(atomic.Uint64)
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -62,6 +73,12 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
 	e := s.engine
+	faults := map[string]uint64{}
+	for name, n := range s.faults {
+		if v := n.Load(); v > 0 {
+			faults[name] = v
+		}
+	}
 	return Stats{
 		Received:     e.received.Load(),
 		Rejected:     s.rejected.Load(),
@@ -74,6 +91,7 @@ func (s *Server) Stats() Stats {
 		DecodeSteps:  e.decodeSteps.Load(),
 		FirstTokens:  s.firstTokens.Load(),
 		TTFTSum:      time.Duration(s.firstTokenNano.Load()),
+		Faults:       faults,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -205,16 +206,41 @@ func (r *renderer) scenarios(s *summary.Summary) {
 }
 
 func (r *renderer) errors(s *summary.Summary) {
-	if len(s.Errors) == 0 && len(s.ScriptErrors) == 0 {
+	if len(s.Errors) == 0 && len(s.Retries) == 0 && len(s.ScriptErrors) == 0 {
 		return
 	}
 	r.heading("errors")
 	if len(s.Errors) > 0 {
 		rows := make([][]string, len(s.Errors))
+		width := 0
 		for i, e := range s.Errors {
 			rows[i] = []string{e.Class, fmt.Sprintf("%d", e.Count)}
+			width = max(width, len(e.Class))
 		}
 		r.table([]string{"request error class", "count"}, rows, 1)
+		// The first distinct messages of each class, under the table.
+		for _, e := range s.Errors {
+			for i, m := range e.Messages {
+				class := ""
+				if i == 0 {
+					class = e.Class
+				}
+				count := fmt.Sprintf("%d×", m.Count)
+				// A message's further lines (a pretty-printed error
+				// body) line up under its first.
+				pad := "\n" + strings.Repeat(" ", 2+width+1+utf8.RuneCountInString(count)+1)
+				r.printf("  %-*s %s %s\n", width, class, r.st.red(count), strings.ReplaceAll(m.Message, "\n", pad))
+			}
+		}
+	}
+	if len(s.Retries) > 0 {
+		var total int64
+		parts := make([]string, len(s.Retries))
+		for i, e := range s.Retries {
+			total += e.Count
+			parts[i] = fmt.Sprintf("%s %d", e.Class, e.Count)
+		}
+		r.printf("  retried attempts ... %d (%s); each request counts once above, by its final attempt\n", total, strings.Join(parts, ", "))
 	}
 	for _, e := range s.ScriptErrors {
 		r.printf("  %s %s\n", r.st.red(fmt.Sprintf("%d×", e.Count)), indent(e.Message))

@@ -44,7 +44,11 @@ func sampleSummary() *summary.Summary {
 				Latency: []summary.LatencyRow{latencyRow("llm_ttft", "TTFT", 2, 200, 200, 200, 200, 200, 200),
 					latencyRow("llm_e2e", "E2E", 2, 2000, 2000, 2000, 2000, 2000, 2000)}},
 		},
-		Errors:            []summary.ErrorClassCount{{Class: "http_5xx", Count: 2}, {Class: "timeout", Count: 1}},
+		Errors: []summary.ErrorClassCount{
+			{Class: "http_5xx", Count: 2, Messages: []runtime.ErrorCount{{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}}},
+			{Class: "timeout", Count: 1, Messages: []runtime.ErrorCount{{Message: "reading the response: request timed out after 1m0s", Count: 1}}},
+		},
+		Retries:           []summary.ErrorClassCount{{Class: "connect", Count: 2}, {Class: "http_429", Count: 1}},
 		ScriptErrors:      []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom\n 3 | throw new Error('boom');", Count: 2}},
 		OtherScriptErrors: 3,
 		Checks: []summary.Check{
@@ -107,6 +111,9 @@ func TestRenderContent(t *testing.T) {
 		"  WARNING: the client may have limited the run\n",
 		"█ by scenario",
 		"█ errors",
+		"  http_5xx 1× HTTP 500 Internal Server Error: overloaded\n           1× HTTP 503 Service Unavailable\n",
+		"  timeout  1× reading the response: request timed out after 1m0s\n",
+		"  retried attempts ... 3 (connect 2, http_429 1); each request counts once above, by its final attempt\n",
 		"  2× script.js:3:9: Error: boom\n       3 | throw new Error('boom');\n",
 		"  3 more script errors with other messages\n",
 		"█ checks",
