@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -52,11 +51,20 @@ type Config struct {
 	// BaseURL is the server's OpenAI-compatible API root, with or without
 	// its "/v1": "http://127.0.0.1:8000" and "http://127.0.0.1:8000/v1"
 	// both send chat requests to http://127.0.0.1:8000/v1/chat/completions.
+	// For Ollama and TGI it is the server's root: a trailing "/v1" (or,
+	// for Ollama, "/api") is dropped, so "http://127.0.0.1:11434" and
+	// "http://127.0.0.1:11434/api" both send Ollama chat requests to
+	// http://127.0.0.1:11434/api/chat.
 	BaseURL string
 	// APIKey, when set, is sent as "Authorization: Bearer <key>". It never
 	// appears in Result.Error.
 	APIKey string
-	// Model is the "model" of requests whose body names none.
+	// API is the API of requests that name none (Request.API): one of
+	// APIs. Empty means inferred from each request's body: "messages" →
+	// chat, "prompt" → completions.
+	API API
+	// Model is the "model" of requests whose body names none (TGI's
+	// requests name no model: it is only the model reported).
 	Model string
 	// Headers are extra HTTP headers for every request.
 	Headers map[string]string
@@ -100,7 +108,8 @@ type TLSConfig struct {
 // safe for concurrent use, and keeps connections alive between requests.
 type Client struct {
 	http      *http.Client
-	endpoints map[API]string
+	api       API
+	endpoints map[endpointKey]string
 	models    string
 	header    http.Header
 	model     string
@@ -131,18 +140,29 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.API != "" {
+		if _, ok := protocols[cfg.API]; !ok {
+			return nil, unknownAPI(cfg.API)
+		}
+	}
+	given, _ := url.Parse(cfg.BaseURL) // apiRoot parsed it
+	given.Path = strings.TrimRight(given.Path, "/")
+	given.RawPath, given.Fragment = "", ""
 	c := &Client{
-		http: &http.Client{Transport: transport},
-		endpoints: map[API]string{
-			ChatCompletions: base.JoinPath("chat", "completions").String(),
-			Completions:     base.JoinPath("completions").String(),
-		},
-		models:  base.JoinPath("models").String(),
-		header:  http.Header{},
-		model:   cfg.Model,
-		timeout: cfg.Timeout,
-		idle:    cfg.IdleTimeout,
-		retry:   retry,
+		http:      &http.Client{Transport: transport},
+		api:       cfg.API,
+		endpoints: make(map[endpointKey]string, 2*len(protocols)),
+		models:    base.JoinPath("models").String(),
+		header:    http.Header{},
+		model:     cfg.Model,
+		timeout:   cfg.Timeout,
+		idle:      cfg.IdleTimeout,
+		retry:     retry,
+	}
+	for api, proto := range protocols {
+		for _, stream := range []bool{false, true} {
+			c.endpoints[endpointKey{api, stream}] = proto.endpoint(given, api, stream)
+		}
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
@@ -344,7 +364,7 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 		defer ir.stop()
 		body = ir
 	}
-	if err := readBody(resp.Header, body, req.KeepText, res); err != nil {
+	if err := readBody(p.proto, resp.Header, body, req.KeepText, res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
 		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 		return
@@ -427,22 +447,11 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 	return class, msg, after
 }
 
-// readBody reads a 2xx response's body by its content type (from header):
-// an event stream, or a whole JSON response (asked for with "stream":
-// false, or a server that does not stream).
-func readBody(header http.Header, body io.Reader, keepText bool, res *Result) error {
-	ct := header.Get("Content-Type")
-	mediaType, _, _ := mime.ParseMediaType(ct)
+// readBody reads a 2xx response's body with its protocol's adapter.
+func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, res *Result) error {
 	rr := getResponseReader()
 	defer rr.release()
-	switch {
-	case mediaType == "text/event-stream":
-		return rr.readSSE(body, res.Start, keepText, res)
-	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
-		return rr.readJSON(body, res.Start, keepText, res)
-	}
-	res.E2E = ms(time.Since(res.Start))
-	return &failure{ErrDecode, fmt.Errorf("unexpected content type %q, want text/event-stream or application/json", ct)}
+	return proto.read(rr, header.Get("Content-Type"), body, keepText, res)
 }
 
 // drainClose reads what is left of a response body, so that its connection

@@ -92,6 +92,7 @@ type clientOptions struct {
 	BaseURL     string            `js:"baseURL"`
 	APIKey      string            `js:"apiKey"`
 	Model       string            `js:"model"`
+	API         string            `js:"api"`
 	Headers     map[string]string `js:"headers"`
 	Timeout     goja.Value        `js:"timeout"`
 	IdleTimeout goja.Value        `js:"idleTimeout"`
@@ -114,6 +115,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 		cfg.BaseURL = firstNonEmpty(o.BaseURL, cfg.BaseURL)
 		cfg.APIKey = firstNonEmpty(o.APIKey, cfg.APIKey)
 		cfg.Model = firstNonEmpty(o.Model, cfg.Model)
+		cfg.API = API(firstNonEmpty(o.API, string(cfg.API)))
 		if o.Headers != nil {
 			cfg.Headers = o.Headers
 		}
@@ -359,6 +361,13 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 	must(timings.Set("tls", r.Timings.TLS))
 	must(timings.Set("ttfb", r.Timings.TTFB))
 	set("timings", timings)
+	if r.ServerTimings != nil {
+		st := rt.NewObject()
+		for k, v := range r.ServerTimings {
+			must(st.Set(k, v))
+		}
+		set("serverTimings", st)
+	}
 	if withITL {
 		itl := make([]any, len(r.ITL))
 		for k, v := range r.ITL {

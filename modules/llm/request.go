@@ -5,59 +5,83 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // prepared is a request ready to send.
 type prepared struct {
 	api    API
+	proto  protocol
 	url    string
 	body   []byte
 	stream bool
 	model  string
 }
 
-// prepare builds the JSON body of req, leaving req.Body unchanged: it adds
-// "stream": true unless the body sets "stream", "stream_options":
-// {"include_usage": true} to a streaming request that does not set
-// "stream_options", and the client's model unless the body names one.
+// prepare builds the JSON body of req with its API's adapter, leaving
+// req.Body unchanged.
 func (c *Client) prepare(req Request) (prepared, error) {
-	api, err := requestAPI(req)
+	api, err := c.requestAPI(req)
 	if err != nil {
 		return prepared{}, err
 	}
-	p := prepared{api: api, url: c.endpoints[api], stream: true}
+	p := prepared{api: api, proto: protocols[api], stream: true}
 	body := make(map[string]any, len(req.Body)+3)
 	maps.Copy(body, req.Body)
-	if v, ok := body["stream"]; ok {
-		if p.stream, ok = v.(bool); !ok {
-			return p, fmt.Errorf(`"stream" must be a boolean, not %T`, v)
-		}
-	} else {
-		body["stream"] = true
+	if err := p.proto.prepare(&p, body, c.model); err != nil {
+		return p, err
 	}
-	if _, ok := body["stream_options"]; p.stream && !ok {
-		body["stream_options"] = map[string]any{"include_usage": true}
-	}
-	if _, ok := body["model"]; !ok && c.model != "" {
-		body["model"] = c.model
-	}
-	p.model, _ = body["model"].(string)
+	p.url = c.endpoints[endpointKey{api, p.stream}]
 	if p.body, err = json.Marshal(body); err != nil {
 		return p, fmt.Errorf("encoding the request body: %w", err)
 	}
 	return p, nil
 }
 
-// requestAPI returns the API a request uses: the one it names, else
-// ChatCompletions for a body with "messages", Completions for one with
-// "prompt".
-func requestAPI(req Request) (API, error) {
-	switch req.API {
-	case ChatCompletions, Completions:
-		return req.API, nil
-	case "":
-	default:
-		return "", fmt.Errorf("unknown API %q (want %q or %q)", req.API, ChatCompletions, Completions)
+// endpointKey indexes a client's endpoint URLs.
+type endpointKey struct {
+	api    API
+	stream bool
+}
+
+// streamFlag reads the body's boolean "stream", setting it to true when
+// absent; it returns the flag.
+func streamFlag(body map[string]any) (bool, error) {
+	v, ok := body["stream"]
+	if !ok {
+		body["stream"] = true
+		return true, nil
+	}
+	stream, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf(`"stream" must be a boolean, not %T`, v)
+	}
+	return stream, nil
+}
+
+// defaultModel sets the body's "model" to model unless it names one, and
+// returns the model named.
+func defaultModel(body map[string]any, model string) string {
+	if _, ok := body["model"]; !ok && model != "" {
+		body["model"] = model
+	}
+	m, _ := body["model"].(string)
+	return m
+}
+
+// requestAPI returns the API a request uses: the one it names, else the
+// client's (Config.API), else ChatCompletions for a body with "messages",
+// Completions for one with "prompt".
+func (c *Client) requestAPI(req Request) (API, error) {
+	api := req.API
+	if api == "" {
+		api = c.api
+	}
+	if api != "" {
+		if _, ok := protocols[api]; !ok {
+			return "", unknownAPI(api)
+		}
+		return api, nil
 	}
 	if _, ok := req.Body["messages"]; ok {
 		return ChatCompletions, nil
@@ -65,5 +89,14 @@ func requestAPI(req Request) (API, error) {
 	if _, ok := req.Body["prompt"]; ok {
 		return Completions, nil
 	}
-	return "", errors.New(`the request body needs "messages" (chat completions) or "prompt" (completions)`)
+	return "", errors.New(`the request body needs "messages" (chat completions) or "prompt" (completions), or name its API (api option)`)
+}
+
+// unknownAPI is the error of an API name that is not one of APIs.
+func unknownAPI(api API) error {
+	names := make([]string, len(APIs))
+	for i, a := range APIs {
+		names[i] = fmt.Sprintf("%q", a)
+	}
+	return fmt.Errorf("unknown API %q (want %s)", api, strings.Join(names, ", "))
 }

@@ -23,6 +23,7 @@ const (
 // are pooled so that their buffers are allocated once, not per request.
 type responseReader struct {
 	sse   *SSEReader
+	nd    *NDJSONReader // made on first use
 	dec   chunkDecoder
 	chunk chunk
 	usage json.RawMessage // the last usage block seen
@@ -41,6 +42,12 @@ func getResponseReader() *responseReader {
 // release returns rr to the pool unless a huge response grew its buffers.
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
+	if rr.nd != nil {
+		rr.nd.Reset(nil)
+		if cap(rr.nd.buf) > maxPooledBuffer {
+			rr.nd = nil
+		}
+	}
 	if cap(rr.sse.buf) <= maxPooledBuffer && cap(rr.sse.data) <= maxPooledBuffer &&
 		cap(rr.text) <= maxPooledBuffer && rr.body.Cap() <= maxPooledBuffer {
 		responseReaders.Put(rr)
@@ -54,11 +61,8 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	rr.sse.Reset(body)
 	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
 	res.Stream = true
-	var (
-		last     time.Time // of the last token-bearing chunk
-		answered bool      // an answer (non-reasoning) token arrived
-		finished bool      // a finish_reason was seen
-	)
+	clock := tokenClock{start: start}
+	finished := false // a finish_reason was seen
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
 		now := time.Now()
@@ -89,19 +93,7 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", msg)}
 		}
 		reasoning, answer := rr.chunk.tokens()
-		if reasoning || answer {
-			if res.Chunks == 0 {
-				res.TTFT = ms(now.Sub(start))
-			} else {
-				res.ITL = append(res.ITL, ms(now.Sub(last)))
-			}
-			last = now
-			res.Chunks++
-		}
-		if answer && !answered {
-			answered = true
-			res.TTFO = ms(now.Sub(start))
-		}
+		clock.tick(res, now, reasoning, answer)
 		if err := rr.take(res, keepText && answer); err != nil {
 			return err
 		}
@@ -130,13 +122,7 @@ func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText boo
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", msg)}
 	}
 	reasoning, answer := rr.chunk.tokens()
-	if reasoning || answer {
-		res.Chunks = 1
-		res.TTFT = res.E2E
-	}
-	if answer {
-		res.TTFO = res.E2E
-	}
+	whole(res, reasoning, answer)
 	if err := rr.take(res, keepText && answer); err != nil {
 		return err
 	}
@@ -177,9 +163,7 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 		res.PromptTokens = u.PromptTokens
 		res.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
 	}
-	if res.Stream && res.Chunks > 0 && res.OutputTokens > 1 {
-		res.TPOT = (res.E2E - res.TTFT) / float64(res.OutputTokens-1)
-	}
+	finishTiming(res)
 	if keepText {
 		res.Text = string(rr.text)
 	}

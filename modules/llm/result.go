@@ -11,15 +11,27 @@ const (
 	ChatCompletions API = "chat"
 	// Completions is OpenAI's POST /v1/completions.
 	Completions API = "completions"
+	// OllamaChat is Ollama's POST /api/chat: newline-delimited JSON.
+	OllamaChat API = "ollama-chat"
+	// OllamaGenerate is Ollama's POST /api/generate: newline-delimited
+	// JSON.
+	OllamaGenerate API = "ollama-generate"
+	// TGI is Hugging Face Text Generation Inference's POST
+	// /generate_stream (SSE), or POST /generate with "stream": false.
+	TGI API = "tgi"
 )
 
 // Request is one generation request. Body holds the JSON fields sent to the
-// server as the user gave them (messages or prompt, max_tokens, temperature,
-// ignore_eos, ...); the client adds "stream", "stream_options" and a default
-// "model" where they are missing.
+// server as the user gave them, in its API's format (OpenAI: messages or
+// prompt, max_tokens, temperature, ignore_eos, ...; Ollama: messages or
+// prompt, options; TGI: inputs, parameters); the client adds the API's
+// streaming flag and defaults where they are missing: OpenAI's "stream",
+// "stream_options" and "model", Ollama's "stream" and "model", TGI's
+// parameters.details.
 type Request struct {
-	// API selects the endpoint; empty means inferred from Body: "messages"
-	// → chat, "prompt" → completions.
+	// API selects the protocol and endpoint (one of APIs); empty means the
+	// client's (Config.API), else inferred from Body: "messages" → chat,
+	// "prompt" → completions.
 	API API
 	// Body is the JSON request body.
 	Body map[string]any
@@ -73,7 +85,7 @@ type TokenSource string
 
 // Token sources, in order of preference.
 const (
-	TokensFromUsage  TokenSource = "usage"  // the server's usage block
+	TokensFromUsage  TokenSource = "usage"  // the server's count: OpenAI's usage block, Ollama's eval_count, TGI's details.generated_tokens
 	TokensFromChunks TokenSource = "chunks" // one token per token-bearing chunk
 )
 
@@ -159,6 +171,12 @@ type Result struct {
 	Text string `json:"text,omitempty"`
 
 	Timings Timings `json:"timings"`
+
+	// ServerTimings are the durations the server reported about the
+	// request, in milliseconds, where its protocol has them: Ollama's
+	// "total" (total_duration), "load" (load_duration), "promptEval"
+	// (prompt_eval_duration) and "eval" (eval_duration). nil when none.
+	ServerTimings map[string]float64 `json:"serverTimings,omitempty"`
 
 	// Start is the time of the final attempt's start (with a monotonic
 	// reading).

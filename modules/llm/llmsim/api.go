@@ -3,6 +3,13 @@ package llmsim
 // api describes what differs between the chat and completions endpoints'
 // responses.
 type api struct {
+	// parse reads and validates a request; nil means OpenAI's (parseJob).
+	parse func(data []byte, cfg *Config) (job, *apiError)
+	// newEncoder returns the encoder of c's stream; nil means OpenAI's.
+	newEncoder func(c *completion) encoder
+	// streamOnly refuses "stream": false (the formats whose whole
+	// responses llmsim does not write).
+	streamOnly  bool
 	chat        bool
 	idPrefix    string
 	object      string // object of a whole (non-streamed) response
@@ -32,3 +39,11 @@ var (
 		finishOpen:  `"text":"",`,
 	}
 )
+
+// encoder returns the encoder of c's stream.
+func (a *api) encoder(c *completion) encoder {
+	if a.newEncoder != nil {
+		return a.newEncoder(c)
+	}
+	return openaiEncoder{newChunkEncoder(a, c.id, c.created, c.job.model, c.job.includeUsage), a.chat, c.job.includeUsage}
+}

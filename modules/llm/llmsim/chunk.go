@@ -3,6 +3,7 @@ package llmsim
 import (
 	"encoding/json"
 	"io"
+	"net/http"
 	"strconv"
 )
 
@@ -103,4 +104,33 @@ func (c *chunkEncoder) writeOut(w io.Writer) error {
 	_, err := w.Write(c.buf)
 	c.buf = c.buf[:0]
 	return err
+}
+
+// openaiEncoder is the encoder of an OpenAI chat or completions stream.
+type openaiEncoder struct {
+	*chunkEncoder
+	chat, includeUsage bool
+}
+
+func (e openaiEncoder) contentType() string { return "text/event-stream" }
+
+func (e openaiEncoder) token(word string, first, _ bool) {
+	if first && e.chat {
+		e.role()
+		word = word[1:] // an answer starts without a space
+	}
+	e.chunkEncoder.token(word)
+}
+
+func (e openaiEncoder) end(reason string, promptTokens, outputTokens int) {
+	e.finish(reason)
+	if e.includeUsage {
+		e.usage(promptTokens, outputTokens)
+	}
+	e.done()
+}
+
+func (e openaiEncoder) fail(name string) {
+	data, _ := json.Marshal(faultError(name, http.StatusInternalServerError).body()) // always marshals
+	e.event(data)
 }

@@ -17,6 +17,13 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r, completionsAPI)
 	})
+	for path, a := range map[string]*api{
+		"POST /api/chat":        ollamaChatAPI,
+		"POST /api/generate":    ollamaGenerateAPI,
+		"POST /generate_stream": tgiAPI,
+	} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, a) })
+	}
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })
@@ -48,7 +55,18 @@ type completion struct {
 // fault on the way.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 	arrived := time.Now()
-	j, aerr := parseJob(w, r, a.chat, &s.cfg)
+	data, aerr := readBody(w, r)
+	var j job
+	switch {
+	case aerr != nil:
+	case a.parse != nil:
+		j, aerr = a.parse(data, &s.cfg)
+	default:
+		j, aerr = parseJob(data, a.chat, &s.cfg)
+	}
+	if aerr == nil && a.streamOnly && !j.stream {
+		aerr = badRequest("stream", "llmsim answers this API streamed only")
+	}
 	var f *Fault
 	if aerr == nil {
 		f, aerr = requestedFault(r, &j)

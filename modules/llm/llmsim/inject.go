@@ -2,7 +2,6 @@ package llmsim
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -99,10 +98,9 @@ func (c *completion) strike(ctx context.Context, out *sse) bool {
 	case faultMalformed:
 		out.enc.malformed()
 	case faultBigLine:
-		out.enc.token(strings.Repeat("x", bigLineBytes))
+		out.enc.token(strings.Repeat("x", bigLineBytes), false, false)
 	case faultErrorEvent:
-		data, _ := json.Marshal(faultError(f.Name, http.StatusInternalServerError).body()) // always marshals
-		out.enc.event(data)
+		out.enc.fail(f.Name)
 		out.write()
 		return false
 	case faultEarlyClose:

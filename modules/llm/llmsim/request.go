@@ -115,12 +115,17 @@ func (p *prompt) UnmarshalJSON(b []byte) error {
 	return errors.New("prompt must be a string or an array of token ids")
 }
 
-// parseJob reads and validates a chat (chat true) or completions request.
-func parseJob(w http.ResponseWriter, r *http.Request, chat bool, cfg *Config) (job, *apiError) {
+// readBody reads a request's body.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
-		return job{}, badRequest("", "reading the request body: %v", err)
+		return nil, badRequest("", "reading the request body: %v", err)
 	}
+	return data, nil
+}
+
+// parseJob reads and validates a chat (chat true) or completions request.
+func parseJob(data []byte, chat bool, cfg *Config) (job, *apiError) {
 	var body requestBody
 	if err := json.Unmarshal(data, &body); err != nil {
 		return job{}, badRequest("", "invalid request body: %v", err)
@@ -156,23 +161,30 @@ func parseJob(w http.ResponseWriter, r *http.Request, chat bool, cfg *Config) (j
 	if body.N != nil && *body.N != 1 {
 		return job{}, badRequest("n", "only n=1 is supported, got %d", *body.N)
 	}
+	return j, j.limit(cfg, maxTokens, maxParam, input)
+}
+
+// limit sets j.maxTokens from the requested maximum (nil: none) under the
+// model's context length, and checks j.minTokens; param names the maximum's
+// field and input the prompt's, for errors.
+func (j *job) limit(cfg *Config, maxTokens *int, maxParam, input string) *apiError {
 	room := cfg.MaxModelLen - j.promptTokens
 	switch {
 	case room < 1:
-		return job{}, badRequest(input, "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input.",
+		return badRequest(input, "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input.",
 			cfg.MaxModelLen, j.promptTokens)
 	case maxTokens == nil:
 		j.maxTokens = min(cfg.DefaultMaxTokens, room)
 	case *maxTokens < 1:
-		return job{}, badRequest(maxParam, "%s must be at least 1, got %d", maxParam, *maxTokens)
+		return badRequest(maxParam, "%s must be at least 1, got %d", maxParam, *maxTokens)
 	case *maxTokens > room:
-		return job{}, badRequest(input, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the input, %d in the completion). Please reduce the length of the input or completion.",
+		return badRequest(input, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the input, %d in the completion). Please reduce the length of the input or completion.",
 			cfg.MaxModelLen, j.promptTokens+*maxTokens, j.promptTokens, *maxTokens)
 	default:
 		j.maxTokens = *maxTokens
 	}
 	if j.minTokens < 0 || j.minTokens > j.maxTokens {
-		return job{}, badRequest("min_tokens", "min_tokens must be between 0 and max_tokens (%d), got %d", j.maxTokens, j.minTokens)
+		return badRequest("min_tokens", "min_tokens must be between 0 and max_tokens (%d), got %d", j.maxTokens, j.minTokens)
 	}
-	return j, nil
+	return nil
 }

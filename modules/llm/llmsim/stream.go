@@ -2,16 +2,33 @@ package llmsim
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 )
 
-// sse is a stream's output: enc formats the events, which are written to
+// encoder formats one stream's units (SSE events, NDJSON lines) of one
+// protocol into a buffer that writeOut sends.
+type encoder interface {
+	// contentType is the stream's Content-Type.
+	contentType() string
+	// token adds the unit of one token, the stream's first and/or last.
+	token(word string, first, last bool)
+	// end adds the units that end the stream after its last token.
+	end(reason string, promptTokens, outputTokens int)
+	// malformed adds a unit cut short; fail adds the error unit of the
+	// fault named name.
+	malformed()
+	fail(name string)
+	writeOut(w io.Writer) error
+}
+
+// sse is a stream's output: enc formats the units, which are written to
 // w and flushed by rc.
 type sse struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
-	enc *chunkEncoder
+	enc encoder
 }
 
 // write writes the formatted events out.
@@ -22,10 +39,11 @@ func (o *sse) write() error { return o.enc.writeOut(o.w) }
 // the server closes.
 func (c *completion) stream(ctx context.Context, w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	enc := c.api.encoder(c)
+	h.Set("Content-Type", enc.contentType())
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	out := &sse{w: w, rc: http.NewResponseController(w), enc: newChunkEncoder(c.api, c.id, c.created, c.job.model, c.job.includeUsage)}
+	out := &sse{w: w, rc: http.NewResponseController(w), enc: enc}
 	if out.rc.Flush() != nil {
 		return
 	}
@@ -52,23 +70,14 @@ func (c *completion) send(ctx context.Context, out *sse, from, to int, end bool)
 				return false
 			}
 			for ; sent < min(n, to); sent++ {
-				word := c.text.word()
-				if sent == 0 && c.api.chat {
-					out.enc.role()
-					word = word[1:] // an answer starts without a space
-				}
-				out.enc.token(word)
+				out.enc.token(c.text.word(), sent == 0, sent+1 == c.seq.outputTokens)
 				if out.write() != nil {
 					return false
 				}
 			}
 		}
 		if sent == to && end {
-			out.enc.finish(c.finish)
-			if c.job.includeUsage {
-				out.enc.usage(c.job.promptTokens, c.seq.outputTokens)
-			}
-			out.enc.done()
+			out.enc.end(c.finish, c.job.promptTokens, c.seq.outputTokens)
 			if out.write() != nil {
 				return false
 			}

@@ -1,0 +1,111 @@
+package llm
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// protocol is one wire protocol's adapter: it builds a request's JSON body
+// and endpoint, and reads the response into a Result through the shared
+// timing machinery (tokenClock, finishTiming).
+type protocol interface {
+	// endpoint returns the URL of api's requests given the base URL the
+	// client was configured with (already checked), and whether body
+	// streams.
+	endpoint(base *url.URL, api API, stream bool) string
+	// prepare builds the body sent for req from its user-given fields
+	// (a copy the adapter may change), filling p's body, stream and model.
+	// model is the client's default model.
+	prepare(p *prepared, body map[string]any, model string) error
+	// read reads a 2xx response with the given Content-Type into res,
+	// whose Start is set. A failure is returned as a *failure, or an
+	// error of body.
+	read(rr *responseReader, contentType string, body io.Reader, keepText bool, res *Result) error
+}
+
+// protocols maps each API to its adapter.
+var protocols = map[API]protocol{
+	ChatCompletions: openaiProtocol{},
+	Completions:     openaiProtocol{},
+	OllamaChat:      ollamaProtocol{},
+	OllamaGenerate:  ollamaProtocol{},
+	TGI:             tgiProtocol{},
+}
+
+// APIs lists every supported API, in the order of the docs.
+var APIs = []API{ChatCompletions, Completions, OllamaChat, OllamaGenerate, TGI}
+
+// serverRoot returns base without a trailing "/v1" or, when api is an
+// Ollama one, "/api": the root under which Ollama and TGI serve.
+func serverRoot(base *url.URL, ollama bool) *url.URL {
+	u := *base
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.Path = strings.TrimSuffix(u.Path, "/v1")
+	if ollama {
+		u.Path = strings.TrimSuffix(u.Path, "/api")
+	}
+	return &u
+}
+
+// tokenClock timestamps the token-bearing units of one response (SSE
+// events, NDJSON lines) as their bytes are parsed: TTFT, TTFO, ITL and
+// Chunks.
+type tokenClock struct {
+	start    time.Time
+	last     time.Time // of the last token-bearing unit
+	answered bool      // an answer (non-reasoning) token arrived
+}
+
+// tick records a unit that arrived at now carrying reasoning and/or answer
+// tokens; one with neither is not counted.
+func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
+	if reasoning || answer {
+		if res.Chunks == 0 {
+			res.TTFT = ms(now.Sub(tc.start))
+		} else {
+			res.ITL = append(res.ITL, ms(now.Sub(tc.last)))
+		}
+		tc.last = now
+		res.Chunks++
+	}
+	if answer && !tc.answered {
+		tc.answered = true
+		res.TTFO = ms(now.Sub(tc.start))
+	}
+}
+
+// whole records the one answer of a non-streamed response, at its end:
+// TTFT = TTFO = E2E.
+func whole(res *Result, reasoning, answer bool) {
+	if reasoning || answer {
+		res.Chunks = 1
+		res.TTFT = res.E2E
+	}
+	if answer {
+		res.TTFO = res.E2E
+	}
+}
+
+// finishTiming sets res.TPOT once its output tokens are known.
+func finishTiming(res *Result) {
+	if res.Stream && res.Chunks > 0 && res.OutputTokens > 1 {
+		res.TPOT = (res.E2E - res.TTFT) / float64(res.OutputTokens-1)
+	}
+}
+
+// mediaType returns a Content-Type's media type, without parameters.
+func mediaType(contentType string) string {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt
+}
+
+// contentTypeError is the failure of a response of an unexpected content
+// type.
+func contentTypeError(res *Result, contentType, want string) error {
+	res.E2E = ms(time.Since(res.Start))
+	return &failure{ErrDecode, fmt.Errorf("unexpected content type %q, want %s", contentType, want)}
+}

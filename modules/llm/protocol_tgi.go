@@ -1,0 +1,197 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+)
+
+// tgiProtocol is Hugging Face Text Generation Inference's native API:
+// POST /generate_stream, whose SSE events each carry one token,
+// {"token": {"id", "text", "logprob", "special"}, "generated_text": null,
+// "details": null}, the last one with the whole "generated_text" and
+// "details" {"finish_reason", "generated_tokens", ...}; or POST /generate
+// ("stream": false in the body), one JSON object with "generated_text"
+// and "details". The body is {"inputs": "...", "parameters": {...}}.
+type tgiProtocol struct{}
+
+// endpoint puts /generate_stream or /generate under the server's root.
+func (tgiProtocol) endpoint(base *url.URL, _ API, stream bool) string {
+	root := serverRoot(base, false)
+	if stream {
+		return root.JoinPath("generate_stream").String()
+	}
+	return root.JoinPath("generate").String()
+}
+
+// prepare takes "stream" out of the body (it picks the endpoint; true
+// when absent) and sets parameters.details to true unless the body sets
+// it, so that the final event brings the generated token count. TGI's
+// requests name no model: the client's is only the model reported.
+func (tgiProtocol) prepare(p *prepared, body map[string]any, model string) error {
+	var err error
+	if p.stream, err = streamFlag(body); err != nil {
+		return err
+	}
+	delete(body, "stream")
+	params := map[string]any{}
+	if v, ok := body["parameters"]; ok && v != nil {
+		given, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf(`"parameters" must be an object, not %T`, v)
+		}
+		params = make(map[string]any, len(given)+1)
+		for k, v := range given {
+			params[k] = v
+		}
+	}
+	if _, ok := params["details"]; !ok {
+		params["details"] = true
+	}
+	body["parameters"] = params
+	p.model = model
+	if m, ok := body["model"].(string); ok {
+		p.model = m
+	}
+	return nil
+}
+
+// tgiEvent is one event of a TGI stream, or a whole /generate response.
+type tgiEvent struct {
+	Token *struct {
+		Text    json.RawMessage `json:"text"`
+		Special bool            `json:"special"`
+	} `json:"token"`
+	GeneratedText json.RawMessage `json:"generated_text"`
+	Details       *struct {
+		FinishReason    string `json:"finish_reason"`
+		GeneratedTokens *int   `json:"generated_tokens"`
+	} `json:"details"`
+	Error json.RawMessage `json:"error"`
+}
+
+// decodeTGI decodes one event's data or a response.
+func decodeTGI(data []byte, e *tgiEvent) error {
+	*e = tgiEvent{}
+	if err := json.Unmarshal(data, e); err != nil {
+		return err
+	}
+	if e.Token != nil && len(e.Token.Text) > 0 && string(e.Token.Text) != "null" {
+		if _, err := jsonString(e.Token.Text); err != nil {
+			return fmt.Errorf("token text: %w", err)
+		}
+	}
+	return nil
+}
+
+// final reports whether the event ends the stream: it has the generated
+// text or details.
+func (e *tgiEvent) final() bool {
+	return present(e.GeneratedText) || string(e.GeneratedText) == `""` || e.Details != nil
+}
+
+// read reads an SSE stream, or a whole JSON response.
+func (tgiProtocol) read(rr *responseReader, contentType string, body io.Reader, keepText bool, res *Result) error {
+	switch mt := mediaType(contentType); {
+	case mt == "text/event-stream":
+		return rr.readTGI(body, keepText, res)
+	case isJSON(mt):
+		return rr.readTGIJSON(body, keepText, res)
+	}
+	return contentTypeError(res, contentType, "text/event-stream or application/json")
+}
+
+// tgiFinish fills res's finish reason and token counts from the final
+// event.
+func tgiFinish(e *tgiEvent, res *Result) {
+	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	if e.Details != nil {
+		res.FinishReason = e.Details.FinishReason
+		if e.Details.GeneratedTokens != nil {
+			res.OutputTokens, res.TokenSource = *e.Details.GeneratedTokens, TokensFromUsage
+		}
+	}
+	finishTiming(res)
+}
+
+// readTGI reads a /generate_stream response: every event with a
+// non-special token is one token, timestamped as it is parsed.
+func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) error {
+	rr.sse.Reset(body)
+	rr.text = rr.text[:0]
+	res.Stream = true
+	clock := tokenClock{start: res.Start}
+	var e tgiEvent
+	for events := 0; ; events++ {
+		ev, err := rr.sse.Next()
+		now := time.Now()
+		res.E2E = ms(now.Sub(res.Start))
+		if err != nil {
+			if truncated(err) {
+				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before the final one (generated_text, details): %w", events, err)}
+			}
+			return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		if ev.Type == "error" {
+			return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(data))}
+		}
+		if err := decodeTGI(data, &e); err != nil {
+			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
+		}
+		if present(e.Error) {
+			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(e.Error))}
+		}
+		token := e.Token != nil && !e.Token.Special
+		clock.tick(res, now, false, token)
+		if token && keepText && present(e.Token.Text) {
+			s, _ := jsonString(e.Token.Text) // checked by decodeTGI
+			rr.text = append(rr.text, s...)
+		}
+		if e.final() {
+			tgiFinish(&e, res)
+			if keepText {
+				res.Text = string(rr.text)
+			}
+			return nil
+		}
+	}
+}
+
+// readTGIJSON reads a whole /generate response.
+func (rr *responseReader) readTGIJSON(body io.Reader, keepText bool, res *Result) error {
+	rr.body.Reset()
+	res.Stream = false
+	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
+	res.E2E = ms(time.Since(res.Start))
+	if err != nil {
+		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
+	}
+	if rr.body.Len() > maxJSONResponse {
+		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
+	}
+	var e tgiEvent
+	if err := decodeTGI(bytes.TrimSpace(rr.body.Bytes()), &e); err != nil {
+		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	}
+	if present(e.Error) {
+		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(e.Error))}
+	}
+	answer := present(e.GeneratedText)
+	whole(res, false, answer)
+	tgiFinish(&e, res)
+	if keepText && answer {
+		text, err := jsonString(e.GeneratedText)
+		if err != nil {
+			return &failure{ErrDecode, fmt.Errorf("generated_text: %w", err)}
+		}
+		res.Text = text
+	}
+	return nil
+}
