@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -170,18 +169,12 @@ func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result)
 
 // readOllamaJSON reads a whole ("stream": false) response.
 func (rr *responseReader) readOllamaJSON(body io.Reader, keepText bool, res *Result) error {
-	rr.body.Reset()
-	res.Stream = false
-	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
-	res.E2E = ms(time.Since(res.Start))
+	doc, err := rr.readWhole(body, res.Start, res)
 	if err != nil {
-		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
-	}
-	if rr.body.Len() > maxJSONResponse {
-		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
+		return err
 	}
 	var c ollamaChunk
-	if err := decodeOllama(bytes.TrimSpace(rr.body.Bytes()), &c); err != nil {
+	if err := decodeOllama(doc, &c); err != nil {
 		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
 	}
 	if present(c.Error) {

@@ -166,18 +166,12 @@ func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) er
 
 // readTGIJSON reads a whole /generate response.
 func (rr *responseReader) readTGIJSON(body io.Reader, keepText bool, res *Result) error {
-	rr.body.Reset()
-	res.Stream = false
-	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
-	res.E2E = ms(time.Since(res.Start))
+	doc, err := rr.readWhole(body, res.Start, res)
 	if err != nil {
-		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
-	}
-	if rr.body.Len() > maxJSONResponse {
-		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
+		return err
 	}
 	var e tgiEvent
-	if err := decodeTGI(bytes.TrimSpace(rr.body.Bytes()), &e); err != nil {
+	if err := decodeTGI(doc, &e); err != nil {
 		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
 	}
 	if present(e.Error) {

@@ -101,21 +101,31 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	}
 }
 
-// readJSON reads a whole non-streaming response. Its one answer arrives at
-// the end, so TTFT = TTFO = E2E; there is no TPOT nor ITL.
-func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText bool, res *Result) error {
+// readWhole reads a whole (non-streamed) response body into rr.body, up to
+// maxJSONResponse bytes, setting E2E when it ends, and returns it trimmed.
+func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result) ([]byte, error) {
 	rr.body.Reset()
-	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
 	res.Stream = false
 	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
 	res.E2E = ms(time.Since(start))
 	if err != nil {
-		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
+		return nil, &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
 	}
 	if rr.body.Len() > maxJSONResponse {
-		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
+		return nil, &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
 	}
-	if err := rr.dec.decode(bytes.TrimSpace(rr.body.Bytes()), &rr.chunk); err != nil {
+	return bytes.TrimSpace(rr.body.Bytes()), nil
+}
+
+// readJSON reads a whole non-streaming response. Its one answer arrives at
+// the end, so TTFT = TTFO = E2E; there is no TPOT nor ITL.
+func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText bool, res *Result) error {
+	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
+	doc, err := rr.readWhole(body, start, res)
+	if err != nil {
+		return err
+	}
+	if err := rr.dec.decode(doc, &rr.chunk); err != nil {
 		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
 	}
 	if msg, ok := rr.chunk.errorMessage(); ok {
