@@ -56,8 +56,9 @@ type Config struct {
 	// "http://127.0.0.1:11434/api" both send Ollama chat requests to
 	// http://127.0.0.1:11434/api/chat.
 	BaseURL string
-	// APIKey, when set, is sent as "Authorization: Bearer <key>". It never
-	// appears in Result.Error.
+	// APIKey, when set, is sent as "Authorization: Bearer <key>" (as
+	// "x-api-key: <key>" to the Anthropic API). It never appears in
+	// Result.Error.
 	APIKey string
 	// API is the API of requests that name none (Request.API): one of
 	// APIs. Empty means inferred from each request's body: "messages" →
@@ -90,6 +91,12 @@ type Config struct {
 	TLS TLSConfig
 	// MaxConns caps the connections to the server; 0 means no cap.
 	MaxConns int
+	// Tokenizer, when set (one of Tokenizers: "cl100k_base",
+	// "o200k_base"), counts the output tokens of responses without usage
+	// (TokenSource "tokenizer"), and checks the usage of the others
+	// (Result.CheckTokens). The client then accumulates the generated text
+	// of every response, asked for or not.
+	Tokenizer string
 }
 
 // TLSConfig holds a client's TLS options.
@@ -117,6 +124,8 @@ type Client struct {
 	idle      time.Duration // 0: none
 	retry     RetryPolicy   // normalized
 	secrets   []string
+	tok       tokenCounter // Config.Tokenizer's; nil: none
+	apiKey    string       // Config.APIKey, for adapters that send it otherwise (headerSetter)
 }
 
 // NewClient returns a client for the server cfg describes, with its own
@@ -133,6 +142,10 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("negative connection cap %d", cfg.MaxConns)
 	}
 	retry, err := cfg.Retry.normalize()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := newTokenCounter(cfg.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +171,7 @@ func NewClient(cfg Config) (*Client, error) {
 		timeout:   cfg.Timeout,
 		idle:      cfg.IdleTimeout,
 		retry:     retry,
+		tok:       tok,
 	}
 	for api, proto := range protocols {
 		for _, stream := range []bool{false, true} {
@@ -178,6 +192,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.APIKey != "" {
 		c.header.Set("Authorization", "Bearer "+cfg.APIKey)
 		c.secrets = append(c.secrets, cfg.APIKey)
+		c.apiKey = cfg.APIKey
 	}
 	for k, v := range cfg.Headers {
 		c.header.Set(k, v)
@@ -341,6 +356,9 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 		return
 	}
 	hreq.Header = c.headers(req, p.stream)
+	if hs, ok := p.proto.(headerSetter); ok {
+		hs.setHeaders(hreq.Header, c.apiKey)
+	}
 	before := time.Now()
 	resp, err := c.http.Do(hreq)
 	res.Start = tr.start(before)
@@ -364,7 +382,7 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 		defer ir.stop()
 		body = ir
 	}
-	if err := readBody(p.proto, resp.Header, body, req.KeepText, res); err != nil {
+	if err := readBody(p.proto, resp.Header, body, req.KeepText, c.tok, res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
 		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 		return
@@ -447,11 +465,21 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 	return class, msg, after
 }
 
-// readBody reads a 2xx response's body with its protocol's adapter.
-func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, res *Result) error {
+// readBody reads a 2xx response's body with its protocol's adapter, then
+// settles its token count: with a tokenizer (tok not nil) the generated
+// text is kept, counted, and dropped unless keepText.
+func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, res *Result) error {
 	rr := getResponseReader()
 	defer rr.release()
-	return proto.read(rr, header.Get("Content-Type"), body, keepText, res)
+	rr.reasoning, rr.countText = rr.reasoning[:0], tok != nil
+	if err := proto.read(rr, header.Get("Content-Type"), body, keepText || tok != nil, res); err != nil {
+		return err
+	}
+	settleTokens(tok, rr, res)
+	if !keepText {
+		res.Text = ""
+	}
+	return nil
 }
 
 // drainClose reads what is left of a response body, so that its connection

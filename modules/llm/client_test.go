@@ -235,7 +235,7 @@ func TestStreamErrors(t *testing.T) {
 			class: ErrDecode, status: 200, msg: `unexpected content type "text/plain"`,
 		},
 		{name: "no messages nor prompt", req: Request{Body: map[string]any{"max_tokens": 1}}, class: ErrInvalidRequest, msg: `needs "messages"`},
-		{name: "unknown API", req: Request{API: "embeddings", Body: chatBody}, class: ErrInvalidRequest, msg: "unknown API"},
+		{name: "unknown API", req: Request{API: "nope", Body: chatBody}, class: ErrInvalidRequest, msg: "unknown API"},
 		{name: "stream not a boolean", req: Request{Body: map[string]any{"prompt": "x", "stream": "yes"}}, class: ErrInvalidRequest, msg: `"stream" must be a boolean`},
 		{name: "body not JSON", req: Request{Body: map[string]any{"prompt": math.NaN()}}, class: ErrInvalidRequest, msg: "encoding the request body"},
 	}

@@ -100,6 +100,7 @@ type clientOptions struct {
 	HTTP2       goja.Value        `js:"http2"`
 	TLS         goja.Value        `js:"tls"`
 	MaxConns    int               `js:"maxConns"`
+	Tokenizer   string            `js:"tokenizer"`
 }
 
 // newClient is llm.client(options): a client whose options default to the
@@ -122,6 +123,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 		if o.MaxConns != 0 {
 			cfg.MaxConns = o.MaxConns
 		}
+		cfg.Tokenizer = firstNonEmpty(o.Tokenizer, cfg.Tokenizer)
 		if d, set, err := jsDuration(o.Timeout); err != nil {
 			panic(rt.NewTypeError("llm.client(options): timeout: %v", err))
 		} else if set {
@@ -354,6 +356,22 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 	set("tokenSource", string(r.TokenSource))
 	set("finishReason", r.FinishReason)
 	set("text", r.Text)
+	if r.CheckSource != "" {
+		set("checkTokens", r.CheckTokens)
+		set("checkSource", string(r.CheckSource))
+	}
+	calls := make([]any, len(r.ToolCalls))
+	for k, c := range r.ToolCalls {
+		co := rt.NewObject()
+		must(co.Set("id", c.ID))
+		must(co.Set("type", c.Type))
+		must(co.Set("name", c.Name))
+		must(co.Set("arguments", c.Arguments))
+		calls[k] = co
+	}
+	set("toolCalls", rt.NewArray(calls...))
+	set("embeddings", r.Embeddings)
+	set("dimensions", r.Dimensions)
 	timings := rt.NewObject()
 	must(timings.Set("queue", r.Timings.Queue))
 	must(timings.Set("dns", r.Timings.DNS))

@@ -34,10 +34,13 @@ var protocols = map[API]protocol{
 	OllamaChat:      ollamaProtocol{},
 	OllamaGenerate:  ollamaProtocol{},
 	TGI:             tgiProtocol{},
+	Anthropic:       anthropicProtocol{},
+	Triton:          tritonProtocol{},
+	Embeddings:      embeddingsProtocol{},
 }
 
 // APIs lists every supported API, in the order of the docs.
-var APIs = []API{ChatCompletions, Completions, OllamaChat, OllamaGenerate, TGI}
+var APIs = []API{ChatCompletions, Completions, OllamaChat, OllamaGenerate, TGI, Anthropic, Triton, Embeddings}
 
 // serverRoot returns base without a trailing "/v1" or, when api is an
 // Ollama one, "/api": the root under which Ollama and TGI serve.

@@ -136,6 +136,8 @@ func replay(t *testing.T, file, contentType string) *Result {
 	switch {
 	case strings.HasPrefix(file, "testdata/ollama"):
 		api, proto = OllamaChat, ollamaProtocol{}
+	case strings.HasPrefix(file, "testdata/openai"):
+		api, proto = ChatCompletions, openaiProtocol{}
 	default:
 		api, proto = TGI, tgiProtocol{}
 	}

@@ -16,6 +16,8 @@ type prepared struct {
 	body   []byte
 	stream bool
 	model  string
+	// modelVersion is the model version a Triton request names, if any.
+	modelVersion string
 }
 
 // prepare builds the JSON body of req with its API's adapter, leaving
@@ -28,14 +30,37 @@ func (c *Client) prepare(req Request) (prepared, error) {
 	p := prepared{api: api, proto: protocols[api], stream: true}
 	body := make(map[string]any, len(req.Body)+3)
 	maps.Copy(body, req.Body)
+	if err := mergeExtraBody(body); err != nil {
+		return p, err
+	}
 	if err := p.proto.prepare(&p, body, c.model); err != nil {
 		return p, err
 	}
 	p.url = c.endpoints[endpointKey{api, p.stream}]
+	if m, ok := p.proto.(modelPather); ok {
+		p.url = m.modelURL(p.url, p.model, p.modelVersion) // the model is in the path
+	}
 	if p.body, err = json.Marshal(body); err != nil {
 		return p, fmt.Errorf("encoding the request body: %w", err)
 	}
 	return p, nil
+}
+
+// mergeExtraBody lifts the fields of "extra_body" into the body, as
+// OpenAI's Python client does: the escape hatch for a server's own request
+// fields. They replace fields of the same name.
+func mergeExtraBody(body map[string]any) error {
+	extra, ok := body["extra_body"]
+	if !ok {
+		return nil
+	}
+	m, ok := extra.(map[string]any)
+	if !ok {
+		return fmt.Errorf(`"extra_body" must be an object of fields to add to the request body, not %T`, extra)
+	}
+	delete(body, "extra_body")
+	maps.Copy(body, m)
+	return nil
 }
 
 // endpointKey indexes a client's endpoint URLs.

@@ -29,6 +29,11 @@ type responseReader struct {
 	usage json.RawMessage // the last usage block seen
 	text  []byte
 	body  bytes.Buffer // a non-streaming response
+	// tools assembles the tool calls; reasoning holds the reasoning text
+	// when countText is set (the client counts tokens with a tokenizer).
+	tools     toolCalls
+	reasoning []byte
+	countText bool
 }
 
 var responseReaders = sync.Pool{
@@ -49,7 +54,7 @@ func (rr *responseReader) release() {
 		}
 	}
 	if cap(rr.sse.buf) <= maxPooledBuffer && cap(rr.sse.data) <= maxPooledBuffer &&
-		cap(rr.text) <= maxPooledBuffer && rr.body.Cap() <= maxPooledBuffer {
+		cap(rr.text) <= maxPooledBuffer && rr.body.Cap() <= maxPooledBuffer && cap(rr.reasoning) <= maxPooledBuffer {
 		responseReaders.Put(rr)
 	}
 }
@@ -59,7 +64,7 @@ func (rr *responseReader) release() {
 // or until the failure. A failure is returned as a *failure.
 func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool, res *Result) error {
 	rr.sse.Reset(body)
-	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
+	rr.begin()
 	res.Stream = true
 	clock := tokenClock{start: start}
 	finished := false // a finish_reason was seen
@@ -120,7 +125,7 @@ func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result
 // readJSON reads a whole non-streaming response. Its one answer arrives at
 // the end, so TTFT = TTFO = E2E; there is no TPOT nor ITL.
 func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText bool, res *Result) error {
-	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
+	rr.begin()
 	doc, err := rr.readWhole(body, start, res)
 	if err != nil {
 		return err
@@ -157,6 +162,14 @@ func (rr *responseReader) take(res *Result, text bool) error {
 			return &failure{ErrDecode, err}
 		}
 	}
+	if err := rr.chunk.appendToolCalls(&rr.tools); err != nil {
+		return &failure{ErrDecode, err}
+	}
+	if rr.countText {
+		if rr.reasoning, err = rr.chunk.appendReasoning(rr.reasoning); err != nil {
+			return &failure{ErrDecode, err}
+		}
+	}
 	return nil
 }
 
@@ -177,6 +190,7 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 	if keepText {
 		res.Text = string(rr.text)
 	}
+	res.ToolCalls = rr.tools.result()
 	return nil
 }
 

@@ -85,9 +85,20 @@ type TokenSource string
 
 // Token sources, in order of preference.
 const (
-	TokensFromUsage  TokenSource = "usage"  // the server's count: OpenAI's usage block, Ollama's eval_count, TGI's details.generated_tokens
-	TokensFromChunks TokenSource = "chunks" // one token per token-bearing chunk
+	TokensFromUsage     TokenSource = "usage"     // the server's count: OpenAI's usage block, Ollama's eval_count, TGI's details.generated_tokens
+	TokensFromTokenizer TokenSource = "tokenizer" // the client's tokenizer (Config.Tokenizer) run over the generated text
+	TokensFromChunks    TokenSource = "chunks"    // one token per token-bearing chunk
 )
+
+// ToolCall is one tool (function) call of a response.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Name string `json:"name"`
+	// Arguments is the call's arguments as the model wrote them: usually
+	// a JSON object, not checked.
+	Arguments string `json:"arguments"`
+}
 
 // Timings are the connection phases of a request's final attempt, in
 // milliseconds. DNS, Connect and TLS are 0 when a keep-alive connection was
@@ -166,9 +177,24 @@ type Result struct {
 	// output tokens (usage.completion_tokens_details), 0 if unknown.
 	ReasoningTokens int    `json:"reasoningTokens"`
 	FinishReason    string `json:"finishReason,omitempty"`
+	// CheckTokens is a second count of the output tokens of a request
+	// whose OutputTokens came from usage: the tokenizer's when the client
+	// has one (CheckSource "tokenizer"), else, for a streamed response, its
+	// token-bearing chunks (CheckSource "chunks"); 0 and "" otherwise. The
+	// summary warns when the two sums disagree.
+	CheckTokens int         `json:"checkTokens,omitempty"`
+	CheckSource TokenSource `json:"checkSource,omitempty"`
 	// Text is the generated answer text (content or text; not reasoning
 	// nor tool calls), only when Request.KeepText was set.
 	Text string `json:"text,omitempty"`
+	// ToolCalls are the tool calls the model made, assembled from their
+	// streamed deltas (OpenAI's tool_calls), in index order; nil when none.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+
+	// Embeddings and Dimensions are an embeddings response's number of
+	// vectors and their dimension (API embeddings); 0 otherwise.
+	Embeddings int `json:"embeddings,omitempty"`
+	Dimensions int `json:"dimensions,omitempty"`
 
 	Timings Timings `json:"timings"`
 

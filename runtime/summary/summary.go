@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -45,6 +46,10 @@ type Summary struct {
 	// Client is how the load generator itself fared: CPU, scheduling
 	// delay, and warnings when it may have limited the run.
 	Client health.Report `json:"client"`
+	// TokenChecks compare the server's usage with a second count of the
+	// same requests' output tokens, one per second source; each carries a
+	// warning when they disagree by more than MaxTokenDisagreement.
+	TokenChecks []TokenCheck `json:"token_checks,omitempty"`
 	// Thresholds are the script's thresholds as evaluated at the end.
 	Thresholds []ThresholdResult `json:"thresholds"`
 	// AbortedBy describes the abortOnFail threshold that stopped the run,
@@ -208,6 +213,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		Retries:           errorClasses(snap, "llm_retries", nil),
 		Checks:            checks(snap),
 		Client:            clientReport(rep.Client, snap),
+		TokenChecks:       tokenChecks(snap),
 		Thresholds:        thresholds(rep),
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
@@ -366,6 +372,60 @@ func clientReport(c health.Report, snap *metrics.Snapshot) health.Report {
 			"%d planned iterations were dropped: no VU was free; the client, not the server, limited the run (raise preAllocatedVUs/maxVUs)", int64(n)))
 	}
 	return c
+}
+
+// MaxTokenDisagreement is the relative gap between the server's usage and
+// a second count of the output tokens above which the summary warns.
+const MaxTokenDisagreement = 0.03
+
+// TokenCheck compares the output tokens the server's usage reported with
+// a second count of the same requests.
+type TokenCheck struct {
+	// Source is the second count's: "tokenizer" (the client's tokenizer
+	// over the generated text) or "chunks" (token-bearing chunks of
+	// streamed responses, when no tokenizer is configured).
+	Source      string `json:"source"`
+	UsageTokens int64  `json:"usage_tokens"`
+	CheckTokens int64  `json:"check_tokens"`
+	// DiffPercent is (CheckTokens - UsageTokens) / UsageTokens, in %.
+	DiffPercent float64 `json:"diff_percent"`
+	// Warning says what a disagreement above MaxTokenDisagreement means;
+	// "" when they agree.
+	Warning string `json:"warning,omitempty"`
+}
+
+// tokenChecks compares, per second source, the sums of
+// llm_output_tokens_check.
+func tokenChecks(snap *metrics.Snapshot) []TokenCheck {
+	var out []TokenCheck
+	for _, check := range snap.TagValues("llm_output_tokens_check", "check") {
+		usage := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": "usage"}))
+		other := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": check}))
+		tc := TokenCheck{Source: check, UsageTokens: int64(usage), CheckTokens: int64(other)}
+		switch {
+		case usage > 0:
+			tc.DiffPercent = 100 * (other - usage) / usage
+		case other > 0:
+			tc.DiffPercent = 100
+		}
+		if math.Abs(tc.DiffPercent) > 100*MaxTokenDisagreement {
+			tc.Warning = tokenWarning(tc)
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+func tokenWarning(tc TokenCheck) string {
+	head := fmt.Sprintf("the server's usage says %d output tokens, %s %d (%.1f %% apart): ",
+		tc.UsageTokens, map[string]string{"tokenizer": "the tokenizer counts", "chunks": "the stream had token-bearing chunks numbering"}[tc.Source], tc.CheckTokens, math.Abs(tc.DiffPercent))
+	if tc.Source == "chunks" {
+		if tc.CheckTokens < tc.UsageTokens {
+			return head + "the server sends several tokens per chunk (stream batching, speculative decoding), so ITL measures gaps between chunks, not tokens; token counts and TPOT use the usage, or the usage is wrong"
+		}
+		return head + "the server sends chunks carrying no new token, or its usage undercounts; token counts and TPOT use the usage"
+	}
+	return head + "the tokenizer is not the model's (counts are only comparable with the model's own tokenizer), or the server's usage is wrong; token counts, throughput and TPOT use the usage"
 }
 
 func thresholds(rep *runtime.Report) []ThresholdResult {

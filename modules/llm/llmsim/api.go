@@ -7,6 +7,9 @@ type api struct {
 	parse func(data []byte, cfg *Config) (job, *apiError)
 	// newEncoder returns the encoder of c's stream; nil means OpenAI's.
 	newEncoder func(c *completion) encoder
+	// whole returns the body of a whole (non-streamed) response with the
+	// given text (which starts with a space); nil means OpenAI's.
+	whole func(c *completion, text string) any
 	// streamOnly refuses "stream": false (the formats whose whole
 	// responses llmsim does not write).
 	streamOnly  bool

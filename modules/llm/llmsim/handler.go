@@ -21,9 +21,12 @@ func (s *Server) routes() *http.ServeMux {
 		"POST /api/chat":        ollamaChatAPI,
 		"POST /api/generate":    ollamaGenerateAPI,
 		"POST /generate_stream": tgiAPI,
+		"POST /v1/messages":     anthropicAPI,
 	} {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, a) })
 	}
+	s.tritonRoutes(mux)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })

@@ -49,6 +49,10 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 		b.WriteString(c.text.word())
 	}
 	text := b.String()
+	if c.api.whole != nil {
+		writeJSON(w, http.StatusOK, c.api.whole(c, text))
+		return
+	}
 	ch := choice{FinishReason: c.finish}
 	if c.api.chat {
 		ch.Message = &assistantMessage{"assistant", text[1:]} // an answer starts without a space

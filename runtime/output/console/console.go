@@ -50,6 +50,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r := &renderer{w: w, st: st}
 	r.serving("serving", s.Serving)
 	r.client(s.Client)
+	r.tokenChecks(s.TokenChecks)
 	r.latency(s.Latency)
 	r.scenarios(s)
 	r.errors(s)
@@ -149,6 +150,18 @@ func (r *renderer) client(c health.Report) {
 	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, ms(c.SchedDelayP99), ms(c.SchedDelayMax))
 	for _, w := range c.Warnings {
 		r.printf("  %s\n", r.st.red("WARNING: "+w))
+	}
+}
+
+// tokenChecks prints how the server's usage compares with a second count
+// of the output tokens, loudly when they disagree.
+func (r *renderer) tokenChecks(cs []summary.TokenCheck) {
+	for _, tc := range cs {
+		if tc.Warning != "" {
+			r.printf("  %s\n", r.st.red("WARNING: "+tc.Warning))
+			continue
+		}
+		r.printf("  token check ........ usage %d, %s %d (%+.1f %%)\n", tc.UsageTokens, tc.Source, tc.CheckTokens, tc.DiffPercent)
 	}
 }
 

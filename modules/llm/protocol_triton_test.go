@@ -1,0 +1,248 @@
+package llm
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/modules/metrics"
+)
+
+// replayAs replays a transcript through proto's reader, one byte at a
+// time.
+func replayAs(t *testing.T, file, contentType string, api API, proto protocol) *Result {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &Result{API: api, Start: time.Now()}
+	rr := getResponseReader()
+	defer rr.release()
+	if err := proto.read(rr, contentType, iotest.OneByteReader(bytes.NewReader(data)), true, res); err != nil {
+		f, ok := err.(*failure)
+		if !ok {
+			t.Fatalf("%s: error %v is not a failure", file, err)
+		}
+		res.Class, res.Error = f.class, f.Error()
+	}
+	res.OK = res.Class == ErrNone
+	return res
+}
+
+func TestTritonTranscripts(t *testing.T) {
+	for _, tc := range []struct {
+		file, ct       string
+		class          ErrorClass
+		tokens, chunks int
+		prompt         int
+		source         TokenSource
+		reason, text   string
+	}{
+		{"testdata/triton-generate-stream.sse", "text/event-stream", ErrNone, 4, 4, 0, TokensFromChunks, "", " Machine learning is a"},
+		{"testdata/triton-vllm-stream.sse", "text/event-stream", ErrNone, 3, 3, 7, TokensFromUsage, "length", "Triton is fast"},
+		{"testdata/triton-error.sse", "text/event-stream", ErrStreamError, 0, 1, 0, "", "", ""},
+		{"testdata/triton-generate.json", "application/json", ErrNone, 1, 1, 0, TokensFromChunks, "", "What is machine learning? Machine learning is a subset of artificial intelligence"},
+	} {
+		res := replayAs(t, tc.file, tc.ct, Triton, tritonProtocol{})
+		if res.Class != tc.class || res.OutputTokens != tc.tokens || res.Chunks != tc.chunks || res.PromptTokens != tc.prompt ||
+			res.FinishReason != tc.reason || (tc.class == ErrNone && (res.Text != tc.text || res.TokenSource != tc.source || res.TTFT <= 0)) {
+			t.Errorf("%s: result %+v", tc.file, res)
+		}
+	}
+	res := replayAs(t, "testdata/embeddings.json", "application/json", Embeddings, embeddingsProtocol{})
+	if !res.OK || res.Embeddings != 2 || res.Dimensions != 4 || res.PromptTokens != 8 || res.Stream || res.TTFT != 0 || res.Chunks != 0 || res.E2E <= 0 {
+		t.Errorf("embeddings: result %+v", res)
+	}
+}
+
+func TestTritonAndEmbeddingsAgainstSimulator(t *testing.T) {
+	srv := startSim(t)
+	for _, base := range []string{srv.URL(), srv.URL() + "/v1/"} {
+		c, err := NewClient(Config{BaseURL: base, Model: "ensemble"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseIdleConnections()
+		res := c.Stream(t.Context(), Request{API: Triton, KeepText: true,
+			Body: map[string]any{"text_input": "hello there", "max_tokens": 12, "parameters": map[string]any{"ignore_eos": true}}})
+		if !res.OK || res.API != Triton || !res.Stream || res.OutputTokens != 12 || res.Chunks != 12 || res.TokenSource != TokensFromChunks ||
+			res.TTFT <= 0 || res.TPOT <= 0 || len(res.ITL) != 11 || res.Text == "" || res.Model != "ensemble" {
+			t.Errorf("triton stream: %+v", res)
+		}
+		// The vLLM backend's optional outputs, a model version, /generate.
+		res = c.Stream(t.Context(), Request{API: Triton, KeepText: true, Body: map[string]any{
+			"model": "vllm_model", "model_version": 2, "text_input": "hello there", "return_finish_reason": true,
+			"return_num_output_tokens": true, "return_num_input_tokens": true,
+			"parameters": map[string]any{"max_tokens": 5, "ignore_eos": true}}})
+		if !res.OK || res.OutputTokens != 5 || res.Chunks != 5 || res.TokenSource != TokensFromUsage || res.PromptTokens == 0 ||
+			res.FinishReason != "length" || res.Model != "vllm_model" {
+			t.Errorf("triton vllm outputs: %+v", res)
+		}
+		res = c.Stream(t.Context(), Request{API: Triton, KeepText: true, Body: map[string]any{
+			"text_input": "hi", "parameters": map[string]any{"stream": false, "max_tokens": 6, "ignore_eos": true}}})
+		if !res.OK || res.Stream || res.Chunks != 1 || res.TTFT != res.E2E || len(strings.Fields(res.Text)) != 6 {
+			t.Errorf("triton generate: %+v", res)
+		}
+
+		res = c.Stream(t.Context(), Request{API: Embeddings, Body: map[string]any{"input": []any{"a b c", "d e f g"}}})
+		if !res.OK || res.Stream || res.Embeddings != 2 || res.Dimensions != llmsim.DefaultEmbeddingDimensions || res.PromptTokens == 0 ||
+			res.TTFT != 0 || res.Chunks != 0 || res.OutputTokens != 0 || res.E2E <= 0 || res.Model != "ensemble" {
+			t.Errorf("embeddings: %+v", res)
+		}
+		res = c.Stream(t.Context(), Request{API: Embeddings, Body: map[string]any{"input": "x", "dimensions": 16, "encoding_format": "base64"}})
+		if !res.OK || res.Embeddings != 1 || res.Dimensions != 16 {
+			t.Errorf("embeddings base64: %+v", res)
+		}
+	}
+}
+
+func TestTritonAndEmbeddingsFaults(t *testing.T) {
+	srv := startSim(t)
+	c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", IdleTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	body := map[string]any{"text_input": "hi", "max_tokens": 8, "ignore_eos": true}
+	for fault, class := range map[string]ErrorClass{
+		"http_5xx":            ErrHTTP5xx,
+		"http_429":            ErrHTTP429,
+		"refuse":              ErrCut,
+		"error_event":         ErrStreamError,
+		"early_close;after=0": ErrCut,  // no event at all
+		"early_close":         ErrNone, // Triton's stream has no terminator: a cut between events reads as an end
+		"reset":               ErrCut,
+		"malformed":           ErrDecode,
+		"big_line":            ErrNone,
+		"wrong_content_type":  ErrDecode,
+	} {
+		res := c.Stream(t.Context(), Request{API: Triton, Body: body, Headers: map[string]string{llmsim.FaultHeader: fault}})
+		if res.Class != class {
+			t.Errorf("triton %s: class %q (%s), want %q", fault, res.Class, res.Error, class)
+		}
+	}
+	for fault, class := range map[string]ErrorClass{
+		"http_5xx":           ErrHTTP5xx,
+		"http_429":           ErrHTTP429,
+		"refuse":             ErrCut,
+		"wrong_content_type": ErrDecode,
+		"error_event":        ErrHTTP4xx, // a mid-stream fault: refused for a request that does not stream
+	} {
+		res := c.Stream(t.Context(), Request{API: Embeddings, Body: map[string]any{"input": "x"}, Headers: map[string]string{llmsim.FaultHeader: fault}})
+		if res.Class != class {
+			t.Errorf("embeddings %s: class %q (%s), want %q", fault, res.Class, res.Error, class)
+		}
+	}
+}
+
+func TestTritonAndEmbeddingsRequests(t *testing.T) {
+	var got []string
+	h := func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, r.URL.EscapedPath()+" "+string(b))
+		w.WriteHeader(500)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(h))
+	defer srv.Close()
+	c, err := NewClient(Config{BaseURL: srv.URL + "/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	c.Stream(t.Context(), Request{API: Triton, Body: map[string]any{"text_input": "p", "max_tokens": 3}})
+	c.Stream(t.Context(), Request{API: Triton, Body: map[string]any{"text_input": "p", "model": "a b", "model_version": "3", "stream": false}})
+	c.Stream(t.Context(), Request{API: Triton, Body: map[string]any{"text_input": "p", "parameters": map[string]any{"stream": false, "temperature": 0}}})
+	c.Stream(t.Context(), Request{API: Embeddings, Body: map[string]any{"input": "p"}})
+	want := []string{
+		`/v2/models/m/generate_stream {"max_tokens":3,"parameters":{"stream":true},"text_input":"p"}`,
+		`/v2/models/a%20b/versions/3/generate {"parameters":{"stream":false},"stream":false,"text_input":"p"}`,
+		`/v2/models/m/generate {"parameters":{"stream":false,"temperature":0},"text_input":"p"}`,
+		`/v1/embeddings {"input":"p","model":"m"}`,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requests\n%q\nwant\n%q", got, want)
+	}
+
+	noModel, err := NewClient(Config{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []Request{
+		{API: Triton, Body: map[string]any{"text_input": "p"}},
+		{API: Triton, Body: map[string]any{"text_input": "p", "model": "m", "parameters": map[string]any{"stream": "yes"}}},
+		{API: Embeddings, Body: map[string]any{"input": "p", "stream": true}},
+		{API: Embeddings, Body: map[string]any{"prompt": "p"}},
+	} {
+		if res := noModel.Stream(t.Context(), req); res.Class != ErrInvalidRequest {
+			t.Errorf("%v: result %+v, want invalid_request", req.Body, res)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("invalid requests were sent: %q", got[4:])
+	}
+}
+
+// An embeddings request gives E2E and prompt tokens, and no TTFT, TPOT,
+// ITL nor output tokens.
+func TestEmbeddingsSamples(t *testing.T) {
+	reg := metrics.NewRegistry()
+	m := RegisterMetrics(reg)
+	r := &Result{OK: true, API: Embeddings, E2E: 12, PromptTokens: 8, Embeddings: 2, Dimensions: 4, Start: time.Now()}
+	names := map[string]float64{}
+	for _, s := range m.AppendSamples(nil, metrics.NewTagSet(nil), r) {
+		names[s.Metric.Name] += s.Value
+	}
+	for _, name := range []string{"llm_ttft", "llm_tpot", "llm_itl", "llm_output_tokens"} {
+		if _, ok := names[name]; ok {
+			t.Errorf("sample of %s", name)
+		}
+	}
+	if names["llm_requests"] != 1 || names["llm_e2e"] != 12 || names["llm_prompt_tokens"] != 8 {
+		t.Errorf("samples %v", names)
+	}
+}
+
+func FuzzTritonStream(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rr := getResponseReader()
+		defer rr.release()
+		res := &Result{Start: time.Now()}
+		err := rr.readTriton(bytes.NewReader(data), true, res)
+		if err != nil {
+			if _, ok := err.(*failure); !ok {
+				t.Fatalf("error %v is not a failure", err)
+			}
+			return
+		}
+		if res.Chunks < 0 || res.TokenSource == TokensFromChunks && res.OutputTokens != res.Chunks || len(res.ITL) != max(res.Chunks-1, 0) {
+			t.Fatalf("result %+v", res)
+		}
+	})
+}
+
+func TestJSTritonAndEmbeddings(t *testing.T) {
+	srv, m := startJSSim(t)
+	v := newJSVU(t, m)
+	r := stream(t, v, `llm.client({ api: 'triton', baseURL: '`+srv.URL()+`' }).stream({ text_input: 'hi', max_tokens: 5, ignore_eos: true })`)
+	if !r.OK || r.OutputTokens != 5 || r.TTFT <= 0 || r.TokenSource != "chunks" {
+		t.Errorf("triton: result %+v", r)
+	}
+	s := v.Run(`JSON.stringify(llm.client({ api: 'embeddings' }).stream({ input: ['a', 'b'], dimensions: 8 }))`).String()
+	for _, want := range []string{`"ok":true`, `"embeddings":2`, `"dimensions":8`, `"ttft":0`, `"stream":false`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("embeddings result %s lacks %s", s, want)
+		}
+	}
+	if s := v.Run(`JSON.stringify(llm.stream({ input: 'a' }, { api: 'embeddings' }).dimensions)`).String(); s != "768" {
+		t.Errorf("dimensions %s", s)
+	}
+}

@@ -1,0 +1,108 @@
+package llm
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// Tokenizers are the encodings Config.Tokenizer accepts. Their vocabularies
+// are embedded in the binary: nothing is downloaded.
+var Tokenizers = []string{string(tokenizer.Cl100kBase), string(tokenizer.O200kBase)}
+
+// tokenCounter counts the tokens of a text.
+type tokenCounter interface {
+	Count(text string) (int, error)
+}
+
+var (
+	codecsMu sync.Mutex
+	codecs   = map[string]tokenCounter{}
+)
+
+// newTokenCounter returns the shared counter of an encoding (one of
+// Tokenizers); nil for "".
+func newTokenCounter(name string) (tokenCounter, error) {
+	if name == "" {
+		return nil, nil
+	}
+	codecsMu.Lock()
+	defer codecsMu.Unlock()
+	if c, ok := codecs[name]; ok {
+		return c, nil
+	}
+	for _, known := range Tokenizers {
+		if name == known {
+			c, err := tokenizer.Get(tokenizer.Encoding(name))
+			if err != nil {
+				return nil, fmt.Errorf("tokenizer %s: %w", name, err)
+			}
+			codecs[name] = c
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown tokenizer %q: want one of %s", name, strings.Join(Tokenizers, ", "))
+}
+
+// countGenerated counts, with tok, the tokens of what a response generated:
+// its answer text, its reasoning text (rr.reasoning, where its protocol
+// keeps it) and its tool calls' names and arguments; ok is false when the
+// tokenizer failed.
+func countGenerated(tok tokenCounter, rr *responseReader, res *Result) (n int, ok bool) {
+	texts := [2]string{res.Text, string(rr.reasoning)}
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		k, err := tok.Count(t)
+		if err != nil {
+			return 0, false
+		}
+		n += k
+	}
+	for _, call := range res.ToolCalls {
+		for _, t := range [2]string{call.Name, call.Arguments} {
+			k, err := tok.Count(t)
+			if err != nil {
+				return 0, false
+			}
+			n += k
+		}
+	}
+	return n, true
+}
+
+// settleTokens applies DESIGN section 5's order of token sources once a
+// response was read well: usage (the adapter's), else the tokenizer when
+// the client has one, else the chunks. A request counted by usage gets a
+// second count (CheckTokens) for the summary's comparison: the tokenizer's
+// when there is one, else, for a streamed response, its chunk count (a
+// stream is expected to carry one token per chunk; a non-streamed response
+// has one chunk, nothing to compare).
+func settleTokens(tok tokenCounter, rr *responseReader, res *Result) {
+	if tok == nil {
+		if res.TokenSource == TokensFromUsage && res.Stream && res.Chunks > 0 {
+			res.CheckTokens, res.CheckSource = res.Chunks, TokensFromChunks
+		}
+		return
+	}
+	n, ok := countGenerated(tok, rr, res)
+	if !ok {
+		return
+	}
+	switch res.TokenSource {
+	case TokensFromUsage:
+		res.CheckTokens, res.CheckSource = n, TokensFromTokenizer
+	default:
+		// A protocol whose text the client does not see (n == 0 with
+		// token-bearing chunks) keeps its chunk count.
+		if n == 0 && res.Chunks > 0 {
+			return
+		}
+		res.OutputTokens, res.TokenSource = n, TokensFromTokenizer
+		res.TPOT = 0
+		finishTiming(res)
+	}
+}

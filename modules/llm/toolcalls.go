@@ -1,0 +1,143 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// toolCallDelta is one element of an OpenAI tool_calls array: a streamed
+// delta (index, and the id, type and name in the first delta of a call,
+// then fragments of its arguments) or a whole call of a non-streamed
+// message (no index: its position).
+type toolCallDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// toolCallBuilder assembles one tool call from its deltas.
+type toolCallBuilder struct {
+	id, typ, name string
+	args          []byte
+}
+
+// toolCalls assembles a response's tool calls, by index. Its builders, and
+// their argument buffers, are reused from one response to the next.
+type toolCalls struct {
+	calls  []toolCallBuilder
+	deltas []toolCallDelta
+}
+
+func (tc *toolCalls) reset() {
+	for i := range tc.calls {
+		tc.calls[i] = toolCallBuilder{args: tc.calls[i].args[:0]}
+	}
+	tc.calls = tc.calls[:0]
+}
+
+// maxToolCallIndex bounds the index of a tool call delta, so that a bad
+// server cannot make the client allocate without bound.
+const maxToolCallIndex = 1024
+
+// add merges a tool_calls array into the calls.
+func (tc *toolCalls) add(raw json.RawMessage) error {
+	// Unmarshal reuses the elements the slice can hold without zeroing
+	// them: clear them, or a field a delta lacks would keep the last one's.
+	clear(tc.deltas[:cap(tc.deltas)])
+	tc.deltas = tc.deltas[:0]
+	if err := json.Unmarshal(raw, &tc.deltas); err != nil {
+		return fmt.Errorf("tool_calls: %w", err)
+	}
+	for pos := range tc.deltas {
+		d := &tc.deltas[pos]
+		i := pos
+		if d.Index != nil {
+			i = *d.Index
+		}
+		if i < 0 || i > maxToolCallIndex {
+			return fmt.Errorf("tool_calls: index %d out of range", i)
+		}
+		for len(tc.calls) <= i {
+			if len(tc.calls) < cap(tc.calls) {
+				tc.calls = tc.calls[:len(tc.calls)+1]
+			} else {
+				tc.calls = append(tc.calls, toolCallBuilder{})
+			}
+		}
+		c := &tc.calls[i]
+		if c.id == "" {
+			c.id = d.ID
+		}
+		if c.typ == "" {
+			c.typ = d.Type
+		}
+		// The name comes whole in the first delta; a server that repeats
+		// it in later deltas does not double it, one that streams it in
+		// fragments gets them joined.
+		if n := d.Function.Name; n != "" && n != c.name {
+			c.name += n
+		}
+		c.args = append(c.args, d.Function.Arguments...)
+	}
+	return nil
+}
+
+// result returns the assembled calls, nil when none. A call's type
+// defaults to "function".
+func (tc *toolCalls) result() []ToolCall {
+	if len(tc.calls) == 0 {
+		return nil
+	}
+	out := make([]ToolCall, len(tc.calls))
+	for i, c := range tc.calls {
+		if c.typ == "" {
+			c.typ = "function"
+		}
+		out[i] = ToolCall{ID: c.id, Type: c.typ, Name: c.name, Arguments: string(c.args)}
+	}
+	return out
+}
+
+// appendToolCalls merges the chunk's tool calls (stream deltas and whole
+// messages' calls) into tc.
+func (c *chunk) appendToolCalls(tc *toolCalls) error {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		for _, raw := range [2]json.RawMessage{ch.Delta.ToolCalls, ch.Message.ToolCalls} {
+			if present(raw) {
+				if err := tc.add(raw); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// appendReasoning appends the chunk's reasoning text to dst.
+func (c *chunk) appendReasoning(dst []byte) ([]byte, error) {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		for _, raw := range [4]json.RawMessage{ch.Delta.ReasoningContent, ch.Delta.Reasoning, ch.Message.ReasoningContent, ch.Message.Reasoning} {
+			if !present(raw) {
+				continue
+			}
+			s, err := jsonString(raw)
+			if err != nil {
+				return dst, fmt.Errorf("reasoning: %w", err)
+			}
+			dst = append(dst, s...)
+		}
+	}
+	return dst, nil
+}
+
+// begin readies rr for an OpenAI response.
+func (rr *responseReader) begin() {
+	rr.usage, rr.text = rr.usage[:0], rr.text[:0]
+	rr.tools.reset()
+}
