@@ -3,6 +3,7 @@ package llm
 import (
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/url"
 	"strings"
@@ -111,4 +112,33 @@ func mediaType(contentType string) string {
 func contentTypeError(res *Result, contentType, want string) error {
 	res.E2E = ms(time.Since(res.Start))
 	return &failure{ErrDecode, fmt.Errorf("unexpected content type %q, want %s", contentType, want)}
+}
+
+// readSSEOrJSON reads a response with sse when it is an event stream, with
+// whole when it is one JSON document, and fails as decode otherwise.
+func readSSEOrJSON(contentType string, res *Result, sse, whole func() error) error {
+	switch mt := mediaType(contentType); {
+	case mt == "text/event-stream":
+		return sse()
+	case isJSON(mt):
+		return whole()
+	}
+	return contentTypeError(res, contentType, "text/event-stream or application/json")
+}
+
+// parametersOf returns a copy of the body's "parameters" object (TGI's and
+// Triton's generation settings), empty when it has none, for the adapter
+// to add its own.
+func parametersOf(body map[string]any) (map[string]any, error) {
+	v, ok := body["parameters"]
+	if !ok || v == nil {
+		return map[string]any{}, nil
+	}
+	given, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(`"parameters" must be an object, not %T`, v)
+	}
+	params := make(map[string]any, len(given)+1)
+	maps.Copy(params, given)
+	return params, nil
 }

@@ -195,13 +195,9 @@ func anthropicErrorMessage(raw json.RawMessage) string {
 
 // read reads an SSE stream, or a whole JSON message.
 func (anthropicProtocol) read(rr *responseReader, contentType string, body io.Reader, keepText bool, res *Result) error {
-	switch mt := mediaType(contentType); {
-	case mt == "text/event-stream":
-		return rr.readAnthropic(body, keepText, res)
-	case isJSON(mt):
-		return rr.readAnthropicJSON(body, keepText, res)
-	}
-	return contentTypeError(res, contentType, "text/event-stream or application/json")
+	return readSSEOrJSON(contentType, res,
+		func() error { return rr.readAnthropic(body, keepText, res) },
+		func() error { return rr.readAnthropicJSON(body, keepText, res) })
 }
 
 // anthropicFinish sets res's token counts and TPOT: output tokens from

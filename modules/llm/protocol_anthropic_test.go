@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
@@ -99,22 +98,7 @@ func TestAnthropicFaults(t *testing.T) {
 // stream.
 func replayAnthropic(t *testing.T, file string) *Result {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := &Result{API: Anthropic, Start: time.Now()}
-	rr := getResponseReader()
-	defer rr.release()
-	if err := (anthropicProtocol{}).read(rr, "text/event-stream; charset=utf-8", iotest.OneByteReader(bytes.NewReader(data)), true, res); err != nil {
-		f, ok := err.(*failure)
-		if !ok {
-			t.Fatalf("%s: error %v is not a failure", file, err)
-		}
-		res.Class, res.Error = f.class, f.Error()
-	}
-	res.OK = res.Class == ErrNone
-	return res
+	return replayAs(t, file, "text/event-stream; charset=utf-8", Anthropic, anthropicProtocol{})
 }
 
 func TestAnthropicTranscripts(t *testing.T) {

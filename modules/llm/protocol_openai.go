@@ -42,13 +42,9 @@ func (openaiProtocol) prepare(p *prepared, body map[string]any, model string) er
 // read reads an event stream, or a whole JSON response (asked for with
 // "stream": false, or a server that does not stream).
 func (openaiProtocol) read(rr *responseReader, contentType string, body io.Reader, keepText bool, res *Result) error {
-	switch mt := mediaType(contentType); {
-	case mt == "text/event-stream":
-		return rr.readSSE(body, res.Start, keepText, res)
-	case isJSON(mt):
-		return rr.readJSON(body, res.Start, keepText, res)
-	}
-	return contentTypeError(res, contentType, "text/event-stream or application/json")
+	return readSSEOrJSON(contentType, res,
+		func() error { return rr.readSSE(body, res.Start, keepText, res) },
+		func() error { return rr.readJSON(body, res.Start, keepText, res) })
 }
 
 // isJSON reports whether a media type is JSON's.

@@ -120,30 +120,31 @@ func TestProtocolFaults(t *testing.T) {
 	}
 }
 
-// replay serves a transcript with the given content type, in pieces of
-// 7 bytes.
+// replay replays a transcript through the reader of the protocol its
+// name starts with (ollama, openai, else tgi), one byte at a time.
 func replay(t *testing.T, file, contentType string) *Result {
+	t.Helper()
+	switch {
+	case strings.HasPrefix(file, "testdata/ollama"):
+		return replayAs(t, file, contentType, OllamaChat, ollamaProtocol{})
+	case strings.HasPrefix(file, "testdata/openai"):
+		return replayAs(t, file, contentType, ChatCompletions, openaiProtocol{})
+	}
+	return replayAs(t, file, contentType, TGI, tgiProtocol{})
+}
+
+// replayAs replays a transcript through proto's reader, one byte at a
+// time.
+func replayAs(t *testing.T, file, contentType string, api API, proto protocol) *Result {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &Result{Start: time.Now()}
+	res := &Result{API: api, Start: time.Now()}
 	rr := getResponseReader()
 	defer rr.release()
-	var api API
-	var proto protocol
-	switch {
-	case strings.HasPrefix(file, "testdata/ollama"):
-		api, proto = OllamaChat, ollamaProtocol{}
-	case strings.HasPrefix(file, "testdata/openai"):
-		api, proto = ChatCompletions, openaiProtocol{}
-	default:
-		api, proto = TGI, tgiProtocol{}
-	}
-	res.API = api
-	err = proto.read(rr, contentType, iotest.OneByteReader(bytes.NewReader(data)), true, res)
-	if err != nil {
+	if err := proto.read(rr, contentType, iotest.OneByteReader(bytes.NewReader(data)), true, res); err != nil {
 		f, ok := err.(*failure)
 		if !ok {
 			t.Fatalf("%s: error %v is not a failure", file, err)

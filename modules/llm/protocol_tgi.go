@@ -37,16 +37,9 @@ func (tgiProtocol) prepare(p *prepared, body map[string]any, model string) error
 		return err
 	}
 	delete(body, "stream")
-	params := map[string]any{}
-	if v, ok := body["parameters"]; ok && v != nil {
-		given, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf(`"parameters" must be an object, not %T`, v)
-		}
-		params = make(map[string]any, len(given)+1)
-		for k, v := range given {
-			params[k] = v
-		}
+	params, err := parametersOf(body)
+	if err != nil {
+		return err
 	}
 	if _, ok := params["details"]; !ok {
 		params["details"] = true
@@ -95,13 +88,9 @@ func (e *tgiEvent) final() bool {
 
 // read reads an SSE stream, or a whole JSON response.
 func (tgiProtocol) read(rr *responseReader, contentType string, body io.Reader, keepText bool, res *Result) error {
-	switch mt := mediaType(contentType); {
-	case mt == "text/event-stream":
-		return rr.readTGI(body, keepText, res)
-	case isJSON(mt):
-		return rr.readTGIJSON(body, keepText, res)
-	}
-	return contentTypeError(res, contentType, "text/event-stream or application/json")
+	return readSSEOrJSON(contentType, res,
+		func() error { return rr.readTGI(body, keepText, res) },
+		func() error { return rr.readTGIJSON(body, keepText, res) })
 }
 
 // tgiFinish fills res's finish reason and token counts from the final

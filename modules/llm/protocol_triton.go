@@ -81,16 +81,9 @@ func (tritonProtocol) prepare(p *prepared, body map[string]any, model string) er
 		}
 		delete(body, "model_version")
 	}
-	params := map[string]any{}
-	if v, ok := body["parameters"]; ok && v != nil {
-		given, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf(`"parameters" must be an object, not %T`, v)
-		}
-		params = make(map[string]any, len(given)+1)
-		for k, v := range given {
-			params[k] = v
-		}
+	params, err := parametersOf(body)
+	if err != nil {
+		return err
 	}
 	p.stream = true
 	if v, ok := params["stream"]; ok {
@@ -246,13 +239,9 @@ func (t *tritonTally) finish(res *Result) {
 
 // read reads an SSE stream, or a whole JSON response.
 func (tritonProtocol) read(rr *responseReader, contentType string, body io.Reader, keepText bool, res *Result) error {
-	switch mt := mediaType(contentType); {
-	case mt == "text/event-stream":
-		return rr.readTriton(body, keepText, res)
-	case isJSON(mt):
-		return rr.readTritonJSON(body, keepText, res)
-	}
-	return contentTypeError(res, contentType, "text/event-stream or application/json")
+	return readSSEOrJSON(contentType, res,
+		func() error { return rr.readTriton(body, keepText, res) },
+		func() error { return rr.readTritonJSON(body, keepText, res) })
 }
 
 // readTriton reads a /generate_stream response: every event with output

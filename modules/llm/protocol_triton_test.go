@@ -6,37 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
-
-// replayAs replays a transcript through proto's reader, one byte at a
-// time.
-func replayAs(t *testing.T, file, contentType string, api API, proto protocol) *Result {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := &Result{API: api, Start: time.Now()}
-	rr := getResponseReader()
-	defer rr.release()
-	if err := proto.read(rr, contentType, iotest.OneByteReader(bytes.NewReader(data)), true, res); err != nil {
-		f, ok := err.(*failure)
-		if !ok {
-			t.Fatalf("%s: error %v is not a failure", file, err)
-		}
-		res.Class, res.Error = f.class, f.Error()
-	}
-	res.OK = res.Class == ErrNone
-	return res
-}
 
 func TestTritonTranscripts(t *testing.T) {
 	for _, tc := range []struct {

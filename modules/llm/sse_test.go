@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -269,6 +271,18 @@ func FuzzSSEReader(f *testing.F) {
 	f.Add([]byte("data: a\n\n"), []byte{1})
 	f.Add([]byte("\xEF\xBB\xBFevent: e\r\nid: 1\r\ndata: a\r\ndata:b\r\n\r\n: c\rdata\r\r"), []byte{2, 5, 1})
 	f.Add([]byte("data: x\ndata: y\n\nid: 2\x00\ndata: [DONE]\n\ndata: tail"), []byte{7, 3})
+	// Every recorded event-stream transcript of testdata seeds it too.
+	files, err := filepath.Glob("testdata/*.sse")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, []byte{3, 11, 1})
+	}
 	f.Fuzz(func(t *testing.T, in, splits []byte) {
 		want, wantErr := refSSE(in)
 		sizes := make([]int, len(splits))
