@@ -353,6 +353,7 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 	set("outputTokens", r.OutputTokens)
 	set("promptTokens", r.PromptTokens)
 	set("reasoningTokens", r.ReasoningTokens)
+	set("reasoningChunks", r.ReasoningChunks)
 	set("tokenSource", string(r.TokenSource))
 	set("finishReason", r.FinishReason)
 	set("text", r.Text)

@@ -17,7 +17,7 @@ func TestRegisterMetrics(t *testing.T) {
 	want := map[string]metrics.Type{
 		"llm_requests": metrics.Counter, "llm_failed": metrics.Rate, "llm_errors": metrics.Counter, "llm_interrupted": metrics.Counter, "llm_retries": metrics.Counter,
 		"llm_ttft": metrics.Trend, "llm_tpot": metrics.Trend, "llm_itl": metrics.Trend, "llm_e2e": metrics.Trend,
-		"llm_ttfb": metrics.Trend, "llm_output_tokens": metrics.Counter, "llm_prompt_tokens": metrics.Counter, "llm_output_tokens_check": metrics.Counter,
+		"llm_ttfb": metrics.Trend, "llm_output_tokens": metrics.Counter, "llm_prompt_tokens": metrics.Counter, "llm_output_tokens_check": metrics.Counter, "llm_reasoning_tokens": metrics.Counter,
 	}
 	all := reg.All()
 	if len(all) != len(want) {

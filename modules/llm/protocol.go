@@ -75,6 +75,9 @@ func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
 		}
 		tc.last = now
 		res.Chunks++
+		if reasoning && !answer {
+			res.ReasoningChunks++
+		}
 	}
 	if answer && !tc.answered {
 		tc.answered = true

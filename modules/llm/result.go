@@ -175,7 +175,11 @@ type Result struct {
 	PromptTokens int `json:"promptTokens"`
 	// ReasoningTokens is the server's count of reasoning tokens among the
 	// output tokens (usage.completion_tokens_details), 0 if unknown.
-	ReasoningTokens int    `json:"reasoningTokens"`
+	ReasoningTokens int `json:"reasoningTokens"`
+	// ReasoningChunks counts the token-bearing chunks that carried only
+	// reasoning (thinking) text: the client's own count, for servers whose
+	// usage does not split reasoning from answer tokens.
+	ReasoningChunks int    `json:"reasoningChunks"`
 	FinishReason    string `json:"finishReason,omitempty"`
 	// CheckTokens is a second count of the output tokens of a request
 	// whose OutputTokens came from usage: the tokenizer's when the client
@@ -212,4 +216,13 @@ type Result struct {
 // End is the time the request ended: its start plus E2E.
 func (r *Result) End() time.Time {
 	return r.Start.Add(time.Duration(r.E2E * float64(time.Millisecond)))
+}
+
+// reasoningTokens is the reasoning share of the output: the server's count
+// when it gave one, else the reasoning-only chunks.
+func (r *Result) reasoningTokens() int {
+	if r.ReasoningTokens > 0 {
+		return r.ReasoningTokens
+	}
+	return r.ReasoningChunks
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 // Transcripts in the formats vLLM, SGLang and OpenAI stream (written from
@@ -126,4 +128,38 @@ func FuzzOpenAIStream(f *testing.F) {
 			t.Fatalf("inconsistent result %+v", res)
 		}
 	})
+}
+
+// Reasoning is reported apart from the answer: the server's count when its
+// usage has one, else the reasoning-only chunks, in llm_reasoning_tokens.
+func TestReasoningTokensReportedApart(t *testing.T) {
+	m := RegisterMetrics(metrics.NewRegistry())
+	for _, tc := range []struct {
+		file            string
+		chunks, metric  int
+		fromUsageTokens int
+	}{
+		{"testdata/openai-chat-reasoning.sse", 2, 6, 6}, // usage: reasoning_tokens 6
+		{"testdata/anthropic-messages.sse", 2, 2, 0},    // Anthropic's usage does not split them
+		{"testdata/openai-chat-vllm.sse", 0, 0, 0},      // no reasoning at all
+	} {
+		var res *Result
+		if strings.HasPrefix(tc.file, "testdata/anthropic") {
+			res = replayAnthropic(t, tc.file)
+		} else {
+			res = replay(t, tc.file, "text/event-stream")
+		}
+		if res.ReasoningChunks != tc.chunks || res.ReasoningTokens != tc.fromUsageTokens {
+			t.Errorf("%s: reasoning chunks %d tokens %d, want %d and %d", tc.file, res.ReasoningChunks, res.ReasoningTokens, tc.chunks, tc.fromUsageTokens)
+		}
+		got := 0.0
+		for _, s := range m.AppendSamples(nil, nil, res) {
+			if s.Metric == m.ReasoningTokens {
+				got += s.Value
+			}
+		}
+		if got != float64(tc.metric) {
+			t.Errorf("%s: llm_reasoning_tokens %g, want %d", tc.file, got, tc.metric)
+		}
+	}
 }

@@ -107,6 +107,9 @@ type Serving struct {
 	// OutputTokens and PromptTokens are summed over completed requests.
 	OutputTokens int64 `json:"total_output_tokens"`
 	PromptTokens int64 `json:"total_input_tokens"`
+	// ReasoningTokens are the reasoning share of OutputTokens (see
+	// llm_reasoning_tokens).
+	ReasoningTokens int64 `json:"total_reasoning_tokens"`
 	// MeanInputTokens and MeanOutputTokens are per completed request.
 	MeanInputTokens       float64 `json:"mean_input_tokens"`
 	MeanOutputTokens      float64 `json:"mean_output_tokens"`
@@ -259,6 +262,7 @@ func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) 
 	s.Interrupted = int64(sum(snap, "llm_interrupted", filter))
 	s.OutputTokens = int64(sum(snap, "llm_output_tokens", filter))
 	s.PromptTokens = int64(sum(snap, "llm_prompt_tokens", filter))
+	s.ReasoningTokens = int64(sum(snap, "llm_reasoning_tokens", filter))
 	s.Iterations = int64(sum(snap, "iterations", filter))
 	s.InterruptedIterations = int64(sum(snap, "iterations_interrupted", filter))
 	s.WarmupRequests = int64(sum(snap, "warmup_requests", filter))

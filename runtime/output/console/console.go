@@ -124,7 +124,11 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	r.printf("\n")
 	r.printf("  duration ........... %.1f s\n", s.DurationSeconds)
 	r.printf("  request throughput . %s req/s\n", num(s.RequestThroughput))
-	r.printf("  output tokens ...... %d (%s tok/s; %s per request)\n", s.OutputTokens, num(s.OutputTokenThroughput), num(s.MeanOutputTokens))
+	r.printf("  output tokens ...... %d (%s tok/s; %s per request)", s.OutputTokens, num(s.OutputTokenThroughput), num(s.MeanOutputTokens))
+	if s.ReasoningTokens > 0 {
+		r.printf(", %d of them reasoning", s.ReasoningTokens)
+	}
+	r.printf("\n")
 	r.printf("  input tokens ....... %d (%s per request)\n", s.PromptTokens, num(s.MeanInputTokens))
 	r.printf("  total throughput ... %s tok/s (input + output)\n", num(s.TotalTokenThroughput))
 	r.printf("  iterations ......... %d", s.Iterations)
