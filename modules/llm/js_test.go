@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -71,14 +70,7 @@ const jsModel = "js-test-model"
 // returns a module aimed at it.
 func startJSSim(t *testing.T) (*llmsim.Running, *Module) {
 	t.Helper()
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startSim(t)
 	m, err := NewModule(Config{BaseURL: srv.URL(), Model: jsModel})
 	if err != nil {
 		t.Fatal(err)

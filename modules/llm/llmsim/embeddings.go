@@ -103,18 +103,9 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 			j.promptTokens += n
 		}
 	}
-	var f *Fault
-	if aerr == nil {
-		f, aerr = requestedFault(r, &j)
-	}
-	if aerr != nil {
-		s.rejected.Add(1)
-		aerr.write(w)
+	_, f, ok := s.accept(w, r, &j, aerr, false)
+	if !ok {
 		return
-	}
-	arrival := s.arrivals.Add(1)
-	if f == nil {
-		f = s.drawFault(arrival, false)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

@@ -70,18 +70,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 	if aerr == nil && a.streamOnly && !j.stream {
 		aerr = badRequest("stream", "llmsim answers this API streamed only")
 	}
-	var f *Fault
-	if aerr == nil {
-		f, aerr = requestedFault(r, &j)
-	}
-	if aerr != nil {
-		s.rejected.Add(1)
-		aerr.write(w)
+	arrival, f, ok := s.accept(w, r, &j, aerr, j.stream)
+	if !ok {
 		return
-	}
-	arrival := s.arrivals.Add(1)
-	if f == nil {
-		f = s.drawFault(arrival, j.stream)
 	}
 
 	// Canceled when the handler returns, so the engine frees the slot of
@@ -145,4 +136,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// accept settles a parsed request: it answers a rejected one (aerr, or a
+// bad fault header) itself and reports ok false; otherwise it numbers the
+// arrival and returns the fault to inject, the one the request asked for
+// or one drawn at the configured rates (mid-stream faults only for a
+// streamed request), nil for none.
+func (s *Server) accept(w http.ResponseWriter, r *http.Request, j *job, aerr *apiError, streamed bool) (arrival uint64, f *Fault, ok bool) {
+	if aerr == nil {
+		f, aerr = requestedFault(r, j)
+	}
+	if aerr != nil {
+		s.rejected.Add(1)
+		aerr.write(w)
+		return 0, nil, false
+	}
+	arrival = s.arrivals.Add(1)
+	if f == nil {
+		f = s.drawFault(arrival, streamed)
+	}
+	return arrival, f, true
 }
