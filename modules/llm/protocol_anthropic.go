@@ -304,13 +304,9 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 
 // readAnthropicJSON reads a whole ("stream": false) message.
 func (rr *responseReader) readAnthropicJSON(body io.Reader, keepText bool, res *Result) error {
-	doc, err := rr.readWhole(body, res.Start, res)
-	if err != nil {
-		return err
-	}
 	var e anthropicEvent
-	if err := decodeAnthropic(doc, &e); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	if err := rr.readWhole(body, res.Start, res, func(doc []byte) error { return decodeAnthropic(doc, &e) }); err != nil {
+		return err
 	}
 	if e.Type == "error" || present(e.Error) {
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", anthropicErrorMessage(e.Error))}

@@ -256,14 +256,8 @@ func FuzzAnthropicStream(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rr := getResponseReader()
-		defer rr.release()
-		res := &Result{Start: time.Now()}
-		err := rr.readAnthropic(bytes.NewReader(data), true, res)
-		if err != nil {
-			if _, ok := err.(*failure); !ok {
-				t.Fatalf("error %v is not a failure", err)
-			}
+		res := fuzzRead(t, data, func(rr *responseReader, body io.Reader, res *Result) error { return rr.readAnthropic(body, true, res) })
+		if res == nil {
 			return
 		}
 		if res.Chunks < 0 || len(res.ITL) != max(0, res.Chunks-1) || res.TokenSource == TokensFromChunks && res.OutputTokens != res.Chunks {

@@ -61,13 +61,9 @@ func (embeddingsProtocol) read(rr *responseReader, contentType string, body io.R
 	if !isJSON(mediaType(contentType)) {
 		return contentTypeError(res, contentType, "application/json")
 	}
-	doc, err := rr.readWhole(body, res.Start, res)
-	if err != nil {
-		return err
-	}
 	var r embeddingsResponse
-	if err := json.Unmarshal(doc, &r); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	if err := rr.readWhole(body, res.Start, res, func(doc []byte) error { return json.Unmarshal(doc, &r) }); err != nil {
+		return err
 	}
 	if present(r.Error) {
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(r.Error))}

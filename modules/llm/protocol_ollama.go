@@ -169,13 +169,9 @@ func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result)
 
 // readOllamaJSON reads a whole ("stream": false) response.
 func (rr *responseReader) readOllamaJSON(body io.Reader, keepText bool, res *Result) error {
-	doc, err := rr.readWhole(body, res.Start, res)
-	if err != nil {
-		return err
-	}
 	var c ollamaChunk
-	if err := decodeOllama(doc, &c); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	if err := rr.readWhole(body, res.Start, res, func(doc []byte) error { return decodeOllama(doc, &c) }); err != nil {
+		return err
 	}
 	if present(c.Error) {
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(c.Error))}

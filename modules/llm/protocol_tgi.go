@@ -155,13 +155,9 @@ func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) er
 
 // readTGIJSON reads a whole /generate response.
 func (rr *responseReader) readTGIJSON(body io.Reader, keepText bool, res *Result) error {
-	doc, err := rr.readWhole(body, res.Start, res)
-	if err != nil {
-		return err
-	}
 	var e tgiEvent
-	if err := decodeTGI(doc, &e); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	if err := rr.readWhole(body, res.Start, res, func(doc []byte) error { return decodeTGI(doc, &e) }); err != nil {
+		return err
 	}
 	if present(e.Error) {
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(e.Error))}

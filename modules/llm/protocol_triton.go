@@ -296,13 +296,9 @@ func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result)
 
 // readTritonJSON reads a whole /generate response.
 func (rr *responseReader) readTritonJSON(body io.Reader, keepText bool, res *Result) error {
-	doc, err := rr.readWhole(body, res.Start, res)
-	if err != nil {
-		return err
-	}
 	var r tritonResponse
-	if err := decodeTriton(doc, &r); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	if err := rr.readWhole(body, res.Start, res, func(doc []byte) error { return decodeTriton(doc, &r) }); err != nil {
+		return err
 	}
 	if present(r.Error) {
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(r.Error))}

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -189,14 +188,8 @@ func TestEmbeddingsSamples(t *testing.T) {
 
 func FuzzTritonStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rr := getResponseReader()
-		defer rr.release()
-		res := &Result{Start: time.Now()}
-		err := rr.readTriton(bytes.NewReader(data), true, res)
-		if err != nil {
-			if _, ok := err.(*failure); !ok {
-				t.Fatalf("error %v is not a failure", err)
-			}
+		res := fuzzRead(t, data, func(rr *responseReader, body io.Reader, res *Result) error { return rr.readTriton(body, true, res) })
+		if res == nil {
 			return
 		}
 		if res.Chunks < 0 || res.TokenSource == TokensFromChunks && res.OutputTokens != res.Chunks || len(res.ITL) != max(res.Chunks-1, 0) {

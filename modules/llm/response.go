@@ -106,32 +106,32 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	}
 }
 
-// readWhole reads a whole (non-streamed) response body into rr.body, up to
-// maxJSONResponse bytes, setting E2E when it ends, and returns it trimmed.
-func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result) ([]byte, error) {
+// readWhole reads a whole (non-streamed) response body, up to
+// maxJSONResponse bytes, sets E2E when it ends, and decodes it with decode;
+// a decode error is a decode failure quoting the start of the body.
+func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result, decode func(doc []byte) error) error {
 	rr.body.Reset()
 	res.Stream = false
 	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
 	res.E2E = ms(time.Since(start))
 	if err != nil {
-		return nil, &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
+		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
 	}
 	if rr.body.Len() > maxJSONResponse {
-		return nil, &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
+		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
 	}
-	return bytes.TrimSpace(rr.body.Bytes()), nil
+	if err := decode(bytes.TrimSpace(rr.body.Bytes())); err != nil {
+		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	}
+	return nil
 }
 
 // readJSON reads a whole non-streaming response. Its one answer arrives at
 // the end, so TTFT = TTFO = E2E; there is no TPOT nor ITL.
 func (rr *responseReader) readJSON(body io.Reader, start time.Time, keepText bool, res *Result) error {
 	rr.begin()
-	doc, err := rr.readWhole(body, start, res)
-	if err != nil {
+	if err := rr.readWhole(body, start, res, func(doc []byte) error { return rr.dec.decode(doc, &rr.chunk) }); err != nil {
 		return err
-	}
-	if err := rr.dec.decode(doc, &rr.chunk); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
 	}
 	if msg, ok := rr.chunk.errorMessage(); ok {
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", msg)}

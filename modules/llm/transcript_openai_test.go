@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
 )
@@ -114,14 +113,10 @@ func FuzzOpenAIStream(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rr := getResponseReader()
-		defer rr.release()
-		res := &Result{Start: time.Now(), API: ChatCompletions}
-		err := openaiProtocol{}.read(rr, "text/event-stream", &chunked{data: data}, true, res)
-		if err != nil {
-			if _, ok := err.(*failure); !ok {
-				t.Fatalf("error %v is not a classified failure", err)
-			}
+		res := fuzzRead(t, data, func(rr *responseReader, body io.Reader, res *Result) error {
+			return openaiProtocol{}.read(rr, "text/event-stream", body, true, res)
+		})
+		if res == nil {
 			return
 		}
 		if res.Chunks < 0 || res.OutputTokens < 0 || len(res.ITL) != max(res.Chunks-1, 0) || res.E2E < res.TTFT {
