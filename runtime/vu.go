@@ -37,6 +37,8 @@ type vu struct {
 	fn     goja.Callable
 	data   goja.Value
 	warmup *warmupGate
+	// samples is the buffer of each iteration's own samples.
+	samples []metrics.Sample
 
 	interruptDone chan struct{}
 }
@@ -165,27 +167,29 @@ func (v *vu) RunIteration(ctx context.Context) {
 
 	v.state.Iteration++
 	interrupted := ctx.Err() != nil
-	tags := v.state.Tags
+	if err != nil && !interrupted {
+		v.run.errors.record(err.Error())
+	}
+	// One batch, in a buffer the VU reuses, for the iteration's samples.
+	now, tags := time.Now(), v.state.Tags
+	add := func(m *metrics.Metric, value float64) {
+		v.samples = append(v.samples, metrics.Sample{Metric: m, Tags: tags, Time: now, Value: value})
+	}
+	v.samples = v.samples[:0]
 	switch {
+	case warm && !interrupted:
+		add(b.warmupIterations, 1)
 	case warm:
-		if !interrupted {
-			v.sink.AddSamples([]metrics.Sample{{Metric: b.warmupIterations, Tags: tags, Time: time.Now(), Value: 1}})
-		}
-		if err != nil && !interrupted {
-			v.run.errors.record(err.Error())
-		}
 	case interrupted:
-		v.sink.AddSamples([]metrics.Sample{{Metric: b.interrupted, Tags: tags, Time: time.Now(), Value: 1}})
+		add(b.interrupted, 1)
 	default:
-		v.sink.AddSamples([]metrics.Sample{
-			{Metric: b.iterations, Tags: tags, Time: time.Now(), Value: 1},
-			{Metric: b.iterationDuration, Tags: tags, Time: time.Now(), Value: ms(elapsed)},
-		})
+		add(b.iterations, 1)
+		add(b.iterationDuration, ms(elapsed))
 		if err != nil {
-			v.sink.AddSamples([]metrics.Sample{{Metric: b.scriptErrors, Tags: tags, Time: time.Now(), Value: 1}})
-			v.run.errors.record(err.Error())
+			add(b.scriptErrors, 1)
 		}
 	}
+	v.sink.AddSamples(v.samples)
 }
 
 // interruptible calls fn with args, interrupting the runtime when ctx ends.
