@@ -165,7 +165,7 @@ func (r *renderer) tokenChecks(cs []summary.TokenCheck) {
 			r.printf("  %s\n", r.st.red("WARNING: "+tc.Warning))
 			continue
 		}
-		r.printf("  token check ........ usage %d, %s %d (%+.1f %%)\n", tc.UsageTokens, tc.Source, tc.CheckTokens, tc.DiffPercent)
+		r.printf("  token check ........ usage %d tokens, %s %d (%+.1f %%)\n", tc.UsageTokens, tc.Source, tc.CheckTokens, tc.DiffPercent)
 	}
 }
 
@@ -296,6 +296,9 @@ func (r *renderer) thresholds(s *summary.Summary) {
 	rows := make([][]string, len(s.Thresholds))
 	for i, t := range s.Thresholds {
 		mark, observed := r.st.green("✓"), fmt.Sprintf("%.6g", t.Value)
+		if unit := thresholdUnit(s, t); unit != "" {
+			observed += " " + unit
+		}
 		if !t.Passed {
 			mark = r.st.red("✗")
 		}
@@ -308,6 +311,19 @@ func (r *renderer) thresholds(s *summary.Summary) {
 	if s.AbortedBy != "" {
 		r.printf("  %s\n", r.st.red("the run was aborted early by a threshold: "+s.AbortedBy))
 	}
+}
+
+// thresholdUnit is the unit of a threshold's observed value: its metric's,
+// per second for a counter's rate, none for a rate metric's ratio.
+func thresholdUnit(s *summary.Summary, t summary.ThresholdResult) string {
+	m, ok := s.Metrics[t.Metric]
+	switch {
+	case !ok || m.Type == "rate":
+		return ""
+	case strings.HasPrefix(t.Threshold, "rate"):
+		return m.Unit + "/s"
+	}
+	return m.Unit
 }
 
 func (r *renderer) custom(s *summary.Summary) {

@@ -258,3 +258,31 @@ func TestProgressLine(t *testing.T) {
 		}
 	}
 }
+
+func TestThresholdValuesCarryTheirUnit(t *testing.T) {
+	s := &summary.Summary{
+		Metrics: map[string]summary.MetricSummary{
+			"llm_ttft{scenario:chat}": {Type: "trend", Unit: "ms"},
+			"llm_requests":            {Type: "counter", Unit: "requests"},
+			"llm_failed":              {Type: "rate", Unit: "ratio"},
+		},
+		Thresholds: []summary.ThresholdResult{
+			{Metric: "llm_ttft{scenario:chat}", Threshold: "p(99)<2000", Value: 812.5, Passed: true},
+			{Metric: "llm_requests", Threshold: "rate>10", Value: 12, Passed: true},
+			{Metric: "llm_requests", Threshold: "count>100", Value: 120, Passed: true},
+			{Metric: "llm_failed", Threshold: "rate<0.01", Value: 0, Passed: true},
+		},
+	}
+	var b strings.Builder
+	if err := console.Render(&b, s, console.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"812.5 ms", "12 requests/s", "120 requests"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("thresholds lack %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "0 ratio") {
+		t.Errorf("a rate's ratio got a unit:\n%s", b.String())
+	}
+}
