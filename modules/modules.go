@@ -44,6 +44,10 @@ type VU interface {
 	// InitContext reports whether the VU is running the script's init code,
 	// where only registration and file loading are allowed.
 	InitContext() bool
+	// ID is the VU's number, from 1; the VU that reads the options and
+	// runs setup and teardown is 0. Modules seed per-VU random streams
+	// with it, so that a run is reproducible under its seed.
+	ID() int64
 }
 
 // State is what a VU knows while it runs iterations.

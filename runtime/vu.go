@@ -93,6 +93,9 @@ func (v *vu) Registry() *metrics.Registry { return v.registry }
 // InitContext implements modules.VU.
 func (v *vu) InitContext() bool { return v.state == nil }
 
+// ID implements modules.VU.
+func (v *vu) ID() int64 { return v.id }
+
 // SampleTarget implements metrics.JSVU.
 func (v *vu) SampleTarget() (*metrics.TagSet, metrics.Sink, bool) {
 	if v.state == nil {

@@ -30,6 +30,9 @@ type VU struct {
 	// Errors receives the messages of failed requests that modules record
 	// once the VU has left the init context.
 	Errors *ErrorLog
+	// Number is the VU's number, what ID returns: 1 unless a test that
+	// makes several VUs numbers them.
+	Number int64
 
 	t     testing.TB
 	rt    *goja.Runtime
@@ -52,6 +55,7 @@ func NewVU(t testing.TB) *VU {
 		Ctx:        t.Context(),
 		Aggregator: metrics.NewAggregator(1),
 		Errors:     &ErrorLog{},
+		Number:     1,
 		t:          t,
 		rt:         rt,
 		reg:        metrics.NewRegistry(),
@@ -72,6 +76,9 @@ func (v *VU) Registry() *metrics.Registry { return v.reg }
 
 // InitContext implements modules.VU.
 func (v *VU) InitContext() bool { return v.state == nil }
+
+// ID implements modules.VU: Number.
+func (v *VU) ID() int64 { return v.Number }
 
 // SampleTarget implements metrics.JSVU: the state's tags and sink, with ok
 // false in the init context.
@@ -106,11 +113,11 @@ func (v *VU) Expose(name string, m modules.Module) {
 }
 
 // LeaveInit ends the init context: the VU runs an iteration of scenario
-// "test" as VU 1, its samples tagged scenario:test and sent to Aggregator,
+// "test" as VU Number, its samples tagged scenario:test and sent to Aggregator,
 // the messages of its failed requests to Errors.
 func (v *VU) LeaveInit() {
 	v.state = &modules.State{
-		VUID:     1,
+		VUID:     v.Number,
 		Scenario: "test",
 		Tags:     metrics.NewTagSet(map[string]string{"scenario": "test"}),
 		Samples:  v.Aggregator.Shard(0),
