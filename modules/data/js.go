@@ -1,0 +1,481 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+)
+
+// Module is the 'data' JavaScript module of one run:
+//
+//	import { tokenizer, prompts, lengths, dataset } from 'data';
+//	const promptLen = lengths.lognormal({ mean: 512, sigma: 0.8, min: 32, max: 8192 });
+//	const text = prompts.synthetic(promptLen.sample());   // exactly that many tokens
+//	const chats = dataset('data/sharegpt.json');          // init code only; shared by every VU
+//
+// Tokenizers, synthesizers, prefix groups and datasets are built once per
+// run and shared read-only by every VU; each VU draws from its own random
+// streams, seeded by the run's seed, the VU's number and the order in which
+// its script asked for them, so a run is reproducible under --seed.
+type Module struct {
+	// Seed is the run's seed (--seed).
+	Seed int64
+	// Tokenizer is the default tokenizer spec (--tokenizer); "" is
+	// DefaultEncoding.
+	Tokenizer string
+	// BaseDir is where relative file paths are looked up first (the
+	// script's directory); then the working directory.
+	BaseDir string
+
+	datasets Datasets
+
+	mu      sync.Mutex
+	synths  map[string]*Synthesizer
+	groups  map[groupsKey]*PrefixGroups
+	cursors map[*Dataset]*atomic.Int64
+}
+
+type groupsKey struct {
+	tokenizer            string
+	groups, prefixTokens int
+}
+
+// NewInstance implements modules.Module.
+func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
+	in := &instance{m: m, vu: vu}
+	in.rng = in.stream()
+	rt := vu.Runtime()
+	in.exports = rt.NewObject()
+	prompts := rt.NewObject()
+	lengths := rt.NewObject()
+	for obj, fns := range map[*goja.Object]map[string]any{
+		in.exports: {"tokenizer": in.tokenizerObject, "dataset": in.dataset},
+		prompts:    {"synthetic": in.synthetic, "sharedPrefix": in.sharedPrefix},
+		lengths: {"fixed": in.fixed, "uniform": in.uniform, "normal": in.normal,
+			"lognormal": in.lognormal, "empirical": in.empirical},
+	} {
+		for name, fn := range fns {
+			if err := obj.Set(name, fn); err != nil {
+				return nil, fmt.Errorf("data module: %w", err)
+			}
+		}
+	}
+	if err := in.exports.Set("prompts", prompts); err != nil {
+		return nil, fmt.Errorf("data module: %w", err)
+	}
+	if err := in.exports.Set("lengths", lengths); err != nil {
+		return nil, fmt.Errorf("data module: %w", err)
+	}
+	return in, nil
+}
+
+// instance is one VU's 'data' module.
+type instance struct {
+	m       *Module
+	vu      modules.VU
+	exports *goja.Object
+	// rng is the VU's stream for synthetic prompts and dataset samples;
+	// each length distribution gets its own.
+	rng     *rand.Rand
+	streams uint64
+}
+
+func (in *instance) Exports() *goja.Object { return in.exports }
+
+// stream returns the VU's next random stream.
+func (in *instance) stream() *rand.Rand {
+	in.streams++
+	return newStream(in.m.Seed, uint64(in.vu.ID()), in.streams)
+}
+
+// path resolves a file path given by a script: as is when absolute, else
+// next to the script, else in the working directory.
+func (m *Module) path(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	tried := []string{}
+	if m.BaseDir != "" {
+		q := filepath.Join(m.BaseDir, p)
+		if _, err := os.Stat(q); err == nil {
+			return q, nil
+		}
+		tried = append(tried, q)
+	}
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	tried = append(tried, p)
+	return "", fmt.Errorf("%s: no such file (looked for %s)", p, strings.Join(tried, " and "))
+}
+
+// loadTokenizer loads the tokenizer spec names ("" for the run's default).
+func (m *Module) loadTokenizer(spec string) (Tokenizer, error) {
+	if spec == "" {
+		spec = m.Tokenizer
+	}
+	if spec == "" {
+		spec = DefaultEncoding
+	}
+	if !isEncoding(spec) {
+		p, err := m.path(spec)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		spec = p
+	}
+	return LoadTokenizer(spec)
+}
+
+// synthesizer returns the run's synthesizer for the tokenizer spec names.
+func (m *Module) synthesizer(spec string) (*Synthesizer, error) {
+	tok, err := m.loadTokenizer(spec)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.synths[tok.Name()]; ok {
+		return s, nil
+	}
+	s, err := NewSynthesizer(tok)
+	if err != nil {
+		return nil, err
+	}
+	if m.synths == nil {
+		m.synths = map[string]*Synthesizer{}
+	}
+	m.synths[tok.Name()] = s
+	return s, nil
+}
+
+// prefixGroups returns the run's prefix groups for the given parameters,
+// built once.
+func (m *Module) prefixGroups(s *Synthesizer, groups, prefixTokens int) (*PrefixGroups, error) {
+	key := groupsKey{s.tok.Name(), groups, prefixTokens}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g, ok := m.groups[key]; ok {
+		return g, nil
+	}
+	g, err := NewPrefixGroups(s, m.Seed, groups, prefixTokens)
+	if err != nil {
+		return nil, err
+	}
+	if m.groups == nil {
+		m.groups = map[groupsKey]*PrefixGroups{}
+	}
+	m.groups[key] = g
+	return g, nil
+}
+
+// cursor is the run's shared position in ds, for next().
+func (m *Module) cursor(ds *Dataset) *atomic.Int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.cursors[ds]; ok {
+		return c
+	}
+	if m.cursors == nil {
+		m.cursors = map[*Dataset]*atomic.Int64{}
+	}
+	c := &atomic.Int64{}
+	m.cursors[ds] = c
+	return c
+}
+
+// throw raises err in the VU's runtime as a JavaScript error.
+func (in *instance) throw(err error) {
+	panic(in.vu.Runtime().NewGoError(err))
+}
+
+// typeError raises a TypeError about a call's arguments.
+func (in *instance) typeError(format string, args ...any) {
+	panic(in.vu.Runtime().NewTypeError(append([]any{format}, args...)...))
+}
+
+// tokenizerSpec reads a tokenizer option: a spec string, or an object
+// made by tokenizer() (its name).
+func tokenizerSpec(v goja.Value) string {
+	if !given(v) {
+		return ""
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if name := o.Get("name"); given(name) {
+			return name.String()
+		}
+	}
+	return v.String()
+}
+
+// tokenizerObject is tokenizer(spec): { name, encode, decode, count }.
+func (in *instance) tokenizerObject(spec goja.Value) *goja.Object {
+	rt := in.vu.Runtime()
+	tok, err := in.m.loadTokenizer(tokenizerSpec(spec))
+	if err != nil {
+		in.throw(err)
+	}
+	o := rt.NewObject()
+	must(o.Set("name", tok.Name()))
+	must(o.Set("encode", func(text string) []int {
+		ids, err := tok.Encode(text)
+		if err != nil {
+			in.throw(err)
+		}
+		return ids
+	}))
+	must(o.Set("decode", func(ids []int) string {
+		text, err := tok.Decode(ids)
+		if err != nil {
+			in.throw(err)
+		}
+		return text
+	}))
+	must(o.Set("count", func(text string) int {
+		n, err := tok.Count(text)
+		if err != nil {
+			in.throw(err)
+		}
+		return n
+	}))
+	return o
+}
+
+// synthetic is prompts.synthetic(n, { prefix, tokenizer }).
+func (in *instance) synthetic(n goja.Value, opts goja.Value) string {
+	tokens := in.count("prompts.synthetic(n)", n)
+	o := in.options("prompts.synthetic(n, options)", opts, "prefix", "tokenizer")
+	s, err := in.m.synthesizer(tokenizerSpec(o["tokenizer"]))
+	if err != nil {
+		in.throw(err)
+	}
+	var text string
+	if p := o["prefix"]; given(p) {
+		text, err = s.WithPrefix(in.rng, p.String(), tokens)
+	} else {
+		text, err = s.Text(in.rng, tokens)
+	}
+	if err != nil {
+		in.throw(err)
+	}
+	return text
+}
+
+// sharedPrefix is prompts.sharedPrefix({ groups, prefixTokens, tokenizer }):
+// { groups, prefixTokens, prefixes, prompt(suffixTokens, group) }.
+func (in *instance) sharedPrefix(opts goja.Value) *goja.Object {
+	const call = "prompts.sharedPrefix(options)"
+	o := in.options(call, opts, "groups", "prefixTokens", "tokenizer")
+	for _, k := range []string{"groups", "prefixTokens"} {
+		if !given(o[k]) {
+			in.typeError("%s: %s is required", call, k)
+		}
+	}
+	s, err := in.m.synthesizer(tokenizerSpec(o["tokenizer"]))
+	if err != nil {
+		in.throw(err)
+	}
+	g, err := in.m.prefixGroups(s, in.count(call+": groups", o["groups"]), in.count(call+": prefixTokens", o["prefixTokens"]))
+	if err != nil {
+		in.throw(err)
+	}
+	rt := in.vu.Runtime()
+	obj := rt.NewObject()
+	must(obj.Set("groups", len(g.Prefixes)))
+	must(obj.Set("prefixTokens", g.PrefixTokens))
+	must(obj.Set("prefixes", slices.Clone(g.Prefixes)))
+	must(obj.Set("prompt", func(suffixTokens, group goja.Value) *goja.Object {
+		n := in.count("prompt(suffixTokens)", suffixTokens)
+		gi := -1
+		if given(group) {
+			gi = in.count("prompt(suffixTokens, group)", group)
+		}
+		p, err := g.Prompt(in.rng, gi, n)
+		if err != nil {
+			in.throw(err)
+		}
+		po := rt.NewObject()
+		must(po.Set("group", p.Group))
+		must(po.Set("prefix", p.Prefix))
+		must(po.Set("suffix", p.Suffix))
+		must(po.Set("text", p.Text))
+		must(po.Set("tokens", p.Tokens))
+		return po
+	}))
+	return obj
+}
+
+// maxLength is the default upper bound of the distributions that have
+// none: far beyond any context window.
+const maxLength = 1 << 24
+
+func (in *instance) fixed(n goja.Value) *goja.Object {
+	return in.lengthObject(Fixed{N: in.count("lengths.fixed(n)", n)}, nil)
+}
+
+func (in *instance) uniform(opts goja.Value) *goja.Object {
+	const call = "lengths.uniform({ min, max })"
+	o := in.options(call, opts, "min", "max")
+	for _, k := range []string{"min", "max"} {
+		if !given(o[k]) {
+			in.typeError("%s: %s is required", call, k)
+		}
+	}
+	return in.lengthObject(Uniform{Min: in.count(call+": min", o["min"]), Max: in.count(call+": max", o["max"])}, nil)
+}
+
+func (in *instance) normal(opts goja.Value) *goja.Object {
+	const call = "lengths.normal({ mean, stddev, min, max })"
+	o := in.options(call, opts, "mean", "stddev", "min", "max")
+	d := Normal{Mean: in.number(call, "mean", o["mean"], true), StdDev: in.number(call, "stddev", o["stddev"], true),
+		Min: in.bound(call, "min", o["min"], 1), Max: in.bound(call, "max", o["max"], maxLength)}
+	return in.lengthObject(d, nil)
+}
+
+func (in *instance) lognormal(opts goja.Value) *goja.Object {
+	const call = "lengths.lognormal({ mean | median, sigma, min, max })"
+	o := in.options(call, opts, "mean", "median", "sigma", "min", "max")
+	d := LogNormal{Sigma: in.number(call, "sigma", o["sigma"], true),
+		Min: in.bound(call, "min", o["min"], 1), Max: in.bound(call, "max", o["max"], maxLength)}
+	switch mean, median := given(o["mean"]), given(o["median"]); {
+	case mean && median:
+		in.typeError("%s: give mean or median, not both", call)
+	case median:
+		d.Mean = in.number(call, "median", o["median"], true) * math.Exp(d.Sigma*d.Sigma/2)
+	default:
+		d.Mean = in.number(call, "mean", o["mean"], true)
+	}
+	return in.lengthObject(d, nil)
+}
+
+// empirical is lengths.empirical(values), or lengths.empirical(dataset,
+// 'prompt' | 'output') for the token counts of a dataset's records.
+func (in *instance) empirical(src goja.Value, field goja.Value) *goja.Object {
+	const call = "lengths.empirical(values | dataset, field)"
+	rt := in.vu.Runtime()
+	if o, ok := src.(*goja.Object); ok {
+		if h, ok := exported[*datasetRef](o.Get(datasetHandle)); ok {
+			which := "prompt"
+			if given(field) {
+				which = field.String()
+			}
+			if which != "prompt" && which != "output" {
+				in.typeError("%s: field must be 'prompt' or 'output', got %q", call, which)
+			}
+			return in.lengthObject(nil, h.sampler(in, which))
+		}
+	}
+	var values []int
+	if err := rt.ExportTo(src, &values); err != nil || len(values) == 0 {
+		in.typeError("%s: want a non-empty array of token counts or a dataset, got %s", call, src)
+	}
+	return in.lengthObject(Empirical{Values: values}, nil)
+}
+
+// lengthObject is the JavaScript face of a distribution: { sample(),
+// toString() }. draw, when set, replaces d's own sampling (a dataset's
+// lengths, counted as they are drawn).
+func (in *instance) lengthObject(d Length, draw func(*rand.Rand) int) *goja.Object {
+	if d != nil {
+		if err := Validate(d); err != nil {
+			panic(in.vu.Runtime().NewTypeError("lengths.%v", err))
+		}
+		draw = d.Sample
+	}
+	r := in.stream()
+	o := in.vu.Runtime().NewObject()
+	desc := "empirical(dataset)"
+	if d != nil {
+		desc = d.String()
+	}
+	must(o.Set("sample", func() int { return draw(r) }))
+	must(o.Set("toString", func() string { return desc }))
+	return o
+}
+
+// options reads an options object, rejecting keys not in known.
+func (in *instance) options(call string, v goja.Value, known ...string) map[string]goja.Value {
+	out := map[string]goja.Value{}
+	if !given(v) {
+		return out
+	}
+	o, ok := v.(*goja.Object)
+	if !ok {
+		in.typeError("%s: options must be an object, got %s", call, v)
+	}
+	for _, k := range o.Keys() {
+		if !slices.Contains(known, k) {
+			in.typeError("%s: unknown option %q (known: %s)", call, k, strings.Join(known, ", "))
+		}
+		out[k] = o.Get(k)
+	}
+	return out
+}
+
+// count reads a whole, non-negative number.
+func (in *instance) count(what string, v goja.Value) int {
+	if !given(v) {
+		in.typeError("%s: a whole number is required", what)
+	}
+	f := v.ToFloat()
+	if f != math.Trunc(f) || f < 0 || f > math.MaxInt32 || math.IsNaN(f) {
+		in.typeError("%s: want a whole number ≥ 0, got %s", what, v)
+	}
+	return int(f)
+}
+
+// number reads a finite number.
+func (in *instance) number(call, field string, v goja.Value, required bool) float64 {
+	if !given(v) {
+		if required {
+			in.typeError("%s: %s is required", call, field)
+		}
+		return 0
+	}
+	f := v.ToFloat()
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		in.typeError("%s: %s must be a number, got %s", call, field, v)
+	}
+	return f
+}
+
+// bound reads an optional whole-number bound, def when absent.
+func (in *instance) bound(call, field string, v goja.Value, def int) int {
+	if !given(v) {
+		return def
+	}
+	return in.count(call+": "+field, v)
+}
+
+// exported returns v's Go value as a T, if it holds one.
+func exported[T any](v goja.Value) (T, bool) {
+	var zero T
+	if v == nil {
+		return zero, false
+	}
+	t, ok := v.Export().(T)
+	return t, ok
+}
+
+func given(v goja.Value) bool {
+	return v != nil && !goja.IsUndefined(v) && !goja.IsNull(v)
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+var errInitOnly = errors.New("datasets are loaded in init code (the top level of the script), not in iterations")

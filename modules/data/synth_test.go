@@ -1,0 +1,86 @@
+package data
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestSyntheticExactLengths asks both built-in encodings for prompts of
+// many lengths, with and without a prefix, and re-encodes each.
+func TestSyntheticExactLengths(t *testing.T) {
+	lengths := []int{0, 1, 2, 3, 7, 16, 31, 64, 100, 127, 128, 255, 256, 500, 512, 777, 1000, 1024, 2048, 3000, 4096, 8192}
+	prefixes := []string{
+		"You are a helpful assistant.",
+		"System: answer in French.\n",
+		"Context:\n\n",
+		"Tail with spaces   ",
+		"numbers 12345",
+		"ünïcödé 日本語 🙂",
+	}
+	for _, enc := range Encodings {
+		t.Run(enc, func(t *testing.T) {
+			tok, err := LoadTokenizer(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := NewSynthesizer(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.additive {
+				t.Fatalf("%s: words do not add one token each; prompts would take the slow path", enc)
+			}
+			r := rand.New(rand.NewPCG(7, 7))
+			for _, n := range lengths {
+				text, err := s.Text(r, n)
+				if err != nil {
+					t.Fatalf("Text(%d): %v", n, err)
+				}
+				if got, _ := tok.Count(text); got != n {
+					t.Errorf("Text(%d) encodes to %d tokens", n, got)
+				}
+				for _, p := range prefixes {
+					pn, _ := tok.Count(p)
+					if n < pn {
+						if _, err := s.WithPrefix(r, p, n); err == nil {
+							t.Errorf("WithPrefix(%q, %d): no error for a prefix of %d tokens", p, n, pn)
+						}
+						continue
+					}
+					text, err := s.WithPrefix(r, p, n)
+					if err != nil {
+						t.Fatalf("WithPrefix(%q, %d): %v", p, n, err)
+					}
+					if !strings.HasPrefix(text, p) {
+						t.Fatalf("WithPrefix(%q, %d) = %.40q…: the prefix is not kept", p, n, text)
+					}
+					if got, _ := tok.Count(text); got != n {
+						t.Errorf("WithPrefix(%q, %d) encodes to %d tokens", p, n, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSynthesizerText measures Text alone, without JavaScript.
+func BenchmarkSynthesizerText(b *testing.B) {
+	tok, err := LoadTokenizer(DefaultEncoding)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewSynthesizer(tok)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	const n = 2048
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Text(r, n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
+}
