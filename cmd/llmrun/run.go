@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	goruntime "runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime"
@@ -77,7 +77,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
 	fs.StringVar(&f.model, "model", "", "model for requests that name none (default $LLMRUN_MODEL, else the first model the server lists at /v1/models)")
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "count output tokens with this tokenizer ("+strings.Join(llm.Tokenizers, ", ")+") where the server sends no usage, and check its usage where it does")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(data.Encodings, ", ")+", or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator and each VU's Math.random")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
@@ -297,8 +297,10 @@ func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error
 // llmConfig resolves the llm module's defaults from flags and environment.
 func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
 	cfg := llm.Config{BaseURL: f.baseURL, Model: f.model, Timeout: f.timeout, Tokenizer: f.tokenizer}
-	if cfg.Tokenizer != "" && !slices.Contains(llm.Tokenizers, cfg.Tokenizer) {
-		return cfg, fmt.Errorf("--tokenizer %q: want one of %s", cfg.Tokenizer, strings.Join(llm.Tokenizers, ", "))
+	if cfg.Tokenizer != "" {
+		if _, err := data.LoadTokenizer(cfg.Tokenizer); err != nil {
+			return cfg, fmt.Errorf("--tokenizer: %w", err)
+		}
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = getenv("LLMRUN_BASE_URL")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"reflect"
 	"strings"
@@ -55,6 +56,10 @@ const hfMaxTokenID = 1 << 21
 // loadHF loads the Hugging Face tokenizer.json file at path.
 func loadHF(path string) (Tokenizer, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("unknown tokenizer %q: want one of %s, or the path of a tokenizer.json file (%w)",
+			path, strings.Join(Encodings, ", "), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
 	}

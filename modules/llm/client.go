@@ -91,8 +91,8 @@ type Config struct {
 	TLS TLSConfig
 	// MaxConns caps the connections to the server; 0 means no cap.
 	MaxConns int
-	// Tokenizer, when set (one of Tokenizers: "cl100k_base",
-	// "o200k_base"), counts the output tokens of responses without usage
+	// Tokenizer, when set (a built-in encoding of data.Encodings, or a
+	// tokenizer.json file: see data.LoadTokenizer), counts the output tokens of responses without usage
 	// (TokenSource "tokenizer"), and checks the usage of the others
 	// (Result.CheckTokens). The client then accumulates the generated text
 	// of every response, asked for or not.

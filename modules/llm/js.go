@@ -62,8 +62,9 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	rt := vu.Runtime()
 	inst.exports = rt.NewObject()
 	for name, fn := range map[string]any{
-		"client": inst.newClient,
-		"stream": func(body goja.Value, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) },
+		"client":       inst.newClient,
+		"stream":       func(body goja.Value, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) },
+		"conversation": inst.newConversation,
 	} {
 		if err := inst.exports.Set(name, fn); err != nil {
 			return nil, fmt.Errorf("llm module: %w", err)
@@ -165,6 +166,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 		panic(rt.NewGoError(fmt.Errorf("llm.client(): %w", err)))
 	}
 	obj := rt.NewObject()
+	must(obj.DefineDataProperty(clientHandle, rt.ToValue(c), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 	must(obj.Set("stream", func(body goja.Value, opts goja.Value) *goja.Object { return i.stream(c, body, opts) }))
 	must(obj.Set("model", cfg.Model))
 	must(obj.Set("baseURL", cfg.BaseURL))
@@ -252,6 +254,9 @@ type streamOptions struct {
 	// Throw makes a failed request throw instead of returning a result
 	// with ok false; the failure is recorded either way.
 	Throw bool `js:"throw"`
+	// PromptTokens is the prompt's length in tokens as the script made it
+	// (prompts.synthetic(n)), compared with the server's count.
+	PromptTokens goja.Value `js:"promptTokens"`
 }
 
 // stream sends one request with c (nil: the default client), records its
@@ -297,8 +302,17 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 			req.Retry = &p
 		}
 	}
+	requested := 0
+	if given(o.PromptTokens) {
+		n, ok := o.PromptTokens.Export().(int64)
+		if !ok || n < 0 {
+			panic(rt.NewTypeError("llm.stream(body, options): promptTokens must be a whole number of tokens, got %s", o.PromptTokens))
+		}
+		requested = int(n)
+	}
 
 	res := c.Stream(i.vu.Context(), req)
+	res.RequestedPromptTokens = requested
 	if !res.OK && res.Class != ErrCanceled && st.Errors != nil {
 		st.Errors.Record(string(res.Class), res.Error)
 	}
@@ -352,6 +366,7 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 	set("chunks", r.Chunks)
 	set("outputTokens", r.OutputTokens)
 	set("promptTokens", r.PromptTokens)
+	set("cachedTokens", r.CachedTokens)
 	set("reasoningTokens", r.ReasoningTokens)
 	set("reasoningChunks", r.ReasoningChunks)
 	set("tokenSource", string(r.TokenSource))

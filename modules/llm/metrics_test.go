@@ -18,6 +18,7 @@ func TestRegisterMetrics(t *testing.T) {
 		"llm_requests": metrics.Counter, "llm_failed": metrics.Rate, "llm_errors": metrics.Counter, "llm_interrupted": metrics.Counter, "llm_retries": metrics.Counter,
 		"llm_ttft": metrics.Trend, "llm_tpot": metrics.Trend, "llm_itl": metrics.Trend, "llm_e2e": metrics.Trend,
 		"llm_ttfb": metrics.Trend, "llm_output_tokens": metrics.Counter, "llm_prompt_tokens": metrics.Counter, "llm_output_tokens_check": metrics.Counter, "llm_reasoning_tokens": metrics.Counter,
+		"llm_cached_tokens": metrics.Trend, "llm_prompt_tokens_check": metrics.Counter,
 	}
 	all := reg.All()
 	if len(all) != len(want) {
@@ -27,7 +28,11 @@ func TestRegisterMetrics(t *testing.T) {
 		if typ, ok := want[def.Name]; !ok || def.Type != typ || def.Desc == "" || def.Unit == "" {
 			t.Errorf("metric %+v", def)
 		}
-		if def.Type == metrics.Trend && (def.Contains != metrics.Time || def.Unit != "ms") {
+		if def.Name == "llm_cached_tokens" {
+			if def.Contains != metrics.Default || def.Unit != "tokens" {
+				t.Errorf("llm_cached_tokens is not a count of tokens: %+v", def)
+			}
+		} else if def.Type == metrics.Trend && (def.Contains != metrics.Time || def.Unit != "ms") {
 			t.Errorf("trend %s is not a time in ms", def.Name)
 		}
 	}
@@ -52,6 +57,22 @@ func TestAppendSamples(t *testing.T) {
 				OutputTokens: 3, PromptTokens: 50, Timings: Timings{TTFB: 20}},
 			want: []sample{{"llm_requests", 1}, {"llm_failed", 0}, {"llm_e2e", 120}, {"llm_ttfb", 20}, {"llm_ttft", 100},
 				{"llm_tpot", 10}, {"llm_itl", 8}, {"llm_itl", 12}, {"llm_output_tokens", 3}, {"llm_prompt_tokens", 50}},
+		},
+		{
+			name: "cached tokens reported",
+			res: Result{OK: true, E2E: 30, Chunks: 1, OutputTokens: 2, PromptTokens: 40, CachedTokens: 32, cachedReported: true,
+				Timings: Timings{TTFB: 20}},
+			want: []sample{{"llm_requests", 1}, {"llm_failed", 0}, {"llm_e2e", 30}, {"llm_ttfb", 20}, {"llm_ttft", 0},
+				{"llm_output_tokens", 2}, {"llm_prompt_tokens", 40}, {"llm_cached_tokens", 32}},
+		},
+		{
+			// A cache miss is a sample of 0, unlike a server that reports
+			// nothing (the "streamed" case).
+			name: "no cached tokens reported as 0",
+			res: Result{OK: true, E2E: 30, Chunks: 1, OutputTokens: 2, PromptTokens: 40, cachedReported: true,
+				Timings: Timings{TTFB: 20}},
+			want: []sample{{"llm_requests", 1}, {"llm_failed", 0}, {"llm_e2e", 30}, {"llm_ttfb", 20}, {"llm_ttft", 0},
+				{"llm_output_tokens", 2}, {"llm_prompt_tokens", 40}, {"llm_cached_tokens", 0}},
 		},
 		{
 			name: "one token, no usage",
@@ -122,7 +143,8 @@ func TestAppendSamples(t *testing.T) {
 
 func TestAppendSamplesAllocs(t *testing.T) {
 	m := RegisterMetrics(metrics.NewRegistry())
-	res := &Result{OK: true, Stream: true, TTFT: 1, E2E: 3, TPOT: 1, ITL: []float64{1, 1}, Chunks: 3, OutputTokens: 3, Start: time.Now()}
+	res := &Result{OK: true, Stream: true, TTFT: 1, E2E: 3, TPOT: 1, ITL: []float64{1, 1}, Chunks: 3, OutputTokens: 3,
+		PromptTokens: 20, CachedTokens: 16, cachedReported: true, Start: time.Now()}
 	buf := make([]metrics.Sample, 0, 16)
 	if n := testing.AllocsPerRun(100, func() { buf = m.AppendSamples(buf[:0], nil, res) }); n != 0 {
 		t.Errorf("%v allocations per successful request with a reused slice", n)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // chunk is one OpenAI stream chunk of /v1/chat/completions or
@@ -44,11 +45,45 @@ type message struct {
 
 // usage is the server's token accounting.
 type usage struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		// CachedTokens are the prompt tokens served from the server's
+		// prefix cache (OpenAI, vLLM). Set it to -1 before decoding: it
+		// stays -1 when the usage leaves it out (or gives null).
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+}
+
+// optionalInt is an integer that a JSON document may leave out: set
+// reports whether it gave one (null counts as left out).
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (o *optionalInt) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = optionalInt{}
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 0)
+	if err != nil {
+		return fmt.Errorf("not an integer: %s", b)
+	}
+	*o = optionalInt{int(n), true}
+	return nil
+}
+
+// orNegative returns the integer, or -1 when it was left out.
+func (o optionalInt) orNegative() int {
+	if !o.set {
+		return -1
+	}
+	return o.n
 }
 
 // chunkDecoder decodes chunks one after another into a reused chunk. It

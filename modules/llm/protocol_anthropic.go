@@ -81,12 +81,13 @@ type headerSetter interface {
 }
 
 // anthropicUsage is Anthropic's usage block. The prompt's tokens are
-// input_tokens plus the cached ones, which input_tokens leaves out.
+// input_tokens plus the cached ones, which input_tokens leaves out; those
+// read from the cache are Result.CachedTokens.
 type anthropicUsage struct {
-	InputTokens              *int `json:"input_tokens"`
-	CacheCreationInputTokens int  `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int  `json:"cache_read_input_tokens"`
-	OutputTokens             *int `json:"output_tokens"`
+	InputTokens              *int        `json:"input_tokens"`
+	CacheCreationInputTokens int         `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     optionalInt `json:"cache_read_input_tokens"`
+	OutputTokens             *int        `json:"output_tokens"`
 }
 
 // promptTokens returns the prompt's token count and whether it is known.
@@ -94,7 +95,7 @@ func (u *anthropicUsage) promptTokens() (int, bool) {
 	if u == nil || u.InputTokens == nil {
 		return 0, false
 	}
-	return *u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, true
+	return *u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens.n, true
 }
 
 // anthropicBlock is a content block (content_block_start's, or one of a
@@ -267,6 +268,9 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 				if n, ok := e.Message.Usage.promptTokens(); ok {
 					res.PromptTokens = n
 				}
+				if e.Message.Usage != nil {
+					res.setCachedTokens(e.Message.Usage.CacheReadInputTokens.orNegative())
+				}
 			}
 		case "content_block_start":
 			block = e.ContentBlock
@@ -286,6 +290,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 				if n, ok := e.Usage.promptTokens(); ok && n > 0 {
 					res.PromptTokens = n
 				}
+				res.setCachedTokens(e.Usage.CacheReadInputTokens.orNegative())
 			}
 		case "message_stop":
 			return done()
@@ -329,6 +334,7 @@ func (rr *responseReader) readAnthropicJSON(body io.Reader, keepText bool, res *
 		if n, ok := e.Usage.promptTokens(); ok {
 			res.PromptTokens = n
 		}
+		res.setCachedTokens(e.Usage.CacheReadInputTokens.orNegative())
 	}
 	anthropicFinish(res, output)
 	if keepText {

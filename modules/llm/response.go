@@ -179,12 +179,14 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
 	if len(rr.usage) > 0 {
 		var u usage
+		u.PromptTokensDetails.CachedTokens = -1 // absent
 		if err := json.Unmarshal(rr.usage, &u); err != nil {
 			return &failure{ErrDecode, fmt.Errorf("usage: %w: %s", err, snippet(rr.usage))}
 		}
 		res.OutputTokens, res.TokenSource = u.CompletionTokens, TokensFromUsage
 		res.PromptTokens = u.PromptTokens
 		res.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+		res.setCachedTokens(u.PromptTokensDetails.CachedTokens)
 	}
 	finishTiming(res)
 	if keepText {

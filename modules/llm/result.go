@@ -173,6 +173,18 @@ type Result struct {
 	TokenSource  TokenSource `json:"tokenSource"`
 	// PromptTokens is the server's prompt token count (usage), 0 if unknown.
 	PromptTokens int `json:"promptTokens"`
+	// CachedTokens is the share of PromptTokens that the server reports as
+	// served from its prefix cache (OpenAI's
+	// usage.prompt_tokens_details.cached_tokens, Anthropic's
+	// cache_read_input_tokens); 0 if unknown.
+	CachedTokens int `json:"cachedTokens"`
+	// RequestedPromptTokens is the prompt's length as the script gave it
+	// (stream()'s promptTokens option: the length it synthesized), 0 when
+	// not given; the summary compares it with PromptTokens.
+	RequestedPromptTokens int `json:"requestedPromptTokens,omitempty"`
+	// cachedReported is set when the server reported CachedTokens, 0
+	// included: only then does llm_cached_tokens get a sample.
+	cachedReported bool
 	// ReasoningTokens is the server's count of reasoning tokens among the
 	// output tokens (usage.completion_tokens_details), 0 if unknown.
 	ReasoningTokens int `json:"reasoningTokens"`
@@ -216,6 +228,14 @@ type Result struct {
 // End is the time the request ended: its start plus E2E.
 func (r *Result) End() time.Time {
 	return r.Start.Add(time.Duration(r.E2E * float64(time.Millisecond)))
+}
+
+// setCachedTokens records the cached prompt tokens the server reported;
+// n < 0 means it reported none.
+func (r *Result) setCachedTokens(n int) {
+	if n >= 0 {
+		r.CachedTokens, r.cachedReported = n, true
+	}
 }
 
 // reasoningTokens is the reasoning share of the output: the server's count

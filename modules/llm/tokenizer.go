@@ -1,49 +1,21 @@
 package llm
 
 import (
-	"fmt"
-	"strings"
-	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/llmrun/llmrun/modules/data"
 )
-
-// Tokenizers are the encodings Config.Tokenizer accepts. Their vocabularies
-// are embedded in the binary: nothing is downloaded.
-var Tokenizers = []string{string(tokenizer.Cl100kBase), string(tokenizer.O200kBase)}
 
 // tokenCounter counts the tokens of a text.
 type tokenCounter interface {
 	Count(text string) (int, error)
 }
 
-var (
-	codecsMu sync.Mutex
-	codecs   = map[string]tokenCounter{}
-)
-
-// newTokenCounter returns the shared counter of an encoding (one of
-// Tokenizers); nil for "".
+// newTokenCounter returns the shared tokenizer name gives: a built-in
+// encoding (data.Encodings) or a tokenizer.json file; nil for "".
 func newTokenCounter(name string) (tokenCounter, error) {
 	if name == "" {
 		return nil, nil
 	}
-	codecsMu.Lock()
-	defer codecsMu.Unlock()
-	if c, ok := codecs[name]; ok {
-		return c, nil
-	}
-	for _, known := range Tokenizers {
-		if name == known {
-			c, err := tokenizer.Get(tokenizer.Encoding(name))
-			if err != nil {
-				return nil, fmt.Errorf("tokenizer %s: %w", name, err)
-			}
-			codecs[name] = c
-			return c, nil
-		}
-	}
-	return nil, fmt.Errorf("unknown tokenizer %q: want one of %s", name, strings.Join(Tokenizers, ", "))
+	return data.LoadTokenizer(name)
 }
 
 // countGenerated counts, with tok, the tokens of what a response generated:

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/tiktoken-go/tokenizer"
@@ -171,7 +172,7 @@ func TestTokenizerCounts(t *testing.T) {
 	words := []string{"Hello", ",", " wörld", "! ", "Tokenization", " of", " 12345", " émojis 🚀"}
 	answer := strings.Join(words, "")
 	reasoning := "Let me think about internationalization."
-	for _, name := range Tokenizers {
+	for _, name := range data.Encodings {
 		want := count(t, name, answer) + count(t, name, reasoning)
 		// No usage: the tokenizer counts, the text is not kept unless asked.
 		c := tokenServer(t, Config{Tokenizer: name}, reasoning, words, -1)
@@ -250,7 +251,7 @@ func TestSimulatorTokensAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	for _, name := range append([]string{""}, Tokenizers...) {
+	for _, name := range append([]string{""}, data.Encodings...) {
 		c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", Tokenizer: name})
 		if err != nil {
 			t.Fatal(err)

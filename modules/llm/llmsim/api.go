@@ -3,8 +3,9 @@ package llmsim
 // api describes what differs between the chat and completions endpoints'
 // responses.
 type api struct {
-	// parse reads and validates a request; nil means OpenAI's (parseJob).
-	parse func(data []byte, cfg *Config) (job, *apiError)
+	// parse reads and validates a request for s; nil means OpenAI's
+	// (parseJob).
+	parse func(data []byte, s *Server) (job, *apiError)
 	// newEncoder returns the encoder of c's stream; nil means OpenAI's.
 	newEncoder func(c *completion) encoder
 	// whole returns the body of a whole (non-streamed) response with the

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/modules/data"
 )
 
 func TestChatStreamFormat(t *testing.T) {
@@ -55,7 +58,9 @@ func TestChatStreamFormat(t *testing.T) {
 	if u.Choices == nil || len(u.Choices) != 0 || u.Usage == nil {
 		t.Fatalf("usage chunk: %s", s.raw[7])
 	}
-	if want := (usage{PromptTokens: 9, CompletionTokens: 5, TotalTokens: 14}); *u.Usage != want {
+	// "Hello there" is 2 tokens in cl100k_base, plus 3 for the message and
+	// 3 for the reply; the prefix cache is on, and empty.
+	if want := (usage{8, 5, 13, &promptTokensDetails{0}}); !reflect.DeepEqual(*u.Usage, want) {
 		t.Errorf("usage %+v, want %+v", *u.Usage, want)
 	}
 	if len(s.tokenAt) != 5 {
@@ -176,7 +181,7 @@ func TestNonStreaming(t *testing.T) {
 		chat.Choices[0].FinishReason != "length" || chat.Choices[0].Text != nil {
 		t.Errorf("chat choice %+v", chat.Choices[0])
 	}
-	if want := (usage{8, 7, 15}); chat.Usage != want {
+	if want := (usage{7, 7, 14, &promptTokensDetails{0}}); !reflect.DeepEqual(chat.Usage, want) {
 		t.Errorf("chat usage %+v, want %+v", chat.Usage, want)
 	}
 
@@ -184,37 +189,108 @@ func TestNonStreaming(t *testing.T) {
 	if text.Object != "text_completion" || text.Choices[0].Message != nil || len(strings.Fields(text.text())) != 3 {
 		t.Errorf("completions response %+v", text)
 	}
-	if want := (usage{2, 3, 5}); text.Usage != want {
+	if want := (usage{1, 3, 4, &promptTokensDetails{0}}); !reflect.DeepEqual(text.Usage, want) {
 		t.Errorf("completions usage %+v, want %+v", text.Usage, want)
 	}
 }
 
+// TestPromptTokens checks the prompt tokens of each kind of prompt, with
+// each tokenizer: "bytes" counts ceil(bytes/4) per text, a tokenizer its
+// tokens; chat adds 3 per message and 3 for the reply.
 func TestPromptTokens(t *testing.T) {
+	chat := map[string]any{"messages": []map[string]any{
+		{"role": "system", "content": "You are a terse assistant."},
+		{"role": "assistant", "content": nil},
+		{"role": "user", "content": []map[string]any{
+			{"type": "text", "text": "Tell me"},
+			{"type": "image_url", "image_url": map[string]any{"url": "http://x/y.png"}},
+			{"type": "text", "text": " about tokenizers, please."},
+		}},
+	}}
+	for _, name := range []string{TokenizerBytes, "cl100k_base", "o200k_base"} {
+		t.Run(name, func(t *testing.T) {
+			cfg := fastConfig()
+			cfg.Tokenizer = name
+			r := listen(t, cfg)
+			count := func(text string) int { return (len(text) + 3) / 4 }
+			if name != TokenizerBytes {
+				tok, err := data.LoadTokenizer(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				count = func(text string) int {
+					n, err := tok.Count(text)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return n
+				}
+			}
+			for _, tc := range []struct {
+				name string
+				path string
+				body map[string]any
+				want int
+			}{
+				{"empty string", "/v1/completions", completionsBody("", nil), 1},
+				{"text", "/v1/completions", completionsBody("Once upon a time, in a land far away", nil), count("Once upon a time, in a land far away")},
+				{"token ids", "/v1/completions", completionsBody([]int{1, 2, 3, 4, 5}, nil), 5},
+				{"one-prompt array", "/v1/completions", completionsBody([]string{"12345678"}, nil), count("12345678")},
+				{"one-ids array", "/v1/completions", completionsBody([][]int{{7, 8, 9}}, nil), 3},
+				{"chat", "/v1/chat/completions", chat,
+					3 + (3 + count("You are a terse assistant.")) + 3 + (3 + count("Tell me about tokenizers, please."))},
+			} {
+				tc.body["max_tokens"] = 1
+				if got := complete(t, r, tc.path, tc.body).Usage.PromptTokens; got != tc.want {
+					t.Errorf("%s: %d prompt tokens, want %d", tc.name, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestPromptTokensEndpoints checks that every endpoint that reports
+// prompt tokens counts them with the tokenizer: chat formats with their
+// framing, plain prompts alone.
+func TestPromptTokensEndpoints(t *testing.T) {
+	const text = "Once upon a time, in a land far away, lived a tokenizer."
+	tok, err := data.LoadTokenizer("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := tok.Count(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := tokensForReply + tokensPerMsg + n
+	msgs := []map[string]any{{"role": "user", "content": text}}
 	r := listen(t, fastConfig())
 	for _, tc := range []struct {
-		name string
-		path string
-		body map[string]any
-		want int
+		name, path string
+		body       map[string]any
+		field      string // the JSON field that reports the prompt tokens
+		want       int
 	}{
-		{"empty string", "/v1/completions", completionsBody("", nil), 1},
-		{"9 bytes", "/v1/completions", completionsBody("123456789", nil), 3},
-		{"token ids", "/v1/completions", completionsBody([]int{1, 2, 3, 4, 5}, nil), 5},
-		{"one-prompt array", "/v1/completions", completionsBody([]string{"12345678"}, nil), 2},
-		{"one-ids array", "/v1/completions", completionsBody([][]int{{7, 8, 9}}, nil), 3},
-		{"chat", "/v1/chat/completions", map[string]any{"messages": []map[string]any{
-			{"role": "system", "content": "12345678"},
-			{"role": "assistant", "content": nil},
-			{"role": "user", "content": []map[string]any{
-				{"type": "text", "text": "1234"},
-				{"type": "image_url", "image_url": map[string]any{"url": "http://x/y.png"}},
-				{"type": "text", "text": "5678"},
-			}},
-		}}, 3 + (3 + 2) + 3 + (3 + 2)},
+		{"ollama chat", "/api/chat", map[string]any{"messages": msgs, "options": map[string]any{"num_predict": 1}}, "prompt_eval_count", chat},
+		{"ollama generate", "/api/generate", map[string]any{"prompt": text, "options": map[string]any{"num_predict": 1}}, "prompt_eval_count", n},
+		{"anthropic", "/v1/messages", map[string]any{"messages": msgs, "system": text, "max_tokens": 1}, "input_tokens", chat + n},
+		{"triton", "/v2/models/m/generate", map[string]any{"text_input": text, "max_tokens": 1, "return_num_input_tokens": true}, "num_input_tokens", n},
+		{"embeddings", "/v1/embeddings", map[string]any{"input": []string{text, text}, "dimensions": 4}, "prompt_tokens", 2 * n},
 	} {
-		tc.body["max_tokens"] = 1
-		if got := complete(t, r, tc.path, tc.body).Usage.PromptTokens; got != tc.want {
-			t.Errorf("%s: %d prompt tokens, want %d", tc.name, got, tc.want)
+		resp, err := post(t.Context(), testClient(t), r.URL(), tc.path, tc.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		i := strings.LastIndex(string(b), `"`+tc.field+`":`)
+		if resp.StatusCode != http.StatusOK || i < 0 {
+			t.Errorf("%s: %d %s", tc.name, resp.StatusCode, b)
+			continue
+		}
+		var got int
+		if err := json.NewDecoder(strings.NewReader(string(b[i+len(tc.field)+3:]))).Decode(&got); err != nil || got != tc.want {
+			t.Errorf("%s: %s %d (%v), want %d", tc.name, tc.field, got, err, tc.want)
 		}
 	}
 }
@@ -278,7 +354,7 @@ func TestBadRequests(t *testing.T) {
 		{"max_tokens 0", "/v1/completions", `{"prompt":"a","max_tokens":0}`, "max_tokens"},
 		{"n 2", "/v1/completions", `{"prompt":"a","n":2}`, "n"},
 		{"min over max", "/v1/completions", `{"prompt":"a","max_tokens":5,"min_tokens":6}`, "min_tokens"},
-		{"prompt too long", "/v1/completions", `{"prompt":"` + strings.Repeat("x", 400) + `"}`, "prompt"},
+		{"prompt too long", "/v1/completions", `{"prompt":"` + strings.Repeat("x ", 400) + `"}`, "prompt"},
 		{"context exceeded", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":95}`, "messages"},
 	} {
 		resp, err := c.Post(r.URL()+tc.path, "application/json", strings.NewReader(tc.body))

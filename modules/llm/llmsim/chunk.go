@@ -69,15 +69,21 @@ func (c *chunkEncoder) finish(reason string) {
 	c.buf = append(c.buf, c.tail...)
 }
 
-// usage adds the usage-only chunk.
-func (c *chunkEncoder) usage(promptTokens, completionTokens int) {
+// usage adds the usage-only chunk, with prompt_tokens_details.cached_tokens
+// when the prefix cache is on.
+func (c *chunkEncoder) usage(n tokenCounts) {
 	c.buf = append(c.buf, c.head...)
 	c.buf = append(c.buf, `,"choices":[],"usage":{"prompt_tokens":`...)
-	c.buf = strconv.AppendInt(c.buf, int64(promptTokens), 10)
+	c.buf = strconv.AppendInt(c.buf, int64(n.prompt), 10)
 	c.buf = append(c.buf, `,"completion_tokens":`...)
-	c.buf = strconv.AppendInt(c.buf, int64(completionTokens), 10)
+	c.buf = strconv.AppendInt(c.buf, int64(n.output), 10)
 	c.buf = append(c.buf, `,"total_tokens":`...)
-	c.buf = strconv.AppendInt(c.buf, int64(promptTokens+completionTokens), 10)
+	c.buf = strconv.AppendInt(c.buf, int64(n.prompt+n.output), 10)
+	if n.cached >= 0 {
+		c.buf = append(c.buf, `,"prompt_tokens_details":{"cached_tokens":`...)
+		c.buf = strconv.AppendInt(c.buf, int64(n.cached), 10)
+		c.buf = append(c.buf, '}')
+	}
 	c.buf = append(c.buf, "}}\n\n"...)
 }
 
@@ -122,10 +128,10 @@ func (e openaiEncoder) token(word string, first, _ bool) {
 	e.chunkEncoder.token(word)
 }
 
-func (e openaiEncoder) end(reason string, promptTokens, outputTokens int) {
+func (e openaiEncoder) end(reason string, n tokenCounts) {
 	e.finish(reason)
 	if e.includeUsage {
-		e.usage(promptTokens, outputTokens)
+		e.usage(n)
 	}
 	e.done()
 }

@@ -3,9 +3,13 @@ package llmsim
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/modules/data"
 )
 
 // Config sets the simulated model and the engine's timing. Durations are
@@ -20,8 +24,9 @@ type Config struct {
 	// MaxNumSeqs is the number of batch slots: at most this many sequences
 	// are generated concurrently; the rest wait in a FIFO queue.
 	MaxNumSeqs int
-	// MaxNumBatchedTokens caps the prompt tokens admitted into one prefill
-	// step. A request with a longer prompt is admitted alone.
+	// MaxNumBatchedTokens caps the prompt tokens one prefill step
+	// computes, those found in the prefix cache apart. A request with more
+	// is admitted alone.
 	MaxNumBatchedTokens int
 	// MaxModelLen is the context length: prompt plus output tokens. Longer
 	// requests are rejected with 400.
@@ -34,17 +39,36 @@ type Config struct {
 	OutputMean int
 	// PrefillBase is the fixed cost of a prefill step.
 	PrefillBase time.Duration
-	// PrefillPerToken is the cost of each prompt token in a prefill step.
+	// PrefillPerToken is the cost of each prompt token in a prefill step,
+	// but those found in the prefix cache.
 	PrefillPerToken time.Duration
 	// DecodeBase is the duration of a decode step with one sequence.
 	DecodeBase time.Duration
 	// DecodePerSeq is the cost added to a decode step by each running
 	// sequence.
 	DecodePerSeq time.Duration
+	// Tokenizer counts prompt tokens: a spec of data.LoadTokenizer (one of
+	// the encodings the data package embeds, "cl100k_base" and
+	// "o200k_base", or a tokenizer.json file), or "bytes" for the
+	// tokenizer-free approximation of ceil(bytes/4) per text, which is
+	// cheaper and has no token ids, so no prefix cache.
+	Tokenizer string
+	// PrefixCacheBlocks is the capacity, in blocks of PrefixBlockTokens
+	// tokens, of the prefix (KV) cache, which spares the prefill of the
+	// leading blocks a prompt shares with earlier ones; 0 turns it off, as
+	// does the tokenizer "bytes".
+	PrefixCacheBlocks int
 	// Faults are injected at random into generation requests; their
 	// rates must add up to at most 1.
 	Faults []FaultRule
 }
+
+// TokenizerDefault is Config.Tokenizer's default; TokenizerBytes names
+// the tokenizer-free approximation.
+const (
+	TokenizerDefault = "cl100k_base"
+	TokenizerBytes   = "bytes"
+)
 
 // DefaultConfig returns a configuration shaped like a mid-size model on one
 // GPU: a lone request sees TTFT ≈ 20ms + 50µs per prompt token and ITL ≈
@@ -62,6 +86,8 @@ func DefaultConfig() Config {
 		PrefillPerToken:     50 * time.Microsecond,
 		DecodeBase:          10 * time.Millisecond,
 		DecodePerSeq:        40 * time.Microsecond,
+		Tokenizer:           TokenizerDefault,
+		PrefixCacheBlocks:   16384,
 	}
 }
 
@@ -71,14 +97,18 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Model, "model", c.Model, "model name served (any requested name is accepted and echoed)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for generated text, output lengths and fault draws")
 	fs.IntVar(&c.MaxNumSeqs, "max-num-seqs", c.MaxNumSeqs, "batch slots: sequences generated concurrently")
-	fs.IntVar(&c.MaxNumBatchedTokens, "max-num-batched-tokens", c.MaxNumBatchedTokens, "prompt tokens admitted per prefill step")
+	fs.IntVar(&c.MaxNumBatchedTokens, "max-num-batched-tokens", c.MaxNumBatchedTokens, "prompt tokens to prefill per step (the prefix cache's hits apart)")
 	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "context length: prompt plus output tokens")
 	fs.IntVar(&c.DefaultMaxTokens, "default-max-tokens", c.DefaultMaxTokens, "max_tokens for requests that give none")
 	fs.IntVar(&c.OutputMean, "output-mean", c.OutputMean, "mean output tokens of requests without ignore_eos")
 	fs.DurationVar(&c.PrefillBase, "prefill-base", c.PrefillBase, "fixed duration of a prefill step")
-	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", c.PrefillPerToken, "prefill duration per prompt token")
+	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", c.PrefillPerToken, "prefill duration per prompt token not in the prefix cache")
 	fs.DurationVar(&c.DecodeBase, "decode-base", c.DecodeBase, "decode step duration with one running sequence")
 	fs.DurationVar(&c.DecodePerSeq, "decode-per-seq", c.DecodePerSeq, "decode step duration added per running sequence")
+	fs.StringVar(&c.Tokenizer, "tokenizer", c.Tokenizer, "prompt tokenizer: cl100k_base, o200k_base, a tokenizer.json path, or bytes "+
+		"for ceil(bytes/4) per text (cheaper; no prefix cache)")
+	fs.IntVar(&c.PrefixCacheBlocks, "prefix-cache-blocks", c.PrefixCacheBlocks, fmt.Sprintf("prefix (KV) cache capacity in blocks of %d tokens, "+
+		"evicted least recently used first; prefill skips a prompt's cached leading blocks; 0 disables", PrefixBlockTokens))
 	fs.Var(&faultFlag{rules: &c.Faults}, "fault", "inject a fault into a share of requests, such as http_5xx:0.05 or "+
 		"reset:0.01:after=10 (repeatable)")
 }
@@ -97,6 +127,10 @@ func (c *Config) Validate() error {
 	check(c.DefaultMaxTokens >= 1, "default-max-tokens must be at least 1, got %d", c.DefaultMaxTokens)
 	check(c.MaxModelLen >= 2, "max-model-len must be at least 2, got %d", c.MaxModelLen)
 	check(c.OutputMean >= 1, "output-mean must be at least 1, got %d", c.OutputMean)
+	if err := checkTokenizer(c.Tokenizer); err != nil {
+		errs = append(errs, err)
+	}
+	check(c.PrefixCacheBlocks >= 0, "prefix-cache-blocks must not be negative, got %d", c.PrefixCacheBlocks)
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -117,4 +151,21 @@ func (c *Config) Validate() error {
 	}
 	check(sum <= 1+1e-9, "fault rates add up to %.4g, more than 1", sum)
 	return errors.Join(errs...)
+}
+
+// checkTokenizer reports a Config.Tokenizer that names no tokenizer. A
+// built-in encoding's name is checked without loading it; another spec is
+// a tokenizer file, loaded (once per process) to check it.
+func checkTokenizer(spec string) error {
+	switch {
+	case spec == TokenizerBytes || slices.Contains(data.Encodings, spec):
+		return nil
+	case strings.TrimSpace(spec) == "":
+		return fmt.Errorf("tokenizer must not be empty: want %s or %s", strings.Join(data.Encodings, ", "), TokenizerBytes)
+	}
+	if _, err := data.LoadTokenizer(spec); err != nil {
+		return fmt.Errorf("tokenizer %q is neither %s, %s nor a usable tokenizer.json: %w",
+			spec, strings.Join(data.Encodings, ", "), TokenizerBytes, err)
+	}
+	return nil
 }

@@ -17,13 +17,13 @@ func TestDefaultConfigIsValid(t *testing.T) {
 }
 
 func TestValidateReportsEveryField(t *testing.T) {
-	cfg := Config{PrefillBase: -time.Second, DecodePerSeq: -1}
+	cfg := Config{PrefillBase: -time.Second, DecodePerSeq: -1, PrefixCacheBlocks: -1}
 	err := cfg.Validate()
 	if err == nil {
 		t.Fatal("zero config validated")
 	}
 	for _, field := range []string{"model", "max-num-seqs", "max-num-batched-tokens", "default-max-tokens",
-		"max-model-len", "output-mean", "prefill-base", "decode-per-seq"} {
+		"max-model-len", "output-mean", "prefill-base", "decode-per-seq", "tokenizer", "prefix-cache-blocks"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("error does not mention %s:\n%v", field, err)
 		}
@@ -44,6 +44,7 @@ func TestAddFlags(t *testing.T) {
 		"--model=m", "--seed=9", "--max-num-seqs=8", "--max-num-batched-tokens=512", "--max-model-len=4096",
 		"--default-max-tokens=64", "--output-mean=32", "--prefill-base=1ms", "--prefill-per-token=2µs",
 		"--decode-base=3ms", "--decode-per-seq=4µs", "--fault=http_5xx:0.05", "--fault", "reset:0.01:after=10",
+		"--tokenizer=o200k_base", "--prefix-cache-blocks=64",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestAddFlags(t *testing.T) {
 		Model: "m", Seed: 9, MaxNumSeqs: 8, MaxNumBatchedTokens: 512, MaxModelLen: 4096,
 		DefaultMaxTokens: 64, OutputMean: 32, PrefillBase: time.Millisecond, PrefillPerToken: 2 * time.Microsecond,
 		DecodeBase: 3 * time.Millisecond, DecodePerSeq: 4 * time.Microsecond,
+		Tokenizer: "o200k_base", PrefixCacheBlocks: 64,
 		Faults: []FaultRule{
 			{Fault: Fault{Name: "http_5xx", Status: 500}, Rate: 0.05},
 			{Fault: Fault{Name: "reset", After: 10}, Rate: 0.01},
@@ -67,5 +69,23 @@ func TestAddFlags(t *testing.T) {
 	})
 	if def := fs.Lookup("max-num-seqs").DefValue; def != "256" {
 		t.Errorf("--max-num-seqs default %s, want the config's 256", def)
+	}
+	for flag, def := range map[string]string{"tokenizer": "cl100k_base", "prefix-cache-blocks": "16384"} {
+		if got := fs.Lookup(flag).DefValue; got != def {
+			t.Errorf("--%s default %s, want %s", flag, got, def)
+		}
+	}
+}
+
+func TestValidateTokenizer(t *testing.T) {
+	for spec, ok := range map[string]bool{
+		"cl100k_base": true, "o200k_base": true, TokenizerBytes: true,
+		"": false, " ": false, "cl100k": false, "/nonexistent/tokenizer.json": false,
+	} {
+		cfg := DefaultConfig()
+		cfg.Tokenizer = spec
+		if err := cfg.Validate(); (err == nil) != ok {
+			t.Errorf("tokenizer %q: %v", spec, err)
+		}
 	}
 }

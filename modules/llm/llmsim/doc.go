@@ -1,8 +1,8 @@
 // Package llmsim is a simulated OpenAI-compatible inference server that
 // behaves like a continuous-batching engine (vLLM-like). It is llmrun's
 // embedded default target, the backbone of its tests and what `llmrun sim`
-// serves; like net/http/httptest it is a plain package with no dependency
-// on the rest of llmrun.
+// serves; like net/http/httptest it is a plain package that depends on the
+// rest of llmrun only for its tokenizers (package data).
 //
 // # Endpoints
 //
@@ -10,6 +10,8 @@
 //     server-sent events when "stream" is true, a single JSON body otherwise.
 //   - GET /v1/models lists the configured model.
 //   - GET /health answers 200 with an empty body.
+//   - GET /stats answers the server's counters (Stats) as JSON, the
+//     prefix cache's hits and queries among them.
 //
 // Any model name is accepted and echoed back in responses; a request
 // without one gets Config.Model. Sampling parameters (temperature, top_p,
@@ -32,12 +34,19 @@
 //
 // # Tokens
 //
-// Prompt tokens are approximated deterministically, without a tokenizer: a
-// text counts ceil(bytes/4) tokens, at least 1. A chat request counts, for
-// each message, 3 plus the tokens of its text content (none when empty; the
-// text parts of a content array are joined, other parts count nothing), and
-// 3 more for the reply's priming. A completions prompt counts its text's
-// tokens, or one per id when given as token ids.
+// Prompt tokens are counted with Config.Tokenizer (--tokenizer), by
+// default cl100k_base (o200k_base is the other built-in encoding): a text
+// counts its tokens. A chat request counts, for each message, 3 plus the
+// tokens of its text content (none when empty; the text parts of a content
+// array are joined, other parts count nothing), and 3 more for the
+// reply's priming; Anthropic's top-level system prompt counts its tokens
+// alone. A plain prompt (completions, Ollama's generate, TGI's inputs,
+// Triton's text_input) counts its tokens, at least 1, or one per id when
+// given as token ids; so does each input of an embeddings request. The
+// tokenizer "bytes" counts ceil(bytes/4) per text instead: no tokenizer,
+// the cheapest for load benchmarks, and no prefix cache. Tokenizing costs
+// about a microsecond per token; long texts seen before (a shared system
+// prompt) are remembered.
 //
 // Output tokens are words drawn from a fixed vocabulary of common English
 // words, each of which is a single token (with or without its leading
@@ -58,20 +67,45 @@
 // A single engine goroutine simulates continuous batching. Requests join a
 // FIFO waiting queue; each engine step admits waiting requests into free
 // slots (at most Config.MaxNumSeqs running, and at most
-// Config.MaxNumBatchedTokens prompt tokens admitted per step, though one
+// Config.MaxNumBatchedTokens prompt tokens to prefill per step, though one
 // request is always admitted when a slot is free). A step that admitted
 // requests is a prefill step: it takes PrefillBase + PrefillPerToken × their
-// prompt tokens and yields each admitted request's first token, while the
-// other running sequences wait. Any other step is a decode step: it takes
-// DecodeBase + DecodePerSeq × running sequences and yields one token for
-// every running sequence. Steps follow an absolute timeline (each deadline
-// is the previous one plus the step's duration), so timing does not drift;
-// a loop that falls behind resumes from now instead of bursting to catch
-// up. A sequence whose client has gone frees its slot at the next step.
+// prompt tokens not in the prefix cache and yields each admitted request's
+// first token, while the other running sequences wait. Any other step is
+// a decode step: it takes DecodeBase + DecodePerSeq × running sequences and
+// yields one token for every running sequence. Steps follow an absolute
+// timeline (each deadline is the previous one plus the step's duration),
+// so timing does not drift; a loop that falls behind resumes from now
+// instead of bursting to catch up. A sequence whose client has gone frees
+// its slot at the next step.
 //
-// So a lone request sees TTFT ≈ PrefillBase + PrefillPerToken × prompt
-// tokens and ITL ≈ DecodeBase + DecodePerSeq, and under load queueing and
-// the growing batch produce the knee of a real server.
+// So a lone request sees TTFT ≈ PrefillBase + PrefillPerToken × uncached
+// prompt tokens and ITL ≈ DecodeBase + DecodePerSeq, and under load
+// queueing and the growing batch produce the knee of a real server.
+//
+// # Prefix cache
+//
+// Like vLLM's automatic prefix caching, the engine keeps the KV of recent
+// prompts in blocks of PrefixBlockTokens (16) tokens, up to
+// Config.PrefixCacheBlocks (--prefix-cache-blocks; 0 disables it). A
+// prompt's token sequence (for chat, each message's role marker then its
+// content's tokens, so that requests sharing a system prompt or a
+// conversation's first turns share a prefix; for a plain prompt, its
+// tokens) is cut into full blocks, each identified by a chained hash of
+// the previous block's hash and its own tokens. When the engine admits a
+// request, the leading blocks it finds cached are hits: they are not
+// prefilled (PrefillPerToken and MaxNumBatchedTokens count only the
+// other tokens), though at least one prompt token always is. After its
+// prefill, a request's blocks enter the cache as its most recently used,
+// and the least recently used blocks are evicted beyond the capacity, a
+// prompt's last blocks before its first. The engine goroutine owns the
+// cache; handlers only hash the blocks. Usage reports the cached tokens:
+// OpenAI's as "prompt_tokens_details":{"cached_tokens":N} (as vLLM does),
+// Anthropic's as cache_read_input_tokens (input_tokens then leaves them
+// out), and Stats (GET /stats) counts the prompt tokens looked up and
+// found. With the tokenizer "bytes" there are no token ids, so no prefix
+// cache, and usage leaves cached tokens out, as it does with the cache
+// off. Embeddings requests do not use it.
 //
 // # Faults
 //

@@ -31,11 +31,15 @@ type embeddingsRequest struct {
 
 // embeddingInputs splits an embeddings input into its items (a string, an
 // array of strings, an array of token ids or an array of such arrays),
-// each with its token count and the bytes that seed its vector.
-func embeddingInputs(raw json.RawMessage) (seeds [][]byte, tokens []int, err error) {
+// each with its token count, by p, and the bytes that seed its vector.
+func embeddingInputs(raw json.RawMessage, p *prompter) (seeds [][]byte, tokens []int, err error) {
 	var one string
 	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &one) == nil {
-		return [][]byte{[]byte(one)}, []int{textTokens(len(one))}, nil
+		n, err := p.plain(one)
+		if err != nil {
+			return nil, nil, err
+		}
+		return [][]byte{[]byte(one)}, []int{n}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 {
@@ -48,7 +52,11 @@ func embeddingInputs(raw json.RawMessage) (seeds [][]byte, tokens []int, err err
 	for _, item := range items {
 		var s string
 		if len(item) > 0 && item[0] == '"' && json.Unmarshal(item, &s) == nil {
-			seeds, tokens = append(seeds, []byte(s)), append(tokens, textTokens(len(s)))
+			n, err := p.plain(s)
+			if err != nil {
+				return nil, nil, err
+			}
+			seeds, tokens = append(seeds, []byte(s)), append(tokens, n)
 			continue
 		}
 		if json.Unmarshal(item, &ids) != nil || len(ids) == 0 {
@@ -82,7 +90,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 			j.model = body.Model
 		}
 		var err error
-		switch seeds, tokens, err = embeddingInputs(body.Input); {
+		switch seeds, tokens, err = embeddingInputs(body.Input, s.prompter); {
 		case err != nil:
 			aerr = badRequest("input", "%v", err)
 		case body.Dimensions != nil && (*body.Dimensions < 1 || *body.Dimensions > maxEmbeddingDimensions):

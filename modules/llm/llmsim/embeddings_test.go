@@ -27,13 +27,13 @@ func TestEmbeddingDeterministic(t *testing.T) {
 
 func TestEmbeddingInputs(t *testing.T) {
 	for in, want := range map[string]int{`"abc"`: 1, `["a","b"]`: 2, `[1,2,3]`: 1, `[[1],[2,3]]`: 2} {
-		seeds, tokens, err := embeddingInputs([]byte(in))
+		seeds, tokens, err := embeddingInputs([]byte(in), &prompter{})
 		if err != nil || len(seeds) != want || len(tokens) != want {
 			t.Errorf("%s: %d inputs, %v", in, len(seeds), err)
 		}
 	}
 	for _, in := range []string{`[]`, `null`, `3`, `[[]]`, `[{}]`} {
-		if _, _, err := embeddingInputs([]byte(in)); err == nil {
+		if _, _, err := embeddingInputs([]byte(in), &prompter{}); err == nil {
 			t.Errorf("%s: no error", in)
 		}
 	}

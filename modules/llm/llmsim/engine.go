@@ -24,19 +24,26 @@ type engine struct {
 	stopped chan struct{} // closed when run returns
 	stop    func()
 
-	// running is owned by the run goroutine.
+	// running and cache (the prefix cache, nil when off) are owned by
+	// the run goroutine.
 	running []*sequence
+	cache   *prefixCache
 
 	nRunning                  atomic.Int64
 	received, completed       atomic.Uint64
 	canceled, tokens          atomic.Uint64
 	prefillSteps, decodeSteps atomic.Uint64
+	// The prefix cache's counters: prompt tokens looked up and found, and
+	// the blocks it holds.
+	prefixQueries, prefixHits atomic.Uint64
+	prefixBlocks              atomic.Int64
 }
 
 // startEngine starts the engine goroutine; stop ends it.
 func startEngine(cfg Config) *engine {
 	e := &engine{
 		cfg:     cfg,
+		cache:   newPrefixCache(cfg.PrefixCacheBlocks),
 		wake:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -98,7 +105,7 @@ func (e *engine) run() {
 	deadline := time.Now()
 	for {
 		e.release()
-		admitted, promptTokens := e.admit()
+		admitted, prefillTokens := e.admit()
 		e.nRunning.Store(int64(len(e.running)))
 		if len(e.running) == 0 {
 			select {
@@ -114,7 +121,7 @@ func (e *engine) run() {
 		var step time.Duration
 		if admitted > 0 {
 			batch = e.running[len(e.running)-admitted:]
-			step = e.cfg.PrefillBase + time.Duration(promptTokens)*e.cfg.PrefillPerToken
+			step = e.cfg.PrefillBase + time.Duration(prefillTokens)*e.cfg.PrefillPerToken
 			e.prefillSteps.Add(1)
 		} else {
 			step = e.cfg.DecodeBase + time.Duration(len(e.running))*e.cfg.DecodePerSeq
@@ -130,8 +137,34 @@ func (e *engine) run() {
 		case <-e.quit:
 			return
 		}
+		if admitted > 0 {
+			e.cacheBlocks(batch)
+		}
 		e.emit(batch)
 	}
+}
+
+// cacheBlocks puts the blocks of a prefill step's sequences, whose KV it
+// computed, into the prefix cache.
+func (e *engine) cacheBlocks(batch []*sequence) {
+	if e.cache == nil {
+		return
+	}
+	for _, s := range batch {
+		e.cache.touch(s.blocks)
+	}
+	e.prefixBlocks.Store(int64(e.cache.len()))
+}
+
+// cachedTokens returns the prompt tokens of s that the prefix cache holds:
+// those of its leading cached blocks, but never its whole prompt, one
+// token of which is always prefilled (to yield the first output token).
+func (e *engine) cachedTokens(s *sequence) int {
+	if e.cache == nil || len(s.blocks) == 0 {
+		return 0
+	}
+	blocks := s.blocks[:min(len(s.blocks), (s.promptTokens-1)/PrefixBlockTokens)]
+	return e.cache.match(blocks) * PrefixBlockTokens
 }
 
 // emit gives each sequence of batch its next token.
@@ -163,30 +196,38 @@ func (e *engine) release() {
 // admit moves waiting sequences into free slots in FIFO order, within the
 // prefill token budget (the first one always fits), and drops waiting
 // sequences whose client has gone. It returns how many it admitted and
-// their prompt tokens.
-func (e *engine) admit() (admitted, promptTokens int) {
+// the prompt tokens they prefill: those the prefix cache does not hold.
+func (e *engine) admit() (admitted, prefillTokens int) {
 	free := e.cfg.MaxNumSeqs - len(e.running)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	kept := e.waiting[:0]
 	full := false
 	for _, s := range e.waiting {
-		switch {
-		case s.gone():
+		if s.gone() {
 			e.canceled.Add(1)
 			continue
-		case !full && admitted < free && (admitted == 0 || promptTokens+s.promptTokens <= e.cfg.MaxNumBatchedTokens):
-			e.running = append(e.running, s)
-			admitted++
-			promptTokens += s.promptTokens
-			continue
+		}
+		if !full && admitted < free {
+			cached := e.cachedTokens(s)
+			if n := s.promptTokens - cached; admitted == 0 || prefillTokens+n <= e.cfg.MaxNumBatchedTokens {
+				e.running = append(e.running, s)
+				admitted++
+				prefillTokens += n
+				if s.cacheable {
+					s.cached.Store(int64(cached))
+					e.prefixQueries.Add(uint64(s.promptTokens))
+					e.prefixHits.Add(uint64(cached))
+				}
+				continue
+			}
 		}
 		full = true
 		kept = append(kept, s)
 	}
 	clear(e.waiting[len(kept):])
 	e.waiting = kept
-	return admitted, promptTokens
+	return admitted, prefillTokens
 }
 
 // queued returns the number of waiting sequences.

@@ -2,7 +2,6 @@ package llmsim
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -22,13 +21,13 @@ func TestSingleRequestTiming(t *testing.T) {
 	cfg.DecodeBase, cfg.DecodePerSeq = 15*time.Millisecond, time.Millisecond
 	r := listen(t, cfg)
 	const tokens = 30
-	s := mustStream(t, r, "/v1/completions", completionsBody(strings.Repeat("x", 800), map[string]any{
+	s := mustStream(t, r, "/v1/completions", completionsBody(make([]int, 200), map[string]any{
 		"max_tokens": tokens, "ignore_eos": true,
 	}))
 	if len(s.tokenAt) != tokens {
 		t.Fatalf("%d tokens, want %d", len(s.tokenAt), tokens)
 	}
-	prefill := 40*time.Millisecond + 200*100*time.Microsecond // 800 bytes = 200 tokens
+	prefill := 40*time.Millisecond + 200*100*time.Microsecond // 200 token ids
 	decode := 16 * time.Millisecond
 	if ttft := s.ttft(); ttft < prefill || ttft > prefill+time.Second {
 		t.Errorf("TTFT %v, want ≈ %v", ttft, prefill)
@@ -225,15 +224,7 @@ func TestStatsReportServerSideTTFT(t *testing.T) {
 	for range 2 {
 		mustStream(t, r, "/v1/completions", completionsBody("hello", map[string]any{"max_tokens": 3}))
 	}
-	resp, err := testClient(t).Get(r.URL() + "/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var st Stats
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
+	st := getStats(t, r)
 	if st.FirstTokens != 2 || st.Received != 2 {
 		t.Fatalf("stats %+v: want 2 requests with a first token", st)
 	}

@@ -51,6 +51,24 @@ type completion struct {
 	timedFirst bool
 }
 
+// tokenCounts are a response's token counts, for its usage.
+type tokenCounts struct {
+	prompt, output int
+	// cached is the share of prompt served from the prefix cache, -1 when
+	// the cache is off (usage then leaves it out).
+	cached int
+}
+
+// counts returns c's token counts. The cached prompt tokens are known
+// once the engine admitted c: before its first token, they read 0.
+func (c *completion) counts() tokenCounts {
+	n := tokenCounts{prompt: c.job.promptTokens, output: c.seq.outputTokens, cached: -1}
+	if c.job.cacheable {
+		n.cached = int(c.seq.cached.Load())
+	}
+	return n
+}
+
 // generate answers a chat or completions request. A fault that the
 // request asks for or draws and that strikes before the engine answers it;
 // otherwise the request is queued in the engine, and its tokens are
@@ -63,9 +81,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 	switch {
 	case aerr != nil:
 	case a.parse != nil:
-		j, aerr = a.parse(data, &s.cfg)
+		j, aerr = a.parse(data, s)
 	default:
-		j, aerr = parseJob(data, a.chat, &s.cfg)
+		j, aerr = parseJob(data, a.chat, s)
 	}
 	if aerr == nil && a.streamOnly && !j.stream {
 		aerr = badRequest("stream", "llmsim answers this API streamed only")
@@ -94,7 +112,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 		created: time.Now().Unix(),
 		text:    text,
 		finish:  finish,
-		seq:     newSequence(ctx, j.promptTokens, outputTokens),
+		seq:     newSequence(ctx, j.promptTokens, outputTokens).withBlocks(j.blocks, j.cacheable),
 		engine:  s.engine,
 		arrived: arrived,
 		server:  s,

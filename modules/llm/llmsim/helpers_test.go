@@ -275,3 +275,18 @@ func completionsBody(prompt any, extra map[string]any) map[string]any {
 	maps.Copy(body, extra)
 	return body
 }
+
+// getStats reads the simulator's GET /stats.
+func getStats(t *testing.T, r *Running) Stats {
+	t.Helper()
+	resp, err := testClient(t).Get(r.URL() + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st Stats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}

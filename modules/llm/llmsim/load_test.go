@@ -13,6 +13,7 @@ func TestThousandStreams(t *testing.T) {
 		t.Skip("load timing needs neither -short nor -race")
 	}
 	cfg := DefaultConfig()
+	cfg.Tokenizer = TokenizerBytes // a load test: the cheapest prompt counting
 	cfg.MaxNumSeqs = 1024
 	cfg.DecodeBase, cfg.DecodePerSeq = 10*time.Millisecond, 10*time.Microsecond
 	r := listen(t, cfg)

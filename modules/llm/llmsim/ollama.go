@@ -11,13 +11,13 @@ import (
 // newline-delimited JSON.
 var (
 	ollamaChatAPI = &api{
-		parse:      func(data []byte, cfg *Config) (job, *apiError) { return parseOllama(data, true, cfg) },
+		parse:      func(data []byte, s *Server) (job, *apiError) { return parseOllama(data, true, s) },
 		newEncoder: func(c *completion) encoder { return newOllamaEncoder(c, true) },
 		streamOnly: true,
 		chat:       true,
 	}
 	ollamaGenerateAPI = &api{
-		parse:      func(data []byte, cfg *Config) (job, *apiError) { return parseOllama(data, false, cfg) },
+		parse:      func(data []byte, s *Server) (job, *apiError) { return parseOllama(data, false, s) },
 		newEncoder: func(c *completion) encoder { return newOllamaEncoder(c, false) },
 		streamOnly: true,
 	}
@@ -35,7 +35,8 @@ type ollamaOptions struct {
 
 // parseOllama reads and validates an Ollama chat (chat true) or generate
 // request. "stream" is true when absent, as in Ollama.
-func parseOllama(data []byte, chat bool, cfg *Config) (job, *apiError) {
+func parseOllama(data []byte, chat bool, s *Server) (job, *apiError) {
+	cfg := &s.cfg
 	var body struct {
 		Model    string        `json:"model"`
 		Messages []chatMessage `json:"messages"`
@@ -54,17 +55,24 @@ func parseOllama(data []byte, chat bool, cfg *Config) (job, *apiError) {
 	j.ignoreEOS = body.Options.IgnoreEOS || body.IgnoreEOS
 	j.minTokens = max(body.Options.MinTokens, body.MinTokens)
 	input := "prompt"
+	var p prompt
+	var err error
 	if chat {
 		if len(body.Messages) == 0 {
 			return job{}, badRequest("messages", "messages must be a non-empty array")
 		}
-		j.promptTokens, input = chatTokens(body.Messages), "messages"
+		input = "messages"
+		p, err = s.prompter.chat("", body.Messages)
 	} else {
 		if body.Prompt == nil {
 			return job{}, badRequest("prompt", "prompt is required")
 		}
-		j.promptTokens = textTokens(len(*body.Prompt))
+		p, err = s.prompter.text(*body.Prompt)
 	}
+	if err != nil {
+		return job{}, badRequest(input, "%v", err)
+	}
+	j.setPrompt(p)
 	maxTokens := body.Options.NumPredict
 	if maxTokens != nil && *maxTokens < 0 {
 		maxTokens = nil
@@ -117,7 +125,7 @@ func (e *ollamaEncoder) token(word string, first, _ bool) {
 }
 
 // end adds the final line: done, its reason, counts and durations (ns).
-func (e *ollamaEncoder) end(reason string, promptTokens, outputTokens int) {
+func (e *ollamaEncoder) end(reason string, n tokenCounts) {
 	now := time.Now()
 	if e.first.IsZero() {
 		e.first = now
@@ -131,9 +139,9 @@ func (e *ollamaEncoder) end(reason string, promptTokens, outputTokens int) {
 	}{
 		{`","total_duration":`, int64(now.Sub(e.started))},
 		{`,"load_duration":`, 0},
-		{`,"prompt_eval_count":`, int64(promptTokens)},
+		{`,"prompt_eval_count":`, int64(n.prompt)},
 		{`,"prompt_eval_duration":`, int64(e.first.Sub(e.started))},
-		{`,"eval_count":`, int64(outputTokens)},
+		{`,"eval_count":`, int64(n.output)},
 		{`,"eval_duration":`, int64(now.Sub(e.first))},
 	} {
 		e.buf = strconv.AppendInt(append(e.buf, f.name...), f.v, 10)

@@ -1,10 +1,13 @@
 package llmsim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 )
 
 // maxBodyBytes bounds a request body.
@@ -14,6 +17,10 @@ const maxBodyBytes = 64 << 20
 type job struct {
 	model        string
 	promptTokens int
+	// blocks and cacheable are the prompt's prefix-cache blocks (see
+	// prompt).
+	blocks       []uint64
+	cacheable    bool
 	maxTokens    int
 	minTokens    int
 	ignoreEOS    bool
@@ -21,12 +28,17 @@ type job struct {
 	includeUsage bool
 }
 
+// setPrompt sets j's prompt.
+func (j *job) setPrompt(p prompt) {
+	j.promptTokens, j.blocks, j.cacheable = p.tokens, p.blocks, p.cacheable
+}
+
 // requestBody holds the fields of a chat or completions request that the
 // simulator honours; others are ignored.
 type requestBody struct {
 	Model               string        `json:"model"`
 	Messages            []chatMessage `json:"messages"`
-	Prompt              *prompt       `json:"prompt"`
+	Prompt              *promptInput  `json:"prompt"`
 	MaxTokens           *int          `json:"max_tokens"`
 	MaxCompletionTokens *int          `json:"max_completion_tokens"`
 	MinTokens           int           `json:"min_tokens"`
@@ -40,24 +52,26 @@ type requestBody struct {
 
 // chatMessage is a chat message reduced to what counts for tokens.
 type chatMessage struct {
+	Role    role    `json:"role"`
 	Content content `json:"content"`
 }
 
-// content is a message's text content length in bytes.
-type content int
+// content is a message's text content: a string, or the text parts of a
+// content array joined.
+type content string
 
 // UnmarshalJSON accepts a string, null, or an array of content parts of
 // which only the "text" parts count.
 func (c *content) UnmarshalJSON(b []byte) error {
 	switch b[0] {
 	case 'n':
-		*c = 0
+		*c = ""
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		s, err := jsonString(b)
+		if err != nil {
 			return err
 		}
-		*c = content(len(s))
+		*c = content(s)
 	case '[':
 		var parts []struct {
 			Type string `json:"type"`
@@ -66,31 +80,46 @@ func (c *content) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &parts); err != nil {
 			return err
 		}
-		*c = 0
+		var texts []string
 		for _, p := range parts {
 			if p.Type == "text" {
-				*c += content(len(p.Text))
+				texts = append(texts, p.Text)
 			}
 		}
+		*c = content(strings.Join(texts, ""))
 	default:
 		return errors.New("message content must be a string, null or an array of parts")
 	}
 	return nil
 }
 
-// prompt is a completions prompt reduced to its token count.
-type prompt int
+// jsonString decodes a JSON string, quickly when it has no escapes.
+func jsonString(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		return string(b[1 : len(b)-1]), nil // valid JSON: the decoder checked it
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
+}
+
+// promptInput is a completions prompt: a text, or token ids.
+type promptInput struct {
+	text  string
+	ids   []int
+	isIDs bool
+}
 
 // UnmarshalJSON accepts a string, an array of token ids, or an array
 // holding exactly one of those.
-func (p *prompt) UnmarshalJSON(b []byte) error {
+func (p *promptInput) UnmarshalJSON(b []byte) error {
 	switch b[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		s, err := jsonString(b)
+		if err != nil {
 			return err
 		}
-		*p = prompt(textTokens(len(s)))
+		*p = promptInput{text: s}
 		return nil
 	case '[':
 		var items []json.RawMessage
@@ -105,7 +134,7 @@ func (p *prompt) UnmarshalJSON(b []byte) error {
 			if err := json.Unmarshal(b, &ids); err != nil {
 				return err
 			}
-			*p = prompt(len(ids))
+			*p = promptInput{ids: ids, isIDs: true}
 			return nil
 		case len(items) == 1:
 			return p.UnmarshalJSON(items[0])
@@ -113,6 +142,14 @@ func (p *prompt) UnmarshalJSON(b []byte) error {
 		return errors.New("batched prompts are not supported; send one prompt per request")
 	}
 	return errors.New("prompt must be a string or an array of token ids")
+}
+
+// promptOf returns the prompt of a completions prompt.
+func (pr *prompter) promptOf(p *promptInput) (prompt, error) {
+	if p.isIDs {
+		return pr.ids(p.ids), nil
+	}
+	return pr.text(p.text)
 }
 
 // readBody reads a request's body.
@@ -125,7 +162,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 }
 
 // parseJob reads and validates a chat (chat true) or completions request.
-func parseJob(data []byte, chat bool, cfg *Config) (job, *apiError) {
+func parseJob(data []byte, chat bool, s *Server) (job, *apiError) {
+	cfg := &s.cfg
 	var body requestBody
 	if err := json.Unmarshal(data, &body); err != nil {
 		return job{}, badRequest("", "invalid request body: %v", err)
@@ -146,7 +184,11 @@ func parseJob(data []byte, chat bool, cfg *Config) (job, *apiError) {
 		if len(body.Messages) == 0 {
 			return job{}, badRequest("messages", "messages must be a non-empty array")
 		}
-		j.promptTokens = chatTokens(body.Messages)
+		p, err := s.prompter.chat("", body.Messages)
+		if err != nil {
+			return job{}, badRequest("messages", "%v", err)
+		}
+		j.setPrompt(p)
 		if body.MaxCompletionTokens != nil {
 			maxTokens, maxParam = body.MaxCompletionTokens, "max_completion_tokens"
 		}
@@ -155,7 +197,11 @@ func parseJob(data []byte, chat bool, cfg *Config) (job, *apiError) {
 		if body.Prompt == nil {
 			return job{}, badRequest("prompt", "prompt is required")
 		}
-		j.promptTokens = int(*body.Prompt)
+		p, err := s.prompter.promptOf(body.Prompt)
+		if err != nil {
+			return job{}, badRequest("prompt", "%v", err)
+		}
+		j.setPrompt(p)
 	}
 
 	if body.N != nil && *body.N != 1 {

@@ -6,11 +6,26 @@ import (
 	"strings"
 )
 
-// usage is OpenAI's usage block.
+// usage is OpenAI's usage block, with prompt_tokens_details.cached_tokens
+// (as vLLM gives it) when the prefix cache is on.
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int                  `json:"prompt_tokens"`
+	CompletionTokens    int                  `json:"completion_tokens"`
+	TotalTokens         int                  `json:"total_tokens"`
+	PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type promptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// newUsage returns the usage of n.
+func newUsage(n tokenCounts) usage {
+	u := usage{PromptTokens: n.prompt, CompletionTokens: n.output, TotalTokens: n.prompt + n.output}
+	if n.cached >= 0 {
+		u.PromptTokensDetails = &promptTokensDetails{n.cached}
+	}
+	return u
 }
 
 // choice is the single choice of a whole response: Message for chat, Text
@@ -66,5 +81,5 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 		Model   string    `json:"model"`
 		Choices [1]choice `json:"choices"`
 		Usage   usage     `json:"usage"`
-	}{c.id, c.api.object, c.created, c.job.model, [1]choice{ch}, usage{c.job.promptTokens, total, c.job.promptTokens + total}})
+	}{c.id, c.api.object, c.created, c.job.model, [1]choice{ch}, newUsage(c.counts())})
 }

@@ -7,6 +7,8 @@ import (
 
 // sequence is one request inside the engine. The engine writes produced and
 // signals ready; the request's handler waits on them (engine.wait).
+//
+// The fields every decode step reads come first, in one cache line.
 type sequence struct {
 	promptTokens int
 	outputTokens int
@@ -18,6 +20,14 @@ type sequence struct {
 	// engine never blocks on a slow handler: tokens made while the handler
 	// is busy are picked up together at its next wait.
 	ready chan struct{}
+
+	// blocks are the hashes of the prompt's full blocks, looked up in the
+	// prefix cache when cacheable (see prompt).
+	blocks    []uint64
+	cacheable bool
+	// cached is the prompt tokens found in the prefix cache, set by the
+	// engine when it admits the sequence.
+	cached atomic.Int64
 }
 
 // newSequence returns a sequence that lives as long as ctx.
@@ -28,6 +38,12 @@ func newSequence(ctx context.Context, promptTokens, outputTokens int) *sequence 
 		done:         ctx.Done(),
 		ready:        make(chan struct{}, 1),
 	}
+}
+
+// withBlocks sets the prompt's prefix-cache blocks and returns s.
+func (s *sequence) withBlocks(blocks []uint64, cacheable bool) *sequence {
+	s.blocks, s.cacheable = blocks, cacheable
+	return s
 }
 
 // gone reports whether the sequence's client has gone.

@@ -10,10 +10,11 @@ import (
 // Server is a simulated inference server: an HTTP handler in front of one
 // engine goroutine. New starts the engine; Close stops it.
 type Server struct {
-	cfg     Config
-	engine  *engine
-	handler http.Handler
-	started time.Time
+	cfg      Config
+	prompter *prompter
+	engine   *engine
+	handler  http.Handler
+	started  time.Time
 
 	arrivals atomic.Uint64 // numbers the accepted generation requests
 	rejected atomic.Uint64
@@ -47,6 +48,13 @@ type Stats struct {
 	// measure to see their own overhead.
 	FirstTokens uint64
 	TTFTSum     time.Duration
+	// PrefixCacheQueries counts the prompt tokens of the requests
+	// admitted while the prefix cache is on, PrefixCacheHits those found
+	// in it: the hit rate is PrefixCacheHits / PrefixCacheQueries.
+	// PrefixCacheBlocks is the blocks it holds now.
+	PrefixCacheQueries uint64
+	PrefixCacheHits    uint64
+	PrefixCacheBlocks  int
 	// Faults counts the faults injected, by name; faults never injected
 	// are left out. A mid-stream fault counts when it strikes, not when a
 	// stream that ended first drew it.
@@ -59,7 +67,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Faults = slices.Clone(cfg.Faults)
-	s := &Server{cfg: cfg, engine: startEngine(cfg), started: time.Now(), faults: map[string]*atomic.Uint64{}}
+	p, err := newPrompter(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p.tok == nil {
+		cfg.PrefixCacheBlocks = 0 // no token ids, no prefix cache
+	}
+	s := &Server{cfg: cfg, prompter: p, engine: startEngine(cfg), started: time.Now(), faults: map[string]*atomic.Uint64{}}
 	for name := range faultParams {
 		s.faults[name] = new(atomic.Uint64)
 	}
@@ -92,6 +107,10 @@ func (s *Server) Stats() Stats {
 		FirstTokens:  s.firstTokens.Load(),
 		TTFTSum:      time.Duration(s.firstTokenNano.Load()),
 		Faults:       faults,
+
+		PrefixCacheQueries: e.prefixQueries.Load(),
+		PrefixCacheHits:    e.prefixHits.Load(),
+		PrefixCacheBlocks:  int(e.prefixBlocks.Load()),
 	}
 }
 

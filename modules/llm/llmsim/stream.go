@@ -15,7 +15,7 @@ type encoder interface {
 	// token adds the unit of one token, the stream's first and/or last.
 	token(word string, first, last bool)
 	// end adds the units that end the stream after its last token.
-	end(reason string, promptTokens, outputTokens int)
+	end(reason string, n tokenCounts)
 	// malformed adds a unit cut short; fail adds the error unit of the
 	// fault named name.
 	malformed()
@@ -77,7 +77,7 @@ func (c *completion) send(ctx context.Context, out *sse, from, to int, end bool)
 			}
 		}
 		if sent == to && end {
-			out.enc.end(c.finish, c.job.promptTokens, c.seq.outputTokens)
+			out.enc.end(c.finish, c.counts())
 			if out.write() != nil {
 				return false
 			}

@@ -22,7 +22,8 @@ const tgiEOS = "</s>"
 // of which max_new_tokens (absent: the server's default) and, as llmsim
 // extensions, ignore_eos and min_tokens are honoured. "stream" (false)
 // may only be absent or true: /generate_stream always streams.
-func parseTGI(data []byte, cfg *Config) (job, *apiError) {
+func parseTGI(data []byte, s *Server) (job, *apiError) {
+	cfg := &s.cfg
 	var body struct {
 		Inputs     *string `json:"inputs"`
 		Stream     *bool   `json:"stream"`
@@ -38,13 +39,17 @@ func parseTGI(data []byte, cfg *Config) (job, *apiError) {
 	if body.Inputs == nil {
 		return job{}, badRequest("inputs", "inputs is required")
 	}
-	j := job{
-		model:        cfg.Model,
-		stream:       body.Stream == nil || *body.Stream,
-		promptTokens: textTokens(len(*body.Inputs)),
-		ignoreEOS:    body.Parameters.IgnoreEOS,
-		minTokens:    body.Parameters.MinTokens,
+	p, err := s.prompter.text(*body.Inputs)
+	if err != nil {
+		return job{}, badRequest("inputs", "%v", err)
 	}
+	j := job{
+		model:     cfg.Model,
+		stream:    body.Stream == nil || *body.Stream,
+		ignoreEOS: body.Parameters.IgnoreEOS,
+		minTokens: body.Parameters.MinTokens,
+	}
+	j.setPrompt(p)
 	return j, j.limit(cfg, body.Parameters.MaxNewTokens, "max_new_tokens", "inputs")
 }
 
@@ -97,7 +102,7 @@ func (e *tgiEncoder) token(word string, first, last bool) {
 	e.event(word, false, last && e.reason == "length", "length")
 }
 
-func (e *tgiEncoder) end(reason string, _, _ int) {
+func (e *tgiEncoder) end(reason string, _ tokenCounts) {
 	if reason != "length" {
 		e.event(tgiEOS, true, true, "eos_token")
 	}

@@ -35,8 +35,8 @@ func newTritonAPI(model, version string, stream bool) *api {
 	}
 	var opts tritonOptions
 	return &api{
-		parse: func(data []byte, cfg *Config) (job, *apiError) {
-			j, o, err := parseTriton(data, cfg, stream)
+		parse: func(data []byte, s *Server) (job, *apiError) {
+			j, o, err := parseTriton(data, s, stream)
 			j.model, opts = model, o
 			return j, err
 		},
@@ -70,7 +70,7 @@ type tritonParams struct {
 // parseTriton reads and validates a Triton generate request: "text_input"
 // is required; /generate_stream streams and /generate does not, whatever
 // "stream" says.
-func parseTriton(data []byte, cfg *Config, stream bool) (job, tritonOptions, *apiError) {
+func parseTriton(data []byte, s *Server, stream bool) (job, tritonOptions, *apiError) {
 	var body struct {
 		TextInput  *string      `json:"text_input"`
 		Parameters tritonParams `json:"parameters"`
@@ -87,13 +87,17 @@ func parseTriton(data []byte, cfg *Config, stream bool) (job, tritonOptions, *ap
 	if body.Parameters.MaxTokens != nil {
 		maxTokens = body.Parameters.MaxTokens
 	}
-	j := job{
-		stream:       stream,
-		promptTokens: textTokens(len(*body.TextInput)),
-		ignoreEOS:    body.IgnoreEOS || body.Parameters.IgnoreEOS,
-		minTokens:    max(body.MinTokens, body.Parameters.MinTokens),
+	p, err := s.prompter.text(*body.TextInput)
+	if err != nil {
+		return job{}, tritonOptions{}, badRequest("text_input", "%v", err)
 	}
-	return j, body.tritonOptions, j.limit(cfg, maxTokens, "max_tokens", "text_input")
+	j := job{
+		stream:    stream,
+		ignoreEOS: body.IgnoreEOS || body.Parameters.IgnoreEOS,
+		minTokens: max(body.MinTokens, body.Parameters.MinTokens),
+	}
+	j.setPrompt(p)
+	return j, body.tritonOptions, j.limit(&s.cfg, maxTokens, "max_tokens", "text_input")
 }
 
 // tritonEncoder formats a Triton stream's events, or a whole response.
@@ -154,7 +158,7 @@ func (e *tritonEncoder) token(word string, first, last bool) {
 	e.buf = append(e.buf, "\n\n"...)
 }
 
-func (e *tritonEncoder) end(string, int, int) {}
+func (e *tritonEncoder) end(string, tokenCounts) {}
 
 func (e *tritonEncoder) malformed() {
 	e.buf = append(e.buf, "data: {\"text_output\":\n\n"...)

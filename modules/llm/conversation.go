@@ -1,0 +1,204 @@
+package llm
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/internal/wait"
+)
+
+// conversation is a multi-turn chat session of one VU: its history grows
+// by the user's message and the model's reply at every turn, so each
+// request carries the whole conversation so far, as a chat client sends it.
+type conversation struct {
+	in     *instance
+	client *Client // nil: the default client
+	system string
+	// think is the pause before every turn after the first; thinkFn, when
+	// set, returns it in milliseconds.
+	think   time.Duration
+	thinkFn goja.Callable
+	// maxTurns, when > 0, starts a new conversation after that many turns.
+	maxTurns int
+
+	history []turnMessage
+	turns   int
+}
+
+// turnMessage is one entry of a conversation's history.
+type turnMessage struct{ role, content string }
+
+// conversationOptions are llm.conversation()'s options.
+type conversationOptions struct {
+	System    string     `js:"system"`
+	ThinkTime goja.Value `js:"thinkTime"`
+	MaxTurns  int        `js:"maxTurns"`
+	Client    goja.Value `js:"client"`
+}
+
+// newConversation is llm.conversation(options): { send(content, body,
+// options), reset(), turn, messages }.
+func (i *instance) newConversation(opts goja.Value) *goja.Object {
+	rt := i.vu.Runtime()
+	const call = "llm.conversation(options)"
+	c := &conversation{in: i}
+	if given(opts) {
+		var o conversationOptions
+		if err := rt.ExportTo(opts, &o); err != nil {
+			panic(rt.NewTypeError("%s: %v", call, err))
+		}
+		if o.MaxTurns < 0 {
+			panic(rt.NewTypeError("%s: maxTurns must be ≥ 0, got %d", call, o.MaxTurns))
+		}
+		c.system, c.maxTurns = o.System, o.MaxTurns
+		if fn, ok := goja.AssertFunction(o.ThinkTime); ok {
+			c.thinkFn = fn
+		} else if d, set, err := jsDuration(o.ThinkTime); err != nil {
+			panic(rt.NewTypeError("%s: thinkTime: %v", call, err))
+		} else if set {
+			c.think = d
+		}
+		if given(o.Client) {
+			var h *Client
+			if cl, ok := o.Client.(*goja.Object); ok {
+				if v := cl.Get(clientHandle); v != nil {
+					h, _ = v.Export().(*Client)
+				}
+			}
+			if h == nil {
+				panic(rt.NewTypeError("%s: client must be made by llm.client()", call))
+			}
+			c.client = h
+		}
+	}
+	obj := rt.NewObject()
+	must(obj.Set("send", c.send))
+	must(obj.Set("reset", c.reset))
+	must(obj.DefineAccessorProperty("turn", rt.ToValue(func() int { return c.turns }), nil, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(obj.DefineAccessorProperty("messages", rt.ToValue(func() goja.Value { return c.messagesArray(rt) }), nil, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	return obj
+}
+
+// reset starts a new conversation: empty history, turn 0.
+func (c *conversation) reset() {
+	c.history, c.turns = c.history[:0], 0
+}
+
+// send is one turn: after the think time (from the second turn on), it
+// sends the history plus content as the user's message, with body's other
+// fields (max_tokens, ...), tags the request's samples turn=N, and on
+// success appends the message and the reply to the history. A failed turn
+// leaves the history as it was; it still counts as a turn.
+func (c *conversation) send(content string, body, opts goja.Value) *goja.Object {
+	rt := c.in.vu.Runtime()
+	if c.in.vu.State() == nil {
+		panic(rt.NewTypeError("conversation.send() cannot be called in the init context"))
+	}
+	if c.maxTurns > 0 && c.turns >= c.maxTurns {
+		c.reset()
+	}
+	if c.turns > 0 {
+		if err := c.pause(); err != nil {
+			if ex, ok := err.(*goja.Exception); ok {
+				panic(ex) // thinkTime() threw: rethrow as it is
+			}
+			panic(rt.NewGoError(err))
+		}
+	}
+	turn := c.turns + 1
+	req := copyProps(rt, body, "conversation.send(content, body): body must be an object such as { max_tokens: 128 }", func(k string) {
+		if k == "messages" || k == "prompt" {
+			panic(rt.NewTypeError("conversation.send(content, body): body.%s is the conversation's own; pass the user's message as content", k))
+		}
+	})
+	before := len(c.history)
+	c.history = append(c.history, turnMessage{"user", content})
+	// A turn without a reply (failed, or thrown with throw: true) leaves
+	// the history as it was.
+	defer func() {
+		if len(c.history) == before+1 {
+			c.history = c.history[:before]
+		}
+	}()
+	must(req.Set("messages", c.messagesArray(rt)))
+
+	o := copyProps(rt, opts, "conversation.send(content, body, options): options must be an object", nil)
+	tags := copyProps(rt, o.Get("tags"), "conversation.send(content, body, options): tags must be an object", nil)
+	must(tags.Set("turn", strconv.Itoa(turn)))
+	must(o.Set("tags", tags))
+	must(o.Set("text", true)) // the reply joins the history
+
+	c.turns = turn
+	res := c.in.stream(c.client, req, o)
+	if res.Get("ok").ToBoolean() {
+		c.history = append(c.history, turnMessage{"assistant", res.Get("text").String()})
+	}
+	return res
+}
+
+// copyProps returns a new object with the properties of v (none when v is
+// undefined), throwing a TypeError that says what when v is not an object;
+// check, when set, vets each property's name first.
+func copyProps(rt *goja.Runtime, v goja.Value, what string, check func(key string)) *goja.Object {
+	out := rt.NewObject()
+	if !given(v) {
+		return out
+	}
+	src, ok := v.(*goja.Object)
+	if !ok {
+		panic(rt.NewTypeError(what))
+	}
+	for _, k := range src.Keys() {
+		if check != nil {
+			check(k)
+		}
+		must(out.Set(k, src.Get(k)))
+	}
+	return out
+}
+
+// pause waits the think time, or until the iteration must stop.
+func (c *conversation) pause() error {
+	d := c.think
+	if c.thinkFn != nil {
+		v, err := c.thinkFn(goja.Undefined())
+		if err != nil {
+			return err
+		}
+		ms := v.ToFloat()
+		if !(ms >= 0) {
+			return fmt.Errorf("conversation thinkTime(): want milliseconds ≥ 0, got %s", v)
+		}
+		d = time.Duration(ms * float64(time.Millisecond))
+	}
+	// An iteration stopped during the pause is interrupted by the engine;
+	// the turn's request then ends at once as interrupted.
+	wait.Sleep(c.in.vu.Context(), d)
+	return nil
+}
+
+// messagesArray is the history as the messages of a chat request, after
+// the system message when there is one.
+func (c *conversation) messagesArray(rt *goja.Runtime) goja.Value {
+	out := make([]any, 0, len(c.history)+1)
+	add := func(role, content string) {
+		m := rt.NewObject()
+		must(m.Set("role", role))
+		must(m.Set("content", content))
+		out = append(out, m)
+	}
+	if c.system != "" {
+		add("system", c.system)
+	}
+	for _, m := range c.history {
+		add(m.role, m.content)
+	}
+	return rt.NewArray(out...)
+}
+
+// clientHandle is the hidden property of an llm.client() object that holds
+// its *Client, for llm.conversation({ client }).
+const clientHandle = "__client"
