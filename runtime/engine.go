@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/config"
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llmrun"
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -118,6 +120,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		"metrics":       metricsModule{},
 		"llmrun":        llmrun.Module{TextSummary: cfg.TextSummary},
 		"llmrun/config": config.Module{},
+		"data":          &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)},
 	}
 
 	e.vu0, err = e.newVU(ctx, 0, nil)
@@ -146,6 +149,16 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
 	}
 	return e, nil
+}
+
+// scriptDir is where the data module looks for relative paths first: the
+// script's directory; "" for a script built into the binary, whose paths
+// are the working directory's.
+func scriptDir(cfg Config) string {
+	if cfg.Source != nil {
+		return ""
+	}
+	return filepath.Dir(cfg.ScriptPath)
 }
 
 // Scenarios returns the resolved scenarios.

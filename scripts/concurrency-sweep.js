@@ -12,12 +12,13 @@
 //   PAUSE          drain time between levels             30s
 //   WARMUP         warmup requests at each level,        0
 //                  kept out of every figure
-//   INPUT_TOKENS   prompt length (approximate tokens)    256
+//   INPUT_TOKENS   prompt length, exact tokens           256
 //   OUTPUT_TOKENS  answer length (ignore_eos)            128
 //   MIN_GAIN       throughput growth that still counts   0.10
 //                  as "growing" (10 %)
 import llm from 'llm';
 import { check, textSummary } from 'llmrun';
+import { prompts } from 'data';
 import { settings, seconds } from 'llmrun/config';
 
 const p = settings({
@@ -47,20 +48,13 @@ levels.forEach((n, i) => {
 });
 export const options = { scenarios };
 
-const words = 'the of and to in is that for it as with was on be at by this had not are but from or have an they which one you were all we her she there would their will when who him been has more if no out do so can what up said about other into than its time only could new them some these then two first may any like now my such make over our even most me after also made many did must before back see through way where get much go well your know should down work year because come people just say each those take day good how long very here between both life being under never same another'.split(' ');
-function prompt(tokens) {
-  let text = 'Repeat after me:';
-  for (let i = 0; i < tokens - 4; i++) text += ' ' + words[Math.floor(Math.random() * words.length)];
-  return text;
-}
-
 export default function () {
   const r = llm.stream({
-    messages: [{ role: 'user', content: prompt(inputTokens) }],
+    messages: [{ role: 'user', content: prompts.synthetic(inputTokens) }],
     max_tokens: outputTokens,
     ignore_eos: true,
     temperature: 0,
-  });
+  }, { promptTokens: inputTokens });
   check(r, { 'request succeeded': (r) => r.ok });
 }
 

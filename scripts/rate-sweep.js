@@ -13,7 +13,7 @@
 //                    (the rate's duration is PROMPTS/RATE)
 //   PAUSE            drain time between rates             30s
 //   WARMUP           warmup requests at each rate         0
-//   INPUT_TOKENS     prompt length (approximate tokens)   256
+//   INPUT_TOKENS     prompt length, exact tokens          256
 //   OUTPUT_TOKENS    answer length (ignore_eos)           128
 //   SLO_TTFT_P99     TTFT p99 bound, ms                   2000
 //   SLO_TPOT_P99     TPOT p99 bound, ms                   (none)
@@ -21,6 +21,7 @@
 //   MAX_CONCURRENCY  cap on requests in flight            (none)
 import llm from 'llm';
 import { check, textSummary } from 'llmrun';
+import { prompts } from 'data';
 import { settings, seconds } from 'llmrun/config';
 
 const p = settings({
@@ -61,20 +62,13 @@ rates.forEach((rate) => {
 });
 export const options = { scenarios };
 
-const words = 'the of and to in is that for it as with was on be at by this had not are but from or have an they which one you were all we her she there would their will when who him been has more if no out do so can what up said about other into than its time only could new them some these then two first may any like now my such make over our even most me after also made many did must before back see through way where get much go well your know should down work year because come people just say each those take day good how long very here between both life being under never same another'.split(' ');
-function prompt(tokens) {
-  let text = 'Repeat after me:';
-  for (let i = 0; i < tokens - 4; i++) text += ' ' + words[Math.floor(Math.random() * words.length)];
-  return text;
-}
-
 export default function () {
   const r = llm.stream({
-    messages: [{ role: 'user', content: prompt(inputTokens) }],
+    messages: [{ role: 'user', content: prompts.synthetic(inputTokens) }],
     max_tokens: outputTokens,
     ignore_eos: true,
     temperature: 0,
-  });
+  }, { promptTokens: inputTokens });
   check(r, { 'request succeeded': (r) => r.ok });
 }
 

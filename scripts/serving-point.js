@@ -12,13 +12,14 @@
 //   NUM_PROMPTS      requests measured                     200
 //   REQUEST_RATE     requests per second, or inf            inf
 //   MAX_CONCURRENCY  requests in flight at most             (inf rate: 16)
-//   INPUT_LEN        prompt length (approximate tokens)     256
+//   INPUT_LEN        prompt length, exact tokens            256
 //   OUTPUT_LEN       answer length, exact (ignore_eos)      128
 //   RANGE_RATIO      lengths uniform in len·[1−r, 1+r]      0
 //   WARMUP           warmup requests, excluded              0
 //   MAX_VUS          VUs a finite rate may use at most      512
 import llm from 'llm';
 import { check, textSummary } from 'llmrun';
+import { lengths, prompts } from 'data';
 import { settings } from 'llmrun/config';
 
 const p = settings({
@@ -57,26 +58,23 @@ if (rate === 'inf') {
 scenario.warmup = warmup;
 export const options = { scenarios: { serving: scenario } };
 
-const words = 'the of and to in is that for it as with was on be at by this had not are but from or have an they which one you were all we her she there would their will when who him been has more if no out do so can what up said about other into than its time only could new them some these then two first may any like now my such make over our even most me after also made many did must before back see through way where get much go well your know should down work year because come people just say each those take day good how long very here between both life being under never same another'.split(' ');
+// around is len·[1 − r, 1 + r], uniform, as vLLM's --random-range-ratio.
 function around(len) {
-  const lo = Math.max(1, Math.floor(len * (1 - rangeRatio)));
-  const hi = Math.max(lo, Math.floor(len * (1 + rangeRatio)));
-  return lo + Math.floor(Math.random() * (hi - lo + 1));
+  const min = Math.max(1, Math.floor(len * (1 - rangeRatio)));
+  return lengths.uniform({ min, max: Math.max(min, Math.floor(len * (1 + rangeRatio))) });
 }
-function prompt(tokens) {
-  let text = 'Repeat after me:';
-  for (let i = 0; i < tokens - 4; i++) text += ' ' + words[Math.floor(Math.random() * words.length)];
-  return text;
-}
+const inputLens = around(inputLen);
+const outputLens = around(outputLen);
 
 export default function () {
-  const out = around(outputLen);
+  const input = inputLens.sample();
+  const out = outputLens.sample();
   const r = llm.stream({
-    messages: [{ role: 'user', content: prompt(around(inputLen)) }],
+    messages: [{ role: 'user', content: prompts.synthetic(input) }],
     max_tokens: out,
     ignore_eos: true,
     temperature: 0,
-  });
+  }, { promptTokens: input });
   check(r, { 'request succeeded': (r) => r.ok, 'answer has the asked length': (r) => r.outputTokens === out });
 }
 

@@ -5,7 +5,45 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/summary"
 )
+
+// exampleChecks are what the workload examples must show beyond a clean
+// run, with the variables that make them quick.
+var exampleChecks = map[string]struct {
+	env   []string
+	check func(t *testing.T, s *summary.Summary)
+}{
+	"chat.js": {check: func(t *testing.T, s *summary.Summary) {
+		// Prompts of exact lengths: the simulator counts them with the
+		// same tokenizer, plus its chat framing.
+		if pc := s.PromptCheck; pc == nil || pc.Warning != "" || pc.PerRequest != 6 {
+			t.Errorf("prompt check %+v, want the 6 tokens of the simulator's chat framing per request", pc)
+		}
+	}},
+	// Two groups and 16 requests a second: a second request of a group
+	// after the first one's prefill is all but certain within the second.
+	"prefix-cache.js": {env: []string{"RATE=16", "GROUPS=2", "PREFIX=512"}, check: func(t *testing.T, s *summary.Summary) {
+		cached := map[string]int64{}
+		for _, sc := range s.Scenarios {
+			cached[sc.Name] = sc.Serving.CachedTokens
+		}
+		if cached["shared"] == 0 || cached["unique"] != 0 {
+			t.Errorf("cached prompt tokens by scenario %v: want some for shared prefixes, none for unique prompts", cached)
+		}
+	}},
+	"multi-turn.js": {env: []string{"TURNS=2", "THINK=50ms"}, check: func(t *testing.T, s *summary.Summary) {
+		if m, ok := s.Metrics["llm_ttft{turn:2}"]; !ok || m.Values["count"] == 0 {
+			t.Errorf("no second-turn TTFT: %+v", m)
+		}
+	}},
+	"sharegpt.js": {check: func(t *testing.T, s *summary.Summary) {
+		if s.Serving.OK < 2 {
+			t.Errorf("%d requests replayed", s.Serving.OK)
+		}
+	}},
+}
 
 // Every example runs end to end against the built-in simulator, shortened
 // through its DURATION variable.
@@ -17,7 +55,12 @@ func TestExamplesRun(t *testing.T) {
 	for _, ex := range examples {
 		t.Run(filepath.Base(ex), func(t *testing.T) {
 			export := filepath.Join(t.TempDir(), "summary.json")
-			code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-e", "DURATION=1s", "--summary-export", export, ex)
+			args := []string{"run", "-q", "-e", "DURATION=1s", "--summary-export", export}
+			extra := exampleChecks[filepath.Base(ex)]
+			for _, kv := range extra.env {
+				args = append(args, "-e", kv)
+			}
+			code, stdout, stderr := cli(t, context.Background(), nil, append(args, ex)...)
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
@@ -32,6 +75,9 @@ func TestExamplesRun(t *testing.T) {
 			}
 			if strings.Contains(stdout, "✗") {
 				t.Errorf("a check failed:\n%s", stdout)
+			}
+			if extra.check != nil {
+				extra.check(t, s)
 			}
 		})
 	}

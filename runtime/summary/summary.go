@@ -50,6 +50,10 @@ type Summary struct {
 	// same requests' output tokens, one per second source; each carries a
 	// warning when they disagree by more than MaxTokenDisagreement.
 	TokenChecks []TokenCheck `json:"token_checks,omitempty"`
+	// PromptCheck compares the prompt lengths the script asked for with
+	// the server's count of the same prompts; nil when no request gave
+	// its length (llm.stream's promptTokens option).
+	PromptCheck *PromptCheck `json:"prompt_check,omitempty"`
 	// Thresholds are the script's thresholds as evaluated at the end.
 	Thresholds []ThresholdResult `json:"thresholds"`
 	// AbortedBy describes the abortOnFail threshold that stopped the run,
@@ -110,6 +114,9 @@ type Serving struct {
 	// ReasoningTokens are the reasoning share of OutputTokens (see
 	// llm_reasoning_tokens).
 	ReasoningTokens int64 `json:"total_reasoning_tokens"`
+	// CachedTokens are the input tokens the server reported as served
+	// from its prefix cache (llm_cached_tokens), 0 when none did.
+	CachedTokens int64 `json:"total_cached_input_tokens"`
 	// MeanInputTokens and MeanOutputTokens are per completed request.
 	MeanInputTokens       float64 `json:"mean_input_tokens"`
 	MeanOutputTokens      float64 `json:"mean_output_tokens"`
@@ -217,6 +224,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		Checks:            checks(snap),
 		Client:            clientReport(rep.Client, snap),
 		TokenChecks:       tokenChecks(snap),
+		PromptCheck:       promptCheck(snap),
 		Thresholds:        thresholds(rep),
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
@@ -263,6 +271,7 @@ func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) 
 	s.OutputTokens = int64(sum(snap, "llm_output_tokens", filter))
 	s.PromptTokens = int64(sum(snap, "llm_prompt_tokens", filter))
 	s.ReasoningTokens = int64(sum(snap, "llm_reasoning_tokens", filter))
+	s.CachedTokens = int64(sum(snap, "llm_cached_tokens", filter))
 	s.Iterations = int64(sum(snap, "iterations", filter))
 	s.InterruptedIterations = int64(sum(snap, "iterations_interrupted", filter))
 	s.WarmupRequests = int64(sum(snap, "warmup_requests", filter))
@@ -430,6 +439,47 @@ func tokenWarning(tc TokenCheck) string {
 		return head + "the server sends chunks carrying no new token, or its usage undercounts; token counts and TPOT use the usage"
 	}
 	return head + "the tokenizer is not the model's (counts are only comparable with the model's own tokenizer), or the server's usage is wrong; token counts, throughput and TPOT use the usage"
+}
+
+// PromptCheck compares, over the requests that gave the length of their
+// prompt (llm.stream's promptTokens), the lengths asked for with the
+// server's usage.prompt_tokens.
+type PromptCheck struct {
+	Requests        int64 `json:"requests"`
+	RequestedTokens int64 `json:"requested_tokens"`
+	UsageTokens     int64 `json:"usage_tokens"`
+	// PerRequest is the mean of usage minus requested, in tokens: on chat
+	// endpoints, the chat template's tokens.
+	PerRequest float64 `json:"diff_tokens_per_request"`
+	// DiffPercent is (UsageTokens - RequestedTokens) / RequestedTokens, in %.
+	DiffPercent float64 `json:"diff_percent"`
+	Warning     string  `json:"warning,omitempty"`
+}
+
+// MaxTemplateTokens is the gap per request between the prompt tokens asked
+// for and the server's count that a chat template explains; beyond it and
+// MaxTokenDisagreement, the summary warns.
+const MaxTemplateTokens = 32
+
+// promptCheck sums llm_prompt_tokens_check by source.
+func promptCheck(snap *metrics.Snapshot) *PromptCheck {
+	req := snap.Stats("llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "requested"}))
+	if req == nil || req.Count == 0 {
+		return nil
+	}
+	pc := &PromptCheck{Requests: req.Count, RequestedTokens: int64(req.Sum),
+		UsageTokens: int64(sum(snap, "llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "usage"})))}
+	diff := float64(pc.UsageTokens - pc.RequestedTokens)
+	pc.PerRequest = diff / float64(pc.Requests)
+	if pc.RequestedTokens > 0 {
+		pc.DiffPercent = 100 * diff / float64(pc.RequestedTokens)
+	}
+	if math.Abs(pc.DiffPercent) > 100*MaxTokenDisagreement && math.Abs(pc.PerRequest) > MaxTemplateTokens {
+		pc.Warning = fmt.Sprintf("prompts were asked to have %.0f tokens on average, the server counts %.0f (%+.1f %%, %+.0f per request, more than a chat template adds): "+
+			"the prompts were synthesized with another tokenizer than the model's (pass the model's tokenizer.json with --tokenizer), so input lengths are not what the script intended",
+			float64(pc.RequestedTokens)/float64(pc.Requests), float64(pc.UsageTokens)/float64(pc.Requests), pc.DiffPercent, pc.PerRequest)
+	}
+	return pc
 }
 
 func thresholds(rep *runtime.Report) []ThresholdResult {

@@ -51,6 +51,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r.serving("serving", s.Serving)
 	r.client(s.Client)
 	r.tokenChecks(s.TokenChecks)
+	r.promptCheck(s.PromptCheck)
 	r.latency(s.Latency)
 	r.scenarios(s)
 	r.errors(s)
@@ -129,7 +130,11 @@ func (r *renderer) serving(title string, s summary.Serving) {
 		r.printf(", %d of them reasoning", s.ReasoningTokens)
 	}
 	r.printf("\n")
-	r.printf("  input tokens ....... %d (%s per request)\n", s.PromptTokens, num(s.MeanInputTokens))
+	r.printf("  input tokens ....... %d (%s per request)", s.PromptTokens, num(s.MeanInputTokens))
+	if s.CachedTokens > 0 && s.PromptTokens > 0 {
+		r.printf(", %.1f %% served from the prefix cache", 100*float64(s.CachedTokens)/float64(s.PromptTokens))
+	}
+	r.printf("\n")
 	r.printf("  total throughput ... %s tok/s (input + output)\n", num(s.TotalTokenThroughput))
 	r.printf("  iterations ......... %d", s.Iterations)
 	if s.InterruptedIterations > 0 {
@@ -167,6 +172,24 @@ func (r *renderer) tokenChecks(cs []summary.TokenCheck) {
 		}
 		r.printf("  token check ........ usage %d tokens, %s %d (%+.1f %%)\n", tc.UsageTokens, tc.Source, tc.CheckTokens, tc.DiffPercent)
 	}
+}
+
+// promptCheck prints how the prompt lengths asked for compare with the
+// server's count, loudly when a chat template does not explain the gap.
+func (r *renderer) promptCheck(pc *summary.PromptCheck) {
+	if pc == nil {
+		return
+	}
+	if pc.Warning != "" {
+		r.printf("  %s\n", r.st.red("WARNING: "+pc.Warning))
+		return
+	}
+	gap := "the same"
+	if pc.PerRequest != 0 {
+		gap = fmt.Sprintf("%+.1f per request: a chat template's tokens", pc.PerRequest)
+	}
+	r.printf("  prompt check ....... asked %s input tokens per request, the server counts %s (%s)\n",
+		num(float64(pc.RequestedTokens)/float64(pc.Requests)), num(float64(pc.UsageTokens)/float64(pc.Requests)), gap)
 }
 
 func (r *renderer) latency(rows []summary.LatencyRow) {

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A thousand VUs open the same dataset in their init code and read it in
+// their iterations; each sees every record (the module's memory test shows
+// they share one copy).
+func TestDatasetThousandVUs(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&b, "{\"id\": \"r%d\", \"prompt\": \"question %d\", \"output_tokens\": %d}\n", i, i, 1+i%7)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "replay.js")
+	src := `
+import { check } from 'llmrun';
+import { dataset } from 'data';
+const ds = dataset('prompts.jsonl');   // next to the script
+export const options = { vus: 1000, iterations: 1000 };
+export default function () {
+  const r = ds.next();
+  check(r, { 'a record': (r) => r.prompt === 'question ' + r.index && r.outputTokens === 1 + r.index % 7 && ds.length === 500 });
+}`
+	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(dir, "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	if len(s.Checks) != 1 || s.Checks[0].Passes != 1000 || s.Checks[0].Fails != 0 {
+		t.Errorf("checks %+v", s.Checks)
+	}
+}
+
+// A malformed dataset stops the run before it starts, naming the file, the
+// record and the line.
+func TestDatasetMalformed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{\"prompt\": \"ok\"}\n\n{\"promt\": \"typo\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "bad.js")
+	if err := os.WriteFile(script, []byte("import { dataset } from 'data';\nconst ds = dataset('bad.jsonl');\nexport default function () {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", script)
+	if code != exitScriptError || !strings.Contains(stderr, `bad.jsonl: record 2 (line 3): no "prompt" or "messages" field`) {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
