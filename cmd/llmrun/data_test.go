@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
 )
 
 // A thousand VUs open the same dataset in their init code and read it in
@@ -59,5 +61,33 @@ func TestDatasetMalformed(t *testing.T) {
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", script)
 	if code != exitScriptError || !strings.Contains(stderr, `bad.jsonl: record 2 (line 3): no "prompt" or "messages" field`) {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
+
+// When the server counts prompts with another tokenizer than the one they
+// were synthesized with, the summary says so loudly: here the simulator
+// counts four bytes as a token, so its counts are half again as long.
+func TestPromptCheckWarnsOnAnotherTokenizer(t *testing.T) {
+	cfg := llmsim.DefaultConfig()
+	cfg.Tokenizer = "bytes"
+	url := startSim(t, cfg)
+	script := writeScript(t, "prompts.js", `
+import llm from 'llm';
+import { prompts } from 'data';
+export const options = { iterations: 4 };
+export default function () {
+  llm.stream({ prompt: prompts.synthetic(400), max_tokens: 2 }, { promptTokens: 400 });
+}`)
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--base-url", url, "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	pc := readSummary(t, export).PromptCheck
+	if pc == nil || pc.Requests != 4 || pc.RequestedTokens != 1600 || pc.DiffPercent < 20 || pc.Warning == "" {
+		t.Fatalf("prompt check %+v", pc)
+	}
+	if !strings.Contains(stdout, "WARNING: prompts were asked to have 400 tokens on average, the server counts") {
+		t.Errorf("no warning in the console:\n%s", stdout)
 	}
 }

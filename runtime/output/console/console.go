@@ -226,6 +226,15 @@ func (r *renderer) scenarios(s *summary.Summary) {
 		vus[sh.Name] = sh.MaxVUs
 	}
 	header := []string{"scenario", "VUs", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}
+	// A column for the prefix cache's share of the input, when a server
+	// reported one.
+	cached := false
+	for _, sc := range s.Scenarios {
+		cached = cached || sc.Serving.CachedTokens > 0
+	}
+	if cached {
+		header = append(header, "input cached")
+	}
 	rows := make([][]string, len(s.Scenarios))
 	for i, sc := range s.Scenarios {
 		p := func(metric, pct string) string {
@@ -240,6 +249,13 @@ func (r *renderer) scenarios(s *summary.Summary) {
 		rows[i] = []string{sc.Name, fmt.Sprint(vus[sc.Name]), fmt.Sprint(sv.OK), fmt.Sprint(sv.Failed),
 			num(sv.RequestThroughput), num(sv.OutputTokenThroughput),
 			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")}
+		if cached {
+			share := 0.0
+			if sv.PromptTokens > 0 {
+				share = 100 * float64(sv.CachedTokens) / float64(sv.PromptTokens)
+			}
+			rows[i] = append(rows[i], fmt.Sprintf("%.1f %%", share))
+		}
 	}
 	r.table(header, rows, 1)
 	r.printf("  %s\n", r.st.faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))

@@ -286,3 +286,37 @@ func TestThresholdValuesCarryTheirUnit(t *testing.T) {
 		t.Errorf("a rate's ratio got a unit:\n%s", b.String())
 	}
 }
+
+// The workload figures: the prompt check, the prefix cache's share of the
+// input, and a column for it by scenario.
+func TestRenderPromptCheckAndCache(t *testing.T) {
+	s := sampleSummary()
+	s.Serving.CachedTokens = 480
+	s.Scenarios[0].Serving.PromptTokens, s.Scenarios[0].Serving.CachedTokens = 800, 480
+	s.Scenarios[1].Serving.PromptTokens = 160
+	s.PromptCheck = &summary.PromptCheck{Requests: 10, RequestedTokens: 900, UsageTokens: 960, PerRequest: 6, DiffPercent: 6.7}
+	out := ansi.ReplaceAllString(render(t, s, false), "")
+	for _, want := range []string{
+		"input tokens ....... 960 (96 per request), 50.0 % served from the prefix cache",
+		"prompt check ....... asked 90 input tokens per request, the server counts 96 (+6.0 per request: a chat template's tokens)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	rows := tableRows(out)
+	if got := rows["chat"]; len(got) == 0 || got[len(got)-1] != "60.0 %" {
+		t.Errorf("chat row %q: want the cached share last", got)
+	}
+	if got := rows["rag"]; len(got) == 0 || got[len(got)-1] != "0.0 %" {
+		t.Errorf("rag row %q", got)
+	}
+
+	s.PromptCheck.Warning = "prompts were asked to have 90 tokens on average, the server counts 140"
+	if out := render(t, s, false); !strings.Contains(out, "WARNING: prompts were asked to have 90 tokens") || strings.Contains(out, "prompt check ......") {
+		t.Errorf("a disagreeing prompt check is not a warning:\n%s", out)
+	}
+	if out := render(t, sampleSummary(), false); strings.Contains(out, "prompt check") || strings.Contains(out, "input cached") {
+		t.Errorf("a run without prompt lengths or cache figures shows them:\n%s", out)
+	}
+}
