@@ -68,7 +68,7 @@ func run(streams string, duration time.Duration, tokens int, prefill, decode tim
 
 func measure(bin, dir string, n int, duration time.Duration, tokens int, prefill, decode time.Duration, addr string) error {
 	sim := exec.Command(bin, "sim", "--addr", addr, "--max-num-seqs", strconv.Itoa(n+16),
-		"--prefill-base", prefill.String(), "--prefill-per-token", "0",
+		"--prefill-base", prefill.String(), "--prefill-per-token", "0", "--tokenizer", "bytes",
 		"--decode-base", decode.String(), "--decode-per-seq", "0")
 	if err := sim.Start(); err != nil {
 		return err

@@ -79,7 +79,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(data.Encodings, ", ")+", or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
-	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator and each VU's Math.random")
+	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live progress line")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
