@@ -91,9 +91,6 @@ func NewSynthesizer(tok Tokenizer) (*Synthesizer, error) {
 	return s, nil
 }
 
-// Tokenizer is the tokenizer the synthesizer counts with.
-func (s *Synthesizer) Tokenizer() Tokenizer { return s.tok }
-
 // checkAdditive encodes sample texts of random words, from a fixed seed,
 // and reports whether each has exactly as many tokens as words.
 func (s *Synthesizer) checkAdditive() (bool, error) {
