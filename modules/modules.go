@@ -6,6 +6,7 @@ package modules
 
 import (
 	"context"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -68,6 +69,41 @@ type State struct {
 	// Errors receives the messages of the VU's failed requests, for the
 	// summary; nil when they are not collected (a warmup iteration).
 	Errors ErrorRecorder
+	// Requests receives a record of each of the VU's measured LLM
+	// requests, for outputs that store every request; nil when no output
+	// takes them, and in warmup iterations.
+	Requests RequestSink
+}
+
+// RequestRecord is what outputs keep of one LLM request that ended (ok or
+// failed; interrupted requests are in no output). Times are milliseconds,
+// 0 where not measured (a failed request has only E2E).
+type RequestRecord struct {
+	// Time is when the request ended.
+	Time time.Time
+	// Tags are the request's sample tags: scenario, model, group,
+	// workload, turn and the script's own.
+	Tags *metrics.TagSet
+	OK   bool
+	// ErrorClass is the failure's class ("" when OK); Status the HTTP
+	// status (0 when there was no response).
+	ErrorClass            string
+	Status                int
+	TTFT, TTFO, TPOT, E2E float64
+	// ITLMean and ITLP99 summarise the request's inter-token gaps (0 with
+	// fewer than two token-bearing chunks).
+	ITLMean, ITLP99 float64
+	OutputTokens    int
+	PromptTokens    int
+	CachedTokens    int
+	ReasoningTokens int
+}
+
+// RequestSink receives request records. AddRequest is called from every
+// VU's goroutine, must be safe for concurrent use, and must never block for
+// long: an output that cannot keep up drops and counts.
+type RequestSink interface {
+	AddRequest(r *RequestRecord)
 }
 
 // ErrorRecorder collects the messages of failed requests, by error class,

@@ -48,6 +48,12 @@ type Config struct {
 	// LLM holds the defaults of the llm module's clients (base URL, key,
 	// model, timeout).
 	LLM llm.Config
+	// Requests, when set, receives a record of each measured LLM request
+	// (warmup excluded), for the outputs that store every request.
+	Requests modules.RequestSink
+	// Tags are added to every sample (the command line's --tag); they win
+	// over options.tags.
+	Tags map[string]string
 	// Seed seeds each VU's Math.random (VU n gets Seed+n), so scripts that
 	// draw from it are reproducible.
 	Seed int64
@@ -106,7 +112,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		sha256:   hex.EncodeToString(sum[:]),
 		registry: metrics.NewRegistry(),
 		agg:      metrics.NewAggregator(goruntime.GOMAXPROCS(0)),
-		run:      &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog()},
+		run:      &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(), requests: cfg.Requests},
 	}
 	e.llm = llm.RegisterMetrics(e.registry)
 	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
@@ -133,6 +139,13 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	if e.options, err = ParseOptions(optsJSON); err != nil {
 		return nil, err
+	}
+	if len(cfg.Tags) > 0 {
+		e.options.Tags = maps.Clone(e.options.Tags)
+		if e.options.Tags == nil {
+			e.options.Tags = make(map[string]string, len(cfg.Tags))
+		}
+		maps.Copy(e.options.Tags, cfg.Tags)
 	}
 	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
 		return nil, err
@@ -455,7 +468,7 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v := e.vu0
-	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink, Errors: e.run.requestErrors}
+	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink, Errors: e.run.requestErrors, Requests: e.run.requests}
 	res, err := v.interruptible(ctx, fn, arg)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {

@@ -49,7 +49,10 @@ type runState struct {
 	errors  *errorLog
 	// requestErrors keeps examples of the failed LLM requests' messages.
 	requestErrors *requestErrorLog
-	active        atomic.Int64
+	// requests receives a record of each measured LLM request, for the
+	// outputs; nil when none takes them.
+	requests modules.RequestSink
+	active   atomic.Int64
 }
 
 func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig, run *runState, sink metrics.Sink) (*vu, error) {
@@ -121,7 +124,7 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 		}
 		v.data = data
 	}
-	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink, Errors: v.run.requestErrors}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink, Errors: v.run.requestErrors, Requests: v.run.requests}
 	return nil
 }
 
@@ -162,8 +165,10 @@ func (v *vu) RunIteration(ctx context.Context) {
 		// Warmup requests count in no figure of the summary, so their
 		// error messages are not kept either.
 		v.state.Samples = warmupSink{real: v.sink, requests: b.llmRequests, warmup: b.warmupRequests}
-		v.state.Errors = nil
-		defer func() { v.state.Samples, v.state.Errors = v.sink, v.run.requestErrors }()
+		v.state.Errors, v.state.Requests = nil, nil
+		defer func() {
+			v.state.Samples, v.state.Errors, v.state.Requests = v.sink, v.run.requestErrors, v.run.requests
+		}()
 	}
 	_, err := v.interruptible(ctx, v.fn, v.data)
 	elapsed := time.Since(start)

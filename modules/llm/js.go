@@ -80,10 +80,13 @@ type instance struct {
 	metrics *Metrics
 	exports *goja.Object
 
-	samples  []metrics.Sample // reused for each request's samples
-	tagBase  *metrics.TagSet  // cache of tagBase + model = tagged
-	tagModel string
-	tagged   *metrics.TagSet
+	samples []metrics.Sample // reused for each request's samples
+	// record and itlScratch are reused for each request's output record.
+	record     modules.RequestRecord
+	itlScratch []float64
+	tagBase    *metrics.TagSet // cache of tagBase + model = tagged
+	tagModel   string
+	tagged     *metrics.TagSet
 }
 
 func (i *instance) Exports() *goja.Object { return i.exports }
@@ -323,6 +326,10 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	}
 	i.samples = i.metrics.AppendSamples(i.samples[:0], tags, res)
 	st.Samples.AddSamples(i.samples)
+	if st.Requests != nil && res.Class != ErrCanceled {
+		i.itlScratch = res.fillRecord(&i.record, tags, i.itlScratch)
+		st.Requests.AddRequest(&i.record)
+	}
 
 	if o.Throw && !res.OK && res.Class != ErrCanceled {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))

@@ -1,6 +1,13 @@
 package llm
 
-import "time"
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
+)
 
 // API names the wire protocol a request uses.
 type API string
@@ -245,4 +252,28 @@ func (r *Result) reasoningTokens() int {
 		return r.ReasoningTokens
 	}
 	return r.ReasoningChunks
+}
+
+// fillRecord fills rec with what outputs keep of the request, tagged tags;
+// scratch is reused to find the ITL p99 and returned for the next call.
+func (r *Result) fillRecord(rec *modules.RequestRecord, tags *metrics.TagSet, scratch []float64) []float64 {
+	*rec = modules.RequestRecord{
+		Time: r.End(), Tags: tags, OK: r.OK, ErrorClass: string(r.Class), Status: r.Status, E2E: r.E2E,
+	}
+	if !r.OK {
+		return scratch
+	}
+	rec.TTFT, rec.TTFO, rec.TPOT = r.TTFT, r.TTFO, r.TPOT
+	rec.OutputTokens, rec.PromptTokens, rec.CachedTokens, rec.ReasoningTokens = r.OutputTokens, r.PromptTokens, r.CachedTokens, r.reasoningTokens()
+	if len(r.ITL) > 0 {
+		sum := 0.0
+		for _, gap := range r.ITL {
+			sum += gap
+		}
+		rec.ITLMean = sum / float64(len(r.ITL))
+		scratch = append(scratch[:0], r.ITL...)
+		slices.Sort(scratch)
+		rec.ITLP99 = scratch[int(math.Ceil(0.99*float64(len(scratch))))-1]
+	}
+	return scratch
 }

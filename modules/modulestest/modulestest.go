@@ -30,6 +30,9 @@ type VU struct {
 	// Errors receives the messages of failed requests that modules record
 	// once the VU has left the init context.
 	Errors *ErrorLog
+	// Requests receives the records of the requests modules make once the
+	// VU has left the init context.
+	Requests *RequestLog
 	// Number is the VU's number, what ID returns: 1 unless a test that
 	// makes several VUs numbers them.
 	Number int64
@@ -55,6 +58,7 @@ func NewVU(t testing.TB) *VU {
 		Ctx:        t.Context(),
 		Aggregator: metrics.NewAggregator(1),
 		Errors:     &ErrorLog{},
+		Requests:   &RequestLog{},
 		Number:     1,
 		t:          t,
 		rt:         rt,
@@ -114,7 +118,8 @@ func (v *VU) Expose(name string, m modules.Module) {
 
 // LeaveInit ends the init context: the VU runs an iteration of scenario
 // "test" as VU Number, its samples tagged scenario:test and sent to Aggregator,
-// the messages of its failed requests to Errors.
+// the messages of its failed requests to Errors, the records of its
+// requests to Requests.
 func (v *VU) LeaveInit() {
 	v.state = &modules.State{
 		VUID:     v.Number,
@@ -122,6 +127,7 @@ func (v *VU) LeaveInit() {
 		Tags:     metrics.NewTagSet(map[string]string{"scenario": "test"}),
 		Samples:  v.Aggregator.Shard(0),
 		Errors:   v.Errors,
+		Requests: v.Requests,
 	}
 }
 
@@ -191,4 +197,27 @@ func (l *ErrorLog) Entries() []RecordedError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.entries)
+}
+
+// RequestLog is a modules.RequestSink that keeps a copy of every record, in
+// order.
+type RequestLog struct {
+	mu      sync.Mutex
+	records []modules.RequestRecord
+}
+
+var _ modules.RequestSink = (*RequestLog)(nil)
+
+// AddRequest implements modules.RequestSink.
+func (l *RequestLog) AddRequest(r *modules.RequestRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, *r)
+}
+
+// Records returns the records received so far.
+func (l *RequestLog) Records() []modules.RequestRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.records)
 }
