@@ -26,6 +26,7 @@ const (
 	exitInterrupted    = 105 // stopped by a signal (Ctrl-C, SIGTERM)
 	exitScriptError    = 107 // the script failed to load, or its setup/teardown/handleSummary threw
 	exitThresholdAbort = 108 // an abortOnFail threshold failed and stopped the run
+	exitRegression     = 109 // llmrun trend (or compare) found a regression
 )
 
 const usage = `llmrun: load and benchmark runner for LLM serving
@@ -37,6 +38,9 @@ Usage:
                               print the resolved scenarios, max VUs and
                               duration, without sending a request
   llmrun sim [flags]          serve the built-in LLM simulator over HTTP
+  llmrun trend --influxdb URL --testid ID [flags]
+                              compare the newest stored run of a test with
+                              the previous ones (exit 109 on a regression)
   llmrun version              print the version
   llmrun help [COMMAND]       show help for a command
 
@@ -70,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return inspectCommand(ctx, rest, stdout, stderr, getenv)
 	case "sim":
 		return simCommand(ctx, rest, stdout, stderr)
+	case "trend":
+		return trendCommand(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "llmrun %s\n", version())
 		return exitOK

@@ -23,7 +23,9 @@ import (
 	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/js"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
 	"github.com/llmrun/llmrun/scripts"
@@ -62,6 +64,9 @@ type runFlags struct {
 	tokenizer     string
 	seed          int64
 	summaryExport string
+	outs          []string
+	tags          []string
+	testID        string
 	quiet         bool
 	noColor       bool
 }
@@ -81,6 +86,9 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
+	fs.StringArrayVar(&f.outs, "out", nil, "also send results to NAME=VALUE, e.g. influxdb=http://127.0.0.1:8086?bucket=llmrun (token from $"+influxdb.TokenEnv+"; repeatable)")
+	fs.StringArrayVar(&f.tags, "tag", nil, "add KEY=VALUE to every sample and stored point (repeatable)")
+	fs.StringVar(&f.testID, "testid", "", "name of the test whose runs are compared over time in InfluxDB (default: the script's file name without extension)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live progress line")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
 }
@@ -121,13 +129,35 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 
 	useColor := !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
 	a.llm = llmCfg
-	engine, err := runtime.Load(ctx, a.engineConfig(fs, f, stderr))
+	outputs, err := newOutputs(f.outs, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitUsage
+	}
+	runInfo := output.Run{ID: newRunID(), TestID: f.testID, Tags: a.tags}
+	if runInfo.TestID == "" {
+		runInfo.TestID = defaultTestID(script)
+	}
+	engineCfg := a.engineConfig(fs, f, stderr)
+	if len(outputs) > 0 {
+		engineCfg.Requests = outputs
+	}
+	engine, err := runtime.Load(ctx, engineCfg)
 	if err != nil {
 		return reportLoadError(stderr, script, err)
 	}
 
 	if !f.quiet {
-		banner(stdout, script, target, llmCfg, engine)
+		banner(stdout, script, target, llmCfg, engine, outputs)
+	}
+	runInfo.Start = time.Now()
+	runInfo.Progress = func() output.Progress {
+		p := engine.Progress()
+		return output.Progress{ActiveVUs: int(p.ActiveVUs), MaxVUs: p.MaxVUs}
+	}
+	if err := outputs.start(ctx, runInfo); err != nil {
+		fmt.Fprintf(stderr, "llmrun run: --out %v\n", err)
+		return exitError
 	}
 	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
 	rep, runErr := engine.Run(ctx)
@@ -144,7 +174,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
 		Target: target, BaseURL: redactURL(llmCfg.BaseURL), Seed: f.seed, Host: host,
 		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
+		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags,
 	})
+	sum.Outputs = outputs.finish(sum)
 	code = exitOK
 	hs := handleSummary(ctx, engine, sum, stdout, stderr, useColor)
 	if hs.printDefault {
@@ -187,6 +219,7 @@ type scriptArgs struct {
 	source []byte // a stock scenario's source; nil for a file
 	env    map[string]string
 	llm    llm.Config
+	tags   map[string]string // --tag
 }
 
 // parseScriptArgs parses a run-style command line into f. When ok is false
@@ -216,6 +249,9 @@ func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, 
 	if a.llm, err = llmConfig(*f, getenv); err != nil {
 		return fail("%v", err)
 	}
+	if a.tags, err = parseTags(f.tags); err != nil {
+		return fail("%v", err)
+	}
 	return a, exitOK, true
 }
 
@@ -228,6 +264,7 @@ func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer
 		Overrides:   overrides(fs, f),
 		LLM:         a.llm,
 		Seed:        f.seed,
+		Tags:        a.tags,
 		Logger:      consoleLogger(stderr),
 		TextSummary: renderSummaryJSON,
 	}
@@ -358,7 +395,7 @@ func reportLoadErrorAs(stderr io.Writer, cmd, script string, err error) int {
 	}
 }
 
-func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engine) {
+func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engine, outputs outputSet) {
 	fmt.Fprintf(w, "llmrun %s\n", version())
 	fmt.Fprintf(w, "  script:    %s\n", script)
 	if target == "built-in simulator" {
@@ -377,6 +414,9 @@ func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engin
 			start = fmt.Sprintf(", from %s", sc.StartTime)
 		}
 		fmt.Fprintf(w, "    * %s: %s, exec %s()%s [%s]\n", sc.Name, sc.Describe(), sc.Exec, start, sc.Executor)
+	}
+	for _, o := range outputs {
+		fmt.Fprintf(w, "  output:    %s\n", o.Describe())
 	}
 }
 

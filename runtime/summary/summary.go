@@ -56,6 +56,9 @@ type Summary struct {
 	PromptCheck *PromptCheck `json:"prompt_check,omitempty"`
 	// Thresholds are the script's thresholds as evaluated at the end.
 	Thresholds []ThresholdResult `json:"thresholds"`
+	// Outputs report what each --out output stored and lost; the command
+	// fills them in once the outputs have flushed.
+	Outputs []OutputReport `json:"outputs,omitempty"`
 	// AbortedBy describes the abortOnFail threshold that stopped the run,
 	// "" when none did.
 	AbortedBy string `json:"aborted_by,omitempty"`
@@ -66,22 +69,28 @@ type Summary struct {
 
 // Meta is what makes a run reproducible.
 type Meta struct {
-	Tool         string          `json:"tool"`
-	Version      string          `json:"version"`
-	Script       string          `json:"script"`
-	ScriptSHA256 string          `json:"script_sha256"`
-	Target       string          `json:"target"`
-	BaseURL      string          `json:"base_url"`
-	Models       []string        `json:"models"`
-	Seed         int64           `json:"seed"`
-	Host         string          `json:"host"`
-	OS           string          `json:"os"`
-	CPUs         int             `json:"cpus"`
-	GoVersion    string          `json:"go_version"`
-	Start        time.Time       `json:"start"`
-	End          time.Time       `json:"end"`
-	Interrupted  bool            `json:"interrupted"`
-	LoadShape    []ScenarioShape `json:"load_shape"`
+	// RunID identifies the run (in InfluxDB too); TestID names the test
+	// whose runs are compared over time; Tags are the command line's
+	// --tag pairs.
+	RunID        string            `json:"run_id,omitempty"`
+	TestID       string            `json:"testid,omitempty"`
+	Tags         map[string]string `json:"tags,omitempty"`
+	Tool         string            `json:"tool"`
+	Version      string            `json:"version"`
+	Script       string            `json:"script"`
+	ScriptSHA256 string            `json:"script_sha256"`
+	Target       string            `json:"target"`
+	BaseURL      string            `json:"base_url"`
+	Models       []string          `json:"models"`
+	Seed         int64             `json:"seed"`
+	Host         string            `json:"host"`
+	OS           string            `json:"os"`
+	CPUs         int               `json:"cpus"`
+	GoVersion    string            `json:"go_version"`
+	Start        time.Time         `json:"start"`
+	End          time.Time         `json:"end"`
+	Interrupted  bool              `json:"interrupted"`
+	LoadShape    []ScenarioShape   `json:"load_shape"`
 }
 
 // ScenarioShape describes one scenario's load.
@@ -439,6 +448,19 @@ func tokenWarning(tc TokenCheck) string {
 		return head + "the server sends chunks carrying no new token, or its usage undercounts; token counts and TPOT use the usage"
 	}
 	return head + "the tokenizer is not the model's (counts are only comparable with the model's own tokenizer), or the server's usage is wrong; token counts, throughput and TPOT use the usage"
+}
+
+// OutputReport is what an output stored: how many points or records were
+// written and how many dropped, and why.
+type OutputReport struct {
+	Output  string `json:"output"`
+	Written int64  `json:"written"`
+	Dropped int64  `json:"dropped"`
+	// Reasons count the dropped points by cause ("buffer full while
+	// InfluxDB was unreachable: ...").
+	Reasons map[string]int64 `json:"reasons,omitempty"`
+	// Err is the output's last error, "" when none.
+	Err string `json:"error,omitempty"`
 }
 
 // PromptCheck compares, over the requests that gave the length of their

@@ -5,6 +5,8 @@ package console
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,10 +32,11 @@ func (st Style) paint(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-func (st Style) bold(s string) string  { return st.paint("1", s) }
-func (st Style) red(s string) string   { return st.paint("31", s) }
-func (st Style) green(s string) string { return st.paint("32", s) }
-func (st Style) faint(s string) string { return st.paint("2", s) }
+// Bold, Red, Green and Faint paint s when colours are on.
+func (st Style) Bold(s string) string  { return st.paint("1", s) }
+func (st Style) Red(s string) string   { return st.paint("31", s) }
+func (st Style) Green(s string) string { return st.paint("32", s) }
+func (st Style) Faint(s string) string { return st.paint("2", s) }
 
 // ProgressLine formats the one-line live status of a run.
 func ProgressLine(p runtime.Progress) string {
@@ -58,6 +61,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r.checks(s.Checks)
 	r.thresholds(s)
 	r.custom(s)
+	r.outputs(s.Outputs)
 	r.footer(s)
 	return r.err
 }
@@ -74,7 +78,7 @@ func (r *renderer) printf(format string, args ...any) {
 	}
 }
 
-func (r *renderer) heading(title string) { r.printf("\n%s\n", r.st.bold("█ "+title)) }
+func (r *renderer) heading(title string) { r.printf("\n%s\n", r.st.Bold("█ "+title)) }
 
 // table prints rows under header; columns from firstFigure on hold figures
 // and are right-aligned, the others are text.
@@ -89,18 +93,23 @@ func (r *renderer) table(header []string, rows [][]string, firstFigure int) {
 			align[i] = tw.AlignRight
 		}
 	}
-	t := tablewriter.NewTable(r.w,
+	r.err = Table(r.w, header, align, rows)
+}
+
+// Table prints rows under header with tablewriter, each column aligned as
+// align says: the look of every llmrun table.
+func Table(w io.Writer, header []string, align []tw.Align, rows [][]string) error {
+	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
 	t.Header(toAny(header)...)
 	for _, row := range rows {
 		if err := t.Append(toAny(row)...); err != nil {
-			r.err = err
-			return
+			return err
 		}
 	}
-	r.err = t.Render()
+	return t.Render()
 }
 
 func toAny(s []string) []any {
@@ -115,7 +124,7 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	r.heading(title)
 	failed := fmt.Sprintf("%d", s.Failed)
 	if s.Failed > 0 {
-		failed = r.st.red(failed)
+		failed = r.st.Red(failed)
 	}
 	rate := fmt.Sprintf("%.2f %%", 100*s.SuccessRate)
 	r.printf("  requests ........... %d ok, %s failed (success rate %s)", s.OK, failed, rate)
@@ -158,7 +167,7 @@ func (r *renderer) client(c health.Report) {
 	}
 	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, ms(c.SchedDelayP99), ms(c.SchedDelayMax))
 	for _, w := range c.Warnings {
-		r.printf("  %s\n", r.st.red("WARNING: "+w))
+		r.printf("  %s\n", r.st.Red("WARNING: "+w))
 	}
 }
 
@@ -167,7 +176,7 @@ func (r *renderer) client(c health.Report) {
 func (r *renderer) tokenChecks(cs []summary.TokenCheck) {
 	for _, tc := range cs {
 		if tc.Warning != "" {
-			r.printf("  %s\n", r.st.red("WARNING: "+tc.Warning))
+			r.printf("  %s\n", r.st.Red("WARNING: "+tc.Warning))
 			continue
 		}
 		r.printf("  token check ........ usage %d tokens, %s %d (%+.1f %%)\n", tc.UsageTokens, tc.Source, tc.CheckTokens, tc.DiffPercent)
@@ -181,7 +190,7 @@ func (r *renderer) promptCheck(pc *summary.PromptCheck) {
 		return
 	}
 	if pc.Warning != "" {
-		r.printf("  %s\n", r.st.red("WARNING: "+pc.Warning))
+		r.printf("  %s\n", r.st.Red("WARNING: "+pc.Warning))
 		return
 	}
 	gap := "the same"
@@ -258,7 +267,7 @@ func (r *renderer) scenarios(s *summary.Summary) {
 		}
 	}
 	r.table(header, rows, 1)
-	r.printf("  %s\n", r.st.faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))
+	r.printf("  %s\n", r.st.Faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))
 }
 
 func (r *renderer) errors(s *summary.Summary) {
@@ -285,7 +294,7 @@ func (r *renderer) errors(s *summary.Summary) {
 				// A message's further lines (a pretty-printed error
 				// body) line up under its first.
 				pad := "\n" + strings.Repeat(" ", 2+width+1+utf8.RuneCountInString(count)+1)
-				r.printf("  %-*s %s %s\n", width, class, r.st.red(count), strings.ReplaceAll(m.Message, "\n", pad))
+				r.printf("  %-*s %s %s\n", width, class, r.st.Red(count), strings.ReplaceAll(m.Message, "\n", pad))
 			}
 		}
 	}
@@ -299,7 +308,7 @@ func (r *renderer) errors(s *summary.Summary) {
 		r.printf("  retried attempts ... %d (%s); each request counts once above, by its final attempt\n", total, strings.Join(parts, ", "))
 	}
 	for _, e := range s.ScriptErrors {
-		r.printf("  %s %s\n", r.st.red(fmt.Sprintf("%d×", e.Count)), indent(e.Message))
+		r.printf("  %s %s\n", r.st.Red(fmt.Sprintf("%d×", e.Count)), indent(e.Message))
 	}
 	if s.OtherScriptErrors > 0 {
 		r.printf("  %d more script errors with other messages\n", s.OtherScriptErrors)
@@ -313,9 +322,9 @@ func (r *renderer) checks(cs []summary.Check) {
 	r.heading("checks")
 	rows := make([][]string, len(cs))
 	for i, c := range cs {
-		mark := r.st.green("✓")
+		mark := r.st.Green("✓")
 		if c.Fails > 0 {
-			mark = r.st.red("✗")
+			mark = r.st.Red("✗")
 		}
 		name := c.Name
 		if c.Group != "" {
@@ -334,12 +343,12 @@ func (r *renderer) thresholds(s *summary.Summary) {
 	r.heading("thresholds")
 	rows := make([][]string, len(s.Thresholds))
 	for i, t := range s.Thresholds {
-		mark, observed := r.st.green("✓"), fmt.Sprintf("%.6g", t.Value)
+		mark, observed := r.st.Green("✓"), fmt.Sprintf("%.6g", t.Value)
 		if unit := thresholdUnit(s, t); unit != "" {
 			observed += " " + unit
 		}
 		if !t.Passed {
-			mark = r.st.red("✗")
+			mark = r.st.Red("✗")
 		}
 		if t.Note != "" {
 			observed = t.Note
@@ -348,7 +357,7 @@ func (r *renderer) thresholds(s *summary.Summary) {
 	}
 	r.table([]string{"metric", "threshold", "observed"}, rows, 2)
 	if s.AbortedBy != "" {
-		r.printf("  %s\n", r.st.red("the run was aborted early by a threshold: "+s.AbortedBy))
+		r.printf("  %s\n", r.st.Red("the run was aborted early by a threshold: "+s.AbortedBy))
 	}
 }
 
@@ -398,16 +407,43 @@ func describe(m summary.MetricSummary) string {
 	}
 }
 
+// outputs prints what each --out output stored, loudly when it lost
+// points.
+func (r *renderer) outputs(reports []summary.OutputReport) {
+	if len(reports) == 0 {
+		return
+	}
+	r.heading("outputs")
+	for _, o := range reports {
+		line := fmt.Sprintf("%s: %d points written, %d dropped", o.Output, o.Written, o.Dropped)
+		if o.Dropped == 0 && o.Err == "" {
+			r.printf("  %s\n", line)
+			continue
+		}
+		r.printf("  %s\n", r.st.Red("WARNING: "+line))
+		for _, reason := range slices.Sorted(maps.Keys(o.Reasons)) {
+			r.printf("    %d× %s\n", o.Reasons[reason], reason)
+		}
+		if o.Err != "" {
+			r.printf("    last error: %s\n", o.Err)
+		}
+	}
+}
+
 func (r *renderer) footer(s *summary.Summary) {
 	m := s.Meta
 	models := strings.Join(m.Models, ", ")
 	if models == "" {
 		models = "-"
 	}
-	r.printf("\n%s\n", r.st.faint(fmt.Sprintf("llmrun %s · script %s (sha256 %.12s) · target %s · model %s · seed %d · host %s (%d CPUs)",
-		m.Version, m.Script, m.ScriptSHA256, m.Target, models, m.Seed, m.Host, m.CPUs)))
+	run := ""
+	if m.RunID != "" {
+		run = fmt.Sprintf(" · run %s of test %s", m.RunID, m.TestID)
+	}
+	r.printf("\n%s\n", r.st.Faint(fmt.Sprintf("llmrun %s · script %s (sha256 %.12s) · target %s · model %s · seed %d · host %s (%d CPUs)%s",
+		m.Version, m.Script, m.ScriptSHA256, m.Target, models, m.Seed, m.Host, m.CPUs, run)))
 	if m.Interrupted {
-		r.printf("%s\n", r.st.red("the run was interrupted before its end: figures cover the part that ran"))
+		r.printf("%s\n", r.st.Red("the run was interrupted before its end: figures cover the part that ran"))
 	}
 }
 

@@ -320,3 +320,24 @@ func TestRenderPromptCheckAndCache(t *testing.T) {
 		t.Errorf("a run without prompt lengths or cache figures shows them:\n%s", out)
 	}
 }
+
+// Outputs report what they stored; losses are a warning with their reasons.
+func TestRenderOutputs(t *testing.T) {
+	s := sampleSummary()
+	s.Meta.RunID, s.Meta.TestID = "0123abcd", "nightly"
+	s.Outputs = []summary.OutputReport{
+		{Output: "influxdb http://127.0.0.1:8086 (bucket llmrun)", Written: 1200},
+		{Output: "influxdb http://127.0.0.1:9999 (bucket b)", Written: 50, Dropped: 150,
+			Reasons: map[string]int64{"buffer full (50 points) while InfluxDB was failing: connection refused": 150}, Err: "connection refused"},
+	}
+	out := render(t, s, false)
+	for _, want := range []string{
+		"  influxdb http://127.0.0.1:8086 (bucket llmrun): 1200 points written, 0 dropped\n",
+		"WARNING: influxdb http://127.0.0.1:9999 (bucket b): 50 points written, 150 dropped\n    150× buffer full (50 points) while InfluxDB was failing: connection refused\n    last error: connection refused",
+		"· run 0123abcd of test nightly",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+)
+
+// influxCount runs an InfluxQL COUNT and returns its value.
+func influxCount(t *testing.T, s *influxtest.Server, stmt string) int {
+	t.Helper()
+	out, err := s.InfluxQL(context.Background(), stmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Results []struct {
+			Series []struct {
+				Values [][]any `json:"values"`
+			} `json:"series"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if len(resp.Results) == 0 || len(resp.Results[0].Series) == 0 {
+		return 0
+	}
+	n, _ := resp.Results[0].Series[0].Values[0][1].(float64)
+	return int(n)
+}
+
+// A run with --out influxdb stores every request, the periodic aggregates
+// and the run's summary point, tagged with the test ID and --tags, and its
+// summary says how many points it wrote.
+func TestRunWritesToInfluxDB(t *testing.T) {
+	db := influxtest.Start(t)
+	url := startSim(t, llmsim.DefaultConfig())
+	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
+	export := filepath.Join(t.TempDir(), "summary.json")
+	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": db.Token}
+	code, stdout, stderr := cli(t, context.Background(), env, "run", "--no-color", "-u", "4", "-i", "40", "--base-url", url,
+		"--out", "influxdb="+db.URL+"?bucket="+db.Bucket+"&interval=1s", "--testid", "nightly-chat", "--tag", "env=ci",
+		"--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	if len(s.Outputs) != 1 || s.Outputs[0].Dropped != 0 || s.Outputs[0].Written < 42 {
+		t.Fatalf("outputs %+v", s.Outputs)
+	}
+	if s.Meta.TestID != "nightly-chat" || len(s.Meta.RunID) != 16 || s.Meta.Tags["env"] != "ci" {
+		t.Errorf("meta %+v", s.Meta)
+	}
+	where := fmt.Sprintf(`WHERE run_id = '%s' AND testid = 'nightly-chat' AND env = 'ci'`, s.Meta.RunID)
+	if n := influxCount(t, db, `SELECT COUNT(e2e) FROM llm_request `+where); n != 40 {
+		t.Errorf("%d llm_request points, want 40", n)
+	}
+	if n := influxCount(t, db, `SELECT COUNT(completed) FROM llm_run `+where); n != 1 {
+		t.Errorf("%d llm_run points, want 1", n)
+	}
+	if !strings.Contains(stdout, "points written, 0 dropped") || strings.Contains(stdout+stderr, db.Token) {
+		t.Errorf("summary:\n%s\n%s", stdout, stderr)
+	}
+}
+
+// A token InfluxDB refuses stops the run before it starts, with an error
+// that says where the token comes from and never shows it.
+func TestRunRefusedInfluxToken(t *testing.T) {
+	db := influxtest.Start(t)
+	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 2))
+	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": influxtest.User + ":not-the-password"}
+	code, stdout, stderr := cli(t, context.Background(), env, "run", "-q", "-i", "1",
+		"--out", "influxdb="+db.URL+"?bucket="+db.Bucket, script)
+	if code != exitError || !strings.Contains(stderr, "LLMRUN_INFLUXDB_TOKEN") || strings.Contains(stdout+stderr, "not-the-password") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--out", "influxdb=http://u:p@127.0.0.1:1", script); code != exitUsage || !strings.Contains(stderr, "no credentials in the URL") {
+		t.Errorf("credentials in the URL: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--out", "kafka=x", script); code != exitUsage || !strings.Contains(stderr, "influxdb") {
+		t.Errorf("an unknown output: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/trend"
+)
+
+const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
+
+Reads the runs of a test that "llmrun run --out influxdb=URL --testid ID"
+stored in InfluxDB (their llm_run points), prints the last ones with their
+headline figures, and compares the newest run with the median of the runs
+before it: a figure worse by more than --tolerance (relative) is a
+regression, one better by more than it an improvement. Throughputs and the
+success rate are better higher, latency percentiles lower.
+
+URL takes the options of --out influxdb=URL (org, bucket); the token is read
+from $LLMRUN_INFLUXDB_TOKEN (on InfluxDB 1.8, user:password).
+
+Exit codes: 0 no figure regressed (or there is no history yet), 109 a figure
+regressed, 1 InfluxDB could not be read or holds no run of the test, 2 bad
+command line.
+
+Examples:
+  llmrun trend --influxdb 'http://127.0.0.1:8086?org=perf&bucket=llmrun' --testid nightly-chat
+  llmrun trend --influxdb http://127.0.0.1:8086 --testid nightly-chat --model llama-3-8b \
+      --metric ttft_p99,output_throughput --tolerance 5%
+
+Flags:
+`
+
+// trendFlags are the flags of "llmrun trend".
+type trendFlags struct {
+	influxURL, testid, model, scenario string
+	runs                               int
+	tolerance, since                   string
+	metrics                            []string
+	noColor                            bool
+}
+
+func (f *trendFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.influxURL, "influxdb", "", "InfluxDB to read, as in --out influxdb=URL, e.g. http://127.0.0.1:8086?org=perf&bucket=llmrun (required)")
+	fs.StringVar(&f.testid, "testid", "", "the test whose runs to compare: run's --testid (required)")
+	fs.StringVar(&f.model, "model", "", "only the runs whose model tag is this (a run of several models has them sorted, joined with \",\")")
+	fs.StringVar(&f.scenario, "scenario", "", "compare this scenario's figures (default: the whole runs')")
+	fs.IntVar(&f.runs, "runs", 10, "runs to read: the newest and up to RUNS-1 before it, whose median is the baseline")
+	fs.StringVar(&f.tolerance, "tolerance", "10%", "relative change allowed before a figure counts as regressed: 10% or 0.1")
+	fs.StringSliceVar(&f.metrics, "metric", nil, "figures to compare, comma-separated or repeated (default: request_throughput, output_throughput, success_rate, ttft_p50, ttft_p99, tpot_p50, tpot_p99, itl_p99, e2e_p99)")
+	fs.StringVar(&f.since, "since", "365d", "how far back to look for runs: days (90d), weeks (12w) or a duration (48h)")
+	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
+}
+
+func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := pflag.NewFlagSet("llmrun trend", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f trendFlags
+	f.register(fs)
+	fs.Usage = func() { fmt.Fprint(stderr, trendUsage); fs.PrintDefaults() }
+	usageError := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "llmrun trend: "+format+"\nRun 'llmrun trend --help' for usage.\n", args...)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return usageError("%v", err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError("unexpected argument %q", fs.Arg(0))
+	case f.influxURL == "":
+		return usageError("--influxdb URL is required")
+	case f.testid == "":
+		return usageError("--testid is required")
+	case f.runs < 1:
+		return usageError("--runs %d: want at least 1", f.runs)
+	}
+	cfg, err := influxdb.ParseConfig(f.influxURL, getenv)
+	if err != nil {
+		return usageError("--influxdb: %v", err)
+	}
+	tolerance, err := trend.ParseTolerance(f.tolerance)
+	if err != nil {
+		return usageError("--tolerance: %v", err)
+	}
+	figures, err := trend.ParseFigures(strings.Join(f.metrics, ","))
+	if err != nil {
+		return usageError("--metric: %v", err)
+	}
+	since, err := parseSince(f.since)
+	if err != nil {
+		return usageError("--since: %v", err)
+	}
+
+	records, err := influxdb.History(ctx, cfg, influxdb.Filter{TestID: f.testid, Model: f.model, Scenario: f.scenario, Runs: f.runs, Since: since})
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun trend: %v\n", err)
+		return exitError
+	}
+	title := trendTitle(f)
+	if len(records) == 0 {
+		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s\n", title, f.since, cfg)
+		return exitError
+	}
+	runs := make([]trend.Run, len(records))
+	for i, r := range records {
+		runs[i] = trend.Run{ID: r.RunID, Time: r.Time, Version: r.Version, Figures: r.Fields}
+	}
+	comparisons := trend.Compare(runs, figures, tolerance)
+	style := console.Style{Color: !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""}
+	rep := trend.Report{Title: title, Runs: runs, Figures: figures, Comparisons: comparisons, Tolerance: tolerance}
+	if err := trend.Render(stdout, rep, style); err != nil {
+		fmt.Fprintf(stderr, "llmrun trend: printing the report: %v\n", err)
+		return exitError
+	}
+	if len(trend.Regressions(comparisons)) > 0 {
+		return exitRegression
+	}
+	return exitOK
+}
+
+// trendTitle names the runs compared: the testid, model and scenario.
+func trendTitle(f trendFlags) string {
+	title := "testid " + f.testid
+	if f.model != "" {
+		title += ", model " + f.model
+	}
+	if f.scenario != "" {
+		return title + ", scenario " + f.scenario
+	}
+	return title + ", whole runs"
+}
+
+// maxSinceDays bounds --since to a century.
+const maxSinceDays = 36500
+
+// parseSince parses --since: a number of days ("365d") or weeks ("12w"),
+// or a Go duration ("48h").
+func parseSince(s string) (time.Duration, error) {
+	day := 24 * time.Hour
+	var d time.Duration
+	switch unit := strings.TrimLeft(s, "0123456789"); unit {
+	case "d", "w":
+		n, err := strconv.Atoi(strings.TrimSuffix(s, unit))
+		if err != nil || n > maxSinceDays {
+			return 0, fmt.Errorf("%q: want a number of days or weeks up to %d days", s, maxSinceDays)
+		}
+		d = time.Duration(n) * day
+		if unit == "w" {
+			d *= 7
+		}
+	default:
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("%q: want days (90d), weeks (12w) or a duration (48h)", s)
+		}
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: want a positive period", s)
+	}
+	return d, nil
+}

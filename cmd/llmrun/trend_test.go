@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
+	"github.com/influxdata/influxdb-client-go/v2/api/write"
+
+	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/runtime/output/influxdb"
+)
+
+// trendBase returns the figures of a planted run before its jitter.
+func trendBase() map[string]float64 {
+	return map[string]float64{
+		"request_throughput": 2, "output_throughput": 500, "total_token_throughput": 1500, "success_rate": 0.95,
+		"ttft_p50": 150, "ttft_p99": 400, "tpot_p50": 20, "tpot_p99": 30, "itl_p99": 35, "e2e_p99": 5000, "e2e_p50": 3000,
+	}
+}
+
+// trendJitter makes the runs of a stable history differ by up to ±3 %;
+// the newest run (index 0) has none, and the median of the 5 (or 3) runs
+// before it is 0.
+func trendJitter(run int) float64 {
+	jitter := []float64{0, 0.02, -0.03, 0, -0.01, 0.03, -0.02, 0.015}
+	return jitter[run%len(jitter)]
+}
+
+// trendHistory is one series of planted runs, newest first, a day apart.
+type trendHistory struct {
+	testid, model string
+	runs          int
+	// newest changes the figures of the newest run (nil: none).
+	newest map[string]float64
+	// scenarios get per-scenario points, with the whole run's figures
+	// scaled; rag's changed by ragNewest in the newest run.
+	scenarios []string
+	ragNewest map[string]float64
+}
+
+// trendPoints follows the schema of docs/influxdb.md: per run an llm_run
+// point for the whole run and one per scenario, and points of the other
+// measurements, with the same tags and large values, that trend ignores.
+func trendPoints(h trendHistory, now time.Time) []*write.Point {
+	var pts []*write.Point
+	for i := range h.runs {
+		runID := fmt.Sprintf("%s-%s-%02d-0123456789abcdef", h.testid, h.model, i)
+		start := now.Add(-time.Duration(i) * 24 * time.Hour)
+		tags := map[string]string{"run_id": runID, "testid": h.testid, "model": h.model, "env": "staging"}
+		fields := map[string]any{
+			"duration_s": 600.0, "requests": int64(1200), "completed": int64(1176), "failed": int64(24), "interrupted": int64(0),
+			"iterations": int64(1200), "aborted": false, "interrupted_run": false, "thresholds_failed": int64(0),
+			"version": fmt.Sprintf("v0.%d.0", 9-i), "target": "http://gpu-1:8000/v1", "script": "chat.js", "seed": int64(1),
+		}
+		for k, v := range trendBase() {
+			v *= 1 + trendJitter(i)
+			if i == 0 && h.newest[k] != 0 {
+				v = h.newest[k]
+			}
+			fields[k] = v
+		}
+		pts = append(pts, influxdb2.NewPoint("llm_run", tags, fields, start))
+		for j, sc := range h.scenarios {
+			st := maps.Clone(tags)
+			st["scenario"] = sc
+			sf := map[string]any{"requests": int64(600)}
+			for k, v := range trendBase() {
+				v *= (1 + trendJitter(i)) * (0.5 + float64(j))
+				if i == 0 && sc == "rag" && h.ragNewest[k] != 0 {
+					v = h.ragNewest[k]
+				}
+				sf[k] = v
+			}
+			pts = append(pts, influxdb2.NewPoint("llm_run", st, sf, start))
+		}
+		all := map[string]string{"run_id": runID, "testid": h.testid, "scenario": "_all", "env": "staging"}
+		pts = append(pts,
+			influxdb2.NewPoint("llm_run_start", map[string]string{"run_id": runID, "testid": h.testid}, map[string]any{"max_vus": int64(16)}, start),
+			influxdb2.NewPoint("llm_interval", all, map[string]any{"ttft_p99": 1e6, "req_per_s": 1e6, "active_vus": int64(16)}, start.Add(5*time.Second)),
+			influxdb2.NewPoint("llm_request", map[string]string{"run_id": runID, "testid": h.testid, "model": h.model, "scenario": "chat"},
+				map[string]any{"ttft": 1e6, "e2e": 1e6, "ok": true, "status": int64(200), "output_tokens": int64(5)}, start.Add(time.Second)))
+	}
+	return pts
+}
+
+// trendLine returns the verdict table's row of a figure, or "".
+func trendLine(stdout, figure string) string {
+	for line := range strings.SplitSeq(stdout, "\n") {
+		if strings.HasPrefix(line, "│ "+figure+" (") {
+			return line
+		}
+	}
+	return ""
+}
+
+func TestTrend(t *testing.T) {
+	srv := influxtest.Start(t)
+	now := time.Now().Add(-time.Hour).Truncate(time.Second)
+	client := influxdb2.NewClient(srv.URL, srv.Token)
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var pts []*write.Point
+	for _, h := range []trendHistory{
+		{testid: "stable", model: "llama", runs: 6},
+		{testid: "ttft-regressed", model: "llama", runs: 6, newest: map[string]float64{"ttft_p99": 400 * 1.3}},
+		{testid: "throughput-dropped", model: "llama", runs: 6, newest: map[string]float64{"output_throughput": 500 * 0.7}},
+		{testid: "faster", model: "llama", runs: 6, newest: map[string]float64{"ttft_p99": 400 * 0.7, "output_throughput": 500 * 1.3}},
+		{testid: "first", model: "llama", runs: 1},
+		// Two models under one testid: llama steady but for its rag
+		// scenario, qwen regressed.
+		{testid: "nightly", model: "llama", runs: 6, scenarios: []string{"chat", "rag"}, ragNewest: map[string]float64{"e2e_p99": 2 * 1.5 * 5000}},
+		{testid: "nightly", model: "qwen", runs: 4, newest: map[string]float64{"tpot_p99": 30 * 1.5}},
+	} {
+		pts = append(pts, trendPoints(h, now)...)
+	}
+	if err := client.WriteAPIBlocking("", srv.Bucket).WritePoint(ctx, pts...); err != nil {
+		t.Fatalf("planting the histories: %v", err)
+	}
+	env := map[string]string{influxdb.TokenEnv: srv.Token}
+	url := srv.URL + "?bucket=" + srv.Bucket
+	trend := func(args ...string) (int, string, string) {
+		t.Helper()
+		return cli(t, ctx, env, append([]string{"trend", "--influxdb", url}, args...)...)
+	}
+	expect := func(name string, wantCode int, verdicts map[string]string, args ...string) string {
+		t.Helper()
+		code, stdout, stderr := trend(args...)
+		if code != wantCode {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, code, wantCode, stdout, stderr)
+		}
+		for fig, want := range verdicts {
+			if line := trendLine(stdout, fig); !strings.Contains(line, " "+want+" ") {
+				t.Errorf("%s: %s: %q, want the verdict %q\n%s", name, fig, line, want, stdout)
+			}
+		}
+		return stdout
+	}
+
+	allOK := map[string]string{}
+	for k := range trendBase() {
+		if k != "total_token_throughput" && k != "e2e_p50" {
+			allOK[k] = "ok"
+		}
+	}
+	out := expect("a stable history", exitOK, allOK, "--testid", "stable")
+	for _, want := range []string{"testid stable, whole runs: 6 runs, newest first", "v0.9.0", "stable-l", "✓ no regression beyond 10 %"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a stable history: the output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "stable-llama") || strings.Contains(out, "1e+06") || strings.Contains(out, "1000000") {
+		t.Errorf("a stable history: long run ids, or figures of other measurements:\n%s", out)
+	}
+
+	out = expect("ttft p99 +30 %", exitRegression, map[string]string{"ttft_p99": "regression", "ttft_p50": "ok", "output_throughput": "ok"}, "--testid", "ttft-regressed")
+	if !strings.Contains(out, "✗ regression beyond 10 %: ttft_p99 +30.0 %") {
+		t.Errorf("ttft p99 +30 %%: the regression is not named:\n%s", out)
+	}
+	expect("a wider tolerance", exitOK, map[string]string{"ttft_p99": "ok"}, "--testid", "ttft-regressed", "--tolerance", "0.35")
+	expect("another figure", exitOK, nil, "--testid", "ttft-regressed", "--metric", "output_throughput,ttft_p50")
+
+	out = expect("output throughput −30 %", exitRegression, map[string]string{"output_throughput": "regression", "request_throughput": "ok"}, "--testid", "throughput-dropped", "--tolerance", "10%")
+	if !strings.Contains(out, "output_throughput -30.0 %") {
+		t.Errorf("a throughput drop: not named:\n%s", out)
+	}
+	expect("an improvement", exitOK, map[string]string{"ttft_p99": "improved", "output_throughput": "improved"}, "--testid", "faster")
+
+	out = expect("a single run", exitOK, map[string]string{"ttft_p99": "no history"}, "--testid", "first")
+	if !strings.Contains(out, "no history: a single run") {
+		t.Errorf("a single run:\n%s", out)
+	}
+
+	expect("model llama", exitOK, map[string]string{"tpot_p99": "ok", "e2e_p99": "ok"}, "--testid", "nightly", "--model", "llama")
+	out = expect("model qwen", exitRegression, map[string]string{"tpot_p99": "regression"}, "--testid", "nightly", "--model", "qwen")
+	if !strings.Contains(out, "4 runs") {
+		t.Errorf("model qwen has 4 runs:\n%s", out)
+	}
+	expect("scenario rag", exitRegression, map[string]string{"e2e_p99": "regression", "ttft_p99": "ok"}, "--testid", "nightly", "--model", "llama", "--scenario", "rag")
+	expect("scenario chat", exitOK, map[string]string{"e2e_p99": "ok"}, "--testid", "nightly", "--model", "llama", "--scenario", "chat")
+	out = expect("--runs 3", exitRegression, nil, "--testid", "nightly", "--model", "qwen", "--runs", "3", "--metric", "tpot_p99")
+	if !strings.Contains(out, "3 runs") || trendLine(out, "ttft_p99") != "" {
+		t.Errorf("--runs 3 --metric tpot_p99:\n%s", out)
+	}
+
+	code, stdout, stderr := trend("--testid", "nobody")
+	if code != exitError || !strings.Contains(stderr, "no run of testid nobody") || stdout != "" {
+		t.Errorf("an unknown testid: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = cli(t, ctx, map[string]string{influxdb.TokenEnv: "llmrun:wrong"}, "trend", "--influxdb", url, "--testid", "stable")
+	if code != exitError || !strings.Contains(stderr, srv.URL) || !strings.Contains(stderr, influxdb.TokenEnv) || strings.Contains(stderr+stdout, "wrong") {
+		t.Errorf("a wrong token: exit %d, want 1 with the URL and %s named, and not the token\nstdout:\n%s\nstderr:\n%s", code, influxdb.TokenEnv, stdout, stderr)
+	}
+	code, _, stderr = cli(t, ctx, env, "trend", "--influxdb", "http://127.0.0.1:1", "--testid", "stable")
+	if code != exitError || !strings.Contains(stderr, "http://127.0.0.1:1") || !strings.Contains(stderr, "unreachable") {
+		t.Errorf("no server: exit %d\nstderr:\n%s", code, stderr)
+	}
+}
+
+// Bad command lines exit 2 before anything is read.
+func TestTrendCommandLine(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--testid", "x"}, "--influxdb URL is required"},
+		{[]string{"--influxdb", "http://127.0.0.1:1"}, "--testid is required"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tolerance", "ten"}, "--tolerance"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tolerance", "10"}, "10%"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--metric", "ttft_p99,speed"}, `"speed"`},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--since", "a year"}, "--since"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--since", "0d"}, "--since"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--runs", "0"}, "--runs"},
+		{[]string{"--influxdb", "127.0.0.1:8086", "--testid", "x"}, "--influxdb"},
+		{[]string{"--influxdb", "http://127.0.0.1:1?token=secret", "--testid", "x"}, "LLMRUN_INFLUXDB_TOKEN"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "extra"}, `"extra"`},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--bogus"}, "bogus"},
+	} {
+		code, stdout, stderr := cli(t, ctx, nil, append([]string{"trend"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || stdout != "" {
+			t.Errorf("%v: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", c.args, code, exitUsage, c.want, stdout, stderr)
+		}
+	}
+	code, _, stderr := cli(t, ctx, nil, "trend", "--help")
+	if code != exitOK || !strings.Contains(stderr, "Usage: llmrun trend") || !strings.Contains(stderr, "109") {
+		t.Errorf("--help: exit %d\n%s", code, stderr)
+	}
+	for in, want := range map[string]time.Duration{"365d": 365 * 24 * time.Hour, "12w": 84 * 24 * time.Hour, "48h": 48 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := parseSince(in); err != nil || got != want {
+			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package influxdb
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/influxdata/influxdb-client-go/v2/api/write"
+
+	"github.com/llmrun/llmrun/modules"
+)
+
+// item is one queued point: a request record, converted to its llm_request
+// point by the writer, or a point built already (llm_interval, llm_run).
+type item struct {
+	rec   modules.RequestRecord
+	point *write.Point
+}
+
+// maxReasons bounds the distinct drop reasons a report keeps, further
+// ones counted together under otherReasons.
+const (
+	maxReasons   = 16
+	otherReasons = "other causes (see the last error)"
+)
+
+// buffer is the bounded queue between AddRequest (and the interval ticker)
+// and the writer, and the account of what became of every point. Points
+// are queued in chunks of at most a batch, which the writer takes whole,
+// so taking never copies under the lock and memory follows what is queued.
+// A point counts against the bound from the moment it is queued until it
+// is written or dropped, while the writer holds it too.
+type buffer struct {
+	max, batch int
+	// ready is signalled when a chunk fills up, for the writer.
+	ready chan struct{}
+
+	mu      sync.Mutex
+	chunks  [][]item
+	pending int
+	closed  bool
+	written int64
+	dropped int64
+	reasons map[string]int64
+	lastErr string
+	failing bool
+	// fullReason is why points refused because the buffer is full are
+	// dropped: the writer's last failure, when it is failing.
+	fullReason string
+}
+
+// newBuffer returns a buffer of at most max points, queued in chunks of
+// batch.
+func newBuffer(max, batch int) *buffer {
+	b := &buffer{max: max, batch: batch, ready: make(chan struct{}, 1), reasons: map[string]int64{}}
+	b.fullReason = b.slowReason()
+	return b
+}
+
+// slowReason is why points are refused for want of room while writes
+// succeed.
+func (b *buffer) slowReason() string {
+	return fmt.Sprintf("buffer full (%d points): writes to InfluxDB did not keep up", b.max)
+}
+
+// push queues one point, or drops and counts it when the buffer is full;
+// it never blocks beyond the lock. After close it does nothing.
+func (b *buffer) push(it item) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	if b.pending >= b.max {
+		b.drop(1, b.fullReason)
+		b.mu.Unlock()
+		return
+	}
+	b.pending++
+	n := len(b.chunks)
+	if n == 0 || len(b.chunks[n-1]) == b.batch {
+		b.chunks = append(b.chunks, nil)
+		n++
+	}
+	b.chunks[n-1] = append(b.chunks[n-1], it)
+	full := len(b.chunks[n-1]) == b.batch
+	b.mu.Unlock()
+	if full {
+		select {
+		case b.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// pushFront queues points ahead of the others, beyond the bound: the
+// run's few llm_run points, which matter most, go first at the end.
+func (b *buffer) pushFront(its []item) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || len(its) == 0 {
+		return
+	}
+	b.pending += len(its)
+	b.chunks = append([][]item{its}, b.chunks...)
+}
+
+// take hands the oldest chunk to the writer, nil when none is queued; its
+// points stay pending until sent or rejected.
+func (b *buffer) take() []item {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.chunks) == 0 {
+		return nil
+	}
+	c := b.chunks[0]
+	b.chunks[0] = nil
+	b.chunks = b.chunks[1:]
+	if len(b.chunks) == 0 {
+		b.chunks = nil
+	}
+	return c
+}
+
+// sent accounts for n points written.
+func (b *buffer) sent(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending -= n
+	b.written += int64(n)
+	if b.failing {
+		b.failing, b.fullReason = false, b.slowReason()
+	}
+}
+
+// rejected accounts for a batch of n points InfluxDB refused for good, of
+// which it stored written (a partial write).
+func (b *buffer) rejected(n, written int, msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending -= n
+	b.written += int64(written)
+	b.lastErr = msg
+	b.drop(n-written, "rejected by InfluxDB: "+msg)
+}
+
+// fail records a failure the writer retries: until a write succeeds,
+// points refused for want of room are dropped because of it.
+func (b *buffer) fail(msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lastErr, b.failing = msg, true
+	b.fullReason = fmt.Sprintf("buffer full (%d points) while InfluxDB was failing: %s", b.max, msg)
+}
+
+// close stops queueing, counts every point still pending as dropped for
+// reason(last error), and returns the account.
+func (b *buffer) close(reason func(lastErr string) string) (written, dropped int64, reasons map[string]int64, lastErr string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.closed = true
+		b.drop(b.pending, reason(b.lastErr))
+		b.pending, b.chunks = 0, nil
+	}
+	return b.written, b.dropped, maps.Clone(b.reasons), b.lastErr
+}
+
+// drop counts n dropped points; b.mu is held.
+func (b *buffer) drop(n int, reason string) {
+	if n <= 0 {
+		return
+	}
+	if _, known := b.reasons[reason]; !known && len(b.reasons) >= maxReasons-1 {
+		reason = otherReasons
+	}
+	b.dropped += int64(n)
+	b.reasons[reason] += int64(n)
+}
+
+// wrote accounts for n points written outside the queue (llm_run_start).
+func (b *buffer) wrote(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.written += int64(n)
+}

@@ -1,0 +1,219 @@
+package influxdb
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/influxdata/influxdb-client-go/v2/api/write"
+
+	"github.com/llmrun/llmrun/modules"
+)
+
+// Histograms hold microseconds, from 1 µs to an hour (longer values are
+// recorded as an hour), to 3 significant digits.
+const (
+	histMax    = int64(time.Hour / time.Microsecond)
+	histDigits = 3
+)
+
+// defaultScenario names the scenario of a record without a scenario tag.
+const defaultScenario = "default"
+
+// aggregates are the figures of the current interval, per scenario, which
+// AddRequest updates and the interval ticker turns into llm_interval
+// points. The ticker swaps the current set for a spare one under the lock
+// and computes outside it, so AddRequest only ever waits for a few counter
+// updates.
+type aggregates struct {
+	mu    sync.Mutex
+	cur   map[string]*scenarioAgg
+	spare map[string]*scenarioAgg
+	// models are each scenario's models over the whole run, for llm_run.
+	models map[string]map[string]struct{}
+	// all sums the scenarios for the _all point; only the ticker uses it.
+	all *scenarioAgg
+}
+
+// scenarioAgg is one scenario's figures over an interval.
+type scenarioAgg struct {
+	requests, failed          int64
+	outputTokens, totalTokens int64
+	// ttft, tpot and e2e are the completed requests' latencies, in µs.
+	ttft, tpot, e2e *hdrhistogram.Histogram
+	errors          map[string]int64
+	// models is the scenario's entry of aggregates.models.
+	models map[string]struct{}
+}
+
+// newAggregates returns empty aggregates.
+func newAggregates() *aggregates {
+	return &aggregates{cur: map[string]*scenarioAgg{}, models: map[string]map[string]struct{}{}, all: newScenarioAgg(nil)}
+}
+
+// newScenarioAgg returns empty figures of a scenario whose models go to
+// models.
+func newScenarioAgg(models map[string]struct{}) *scenarioAgg {
+	return &scenarioAgg{
+		ttft:   hdrhistogram.New(1, histMax, histDigits),
+		tpot:   hdrhistogram.New(1, histMax, histDigits),
+		e2e:    hdrhistogram.New(1, histMax, histDigits),
+		errors: map[string]int64{},
+		models: models,
+	}
+}
+
+// add counts one request.
+func (a *aggregates) add(r *modules.RequestRecord) {
+	name, _ := r.Tags.Get("scenario")
+	if name == "" {
+		name = defaultScenario
+	}
+	model, _ := r.Tags.Get("model")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.cur[name]
+	if s == nil {
+		ms := a.models[name]
+		if ms == nil {
+			ms = map[string]struct{}{}
+			a.models[name] = ms
+		}
+		s = newScenarioAgg(ms)
+		a.cur[name] = s
+	}
+	s.requests++
+	if model != "" {
+		s.models[model] = struct{}{}
+	}
+	if !r.OK {
+		s.failed++
+		s.errors[errorClass(r)]++
+		return
+	}
+	s.outputTokens += int64(r.OutputTokens)
+	s.totalTokens += int64(r.OutputTokens + r.PromptTokens)
+	record(s.ttft, r.TTFT)
+	record(s.tpot, r.TPOT)
+	record(s.e2e, r.E2E)
+}
+
+// record adds a latency in ms to a histogram, unless it is 0 (not
+// measured).
+func record(h *hdrhistogram.Histogram, ms float64) {
+	if !(ms > 0) {
+		return
+	}
+	us := int64(math.Round(ms * 1000))
+	_ = h.RecordValue(min(max(us, 1), histMax)) // in range: never fails
+}
+
+// interval returns the llm_interval points of the interval (start, end]
+// and starts the next: one per scenario that had requests, and the _all
+// point, with activeVUs when known (>= 0).
+func (a *aggregates) interval(tags runTags, start, end time.Time, activeVUs int) []*write.Point {
+	a.mu.Lock()
+	ended := a.cur
+	a.cur, a.spare = a.spare, nil
+	if a.cur == nil {
+		a.cur = map[string]*scenarioAgg{}
+	}
+	a.mu.Unlock()
+
+	secs := end.Sub(start).Seconds()
+	var points []*write.Point
+	for _, name := range slices.Sorted(maps.Keys(ended)) {
+		s := ended[name]
+		if s.requests == 0 {
+			delete(ended, name) // idle: free its histograms
+			continue
+		}
+		points = append(points, s.point(tags, name, secs, end))
+		a.all.merge(s)
+		s.reset()
+	}
+	all := a.all.point(tags, allScenarios, secs, end)
+	if activeVUs >= 0 {
+		all.AddField("active_vus", activeVUs)
+	}
+	a.all.reset()
+
+	a.mu.Lock()
+	a.spare = ended
+	a.mu.Unlock()
+	return append(points, all)
+}
+
+// scenarioModels returns each scenario's models, sorted.
+func (a *aggregates) scenarioModels() map[string][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string][]string, len(a.models))
+	for name, ms := range a.models {
+		out[name] = slices.Sorted(maps.Keys(ms))
+	}
+	return out
+}
+
+// point is the llm_interval point of the figures, over secs seconds.
+func (s *scenarioAgg) point(tags runTags, scenario string, secs float64, end time.Time) *write.Point {
+	p := tags.point(mInterval, end, "scenario", scenario)
+	p.AddField("requests", s.requests)
+	p.AddField("failed", s.failed)
+	if secs > 0 {
+		addFloat(p, "req_per_s", float64(s.requests)/secs)
+		addFloat(p, "output_tok_per_s", float64(s.outputTokens)/secs)
+		addFloat(p, "total_tok_per_s", float64(s.totalTokens)/secs)
+	}
+	percentiles(p, "ttft", s.ttft, "p50", "p90", "p99")
+	percentiles(p, "tpot", s.tpot, "p50", "p99")
+	percentiles(p, "e2e", s.e2e, "p50", "p99")
+	for class, n := range s.errors {
+		p.AddField("errors_"+class, n)
+	}
+	return p.SortFields()
+}
+
+// quantiles are the percentiles of the names percentiles takes.
+var quantiles = map[string]float64{"p50": 50, "p90": 90, "p99": 99}
+
+// percentiles adds the fields name_pNN of a histogram's percentiles, in
+// ms, unless it is empty.
+func percentiles(p *write.Point, name string, h *hdrhistogram.Histogram, ps ...string) {
+	if h.TotalCount() == 0 {
+		return
+	}
+	qs := make([]float64, len(ps))
+	for i, q := range ps {
+		qs[i] = quantiles[q]
+	}
+	for i, v := range h.ValueAtPercentilesSlice(qs) {
+		p.AddField(name+"_"+ps[i], float64(v)/1000)
+	}
+}
+
+// merge adds another scenario's figures to s.
+func (s *scenarioAgg) merge(o *scenarioAgg) {
+	s.requests += o.requests
+	s.failed += o.failed
+	s.outputTokens += o.outputTokens
+	s.totalTokens += o.totalTokens
+	s.ttft.Merge(o.ttft)
+	s.tpot.Merge(o.tpot)
+	s.e2e.Merge(o.e2e)
+	for class, n := range o.errors {
+		s.errors[class] += n
+	}
+}
+
+// reset empties the figures for the next interval.
+func (s *scenarioAgg) reset() {
+	s.requests, s.failed, s.outputTokens, s.totalTokens = 0, 0, 0, 0
+	s.ttft.Reset()
+	s.tpot.Reset()
+	s.e2e.Reset()
+	clear(s.errors)
+}

@@ -1,0 +1,53 @@
+// Package output defines where a run's results go besides the console: an
+// Output receives every measured request while the run goes and the
+// summary at its end, and reports what it stored. Each kind of output (the
+// InfluxDB writer, files) is a package of its own below this one.
+package output
+
+import (
+	"context"
+	"time"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// Output is one destination of a run's results.
+type Output interface {
+	// Describe names the output for the banner and the summary, without
+	// secrets: "influxdb http://127.0.0.1:8086 (bucket llmrun/autogen)".
+	Describe() string
+	// Start prepares the output before the run; it fails when the output
+	// cannot work (an unreachable server, a refused token), so that the
+	// run does not start for nothing.
+	Start(ctx context.Context, run Run) error
+	// AddRequest takes one measured request; it must not block (see
+	// modules.RequestSink).
+	modules.RequestSink
+	// Finish writes the run's summary and flushes what is buffered,
+	// giving up when ctx ends; it reports what was stored and lost.
+	Finish(ctx context.Context, s *summary.Summary) Report
+}
+
+// Run is what an output knows of the run it stores.
+type Run struct {
+	// ID identifies this run (random, unique); TestID names the test
+	// whose runs are compared over time (--testid).
+	ID, TestID string
+	// Tags are the command line's --tag pairs, on everything stored.
+	Tags map[string]string
+	// Start is when the run started.
+	Start time.Time
+	// Progress reads the run's live figures (active VUs), for periodic
+	// points.
+	Progress func() Progress
+}
+
+// Progress is a run's live state.
+type Progress struct {
+	ActiveVUs int
+	MaxVUs    int
+}
+
+// Report is what an output stored; the summary carries it.
+type Report = summary.OutputReport
