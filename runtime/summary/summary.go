@@ -59,6 +59,12 @@ type Summary struct {
 	// Outputs report what each --out output stored and lost; the command
 	// fills them in once the outputs have flushed.
 	Outputs []OutputReport `json:"outputs,omitempty"`
+	// Timeline is the run interval by interval; the command fills it in
+	// from its timeline recorder.
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
+	// Capacity is the verdict of a sweep (scenarios tagged with a
+	// concurrency or rate level); nil for other runs.
+	Capacity *Capacity `json:"capacity,omitempty"`
 	// AbortedBy describes the abortOnFail threshold that stopped the run,
 	// "" when none did.
 	AbortedBy string `json:"aborted_by,omitempty"`

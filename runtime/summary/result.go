@@ -1,0 +1,71 @@
+package summary
+
+// The parts of the result file beyond the console's figures: what files
+// alone need for compare, merge and report.
+
+// TimelinePoint is one interval of the run (every second, or wider for
+// long runs so that a run has at most MaxTimelinePoints): what the "over
+// time" charts draw.
+type TimelinePoint struct {
+	// T is the interval's end, in seconds since the run's start.
+	T float64 `json:"t"`
+	// Seconds is the interval's length.
+	Seconds float64 `json:"seconds"`
+	// Requests and Failed ended in the interval; OutputTokens are those
+	// of its completed requests.
+	Requests     int64 `json:"requests"`
+	Failed       int64 `json:"failed"`
+	OutputTokens int64 `json:"output_tokens"`
+	// ActiveVUs is the number of VUs running an iteration at the
+	// interval's end; InFlight the LLM requests in flight then.
+	ActiveVUs int64 `json:"active_vus"`
+	InFlight  int64 `json:"in_flight"`
+	// TTFT and E2E percentiles of the interval's completed requests, ms;
+	// 0 when none completed.
+	TTFTP50 float64 `json:"ttft_p50_ms"`
+	TTFTP99 float64 `json:"ttft_p99_ms"`
+	E2EP50  float64 `json:"e2e_p50_ms"`
+	E2EP99  float64 `json:"e2e_p99_ms"`
+}
+
+// MaxTimelinePoints bounds a run's timeline.
+const MaxTimelinePoints = 600
+
+// SLO is a serving-level objective on latency percentiles, in ms; a zero
+// field is no objective.
+type SLO struct {
+	TTFTP99 float64 `json:"ttft_p99_ms,omitempty"`
+	TPOTP99 float64 `json:"tpot_p99_ms,omitempty"`
+}
+
+// Capacity is the verdict of a sweep: the levels (concurrency or rate)
+// with their figures, where the server saturates, and the highest level
+// that meets the SLO.
+type Capacity struct {
+	// Variable is what the levels vary: "concurrency" or "rate".
+	Variable string          `json:"variable"`
+	Levels   []CapacityLevel `json:"levels"`
+	SLO      SLO             `json:"slo"`
+	// Saturation is the level beyond which throughput stops growing
+	// while latency keeps climbing; nil when the sweep did not reach it.
+	Saturation *CapacityLevel `json:"saturation,omitempty"`
+	// MaxWithinSLO is the level of highest output throughput whose
+	// latencies meet the SLO; nil when none does or there is no SLO.
+	MaxWithinSLO *CapacityLevel `json:"max_within_slo,omitempty"`
+	// Method says in words how the two were found.
+	Method string `json:"method"`
+}
+
+// CapacityLevel is one level of a sweep: a scenario's figures.
+type CapacityLevel struct {
+	Scenario         string  `json:"scenario"`
+	Level            float64 `json:"level"`
+	RequestRate      float64 `json:"request_throughput"`
+	OutputThroughput float64 `json:"output_throughput"`
+	SuccessRate      float64 `json:"success_rate"`
+	TTFTP50          float64 `json:"ttft_p50_ms"`
+	TTFTP99          float64 `json:"ttft_p99_ms"`
+	TPOTP50          float64 `json:"tpot_p50_ms"`
+	TPOTP99          float64 `json:"tpot_p99_ms"`
+	MeetsSLO         bool    `json:"meets_slo"`
+}
