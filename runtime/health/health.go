@@ -64,6 +64,12 @@ func (p *Probe) Stop() Report {
 	if end := readSched(); end != nil && p.sched != nil {
 		r.SchedDelayP99, r.SchedDelayMax = delays(p.sched, end)
 	}
+	r.judge()
+	return r
+}
+
+// judge adds the warnings the measurement calls for.
+func (r *Report) judge() {
 	if r.CPU > MaxCPU {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"llmrun's process used %.0f %% of its %d CPUs: the client, not only the server, may have limited this run and inflated its latencies", 100*r.CPU, r.Procs))
@@ -72,7 +78,6 @@ func (p *Probe) Stop() Report {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"goroutines waited up to %.1f ms (p99) for a CPU: measured latencies include that client-side wait; run fewer VUs per process or on a bigger machine", r.SchedDelayP99))
 	}
-	return r
 }
 
 func readSched() *metrics.Float64Histogram {
