@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -18,6 +19,10 @@ const (
 	histSigFigs = 3
 )
 
+// HistogramScale is how many histogram units make one unit of a trend's
+// values: the histograms of Histograms hold round(|v| × HistogramScale).
+const HistogramScale = histScale
+
 // Stats is the aggregate of one metric's samples: counts, sum, extremes, the
 // last value, the number of non-zero values (for rates) and, for trends, an
 // HDR histogram of absolute values split by sign. The zero value is empty.
@@ -33,6 +38,9 @@ type Stats struct {
 	Last float64
 	// NonZero counts the samples whose value was not zero (for rates).
 	NonZero int64
+	// SumSquares is the sum of the squared values, kept for trends only
+	// (0 for other types): with Sum and Count it gives StdDev.
+	SumSquares float64
 
 	// lastTime is the time of Last's sample, so that Merge keeps the most
 	// recent value whatever order series and shards are merged in.
@@ -72,6 +80,7 @@ func (s *Stats) add(v float64) {
 	if s.Type != Trend {
 		return
 	}
+	s.SumSquares += v * v
 	h := &s.pos
 	if v < 0 {
 		h, v = &s.neg, -v
@@ -103,6 +112,7 @@ func (s *Stats) Merge(other *Stats) {
 	}
 	s.Count += other.Count
 	s.Sum += other.Sum
+	s.SumSquares += other.SumSquares
 	s.NonZero += other.NonZero
 	s.pos = mergeHist(s.pos, other.pos)
 	s.neg = mergeHist(s.neg, other.neg)
@@ -117,6 +127,41 @@ func mergeHist(dst, src *hdr.Histogram) *hdr.Histogram {
 	}
 	dst.Merge(src)
 	return dst
+}
+
+// Histograms returns a trend's HDR histograms: pos holds the values ≥ 0,
+// neg the absolute values of the negative ones, each in 1/HistogramScale
+// units; either is nil when there is no value of its sign. They belong to
+// s: callers read them (to encode them, say) and must not change them.
+func (s *Stats) Histograms() (pos, neg *hdr.Histogram) { return s.pos, s.neg }
+
+// StatsFromHistograms rebuilds a trend's Stats from what a result file
+// keeps of it: base's exported fields (Count, Sum, SumSquares, Min, Max;
+// its Type must be Trend) and the histograms Histograms gave, which the
+// returned Stats takes over. It fails when a histogram has another
+// geometry than those Stats record into (it would not merge exactly) or
+// when their counts do not add up to base.Count.
+func StatsFromHistograms(base Stats, pos, neg *hdr.Histogram) (*Stats, error) {
+	if base.Type != Trend {
+		return nil, fmt.Errorf("histograms of a %s metric: only trends have them", base.Type)
+	}
+	var total int64
+	for _, h := range []*hdr.Histogram{pos, neg} {
+		if h == nil {
+			continue
+		}
+		if h.LowestTrackableValue() != 1 || h.HighestTrackableValue() != histMax || h.SignificantFigures() != histSigFigs {
+			return nil, fmt.Errorf("histogram of range 1..%d with %d significant figures, want 1..%d with %d",
+				h.HighestTrackableValue(), h.SignificantFigures(), int64(histMax), histSigFigs)
+		}
+		total += h.TotalCount()
+	}
+	if total != base.Count {
+		return nil, fmt.Errorf("histograms hold %d values, the count is %d", total, base.Count)
+	}
+	st := &Stats{Type: Trend, Count: base.Count, Sum: base.Sum, SumSquares: base.SumSquares, Min: base.Min, Max: base.Max,
+		Last: base.Last, NonZero: base.NonZero, pos: pos, neg: neg}
+	return st, nil
 }
 
 // Clone returns a deep copy.
@@ -137,6 +182,17 @@ func (s *Stats) Mean() float64 {
 		return 0
 	}
 	return s.Sum / float64(s.Count)
+}
+
+// StdDev is the population standard deviation of the values, from Count,
+// Sum and SumSquares: exact up to floating-point rounding, for trends (0
+// for other types and when empty).
+func (s *Stats) StdDev() float64 {
+	if s.Count == 0 {
+		return 0
+	}
+	mean := s.Mean()
+	return math.Sqrt(math.Max(0, s.SumSquares/float64(s.Count)-mean*mean))
 }
 
 // Rate is the fraction of non-zero samples, 0 when empty.

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // exactPercentile is the nearest-rank percentile of sorted values.
@@ -104,5 +106,98 @@ func TestHugeValuesAreClampedNotLost(t *testing.T) {
 	st.add(1)
 	if st.Max != 1e12 || st.Percentile(100) != 1e12 || st.Count != 2 {
 		t.Fatalf("max %g p100 %g count %d", st.Max, st.Percentile(100), st.Count)
+	}
+}
+
+func TestStdDev(t *testing.T) {
+	tests := []struct {
+		typ    Type
+		values []float64
+		want   float64
+	}{
+		{Trend, []float64{2, 4, 4, 4, 5, 5, 7, 9}, 2},
+		{Trend, []float64{-3, 3}, 3},
+		{Trend, []float64{1000.5, 1000.5, 1000.5}, 0},
+		{Trend, nil, 0},
+		{Counter, []float64{1, 5}, 0},
+	}
+	for _, tc := range tests {
+		st := newStats(tc.typ)
+		for _, v := range tc.values {
+			st.add(v)
+		}
+		if got := st.StdDev(); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s %v: std %g, want %g", tc.typ, tc.values, got, tc.want)
+		}
+	}
+	// Merging keeps the sum of squares.
+	a, b := newStats(Trend), newStats(Trend)
+	for _, v := range []float64{2, 4, 4, 4} {
+		a.add(v)
+	}
+	for _, v := range []float64{5, 5, 7, 9} {
+		b.add(v)
+	}
+	a.Merge(b)
+	if got := a.StdDev(); math.Abs(got-2) > 1e-9 {
+		t.Errorf("merged std %g, want 2", got)
+	}
+}
+
+// A trend rebuilt from its encoded histograms and exported fields has the
+// same figures, and merges as the original does.
+func TestStatsFromHistograms(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	orig := newStats(Trend)
+	for range 3000 {
+		orig.add(50 * r.NormFloat64())
+	}
+	pos, neg := orig.Histograms()
+	decode := func(h *hdr.Histogram) *hdr.Histogram {
+		t.Helper()
+		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := hdr.Decode(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return back
+	}
+	base := Stats{Type: Trend, Count: orig.Count, Sum: orig.Sum, SumSquares: orig.SumSquares, Min: orig.Min, Max: orig.Max}
+	back, err := StatsFromHistograms(base, decode(pos), decode(neg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []float64{0, 1, 25, 50, 90, 99, 99.9, 100} {
+		if back.Percentile(p) != orig.Percentile(p) {
+			t.Errorf("p%g: rebuilt %g, original %g", p, back.Percentile(p), orig.Percentile(p))
+		}
+	}
+	if back.Mean() != orig.Mean() || back.StdDev() != orig.StdDev() {
+		t.Errorf("mean/std rebuilt %g/%g, original %g/%g", back.Mean(), back.StdDev(), orig.Mean(), orig.StdDev())
+	}
+	merged, direct := newStats(Trend), orig.Clone()
+	merged.Merge(back)
+	merged.Merge(orig)
+	direct.Merge(orig)
+	if merged.Percentile(99) != direct.Percentile(99) || merged.Count != direct.Count {
+		t.Errorf("merging a rebuilt trend: p99 %g count %d, want %g %d", merged.Percentile(99), merged.Count, direct.Percentile(99), direct.Count)
+	}
+
+	bad := []struct {
+		name     string
+		base     Stats
+		pos, neg *hdr.Histogram
+	}{
+		{"not a trend", Stats{Type: Counter, Count: orig.Count}, pos, neg},
+		{"count mismatch", Stats{Type: Trend, Count: orig.Count + 1}, pos, neg},
+		{"other geometry", Stats{Type: Trend, Count: 0}, hdr.New(1, 1000, 2), nil},
+	}
+	for _, tc := range bad {
+		if _, err := StatsFromHistograms(tc.base, tc.pos, tc.neg); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
 	}
 }

@@ -2,7 +2,9 @@
 // serving headline (requests, throughput, success rate), latency rows
 // (TTFT, TPOT, ITL, E2E), errors by class, checks, every metric's
 // statistics and the metadata that makes the run reproducible. The console
-// renders a Summary; --summary-export writes it as JSON.
+// renders a Summary; --summary-export writes it as JSON, ReadJSON reads it
+// back, and Merge combines the results of several processes of one test.
+// docs/results.md describes the file field by field.
 package summary
 
 import (
@@ -10,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -20,8 +23,11 @@ import (
 )
 
 // SchemaVersion is the version of the JSON layout; it changes when a field
-// changes meaning or goes away.
-const SchemaVersion = 1
+// changes meaning or goes away, or when a field the file's readers rely on
+// is added. Version 2 added the trends' histograms (MetricSummary.
+// Histogram), the scenarios' metrics, the serving blocks' vLLM-style
+// headline and Meta's options and merged_from.
+const SchemaVersion = 2
 
 // Percentiles are the percentiles every latency row and trend carries.
 var Percentiles = []float64{50, 90, 95, 99}
@@ -97,6 +103,15 @@ type Meta struct {
 	End          time.Time         `json:"end"`
 	Interrupted  bool              `json:"interrupted"`
 	LoadShape    []ScenarioShape   `json:"load_shape"`
+	// Options are the run's options as resolved (script, config file and
+	// command line), as JSON; the command fills them in.
+	Options json.RawMessage `json:"options,omitempty"`
+	// Merged names the results a merged result was made of (their run_id,
+	// else their host), in the order given to Merge; empty for a single
+	// run.
+	Merged []string `json:"merged_from,omitempty"`
+	// SLO is the run's --slo, which capacity verdicts and reports use.
+	SLO SLO `json:"slo,omitzero"`
 }
 
 // ScenarioShape describes one scenario's load.
@@ -148,6 +163,11 @@ type Serving struct {
 	DroppedIterations int64   `json:"dropped_iterations"`
 	LagP50            float64 `json:"iteration_lag_p50_ms"`
 	LagP99            float64 `json:"iteration_lag_p99_ms"`
+	// Headline repeats the block's main figures under the keys of vLLM's
+	// benchmark_serving results (duration, completed, mean_ttft_ms,
+	// p99_itl_ms, ...; see HeadlineKeys), for tools written for those
+	// files. Latency keys are absent when no request completed.
+	Headline map[string]float64 `json:"headline"`
 }
 
 // LatencyRow is one latency metric's distribution, in milliseconds.
@@ -167,6 +187,10 @@ type ScenarioSummary struct {
 	Name    string       `json:"name"`
 	Serving Serving      `json:"serving"`
 	Latency []LatencyRow `json:"latency"`
+	// Metrics are the scenario's llm_* metrics and its iteration_lag, by
+	// name, as in Summary.Metrics (counter rates over the scenario's
+	// window): what Merge needs to merge the scenario's figures.
+	Metrics map[string]MetricSummary `json:"metrics"`
 }
 
 // ThresholdResult is one threshold's outcome.
@@ -209,6 +233,9 @@ type MetricSummary struct {
 	Unit     string             `json:"unit,omitempty"`
 	Desc     string             `json:"desc,omitempty"`
 	Values   map[string]float64 `json:"values"`
+	// Histogram is a trend's distribution, from which any percentile can
+	// be computed again and which merges exactly; nil for other types.
+	Histogram *Histogram `json:"histogram,omitempty"`
 }
 
 // latencyMetrics are the rows of the latency table, in order.
@@ -231,7 +258,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		SchemaVersion:     SchemaVersion,
 		Meta:              meta,
 		Serving:           serving(snap, nil, dur),
-		Latency:           latency(snap, nil),
+		Latency:           latency(snapStats(snap, nil)),
 		ScriptErrors:      rep.ScriptErrors,
 		OtherScriptErrors: rep.OtherScriptErrors,
 		Errors:            errorClasses(snap, "llm_errors", rep.RequestErrors),
@@ -252,11 +279,23 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 			filter := metrics.NewTagSet(map[string]string{"scenario": sc.Name})
 			// A scenario's throughput is over its own window: in a
 			// sweep, levels run one after another.
-			w := rep.Windows[sc.Name]
-			s.Scenarios = append(s.Scenarios, ScenarioSummary{Name: sc.Name, Serving: serving(snap, filter, w.Duration()), Latency: latency(snap, filter)})
+			dur := rep.Windows[sc.Name].Duration()
+			s.Scenarios = append(s.Scenarios, ScenarioSummary{Name: sc.Name, Serving: serving(snap, filter, dur),
+				Latency: latency(snapStats(snap, filter)), Metrics: scenarioMetrics(rep.Registry, snap, filter, dur)})
 		}
 	}
 	return s
+}
+
+// statsFunc returns the statistics of a metric, nil when it has no samples:
+// a snapshot's (Build) or merged ones (Merge), so that both compute every
+// figure with the same code.
+type statsFunc func(metric string) *metrics.Stats
+
+// snapStats looks metrics up in a snapshot, restricted to the series whose
+// tags contain filter (nil: all).
+func snapStats(snap *metrics.Snapshot, filter *metrics.TagSet) statsFunc {
+	return func(metric string) *metrics.Stats { return snap.Stats(metric, filter) }
 }
 
 func shapes(scs []runtime.Scenario) []ScenarioShape {
@@ -276,11 +315,10 @@ func sum(snap *metrics.Snapshot, name string, filter *metrics.TagSet) float64 {
 }
 
 func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) Serving {
-	s := Serving{DurationSeconds: dur.Seconds()}
+	var s Serving
 	if st := snap.Stats("llm_failed", filter); st != nil {
 		s.Requests, s.Failed = st.Count, st.NonZero
 		s.OK = s.Requests - s.Failed
-		s.SuccessRate = float64(s.OK) / float64(s.Requests)
 	}
 	s.Interrupted = int64(sum(snap, "llm_interrupted", filter))
 	s.OutputTokens = int64(sum(snap, "llm_output_tokens", filter))
@@ -292,7 +330,20 @@ func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) 
 	s.WarmupRequests = int64(sum(snap, "warmup_requests", filter))
 	s.WarmupIterations = int64(sum(snap, "warmup_iterations", filter))
 	s.DroppedIterations = int64(sum(snap, "dropped_iterations", filter))
-	if st := snap.Stats("iteration_lag", filter); st != nil {
+	s.finish(dur, snapStats(snap, filter))
+	return s
+}
+
+// finish computes the figures of a serving block that holds only its
+// counts: the success rate, the means per request, the throughputs over
+// dur, the iteration lag percentiles and the headline, from the block's
+// metrics.
+func (s *Serving) finish(dur time.Duration, stats statsFunc) {
+	s.DurationSeconds = dur.Seconds()
+	if s.Requests > 0 {
+		s.SuccessRate = float64(s.OK) / float64(s.Requests)
+	}
+	if st := stats("iteration_lag"); st != nil {
 		s.LagP50, s.LagP99 = st.Percentile(50), st.Percentile(99)
 	}
 	if s.OK > 0 {
@@ -304,13 +355,71 @@ func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) 
 		s.OutputTokenThroughput = float64(s.OutputTokens) / secs
 		s.TotalTokenThroughput = float64(s.OutputTokens+s.PromptTokens) / secs
 	}
-	return s
+	s.Headline = headline(*s, stats)
 }
 
-func latency(snap *metrics.Snapshot, filter *metrics.TagSet) []LatencyRow {
+// headlinePercentiles are the percentiles of the headline's latency keys
+// (p90_ttft_ms, ...); the median has its own key.
+var headlinePercentiles = []float64{90, 95, 99}
+
+// headlineLatencies are the latencies of the headline, by the name vLLM
+// gives them, with their metric.
+var headlineLatencies = []struct{ name, metric string }{
+	{"ttft", "llm_ttft"},
+	{"tpot", "llm_tpot"},
+	{"itl", "llm_itl"},
+	{"e2el", "llm_e2e"},
+}
+
+// HeadlineKeys returns every key a headline can have, in the order
+// docs/results.md lists them: the counts and throughputs, then mean_X_ms,
+// median_X_ms, std_X_ms and pN_X_ms for X in ttft, tpot, itl and e2el.
+func HeadlineKeys() []string {
+	keys := []string{"duration", "completed", "total_input_tokens", "total_output_tokens",
+		"request_throughput", "output_throughput", "total_token_throughput"}
+	for _, l := range headlineLatencies {
+		keys = append(keys, "mean_"+l.name+"_ms", "median_"+l.name+"_ms", "std_"+l.name+"_ms")
+		for _, p := range headlinePercentiles {
+			keys = append(keys, fmt.Sprintf("p%g_%s_ms", p, l.name))
+		}
+	}
+	return keys
+}
+
+// headline is a serving block's figures under vLLM's benchmark_serving
+// keys: the latencies' mean, median, population standard deviation and
+// percentiles, in ms, over completed requests (percentiles and median from
+// the HDR histograms, within 0.1 %).
+func headline(s Serving, stats statsFunc) map[string]float64 {
+	h := map[string]float64{
+		"duration":               s.DurationSeconds,
+		"completed":              float64(s.OK),
+		"total_input_tokens":     float64(s.PromptTokens),
+		"total_output_tokens":    float64(s.OutputTokens),
+		"request_throughput":     s.RequestThroughput,
+		"output_throughput":      s.OutputTokenThroughput,
+		"total_token_throughput": s.TotalTokenThroughput,
+	}
+	for _, l := range headlineLatencies {
+		st := stats(l.metric)
+		if st == nil || st.Count == 0 {
+			continue
+		}
+		h["mean_"+l.name+"_ms"] = st.Mean()
+		h["median_"+l.name+"_ms"] = st.Percentile(50)
+		h["std_"+l.name+"_ms"] = st.StdDev()
+		for _, p := range headlinePercentiles {
+			h[fmt.Sprintf("p%g_%s_ms", p, l.name)] = st.Percentile(p)
+		}
+	}
+	return h
+}
+
+// latency computes the latency rows from the latency metrics' statistics.
+func latency(stats statsFunc) []LatencyRow {
 	var rows []LatencyRow
 	for _, lm := range latencyMetrics {
-		st := snap.Stats(lm.name, filter)
+		st := stats(lm.name)
 		if st == nil {
 			continue
 		}
@@ -372,13 +481,33 @@ func checks(snap *metrics.Snapshot) []Check {
 func allMetrics(reg *metrics.Registry, snap *metrics.Snapshot, dur time.Duration) map[string]MetricSummary {
 	out := make(map[string]MetricSummary)
 	for _, m := range reg.All() {
-		st := snap.Stats(m.Name, nil)
-		if st == nil {
-			continue
+		if st := snap.Stats(m.Name, nil); st != nil {
+			out[m.Name] = metricSummary(m, st, dur)
 		}
-		out[m.Name] = MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Values: Values(st, dur)}
 	}
 	return out
+}
+
+// scenarioMetrics are the llm_* metrics and the iteration_lag of the series
+// whose tags contain filter (one scenario's).
+func scenarioMetrics(reg *metrics.Registry, snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) map[string]MetricSummary {
+	out := make(map[string]MetricSummary)
+	for _, m := range reg.All() {
+		if !strings.HasPrefix(m.Name, "llm_") && m.Name != "iteration_lag" {
+			continue
+		}
+		if st := snap.Stats(m.Name, filter); st != nil {
+			out[m.Name] = metricSummary(m, st, dur)
+		}
+	}
+	return out
+}
+
+// metricSummary is a metric's statistics under k6's names, with a trend's
+// histogram; a counter's rate is over dur.
+func metricSummary(m *metrics.Metric, st *metrics.Stats, dur time.Duration) MetricSummary {
+	return MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc,
+		Values: Values(st, dur), Histogram: encodeHistogram(st)}
 }
 
 // MaxLagP99 is the iteration lag p99 above which the summary says the
@@ -429,19 +558,25 @@ func tokenChecks(snap *metrics.Snapshot) []TokenCheck {
 	for _, check := range snap.TagValues("llm_output_tokens_check", "check") {
 		usage := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": "usage"}))
 		other := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": check}))
-		tc := TokenCheck{Source: check, UsageTokens: int64(usage), CheckTokens: int64(other)}
-		switch {
-		case usage > 0:
-			tc.DiffPercent = 100 * (other - usage) / usage
-		case other > 0:
-			tc.DiffPercent = 100
-		}
-		if math.Abs(tc.DiffPercent) > 100*MaxTokenDisagreement {
-			tc.Warning = tokenWarning(tc)
-		}
-		out = append(out, tc)
+		out = append(out, newTokenCheck(check, int64(usage), int64(other)))
 	}
 	return out
+}
+
+// newTokenCheck compares the usage's count of output tokens with the
+// second source's, with a warning when they disagree.
+func newTokenCheck(source string, usage, other int64) TokenCheck {
+	tc := TokenCheck{Source: source, UsageTokens: usage, CheckTokens: other}
+	switch {
+	case usage > 0:
+		tc.DiffPercent = 100 * float64(other-usage) / float64(usage)
+	case other > 0:
+		tc.DiffPercent = 100
+	}
+	if math.Abs(tc.DiffPercent) > 100*MaxTokenDisagreement {
+		tc.Warning = tokenWarning(tc)
+	}
+	return tc
 }
 
 func tokenWarning(tc TokenCheck) string {
@@ -495,8 +630,14 @@ func promptCheck(snap *metrics.Snapshot) *PromptCheck {
 	if req == nil || req.Count == 0 {
 		return nil
 	}
-	pc := &PromptCheck{Requests: req.Count, RequestedTokens: int64(req.Sum),
-		UsageTokens: int64(sum(snap, "llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "usage"})))}
+	return newPromptCheck(req.Count, int64(req.Sum), int64(sum(snap, "llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "usage"}))))
+}
+
+// newPromptCheck compares the prompt tokens requests asked for with the
+// server's count, with a warning when they disagree beyond a chat
+// template's share.
+func newPromptCheck(requests, requested, usage int64) *PromptCheck {
+	pc := &PromptCheck{Requests: requests, RequestedTokens: requested, UsageTokens: usage}
 	diff := float64(pc.UsageTokens - pc.RequestedTokens)
 	pc.PerRequest = diff / float64(pc.Requests)
 	if pc.RequestedTokens > 0 {
@@ -534,7 +675,7 @@ func addSubMetrics(out map[string]MetricSummary, rep *runtime.Report, dur time.D
 		if m == nil || st == nil {
 			continue
 		}
-		out[th.Key] = MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Values: Values(st, dur)}
+		out[th.Key] = metricSummary(m, st, dur)
 	}
 }
 
@@ -570,6 +711,37 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 		return fmt.Errorf("encoding summary: %w", err)
 	}
 	return nil
+}
+
+// ReadJSON reads a result file that WriteJSON wrote (llmrun run
+// --summary-export, llmrun merge -o). It fails, naming the file, when the
+// file cannot be read, is not JSON, or has another schema_version than
+// SchemaVersion.
+func ReadJSON(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the result file: %w", err)
+	}
+	var head struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON result file: %w", path, err)
+	}
+	switch v := head.SchemaVersion; {
+	case v == nil:
+		return nil, fmt.Errorf("%s: not an llmrun result file: no schema_version", path)
+	case *v < SchemaVersion:
+		return nil, fmt.Errorf("%s: schema_version %d, from an older llmrun; this one reads version %d, whose histograms merge and compare need: export the run again with this llmrun",
+			path, *v, SchemaVersion)
+	case *v > SchemaVersion:
+		return nil, fmt.Errorf("%s: schema_version %d, from a newer llmrun; this one reads version %d", path, *v, SchemaVersion)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: invalid result file: %w", path, err)
+	}
+	return &s, nil
 }
 
 // CustomMetrics returns the names of the script's own metrics, sorted.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,10 @@ type fixture struct {
 	agg  *metrics.Aggregator
 	llm  *llm.Metrics
 	next int // the shard the next samples go to
+	// keep, when set, says which calls of add (counted from 0) this
+	// fixture keeps: one process's share of a test run by several.
+	keep  func(call int) bool
+	calls int
 }
 
 func newFixture() *fixture {
@@ -47,6 +52,10 @@ func tagSet(kv ...string) *metrics.TagSet {
 
 // add sends samples to the shards in turn, as VUs do.
 func (f *fixture) add(samples ...metrics.Sample) {
+	f.calls++
+	if f.keep != nil && !f.keep(f.calls-1) {
+		return
+	}
 	f.agg.Shard(f.next).AddSamples(samples)
 	f.next++
 }
@@ -94,8 +103,14 @@ func scenarios(t *testing.T, options string) []runtime.Scenario {
 //     iterations, 1 interrupted.
 //   - rag (2–7 s, model m-b): 2 ok requests (50 output, 400 prompt tokens,
 //     TTFT 200, E2E 2000, 2 gaps of 10 ms), 1 timeout; 3 iterations.
-func twoScenarioReport(t *testing.T) *runtime.Report {
+func twoScenarioReport(t *testing.T) *runtime.Report { return twoScenarioPart(t, nil) }
+
+// twoScenarioPart is the share of twoScenarioReport's samples that keep
+// keeps (nil: all of them), in a run of the same window; the other fields
+// of the report are the whole's.
+func twoScenarioPart(t *testing.T, keep func(call int) bool) *runtime.Report {
 	f := newFixture()
+	f.keep = keep
 	chat := tagSet("scenario", "chat", "workload", "chat", "model", "m-a")
 	rag := tagSet("scenario", "rag", "model", "m-b")
 	for i := 1; i <= 8; i++ {
@@ -371,15 +386,26 @@ func TestBuildEdgeCases(t *testing.T) {
 		scs := scenarios(t, `{"scenarios": {"a": {"executor": "shared-iterations"}, "b": {"executor": "shared-iterations"}}}`)
 		rep := &runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scs, Start: t0, End: t0}
 		s := summary.Build(rep, testMeta)
-		if s.Serving != (summary.Serving{}) {
+		// The headline has its counts and throughputs, all 0, and no
+		// latency keys.
+		zero := func(sv summary.Serving) bool {
+			for k, v := range sv.Headline {
+				if v != 0 || strings.HasSuffix(k, "_ms") {
+					return false
+				}
+			}
+			sv.Headline = nil
+			return reflect.DeepEqual(sv, summary.Serving{})
+		}
+		if !zero(s.Serving) {
 			t.Errorf("serving %+v, want zeros", s.Serving)
 		}
 		if len(s.Latency) != 0 || len(s.Errors) != 0 || len(s.Retries) != 0 || len(s.Checks) != 0 || len(s.Metrics) != 0 {
 			t.Errorf("summary of nothing: %+v", s)
 		}
 		for _, sc := range s.Scenarios {
-			if sc.Serving != (summary.Serving{}) {
-				t.Errorf("scenario %s serving %+v, want zeros", sc.Name, sc.Serving)
+			if !zero(sc.Serving) || len(sc.Metrics) != 0 {
+				t.Errorf("scenario %s serving %+v metrics %v, want zeros", sc.Name, sc.Serving, sc.Metrics)
 			}
 		}
 		var buf bytes.Buffer
@@ -427,6 +453,12 @@ func TestWriteJSONRoundTrip(t *testing.T) {
 		{[]any{"metrics", "my_counter", "values", "count"}, 12.0},
 		{[]any{"meta", "seed"}, 42.0},
 		{[]any{"meta", "start"}, "2026-03-04T05:06:07Z"},
+		{[]any{"serving", "headline", "completed"}, 10.0},
+		{[]any{"serving", "headline", "p99_ttft_ms"}, s.Latency[0].P["p99"]},
+		{[]any{"metrics", "llm_ttft", "histogram", "scale"}, 1000.0},
+		{[]any{"metrics", "llm_ttft", "histogram", "count"}, 10.0},
+		{[]any{"scenarios", 1, "metrics", "llm_ttft", "histogram", "count"}, 2.0},
+		{[]any{"scenarios", 1, "serving", "headline", "completed"}, 2.0},
 	}
 	for _, p := range paths {
 		var v any = raw

@@ -67,16 +67,7 @@ func Render(w io.Writer, r Report, st console.Style) error {
 
 	var verdicts [][]string
 	for _, c := range r.Comparisons {
-		change, verdict := "–", string(c.Verdict)
-		if c.Verdict == OK || c.Verdict == Regression || c.Verdict == Improved {
-			change = percent(c.Change, true)
-		}
-		switch c.Verdict {
-		case Regression:
-			change, verdict = st.Red(change), st.Bold(st.Red(verdict))
-		case Improved:
-			change, verdict = st.Green(change), st.Green(verdict)
-		}
+		change, verdict := verdictCells(c, st)
 		verdicts = append(verdicts, []string{c.Figure.label(), c.Figure.format(c.Newest, c.Verdict != NoData),
 			c.Figure.format(c.Baseline, c.BaselineRuns > 0), change, verdict})
 	}
@@ -85,6 +76,48 @@ func Render(w io.Writer, r Report, st console.Style) error {
 	}
 	if err := console.Table(w, []string{"figure", "newest", "baseline median", "change", "verdict"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, verdicts); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, conclusion(r, st))
+	return err
+}
+
+// verdictCells are a comparison's change and verdict as the tables show
+// them: coloured when regressed or improved.
+func verdictCells(c Comparison, st console.Style) (change, verdict string) {
+	change, verdict = "–", string(c.Verdict)
+	if c.Verdict == OK || c.Verdict == Regression || c.Verdict == Improved {
+		change = percent(c.Change, true)
+	}
+	switch c.Verdict {
+	case Regression:
+		change, verdict = st.Red(change), st.Bold(st.Red(verdict))
+	case Improved:
+		change, verdict = st.Green(change), st.Green(verdict)
+	}
+	return change, verdict
+}
+
+// RenderPair prints the comparison of two runs, as llmrun compare does:
+// r.Runs[0] is the current run, r.Runs[1] the baseline, and r.Title says
+// which they are. It prints the title, a table of each figure's baseline,
+// current value, change and verdict (a figure the baseline lacks has "no
+// history"), then a line saying whether any figure regressed.
+func RenderPair(w io.Writer, r Report, st console.Style) error {
+	if len(r.Runs) != 2 {
+		return fmt.Errorf("comparing a pair of runs: got %d", len(r.Runs))
+	}
+	if _, err := fmt.Fprintf(w, "%s\n\ncurrent run against the baseline (tolerance %s)\n", r.Title, percent(r.Tolerance, false)); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, c := range r.Comparisons {
+		change, verdict := verdictCells(c, st)
+		rows = append(rows, []string{c.Figure.label(), c.Figure.format(c.Baseline, c.BaselineRuns > 0),
+			c.Figure.format(c.Newest, c.Verdict != NoData), change, verdict})
+	}
+	if err := console.Table(w, []string{"figure", "baseline", "current", "change", "verdict"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, conclusion(r, st))

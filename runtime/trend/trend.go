@@ -56,6 +56,10 @@ func Headline() []Figure {
 // Lookup returns the figure of a field name: a headline figure,
 // total_token_throughput, or any latency field L_S of the schema (L one of
 // ttft, tpot, itl, e2e, ttfb; S one of mean, p50, p90, p95, p99, max).
+// The names of vLLM's benchmark_serving results (a result file's headline
+// keys) are aliases of latency fields: S_L_ms, L one of ttft, tpot, itl,
+// e2el (e2e), S one of mean, median (p50), p90, p95, p99; p99_ttft_ms is
+// ttft_p99.
 func Lookup(name string) (Figure, bool) {
 	for _, f := range Headline() {
 		if f.Name == name {
@@ -69,6 +73,14 @@ func Lookup(name string) (Figure, bool) {
 	if ok && slices.Contains([]string{"ttft", "tpot", "itl", "e2e", "ttfb"}, latency) &&
 		slices.Contains([]string{"mean", "p50", "p90", "p95", "p99", "max"}, stat) {
 		return Figure{name, "ms", LowerIsBetter}, true
+	}
+	if stat, rest, ok := strings.Cut(name, "_"); ok {
+		latency, ms := strings.CutSuffix(rest, "_ms")
+		latency = map[string]string{"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e"}[latency]
+		stat = map[string]string{"mean": "mean", "median": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}[stat]
+		if ms && latency != "" && stat != "" {
+			return Figure{latency + "_" + stat, "ms", LowerIsBetter}, true
+		}
 	}
 	return Figure{}, false
 }
@@ -88,7 +100,7 @@ func ParseFigures(list string) ([]Figure, error) {
 			for _, h := range Headline() {
 				known = append(known, h.Name)
 			}
-			return nil, fmt.Errorf("unknown figure %q: want one of %s, total_token_throughput, or a latency field such as e2e_p90 (ttft, tpot, itl, e2e, ttfb × mean, p50, p90, p95, p99, max)",
+			return nil, fmt.Errorf("unknown figure %q: want one of %s, total_token_throughput, or a latency field such as e2e_p90 (ttft, tpot, itl, e2e, ttfb × mean, p50, p90, p95, p99, max; or vLLM's p90_e2el_ms)",
 				name, strings.Join(known, ", "))
 		}
 		if !slices.Contains(figs, f) {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,6 +17,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -45,7 +48,7 @@ func ProgressLine(p runtime.Progress) string {
 		tps = p.OutputTokens / secs
 	}
 	return fmt.Sprintf("running %7s  VUs %d/%d  requests %d  failed %d  output %s tok/s",
-		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, num(tps))
+		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, Num(tps))
 }
 
 // Render writes the end-of-run summary.
@@ -57,6 +60,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r.promptCheck(s.PromptCheck)
 	r.latency(s.Latency)
 	r.scenarios(s)
+	r.capacity(s.Capacity)
 	r.errors(s)
 	r.checks(s.Checks)
 	r.thresholds(s)
@@ -133,18 +137,18 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	}
 	r.printf("\n")
 	r.printf("  duration ........... %.1f s\n", s.DurationSeconds)
-	r.printf("  request throughput . %s req/s\n", num(s.RequestThroughput))
-	r.printf("  output tokens ...... %d (%s tok/s; %s per request)", s.OutputTokens, num(s.OutputTokenThroughput), num(s.MeanOutputTokens))
+	r.printf("  request throughput . %s req/s\n", Num(s.RequestThroughput))
+	r.printf("  output tokens ...... %d (%s tok/s; %s per request)", s.OutputTokens, Num(s.OutputTokenThroughput), Num(s.MeanOutputTokens))
 	if s.ReasoningTokens > 0 {
 		r.printf(", %d of them reasoning", s.ReasoningTokens)
 	}
 	r.printf("\n")
-	r.printf("  input tokens ....... %d (%s per request)", s.PromptTokens, num(s.MeanInputTokens))
+	r.printf("  input tokens ....... %d (%s per request)", s.PromptTokens, Num(s.MeanInputTokens))
 	if s.CachedTokens > 0 && s.PromptTokens > 0 {
 		r.printf(", %.1f %% served from the prefix cache", 100*float64(s.CachedTokens)/float64(s.PromptTokens))
 	}
 	r.printf("\n")
-	r.printf("  total throughput ... %s tok/s (input + output)\n", num(s.TotalTokenThroughput))
+	r.printf("  total throughput ... %s tok/s (input + output)\n", Num(s.TotalTokenThroughput))
 	r.printf("  iterations ......... %d", s.Iterations)
 	if s.InterruptedIterations > 0 {
 		r.printf(", %d interrupted", s.InterruptedIterations)
@@ -154,7 +158,7 @@ func (r *renderer) serving(title string, s summary.Serving) {
 		r.printf("  warmup ............. %d requests in %d iterations, excluded from every figure\n", s.WarmupRequests, s.WarmupIterations)
 	}
 	if s.LagP99 > 0 || s.DroppedIterations > 0 {
-		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms; %d dropped\n", ms(s.LagP50), ms(s.LagP99), s.DroppedIterations)
+		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms; %d dropped\n", Millis(s.LagP50), Millis(s.LagP99), s.DroppedIterations)
 	}
 }
 
@@ -165,7 +169,7 @@ func (r *renderer) client(c health.Report) {
 	if c.CPU >= 0 {
 		cpu = fmt.Sprintf("%.0f %% of %d CPUs", 100*c.CPU, c.Procs)
 	}
-	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, ms(c.SchedDelayP99), ms(c.SchedDelayMax))
+	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, Millis(c.SchedDelayP99), Millis(c.SchedDelayMax))
 	for _, w := range c.Warnings {
 		r.printf("  %s\n", r.st.Red("WARNING: "+w))
 	}
@@ -198,7 +202,7 @@ func (r *renderer) promptCheck(pc *summary.PromptCheck) {
 		gap = fmt.Sprintf("%+.1f per request: a chat template's tokens", pc.PerRequest)
 	}
 	r.printf("  prompt check ....... asked %s input tokens per request, the server counts %s (%s)\n",
-		num(float64(pc.RequestedTokens)/float64(pc.Requests)), num(float64(pc.UsageTokens)/float64(pc.Requests)), gap)
+		Num(float64(pc.RequestedTokens)/float64(pc.Requests)), Num(float64(pc.UsageTokens)/float64(pc.Requests)), gap)
 }
 
 func (r *renderer) latency(rows []summary.LatencyRow) {
@@ -212,11 +216,11 @@ func (r *renderer) latency(rows []summary.LatencyRow) {
 	header = append(header, "max")
 	var data [][]string
 	for _, row := range rows {
-		line := []string{row.Label, fmt.Sprintf("%d", row.Count), ms(row.Mean)}
+		line := []string{row.Label, fmt.Sprintf("%d", row.Count), Millis(row.Mean)}
 		for _, p := range summary.Percentiles {
-			line = append(line, ms(row.P[fmt.Sprintf("p%g", p)]))
+			line = append(line, Millis(row.P[fmt.Sprintf("p%g", p)]))
 		}
-		data = append(data, append(line, ms(row.Max)))
+		data = append(data, append(line, Millis(row.Max)))
 	}
 	r.printf("\n")
 	r.table(header, data, 1)
@@ -249,14 +253,14 @@ func (r *renderer) scenarios(s *summary.Summary) {
 		p := func(metric, pct string) string {
 			for _, row := range sc.Latency {
 				if row.Metric == metric {
-					return ms(row.P[pct])
+					return Millis(row.P[pct])
 				}
 			}
 			return "-"
 		}
 		sv := sc.Serving
 		rows[i] = []string{sc.Name, fmt.Sprint(vus[sc.Name]), fmt.Sprint(sv.OK), fmt.Sprint(sv.Failed),
-			num(sv.RequestThroughput), num(sv.OutputTokenThroughput),
+			Num(sv.RequestThroughput), Num(sv.OutputTokenThroughput),
 			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")}
 		if cached {
 			share := 0.0
@@ -268,6 +272,76 @@ func (r *renderer) scenarios(s *summary.Summary) {
 	}
 	r.table(header, rows, 1)
 	r.printf("  %s\n", r.st.Faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))
+}
+
+// capacity prints the verdict of a sweep: where the server saturates and
+// the level of highest throughput within the SLO, with how they were
+// found.
+func (r *renderer) capacity(c *summary.Capacity) {
+	if c == nil {
+		return
+	}
+	r.heading("capacity (by " + c.Variable + ")")
+	level := func(l summary.CapacityLevel) string {
+		return c.Variable + " " + strconv.FormatFloat(l.Level, 'f', -1, 64)
+	}
+	// The SLO's bounds are shown as given.
+	bound := func(v float64) string { return grouped(strconv.FormatFloat(v, 'f', -1, 64)) }
+	gain := fmt.Sprintf("%g %%", 100*capacity.MinGain)
+	if sat := c.Saturation; sat != nil {
+		r.printf("  saturation ....... at %s: output %s tok/s; beyond it throughput grows < %s while TTFT p50 grows > %s\n",
+			level(*sat), grouped(Num(sat.OutputThroughput)), gain, gain)
+	} else if n := len(c.Levels); n > 0 {
+		r.printf("  saturation ....... not reached within the levels swept (up to %s)\n", level(c.Levels[n-1]))
+	}
+	var bounds []string
+	if c.SLO.TTFTP99 > 0 {
+		bounds = append(bounds, fmt.Sprintf("TTFT p99 ≤ %s ms", bound(c.SLO.TTFTP99)))
+	}
+	if c.SLO.TPOTP99 > 0 {
+		bounds = append(bounds, fmt.Sprintf("TPOT p99 ≤ %s ms", bound(c.SLO.TPOTP99)))
+	}
+	switch best := c.MaxWithinSLO; {
+	case len(bounds) == 0:
+		r.printf("  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS)\n")
+	case best == nil:
+		bounds = append(bounds, fmt.Sprintf("success rate ≥ %g %%", 100*capacity.MinSuccessRate))
+		r.printf("  within SLO ....... %s\n", r.st.Red("no level meets the SLO ("+strings.Join(bounds, ", ")+")"))
+	default:
+		line := fmt.Sprintf("%s: %s tok/s at TTFT p99 %s ms", level(*best), grouped(Num(best.OutputThroughput)), grouped(Millis(best.TTFTP99)))
+		if c.SLO.TTFTP99 > 0 {
+			line += fmt.Sprintf(" (SLO %s ms)", bound(c.SLO.TTFTP99))
+		}
+		if c.SLO.TPOTP99 > 0 {
+			line += fmt.Sprintf(", TPOT p99 %s ms (SLO %s ms)", grouped(Millis(best.TPOTP99)), bound(c.SLO.TPOTP99))
+		}
+		r.printf("  within SLO ....... %s\n", line)
+	}
+	for _, line := range wrap(c.Method, 100) {
+		r.printf("  %s\n", r.st.Faint(line))
+	}
+}
+
+// wrap breaks text into lines of at most width characters, between words
+// (a longer word has a line of its own).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func (r *renderer) errors(s *summary.Summary) {
@@ -390,13 +464,13 @@ func (r *renderer) custom(s *summary.Summary) {
 
 func describe(m summary.MetricSummary) string {
 	v := m.Values
-	f := num
+	f := Num
 	if m.Contains == "time" {
-		f = func(x float64) string { return ms(x) + " ms" }
+		f = func(x float64) string { return Millis(x) + " ms" }
 	}
 	switch m.Type {
 	case "counter":
-		return fmt.Sprintf("count=%s rate=%s/s", num(v["count"]), num(v["rate"]))
+		return fmt.Sprintf("count=%s rate=%s/s", Num(v["count"]), Num(v["rate"]))
 	case "gauge":
 		return fmt.Sprintf("value=%s min=%s max=%s", f(v["value"]), f(v["min"]), f(v["max"]))
 	case "rate":
@@ -449,9 +523,12 @@ func (r *renderer) footer(s *summary.Summary) {
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n      ") }
 
-// ms formats milliseconds with precision that suits their size.
-func ms(v float64) string {
+// Millis formats milliseconds with precision that suits their size; a
+// value that is not a finite number reads "-".
+func Millis(v float64) string {
 	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
 	case v == 0:
 		return "0"
 	case v < 10:
@@ -463,9 +540,26 @@ func ms(v float64) string {
 	}
 }
 
-// num formats a throughput or count compactly.
-func num(v float64) string {
+// grouped separates the thousands of a formatted number's integer part
+// with commas: 5120.5 becomes 5,120.5.
+func grouped(s string) string {
+	digits := len(s) - len(strings.TrimLeft(s, "0123456789"))
+	var b strings.Builder
+	for i := range digits {
+		if i > 0 && (digits-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String() + s[digits:]
+}
+
+// Num formats a throughput or count compactly; a value that is not a
+// finite number reads "-".
+func Num(v float64) string {
 	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
 	case v == float64(int64(v)) && v < 1e15:
 		return fmt.Sprintf("%d", int64(v))
 	case v < 10:

@@ -341,3 +341,55 @@ func TestRenderOutputs(t *testing.T) {
 		}
 	}
 }
+
+// A sweep's verdict follows the scenarios table: saturation, the level
+// within the SLO and the method.
+func TestRenderCapacity(t *testing.T) {
+	sat := summary.CapacityLevel{Scenario: "c32", Level: 32, OutputThroughput: 5120, TTFTP50: 420, TTFTP99: 2900}
+	best := summary.CapacityLevel{Scenario: "c16", Level: 16, OutputThroughput: 4800, TTFTP50: 300, TTFTP99: 1234.4, TPOTP99: 42.25, MeetsSLO: true}
+	top := summary.CapacityLevel{Scenario: "c64", Level: 64, OutputThroughput: 5200}
+	sweep := func(slo summary.SLO, saturation, within *summary.CapacityLevel) *summary.Summary {
+		s := sampleSummary()
+		s.Capacity = &summary.Capacity{Variable: "concurrency", Levels: []summary.CapacityLevel{best, sat, top}, SLO: slo,
+			Saturation: saturation, MaxWithinSLO: within, Method: "Saturation is the first level after which ..."}
+		return s
+	}
+	tests := []struct {
+		name string
+		s    *summary.Summary
+		want string
+	}{
+		{"knee and SLO", sweep(summary.SLO{TTFTP99: 2000}, &sat, &best), "█ capacity (by concurrency)\n" +
+			"  saturation ....... at concurrency 32: output 5,120 tok/s; beyond it throughput grows < 10 % while TTFT p50 grows > 10 %\n" +
+			"  within SLO ....... concurrency 16: 4,800 tok/s at TTFT p99 1,234 ms (SLO 2,000 ms)\n" +
+			"  Saturation is the first level after which ...\n"},
+		{"TPOT SLO too", sweep(summary.SLO{TTFTP99: 2000, TPOTP99: 50}, &sat, &best),
+			"  within SLO ....... concurrency 16: 4,800 tok/s at TTFT p99 1,234 ms (SLO 2,000 ms), TPOT p99 42.2 ms (SLO 50 ms)\n"},
+		{"no knee, no level within the SLO", sweep(summary.SLO{TTFTP99: 1000, TPOTP99: 40}, nil, nil),
+			"  saturation ....... not reached within the levels swept (up to concurrency 64)\n" +
+				"  within SLO ....... no level meets the SLO (TTFT p99 ≤ 1,000 ms, TPOT p99 ≤ 40 ms, success rate ≥ 99 %)\n"},
+		{"no SLO", sweep(summary.SLO{}, &sat, nil), "  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS)\n"},
+	}
+	for _, tc := range tests {
+		out := render(t, tc.s, false)
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%s: no\n%s\nin\n%s", tc.name, tc.want, out)
+		}
+		scenarios, verdict, errors := strings.Index(out, "█ by scenario"), strings.Index(out, "█ capacity"), strings.Index(out, "█ errors")
+		if !(scenarios < verdict && verdict < errors) {
+			t.Errorf("%s: the capacity section is not between the scenarios and the errors:\n%s", tc.name, out)
+		}
+	}
+	if out := render(t, sweep(summary.SLO{TTFTP99: 2000}, &sat, &best), true); !strings.Contains(out, "\x1b[2mSaturation is the first level") {
+		t.Errorf("the method is not faint:\n%q", out)
+	}
+	// A long method wraps.
+	s := sweep(summary.SLO{}, nil, nil)
+	s.Capacity.Method = strings.Repeat("word ", 30) + "end."
+	if want := "  " + strings.Repeat("word ", 19) + "word\n  " + strings.Repeat("word ", 10) + "end.\n"; !strings.Contains(render(t, s, false), want) {
+		t.Errorf("the method is not wrapped at 100 columns:\n%s", render(t, s, false))
+	}
+	if out := render(t, sampleSummary(), false); strings.Contains(out, "capacity") {
+		t.Errorf("a run that is no sweep shows a capacity section:\n%s", out)
+	}
+}

@@ -1,0 +1,218 @@
+// Package capacity reads a sweep out of a run's summary: scenarios that
+// each hold the load at one level (a concurrency or an arrival rate), one
+// after another. It finds where the server saturates and the level of
+// highest throughput that meets a serving-level objective.
+package capacity
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// The variables a sweep varies, as scenario tags name them.
+const (
+	Concurrency = "concurrency"
+	Rate        = "rate"
+)
+
+// MinGain is the growth between levels, relative, that still counts: the
+// server saturates where output throughput grows by less while TTFT p50
+// grows by more.
+const MinGain = 0.10
+
+// MinSuccessRate is the share of requests that must succeed at a level
+// that meets the SLO.
+const MinSuccessRate = 0.99
+
+// Assess returns the verdict of a sweep, nil when the run is not one: the
+// levels are the scenarios tagged with a numeric concurrency or rate (all
+// with the same one; concurrency wins when a scenario has both), or, when
+// every scenario is constant-vus and none is tagged so, their VUs. A sweep
+// has at least two levels with completed requests.
+func Assess(s *summary.Summary, slo summary.SLO) *summary.Capacity {
+	if s == nil {
+		return nil
+	}
+	variable, levels := sweep(s)
+	completed := 0
+	for _, l := range levels {
+		if l.ok {
+			completed++
+		}
+	}
+	if completed < 2 {
+		return nil
+	}
+	c := &summary.Capacity{Variable: variable, SLO: slo, Levels: make([]summary.CapacityLevel, len(levels)), Method: method(slo)}
+	for i, l := range levels {
+		c.Levels[i] = l.CapacityLevel
+		c.Levels[i].MeetsSLO = meets(l, slo)
+	}
+	if i := saturation(c.Levels); i >= 0 {
+		sat := c.Levels[i]
+		c.Saturation = &sat
+	}
+	for i, l := range c.Levels {
+		if l.MeetsSLO && (c.MaxWithinSLO == nil || l.OutputThroughput > c.MaxWithinSLO.OutputThroughput) {
+			best := c.Levels[i]
+			c.MaxWithinSLO = &best
+		}
+	}
+	return c
+}
+
+// level is a sweep level with what Assess needs to judge it.
+type level struct {
+	summary.CapacityLevel
+	// ok says whether some requests completed; hasTTFT and hasTPOT
+	// whether those latencies were measured.
+	ok, hasTTFT, hasTPOT bool
+}
+
+// sweep returns the variable and the levels of a sweep, sorted, with
+// their figures; no levels when the run is not a sweep (levels that vary
+// different variables, or one level twice).
+func sweep(s *summary.Summary) (string, []level) {
+	variable, values := tagged(s.Meta.LoadShape)
+	if variable == "" {
+		variable, values = Concurrency, constantVUs(s.Meta.LoadShape)
+	}
+	if values == nil {
+		return "", nil
+	}
+	var levels []level
+	seen := map[float64]bool{}
+	for _, sc := range s.Scenarios {
+		v, ok := values[sc.Name]
+		if !ok || sc.Serving.Requests == 0 {
+			continue
+		}
+		if seen[v] {
+			return "", nil
+		}
+		seen[v] = true
+		levels = append(levels, figures(sc, v))
+	}
+	slices.SortFunc(levels, func(a, b level) int { return cmp.Compare(a.Level, b.Level) })
+	return variable, levels
+}
+
+// tagged returns the variable the scenarios' tags vary and each tagged
+// scenario's level; "" when no scenario is tagged, and no levels when
+// they vary different variables.
+func tagged(shapes []summary.ScenarioShape) (string, map[string]float64) {
+	variable, values := "", map[string]float64{}
+	for _, sh := range shapes {
+		name, v := "", 0.0
+		if c, ok := number(sh.Tags[Concurrency]); ok {
+			name, v = Concurrency, c
+		} else if r, ok := number(sh.Tags[Rate]); ok {
+			name, v = Rate, r
+		} else {
+			continue
+		}
+		if variable != "" && name != variable {
+			return variable, nil
+		}
+		variable, values[sh.Name] = name, v
+	}
+	return variable, values
+}
+
+// constantVUs returns each scenario's VUs when every scenario is
+// constant-vus, nil otherwise.
+func constantVUs(shapes []summary.ScenarioShape) map[string]float64 {
+	if len(shapes) == 0 {
+		return nil
+	}
+	values := map[string]float64{}
+	for _, sh := range shapes {
+		if sh.Executor != "constant-vus" || sh.MaxVUs <= 0 {
+			return nil
+		}
+		values[sh.Name] = float64(sh.MaxVUs)
+	}
+	return values
+}
+
+// number parses a level: a positive finite number.
+func number(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return v, err == nil && v > 0 && !math.IsInf(v, 0)
+}
+
+// figures returns a scenario's figures as the level v.
+func figures(sc summary.ScenarioSummary, v float64) level {
+	sv := sc.Serving
+	l := level{CapacityLevel: summary.CapacityLevel{Scenario: sc.Name, Level: v, RequestRate: sv.RequestThroughput,
+		OutputThroughput: sv.OutputTokenThroughput, SuccessRate: sv.SuccessRate}, ok: sv.OK > 0}
+	for _, row := range sc.Latency {
+		switch row.Metric {
+		case "llm_ttft":
+			l.TTFTP50, l.TTFTP99, l.hasTTFT = row.P["p50"], row.P["p99"], row.Count > 0
+		case "llm_tpot":
+			l.TPOTP50, l.TPOTP99, l.hasTPOT = row.P["p50"], row.P["p99"], row.Count > 0
+		}
+	}
+	return l
+}
+
+// meets reports whether a level meets the SLO; false without one. A
+// latency the SLO bounds but the level did not measure does not meet it.
+func meets(l level, slo summary.SLO) bool {
+	if slo.TTFTP99 <= 0 && slo.TPOTP99 <= 0 {
+		return false
+	}
+	if slo.TTFTP99 > 0 && !(l.hasTTFT && l.TTFTP99 <= slo.TTFTP99) {
+		return false
+	}
+	if slo.TPOTP99 > 0 && !(l.hasTPOT && l.TPOTP99 <= slo.TPOTP99) {
+		return false
+	}
+	return l.ok && l.SuccessRate >= MinSuccessRate
+}
+
+// saturation returns the index of the first level after which output
+// throughput grows by less than MinGain while TTFT p50 grows by more, -1
+// when there is none: the rule of scripts/concurrency-sweep.js.
+func saturation(levels []summary.CapacityLevel) int {
+	for i := 1; i < len(levels); i++ {
+		prev, cur := levels[i-1], levels[i]
+		gain := math.Inf(1)
+		if prev.OutputThroughput > 0 {
+			gain = cur.OutputThroughput/prev.OutputThroughput - 1
+		}
+		growth := 0.0
+		if prev.TTFTP50 > 0 {
+			growth = cur.TTFTP50/prev.TTFTP50 - 1
+		}
+		if gain < MinGain && growth > MinGain {
+			return i - 1
+		}
+	}
+	return -1
+}
+
+// method says in words how Assess judged the levels.
+func method(slo summary.SLO) string {
+	pct := fmt.Sprintf("%g %%", 100*MinGain)
+	m := fmt.Sprintf("Saturation is the first level after which output throughput grows by less than %s to the next level while TTFT p50 grows by more than %s. ", pct, pct)
+	var bounds []string
+	if slo.TTFTP99 > 0 {
+		bounds = append(bounds, fmt.Sprintf("TTFT p99 ≤ %g ms", slo.TTFTP99))
+	}
+	if slo.TPOTP99 > 0 {
+		bounds = append(bounds, fmt.Sprintf("TPOT p99 ≤ %g ms", slo.TPOTP99))
+	}
+	if len(bounds) == 0 {
+		return m + "No SLO was given, so no level was judged against one."
+	}
+	bounds = append(bounds, fmt.Sprintf("success rate ≥ %g %%", 100*MinSuccessRate))
+	return m + "Within SLO is the level of highest output throughput among those with " + strings.Join(bounds, ", ") + "."
+}

@@ -1,0 +1,137 @@
+package records
+
+import (
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
+)
+
+// The tags a record's line has members or columns of their own; its other
+// tags go to "tags".
+const (
+	scenarioTag = "scenario"
+	modelTag    = "model"
+)
+
+// jsonlEncoder writes a record as one JSON object per line, appended by
+// hand: no reflection, no allocation.
+type jsonlEncoder struct{}
+
+// header is nothing: JSONL has no header.
+func (jsonlEncoder) header(dst []byte) []byte { return dst }
+
+// record appends r's JSON object and a newline to dst.
+func (jsonlEncoder) record(dst []byte, r *modules.RequestRecord) []byte {
+	scenario, _ := r.Tags.Get(scenarioTag)
+	model, _ := r.Tags.Get(modelTag)
+	dst = append(dst, `{"time":"`...)
+	dst = r.Time.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","scenario":`...)
+	dst = appendString(dst, scenario)
+	dst = append(dst, `,"model":`...)
+	dst = appendString(dst, model)
+	dst = append(dst, `,"tags":{`...)
+	first := true
+	for _, t := range r.Tags.Tags() {
+		if otherTag(t) {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendString(dst, t.Key)
+			dst = append(dst, ':')
+			dst = appendString(dst, t.Value)
+		}
+	}
+	dst = append(dst, `},"ok":`...)
+	dst = strconv.AppendBool(dst, r.OK)
+	dst = append(dst, `,"status":`...)
+	dst = strconv.AppendInt(dst, int64(r.Status), 10)
+	if !r.OK {
+		dst = append(dst, `,"error_class":`...)
+		dst = appendString(dst, r.ErrorClass)
+	}
+	dst = appendFloat(append(dst, `,"ttft_ms":`...), r.TTFT)
+	dst = appendFloat(append(dst, `,"ttfo_ms":`...), r.TTFO)
+	dst = appendFloat(append(dst, `,"tpot_ms":`...), r.TPOT)
+	dst = appendFloat(append(dst, `,"e2e_ms":`...), r.E2E)
+	dst = appendFloat(append(dst, `,"itl_mean_ms":`...), r.ITLMean)
+	dst = appendFloat(append(dst, `,"itl_p99_ms":`...), r.ITLP99)
+	dst = strconv.AppendInt(append(dst, `,"input_tokens":`...), int64(r.PromptTokens), 10)
+	dst = strconv.AppendInt(append(dst, `,"output_tokens":`...), int64(r.OutputTokens), 10)
+	dst = strconv.AppendInt(append(dst, `,"cached_tokens":`...), int64(r.CachedTokens), 10)
+	dst = strconv.AppendInt(append(dst, `,"reasoning_tokens":`...), int64(r.ReasoningTokens), 10)
+	return append(dst, "}\n"...)
+}
+
+// otherTag reports whether t goes to "tags": it is neither the scenario
+// nor the model.
+func otherTag(t metrics.Tag) bool {
+	return t.Key != scenarioTag && t.Key != modelTag
+}
+
+// appendFloat appends v as a JSON number in full precision, null when it
+// is not finite.
+func appendFloat(dst []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendFloat(dst, v, 'f', -1, 64)
+}
+
+// hex are the digits of \u escapes.
+const hex = "0123456789abcdef"
+
+// appendString appends s as a JSON string: quoted, with quotes,
+// backslashes and control characters escaped, U+2028 and U+2029 escaped
+// too (as encoding/json does, for JavaScript), and invalid UTF-8 replaced
+// by U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

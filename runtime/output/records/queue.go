@@ -1,0 +1,166 @@
+package records
+
+import (
+	"maps"
+	"sync"
+
+	"github.com/llmrun/llmrun/modules"
+)
+
+// chunkSize is the most records of one chunk of the queue.
+const chunkSize = 1024
+
+// maxSpare bounds the emptied chunks the queue keeps for reuse.
+const maxSpare = 4
+
+// maxReasons bounds the distinct drop reasons an account keeps; further
+// ones are counted together under otherReasons.
+const (
+	maxReasons   = 16
+	otherReasons = "other causes (see the error)"
+)
+
+// queue is the bounded queue between AddRequest and the writer, and the
+// account of what became of every record. Records are queued in chunks,
+// which the writer takes all at once, so that taking copies nothing under
+// the lock and memory follows what is queued; emptied chunks are reused.
+// A record counts against the bound from the moment it is queued until
+// the writer has encoded it.
+type queue struct {
+	max int
+	// fullReason is why records that find the queue full are dropped.
+	fullReason string
+	// ready is signalled when a push starts a chunk, for the writer.
+	ready chan struct{}
+
+	mu      sync.Mutex
+	chunks  [][]modules.RequestRecord
+	spare   [][]modules.RequestRecord
+	pending int
+	closed  bool
+	// failure, once writing failed, is why every later record is dropped.
+	failure string
+	written int64
+	dropped int64
+	reasons map[string]int64
+}
+
+// newQueue returns a queue of at most max records; fullReason says why
+// those that find it full are dropped.
+func newQueue(max int, fullReason string) *queue {
+	return &queue{max: max, fullReason: fullReason, ready: make(chan struct{}, 1), reasons: map[string]int64{}}
+}
+
+// push queues a copy of r, or drops and counts it when the queue is full
+// or writing has failed; it never blocks beyond the lock. After close it
+// does nothing.
+func (q *queue) push(r *modules.RequestRecord) {
+	q.mu.Lock()
+	switch {
+	case q.closed:
+		q.mu.Unlock()
+		return
+	case q.failure != "":
+		q.drop(1, q.failure)
+		q.mu.Unlock()
+		return
+	case q.pending >= q.max:
+		q.drop(1, q.fullReason)
+		q.mu.Unlock()
+		return
+	}
+	q.pending++
+	n := len(q.chunks)
+	started := n == 0 || len(q.chunks[n-1]) == cap(q.chunks[n-1])
+	if started {
+		var c []modules.RequestRecord
+		if s := len(q.spare); s > 0 {
+			c, q.spare[s-1] = q.spare[s-1], nil
+			q.spare = q.spare[:s-1]
+		} else {
+			c = make([]modules.RequestRecord, 0, min(chunkSize, q.max))
+		}
+		q.chunks = append(q.chunks, c)
+		n++
+	}
+	q.chunks[n-1] = append(q.chunks[n-1], *r)
+	q.mu.Unlock()
+	if started {
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take appends every queued chunk to dst, oldest first, for the writer,
+// which hands each back with recycle once it is done with it.
+func (q *queue) take(dst [][]modules.RequestRecord) [][]modules.RequestRecord {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	dst = append(dst, q.chunks...)
+	clear(q.chunks)
+	q.chunks = q.chunks[:0]
+	return dst
+}
+
+// recycle takes back a chunk the writer is done with: its records leave
+// the bound, and the chunk is kept for reuse while few are.
+func (q *queue) recycle(c []modules.RequestRecord) {
+	clear(c) // keep no tag sets alive
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending -= len(c)
+	if len(q.spare) < maxSpare {
+		q.spare = append(q.spare, c[:0])
+	}
+}
+
+// wrote accounts for n records written to the file.
+func (q *queue) wrote(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.written += int64(n)
+}
+
+// lost accounts for n records dropped for reason.
+func (q *queue) lost(n int, reason string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.drop(n, reason)
+}
+
+// fail records that writing failed: from now on every record is dropped
+// for reason.
+func (q *queue) fail(reason string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.failure = reason
+}
+
+// close stops queueing, counts every record still queued as dropped for
+// reason, and returns the account.
+func (q *queue) close(reason string) (written, dropped int64, reasons map[string]int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.closed {
+		q.closed = true
+		for _, c := range q.chunks {
+			q.drop(len(c), reason)
+		}
+		q.chunks, q.spare, q.pending = nil, nil, 0
+	}
+	return q.written, q.dropped, maps.Clone(q.reasons)
+}
+
+// drop counts n dropped records; q.mu is held.
+func (q *queue) drop(n int, reason string) {
+	if n <= 0 {
+		return
+	}
+	if _, known := q.reasons[reason]; !known && len(q.reasons) >= maxReasons-1 {
+		reason = otherReasons
+	}
+	q.dropped += int64(n)
+	q.reasons[reason] += int64(n)
+}

@@ -1,0 +1,615 @@
+// Package report renders a run's result (a summary.Summary, as
+// --summary-export and the result file hold it) as one self-contained HTML
+// page: the run's metadata and serving headline, the latency table, and
+// charts drawn as inline SVG in Go (latency percentiles, the run over
+// time, and for a sweep the figures against the level and the
+// latency-throughput curve with its SLO line and capacity markers),
+// followed by errors, checks, thresholds and the per-scenario table. The
+// page needs no network access and no JavaScript; every text in it goes
+// through html/template's escaping.
+package report
+
+import (
+	"cmp"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+//go:embed report.html.tmpl report.css
+var files embed.FS
+
+// Render writes the HTML report of s.
+func Render(w io.Writer, s *summary.Summary) error {
+	if s == nil {
+		return errors.New("writing the report: no summary")
+	}
+	tmpl, err := template.New("report.html.tmpl").ParseFS(files, "report.html.tmpl")
+	if err != nil {
+		return fmt.Errorf("parsing the report template: %w", err)
+	}
+	css, err := files.ReadFile("report.css")
+	if err != nil {
+		return fmt.Errorf("reading the report style: %w", err)
+	}
+	p := newPage(s)
+	p.CSS = template.CSS(css)
+	if err := tmpl.Execute(w, p); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+// page is what the template shows.
+type page struct {
+	CSS   template.CSS
+	Title string
+	Meta  []field
+	// Shapes are the scenarios' load, one line each.
+	Shapes []string
+	// Alerts are warnings about the run's validity (interrupted, aborted,
+	// a client that limited it, token counts that disagree).
+	Alerts        []string
+	Headline      []field
+	Latency       table
+	LatencyCharts []*Chart
+	Timeline      []*Chart
+	Capacity      *capacityView
+	Errors        []errorRow
+	Retries       string
+	ScriptErrors  []scriptError
+	Checks        []checkRow
+	Thresholds    []thresholdRow
+	Scenarios     *table
+}
+
+// field is a labelled value.
+type field struct{ Label, Value string }
+
+// table is a table of figures; columns from FirstFigure on are
+// right-aligned.
+type table struct {
+	Header      []string
+	Rows        [][]string
+	FirstFigure int
+}
+
+// errorRow is one error class with its first messages.
+type errorRow struct {
+	Class    string
+	Count    int64
+	Messages []string
+}
+
+// scriptError is one exception message with how often it was thrown.
+type scriptError struct {
+	Message string
+	Count   int64
+}
+
+// checkRow is one check's outcome.
+type checkRow struct {
+	Name, Rate    string
+	Passes, Fails int64
+	Passed        bool
+}
+
+// thresholdRow is one threshold's outcome.
+type thresholdRow struct {
+	Metric, Threshold, Observed string
+	Passed                      bool
+}
+
+// capacityView is the sweep section.
+type capacityView struct {
+	Variable string
+	Verdict  []string
+	Levels   table
+	Charts   []*Chart
+	Curve    *Chart
+}
+
+func newPage(s *summary.Summary) *page {
+	p := &page{
+		Title:      "llmrun report: " + orDash(s.Meta.Script),
+		Meta:       metaFields(s),
+		Alerts:     alerts(s),
+		Headline:   headline(s.Serving),
+		Latency:    latencyRows(s.Latency),
+		Errors:     errorRows(s.Errors),
+		Checks:     checkRows(s.Checks),
+		Thresholds: thresholdRows(s),
+	}
+	for _, sh := range s.Meta.LoadShape {
+		p.Shapes = append(p.Shapes, sh.Name+": "+cmp.Or(sh.Description, sh.Executor))
+	}
+	slo := effectiveSLO(s)
+	if slo != (summary.SLO{}) {
+		p.Meta = append(p.Meta, field{"SLO", sloText(slo)})
+	}
+	for _, m := range []struct {
+		metric, label string
+		objective     float64
+	}{{"llm_ttft", "TTFT", slo.TTFTP99}, {"llm_tpot", "TPOT", slo.TPOTP99}, {"llm_itl", "ITL", 0}, {"llm_e2e", "E2E", 0}} {
+		p.LatencyCharts = append(p.LatencyCharts, percentileChart(s.Latency, m.metric, m.label, m.objective))
+	}
+	if len(s.Timeline) > 0 {
+		p.Timeline = timelineCharts(s.Timeline, slo)
+	}
+	if s.Capacity != nil {
+		p.Capacity = capacitySection(s.Capacity, slo)
+	}
+	if len(s.Retries) > 0 {
+		var total int64
+		parts := make([]string, len(s.Retries))
+		for i, e := range s.Retries {
+			total += e.Count
+			parts[i] = fmt.Sprintf("%s %d", e.Class, e.Count)
+		}
+		p.Retries = fmt.Sprintf("%d retried attempts (%s); each request counts once above, by its final attempt", total, strings.Join(parts, ", "))
+	}
+	for _, e := range s.ScriptErrors {
+		p.ScriptErrors = append(p.ScriptErrors, scriptError{Message: e.Message, Count: e.Count})
+	}
+	if s.OtherScriptErrors > 0 {
+		p.ScriptErrors = append(p.ScriptErrors, scriptError{Message: "other messages", Count: s.OtherScriptErrors})
+	}
+	if len(s.Scenarios) > 0 {
+		p.Scenarios = scenarioTable(s)
+	}
+	return p
+}
+
+// effectiveSLO is the SLO the charts draw: a sweep's verdict's, so that
+// the SLO line agrees with the markers, else the run's.
+func effectiveSLO(s *summary.Summary) summary.SLO {
+	if s.Capacity != nil {
+		return s.Capacity.SLO
+	}
+	return s.Meta.SLO
+}
+
+func metaFields(s *summary.Summary) []field {
+	m := s.Meta
+	models := strings.Join(m.Models, ", ")
+	host := orDash(m.Host)
+	if m.CPUs > 0 {
+		host += fmt.Sprintf(" (%s, %d CPUs)", orDash(m.OS), m.CPUs)
+	}
+	target := orDash(m.Target)
+	if m.BaseURL != "" && m.BaseURL != m.Target {
+		target += " (" + m.BaseURL + ")"
+	}
+	script := orDash(m.Script)
+	if m.ScriptSHA256 != "" {
+		script += fmt.Sprintf(" (sha256 %.12s)", m.ScriptSHA256)
+	}
+	tool := strings.TrimSpace(orDash(m.Tool) + " " + m.Version)
+	if m.GoVersion != "" {
+		tool += " (" + m.GoVersion + ")"
+	}
+	out := []field{
+		{"script", script},
+		{"target", target},
+		{"models", orDash(models)},
+		{"start", timeText(m.Start)},
+		{"end", timeText(m.End)},
+		{"duration", durationText(s.Serving.DurationSeconds)},
+		{"seed", strconv.FormatInt(m.Seed, 10)},
+		{"host", host},
+		{"tool", tool},
+	}
+	if m.RunID != "" {
+		out = append(out, field{"run", m.RunID + " of test " + orDash(m.TestID)})
+	}
+	if len(m.Tags) > 0 {
+		var tags []string
+		for _, k := range slices.Sorted(maps.Keys(m.Tags)) {
+			tags = append(tags, k+"="+m.Tags[k])
+		}
+		out = append(out, field{"tags", strings.Join(tags, ", ")})
+	}
+	return out
+}
+
+// alerts are the warnings that qualify the run's figures.
+func alerts(s *summary.Summary) []string {
+	var out []string
+	if s.Meta.Interrupted {
+		out = append(out, "the run was interrupted before its end: figures cover the part that ran")
+	}
+	if s.AbortedBy != "" {
+		out = append(out, "the run was aborted early by a threshold: "+s.AbortedBy)
+	}
+	out = append(out, s.Client.Warnings...)
+	for _, tc := range s.TokenChecks {
+		if tc.Warning != "" {
+			out = append(out, tc.Warning)
+		}
+	}
+	if s.PromptCheck != nil && s.PromptCheck.Warning != "" {
+		out = append(out, s.PromptCheck.Warning)
+	}
+	for _, o := range s.Outputs {
+		if o.Dropped > 0 || o.Err != "" {
+			out = append(out, fmt.Sprintf("output %s: %d written, %d dropped %s", o.Output, o.Written, o.Dropped, o.Err))
+		}
+	}
+	return out
+}
+
+func headline(sv summary.Serving) []field {
+	requests := fmt.Sprintf("%d (%d ok, %d failed)", sv.Requests, sv.OK, sv.Failed)
+	if sv.Interrupted > 0 {
+		requests += fmt.Sprintf(", %d interrupted", sv.Interrupted)
+	}
+	success := "-"
+	if sv.Requests > 0 {
+		success = percent(sv.SuccessRate)
+	}
+	return []field{
+		{"requests", requests},
+		{"success rate", success},
+		{"request throughput", console.Num(sv.RequestThroughput) + " req/s"},
+		{"output throughput", console.Num(sv.OutputTokenThroughput) + " tok/s"},
+		{"total throughput", console.Num(sv.TotalTokenThroughput) + " tok/s"},
+		{"tokens per request", console.Num(sv.MeanInputTokens) + " in, " + console.Num(sv.MeanOutputTokens) + " out"},
+	}
+}
+
+func latencyRows(rows []summary.LatencyRow) table {
+	t := table{Header: []string{"latency (ms)", "count", "mean", "min"}, FirstFigure: 1}
+	for _, p := range summary.Percentiles {
+		t.Header = append(t.Header, fmt.Sprintf("p%g", p))
+	}
+	t.Header = append(t.Header, "max")
+	for _, r := range rows {
+		line := []string{r.Label, strconv.FormatInt(r.Count, 10), console.Millis(r.Mean), console.Millis(r.Min)}
+		for _, p := range summary.Percentiles {
+			line = append(line, console.Millis(r.P[fmt.Sprintf("p%g", p)]))
+		}
+		t.Rows = append(t.Rows, append(line, console.Millis(r.Max)))
+	}
+	return t
+}
+
+// percentileChart draws one latency metric's distribution: min, the
+// percentiles and max against the percentile, with the SLO on its p99
+// when objective is not 0.
+func percentileChart(rows []summary.LatencyRow, metric, label string, objective float64) *Chart {
+	spec := chartSpec{
+		Name:  "latency-" + strings.ToLower(label),
+		Title: label + " distribution: latency by percentile",
+		X:     axisSpec{Label: "percentile", Lo: 0, Hi: 100},
+		Y:     axisSpec{Label: label + " (ms)", Log: true, Zero: true},
+		Empty: "no " + label + " samples",
+	}
+	if objective > 0 {
+		spec.Refs = []refLine{{Value: objective, Label: "SLO " + label + " p99 " + console.Millis(objective) + " ms", Mark: "slo"}}
+	}
+	i := slices.IndexFunc(rows, func(r summary.LatencyRow) bool { return r.Metric == metric })
+	if i < 0 || rows[i].Count == 0 {
+		return buildChart(spec)
+	}
+	r := rows[i]
+	pts := []point{{X: 0, Y: r.Min, Tip: "min " + console.Millis(r.Min) + " ms"}}
+	for _, p := range summary.Percentiles {
+		v := r.P[fmt.Sprintf("p%g", p)]
+		pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, console.Millis(v))})
+	}
+	pts = append(pts, point{X: 100, Y: r.Max, Tip: "max " + console.Millis(r.Max) + " ms"})
+	spec.Series = []series{{Name: label, Points: pts}}
+	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, console.Millis(r.P["p50"]), console.Millis(r.P["p99"]), console.Millis(r.Max))
+	return buildChart(spec)
+}
+
+// timelineCharts draws the run over time: throughput, latency and load,
+// on the same time axis.
+func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO) []*Chart {
+	end := tl[len(tl)-1].T
+	for _, p := range tl {
+		end = max(end, p.T)
+	}
+	timeAxis := axisSpec{Label: "time since start (s)", Lo: 0, Hi: end}
+	const height = 240
+	var reqs, toks, t50, t99, e50, e99, vus, inflight []point
+	for _, p := range tl {
+		perSec := func(n int64) float64 {
+			if p.Seconds <= 0 {
+				return math.NaN()
+			}
+			return float64(n) / p.Seconds
+		}
+		// Latencies are 0 in an interval where no request completed: a
+		// gap in the line, not a drop to 0.
+		lat := func(v float64) float64 {
+			if v <= 0 {
+				return math.NaN()
+			}
+			return v
+		}
+		reqs = append(reqs, point{X: p.T, Y: perSec(p.Requests)})
+		toks = append(toks, point{X: p.T, Y: perSec(p.OutputTokens)})
+		t50 = append(t50, point{X: p.T, Y: lat(p.TTFTP50)})
+		t99 = append(t99, point{X: p.T, Y: lat(p.TTFTP99)})
+		e50 = append(e50, point{X: p.T, Y: lat(p.E2EP50)})
+		e99 = append(e99, point{X: p.T, Y: lat(p.E2EP99)})
+		vus = append(vus, point{X: p.T, Y: float64(p.ActiveVUs)})
+		inflight = append(inflight, point{X: p.T, Y: float64(p.InFlight)})
+	}
+	latency := chartSpec{
+		Name: "time-latency", Title: "Latency over time: TTFT and E2E p50 and p99 per interval",
+		Width: wideWidth, Height: height, RightMargin: true,
+		X: timeAxis, Y: axisSpec{Label: "latency (ms)", Log: true, Zero: true},
+		Series: []series{{Name: "TTFT p50", Points: t50}, {Name: "TTFT p99", Points: t99}, {Name: "E2E p50", Points: e50}, {Name: "E2E p99", Points: e99}},
+		Empty:  "no request completed",
+	}
+	if slo.TTFTP99 > 0 {
+		latency.Refs = []refLine{sloLine(slo)}
+	}
+	return []*Chart{
+		buildChart(chartSpec{
+			Name: "time-throughput", Title: "Throughput over time: requests and output tokens per second",
+			Width: wideWidth, Height: height, RightMargin: true,
+			X: timeAxis, Y: axisSpec{Label: "requests/s", Zero: true}, Y2: axisSpec{Label: "output tok/s", Zero: true},
+			Series: []series{{Name: "requests/s", Points: reqs}, {Name: "output tok/s", Points: toks, Right: true}},
+			Empty:  "no interval",
+		}),
+		buildChart(latency),
+		buildChart(chartSpec{
+			Name: "time-load", Title: "Load over time: active VUs and requests in flight",
+			Width: wideWidth, Height: height, RightMargin: true,
+			X: timeAxis, Y: axisSpec{Label: "count", Zero: true},
+			Series: []series{{Name: "active VUs", Points: vus}, {Name: "requests in flight", Points: inflight}},
+			Empty:  "no interval",
+		}),
+	}
+}
+
+// sloLine is the TTFT p99 objective as a horizontal dashed line.
+func sloLine(slo summary.SLO) refLine {
+	return refLine{Value: slo.TTFTP99, Label: "SLO TTFT p99 " + console.Millis(slo.TTFTP99) + " ms", Mark: "slo"}
+}
+
+// capacitySection draws a sweep: its figures against the level and the
+// latency-throughput curve.
+func capacitySection(c *summary.Capacity, slo summary.SLO) *capacityView {
+	variable := orDash(c.Variable)
+	levels := slices.Clone(c.Levels)
+	slices.SortStableFunc(levels, func(a, b summary.CapacityLevel) int {
+		switch {
+		case a.Level < b.Level:
+			return -1
+		case a.Level > b.Level:
+			return 1
+		}
+		return 0
+	})
+	v := &capacityView{Variable: variable}
+	v.Levels = table{Header: []string{variable, "scenario", "req/s", "out tok/s", "success", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "meets SLO", ""}, FirstFigure: 2}
+	for _, l := range levels {
+		meets := "-"
+		if slo != (summary.SLO{}) {
+			meets = map[bool]string{true: "yes", false: "no"}[l.MeetsSLO]
+		}
+		v.Levels.Rows = append(v.Levels.Rows, []string{console.Num(l.Level), l.Scenario, console.Num(l.RequestRate), console.Num(l.OutputThroughput), percent(l.SuccessRate),
+			console.Millis(l.TTFTP50), console.Millis(l.TTFTP99), console.Millis(l.TPOTP50), console.Millis(l.TPOTP99), meets, levelNote(c, l)})
+	}
+	v.Verdict = verdict(c, variable, slo)
+
+	// Levels usually double: a log axis when they span a factor of 8,
+	// with a tick at each.
+	levelAxis := axisSpec{Label: variable, Log: true, LogRatio: 8, Zero: true}
+	var t50, t99, tput, success, curve []point
+	for _, l := range levels {
+		levelAxis.Ticks = append(levelAxis.Ticks, l.Level)
+		name := variable + " " + console.Num(l.Level)
+		t50 = append(t50, point{X: l.Level, Y: l.TTFTP50, Tip: name + ": TTFT p50 " + console.Millis(l.TTFTP50) + " ms"})
+		t99 = append(t99, point{X: l.Level, Y: l.TTFTP99, Tip: name + ": TTFT p99 " + console.Millis(l.TTFTP99) + " ms"})
+		tput = append(tput, point{X: l.Level, Y: l.OutputThroughput, Tip: name + ": " + console.Num(l.OutputThroughput) + " output tok/s"})
+		success = append(success, point{X: l.Level, Y: 100 * l.SuccessRate, Tip: name + ": success rate " + percent(l.SuccessRate)})
+		curve = append(curve, point{X: l.OutputThroughput, Y: l.TTFTP99, Label: console.Num(l.Level),
+			Tip: fmt.Sprintf("%s: %s output tok/s, TTFT p99 %s ms", name, console.Num(l.OutputThroughput), console.Millis(l.TTFTP99))})
+	}
+	var levelRefs []refLine
+	if c.Saturation != nil {
+		levelRefs = append(levelRefs, refLine{Value: c.Saturation.Level, Vertical: true, Label: "saturation", Mark: "saturation"})
+	}
+	if c.MaxWithinSLO != nil {
+		levelRefs = append(levelRefs, refLine{Value: c.MaxWithinSLO.Level, Vertical: true, Label: "max within SLO", Mark: "max-within-slo"})
+	}
+	ttft := chartSpec{
+		Name: "sweep-ttft", Title: "TTFT p50 and p99 by " + variable,
+		X: levelAxis, Y: axisSpec{Label: "TTFT (ms)", Log: true, Zero: true},
+		Series: []series{{Name: "TTFT p50", Points: t50}, {Name: "TTFT p99", Points: t99}},
+		Refs:   levelRefs, Empty: "no level",
+	}
+	if slo.TTFTP99 > 0 {
+		ttft.Refs = append(slices.Clone(levelRefs), sloLine(slo))
+	}
+	v.Charts = []*Chart{
+		buildChart(ttft),
+		buildChart(chartSpec{
+			Name: "sweep-throughput", Title: "Output throughput by " + variable,
+			X: levelAxis, Y: axisSpec{Label: "output tok/s", Zero: true},
+			Series: []series{{Name: "output tok/s", Points: tput}}, Refs: levelRefs, Empty: "no level",
+		}),
+		buildChart(chartSpec{
+			Name: "sweep-success", Title: "Success rate by " + variable,
+			X: levelAxis, Y: axisSpec{Label: "success rate (%)", Lo: 0, Hi: 100},
+			Series: []series{{Name: "success rate", Points: success}}, Refs: levelRefs, Empty: "no level",
+		}),
+	}
+
+	spec := chartSpec{
+		Name: "latency-throughput", Title: "Latency against throughput: TTFT p99 by output tok/s, one point per level, labelled with its " + variable,
+		Caption: c.Method,
+		Width:   wideWidth, Height: 420,
+		X:      axisSpec{Label: "output tok/s", Zero: true},
+		Y:      axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true},
+		Series: []series{{Name: "TTFT p99", Points: curve}},
+		Empty:  "no level",
+	}
+	if slo.TTFTP99 > 0 {
+		spec.Refs = []refLine{sloLine(slo)}
+	}
+	if c.Saturation != nil {
+		spec.Markers = append(spec.Markers, marker{X: c.Saturation.OutputThroughput, Y: c.Saturation.TTFTP99, Mark: "saturation",
+			Label: "saturation: " + variable + " " + console.Num(c.Saturation.Level)})
+	}
+	if m := c.MaxWithinSLO; m != nil {
+		spec.Markers = append(spec.Markers, marker{X: m.OutputThroughput, Y: m.TTFTP99, Mark: "max-within-slo", Below: true,
+			Label: fmt.Sprintf("max within SLO: %s %s, %s tok/s", variable, console.Num(m.Level), console.Num(m.OutputThroughput))})
+	}
+	v.Curve = buildChart(spec)
+	return v
+}
+
+// levelNote marks the saturation and max-within-SLO levels in the table.
+func levelNote(c *summary.Capacity, l summary.CapacityLevel) string {
+	var notes []string
+	if c.Saturation != nil && c.Saturation.Level == l.Level {
+		notes = append(notes, "saturation")
+	}
+	if c.MaxWithinSLO != nil && c.MaxWithinSLO.Level == l.Level {
+		notes = append(notes, "max within SLO")
+	}
+	return strings.Join(notes, ", ")
+}
+
+// verdict says the sweep's findings in words.
+func verdict(c *summary.Capacity, variable string, slo summary.SLO) []string {
+	var out []string
+	if s := c.Saturation; s != nil {
+		out = append(out, fmt.Sprintf("The server saturates at %s %s (%s output tok/s, TTFT p99 %s ms).", variable, console.Num(s.Level), console.Num(s.OutputThroughput), console.Millis(s.TTFTP99)))
+	} else {
+		out = append(out, "The sweep did not reach saturation.")
+	}
+	switch m := c.MaxWithinSLO; {
+	case slo == (summary.SLO{}):
+		out = append(out, "No SLO was set.")
+	case m != nil:
+		out = append(out, fmt.Sprintf("The most throughput within the SLO (%s) is %s output tok/s, at %s %s.", sloText(slo), console.Num(m.OutputThroughput), variable, console.Num(m.Level)))
+	default:
+		out = append(out, fmt.Sprintf("No level meets the SLO (%s).", sloText(slo)))
+	}
+	return out
+}
+
+// sloText writes an SLO as "TTFT p99 ≤ 500 ms, TPOT p99 ≤ 50 ms".
+func sloText(slo summary.SLO) string {
+	var parts []string
+	if slo.TTFTP99 > 0 {
+		parts = append(parts, "TTFT p99 ≤ "+console.Millis(slo.TTFTP99)+" ms")
+	}
+	if slo.TPOTP99 > 0 {
+		parts = append(parts, "TPOT p99 ≤ "+console.Millis(slo.TPOTP99)+" ms")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func errorRows(classes []summary.ErrorClassCount) []errorRow {
+	out := make([]errorRow, len(classes))
+	for i, e := range classes {
+		out[i] = errorRow{Class: e.Class, Count: e.Count}
+		for _, m := range e.Messages {
+			out[i].Messages = append(out[i].Messages, fmt.Sprintf("%d× %s", m.Count, m.Message))
+		}
+	}
+	return out
+}
+
+func checkRows(cs []summary.Check) []checkRow {
+	out := make([]checkRow, len(cs))
+	for i, c := range cs {
+		name := c.Name
+		if c.Group != "" {
+			name = c.Group + " › " + c.Name
+		}
+		rate := "-"
+		if n := c.Passes + c.Fails; n > 0 {
+			rate = percent(float64(c.Passes) / float64(n))
+		}
+		out[i] = checkRow{Name: name, Passes: c.Passes, Fails: c.Fails, Rate: rate, Passed: c.Fails == 0}
+	}
+	return out
+}
+
+func thresholdRows(s *summary.Summary) []thresholdRow {
+	out := make([]thresholdRow, len(s.Thresholds))
+	for i, t := range s.Thresholds {
+		observed := strconv.FormatFloat(t.Value, 'g', 6, 64)
+		if m, ok := s.Metrics[t.Metric]; ok && m.Unit != "" && m.Type != "rate" {
+			observed += " " + m.Unit
+		}
+		if t.Note != "" {
+			observed = t.Note
+		}
+		out[i] = thresholdRow{Metric: t.Metric, Threshold: t.Threshold, Observed: observed, Passed: t.Passed}
+	}
+	return out
+}
+
+// scenarioTable is one row per scenario, as the console prints it.
+func scenarioTable(s *summary.Summary) *table {
+	vus := map[string]int{}
+	for _, sh := range s.Meta.LoadShape {
+		vus[sh.Name] = sh.MaxVUs
+	}
+	t := &table{Header: []string{"scenario", "VUs", "ok", "failed", "success", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}, FirstFigure: 1}
+	for _, sc := range s.Scenarios {
+		p := func(metric, pct string) string {
+			for _, row := range sc.Latency {
+				if row.Metric == metric {
+					return console.Millis(row.P[pct])
+				}
+			}
+			return "-"
+		}
+		sv := sc.Serving
+		t.Rows = append(t.Rows, []string{sc.Name, strconv.Itoa(vus[sc.Name]), strconv.FormatInt(sv.OK, 10), strconv.FormatInt(sv.Failed, 10), percent(sv.SuccessRate),
+			console.Num(sv.RequestThroughput), console.Num(sv.OutputTokenThroughput),
+			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")})
+	}
+	return t
+}
+
+// percent formats a ratio as a percentage.
+func percent(r float64) string {
+	if !finite(r) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f %%", 100*r)
+}
+
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Format("2006-01-02 15:04:05 MST")
+}
+
+func durationText(secs float64) string {
+	if secs <= 0 || !finite(secs) {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%.1f s)", time.Duration(secs*float64(time.Second)).Round(100*time.Millisecond), secs)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

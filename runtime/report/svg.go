@@ -1,0 +1,512 @@
+package report
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Chart geometry, in SVG user units (the charts scale to the page width).
+const (
+	// chartWidth and chartHeight are the default size: half the page's
+	// width; wideWidth is for charts that take the whole width.
+	chartWidth   = 600
+	chartHeight  = 300
+	wideWidth    = 1100
+	marginLeft   = 64
+	marginRight  = 24
+	marginRight2 = 64 // with a right-hand axis
+	marginTop    = 34
+	marginBottom = 46
+	// wideRange is the ratio of the largest to the smallest value above
+	// which an axis that allows it is logarithmic.
+	wideRange = 20
+	// maxDots is the number of points up to which a line also shows a
+	// dot at each point.
+	maxDots = 40
+	// colours is the number of series colour classes (c0, c1, ...).
+	colours = 6
+	// charWidth is the approximate width of one character of the legend.
+	charWidth = 6.5
+)
+
+// point is one datum of a series; a non-finite Y is a gap in the line.
+type point struct {
+	X, Y float64
+	// Label is drawn next to the point's dot, Tip shows on hover.
+	Label, Tip string
+}
+
+// series is one line of a chart.
+type series struct {
+	Name   string
+	Points []point
+	// Right puts the series on the right-hand axis.
+	Right bool
+}
+
+// refLine is a reference line across the plot: an SLO (horizontal) or a
+// level (vertical).
+type refLine struct {
+	Value    float64
+	Vertical bool
+	Label    string
+	// Mark names the line in the data-mark attribute.
+	Mark string
+}
+
+// marker rings one point and labels it.
+type marker struct {
+	X, Y  float64
+	Label string
+	// Mark names the marker in the data-mark attribute.
+	Mark string
+	// Below puts the label under the point instead of above it.
+	Below bool
+}
+
+// axisSpec says how an axis picks its range.
+type axisSpec struct {
+	Label string
+	// Log allows a logarithmic axis when all values are positive and
+	// the largest is at least LogRatio (default wideRange) times the
+	// smallest.
+	Log      bool
+	LogRatio float64
+	// Zero includes 0 in a linear axis's range.
+	Zero bool
+	// Lo and Hi, when Lo < Hi, fix the axis's range whatever the data.
+	Lo, Hi float64
+	// Ticks, when set, are the ticks (the levels of a sweep), and the
+	// range spans them.
+	Ticks []float64
+}
+
+// chartSpec is what a chart draws, in data units.
+type chartSpec struct {
+	// Name is the data-chart attribute; Title the SVG's title; Caption
+	// the text under it.
+	Name, Title, Caption string
+	// Width and Height are the size, chartWidth and chartHeight when 0.
+	Width, Height int
+	// RightMargin leaves room for a right-hand axis even without one, so
+	// that charts sharing their x axis line up.
+	RightMargin bool
+	X, Y, Y2    axisSpec
+	Series      []series
+	Refs        []refLine
+	Markers     []marker
+	// Empty is the note drawn when no series has a finite point.
+	Empty string
+}
+
+// Chart is a chart laid out in SVG coordinates, all numbers formatted;
+// the template draws it.
+type Chart struct {
+	Name, Title, Caption string
+	Width, Height        int
+	// Grid and Axes are path data.
+	Grid, Axes              string
+	XTicks, YTicks, Y2Ticks []Text
+	AxisLabels              []Text
+	Legend                  []LegendItem
+	Lines                   []Line
+	Dots                    []Dot
+	Refs                    []Ref
+	Marks                   []Mark
+	// Note, when not nil, says why the chart has no data.
+	Note *Text
+}
+
+// Text is a text element.
+type Text struct {
+	X, Y, Text string
+	// Anchor is the text-anchor: start, middle or end.
+	Anchor string
+	// Rotate turns the text a quarter anticlockwise about its position.
+	Rotate bool
+}
+
+// LegendItem is a series' swatch and name.
+type LegendItem struct {
+	Class, D string
+	Label    Text
+}
+
+// Line is a series' path.
+type Line struct {
+	Class, D, Name string
+}
+
+// Dot is one data point.
+type Dot struct {
+	Class, CX, CY, Tip string
+	Label              *Text
+}
+
+// Ref is a reference line with its label.
+type Ref struct {
+	Mark, D string
+	Label   Text
+}
+
+// Mark is a highlighted point with its label.
+type Mark struct {
+	Mark, CX, CY string
+	Label        Text
+}
+
+// scale maps data values to pixels along one axis.
+type scale struct {
+	// lo and hi bound the domain, as log10 of the values on a log axis.
+	lo, hi float64
+	log    bool
+	// p0 and p1 are the pixels of lo and hi.
+	p0, p1 float64
+	ticks  []float64
+}
+
+// px returns the pixel of v, false when v cannot be drawn on the axis.
+func (s scale) px(v float64) (float64, bool) {
+	if s.log {
+		if v <= 0 {
+			return 0, false
+		}
+		v = math.Log10(v)
+	}
+	p := s.p0 + (v-s.lo)/(s.hi-s.lo)*(s.p1-s.p0)
+	return p, finite(p)
+}
+
+// newScale fits an axis to values (non-finite ones ignored) between the
+// pixels p0 and p1.
+func newScale(spec axisSpec, values []float64, p0, p1 float64) scale {
+	s := scale{p0: p0, p1: p1}
+	if spec.Lo < spec.Hi && finite(spec.Hi-spec.Lo) {
+		s.lo, s.hi = spec.Lo, spec.Hi
+		s.ticks = linearTicks(s.lo, s.hi, true)
+		return s
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var ticks []float64
+	for _, v := range slices.Concat(values, spec.Ticks) {
+		if finite(v) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	for _, t := range spec.Ticks {
+		if finite(t) {
+			ticks = append(ticks, t)
+		}
+	}
+	ratio := spec.LogRatio
+	if ratio <= 0 {
+		ratio = wideRange
+	}
+	switch {
+	case lo > hi: // no value
+		lo, hi = 0, 1
+	case spec.Log && lo > 0 && hi/lo >= ratio && len(ticks) > 0:
+		// A margin of a twentieth of the range on either side keeps the
+		// outer ticks' points off the plot's edges.
+		s.log = true
+		pad := (math.Log10(hi) - math.Log10(lo)) / 20
+		s.lo, s.hi, s.ticks = math.Log10(lo)-pad, math.Log10(hi)+pad, ticks
+		return s
+	case spec.Log && lo > 0 && hi/lo >= ratio:
+		s.log = true
+		s.lo, s.hi = math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+		s.ticks = logTicks(s.lo, s.hi)
+		return s
+	}
+	if spec.Zero {
+		lo, hi = min(lo, 0), max(hi, 0)
+	}
+	if hi == lo || !finite(hi-lo) {
+		pad := math.Abs(lo) / 2
+		if pad == 0 || !finite(pad) {
+			pad = 1
+		}
+		lo, hi = lo-pad, hi+pad
+		if spec.Zero {
+			lo = max(lo, 0)
+		}
+	}
+	if len(ticks) > 0 {
+		pad := (hi - lo) / 20
+		s.lo, s.hi, s.ticks = lo-pad, hi+pad, ticks
+		if spec.Zero && lo >= 0 {
+			s.lo = lo
+		}
+		return s
+	}
+	s.ticks = linearTicks(lo, hi, false)
+	s.lo, s.hi = s.ticks[0], s.ticks[len(s.ticks)-1]
+	if s.hi <= s.lo {
+		s.lo, s.hi = lo, hi
+	}
+	return s
+}
+
+// linearTicks returns round ticks: inside [lo, hi] when inside is set,
+// else covering it, the first at or below lo and the last at or above hi.
+func linearTicks(lo, hi float64, inside bool) []float64 {
+	step := niceStep((hi - lo) / 5)
+	first, last := math.Floor(lo/step), math.Ceil(hi/step)
+	if inside {
+		first, last = math.Ceil(lo/step-1e-9), math.Floor(hi/step+1e-9)
+	}
+	var ticks []float64
+	for k := first; k <= last && len(ticks) < 50; k++ {
+		// Multiplying an integer by the step avoids accumulating rounding
+		// errors.
+		v := k * step
+		if v == 0 {
+			v = 0 // not -0
+		}
+		ticks = append(ticks, v)
+	}
+	if len(ticks) == 0 {
+		ticks = []float64{lo, hi}
+	}
+	return ticks
+}
+
+// niceStep rounds raw up to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 || !finite(raw) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	switch f := raw / mag; {
+	case f <= 1:
+		return mag
+	case f <= 2:
+		return 2 * mag
+	case f <= 5:
+		return 5 * mag
+	default:
+		return 10 * mag
+	}
+}
+
+// logTicks returns the ticks of a log axis from 10^lo to 10^hi: every
+// decade (every few when there are many), with 2 and 5 times each when
+// there are few.
+func logTicks(lo, hi float64) []float64 {
+	decades := hi - lo
+	every := math.Ceil(decades / 8)
+	var ticks []float64
+	for k := lo; k <= hi; k += every {
+		d := math.Pow(10, k)
+		ticks = append(ticks, d)
+		if decades <= 2 && k < hi {
+			ticks = append(ticks, 2*d, 5*d)
+		}
+	}
+	return ticks
+}
+
+// buildChart lays a chart out.
+func buildChart(spec chartSpec) *Chart {
+	width, height := cmp.Or(spec.Width, chartWidth), cmp.Or(spec.Height, chartHeight)
+	c := &Chart{Name: spec.Name, Title: spec.Title, Caption: spec.Caption, Width: width, Height: height}
+	hasRight := false
+	var xs, ys, y2s []float64
+	drawable := 0
+	for _, se := range spec.Series {
+		hasRight = hasRight || se.Right
+		for _, p := range se.Points {
+			if !finite(p.X) || !finite(p.Y) {
+				continue
+			}
+			drawable++
+			xs = append(xs, p.X)
+			if se.Right {
+				y2s = append(y2s, p.Y)
+			} else {
+				ys = append(ys, p.Y)
+			}
+		}
+	}
+	for _, r := range spec.Refs {
+		if r.Vertical {
+			xs = append(xs, r.Value)
+		} else {
+			ys = append(ys, r.Value)
+		}
+	}
+	left, right := float64(marginLeft), float64(width-marginRight)
+	if hasRight || spec.RightMargin {
+		right = float64(width - marginRight2)
+	}
+	top, bottom := float64(marginTop), float64(height-marginBottom)
+	sx := newScale(spec.X, xs, left, right)
+	sy := newScale(spec.Y, ys, bottom, top)
+	sy2 := newScale(spec.Y2, y2s, bottom, top)
+
+	var grid strings.Builder
+	for _, t := range sx.ticks {
+		x, ok := sx.px(t)
+		if !ok {
+			continue
+		}
+		grid.WriteString("M" + f1(x) + " " + f1(top) + "V" + f1(bottom))
+		c.XTicks = append(c.XTicks, Text{X: f1(x), Y: f1(bottom + 16), Text: tickLabel(t), Anchor: "middle"})
+	}
+	for _, t := range sy.ticks {
+		y, ok := sy.px(t)
+		if !ok {
+			continue
+		}
+		grid.WriteString("M" + f1(left) + " " + f1(y) + "H" + f1(right))
+		c.YTicks = append(c.YTicks, Text{X: f1(left - 6), Y: f1(y + 4), Text: tickLabel(t), Anchor: "end"})
+	}
+	c.Grid = grid.String()
+	c.Axes = "M" + f1(left) + " " + f1(top) + "V" + f1(bottom) + "H" + f1(right)
+	midY := f1((top + bottom) / 2)
+	c.AxisLabels = []Text{
+		{X: f1((left + right) / 2), Y: f1(float64(height - 8)), Text: axisTitle(spec.X.Label, sx), Anchor: "middle"},
+		{X: "14", Y: midY, Text: axisTitle(spec.Y.Label, sy), Anchor: "middle", Rotate: true},
+	}
+	if hasRight {
+		c.Axes += "V" + f1(top)
+		for _, t := range sy2.ticks {
+			if y, ok := sy2.px(t); ok {
+				c.Y2Ticks = append(c.Y2Ticks, Text{X: f1(right + 6), Y: f1(y + 4), Text: tickLabel(t), Anchor: "start"})
+			}
+		}
+		c.AxisLabels = append(c.AxisLabels, Text{X: f1(float64(width - 10)), Y: midY, Text: axisTitle(spec.Y2.Label, sy2), Anchor: "middle", Rotate: true})
+	}
+
+	legendX := left
+	for i, se := range spec.Series {
+		class := "c" + strconv.Itoa(i%colours)
+		ys := sy
+		if se.Right {
+			ys = sy2
+		}
+		c.drawSeries(se, class, sx, ys)
+		if len(spec.Series) > 1 {
+			c.Legend = append(c.Legend, LegendItem{Class: class, D: "M" + f1(legendX) + " 14h16",
+				Label: Text{X: f1(legendX + 20), Y: "18", Text: se.Name, Anchor: "start"}})
+			legendX += 36 + charWidth*float64(len(se.Name))
+		}
+	}
+	vertical := 0
+	for _, r := range spec.Refs {
+		c.drawRef(r, sx, sy, left, right, top, bottom, vertical)
+		if r.Vertical {
+			vertical++
+		}
+	}
+	for _, m := range spec.Markers {
+		c.drawMarker(m, sx, sy, (left+right)/2)
+	}
+	if drawable == 0 {
+		c.Note = &Text{X: f1((left + right) / 2), Y: f1((top + bottom) / 2), Text: spec.Empty, Anchor: "middle"}
+	}
+	return c
+}
+
+// drawSeries adds a series' line and, for short series, its dots; a point
+// that cannot be drawn breaks the line.
+func (c *Chart) drawSeries(se series, class string, sx, sy scale) {
+	var d strings.Builder
+	pen := false
+	var dots []Dot
+	for _, p := range se.Points {
+		x, okx := sx.px(p.X)
+		y, oky := sy.px(p.Y)
+		if !okx || !oky {
+			pen = false
+			continue
+		}
+		cmd := "L"
+		if !pen {
+			cmd = "M"
+		}
+		d.WriteString(cmd + f1(x) + " " + f1(y))
+		pen = true
+		dot := Dot{Class: class, CX: f1(x), CY: f1(y), Tip: p.Tip}
+		if p.Label != "" {
+			dot.Label = &Text{X: f1(x + 7), Y: f1(y - 7), Text: p.Label, Anchor: "start"}
+		}
+		dots = append(dots, dot)
+	}
+	if d.Len() > 0 {
+		c.Lines = append(c.Lines, Line{Class: class, D: d.String(), Name: se.Name})
+	}
+	if len(dots) <= maxDots {
+		c.Dots = append(c.Dots, dots...)
+	}
+}
+
+// drawRef adds a reference line when its value is on the axis; the
+// labels of vertical lines, the nth of which this is, go one under the
+// other.
+func (c *Chart) drawRef(r refLine, sx, sy scale, left, right, top, bottom float64, nth int) {
+	if r.Vertical {
+		x, ok := sx.px(r.Value)
+		if !ok {
+			return
+		}
+		label := Text{X: f1(x + 4), Y: f1(top + 12 + 14*float64(nth)), Text: r.Label, Anchor: "start"}
+		if x > (left+right)/2 {
+			label.X, label.Anchor = f1(x-4), "end"
+		}
+		c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(x) + " " + f1(top) + "V" + f1(bottom), Label: label})
+		return
+	}
+	y, ok := sy.px(r.Value)
+	if !ok {
+		return
+	}
+	c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(left) + " " + f1(y) + "H" + f1(right),
+		Label: Text{X: f1(right - 4), Y: f1(y - 5), Text: r.Label, Anchor: "end"}})
+}
+
+// drawMarker rings a point when it is on the axes; its label leans away
+// from the nearer side so that it stays inside the chart.
+func (c *Chart) drawMarker(m marker, sx, sy scale, mid float64) {
+	x, okx := sx.px(m.X)
+	y, oky := sy.px(m.Y)
+	if !okx || !oky {
+		return
+	}
+	label := Text{X: f1(x), Y: f1(y - 22), Text: m.Label, Anchor: "start"}
+	if m.Below {
+		label.Y = f1(y + 28)
+	}
+	if x > mid {
+		label.Anchor = "end"
+	}
+	c.Marks = append(c.Marks, Mark{Mark: m.Mark, CX: f1(x), CY: f1(y), Label: label})
+}
+
+// axisTitle adds "(log)" to the label of a logarithmic axis.
+func axisTitle(label string, s scale) string {
+	if s.log {
+		return label + " (log)"
+	}
+	return label
+}
+
+// tickLabel formats a tick value compactly: 0.5, 250, 2500, 25k, 1.5M.
+func tickLabel(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 4, 64) + "M"
+	case a >= 1e4:
+		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
+	default:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+}
+
+// f1 formats a coordinate with one decimal.
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

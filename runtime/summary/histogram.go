@@ -1,0 +1,86 @@
+package summary
+
+import (
+	"fmt"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/llmrun/llmrun/modules/metrics"
+)
+
+// Histogram is a trend's distribution as the result file keeps it: its HDR
+// histograms, encoded, with the exact count, sum, sum of squares and
+// extremes. Any percentile can be computed from it again (within the
+// histograms' 0.1 %), and histograms of several runs merge exactly.
+type Histogram struct {
+	// Scale is how many histogram units make one unit of the metric
+	// (metrics.HistogramScale: 1000, so a Time metric's values are stored
+	// in microseconds).
+	Scale float64 `json:"scale"`
+	// Encoded is the histogram of the values ≥ 0, rounded to 1/Scale, in
+	// HdrHistogram's V2 compressed encoding, base64 (hdrhistogram-go's
+	// Encode(V2CompressedEncodingCookieBase), readable by every
+	// HdrHistogram implementation); "" when there is none.
+	Encoded string `json:"encoded"`
+	// Negative is the histogram of the negative values' absolute values,
+	// encoded likewise; "" when there is none.
+	Negative string `json:"negative,omitempty"`
+	// Count, Sum, SumSquares, Min and Max are exact.
+	Count      int64   `json:"count"`
+	Sum        float64 `json:"sum"`
+	SumSquares float64 `json:"sum_squares"`
+	Min        float64 `json:"min"`
+	Max        float64 `json:"max"`
+}
+
+// encodeHistogram keeps a trend's distribution; nil for other types.
+func encodeHistogram(st *metrics.Stats) *Histogram {
+	if st.Type != metrics.Trend {
+		return nil
+	}
+	pos, neg := st.Histograms()
+	return &Histogram{Scale: metrics.HistogramScale, Encoded: encodeHDR(pos), Negative: encodeHDR(neg),
+		Count: st.Count, Sum: st.Sum, SumSquares: st.SumSquares, Min: st.Min, Max: st.Max}
+}
+
+// encodeHDR is a histogram's V2 compressed encoding, "" for none.
+func encodeHDR(h *hdr.Histogram) string {
+	if h == nil {
+		return ""
+	}
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		// Encoding into memory fails only for an unknown version.
+		panic(fmt.Sprintf("encoding an HDR histogram: %v", err))
+	}
+	return string(b)
+}
+
+// decodeHDR decodes a histogram encodeHDR encoded; nil for "".
+func decodeHDR(s string) (*hdr.Histogram, error) {
+	if s == "" {
+		return nil, nil
+	}
+	return hdr.Decode([]byte(s))
+}
+
+// Stats decodes the distribution into the trend statistics it was made
+// from: the same count, sum, extremes and percentiles.
+func (h *Histogram) Stats() (*metrics.Stats, error) {
+	if h.Scale != metrics.HistogramScale {
+		return nil, fmt.Errorf("histogram scale %g, want %d", h.Scale, metrics.HistogramScale)
+	}
+	pos, err := decodeHDR(h.Encoded)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the histogram: %w", err)
+	}
+	neg, err := decodeHDR(h.Negative)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the histogram of negative values: %w", err)
+	}
+	st, err := metrics.StatsFromHistograms(metrics.Stats{Type: metrics.Trend, Count: h.Count, Sum: h.Sum, SumSquares: h.SumSquares, Min: h.Min, Max: h.Max}, pos, neg)
+	if err != nil {
+		return nil, fmt.Errorf("histogram: %w", err)
+	}
+	return st, nil
+}

@@ -1,0 +1,713 @@
+package summary
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/threshold"
+)
+
+const (
+	// maxMessagesPerClass is how many distinct messages a merged error
+	// class keeps, as a run keeps them: the first ones seen.
+	maxMessagesPerClass = 3
+	// maxScriptErrors is how many distinct script error messages a merged
+	// result keeps, as a run does; the others count in OtherScriptErrors.
+	maxScriptErrors = 50
+)
+
+// InputError is Merge's error about one of its results.
+type InputError struct {
+	// Index is the result's position among Merge's arguments, from 0.
+	Index int
+	Err   error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("result %d: %v", e.Index+1, e.Err) }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// HashMismatchError is Merge's error for results of different scripts:
+// they are not parts of one test.
+type HashMismatchError struct {
+	// Index is the position of the result whose script differs from the
+	// first result's, from 0.
+	Index int
+	// Hash is its script's SHA-256, FirstHash the first result's.
+	Hash, FirstHash string
+}
+
+func (e *HashMismatchError) Error() string {
+	return fmt.Sprintf("result %d ran a script of sha256 %s, result 1 one of sha256 %s: only results of the same script merge",
+		e.Index+1, e.Hash, e.FirstHash)
+}
+
+// Merge combines the results of several processes that ran one test (the
+// same script, on several machines, or one after another) into the result
+// of the whole, as if one process had sent every request:
+//
+//   - The window is the earliest start to the latest end; throughputs and
+//     counter rates are over it. A scenario's window spans its windows in
+//     the results, each placed from its result's start (a scenario starts
+//     at the same offset into every result's run, as their script is the
+//     same).
+//   - Counts and sums add; trends' histograms merge, exactly, so latency
+//     rows, percentiles and headlines are those of one combined run. Rate
+//     metrics add their passes and fails; gauges keep the smallest
+//     minimum, the largest maximum and the value of the result that ended
+//     last (the last one given, among those that ended together).
+//   - Errors, retries, checks, token and prompt checks, outputs add up by
+//     their class or name; error messages are deduplicated, and capped as
+//     a run caps them.
+//   - Thresholds are evaluated again on the merged metrics; one whose
+//     metric no result has keeps its verdict (passed only if it passed in
+//     every result).
+//   - The client report is the worst one's figures, with every result's
+//     warnings; the timeline adds the points that end in the same second
+//     since the merged start (best effort: the points' percentiles are the
+//     highest of the results', an upper bound). A capacity verdict is not merged:
+//     Capacity is nil, for the caller to assess the merged scenarios
+//     again (runtime/capacity does).
+//   - Meta: the models and tags are the union, hosts and other differing
+//     strings are joined, CPUs and each scenario's max VUs add, the run is
+//     interrupted if any result was, the seed, options and SLO are the
+//     first result's, and Merged lists the results (their Merged lists for
+//     merged ones).
+//
+// Results must have the current SchemaVersion and the same script hash (a
+// *HashMismatchError otherwise); a result given twice is an error. Errors
+// about one result are *InputError.
+func Merge(results ...*Summary) (*Summary, error) {
+	if len(results) == 0 {
+		return nil, errors.New("no result to merge")
+	}
+	if err := checkInputs(results); err != nil {
+		return nil, err
+	}
+	labels := make([]string, len(results))
+	for i, r := range results {
+		labels[i] = inputLabel(r, i)
+	}
+	// Gauges keep the value of the result that ended last: merge in the
+	// order of the ends.
+	order := make([]int, len(results))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return results[order[a]].Meta.End.Before(results[order[b]].Meta.End) })
+
+	meta := mergeMeta(results, labels)
+	dur := meta.End.Sub(meta.Start)
+	all := make([]map[string]MetricSummary, len(results))
+	for i, r := range results {
+		all[i] = r.Metrics
+	}
+	set, err := mergeMetrics(all, order, "")
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{
+		SchemaVersion: SchemaVersion,
+		Meta:          meta,
+		Serving:       sumServing(results, nil),
+		Latency:       latency(set.stats),
+		Errors:        mergeErrorClasses(results, func(s *Summary) []ErrorClassCount { return s.Errors }),
+		Retries:       mergeErrorClasses(results, func(s *Summary) []ErrorClassCount { return s.Retries }),
+		Checks:        mergeChecks(results),
+		Client:        mergeClients(results, labels),
+		TokenChecks:   mergeTokenChecks(results),
+		PromptCheck:   mergePromptChecks(results),
+		Thresholds:    mergeThresholds(results, set, dur),
+		Outputs:       mergeOutputs(results),
+		Timeline:      mergeTimelines(results, meta.Start),
+		AbortedBy:     joinDistinct(results, "; ", func(s *Summary) string { return s.AbortedBy }),
+		Metrics:       set.summaries(dur),
+	}
+	s.Serving.finish(dur, set.stats)
+	s.ScriptErrors, s.OtherScriptErrors = mergeScriptErrors(results)
+	if s.Scenarios, err = mergeScenarios(results, order); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkInputs rejects results that do not merge: of another schema, of
+// another script, given twice, or whose latency rows have no histogram.
+func checkInputs(results []*Summary) error {
+	first := results[0]
+	for i, r := range results {
+		if r == nil {
+			return &InputError{i, errors.New("no result")}
+		}
+		if r.SchemaVersion != SchemaVersion {
+			return &InputError{i, fmt.Errorf("schema_version %d, want %d", r.SchemaVersion, SchemaVersion)}
+		}
+		if r.Meta.ScriptSHA256 != first.Meta.ScriptSHA256 {
+			return &HashMismatchError{Index: i, Hash: r.Meta.ScriptSHA256, FirstHash: first.Meta.ScriptSHA256}
+		}
+		for j, prev := range results[:i] {
+			if prev == r || r.Meta.RunID != "" && r.Meta.RunID == prev.Meta.RunID && r.Meta.Start.Equal(prev.Meta.Start) {
+				return &InputError{i, fmt.Errorf("the same run as result %d (run_id %q): merging it twice would count it twice", j+1, r.Meta.RunID)}
+			}
+		}
+		if err := checkRows(r.Latency, r.Metrics); err != nil {
+			return &InputError{i, err}
+		}
+		for _, sc := range r.Scenarios {
+			if err := checkRows(sc.Latency, sc.Metrics); err != nil {
+				return &InputError{i, fmt.Errorf("scenario %s: %w", sc.Name, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkRows makes sure the latency rows can be computed again: each row's
+// metric is there with its histogram.
+func checkRows(rows []LatencyRow, ms map[string]MetricSummary) error {
+	for _, row := range rows {
+		if m, ok := ms[row.Metric]; !ok || m.Histogram == nil {
+			return fmt.Errorf("the %s latency row has no histogram in the metrics", row.Metric)
+		}
+	}
+	return nil
+}
+
+// inputLabel names a result in Merged: its run_id, else its host, else its
+// position.
+func inputLabel(s *Summary, i int) string {
+	switch {
+	case s.Meta.RunID != "":
+		return s.Meta.RunID
+	case s.Meta.Host != "":
+		return s.Meta.Host
+	}
+	return fmt.Sprintf("result %d", i+1)
+}
+
+// mergeMeta merges the results' metadata.
+func mergeMeta(results []*Summary, labels []string) Meta {
+	first := results[0].Meta
+	str := func(f func(m *Meta) string) string {
+		return joinDistinct(results, ", ", func(s *Summary) string { return f(&s.Meta) })
+	}
+	m := Meta{
+		RunID:        first.RunID,
+		TestID:       str(func(m *Meta) string { return m.TestID }),
+		Tool:         str(func(m *Meta) string { return m.Tool }),
+		Version:      str(func(m *Meta) string { return m.Version }),
+		Script:       str(func(m *Meta) string { return m.Script }),
+		ScriptSHA256: first.ScriptSHA256,
+		Target:       str(func(m *Meta) string { return m.Target }),
+		BaseURL:      str(func(m *Meta) string { return m.BaseURL }),
+		Seed:         first.Seed,
+		Host:         str(func(m *Meta) string { return m.Host }),
+		OS:           str(func(m *Meta) string { return m.OS }),
+		GoVersion:    str(func(m *Meta) string { return m.GoVersion }),
+		Start:        first.Start,
+		End:          first.End,
+		Options:      first.Options,
+		SLO:          first.SLO,
+	}
+	models := map[string]bool{}
+	shapes := map[string]int{}
+	for i, r := range results {
+		rm := r.Meta
+		if rm.RunID != m.RunID {
+			m.RunID = ""
+		}
+		for k, v := range rm.Tags {
+			if _, ok := m.Tags[k]; !ok {
+				if m.Tags == nil {
+					m.Tags = map[string]string{}
+				}
+				m.Tags[k] = v
+			}
+		}
+		for _, model := range rm.Models {
+			models[model] = true
+		}
+		m.CPUs += rm.CPUs
+		if rm.Start.Before(m.Start) {
+			m.Start = rm.Start
+		}
+		if rm.End.After(m.End) {
+			m.End = rm.End
+		}
+		m.Interrupted = m.Interrupted || rm.Interrupted
+		if m.Options == nil {
+			m.Options = rm.Options
+		}
+		// Every process ran its own VUs.
+		for _, sh := range rm.LoadShape {
+			if j, ok := shapes[sh.Name]; ok {
+				m.LoadShape[j].MaxVUs += sh.MaxVUs
+				continue
+			}
+			shapes[sh.Name] = len(m.LoadShape)
+			m.LoadShape = append(m.LoadShape, sh)
+		}
+		if len(rm.Merged) > 0 {
+			m.Merged = append(m.Merged, rm.Merged...)
+		} else {
+			m.Merged = append(m.Merged, labels[i])
+		}
+	}
+	m.Models = slices.Sorted(maps.Keys(models))
+	return m
+}
+
+// joinDistinct joins the distinct non-empty values of a field of the
+// results, in the order first seen.
+func joinDistinct(results []*Summary, sep string, field func(*Summary) string) string {
+	var vals []string
+	for _, r := range results {
+		if v := field(r); v != "" && !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	return strings.Join(vals, sep)
+}
+
+// mergedMetric is one metric's statistics merged over the results, with
+// its definition (type, contains, unit, description).
+type mergedMetric struct {
+	def MetricSummary
+	st  *metrics.Stats
+}
+
+// metricSet is the merged metrics by name.
+type metricSet map[string]*mergedMetric
+
+// stats is a statsFunc over the merged metrics.
+func (set metricSet) stats(name string) *metrics.Stats {
+	if m := set[name]; m != nil {
+		return m.st
+	}
+	return nil
+}
+
+// summaries are the merged metrics as the result file keeps them, counter
+// rates over dur.
+func (set metricSet) summaries(dur time.Duration) map[string]MetricSummary {
+	out := make(map[string]MetricSummary, len(set))
+	for name, m := range set {
+		out[name] = MetricSummary{Type: m.def.Type, Contains: m.def.Contains, Unit: m.def.Unit, Desc: m.def.Desc,
+			Values: Values(m.st, dur), Histogram: encodeHistogram(m.st)}
+	}
+	return out
+}
+
+// mergeMetrics merges the metrics of the results (ms[i] is result i's,
+// nil when it has none), in the given order; where says which metrics
+// these are in errors ("" or "scenario chat: ").
+func mergeMetrics(ms []map[string]MetricSummary, order []int, where string) (metricSet, error) {
+	set := metricSet{}
+	for _, i := range order {
+		for _, name := range slices.Sorted(maps.Keys(ms[i])) {
+			m := ms[i][name]
+			st, err := statsOf(m)
+			if err != nil {
+				return nil, &InputError{i, fmt.Errorf("%smetric %s: %w", where, name, err)}
+			}
+			prev, ok := set[name]
+			switch {
+			case !ok:
+				set[name] = &mergedMetric{def: m, st: st}
+			case prev.def.Type != m.Type:
+				return nil, &InputError{i, fmt.Errorf("%smetric %s is a %s, a %s in the results before", where, name, m.Type, prev.def.Type)}
+			default:
+				prev.st.Merge(st)
+			}
+		}
+	}
+	return set, nil
+}
+
+// statsOf rebuilds the statistics a metric's summary was made from, as far
+// as merging needs them.
+func statsOf(m MetricSummary) (*metrics.Stats, error) {
+	v := m.Values
+	// Count 1 stands for the samples of a counter or gauge, whose number
+	// the file does not keep: Values does not use it, Stats.Merge needs
+	// it non-zero.
+	switch m.Type {
+	case metrics.Counter.String():
+		return &metrics.Stats{Type: metrics.Counter, Count: 1, Sum: v["count"]}, nil
+	case metrics.Gauge.String():
+		return &metrics.Stats{Type: metrics.Gauge, Count: 1, Last: v["value"], Min: v["min"], Max: v["max"]}, nil
+	case metrics.Rate.String():
+		passes, fails := int64(v["passes"]), int64(v["fails"])
+		return &metrics.Stats{Type: metrics.Rate, Count: passes + fails, NonZero: passes}, nil
+	case metrics.Trend.String():
+		if m.Histogram == nil {
+			return nil, errors.New("a trend without its histogram")
+		}
+		return m.Histogram.Stats()
+	}
+	return nil, fmt.Errorf("unknown metric type %q", m.Type)
+}
+
+// sumServing adds up the counts of serving blocks: the results' (sc nil)
+// or one scenario's; finish computes the rest.
+func sumServing(results []*Summary, sc func(*Summary) *ScenarioSummary) Serving {
+	var s Serving
+	for _, r := range results {
+		b := &r.Serving
+		if sc != nil {
+			ss := sc(r)
+			if ss == nil {
+				continue
+			}
+			b = &ss.Serving
+		}
+		s.Requests += b.Requests
+		s.OK += b.OK
+		s.Failed += b.Failed
+		s.Interrupted += b.Interrupted
+		s.OutputTokens += b.OutputTokens
+		s.PromptTokens += b.PromptTokens
+		s.ReasoningTokens += b.ReasoningTokens
+		s.CachedTokens += b.CachedTokens
+		s.Iterations += b.Iterations
+		s.InterruptedIterations += b.InterruptedIterations
+		s.WarmupRequests += b.WarmupRequests
+		s.WarmupIterations += b.WarmupIterations
+		s.DroppedIterations += b.DroppedIterations
+	}
+	return s
+}
+
+// mergeScenarios merges the scenarios by name, in the order first seen.
+func mergeScenarios(results []*Summary, order []int) ([]ScenarioSummary, error) {
+	var names []string
+	for _, r := range results {
+		for _, sc := range r.Scenarios {
+			if !slices.Contains(names, sc.Name) {
+				names = append(names, sc.Name)
+			}
+		}
+	}
+	var out []ScenarioSummary
+	for _, name := range names {
+		find := func(r *Summary) *ScenarioSummary {
+			for i := range r.Scenarios {
+				if r.Scenarios[i].Name == name {
+					return &r.Scenarios[i]
+				}
+			}
+			return nil
+		}
+		ms := make([]map[string]MetricSummary, len(results))
+		var start, end time.Time
+		for i, r := range results {
+			sc := find(r)
+			if sc == nil {
+				continue
+			}
+			ms[i] = sc.Metrics
+			s, e := r.Meta.Start, r.Meta.Start.Add(seconds(sc.Serving.DurationSeconds))
+			if start.IsZero() || s.Before(start) {
+				start = s
+			}
+			if e.After(end) {
+				end = e
+			}
+		}
+		set, err := mergeMetrics(ms, order, "scenario "+name+": ")
+		if err != nil {
+			return nil, err
+		}
+		dur := end.Sub(start)
+		sv := sumServing(results, find)
+		sv.finish(dur, set.stats)
+		out = append(out, ScenarioSummary{Name: name, Serving: sv, Latency: latency(set.stats), Metrics: set.summaries(dur)})
+	}
+	return out, nil
+}
+
+// seconds is the duration of a number of seconds, to the nanosecond.
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// mergeErrorClasses adds up error classes (the errors or the retries) by
+// class, with their messages deduplicated and capped; sorted as Build
+// sorts them.
+func mergeErrorClasses(results []*Summary, classes func(*Summary) []ErrorClassCount) []ErrorClassCount {
+	byClass := map[string]*ErrorClassCount{}
+	for _, r := range results {
+		for _, c := range classes(r) {
+			m, ok := byClass[c.Class]
+			if !ok {
+				m = &ErrorClassCount{Class: c.Class}
+				byClass[c.Class] = m
+			}
+			m.Count += c.Count
+			m.Messages = addMessages(m.Messages, c.Messages, maxMessagesPerClass)
+		}
+	}
+	var out []ErrorClassCount
+	for _, class := range slices.Sorted(maps.Keys(byClass)) {
+		out = append(out, *byClass[class])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}
+
+// addMessages adds the counts of msgs to those of the same message in
+// list, and appends the others while list has fewer than limit.
+func addMessages(list, msgs []runtime.ErrorCount, limit int) []runtime.ErrorCount {
+	for _, msg := range msgs {
+		i := slices.IndexFunc(list, func(e runtime.ErrorCount) bool { return e.Message == msg.Message })
+		switch {
+		case i >= 0:
+			list[i].Count += msg.Count
+		case len(list) < limit:
+			list = append(list, msg)
+		}
+	}
+	return list
+}
+
+// mergeScriptErrors adds up the script errors by message, most frequent
+// first; the messages beyond maxScriptErrors count in the other errors.
+func mergeScriptErrors(results []*Summary) ([]runtime.ErrorCount, int64) {
+	var list []runtime.ErrorCount
+	var other int64
+	for _, r := range results {
+		list = addMessages(list, r.ScriptErrors, math.MaxInt)
+		other += r.OtherScriptErrors
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Count > list[j].Count })
+	if len(list) > maxScriptErrors {
+		for _, e := range list[maxScriptErrors:] {
+			other += e.Count
+		}
+		list = list[:maxScriptErrors]
+	}
+	return list, other
+}
+
+// mergeChecks adds up the checks by group and name, sorted as Build sorts
+// them.
+func mergeChecks(results []*Summary) []Check {
+	type key struct{ group, name string }
+	byKey := map[key]*Check{}
+	for _, r := range results {
+		for _, c := range r.Checks {
+			k := key{c.Group, c.Name}
+			m, ok := byKey[k]
+			if !ok {
+				m = &Check{Name: c.Name, Group: c.Group}
+				byKey[k] = m
+			}
+			m.Passes += c.Passes
+			m.Fails += c.Fails
+		}
+	}
+	var out []Check
+	for _, c := range byKey {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// mergeClients keeps the worst figures of the load generators and every
+// warning, each prefixed with its result's label.
+func mergeClients(results []*Summary, labels []string) health.Report {
+	out := health.Report{CPU: -1}
+	for i, r := range results {
+		c := r.Client
+		out.CPU = max(out.CPU, c.CPU)
+		out.Procs = max(out.Procs, c.Procs)
+		out.SchedDelayP99 = max(out.SchedDelayP99, c.SchedDelayP99)
+		out.SchedDelayMax = max(out.SchedDelayMax, c.SchedDelayMax)
+		for _, w := range c.Warnings {
+			out.Warnings = append(out.Warnings, labels[i]+": "+w)
+		}
+	}
+	return out
+}
+
+// mergeTokenChecks adds up the token checks by source and judges the sums.
+func mergeTokenChecks(results []*Summary) []TokenCheck {
+	usage, other := map[string]int64{}, map[string]int64{}
+	for _, r := range results {
+		for _, tc := range r.TokenChecks {
+			usage[tc.Source] += tc.UsageTokens
+			other[tc.Source] += tc.CheckTokens
+		}
+	}
+	var out []TokenCheck
+	for _, source := range slices.Sorted(maps.Keys(usage)) {
+		out = append(out, newTokenCheck(source, usage[source], other[source]))
+	}
+	return out
+}
+
+// mergePromptChecks adds up the prompt checks and judges the sums; nil
+// when no result has one.
+func mergePromptChecks(results []*Summary) *PromptCheck {
+	var requests, requested, usage int64
+	for _, r := range results {
+		if pc := r.PromptCheck; pc != nil {
+			requests += pc.Requests
+			requested += pc.RequestedTokens
+			usage += pc.UsageTokens
+		}
+	}
+	if requests == 0 {
+		return nil
+	}
+	return newPromptCheck(requests, requested, usage)
+}
+
+// mergeThresholds evaluates the results' thresholds again on the merged
+// metrics, in the order first seen.
+func mergeThresholds(results []*Summary, set metricSet, dur time.Duration) []ThresholdResult {
+	type key struct{ metric, threshold string }
+	var order []key
+	first := map[key]ThresholdResult{}
+	passed := map[key]bool{}
+	for _, r := range results {
+		for _, t := range r.Thresholds {
+			k := key{t.Metric, t.Threshold}
+			if _, ok := first[k]; !ok {
+				order = append(order, k)
+				first[k], passed[k] = t, true
+			}
+			passed[k] = passed[k] && t.Passed
+		}
+	}
+	out := make([]ThresholdResult, len(order))
+	for i, k := range order {
+		out[i] = reevaluate(first[k], passed[k], set, dur)
+	}
+	return out
+}
+
+// reevaluate evaluates a threshold on the merged metrics over dur, as
+// runtime/threshold does at the end of a run. A threshold whose metric no
+// result has keeps the first result's outcome (each result judged the same
+// absence of samples), passed only if it passed in every result.
+func reevaluate(t ThresholdResult, passedAll bool, set metricSet, dur time.Duration) ThresholdResult {
+	t.Passed = passedAll
+	notes := "not re-evaluated after merge: "
+	expr, err := threshold.ParseExpression(t.Threshold)
+	if err != nil {
+		t.Note = notes + err.Error()
+		return t
+	}
+	m := set[t.Metric]
+	if m == nil {
+		return t
+	}
+	if !threshold.Applies(m.st.Type, expr.Method) {
+		t.Note = notes + fmt.Sprintf("aggregation %s does not apply to a %s metric", expr.Aggregation(), m.st.Type)
+		return t
+	}
+	var v float64
+	switch expr.Method {
+	case threshold.MethodCount:
+		v = m.st.Sum
+	case threshold.MethodRate:
+		v = m.st.Rate()
+		if m.st.Type == metrics.Counter {
+			if dur <= 0 {
+				t.Passed, t.Value, t.Note = true, 0, "no elapsed time to compute a rate per second"
+				return t
+			}
+			v = m.st.Sum / dur.Seconds()
+		}
+	case threshold.MethodValue:
+		v = m.st.Last
+	case threshold.MethodAvg:
+		v = m.st.Mean()
+	case threshold.MethodMin:
+		v = m.st.Min
+	case threshold.MethodMax:
+		v = m.st.Max
+	case threshold.MethodMed, threshold.MethodPercentile:
+		v = m.st.Percentile(expr.P)
+	}
+	t.Value, t.Passed, t.Note = v, expr.Op.Compare(v, expr.Bound), ""
+	return t
+}
+
+// mergeOutputs adds up the output reports by output, in the order first
+// seen; their errors are joined.
+func mergeOutputs(results []*Summary) []OutputReport {
+	var out []OutputReport
+	for _, r := range results {
+		for _, o := range r.Outputs {
+			i := slices.IndexFunc(out, func(m OutputReport) bool { return m.Output == o.Output })
+			if i < 0 {
+				out = append(out, OutputReport{Output: o.Output})
+				i = len(out) - 1
+			}
+			m := &out[i]
+			m.Written += o.Written
+			m.Dropped += o.Dropped
+			for reason, n := range o.Reasons {
+				if m.Reasons == nil {
+					m.Reasons = map[string]int64{}
+				}
+				m.Reasons[reason] += n
+			}
+			if o.Err != "" && !strings.Contains(m.Err, o.Err) {
+				m.Err = strings.TrimPrefix(m.Err+"; "+o.Err, "; ")
+			}
+		}
+	}
+	return out
+}
+
+// mergeTimelines adds up the points of the results' timelines that end
+// in the same second since start: each result's points are shifted by its
+// start's offset, rounded to whole seconds, and a point ending at T counts
+// in the second ⌈T⌉ (a run's last, shorter interval meets the others'
+// last). Counts add and the merged point ends at the latest of their ends;
+// its percentiles are the highest of the results' (the merged
+// distribution's lie between the lowest and the highest).
+func mergeTimelines(results []*Summary, start time.Time) []TimelinePoint {
+	bySecond := map[float64]*TimelinePoint{}
+	for _, r := range results {
+		shift := math.Round(r.Meta.Start.Sub(start).Seconds())
+		for _, p := range r.Timeline {
+			p.T += shift
+			second := math.Ceil(p.T)
+			m, ok := bySecond[second]
+			if !ok {
+				bySecond[second] = &p
+				continue
+			}
+			m.T = max(m.T, p.T)
+			m.Seconds = max(m.Seconds, p.Seconds)
+			m.Requests += p.Requests
+			m.Failed += p.Failed
+			m.OutputTokens += p.OutputTokens
+			m.ActiveVUs += p.ActiveVUs
+			m.InFlight += p.InFlight
+			m.TTFTP50, m.TTFTP99 = max(m.TTFTP50, p.TTFTP50), max(m.TTFTP99, p.TTFTP99)
+			m.E2EP50, m.E2EP99 = max(m.E2EP50, p.E2EP50), max(m.E2EP99, p.E2EP99)
+		}
+	}
+	var out []TimelinePoint
+	for _, second := range slices.Sorted(maps.Keys(bySecond)) {
+		out = append(out, *bySecond[second])
+	}
+	return out
+}

@@ -1,0 +1,400 @@
+package summary_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/threshold"
+)
+
+// mergeThresholds are evaluated on the whole run and on its halves: the
+// request rate passes on the whole and fails on each half.
+const mergeThresholds = `{
+	"llm_ttft": ["p(95)<150", "avg<100"],
+	"llm_ttft{scenario:chat}": ["p(99)<100"],
+	"llm_requests": ["rate>1.2", "count>=14"],
+	"llm_failed": ["rate<0.3"],
+	"my_rate": ["rate>0.7"],
+	"my_unused": ["count<1"],
+	"llm_itl": ["max<=10", "med<6"]
+}`
+
+// evaluateThresholds evaluates thresholds at the end of a report's run, as
+// the engine does.
+func evaluateThresholds(t *testing.T, rep *runtime.Report, src string) {
+	t.Helper()
+	set, err := threshold.Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Validate(rep.Registry); err != nil {
+		t.Fatal(err)
+	}
+	rep.Thresholds = set.Evaluate(rep.Snapshot, rep.Duration())
+}
+
+// sumDerived says whether a figure is computed from a floating-point sum
+// (a mean, a standard deviation), which may differ in its last bits when
+// the same values are added in another order; every other figure of a
+// merge is exactly the whole's.
+func sumDerived(key string) bool {
+	return key == "avg" || strings.HasPrefix(key, "mean_") || strings.HasPrefix(key, "std_")
+}
+
+func sameFigures(t *testing.T, where string, got, want map[string]float64, skip ...string) {
+	t.Helper()
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		g, ok := got[k]
+		if !ok || (sumDerived(k) && !near(g, want[k])) || (!sumDerived(k) && g != want[k]) {
+			t.Errorf("%s: %s = %v, want %v", where, k, g, want[k])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: keys %v, want %v", where, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+}
+
+func sameServing(t *testing.T, where string, got, want summary.Serving) {
+	t.Helper()
+	sameFigures(t, where+" headline", got.Headline, want.Headline)
+	got.Headline, want.Headline = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s serving\n got %+v\nwant %+v", where, got, want)
+	}
+}
+
+func sameRows(t *testing.T, where string, got, want []summary.LatencyRow) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d latency rows, want %d", where, len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if !near(g.Mean, w.Mean) {
+			t.Errorf("%s %s: mean %v, want %v", where, w.Metric, g.Mean, w.Mean)
+		}
+		g.Mean = w.Mean
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s latency row\n got %+v\nwant %+v", where, g, w)
+		}
+	}
+}
+
+func sameMetrics(t *testing.T, where string, got, want map[string]summary.MetricSummary) {
+	t.Helper()
+	if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+		t.Errorf("%s: metrics %v, want %v", where, g, w)
+	}
+	for name, w := range want {
+		g := got[name]
+		var skip []string
+		if w.Type == "gauge" {
+			// The gauge's latest sample is in one half, which ended
+			// with the other: the merged value is the last result's.
+			skip = []string{"value"}
+		}
+		sameFigures(t, where+" "+name, g.Values, w.Values, skip...)
+		if g.Type != w.Type || g.Contains != w.Contains || g.Unit != w.Unit || g.Desc != w.Desc {
+			t.Errorf("%s %s: definition %s/%s/%s/%s, want %s/%s/%s/%s", where, name, g.Type, g.Contains, g.Unit, g.Desc, w.Type, w.Contains, w.Unit, w.Desc)
+		}
+		if (g.Histogram == nil) != (w.Histogram == nil) {
+			t.Errorf("%s %s: histogram %v, want %v", where, name, g.Histogram, w.Histogram)
+			continue
+		}
+		if w.Histogram == nil {
+			continue
+		}
+		gh, wh := *g.Histogram, *w.Histogram
+		if !near(gh.Sum, wh.Sum) || !near(gh.SumSquares, wh.SumSquares) {
+			t.Errorf("%s %s: sum %v squares %v, want %v %v", where, name, gh.Sum, gh.SumSquares, wh.Sum, wh.SumSquares)
+		}
+		gh.Sum, gh.SumSquares = wh.Sum, wh.SumSquares
+		// The merged histograms are the whole's, to the byte.
+		if gh != wh {
+			t.Errorf("%s %s: histogram\n got %+v\nwant %+v", where, name, gh, wh)
+		}
+	}
+}
+
+// The merge of the results of two halves of a run is the result of the
+// whole run: the serving blocks, headlines, latency rows and metrics of the
+// whole run and of each scenario, the errors, checks and thresholds.
+func TestMergeOfTwoHalvesEqualsTheWhole(t *testing.T) {
+	whole := twoScenarioReport(t)
+	evaluateThresholds(t, whole, mergeThresholds)
+	halves := []*runtime.Report{
+		twoScenarioPart(t, func(call int) bool { return call%2 == 0 }),
+		twoScenarioPart(t, func(call int) bool { return call%2 == 1 }),
+	}
+	// The whole's error messages, shared out in turn among the halves
+	// that have failures of their class, and its script errors.
+	for _, h := range halves {
+		h.RequestErrors = map[string][]runtime.ErrorCount{}
+	}
+	for class, msgs := range whole.RequestErrors {
+		var have []*runtime.Report
+		for _, h := range halves {
+			if slices.Contains(h.Snapshot.TagValues("llm_errors", "error_class"), class) {
+				have = append(have, h)
+			}
+		}
+		for i, msg := range msgs {
+			h := have[i%len(have)]
+			h.RequestErrors[class] = append(h.RequestErrors[class], msg)
+		}
+	}
+	halves[0].ScriptErrors, halves[0].OtherScriptErrors = []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 1}}, 1
+	halves[1].ScriptErrors, halves[1].OtherScriptErrors = []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 1}}, 2
+	var parts []*summary.Summary
+	for i, h := range halves {
+		evaluateThresholds(t, h, mergeThresholds)
+		meta := testMeta
+		meta.RunID, meta.Host = fmt.Sprintf("half-%d", i), fmt.Sprintf("host-%d", i)
+		parts = append(parts, summary.Build(h, meta))
+	}
+	want := summary.Build(whole, testMeta)
+	if parts[0].Serving.OK == 0 || parts[1].Serving.OK == 0 || parts[0].Serving.OK+parts[1].Serving.OK != want.Serving.OK {
+		t.Fatalf("the halves' completed requests %d and %d, want two shares of %d", parts[0].Serving.OK, parts[1].Serving.OK, want.Serving.OK)
+	}
+
+	got, err := summary.Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameServing(t, "whole run", got.Serving, want.Serving)
+	sameRows(t, "whole run", got.Latency, want.Latency)
+	sameMetrics(t, "whole run", got.Metrics, want.Metrics)
+	if len(got.Scenarios) != len(want.Scenarios) {
+		t.Fatalf("%d scenarios, want %d", len(got.Scenarios), len(want.Scenarios))
+	}
+	for i, w := range want.Scenarios {
+		g := got.Scenarios[i]
+		where := "scenario " + w.Name
+		if g.Name != w.Name {
+			t.Fatalf("%s is %s", where, g.Name)
+		}
+		sameServing(t, where, g.Serving, w.Serving)
+		sameRows(t, where, g.Latency, w.Latency)
+		sameMetrics(t, where, g.Metrics, w.Metrics)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"errors", got.Errors, want.Errors},
+		{"retries", got.Retries, want.Retries},
+		{"checks", got.Checks, want.Checks},
+		{"script errors", got.ScriptErrors, want.ScriptErrors},
+		{"other script errors", got.OtherScriptErrors, want.OtherScriptErrors},
+		{"token checks", got.TokenChecks, want.TokenChecks},
+		{"prompt check", got.PromptCheck, want.PromptCheck},
+		{"thresholds", got.Thresholds, want.Thresholds},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s\n got %+v\nwant %+v", c.name, c.got, c.want)
+		}
+	}
+	// The halves' thresholds differ from the whole's: they were
+	// evaluated again.
+	if reflect.DeepEqual(parts[0].Thresholds, want.Thresholds) {
+		t.Errorf("the halves' thresholds are the whole's: the test proves nothing")
+	}
+
+	m := got.Meta
+	if !slices.Equal(m.Merged, []string{"half-0", "half-1"}) || m.Host != "host-0, host-1" || m.RunID != "" ||
+		!m.Start.Equal(want.Meta.Start) || !m.End.Equal(want.Meta.End) || !slices.Equal(m.Models, want.Meta.Models) {
+		t.Errorf("meta %+v", m)
+	}
+	for i, sh := range m.LoadShape {
+		if sh.MaxVUs != 2*want.Meta.LoadShape[i].MaxVUs {
+			t.Errorf("scenario %s: max VUs %d, want both processes' %d", sh.Name, sh.MaxVUs, 2*want.Meta.LoadShape[i].MaxVUs)
+		}
+	}
+}
+
+// result builds a small result: one scenario, one request per TTFT value,
+// over [start, start+dur).
+func result(t *testing.T, runID string, start time.Time, dur time.Duration, ttfts ...float64) *summary.Summary {
+	t.Helper()
+	f := newFixture()
+	for _, ttft := range ttfts {
+		f.request(tagSet("scenario", "default"), okResult("m", ttft, ttft+100, 10, 5))
+	}
+	rep := &runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
+		Start: start, End: start.Add(dur)}
+	meta := testMeta
+	meta.RunID = runID
+	return summary.Build(rep, meta)
+}
+
+// Results of different windows: the merged window spans them, throughputs
+// and counter rates are over it, and the latencies are those of all the
+// requests.
+func TestMergeWindows(t *testing.T) {
+	a := result(t, "a", t0, 10*time.Second, 10, 20, 30)
+	b := result(t, "b", t0.Add(5*time.Second), 10*time.Second, 40, 50)
+	all := result(t, "all", t0, 15*time.Second, 10, 20, 30, 40, 50)
+	got, err := summary.Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Serving.DurationSeconds != 15 || got.Serving.OK != 5 || !near(got.Serving.RequestThroughput, 5.0/15) {
+		t.Errorf("serving %+v, want 5 requests over 15 s", got.Serving)
+	}
+	if r := got.Metrics["llm_requests"].Values; r["count"] != 5 || !near(r["rate"], 5.0/15) {
+		t.Errorf("llm_requests %v, want count 5 rate 1/3", r)
+	}
+	sameServing(t, "merged", got.Serving, all.Serving)
+	sameRows(t, "merged", got.Latency, all.Latency)
+	if !got.Meta.Start.Equal(t0) || !got.Meta.End.Equal(t0.Add(15*time.Second)) {
+		t.Errorf("window %s–%s, want %s–%s", got.Meta.Start, got.Meta.End, t0, t0.Add(15*time.Second))
+	}
+	// A merged result merges again, and names every part.
+	c := result(t, "c", t0, 15*time.Second, 60)
+	again, err := summary.Merge(got, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Serving.OK != 6 || !slices.Equal(again.Meta.Merged, []string{"a", "b", "c"}) {
+		t.Errorf("merge of a merge: %d completed, merged from %v", again.Serving.OK, again.Meta.Merged)
+	}
+}
+
+func TestMergeRules(t *testing.T) {
+	a := result(t, "a", t0, 10*time.Second, 10)
+	b := result(t, "b", t0, 12*time.Second, 20)
+	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []runtime.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 1}}}}
+	b.Errors = []summary.ErrorClassCount{
+		{Class: "timeout", Count: 5},
+		{Class: "http_5xx", Count: 3, Messages: []runtime.ErrorCount{{Message: "m2", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
+	}
+	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
+	b.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 4, "min": 2, "max": 12}}
+	a.Client = health.Report{CPU: 0.5, Procs: 8, SchedDelayP99: 1, SchedDelayMax: 3, Warnings: []string{"busy"}}
+	b.Client = health.Report{CPU: 0.9, Procs: 4, SchedDelayP99: 2, SchedDelayMax: 2}
+	a.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1, Requests: 1, TTFTP99: 10}, {T: 2, Seconds: 1, Requests: 2}}
+	b.Timeline = []summary.TimelinePoint{{T: 2, Seconds: 1, Requests: 3, TTFTP99: 30}, {T: 2.5, Seconds: 0.5, Requests: 1}}
+	a.Timeline = append(a.Timeline, summary.TimelinePoint{T: 2.75, Seconds: 0.75, Requests: 1})
+	a.Outputs = []summary.OutputReport{{Output: "influxdb", Written: 10, Dropped: 1, Reasons: map[string]int64{"full": 1}, Err: "down"}}
+	b.Outputs = []summary.OutputReport{{Output: "influxdb", Written: 5, Reasons: map[string]int64{"full": 2}}, {Output: "csv", Written: 3}}
+	a.AbortedBy = "llm_ttft p(99)<10: failed"
+	a.Meta.Interrupted = true
+
+	got, err := summary.Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"errors: counts add, messages deduplicated and capped at 3, most frequent first", got.Errors, []summary.ErrorClassCount{
+			{Class: "http_5xx", Count: 6, Messages: []runtime.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 2}, {Message: "m3", Count: 1}}},
+			{Class: "timeout", Count: 5},
+		}},
+		{"gauge: the value of the result that ended last", got.Metrics["g"].Values, map[string]float64{"value": 4, "min": 1, "max": 12}},
+		{"client: the worst figures, every warning", got.Client, health.Report{CPU: 0.9, Procs: 8, SchedDelayP99: 2, SchedDelayMax: 3, Warnings: []string{"a: busy"}}},
+		{"timeline: points ending in the same second add", got.Timeline, []summary.TimelinePoint{
+			{T: 1, Seconds: 1, Requests: 1, TTFTP99: 10}, {T: 2, Seconds: 1, Requests: 5, TTFTP99: 30}, {T: 2.75, Seconds: 0.75, Requests: 2}}},
+		{"outputs add by name", got.Outputs, []summary.OutputReport{
+			{Output: "influxdb", Written: 15, Dropped: 1, Reasons: map[string]int64{"full": 3}, Err: "down"}, {Output: "csv", Written: 3}}},
+		{"aborted", got.AbortedBy, a.AbortedBy},
+		{"interrupted", got.Meta.Interrupted, true},
+		{"window", got.Serving.DurationSeconds, 12.0},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s\n got %+v\nwant %+v", c.name, c.got, c.want)
+		}
+	}
+	// The gauge's value follows the end, not the order of the arguments.
+	if again, err := summary.Merge(b, a); err != nil || again.Metrics["g"].Values["value"] != 4 {
+		t.Errorf("merge in the other order: gauge %v, error %v", again.Metrics["g"].Values, err)
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	good := func(id string) *summary.Summary { return result(t, id, t0, time.Second, 10) }
+	tests := []struct {
+		name  string
+		edit  func(a, b *summary.Summary) []*summary.Summary
+		index int
+		want  string
+	}{
+		{"another script", func(a, b *summary.Summary) []*summary.Summary {
+			b.Meta.ScriptSHA256 = "def"
+			return []*summary.Summary{a, b}
+		}, 1, "result 2 ran a script of sha256 def, result 1 one of sha256 abc"},
+		{"the same run twice", func(a, b *summary.Summary) []*summary.Summary {
+			return []*summary.Summary{a, good("a")}
+		}, 1, `the same run as result 1 (run_id "a")`},
+		{"the same result twice", func(a, b *summary.Summary) []*summary.Summary {
+			a.Meta.RunID = ""
+			return []*summary.Summary{a, b, a}
+		}, 2, "the same run as result 1"},
+		{"another schema", func(a, b *summary.Summary) []*summary.Summary {
+			b.SchemaVersion = 1
+			return []*summary.Summary{a, b}
+		}, 1, "schema_version 1, want 2"},
+		{"a trend without its histogram", func(a, b *summary.Summary) []*summary.Summary {
+			m := b.Metrics["iteration_duration_x"]
+			m.Type, m.Values = "trend", map[string]float64{"count": 1}
+			b.Metrics["iteration_duration_x"] = m
+			return []*summary.Summary{a, b}
+		}, 1, "metric iteration_duration_x: a trend without its histogram"},
+		{"a latency row without its histogram", func(a, b *summary.Summary) []*summary.Summary {
+			delete(b.Metrics, "llm_ttft")
+			return []*summary.Summary{a, b}
+		}, 1, "the llm_ttft latency row has no histogram"},
+		{"a metric of two types", func(a, b *summary.Summary) []*summary.Summary {
+			a.Metrics["x"] = summary.MetricSummary{Type: "counter", Values: map[string]float64{"count": 1}}
+			b.Metrics["x"] = summary.MetricSummary{Type: "rate", Values: map[string]float64{"passes": 1}}
+			return []*summary.Summary{a, b}
+		}, 1, "metric x is a rate, a counter in the results before"},
+		{"a corrupt histogram", func(a, b *summary.Summary) []*summary.Summary {
+			m := b.Metrics["llm_ttft"]
+			h := *m.Histogram
+			h.Encoded = "bm90IGEgaGlzdG9ncmFt"
+			m.Histogram = &h
+			b.Metrics["llm_ttft"] = m
+			return []*summary.Summary{a, b}
+		}, 1, "metric llm_ttft: decoding the histogram"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := summary.Merge(tc.edit(good("a"), good("b"))...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+			var ie *summary.InputError
+			var hm *summary.HashMismatchError
+			switch {
+			case errors.As(err, &ie):
+				if ie.Index != tc.index {
+					t.Errorf("about result %d, want %d", ie.Index, tc.index)
+				}
+			case errors.As(err, &hm):
+				if hm.Index != tc.index || hm.Hash != "def" || hm.FirstHash != "abc" {
+					t.Errorf("hash mismatch %+v", hm)
+				}
+			default:
+				t.Errorf("error %T, want one naming its result", err)
+			}
+		})
+	}
+	if _, err := summary.Merge(); err == nil {
+		t.Error("a merge of nothing succeeded")
+	}
+}
