@@ -41,6 +41,13 @@ Usage:
   llmrun trend --influxdb URL --testid ID [flags]
                               compare the newest stored run of a test with
                               the previous ones (exit 109 on a regression)
+  llmrun compare BASELINE.json CURRENT.json [flags]
+                              compare two result files (exit 109 on a
+                              regression)
+  llmrun merge A.json B.json ... -o ALL.json
+                              merge the results of several processes exactly
+  llmrun report RESULT.json -o report.html
+                              write a self-contained HTML report with charts
   llmrun version              print the version
   llmrun help [COMMAND]       show help for a command
 
@@ -76,6 +83,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return simCommand(ctx, rest, stdout, stderr)
 	case "trend":
 		return trendCommand(ctx, rest, stdout, stderr, getenv)
+	case "compare":
+		return compareCommand(ctx, rest, stdout, stderr, getenv)
+	case "merge":
+		return mergeCommand(ctx, rest, stdout, stderr, getenv)
+	case "report":
+		return reportCommand(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "llmrun %s\n", version())
 		return exitOK

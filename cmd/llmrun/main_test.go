@@ -29,6 +29,13 @@ func cli(t *testing.T, ctx context.Context, env map[string]string, args ...strin
 	return code, stdout.String(), stderr.String()
 }
 
+// command runs the llmrun command name with args in-process, without
+// environment, and returns its exit code and output.
+func command(t *testing.T, name string, args ...string) (int, string, string) {
+	t.Helper()
+	return cli(t, context.Background(), nil, append([]string{name}, args...)...)
+}
+
 func writeScript(t *testing.T, name, src string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -11,9 +12,14 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/output/html"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/output/prometheus"
+	"github.com/llmrun/llmrun/runtime/output/records"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/timeline"
 )
 
 // outputKinds are the kinds --out knows, with how each is made from the
@@ -25,6 +31,34 @@ var outputKinds = map[string]func(value string, getenv func(string) string) (out
 			return nil, err
 		}
 		return influxdb.New(cfg), nil
+	},
+	"jsonl": func(value string, _ func(string) string) (output.Output, error) {
+		o, err := records.New(records.JSONL, value)
+		if err != nil {
+			return nil, err
+		}
+		return o, nil
+	},
+	"csv": func(value string, _ func(string) string) (output.Output, error) {
+		o, err := records.New(records.CSV, value)
+		if err != nil {
+			return nil, err
+		}
+		return o, nil
+	},
+	"html": func(value string, _ func(string) string) (output.Output, error) {
+		o, err := html.New(value)
+		if err != nil {
+			return nil, err
+		}
+		return o, nil
+	},
+	"prometheus": func(value string, _ func(string) string) (output.Output, error) {
+		cfg, err := prometheus.ParseConfig(value)
+		if err != nil {
+			return nil, err
+		}
+		return prometheus.New(cfg), nil
 	},
 }
 
@@ -40,7 +74,9 @@ func newOutputs(specs []string, getenv func(string) string) (outputSet, error) {
 		name, value, ok := strings.Cut(spec, "=")
 		newOutput, known := outputKinds[name]
 		if !ok || !known {
-			return nil, fmt.Errorf("--out %q: want NAME=VALUE with NAME one of %s", spec, strings.Join(slices.Sorted(maps.Keys(outputKinds)), ", "))
+			names := append(slices.Collect(maps.Keys(outputKinds)), "json")
+			slices.Sort(names)
+			return nil, fmt.Errorf("--out %q: want NAME=VALUE with NAME one of %s", spec, strings.Join(names, ", "))
 		}
 		o, err := newOutput(value, getenv)
 		if err != nil {
@@ -79,6 +115,37 @@ func (s outputSet) finish(sum *summary.Summary) []summary.OutputReport {
 	return reports
 }
 
+// resultFiles splits the --out json=FILE flags from the other outputs:
+// they are the result file, as --summary-export writes it, written once the
+// other outputs have reported. It returns every result file to write and
+// the other --out specs.
+func resultFiles(summaryExport string, outs []string) (files, others []string) {
+	if summaryExport != "" {
+		files = append(files, summaryExport)
+	}
+	for _, spec := range outs {
+		if path, ok := strings.CutPrefix(spec, "json="); ok {
+			files = append(files, path)
+			continue
+		}
+		others = append(others, spec)
+	}
+	return files, others
+}
+
+// requestSinks passes each request record to the timeline and the
+// outputs.
+type requestSinks struct {
+	timeline *timeline.Recorder
+	outputs  outputSet
+}
+
+// AddRequest implements modules.RequestSink.
+func (s requestSinks) AddRequest(r *modules.RequestRecord) {
+	s.timeline.AddRequest(r)
+	s.outputs.AddRequest(r)
+}
+
 // newRunID returns a random identifier for a run.
 func newRunID() string {
 	b := make([]byte, 8)
@@ -107,4 +174,28 @@ func parseTags(kvs []string) (map[string]string, error) {
 		tags[k] = v
 	}
 	return tags, nil
+}
+
+// resolvedOptions are the scenarios as the engine resolved them (script,
+// config file and command line together), for the result file: each
+// scenario's executor settings with its exec, start time and tags. Scenario
+// env is left out: it may hold secrets.
+func resolvedOptions(e *runtime.Engine) json.RawMessage {
+	scenarios := make(map[string]map[string]any, len(e.Scenarios()))
+	for _, sc := range e.Scenarios() {
+		fields := map[string]any{}
+		if b, err := json.Marshal(sc.Config); err == nil {
+			json.Unmarshal(b, &fields)
+		}
+		fields["executor"], fields["exec"], fields["startTime"] = sc.Executor, sc.Exec, sc.StartTime.String()
+		if len(sc.Tags) > 0 {
+			fields["tags"] = sc.Tags
+		}
+		scenarios[sc.Name] = fields
+	}
+	b, err := json.Marshal(map[string]any{"scenarios": scenarios})
+	if err != nil {
+		return nil
+	}
+	return b
 }

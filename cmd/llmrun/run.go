@@ -21,6 +21,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/js"
 	"github.com/llmrun/llmrun/runtime/output"
@@ -28,6 +29,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
+	"github.com/llmrun/llmrun/runtime/timeline"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -67,6 +69,7 @@ type runFlags struct {
 	outs          []string
 	tags          []string
 	testID        string
+	slo           string
 	quiet         bool
 	noColor       bool
 }
@@ -88,6 +91,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
 	fs.StringArrayVar(&f.outs, "out", nil, "also send results to NAME=VALUE, e.g. influxdb=http://127.0.0.1:8086?bucket=llmrun (token from $"+influxdb.TokenEnv+"; repeatable)")
 	fs.StringArrayVar(&f.tags, "tag", nil, "add KEY=VALUE to every sample and stored point (repeatable)")
+	fs.StringVar(&f.slo, "slo", "", "serving-level objective for the capacity verdict of a sweep and the report, e.g. ttft_p99=2000,tpot_p99=50 (ms)")
 	fs.StringVar(&f.testID, "testid", "", "name of the test whose runs are compared over time in InfluxDB (default: the script's file name without extension)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live progress line")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
@@ -129,19 +133,28 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 
 	useColor := !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
 	a.llm = llmCfg
-	outputs, err := newOutputs(f.outs, getenv)
+	exports, outSpecs := resultFiles(f.summaryExport, f.outs)
+	outputs, err := newOutputs(outSpecs, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 		return exitUsage
+	}
+	// A result file that cannot be written fails now, not after the run.
+	for _, path := range exports {
+		file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "llmrun run: result file: %v\n", err)
+			return exitUsage
+		}
+		file.Close()
 	}
 	runInfo := output.Run{ID: newRunID(), TestID: f.testID, Tags: a.tags}
 	if runInfo.TestID == "" {
 		runInfo.TestID = defaultTestID(script)
 	}
 	engineCfg := a.engineConfig(fs, f, stderr)
-	if len(outputs) > 0 {
-		engineCfg.Requests = outputs
-	}
+	sinks := &requestSinks{outputs: outputs}
+	engineCfg.Requests = sinks
 	engine, err := runtime.Load(ctx, engineCfg)
 	if err != nil {
 		return reportLoadError(stderr, script, err)
@@ -160,7 +173,18 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return exitError
 	}
 	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
+	// The timeline counts from the start of the run proper, after the VUs'
+	// initialisation; no request is made before.
+	sinks.timeline = timeline.New(time.Now(), func() int64 { return engine.Progress().ActiveVUs })
+	timelineCtx, stopTimeline := context.WithCancel(context.Background())
+	timelineDone := make(chan struct{})
+	go func() {
+		sinks.timeline.Run(timelineCtx)
+		close(timelineDone)
+	}()
 	rep, runErr := engine.Run(ctx)
+	stopTimeline()
+	<-timelineDone
 	stopProgress()
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "llmrun run: stopped early; requests in flight were cut and counted as interrupted, not failed")
@@ -174,8 +198,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
 		Target: target, BaseURL: redactURL(llmCfg.BaseURL), Seed: f.seed, Host: host,
 		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
-		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags,
+		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags, SLO: a.slo, Options: resolvedOptions(engine),
 	})
+	sum.Timeline = sinks.timeline.Points(rep.End)
+	sum.Capacity = capacity.Assess(sum, a.slo)
 	sum.Outputs = outputs.finish(sum)
 	code = exitOK
 	hs := handleSummary(ctx, engine, sum, stdout, stderr, useColor)
@@ -189,8 +215,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintf(stderr, "llmrun run: %v\n", hs.err)
 		code = hs.code
 	}
-	if f.summaryExport != "" {
-		if err := writeSummary(f.summaryExport, sum); err != nil {
+	for _, path := range exports {
+		if err := writeSummary(path, sum); err != nil {
 			fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 			code = exitError
 		}
@@ -220,6 +246,7 @@ type scriptArgs struct {
 	env    map[string]string
 	llm    llm.Config
 	tags   map[string]string // --tag
+	slo    summary.SLO       // --slo
 }
 
 // parseScriptArgs parses a run-style command line into f. When ok is false
@@ -251,6 +278,11 @@ func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, 
 	}
 	if a.tags, err = parseTags(f.tags); err != nil {
 		return fail("%v", err)
+	}
+	if f.slo != "" {
+		if a.slo, err = parseSLO(f.slo); err != nil {
+			return fail("--slo: %v", err)
+		}
 	}
 	return a, exitOK, true
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/trend"
+)
+
+const compareUsage = `Usage: llmrun compare BASELINE.json CURRENT.json [flags]
+
+Compares the figures of a run's result file ("llmrun run --summary-export",
+or "llmrun merge -o") with those of a baseline's: a figure worse than the
+baseline's by more than --threshold (relative) is a regression, one better
+by more than it an improvement. Throughputs and the success rate are better
+higher, latencies lower. Figures have the names of "llmrun trend":
+request_throughput, ttft_p99, e2e_p90, ...; vLLM's names (p99_ttft_ms,
+median_e2el_ms, ...) are accepted too.
+
+Exit codes: 0 no figure regressed, 109 a figure regressed, 1 a file could
+not be read, 2 bad command line.
+
+Examples:
+  llmrun compare baseline.json current.json
+  llmrun compare main.json pr.json --threshold 5% --metric ttft_p99,output_throughput
+
+Flags:
+`
+
+// compareFlags are the flags of "llmrun compare".
+type compareFlags struct {
+	threshold string
+	metrics   []string
+	noColor   bool
+}
+
+func (f *compareFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.threshold, "threshold", "10%", "relative change allowed before a figure counts as regressed: 10% or 0.1")
+	fs.StringSliceVar(&f.metrics, "metric", nil, "figures to compare, comma-separated or repeated (default: request_throughput, output_throughput, success_rate, ttft_p50, ttft_p99, tpot_p50, tpot_p99, itl_p99, e2e_p99)")
+	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
+}
+
+// compareCommand runs "llmrun compare".
+func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := pflag.NewFlagSet("llmrun compare", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f compareFlags
+	f.register(fs)
+	fs.Usage = func() { fmt.Fprint(stderr, compareUsage); fs.PrintDefaults() }
+	usageError := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "llmrun compare: "+format+"\nRun 'llmrun compare --help' for usage.\n", args...)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return usageError("%v", err)
+	}
+	if fs.NArg() != 2 {
+		return usageError("want two result files, the baseline's and the current run's; got %d", fs.NArg())
+	}
+	tolerance, err := trend.ParseTolerance(f.threshold)
+	if err != nil {
+		return usageError("--threshold: %v", err)
+	}
+	figures, err := trend.ParseFigures(strings.Join(f.metrics, ","))
+	if err != nil {
+		return usageError("--metric: %v", err)
+	}
+	baseFile, curFile := fs.Arg(0), fs.Arg(1)
+	base, err := summary.ReadJSON(baseFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun compare: %v\n", err)
+		return exitError
+	}
+	cur, err := summary.ReadJSON(curFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun compare: %v\n", err)
+		return exitError
+	}
+	if base.Meta.ScriptSHA256 != cur.Meta.ScriptSHA256 {
+		fmt.Fprintf(stderr, "llmrun compare: note: the runs ran different scripts (%s: sha256 %s, %s: sha256 %s)\n",
+			baseFile, base.Meta.ScriptSHA256, curFile, cur.Meta.ScriptSHA256)
+	}
+
+	runs := []trend.Run{trend.FromSummary(cur), trend.FromSummary(base)}
+	comparisons := trend.Compare(runs, figures, tolerance)
+	rep := trend.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
+		Runs: runs, Figures: figures, Comparisons: comparisons, Tolerance: tolerance}
+	style := console.Style{Color: !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""}
+	if err := trend.RenderPair(stdout, rep, style); err != nil {
+		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
+		return exitError
+	}
+	if len(trend.Regressions(comparisons)) > 0 {
+		return exitRegression
+	}
+	return exitOK
+}
+
+// describeResult is one line about a result file: its run, start, version
+// and requests.
+func describeResult(file string, s *summary.Summary) string {
+	var parts []string
+	if s.Meta.RunID != "" {
+		parts = append(parts, "run "+s.Meta.RunID)
+	}
+	if n := len(s.Meta.Merged); n > 0 {
+		parts = append(parts, fmt.Sprintf("merged from %d", n))
+	}
+	parts = append(parts, "started "+s.Meta.Start.UTC().Format("2006-01-02 15:04:05")+" UTC")
+	if s.Meta.Version != "" {
+		parts = append(parts, "llmrun "+s.Meta.Version)
+	}
+	parts = append(parts, fmt.Sprintf("%d requests", s.Serving.Requests))
+	return file + " (" + strings.Join(parts, ", ") + ")"
+}

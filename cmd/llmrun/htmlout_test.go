@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// --out html=FILE writes the report at the end of the run, with its charts
+// and the run's figures; --out json=FILE writes the result file as
+// --summary-export does.
+func TestRunWritesHTMLAndJSON(t *testing.T) {
+	dir := t.TempDir()
+	page, result := filepath.Join(dir, "report.html"), filepath.Join(dir, "result.json")
+	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 4))
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-u", "2", "-i", "10",
+		"--out", "html="+page, "--out", "json="+result, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-chart="latency-ttft"`, `data-chart="time-throughput"`, "chat.js"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report has no %s", want)
+		}
+	}
+	if s := readSummary(t, result); s.Serving.OK != 10 || len(s.Timeline) == 0 || len(s.Outputs) != 1 || s.Outputs[0].Written != 1 {
+		t.Errorf("result: ok %d, %d timeline points, outputs %+v", s.Serving.OK, len(s.Timeline), s.Outputs)
+	}
+	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "1", "--out", "json="+filepath.Join(dir, "no", "such", "dir.json"), script); code != exitUsage || !strings.Contains(stderr, "result file") {
+		t.Errorf("an unwritable result file: exit %d, %s", code, stderr)
+	}
+}

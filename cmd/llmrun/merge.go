@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+const mergeUsage = `Usage: llmrun merge RESULT.json... [-o MERGED.json]
+
+Merges the result files of several processes that ran one test (the same
+script, on several load generators at once, or one after another), as
+written by "llmrun run --summary-export", into the result of the whole test:
+counts add, the trends' histograms merge exactly (so the percentiles are
+those of one run that sent every request), throughputs are over the span
+from the earliest start to the latest end, and thresholds are evaluated
+again on the merged figures, as is a sweep's capacity verdict.
+docs/results.md lists every rule.
+
+Files whose scripts differ (script_sha256) do not merge. The merged file
+has the same schema and can be merged again, compared (llmrun compare) or
+read by anything that reads a result file.
+
+Exit codes: 0 merged, 1 a file could not be read or written, or the files
+do not merge, 2 bad command line.
+
+Examples:
+  llmrun merge gen-1.json gen-2.json gen-3.json -o all.json
+  llmrun merge results/*.json > all.json
+
+Flags:
+`
+
+// mergeCommand runs "llmrun merge".
+func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := pflag.NewFlagSet("llmrun merge", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var output string
+	fs.StringVarP(&output, "output", "o", "", "write the merged result to this file (default: standard output)")
+	fs.Usage = func() { fmt.Fprint(stderr, mergeUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "llmrun merge: %v\nRun 'llmrun merge --help' for usage.\n", err)
+		return exitUsage
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		fmt.Fprint(stderr, "llmrun merge: no result file given\nRun 'llmrun merge --help' for usage.\n")
+		return exitUsage
+	}
+	results := make([]*summary.Summary, len(files))
+	for i, f := range files {
+		s, err := summary.ReadJSON(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
+			return exitError
+		}
+		results[i] = s
+	}
+	merged, err := summary.Merge(results...)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun merge: %s\n", mergeError(err, files))
+		return exitError
+	}
+	// A sweep is judged again on the merged scenarios, as run judges one.
+	merged.Capacity = capacity.Assess(merged, merged.Meta.SLO)
+	if err := writeMerged(output, merged, stdout); err != nil {
+		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
+		return exitError
+	}
+	sv := merged.Serving
+	to := output
+	if to == "" {
+		to = "standard output"
+	}
+	fmt.Fprintf(stderr, "llmrun merge: %d results (%s): %d requests, %d completed, %d failed over %.1f s, written to %s\n",
+		len(files), strings.Join(merged.Meta.Merged, ", "), sv.Requests, sv.OK, sv.Failed, sv.DurationSeconds, to)
+	return exitOK
+}
+
+// mergeError says what Merge found wrong, naming files rather than the
+// results' positions.
+func mergeError(err error, files []string) string {
+	var hm *summary.HashMismatchError
+	var ie *summary.InputError
+	switch {
+	case errors.As(err, &hm):
+		return fmt.Sprintf("%s ran a script of sha256 %s, %s one of sha256 %s: only results of the same script merge",
+			files[hm.Index], hm.Hash, files[0], hm.FirstHash)
+	case errors.As(err, &ie):
+		return fmt.Sprintf("%s: %v", files[ie.Index], ie.Err)
+	}
+	return err.Error()
+}
+
+// writeMerged writes the merged result to path, or to stdout when path is
+// "".
+func writeMerged(path string, s *summary.Summary, stdout io.Writer) error {
+	if path == "" {
+		return s.WriteJSON(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-o: %w", err)
+	}
+	if err := s.WriteJSON(f); err != nil {
+		f.Close()
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	return nil
+}

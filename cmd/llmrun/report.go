@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/report"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+const reportUsage = `Usage: llmrun report RESULT.json [-o report.html] [flags]
+
+Writes the HTML report of a result file (llmrun run --summary-export FILE):
+one self-contained page, viewable without network access, with the run's
+metadata and serving headline, the latency table, latency percentile
+charts, the run over time, and for a sweep the figures by level and the
+latency-throughput curve with its SLO line, saturation point and highest
+throughput within the SLO. docs/report.md describes each chart. Without
+-o, the page goes next to the result file: result.json makes result.html.
+
+--slo draws another objective than the run's (llmrun run --slo) on the
+TTFT and TPOT charts, and judges a sweep's levels again against it for the
+curve's SLO line and markers.
+
+Exit codes: 0 the report was written, 1 the result file could not be read
+or the report not written, 2 bad command line.
+
+Examples:
+  llmrun report result.json -o report.html
+  llmrun report sweep.json -o sweep.html --slo ttft_p99=500,tpot_p99=50
+
+Flags:
+`
+
+// reportCommand runs "llmrun report": it reads a result file and writes its
+// HTML report.
+func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := pflag.NewFlagSet("llmrun report", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.StringP("output", "o", "", "the HTML file to write (default: the result file's name with .html)")
+	sloFlag := fs.String("slo", "", "the SLO to draw, and to judge a sweep against, instead of the run's: ttft_p99=MS,tpot_p99=MS")
+	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
+	usageError := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "llmrun report: "+format+"\nRun 'llmrun report --help' for usage.\n", args...)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return usageError("%v", err)
+	}
+	switch {
+	case fs.NArg() == 0:
+		return usageError("a result file is required")
+	case fs.NArg() > 1:
+		return usageError("unexpected argument %q: one result file at a time", fs.Arg(1))
+	case fs.Changed("output") && *out == "":
+		return usageError("-o: want a file name")
+	case *out == "":
+		*out = strings.TrimSuffix(fs.Arg(0), filepath.Ext(fs.Arg(0))) + ".html"
+	}
+	var slo summary.SLO
+	if fs.Changed("slo") {
+		var err error
+		if slo, err = parseSLO(*sloFlag); err != nil {
+			return usageError("--slo: %v", err)
+		}
+	}
+
+	s, err := summary.ReadJSON(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
+		return exitError
+	}
+	if fs.Changed("slo") {
+		applySLO(s, slo, stderr)
+	}
+	// The page is made in memory first, so that a failure leaves no
+	// partial file.
+	var page bytes.Buffer
+	if err := report.Render(&page, s); err != nil {
+		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
+		return exitError
+	}
+	if err := os.WriteFile(*out, page.Bytes(), 0o644); err != nil {
+		fmt.Fprintf(stderr, "llmrun report: writing the report: %v\n", err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return exitOK
+}
+
+// applySLO makes slo the run's SLO, for the charts to draw, and judges a
+// sweep's levels again against it, so that the markers follow from it. A
+// sweep whose levels cannot be judged again from the file keeps its
+// verdict and its SLO, with a warning.
+func applySLO(s *summary.Summary, slo summary.SLO, stderr io.Writer) {
+	if c := capacity.Assess(s, slo); c != nil {
+		s.Capacity = c
+	} else if s.Capacity != nil {
+		fmt.Fprintln(stderr, "llmrun report: warning: the sweep's levels cannot be judged again from the result file; --slo ignored, the report shows the SLO the sweep was run with")
+		return
+	}
+	s.Meta.SLO = slo
+}
