@@ -30,6 +30,13 @@ func TestRunWritesHTMLAndJSON(t *testing.T) {
 			t.Errorf("the report has no %s", want)
 		}
 	}
+	// The distributions are drawn from the result's histograms: many
+	// percentiles, not only the summary's four.
+	ttft := string(b)[strings.Index(string(b), `data-chart="latency-ttft"`):]
+	ttft = ttft[:strings.Index(ttft, "</svg>")]
+	if n := strings.Count(ttft, "<circle"); n < 20 {
+		t.Errorf("the TTFT distribution has %d points, want one per percentile drawn (20 or more)", n)
+	}
 	if s := readSummary(t, result); s.Serving.OK != 10 || len(s.Timeline) == 0 || len(s.Outputs) != 1 || s.Outputs[0].Written != 1 {
 		t.Errorf("result: ok %d, %d timeline points, outputs %+v", s.Serving.OK, len(s.Timeline), s.Outputs)
 	}

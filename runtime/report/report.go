@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -142,7 +143,7 @@ func newPage(s *summary.Summary) *page {
 		metric, label string
 		objective     float64
 	}{{"llm_ttft", "TTFT", slo.TTFTP99}, {"llm_tpot", "TPOT", slo.TPOTP99}, {"llm_itl", "ITL", 0}, {"llm_e2e", "E2E", 0}} {
-		p.LatencyCharts = append(p.LatencyCharts, percentileChart(s.Latency, m.metric, m.label, m.objective))
+		p.LatencyCharts = append(p.LatencyCharts, percentileChart(s.Latency, histogramOf(s, m.metric), m.metric, m.label, m.objective))
 	}
 	if len(s.Timeline) > 0 {
 		p.Timeline = timelineCharts(s.Timeline, slo)
@@ -284,10 +285,29 @@ func latencyRows(rows []summary.LatencyRow) table {
 	return t
 }
 
-// percentileChart draws one latency metric's distribution: min, the
-// percentiles and max against the percentile, with the SLO on its p99
-// when objective is not 0.
-func percentileChart(rows []summary.LatencyRow, metric, label string, objective float64) *Chart {
+// curvePercentiles are where a latency distribution is drawn when its
+// histogram is at hand: finer towards the tail, where the SLOs live.
+var curvePercentiles = []float64{0, 5, 10, 20, 30, 40, 50, 60, 70, 75, 80, 85, 90, 92, 94, 95, 96, 97, 98, 99, 99.5, 99.9, 100}
+
+// histogramOf is the decoded histogram of a metric of the result, nil when
+// the file has none (or it does not decode).
+func histogramOf(s *summary.Summary, metric string) *metrics.Stats {
+	m, ok := s.Metrics[metric]
+	if !ok || m.Histogram == nil {
+		return nil
+	}
+	st, err := m.Histogram.Stats()
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// percentileChart draws one latency metric's distribution: its latency at
+// each percentile, from its histogram when there is one (hist), else from
+// min, the summary's percentiles and max; with the SLO on its p99 when
+// objective is not 0.
+func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, label string, objective float64) *Chart {
 	spec := chartSpec{
 		Name:  "latency-" + strings.ToLower(label),
 		Title: label + " distribution: latency by percentile",
@@ -303,12 +323,26 @@ func percentileChart(rows []summary.LatencyRow, metric, label string, objective 
 		return buildChart(spec)
 	}
 	r := rows[i]
-	pts := []point{{X: 0, Y: r.Min, Tip: "min " + console.Millis(r.Min) + " ms"}}
-	for _, p := range summary.Percentiles {
-		v := r.P[fmt.Sprintf("p%g", p)]
-		pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, console.Millis(v))})
+	var pts []point
+	if hist != nil && hist.Count > 0 {
+		for _, p := range curvePercentiles {
+			v := hist.Percentile(p)
+			switch p {
+			case 0:
+				v = r.Min
+			case 100:
+				v = r.Max
+			}
+			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, console.Millis(v))})
+		}
+	} else {
+		pts = append(pts, point{X: 0, Y: r.Min, Tip: "min " + console.Millis(r.Min) + " ms"})
+		for _, p := range summary.Percentiles {
+			v := r.P[fmt.Sprintf("p%g", p)]
+			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, console.Millis(v))})
+		}
+		pts = append(pts, point{X: 100, Y: r.Max, Tip: "max " + console.Millis(r.Max) + " ms"})
 	}
-	pts = append(pts, point{X: 100, Y: r.Max, Tip: "max " + console.Millis(r.Max) + " ms"})
 	spec.Series = []series{{Name: label, Points: pts}}
 	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, console.Millis(r.P["p50"]), console.Millis(r.P["p99"]), console.Millis(r.Max))
 	return buildChart(spec)

@@ -158,8 +158,8 @@ func (r *Recorder) sample(vus int64, offset time.Duration) {
 }
 
 // Points returns the timeline of the run up to end: one point per
-// interval, the last one ending at end. Requests that ended after end
-// count in the last point.
+// interval, the last one ending at end (and one and a half intervals long
+// at most). Requests that ended after end count in the last point.
 func (r *Recorder) Points(end time.Time) []summary.TimelinePoint {
 	elapsed := end.Sub(r.start)
 	if elapsed <= 0 {
@@ -170,6 +170,11 @@ func (r *Recorder) Points(end time.Time) []summary.TimelinePoint {
 	r.reserve(elapsed - 1)
 	r.seal(len(r.buckets))
 	n := r.index(elapsed-1) + 1
+	// A last interval shorter than half a bucket joins the one before, so
+	// that requests ending in a sliver of time do not read as a burst.
+	if n >= 2 && elapsed-time.Duration(n-1)*r.width < r.width/2 {
+		n--
+	}
 	points := make([]summary.TimelinePoint, n)
 	var inFlight, vus int64
 	for i := range points {
@@ -186,6 +191,9 @@ func (r *Recorder) Points(end time.Time) []summary.TimelinePoint {
 			vus = b.activeVUs
 		}
 		from, to := time.Duration(i)*r.width, min(time.Duration(i+1)*r.width, elapsed)
+		if i == n-1 {
+			to = elapsed
+		}
 		p := summary.TimelinePoint{T: to.Seconds(), Seconds: (to - from).Seconds(),
 			Requests: b.requests, Failed: b.failed, OutputTokens: b.outputTokens, ActiveVUs: vus, InFlight: inFlight}
 		p.TTFTP50, p.TTFTP99 = percentiles(b.ttft)

@@ -283,3 +283,24 @@ func BenchmarkAddRequest(b *testing.B) {
 		})
 	})
 }
+
+// A run that ends just past a whole second does not get a sliver of a last
+// interval, whose few requests would read as a burst: the sliver joins the
+// interval before.
+func TestShortLastIntervalJoinsThePrevious(t *testing.T) {
+	r := New(t0, func() int64 { return 1 })
+	for range 10 {
+		r.AddRequest(req(3.1, 50, true, 10, 4))
+	}
+	points := r.Points(at(3.2))
+	if len(points) != 3 {
+		t.Fatalf("%d points, want 3: %+v", len(points), points)
+	}
+	last := points[2]
+	if last.T != 3.2 || math.Abs(last.Seconds-1.2) > 1e-9 || last.Requests != 10 {
+		t.Errorf("last point %+v, want 1.2 s ending at 3.2 s with the 10 requests", last)
+	}
+	if p := r.Points(at(3.6)); len(p) != 4 || p[3].Requests != 10 {
+		t.Errorf("a last interval of 0.6 s stands on its own: %+v", p)
+	}
+}
