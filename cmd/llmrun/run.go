@@ -160,9 +160,6 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return reportLoadError(stderr, script, err)
 	}
 
-	if !f.quiet {
-		banner(stdout, script, target, llmCfg, engine, outputs)
-	}
 	runInfo.Start = time.Now()
 	runInfo.Progress = func() output.Progress {
 		p := engine.Progress()
@@ -171,6 +168,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if err := outputs.start(ctx, runInfo); err != nil {
 		fmt.Fprintf(stderr, "llmrun run: --out %v\n", err)
 		return exitError
+	}
+	// After the outputs started: a listener on port 0 knows its port.
+	if !f.quiet {
+		banner(stdout, script, target, llmCfg, engine, outputs)
 	}
 	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
 	// The timeline counts from the start of the run proper, after the VUs'
