@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -41,6 +42,9 @@ type Config struct {
 	// Source, when not nil, is the script's source, used instead of
 	// reading ScriptPath (for the stock scenarios built into the binary).
 	Source []byte
+	// SourceFS, when not nil, holds the files Source's relative imports
+	// name (the stock scenarios' library).
+	SourceFS fs.FS
 	// Env is exposed to the script as __ENV.
 	Env map[string]string
 	// Overrides are the command line's load-shape flags.
@@ -101,7 +105,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("reading script: %w", err)
 		}
 	}
-	script, err := js.Compile(cfg.ScriptPath, src)
+	script, err := js.CompileFS(cfg.ScriptPath, src, cfg.SourceFS)
 	if err != nil {
 		return nil, err
 	}

@@ -16,9 +16,8 @@
 //   OUTPUT_TOKENS  answer length (ignore_eos)            128
 //   MIN_GAIN       throughput growth that still counts   0.10
 //                  as "growing" (10 %)
-import llm from 'llm';
-import { check, textSummary } from 'llmrun';
-import { prompts } from 'data';
+import { textSummary } from 'llmrun';
+import { levelFigures, pad, request } from './lib/sweep.js';
 import { settings, seconds } from 'llmrun/config';
 
 const p = settings({
@@ -49,13 +48,7 @@ levels.forEach((n, i) => {
 export const options = { scenarios };
 
 export default function () {
-  const r = llm.stream({
-    messages: [{ role: 'user', content: prompts.synthetic(inputTokens) }],
-    max_tokens: outputTokens,
-    ignore_eos: true,
-    temperature: 0,
-  }, { promptTokens: inputTokens });
-  check(r, { 'request succeeded': (r) => r.ok });
+  request(inputTokens, outputTokens);
 }
 
 // saturation returns the first level after which throughput grows by less
@@ -72,24 +65,7 @@ function saturation(rows) {
 }
 
 export function handleSummary(data) {
-  const rows = levels.map((n) => {
-    const sc = (data.llmrun.scenarios || []).find((s) => s.name === `c${n}`);
-    const row = (metric) => ((sc && sc.latency) || []).find((l) => l.metric === metric) || { percentiles_ms: {} };
-    const s = sc ? sc.serving : {};
-    return {
-      n,
-      ok: s.completed || 0,
-      failed: s.failed || 0,
-      rps: s.request_throughput || 0,
-      tokps: s.output_throughput || 0,
-      ttft50: row('llm_ttft').percentiles_ms.p50 || 0,
-      ttft95: row('llm_ttft').percentiles_ms.p95 || 0,
-      ttft99: row('llm_ttft').percentiles_ms.p99 || 0,
-      tpot50: row('llm_tpot').percentiles_ms.p50 || 0,
-      success: s.requests ? s.completed / s.requests : 0,
-    };
-  });
-  const pad = (v, w) => String(v).padStart(w);
+  const rows = levels.map((n) => ({ n, ...levelFigures(data, `c${n}`) }));
   let out = '\nconcurrency sweep (latencies in ms, throughput over each level\'s own run time)\n';
   out += `${pad('level', 6)} ${pad('ok', 6)} ${pad('failed', 6)} ${pad('success', 8)} ${pad('req/s', 8)} ${pad('out tok/s', 10)} ${pad('TTFT p50', 9)} ${pad('TTFT p95', 9)} ${pad('TTFT p99', 9)} ${pad('TPOT p50', 9)}\n`;
   for (const r of rows) {

@@ -19,9 +19,8 @@
 //   SLO_TPOT_P99     TPOT p99 bound, ms                   (none)
 //   MAX_VUS          VUs each rate may use at most        512
 //   MAX_CONCURRENCY  cap on requests in flight            (none)
-import llm from 'llm';
-import { check, textSummary } from 'llmrun';
-import { prompts } from 'data';
+import { textSummary } from 'llmrun';
+import { levelFigures, pad, request } from './lib/sweep.js';
 import { settings, seconds } from 'llmrun/config';
 
 const p = settings({
@@ -63,35 +62,15 @@ rates.forEach((rate) => {
 export const options = { scenarios };
 
 export default function () {
-  const r = llm.stream({
-    messages: [{ role: 'user', content: prompts.synthetic(inputTokens) }],
-    max_tokens: outputTokens,
-    ignore_eos: true,
-    temperature: 0,
-  }, { promptTokens: inputTokens });
-  check(r, { 'request succeeded': (r) => r.ok });
+  request(inputTokens, outputTokens);
 }
 
 export function handleSummary(data) {
   const rows = rates.map((rate) => {
-    const sc = (data.llmrun.scenarios || []).find((s) => s.name === `r${rate}`);
-    const row = (metric) => ((sc && sc.latency) || []).find((l) => l.metric === metric) || { percentiles_ms: {} };
-    const s = sc ? sc.serving : {};
-    const r = {
-      rate,
-      ok: s.completed || 0,
-      failed: s.failed || 0,
-      rps: s.request_throughput || 0,
-      tokps: s.output_throughput || 0,
-      ttft50: row('llm_ttft').percentiles_ms.p50 || 0,
-      ttft99: row('llm_ttft').percentiles_ms.p99 || 0,
-      tpot99: row('llm_tpot').percentiles_ms.p99 || 0,
-      success: s.requests ? s.completed / s.requests : 0,
-    };
+    const r = { rate, ...levelFigures(data, `r${rate}`) };
     r.meets = r.ok > 0 && r.failed === 0 && r.ttft99 <= sloTTFT && (sloTPOT === undefined || r.tpot99 <= sloTPOT);
     return r;
   });
-  const pad = (v, w) => String(v).padStart(w);
   let out = '\nrate sweep, Poisson arrivals (latencies in ms, throughput over each rate\'s own run time)\n';
   out += `${pad('rate/s', 7)} ${pad('ok', 6)} ${pad('failed', 6)} ${pad('success', 8)} ${pad('req/s', 8)} ${pad('out tok/s', 10)} ${pad('TTFT p50', 9)} ${pad('TTFT p99', 9)} ${pad('TPOT p99', 9)}  SLO\n`;
   for (const r of rows) {

@@ -13,8 +13,12 @@ import (
 // Prefix marks a stock scenario on the command line: "stock:serving-point".
 const Prefix = "stock:"
 
-//go:embed *.js
+//go:embed *.js lib/*.js
 var files embed.FS
+
+// Files are the stock scenarios and their library (lib/), where their
+// relative imports are found.
+func Files() fs.FS { return files }
 
 // Names lists the stock scenarios, sorted.
 func Names() []string {
@@ -24,7 +28,9 @@ func Names() []string {
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".js"))
+		if !e.IsDir() {
+			names = append(names, strings.TrimSuffix(e.Name(), ".js"))
+		}
 	}
 	sort.Strings(names)
 	return names

@@ -17,7 +17,7 @@ func TestEveryStockScenarioCompiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := js.Compile(Prefix+name+".js", src); err != nil {
+		if _, err := js.CompileFS(Prefix+name+".js", src, Files()); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

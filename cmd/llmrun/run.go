@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -288,11 +289,20 @@ func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, 
 	return a, exitOK, true
 }
 
+// sourceFS is where a stock scenario's imports are found; nil for a file.
+func (a scriptArgs) sourceFS() fs.FS {
+	if a.source == nil {
+		return nil
+	}
+	return scripts.Files()
+}
+
 // engineConfig is the engine's configuration for the parsed command line.
 func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer) runtime.Config {
 	return runtime.Config{
 		ScriptPath:  a.script,
 		Source:      a.source,
+		SourceFS:    a.sourceFS(),
 		Env:         a.env,
 		Overrides:   overrides(fs, f),
 		LLM:         a.llm,

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -42,12 +44,23 @@ type Script struct {
 //
 // A syntax error, or an import that cannot be resolved, is a *ScriptError.
 func Compile(filename string, src []byte) (*Script, error) {
+	return CompileFS(filename, src, nil)
+}
+
+// CompileFS is Compile for a script whose relative imports are files of
+// fsys (a script built into the binary and its library), not of the disk;
+// a nil fsys is the disk.
+func CompileFS(filename string, src []byte, fsys fs.FS) (*Script, error) {
 	abs, err := filepath.Abs(filename)
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s: %w", filename, err)
 	}
 	dir := filepath.Dir(abs)
-	res := api.Build(buildOptions(filename, dir, src))
+	opts := buildOptions(filename, dir, src)
+	if fsys != nil {
+		opts.Plugins = append(opts.Plugins, embeddedImports(fsys))
+	}
+	res := api.Build(opts)
 	if len(res.Errors) > 0 {
 		return nil, buildError(filename, res.Errors)
 	}
@@ -108,6 +121,42 @@ var goModules = api.Plugin{
 				return api.OnResolveResult{Path: args.Path, External: true}, nil
 			})
 	},
+}
+
+// embeddedNamespace is esbuild's namespace of the files of an embedded
+// script's fs.FS.
+const embeddedNamespace = "embedded"
+
+// embeddedImports resolves the relative imports of a script built into the
+// binary against fsys, its directory, so that stock scripts can share a
+// library of their own.
+func embeddedImports(fsys fs.FS) api.Plugin {
+	return api.Plugin{
+		Name: "llmrun-embedded",
+		Setup: func(b api.PluginBuild) {
+			b.OnResolve(api.OnResolveOptions{Filter: `^\.\.?/`},
+				func(args api.OnResolveArgs) (api.OnResolveResult, error) {
+					base := "."
+					if args.Namespace == embeddedNamespace {
+						base = path.Dir(args.Importer)
+					}
+					p := path.Join(base, args.Path)
+					if _, err := fs.Stat(fsys, p); err != nil {
+						return api.OnResolveResult{}, fmt.Errorf("%s is not among the scripts built into llmrun", args.Path)
+					}
+					return api.OnResolveResult{Path: p, Namespace: embeddedNamespace}, nil
+				})
+			b.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: embeddedNamespace},
+				func(args api.OnLoadArgs) (api.OnLoadResult, error) {
+					src, err := fs.ReadFile(fsys, args.Path)
+					if err != nil {
+						return api.OnLoadResult{}, err
+					}
+					contents := string(src)
+					return api.OnLoadResult{Contents: &contents, Loader: loaderFor(args.Path)}, nil
+				})
+		},
+	}
 }
 
 // gojaSyntaxGaps is the ES2022 syntax goja does not parse; esbuild lowers

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestCompileExports(t *testing.T) {
@@ -198,5 +199,27 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A script built into the binary imports its library from an fs.FS, not
+// from the disk: relative to the importing file, TypeScript included; an
+// import the FS lacks is an error naming it.
+func TestCompileFSImports(t *testing.T) {
+	fsys := fstest.MapFS{
+		"lib/sweep.js": {Data: []byte("import { twice } from './math.ts';\nimport { name } from '../shared.js';\nexport const level = (n) => name + ':' + twice(n);\n")},
+		"lib/math.ts":  {Data: []byte("export const twice = (x: number): number => 2 * x;\n")},
+		"shared.js":    {Data: []byte("export const name = 'c';\n")},
+	}
+	s, err := CompileFS("stock:sweep.js", []byte("import { level } from './lib/sweep.js';\nexport default function () { return level(8); }\n"), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustCall(t, mustInstantiate(t, s, InstanceConfig{}), "default").String(); got != "c:16" {
+		t.Errorf("default() = %q", got)
+	}
+	_, err = CompileFS("stock:broken.js", []byte("import { x } from './lib/missing.js';\nexport default function () {}\n"), fsys)
+	if err == nil || !strings.Contains(err.Error(), "./lib/missing.js is not among the scripts built into llmrun") {
+		t.Errorf("a missing embedded import: %v", err)
 	}
 }
