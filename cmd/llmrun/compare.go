@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -49,20 +48,12 @@ func (f *compareFlags) register(fs *pflag.FlagSet) {
 
 // compareCommand runs "llmrun compare".
 func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := pflag.NewFlagSet("llmrun compare", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newSubcommand("llmrun compare", compareUsage, stderr)
+	fs, usageError := cmd.flags, cmd.usageError
 	var f compareFlags
 	f.register(fs)
-	fs.Usage = func() { fmt.Fprint(stderr, compareUsage); fs.PrintDefaults() }
-	usageError := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "llmrun compare: "+format+"\nRun 'llmrun compare --help' for usage.\n", args...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return usageError("%v", err)
+	if code, ok := cmd.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() != 2 {
 		return usageError("want two result files, the baseline's and the current run's; got %d", fs.NArg())

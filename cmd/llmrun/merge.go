@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -41,22 +39,15 @@ Flags:
 
 // mergeCommand runs "llmrun merge".
 func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := pflag.NewFlagSet("llmrun merge", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newSubcommand("llmrun merge", mergeUsage, stderr)
 	var output string
-	fs.StringVarP(&output, "output", "o", "", "write the merged result to this file (default: standard output)")
-	fs.Usage = func() { fmt.Fprint(stderr, mergeUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "llmrun merge: %v\nRun 'llmrun merge --help' for usage.\n", err)
-		return exitUsage
+	cmd.flags.StringVarP(&output, "output", "o", "", "write the merged result to this file (default: standard output)")
+	if code, ok := cmd.parse(args); !ok {
+		return code
 	}
-	files := fs.Args()
+	files := cmd.flags.Args()
 	if len(files) == 0 {
-		fmt.Fprint(stderr, "llmrun merge: no result file given\nRun 'llmrun merge --help' for usage.\n")
-		return exitUsage
+		return cmd.usageError("no result file given")
 	}
 	results := make([]*summary.Summary, len(files))
 	for i, f := range files {

@@ -3,14 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/report"
@@ -44,20 +41,12 @@ Flags:
 // reportCommand runs "llmrun report": it reads a result file and writes its
 // HTML report.
 func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := pflag.NewFlagSet("llmrun report", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newSubcommand("llmrun report", reportUsage, stderr)
+	fs, usageError := cmd.flags, cmd.usageError
 	out := fs.StringP("output", "o", "", "the HTML file to write (default: the result file's name with .html)")
 	sloFlag := fs.String("slo", "", "the SLO to draw, and to judge a sweep against, instead of the run's: ttft_p99=MS,tpot_p99=MS")
-	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
-	usageError := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "llmrun report: "+format+"\nRun 'llmrun report --help' for usage.\n", args...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return usageError("%v", err)
+	if code, ok := cmd.parse(args); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() == 0:

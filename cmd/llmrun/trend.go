@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -62,20 +61,12 @@ func (f *trendFlags) register(fs *pflag.FlagSet) {
 }
 
 func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := pflag.NewFlagSet("llmrun trend", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newSubcommand("llmrun trend", trendUsage, stderr)
+	fs, usageError := cmd.flags, cmd.usageError
 	var f trendFlags
 	f.register(fs)
-	fs.Usage = func() { fmt.Fprint(stderr, trendUsage); fs.PrintDefaults() }
-	usageError := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "llmrun trend: "+format+"\nRun 'llmrun trend --help' for usage.\n", args...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return usageError("%v", err)
+	if code, ok := cmd.parse(args); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+)
+
+// subcommand is what the commands that read and write files (trend,
+// compare, merge, report) share: a flag set whose --help prints the
+// command's usage text and flags, and errors that say what was wrong and
+// where help is.
+type subcommand struct {
+	name   string // "llmrun compare"
+	flags  *pflag.FlagSet
+	stderr io.Writer
+}
+
+func newSubcommand(name, usage string, stderr io.Writer) *subcommand {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	return &subcommand{name: name, flags: fs, stderr: stderr}
+}
+
+// parse parses args; when ok is false the command ends at once with code:
+// 0 after --help, exitUsage after a bad flag.
+func (c *subcommand) parse(args []string) (code int, ok bool) {
+	if err := c.flags.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK, false
+		}
+		return c.usageError("%v", err), false
+	}
+	return exitOK, true
+}
+
+// usageError prints what was wrong with the command line and returns
+// exitUsage.
+func (c *subcommand) usageError(format string, args ...any) int {
+	fmt.Fprintf(c.stderr, c.name+": "+format+"\nRun '%s --help' for usage.\n", append(args, c.name)...)
+	return exitUsage
+}
