@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/trend"
@@ -33,38 +31,21 @@ Examples:
 Flags:
 `
 
-// compareFlags are the flags of "llmrun compare".
-type compareFlags struct {
-	threshold string
-	metrics   []string
-	noColor   bool
-}
-
-func (f *compareFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.threshold, "threshold", "10%", "relative change allowed before a figure counts as regressed: 10% or 0.1")
-	fs.StringSliceVar(&f.metrics, "metric", nil, "figures to compare, comma-separated or repeated (default: request_throughput, output_throughput, success_rate, ttft_p50, ttft_p99, tpot_p50, tpot_p99, itl_p99, e2e_p99)")
-	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
-}
-
 // compareCommand runs "llmrun compare".
 func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun compare", compareUsage, stderr)
 	fs, usageError := cmd.flags, cmd.usageError
-	var f compareFlags
-	f.register(fs)
+	var f verdictFlags
+	f.register(fs, "threshold")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() != 2 {
 		return usageError("want two result files, the baseline's and the current run's; got %d", fs.NArg())
 	}
-	tolerance, err := trend.ParseTolerance(f.threshold)
+	tolerance, figures, err := f.parse()
 	if err != nil {
-		return usageError("--threshold: %v", err)
-	}
-	figures, err := trend.ParseFigures(strings.Join(f.metrics, ","))
-	if err != nil {
-		return usageError("--metric: %v", err)
+		return usageError("%v", err)
 	}
 	baseFile, curFile := fs.Arg(0), fs.Arg(1)
 	base, err := summary.ReadJSON(baseFile)
@@ -86,7 +67,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	comparisons := trend.Compare(runs, figures, tolerance)
 	rep := trend.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
 		Runs: runs, Figures: figures, Comparisons: comparisons, Tolerance: tolerance}
-	style := console.Style{Color: !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""}
+	style := console.Style{Color: useColor(f.noColor, stdout, getenv)}
 	if err := trend.RenderPair(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
 		return exitError

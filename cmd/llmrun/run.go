@@ -132,7 +132,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		llmCfg.Model = discoverModel(ctx, llmCfg, stderr)
 	}
 
-	useColor := !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
+	color := useColor(f.noColor, stdout, getenv)
 	a.llm = llmCfg
 	exports, outSpecs := resultFiles(f.summaryExport, f.outs)
 	outputs, err := newOutputs(outSpecs, getenv)
@@ -206,9 +206,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	sum.Capacity = capacity.Assess(sum, a.slo)
 	sum.Outputs = outputs.finish(sum)
 	code = exitOK
-	hs := handleSummary(ctx, engine, sum, stdout, stderr, useColor)
+	hs := handleSummary(ctx, engine, sum, stdout, stderr, color)
 	if hs.printDefault {
-		if err := console.Render(stdout, sum, console.Style{Color: useColor}); err != nil {
+		if err := console.Render(stdout, sum, console.Style{Color: color}); err != nil {
 			fmt.Fprintf(stderr, "llmrun run: printing the summary: %v\n", err)
 			code = exitError
 		}

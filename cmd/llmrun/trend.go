@@ -43,9 +43,8 @@ Flags:
 type trendFlags struct {
 	influxURL, testid, model, scenario string
 	runs                               int
-	tolerance, since                   string
-	metrics                            []string
-	noColor                            bool
+	since                              string
+	verdict                            verdictFlags
 }
 
 func (f *trendFlags) register(fs *pflag.FlagSet) {
@@ -54,10 +53,8 @@ func (f *trendFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", "only the runs whose model tag is this (a run of several models has them sorted, joined with \",\")")
 	fs.StringVar(&f.scenario, "scenario", "", "compare this scenario's figures (default: the whole runs')")
 	fs.IntVar(&f.runs, "runs", 10, "runs to read: the newest and up to RUNS-1 before it, whose median is the baseline")
-	fs.StringVar(&f.tolerance, "tolerance", "10%", "relative change allowed before a figure counts as regressed: 10% or 0.1")
-	fs.StringSliceVar(&f.metrics, "metric", nil, "figures to compare, comma-separated or repeated (default: request_throughput, output_throughput, success_rate, ttft_p50, ttft_p99, tpot_p50, tpot_p99, itl_p99, e2e_p99)")
+	f.verdict.register(fs, "tolerance")
 	fs.StringVar(&f.since, "since", "365d", "how far back to look for runs: days (90d), weeks (12w) or a duration (48h)")
-	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
 }
 
 func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -82,13 +79,9 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return usageError("--influxdb: %v", err)
 	}
-	tolerance, err := trend.ParseTolerance(f.tolerance)
+	tolerance, figures, err := f.verdict.parse()
 	if err != nil {
-		return usageError("--tolerance: %v", err)
-	}
-	figures, err := trend.ParseFigures(strings.Join(f.metrics, ","))
-	if err != nil {
-		return usageError("--metric: %v", err)
+		return usageError("%v", err)
 	}
 	since, err := parseSince(f.since)
 	if err != nil {
@@ -110,7 +103,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		runs[i] = trend.Run{ID: r.RunID, Time: r.Time, Version: r.Version, Figures: r.Fields}
 	}
 	comparisons := trend.Compare(runs, figures, tolerance)
-	style := console.Style{Color: !f.noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""}
+	style := console.Style{Color: useColor(f.verdict.noColor, stdout, getenv)}
 	rep := trend.Report{Title: title, Runs: runs, Figures: figures, Comparisons: comparisons, Tolerance: tolerance}
 	if err := trend.Render(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun trend: printing the report: %v\n", err)
