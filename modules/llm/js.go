@@ -80,7 +80,10 @@ type instance struct {
 	metrics *Metrics
 	exports *goja.Object
 
-	samples []metrics.Sample // reused for each request's samples
+	// defaultClient is the module's client of the command line's
+	// options, looked up once (the lookup encodes the options as a key).
+	defaultClient *Client
+	samples       []metrics.Sample // reused for each request's samples
 	// record and itlScratch are reused for each request's output record.
 	record     modules.RequestRecord
 	itlScratch []float64
@@ -271,10 +274,13 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		panic(rt.NewTypeError("llm.stream() cannot be called in the init context; call it from the default function or a scenario's exec function"))
 	}
 	if c == nil {
-		var err error
-		if c, err = i.module.client(i.module.defaults); err != nil {
-			panic(rt.NewGoError(fmt.Errorf("llm.stream(): %w", err)))
+		if i.defaultClient == nil {
+			var err error
+			if i.defaultClient, err = i.module.client(i.module.defaults); err != nil {
+				panic(rt.NewGoError(fmt.Errorf("llm.stream(): %w", err)))
+			}
 		}
+		c = i.defaultClient
 	}
 	obj, ok := body.(*goja.Object)
 	if !ok || goja.IsNull(body) {
