@@ -24,7 +24,11 @@ before it: a figure worse by more than --tolerance (relative) is a
 regression, one better by more than it an improvement. Throughputs and the
 success rate are better higher, latency percentiles lower.
 
-URL takes the options of --out influxdb=URL (org, bucket); the token is read
+The runs are read with InfluxQL over the v1 /query API, which InfluxDB
+1.x, 2.x (through a DBRP mapping) and 3.x answer; Flux is not needed. URL
+takes the options of --out influxdb=URL: the database read is the bucket's
+part before "/" and the retention policy the part after it, or those the
+db= and rp= options name (on 2.x, the DBRP mapping's). The token is read
 from $LLMRUN_INFLUXDB_TOKEN (on InfluxDB 1.8, user:password).
 
 Exit codes: 0 no figure regressed (or there is no history yet), 109 a figure

@@ -200,6 +200,14 @@ func TestTrend(t *testing.T) {
 	if code != exitError || !strings.Contains(stderr, "http://127.0.0.1:1") || !strings.Contains(stderr, "unreachable") {
 		t.Errorf("no server: exit %d\nstderr:\n%s", code, stderr)
 	}
+	code, stdout, stderr = cli(t, ctx, env, "trend", "--influxdb", srv.URL+"?bucket=perf&db=llmrun&rp=autogen", "--testid", "stable")
+	if code != exitOK || !strings.Contains(stdout, "testid stable, whole runs: 6 runs") {
+		t.Errorf("db and rp naming what the bucket does not: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = cli(t, ctx, env, "trend", "--influxdb", url+"&db=nodb", "--testid", "stable")
+	if code != exitError || !strings.Contains(stderr, `database "nodb" not found`) || !strings.Contains(stderr, "db=") {
+		t.Errorf("an unknown database: exit %d, want 1 naming it and the db= option\nstderr:\n%s", code, stderr)
+	}
 }
 
 // Bad command lines exit 2 before anything is read.

@@ -1,6 +1,9 @@
 // Package influxtest runs a real InfluxDB 1.8 server for tests, as
 // net/http/httptest does for HTTP handlers: on 127.0.0.1, on free ports,
-// with a temporary data directory, authentication on and one database.
+// with a temporary data directory, authentication on, one database, and
+// Flux off: llmrun writes through the v2 compatibility API and reads
+// through InfluxQL on /query, which every InfluxDB line answers, so its
+// tests prove that nothing needs Flux.
 //
 // The server binary is found in $LLMRUN_INFLUXD, then as influxd on the
 // PATH. `.ci/run` builds it (go install
@@ -95,7 +98,7 @@ bind-address = "127.0.0.1:%s"
   enabled = true
   bind-address = "127.0.0.1:%s"
   auth-enabled = true
-  flux-enabled = true
+  flux-enabled = false
   log-enabled = false
 [monitor]
   store-enabled = false

@@ -2,6 +2,8 @@ package influxtest
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -19,5 +21,30 @@ func TestServer(t *testing.T) {
 	out, err := s.InfluxQL(ctx, `SHOW RETENTION POLICIES ON "llmrun"`)
 	if err != nil || !strings.Contains(string(out), "short") {
 		t.Fatalf("after a restart: %s %v", out, err)
+	}
+}
+
+// The server answers no Flux query, so the tests that read it prove that
+// llmrun does not need Flux.
+func TestFluxDisabled(t *testing.T) {
+	s := Start(t)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, s.URL+"/api/v2/query",
+		strings.NewReader(`from(bucket: "llmrun/autogen") |> range(start: -1h)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/vnd.flux")
+	req.Header.Set("Authorization", "Token "+s.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "Flux query service disabled") {
+		t.Errorf("a Flux query: %s %s; want 403 Flux query service disabled", resp.Status, body)
 	}
 }

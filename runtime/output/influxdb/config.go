@@ -25,6 +25,11 @@ type Config struct {
 	// Bucket is the bucket; on 1.8, "database/retention-policy" or
 	// "database".
 	Bucket string
+	// Database and RetentionPolicy, from the URL's db and rp options,
+	// name what the InfluxQL reads (History) query in place of the
+	// bucket's parts: on InfluxDB 2.x, the database and retention policy
+	// of the bucket's DBRP mapping. "" takes the bucket's part.
+	Database, RetentionPolicy string
 	// Token authenticates (from TokenEnv); "" for a server without auth.
 	Token string `json:"-"`
 	// Interval is the period of the llm_interval aggregates.
@@ -51,10 +56,10 @@ const (
 )
 
 // options are the URL query's keys, for the error of an unknown one.
-var options = []string{"org", "bucket", "interval", "buffer", "batch", "flushTimeout", "requests"}
+var options = []string{"org", "bucket", "db", "rp", "interval", "buffer", "batch", "flushTimeout", "requests"}
 
 // ParseConfig parses URL, http(s)://host:port[/path]?org=…&bucket=…&
-// interval=5s&buffer=100000&batch=5000&flushTimeout=10s&requests=true,
+// db=…&rp=…&interval=5s&buffer=100000&batch=5000&flushTimeout=10s&requests=true,
 // taking the token from getenv(TokenEnv) and org and bucket defaults from
 // LLMRUN_INFLUXDB_ORG and LLMRUN_INFLUXDB_BUCKET.
 func ParseConfig(raw string, getenv func(string) string) (Config, error) {
@@ -78,6 +83,15 @@ func ParseConfig(raw string, getenv func(string) string) (Config, error) {
 			c.Org = v
 		case "bucket":
 			c.Bucket = v
+		case "db", "rp":
+			if v == "" {
+				return c, fmt.Errorf("influxdb: %s=: want a name (leave the option out to read the bucket's)", k)
+			}
+			if k == "db" {
+				c.Database = v
+			} else {
+				c.RetentionPolicy = v
+			}
 		case "interval", "flushTimeout":
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
@@ -128,6 +142,20 @@ func (c Config) String() string {
 		s += ", org " + c.Org
 	}
 	return s + ")"
+}
+
+// queryTarget returns the database and retention policy the InfluxQL
+// reads query: the db and rp options, else the bucket's parts before and
+// after its "/" (rp "" for the database's default retention policy).
+func (c Config) queryTarget() (db, rp string) {
+	db, rp, _ = strings.Cut(c.Bucket, "/")
+	if c.Database != "" {
+		db = c.Database
+	}
+	if c.RetentionPolicy != "" {
+		rp = c.RetentionPolicy
+	}
+	return db, rp
 }
 
 // NewClient returns a client for the server; the caller closes it.

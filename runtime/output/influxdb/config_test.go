@@ -25,9 +25,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "defaults", raw: "http://127.0.0.1:8086", want: defaults},
 		{name: "trailing slash", raw: "http://127.0.0.1:8086/", want: defaults},
 		{name: "path kept", raw: "https://influx.example.com/proxy/", want: with(func(c *Config) { c.URL = "https://influx.example.com/proxy" })},
-		{name: "every option", raw: "http://127.0.0.1:8086?org=acme&bucket=perf/autogen&interval=2s&buffer=1000&batch=100&flushTimeout=3s&requests=false",
+		{name: "every option", raw: "http://127.0.0.1:8086?org=acme&bucket=perf/autogen&db=llmrun&rp=weekly&interval=2s&buffer=1000&batch=100&flushTimeout=3s&requests=false",
 			want: with(func(c *Config) {
 				c.Org, c.Bucket, c.Interval, c.Buffer, c.Batch, c.FlushTimeout, c.Requests = "acme", "perf/autogen", 2*time.Second, 1000, 100, 3*time.Second, false
+				c.Database, c.RetentionPolicy = "llmrun", "weekly"
 			})},
 		{name: "batch at most buffer", raw: "http://127.0.0.1:8086?buffer=10", want: with(func(c *Config) { c.Buffer, c.Batch = 10, 10 })},
 		{name: "environment", raw: "http://127.0.0.1:8086",
@@ -47,7 +48,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "requests not a boolean", raw: "http://127.0.0.1:8086?requests=maybe", wantErr: `requests="maybe": want true or false`},
 		{name: "token in URL", raw: "http://127.0.0.1:8086?token=secret", wantErr: "put no token in the URL"},
 		{name: "credentials in URL", raw: "http://user:secret@127.0.0.1:8086", wantErr: "put no credentials in the URL"},
-		{name: "unknown option", raw: "http://127.0.0.1:8086?bukket=x", wantErr: `unknown option "bukket"`},
+		{name: "db empty", raw: "http://127.0.0.1:8086?db=", wantErr: "db=: want a name"},
+		{name: "rp empty", raw: "http://127.0.0.1:8086?rp=&db=x", wantErr: "rp=: want a name"},
+		{name: "unknown option", raw: "http://127.0.0.1:8086?bukket=x", wantErr: `unknown option "bukket" in the URL (known: org, bucket, db, rp, interval`},
 		{name: "not http", raw: "udp://127.0.0.1:8089", wantErr: "is not a URL like"},
 		{name: "no host", raw: "http://", wantErr: "is not a URL like"},
 	}

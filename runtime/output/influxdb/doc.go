@@ -4,7 +4,8 @@
 // bounded memory to InfluxDB 2.x/3.x or 1.8+ (through its v2 compatibility
 // API), with github.com/influxdata/influxdb-client-go/v2. The schema is
 // fixed in docs/influxdb.md. History reads the llm_run points back for
-// llmrun trend.
+// llmrun trend with InfluxQL over the v1 /query API, which InfluxDB 1.x,
+// 2.x (through a DBRP mapping) and 3.x answer, Flux or not.
 //
 // Start writes the llm_run_start point itself, which checks the URL, the
 // bucket and the token before the run begins. From then on AddRequest

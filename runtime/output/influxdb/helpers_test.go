@@ -113,6 +113,7 @@ func TestOutput(t *testing.T) {
 		{"unique times", testUniqueTimes},
 		{"intervals", testIntervals},
 		{"rejected", testRejected},
+		{"influxql quoting", testInfluxQLQuoting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,15 +2,11 @@ package influxdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"time"
-
-	ihttp "github.com/influxdata/influxdb-client-go/v2/api/http"
-	"github.com/influxdata/influxdb-client-go/v2/api/query"
 )
 
 // Filter selects the runs History reads.
@@ -46,9 +42,9 @@ type RunRecord struct {
 }
 
 // History reads the llm_run points of f.TestID from the server of cfg,
-// with one Flux query run through the v2 query API (InfluxDB 2.x/3.x, or
-// 1.8+ with flux-enabled), and returns one record per run, newest first, at
-// most f.Runs.
+// with one InfluxQL query (HistoryQuery) over the v1 /query API, which
+// every InfluxDB line answers: 1.x, 2.x through a DBRP mapping, 3.x. It
+// returns one record per run, newest first, at most f.Runs.
 func History(ctx context.Context, cfg Config, f Filter) ([]RunRecord, error) {
 	if f.TestID == "" {
 		return nil, errors.New("influxdb history: no testid")
@@ -56,95 +52,87 @@ func History(ctx context.Context, cfg Config, f Filter) ([]RunRecord, error) {
 	if f.Runs < 1 || f.Since <= 0 {
 		return nil, fmt.Errorf("influxdb history: want at least one run over a positive period, have %d runs over %s", f.Runs, f.Since)
 	}
-	client := cfg.NewClient()
-	defer client.Close()
-	flux := HistoryQuery(cfg.Bucket, f, time.Now())
-	res, err := client.QueryAPI(cfg.Org).Query(ctx, flux)
+	found, err := influxQL(ctx, cfg, HistoryQuery(f, time.Now()))
 	if err != nil {
-		return nil, queryError(cfg, err)
+		return nil, err
 	}
-	defer res.Close()
 	var runs []RunRecord
-	for res.Next() {
-		runs = append(runs, runRecord(res.Record()))
-	}
-	if err := res.Err(); err != nil {
-		return nil, queryError(cfg, err)
+	for _, s := range found {
+		for _, row := range s.Values {
+			r, err := runRecord(s.Columns, row)
+			if err != nil {
+				db, _ := cfg.queryTarget()
+				return nil, fmt.Errorf("influxdb %s: reading the llm_run points of database %q: %w", cfg.URL, db, err)
+			}
+			runs = append(runs, r)
+		}
 	}
 	return runs, nil
 }
 
-// HistoryQuery returns the Flux query History runs at now: the llm_run
-// points of the filter's testid (and model, and scenario or else the
-// whole-run points) since now-f.Since, their fields pivoted into one row
-// per run, newest first, at most f.Runs rows.
-func HistoryQuery(bucket string, f Filter, now time.Time) string {
+// HistoryQuery returns the InfluxQL statement History runs at now: every
+// column of the llm_run points of the filter's testid, of its scenario or
+// else the whole-run points (no scenario tag, which a scenario equal to
+// the empty string matches), of its model when set, since now-f.Since,
+// newest first, at most f.Runs.
+func HistoryQuery(f Filter, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "from(bucket: %s)\n", fluxString(bucket))
-	fmt.Fprintf(&b, "  |> range(start: %s)\n", now.Add(-f.Since).UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "  |> filter(fn: (r) => r._measurement == \"llm_run\" and r.testid == %s)\n", fluxString(f.TestID))
-	if f.Scenario != "" {
-		fmt.Fprintf(&b, "  |> filter(fn: (r) => r.scenario == %s)\n", fluxString(f.Scenario))
-	} else {
-		b.WriteString("  |> filter(fn: (r) => not exists r.scenario)\n")
-	}
+	fmt.Fprintf(&b, "SELECT * FROM %s WHERE %s = %s AND %s = %s", influxQLIdent("llm_run"),
+		influxQLIdent("testid"), influxQLString(f.TestID), influxQLIdent("scenario"), influxQLString(f.Scenario))
 	if f.Model != "" {
-		fmt.Fprintf(&b, "  |> filter(fn: (r) => r.model == %s)\n", fluxString(f.Model))
+		fmt.Fprintf(&b, " AND %s = %s", influxQLIdent("model"), influxQLString(f.Model))
 	}
-	b.WriteString("  |> pivot(rowKey: [\"_time\"], columnKey: [\"_field\"], valueColumn: \"_value\")\n")
-	b.WriteString("  |> group()\n")
-	b.WriteString("  |> sort(columns: [\"_time\"], desc: true)\n")
-	fmt.Fprintf(&b, "  |> limit(n: %d)\n", f.Runs)
+	fmt.Fprintf(&b, " AND time >= %s ORDER BY time DESC LIMIT %d", influxQLString(now.Add(-f.Since).UTC().Format(time.RFC3339)), f.Runs)
 	return b.String()
 }
 
-// fluxString quotes s as a Flux string literal, escaping what would end it
-// or be interpolated.
-func fluxString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "${", `\${`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	return `"` + r.Replace(s) + `"`
-}
-
-// runRecord converts a pivoted row: the tags and metadata strings by name,
-// every numeric column but Flux's own (_start, table, …) as a field.
-func runRecord(rec *query.FluxRecord) RunRecord {
-	str := func(k string) string {
-		s, _ := rec.ValueByKey(k).(string)
-		return s
+// runRecord converts a row of SELECT *: the time, the tags and metadata
+// strings by name, every number as a field (booleans, other strings and
+// absent values left out).
+func runRecord(columns []string, values []any) (RunRecord, error) {
+	if len(values) != len(columns) {
+		return RunRecord{}, fmt.Errorf("a row of %d values for %d columns", len(values), len(columns))
 	}
-	r := RunRecord{RunID: str("run_id"), Time: rec.Time(), Model: str("model"), Scenario: str("scenario"),
-		Version: str("version"), Target: str("target"), Fields: map[string]float64{}}
-	for k, v := range rec.Values() {
-		if strings.HasPrefix(k, "_") || k == "table" || k == "result" {
+	r := RunRecord{Fields: map[string]float64{}}
+	strs := map[string]*string{"run_id": &r.RunID, "model": &r.Model, "scenario": &r.Scenario, "version": &r.Version, "target": &r.Target}
+	for i, col := range columns {
+		if col == "time" {
+			t, err := pointTime(values[i])
+			if err != nil {
+				return RunRecord{}, err
+			}
+			r.Time = t
 			continue
 		}
-		switch n := v.(type) {
-		case float64:
-			r.Fields[k] = n
-		case int64:
-			r.Fields[k] = float64(n)
-		case uint64:
-			r.Fields[k] = float64(n)
+		switch v := values[i].(type) {
+		case json.Number:
+			n, err := v.Float64()
+			if err != nil {
+				return RunRecord{}, fmt.Errorf("field %s: %w", col, err)
+			}
+			r.Fields[col] = n
+		case string:
+			if p := strs[col]; p != nil {
+				*p = v
+			}
 		}
 	}
-	return r
+	return r, nil
 }
 
-// queryError describes a failed query by the server's URL and its cause,
-// with the usual remedy for a refused token or an unreachable server; it
-// never includes the token.
-func queryError(cfg Config, err error) error {
-	var herr *ihttp.Error
-	var nerr net.Error
-	switch {
-	case errors.As(err, &herr) && (herr.StatusCode == http.StatusUnauthorized || herr.StatusCode == http.StatusForbidden):
-		return fmt.Errorf("influxdb %s: the token was refused (%d %s): set %s to a token that may read bucket %q (on InfluxDB 1.8, user:password): %w",
-			cfg.URL, herr.StatusCode, http.StatusText(herr.StatusCode), TokenEnv, cfg.Bucket, err)
-	case errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("influxdb %s: not found (is bucket %q right, and on InfluxDB 1.8 flux-enabled on?): %w", cfg.URL, cfg.Bucket, err)
-	case errors.As(err, &nerr):
-		return fmt.Errorf("influxdb %s: unreachable: %w", cfg.URL, err)
+// pointTime reads a time column: epoch nanoseconds as asked, or RFC 3339
+// from a server that ignores epoch.
+func pointTime(v any) (time.Time, error) {
+	switch t := v.(type) {
+	case json.Number:
+		ns, err := t.Int64()
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time %s: %w", t, err)
+		}
+		return time.Unix(0, ns).UTC(), nil
+	case string:
+		return time.Parse(time.RFC3339Nano, t)
 	default:
-		return fmt.Errorf("influxdb %s: reading the runs of bucket %q: %w", cfg.URL, cfg.Bucket, err)
+		return time.Time{}, fmt.Errorf("time %v: want epoch nanoseconds or RFC 3339", v)
 	}
 }

@@ -2,12 +2,11 @@ package influxdb_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"io"
 	"maps"
-	"os"
-	"regexp"
-	"slices"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -65,17 +64,52 @@ func historyPoints(runs []historyRun, now time.Time) []*write.Point {
 	return pts
 }
 
-// plantHistory writes the runs to the server.
-func plantHistory(t *testing.T, s *influxtest.Server, runs []historyRun, now time.Time) {
+// writePoints writes the points to the server.
+func writePoints(t *testing.T, s *influxtest.Server, pts []*write.Point) {
 	t.Helper()
 	client := influxdb2.NewClient(s.URL, s.Token)
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := client.WriteAPIBlocking("", s.Bucket).WritePoint(ctx, historyPoints(runs, now)...); err != nil {
-		t.Fatalf("planting the history: %v", err)
+	if err := client.WriteAPIBlocking("", s.Bucket).WritePoint(ctx, pts...); err != nil {
+		t.Fatalf("writing %d points: %v", len(pts), err)
 	}
 }
+
+// plantHistory writes the runs to the server.
+func plantHistory(t *testing.T, s *influxtest.Server, runs []historyRun, now time.Time) {
+	t.Helper()
+	writePoints(t, s, historyPoints(runs, now))
+}
+
+// historyConfig is the configuration of --influxdb s.URL?bucket=…&query,
+// with the server's token.
+func historyConfig(t *testing.T, s *influxtest.Server, query string) influxdb.Config {
+	t.Helper()
+	cfg, err := influxdb.ParseConfig(s.URL+"?bucket="+s.Bucket+query, func(k string) string {
+		if k == influxdb.TokenEnv {
+			return s.Token
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// runIDs joins the runs' IDs, in order.
+func runIDs(runs []influxdb.RunRecord) string {
+	var s []string
+	for _, r := range runs {
+		s = append(s, r.RunID)
+	}
+	return strings.Join(s, ",")
+}
+
+// hostileID is a testid with what ends or escapes InfluxQL literals and
+// identifiers, and what would inject a statement.
+const hostileID = `it's we"ird ${x} \ id'; DROP DATABASE "llmrun"; --`
 
 func TestHistory(t *testing.T) {
 	s := influxtest.Start(t)
@@ -88,20 +122,12 @@ func TestHistory(t *testing.T) {
 		{testid: "nightly", model: "llama", runID: "r4", age: 2 * day, ttftP99: 104, scenarios: []string{"chat", "rag"}, tag: [2]string{"env", "staging"}},
 		{testid: "nightly", model: "llama", runID: "r5", age: 400 * day, ttftP99: 105},
 		{testid: "other", model: "llama", runID: "o1", age: day, ttftP99: 999},
-		{testid: `we"ird ${x} \ id`, model: "llama", runID: "w1", age: day, ttftP99: 7},
+		{testid: hostileID, model: "llama", runID: "w1", age: day, ttftP99: 7},
 	}, now)
-	cfg, err := influxdb.ParseConfig(s.URL+"?bucket="+s.Bucket, func(k string) string {
-		if k == influxdb.TokenEnv {
-			return s.Token
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := historyConfig(t, s, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	read := func(f influxdb.Filter) []influxdb.RunRecord {
+	read := func(cfg influxdb.Config, f influxdb.Filter) []influxdb.RunRecord {
 		t.Helper()
 		if f.Since == 0 {
 			f.Since = 365 * day
@@ -112,16 +138,9 @@ func TestHistory(t *testing.T) {
 		}
 		return runs
 	}
-	ids := func(runs []influxdb.RunRecord) string {
-		var s []string
-		for _, r := range runs {
-			s = append(s, r.RunID)
-		}
-		return strings.Join(s, ",")
-	}
 
-	runs := read(influxdb.Filter{TestID: "nightly", Runs: 10})
-	if got := ids(runs); got != "r4,r3,r2,r1" {
+	runs := read(cfg, influxdb.Filter{TestID: "nightly", Runs: 10})
+	if got := runIDs(runs); got != "r4,r3,r2,r1" {
 		t.Fatalf("whole-run points of nightly in the last year: %s, want r4,r3,r2,r1 (newest first; other testids, scenarios, measurements and older runs left out)", got)
 	}
 	r := runs[0]
@@ -134,320 +153,172 @@ func TestHistory(t *testing.T) {
 			t.Errorf("field %s = %v (present %v), want %v", k, got, ok, v)
 		}
 	}
-	for _, k := range []string{"aborted", "version", "max_vus", "active_vus", "table", "_value"} {
+	for _, k := range []string{"aborted", "version", "max_vus", "active_vus", "time", "run_id", "env", "testid"} {
 		if _, ok := r.Fields[k]; ok {
 			t.Errorf("field %s is not a numeric field of llm_run, but is in %v", k, r.Fields)
 		}
 	}
 
-	if got := ids(read(influxdb.Filter{TestID: "nightly", Runs: 2})); got != "r4,r3" {
-		t.Errorf("Runs 2: %s, want r4,r3", got)
+	reader := cfg
+	reader.Token = "reader:p: w'x" // a password with ':', a space and a quote
+	if _, err := s.InfluxQL(ctx, `CREATE USER "reader" WITH PASSWORD 'p: w\'x'`); err != nil {
+		t.Fatal(err)
 	}
-	if got := ids(read(influxdb.Filter{TestID: "nightly", Model: "llama", Runs: 10})); got != "r4,r2,r1" {
-		t.Errorf("model llama: %s, want r4,r2,r1", got)
+	if _, err := s.InfluxQL(ctx, `GRANT READ ON "llmrun" TO "reader"`); err != nil {
+		t.Fatal(err)
 	}
-	if got := ids(read(influxdb.Filter{TestID: "nightly", Runs: 10, Since: 1000 * day})); got != "r4,r3,r2,r1,r5" {
-		t.Errorf("since 1000 days: %s, want r4,r3,r2,r1,r5", got)
+	tests := []struct {
+		name string
+		cfg  influxdb.Config
+		f    influxdb.Filter
+		want string
+	}{
+		{"runs 2", cfg, influxdb.Filter{TestID: "nightly", Runs: 2}, "r4,r3"},
+		{"model llama", cfg, influxdb.Filter{TestID: "nightly", Model: "llama", Runs: 10}, "r4,r2,r1"},
+		{"since 1000 days", cfg, influxdb.Filter{TestID: "nightly", Runs: 10, Since: 1000 * day}, "r4,r3,r2,r1,r5"},
+		{"scenario rag", cfg, influxdb.Filter{TestID: "nightly", Scenario: "rag", Runs: 10}, "r4,r2,r1"},
+		{"a testid with quotes, ${, a backslash and a statement", cfg, influxdb.Filter{TestID: hostileID, Runs: 10}, "w1"},
+		{"a model with quotes, a newline and OR", cfg, influxdb.Filter{TestID: "nightly", Model: "llama' OR \"model\" != '\n", Runs: 10}, ""},
+		{"an unknown testid", cfg, influxdb.Filter{TestID: "none", Runs: 10}, ""},
+		{"a read-only user as Basic authentication", reader, influxdb.Filter{TestID: "nightly", Runs: 10}, "r4,r3,r2,r1"},
+		{"the database's default retention policy", historyConfig(t, s, "&bucket=llmrun"), influxdb.Filter{TestID: "nightly", Runs: 1}, "r4"},
+		{"db and rp over the bucket", historyConfig(t, s, "&bucket=perf&db=llmrun&rp=autogen"), influxdb.Filter{TestID: "nightly", Runs: 1}, "r4"},
 	}
-	chat := read(influxdb.Filter{TestID: "nightly", Scenario: "rag", Runs: 10})
-	if got := ids(chat); got != "r4,r2,r1" {
-		t.Errorf("scenario rag: %s, want r4,r2,r1", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := runIDs(read(tt.cfg, tt.f)); got != tt.want {
+				t.Errorf("%s, want %s", got, tt.want)
+			}
+		})
 	}
-	if len(chat) > 0 && (chat[0].Scenario != "rag" || chat[0].Fields["ttft_p99"] != 106 || chat[0].Fields["output_throughput"] != 201) {
-		t.Errorf("scenario rag's newest point: %+v", chat[0])
+	rag := read(cfg, influxdb.Filter{TestID: "nightly", Scenario: "rag", Runs: 1})
+	if len(rag) != 1 || rag[0].Scenario != "rag" || rag[0].Fields["ttft_p99"] != 106 || rag[0].Fields["output_throughput"] != 201 {
+		t.Errorf("scenario rag's newest point: %+v", rag)
 	}
-	if got := ids(read(influxdb.Filter{TestID: `we"ird ${x} \ id`, Runs: 10})); got != "w1" {
-		t.Errorf("a testid with quotes, ${ and a backslash: %q, want w1", got)
-	}
-	if got := read(influxdb.Filter{TestID: "none", Runs: 10}); len(got) != 0 {
-		t.Errorf("an unknown testid: %v, want no run", got)
-	}
+}
 
-	bad := cfg
-	bad.Token = "llmrun:wrong-password"
-	_, err = influxdb.History(ctx, bad, influxdb.Filter{TestID: "nightly", Runs: 10, Since: day})
-	if err == nil || !strings.Contains(err.Error(), s.URL) || !strings.Contains(err.Error(), influxdb.TokenEnv) || strings.Contains(err.Error(), "wrong-password") {
-		t.Errorf("a wrong token: %v; want an error naming the URL and %s, without the token", err, influxdb.TokenEnv)
+// A numeric field History does not know, added to llm_run later, reads
+// back with the others.
+func TestHistoryNewField(t *testing.T) {
+	s := influxtest.Start(t)
+	now := time.Now().Truncate(time.Second)
+	pts := historyPoints([]historyRun{{testid: "ci", model: "m", runID: "c1", age: time.Hour, ttftP99: 100}}, now)
+	pts[0].AddField("ttft_p99_ci_lo", 95.5).AddField("ttft_p99_samples", int64(1200))
+	writePoints(t, s, pts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	runs, err := influxdb.History(ctx, historyConfig(t, s, ""), influxdb.Filter{TestID: "ci", Runs: 1, Since: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
 	}
-	gone := cfg
-	gone.URL = "http://127.0.0.1:1"
-	_, err = influxdb.History(ctx, gone, influxdb.Filter{TestID: "nightly", Runs: 10, Since: day})
-	if err == nil || !strings.Contains(err.Error(), "http://127.0.0.1:1") || !strings.Contains(err.Error(), "unreachable") {
-		t.Errorf("no server: %v; want an error naming the URL and saying it is unreachable", err)
+	if len(runs) != 1 || runs[0].Fields["ttft_p99_ci_lo"] != 95.5 || runs[0].Fields["ttft_p99_samples"] != 1200 || runs[0].Fields["ttft_p99"] != 100 {
+		t.Errorf("runs %+v: want c1 with ttft_p99_ci_lo 95.5 and ttft_p99_samples 1200", runs)
 	}
-	nob := cfg
-	nob.Bucket = "nodb/autogen"
-	_, err = influxdb.History(ctx, nob, influxdb.Filter{TestID: "nightly", Runs: 10, Since: day})
-	if err == nil || !strings.Contains(err.Error(), "nodb/autogen") {
-		t.Errorf("no such bucket: %v; want an error naming the bucket", err)
+}
+
+// closedURL returns the URL of a port of 127.0.0.1 nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+// answering returns the URL of a server on 127.0.0.1 that answers every
+// request with status and body, body repeated until it is at least size
+// bytes long.
+func answering(t *testing.T, status int, body string, size int) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		for n := 0; n == 0 || n < size; n += len(body) {
+			if _, err := io.WriteString(w, body); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// History's errors name the server's URL, quote what it said, say what to
+// fix, and never show the token.
+func TestHistoryErrors(t *testing.T) {
+	s := influxtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	with := func(query string, f func(*influxdb.Config)) influxdb.Config {
+		cfg := historyConfig(t, s, query)
+		f(&cfg)
+		return cfg
+	}
+	gone, proxy, huge := closedURL(t), answering(t, http.StatusBadGateway, "<html><body>502 Bad Gateway</body></html>", 0),
+		answering(t, http.StatusOK, strings.Repeat(" ", 1<<16), 65<<20)
+	tests := []struct {
+		name string
+		cfg  influxdb.Config
+		want []string
+	}{
+		{"a wrong password", with("", func(c *influxdb.Config) { c.Token = "llmrun:wrong-secret" }),
+			[]string{s.URL, "the token was refused", "HTTP 401 Unauthorized", `"authorization failed"`, influxdb.TokenEnv, "user:password"}},
+		{"a token 1.8 cannot parse", with("", func(c *influxdb.Config) { c.Token = "opaque-secret" }),
+			[]string{s.URL, "the token was refused", "HTTP 401", "unable to parse authentication credentials", influxdb.TokenEnv}},
+		{"no token", with("", func(c *influxdb.Config) { c.Token = "" }),
+			[]string{s.URL, "the server wants a token", "HTTP 401", influxdb.TokenEnv}},
+		{"an unknown database", with("&bucket=nodb/autogen", func(*influxdb.Config) {}),
+			[]string{s.URL, `database "nodb" not found`, "database not found: nodb", "db=", "DBRP"}},
+		{"an unknown db option", with("&db=nodb", func(*influxdb.Config) {}),
+			[]string{s.URL, `database "nodb" not found`}},
+		{"an unknown retention policy", with("&bucket=llmrun/norp", func(*influxdb.Config) {}),
+			[]string{s.URL, `retention policy "norp" of database "llmrun" not found`, "retention policy not found: norp", "rp="}},
+		{"nothing listening", with("", func(c *influxdb.Config) { c.URL = gone }),
+			[]string{gone, "unreachable", "connection refused"}},
+		{"a proxy's error page", with("", func(c *influxdb.Config) { c.URL = proxy }),
+			[]string{proxy, `the query of database "llmrun" failed`, "HTTP 502 Bad Gateway", "<html><body>502 Bad Gateway"}},
+		{"an answer over 64 MiB", with("", func(c *influxdb.Config) { c.URL = huge }),
+			[]string{huge, "larger than 64 MiB"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := influxdb.History(ctx, tt.cfg, influxdb.Filter{TestID: "nightly", Runs: 10, Since: time.Hour})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v\nlacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "SELECT") {
+				t.Errorf("%v\nshows the token or the query", err)
+			}
+		})
 	}
 }
 
 func TestHistoryQuery(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	q := influxdb.HistoryQuery("llmrun/autogen", influxdb.Filter{TestID: "nightly", Runs: 10, Since: 30 * 24 * time.Hour}, now)
-	for _, want := range []string{`from(bucket: "llmrun/autogen")`, "range(start: 2025-05-02T12:00:00Z)", `r.testid == "nightly"`, "not exists r.scenario", "limit(n: 10)"} {
-		if !strings.Contains(q, want) {
-			t.Errorf("query lacks %s:\n%s", want, q)
-		}
+	tests := []struct {
+		name string
+		f    influxdb.Filter
+		want string
+	}{
+		{"whole runs", influxdb.Filter{TestID: "nightly", Runs: 10, Since: 30 * 24 * time.Hour},
+			`SELECT * FROM "llm_run" WHERE "testid" = 'nightly' AND "scenario" = '' AND time >= '2025-05-02T12:00:00Z' ORDER BY time DESC LIMIT 10`},
+		{"a scenario and a model", influxdb.Filter{TestID: "t", Model: "llama-3.1-8b", Scenario: "chat", Runs: 3, Since: time.Hour},
+			`SELECT * FROM "llm_run" WHERE "testid" = 't' AND "scenario" = 'chat' AND "model" = 'llama-3.1-8b' AND time >= '2025-06-01T11:00:00Z' ORDER BY time DESC LIMIT 3`},
+		{"hostile values", influxdb.Filter{TestID: `it's \ "x"`, Model: "m\nx' OR ''='", Scenario: `\'`, Runs: 1, Since: time.Hour},
+			`SELECT * FROM "llm_run" WHERE "testid" = 'it\'s \\ "x"' AND "scenario" = '\\\'' AND "model" = 'm\nx\' OR \'\'=\'' AND time >= '2025-06-01T11:00:00Z' ORDER BY time DESC LIMIT 1`},
 	}
-	if strings.Contains(q, "r.model") {
-		t.Errorf("query filters on a model none was given:\n%s", q)
-	}
-	q = influxdb.HistoryQuery("b", influxdb.Filter{TestID: "t", Model: "m\nx", Scenario: "chat", Runs: 3, Since: time.Hour}, now)
-	for _, want := range []string{`r.scenario == "chat"`, `r.model == "m\nx"`} {
-		if !strings.Contains(q, want) {
-			t.Errorf("query lacks %s:\n%s", want, q)
-		}
-	}
-	if strings.Contains(q, "not exists") {
-		t.Errorf("a scenario's query keeps only whole-run points:\n%s", q)
-	}
-}
-
-// dashboardFile is the Grafana dashboard of the examples.
-const dashboardFile = "../../../examples/grafana/llmrun-dashboard.json"
-
-// schemaFields returns the measurements of docs/influxdb.md's schema and
-// their fields (llm_interval's errors_<class> aside).
-func schemaFields() map[string][]string {
-	run := []string{"duration_s", "requests", "completed", "failed", "interrupted", "success_rate", "request_throughput",
-		"output_throughput", "total_token_throughput", "input_tokens", "output_tokens", "cached_tokens", "mean_input_tokens",
-		"mean_output_tokens", "iterations", "dropped_iterations", "thresholds_passed", "thresholds_failed", "aborted",
-		"interrupted_run", "client_warnings", "version", "script", "script_sha256", "target", "base_url", "host", "load_shape", "seed"}
-	for _, l := range []string{"ttft", "tpot", "itl", "e2e", "ttfb"} {
-		for _, s := range []string{"mean", "p50", "p90", "p95", "p99", "max"} {
-			run = append(run, l+"_"+s)
-		}
-	}
-	return map[string][]string{
-		"llm_request": {"ttft", "ttfo", "tpot", "e2e", "itl_mean", "itl_p99", "output_tokens", "input_tokens", "cached_tokens",
-			"reasoning_tokens", "ok", "status", "error_class"},
-		"llm_interval": {"requests", "failed", "req_per_s", "output_tok_per_s", "total_tok_per_s", "active_vus",
-			"ttft_p50", "ttft_p90", "ttft_p99", "tpot_p50", "tpot_p99", "e2e_p50", "e2e_p99"},
-		"llm_run_start": {"max_vus"},
-		"llm_run":       run,
-	}
-}
-
-// dashboardPanel is the part of a Grafana panel the tests read.
-type dashboardPanel struct {
-	Type, Title string
-	Datasource  struct{ Type, UID string }
-	Targets     []struct {
-		Query      string
-		Datasource struct{ Type, UID string }
-	}
-	Panels []dashboardPanel
-}
-
-// dashboard is the part of a Grafana dashboard the tests read.
-type dashboard struct {
-	SchemaVersion int
-	Inputs        []struct {
-		Name     string
-		PluginID string `json:"pluginId"`
-	} `json:"__inputs"`
-	Panels     []dashboardPanel
-	Templating struct {
-		List []struct {
-			Name, Type, Query string
-			Current           struct{ Value any }
-		}
-	}
-}
-
-// readDashboard parses the dashboard and returns it with its panels,
-// those of rows included, rows left out.
-func readDashboard(t *testing.T) (dashboard, []dashboardPanel) {
-	t.Helper()
-	b, err := os.ReadFile(dashboardFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d dashboard
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("%s is not valid JSON: %v", dashboardFile, err)
-	}
-	var panels []dashboardPanel
-	var walk func([]dashboardPanel)
-	walk = func(ps []dashboardPanel) {
-		for _, p := range ps {
-			if p.Type != "row" {
-				panels = append(panels, p)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := influxdb.HistoryQuery(tt.f, now); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
-			walk(p.Panels)
-		}
-	}
-	walk(d.Panels)
-	return d, panels
-}
-
-var (
-	measurementRef = regexp.MustCompile(`r\._measurement == "([^"]*)"`)
-	fieldRef       = regexp.MustCompile(`r\._field == "([^"]*)"`)
-	prefixRef      = regexp.MustCompile(`prefix: "([^"]*)"`)
-	columnRef      = regexp.MustCompile(`\br\.(\w+)`)
-	columnsList    = regexp.MustCompile(`columns: \[([^\]]*)\]`)
-)
-
-// checkFlux fails t unless the Flux query names measurements of the
-// schema, and only fields of them and columns that exist.
-func checkFlux(t *testing.T, name, q string) {
-	t.Helper()
-	schema := schemaFields()
-	columns := []string{"_measurement", "_field", "_value", "_time", "_start", "_stop", "run_id", "testid", "model", "scenario"}
-	ms := measurementRef.FindAllStringSubmatch(q, -1)
-	if len(ms) == 0 {
-		t.Errorf("%s: the query names no measurement:\n%s", name, q)
-	}
-	var names, fields []string
-	for _, m := range ms {
-		f, ok := schema[m[1]]
-		if !ok {
-			t.Errorf("%s: measurement %q is not in the schema", name, m[1])
-		}
-		names, fields = append(names, m[1]), append(fields, f...)
-	}
-	for _, m := range fieldRef.FindAllStringSubmatch(q, -1) {
-		if !slices.Contains(fields, m[1]) {
-			t.Errorf("%s: field %q is not a field of %s in the schema", name, m[1], strings.Join(names, ", "))
-		}
-	}
-	for _, m := range prefixRef.FindAllStringSubmatch(q, -1) {
-		if m[1] != "errors_" || !strings.Contains(q, `"llm_interval"`) {
-			t.Errorf("%s: fields by prefix %q: only llm_interval's errors_<class> are", name, m[1])
-		}
-	}
-	for _, m := range columnRef.FindAllStringSubmatch(q, -1) {
-		if !slices.Contains(columns, m[1]) {
-			t.Errorf("%s: column r.%s is no tag of the schema", name, m[1])
-		}
-	}
-	for _, m := range columnsList.FindAllStringSubmatch(q, -1) {
-		for c := range strings.SplitSeq(m[1], ",") {
-			if c = strings.Trim(strings.TrimSpace(c), `"`); !slices.Contains(columns, c) {
-				t.Errorf("%s: column %q is no tag of the schema", name, c)
-			}
-		}
-	}
-}
-
-// The dashboard is valid JSON for an InfluxDB data source chosen on
-// import, with the bucket, testid and model variables, and each panel has
-// a Flux query of the schema's measurements and fields.
-func TestDashboard(t *testing.T) {
-	d, panels := readDashboard(t)
-	if d.SchemaVersion < 36 {
-		t.Errorf("schemaVersion %d: want a current one (39)", d.SchemaVersion)
-	}
-	if len(d.Inputs) != 1 || d.Inputs[0].Name != "DS_INFLUXDB" || d.Inputs[0].PluginID != "influxdb" {
-		t.Errorf("inputs %+v: want one, DS_INFLUXDB, an influxdb data source", d.Inputs)
-	}
-	vars := map[string]string{}
-	for _, v := range d.Templating.List {
-		vars[v.Name] = v.Query
-		if v.Name == "bucket" && v.Current.Value != "llmrun/autogen" {
-			t.Errorf("bucket's default is %v, want llmrun/autogen", v.Current.Value)
-		}
-		if v.Type == "query" {
-			checkFlux(t, "variable "+v.Name, v.Query)
-		}
-	}
-	for _, name := range []string{"bucket", "testid", "model"} {
-		if _, ok := vars[name]; !ok {
-			t.Errorf("no variable %s", name)
-		}
-	}
-	if len(panels) < 9 {
-		t.Errorf("%d panels, want the 4 per-run trends and the 5 live-run panels", len(panels))
-	}
-	var measurements []string
-	for _, p := range panels {
-		if p.Datasource.UID != "${DS_INFLUXDB}" || len(p.Targets) == 0 {
-			t.Errorf("panel %q: data source %+v, %d queries; want ${DS_INFLUXDB} and a query", p.Title, p.Datasource, len(p.Targets))
-		}
-		for _, q := range p.Targets {
-			if q.Datasource.UID != "${DS_INFLUXDB}" || !strings.Contains(q.Query, `from(bucket: "${bucket}")`) || !strings.Contains(q.Query, `r.testid == "${testid}"`) {
-				t.Errorf("panel %q: a query not of ${DS_INFLUXDB}, the bucket and the testid:\n%s", p.Title, q.Query)
-			}
-			checkFlux(t, "panel "+p.Title, q.Query)
-			for _, m := range measurementRef.FindAllStringSubmatch(q.Query, -1) {
-				measurements = append(measurements, m[1])
-			}
-		}
-	}
-	for _, m := range []string{"llm_run", "llm_interval"} {
-		if !slices.Contains(measurements, m) {
-			t.Errorf("no panel reads %s", m)
-		}
-	}
-}
-
-// grafanaRegex formats a value as Grafana's ${var:regex} does: regular
-// expression characters and the slash escaped.
-func grafanaRegex(v string) string {
-	return strings.ReplaceAll(regexp.QuoteMeta(v), "/", `\/`)
-}
-
-// The dashboard's queries run on a real server (InfluxDB 1.8's Flux), with
-// the values Grafana would put in, and each finds the points planted.
-func TestDashboardQueries(t *testing.T) {
-	d, panels := readDashboard(t)
-	s := influxtest.Start(t)
-	now := time.Now().Add(-time.Minute).Truncate(time.Second)
-	const testid, model = "dash", "meta/llama-3.1-8b"
-	var runs []historyRun
-	for i := range 3 {
-		runs = append(runs, historyRun{testid: testid, model: model, runID: fmt.Sprintf("d%d", i), age: time.Duration(i) * 24 * time.Hour, ttftP99: 100, scenarios: []string{"chat", "rag"}})
-	}
-	pts := historyPoints(runs, now)
-	for i := range 4 {
-		at := now.Add(time.Duration(i) * 5 * time.Second)
-		all := map[string]string{"run_id": "d0", "testid": testid, "scenario": "_all"}
-		pts = append(pts,
-			influxdb2.NewPoint("llm_interval", all, map[string]any{"requests": int64(10), "failed": int64(1), "req_per_s": 2.0,
-				"output_tok_per_s": 400.0, "active_vus": int64(8), "errors_timeout": int64(1)}, at),
-			influxdb2.NewPoint("llm_interval", map[string]string{"run_id": "d0", "testid": testid, "scenario": "chat"},
-				map[string]any{"requests": int64(10), "ttft_p50": 50.0, "ttft_p99": 90.0, "errors_timeout": int64(1)}, at))
-	}
-	client := influxdb2.NewClient(s.URL, s.Token)
-	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := client.WriteAPIBlocking("", s.Bucket).WritePoint(ctx, pts...); err != nil {
-		t.Fatal(err)
-	}
-	grafana := strings.NewReplacer("${bucket}", s.Bucket, "${testid}", testid, "${model:regex}", grafanaRegex(model),
-		"v.timeRangeStart", "-200d", "v.timeRangeStop", "now()", "v.windowPeriod", "10s")
-	run := func(name, q string) []string {
-		t.Helper()
-		res, err := client.QueryAPI("").Query(ctx, grafana.Replace(q))
-		if err != nil {
-			t.Errorf("%s: %v\n%s", name, err, q)
-			return nil
-		}
-		defer res.Close()
-		var values []string
-		for res.Next() {
-			values = append(values, fmt.Sprint(res.Record().Value()))
-		}
-		if err := res.Err(); err != nil {
-			t.Errorf("%s: %v\n%s", name, err, q)
-		}
-		return values
-	}
-	for _, p := range panels {
-		for _, q := range p.Targets {
-			if got := run("panel "+p.Title, q.Query); len(got) == 0 {
-				t.Errorf("panel %q: no point found:\n%s", p.Title, q.Query)
-			}
-		}
-	}
-	for _, v := range d.Templating.List {
-		want := map[string]string{"testid": testid, "model": model}[v.Name]
-		if v.Type == "query" && !slices.Contains(run("variable "+v.Name, v.Query), want) {
-			t.Errorf("variable %s: %s is not among its values", v.Name, want)
-		}
+		})
 	}
 }
