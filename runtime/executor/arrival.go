@@ -70,6 +70,21 @@ func (f *arrivalFields) MaxVUs() int {
 	return n
 }
 
+// ConcurrencyCapped is a Config that may cap its iterations in flight:
+// the arrival-rate executors, with maxConcurrency.
+type ConcurrencyCapped interface {
+	// ConcurrencyCap is maxConcurrency, 0 when the scenario sets none.
+	ConcurrencyCap() int
+}
+
+// ConcurrencyCap implements ConcurrencyCapped.
+func (f *arrivalFields) ConcurrencyCap() int {
+	if f.MaxConcurrency == nil {
+		return 0
+	}
+	return *f.MaxConcurrency
+}
+
 // PreAllocatedVUs implements Config.
 func (f *arrivalFields) PreAllocatedVUs() int {
 	if f.PreAllocated == nil {

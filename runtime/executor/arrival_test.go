@@ -203,13 +203,13 @@ func TestArrivalRateValidationNamesTheField(t *testing.T) {
 
 func TestArrivalRateDefaults(t *testing.T) {
 	c := decode(t, "constant-arrival-rate", `{"rate": 5, "duration": "1m", "preAllocatedVUs": 3}`).(*ConstantArrivalRate)
-	if c.MaxVUs() != 3 || c.PreAllocatedVUs() != 3 || c.unit() != time.Second || c.process() != ArrivalConstant || c.MaxDuration() != time.Minute+DefaultGracefulStop {
-		t.Errorf("defaults: maxVUs %d, preAllocated %d, timeUnit %v, arrival %s, max duration %v", c.MaxVUs(), c.PreAllocatedVUs(), c.unit(), c.process(), c.MaxDuration())
+	if c.MaxVUs() != 3 || c.PreAllocatedVUs() != 3 || c.ConcurrencyCap() != 0 || c.unit() != time.Second || c.process() != ArrivalConstant || c.MaxDuration() != time.Minute+DefaultGracefulStop {
+		t.Errorf("defaults: maxVUs %d, preAllocated %d, cap %d, timeUnit %v, arrival %s, max duration %v", c.MaxVUs(), c.PreAllocatedVUs(), c.ConcurrencyCap(), c.unit(), c.process(), c.MaxDuration())
 	}
 	// maxConcurrency above preAllocatedVUs raises the default maxVUs to it.
 	c = decode(t, "constant-arrival-rate", `{"rate": 5, "duration": "1m", "preAllocatedVUs": 3, "maxConcurrency": 8}`).(*ConstantArrivalRate)
-	if c.MaxVUs() != 8 || c.PreAllocatedVUs() != 3 {
-		t.Errorf("with maxConcurrency 8: maxVUs %d, preAllocated %d; want 8 and 3", c.MaxVUs(), c.PreAllocatedVUs())
+	if c.MaxVUs() != 8 || c.PreAllocatedVUs() != 3 || c.ConcurrencyCap() != 8 {
+		t.Errorf("with maxConcurrency 8: maxVUs %d, preAllocated %d, cap %d; want 8, 3 and 8", c.MaxVUs(), c.PreAllocatedVUs(), c.ConcurrencyCap())
 	}
 	if d := c.Describe(); !strings.Contains(d, "5 iterations per 1s for 1m0s") || !strings.Contains(d, "at most 8 in flight") {
 		t.Errorf("Describe = %q", d)

@@ -1,9 +1,15 @@
 // Package health watches the load generator itself: whether llmrun's own
 // process had the CPU and the scheduling headroom to measure the server
-// rather than its own queueing. A goroutine that waits to be scheduled
-// after its response bytes arrived adds that wait to every latency it
-// measures; the Go scheduler's own latency histogram shows that wait
-// directly.
+// rather than its own queueing, and, when it did not, what took them. A
+// goroutine that waits to be scheduled after its response bytes arrived
+// adds that wait to every latency it measures; the Go scheduler's own
+// latency histogram shows that wait directly, but only the part spent in
+// Go's run queues. The OS may not run llmrun's threads at all while other
+// processes (or, on a virtual machine, the hypervisor) hold the CPUs: on
+// Linux the probe reads /proc for that, at its start and stop (every
+// counter there is cumulative): the machine's busy and steal time, the
+// load average, and how long llmrun's threads waited on the OS run queue.
+// A Report names the cause it found: llmrun's own load, or the machine.
 package health
 
 import (
@@ -11,26 +17,62 @@ import (
 	"math"
 	goruntime "runtime"
 	"runtime/metrics"
+	"slices"
+	"strings"
 	"time"
 )
 
-// Limits above which a run is reported as limited by the client.
+// Limits above which a run is reported as limited by the client itself.
 const (
 	// MaxCPU is the share of the process's CPUs (GOMAXPROCS) in use.
 	MaxCPU = 0.85
 	// MaxSchedDelayP99 is the 99th percentile of the time a runnable
 	// goroutine waited for a CPU.
 	MaxSchedDelayP99 = 5 * time.Millisecond
+	// BusyCPU is the share of its CPUs from which llmrun's own load is
+	// taken to explain a scheduling delay above MaxSchedDelayP99: with
+	// half of them busy on average, its bursts fill them all. Below it,
+	// its own load is not blamed.
+	BusyCPU = 0.5
+)
+
+// Limits above which other processes on the machine, or the hypervisor,
+// are reported as having taken the CPU from llmrun (Linux only).
+const (
+	// MaxOthersShare is the share of all the machine's CPUs other
+	// processes used: above half, a thread of llmrun's that wakes often
+	// finds every CPU taken.
+	MaxOthersShare = 0.5
+	// MaxOthersLoadPerCPU is the other processes' runnable threads (the
+	// 1-minute load average less llmrun's own) per online CPU: above one,
+	// they outnumber the CPUs and some wait for one.
+	MaxOthersLoadPerCPU = 1.0
+	// MinLoadWindow is the shortest measurement whose load average
+	// counts: the 1-minute average of a shorter one is mostly the time
+	// before it.
+	MinLoadWindow = time.Minute
+	// MaxSteal is the share of the CPU time the hypervisor gave to other
+	// guests.
+	MaxSteal = 0.10
+	// MaxRunQueueWait is the mean time llmrun's threads waited on the OS
+	// run queue each time they were to run. Waits with an exponential
+	// tail have their p99 at 4.6 times their mean: a 1 ms mean is about
+	// the 5 ms p99 of MaxSchedDelayP99.
+	MaxRunQueueWait = time.Millisecond
 )
 
 const schedLatencies = "/sched/latencies:seconds"
 
-// Probe measures the process between Start and Stop.
+// Probe measures the process, and the machine it runs on, between Start
+// and Stop.
 type Probe struct {
 	wall  time.Time
 	cpu   time.Duration
 	sched *metrics.Float64Histogram
 	procs int
+	// machine is the /proc reading at Start; machineErr why there is none.
+	machine    procReading
+	machineErr error
 }
 
 // Report is what a probe saw.
@@ -45,39 +87,172 @@ type Report struct {
 	// upper bounds of the Go runtime's histogram).
 	SchedDelayP99 float64 `json:"sched_delay_p99_ms"`
 	SchedDelayMax float64 `json:"sched_delay_max_ms"`
+	// Machine is what the rest of the machine did; nil when it was not
+	// measured, and MachineError then says why.
+	Machine      *Machine `json:"machine,omitempty"`
+	MachineError string   `json:"machine_error,omitempty"`
+	// Cause names, in words, what limited the client: llmrun's own load,
+	// or what took the CPU from it; "" when no limit was found.
+	Cause string `json:"cause,omitempty"`
 	// Warnings say, in words, how the client may have limited the run.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Start begins a measurement.
 func Start() *Probe {
-	return &Probe{wall: time.Now(), cpu: processCPU(), sched: readSched(), procs: goruntime.GOMAXPROCS(0)}
+	p := &Probe{wall: time.Now(), cpu: processCPU(), sched: readSched(), procs: goruntime.GOMAXPROCS(0)}
+	p.machine, p.machineErr = readMachine()
+	return p
 }
 
 // Stop ends the measurement and judges it.
 func (p *Probe) Stop() Report {
 	wall := time.Since(p.wall)
 	r := Report{CPU: -1, Procs: p.procs}
-	if cpu := processCPU(); cpu >= 0 && p.cpu >= 0 && wall > 0 {
-		r.CPU = float64(cpu-p.cpu) / float64(wall) / float64(p.procs)
+	own := time.Duration(-1)
+	if cpu := processCPU(); cpu >= 0 && p.cpu >= 0 {
+		own = cpu - p.cpu
+	}
+	if own >= 0 && wall > 0 {
+		r.CPU = float64(own) / float64(wall) / float64(p.procs)
 	}
 	if end := readSched(); end != nil && p.sched != nil {
 		r.SchedDelayP99, r.SchedDelayMax = delays(p.sched, end)
+	}
+	var err error
+	if r.Machine, err = p.stopMachine(own, wall); err != nil {
+		r.MachineError = err.Error()
 	}
 	r.judge()
 	return r
 }
 
-// judge adds the warnings the measurement calls for.
+// stopMachine reads /proc again and measures the machine since Start,
+// given llmrun's own CPU time over the wall time.
+func (p *Probe) stopMachine(own, wall time.Duration) (*Machine, error) {
+	if p.machineErr != nil {
+		return nil, p.machineErr
+	}
+	end, err := readMachine()
+	if err != nil {
+		return nil, err
+	}
+	return measureMachine(p.machine, end, own, wall)
+}
+
+// OwnCause names llmrun's own load as what limited it, with the figure
+// that shows it: its CPU above MaxCPU, or goroutines that waited longer
+// than MaxSchedDelayP99 while it used at least BusyCPU of its CPUs; ""
+// when neither happened.
+func (r Report) OwnCause() string {
+	switch {
+	case r.CPU > MaxCPU:
+		return "llmrun's own load (its process used " + r.ownCPU() + ")"
+	case r.schedDelayed() && r.CPU >= BusyCPU:
+		return fmt.Sprintf("llmrun's own load (goroutines waited %.1f ms (p99) for a CPU with %s in use)", r.SchedDelayP99, r.ownCPU())
+	}
+	return ""
+}
+
+// schedDelayed says whether goroutines waited longer than
+// MaxSchedDelayP99 for a CPU.
+func (r Report) schedDelayed() bool {
+	return time.Duration(r.SchedDelayP99*float64(time.Millisecond)) > MaxSchedDelayP99
+}
+
+// MachineCause names what took the CPU from llmrun, other processes on
+// this machine or the hypervisor, with each figure above its limit that
+// shows it; "" when none is, or the machine was not measured.
+func (r Report) MachineCause() string {
+	m := r.Machine
+	if m == nil {
+		return ""
+	}
+	var figures []string
+	if m.Others > MaxOthersShare {
+		figures = append(figures, fmt.Sprintf("other processes used %.0f %% of the %d CPUs", 100*m.Others, m.CPUs))
+	}
+	if m.Seconds >= MinLoadWindow.Seconds() && m.OthersLoad > MaxOthersLoadPerCPU*float64(m.CPUs) {
+		figures = append(figures, fmt.Sprintf("the load average was %.2f on %d CPUs (%.2f without llmrun's threads)", m.Load1, m.CPUs, m.OthersLoad))
+	}
+	if time.Duration(m.RunQueueWait*float64(time.Millisecond)) > MaxRunQueueWait {
+		figures = append(figures, fmt.Sprintf("llmrun's threads waited %.2f ms on the OS run queue each time they were to run", m.RunQueueWait))
+	}
+	who := "other processes on this machine"
+	if m.Steal > MaxSteal {
+		if len(figures) > 0 {
+			who += " and the hypervisor"
+		} else {
+			who = "the hypervisor"
+		}
+		figures = append(figures, fmt.Sprintf("the hypervisor gave %.0f %% of the CPU time to other guests (steal)", 100*m.Steal))
+	}
+	if len(figures) == 0 {
+		return ""
+	}
+	return who + " took the CPU (" + strings.Join(figures, "; ") + ")"
+}
+
+// Checked lists every figure the judgement reads, with its value: what
+// a warning that found no cause says it looked at.
+func (r Report) Checked() string {
+	machine := "the machine's figures unknown"
+	if r.Machine != nil {
+		machine = r.Machine.String()
+	} else if r.MachineError != "" {
+		machine += " (" + r.MachineError + ")"
+	}
+	return fmt.Sprintf("llmrun's CPU %s, Go scheduling delay p99 %.2f ms, %s", r.ownCPU(), r.SchedDelayP99, machine)
+}
+
+// ownCPU is llmrun's CPU share in words.
+func (r Report) ownCPU() string {
+	if r.CPU < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f %% of its %d CPUs", 100*r.CPU, r.Procs)
+}
+
+// judge names the cause of a limit, if it finds one, and adds the
+// warnings the measurement calls for. It blames llmrun's own load only
+// when its CPU, or its scheduling delay with a busy CPU, says so.
 func (r *Report) judge() {
+	own, machine, delayed := r.OwnCause(), r.MachineCause(), r.schedDelayed()
+	r.Cause = strings.Join(slices.DeleteFunc([]string{own, machine}, func(c string) bool { return c == "" }), "; and ")
 	if r.CPU > MaxCPU {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"llmrun's process used %.0f %% of its %d CPUs: the client, not only the server, may have limited this run and inflated its latencies", 100*r.CPU, r.Procs))
+			"llmrun's process used %s: the client, not only the server, may have limited this run and inflated its latencies; %s", r.ownCPU(), ownRemedy))
 	}
-	if p99 := time.Duration(r.SchedDelayP99 * float64(time.Millisecond)); p99 > MaxSchedDelayP99 {
+	if delayed && own != "" {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"goroutines waited up to %.1f ms (p99) for a CPU: measured latencies include that client-side wait; run fewer VUs per process or on a bigger machine", r.SchedDelayP99))
+			"goroutines waited up to %.1f ms (p99) for a CPU: measured latencies include that client-side wait; %s", r.SchedDelayP99, ownRemedy))
 	}
+	if machine != "" {
+		r.Warnings = append(r.Warnings, r.machineWarning(machine, own != "", delayed))
+	}
+	if delayed && own == "" && machine == "" {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"goroutines waited up to %.1f ms (p99) for a CPU, not for llmrun's own load: measured latencies include that wait; its cause was not found (checked: %s)", r.SchedDelayP99, r.Checked()))
+	}
+}
+
+// ownRemedy is what to do when llmrun's own load limited it.
+const ownRemedy = "run fewer VUs per process, on a bigger machine, or in more processes or on more machines"
+
+// machineWarning says what took the CPU from llmrun (machine, its
+// MachineCause) and what that did to the measurement; ownToo when
+// llmrun's own load limited it as well, delayed when its goroutines
+// waited long for a CPU.
+func (r Report) machineWarning(machine string, ownToo, delayed bool) string {
+	msg := machine
+	if delayed && !ownToo {
+		msg += fmt.Sprintf(", and llmrun's goroutines waited up to %.1f ms (p99) for a CPU", r.SchedDelayP99)
+	}
+	msg += ": measured latencies may include the time llmrun waited for it"
+	if !ownToo && r.CPU >= 0 {
+		msg += fmt.Sprintf("; llmrun's own load (CPU %s) did not cause it", r.ownCPU())
+	}
+	return msg
 }
 
 func readSched() *metrics.Float64Histogram {

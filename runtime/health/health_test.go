@@ -22,29 +22,84 @@ func TestDelaysFromHistogramDifference(t *testing.T) {
 	}
 }
 
-// The warnings follow the measurement: a busy process and long scheduling
-// delays are each reported, a healthy one is not.
+// The rules: llmrun's own load is blamed for its own CPU above MaxCPU, or
+// for a long scheduling delay while its CPU is busy, and never else;
+// other processes, or the hypervisor, for the machine's figures above
+// their limits, each named; a long delay with neither says its cause was
+// not found.
 func TestJudge(t *testing.T) {
+	quiet := &Machine{CPUs: 2, Busy: 0.3, Others: 0.2, Load1: 0.9, OthersLoad: 0.8, RunQueueWait: 0.05}
+	// The busy host of the bug: llmrun at 1 %, a 0.39 ms delay p99, and
+	// other processes holding the CPUs.
+	crowded := &Machine{Seconds: 300, CPUs: 2, Busy: 0.95, Others: 0.94, Load1: 4.2, OthersLoad: 4.18, RunQueueWait: 3.5}
+	atLimits := &Machine{Seconds: 300, CPUs: 2, Others: MaxOthersShare, Load1: 2.5, OthersLoad: 2, RunQueueWait: 1, Steal: MaxSteal}
 	tests := []struct {
-		r    Report
-		want []string
+		name      string
+		r         Report
+		cause     string // "" for none
+		blamesOwn bool
+		want      []string // one substring per warning, in order
 	}{
-		{Report{CPU: 0.95, Procs: 2}, []string{"used 95 % of its 2 CPUs"}},
-		{Report{CPU: 0.5, Procs: 2, SchedDelayP99: 12}, []string{"waited up to 12.0 ms (p99)"}},
-		{Report{CPU: 0.9, Procs: 8, SchedDelayP99: 6}, []string{"used 90 % of its 8 CPUs", "waited up to 6.0 ms"}},
-		{Report{CPU: 0.5, Procs: 2, SchedDelayP99: 1}, nil},
-		{Report{CPU: -1, Procs: 2}, nil},
+		{name: "own CPU", r: Report{CPU: 0.95, Procs: 2, Machine: quiet},
+			cause: "llmrun's own load (its process used 95 % of its 2 CPUs)", blamesOwn: true,
+			want: []string{"used 95 % of its 2 CPUs: the client, not only the server"}},
+		{name: "delay with a busy CPU", r: Report{CPU: 0.6, Procs: 2, SchedDelayP99: 12, Machine: quiet},
+			cause: "llmrun's own load (goroutines waited 12.0 ms (p99) for a CPU with 60 % of its 2 CPUs in use)", blamesOwn: true,
+			want: []string{"waited up to 12.0 ms (p99) for a CPU: measured latencies include that client-side wait; run fewer VUs per process"}},
+		{name: "own CPU and delay", r: Report{CPU: 0.9, Procs: 8, SchedDelayP99: 6}, cause: "llmrun's own load", blamesOwn: true,
+			want: []string{"used 90 % of its 8 CPUs", "waited up to 6.0 ms"}},
+		{name: "healthy", r: Report{CPU: 0.5, Procs: 2, SchedDelayP99: 1, Machine: quiet}},
+		{name: "unknown", r: Report{CPU: -1, Procs: 2}},
+		{name: "the figures at their limits", r: Report{CPU: MaxCPU, Procs: 2, SchedDelayP99: 5, Machine: atLimits}},
+		{name: "other processes on a busy host", r: Report{CPU: 0.01, Procs: 2, SchedDelayP99: 0.39, Machine: crowded},
+			cause: "other processes on this machine took the CPU (other processes used 94 % of the 2 CPUs; the load average was 4.20 on 2 CPUs (4.18 without llmrun's threads); llmrun's threads waited 3.50 ms on the OS run queue each time they were to run)",
+			want:  []string{"other processes on this machine took the CPU (other processes used 94 %"}},
+		{name: "others' share alone", r: Report{CPU: 0.1, Procs: 2, Machine: &Machine{CPUs: 4, Others: 0.7}},
+			cause: "other processes on this machine took the CPU (other processes used 70 % of the 4 CPUs)",
+			want:  []string{"measured latencies may include the time llmrun waited for it; llmrun's own load (CPU 10 % of its 2 CPUs) did not cause it"}},
+		{name: "others' load alone", r: Report{CPU: 0.1, Procs: 2, Machine: &Machine{Seconds: 60, CPUs: 2, Load1: 3.1, OthersLoad: 2.9}},
+			cause: "other processes on this machine took the CPU (the load average was 3.10 on 2 CPUs (2.90 without llmrun's threads))",
+			want:  []string{"the load average was 3.10 on 2 CPUs"}},
+		{name: "others' load in a run shorter than its average", r: Report{CPU: 0.1, Procs: 2, Machine: &Machine{Seconds: 59, CPUs: 2, Load1: 3.1, OthersLoad: 2.9}}},
+		{name: "run-queue wait alone", r: Report{CPU: 0.1, Procs: 2, Machine: &Machine{CPUs: 2, RunQueueWait: 1.5}},
+			cause: "other processes on this machine took the CPU (llmrun's threads waited 1.50 ms on the OS run queue",
+			want:  []string{"waited 1.50 ms on the OS run queue"}},
+		{name: "steal", r: Report{CPU: 0.1, Procs: 2, Machine: &Machine{CPUs: 2, Steal: 0.2}},
+			cause: "the hypervisor took the CPU (the hypervisor gave 20 % of the CPU time to other guests (steal))",
+			want:  []string{"the hypervisor took the CPU"}},
+		{name: "others and steal", r: Report{CPU: 0.1, Procs: 2, Machine: &Machine{CPUs: 2, Others: 0.6, Steal: 0.2}},
+			cause: "other processes on this machine and the hypervisor took the CPU",
+			want:  []string{"other processes on this machine and the hypervisor took the CPU"}},
+		{name: "delay explained by the machine", r: Report{CPU: 0.2, Procs: 2, SchedDelayP99: 12, Machine: &Machine{CPUs: 2, Others: 0.8}},
+			cause: "other processes on this machine took the CPU",
+			want:  []string{"(other processes used 80 % of the 2 CPUs), and llmrun's goroutines waited up to 12.0 ms (p99) for a CPU: measured latencies"}},
+		{name: "delay without a cause", r: Report{CPU: 0.2, Procs: 2, SchedDelayP99: 12, Machine: quiet},
+			want: []string{"waited up to 12.0 ms (p99) for a CPU, not for llmrun's own load: measured latencies include that wait; its cause was not found (checked: llmrun's CPU 20 % of its 2 CPUs, Go scheduling delay p99 12.00 ms, other processes 20 % of 2 CPUs, load average 0.90 on 2 CPUs, run-queue wait 0.050 ms per run)"}},
+		{name: "delay, machine unknown", r: Report{CPU: 0.2, Procs: 2, SchedDelayP99: 12, MachineError: "not measured on darwin"},
+			want: []string{"the machine's figures unknown (not measured on darwin)"}},
+		{name: "own load and steal", r: Report{CPU: 0.95, Procs: 2, Machine: &Machine{CPUs: 2, Steal: 0.3}},
+			cause: "llmrun's own load (its process used 95 % of its 2 CPUs); and the hypervisor took the CPU", blamesOwn: true,
+			want: []string{"used 95 % of its 2 CPUs", "the hypervisor took the CPU (the hypervisor gave 30 % of the CPU time to other guests (steal)): measured latencies may include the time llmrun waited for it"}},
 	}
 	for _, tc := range tests {
 		r := tc.r
 		r.judge()
+		if tc.cause == "" && r.Cause != "" || !strings.HasPrefix(r.Cause, tc.cause) {
+			t.Errorf("%s: cause %q, want %q", tc.name, r.Cause, tc.cause)
+		}
+		if (r.OwnCause() != "") != tc.blamesOwn || strings.Contains(r.Cause, "own load") != tc.blamesOwn {
+			t.Errorf("%s: own cause %q, cause %q; want llmrun's own load blamed: %v", tc.name, r.OwnCause(), r.Cause, tc.blamesOwn)
+		}
 		if len(r.Warnings) != len(tc.want) {
-			t.Errorf("%+v: warnings %q, want %d", tc.r, r.Warnings, len(tc.want))
+			t.Errorf("%s: warnings %q, want %d", tc.name, r.Warnings, len(tc.want))
 			continue
 		}
 		for i, w := range tc.want {
 			if !strings.Contains(r.Warnings[i], w) {
-				t.Errorf("%+v: warning %q, want it to contain %q", tc.r, r.Warnings[i], w)
+				t.Errorf("%s: warning %q, want it to contain %q", tc.name, r.Warnings[i], w)
+			}
+			if !tc.blamesOwn && strings.Contains(r.Warnings[i], "client") {
+				t.Errorf("%s: warning %q blames the client", tc.name, r.Warnings[i])
 			}
 		}
 	}

@@ -525,20 +525,26 @@ func mergeChecks(results []*Summary) []Check {
 	return out
 }
 
-// mergeClients keeps the worst figures of the load generators and every
-// warning, each prefixed with its result's label.
+// mergeClients keeps the worst figures of the load generators, and every
+// cause and warning, each prefixed with its result's label. The machines'
+// figures are each one machine's and stay out.
 func mergeClients(results []*Summary, labels []string) health.Report {
 	out := health.Report{CPU: -1}
+	var causes []string
 	for i, r := range results {
 		c := r.Client
 		out.CPU = max(out.CPU, c.CPU)
 		out.Procs = max(out.Procs, c.Procs)
 		out.SchedDelayP99 = max(out.SchedDelayP99, c.SchedDelayP99)
 		out.SchedDelayMax = max(out.SchedDelayMax, c.SchedDelayMax)
+		if c.Cause != "" {
+			causes = append(causes, labels[i]+": "+c.Cause)
+		}
 		for _, w := range c.Warnings {
 			out.Warnings = append(out.Warnings, labels[i]+": "+w)
 		}
 	}
+	out.Cause = strings.Join(causes, "; ")
 	return out
 }
 

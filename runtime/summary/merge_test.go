@@ -282,8 +282,9 @@ func TestMergeRules(t *testing.T) {
 	}
 	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
 	b.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 4, "min": 2, "max": 12}}
-	a.Client = health.Report{CPU: 0.5, Procs: 8, SchedDelayP99: 1, SchedDelayMax: 3, Warnings: []string{"busy"}}
-	b.Client = health.Report{CPU: 0.9, Procs: 4, SchedDelayP99: 2, SchedDelayMax: 2}
+	a.Client = health.Report{CPU: 0.5, Procs: 8, SchedDelayP99: 1, SchedDelayMax: 3, Warnings: []string{"busy"},
+		Machine: &health.Machine{CPUs: 8, Others: 0.7}, Cause: "other processes on this machine took the CPU"}
+	b.Client = health.Report{CPU: 0.9, Procs: 4, SchedDelayP99: 2, SchedDelayMax: 2, MachineError: "not measured on darwin"}
 	a.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1, Requests: 1, TTFTP99: 10}, {T: 2, Seconds: 1, Requests: 2}}
 	b.Timeline = []summary.TimelinePoint{{T: 2, Seconds: 1, Requests: 3, TTFTP99: 30}, {T: 2.5, Seconds: 0.5, Requests: 1}}
 	a.Timeline = append(a.Timeline, summary.TimelinePoint{T: 2.75, Seconds: 0.75, Requests: 1})
@@ -305,7 +306,8 @@ func TestMergeRules(t *testing.T) {
 			{Class: "timeout", Count: 5},
 		}},
 		{"gauge: the value of the result that ended last", got.Metrics["g"].Values, map[string]float64{"value": 4, "min": 1, "max": 12}},
-		{"client: the worst figures, every warning", got.Client, health.Report{CPU: 0.9, Procs: 8, SchedDelayP99: 2, SchedDelayMax: 3, Warnings: []string{"a: busy"}}},
+		{"client: the worst figures, every cause and warning, no one machine's figures", got.Client, health.Report{CPU: 0.9, Procs: 8, SchedDelayP99: 2, SchedDelayMax: 3,
+			Cause: "a: other processes on this machine took the CPU", Warnings: []string{"a: busy"}}},
 		{"timeline: points ending in the same second add", got.Timeline, []summary.TimelinePoint{
 			{T: 1, Seconds: 1, Requests: 1, TTFTP99: 10}, {T: 2, Seconds: 1, Requests: 5, TTFTP99: 30}, {T: 2.75, Seconds: 0.75, Requests: 2}}},
 		{"outputs add by name", got.Outputs, []summary.OutputReport{

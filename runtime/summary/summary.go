@@ -19,6 +19,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 )
 
@@ -264,7 +265,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		Errors:            errorClasses(snap, "llm_errors", rep.RequestErrors),
 		Retries:           errorClasses(snap, "llm_retries", nil),
 		Checks:            checks(snap),
-		Client:            clientReport(rep.Client, snap),
+		Client:            clientReport(rep),
 		TokenChecks:       tokenChecks(snap),
 		PromptCheck:       promptCheck(snap),
 		Thresholds:        thresholds(rep),
@@ -510,25 +511,159 @@ func metricSummary(m *metrics.Metric, st *metrics.Stats, dur time.Duration) Metr
 		Values: Values(st, dur), Histogram: encodeHistogram(st)}
 }
 
-// MaxLagP99 is the iteration lag p99 above which the summary says the
-// client limited an arrival-rate run.
+// MaxLagP99 is the iteration lag p99 above which the summary says what
+// started arrival-rate iterations late.
 const MaxLagP99 = 5 * time.Millisecond
 
 // clientReport adds to the load generator's report what the arrival-rate
-// executors saw: iterations started late or not at all mean the client,
-// not the server, set the pace.
-func clientReport(c health.Report, snap *metrics.Snapshot) health.Report {
-	if st := snap.Stats("iteration_lag", nil); st != nil {
-		if p99 := st.Percentile(99); p99 > float64(MaxLagP99)/float64(time.Millisecond) {
-			c.Warnings = append(c.Warnings, fmt.Sprintf(
-				"arrival-rate iterations started up to %.1f ms late (p99): the client, not the server, limited the arrival rate (or a maxConcurrency cap held them back, as asked)", p99))
+// executors saw, iterations started late or not at all, each warning
+// naming the cause found: a maxConcurrency cap the scenario reached (by
+// design), else what the probe found (llmrun's own load, or other
+// processes on the machine), else that none was found.
+func clientReport(rep *runtime.Report) health.Report {
+	c := rep.Client
+	capped := cappedScenarios(rep)
+	c.Warnings = append(c.Warnings, lagWarnings(rep, capped)...)
+	c.Warnings = append(c.Warnings, dropWarnings(rep, capped)...)
+	return c
+}
+
+// cappedScenario is an arrival-rate scenario with a maxConcurrency cap.
+type cappedScenario struct {
+	name string
+	cap  int
+	// inFlight is its mean number of iterations in flight (Little's law:
+	// its iterations' durations summed over its window); dropped counts
+	// its arrivals still waiting for the cap when it ended (with a cap,
+	// no other arrival is dropped: the VUs never run out first).
+	inFlight float64
+	dropped  int64
+}
+
+// cappedScenarios returns the run's scenarios that set maxConcurrency, by
+// name.
+func cappedScenarios(rep *runtime.Report) map[string]cappedScenario {
+	out := map[string]cappedScenario{}
+	for _, sc := range rep.Scenarios {
+		cfg, ok := sc.Config.(executor.ConcurrencyCapped)
+		if !ok || cfg.ConcurrencyCap() == 0 {
+			continue
+		}
+		filter := scenarioFilter(sc.Name)
+		s := cappedScenario{name: sc.Name, cap: cfg.ConcurrencyCap(), dropped: int64(sum(rep.Snapshot, "dropped_iterations", filter))}
+		if window := rep.Windows[sc.Name].Duration(); window > 0 {
+			s.inFlight = sum(rep.Snapshot, "iteration_duration", filter) / (float64(window) / float64(time.Millisecond))
+		}
+		out[sc.Name] = s
+	}
+	return out
+}
+
+// reached says whether the scenario reached its cap: it dropped arrivals
+// that waited for it, or its mean in flight came within 2√mean of it. At
+// that load at least about 3 % of Poisson arrivals find every slot taken
+// (Erlang C; β ≤ 2 in Halfin and Whitt's terms): more than the 1 % a p99
+// reads.
+func (s cappedScenario) reached() bool {
+	return s.cap > 0 && (s.dropped > 0 || float64(s.cap)-s.inFlight <= 2*math.Sqrt(s.inFlight))
+}
+
+// String names the scenario with its cap and mean in flight.
+func (s cappedScenario) String() string {
+	return fmt.Sprintf("%s (maxConcurrency %d, %.1f iterations in flight on average)", s.name, s.cap, s.inFlight)
+}
+
+// lagWarnings explain an iteration lag p99 above MaxLagP99: one warning
+// for the lagging scenarios that reached their cap, by design, and one
+// with the probe's cause for the others.
+func lagWarnings(rep *runtime.Report, capped map[string]cappedScenario) []string {
+	limit := float64(MaxLagP99) / float64(time.Millisecond)
+	overall := lagP99(rep.Snapshot, nil)
+	if overall <= limit {
+		return nil
+	}
+	var atCap, others []string
+	var capP99, othersP99 float64
+	for _, sc := range rep.Scenarios {
+		switch p99 := lagP99(rep.Snapshot, scenarioFilter(sc.Name)); {
+		case p99 <= limit:
+		case capped[sc.Name].reached():
+			atCap, capP99 = append(atCap, capped[sc.Name].String()), max(capP99, p99)
+		default:
+			others, othersP99 = append(others, sc.Name), max(othersP99, p99)
 		}
 	}
-	if n := sum(snap, "dropped_iterations", nil); n > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf(
-			"%d planned iterations were dropped: no VU was free; the client, not the server, limited the run (raise preAllocatedVUs/maxVUs)", int64(n)))
+	if len(atCap) == 0 {
+		return []string{fmt.Sprintf("arrival-rate iterations started up to %.1f ms late (p99): %s", overall, lagCause(rep.Client))}
 	}
-	return c
+	out := []string{fmt.Sprintf("arrival-rate iterations of %s started up to %.1f ms late (p99): arrivals that found the maxConcurrency cap reached waited for a free slot, by design (the queue of the client being modelled, not a limit of llmrun or of the server)",
+		scenarioList(atCap), capP99)}
+	if len(others) > 0 {
+		out = append(out, fmt.Sprintf("arrival-rate iterations of %s started up to %.1f ms late (p99): %s", scenarioList(others), othersP99, lagCause(rep.Client)))
+	}
+	return out
+}
+
+// lagCause says what the probe found that started iterations late.
+func lagCause(c health.Report) string {
+	if own := c.OwnCause(); own != "" {
+		return "the client, not the server, limited the arrival rate: " + own
+	}
+	if machine := c.MachineCause(); machine != "" {
+		return machine + " and delayed the start of iterations, not llmrun's own load nor the server; measured latencies may include the same wait"
+	}
+	return "the cause was not found (checked: " + c.Checked() + "; none above its limit); VUs initialised during the run (preAllocatedVUs below what the rate needs) also start iterations late"
+}
+
+// dropWarnings explain dropped iterations: a capped scenario's were still
+// waiting for its cap when it ended, by design; the others found every
+// VU busy, and the warning says what the probe found.
+func dropWarnings(rep *runtime.Report, capped map[string]cappedScenario) []string {
+	var out []string
+	rest := int64(sum(rep.Snapshot, "dropped_iterations", nil))
+	for _, sc := range rep.Scenarios {
+		if s := capped[sc.Name]; s.dropped > 0 {
+			rest -= s.dropped
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were still waiting for its maxConcurrency cap (%d) when it ended and were not started, by design", s.dropped, s.name, s.cap))
+		}
+	}
+	if rest > 0 {
+		out = append(out, fmt.Sprintf("%d planned iterations were dropped: every one of maxVUs was busy at a planned start; %s", rest, dropCause(rep.Client)))
+	}
+	return out
+}
+
+// dropCause says what the probe found that left no VU free.
+func dropCause(c health.Report) string {
+	if own := c.OwnCause(); own != "" {
+		return "the client, not the server, limited the run: " + own + "; raise preAllocatedVUs/maxVUs"
+	}
+	if machine := c.MachineCause(); machine != "" {
+		return machine + " and slowed the iterations down: raise preAllocatedVUs/maxVUs, or run on a quieter machine"
+	}
+	return "raise preAllocatedVUs/maxVUs (about rate × iteration time), or the server is too slow for this rate; no cause was found in the load generator (checked: " + c.Checked() + ")"
+}
+
+// lagP99 is the iteration lag p99 of the series filter selects, in ms; 0
+// without samples.
+func lagP99(snap *metrics.Snapshot, filter *metrics.TagSet) float64 {
+	if st := snap.Stats("iteration_lag", filter); st != nil {
+		return st.Percentile(99)
+	}
+	return 0
+}
+
+// scenarioFilter selects one scenario's series.
+func scenarioFilter(name string) *metrics.TagSet {
+	return metrics.NewTagSet(map[string]string{"scenario": name})
+}
+
+// scenarioList names scenarios in a sentence.
+func scenarioList(names []string) string {
+	if len(names) == 1 {
+		return "scenario " + names[0]
+	}
+	return "scenarios " + strings.Join(names, ", ")
 }
 
 // MaxTokenDisagreement is the relative gap between the server's usage and

@@ -162,14 +162,18 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	}
 }
 
-// client prints how the load generator fared, loudly when it may have
-// limited the run.
+// client prints how the load generator fared, and what the rest of its
+// machine did when that was measured, loudly when either may have limited
+// the run.
 func (r *renderer) client(c health.Report) {
 	cpu := "n/a"
 	if c.CPU >= 0 {
 		cpu = fmt.Sprintf("%.0f %% of %d CPUs", 100*c.CPU, c.Procs)
 	}
 	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, Millis(c.SchedDelayP99), Millis(c.SchedDelayMax))
+	if c.Machine != nil {
+		r.printf("  machine ............ %s\n", c.Machine)
+	}
 	for _, w := range c.Warnings {
 		r.printf("  %s\n", r.st.Red("WARNING: "+w))
 	}

@@ -218,6 +218,24 @@ func TestRenderColor(t *testing.T) {
 	}
 }
 
+// The machine's figures follow llmrun's own, on one line; steal only when
+// there was some.
+func TestRenderMachine(t *testing.T) {
+	s := &summary.Summary{Meta: summary.Meta{Version: "v"}, Client: health.Report{CPU: 0.01, Procs: 2, SchedDelayP99: 0.39, SchedDelayMax: 2,
+		Machine:  &health.Machine{CPUs: 2, Busy: 0.95, Others: 0.94, Load1: 4.2, OthersLoad: 4.18, RunQueueWait: 3.5},
+		Warnings: []string{"other processes on this machine took the CPU"}}}
+	want := "  load generator ..... CPU 1 % of 2 CPUs, scheduling delay p99 0.390 ms (max 2.000 ms)\n" +
+		"  machine ............ other processes 94 % of 2 CPUs, load average 4.20 on 2 CPUs, run-queue wait 3.500 ms per run\n" +
+		"  WARNING: other processes on this machine took the CPU\n"
+	if out := render(t, s, false); !strings.Contains(out, want) {
+		t.Errorf("output lacks\n%s\nin\n%s", want, out)
+	}
+	s.Client.Machine.Steal = 0.2
+	if out := render(t, s, false); !strings.Contains(out, "run-queue wait 3.500 ms per run, steal 20.0 %\n") {
+		t.Errorf("steal is not shown:\n%s", out)
+	}
+}
+
 func TestRenderMinimal(t *testing.T) {
 	s := &summary.Summary{Meta: summary.Meta{Version: "v", Interrupted: true}, Client: health.Report{CPU: -1}}
 	out := render(t, s, false)
@@ -231,7 +249,7 @@ func TestRenderMinimal(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, absent := range []string{"latency (ms)", "█ by scenario", "█ errors", "█ checks", "█ custom metrics", "interrupted (excluded)", "WARNING"} {
+	for _, absent := range []string{"latency (ms)", "█ by scenario", "█ errors", "█ checks", "█ custom metrics", "interrupted (excluded)", "WARNING", "machine ...."} {
 		if strings.Contains(out, absent) {
 			t.Errorf("an empty summary shows %q:\n%s", absent, out)
 		}
