@@ -186,6 +186,10 @@ func (e *Engine) Scenarios() []Scenario { return e.scenarios }
 // run and the others, up to maxVUs, only when they need them.
 func (e *Engine) MaxVUs() int { return e.maxVUs }
 
+// Options are the script's options as it exported them (the command
+// line's flags are applied to the scenarios, not here).
+func (e *Engine) Options() Options { return *e.options }
+
 // ScriptSHA256 is the hex SHA-256 of the script's source.
 func (e *Engine) ScriptSHA256() string { return e.sha256 }
 

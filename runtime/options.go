@@ -27,6 +27,12 @@ type Options struct {
 	Thresholds json.RawMessage `json:"thresholds"`
 	// Warmup is every scenario's warmup, unless it sets its own.
 	Warmup *Warmup `json:"warmup"`
+	// SLO is the serving-level objective capacity verdicts and reports
+	// judge against ({ ttft_p99, tpot_p99 }, ms), and Capacity the
+	// criteria of a sweep's verdict ({ minGain }); both stay raw here, for
+	// the command line's parser of --slo to read (--slo wins).
+	SLO      json.RawMessage `json:"slo"`
+	Capacity json.RawMessage `json:"capacity"`
 }
 
 // Overrides are the command line's load-shape flags. Any of them replaces

@@ -17,7 +17,7 @@
 //   MIN_GAIN       throughput growth that still counts   0.10
 //                  as "growing" (10 %)
 import { textSummary } from 'llmrun';
-import { levelFigures, pad, request } from './lib/sweep.js';
+import { capacityOf, levelFigures, pad, request } from './lib/sweep.js';
 import { settings, seconds } from 'llmrun/config';
 
 const p = settings({
@@ -45,35 +45,26 @@ levels.forEach((n, i) => {
     tags: { concurrency: String(n) },
   };
 });
-export const options = { scenarios };
+// MIN_GAIN goes to llmrun's capacity verdict, which the table below
+// prints: one verdict.
+export const options = { scenarios, capacity: { minGain } };
 
 export default function () {
   request(inputTokens, outputTokens);
 }
 
-// saturation returns the first level after which throughput grows by less
-// than minGain while TTFT p50 grows by more than minGain, or null.
-function saturation(rows) {
-  for (let i = 1; i < rows.length; i++) {
-    const prev = rows[i - 1];
-    const cur = rows[i];
-    const gain = prev.tokps > 0 ? cur.tokps / prev.tokps - 1 : Infinity;
-    const ttftGrowth = prev.ttft50 > 0 ? cur.ttft50 / prev.ttft50 - 1 : 0;
-    if (gain < minGain && ttftGrowth > minGain) return prev;
-  }
-  return null;
-}
-
 export function handleSummary(data) {
+  const verdict = capacityOf(data);
   const rows = levels.map((n) => ({ n, ...levelFigures(data, `c${n}`) }));
   let out = '\nconcurrency sweep (latencies in ms, throughput over each level\'s own run time)\n';
   out += `${pad('level', 6)} ${pad('ok', 6)} ${pad('failed', 6)} ${pad('success', 8)} ${pad('req/s', 8)} ${pad('out tok/s', 10)} ${pad('TTFT p50', 9)} ${pad('TTFT p95', 9)} ${pad('TTFT p99', 9)} ${pad('TPOT p50', 9)}\n`;
   for (const r of rows) {
     out += `${pad(r.n, 6)} ${pad(r.ok, 6)} ${pad(r.failed, 6)} ${pad((100 * r.success).toFixed(1) + '%', 8)} ${pad(r.rps.toFixed(2), 8)} ${pad(r.tokps.toFixed(1), 10)} ${pad(r.ttft50.toFixed(1), 9)} ${pad(r.ttft95.toFixed(1), 9)} ${pad(r.ttft99.toFixed(1), 9)} ${pad(r.tpot50.toFixed(2), 9)}\n`;
   }
-  const sat = saturation(rows);
+  const sat = verdict.saturation;
+  const gain = `${(100 * verdict.minGain).toFixed(0)} %`;
   out += sat
-    ? `saturation point: concurrency ${sat.n} (${sat.tokps.toFixed(1)} output tok/s); beyond it throughput grows by less than ${(100 * minGain).toFixed(0)} % while TTFT climbs\n`
-    : `no saturation point up to concurrency ${levels[levels.length - 1]}: throughput still grew by ${(100 * minGain).toFixed(0)} % or more at every level (or TTFT did not climb)\n`;
+    ? `saturation point: concurrency ${sat.level} (${sat.output_throughput.toFixed(1)} output tok/s); beyond it throughput grows by less than ${gain} while TTFT climbs\n`
+    : `no saturation point up to concurrency ${levels[levels.length - 1]}: throughput still grew by ${gain} or more at every level (or TTFT did not climb)\n`;
   return { stdout: textSummary(data) + out };
 }

@@ -20,7 +20,7 @@
 //   MAX_VUS          VUs each rate may use at most        512
 //   MAX_CONCURRENCY  cap on requests in flight            (none)
 import { textSummary } from 'llmrun';
-import { levelFigures, pad, request } from './lib/sweep.js';
+import { capacityOf, levelFigures, pad, request } from './lib/sweep.js';
 import { settings, seconds } from 'llmrun/config';
 
 const p = settings({
@@ -59,28 +59,25 @@ rates.forEach((rate) => {
   scenarios[`r${rate}`] = sc;
   start += duration + pause;
 });
-export const options = { scenarios };
+// The SLO goes to llmrun's capacity verdict, which the table below
+// prints: one verdict (--slo, when given, wins over it).
+export const options = { scenarios, slo: { ttft_p99: sloTTFT, tpot_p99: sloTPOT } };
 
 export default function () {
   request(inputTokens, outputTokens);
 }
 
 export function handleSummary(data) {
-  const rows = rates.map((rate) => {
-    const r = { rate, ...levelFigures(data, `r${rate}`) };
-    r.meets = r.ok > 0 && r.failed === 0 && r.ttft99 <= sloTTFT && (sloTPOT === undefined || r.tpot99 <= sloTPOT);
-    return r;
-  });
+  const verdict = capacityOf(data);
+  const rows = rates.map((rate) => ({ rate, ...levelFigures(data, `r${rate}`), meets: verdict.meets(`r${rate}`) }));
   let out = '\nrate sweep, Poisson arrivals (latencies in ms, throughput over each rate\'s own run time)\n';
   out += `${pad('rate/s', 7)} ${pad('ok', 6)} ${pad('failed', 6)} ${pad('success', 8)} ${pad('req/s', 8)} ${pad('out tok/s', 10)} ${pad('TTFT p50', 9)} ${pad('TTFT p99', 9)} ${pad('TPOT p99', 9)}  SLO\n`;
   for (const r of rows) {
     out += `${pad(r.rate, 7)} ${pad(r.ok, 6)} ${pad(r.failed, 6)} ${pad((100 * r.success).toFixed(1) + '%', 8)} ${pad(r.rps.toFixed(2), 8)} ${pad(r.tokps.toFixed(1), 10)} ${pad(r.ttft50.toFixed(1), 9)} ${pad(r.ttft99.toFixed(1), 9)} ${pad(r.tpot99.toFixed(2), 9)}  ${r.meets ? 'met' : 'missed'}\n`;
   }
-  const slo = `TTFT p99 <= ${sloTTFT} ms` + (sloTPOT === undefined ? '' : ` and TPOT p99 <= ${sloTPOT} ms`) + ', no failed request';
-  const met = rows.filter((r) => r.meets);
-  const best = met.reduce((a, b) => (a === null || b.rate > a.rate ? b : a), null);
+  const best = verdict.best;
   out += best
-    ? `highest rate within the SLO (${slo}): ${best.rate} req/s (${best.tokps.toFixed(1)} output tok/s)\n`
-    : `no rate met the SLO (${slo})\n`;
+    ? `highest rate within the SLO (${verdict.slo}): ${best.level} req/s (${best.output_throughput.toFixed(1)} output tok/s)\n`
+    : `no rate met the SLO (${verdict.slo})\n`;
   return { stdout: textSummary(data) + out };
 }

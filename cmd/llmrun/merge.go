@@ -64,7 +64,7 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return exitError
 	}
 	// A sweep is judged again on the merged scenarios, as run judges one.
-	merged.Capacity = capacity.Assess(merged, merged.Meta.SLO)
+	merged.Capacity = capacity.Assess(merged, capacity.CriteriaOf(results[0]))
 	if err := writeMerged(output, merged, stdout); err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
 		return exitError

@@ -94,7 +94,9 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 // sweep whose levels cannot be judged again from the file keeps its
 // verdict and its SLO, with a warning.
 func applySLO(s *summary.Summary, slo summary.SLO, stderr io.Writer) {
-	if c := capacity.Assess(s, slo); c != nil {
+	crit := capacity.CriteriaOf(s)
+	crit.SLO = slo
+	if c := capacity.Assess(s, crit); c != nil {
 		s.Capacity = c
 	} else if s.Capacity != nil {
 		fmt.Fprintln(stderr, "llmrun report: warning: the sweep's levels cannot be judged again from the result file; --slo ignored, the report shows the SLO the sweep was run with")

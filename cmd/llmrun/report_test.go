@@ -28,7 +28,7 @@ func sweepResult(t *testing.T) string {
 			Serving: summary.Serving{Requests: 100, OK: 100, SuccessRate: 1, RequestThroughput: l.tput / 200, OutputTokenThroughput: l.tput},
 			Latency: []summary.LatencyRow{row("llm_ttft", l.t50, l.t99), row("llm_tpot", 20, 30)}})
 	}
-	s.Capacity = capacity.Assess(s, summary.SLO{TTFTP99: 1000})
+	s.Capacity = capacity.Assess(s, capacity.Criteria{SLO: summary.SLO{TTFTP99: 1000}})
 	if s.Capacity == nil || s.Capacity.MaxWithinSLO == nil || s.Capacity.MaxWithinSLO.Level != 16 {
 		t.Fatalf("the planted sweep is not judged as planted: %+v", s.Capacity)
 	}

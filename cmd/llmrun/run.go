@@ -160,6 +160,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if err != nil {
 		return reportLoadError(stderr, script, err)
 	}
+	criteria, err := runCriteria(engine.Options(), a.slo, f.slo != "")
+	if err != nil {
+		return reportLoadError(stderr, script, err)
+	}
 
 	runInfo.Start = time.Now()
 	runInfo.Progress = func() output.Progress {
@@ -200,10 +204,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
 		Target: target, BaseURL: redactURL(llmCfg.BaseURL), Seed: f.seed, Host: host,
 		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
-		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags, SLO: a.slo, Options: resolvedOptions(engine),
+		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags, SLO: criteria.SLO, Options: resolvedOptions(engine),
 	})
 	sum.Timeline = sinks.timeline.Points(rep.End)
-	sum.Capacity = capacity.Assess(sum, a.slo)
+	sum.Capacity = capacity.Assess(sum, criteria)
 	sum.Outputs = outputs.finish(sum)
 	code = exitOK
 	hs := handleSummary(ctx, engine, sum, stdout, stderr, color)

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -64,4 +70,68 @@ func parseMillis(v string) (float64, error) {
 		return 0, fmt.Errorf("%q: want a positive latency", v)
 	}
 	return ms, nil
+}
+
+// runCriteria returns what a run's sweep is judged by: the SLO of --slo
+// when it was given (fromFlag), else the script's options.slo, and the
+// minimum gain of options.capacity. Errors are *runtime.ConfigError naming
+// the field.
+func runCriteria(o runtime.Options, flag summary.SLO, fromFlag bool) (capacity.Criteria, error) {
+	crit := capacity.Criteria{SLO: flag}
+	if !fromFlag && len(o.SLO) > 0 {
+		slo, err := sloOption(o.SLO)
+		if err != nil {
+			return crit, &runtime.ConfigError{Field: "options.slo", Err: err}
+		}
+		crit.SLO = slo
+	}
+	if len(o.Capacity) > 0 {
+		var c struct {
+			MinGain *float64 `json:"minGain"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(o.Capacity))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return crit, &runtime.ConfigError{Field: "options.capacity", Err: fmt.Errorf("want { minGain: 0.1 }: %w", err)}
+		}
+		if c.MinGain != nil {
+			if !(*c.MinGain > 0 && *c.MinGain < 10) {
+				return crit, &runtime.ConfigError{Field: "options.capacity.minGain", Err: fmt.Errorf("%g: want a relative growth such as 0.1 (10 %%)", *c.MinGain)}
+			}
+			crit.MinGain = *c.MinGain
+		}
+	}
+	return crit, nil
+}
+
+// sloOption reads options.slo: an object of the objectives --slo knows
+// ({ ttft_p99: 2000, tpot_p99: '80ms' }), each a number of milliseconds or
+// a duration string, or the same "ttft_p99=2000,tpot_p99=80" text --slo
+// takes. null or an empty object is no objective.
+func sloOption(raw json.RawMessage) (summary.SLO, error) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return parseSLO(text)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return summary.SLO{}, errors.New("want an object such as { ttft_p99: 2000, tpot_p99: 50 } (milliseconds)")
+	}
+	var slo summary.SLO
+	for _, key := range slices.Sorted(maps.Keys(fields)) {
+		field, known := sloKeys[key]
+		if !known {
+			return summary.SLO{}, fmt.Errorf("%s: unknown objective; want ttft_p99 or tpot_p99", key)
+		}
+		var v any
+		if err := json.Unmarshal(fields[key], &v); err != nil || v == nil {
+			continue
+		}
+		ms, err := parseMillis(strings.TrimSpace(fmt.Sprint(v)))
+		if err != nil {
+			return summary.SLO{}, fmt.Errorf("%s: %w", key, err)
+		}
+		*field(&slo) = ms
+	}
+	return slo, nil
 }

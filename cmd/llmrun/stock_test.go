@@ -56,17 +56,70 @@ func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
 
 // The rate sweep names the highest Poisson rate within the TTFT SLO: the
 // simulator serves about 12 req/s (2 slots, 165 ms a request), so 24 and
-// 48 req/s queue without bound and 3 req/s does not.
+// 48 req/s queue without bound and 3 req/s does not. The rates (a list
+// written as a string) and the SLO come from a TOML CONFIG file, and the
+// SLO reaches llmrun's capacity verdict: the console's capacity block, the
+// sweep's table and the result file state one verdict.
 func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
 	url := kneeSim(t, 2)
+	dir := t.TempDir()
+	config, export := filepath.Join(dir, "sweep.toml"), filepath.Join(dir, "sweep.json")
+	if err := os.WriteFile(config, []byte("rates = \"1,3,24,48\"\nslo_ttft_p99 = 400\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
-		"-e", "RATES=1,3,24,48", "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
-		"-e", "SLO_TTFT_P99=400", "stock:rate-sweep")
+		"-e", "CONFIG="+config, "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
+		"--summary-export", export, "stock:rate-sweep")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "highest rate within the SLO (TTFT p99 <= 400 ms, no failed request): 3 req/s") {
-		t.Errorf("rate sweep verdict:\n%s", stdout)
+	for _, want := range []string{
+		"highest rate within the SLO (TTFT p99 <= 400 ms, success rate >= 99 %): 3 req/s",
+		"within SLO ....... rate 3: ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "no SLO given") {
+		t.Errorf("the capacity block did not get the sweep's SLO:\n%s", stdout)
+	}
+	c := readSummary(t, export).Capacity
+	if c == nil || c.SLO.TTFTP99 != 400 || c.MaxWithinSLO == nil || c.MaxWithinSLO.Level != 3 {
+		t.Errorf("result file's capacity verdict %+v, want SLO TTFT p99 400 ms and rate 3 within it", c)
+	}
+}
+
+// --slo wins over the sweep's own SLO, in the table as in the verdict.
+func TestStockRateSweepSLOFlagWins(t *testing.T) {
+	url := kneeSim(t, 2)
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
+		"-e", "RATES=1,24", "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
+		"-e", "SLO_TTFT_P99=1", "--slo", "ttft_p99=400", "stock:rate-sweep")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "highest rate within the SLO (TTFT p99 <= 400 ms, success rate >= 99 %): 1 req/s") {
+		t.Errorf("the table does not follow --slo:\n%s", stdout)
+	}
+}
+
+// A bad options.slo or options.capacity is invalid options, naming the
+// field.
+func TestScriptSLOOptionErrors(t *testing.T) {
+	for _, tc := range []struct{ opts, want string }{
+		{`slo: { ttft_p50: 100 }`, "options.slo: ttft_p50: unknown objective"},
+		{`slo: { ttft_p99: -5 }`, "options.slo: ttft_p99: \"-5\": want a positive latency"},
+		{`slo: 'ttft_p99=abc'`, "options.slo: ttft_p99: \"abc\""},
+		{`capacity: { minGain: 0 }`, "options.capacity.minGain: 0: want a relative growth"},
+		{`capacity: { gain: 0.2 }`, "options.capacity: want { minGain: 0.1 }"},
+	} {
+		script := writeScript(t, "slo.js", `export const options = { vus: 1, iterations: 1, `+tc.opts+` };
+export default function () {}`)
+		code, _, stderr := cli(t, context.Background(), nil, "run", "-q", script)
+		if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.opts, code, stderr, exitInvalidConfig, tc.want)
+		}
 	}
 }
 

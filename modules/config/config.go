@@ -166,8 +166,11 @@ func normalize(v any) any {
 // environment variable of the key in upper case wins, then the key in the
 // file's settings, then the default. Values from the environment are
 // strings, converted to the default's kind: a number, a boolean, or a list
-// ("1,2,4" for [1, 2, 4]); a key whose default is nil takes the string or
-// the file's value as it is.
+// ("1,2,4" for [1, 2, 4]). The file's values take the default's kind too:
+// a list may be written as a list or as the same "1,2,4" string, a number
+// or a boolean as itself or as a string of one, and a single number stands
+// for a list of one. A key whose default is nil takes the string or the
+// file's value as it is. Errors name the variable or the file's key.
 func Settings(defaults, file map[string]any, env map[string]string) (map[string]any, error) {
 	out := make(map[string]any, len(defaults))
 	for key, def := range defaults {
@@ -180,12 +183,69 @@ func Settings(defaults, file map[string]any, env map[string]string) (map[string]
 			}
 			out[key] = v
 		case file[key] != nil:
-			out[key] = file[key]
+			v, err := coerce(file[key], def)
+			if err != nil {
+				return nil, fmt.Errorf("the configuration file's %s: %w", key, err)
+			}
+			out[key] = v
 		default:
 			out[key] = def
 		}
 	}
 	return out, nil
+}
+
+// coerce reads a value of a configuration file as the kind of def: a
+// string as the environment's would be read, a single number as a list of
+// one where def is a list; a value of another kind than def's is an error.
+func coerce(v, def any) (any, error) {
+	if s, ok := v.(string); ok {
+		return convert(s, def)
+	}
+	switch d := def.(type) {
+	case float64, int64:
+		if !isNumber(v) {
+			return nil, fmt.Errorf("want a number, got %s", kindOf(v))
+		}
+	case bool:
+		if _, ok := v.(bool); !ok {
+			return nil, fmt.Errorf("want true or false, got %s", kindOf(v))
+		}
+	case []any:
+		switch x := v.(type) {
+		case []any:
+			if len(d) == 0 || isNumber(d[0]) {
+				for i, e := range x {
+					if !isNumber(e) {
+						return nil, fmt.Errorf("want a list of numbers; item %d is %s", i+1, kindOf(e))
+					}
+				}
+			}
+		case float64, int64:
+			return []any{x}, nil
+		default:
+			return nil, fmt.Errorf("want a list, such as [1, 2, 4] or \"1,2,4\", got %s", kindOf(v))
+		}
+	}
+	return v, nil
+}
+
+// kindOf names the kind of a decoded value for an error message.
+func kindOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case float64, int64:
+		return fmt.Sprintf("the number %v", x)
+	case bool:
+		return fmt.Sprintf("%t", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
 }
 
 // convert reads an environment value as the kind of def.

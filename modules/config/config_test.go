@@ -99,3 +99,51 @@ func TestSettingsEnvThenFileThenDefault(t *testing.T) {
 		}
 	}
 }
+
+// A file's values take the default's kind: a list written as the "1,2"
+// string the environment would give, a number written as a string, a
+// single number for a list of one; a value of another kind is an error
+// naming the key.
+func TestSettingsFileValuesTakeTheDefaultsKind(t *testing.T) {
+	defaults := map[string]any{"rates": []any{1.0, 2.0}, "names": []any{"a"}, "warmup": 0.0, "verbose": false, "step": "20s"}
+	tests := []struct {
+		name string
+		file map[string]any
+		key  string
+		want any
+	}{
+		{"list as a string", map[string]any{"rates": "1, 2,4"}, "rates", []any{1.0, 2.0, 4.0}},
+		{"list as a list", map[string]any{"rates": []any{int64(3), 5.0}}, "rates", []any{int64(3), 5.0}},
+		{"one number for a list", map[string]any{"rates": int64(8)}, "rates", []any{int64(8)}},
+		{"strings list as a string", map[string]any{"names": "x,y"}, "names", []any{"x", "y"}},
+		{"number as a string", map[string]any{"warmup": " 12 "}, "warmup", 12.0},
+		{"boolean as a string", map[string]any{"verbose": "true"}, "verbose", true},
+		{"duration string kept", map[string]any{"step": "1m"}, "step", "1m"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Settings(defaults, tc.file, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got[tc.key], tc.want) {
+				t.Errorf("%s = %#v, want %#v", tc.key, got[tc.key], tc.want)
+			}
+		})
+	}
+	for _, bad := range []struct {
+		file map[string]any
+		want string
+	}{
+		{map[string]any{"rates": "1,x"}, `rates: want a comma-separated list of numbers; "x" is not one`},
+		{map[string]any{"rates": map[string]any{"a": 1.0}}, "rates: want a list"},
+		{map[string]any{"rates": []any{1.0, "two"}}, `rates: want a list of numbers; item 2 is the string "two"`},
+		{map[string]any{"warmup": []any{1.0}}, "warmup: want a number, got a list"},
+		{map[string]any{"verbose": 1.0}, "verbose: want true or false, got the number 1"},
+	} {
+		_, err := Settings(defaults, bad.file, nil)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: error %v, want it to contain %q", bad.file, err, bad.want)
+		}
+	}
+}

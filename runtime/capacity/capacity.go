@@ -1,7 +1,7 @@
 // Package capacity reads a sweep out of a run's summary: scenarios that
 // each hold the load at one level (a concurrency or an arrival rate), one
 // after another. It finds where the server saturates and the level of
-// highest throughput that meets a serving-level objective.
+// highest load that meets a serving-level objective.
 package capacity
 
 import (
@@ -21,10 +21,38 @@ const (
 	Rate        = "rate"
 )
 
-// MinGain is the growth between levels, relative, that still counts: the
-// server saturates where output throughput grows by less while TTFT p50
-// grows by more.
-const MinGain = 0.10
+// DefaultMinGain is the growth between levels, relative, that still
+// counts unless the criteria say otherwise: the server saturates where
+// output throughput grows by less while TTFT p50 grows by more.
+const DefaultMinGain = 0.10
+
+// Criteria are what a sweep is judged by.
+type Criteria struct {
+	// SLO is the objective a level must meet to be within it; none when
+	// zero.
+	SLO summary.SLO
+	// MinGain is the relative growth that still counts (0.1: 10 %); 0
+	// means DefaultMinGain.
+	MinGain float64
+}
+
+// CriteriaOf returns the criteria a result was judged by: its SLO, and
+// the minimum gain its verdict used (the default when it has none).
+func CriteriaOf(s *summary.Summary) Criteria {
+	c := Criteria{SLO: s.Meta.SLO}
+	if s.Capacity != nil {
+		c.MinGain = s.Capacity.MinGain
+	}
+	return c
+}
+
+// minGain is the criteria's minimum gain, the default when unset.
+func (c Criteria) minGain() float64 {
+	if c.MinGain > 0 {
+		return c.MinGain
+	}
+	return DefaultMinGain
+}
 
 // MinSuccessRate is the share of requests that must succeed at a level
 // that meets the SLO.
@@ -35,7 +63,7 @@ const MinSuccessRate = 0.99
 // with the same one; concurrency wins when a scenario has both), or, when
 // every scenario is constant-vus and none is tagged so, their VUs. A sweep
 // has at least two levels with completed requests.
-func Assess(s *summary.Summary, slo summary.SLO) *summary.Capacity {
+func Assess(s *summary.Summary, crit Criteria) *summary.Capacity {
 	if s == nil {
 		return nil
 	}
@@ -49,17 +77,19 @@ func Assess(s *summary.Summary, slo summary.SLO) *summary.Capacity {
 	if completed < 2 {
 		return nil
 	}
-	c := &summary.Capacity{Variable: variable, SLO: slo, Levels: make([]summary.CapacityLevel, len(levels)), Method: method(slo)}
+	slo, gain := crit.SLO, crit.minGain()
+	c := &summary.Capacity{Variable: variable, SLO: slo, MinGain: gain, Levels: make([]summary.CapacityLevel, len(levels)), Method: method(slo, gain)}
 	for i, l := range levels {
 		c.Levels[i] = l.CapacityLevel
 		c.Levels[i].MeetsSLO = meets(l, slo)
 	}
-	if i := saturation(c.Levels); i >= 0 {
+	if i := saturation(c.Levels, gain); i >= 0 {
 		sat := c.Levels[i]
 		c.Saturation = &sat
 	}
 	for i, l := range c.Levels {
-		if l.MeetsSLO && (c.MaxWithinSLO == nil || l.OutputThroughput > c.MaxWithinSLO.OutputThroughput) {
+		// Levels are sorted: the last that meets the SLO is the highest.
+		if l.MeetsSLO {
 			best := c.Levels[i]
 			c.MaxWithinSLO = &best
 		}
@@ -179,9 +209,9 @@ func meets(l level, slo summary.SLO) bool {
 }
 
 // saturation returns the index of the first level after which output
-// throughput grows by less than MinGain while TTFT p50 grows by more, -1
-// when there is none: the rule of scripts/concurrency-sweep.js.
-func saturation(levels []summary.CapacityLevel) int {
+// throughput grows by less than minGain while TTFT p50 grows by more, -1
+// when there is none.
+func saturation(levels []summary.CapacityLevel, minGain float64) int {
 	for i := 1; i < len(levels); i++ {
 		prev, cur := levels[i-1], levels[i]
 		gain := math.Inf(1)
@@ -192,7 +222,7 @@ func saturation(levels []summary.CapacityLevel) int {
 		if prev.TTFTP50 > 0 {
 			growth = cur.TTFTP50/prev.TTFTP50 - 1
 		}
-		if gain < MinGain && growth > MinGain {
+		if gain < minGain && growth > minGain {
 			return i - 1
 		}
 	}
@@ -200,8 +230,8 @@ func saturation(levels []summary.CapacityLevel) int {
 }
 
 // method says in words how Assess judged the levels.
-func method(slo summary.SLO) string {
-	pct := fmt.Sprintf("%g %%", 100*MinGain)
+func method(slo summary.SLO, minGain float64) string {
+	pct := fmt.Sprintf("%g %%", 100*minGain)
 	m := fmt.Sprintf("Saturation is the first level after which output throughput grows by less than %s to the next level while TTFT p50 grows by more than %s. ", pct, pct)
 	var bounds []string
 	if slo.TTFTP99 > 0 {
@@ -214,5 +244,5 @@ func method(slo summary.SLO) string {
 		return m + "No SLO was given, so no level was judged against one."
 	}
 	bounds = append(bounds, fmt.Sprintf("success rate ≥ %g %%", 100*MinSuccessRate))
-	return m + "Within SLO is the level of highest output throughput among those with " + strings.Join(bounds, ", ") + "."
+	return m + "Within SLO is the highest level among those with " + strings.Join(bounds, ", ") + "."
 }

@@ -93,8 +93,8 @@ func TestAssess(t *testing.T) {
 			variable: "concurrency", levels: []float64{1, 2, 4, 8, 16}, meets: []float64{1, 2, 4}, saturation: f(4), within: f(4)},
 		{name: "SLO needs 99 % success", s: withSuccess(knee(), 2, 97, 3), slo: summary.SLO{TTFTP99: 200},
 			variable: "concurrency", levels: []float64{1, 2, 4, 8, 16}, meets: []float64{1, 2}, saturation: f(4), within: f(2)},
-		{name: "highest throughput within SLO, not highest level", s: run(conc("1", 100, 50, 80, 20), conc("2", 200, 60, 90, 20), conc("4", 150, 60, 95, 20)),
-			slo: summary.SLO{TTFTP99: 100}, variable: "concurrency", levels: []float64{1, 2, 4}, meets: []float64{1, 2, 4}, within: f(2)},
+		{name: "the highest level within SLO, whatever its throughput", s: run(conc("1", 100, 50, 80, 20), conc("2", 200, 60, 90, 20), conc("4", 150, 60, 95, 20)),
+			slo: summary.SLO{TTFTP99: 100}, variable: "concurrency", levels: []float64{1, 2, 4}, meets: []float64{1, 2, 4}, within: f(4)},
 		{name: "no level meets the SLO", s: knee(), slo: summary.SLO{TTFTP99: 50},
 			variable: "concurrency", levels: []float64{1, 2, 4, 8, 16}, saturation: f(4)},
 		{name: "a level that failed outright", s: run(conc("1", 100, 50, 80, 20), conc("2", 200, 60, 90, 20),
@@ -138,7 +138,7 @@ func TestAssess(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := capacity.Assess(tc.s, tc.slo)
+			c := capacity.Assess(tc.s, capacity.Criteria{SLO: tc.slo})
 			if tc.notSweep {
 				if c != nil {
 					t.Fatalf("not a sweep, got %+v", c)
@@ -185,7 +185,7 @@ func TestAssess(t *testing.T) {
 func TestLevelFigures(t *testing.T) {
 	s := knee()
 	s.Scenarios[3].Serving.RequestThroughput = 3.5
-	c := capacity.Assess(s, summary.SLO{TTFTP99: 2000, TPOTP99: 50})
+	c := capacity.Assess(s, capacity.Criteria{SLO: summary.SLO{TTFTP99: 2000, TPOTP99: 50}})
 	want := summary.CapacityLevel{Scenario: "c8", Level: 8, RequestRate: 3.5, OutputThroughput: 380, SuccessRate: 1,
 		TTFTP50: 120, TTFTP99: 300, TPOTP50: 20, TPOTP99: 40, MeetsSLO: true}
 	if got := c.Levels[3]; got != want {
@@ -204,15 +204,41 @@ func TestMethod(t *testing.T) {
 	}{
 		{summary.SLO{TTFTP99: 2000, TPOTP99: 50}, []string{
 			"first level after which output throughput grows by less than 10 %", "TTFT p50 grows by more than 10 %",
-			"highest output throughput among those with TTFT p99 ≤ 2000 ms, TPOT p99 ≤ 50 ms, success rate ≥ 99 %"}},
+			"the highest level among those with TTFT p99 ≤ 2000 ms, TPOT p99 ≤ 50 ms, success rate ≥ 99 %"}},
 		{summary.SLO{TPOTP99: 40}, []string{"among those with TPOT p99 ≤ 40 ms, success rate ≥ 99 %"}},
 		{summary.SLO{}, []string{"less than 10 %", "No SLO was given"}},
 	} {
-		m := capacity.Assess(knee(), tc.slo).Method
+		m := capacity.Assess(knee(), capacity.Criteria{SLO: tc.slo}).Method
 		for _, w := range tc.want {
 			if !strings.Contains(m, w) {
 				t.Errorf("SLO %+v: method %q lacks %q", tc.slo, m, w)
 			}
+		}
+	}
+}
+
+// The criteria's minimum gain moves the saturation point, is stated in
+// the method and kept in the verdict, so that a result judged again
+// (merge, report --slo) is judged by the same rule.
+func TestMinGain(t *testing.T) {
+	for _, tc := range []struct {
+		gain, want float64
+		words      string
+	}{
+		{0, 4, "less than 10 %"},
+		{0.03, 8, "less than 3 %"},
+	} {
+		c := capacity.Assess(knee(), capacity.Criteria{MinGain: tc.gain})
+		if c.Saturation == nil || c.Saturation.Level != tc.want {
+			t.Errorf("min gain %g: saturation %+v, want at %g", tc.gain, c.Saturation, tc.want)
+		}
+		if !strings.Contains(c.Method, tc.words) {
+			t.Errorf("min gain %g: method %q lacks %q", tc.gain, c.Method, tc.words)
+		}
+		s := knee()
+		s.Capacity = c
+		if got := capacity.CriteriaOf(s).MinGain; got != c.MinGain || got <= 0 {
+			t.Errorf("min gain %g: kept %g, criteria of the result %g", tc.gain, c.MinGain, got)
 		}
 	}
 }

@@ -291,6 +291,12 @@ loop:
 	for {
 		off, ok := sched.Next()
 		if !ok {
+			// No arrival is left before the end: the scenario still
+			// lasts its duration, over which its throughput is measured.
+			select {
+			case <-startCtx.Done():
+			case <-r.failed:
+			}
 			break
 		}
 		planned := start.Add(off)

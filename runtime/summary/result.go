@@ -46,11 +46,14 @@ type Capacity struct {
 	Variable string          `json:"variable"`
 	Levels   []CapacityLevel `json:"levels"`
 	SLO      SLO             `json:"slo"`
+	// MinGain is the relative growth of output throughput between levels
+	// that still counts as growing (0.1: 10 %).
+	MinGain float64 `json:"min_gain"`
 	// Saturation is the level beyond which throughput stops growing
 	// while latency keeps climbing; nil when the sweep did not reach it.
 	Saturation *CapacityLevel `json:"saturation,omitempty"`
-	// MaxWithinSLO is the level of highest output throughput whose
-	// latencies meet the SLO; nil when none does or there is no SLO.
+	// MaxWithinSLO is the highest level whose latencies and success
+	// rate meet the SLO; nil when none does or there is no SLO.
 	MaxWithinSLO *CapacityLevel `json:"max_within_slo,omitempty"`
 	// Method says in words how the two were found.
 	Method string `json:"method"`

@@ -37,5 +37,24 @@ export function levelFigures(data, name) {
   };
 }
 
+// capacityOf reads llmrun's capacity verdict from handleSummary's data (the
+// console's "capacity" block), so that the tables state the same verdict:
+// whether a level met the SLO, the best level within it, the saturation
+// point, the SLO in words and the minimum gain the verdict used.
+export function capacityOf(data) {
+  const c = data.llmrun.capacity || { levels: [], slo: {} };
+  const slo = c.slo || {};
+  const bounds = [];
+  if (slo.ttft_p99_ms) bounds.push(`TTFT p99 <= ${slo.ttft_p99_ms} ms`);
+  if (slo.tpot_p99_ms) bounds.push(`TPOT p99 <= ${slo.tpot_p99_ms} ms`);
+  return {
+    meets: (name) => (c.levels.find((l) => l.scenario === name) || {}).meets_slo === true,
+    best: c.max_within_slo || null,
+    saturation: c.saturation || null,
+    minGain: c.min_gain || 0.1,
+    slo: bounds.length ? bounds.join(' and ') + ', success rate >= 99 %' : 'none given',
+  };
+}
+
 // pad right-aligns v in w columns.
 export const pad = (v, w) => String(v).padStart(w);

@@ -291,7 +291,11 @@ func (r *renderer) capacity(c *summary.Capacity) {
 	}
 	// The SLO's bounds are shown as given.
 	bound := func(v float64) string { return grouped(strconv.FormatFloat(v, 'f', -1, 64)) }
-	gain := fmt.Sprintf("%g %%", 100*capacity.MinGain)
+	minGain := c.MinGain
+	if minGain <= 0 { // a result written before the criteria were stored
+		minGain = capacity.DefaultMinGain
+	}
+	gain := fmt.Sprintf("%g %%", 100*minGain)
 	if sat := c.Saturation; sat != nil {
 		r.printf("  saturation ....... at %s: output %s tok/s; beyond it throughput grows < %s while TTFT p50 grows > %s\n",
 			level(*sat), grouped(Num(sat.OutputThroughput)), gain, gain)
@@ -307,7 +311,7 @@ func (r *renderer) capacity(c *summary.Capacity) {
 	}
 	switch best := c.MaxWithinSLO; {
 	case len(bounds) == 0:
-		r.printf("  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS)\n")
+		r.printf("  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS), or set options.slo\n")
 	case best == nil:
 		bounds = append(bounds, fmt.Sprintf("success rate ≥ %g %%", 100*capacity.MinSuccessRate))
 		r.printf("  within SLO ....... %s\n", r.st.Red("no level meets the SLO ("+strings.Join(bounds, ", ")+")"))

@@ -386,7 +386,7 @@ func TestRenderCapacity(t *testing.T) {
 		{"no knee, no level within the SLO", sweep(summary.SLO{TTFTP99: 1000, TPOTP99: 40}, nil, nil),
 			"  saturation ....... not reached within the levels swept (up to concurrency 64)\n" +
 				"  within SLO ....... no level meets the SLO (TTFT p99 ≤ 1,000 ms, TPOT p99 ≤ 40 ms, success rate ≥ 99 %)\n"},
-		{"no SLO", sweep(summary.SLO{}, &sat, nil), "  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS)\n"},
+		{"no SLO", sweep(summary.SLO{}, &sat, nil), "  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS), or set options.slo\n"},
 	}
 	for _, tc := range tests {
 		out := render(t, tc.s, false)
