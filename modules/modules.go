@@ -73,6 +73,18 @@ type State struct {
 	// requests, for outputs that store every request; nil when no output
 	// takes them, and in warmup iterations.
 	Requests RequestSink
+	// Observer sees the outcome of every LLM request that ended, warmup
+	// included (the run's early stop watches the first ones); nil when
+	// none watches.
+	Observer RequestObserver
+}
+
+// RequestObserver sees how each LLM request ended: ok, or failed with an
+// error class and a message (already free of secrets). Requests the run
+// itself stopped are not observed. ObserveRequest is called from every
+// VU's goroutine, must be safe for concurrent use and must not block.
+type RequestObserver interface {
+	ObserveRequest(ok bool, class, message string)
 }
 
 // RequestRecord is what outputs keep of one LLM request that ended (ok or

@@ -82,6 +82,7 @@ type Engine struct {
 	thresholds *threshold.Set
 	run        *runState
 	modules    map[string]modules.Module
+	llmModule  *llm.Module
 	llm        *llm.Metrics
 	vu0        *vu
 	maxVUs     int
@@ -125,6 +126,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, &ConfigError{Field: "llm", Err: err}
 	}
+	e.llmModule = llmModule
 	e.modules = map[string]modules.Module{
 		"llm":           llmModule,
 		"metrics":       metricsModule{},
@@ -250,6 +252,9 @@ type Report struct {
 	// AbortedBy is the abortOnFail threshold that stopped the run early,
 	// as it was when it did; nil otherwise.
 	AbortedBy *threshold.Result
+	// EarlyStopped says why the early stop (options.earlyStop) stopped
+	// the run; nil when it did not.
+	EarlyStopped *EarlyStopped
 }
 
 // Duration is the length of the measured window.
@@ -281,6 +286,8 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	probe := health.Start()
 	runCtx, stopRun := context.WithCancel(ctx)
 	aborted := e.watchThresholds(runCtx, start, stopRun)
+	stopper := newEarlyStopper(e.earlyStop(), stopRun)
+	e.run.observer = stopper
 	windows, runErr := e.runScenarios(runCtx, vus, setupJSON)
 	stopRun()
 	start = measuredStart(start, windows)
@@ -296,7 +303,18 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	if abort, ok := <-aborted; ok {
 		rep.AbortedBy, rep.Interrupted = &abort, true
 	}
+	if stopped := stopper.result(); stopped != nil {
+		rep.EarlyStopped, rep.Interrupted = stopped, true
+	}
 	return rep, errors.Join(runErr, ctx.Err(), teardownErr)
+}
+
+// earlyStop is the run's early stop: options.earlyStop, else the default.
+func (e *Engine) earlyStop() EarlyStop {
+	if e.options.EarlyStop != nil {
+		return *e.options.EarlyStop
+	}
+	return DefaultEarlyStop()
 }
 
 // measuredStart is the start of the run's measured window: the earliest

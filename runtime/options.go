@@ -33,6 +33,9 @@ type Options struct {
 	// the command line's parser of --slo to read (--slo wins).
 	SLO      json.RawMessage `json:"slo"`
 	Capacity json.RawMessage `json:"capacity"`
+	// EarlyStop stops a run whose first requests all fail alike; nil is
+	// DefaultEarlyStop.
+	EarlyStop *EarlyStop `json:"earlyStop"`
 }
 
 // Overrides are the command line's load-shape flags. Any of them replaces

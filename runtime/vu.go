@@ -52,6 +52,9 @@ type runState struct {
 	// requests receives a record of each measured LLM request, for the
 	// outputs; nil when none takes them.
 	requests modules.RequestSink
+	// observer sees every LLM request's outcome, warmup included: the
+	// early stop; set by Run before the scenarios start.
+	observer modules.RequestObserver
 	active   atomic.Int64
 }
 
@@ -124,7 +127,8 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 		}
 		v.data = data
 	}
-	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink, Errors: v.run.requestErrors, Requests: v.run.requests}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink,
+		Errors: v.run.requestErrors, Requests: v.run.requests, Observer: v.run.observer}
 	return nil
 }
 

@@ -179,7 +179,7 @@ export function handleSummary(data) { return { [__ENV.OUT]: 'interrupted=' + dat
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--base-url", url, "-u", "2", "-d", "1m", "-e", "OUT="+out, script)
+	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--no-preflight", "--base-url", url, "-u", "2", "-d", "1m", "-e", "OUT="+out, script)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
 	}

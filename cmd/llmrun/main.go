@@ -27,6 +27,8 @@ const (
 	exitScriptError    = 107 // the script failed to load, or its setup/teardown/handleSummary threw
 	exitThresholdAbort = 108 // an abortOnFail threshold failed and stopped the run
 	exitRegression     = 109 // llmrun trend (or compare) found a regression
+	exitPreflight      = 110 // the preflight request failed in a way no load can fix: nothing was run
+	exitNoSuccess      = 111 // no request succeeded, or the early stop stopped the run
 )
 
 const usage = `llmrun: load and benchmark runner for LLM serving

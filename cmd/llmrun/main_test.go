@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -157,9 +158,11 @@ func TestFailingServerGivesClassifiedErrors(t *testing.T) {
 
 	// --model spares the GET /v1/models that would take a turn of the
 	// server's failure cycle.
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", srv.URL, "--model", "m", "-i", "9", "--summary-export", export, script)
-	if code != exitOK {
-		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	// No preflight either, for the same reason. Every request fails:
+	// the run does not pass.
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", srv.URL, "--model", "m", "-i", "9", "--summary-export", export, script)
+	if code != exitNoSuccess || !strings.Contains(stderr, "no request succeeded: all 9 failed") {
+		t.Fatalf("exit %d, want %d and why\nstdout:\n%s\nstderr:\n%s", code, exitNoSuccess, stdout, stderr)
 	}
 	s := readSummary(t, export)
 	got := map[string]int64{}
@@ -195,12 +198,24 @@ func TestFailingServerGivesClassifiedErrors(t *testing.T) {
 	}
 }
 
+// A server that refuses connections stops the run at the preflight, before
+// any load, naming the target and what to fix, and leaves no result file.
+// Without the preflight, its requests are connect errors, and the run does
+// not pass.
 func TestUnreachableServerIsAConnectError(t *testing.T) {
 	script := writeScript(t, "down.js", fmt.Sprintf(chatScript, 8))
 	export := filepath.Join(t.TempDir(), "summary.json")
 	// Port 1 on loopback has no listener: the connection is refused.
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", "http://127.0.0.1:1", "-i", "2", "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitPreflight || !strings.Contains(stderr, "preflight: http://127.0.0.1:1") ||
+		!strings.Contains(stderr, "fix: nothing accepts connections at http://127.0.0.1:1") {
+		t.Fatalf("exit %d, want %d naming the target and the fix\n%s\n%s", code, exitPreflight, stdout, stderr)
+	}
+	if _, err := os.Stat(export); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a run stopped at the preflight left a result file: %v", err)
+	}
+	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", "http://127.0.0.1:1", "-i", "2", "--summary-export", export, script)
+	if code != exitNoSuccess {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)
@@ -383,9 +398,15 @@ export default function () {
 }
 `)
 	export := filepath.Join(t.TempDir(), "summary.json")
+	// The preflight's 401 stops the run, without the key.
 	code, stdout, stderr := cli(t, context.Background(), map[string]string{"OPENAI_API_KEY": key},
-		"run", "--base-url", srv.URL, "--model", "m", "-i", "2", "--summary-export", export, script)
-	if code != exitOK {
+		"run", "--base-url", srv.URL, "--model", "m", "-i", "2", script)
+	if code != exitPreflight || !strings.Contains(stderr, "HTTP 401") || strings.Contains(stdout+stderr, key) {
+		t.Fatalf("exit %d, want %d with the 401 and without the key\nstdout:\n%s\nstderr:\n%s", code, exitPreflight, stdout, stderr)
+	}
+	code, stdout, stderr = cli(t, context.Background(), map[string]string{"OPENAI_API_KEY": key},
+		"run", "--no-preflight", "--base-url", srv.URL, "--model", "m", "-i", "2", "--summary-export", export, script)
+	if code != exitNoSuccess {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	exported, err := os.ReadFile(export)
@@ -447,7 +468,7 @@ func TestIdleTimeoutFlag(t *testing.T) {
 		export := filepath.Join(t.TempDir(), "summary.json")
 		args := append([]string{"run", "-q", "--base-url", srv.URL, "--model", "m", "-i", "1", "--summary-export", export}, tc.flags...)
 		code, stdout, stderr := cli(t, context.Background(), nil, append(args, script)...)
-		if code != exitOK {
+		if code != exitNoSuccess {
 			t.Fatalf("%v: exit %d\n%s\n%s", tc.flags, code, stdout, stderr)
 		}
 		if s := readSummary(t, export); len(s.Errors) != 1 || s.Errors[0].Class != tc.class {
@@ -457,5 +478,46 @@ func TestIdleTimeoutFlag(t *testing.T) {
 	code, _, stderr := cli(t, context.Background(), nil, "run", "--idle-timeout", "-1s", script)
 	if code != exitUsage || !strings.Contains(stderr, "--idle-timeout must not be negative") {
 		t.Errorf("a negative --idle-timeout: exit %d, %s", code, stderr)
+	}
+}
+
+// A base URL with a wrong path stops at the preflight; without the
+// preflight, the early stop ends the run after its first requests instead
+// of sending 404s for its whole duration, and the result file says why.
+// A healthy target's preflight is in the result file.
+func TestPreflightAndEarlyStop(t *testing.T) {
+	url := startSim(t, llmsim.DefaultConfig())
+	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 4))
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url+"/foo", "-u", "4", "-d", "30s", script)
+	if code != exitPreflight || !strings.Contains(stderr, "failed with http_4xx: HTTP 404") || !strings.Contains(stderr, "check the path of --base-url") {
+		t.Fatalf("exit %d, want %d with the 404 and the fix\n%s\n%s", code, exitPreflight, stdout, stderr)
+	}
+
+	export := filepath.Join(t.TempDir(), "stopped.json")
+	start := time.Now()
+	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", url+"/foo",
+		"--model", "llmsim-1", "-u", "4", "-d", "30s", "--summary-export", export, script)
+	if code != exitNoSuccess || !strings.Contains(stderr, "stopped early: the first 10 requests all failed with http_4xx") {
+		t.Fatalf("exit %d, want %d and the early stop\n%s\n%s", code, exitNoSuccess, stdout, stderr)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("the run took %v: the early stop did not stop it", el)
+	}
+	s := readSummary(t, export)
+	if !strings.Contains(s.EarlyStop, "http_4xx") || s.Serving.OK != 0 || s.Serving.Failed < 10 || len(s.Preflight) != 0 {
+		t.Errorf("early stop %q, ok %d, failed %d, preflight %+v", s.EarlyStop, s.Serving.OK, s.Serving.Failed, s.Preflight)
+	}
+	if !strings.Contains(stdout, "stopped early") {
+		t.Errorf("the summary does not say the run stopped early:\n%s", stdout)
+	}
+
+	export = filepath.Join(t.TempDir(), "ok.json")
+	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-i", "2", "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s = readSummary(t, export)
+	if len(s.Preflight) != 1 || !s.Preflight[0].OK || !s.Preflight[0].UsageReported || s.Preflight[0].Model != "llmsim-1" || s.Serving.OK != 2 {
+		t.Errorf("preflight %+v, %d completed: want one ok probe with usage, and the run's 2 requests apart from it", s.Preflight, s.Serving.OK)
 	}
 }

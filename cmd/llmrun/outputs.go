@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/big"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,6 +152,22 @@ func newRunID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// maxDrawnSeed bounds a drawn seed: short enough to retype, and exact as a
+// JavaScript number in the result file.
+const maxDrawnSeed = 1<<31 - 1
+
+// drawSeed draws the seed of a run given no --seed: in [1, maxDrawnSeed],
+// from the system's random source, so that two runs synthesize different
+// prompts (a server's prefix cache keeps those of the last run).
+func drawSeed() int64 {
+	n, err := rand.Int(rand.Reader, big.NewInt(maxDrawnSeed))
+	if err != nil {
+		// crypto/rand does not fail on the supported platforms.
+		panic(fmt.Sprintf("drawing a seed: %v", err))
+	}
+	return n.Int64() + 1
 }
 
 // defaultTestID is the test ID of a script run without --testid: its file

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	goruntime "runtime"
 	"strings"
@@ -73,6 +72,7 @@ type runFlags struct {
 	slo           string
 	quiet         bool
 	noColor       bool
+	noPreflight   bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -88,7 +88,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(data.Encodings, ", ")+", or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
-	fs.Int64Var(&f.seed, "seed", 1, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples")
+	fs.Int64Var(&f.seed, "seed", 0, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples (default: drawn for each run, printed and stored, so that no run replays the last one's prompts)")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
 	fs.StringArrayVar(&f.outs, "out", nil, "also send results to NAME=VALUE, e.g. influxdb=http://127.0.0.1:8086?bucket=llmrun (token from $"+influxdb.TokenEnv+"; repeatable)")
 	fs.StringArrayVar(&f.tags, "tag", nil, "add KEY=VALUE to every sample and stored point (repeatable)")
@@ -96,6 +96,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.testID, "testid", "", "name of the test whose runs are compared over time in InfluxDB (default: the script's file name without extension)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live progress line")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
+	fs.BoolVar(&f.noPreflight, "no-preflight", false, "send no preflight request: by default one small request to each known target checks it answers before any VU starts, and a failure no load can fix stops the run (exit 110)")
 }
 
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -111,7 +112,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 	script, llmCfg := a.script, a.llm
 
-	target := redactURL(llmCfg.BaseURL)
+	target := llm.RedactURL(llmCfg.BaseURL)
 	if llmCfg.BaseURL == "" {
 		simCfg := llmsim.DefaultConfig()
 		simCfg.Seed = f.seed
@@ -142,12 +143,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 	// A result file that cannot be written fails now, not after the run.
 	for _, path := range exports {
-		file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
+		if err := checkWritable(path); err != nil {
 			fmt.Fprintf(stderr, "llmrun run: result file: %v\n", err)
 			return exitUsage
 		}
-		file.Close()
 	}
 	runInfo := output.Run{ID: newRunID(), TestID: f.testID, Tags: a.tags}
 	if runInfo.TestID == "" {
@@ -164,6 +163,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if err != nil {
 		return reportLoadError(stderr, script, err)
 	}
+	var probes []llm.Probe
+	if !f.noPreflight {
+		probes = engine.Preflight(ctx)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "llmrun run: interrupted before the test started")
+			return exitInterrupted
+		}
+		if !preflightPassed(stderr, probes) {
+			return exitPreflight
+		}
+	}
 
 	runInfo.Start = time.Now()
 	runInfo.Progress = func() output.Progress {
@@ -176,7 +186,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 	// After the outputs started: a listener on port 0 knows its port.
 	if !f.quiet {
-		banner(stdout, script, target, llmCfg, engine, outputs)
+		banner(stdout, script, target, llmCfg, engine, outputs, f.seed, a.seedDrawn)
+		for _, p := range probes {
+			fmt.Fprintf(stdout, "  preflight: %s\n", console.ProbeLine(p))
+		}
 	}
 	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
 	// The timeline counts from the start of the run proper, after the VUs'
@@ -202,10 +215,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	host, _ := os.Hostname()
 	sum := summary.Build(rep, summary.Meta{
 		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
-		Target: target, BaseURL: redactURL(llmCfg.BaseURL), Seed: f.seed, Host: host,
+		Target: target, BaseURL: llm.RedactURL(llmCfg.BaseURL), Seed: f.seed, SeedDrawn: a.seedDrawn, Host: host,
 		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
 		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags, SLO: criteria.SLO, Options: resolvedOptions(engine),
 	})
+	sum.Preflight = probes
 	sum.Timeline = sinks.timeline.Points(rep.End)
 	sum.Capacity = capacity.Assess(sum, criteria)
 	sum.Outputs = outputs.finish(sum)
@@ -227,6 +241,18 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			code = exitError
 		}
 	}
+	if verdict := runExitCode(ctx, rep, runErr, sum, stderr); verdict != exitOK {
+		return verdict
+	}
+	return code
+}
+
+// runExitCode is the exit code a finished run's outcome calls for, by
+// precedence: interrupted (105), invalid options (104) or a script error
+// (107), stopped by the early stop (111), aborted by a threshold (108), no
+// successful request (111), a failed threshold (99); exitOK otherwise. It
+// says on stderr why a run did not pass, where the summary does not.
+func runExitCode(ctx context.Context, rep *runtime.Report, runErr error, sum *summary.Summary, stderr io.Writer) int {
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted
@@ -237,12 +263,20 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			return exitInvalidConfig
 		}
 		return exitScriptError
+	case rep.EarlyStopped != nil:
+		fmt.Fprintf(stderr, "\nllmrun run: stopped early: %s\n", rep.EarlyStopped)
+		return exitNoSuccess
 	case rep.AbortedBy != nil:
 		return exitThresholdAbort
-	case threshold.AnyFailed(rep.Thresholds):
+	}
+	if why, failed := noSuccess(sum); failed {
+		fmt.Fprintf(stderr, "\nllmrun run: %s: a run without a successful request does not pass\n", why)
+		return exitNoSuccess
+	}
+	if threshold.AnyFailed(rep.Thresholds) {
 		return exitThresholds
 	}
-	return code
+	return exitOK
 }
 
 // scriptArgs is what run and inspect take from their command lines.
@@ -253,6 +287,8 @@ type scriptArgs struct {
 	llm    llm.Config
 	tags   map[string]string // --tag
 	slo    summary.SLO       // --slo
+	// seedDrawn says that the run's seed was drawn, not given with --seed.
+	seedDrawn bool
 }
 
 // parseScriptArgs parses a run-style command line into f. When ok is false
@@ -272,6 +308,9 @@ func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, 
 		return fail("expected one script, got %d arguments\nRun '%s --help' for usage.", fs.NArg(), cmd)
 	}
 	a.script = fs.Arg(0)
+	if !fs.Changed("seed") {
+		f.seed, a.seedDrawn = drawSeed(), true
+	}
 	var err error
 	if a.source, err = loadScript(a.script); err != nil {
 		return fail("%v", err)
@@ -442,16 +481,21 @@ func reportLoadErrorAs(stderr io.Writer, cmd, script string, err error) int {
 	}
 }
 
-func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engine, outputs outputSet) {
+func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engine, outputs outputSet, seed int64, seedDrawn bool) {
 	fmt.Fprintf(w, "llmrun %s\n", version())
 	fmt.Fprintf(w, "  script:    %s\n", script)
 	if target == "built-in simulator" {
-		fmt.Fprintf(w, "  target:    built-in simulator (%s); set --base-url to benchmark a real server\n", redactURL(cfg.BaseURL))
+		fmt.Fprintf(w, "  target:    built-in simulator (%s); set --base-url to benchmark a real server\n", llm.RedactURL(cfg.BaseURL))
 	} else {
 		fmt.Fprintf(w, "  target:    %s\n", target)
 	}
 	if cfg.Model != "" {
 		fmt.Fprintf(w, "  model:     %s (default for requests that name none)\n", cfg.Model)
+	}
+	if seedDrawn {
+		fmt.Fprintf(w, "  seed:      %d (drawn for this run; --seed %d repeats it)\n", seed, seed)
+	} else {
+		fmt.Fprintf(w, "  seed:      %d\n", seed)
 	}
 	fmt.Fprintf(w, "  scenarios: %d, up to %d VUs\n", len(e.Scenarios()), e.MaxVUs())
 	for i := range e.Scenarios() {
@@ -490,6 +534,59 @@ func startProgress(e *runtime.Engine, w io.Writer, enabled bool) func() {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// preflightPassed reports whether the run may start after its preflight:
+// no probe failed in a way no load can fix. It says on stderr what failed
+// and what to fix, and warns of the failures the run may get past.
+func preflightPassed(stderr io.Writer, probes []llm.Probe) bool {
+	passed := true
+	for _, p := range probes {
+		switch {
+		case p.Fatal:
+			passed = false
+			fmt.Fprintf(stderr, "llmrun run: preflight: %s (model %s) failed with %s: %s\n  fix: %s\n", p.Target, orNone(p.Model), p.Class, p.Error, p.Fix)
+		case !p.OK:
+			fmt.Fprintf(stderr, "llmrun run: preflight: warning: %s (model %s) failed with %s: %s; the run goes on, as load may get past it\n", p.Target, orNone(p.Model), p.Class, p.Error)
+		}
+	}
+	if !passed {
+		fmt.Fprintln(stderr, "llmrun run: no load was sent; --no-preflight skips this check")
+	}
+	return passed
+}
+
+// noSuccess reports whether a run measured no successful request although
+// it tried: requests ended or were cut, warmup ones included, or every
+// iteration threw (before sending one, say); and says how. A script that
+// sends no LLM request and runs cleanly is not judged.
+func noSuccess(s *summary.Summary) (string, bool) {
+	sv := s.Serving
+	threw := int64(0)
+	if m, ok := s.Metrics["script_errors"]; ok {
+		threw = int64(m.Values["count"])
+	}
+	switch {
+	case sv.OK > 0:
+		return "", false
+	case sv.Requests > 0:
+		return fmt.Sprintf("no request succeeded: all %d failed", sv.Requests), true
+	case sv.Interrupted > 0:
+		return fmt.Sprintf("no request completed: all %d were cut by the end of the run", sv.Interrupted), true
+	case sv.WarmupRequests > 0:
+		return fmt.Sprintf("no measured request: the %d requests sent were all warmup", sv.WarmupRequests), true
+	case sv.Iterations > 0 && threw >= sv.Iterations:
+		return fmt.Sprintf("no request was sent: all %d iterations threw (see the script errors)", sv.Iterations), true
+	}
+	return "", false
+}
+
+// orNone is s, or "none" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // modelListTimeout bounds the GET /v1/models that finds the default model.
@@ -555,6 +652,21 @@ func writeSummary(path string, s *summary.Summary) error {
 	return nil
 }
 
+// checkWritable checks that a file can be created or written at path,
+// leaving no file behind where there was none.
+func checkWritable(path string) error {
+	_, statErr := os.Stat(path)
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	file.Close()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
@@ -578,22 +690,6 @@ func stockList() string {
 		fmt.Fprintf(&b, "  %s%s\n", scripts.Prefix, n)
 	}
 	return b.String()
-}
-
-// redactURL hides a password in the URL's user info and every query value
-// (API keys sometimes travel there), so the URL can be printed and stored.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || raw == "" {
-		return raw
-	}
-	if q := u.Query(); len(q) > 0 {
-		for k := range q {
-			q.Set(k, "xxxxx")
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
 }
 
 func unwrapPathError(err error) error {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,8 +91,14 @@ export const options = {
 };
 export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 `)
+	// A server that fails every request with a 500, which the early stop
+	// leaves to the thresholds (load may explain a 5xx).
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
 	start := time.Now()
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", "http://127.0.0.1:1", script)
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", srv.URL, "--model", "m", script)
 	if code != exitThresholdAbort {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitThresholdAbort, stdout, stderr)
 	}

@@ -115,6 +115,7 @@ type TLSConfig struct {
 // safe for concurrent use, and keeps connections alive between requests.
 type Client struct {
 	http      *http.Client
+	base      *url.URL // the base URL as configured, for messages
 	api       API
 	endpoints map[endpointKey]string
 	models    string
@@ -163,6 +164,7 @@ func NewClient(cfg Config) (*Client, error) {
 	given.RawPath, given.Fragment = "", ""
 	c := &Client{
 		http:      &http.Client{Transport: transport},
+		base:      given,
 		api:       cfg.API,
 		endpoints: make(map[endpointKey]string, 2*len(protocols)),
 		models:    base.JoinPath("models").String(),

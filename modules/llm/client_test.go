@@ -43,6 +43,19 @@ func sleep(r *http.Request, d time.Duration) bool {
 	}
 }
 
+// refusedURL is the URL of a 127.0.0.1 port nothing listens on: the
+// connection is refused.
+func refusedURL(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
 // newServer starts a test server on 127.0.0.1 and a client of it.
 func newServer(t testing.TB, h http.HandlerFunc, cfg Config) (*httptest.Server, *Client) {
 	t.Helper()
@@ -124,15 +137,7 @@ func TestStreamTimings(t *testing.T) {
 }
 
 func TestStreamErrors(t *testing.T) {
-	refused := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		return "http://" + addr
-	}()
+	refused := refusedURL(t)
 	// hijack answers with raw bytes and closes the connection.
 	hijack := func(raw string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,8 @@ type Module struct {
 
 	mu      sync.Mutex
 	clients map[string]*Client
+	// order holds the clients in the order they were made.
+	order []*Client
 }
 
 // NewModule returns the module; defaults fill the options a script leaves
@@ -53,7 +56,29 @@ func (m *Module) client(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	m.clients[string(key)] = c
+	m.order = append(m.order, c)
 	return c, nil
+}
+
+// Targets returns the clients a run is known to send to before it starts:
+// the default client (the command line's target and model), when it has a
+// base URL, then each client the init code made, in the order they were
+// made. The preflight probes them.
+func (m *Module) Targets() []*Client {
+	var out []*Client
+	if m.defaults.BaseURL != "" {
+		if c, err := m.client(m.defaults); err == nil {
+			out = append(out, c)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.order {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // NewInstance implements modules.Module.
@@ -324,6 +349,9 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	res.RequestedPromptTokens = requested
 	if !res.OK && res.Class != ErrCanceled && st.Errors != nil {
 		st.Errors.Record(string(res.Class), res.Error)
+	}
+	if st.Observer != nil && res.Class != ErrCanceled {
+		st.Observer.ObserveRequest(res.OK, string(res.Class), res.Error)
 	}
 
 	tags := i.tags(st.Tags, res.Model)

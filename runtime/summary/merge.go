@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/health"
@@ -73,7 +74,8 @@ func (e *HashMismatchError) Error() string {
 //   - The client report is the worst one's figures, with every result's
 //     warnings; the timeline adds the points that end in the same second
 //     since the merged start (best effort: the points' percentiles are the
-//     highest of the results', an upper bound). A capacity verdict is not merged:
+//     highest of the results', an upper bound). Early stops join; the
+//     preflight keeps each target's first probe. A capacity verdict is not merged:
 //     Capacity is nil, for the caller to assess the merged scenarios
 //     again (runtime/capacity does).
 //   - Meta: the models and tags are the union, hosts and other differing
@@ -129,6 +131,8 @@ func Merge(results ...*Summary) (*Summary, error) {
 		Outputs:       mergeOutputs(results),
 		Timeline:      mergeTimelines(results, meta.Start),
 		AbortedBy:     joinDistinct(results, "; ", func(s *Summary) string { return s.AbortedBy }),
+		EarlyStop:     joinDistinct(results, "; ", func(s *Summary) string { return s.EarlyStop }),
+		Preflight:     mergePreflights(results),
 		Metrics:       set.summaries(dur),
 	}
 	s.Serving.finish(dur, set.stats)
@@ -714,6 +718,23 @@ func mergeTimelines(results []*Summary, start time.Time) []TimelinePoint {
 	var out []TimelinePoint
 	for _, second := range slices.Sorted(maps.Keys(bySecond)) {
 		out = append(out, *bySecond[second])
+	}
+	return out
+}
+
+// mergePreflights lists the results' preflight probes, each target's
+// first.
+func mergePreflights(results []*Summary) []llm.Probe {
+	var out []llm.Probe
+	seen := map[string]bool{}
+	for _, r := range results {
+		for _, p := range r.Preflight {
+			key := p.Target + "\x00" + string(p.API) + "\x00" + p.Model
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, p)
+			}
+		}
 	}
 	return out
 }

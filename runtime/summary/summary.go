@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/executor"
@@ -75,6 +76,12 @@ type Summary struct {
 	// AbortedBy describes the abortOnFail threshold that stopped the run,
 	// "" when none did.
 	AbortedBy string `json:"aborted_by,omitempty"`
+	// EarlyStop says why the early stop (options.earlyStop) stopped the
+	// run, "" when it did not.
+	EarlyStop string `json:"early_stop,omitempty"`
+	// Preflight is what the request sent to each target before the run
+	// showed; empty with --no-preflight. The command fills it in.
+	Preflight []llm.Probe `json:"preflight,omitempty"`
 	// Metrics holds every metric's statistics by name, and those of the
 	// sub-metrics thresholds select by their key (llm_ttft{scenario:chat}).
 	Metrics map[string]MetricSummary `json:"metrics"`
@@ -96,14 +103,17 @@ type Meta struct {
 	BaseURL      string            `json:"base_url"`
 	Models       []string          `json:"models"`
 	Seed         int64             `json:"seed"`
-	Host         string            `json:"host"`
-	OS           string            `json:"os"`
-	CPUs         int               `json:"cpus"`
-	GoVersion    string            `json:"go_version"`
-	Start        time.Time         `json:"start"`
-	End          time.Time         `json:"end"`
-	Interrupted  bool              `json:"interrupted"`
-	LoadShape    []ScenarioShape   `json:"load_shape"`
+	// SeedDrawn says that Seed was drawn for the run (no --seed): --seed
+	// Seed repeats it.
+	SeedDrawn   bool            `json:"seed_drawn,omitempty"`
+	Host        string          `json:"host"`
+	OS          string          `json:"os"`
+	CPUs        int             `json:"cpus"`
+	GoVersion   string          `json:"go_version"`
+	Start       time.Time       `json:"start"`
+	End         time.Time       `json:"end"`
+	Interrupted bool            `json:"interrupted"`
+	LoadShape   []ScenarioShape `json:"load_shape"`
 	// Options are the run's options as resolved (script, config file and
 	// command line), as JSON; the command fills them in.
 	Options json.RawMessage `json:"options,omitempty"`
@@ -273,6 +283,9 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 	}
 	if rep.AbortedBy != nil {
 		s.AbortedBy = rep.AbortedBy.String()
+	}
+	if rep.EarlyStopped != nil {
+		s.EarlyStop = rep.EarlyStopped.String()
 	}
 	addSubMetrics(s.Metrics, rep, dur)
 	if len(rep.Scenarios) > 1 {

@@ -55,6 +55,7 @@ func ProgressLine(p runtime.Progress) string {
 func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r := &renderer{w: w, st: st}
 	r.serving("serving", s.Serving)
+	r.outcome(s)
 	r.client(s.Client)
 	r.tokenChecks(s.TokenChecks)
 	r.promptCheck(s.PromptCheck)

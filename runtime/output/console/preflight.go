@@ -1,0 +1,58 @@
+package console
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// ProbeLine describes what a preflight probe showed of its target in one
+// line: whether it answered, and how it streams.
+func ProbeLine(p llm.Probe) string {
+	head := p.Target
+	if p.Model != "" {
+		head += " (model " + p.Model + ")"
+	}
+	if !p.OK {
+		return fmt.Sprintf("%s failed with %s: %s", head, p.Class, p.Error)
+	}
+	parts := []string{fmt.Sprintf("ok, first token in %s ms", Millis(p.TTFT))}
+	if !p.Stream {
+		parts = append(parts, "not streamed")
+	}
+	switch {
+	case !p.UsageReported:
+		parts = append(parts, "no usage reported (tokens counted by chunk or --tokenizer)")
+	case p.TokensPerChunk > 0:
+		parts = append(parts, fmt.Sprintf("usage reported, %.2f tokens per chunk", p.TokensPerChunk))
+	default:
+		parts = append(parts, "usage reported")
+	}
+	if p.Reasoning {
+		parts = append(parts, "reasoning fields")
+	}
+	if p.PrefixCacheReported {
+		parts = append(parts, "prefix-cache hits reported")
+	}
+	return head + ": " + strings.Join(parts, ", ")
+}
+
+// outcome prints, under the serving block, what the preflight showed of
+// each target and why the run did not pass when it measured no success.
+func (r *renderer) outcome(s *summary.Summary) {
+	for _, p := range s.Preflight {
+		line := ProbeLine(p)
+		if !p.OK {
+			line = r.st.Red(line)
+		}
+		r.printf("  preflight .......... %s\n", line)
+	}
+	switch {
+	case s.EarlyStop != "":
+		r.printf("  %s\n", r.st.Red("stopped early: "+s.EarlyStop))
+	case s.Serving.OK == 0 && s.Serving.Requests > 0:
+		r.printf("  %s\n", r.st.Red(fmt.Sprintf("no request succeeded: all %d failed; the run does not pass", s.Serving.Requests)))
+	}
+}
