@@ -14,15 +14,19 @@ import (
 const compareUsage = `Usage: llmrun compare BASELINE.json CURRENT.json [flags]
 
 Compares the figures of a run's result file ("llmrun run --summary-export",
-or "llmrun merge -o") with those of a baseline's: a figure worse than the
-baseline's by more than --threshold (relative) is a regression, one better
-by more than it an improvement. Throughputs and the success rate are better
-higher, latencies lower. Figures have the names of "llmrun trend":
-request_throughput, ttft_p99, e2e_p90, ...; vLLM's names (p99_ttft_ms,
-median_e2el_ms, ...) are accepted too.
+or "llmrun merge -o") with those of a baseline's. A figure regressed when
+it is worse than the baseline's by more than --threshold (relative) and
+credibly so: the change's confidence interval (at --confidence, from the
+histograms and counts of both files) lies on the worse side. A change
+beyond the threshold within the noise, or a figure too few samples bound
+(a p99 of 12 requests), is inconclusive. Throughputs and the success rate
+are better higher, latencies lower. Figures have the names of "llmrun
+trend": request_throughput, ttft_p99, e2e_p90, ...; vLLM's names
+(p99_ttft_ms, median_e2el_ms, ...) are accepted too.
 
-Exit codes: 0 no figure regressed, 109 a figure regressed, 1 a file could
-not be read, 2 bad command line.
+Exit codes: 0 no figure credibly regressed, 109 a figure regressed (or,
+with --strict, was inconclusive), 1 a file could not be read, 2 bad
+command line.
 
 Examples:
   llmrun compare baseline.json current.json
@@ -43,7 +47,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() != 2 {
 		return usageError("want two result files, the baseline's and the current run's; got %d", fs.NArg())
 	}
-	tolerance, figures, err := f.parse()
+	opts, figures, err := f.parse()
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -63,16 +67,15 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			baseFile, base.Meta.ScriptSHA256, curFile, cur.Meta.ScriptSHA256)
 	}
 
-	runs := []trend.Run{trend.FromSummary(cur), trend.FromSummary(base)}
-	comparisons := trend.Compare(runs, figures, tolerance)
+	runs := []trend.Run{trend.FromSummary(cur, opts.Confidence), trend.FromSummary(base, opts.Confidence)}
 	rep := trend.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
-		Runs: runs, Figures: figures, Comparisons: comparisons, Tolerance: tolerance}
+		Runs: runs, Figures: figures, Comparisons: trend.Compare(runs, figures, opts), Options: opts, Strict: f.strict}
 	style := console.Style{Color: useColor(f.noColor, stdout, getenv)}
 	if err := trend.RenderPair(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
 		return exitError
 	}
-	if len(trend.Regressions(comparisons)) > 0 {
+	if rep.Failed() {
 		return exitRegression
 	}
 	return exitOK

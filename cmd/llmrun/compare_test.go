@@ -1,30 +1,35 @@
 package main
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
-// plantedResult is a result file's figures: a throughput of 2 req/s and
-// 500 tok/s, all requests ok, TTFT p99 400 ms; change alters them.
-func plantedResult(t *testing.T, dir, name string, change func(s *summary.Summary)) string {
+// plantedResult writes a result file of n requests over dur whose TTFTs
+// are drawn (from seed) around ttft ms, each then streaming 20 tokens
+// about 10 ms apart; change, when not nil, alters the summary.
+func plantedResult(t *testing.T, dir, name string, seed uint64, n int, ttft float64, dur time.Duration, change func(s *summary.Summary)) string {
 	t.Helper()
-	row := func(metric string, p50, p99 float64) summary.LatencyRow {
-		return summary.LatencyRow{Metric: metric, Count: 100, Mean: p50, Min: p50 / 2, Max: p99 * 1.1,
-			P: map[string]float64{"p50": p50, "p90": p99 * 0.9, "p95": p99 * 0.95, "p99": p99}}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	results := make([]*llm.Result, n)
+	for i := range results {
+		gaps := make([]float64, 19)
+		for k := range gaps {
+			gaps[k] = 10 * (0.9 + 0.2*rng.Float64())
+		}
+		results[i] = summarytest.Streamed(ttft*math.Exp(0.3*rng.NormFloat64()), gaps...)
 	}
-	s := &summary.Summary{
-		SchemaVersion: summary.SchemaVersion,
-		Meta:          summary.Meta{RunID: name, Version: "test", ScriptSHA256: "abc", Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)},
-		Serving: summary.Serving{DurationSeconds: 50, Requests: 100, OK: 100, SuccessRate: 1,
-			RequestThroughput: 2, OutputTokenThroughput: 500, TotalTokenThroughput: 1500},
-		Latency: []summary.LatencyRow{row("llm_ttft", 150, 400), row("llm_tpot", 20, 30), row("llm_itl", 20, 35), row("llm_e2e", 3000, 5000)},
-	}
+	s := summarytest.Build(t, dur, results...)
+	s.Meta.RunID = name
 	if change != nil {
 		change(s)
 	}
@@ -35,17 +40,21 @@ func plantedResult(t *testing.T, dir, name string, change func(s *summary.Summar
 	return path
 }
 
+// compare judges the current run against the baseline credibly: a
+// regression beyond the threshold and the noise fails (exit 109), a run
+// like the baseline passes, a change too few samples can bound is
+// inconclusive and passes unless --strict.
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
-	base := plantedResult(t, dir, "base", nil)
-	same := plantedResult(t, dir, "same", nil)
-	slower := plantedResult(t, dir, "slower", func(s *summary.Summary) { s.Latency[0].P["p99"] = 520 })
-	lessThroughput := plantedResult(t, dir, "less", func(s *summary.Summary) { s.Serving.OutputTokenThroughput = 400 })
-	better := plantedResult(t, dir, "better", func(s *summary.Summary) {
-		s.Latency[0].P["p99"] = 200
-		s.Serving.RequestThroughput = 3
-	})
-	otherScript := plantedResult(t, dir, "other", func(s *summary.Summary) { s.Meta.ScriptSHA256 = "def" })
+	const n, dur = 600, 60 * time.Second
+	base := plantedResult(t, dir, "base", 1, n, 150, dur, nil)
+	same := plantedResult(t, dir, "same", 2, n, 150, dur, nil)
+	slower := plantedResult(t, dir, "slower", 3, n, 195, dur, nil)
+	lessThroughput := plantedResult(t, dir, "less", 4, n, 150, 75*time.Second, nil)
+	better := plantedResult(t, dir, "better", 5, n, 75, 40*time.Second, nil)
+	otherScript := plantedResult(t, dir, "other", 6, n, 150, dur, func(s *summary.Summary) { s.Meta.ScriptSHA256 = "def" })
+	few := plantedResult(t, dir, "few", 7, 12, 150, time.Second, nil)
+	fewSlower := plantedResult(t, dir, "few-slower", 8, 12, 250, time.Second, nil)
 
 	tests := []struct {
 		name      string
@@ -54,18 +63,24 @@ func TestCompare(t *testing.T) {
 		want      []string
 		forbidden []string
 	}{
-		{"equal runs pass", []string{base, same}, exitOK, []string{"baseline: " + base, "current:  " + same, "✓ no regression beyond 10 %", "ttft_p99 (ms)"}, []string{"✗", "regression  "}},
+		{"runs of one server pass", []string{base, same}, exitOK,
+			[]string{"baseline: " + base, "current:  " + same, "✓ no", "regression beyond 10 %", "ttft_p99 (ms)", "99 % CI", " 600 "}, []string{"✗", "│ regression"}},
 		{"latency up is a regression", []string{base, slower}, exitRegression,
-			[]string{"ttft_p99 (ms)", "400.0", "520.0", "+30.0 %", "✗ regression beyond 10 %: ttft_p99 +30.0 %"}, nil},
+			[]string{"ttft_p50 (ms)", "+30", "✗ regression beyond 10 %: ttft_p50 +"}, nil},
 		{"throughput down is a regression", []string{base, lessThroughput}, exitRegression,
-			[]string{"output_throughput (tok/s)", "-20.0 %", "✗ regression beyond 10 %: output_throughput -20.0 %"}, nil},
-		{"an improvement passes", []string{base, better}, exitOK, []string{"improved", "-50.0 %", "+50.0 %", "✓ no regression"}, nil},
-		{"the other way round, the improvement regresses", []string{better, base}, exitRegression, []string{"ttft_p99 +100.0 %", "request_throughput -33.3 %"}, nil},
-		{"--metric selects", []string{base, slower, "--metric", "output_throughput,ttft_p50"}, exitOK,
-			[]string{"output_throughput", "ttft_p50", "✓ no regression"}, []string{"ttft_p99", "tpot_p99"}},
-		{"--metric takes vLLM's names", []string{base, slower, "--metric", "p99_ttft_ms"}, exitRegression, []string{"ttft_p99 +30.0 %"}, nil},
-		{"a wider --threshold", []string{base, slower, "--threshold", "40%"}, exitOK, []string{"tolerance 40 %", "✓ no regression beyond 40 %"}, nil},
-		{"different scripts compare, with a note", []string{base, otherScript}, exitOK, []string{"✓ no regression"}, nil},
+			[]string{"output_throughput (tok/s)", "-20.0 %", "✗ regression beyond 10 %: request_throughput -20.0 %, output_throughput -20.0 %"}, nil},
+		{"an improvement passes", []string{base, better}, exitOK, []string{"improved", "+50.0 %", "✓ no"}, []string{"│ regression"}},
+		{"the other way round, the improvement regresses", []string{better, base}, exitRegression, []string{"request_throughput -33.3 %"}, nil},
+		{"--metric selects", []string{base, slower, "--metric", "output_throughput,success_rate"}, exitOK,
+			[]string{"output_throughput", "success_rate", "✓ no regression"}, []string{"ttft_p99", "tpot_p99"}},
+		{"--metric takes vLLM's names", []string{base, slower, "--metric", "median_ttft_ms"}, exitRegression, []string{"ttft_p50 +"}, nil},
+		{"a wider --threshold", []string{base, slower, "--threshold", "40%"}, exitOK, []string{"tolerance 40 %", "regression beyond 40 %"}, nil},
+		{"different scripts compare, with a note", []string{base, otherScript}, exitOK, []string{"✓ no"}, nil},
+		{"a p99 of 12 requests is inconclusive", []string{few, fewSlower, "--metric", "ttft_p99"}, exitOK,
+			[]string{"inconclusive (too few samples)", "12 requests cannot bound a p99 at 99 % confidence: it takes 528", "✓ no credible regression"}, nil},
+		{"--strict fails an inconclusive figure", []string{few, fewSlower, "--metric", "ttft_p99", "--strict"}, exitRegression,
+			[]string{"--strict fails the inconclusive figures: ttft_p99"}, nil},
+		{"a lower --confidence", []string{base, same, "--confidence", "95%"}, exitOK, []string{"95 % confidence", "95 % CI"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +107,7 @@ func TestCompare(t *testing.T) {
 
 func TestCompareCommandLine(t *testing.T) {
 	dir := t.TempDir()
-	base := plantedResult(t, dir, "base", nil)
+	base := plantedResult(t, dir, "base", 1, 20, 150, time.Second, nil)
 	missing := filepath.Join(dir, "missing.json")
 	v1 := filepath.Join(dir, "v1.json")
 	if err := os.WriteFile(v1, []byte(`{"schema_version": 1}`), 0o644); err != nil {
@@ -108,6 +123,7 @@ func TestCompareCommandLine(t *testing.T) {
 		{"one file", []string{base}, exitUsage, "want two result files"},
 		{"three files", []string{base, base, base}, exitUsage, "want two result files"},
 		{"bad threshold", []string{base, base, "--threshold", "ten"}, exitUsage, "--threshold"},
+		{"bad confidence", []string{base, base, "--confidence", "100%"}, exitUsage, "--confidence"},
 		{"unknown figure", []string{base, base, "--metric", "latency"}, exitUsage, `unknown figure "latency"`},
 		{"missing baseline", []string{missing, base}, exitError, missing},
 		{"missing current", []string{base, missing}, exitError, missing},

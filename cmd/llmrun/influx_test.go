@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,18 @@ import (
 
 // influxCount runs an InfluxQL COUNT and returns its value.
 func influxCount(t *testing.T, s *influxtest.Server, stmt string) int {
+	t.Helper()
+	row := influxRow(t, s, stmt)
+	if len(row) == 0 {
+		return 0
+	}
+	return int(row[0])
+}
+
+// influxRow runs an InfluxQL query and returns the numbers of its first
+// row, after the time (NaN for a column that is not a number); nil when it
+// has none.
+func influxRow(t *testing.T, s *influxtest.Server, stmt string) []float64 {
 	t.Helper()
 	out, err := s.InfluxQL(context.Background(), stmt)
 	if err != nil {
@@ -30,10 +43,17 @@ func influxCount(t *testing.T, s *influxtest.Server, stmt string) int {
 		t.Fatalf("%s: %v", out, err)
 	}
 	if len(resp.Results) == 0 || len(resp.Results[0].Series) == 0 {
-		return 0
+		return nil
 	}
-	n, _ := resp.Results[0].Series[0].Values[0][1].(float64)
-	return int(n)
+	var row []float64
+	for _, v := range resp.Results[0].Series[0].Values[0][1:] {
+		n, ok := v.(float64)
+		if !ok {
+			n = math.NaN()
+		}
+		row = append(row, n)
+	}
+	return row
 }
 
 // A run with --out influxdb stores every request, the periodic aggregates
@@ -67,6 +87,23 @@ func TestRunWritesToInfluxDB(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "points written, 0 dropped") || strings.Contains(stdout+stderr, db.Token) {
 		t.Errorf("summary:\n%s\n%s", stdout, stderr)
+	}
+	// The run point carries the figures' intervals, for trend to judge
+	// changes against the noise.
+	row := influxRow(t, db, `SELECT ci_level, ttft_p50_ci_lo, ttft_p50, ttft_p50_ci_hi, ttft_count, ttft_p99_ci_hi FROM llm_run `+where)
+	if len(row) != 6 || row[0] != 0.99 || !(row[1] < row[2] && row[2] < row[3]) || row[4] != 40 || !math.IsNaN(row[5]) {
+		t.Errorf("llm_run's ci_level, ttft_p50 with its interval, ttft_count, ttft_p99_ci_hi: %v; want 0.99, lo < p50 < hi, 40, none (40 requests bound no p99)", row)
+	}
+	// A second run of the same test: trend judges it against the first.
+	code, stdout, stderr = cli(t, context.Background(), env, "run", "-q", "-u", "4", "-i", "40", "--base-url", url,
+		"--out", "influxdb="+db.URL+"?bucket="+db.Bucket, "--testid", "nightly-chat", script)
+	if code != exitOK {
+		t.Fatalf("second run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = cli(t, context.Background(), env, "trend", "--no-color", "--influxdb", db.URL+"?bucket="+db.Bucket, "--testid", "nightly-chat")
+	if code != exitOK || !strings.Contains(stdout, "2 runs") || !strings.Contains(trendLine(stdout, "ttft_p99"), "inconclusive (too few samples)") ||
+		!strings.Contains(stdout, "ttft_p99 inconclusive: too few samples: 40 requests cannot bound a p99 at 99 % confidence: it takes 528") {
+		t.Errorf("trend of the two runs: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
 

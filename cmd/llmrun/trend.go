@@ -20,9 +20,13 @@ const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
 Reads the runs of a test that "llmrun run --out influxdb=URL --testid ID"
 stored in InfluxDB (their llm_run points), prints the last ones with their
 headline figures, and compares the newest run with the median of the runs
-before it: a figure worse by more than --tolerance (relative) is a
-regression, one better by more than it an improvement. Throughputs and the
-success rate are better higher, latency percentiles lower.
+before it. A figure regressed when it is worse than the median by more
+than --tolerance (relative) and credibly so: beyond the noise of both the
+runs' own samples (the confidence intervals each run stored) and, with
+three previous runs or more, of their spread from run to run (their
+median absolute deviation). A change beyond the tolerance within that
+noise, or a figure too few samples bound, is inconclusive. Throughputs and
+the success rate are better higher, latency percentiles lower.
 
 The runs are read with InfluxQL over the v1 /query API, which InfluxDB
 1.x, 2.x (through a DBRP mapping) and 3.x answer; Flux is not needed. URL
@@ -31,9 +35,9 @@ part before "/" and the retention policy the part after it, or those the
 db= and rp= options name (on 2.x, the DBRP mapping's). The token is read
 from $LLMRUN_INFLUXDB_TOKEN (on InfluxDB 1.8, user:password).
 
-Exit codes: 0 no figure regressed (or there is no history yet), 109 a figure
-regressed, 1 InfluxDB could not be read or holds no run of the test, 2 bad
-command line.
+Exit codes: 0 no figure credibly regressed (or there is no history yet),
+109 a figure regressed (or, with --strict, was inconclusive), 1 InfluxDB
+could not be read or holds no run of the test, 2 bad command line.
 
 Examples:
   llmrun trend --influxdb 'http://127.0.0.1:8086?org=perf&bucket=llmrun' --testid nightly-chat
@@ -83,7 +87,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return usageError("--influxdb: %v", err)
 	}
-	tolerance, figures, err := f.verdict.parse()
+	opts, figures, err := f.verdict.parse()
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -104,16 +108,17 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	runs := make([]trend.Run, len(records))
 	for i, r := range records {
-		runs[i] = trend.Run{ID: r.RunID, Time: r.Time, Version: r.Version, Figures: r.Fields}
+		runs[i] = trend.Run{ID: r.RunID, Time: r.Time, Version: r.Version}
+		runs[i].Figures, runs[i].Confidence = trend.FromFields(r.Fields)
 	}
-	comparisons := trend.Compare(runs, figures, tolerance)
 	style := console.Style{Color: useColor(f.verdict.noColor, stdout, getenv)}
-	rep := trend.Report{Title: title, Runs: runs, Figures: figures, Comparisons: comparisons, Tolerance: tolerance}
+	rep := trend.Report{Title: title, Runs: runs, Figures: figures, Comparisons: trend.Compare(runs, figures, opts),
+		Options: opts, Strict: f.verdict.strict}
 	if err := trend.Render(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun trend: printing the report: %v\n", err)
 		return exitError
 	}
-	if len(trend.Regressions(comparisons)) > 0 {
+	if rep.Failed() {
 		return exitRegression
 	}
 	return exitOK

@@ -23,12 +23,30 @@ func trendBase() map[string]float64 {
 	}
 }
 
-// trendJitter makes the runs of a stable history differ by up to ±3 %;
-// the newest run (index 0) has none, and the median of the 5 (or 3) runs
-// before it is 0.
-func trendJitter(run int) float64 {
+// trendJitter makes the runs of a stable history differ by up to ±3 %
+// (times spread); the newest run (index 0) has none, and the median of the
+// 5 (or 3) runs before it is 0.
+func trendJitter(run int, spread float64) float64 {
 	jitter := []float64{0, 0.02, -0.03, 0, -0.01, 0.03, -0.02, 0.015}
-	return jitter[run%len(jitter)]
+	return spread * jitter[run%len(jitter)]
+}
+
+// trendFigures adds figures to fields, each with a ±3 % interval at 99 %
+// confidence, as llmrun run stores them, unless old (a run stored before
+// intervals were kept).
+func trendFigures(fields map[string]any, figures map[string]float64, old bool) {
+	for k, v := range figures {
+		fields[k] = v
+		if !old {
+			fields[k+"_ci_lo"], fields[k+"_ci_hi"] = 0.97*v, 1.03*v
+		}
+	}
+	if !old {
+		fields["ci_level"] = 0.99
+		for _, l := range []string{"ttft", "tpot", "itl", "e2e"} {
+			fields[l+"_count"] = 1176.0
+		}
+	}
 }
 
 // trendHistory is one series of planted runs, newest first, a day apart.
@@ -41,6 +59,9 @@ type trendHistory struct {
 	// scaled; rag's changed by ragNewest in the newest run.
 	scenarios []string
 	ragNewest map[string]float64
+	// spread scales the runs' jitter (0: 1); old runs have no intervals.
+	spread float64
+	old    bool
 }
 
 // trendPoints follows the schema of docs/influxdb.md: per run an llm_run
@@ -57,25 +78,33 @@ func trendPoints(h trendHistory, now time.Time) []*write.Point {
 			"iterations": int64(1200), "aborted": false, "interrupted_run": false, "thresholds_failed": int64(0),
 			"version": fmt.Sprintf("v0.%d.0", 9-i), "target": "http://gpu-1:8000/v1", "script": "chat.js", "seed": int64(1),
 		}
+		spread := h.spread
+		if spread == 0 {
+			spread = 1
+		}
+		figures := map[string]float64{}
 		for k, v := range trendBase() {
-			v *= 1 + trendJitter(i)
+			v *= 1 + trendJitter(i, spread)
 			if i == 0 && h.newest[k] != 0 {
 				v = h.newest[k]
 			}
-			fields[k] = v
+			figures[k] = v
 		}
+		trendFigures(fields, figures, h.old && i > 0)
 		pts = append(pts, influxdb2.NewPoint("llm_run", tags, fields, start))
 		for j, sc := range h.scenarios {
 			st := maps.Clone(tags)
 			st["scenario"] = sc
 			sf := map[string]any{"requests": int64(600)}
+			figures := map[string]float64{}
 			for k, v := range trendBase() {
-				v *= (1 + trendJitter(i)) * (0.5 + float64(j))
+				v *= (1 + trendJitter(i, spread)) * (0.5 + float64(j))
 				if i == 0 && sc == "rag" && h.ragNewest[k] != 0 {
 					v = h.ragNewest[k]
 				}
-				sf[k] = v
+				figures[k] = v
 			}
+			trendFigures(sf, figures, h.old && i > 0)
 			pts = append(pts, influxdb2.NewPoint("llm_run", st, sf, start))
 		}
 		all := map[string]string{"run_id": runID, "testid": h.testid, "scenario": "_all", "env": "staging"}
@@ -116,6 +145,11 @@ func TestTrend(t *testing.T) {
 		// scenario, qwen regressed.
 		{testid: "nightly", model: "llama", runs: 6, scenarios: []string{"chat", "rag"}, ragNewest: map[string]float64{"e2e_p99": 2 * 1.5 * 5000}},
 		{testid: "nightly", model: "qwen", runs: 4, newest: map[string]float64{"tpot_p99": 30 * 1.5}},
+		// +30 % against runs that scatter by up to ±30 %: noise.
+		{testid: "noisy", model: "llama", runs: 8, spread: 10, newest: map[string]float64{"ttft_p99": 400 * 1.3}},
+		// The first run with intervals after runs stored before they were
+		// kept: the previous runs' spread judges.
+		{testid: "old", model: "llama", runs: 6, old: true, newest: map[string]float64{"ttft_p99": 400 * 1.3}},
 	} {
 		pts = append(pts, trendPoints(h, now)...)
 	}
@@ -145,7 +179,7 @@ func TestTrend(t *testing.T) {
 	allOK := map[string]string{}
 	for k := range trendBase() {
 		if k != "total_token_throughput" && k != "e2e_p50" {
-			allOK[k] = "ok"
+			allOK[k] = "unchanged"
 		}
 	}
 	out := expect("a stable history", exitOK, allOK, "--testid", "stable")
@@ -158,14 +192,14 @@ func TestTrend(t *testing.T) {
 		t.Errorf("a stable history: long run ids, or figures of other measurements:\n%s", out)
 	}
 
-	out = expect("ttft p99 +30 %", exitRegression, map[string]string{"ttft_p99": "regression", "ttft_p50": "ok", "output_throughput": "ok"}, "--testid", "ttft-regressed")
+	out = expect("ttft p99 +30 %", exitRegression, map[string]string{"ttft_p99": "regression", "ttft_p50": "unchanged", "output_throughput": "unchanged"}, "--testid", "ttft-regressed")
 	if !strings.Contains(out, "✗ regression beyond 10 %: ttft_p99 +30.0 %") {
 		t.Errorf("ttft p99 +30 %%: the regression is not named:\n%s", out)
 	}
-	expect("a wider tolerance", exitOK, map[string]string{"ttft_p99": "ok"}, "--testid", "ttft-regressed", "--tolerance", "0.35")
+	expect("a wider tolerance", exitOK, map[string]string{"ttft_p99": "unchanged"}, "--testid", "ttft-regressed", "--tolerance", "0.35")
 	expect("another figure", exitOK, nil, "--testid", "ttft-regressed", "--metric", "output_throughput,ttft_p50")
 
-	out = expect("output throughput −30 %", exitRegression, map[string]string{"output_throughput": "regression", "request_throughput": "ok"}, "--testid", "throughput-dropped", "--tolerance", "10%")
+	out = expect("output throughput −30 %", exitRegression, map[string]string{"output_throughput": "regression", "request_throughput": "unchanged"}, "--testid", "throughput-dropped", "--tolerance", "10%")
 	if !strings.Contains(out, "output_throughput -30.0 %") {
 		t.Errorf("a throughput drop: not named:\n%s", out)
 	}
@@ -176,13 +210,22 @@ func TestTrend(t *testing.T) {
 		t.Errorf("a single run:\n%s", out)
 	}
 
-	expect("model llama", exitOK, map[string]string{"tpot_p99": "ok", "e2e_p99": "ok"}, "--testid", "nightly", "--model", "llama")
+	expect("model llama", exitOK, map[string]string{"tpot_p99": "unchanged", "e2e_p99": "unchanged"}, "--testid", "nightly", "--model", "llama")
 	out = expect("model qwen", exitRegression, map[string]string{"tpot_p99": "regression"}, "--testid", "nightly", "--model", "qwen")
 	if !strings.Contains(out, "4 runs") {
 		t.Errorf("model qwen has 4 runs:\n%s", out)
 	}
-	expect("scenario rag", exitRegression, map[string]string{"e2e_p99": "regression", "ttft_p99": "ok"}, "--testid", "nightly", "--model", "llama", "--scenario", "rag")
-	expect("scenario chat", exitOK, map[string]string{"e2e_p99": "ok"}, "--testid", "nightly", "--model", "llama", "--scenario", "chat")
+	expect("scenario rag", exitRegression, map[string]string{"e2e_p99": "regression", "ttft_p99": "unchanged"}, "--testid", "nightly", "--model", "llama", "--scenario", "rag")
+	expect("scenario chat", exitOK, map[string]string{"e2e_p99": "unchanged"}, "--testid", "nightly", "--model", "llama", "--scenario", "chat")
+	out = expect("+30 % within the runs' spread", exitOK, map[string]string{"ttft_p99": "inconclusive"}, "--testid", "noisy")
+	if !strings.Contains(out, "ttft_p99 inconclusive: too noisy: +30.0 % is within the noise") || !strings.Contains(out, "±") {
+		t.Errorf("a change within the spread: the reason or the spread is missing:\n%s", out)
+	}
+	expect("--strict", exitRegression, map[string]string{"ttft_p99": "inconclusive"}, "--testid", "noisy", "--strict")
+	out = expect("old runs, judged by their spread", exitRegression, map[string]string{"ttft_p99": "regression"}, "--testid", "old")
+	if line := trendLine(out, "ttft_p99"); !strings.Contains(line, "±2.9 %") {
+		t.Errorf("old runs: the spread of their ±3 %% jitter is not shown: %q\n%s", line, out)
+	}
 	out = expect("--runs 3", exitRegression, nil, "--testid", "nightly", "--model", "qwen", "--runs", "3", "--metric", "tpot_p99")
 	if !strings.Contains(out, "3 runs") || trendLine(out, "ttft_p99") != "" {
 		t.Errorf("--runs 3 --metric tpot_p99:\n%s", out)

@@ -16,6 +16,8 @@ import (
 type verdictFlags struct {
 	toleranceName string
 	tolerance     string
+	confidence    string
+	strict        bool
 	metrics       []string
 	noColor       bool
 }
@@ -23,19 +25,24 @@ type verdictFlags struct {
 func (f *verdictFlags) register(fs *pflag.FlagSet, toleranceName string) {
 	f.toleranceName = toleranceName
 	fs.StringVar(&f.tolerance, toleranceName, "10%", "relative change allowed before a figure counts as regressed: 10% or 0.1")
+	fs.StringVar(&f.confidence, "confidence", "99%", "confidence level a change must clear to count: 99% (or 0.99); lower finds smaller changes in fewer samples, and more that are noise")
+	fs.BoolVar(&f.strict, "strict", false, "an inconclusive figure (too few samples, or a change within the noise) fails too (exit 109)")
 	fs.StringSliceVar(&f.metrics, "metric", nil, "figures to compare, comma-separated or repeated (default: request_throughput, output_throughput, success_rate, ttft_p50, ttft_p99, tpot_p50, tpot_p99, itl_p99, e2e_p99)")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
 }
 
-// parse reads the tolerance and the figures; an error names the flag.
-func (f *verdictFlags) parse() (tolerance float64, figures []trend.Figure, err error) {
-	if tolerance, err = trend.ParseTolerance(f.tolerance); err != nil {
-		return 0, nil, fmt.Errorf("--%s: %w", f.toleranceName, err)
+// parse reads the options and the figures; an error names the flag.
+func (f *verdictFlags) parse() (opts trend.Options, figures []trend.Figure, err error) {
+	if opts.Tolerance, err = trend.ParseTolerance(f.tolerance); err != nil {
+		return opts, nil, fmt.Errorf("--%s: %w", f.toleranceName, err)
+	}
+	if opts.Confidence, err = trend.ParseConfidence(f.confidence); err != nil {
+		return opts, nil, fmt.Errorf("--confidence: %w", err)
 	}
 	if figures, err = trend.ParseFigures(strings.Join(f.metrics, ",")); err != nil {
-		return 0, nil, fmt.Errorf("--metric: %w", err)
+		return opts, nil, fmt.Errorf("--metric: %w", err)
 	}
-	return tolerance, figures, nil
+	return opts, figures, nil
 }
 
 // useColor says whether output to stdout gets ANSI colours: not with

@@ -46,7 +46,6 @@ type Server struct {
 	// Bucket is the database's v2 bucket name, "llmrun/autogen".
 	Bucket string
 
-	t       testing.TB
 	bin     string
 	dir     string
 	config  string
@@ -55,8 +54,8 @@ type Server struct {
 	logFile *os.File
 }
 
-// binary returns the influxd to run, or why there is none.
-func binary() (string, error) {
+// Binary returns the influxd to run, or why there is none.
+func Binary() (string, error) {
 	if p := os.Getenv("LLMRUN_INFLUXD"); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("LLMRUN_INFLUXD=%s: %w", p, err)
@@ -74,16 +73,34 @@ func binary() (string, error) {
 // it skips t, or fails it when LLMRUN_REQUIRE_INFLUXD is set (in CI).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := binary()
+	bin, err := Binary()
 	if err != nil {
 		if os.Getenv("LLMRUN_REQUIRE_INFLUXD") != "" {
 			t.Fatalf("InfluxDB is required: %v", err)
 		}
 		t.Skip(err)
 	}
-	dir := t.TempDir()
-	s := &Server{t: t, bin: bin, dir: dir, Token: User + ":" + Password, Bucket: Database + "/autogen"}
-	httpPort, rpcPort := freePort(t), freePort(t)
+	s, err := Launch(bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Launch runs the influxd bin with its data in dir, on free ports of
+// 127.0.0.1, makes the admin user and the database, and returns the
+// server; Close stops it.
+func Launch(bin, dir string) (*Server, error) {
+	s := &Server{bin: bin, dir: dir, Token: User + ":" + Password, Bucket: Database + "/autogen"}
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	rpcPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	s.URL = "http://127.0.0.1:" + httpPort
 	s.config = filepath.Join(dir, "influxdb.conf")
 	conf := fmt.Sprintf(`reporting-disabled = true
@@ -108,30 +125,33 @@ bind-address = "127.0.0.1:%s"
   level = "warn"
 `, rpcPort, filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), httpPort)
 	if err := os.WriteFile(s.config, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if s.logFile, err = os.Create(filepath.Join(dir, "influxd.log")); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() {
-		s.Stop()
-		s.logFile.Close()
-	})
-	s.start()
+	if err := s.start(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	// With no user yet, InfluxDB 1.8 accepts the statement that creates
 	// the first admin; everything after needs the credentials.
-	s.query("CREATE USER " + User + " WITH PASSWORD '" + Password + "' WITH ALL PRIVILEGES")
-	s.query("CREATE DATABASE " + Database)
-	return s
+	for _, stmt := range []string{"CREATE USER " + User + " WITH PASSWORD '" + Password + "' WITH ALL PRIVILEGES", "CREATE DATABASE " + Database} {
+		if _, err := s.InfluxQL(context.Background(), stmt); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // start runs influxd and waits until it answers /health.
-func (s *Server) start() {
-	s.t.Helper()
+func (s *Server) start() error {
 	s.cmd = exec.Command(s.bin, "run", "-config", s.config)
 	s.cmd.Stdout, s.cmd.Stderr = s.logFile, s.logFile
 	if err := s.cmd.Start(); err != nil {
-		s.t.Fatalf("starting influxd: %v", err)
+		s.cmd = nil
+		return fmt.Errorf("starting influxd: %w", err)
 	}
 	s.exited = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) {
@@ -144,16 +164,16 @@ func (s *Server) start() {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
 		select {
 		case <-s.exited:
-			s.t.Fatalf("influxd exited at start; its log:\n%s", s.log())
+			return fmt.Errorf("influxd exited at start; its log:\n%s", s.log())
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("influxd did not answer /health within 30 s; its log:\n%s", s.log())
+			return fmt.Errorf("influxd did not answer /health within 30 s; its log:\n%s", s.log())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -175,22 +195,20 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart starts a stopped server again, with its data.
-func (s *Server) Restart() {
-	s.t.Helper()
-	if s.cmd != nil {
-		s.t.Fatal("influxtest: Restart of a running server")
+// Close stops the server for good and closes its log.
+func (s *Server) Close() {
+	s.Stop()
+	if s.logFile != nil {
+		s.logFile.Close()
 	}
-	s.start()
 }
 
-// query runs an InfluxQL statement as the admin (when one exists),
-// failing the test on error.
-func (s *Server) query(stmt string) {
-	s.t.Helper()
-	if _, err := s.InfluxQL(context.Background(), stmt); err != nil {
-		s.t.Fatal(err)
+// Restart starts a stopped server again, with its data.
+func (s *Server) Restart() error {
+	if s.cmd != nil {
+		return errors.New("influxtest: Restart of a running server")
 	}
+	return s.start()
 }
 
 // InfluxQL runs an InfluxQL statement against the database with the admin
@@ -224,13 +242,12 @@ func (s *Server) log() string {
 }
 
 // freePort returns a TCP port free on 127.0.0.1 now.
-func freePort(t testing.TB) string {
-	t.Helper()
+func freePort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer l.Close()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
+	return port, nil
 }

@@ -17,7 +17,9 @@ func TestServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Stop()
-	s.Restart()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	out, err := s.InfluxQL(ctx, `SHOW RETENTION POLICIES ON "llmrun"`)
 	if err != nil || !strings.Contains(string(out), "short") {
 		t.Fatalf("after a restart: %s %v", out, err)

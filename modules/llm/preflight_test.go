@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -124,5 +125,21 @@ func TestRedactURL(t *testing.T) {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A server whose certificate the client does not trust fails the probe as
+// a TLS fault no load can fix.
+func TestProbeUntrustedCertificate(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	c, err := NewClient(Config{BaseURL: srv.URL, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	p := c.Probe(context.Background())
+	if p.OK || p.Class != ErrTLS || !p.Fatal || !strings.Contains(p.Fix, "TLS handshake failed") {
+		t.Errorf("probe %+v: want a fatal tls failure", p)
 	}
 }

@@ -22,15 +22,24 @@ type Report struct {
 	Figures []Figure
 	// Comparisons are Compare's results for Runs and Figures.
 	Comparisons []Comparison
-	// Tolerance is the relative tolerance the comparisons used.
-	Tolerance float64
+	// Options are the options the comparisons used.
+	Options Options
+	// Strict says that an inconclusive figure fails the comparison.
+	Strict bool
+}
+
+// Failed reports whether the comparison fails a gate: a figure regressed,
+// or, when Strict, one was inconclusive.
+func (r Report) Failed() bool {
+	return len(Regressions(r.Comparisons)) > 0 || (r.Strict && len(Inconclusives(r.Comparisons)) > 0)
 }
 
 // shortID is how many characters of a run_id the runs table shows.
 const shortID = 8
 
 // Render prints the report: a table of the runs with the figures, then a
-// table of each figure's verdict, then a line saying whether any figure
+// table of each figure's verdict against the previous runs, the reasons
+// of the inconclusive ones, and a line saying whether any figure
 // regressed.
 func Render(w io.Writer, r Report, st console.Style) error {
 	plural := "s"
@@ -52,8 +61,8 @@ func Render(w io.Writer, r Report, st console.Style) error {
 		}
 		row := []string{run.Time.UTC().Format("2006-01-02 15:04"), id, run.Version}
 		for _, f := range r.Figures {
-			v, ok := run.Figures[f.Name]
-			row = append(row, f.format(v, ok))
+			e, ok := run.Figures[f.Name]
+			row = append(row, f.format(e.Value, ok))
 		}
 		rows = append(rows, row)
 	}
@@ -65,60 +74,118 @@ func Render(w io.Writer, r Report, st console.Style) error {
 		return err
 	}
 
+	conf := percent(r.Options.confidence(), false)
 	var verdicts [][]string
 	for _, c := range r.Comparisons {
-		change, verdict := verdictCells(c, st)
-		verdicts = append(verdicts, []string{c.Figure.label(), c.Figure.format(c.Newest, c.Verdict != NoData),
-			c.Figure.format(c.Baseline, c.BaselineRuns > 0), change, verdict})
+		change, ci, verdict := verdictCells(c, st)
+		verdicts = append(verdicts, []string{c.Figure.label(), c.Figure.format(c.Newest.Value, c.Verdict != NoData), samples(c.Newest.N),
+			c.Figure.format(c.Baseline, c.BaselineRuns > 0), spread(c), change, ci, verdict})
 	}
-	if _, err := fmt.Fprintf(w, "\nnewest run against the median of the previous ones (tolerance %s)\n", percent(r.Tolerance, false)); err != nil {
+	if _, err := fmt.Fprintf(w, "\nnewest run against the median of the previous ones (tolerance %s, %s confidence)\n",
+		percent(r.Options.Tolerance, false), conf); err != nil {
 		return err
 	}
-	if err := console.Table(w, []string{"figure", "newest", "baseline median", "change", "verdict"},
-		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, verdicts); err != nil {
+	if err := console.Table(w, []string{"figure", "newest", "n", "baseline median", "spread", "change", conf + " CI", "verdict"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, verdicts); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, conclusion(r, st))
-	return err
+	return conclude(w, r, st)
 }
 
-// verdictCells are a comparison's change and verdict as the tables show
-// them: coloured when regressed or improved.
-func verdictCells(c Comparison, st console.Style) (change, verdict string) {
-	change, verdict = "–", string(c.Verdict)
-	if c.Verdict == OK || c.Verdict == Regression || c.Verdict == Improved {
+// RenderPair prints the comparison of two runs, as llmrun compare does:
+// r.Runs[0] is the current run, r.Runs[1] the baseline, and r.Title says
+// which they are. It prints the title, a table of each figure's baseline
+// and current value with their samples, change, the change's confidence
+// interval and verdict (a figure the baseline lacks has "no history"),
+// the reasons of the inconclusive ones, then a line saying whether any
+// figure regressed.
+func RenderPair(w io.Writer, r Report, st console.Style) error {
+	if len(r.Runs) != 2 {
+		return fmt.Errorf("comparing a pair of runs: got %d", len(r.Runs))
+	}
+	conf := percent(r.Options.confidence(), false)
+	if _, err := fmt.Fprintf(w, "%s\n\ncurrent run against the baseline (tolerance %s, %s confidence)\n",
+		r.Title, percent(r.Options.Tolerance, false), conf); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, c := range r.Comparisons {
+		change, ci, verdict := verdictCells(c, st)
+		rows = append(rows, []string{c.Figure.label(), c.Figure.format(c.Baseline, c.BaselineRuns > 0), samples(c.BaselineN),
+			c.Figure.format(c.Newest.Value, c.Verdict != NoData), samples(c.Newest.N), change, ci, verdict})
+	}
+	if err := console.Table(w, []string{"figure", "baseline", "n", "current", "n", "change", conf + " CI", "verdict"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows); err != nil {
+		return err
+	}
+	return conclude(w, r, st)
+}
+
+// verdictCells are a comparison's change, the change's interval and the
+// verdict as the tables show them: coloured when regressed or improved;
+// an inconclusive verdict with the first words of its reason.
+func verdictCells(c Comparison, st console.Style) (change, ci, verdict string) {
+	change, ci, verdict = "–", "–", string(c.Verdict)
+	if c.Verdict != NoHistory && c.Verdict != NoData {
 		change = percent(c.Change, true)
+		ci = interval(c.ChangeLo, c.ChangeHi)
+	}
+	if c.Verdict == Inconclusive && strings.HasPrefix(c.Reason, tooFew) {
+		ci = "unbounded"
 	}
 	switch c.Verdict {
 	case Regression:
 		change, verdict = st.Red(change), st.Bold(st.Red(verdict))
 	case Improved:
 		change, verdict = st.Green(change), st.Green(verdict)
+	case Inconclusive:
+		kind, _, _ := strings.Cut(c.Reason, ":")
+		verdict = st.Faint(verdict + " (" + kind + ")")
 	}
-	return change, verdict
+	return change, ci, verdict
 }
 
-// RenderPair prints the comparison of two runs, as llmrun compare does:
-// r.Runs[0] is the current run, r.Runs[1] the baseline, and r.Title says
-// which they are. It prints the title, a table of each figure's baseline,
-// current value, change and verdict (a figure the baseline lacks has "no
-// history"), then a line saying whether any figure regressed.
-func RenderPair(w io.Writer, r Report, st console.Style) error {
-	if len(r.Runs) != 2 {
-		return fmt.Errorf("comparing a pair of runs: got %d", len(r.Runs))
+// interval shows a change's interval: "+3.1 % … +9.0 %", with "∞" for
+// an unbounded side.
+func interval(lo, hi float64) string {
+	side := func(v float64) string {
+		switch {
+		case math.IsInf(v, -1):
+			return "-∞"
+		case math.IsInf(v, 1) || math.IsNaN(v):
+			return "+∞"
+		}
+		return percent(v, true)
 	}
-	if _, err := fmt.Fprintf(w, "%s\n\ncurrent run against the baseline (tolerance %s)\n", r.Title, percent(r.Tolerance, false)); err != nil {
-		return err
+	return side(lo) + " … " + side(hi)
+}
+
+// samples shows a figure's sample count, "–" when unknown.
+func samples(n int64) string {
+	if n <= 0 {
+		return "–"
 	}
-	var rows [][]string
-	for _, c := range r.Comparisons {
-		change, verdict := verdictCells(c, st)
-		rows = append(rows, []string{c.Figure.label(), c.Figure.format(c.Baseline, c.BaselineRuns > 0),
-			c.Figure.format(c.Newest, c.Verdict != NoData), change, verdict})
+	return console.Num(float64(n))
+}
+
+// spread shows the previous runs' spread, "–" with too few of them.
+func spread(c Comparison) string {
+	if math.IsNaN(c.Spread) {
+		return "–"
 	}
-	if err := console.Table(w, []string{"figure", "baseline", "current", "change", "verdict"},
-		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows); err != nil {
-		return err
+	if c.Figure.Unit == "%" {
+		return fmt.Sprintf("±%.2f", 100*c.Spread)
+	}
+	return fmt.Sprintf("±%.1f %%", 100*c.Spread)
+}
+
+// conclude prints why each inconclusive figure is, then the last line:
+// the regressions, or that there is none.
+func conclude(w io.Writer, r Report, st console.Style) error {
+	for _, c := range Inconclusives(r.Comparisons) {
+		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", c.Figure.Name, c.Reason); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintln(w, conclusion(r, st))
 	return err
@@ -129,14 +196,24 @@ func conclusion(r Report, st console.Style) string {
 	if len(r.Runs) < 2 {
 		return "no history: a single run, nothing to compare it with"
 	}
-	if reg := Regressions(r.Comparisons); len(reg) > 0 {
-		var names []string
-		for _, c := range reg {
-			names = append(names, c.Figure.Name+" "+percent(c.Change, true))
+	tol := percent(r.Options.Tolerance, false)
+	names := func(cs []Comparison) string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Figure.Name+" "+percent(c.Change, true))
 		}
-		return st.Bold(st.Red(fmt.Sprintf("✗ regression beyond %s: %s", percent(r.Tolerance, false), strings.Join(names, ", "))))
+		return strings.Join(out, ", ")
 	}
-	return st.Green(fmt.Sprintf("✓ no regression beyond %s", percent(r.Tolerance, false)))
+	reg, inc := Regressions(r.Comparisons), Inconclusives(r.Comparisons)
+	switch {
+	case len(reg) > 0:
+		return st.Bold(st.Red(fmt.Sprintf("✗ regression beyond %s: %s", tol, names(reg))))
+	case r.Strict && len(inc) > 0:
+		return st.Bold(st.Red(fmt.Sprintf("✗ no credible regression beyond %s, but --strict fails the inconclusive figures: %s", tol, names(inc))))
+	case len(inc) > 0:
+		return st.Green(fmt.Sprintf("✓ no credible regression beyond %s (%d figures inconclusive; --strict fails them)", tol, len(inc)))
+	}
+	return st.Green(fmt.Sprintf("✓ no regression beyond %s", tol))
 }
 
 // label is a figure's column heading: its name and unit.

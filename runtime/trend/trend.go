@@ -1,10 +1,15 @@
-// Package trend compares the newest of a series of runs with the runs
-// before it, figure by figure, as `llmrun trend` does with the llm_run
-// points stored in InfluxDB: each headline figure of the newest run against
-// the median of the previous runs, within a relative tolerance, in the
-// figure's direction (throughputs and the success rate are better higher,
-// latency percentiles lower). It holds no I/O but the rendering of its
-// tables.
+// Package trend judges whether a run's figures changed against earlier
+// runs, as `llmrun compare` (two result files) and `llmrun trend` (the
+// llm_run points stored in InfluxDB) do: each figure of the newest run
+// against the median of the previous runs, in the figure's direction
+// (throughputs and the success rate are better higher, latencies lower).
+// A change counts only when it exceeds the tolerance and is credible given
+// the samples behind both figures — their confidence intervals, from the
+// runs' histograms and counts — and, with three previous runs or more, the
+// spread of those runs. Each figure's verdict is a regression, an
+// improvement, unchanged, or inconclusive with the reason. docs/results.md
+// states the method with its formulas. The package holds no I/O but the
+// rendering of its tables.
 package trend
 
 import (
@@ -128,6 +133,16 @@ func ParseTolerance(s string) (float64, error) {
 	return v, nil
 }
 
+// ParseConfidence parses a confidence level written as a percentage,
+// "99%", or as a fraction, "0.99": from 50 % up to, not including, 100 %.
+func ParseConfidence(s string) (float64, error) {
+	c, err := ParseTolerance(s)
+	if err != nil || c < 0.5 || c >= 1 {
+		return 0, fmt.Errorf("confidence %q: want a level from 50%% up to, not including, 100%%, such as 99%% or 0.95", s)
+	}
+	return c, nil
+}
+
 // Run is one run's figures.
 type Run struct {
 	// ID is the run's run_id.
@@ -136,9 +151,30 @@ type Run struct {
 	Time time.Time
 	// Version is the llmrun version that ran it.
 	Version string
-	// Figures are its numeric fields by name; a figure the run lacks is
-	// absent.
-	Figures map[string]float64
+	// Figures are its figures by name, each with its confidence
+	// interval; a figure the run lacks is absent.
+	Figures map[string]Estimate
+	// Confidence is the level of the figures' intervals; 0 when they have
+	// none (a run stored before llmrun kept them).
+	Confidence float64
+}
+
+// Options are how Compare judges.
+type Options struct {
+	// Tolerance is the relative change allowed before a figure counts as
+	// changed (0.1: 10 %).
+	Tolerance float64
+	// Confidence is the level of the intervals a change must clear to be
+	// credible (0.99); 0 means DefaultConfidence.
+	Confidence float64
+}
+
+// confidence is the options' level, the default when unset.
+func (o Options) confidence() float64 {
+	if o.Confidence > 0 {
+		return o.Confidence
+	}
+	return DefaultConfidence
 }
 
 // Verdict is the outcome of one figure's comparison.
@@ -146,12 +182,16 @@ type Verdict string
 
 // The verdicts.
 const (
-	// OK: within the tolerance of the baseline.
-	OK Verdict = "ok"
-	// Regression: worse than the baseline by more than the tolerance.
+	// Unchanged: within the tolerance of the baseline.
+	Unchanged Verdict = "unchanged"
+	// Regression: worse than the baseline by more than the tolerance,
+	// and credibly worse: the change's interval lies on the worse side.
 	Regression Verdict = "regression"
-	// Improved: better than the baseline by more than the tolerance.
+	// Improved: better by more than the tolerance, credibly.
 	Improved Verdict = "improved"
+	// Inconclusive: beyond the tolerance but within the noise, or too few
+	// samples to bound the figure; Comparison.Reason says which.
+	Inconclusive Verdict = "inconclusive"
 	// NoHistory: nothing to compare with: a single run, or no previous
 	// run with the figure, or a baseline of 0.
 	NoHistory Verdict = "no history"
@@ -160,49 +200,67 @@ const (
 	NoData Verdict = "no data"
 )
 
+// minSpreadRuns is the fewest previous runs whose spread (their median
+// absolute deviation) widens the band a change must clear.
+const minSpreadRuns = 3
+
 // Comparison is one figure of the newest run against its baseline.
 type Comparison struct {
 	Figure Figure
-	// Newest is the newest run's value; valid unless the verdict is
+	// Newest is the newest run's figure; valid unless the verdict is
 	// NoData.
-	Newest float64
-	// Baseline is the median of the previous runs' values, and
-	// BaselineRuns how many runs it is the median of (0: none).
+	Newest Estimate
+	// Baseline is the median of the previous runs' values, BaselineRuns
+	// how many runs it is the median of (0: none), and BaselineN the
+	// median of their samples.
 	Baseline     float64
 	BaselineRuns int
-	// Change is (Newest − Baseline) / Baseline; valid when the verdict is
-	// OK, Regression or Improved.
-	Change  float64
-	Verdict Verdict
+	BaselineN    int64
+	// Spread is the previous runs' robust relative spread (1.4826 times
+	// the median absolute deviation of their values' logarithms; of their
+	// values for the success rate); NaN with fewer than minSpreadRuns.
+	Spread float64
+	// Change is (Newest − Baseline) / Baseline, and ChangeLo, ChangeHi
+	// its interval at the options' confidence (±Inf on a side that is not
+	// bounded); valid for every verdict but NoHistory and NoData.
+	Change, ChangeLo, ChangeHi float64
+	Verdict                    Verdict
+	// Reason says why a verdict is Inconclusive: too few samples (and how
+	// many it takes), or a change within the noise.
+	Reason string
 }
+
+// tooFew begins the reason of a figure whose interval is unbounded.
+const tooFew = "too few samples: "
 
 // epsilon keeps a change of exactly the tolerance within it despite
 // floating-point rounding (1.1 × 100 is 110.00000000000001).
 const epsilon = 1e-9
 
 // Compare compares the newest of runs (runs[0]; runs are newest first)
-// with the median of the others, for each figure: a change worse than
-// tolerance (relative, 0.1 = 10 %) in the figure's direction is a
-// regression, a better one an improvement, the rest ok.
-func Compare(runs []Run, figures []Figure, tolerance float64) []Comparison {
+// with the median of the others, figure by figure, as Options says (see
+// the package comment and docs/results.md).
+func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 	out := make([]Comparison, 0, len(figures))
 	for _, f := range figures {
-		c := Comparison{Figure: f, Verdict: NoHistory}
-		var prev []float64
+		c := Comparison{Figure: f, Verdict: NoHistory, Spread: math.NaN()}
+		var prev []Estimate
 		if len(runs) > 0 {
 			for _, r := range runs[1:] {
-				if v, ok := r.Figures[f.Name]; ok {
-					prev = append(prev, v)
+				if e, ok := r.Figures[f.Name]; ok {
+					prev = append(prev, rescale(e, r.Confidence, o.confidence(), f))
 				}
 			}
 		}
 		c.BaselineRuns = len(prev)
 		if len(prev) > 0 {
-			c.Baseline = Median(prev)
+			c.Baseline = Median(values(prev))
+			c.BaselineN = int64(Median(sampleCounts(prev)))
 		}
-		newest, ok := 0.0, false
+		newest, ok := Estimate{}, false
 		if len(runs) > 0 {
 			newest, ok = runs[0].Figures[f.Name]
+			newest = rescale(newest, runs[0].Confidence, o.confidence(), f)
 		}
 		c.Newest = newest
 		switch {
@@ -210,50 +268,177 @@ func Compare(runs []Run, figures []Figure, tolerance float64) []Comparison {
 			// A single run: NoHistory.
 		case !ok:
 			c.Verdict = NoData
-		case len(prev) == 0 || c.Baseline == 0:
+		case len(prev) == 0 || c.Baseline <= 0:
 			// No relative change to compute: NoHistory.
 		default:
-			c.Change = (newest - c.Baseline) / c.Baseline
-			worse := c.Change
-			if f.Better == HigherIsBetter {
-				worse = -worse
-			}
-			switch {
-			case worse > tolerance+epsilon:
-				c.Verdict = Regression
-			case worse < -(tolerance + epsilon):
-				c.Verdict = Improved
-			default:
-				c.Verdict = OK
-			}
+			judge(&c, prev, o)
 		}
 		out = append(out, c)
 	}
 	return out
 }
 
-// Regressions returns the comparisons whose verdict is Regression.
-func Regressions(cs []Comparison) []Comparison {
-	var out []Comparison
-	for _, c := range cs {
-		if c.Verdict == Regression {
-			out = append(out, c)
+// judge sets the change, its interval and the verdict of c, whose newest
+// figure and baseline are set, from the previous runs' figures prev.
+func judge(c *Comparison, prev []Estimate, o Options) {
+	c.Change = c.Newest.Value/c.Baseline - 1
+	linear := c.Figure.Unit == "%" // a proportion: its interval holds 0 and 1
+	scale := logScale
+	if linear {
+		scale = func(v float64) float64 { return v }
+	}
+	// The baseline's own interval: each side's width, the median of the
+	// previous runs' on that side. With enough previous runs, their
+	// spread below stands in for those stored without an interval.
+	var below, above []float64
+	for _, e := range prev {
+		if len(prev) >= minSpreadRuns && !e.Bounded() {
+			continue
 		}
+		below = append(below, scale(e.Value)-scale(e.Lo))
+		above = append(above, scale(e.Hi)-scale(e.Value))
+	}
+	baseBelow, baseAbove := 0.0, 0.0
+	if len(below) > 0 {
+		baseBelow, baseAbove = Median(below), Median(above)
+	}
+	newBelow := scale(c.Newest.Value) - scale(c.Newest.Lo)
+	newAbove := scale(c.Newest.Hi) - scale(c.Newest.Value)
+	// The difference of the two, with each side's width combined from
+	// the two intervals' (MOVER: Zou and Donner, 2008).
+	diff := scale(c.Newest.Value) - scale(c.Baseline)
+	down := math.Hypot(newBelow, baseAbove)
+	up := math.Hypot(newAbove, baseBelow)
+	// With enough previous runs, their spread: the band a new run of
+	// the same kind falls in (a prediction interval of the median).
+	if k := len(prev); k >= minSpreadRuns {
+		scaled := make([]float64, k)
+		for i, e := range prev {
+			scaled[i] = scale(e.Value)
+		}
+		if spread := madScale * mad(scaled); !math.IsNaN(spread) && !math.IsInf(spread, 0) {
+			c.Spread = spread
+			band := tQuantile(1-(1-o.confidence())/2, int64(k-1)) * spread * math.Sqrt(1+1/float64(k))
+			down, up = math.Max(down, band), math.Max(up, band)
+		}
+	}
+	lo, hi := diff-down, diff+up
+	if linear {
+		c.ChangeLo, c.ChangeHi = lo/c.Baseline, hi/c.Baseline
+	} else {
+		c.ChangeLo, c.ChangeHi = math.Expm1(lo), math.Expm1(hi)
+	}
+
+	worse, worseLo, worseHi := c.Change, c.ChangeLo, c.ChangeHi
+	if c.Figure.Better == HigherIsBetter {
+		worse, worseLo, worseHi = -worse, -c.ChangeHi, -c.ChangeLo
+	}
+	switch {
+	case !finite(newBelow) || !finite(newAbove):
+		c.Verdict, c.Reason = Inconclusive, tooFew+unboundedWhy(c.Newest, "the newest run's")
+	case !finite(worseLo) || !finite(worseHi):
+		c.Verdict, c.Reason = Inconclusive, tooFew+baselineWhy(prev)
+	case math.Abs(c.Change) <= o.Tolerance+epsilon:
+		c.Verdict = Unchanged
+	case worse > 0 && worseLo > 0:
+		c.Verdict = Regression
+	case worse < 0 && worseHi < 0:
+		c.Verdict = Improved
+	default:
+		c.Verdict = Inconclusive
+		c.Reason = fmt.Sprintf("too noisy: %s is within the noise (%s confidence interval %s to %s)",
+			percent(c.Change, true), percent(o.confidence(), false), percent(c.ChangeLo, true), percent(c.ChangeHi, true))
+	}
+}
+
+// logScale is the logarithm of a positive v, −Inf otherwise (an interval
+// that reaches 0 is unbounded in logarithms).
+func logScale(v float64) float64 {
+	if v > 0 {
+		return math.Log(v)
+	}
+	return math.Inf(-1)
+}
+
+// finite reports whether v is a number and not infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// unboundedWhy says why e's interval is unbounded; whose names the run.
+func unboundedWhy(e Estimate, whose string) string {
+	if e.Why != "" {
+		return e.Why
+	}
+	return whose + " interval reaches 0: its samples vary too much for their number"
+}
+
+// baselineWhy says why the previous runs' figures leave the change
+// unbounded.
+func baselineWhy(prev []Estimate) string {
+	for _, e := range prev {
+		if !e.Bounded() || e.Lo <= 0 {
+			return unboundedWhy(e, "the baseline's")
+		}
+	}
+	return "the baseline's interval is unbounded"
+}
+
+// rescale returns e with its interval widened or narrowed from the level
+// from to the level to, as a normal interval would be (z(to) / z(from));
+// e as it is when the levels agree or from is unknown. A proportion's
+// interval scales linearly, others in logarithms.
+func rescale(e Estimate, from, to float64, f Figure) Estimate {
+	if from <= 0 || from == to || !e.Bounded() {
+		return e
+	}
+	k := normalQuantile(1-(1-to)/2) / normalQuantile(1-(1-from)/2)
+	if f.Unit == "%" {
+		e.Lo, e.Hi = e.Value-k*(e.Value-e.Lo), e.Value+k*(e.Hi-e.Value)
+		return e
+	}
+	if e.Lo > 0 && e.Value > 0 {
+		e.Lo = e.Value * math.Pow(e.Lo/e.Value, k)
+	}
+	if e.Value > 0 {
+		e.Hi = e.Value * math.Pow(e.Hi/e.Value, k)
+	}
+	return e
+}
+
+// values returns the estimates' values.
+func values(es []Estimate) []float64 {
+	out := make([]float64, len(es))
+	for i, e := range es {
+		out[i] = e.Value
 	}
 	return out
 }
 
-// Median returns the median of xs (the mean of the two middle values of
-// an even count); xs is left as it is. It is NaN for no values.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
+// sampleCounts returns the estimates' sample counts.
+func sampleCounts(es []Estimate) []float64 {
+	out := make([]float64, len(es))
+	for i, e := range es {
+		out[i] = float64(e.N)
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
+	return out
+}
+
+// Regressions returns the comparisons whose verdict is Regression.
+func Regressions(cs []Comparison) []Comparison {
+	return withVerdict(cs, Regression)
+}
+
+// Inconclusives returns the comparisons whose verdict is Inconclusive.
+func Inconclusives(cs []Comparison) []Comparison {
+	return withVerdict(cs, Inconclusive)
+}
+
+// withVerdict returns the comparisons whose verdict is v.
+func withVerdict(cs []Comparison, v Verdict) []Comparison {
+	var out []Comparison
+	for _, c := range cs {
+		if c.Verdict == v {
+			out = append(out, c)
+		}
 	}
-	return (s[m-1] + s[m]) / 2
+	return out
 }

@@ -64,7 +64,9 @@ func TestShortOutage(t *testing.T) {
 		time.Sleep(150 * time.Millisecond)
 	}
 	waitFailing(t, o)
-	s.Restart()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	rep := o.Finish(context.Background(), oneScenario(run.Start))
 	if want := int64(1 + 250 + 2 + 1); rep.Written != want || rep.Dropped != 0 || len(rep.Reasons) != 0 {
 		t.Errorf("report %+v, want %d written, none dropped", rep, want)
@@ -99,7 +101,9 @@ func TestLongOutage(t *testing.T) {
 		at = at.Add(time.Millisecond)
 		o.AddRequest(okRecord("chat", at))
 	}
-	s.Restart()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	rep := o.Finish(context.Background(), oneScenario(run.Start))
 	const produced = 1 + 200 + 2 + 1
 	if rep.Dropped < 150 || rep.Written+rep.Dropped != produced {

@@ -1,6 +1,7 @@
 package influxdb
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/trend"
 )
 
 // The measurements (docs/influxdb.md describes them).
@@ -139,6 +141,7 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 	p := tags.point(mRun, at, "model", joinModels(s.Meta.Models))
 	servingFields(p, s.Serving)
 	latencyFields(p, s.Latency)
+	intervalFields(p, trend.Estimates(trend.RunBlock(s), trend.DefaultConfidence))
 	passed, failed := 0, 0
 	for _, t := range s.Thresholds {
 		if t.Passed {
@@ -172,10 +175,22 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 			p := tags.point(mRun, at, "model", joinModels(models[sc.Name]), "scenario", sc.Name)
 			servingFields(p, sc.Serving)
 			latencyFields(p, sc.Latency)
+			intervalFields(p, trend.Estimates(trend.Block{Serving: sc.Serving, Metrics: sc.Metrics,
+				ClosedLoop: trend.ClosedLoop(executorOf(s, sc.Name))}, trend.DefaultConfidence))
 			points = append(points, p)
 		}
 	}
 	return points
+}
+
+// executorOf is the executor of the run's scenario name, "" when unknown.
+func executorOf(s *summary.Summary, name string) string {
+	for _, sh := range s.Meta.LoadShape {
+		if sh.Name == name {
+			return sh.Executor
+		}
+	}
+	return ""
 }
 
 // joinModels is the model tag: the models, sorted, joined with ",".
@@ -199,6 +214,16 @@ func servingFields(p *write.Point, s summary.Serving) {
 	p.AddField("cached_tokens", s.CachedTokens)
 	addFloat(p, "mean_input_tokens", s.MeanInputTokens)
 	addFloat(p, "mean_output_tokens", s.MeanOutputTokens)
+}
+
+// intervalFields adds the figures' confidence intervals to an llm_run
+// point, for llmrun trend to judge changes against the noise:
+// F_ci_lo, F_ci_hi, L_count and ci_level (trend.IntervalFields).
+func intervalFields(p *write.Point, estimates map[string]trend.Estimate) {
+	fields := trend.IntervalFields(estimates, trend.DefaultConfidence)
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		addFloat(p, k, fields[k])
+	}
 }
 
 // latencyRows are the latency rows stored in llm_run, by their metric,

@@ -179,6 +179,7 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 			latency("e2e", 800, 800, 800, 800, 800, 800))
 		got := map[any]row{}
 		for _, r := range selectRows(t, s, "SELECT * FROM llm_run"+where) {
+			checkIntervals(t, r)
 			got[r["scenario"]] = r
 		}
 		for name, want := range map[any]row{nil: whole, "chat": chat, "batch": batch} {
@@ -235,6 +236,10 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 			"iterations", "dropped_iterations", "thresholds_passed", "thresholds_failed", "client_warnings", "seed"),
 			"duration_s", "success_rate", "request_throughput", "output_throughput", "total_token_throughput", "mean_input_tokens", "mean_output_tokens",
 			"ttft_mean", "ttft_p50", "ttft_p90", "ttft_p95", "ttft_p99", "ttft_max", "e2e_mean", "e2e_p50", "e2e_p90", "e2e_p95", "e2e_p99", "e2e_max")
+		floats(runFields, "ci_level")
+		for _, f := range []string{"success_rate", "request_throughput", "output_throughput", "total_token_throughput"} {
+			floats(runFields, f+"_ci_lo", f+"_ci_hi")
+		}
 		runFields["aborted"], runFields["interrupted_run"] = "boolean", "boolean"
 		for _, k := range []string{"version", "script", "script_sha256", "target", "base_url", "host", "load_shape"} {
 			runFields[k] = "string"
@@ -249,6 +254,29 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 			}
 		}
 	})
+}
+
+// checkIntervals checks the confidence intervals of an llm_run row — its
+// level is 0.99, each figure's bounds hold it — and takes them out of the
+// row, whose other fields the test compares exactly.
+func checkIntervals(t *testing.T, r row) {
+	t.Helper()
+	if r["ci_level"] != 0.99 {
+		t.Errorf("llm_run of %v: ci_level %v, want 0.99", r["scenario"], r["ci_level"])
+	}
+	delete(r, "ci_level")
+	for k, v := range r {
+		name, ok := strings.CutSuffix(k, "_ci_lo")
+		if !ok {
+			continue
+		}
+		lo, hi, val := v.(float64), r[name+"_ci_hi"].(float64), r[name].(float64)
+		if !(lo <= val && val <= hi && lo < hi) {
+			t.Errorf("llm_run of %v: %s %v outside its interval %v … %v", r["scenario"], name, val, lo, hi)
+		}
+		delete(r, k)
+		delete(r, name+"_ci_hi")
+	}
 }
 
 // testSummary is the summary of a two-scenario run that started at start.

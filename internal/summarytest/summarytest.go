@@ -1,0 +1,65 @@
+// Package summarytest builds run summaries for tests from requests' results,
+// through the same aggregation and summary code a run uses: the figures,
+// histograms and counts of a result file whose requests a test chose.
+package summarytest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// Start is when the runs Build makes start.
+var Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// Streamed returns the result of a completed streamed request whose first
+// token came after ttft ms and each next one after the gaps (ms): one
+// token per chunk, counted by the server's usage.
+func Streamed(ttft float64, gaps ...float64) *llm.Result {
+	e2e := ttft
+	for _, g := range gaps {
+		e2e += g
+	}
+	out := len(gaps) + 1
+	r := &llm.Result{OK: true, Status: 200, API: llm.ChatCompletions, Model: "m", Stream: true, TTFT: ttft, TTFO: ttft, E2E: e2e,
+		ITL: gaps, Chunks: out, OutputTokens: out, PromptTokens: 100, TokenSource: llm.TokensFromUsage, FinishReason: "length",
+		Timings: llm.Timings{TTFB: ttft / 2}, Start: Start}
+	if out > 1 {
+		r.TPOT = (e2e - ttft) / float64(out-1)
+	}
+	return r
+}
+
+// Failed returns the result of a request that failed with class.
+func Failed(class llm.ErrorClass) *llm.Result {
+	return &llm.Result{Class: class, Error: "failed", API: llm.ChatCompletions, Model: "m", Start: Start}
+}
+
+// Build returns the summary of a run of one constant-vus scenario that
+// lasted dur from Start and whose LLM requests ended with results.
+func Build(t testing.TB, dur time.Duration, results ...*llm.Result) *summary.Summary {
+	t.Helper()
+	reg := metrics.NewRegistry()
+	agg := metrics.NewAggregator(1)
+	m := llm.RegisterMetrics(reg)
+	tags := metrics.NewTagSet(map[string]string{"scenario": "default"})
+	var samples []metrics.Sample
+	for _, r := range results {
+		samples = m.AppendSamples(samples[:0], tags, r)
+		agg.Shard(0).AddSamples(samples)
+	}
+	opts, err := runtime.ParseOptions([]byte(`{"vus": 1, "duration": "1s"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs, err := runtime.ResolveScenarios(opts, runtime.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &runtime.Report{Snapshot: agg.Snapshot(), Registry: reg, Scenarios: scs, Start: Start, End: Start.Add(dur)}
+	return summary.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
+}
