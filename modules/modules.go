@@ -77,6 +77,20 @@ type State struct {
 	// included (the run's early stop watches the first ones); nil when
 	// none watches.
 	Observer RequestObserver
+	// Arrivals counts the output tokens of the VU's LLM requests as they
+	// arrive, for the run's live figures (progress line, timeline,
+	// Prometheus, InfluxDB); nil when they are not counted (a warmup
+	// iteration).
+	Arrivals TokenArrivals
+}
+
+// TokenArrivals hands a VU the counters of its scenario's output tokens,
+// one per model. Counter is called once per request, from the VU's
+// goroutine, never per token; the shard it returns is the VU's own or
+// shared with few others, so that counting each token as it arrives costs
+// one uncontended atomic add.
+type TokenArrivals interface {
+	Counter(model string) *metrics.CounterShard
 }
 
 // RequestObserver sees how each LLM request ended: ok, or failed with an

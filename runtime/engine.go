@@ -117,7 +117,8 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		sha256:   hex.EncodeToString(sum[:]),
 		registry: metrics.NewRegistry(),
 		agg:      metrics.NewAggregator(goruntime.GOMAXPROCS(0)),
-		run:      &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(), requests: cfg.Requests},
+		run: &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(), requests: cfg.Requests,
+			arrivals: newTokenArrivals(goruntime.GOMAXPROCS(0))},
 	}
 	e.llm = llm.RegisterMetrics(e.registry)
 	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
@@ -494,7 +495,8 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v := e.vu0
-	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink, Errors: e.run.requestErrors, Requests: e.run.requests}
+	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink,
+		Errors: e.run.requestErrors, Requests: e.run.requests, Arrivals: e.run.arrivals.forVU(name, 0)}
 	res, err := v.interruptible(ctx, fn, arg)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
@@ -505,14 +507,25 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 	return res, nil
 }
 
-// Progress is a live view of a running test, for the progress line.
+// Progress is a live view of a running test, for the progress line, the
+// timeline and the live outputs.
 type Progress struct {
-	Elapsed      time.Duration
-	ActiveVUs    int64
-	MaxVUs       int
-	Requests     int64
-	Failed       int64
-	OutputTokens float64
+	Elapsed   time.Duration
+	ActiveVUs int64
+	MaxVUs    int
+	// Requests and Failed are the LLM requests that ended, warmup
+	// excluded.
+	Requests int64
+	Failed   int64
+	// OutputTokens are the output tokens that have arrived since the run
+	// started, warmup excluded, counted as they arrive: one per
+	// token-bearing chunk of a stream as it is read, then, when a request
+	// completes, what its count (the server's usage) has beyond its
+	// chunks. Tokens of requests still in flight are in it, and those of
+	// requests that then failed stay in it: it only grows. Arrived breaks
+	// it down by scenario and model, sorted.
+	OutputTokens int64
+	Arrived      []TokenCount
 }
 
 // Progress reads the live counters; safe to call while Run runs.
@@ -524,7 +537,7 @@ func (e *Engine) Progress() Progress {
 	_, p.Requests = e.agg.Sum(e.llm.Requests)
 	failed, _ := e.agg.Sum(e.llm.Failed)
 	p.Failed = int64(failed)
-	p.OutputTokens, _ = e.agg.Sum(e.llm.OutputTokens)
+	p.Arrived, p.OutputTokens = e.run.arrivals.counts()
 	return p
 }
 

@@ -55,6 +55,9 @@ type runState struct {
 	// observer sees every LLM request's outcome, warmup included: the
 	// early stop; set by Run before the scenarios start.
 	observer modules.RequestObserver
+	// arrivals counts the output tokens of the measured requests as they
+	// arrive.
+	arrivals *tokenArrivals
 	active   atomic.Int64
 }
 
@@ -128,7 +131,8 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 		v.data = data
 	}
 	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink,
-		Errors: v.run.requestErrors, Requests: v.run.requests, Observer: v.run.observer}
+		Errors: v.run.requestErrors, Requests: v.run.requests, Observer: v.run.observer,
+		Arrivals: v.run.arrivals.forVU(sc.Name, v.id)}
 	return nil
 }
 
@@ -167,11 +171,12 @@ func (v *vu) RunIteration(ctx context.Context) {
 	warm := v.warmup.claim(start)
 	if warm {
 		// Warmup requests count in no figure of the summary, so their
-		// error messages are not kept either.
+		// error messages and arriving tokens are not kept either.
+		arrivals := v.state.Arrivals
 		v.state.Samples = warmupSink{real: v.sink, requests: b.llmRequests, warmup: b.warmupRequests}
-		v.state.Errors, v.state.Requests = nil, nil
+		v.state.Errors, v.state.Requests, v.state.Arrivals = nil, nil, nil
 		defer func() {
-			v.state.Samples, v.state.Errors, v.state.Requests = v.sink, v.run.requestErrors, v.run.requests
+			v.state.Samples, v.state.Errors, v.state.Requests, v.state.Arrivals = v.sink, v.run.requestErrors, v.run.requests, arrivals
 		}()
 	}
 	_, err := v.interruptible(ctx, v.fn, v.data)

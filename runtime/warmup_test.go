@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,12 @@ export default function () {
 	}
 	if len(rep.Thresholds) != 1 || !rep.Thresholds[0].Passed {
 		t.Errorf("thresholds %+v: count==10 must see measured requests only", rep.Thresholds)
+	}
+	// The output tokens counted as they arrived are the measured
+	// requests' only: 7 of a's and 3 of b's, 2 tokens each.
+	p := e.Progress()
+	want := []TokenCount{{Scenario: "a", Model: testModel, Tokens: 7 * 2}, {Scenario: "b", Model: testModel, Tokens: 3 * 2}}
+	if !slices.Equal(p.Arrived, want) || p.OutputTokens != int64(count("llm_output_tokens")) || p.OutputTokens != 20 {
+		t.Errorf("arrived %+v (%d in all), want %+v, as llm_output_tokens %g", p.Arrived, p.OutputTokens, want, count("llm_output_tokens"))
 	}
 }

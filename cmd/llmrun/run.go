@@ -178,7 +178,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	runInfo.Start = time.Now()
 	runInfo.Progress = func() output.Progress {
 		p := engine.Progress()
-		return output.Progress{ActiveVUs: int(p.ActiveVUs), MaxVUs: p.MaxVUs}
+		return output.Progress{ActiveVUs: int(p.ActiveVUs), MaxVUs: p.MaxVUs, OutputTokens: p.Arrived}
 	}
 	if err := outputs.start(ctx, runInfo); err != nil {
 		fmt.Fprintf(stderr, "llmrun run: --out %v\n", err)
@@ -194,7 +194,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
 	// The timeline counts from the start of the run proper, after the VUs'
 	// initialisation; no request is made before.
-	sinks.timeline = timeline.New(time.Now(), func() int64 { return engine.Progress().ActiveVUs })
+	sinks.timeline = timeline.New(time.Now(), engine.Progress)
 	timelineCtx, stopTimeline := context.WithCancel(context.Background())
 	timelineDone := make(chan struct{})
 	go func() {
@@ -511,7 +511,8 @@ func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engin
 	}
 }
 
-// startProgress prints a live progress line on a terminal until stopped.
+// startProgress prints a live progress line on a terminal until stopped,
+// its output tok/s over the last few seconds (console.ProgressWindow).
 func startProgress(e *runtime.Engine, w io.Writer, enabled bool) func() {
 	if !enabled {
 		return func() {}
@@ -523,13 +524,14 @@ func startProgress(e *runtime.Engine, w io.Writer, enabled bool) func() {
 		defer wg.Done()
 		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
+		var meter console.ProgressMeter
 		for {
 			select {
 			case <-done:
 				fmt.Fprint(w, "\r\x1b[K")
 				return
 			case <-t.C:
-				fmt.Fprintf(w, "\r\x1b[K%s", console.ProgressLine(e.Progress()))
+				fmt.Fprintf(w, "\r\x1b[K%s", meter.Line(e.Progress()))
 			}
 		}
 	}()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/wait"
+	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 // DefaultTimeout is a request's total timeout unless Config or Request
@@ -285,6 +286,9 @@ func (c *Client) CloseIdleConnections() {
 // Attempts and the classes of the attempts Retried.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
 	p, err := c.prepare(req)
+	if err == nil && req.Arrivals != nil {
+		p.arrived = req.Arrivals.Counter(p.model)
+	}
 	policy := c.retry
 	if err == nil && req.Retry != nil {
 		policy, err = req.Retry.normalize()
@@ -384,7 +388,7 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 		defer ir.stop()
 		body = ir
 	}
-	if err := readBody(p.proto, resp.Header, body, req.KeepText, c.tok, res); err != nil {
+	if err := readBody(p.proto, resp.Header, body, req.KeepText, c.tok, p.arrived, res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
 		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 		return
@@ -469,15 +473,20 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 
 // readBody reads a 2xx response's body with its protocol's adapter, then
 // settles its token count: with a tokenizer (tok not nil) the generated
-// text is kept, counted, and dropped unless keepText.
-func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, res *Result) error {
+// text is kept, counted, and dropped unless keepText. arrived, when not
+// nil, counts the output tokens as they arrive: each token-bearing chunk,
+// then the rest of a response read well.
+func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, arrived *metrics.CounterShard, res *Result) error {
 	rr := getResponseReader()
 	defer rr.release()
-	rr.reasoning, rr.countText = rr.reasoning[:0], tok != nil
+	rr.reasoning, rr.countText, rr.arrived = rr.reasoning[:0], tok != nil, arrived
 	if err := proto.read(rr, header.Get("Content-Type"), body, keepText || tok != nil, res); err != nil {
 		return err
 	}
 	settleTokens(tok, rr, res)
+	if arrived != nil {
+		arrived.Add(int64(res.uncountedTokens()))
+	}
 	if !keepText {
 		res.Text = ""
 	}

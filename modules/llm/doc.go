@@ -24,6 +24,11 @@
 // to a streaming request, gets one whole response: its answer arrives at
 // its end, so TTFT = TTFO = E2E, and it has no ITL nor TPOT.
 //
+// A request with Arrivals counts its output tokens as they arrive, for the
+// run's live figures: one per token-bearing chunk, with one atomic add on
+// a counter looked up once per request, then what the final count has
+// beyond the chunks once the request completed.
+//
 // # Failures and retries
 //
 // Every failure is reported in the Result with an ErrorClass: connect, dns,

@@ -345,6 +345,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		requested = int(n)
 	}
 
+	req.Arrivals = st.Arrivals
 	res := c.Stream(i.vu.Context(), req)
 	res.RequestedPromptTokens = requested
 	if !res.OK && res.Class != ErrCanceled && st.Errors != nil {

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 // protocol is one wire protocol's adapter: it builds a request's JSON body
@@ -57,11 +59,12 @@ func serverRoot(base *url.URL, ollama bool) *url.URL {
 
 // tokenClock timestamps the token-bearing units of one response (SSE
 // events, NDJSON lines) as their bytes are parsed: TTFT, TTFO, ITL and
-// Chunks.
+// Chunks; and counts each into arrived, when set, as it arrives.
 type tokenClock struct {
 	start    time.Time
 	last     time.Time // of the last token-bearing unit
 	answered bool      // an answer (non-reasoning) token arrived
+	arrived  *metrics.CounterShard
 }
 
 // tick records a unit that arrived at now carrying reasoning and/or answer
@@ -75,6 +78,9 @@ func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
 		}
 		tc.last = now
 		res.Chunks++
+		if tc.arrived != nil {
+			tc.arrived.Add(1)
+		}
 		if reasoning && !answer {
 			res.ReasoningChunks++
 		}

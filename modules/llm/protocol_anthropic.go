@@ -217,7 +217,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 	rr.sse.Reset(body)
 	rr.text = rr.text[:0]
 	res.Stream = true
-	clock := tokenClock{start: res.Start}
+	clock := rr.clock(res.Start)
 	var e anthropicEvent
 	var output *int
 	finished := false // message_delta brought a stop_reason

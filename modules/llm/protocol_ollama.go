@@ -129,7 +129,7 @@ func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result)
 	rr.nd.Reset(body)
 	rr.text = rr.text[:0]
 	res.Stream = true
-	clock := tokenClock{start: res.Start}
+	clock := rr.clock(res.Start)
 	var c ollamaChunk
 	for lines := 0; ; lines++ {
 		line, err := rr.nd.Next()

@@ -112,7 +112,7 @@ func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) er
 	rr.sse.Reset(body)
 	rr.text = rr.text[:0]
 	res.Stream = true
-	clock := tokenClock{start: res.Start}
+	clock := rr.clock(res.Start)
 	var e tgiEvent
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()

@@ -251,7 +251,7 @@ func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result)
 	rr.sse.Reset(body)
 	rr.text = rr.text[:0]
 	res.Stream = true
-	clock := tokenClock{start: res.Start}
+	clock := rr.clock(res.Start)
 	tally := tritonTally{output: -1, input: -1}
 	var r tritonResponse
 	for events := 0; ; events++ {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+
+	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 // prepared is a request ready to send.
@@ -18,6 +20,9 @@ type prepared struct {
 	model  string
 	// modelVersion is the model version a Triton request names, if any.
 	modelVersion string
+	// arrived counts the output tokens as they arrive
+	// (Request.Arrivals' counter of the model); nil when not counted.
+	arrived *metrics.CounterShard
 }
 
 // prepare builds the JSON body of req with its API's adapter, leaving

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 const (
@@ -34,6 +36,9 @@ type responseReader struct {
 	tools     toolCalls
 	reasoning []byte
 	countText bool
+	// arrived counts the response's token-bearing chunks as they arrive;
+	// nil when they are not counted.
+	arrived *metrics.CounterShard
 }
 
 var responseReaders = sync.Pool{
@@ -47,6 +52,7 @@ func getResponseReader() *responseReader {
 // release returns rr to the pool unless a huge response grew its buffers.
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
+	rr.arrived = nil
 	if rr.nd != nil {
 		rr.nd.Reset(nil)
 		if cap(rr.nd.buf) > maxPooledBuffer {
@@ -59,6 +65,12 @@ func (rr *responseReader) release() {
 	}
 }
 
+// clock returns the token clock of a response that started at start,
+// counting its token-bearing chunks into rr.arrived.
+func (rr *responseReader) clock(start time.Time) tokenClock {
+	return tokenClock{start: start, arrived: rr.arrived}
+}
+
 // readSSE reads a streamed (SSE) response. It fills res's measurements,
 // times taken from start; res.E2E is the time until the end of the stream,
 // or until the failure. A failure is returned as a *failure.
@@ -66,7 +78,7 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	rr.sse.Reset(body)
 	rr.begin()
 	res.Stream = true
-	clock := tokenClock{start: start}
+	clock := rr.clock(start)
 	finished := false // a finish_reason was seen
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()

@@ -54,6 +54,15 @@ type Request struct {
 	Retry *RetryPolicy
 	// KeepText asks for the generated text in Result.Text.
 	KeepText bool
+	// Arrivals, when not nil, counts the response's output tokens as they
+	// arrive, into the counter of the request's model: one for each
+	// token-bearing chunk of a stream as its bytes are parsed, then, once
+	// the request completed, what its OutputTokens has beyond those
+	// chunks (a server that sends several tokens per chunk, a
+	// non-streamed answer). Nothing is ever taken back: the chunks of a
+	// request that then fails or is cut stay counted, since they were
+	// generated.
+	Arrivals modules.TokenArrivals
 }
 
 // ErrorClass classifies a failed request. The empty class means success.
@@ -252,6 +261,19 @@ func (r *Result) reasoningTokens() int {
 		return r.ReasoningTokens
 	}
 	return r.ReasoningChunks
+}
+
+// uncountedTokens is the part of a completed request's output tokens that
+// its arrivals (Request.Arrivals) did not count as they arrived: a stream
+// counted one per token-bearing chunk, so what OutputTokens has beyond its
+// chunks; a non-streamed answer counted none, so all of them. Never
+// negative: a count below the chunks takes nothing back.
+func (r *Result) uncountedTokens() int {
+	counted := 0
+	if r.Stream {
+		counted = r.Chunks
+	}
+	return max(r.OutputTokens-counted, 0)
 }
 
 // fillRecord fills rec with what outputs keep of the request, tagged tags;

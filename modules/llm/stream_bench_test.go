@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 const benchChunks = 256 // content chunks per benchmark stream
@@ -20,7 +22,18 @@ func reportPerChunk(b *testing.B, before *runtime.MemStats, chunks int) {
 
 // BenchmarkStreamDecode measures the stream path of the client without the
 // network: SSE framing, chunk decoding, timestamps and the Result.
-func BenchmarkStreamDecode(b *testing.B) {
+func BenchmarkStreamDecode(b *testing.B) { benchmarkStreamDecode(b, nil) }
+
+// BenchmarkStreamDecodeCounted is BenchmarkStreamDecode with each
+// token-bearing chunk counted as it arrives (Request.Arrivals), as a run
+// counts them for its live figures.
+func BenchmarkStreamDecodeCounted(b *testing.B) {
+	benchmarkStreamDecode(b, metrics.NewShardedCounter(1).Shard(0))
+}
+
+// benchmarkStreamDecode reads a stream of benchChunks content chunks over
+// and over, counting them into arrived unless it is nil.
+func benchmarkStreamDecode(b *testing.B, arrived *metrics.CounterShard) {
 	stream, events := openAIStream(benchChunks)
 	r := bytes.NewReader(stream)
 	b.SetBytes(int64(len(stream)))
@@ -30,6 +43,7 @@ func BenchmarkStreamDecode(b *testing.B) {
 	for b.Loop() {
 		r.Reset(stream)
 		rr := getResponseReader()
+		rr.arrived = arrived
 		var res Result
 		if err := rr.readSSE(r, time.Now(), false, &res); err != nil || res.OutputTokens != 256 {
 			b.Fatal(err, res.OutputTokens)

@@ -33,6 +33,9 @@ type VU struct {
 	// Requests receives the records of the requests modules make once the
 	// VU has left the init context.
 	Requests *RequestLog
+	// Arrivals counts the output tokens of the requests modules make once
+	// the VU has left the init context, as they arrive.
+	Arrivals *TokenCounts
 	// Number is the VU's number, what ID returns: 1 unless a test that
 	// makes several VUs numbers them.
 	Number int64
@@ -59,6 +62,7 @@ func NewVU(t testing.TB) *VU {
 		Aggregator: metrics.NewAggregator(1),
 		Errors:     &ErrorLog{},
 		Requests:   &RequestLog{},
+		Arrivals:   &TokenCounts{},
 		Number:     1,
 		t:          t,
 		rt:         rt,
@@ -119,7 +123,7 @@ func (v *VU) Expose(name string, m modules.Module) {
 // LeaveInit ends the init context: the VU runs an iteration of scenario
 // "test" as VU Number, its samples tagged scenario:test and sent to Aggregator,
 // the messages of its failed requests to Errors, the records of its
-// requests to Requests.
+// requests to Requests, their output tokens to Arrivals.
 func (v *VU) LeaveInit() {
 	v.state = &modules.State{
 		VUID:     v.Number,
@@ -128,6 +132,7 @@ func (v *VU) LeaveInit() {
 		Samples:  v.Aggregator.Shard(0),
 		Errors:   v.Errors,
 		Requests: v.Requests,
+		Arrivals: v.Arrivals,
 	}
 }
 
@@ -220,4 +225,36 @@ func (l *RequestLog) Records() []modules.RequestRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.records)
+}
+
+// TokenCounts is a modules.TokenArrivals with one counter per model, of
+// one shard. Its zero value is ready; it is safe for concurrent use.
+type TokenCounts struct {
+	mu     sync.Mutex
+	counts map[string]*metrics.ShardedCounter
+}
+
+var _ modules.TokenArrivals = (*TokenCounts)(nil)
+
+// Counter implements modules.TokenArrivals.
+func (c *TokenCounts) Counter(model string) *metrics.CounterShard {
+	return c.counter(model).Shard(0)
+}
+
+// Tokens returns the output tokens counted for model so far.
+func (c *TokenCounts) Tokens(model string) int64 {
+	return c.counter(model).Total()
+}
+
+// counter returns model's counter, making it the first time.
+func (c *TokenCounts) counter(model string) *metrics.ShardedCounter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil {
+		c.counts = map[string]*metrics.ShardedCounter{}
+	}
+	if c.counts[model] == nil {
+		c.counts[model] = metrics.NewShardedCounter(1)
+	}
+	return c.counts[model]
 }

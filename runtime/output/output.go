@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -38,8 +39,8 @@ type Run struct {
 	Tags map[string]string
 	// Start is when the run started.
 	Start time.Time
-	// Progress reads the run's live figures (active VUs), for periodic
-	// points.
+	// Progress reads the run's live figures (active VUs, output tokens
+	// arrived), for periodic points and scrapes.
 	Progress func() Progress
 }
 
@@ -47,6 +48,12 @@ type Run struct {
 type Progress struct {
 	ActiveVUs int
 	MaxVUs    int
+	// OutputTokens are the output tokens that have arrived since the run
+	// started, by scenario and model, warmup excluded: cumulative counts,
+	// which only grow, of the tokens as they arrive, in-flight requests'
+	// included (see runtime.Progress). An output takes the differences
+	// between its readings for the tokens of an interval.
+	OutputTokens []runtime.TokenCount
 }
 
 // Report is what an output stored; the summary carries it.

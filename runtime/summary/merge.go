@@ -84,9 +84,10 @@ func (e *HashMismatchError) Error() string {
 //     first result's, and Merged lists the results (their Merged lists for
 //     merged ones).
 //
-// Results must have the current SchemaVersion and the same script hash (a
-// *HashMismatchError otherwise); a result given twice is an error. Errors
-// about one result are *InputError.
+// Results must have a version ReadJSON reads (the merged result has the
+// current SchemaVersion) and the same script hash (a *HashMismatchError
+// otherwise); a result given twice is an error. Errors about one result
+// are *InputError.
 func Merge(results ...*Summary) (*Summary, error) {
 	if len(results) == 0 {
 		return nil, errors.New("no result to merge")
@@ -151,8 +152,8 @@ func checkInputs(results []*Summary) error {
 		if r == nil {
 			return &InputError{i, errors.New("no result")}
 		}
-		if r.SchemaVersion != SchemaVersion {
-			return &InputError{i, fmt.Errorf("schema_version %d, want %d", r.SchemaVersion, SchemaVersion)}
+		if r.SchemaVersion < OldestSchemaVersion || r.SchemaVersion > SchemaVersion {
+			return &InputError{i, fmt.Errorf("schema_version %d, want %d to %d", r.SchemaVersion, OldestSchemaVersion, SchemaVersion)}
 		}
 		if r.Meta.ScriptSHA256 != first.Meta.ScriptSHA256 {
 			return &HashMismatchError{Index: i, Hash: r.Meta.ScriptSHA256, FirstHash: first.Meta.ScriptSHA256}
@@ -691,7 +692,10 @@ func mergeOutputs(results []*Summary) []OutputReport {
 // in the second ⌈T⌉ (a run's last, shorter interval meets the others'
 // last). Counts add and the merged point ends at the latest of their ends;
 // its percentiles are the highest of the results' (the merged
-// distribution's lie between the lowest and the highest).
+// distribution's lie between the lowest and the highest). A version-2
+// result's output tokens, those of the requests completed in each
+// interval, add as they are: the nearest its file has to the tokens that
+// arrived then.
 func mergeTimelines(results []*Summary, start time.Time) []TimelinePoint {
 	bySecond := map[float64]*TimelinePoint{}
 	for _, r := range results {

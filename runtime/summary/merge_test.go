@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -327,6 +329,52 @@ func TestMergeRules(t *testing.T) {
 	}
 }
 
+// Files of versions 2 and 3 read back with their version, and merge into
+// a version-3 result whose timeline adds their points' output tokens (a
+// version 2 file's, of the requests completed in each interval, are the
+// nearest it has to the tokens that arrived then).
+func TestVersions2And3ReadAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, s *summary.Summary) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := s.WriteJSON(f); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	old, cur := result(t, "old", t0, 2*time.Second, 10), result(t, "cur", t0, 2*time.Second, 20)
+	old.SchemaVersion = 2
+	old.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1}, {T: 2, Seconds: 1, Requests: 1, OutputTokens: 10}}
+	cur.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1, OutputTokens: 6}, {T: 2, Seconds: 1, Requests: 1, OutputTokens: 4}}
+	var read []*summary.Summary
+	for _, s := range []*summary.Summary{old, cur} {
+		got, err := summary.ReadJSON(write(s.Meta.RunID+".json", s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.SchemaVersion != s.SchemaVersion || !reflect.DeepEqual(got.Timeline, s.Timeline) {
+			t.Errorf("%s read back as version %d with timeline %+v", s.Meta.RunID, got.SchemaVersion, got.Timeline)
+		}
+		read = append(read, got)
+	}
+	merged, err := summary.Merge(read...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []summary.TimelinePoint{{T: 1, Seconds: 1, OutputTokens: 6}, {T: 2, Seconds: 1, Requests: 2, OutputTokens: 14}}
+	if merged.SchemaVersion != summary.SchemaVersion || summary.SchemaVersion != 3 || !reflect.DeepEqual(merged.Timeline, want) {
+		t.Errorf("merged: version %d, timeline %+v; want version 3, %+v", merged.SchemaVersion, merged.Timeline, want)
+	}
+	if again, err := summary.ReadJSON(write("merged.json", merged)); err != nil || again.SchemaVersion != 3 {
+		t.Errorf("the merged file read back: %v, %v", again, err)
+	}
+}
+
 func TestMergeErrors(t *testing.T) {
 	good := func(id string) *summary.Summary { return result(t, id, t0, time.Second, 10) }
 	tests := []struct {
@@ -346,10 +394,14 @@ func TestMergeErrors(t *testing.T) {
 			a.Meta.RunID = ""
 			return []*summary.Summary{a, b, a}
 		}, 2, "the same run as result 1"},
-		{"another schema", func(a, b *summary.Summary) []*summary.Summary {
+		{"an older schema", func(a, b *summary.Summary) []*summary.Summary {
 			b.SchemaVersion = 1
 			return []*summary.Summary{a, b}
-		}, 1, "schema_version 1, want 2"},
+		}, 1, "schema_version 1, want 2 to 3"},
+		{"a newer schema", func(a, b *summary.Summary) []*summary.Summary {
+			a.SchemaVersion = 4
+			return []*summary.Summary{a, b}
+		}, 0, "schema_version 4, want 2 to 3"},
 		{"a trend without its histogram", func(a, b *summary.Summary) []*summary.Summary {
 			m := b.Metrics["iteration_duration_x"]
 			m.Type, m.Values = "trend", map[string]float64{"count": 1}

@@ -11,8 +11,12 @@ type TimelinePoint struct {
 	T float64 `json:"t"`
 	// Seconds is the interval's length.
 	Seconds float64 `json:"seconds"`
-	// Requests and Failed ended in the interval; OutputTokens are those
-	// of its completed requests.
+	// Requests and Failed ended in the interval. OutputTokens arrived in
+	// it: one per token-bearing chunk of a stream as it arrived, and,
+	// when a request completed, what its count (the server's usage) has
+	// beyond its chunks; tokens of requests that then failed or were cut
+	// count too. In a version-2 file (Summary.SchemaVersion), they are
+	// the output tokens of the requests completed in the interval.
 	Requests     int64 `json:"requests"`
 	Failed       int64 `json:"failed"`
 	OutputTokens int64 `json:"output_tokens"`

@@ -28,8 +28,16 @@ import (
 // changes meaning or goes away, or when a field the file's readers rely on
 // is added. Version 2 added the trends' histograms (MetricSummary.
 // Histogram), the scenarios' metrics, the serving blocks' vLLM-style
-// headline and Meta's options and merged_from.
-const SchemaVersion = 2
+// headline and Meta's options and merged_from. Version 3 changed the
+// meaning of the timeline's output_tokens (TimelinePoint.OutputTokens):
+// the tokens that arrived in the interval, where version 2 has those of
+// the requests completed in it.
+const SchemaVersion = 3
+
+// OldestSchemaVersion is the oldest version ReadJSON reads: a version-2
+// file differs only in its timeline's output_tokens, which keep their
+// meaning when read (Summary.SchemaVersion says which).
+const OldestSchemaVersion = 2
 
 // Percentiles are the percentiles every latency row and trend carries.
 var Percentiles = []float64{50, 90, 95, 99}
@@ -862,9 +870,10 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 }
 
 // ReadJSON reads a result file that WriteJSON wrote (llmrun run
-// --summary-export, llmrun merge -o). It fails, naming the file, when the
-// file cannot be read, is not JSON, or has another schema_version than
-// SchemaVersion.
+// --summary-export, llmrun merge -o), of a version from
+// OldestSchemaVersion to SchemaVersion; the summary keeps the file's
+// version. It fails, naming the file, when the file cannot be read, is not
+// JSON, or has another schema_version.
 func ReadJSON(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -879,11 +888,11 @@ func ReadJSON(path string) (*Summary, error) {
 	switch v := head.SchemaVersion; {
 	case v == nil:
 		return nil, fmt.Errorf("%s: not an llmrun result file: no schema_version", path)
-	case *v < SchemaVersion:
-		return nil, fmt.Errorf("%s: schema_version %d, from an older llmrun; this one reads version %d, whose histograms merge and compare need: export the run again with this llmrun",
-			path, *v, SchemaVersion)
+	case *v < OldestSchemaVersion:
+		return nil, fmt.Errorf("%s: schema_version %d, from an older llmrun; this one reads versions %d to %d, whose histograms merge and compare need: export the run again with this llmrun",
+			path, *v, OldestSchemaVersion, SchemaVersion)
 	case *v > SchemaVersion:
-		return nil, fmt.Errorf("%s: schema_version %d, from a newer llmrun; this one reads version %d", path, *v, SchemaVersion)
+		return nil, fmt.Errorf("%s: schema_version %d, from a newer llmrun; this one reads versions %d to %d", path, *v, OldestSchemaVersion, SchemaVersion)
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {

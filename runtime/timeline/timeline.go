@@ -1,6 +1,6 @@
 // Package timeline records a run interval by interval: requests ended and
-// failed, output tokens, TTFT and E2E percentiles, VUs active and requests
-// in flight, for the "over time" charts of the result file.
+// failed, output tokens arrived, TTFT and E2E percentiles, VUs active and
+// requests in flight, for the "over time" charts of the result file.
 //
 // A Recorder keeps one bucket per second of the run. When a run grows past
 // summary.MaxTimelinePoints buckets, neighbouring buckets merge in pairs
@@ -22,6 +22,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -33,8 +34,8 @@ const (
 	histDigits = 2
 )
 
-// sampleEvery is how often Run samples the active VUs; a bucket is never
-// narrower.
+// sampleEvery is how often Run reads the run's progress; a bucket is
+// never narrower.
 const sampleEvery = time.Second
 
 // recent is how many buckets, the last ones, record latencies into dense
@@ -42,13 +43,17 @@ const sampleEvery = time.Second
 const recent = 2
 
 // Recorder collects a run's timeline. AddRequest is safe for concurrent
-// use and takes a short lock; Run samples the active VUs; Points reads the
-// timeline at the end.
+// use and takes a short lock; Run reads the run's progress (the active
+// VUs, the output tokens arrived) once a second; Points reads the timeline
+// at the end.
 type Recorder struct {
-	start     time.Time
-	activeVUs func() int64
+	start    time.Time
+	progress func() runtime.Progress
 
 	mu sync.Mutex
+	// arrived is the output tokens arrived at the last reading of the
+	// progress.
+	arrived int64
 	// width is the buckets' length: a second, doubled at each merge.
 	width time.Duration
 	// buckets[i] covers [start + i·width, start + (i+1)·width).
@@ -61,7 +66,10 @@ type Recorder struct {
 
 // bucket holds the figures of one interval.
 type bucket struct {
-	requests, failed, outputTokens int64
+	requests, failed int64
+	// outputTokens arrived in the interval: the growth of the progress's
+	// count between the readings at its start and at its end.
+	outputTokens int64
 	// inFlight is the change in requests in flight over the interval:
 	// +1 for each request started in it, −1 for each one ended in it.
 	inFlight int64
@@ -80,13 +88,15 @@ type bucket struct {
 // dense are dense histograms of an interval's latencies in µs.
 type dense struct{ ttft, e2e *hdr.Histogram }
 
-// New returns a recorder of a run that started at start; activeVUs, when
-// not nil, tells how many VUs are running an iteration.
-func New(start time.Time, activeVUs func() int64) *Recorder {
-	return &Recorder{start: start, activeVUs: activeVUs, width: sampleEvery}
+// New returns a recorder of a run that started at start; progress, when
+// not nil, reads the run's live figures, of which the recorder takes the
+// active VUs and the output tokens arrived (counted from 0 at start).
+func New(start time.Time, progress func() runtime.Progress) *Recorder {
+	return &Recorder{start: start, progress: progress, width: sampleEvery}
 }
 
-// AddRequest counts a request that ended at r.Time after r.E2E ms. It
+// AddRequest counts a request that ended at r.Time after r.E2E ms; its
+// output tokens are not counted here but as they arrived (Run). It
 // implements modules.RequestSink.
 func (r *Recorder) AddRequest(rec *modules.RequestRecord) {
 	end := max(rec.Time.Sub(r.start), 0)
@@ -102,7 +112,6 @@ func (r *Recorder) AddRequest(rec *modules.RequestRecord) {
 		b.failed++
 		return
 	}
-	b.outputTokens += int64(rec.OutputTokens)
 	if i+recent >= len(r.buckets) {
 		h := r.heat(i)
 		record(h.ttft, rec.TTFT)
@@ -117,11 +126,13 @@ func (r *Recorder) AddRequest(rec *modules.RequestRecord) {
 	record(b.e2e, rec.E2E)
 }
 
-// Run samples the active VUs once a second, at the end of each second of
-// the run, and once more when ctx ends, for the last interval. It returns
-// when ctx ends; without an activeVUs function it returns at once.
+// Run reads the run's progress once a second, at the end of each second
+// of the run, and once more when ctx ends, for the last interval: the
+// active VUs then, and the output tokens that arrived since the reading
+// before. It returns when ctx ends; without a progress function it returns
+// at once.
 func (r *Recorder) Run(ctx context.Context) {
-	if r.activeVUs == nil {
+	if r.progress == nil {
 		return
 	}
 	timer := time.NewTimer(r.untilNextSecond(time.Now()))
@@ -130,12 +141,12 @@ func (r *Recorder) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			now := time.Now()
-			r.sample(r.activeVUs(), now.Sub(r.start))
+			r.sample(r.progress(), now.Sub(r.start))
 			return
 		case now := <-timer.C:
 			// The tick ends the second before it; half a second's
 			// slack keeps a late tick in its own interval.
-			r.sample(r.activeVUs(), now.Sub(r.start)-sampleEvery/2)
+			r.sample(r.progress(), now.Sub(r.start)-sampleEvery/2)
 			timer.Reset(r.untilNextSecond(now))
 		}
 	}
@@ -148,13 +159,16 @@ func (r *Recorder) untilNextSecond(now time.Time) time.Duration {
 	return (elapsed/sampleEvery+1)*sampleEvery - elapsed
 }
 
-// sample records the active VUs as those at the end of the interval that
-// holds offset.
-func (r *Recorder) sample(vus int64, offset time.Duration) {
+// sample records a reading of the progress in the interval that holds
+// offset: its active VUs as those at the interval's end, and the output
+// tokens that arrived since the reading before as arrived in it.
+func (r *Recorder) sample(p runtime.Progress, offset time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := &r.buckets[r.reserve(offset)]
-	b.activeVUs, b.sampled = vus, true
+	b.activeVUs, b.sampled = p.ActiveVUs, true
+	b.outputTokens += p.OutputTokens - r.arrived
+	r.arrived = p.OutputTokens
 }
 
 // Points returns the timeline of the run up to end: one point per

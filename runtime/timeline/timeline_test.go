@@ -4,14 +4,16 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"runtime"
+	goruntime "runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -25,7 +27,15 @@ func req(end, e2e float64, ok bool, ttft float64, tokens int) *modules.RequestRe
 	return &modules.RequestRecord{Time: at(end), E2E: e2e, OK: ok, TTFT: ttft, OutputTokens: tokens}
 }
 
-// The counts, the in-flight figures and the VUs of hand-made requests.
+// progress is a reading of a run's progress: its active VUs and the output
+// tokens arrived so far.
+func progress(vus, tokens int64) runtime.Progress {
+	return runtime.Progress{ActiveVUs: vus, OutputTokens: tokens}
+}
+
+// The counts, the in-flight figures, the VUs and the tokens of hand-made
+// requests and readings: the tokens are those the readings say arrived,
+// not the requests' own.
 func TestPoints(t *testing.T) {
 	r := New(t0, nil)
 	r.AddRequest(req(2.5, 2000, true, 100, 10)) // 0.5 s → 2.5 s
@@ -34,17 +44,17 @@ func TestPoints(t *testing.T) {
 	r.AddRequest(req(4.5, 1000, true, 50, 5))   // 3.5 s → 4.5 s
 	r.AddRequest(req(1.5, 1000, true, 200, 1))  // 0.5 s → 1.5 s, late
 	r.AddRequest(req(-1, 10, false, 0, 0))      // before the start: in the first second
-	r.sample(3, 1*time.Second-sampleEvery/2)
-	r.sample(4, 3*time.Second+200*time.Millisecond-sampleEvery/2) // a late tick
-	r.sample(2, 4*time.Second+700*time.Millisecond)               // the end
+	r.sample(progress(3, 4), 1*time.Second-sampleEvery/2)
+	r.sample(progress(4, 30), 3*time.Second+200*time.Millisecond-sampleEvery/2) // a late tick
+	r.sample(progress(2, 36), 4*time.Second+700*time.Millisecond)               // the end
 
 	got := r.Points(at(4.7))
 	want := []summary.TimelinePoint{
-		{T: 1, Seconds: 1, Requests: 1, Failed: 1, ActiveVUs: 3, InFlight: 3},
-		{T: 2, Seconds: 1, Requests: 2, Failed: 1, OutputTokens: 1, ActiveVUs: 3, InFlight: 2, TTFTP50: 200, TTFTP99: 200, E2EP50: 1000, E2EP99: 1000},
-		{T: 3, Seconds: 1, Requests: 1, OutputTokens: 10, ActiveVUs: 4, InFlight: 1, TTFTP50: 100, TTFTP99: 100, E2EP50: 2000, E2EP99: 2000},
-		{T: 4, Seconds: 1, Requests: 1, OutputTokens: 20, ActiveVUs: 4, InFlight: 1, TTFTP50: 300, TTFTP99: 300, E2EP50: 3500, E2EP99: 3500},
-		{T: 4.7, Seconds: 0.7, Requests: 1, OutputTokens: 5, ActiveVUs: 2, InFlight: 0, TTFTP50: 50, TTFTP99: 50, E2EP50: 1000, E2EP99: 1000},
+		{T: 1, Seconds: 1, Requests: 1, Failed: 1, OutputTokens: 4, ActiveVUs: 3, InFlight: 3},
+		{T: 2, Seconds: 1, Requests: 2, Failed: 1, ActiveVUs: 3, InFlight: 2, TTFTP50: 200, TTFTP99: 200, E2EP50: 1000, E2EP99: 1000},
+		{T: 3, Seconds: 1, Requests: 1, OutputTokens: 26, ActiveVUs: 4, InFlight: 1, TTFTP50: 100, TTFTP99: 100, E2EP50: 2000, E2EP99: 2000},
+		{T: 4, Seconds: 1, Requests: 1, ActiveVUs: 4, InFlight: 1, TTFTP50: 300, TTFTP99: 300, E2EP50: 3500, E2EP99: 3500},
+		{T: 4.7, Seconds: 0.7, Requests: 1, OutputTokens: 6, ActiveVUs: 2, InFlight: 0, TTFTP50: 50, TTFTP99: 50, E2EP50: 1000, E2EP99: 1000},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d points, want %d: %+v", len(got), len(want), got)
@@ -119,10 +129,12 @@ func TestMergeKeepsTotals(t *testing.T) {
 		ok := i%7 != 0
 		r.AddRequest(req(end, 2500, ok, 100, 3))
 		requests++
-		if ok {
-			tokens += 3
-		} else {
+		if !ok {
 			failed++
+		}
+		if i%perSecond == perSecond-1 {
+			tokens += int64(i % 13)
+			r.sample(progress(1, tokens), time.Duration(end*float64(time.Second)))
 		}
 	}
 	points := r.Points(at(seconds))
@@ -154,36 +166,55 @@ func TestMergeKeepsTotals(t *testing.T) {
 	}
 }
 
-// Run samples the active VUs at the end of each second, and at its end.
+// Run reads the progress at the end of each second, and at its end: the
+// active VUs then, and the tokens that arrived in the second, which go to
+// that second however late the request they belong to ends.
 func TestRun(t *testing.T) {
-	start := time.Now().Add(-2600 * time.Millisecond)
-	var vus atomic.Int64
-	vus.Store(7)
-	r := New(start, vus.Load)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		r.Run(ctx)
-		close(done)
-	}()
-	time.Sleep(700 * time.Millisecond) // past the tick at 3 s
-	vus.Store(9)
-	cancel()
-	<-done
-	points := r.Points(start.Add(3500 * time.Millisecond))
-	var got []int64
-	for _, p := range points {
-		got = append(got, p.ActiveVUs)
-	}
-	if want := []int64{0, 0, 7, 9}; !slices.Equal(got, want) {
-		t.Errorf("active VUs %v, want %v", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var vus, tokens atomic.Int64
+		vus.Store(7)
+		r := New(start, func() runtime.Progress { return progress(vus.Load(), tokens.Load()) })
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			r.Run(ctx)
+			close(done)
+		}()
+		for _, step := range []struct {
+			at          time.Duration
+			vus, tokens int64
+		}{{300 * time.Millisecond, 7, 5}, {1500 * time.Millisecond, 7, 12}, {2200 * time.Millisecond, 9, 15}, {3500 * time.Millisecond, 9, 15}} {
+			time.Sleep(time.Until(start.Add(step.at)))
+			vus.Store(step.vus)
+			tokens.Store(step.tokens)
+		}
+		cancel()
+		<-done
+		// One request of the 15 tokens ends at the end, after 3.4 s.
+		r.AddRequest(&modules.RequestRecord{Time: time.Now(), E2E: 3400, OK: true, TTFT: 10, OutputTokens: 15})
+		var gotVUs, gotTokens, gotRequests []int64
+		for _, p := range r.Points(start.Add(3500 * time.Millisecond)) {
+			gotVUs, gotTokens, gotRequests = append(gotVUs, p.ActiveVUs), append(gotTokens, p.OutputTokens), append(gotRequests, p.Requests)
+		}
+		if want := []int64{7, 7, 9, 9}; !slices.Equal(gotVUs, want) {
+			t.Errorf("active VUs %v, want %v", gotVUs, want)
+		}
+		if want := []int64{5, 7, 3, 0}; !slices.Equal(gotTokens, want) {
+			t.Errorf("output tokens %v, want %v", gotTokens, want)
+		}
+		if want := []int64{0, 0, 0, 1}; !slices.Equal(gotRequests, want) {
+			t.Errorf("requests %v, want %v", gotRequests, want)
+		}
+	})
 }
 
-// AddRequest is safe for concurrent use, alongside Run and Points.
+// AddRequest is safe for concurrent use, alongside Run and Points; Run's
+// last reading counts every token that arrived.
 func TestConcurrentAddRequest(t *testing.T) {
 	start := time.Now()
-	r := New(start, func() int64 { return 1 })
+	var arrived atomic.Int64
+	r := New(start, func() runtime.Progress { return progress(1, arrived.Load()) })
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { r.Run(ctx) })
@@ -192,6 +223,7 @@ func TestConcurrentAddRequest(t *testing.T) {
 	for g := range goroutines {
 		adders.Go(func() {
 			for i := range each {
+				arrived.Add(2)
 				r.AddRequest(&modules.RequestRecord{Time: time.Now(), E2E: float64(i % 50), OK: g%2 == 0, TTFT: 1, OutputTokens: 2})
 				if i%1000 == 0 {
 					r.Points(time.Now())
@@ -206,7 +238,7 @@ func TestConcurrentAddRequest(t *testing.T) {
 	for _, p := range r.Points(time.Now()) {
 		requests, failed, tokens = requests+p.Requests, failed+p.Failed, tokens+p.OutputTokens
 	}
-	if requests != goroutines*each || failed != goroutines*each/2 || tokens != goroutines*each {
+	if requests != goroutines*each || failed != goroutines*each/2 || tokens != 2*goroutines*each {
 		t.Errorf("%d requests, %d failed, %d tokens", requests, failed, tokens)
 	}
 }
@@ -227,20 +259,20 @@ func fill(r *Recorder, perSecond int) {
 // A bucket's histograms stay small: a busy 600-second run holds a few MB.
 func TestMemoryPerBucket(t *testing.T) {
 	for _, perSecond := range []int{100, 1000} {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
 		r := New(t0, nil)
 		fill(r, perSecond)
 		r.Points(at(summary.MaxTimelinePoints)) // seals every bucket
-		runtime.GC()
-		runtime.ReadMemStats(&after)
+		goruntime.GC()
+		goruntime.ReadMemStats(&after)
 		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		hists := 0
 		for _, b := range r.buckets {
 			hists += b.ttft.GetMemorySize() + b.e2e.GetMemorySize()
 		}
-		runtime.KeepAlive(r)
+		goruntime.KeepAlive(r)
 		n := int64(len(r.buckets))
 		t.Logf("%d requests/s: %d buckets, heap %d KB (%d B per bucket), histograms %d B per bucket",
 			perSecond, n, heap/1024, heap/n, int64(hists)/n)
@@ -288,7 +320,7 @@ func BenchmarkAddRequest(b *testing.B) {
 // interval, whose few requests would read as a burst: the sliver joins the
 // interval before.
 func TestShortLastIntervalJoinsThePrevious(t *testing.T) {
-	r := New(t0, func() int64 { return 1 })
+	r := New(t0, nil)
 	for range 10 {
 		r.AddRequest(req(3.1, 50, true, 10, 4))
 	}

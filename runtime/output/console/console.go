@@ -10,13 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -40,16 +38,6 @@ func (st Style) Bold(s string) string  { return st.paint("1", s) }
 func (st Style) Red(s string) string   { return st.paint("31", s) }
 func (st Style) Green(s string) string { return st.paint("32", s) }
 func (st Style) Faint(s string) string { return st.paint("2", s) }
-
-// ProgressLine formats the one-line live status of a run.
-func ProgressLine(p runtime.Progress) string {
-	tps := 0.0
-	if secs := p.Elapsed.Seconds(); secs > 0 {
-		tps = p.OutputTokens / secs
-	}
-	return fmt.Sprintf("running %7s  VUs %d/%d  requests %d  failed %d  output %s tok/s",
-		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, Num(tps))
-}
 
 // Render writes the end-of-run summary.
 func Render(w io.Writer, s *summary.Summary, st Style) error {

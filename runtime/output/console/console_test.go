@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/runtime"
@@ -252,27 +251,6 @@ func TestRenderMinimal(t *testing.T) {
 	for _, absent := range []string{"latency (ms)", "█ by scenario", "█ errors", "█ checks", "█ custom metrics", "interrupted (excluded)", "WARNING", "machine ...."} {
 		if strings.Contains(out, absent) {
 			t.Errorf("an empty summary shows %q:\n%s", absent, out)
-		}
-	}
-}
-
-func TestProgressLine(t *testing.T) {
-	tests := []struct {
-		p    runtime.Progress
-		want string
-	}{
-		{runtime.Progress{Elapsed: 2250 * time.Millisecond, ActiveVUs: 3, MaxVUs: 8, Requests: 42, Failed: 1, OutputTokens: 450},
-			"running    2.2s  VUs 3/8  requests 42  failed 1  output 200 tok/s"},
-		{runtime.Progress{MaxVUs: 4},
-			"running      0s  VUs 0/4  requests 0  failed 0  output 0 tok/s"},
-		{runtime.Progress{Elapsed: 90 * time.Second, ActiveVUs: 16, MaxVUs: 16, Requests: 1000, OutputTokens: 100000},
-			"running   1m30s  VUs 16/16  requests 1000  failed 0  output 1111.1 tok/s"},
-		{runtime.Progress{Elapsed: 3 * time.Second, ActiveVUs: 1, MaxVUs: 1, Requests: 1, OutputTokens: 10},
-			"running      3s  VUs 1/1  requests 1  failed 0  output 3.33 tok/s"},
-	}
-	for _, tc := range tests {
-		if got := console.ProgressLine(tc.p); got != tc.want {
-			t.Errorf("ProgressLine(%+v)\n got %q\nwant %q", tc.p, got, tc.want)
 		}
 	}
 }

@@ -112,6 +112,7 @@ func TestOutput(t *testing.T) {
 		{"start errors", testStartErrors},
 		{"unique times", testUniqueTimes},
 		{"intervals", testIntervals},
+		{"intervals of a streaming request", testIntervalsOfAStreamingRequest},
 		{"rejected", testRejected},
 		{"influxql quoting", testInfluxQLQuoting},
 	}

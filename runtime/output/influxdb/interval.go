@@ -11,6 +11,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime"
 )
 
 // Histograms hold microseconds, from 1 µs to an hour (longer values are
@@ -36,12 +37,18 @@ type aggregates struct {
 	models map[string]map[string]struct{}
 	// all sums the scenarios for the _all point; only the ticker uses it.
 	all *scenarioAgg
+	// none is the figures of a scenario no request of which ended in the
+	// interval, whose output tokens arrived all the same: always empty,
+	// only the ticker uses it.
+	none *scenarioAgg
 }
 
-// scenarioAgg is one scenario's figures over an interval.
+// scenarioAgg is one scenario's figures over an interval. Its output
+// tokens are not here: they are counted as they arrive (arrivals).
 type scenarioAgg struct {
-	requests, failed          int64
-	outputTokens, totalTokens int64
+	requests, failed int64
+	// promptTokens are the completed requests' prompt tokens.
+	promptTokens int64
 	// ttft, tpot and e2e are the completed requests' latencies, in µs.
 	ttft, tpot, e2e *hdrhistogram.Histogram
 	errors          map[string]int64
@@ -51,7 +58,8 @@ type scenarioAgg struct {
 
 // newAggregates returns empty aggregates.
 func newAggregates() *aggregates {
-	return &aggregates{cur: map[string]*scenarioAgg{}, models: map[string]map[string]struct{}{}, all: newScenarioAgg(nil)}
+	return &aggregates{cur: map[string]*scenarioAgg{}, models: map[string]map[string]struct{}{},
+		all: newScenarioAgg(nil), none: newScenarioAgg(nil)}
 }
 
 // newScenarioAgg returns empty figures of a scenario whose models go to
@@ -94,8 +102,7 @@ func (a *aggregates) add(r *modules.RequestRecord) {
 		s.errors[errorClass(r)]++
 		return
 	}
-	s.outputTokens += int64(r.OutputTokens)
-	s.totalTokens += int64(r.OutputTokens + r.PromptTokens)
+	s.promptTokens += int64(r.PromptTokens)
 	record(s.ttft, r.TTFT)
 	record(s.tpot, r.TPOT)
 	record(s.e2e, r.E2E)
@@ -112,9 +119,10 @@ func record(h *hdrhistogram.Histogram, ms float64) {
 }
 
 // interval returns the llm_interval points of the interval (start, end]
-// and starts the next: one per scenario that had requests, and the _all
-// point, with activeVUs when known (>= 0).
-func (a *aggregates) interval(tags runTags, start, end time.Time, activeVUs int) []*write.Point {
+// and starts the next: one per scenario that had requests end or output
+// tokens arrive (arrived, by scenario), and the _all point, with
+// activeVUs when known (>= 0).
+func (a *aggregates) interval(tags runTags, start, end time.Time, activeVUs int, arrived map[string]int64) []*write.Point {
 	a.mu.Lock()
 	ended := a.cur
 	a.cur, a.spare = a.spare, nil
@@ -123,19 +131,32 @@ func (a *aggregates) interval(tags runTags, start, end time.Time, activeVUs int)
 	}
 	a.mu.Unlock()
 
-	secs := end.Sub(start).Seconds()
-	var points []*write.Point
-	for _, name := range slices.Sorted(maps.Keys(ended)) {
-		s := ended[name]
+	for name, s := range ended {
 		if s.requests == 0 {
 			delete(ended, name) // idle: free its histograms
-			continue
 		}
-		points = append(points, s.point(tags, name, secs, end))
+	}
+	names := slices.Collect(maps.Keys(ended))
+	for name := range arrived {
+		if ended[name] == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	secs := end.Sub(start).Seconds()
+	var points []*write.Point
+	var allArrived int64
+	for _, name := range names {
+		s := ended[name]
+		if s == nil {
+			s = a.none // tokens arrived, no request ended
+		}
+		points = append(points, s.point(tags, name, secs, end, arrived[name]))
+		allArrived += arrived[name]
 		a.all.merge(s)
 		s.reset()
 	}
-	all := a.all.point(tags, allScenarios, secs, end)
+	all := a.all.point(tags, allScenarios, secs, end, allArrived)
 	if activeVUs >= 0 {
 		all.AddField("active_vus", activeVUs)
 	}
@@ -158,15 +179,16 @@ func (a *aggregates) scenarioModels() map[string][]string {
 	return out
 }
 
-// point is the llm_interval point of the figures, over secs seconds.
-func (s *scenarioAgg) point(tags runTags, scenario string, secs float64, end time.Time) *write.Point {
+// point is the llm_interval point of the figures and of the output tokens
+// that arrived, over secs seconds.
+func (s *scenarioAgg) point(tags runTags, scenario string, secs float64, end time.Time, arrived int64) *write.Point {
 	p := tags.point(mInterval, end, "scenario", scenario)
 	p.AddField("requests", s.requests)
 	p.AddField("failed", s.failed)
 	if secs > 0 {
 		addFloat(p, "req_per_s", float64(s.requests)/secs)
-		addFloat(p, "output_tok_per_s", float64(s.outputTokens)/secs)
-		addFloat(p, "total_tok_per_s", float64(s.totalTokens)/secs)
+		addFloat(p, "output_tok_per_s", float64(arrived)/secs)
+		addFloat(p, "total_tok_per_s", float64(arrived+s.promptTokens)/secs)
 	}
 	percentiles(p, "ttft", s.ttft, "p50", "p90", "p99")
 	percentiles(p, "tpot", s.tpot, "p50", "p99")
@@ -199,8 +221,7 @@ func percentiles(p *write.Point, name string, h *hdrhistogram.Histogram, ps ...s
 func (s *scenarioAgg) merge(o *scenarioAgg) {
 	s.requests += o.requests
 	s.failed += o.failed
-	s.outputTokens += o.outputTokens
-	s.totalTokens += o.totalTokens
+	s.promptTokens += o.promptTokens
 	s.ttft.Merge(o.ttft)
 	s.tpot.Merge(o.tpot)
 	s.e2e.Merge(o.e2e)
@@ -211,9 +232,38 @@ func (s *scenarioAgg) merge(o *scenarioAgg) {
 
 // reset empties the figures for the next interval.
 func (s *scenarioAgg) reset() {
-	s.requests, s.failed, s.outputTokens, s.totalTokens = 0, 0, 0, 0
+	s.requests, s.failed, s.promptTokens = 0, 0, 0
 	s.ttft.Reset()
 	s.tpot.Reset()
 	s.e2e.Reset()
 	clear(s.errors)
+}
+
+// arrivals turns the run's cumulative counts of arrived output tokens
+// (output.Progress.OutputTokens) into those of each interval, by
+// scenario. Only the interval ticker uses it.
+type arrivals struct {
+	// last is each scenario's count at the last reading.
+	last map[string]int64
+}
+
+// since returns the output tokens of each scenario that arrived since the
+// last reading, counts, leaving out scenarios with none.
+func (a *arrivals) since(counts []runtime.TokenCount) map[string]int64 {
+	now := make(map[string]int64, len(a.last))
+	for _, c := range counts {
+		name := c.Scenario
+		if name == "" {
+			name = defaultScenario
+		}
+		now[name] += c.Tokens
+	}
+	out := make(map[string]int64, len(now))
+	for name, n := range now {
+		if d := n - a.last[name]; d > 0 {
+			out[name] = d
+		}
+	}
+	a.last = now
+	return out
 }

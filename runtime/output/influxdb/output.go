@@ -183,6 +183,7 @@ func (o *Output) tick(start time.Time) {
 	defer close(o.tickerDone)
 	t := time.NewTicker(o.cfg.Interval)
 	defer t.Stop()
+	var arrived arrivals
 	for {
 		var end time.Time
 		last := false
@@ -192,10 +193,12 @@ func (o *Output) tick(start time.Time) {
 			end, last = time.Now(), true
 		}
 		activeVUs := -1
+		var tokens map[string]int64
 		if o.run.Progress != nil {
-			activeVUs = o.run.Progress().ActiveVUs
+			p := o.run.Progress()
+			activeVUs, tokens = p.ActiveVUs, arrived.since(p.OutputTokens)
 		}
-		for _, p := range o.agg.interval(o.tags, start, end, activeVUs) {
+		for _, p := range o.agg.interval(o.tags, start, end, activeVUs, tokens) {
 			o.buf.push(item{point: p})
 		}
 		if last {

@@ -14,7 +14,9 @@ import (
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -24,6 +26,11 @@ import (
 // points of a two-scenario summary.
 func testSchema(t *testing.T, s *influxtest.Server) {
 	run := testRun(t)
+	// As many output tokens arrived as the records count.
+	run.Progress = func() output.Progress {
+		return output.Progress{ActiveVUs: 3, MaxVUs: 8, OutputTokens: []runtime.TokenCount{
+			{Scenario: "batch", Model: "m2", Tokens: 20}, {Scenario: "chat", Model: "m1", Tokens: 150}}}
+	}
 	o := New(testConfig(s))
 	if err := o.Start(context.Background(), run); err != nil {
 		t.Fatal(err)

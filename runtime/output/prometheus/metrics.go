@@ -25,9 +25,9 @@ const (
 
 // collectors are the output's collectors.
 type collectors struct {
-	ttft, tpot, itlMean, e2e                *prom.HistogramVec
-	requests, errors                        *prom.CounterVec
-	outputTokens, inputTokens, cachedTokens *prom.CounterVec
+	ttft, tpot, itlMean, e2e  *prom.HistogramVec
+	requests, errors          *prom.CounterVec
+	inputTokens, cachedTokens *prom.CounterVec
 
 	// series caches the children of each (scenario, model), so that a
 	// request allocates nothing: a map replaced, never changed, when a
@@ -41,9 +41,9 @@ type seriesKey struct{ scenario, model string }
 
 // series are the children of one (scenario, model).
 type series struct {
-	ttft, tpot, itlMean, e2e                prom.Observer
-	ok, failed                              prom.Counter
-	outputTokens, inputTokens, cachedTokens prom.Counter
+	ttft, tpot, itlMean, e2e  prom.Observer
+	ok, failed                prom.Counter
+	inputTokens, cachedTokens prom.Counter
 }
 
 // newCollectors returns the per-request collectors, not yet registered.
@@ -62,7 +62,6 @@ func newCollectors() *collectors {
 		e2e:          histogram("llmrun_e2e_seconds", "End-to-end latency of the completed requests."),
 		requests:     counter("llmrun_requests_total", "Requests that ended, by status: ok or failed.", "status"),
 		errors:       counter("llmrun_errors_total", "Failed requests, by error class.", "error_class"),
-		outputTokens: counter("llmrun_output_tokens_total", "Output tokens of the completed requests."),
 		inputTokens:  counter("llmrun_input_tokens_total", "Prompt tokens of the completed requests, as the server counted them."),
 		cachedTokens: counter("llmrun_cached_tokens_total", "Prompt tokens the server served from its prefix cache."),
 	}
@@ -70,9 +69,9 @@ func newCollectors() *collectors {
 	return m
 }
 
-// register registers the per-request collectors in reg, with the gauges
-// of run: llmrun_active_vus and llmrun_max_vus, read from its Progress at
-// each scrape, and llmrun_run_info.
+// register registers the per-request collectors in reg, with those read
+// from run's Progress at each scrape: llmrun_output_tokens_total and the
+// gauges llmrun_active_vus and llmrun_max_vus; and llmrun_run_info.
 func (m *collectors) register(reg *prom.Registry, run output.Run) error {
 	progress := func(field func(output.Progress) int) func() float64 {
 		return func() float64 {
@@ -88,7 +87,7 @@ func (m *collectors) register(reg *prom.Registry, run output.Run) error {
 	})
 	info.Set(1)
 	for _, c := range []prom.Collector{
-		m.ttft, m.tpot, m.itlMean, m.e2e, m.requests, m.errors, m.outputTokens, m.inputTokens, m.cachedTokens,
+		m.ttft, m.tpot, m.itlMean, m.e2e, m.requests, m.errors, m.inputTokens, m.cachedTokens, newArrivedTokens(run),
 		prom.NewGaugeFunc(prom.GaugeOpts{Name: "llmrun_active_vus", Help: "VUs running an iteration now."},
 			progress(func(p output.Progress) int { return p.ActiveVUs })),
 		prom.NewGaugeFunc(prom.GaugeOpts{Name: "llmrun_max_vus", Help: "The most VUs the run may use."},
@@ -119,7 +118,6 @@ func (m *collectors) add(r *modules.RequestRecord) {
 	observeMs(s.tpot, r.TPOT)
 	observeMs(s.itlMean, r.ITLMean)
 	observeMs(s.e2e, r.E2E)
-	s.outputTokens.Add(float64(r.OutputTokens))
 	s.inputTokens.Add(float64(r.PromptTokens))
 	s.cachedTokens.Add(float64(r.CachedTokens))
 }
@@ -152,7 +150,6 @@ func (m *collectors) get(scenario, model string) *series {
 		e2e:          m.e2e.WithLabelValues(scenario, model),
 		ok:           m.requests.WithLabelValues(scenario, model, "ok"),
 		failed:       m.requests.WithLabelValues(scenario, model, "failed"),
-		outputTokens: m.outputTokens.WithLabelValues(scenario, model),
 		inputTokens:  m.inputTokens.WithLabelValues(scenario, model),
 		cachedTokens: m.cachedTokens.WithLabelValues(scenario, model),
 	}
@@ -160,4 +157,37 @@ func (m *collectors) get(scenario, model string) *series {
 	next[k] = s
 	m.series.Store(&next)
 	return s
+}
+
+// arrivedTokens is llmrun_output_tokens_total: the output tokens that have
+// arrived, by scenario and model, read from the run's progress at each
+// scrape. They are counted as they arrive, those of requests in flight
+// included, so the counter grows while an answer streams; it never
+// decreases.
+type arrivedTokens struct {
+	desc     *prom.Desc
+	progress func() output.Progress
+}
+
+// newArrivedTokens returns the collector of run's arrived output tokens.
+func newArrivedTokens(run output.Run) arrivedTokens {
+	return arrivedTokens{
+		desc: prom.NewDesc("llmrun_output_tokens_total",
+			"Output tokens, counted as they arrive: one per streamed token-bearing chunk, then the rest of each completed request's usage.",
+			[]string{scenarioLabel, modelLabel}, nil),
+		progress: run.Progress,
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (a arrivedTokens) Describe(ch chan<- *prom.Desc) { ch <- a.desc }
+
+// Collect implements prometheus.Collector.
+func (a arrivedTokens) Collect(ch chan<- prom.Metric) {
+	if a.progress == nil {
+		return
+	}
+	for _, c := range a.progress().OutputTokens {
+		ch <- prom.MustNewConstMetric(a.desc, prom.CounterValue, float64(c.Tokens), c.Scenario, c.Model)
+	}
 }

@@ -25,7 +25,9 @@
 //
 // AddRequest updates the metrics in place (atomic counters and histogram
 // buckets; the children of each scenario and model are looked up once),
-// so it never waits. Finish keeps serving for Config.Linger, then shuts
+// so it never waits. llmrun_output_tokens_total and the VU gauges are read
+// from the run's progress at each scrape: output tokens count as they
+// arrive, so the counter grows while answers stream. Finish keeps serving for Config.Linger, then shuts
 // the server down.
 package prometheus
 

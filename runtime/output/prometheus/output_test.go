@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
@@ -25,11 +27,18 @@ import (
 // given progress.
 func start(t *testing.T, cfg Config, p output.Progress) *Output {
 	t.Helper()
+	return startReading(t, cfg, func() output.Progress { return p })
+}
+
+// startReading starts an output on a free port of 127.0.0.1, with a run
+// whose progress is read with progress.
+func startReading(t *testing.T, cfg Config, progress func() output.Progress) *Output {
+	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
 	o := New(cfg)
-	run := output.Run{ID: "abc123", TestID: "nightly", Progress: func() output.Progress { return p }}
+	run := output.Run{ID: "abc123", TestID: "nightly", Progress: progress}
 	if err := o.Start(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +109,8 @@ func record(scenario, model string, ok bool) modules.RequestRecord {
 }
 
 func TestScrapeShowsTheRequests(t *testing.T) {
-	o := start(t, Config{}, output.Progress{ActiveVUs: 3, MaxVUs: 8})
+	arrived := []runtime.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 150}, {Scenario: "rag", Model: "m2", Tokens: 40}}
+	o := start(t, Config{}, output.Progress{ActiveVUs: 3, MaxVUs: 8, OutputTokens: arrived})
 	if strings.HasSuffix(o.Describe(), ":0/metrics") {
 		t.Errorf("Describe %q does not show the port", o.Describe())
 	}
@@ -156,7 +166,8 @@ func TestScrapeShowsTheRequests(t *testing.T) {
 		{"llmrun_requests_total", append(chat[:4:4], "status", "failed"), 1},
 		{"llmrun_requests_total", append(rag[:4:4], "status", "ok"), 1},
 		{"llmrun_errors_total", []string{"error_class", "http_5xx", "model", "m1", "scenario", "chat"}, 1},
-		{"llmrun_output_tokens_total", chat, 192},
+		{"llmrun_output_tokens_total", chat, 150}, // the tokens arrived, not the records'
+		{"llmrun_output_tokens_total", rag, 40},
 		{"llmrun_input_tokens_total", chat, 1500},
 		{"llmrun_cached_tokens_total", rag, 128},
 	} {
@@ -183,6 +194,32 @@ func TestScrapeShowsTheRequests(t *testing.T) {
 	}
 	if rep := o.Finish(context.Background(), nil); rep.Written != 5 || rep.Err != "" || rep.Output != o.Describe() {
 		t.Errorf("report %+v", rep)
+	}
+}
+
+// llmrun_output_tokens_total is read from the run's progress at each
+// scrape: it shows the tokens of requests still streaming, before any
+// ended, and grows with them.
+func TestOutputTokensAsTheyArrive(t *testing.T) {
+	var mu sync.Mutex
+	arrived := []runtime.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 5}}
+	o := startReading(t, Config{}, func() output.Progress {
+		mu.Lock()
+		defer mu.Unlock()
+		return output.Progress{OutputTokens: slices.Clone(arrived)}
+	})
+	chat := []string{"model", "m1", "scenario", "chat"}
+	for _, tokens := range []int64{5, 12, 40} {
+		mu.Lock()
+		arrived[0].Tokens = tokens
+		mu.Unlock()
+		mfs := scrape(t, o)
+		if got := find(t, mfs, "llmrun_output_tokens_total", chat...).GetCounter().GetValue(); got != float64(tokens) {
+			t.Errorf("llmrun_output_tokens_total = %g, want %d", got, tokens)
+		}
+		if mfs["llmrun_requests_total"] != nil {
+			t.Errorf("llmrun_requests_total before any request ended: %v", mfs["llmrun_requests_total"])
+		}
 	}
 }
 

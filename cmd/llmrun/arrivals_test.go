@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/internal/influxtest"
+)
+
+// heldStream starts an OpenAI-compatible server whose chat streams send
+// sent content chunks, then hold until release is closed, then send as
+// many more and a usage of two tokens per chunk. It returns its URL.
+func heldStream(t *testing.T, sent int, release <-chan struct{}) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := func(data string) {
+			fmt.Fprintf(w, "data: %s\n\n", data)
+			w.(http.Flusher).Flush()
+		}
+		chunks := func() {
+			for range sent {
+				event(`{"choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}`)
+			}
+		}
+		chunks()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		chunks()
+		event(`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`)
+		event(fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":%d}}`, 4*sent))
+		event("[DONE]")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// heldRun runs one request against a held stream of 5 chunks, with the
+// environment env and the given flags. While the stream is held, it polls
+// seen until it reports true, the run ends or a minute passes; then it
+// releases the stream. It returns the exit code, stdout and stderr, and
+// the result file.
+func heldRun(t *testing.T, env map[string]string, flags []string, seen func(ctx context.Context) bool) (int, string, string, string) {
+	t.Helper()
+	release := make(chan struct{})
+	url := heldStream(t, 5, release)
+	script := writeScript(t, "held.js", fmt.Sprintf(chatScript, 20))
+	export := filepath.Join(t.TempDir(), "result.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	type exit struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan exit, 1)
+	running, ended := context.WithCancel(ctx)
+	go func() {
+		defer ended()
+		args := append([]string{"run", "-q", "--no-preflight", "-u", "1", "-i", "1", "--base-url", url, "--model", "m",
+			"--summary-export", export}, flags...)
+		code, stdout, stderr := cli(t, ctx, env, append(args, script)...)
+		done <- exit{code, stdout, stderr}
+	}()
+	for deadline := time.Now().Add(time.Minute); running.Err() == nil && time.Now().Before(deadline) && !seen(running); {
+		select {
+		case <-running.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	close(release)
+	e := <-done
+	return e.code, e.stdout, e.stderr, export
+}
+
+// While a request streams, Prometheus's output token counter shows the
+// tokens that arrived, before the request ends; at the end, the counter
+// and the result file's timeline have the rest of its usage too.
+func TestLiveOutputTokensBeforeTheRequestEnds(t *testing.T) {
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", freePort(t))
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
+	// Scrape until the first 5 tokens show: the request cannot end
+	// before the stream is released.
+	var seen map[string]float64
+	code, stdout, stderr, export := heldRun(t, nil, []string{"--out", "prometheus=" + addr}, func(ctx context.Context) bool {
+		if sums, err := scrapeSum(ctx, url); err == nil {
+			seen = sums
+		}
+		return seen["llmrun_output_tokens_total"] >= 5
+	})
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if seen["llmrun_output_tokens_total"] != 5 || seen["llmrun_requests_total"] != 0 {
+		t.Errorf("while streaming: %g output tokens, %g requests; want 5 and none",
+			seen["llmrun_output_tokens_total"], seen["llmrun_requests_total"])
+	}
+	s := readSummary(t, export)
+	var sum int64
+	for _, p := range s.Timeline {
+		sum += p.OutputTokens
+	}
+	if sum != 20 || s.Serving.OutputTokens != 20 {
+		t.Errorf("timeline %+v: %d output tokens, the summary %d; want the usage's 20", s.Timeline, sum, s.Serving.OutputTokens)
+	}
+}
+
+// While a request streams, InfluxDB's llm_interval points carry its output
+// tokens: a point of its scenario with output_tok_per_s and no request.
+func TestInfluxIntervalsBeforeTheRequestEnds(t *testing.T) {
+	db := influxtest.Start(t)
+	testID := fmt.Sprintf("held-%d", time.Now().UnixNano())
+	query := fmt.Sprintf(`SELECT COUNT(output_tok_per_s) FROM llm_interval WHERE testid='%s' AND scenario='default' AND output_tok_per_s > 0 AND requests = 0`, testID)
+	points := 0
+	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": db.Token}
+	code, stdout, stderr, _ := heldRun(t, env, []string{"--testid", testID, "--out", "influxdb=" + db.URL + "?bucket=" + db.Bucket + "&interval=1s"},
+		func(context.Context) bool {
+			points = influxCount(t, db, query)
+			return points > 0
+		})
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if points == 0 {
+		t.Error("no llm_interval point of the scenario with output_tok_per_s > 0 and no request while the request streamed")
+	}
+}
