@@ -42,7 +42,7 @@ export default function () {
     max_tokens: outputTokens,
     ignore_eos: true,
     temperature: 0,
-  }, { promptTokens: inputTokens });
+  }, { promptTokens: inputTokens, uniquePrompt: true });
   check(r, {
     'request succeeded': (r) => r.ok,
     'answer as long as asked': (r) => r.outputTokens === outputTokens,

@@ -39,7 +39,7 @@ export default function () {
     max_tokens: outputTokens,
     ignore_eos: true,
     temperature: 0,
-  }, { promptTokens: inputTokens });
+  }, { promptTokens: inputTokens, uniquePrompt: true });
   check(r, {
     'request succeeded': (r) => r.ok,
     [`tpot < ${tpotSLO} ms`]: (r) => r.tpot < tpotSLO,

@@ -60,7 +60,7 @@ function send(client, inputTokens, outputTokens) {
     max_tokens: outputTokens,
     ignore_eos: true,
     temperature: 0,
-  }, { promptTokens: inputTokens });
+  }, { promptTokens: inputTokens, uniquePrompt: true });
   check(r, { 'request succeeded': (r) => r.ok });
   return r;
 }

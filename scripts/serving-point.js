@@ -74,7 +74,7 @@ export default function () {
     max_tokens: out,
     ignore_eos: true,
     temperature: 0,
-  }, { promptTokens: input });
+  }, { promptTokens: input, uniquePrompt: true });
   check(r, { 'request succeeded': (r) => r.ok, 'answer has the asked length': (r) => r.outputTokens === out });
 }
 

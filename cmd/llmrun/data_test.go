@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // A thousand VUs open the same dataset in their init code and read it in
@@ -89,5 +90,41 @@ export default function () {
 	}
 	if !strings.Contains(stdout, "WARNING: prompts were asked to have 400 tokens on average, the server counts") {
 		t.Errorf("no warning in the console:\n%s", stdout)
+	}
+}
+
+// Prompts declared unique that the server serves from its prefix cache are
+// the last run's, replayed by its seed: the summary warns. A drawn seed
+// sends new ones.
+func TestReplayedUniquePromptsWarn(t *testing.T) {
+	url := startSim(t, llmsim.DefaultConfig())
+	script := writeScript(t, "unique.js", `
+import llm from 'llm';
+import { prompts } from 'data';
+export const options = { vus: 2, iterations: 6 };
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: prompts.synthetic(256) }], max_tokens: 4 }, { promptTokens: 256, uniquePrompt: true });
+}`)
+	run := func(args ...string) (*summary.Summary, string) {
+		t.Helper()
+		export := filepath.Join(t.TempDir(), "summary.json")
+		code, stdout, stderr := cli(t, context.Background(), nil, append([]string{"run", "-q", "--no-color", "--base-url", url,
+			"--summary-export", export}, append(args, script)...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		return readSummary(t, export), stdout
+	}
+	first, _ := run("--seed", "7")
+	if u := first.UniqueCache; u == nil || u.Requests != 6 || u.Warning != "" {
+		t.Errorf("first run: %+v, want 6 requests and no warning", u)
+	}
+	again, stdout := run("--seed", "7")
+	if u := again.UniqueCache; u == nil || u.Warning == "" || !strings.Contains(stdout, "WARNING: ") || !strings.Contains(stdout, "declared unique (uniquePrompt) were served from the server's prefix cache") {
+		t.Errorf("the same seed again: %+v\n%s", u, stdout)
+	}
+	fresh, _ := run()
+	if u := fresh.UniqueCache; u == nil || u.Warning != "" || u.CachedRequests != 0 || !fresh.Meta.SeedDrawn || fresh.Meta.Seed == 7 {
+		t.Errorf("a drawn seed: %+v, seed %d drawn %t; want new prompts, none cached", u, fresh.Meta.Seed, fresh.Meta.SeedDrawn)
 	}
 }

@@ -288,6 +288,9 @@ type streamOptions struct {
 	// PromptTokens is the prompt's length in tokens as the script made it
 	// (prompts.synthetic(n)), compared with the server's count.
 	PromptTokens goja.Value `js:"promptTokens"`
+	// UniquePrompt declares the whole prompt unique: no earlier request
+	// of this run or another sent it.
+	UniquePrompt bool `js:"uniquePrompt"`
 }
 
 // stream sends one request with c (nil: the default client), records its
@@ -347,7 +350,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 
 	req.Arrivals = st.Arrivals
 	res := c.Stream(i.vu.Context(), req)
-	res.RequestedPromptTokens = requested
+	res.RequestedPromptTokens, res.UniquePrompt = requested, o.UniquePrompt
 	if !res.OK && res.Class != ErrCanceled && st.Errors != nil {
 		st.Errors.Record(string(res.Class), res.Error)
 	}

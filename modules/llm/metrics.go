@@ -38,11 +38,19 @@ type Metrics struct {
 	// (Result.RequestedPromptTokens) and got the server's count, both
 	// ways: tagged source=requested and source=usage.
 	PromptCheck *metrics.Metric
+	// UniqueCache (llm_unique_prompt_tokens) counts the prompt tokens of
+	// the successful requests whose script declared their prompt unique
+	// (Result.UniquePrompt) and whose server reported its prefix cache's
+	// share: tagged source=usage, their prompt tokens, and source=cached,
+	// the share served from the cache (one sample per request, 0
+	// included). The summary warns when a server served such prompts
+	// from its cache.
+	UniqueCache *metrics.Metric
 
-	// checkTags and promptTags cache the tags of the last CheckTokens and
-	// PromptCheck samples, so that a VU sending requests with the same
-	// tags allocates none.
-	checkTags, promptTags tagPair
+	// checkTags, promptTags and uniqueTags cache the tags of the last
+	// CheckTokens, PromptCheck and UniqueCache samples, so that a VU
+	// sending requests with the same tags allocates none.
+	checkTags, promptTags, uniqueTags tagPair
 }
 
 // tagPair caches two tag sets derived from a base one and a variant.
@@ -77,6 +85,13 @@ func (m *Metrics) checkTagSets(tags *metrics.TagSet, check TokenSource) (usage, 
 func (m *Metrics) promptTagSets(tags *metrics.TagSet) (requested, usage *metrics.TagSet) {
 	return m.promptTags.get(tags, "", func() (a, b *metrics.TagSet) {
 		return tags.With("source", "requested"), tags.With("source", string(TokensFromUsage))
+	})
+}
+
+// uniqueTagSets returns tags with source=usage and with source=cached.
+func (m *Metrics) uniqueTagSets(tags *metrics.TagSet) (usage, cached *metrics.TagSet) {
+	return m.uniqueTags.get(tags, "", func() (a, b *metrics.TagSet) {
+		return tags.With("source", string(TokensFromUsage)), tags.With("source", "cached")
 	})
 }
 
@@ -117,6 +132,8 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 			"output tokens of successful requests counted twice: by the server's usage (source=usage) and by the tokenizer or the chunks (source=check=tokenizer|chunks)"),
 		PromptCheck: counter("llm_prompt_tokens_check", "tokens",
 			"prompt tokens of successful requests that gave their prompt's length (promptTokens), as asked (source=requested) and as the server counted them (source=usage)"),
+		UniqueCache: counter("llm_unique_prompt_tokens", "tokens",
+			"prompt tokens of successful requests declared unique (uniquePrompt) whose server reports its prefix cache: all of them (source=usage) and those served from the cache (source=cached)"),
 	}
 }
 
@@ -130,7 +147,9 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 // TPOT and ITL when it was streamed with more than one token, E2E and TTFB
 // always, token counts when known (llm_cached_tokens when the server
 // reported them, 0 included; llm_prompt_tokens_check when the request gave
-// its prompt's length and the server its count). Samples are timed at the
+// its prompt's length and the server its count; llm_unique_prompt_tokens
+// when the script declared the prompt unique and the server reported its
+// cache). Samples are timed at the
 // end of the request.
 func (m *Metrics) AppendSamples(dst []metrics.Sample, tags *metrics.TagSet, r *Result) []metrics.Sample {
 	at := r.End()
@@ -179,6 +198,12 @@ func (m *Metrics) AppendSamples(dst []metrics.Sample, tags *metrics.TagSet, r *R
 		dst = append(dst,
 			metrics.Sample{Metric: m.PromptCheck, Tags: requested, Time: at, Value: float64(r.RequestedPromptTokens)},
 			metrics.Sample{Metric: m.PromptCheck, Tags: usage, Time: at, Value: float64(r.PromptTokens)})
+	}
+	if r.UniquePrompt && r.cachedReported && r.PromptTokens > 0 {
+		usage, cached := m.uniqueTagSets(tags)
+		dst = append(dst,
+			metrics.Sample{Metric: m.UniqueCache, Tags: usage, Time: at, Value: float64(r.PromptTokens)},
+			metrics.Sample{Metric: m.UniqueCache, Tags: cached, Time: at, Value: float64(r.CachedTokens)})
 	}
 	if r.CheckSource != "" {
 		usage, other := m.checkTagSets(tags, r.CheckSource)

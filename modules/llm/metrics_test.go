@@ -18,7 +18,7 @@ func TestRegisterMetrics(t *testing.T) {
 		"llm_requests": metrics.Counter, "llm_failed": metrics.Rate, "llm_errors": metrics.Counter, "llm_interrupted": metrics.Counter, "llm_retries": metrics.Counter,
 		"llm_ttft": metrics.Trend, "llm_tpot": metrics.Trend, "llm_itl": metrics.Trend, "llm_e2e": metrics.Trend,
 		"llm_ttfb": metrics.Trend, "llm_output_tokens": metrics.Counter, "llm_prompt_tokens": metrics.Counter, "llm_output_tokens_check": metrics.Counter, "llm_reasoning_tokens": metrics.Counter,
-		"llm_cached_tokens": metrics.Trend, "llm_prompt_tokens_check": metrics.Counter,
+		"llm_cached_tokens": metrics.Trend, "llm_prompt_tokens_check": metrics.Counter, "llm_unique_prompt_tokens": metrics.Counter,
 	}
 	all := reg.All()
 	if len(all) != len(want) {
@@ -75,6 +75,23 @@ func TestAppendSamples(t *testing.T) {
 				{"llm_output_tokens", 2}, {"llm_prompt_tokens", 40}, {"llm_cached_tokens", 0}},
 		},
 		{
+			// A prompt declared unique counts its tokens and their cached
+			// share, 0 included, when the server reports its cache.
+			name: "unique prompt, cache reported",
+			res: Result{OK: true, E2E: 30, Chunks: 1, OutputTokens: 2, PromptTokens: 40, cachedReported: true, UniquePrompt: true,
+				Timings: Timings{TTFB: 20}},
+			want: []sample{{"llm_requests", 1}, {"llm_failed", 0}, {"llm_e2e", 30}, {"llm_ttfb", 20}, {"llm_ttft", 0},
+				{"llm_output_tokens", 2}, {"llm_prompt_tokens", 40}, {"llm_cached_tokens", 0},
+				{"llm_unique_prompt_tokens", 40}, {"llm_unique_prompt_tokens", 0}},
+		},
+		{
+			name: "unique prompt, no cache reported",
+			res: Result{OK: true, E2E: 30, Chunks: 1, OutputTokens: 2, PromptTokens: 40, UniquePrompt: true,
+				Timings: Timings{TTFB: 20}},
+			want: []sample{{"llm_requests", 1}, {"llm_failed", 0}, {"llm_e2e", 30}, {"llm_ttfb", 20}, {"llm_ttft", 0},
+				{"llm_output_tokens", 2}, {"llm_prompt_tokens", 40}},
+		},
+		{
 			name: "one token, no usage",
 			res:  Result{OK: true, Stream: true, TTFT: 100, E2E: 101, Chunks: 1, OutputTokens: 1, Timings: Timings{TTFB: 20}},
 			want: []sample{{"llm_requests", 1}, {"llm_failed", 0}, {"llm_e2e", 101}, {"llm_ttfb", 20}, {"llm_ttft", 100}, {"llm_output_tokens", 1}},
@@ -129,6 +146,12 @@ func TestAppendSamples(t *testing.T) {
 				case m.Retries:
 					wantTags = tags.With("error_class", string(tt.res.Retried[retries]))
 					retries++
+				case m.UniqueCache:
+					source := "cached"
+					if s.Value == float64(tt.res.PromptTokens) {
+						source = "usage"
+					}
+					wantTags = tags.With("source", source)
 				}
 				if s.Tags.Key() != wantTags.Key() {
 					t.Errorf("%s tags %q, want %q", s.Metric.Name, s.Tags.Key(), wantTags.Key())

@@ -198,6 +198,11 @@ type Result struct {
 	// (stream()'s promptTokens option: the length it synthesized), 0 when
 	// not given; the summary compares it with PromptTokens.
 	RequestedPromptTokens int `json:"requestedPromptTokens,omitempty"`
+	// UniquePrompt says that the script declared the prompt unique
+	// (stream()'s uniquePrompt option: made by prompts.synthetic without a
+	// shared prefix), so that the summary can tell when a server served
+	// it from its prefix cache.
+	UniquePrompt bool `json:"uniquePrompt,omitempty"`
 	// cachedReported is set when the server reported CachedTokens, 0
 	// included: only then does llm_cached_tokens get a sample.
 	cachedReported bool

@@ -128,6 +128,7 @@ func Merge(results ...*Summary) (*Summary, error) {
 		Client:        mergeClients(results, labels),
 		TokenChecks:   mergeTokenChecks(results),
 		PromptCheck:   mergePromptChecks(results),
+		UniqueCache:   mergeUniqueCaches(results),
 		Thresholds:    mergeThresholds(results, set, dur),
 		Outputs:       mergeOutputs(results),
 		Timeline:      mergeTimelines(results, meta.Start),
@@ -584,6 +585,24 @@ func mergePromptChecks(results []*Summary) *PromptCheck {
 		return nil
 	}
 	return newPromptCheck(requests, requested, usage)
+}
+
+// mergeUniqueCaches adds up the unique-prompt checks and judges the sums;
+// nil when no result has one.
+func mergeUniqueCaches(results []*Summary) *UniqueCache {
+	var sum UniqueCache
+	for _, r := range results {
+		if u := r.UniqueCache; u != nil {
+			sum.Requests += u.Requests
+			sum.CachedRequests += u.CachedRequests
+			sum.PromptTokens += u.PromptTokens
+			sum.CachedTokens += u.CachedTokens
+		}
+	}
+	if sum.Requests == 0 {
+		return nil
+	}
+	return newUniqueCache(sum.Requests, sum.CachedRequests, sum.PromptTokens, sum.CachedTokens)
 }
 
 // mergeThresholds evaluates the results' thresholds again on the merged

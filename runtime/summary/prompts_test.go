@@ -54,3 +54,53 @@ func TestPromptCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestUniqueCache reports how much of the prompts declared unique the
+// server served from its cache, and warns when it served more than a
+// template's few tokens of them: the prompts of an earlier run, replayed.
+func TestUniqueCache(t *testing.T) {
+	tests := []struct {
+		name        string
+		cached      []float64 // per request, of 512 prompt tokens each
+		share       float64
+		wantWarning bool
+	}{
+		{name: "cold", cached: []float64{0, 0, 0, 0}, share: 0},
+		{name: "a template block", cached: []float64{16, 16, 16, 16}, share: 3.125},
+		{name: "replayed", cached: []float64{0, 496, 512, 512}, share: 74.21875, wantWarning: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			tags := tagSet("scenario", "default", "model", "m")
+			for _, c := range tc.cached {
+				f.value("llm_unique_prompt_tokens", tags.With("source", "usage"), t0, 512)
+				f.value("llm_unique_prompt_tokens", tags.With("source", "cached"), t0, c)
+			}
+			s := summary.Build(&runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta)
+			u := s.UniqueCache
+			if u == nil || u.Requests != 4 || u.PromptTokens != 2048 || u.SharePercent != tc.share {
+				t.Fatalf("unique prompt cache %+v, want 4 requests, 2048 tokens, %g %%", u, tc.share)
+			}
+			if (u.Warning != "") != tc.wantWarning || (tc.wantWarning && (u.CachedRequests != 3 || !strings.Contains(u.Warning, "3 of 4 requests") || !strings.Contains(u.Warning, "--seed"))) {
+				t.Errorf("warning %q, want one: %v", u.Warning, tc.wantWarning)
+			}
+		})
+	}
+	f := newFixture()
+	if s := summary.Build(&runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta); s.UniqueCache != nil {
+		t.Errorf("no unique prompt: %+v", s.UniqueCache)
+	}
+	// Merged results add up, and are judged again: a cold half and a
+	// replayed half warn together.
+	cold := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: testMeta, UniqueCache: &summary.UniqueCache{Requests: 10, PromptTokens: 5120}}
+	hot := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: testMeta,
+		UniqueCache: &summary.UniqueCache{Requests: 10, CachedRequests: 10, PromptTokens: 5120, CachedTokens: 5000}}
+	m, err := summary.Merge(cold, hot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := m.UniqueCache; u == nil || u.Requests != 20 || u.CachedTokens != 5000 || u.Warning == "" {
+		t.Errorf("merged unique prompt cache %+v", u)
+	}
+}

@@ -70,6 +70,10 @@ type Summary struct {
 	// the server's count of the same prompts; nil when no request gave
 	// its length (llm.stream's promptTokens option).
 	PromptCheck *PromptCheck `json:"prompt_check,omitempty"`
+	// UniqueCache says how much of the prompts the script declared unique
+	// the server served from its prefix cache; nil when no such request
+	// had its server report its cache.
+	UniqueCache *UniqueCache `json:"unique_prompt_cache,omitempty"`
 	// Thresholds are the script's thresholds as evaluated at the end.
 	Thresholds []ThresholdResult `json:"thresholds"`
 	// Outputs report what each --out output stored and lost; the command
@@ -286,6 +290,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 		Client:            clientReport(rep),
 		TokenChecks:       tokenChecks(snap),
 		PromptCheck:       promptCheck(snap),
+		UniqueCache:       uniqueCache(snap),
 		Thresholds:        thresholds(rep),
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
@@ -805,6 +810,53 @@ func newPromptCheck(requests, requested, usage int64) *PromptCheck {
 			float64(pc.RequestedTokens)/float64(pc.Requests), float64(pc.UsageTokens)/float64(pc.Requests), pc.DiffPercent, pc.PerRequest)
 	}
 	return pc
+}
+
+// UniqueCache is what the server's prefix cache served of the prompts the
+// script declared unique (llm.stream's uniquePrompt): a unique prompt has
+// nothing to find in a cache, but the template's few tokens.
+type UniqueCache struct {
+	// Requests are those declared unique whose server reported its
+	// cache; CachedRequests those of them with cached tokens.
+	Requests       int64 `json:"requests"`
+	CachedRequests int64 `json:"cached_requests"`
+	PromptTokens   int64 `json:"prompt_tokens"`
+	CachedTokens   int64 `json:"cached_tokens"`
+	// SharePercent is CachedTokens / PromptTokens, in %.
+	SharePercent float64 `json:"share_percent"`
+	Warning      string  `json:"warning,omitempty"`
+}
+
+// MaxUniqueCachedShare is the share of unique prompts' tokens a server may
+// serve from its cache (beyond MaxTemplateTokens per request) before the
+// summary warns.
+const MaxUniqueCachedShare = 0.05
+
+// uniqueCache sums llm_unique_prompt_tokens by source.
+func uniqueCache(snap *metrics.Snapshot) *UniqueCache {
+	cached := snap.Stats("llm_unique_prompt_tokens", metrics.NewTagSet(map[string]string{"source": "cached"}))
+	if cached == nil || cached.Count == 0 {
+		return nil
+	}
+	usage := sum(snap, "llm_unique_prompt_tokens", metrics.NewTagSet(map[string]string{"source": string(llm.TokensFromUsage)}))
+	return newUniqueCache(cached.Count, cached.NonZero, int64(usage), int64(cached.Sum))
+}
+
+// newUniqueCache judges what a server's cache served of unique prompts:
+// a warning beyond MaxUniqueCachedShare of their tokens and
+// MaxTemplateTokens a request.
+func newUniqueCache(requests, cachedRequests, prompt, cached int64) *UniqueCache {
+	u := &UniqueCache{Requests: requests, CachedRequests: cachedRequests, PromptTokens: prompt, CachedTokens: cached}
+	if prompt > 0 {
+		u.SharePercent = 100 * float64(cached) / float64(prompt)
+	}
+	if u.SharePercent > 100*MaxUniqueCachedShare && float64(cached)/float64(requests) > MaxTemplateTokens {
+		u.Warning = fmt.Sprintf("%d of %d requests whose prompts the script declared unique (uniquePrompt) were served from the server's prefix cache, %.1f %% of their prompt tokens: "+
+			"the server had seen these prompts before — a run given an earlier run's --seed replays its prompts — so their TTFT is a cache hit's, not a prefill's; "+
+			"run without --seed (a new seed is drawn), or restart the server, to measure cold prefills",
+			cachedRequests, requests, u.SharePercent)
+	}
+	return u
 }
 
 func thresholds(rep *runtime.Report) []ThresholdResult {

@@ -12,7 +12,7 @@ export function request(inputTokens, outputTokens) {
     max_tokens: outputTokens,
     ignore_eos: true,
     temperature: 0,
-  }, { promptTokens: inputTokens });
+  }, { promptTokens: inputTokens, uniquePrompt: true });
   check(r, { 'request succeeded': (r) => r.ok });
 }
 

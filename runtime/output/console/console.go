@@ -47,6 +47,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 	r.client(s.Client)
 	r.tokenChecks(s.TokenChecks)
 	r.promptCheck(s.PromptCheck)
+	r.uniqueCache(s.UniqueCache)
 	r.latency(s.Latency)
 	r.scenarios(s)
 	r.capacity(s.Capacity)
@@ -196,6 +197,19 @@ func (r *renderer) promptCheck(pc *summary.PromptCheck) {
 	}
 	r.printf("  prompt check ....... asked %s input tokens per request, the server counts %s (%s)\n",
 		Num(float64(pc.RequestedTokens)/float64(pc.Requests)), Num(float64(pc.UsageTokens)/float64(pc.Requests)), gap)
+}
+
+// uniqueCache prints what the server's prefix cache served of the prompts
+// declared unique: a line, or a warning when it served them.
+func (r *renderer) uniqueCache(u *summary.UniqueCache) {
+	switch {
+	case u == nil:
+	case u.Warning != "":
+		r.printf("  %s\n", r.st.Red("WARNING: "+u.Warning))
+	default:
+		r.printf("  unique prompts ..... %.1f %% of their tokens served from the prefix cache (%d of %d requests)\n",
+			u.SharePercent, u.CachedRequests, u.Requests)
+	}
 }
 
 func (r *renderer) latency(rows []summary.LatencyRow) {
