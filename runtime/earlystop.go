@@ -103,7 +103,7 @@ type EarlyStopped struct {
 
 // String is the reason in words.
 func (e *EarlyStopped) String() string {
-	return fmt.Sprintf("the first %d requests all failed with %s, which load does not explain (%s); the run was stopped (options.earlyStop)",
+	return fmt.Sprintf("the first %d requests all failed with %s, which load does not explain (%s); the run was stopped: fix the target, or set options.earlyStop to false to run anyway",
 		e.Requests, e.Class, e.Message)
 }
 

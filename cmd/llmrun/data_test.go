@@ -95,13 +95,14 @@ export default function () {
 
 // Prompts declared unique that the server serves from its prefix cache are
 // the last run's, replayed by its seed: the summary warns. A drawn seed
-// sends new ones.
+// sends new ones. One VU sends the same prompts in the same order
+// whatever the timing.
 func TestReplayedUniquePromptsWarn(t *testing.T) {
 	url := startSim(t, llmsim.DefaultConfig())
 	script := writeScript(t, "unique.js", `
 import llm from 'llm';
 import { prompts } from 'data';
-export const options = { vus: 2, iterations: 6 };
+export const options = { vus: 1, iterations: 6 };
 export default function () {
   llm.stream({ messages: [{ role: 'user', content: prompts.synthetic(256) }], max_tokens: 4 }, { promptTokens: 256, uniquePrompt: true });
 }`)

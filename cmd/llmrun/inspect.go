@@ -99,6 +99,11 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return reportLoadErrorAs(stderr, "llmrun inspect", script, err)
 	}
+	// The options run reads beside the scenarios are checked as run
+	// checks them.
+	if _, err := runCriteria(engine.Options(), a.slo, f.slo != ""); err != nil {
+		return reportLoadErrorAs(stderr, "llmrun inspect", script, err)
+	}
 	in := inspect(script, engine)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -269,8 +269,8 @@ func runExitCode(ctx context.Context, rep *runtime.Report, runErr error, sum *su
 	case rep.AbortedBy != nil:
 		return exitThresholdAbort
 	}
-	if why, failed := noSuccess(sum); failed {
-		fmt.Fprintf(stderr, "\nllmrun run: %s: a run without a successful request does not pass\n", why)
+	if why := sum.NoSuccess(); why != "" {
+		fmt.Fprintf(stderr, "\nllmrun run: %s: a run without a successful request does not pass (see the errors in the summary)\n", why)
 		return exitNoSuccess
 	}
 	if threshold.AnyFailed(rep.Thresholds) {
@@ -556,31 +556,6 @@ func preflightPassed(stderr io.Writer, probes []llm.Probe) bool {
 		fmt.Fprintln(stderr, "llmrun run: no load was sent; --no-preflight skips this check")
 	}
 	return passed
-}
-
-// noSuccess reports whether a run measured no successful request although
-// it tried: requests ended or were cut, warmup ones included, or every
-// iteration threw (before sending one, say); and says how. A script that
-// sends no LLM request and runs cleanly is not judged.
-func noSuccess(s *summary.Summary) (string, bool) {
-	sv := s.Serving
-	threw := int64(0)
-	if m, ok := s.Metrics["script_errors"]; ok {
-		threw = int64(m.Values["count"])
-	}
-	switch {
-	case sv.OK > 0:
-		return "", false
-	case sv.Requests > 0:
-		return fmt.Sprintf("no request succeeded: all %d failed", sv.Requests), true
-	case sv.Interrupted > 0:
-		return fmt.Sprintf("no request completed: all %d were cut by the end of the run", sv.Interrupted), true
-	case sv.WarmupRequests > 0:
-		return fmt.Sprintf("no measured request: the %d requests sent were all warmup", sv.WarmupRequests), true
-	case sv.Iterations > 0 && threw >= sv.Iterations:
-		return fmt.Sprintf("no request was sent: all %d iterations threw (see the script errors)", sv.Iterations), true
-	}
-	return "", false
 }
 
 // orNone is s, or "none" when it is empty.

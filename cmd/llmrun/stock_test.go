@@ -67,7 +67,9 @@ func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
 	if err := os.WriteFile(config, []byte("rates = \"1,3,24,48\"\nslo_ttft_p99 = 400\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
+	// A fixed seed: Poisson arrivals of another could leave a 2 s level
+	// at 1 or 3 req/s without a request.
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1", "--base-url", url,
 		"-e", "CONFIG="+config, "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
 		"--summary-export", export, "stock:rate-sweep")
 	if code != exitOK {
@@ -93,7 +95,7 @@ func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
 // --slo wins over the sweep's own SLO, in the table as in the verdict.
 func TestStockRateSweepSLOFlagWins(t *testing.T) {
 	url := kneeSim(t, 2)
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1", "--base-url", url,
 		"-e", "RATES=1,24", "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
 		"-e", "SLO_TTFT_P99=1", "--slo", "ttft_p99=400", "stock:rate-sweep")
 	if code != exitOK {
@@ -105,7 +107,7 @@ func TestStockRateSweepSLOFlagWins(t *testing.T) {
 }
 
 // A bad options.slo or options.capacity is invalid options, naming the
-// field.
+// field, to run and to inspect alike.
 func TestScriptSLOOptionErrors(t *testing.T) {
 	for _, tc := range []struct{ opts, want string }{
 		{`slo: { ttft_p50: 100 }`, "options.slo: ttft_p50: unknown objective"},
@@ -116,9 +118,11 @@ func TestScriptSLOOptionErrors(t *testing.T) {
 	} {
 		script := writeScript(t, "slo.js", `export const options = { vus: 1, iterations: 1, `+tc.opts+` };
 export default function () {}`)
-		code, _, stderr := cli(t, context.Background(), nil, "run", "-q", script)
-		if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.opts, code, stderr, exitInvalidConfig, tc.want)
+		for _, cmd := range []string{"run", "inspect"} {
+			code, _, stderr := cli(t, context.Background(), nil, cmd, "-q", script)
+			if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s %s: exit %d, stderr %q; want %d and %q", cmd, tc.opts, code, stderr, exitInvalidConfig, tc.want)
+			}
 		}
 	}
 }
@@ -151,7 +155,7 @@ func TestStockServingPoint(t *testing.T) {
 func TestStockServingPointAtARate(t *testing.T) {
 	url := kneeSim(t, 8)
 	export := filepath.Join(t.TempDir(), "summary.json")
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url,
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--seed", "1", "--base-url", url,
 		"-e", "NUM_PROMPTS=20", "-e", "REQUEST_RATE=20", "-e", "OUTPUT_LEN=4", "--summary-export", export, "stock:serving-point")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

@@ -146,7 +146,8 @@ export function chat() { llm.stream({ prompt: 'hi', max_tokens: 2, ignore_eos: t
 export function rag() { llm.stream({ prompt: 'long context', max_tokens: 3, ignore_eos: true }); }
 `)
 	export := filepath.Join(t.TempDir(), "summary.json")
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--summary-export", export, script)
+	// A fixed seed, for the Poisson arrivals of rag.
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1", "--summary-export", export, script)
 	if code != exitThresholds {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitThresholds, stdout, stderr)
 	}

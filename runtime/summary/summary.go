@@ -303,7 +303,7 @@ func Build(rep *runtime.Report, meta Meta) *Summary {
 	addSubMetrics(s.Metrics, rep, dur)
 	if len(rep.Scenarios) > 1 {
 		for _, sc := range rep.Scenarios {
-			filter := metrics.NewTagSet(map[string]string{"scenario": sc.Name})
+			filter := scenarioFilter(sc.Name)
 			// A scenario's throughput is over its own window: in a
 			// sweep, levels run one after another.
 			dur := rep.Windows[sc.Name].Duration()
@@ -951,6 +951,29 @@ func ReadJSON(path string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: invalid result file: %w", path, err)
 	}
 	return &s, nil
+}
+
+// NoSuccess says why a run that tried measured no successful request:
+// its requests all failed, all were cut by the end of the run, all were
+// warmup, or every iteration threw (before sending one, say); "" when a
+// request succeeded, and when the run sent no LLM request and ran cleanly
+// (a script that is not an LLM benchmark is not judged).
+func (s *Summary) NoSuccess() string {
+	sv := s.Serving
+	threw := int64(s.Metrics["script_errors"].Values["count"])
+	switch {
+	case sv.OK > 0:
+		return ""
+	case sv.Requests > 0:
+		return fmt.Sprintf("no request succeeded: all %d failed", sv.Requests)
+	case sv.Interrupted > 0:
+		return fmt.Sprintf("no request completed: all %d were cut by the end of the run", sv.Interrupted)
+	case sv.WarmupRequests > 0:
+		return fmt.Sprintf("no measured request: the %d requests sent were all warmup", sv.WarmupRequests)
+	case sv.Iterations > 0 && threw >= sv.Iterations:
+		return fmt.Sprintf("no request was sent: all %d iterations threw (see the script errors)", sv.Iterations)
+	}
+	return ""
 }
 
 // CustomMetrics returns the names of the script's own metrics, sorted.

@@ -481,3 +481,30 @@ func TestWriteJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A run that tried and measured no successful request says why; a run
+// with a success, or one that sent no LLM request and ran cleanly, does
+// not.
+func TestNoSuccess(t *testing.T) {
+	threw := func(n float64) map[string]summary.MetricSummary {
+		return map[string]summary.MetricSummary{"script_errors": {Values: map[string]float64{"count": n}}}
+	}
+	for _, tc := range []struct {
+		name string
+		s    summary.Summary
+		want string
+	}{
+		{"a success", summary.Summary{Serving: summary.Serving{Requests: 9, OK: 1, Failed: 8}}, ""},
+		{"all failed", summary.Summary{Serving: summary.Serving{Requests: 9, Failed: 9}}, "no request succeeded: all 9 failed"},
+		{"all cut", summary.Summary{Serving: summary.Serving{Interrupted: 3}}, "no request completed: all 3 were cut"},
+		{"all warmup", summary.Summary{Serving: summary.Serving{WarmupRequests: 5}}, "the 5 requests sent were all warmup"},
+		{"every iteration threw", summary.Summary{Serving: summary.Serving{Iterations: 4}, Metrics: threw(4)}, "all 4 iterations threw"},
+		{"some iterations threw", summary.Summary{Serving: summary.Serving{Iterations: 4}, Metrics: threw(3)}, ""},
+		{"no LLM request, clean", summary.Summary{Serving: summary.Serving{Iterations: 4}}, ""},
+	} {
+		got := tc.s.NoSuccess()
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

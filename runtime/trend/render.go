@@ -130,7 +130,7 @@ func verdictCells(c Comparison, st console.Style) (change, ci, verdict string) {
 		change = percent(c.Change, true)
 		ci = interval(c.ChangeLo, c.ChangeHi)
 	}
-	if c.Verdict == Inconclusive && strings.HasPrefix(c.Reason, tooFew) {
+	if c.Doubt == TooFewSamples {
 		ci = "unbounded"
 	}
 	switch c.Verdict {
@@ -139,8 +139,7 @@ func verdictCells(c Comparison, st console.Style) (change, ci, verdict string) {
 	case Improved:
 		change, verdict = st.Green(change), st.Green(verdict)
 	case Inconclusive:
-		kind, _, _ := strings.Cut(c.Reason, ":")
-		verdict = st.Faint(verdict + " (" + kind + ")")
+		verdict = st.Faint(verdict + " (" + c.Doubt + ")")
 	}
 	return change, ci, verdict
 }
@@ -174,7 +173,7 @@ func spread(c Comparison) string {
 		return "–"
 	}
 	if c.Figure.Unit == "%" {
-		return fmt.Sprintf("±%.2f", 100*c.Spread)
+		return fmt.Sprintf("±%.2f pp", 100*c.Spread) // percentage points
 	}
 	return fmt.Sprintf("±%.1f %%", 100*c.Spread)
 }

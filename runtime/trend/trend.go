@@ -190,7 +190,7 @@ const (
 	// Improved: better by more than the tolerance, credibly.
 	Improved Verdict = "improved"
 	// Inconclusive: beyond the tolerance but within the noise, or too few
-	// samples to bound the figure; Comparison.Reason says which.
+	// samples to bound the figure; Comparison.Doubt says which.
 	Inconclusive Verdict = "inconclusive"
 	// NoHistory: nothing to compare with: a single run, or no previous
 	// run with the figure, or a baseline of 0.
@@ -225,13 +225,25 @@ type Comparison struct {
 	// bounded); valid for every verdict but NoHistory and NoData.
 	Change, ChangeLo, ChangeHi float64
 	Verdict                    Verdict
-	// Reason says why a verdict is Inconclusive: too few samples (and how
-	// many it takes), or a change within the noise.
-	Reason string
+	// Doubt is why a verdict is Inconclusive, TooFewSamples or TooNoisy
+	// ("" for other verdicts), and Reason the same in full: how many
+	// samples it takes, or the change's interval.
+	Doubt, Reason string
 }
 
-// tooFew begins the reason of a figure whose interval is unbounded.
-const tooFew = "too few samples: "
+// Why a verdict is Inconclusive.
+const (
+	// TooFewSamples: the samples do not bound the figure's interval.
+	TooFewSamples = "too few samples"
+	// TooNoisy: the change is beyond the tolerance, and its interval
+	// reaches the other side of zero.
+	TooNoisy = "too noisy"
+)
+
+// inconclusive makes c's verdict Inconclusive for doubt, detail saying more.
+func (c *Comparison) inconclusive(doubt, detail string) {
+	c.Verdict, c.Doubt, c.Reason = Inconclusive, doubt, doubt+": "+detail
+}
 
 // epsilon keeps a change of exactly the tolerance within it despite
 // floating-point rounding (1.1 × 100 is 110.00000000000001).
@@ -335,9 +347,9 @@ func judge(c *Comparison, prev []Estimate, o Options) {
 	}
 	switch {
 	case !finite(newBelow) || !finite(newAbove):
-		c.Verdict, c.Reason = Inconclusive, tooFew+unboundedWhy(c.Newest, "the newest run's")
+		c.inconclusive(TooFewSamples, unboundedWhy(c.Newest, "the newest run's"))
 	case !finite(worseLo) || !finite(worseHi):
-		c.Verdict, c.Reason = Inconclusive, tooFew+baselineWhy(prev)
+		c.inconclusive(TooFewSamples, baselineWhy(prev))
 	case math.Abs(c.Change) <= o.Tolerance+epsilon:
 		c.Verdict = Unchanged
 	case worse > 0 && worseLo > 0:
@@ -345,9 +357,8 @@ func judge(c *Comparison, prev []Estimate, o Options) {
 	case worse < 0 && worseHi < 0:
 		c.Verdict = Improved
 	default:
-		c.Verdict = Inconclusive
-		c.Reason = fmt.Sprintf("too noisy: %s is within the noise (%s confidence interval %s to %s)",
-			percent(c.Change, true), percent(o.confidence(), false), percent(c.ChangeLo, true), percent(c.ChangeHi, true))
+		c.inconclusive(TooNoisy, fmt.Sprintf("%s is within the noise (%s confidence interval %s to %s)",
+			percent(c.Change, true), percent(o.confidence(), false), percent(c.ChangeLo, true), percent(c.ChangeHi, true)))
 	}
 }
 

@@ -40,7 +40,8 @@ func ProbeLine(p llm.Probe) string {
 }
 
 // outcome prints, under the serving block, what the preflight showed of
-// each target and why the run did not pass when it measured no success.
+// each target, and why the run does not pass when it stopped early or
+// measured no success (Summary.NoSuccess).
 func (r *renderer) outcome(s *summary.Summary) {
 	for _, p := range s.Preflight {
 		line := ProbeLine(p)
@@ -52,7 +53,7 @@ func (r *renderer) outcome(s *summary.Summary) {
 	switch {
 	case s.EarlyStop != "":
 		r.printf("  %s\n", r.st.Red("stopped early: "+s.EarlyStop))
-	case s.Serving.OK == 0 && s.Serving.Requests > 0:
-		r.printf("  %s\n", r.st.Red(fmt.Sprintf("no request succeeded: all %d failed; the run does not pass", s.Serving.Requests)))
+	case s.NoSuccess() != "":
+		r.printf("  %s\n", r.st.Red(s.NoSuccess()+"; the run does not pass"))
 	}
 }
