@@ -52,7 +52,7 @@ func (s *EarlyStop) UnmarshalJSON(b []byte) error {
 		Classes  []string `json:"classes"`
 	}
 	if err := decodeStrict(b, &o); err != nil {
-		return fmt.Errorf("earlyStop takes { requests: 10, classes: [...] }: %w", err)
+		return fmt.Errorf("earlyStop takes { requests: 10, classes: [...] }: %s%w", fieldPrefix(err), jsonReason(err))
 	}
 	if o.Requests != nil {
 		if *o.Requests < 1 {

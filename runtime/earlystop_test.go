@@ -23,7 +23,7 @@ func TestEarlyStopOptions(t *testing.T) {
 		{json: `{"requests": 0}`, err: "earlyStop.requests must be at least 1"},
 		{json: `{"classes": ["boom"]}`, err: `earlyStop.classes: unknown error class "boom"`},
 		{json: `{"classes": ["canceled"]}`, err: `unknown error class "canceled"`},
-		{json: `{"after": 3}`, err: `unknown field "after"`},
+		{json: `{"after": 3}`, err: "after: unknown field"},
 		{json: `5`, err: "earlyStop takes false, true or"},
 	}
 	for _, tc := range tests {

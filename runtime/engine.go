@@ -34,6 +34,31 @@ import (
 // DefaultSetupTimeout bounds setup() and teardown(), as in k6.
 const DefaultSetupTimeout = 60 * time.Second
 
+// InterruptGrace is how long teardown() and handleSummary() may still run
+// once the run is interrupted (a signal): they run after an interruption,
+// so that the script can release what setup took and write its summary,
+// but no longer than this, whatever their own timeout.
+const InterruptGrace = 10 * time.Second
+
+// errInterruptGrace is the cause of a call cut InterruptGrace after the
+// interruption.
+var errInterruptGrace = errors.New("the grace period after the interruption is over")
+
+// afterInterrupt returns a context that is not canceled with ctx but
+// grace after it: a call that still runs once the run is interrupted, for
+// a bounded time.
+func afterInterrupt(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(grace, func() { cancel(errInterruptGrace) })
+		context.AfterFunc(out, func() { t.Stop() })
+	})
+	return out, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
 // Config configures one run.
 type Config struct {
 	// ScriptPath is the scenario script (.js or .ts); it names the script
@@ -87,6 +112,8 @@ type Engine struct {
 	vu0        *vu
 	maxVUs     int
 	preVUs     int
+	// interruptGrace is InterruptGrace (shorter in tests).
+	interruptGrace time.Duration
 
 	// nextVUID is the ID of the last VU created: those initialised before
 	// the run take 1..preVUs, those an arrival-rate executor asks for
@@ -112,11 +139,12 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	sum := sha256.Sum256(src)
 	e := &Engine{
-		cfg:      cfg,
-		script:   script,
-		sha256:   hex.EncodeToString(sum[:]),
-		registry: metrics.NewRegistry(),
-		agg:      metrics.NewAggregator(goruntime.GOMAXPROCS(0)),
+		cfg:            cfg,
+		script:         script,
+		sha256:         hex.EncodeToString(sum[:]),
+		interruptGrace: InterruptGrace,
+		registry:       metrics.NewRegistry(),
+		agg:            metrics.NewAggregator(goruntime.GOMAXPROCS(0)),
 		run: &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(), requests: cfg.Requests,
 			arrivals: newTokenArrivals(goruntime.GOMAXPROCS(0))},
 	}
@@ -279,7 +307,9 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	}
 	setupJSON, err := e.setup(ctx)
 	if err != nil {
-		return e.report(time.Now(), time.Now(), ctx), err
+		rep := e.report(time.Now(), time.Now(), ctx)
+		rep.Client = health.NotMeasured("setup() did not complete, so no scenario ran")
+		return rep, err
 	}
 
 	start := time.Now()
@@ -295,9 +325,12 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	client := probe.Stop()
 	end := time.Now()
 
-	// teardown runs even after an interruption, on its own deadline, so
-	// that the script can release what setup took.
-	teardownErr := e.teardown(context.WithoutCancel(ctx), setupJSON)
+	// teardown runs even after an interruption, on its own deadline and
+	// for InterruptGrace at most once interrupted, so that the script can
+	// release what setup took.
+	teardownCtx, stopTeardown := afterInterrupt(ctx, e.interruptGrace)
+	teardownErr := e.teardown(teardownCtx, setupJSON)
+	stopTeardown()
 	rep := e.report(start, end, ctx)
 	rep.Windows, rep.Client = windows, client
 	rep.Thresholds = e.thresholds.Evaluate(rep.Snapshot, rep.Duration())
@@ -499,7 +532,10 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 		Errors: e.run.requestErrors, Requests: e.run.requests, Arrivals: e.run.arrivals.forVU(name, 0)}
 	res, err := v.interruptible(ctx, fn, arg)
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
+		switch {
+		case errors.Is(context.Cause(ctx), errInterruptGrace):
+			return nil, fmt.Errorf("%s() stopped %s after the interruption", name, e.interruptGrace)
+		case ctx.Err() == context.DeadlineExceeded:
 			return nil, fmt.Errorf("%s() did not finish within %s (raise %sTimeout in options)", name, timeout, name)
 		}
 		return nil, fmt.Errorf("%s(): %w", name, err)

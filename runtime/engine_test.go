@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -622,6 +625,7 @@ export default function () {
 
 func TestCanceledRunCountsRequestsInFlightAsInterrupted(t *testing.T) {
 	sim := startSim(t, 5*time.Millisecond) // 3000 tokens: 15s
+	url, streaming := serveCountingStreams(t, sim.Server().Handler(), 2)
 	logs := &logBuffer{}
 	cfg := testConfig(t, `
 import llm from 'llm';
@@ -632,16 +636,17 @@ export default function () {
   check(r, { ok: (r) => r.ok });
 }
 export function teardown() { console.log('teardown ran'); }
-`, sim, logs)
+`, nil, logs)
+	cfg.LLM.BaseURL = url + "/v1"
 	e := load(t, cfg)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
-		// Cancel once both requests are being generated.
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) && sim.Server().Stats().Running < 2 {
-			time.Sleep(5 * time.Millisecond)
+		// Cancel once both responses are streaming tokens.
+		select {
+		case <-streaming:
+		case <-ctx.Done():
 		}
 		cancel()
 	}()
@@ -667,6 +672,43 @@ export function teardown() { console.log('teardown ran'); }
 		t.Errorf("teardown did not run after the cancellation:\n%s", logs.String())
 	}
 }
+
+// serveCountingStreams serves h on 127.0.0.1 and closes the returned
+// channel once n responses have written their first bytes.
+func serveCountingStreams(t *testing.T, h http.Handler, n int32) (string, <-chan struct{}) {
+	t.Helper()
+	streaming := make(chan struct{})
+	var started atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&firstWrite{ResponseWriter: w, first: func() {
+			if started.Add(1) == n {
+				close(streaming)
+			}
+		}}, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, streaming
+}
+
+// firstWrite is a ResponseWriter that calls first at its first write.
+type firstWrite struct {
+	http.ResponseWriter
+	once  sync.Once
+	first func()
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(w.first)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *firstWrite) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *firstWrite) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func TestMathRandomIsSeededPerVU(t *testing.T) {
 	src := `

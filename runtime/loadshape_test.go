@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -54,8 +55,9 @@ func TestStagesShorthand(t *testing.T) {
 }
 
 func TestLoadShapeErrorsNameTheField(t *testing.T) {
-	minute, ten := time.Minute, 10
+	minute, ten, huge, decade := time.Minute, 10, 1_000_000_000_000, 10*365*24*time.Hour
 	stages := []executor.Stage{executor.NewStage(time.Second, 2)}
+	hugeStage := []executor.Stage{executor.NewStage(time.Second, 1e12)}
 	tests := []struct {
 		options string
 		ov      Overrides
@@ -71,6 +73,12 @@ func TestLoadShapeErrorsNameTheField(t *testing.T) {
 		{`{"stages": [{"duration": "1s"}]}`, Overrides{}, "options.stages: stages[0].target is required"},
 		{`{}`, Overrides{Stages: stages, Duration: &minute}, "--stage: use either stages or duration"},
 		{`{}`, Overrides{Stages: stages, Iterations: &ten}, "--stage: use either stages or iterations"},
+		{`{}`, Overrides{VUs: &huge, Duration: &minute}, "invalid options: --vus: 1000000000000 exceeds llmrun's limit of 100000 VUs per process (see docs/limits.md)"},
+		{`{}`, Overrides{VUs: &huge, Iterations: &huge}, "--vus: 1000000000000 exceeds llmrun's limit"},
+		{`{}`, Overrides{VUs: &huge, Stages: stages}, "--vus: 1000000000000 exceeds llmrun's limit"},
+		{`{}`, Overrides{Stages: hugeStage}, "--stage: 1000000000000 exceeds llmrun's limit"},
+		{`{}`, Overrides{Duration: &decade}, "--duration: 87600h0m0s exceeds llmrun's limit of 8760h0m0s"},
+		{`{"vus": 2}`, Overrides{Duration: &decade}, "--duration: 87600h0m0s exceeds llmrun's limit"},
 		{`{"scenarios": {"a": {"executor": "ramping-vus", "stages": [{"duration": "1s", "target": 1}], "rate": 3}}}`, Overrides{}, "options.scenarios.a.rate: unknown field (executor ramping-vus)"},
 		{`{"scenarios": {"a": {"executor": "constant-arrival-rate", "rate": 3, "duration": "1s"}}}`, Overrides{}, "options.scenarios.a: preAllocatedVUs is required"},
 		{`{"scenarios": {"a": {"executor": "constant-arrival-rate", "rate": "fast", "duration": "1s", "preAllocatedVUs": 1}}}`, Overrides{}, "options.scenarios.a.rate: expected a number"},
@@ -126,8 +134,10 @@ export default function () {
 	if lag.Min < 0 {
 		t.Errorf("iteration_lag min = %v ms: an iteration started before its planned start", lag.Min)
 	}
-	if got := sum(rep, "dropped_iterations", nil); got != 0 {
-		t.Errorf("dropped_iterations = %v, want 0", got)
+	// On a loaded machine the last starts may come too late: they are
+	// then dropped, never started after the scenario's end.
+	if dropped := sum(rep, "dropped_iterations", nil); iterations+dropped != 100 {
+		t.Errorf("iterations %v + dropped_iterations %v, want the 100 planned", iterations, dropped)
 	}
 	if m := rep.Registry.Get("iteration_lag"); m == nil || m.Type != metrics.Trend || m.Contains != metrics.Time {
 		t.Errorf("iteration_lag is registered as %+v, want a Trend of times", m)
@@ -140,7 +150,8 @@ export default function () {
 // VUs initialised during the run, beyond preAllocatedVUs, are bound like
 // the others: the scenario's function, env, tags and setup() data.
 func TestArrivalRateInitialisesVUsDuringTheRun(t *testing.T) {
-	cfg := testConfig(t, `
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t, `
 import { sleep } from 'llmrun';
 import { Counter } from 'metrics';
 const byVU = new Counter('by_vu');
@@ -156,39 +167,42 @@ export function work(data) {
   sleep(0.1);
 }
 `, nil, nil)
-	rep := mustRun(t, load(t, cfg))
+		rep := mustRun(t, load(t, cfg))
 
-	vus := rep.Snapshot.TagValues("by_vu", "vu")
-	if len(vus) < 4 || len(vus) > 12 {
-		t.Errorf("iterations ran on VUs %v: want more than preAllocatedVUs (40/s of 100ms iterations need 4) and at most maxVUs 12", vus)
-	}
-	bound := tags("kind", "burst-env", "label", "from-setup", "scenario", "burst", "workload", "burst")
-	if got, all := sum(rep, "by_vu", bound), sum(rep, "by_vu", nil); got != all || all < 19 {
-		t.Errorf("by_vu{%s} = %v of %v: every iteration, on every VU, should be bound to the scenario", bound.Key(), got, all)
-	}
-	if got := sum(rep, "dropped_iterations", nil); got != 0 {
-		t.Errorf("dropped_iterations = %v, want 0", got)
-	}
+		vus := rep.Snapshot.TagValues("by_vu", "vu")
+		if len(vus) < 4 || len(vus) > 12 {
+			t.Errorf("iterations ran on VUs %v: want more than preAllocatedVUs (40/s of 100ms iterations need 4) and at most maxVUs 12", vus)
+		}
+		bound := tags("kind", "burst-env", "label", "from-setup", "scenario", "burst", "workload", "burst")
+		if got, all := sum(rep, "by_vu", bound), sum(rep, "by_vu", nil); got != all || all < 19 {
+			t.Errorf("by_vu{%s} = %v of %v: every iteration, on every VU, should be bound to the scenario", bound.Key(), got, all)
+		}
+		if got := sum(rep, "dropped_iterations", nil); got != 0 {
+			t.Errorf("dropped_iterations = %v, want 0", got)
+		}
+	})
 }
 
 func TestArrivalRateDropsAndWarnsOnce(t *testing.T) {
-	logs := &logBuffer{}
-	cfg := testConfig(t, `
+	synctest.Test(t, func(t *testing.T) {
+		logs := &logBuffer{}
+		cfg := testConfig(t, `
 import { sleep } from 'llmrun';
 export const options = {
   scenarios: { slow: { executor: 'constant-arrival-rate', rate: 40, duration: '500ms', preAllocatedVUs: 1 } },
 };
 export default function () { sleep(0.2); }
 `, nil, logs)
-	rep := mustRun(t, load(t, cfg))
-	iterations, dropped := sum(rep, "iterations", nil), sum(rep, "dropped_iterations", tags("scenario", "slow"))
-	if iterations+dropped != 20 || dropped < 15 {
-		t.Errorf("iterations %v + dropped %v: want 20 planned, most dropped (one VU, 200ms iterations)", iterations, dropped)
-	}
-	out := logs.String()
-	if n := strings.Count(out, "dropped_iterations"); n != 1 || !strings.Contains(out, "scenario=slow") || !strings.Contains(out, "WARN") {
-		t.Errorf("want one warning naming the scenario, got %d:\n%s", n, out)
-	}
+		rep := mustRun(t, load(t, cfg))
+		iterations, dropped := sum(rep, "iterations", nil), sum(rep, "dropped_iterations", tags("scenario", "slow"))
+		if iterations+dropped != 20 || dropped < 15 {
+			t.Errorf("iterations %v + dropped %v: want 20 planned, most dropped (one VU, 200ms iterations)", iterations, dropped)
+		}
+		out := logs.String()
+		if n := strings.Count(out, "dropped_iterations"); n != 1 || !strings.Contains(out, "scenario=slow") || !strings.Contains(out, "WARN") {
+			t.Errorf("want one warning naming the scenario, got %d:\n%s", n, out)
+		}
+	})
 }
 
 // A VU initialised during the run whose init code throws ends the run with
@@ -214,25 +228,27 @@ export default function () { sleep(0.5); }
 }
 
 func TestRampingVUsScenarioRuns(t *testing.T) {
-	cfg := testConfig(t, `
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t, `
 import { sleep } from 'llmrun';
 import { Counter } from 'metrics';
 const byVU = new Counter('by_vu');
 export const options = { stages: [{ duration: '300ms', target: 3 }, { duration: '200ms', target: 3 }] };
 export default function () { byVU.add(1, { vu: String(__VU) }); sleep(0.02); }
 `, nil, nil)
-	e := load(t, cfg)
-	if sc := e.Scenarios(); len(sc) != 1 || sc[0].Executor != "ramping-vus" || e.MaxVUs() != 3 {
-		t.Fatalf("scenarios %+v, MaxVUs %d: want one ramping-vus of up to 3", sc, e.MaxVUs())
-	}
-	rep := mustRun(t, e)
-	if vus := rep.Snapshot.TagValues("by_vu", "vu"); len(vus) != 3 {
-		t.Errorf("iterations ran on VUs %v, want 1, 2 and 3", vus)
-	}
-	if got := sum(rep, "iterations", nil); got < 20 {
-		t.Errorf("iterations = %v, want many", got)
-	}
-	if got := sum(rep, "iterations_interrupted", nil); got != 0 {
-		t.Errorf("iterations_interrupted = %v, want 0", got)
-	}
+		e := load(t, cfg)
+		if sc := e.Scenarios(); len(sc) != 1 || sc[0].Executor != "ramping-vus" || e.MaxVUs() != 3 {
+			t.Fatalf("scenarios %+v, MaxVUs %d: want one ramping-vus of up to 3", sc, e.MaxVUs())
+		}
+		rep := mustRun(t, e)
+		if vus := rep.Snapshot.TagValues("by_vu", "vu"); len(vus) != 3 {
+			t.Errorf("iterations ran on VUs %v, want 1, 2 and 3", vus)
+		}
+		if got := sum(rep, "iterations", nil); got < 20 {
+			t.Errorf("iterations = %v, want many", got)
+		}
+		if got := sum(rep, "iterations_interrupted", nil); got != 0 {
+			t.Errorf("iterations_interrupted = %v, want 0", got)
+		}
+	})
 }

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,10 +88,78 @@ func ParseOptions(data []byte) (*Options, error) {
 	if len(bytes.TrimSpace(data)) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		return &o, nil
 	}
-	if err := decodeStrict(data, &o); err != nil {
-		return nil, &ConfigError{Field: "options" + jsonField(err), Err: jsonReason(err)}
+	if err := refuseNulls(data); err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, &ConfigError{Field: "options", Err: jsonReason(err)}
+	}
+	if err := decodeFields("options", fields, &o); err != nil {
+		return nil, err
 	}
 	return &o, nil
+}
+
+// decodeFields decodes an object's fields into v strictly, one at a time
+// in sorted order, so that an error names its field under prefix.
+func decodeFields(prefix string, fields map[string]json.RawMessage, v any) *ConfigError {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		err := decodeStrict(mustMarshal(map[string]json.RawMessage{k: fields[k]}), v)
+		if err == nil {
+			continue
+		}
+		field := jsonField(err)
+		if !strings.HasPrefix(field, "."+k) {
+			field = "." + k
+		}
+		return &ConfigError{Field: prefix + field, Err: jsonReason(err)}
+	}
+	return nil
+}
+
+// loadFields are the options whose null is refused: a script's NaN or
+// Infinity becomes null when its options are exported, which would
+// otherwise read as an absent field and fall back to a default.
+var loadFields = []string{"vus", "duration", "iterations", "stages", "scenarios", "setupTimeout", "teardownTimeout"}
+
+// refuseNulls refuses a null anywhere in the load-shape options, naming
+// the field.
+func refuseNulls(data []byte) error {
+	var top map[string]any
+	if json.Unmarshal(data, &top) != nil {
+		return nil // decodeStrict says what is wrong
+	}
+	for _, k := range loadFields {
+		if v, ok := top[k]; ok {
+			if path, found := findNull(v, "options."+k); found {
+				return &ConfigError{Field: path, Err: errors.New("must be a finite value, got NaN, Infinity or null (the script's NaN and Infinity become null in options)")}
+			}
+		}
+	}
+	return nil
+}
+
+// findNull returns the path of the first null in v, sorted by key.
+func findNull(v any, path string) (string, bool) {
+	switch v := v.(type) {
+	case nil:
+		return path, true
+	case []any:
+		for i, e := range v {
+			if p, ok := findNull(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(v))
+		for _, k := range keys {
+			if p, ok := findNull(v[k], path+"."+k); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 // defaultExec is the exported function a scenario calls when exec is unset.
@@ -102,6 +174,9 @@ const scenarioName = "default"
 // name.
 func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 	scs, err := loadShape(o, ov)
+	if err == nil {
+		err = checkTotalVUs(scs)
+	}
 	if err != nil || o.Warmup == nil {
 		return scs, err
 	}
@@ -188,6 +263,11 @@ type shorthandFields struct {
 // or iterations contradict each other.
 func shorthand(sh shorthandFields, where string) ([]Scenario, error) {
 	vus, d, iterations := sh.vus, sh.duration, sh.iterations
+	if d != nil {
+		if err := executor.CheckDuration(*d); err != nil {
+			return nil, shorthandError(where, where, &executor.FieldError{Field: "duration", Err: err})
+		}
+	}
 	n := 1
 	if vus != nil {
 		n = *vus
@@ -208,7 +288,7 @@ func shorthand(sh shorthandFields, where string) ([]Scenario, error) {
 		}
 		c := &executor.RampingVUs{StartVUs: n, Stages: sh.stages}
 		if err := c.Validate(); err != nil {
-			return nil, &ConfigError{Field: stagesField, Err: err}
+			return nil, shorthandError(where, stagesField, err)
 		}
 		return []Scenario{{Name: scenarioName, Executor: "ramping-vus", Exec: defaultExec, Config: c}}, nil
 	case iterations != nil:
@@ -228,13 +308,53 @@ func shorthand(sh shorthandFields, where string) ([]Scenario, error) {
 		cfg = c
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, &ConfigError{Field: where, Err: err}
+		return nil, shorthandError(where, where, err)
 	}
 	name := "shared-iterations"
 	if _, ok := cfg.(*executor.ConstantVUs); ok {
 		name = "constant-vus"
 	}
 	return []Scenario{{Name: scenarioName, Executor: name, Exec: defaultExec, Config: cfg}}, nil
+}
+
+// shorthandError names the field of a shorthand option an error is about
+// as the user wrote it: options.vus in the script, --vus on the command
+// line; other errors are about field.
+func shorthandError(where, field string, err error) error {
+	var fe *executor.FieldError
+	if !errors.As(err, &fe) {
+		return &ConfigError{Field: field, Err: err}
+	}
+	name, _, _ := strings.Cut(fe.Field, "[")
+	switch name {
+	case "startVUs":
+		name = "vus"
+	case "maxDuration":
+		name = "duration"
+	}
+	if where == "options" {
+		if name == "stages" {
+			return &ConfigError{Field: "options." + fe.Field, Err: fe.Err}
+		}
+		return &ConfigError{Field: "options." + name, Err: fe.Err}
+	}
+	if name == "stages" {
+		name = "stage"
+	}
+	return &ConfigError{Field: "--" + name, Err: fe.Err}
+}
+
+// checkTotalVUs refuses scenarios that use more than executor.VULimit VUs
+// together.
+func checkTotalVUs(scs []Scenario) error {
+	total := 0
+	for _, sc := range scs {
+		total += sc.Config.MaxVUs()
+	}
+	if total > executor.VULimit {
+		return &ConfigError{Field: "options.scenarios", Err: fmt.Errorf("the scenarios use up to %d VUs together, more than llmrun's limit of %d VUs per process (see docs/limits.md)", total, executor.VULimit)}
+	}
+	return nil
 }
 
 // commonFields are the scenario fields every executor has.
@@ -271,11 +391,12 @@ func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
 	if err != nil {
 		return Scenario{}, &ConfigError{Field: field + ".executor", Err: err}
 	}
-	if err := decodeStrict(mustMarshal(fields), cfg); err != nil {
-		return Scenario{}, &ConfigError{Field: field + jsonField(err), Err: fmt.Errorf("%w (executor %s)", jsonReason(err), c.Executor)}
+	if err := decodeFields(field, fields, cfg); err != nil {
+		err.Err = fmt.Errorf("%w (executor %s)", err.Err, c.Executor)
+		return Scenario{}, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return Scenario{}, &ConfigError{Field: field, Err: err}
+		return Scenario{}, &ConfigError{Field: field + jsonField(err), Err: jsonReason(err)}
 	}
 	if c.StartTime.D < 0 {
 		return Scenario{}, &ConfigError{Field: field + ".startTime", Err: errors.New("must not be negative")}
@@ -320,6 +441,14 @@ func jsonField(err error) string {
 	return ""
 }
 
+// fieldPrefix is "name: " for the field a decoding error is about, or "".
+func fieldPrefix(err error) string {
+	if f := jsonField(err); f != "" {
+		return f[1:] + ": "
+	}
+	return ""
+}
+
 // jsonReason turns a decoding error into words without Go type names.
 func jsonReason(err error) error {
 	var fe *executor.FieldError
@@ -328,7 +457,7 @@ func jsonReason(err error) error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Errorf("expected a %s, got a %s", jsTypeName(te.Type.Kind().String()), te.Value)
+		return typeReason(te)
 	}
 	if _, ok := unknownField(err); ok {
 		return errors.New("unknown field")
@@ -345,9 +474,26 @@ func unknownField(err error) (string, bool) {
 	return strings.Trim(strings.TrimPrefix(msg, prefix), `"`), true
 }
 
+// typeReason says what a field of the wrong type holds: "expected a whole
+// number, got 1.5", "expected a number, got a string".
+func typeReason(te *json.UnmarshalTypeError) error {
+	want := jsTypeName(te.Type.Kind().String())
+	literal, isNumber := strings.CutPrefix(te.Value, "number ")
+	if !isNumber {
+		return fmt.Errorf("expected a %s, got a %s", want, te.Value)
+	}
+	f, err := strconv.ParseFloat(literal, 64)
+	if errors.Is(err, strconv.ErrRange) || (err == nil && f == math.Trunc(f) && want == "whole number") {
+		return fmt.Errorf("%s is too large a number", literal)
+	}
+	return fmt.Errorf("expected a %s, got %s", want, literal)
+}
+
 func jsTypeName(kind string) string {
 	switch kind {
-	case "int", "int64", "float64":
+	case "int", "int64":
+		return "whole number"
+	case "float64":
 		return "number"
 	case "map", "struct":
 		return "object"

@@ -58,7 +58,7 @@ func (w *Warmup) UnmarshalJSON(b []byte) error {
 			Duration   executor.Duration `json:"duration"`
 		}
 		if err := decodeStrict(b, &o); err != nil {
-			return fmt.Errorf("warmup takes { iterations: N } or { duration: '30s' }: %w", err)
+			return fmt.Errorf("warmup takes { iterations: N } or { duration: '30s' }: %s%w", fieldPrefix(err), jsonReason(err))
 		}
 		if o.Iterations != nil && o.Duration.Set {
 			return errors.New("warmup takes iterations or a duration, not both")

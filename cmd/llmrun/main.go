@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/llmrun/llmrun/scripts"
 )
@@ -23,7 +24,7 @@ const (
 	exitUsage          = 2   // bad command line
 	exitThresholds     = 99  // thresholds failed
 	exitInvalidConfig  = 104 // invalid options in the script or on the command line
-	exitInterrupted    = 105 // stopped by a signal (Ctrl-C, SIGTERM)
+	exitInterrupted    = 105 // stopped by a signal (Ctrl-C, SIGTERM, SIGHUP)
 	exitScriptError    = 107 // the script failed to load, or its setup/teardown/handleSummary threw
 	exitThresholdAbort = 108 // an abortOnFail threshold failed and stopped the run
 	exitRegression     = 109 // llmrun trend (or compare) found a regression
@@ -119,23 +120,63 @@ func looksLikeScript(arg string) bool {
 	return err == nil
 }
 
-// signalContext is canceled by the first SIGINT or SIGTERM, which stops the
-// run and still prints its summary; a second one exits at once.
+// stopBackstop is how long after the first signal llmrun exits (105)
+// whatever it is still doing. What runs after a signal is bounded well
+// within it (runtime.InterruptGrace for teardown and handleSummary), so
+// only a stuck process reaches it.
+const stopBackstop = 60 * time.Second
+
+// signalContext is canceled by the first SIGINT, SIGTERM or SIGHUP, which
+// stops the run and still prints its summary and writes its results; a
+// second signal, or stopBackstop after the first, exits at once.
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan struct{})
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
-		case <-ch:
-			fmt.Fprintln(os.Stderr, "\nstopping: interrupted (press Ctrl-C again to exit at once)")
+		case sig := <-ch:
+			// The terminal or the pipe reading stdout may be gone (a
+			// closed SSH session, "| tee" killed by the same Ctrl-C): a
+			// write to it must fail, not kill llmrun before its result
+			// files are written.
+			signal.Ignore(syscall.SIGPIPE)
+			fmt.Fprintf(os.Stderr, "\nstopping: %s (%s to exit at once)\n", signalName(sig), again(sig))
 			cancel()
-		case <-ctx.Done():
+		case <-finished:
 			return
 		}
-		<-ch
-		fmt.Fprintln(os.Stderr, "exiting at once")
+		backstop := time.NewTimer(stopBackstop)
+		select {
+		case <-ch:
+			fmt.Fprintln(os.Stderr, "exiting at once")
+		case <-backstop.C:
+			fmt.Fprintf(os.Stderr, "llmrun: still running %s after the signal: exiting at once\n", stopBackstop)
+		case <-finished:
+			return
+		}
 		os.Exit(exitInterrupted)
 	}()
-	return ctx, func() { signal.Stop(ch); cancel() }
+	return ctx, func() { signal.Stop(ch); close(finished); cancel() }
+}
+
+// signalName is what stopped the run, in words.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "interrupted"
+	case syscall.SIGHUP:
+		return "hangup (SIGHUP)"
+	default:
+		return "terminated (SIGTERM)"
+	}
+}
+
+// again says how to send the signal that exits at once.
+func again(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "press Ctrl-C again"
+	}
+	return "send it again"
 }

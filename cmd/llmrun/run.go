@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -255,6 +256,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 func runExitCode(ctx context.Context, rep *runtime.Report, runErr error, sum *summary.Summary, stderr io.Writer) int {
 	switch {
 	case ctx.Err() != nil:
+		for _, err := range besidesInterruption(runErr) {
+			fmt.Fprintf(stderr, "\nllmrun run: %v\n", err)
+		}
 		return exitInterrupted
 	case runErr != nil:
 		fmt.Fprintf(stderr, "\nllmrun run: %v\n", runErr)
@@ -277,6 +281,16 @@ func runExitCode(ctx context.Context, rep *runtime.Report, runErr error, sum *su
 		return exitThresholds
 	}
 	return exitOK
+}
+
+// besidesInterruption lists the errors of an interrupted run other than
+// the interruption itself (a teardown() cut after its grace period).
+func besidesInterruption(runErr error) []error {
+	errs := []error{runErr}
+	if joined, ok := runErr.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	return slices.DeleteFunc(errs, func(err error) bool { return err == nil || errors.Is(err, context.Canceled) })
 }
 
 // scriptArgs is what run and inspect take from their command lines.

@@ -103,6 +103,19 @@ func (f *arrivalFields) validate() error {
 	if *f.PreAllocated < 0 {
 		return fmt.Errorf("preAllocatedVUs must not be negative, got %d", *f.PreAllocated)
 	}
+	if err := checkVUs("preAllocatedVUs", *f.PreAllocated); err != nil {
+		return err
+	}
+	if f.MaxAllowedVUs != nil {
+		if err := checkVUs("maxVUs", *f.MaxAllowedVUs); err != nil {
+			return err
+		}
+	}
+	if f.MaxConcurrency != nil {
+		if err := checkVUs("maxConcurrency", *f.MaxConcurrency); err != nil {
+			return err
+		}
+	}
 	if f.MaxAllowedVUs != nil && *f.MaxAllowedVUs < *f.PreAllocated {
 		return fmt.Errorf("maxVUs (%d) must not be less than preAllocatedVUs (%d)", *f.MaxAllowedVUs, *f.PreAllocated)
 	}
@@ -168,7 +181,10 @@ func (c *ConstantArrivalRate) Validate() error {
 	if !c.Duration.Set || c.Duration.D <= 0 {
 		return fmt.Errorf("duration is required and must be positive (e.g. \"30s\")")
 	}
-	return c.arrivalFields.validate()
+	if err := c.arrivalFields.validate(); err != nil {
+		return err
+	}
+	return checkRate("rate", c.Rate, c.unit())
 }
 
 // MaxDuration implements Config.
@@ -210,7 +226,18 @@ func (c *RampingArrivalRate) Validate() error {
 	if newCurve(c.StartRate, c.Stages, c.unit()).total <= 0 {
 		return fmt.Errorf("startRate or a stage's target must be positive: the stages never start an iteration")
 	}
-	return c.arrivalFields.validate()
+	if err := c.arrivalFields.validate(); err != nil {
+		return err
+	}
+	if err := checkRate("startRate", c.StartRate, c.unit()); err != nil {
+		return err
+	}
+	for i, st := range c.Stages {
+		if err := checkRate(fmt.Sprintf("stages[%d].target", i), st.target(), c.unit()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MaxDuration implements Config.
@@ -238,9 +265,16 @@ func (c *RampingArrivalRate) NewExecutor(seed uint64) Executor {
 	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), schedule: func() *Schedule { return c.Schedule(seed) }}
 }
 
+// lateStart is how late after the scenario's end an iteration planned
+// before it may still start: the precision of the scheduling loop's
+// sleep. Later than that, it is dropped.
+const lateStart = coarseMargin
+
 // arrivalRate runs either arrival-rate executor: one loop sleeps until
 // each planned start (an absolute time: scenario start + offset) and hands
-// the iteration to a free VU.
+// the iteration to a free VU. No iteration starts after the scenario's
+// end: those the loop could not start by then are dropped, counted
+// without drawing them one by one.
 type arrivalRate struct {
 	f        *arrivalFields
 	end      time.Duration
@@ -249,11 +283,12 @@ type arrivalRate struct {
 
 // arrivalRun is the state of one run of an arrival-rate executor.
 type arrivalRun struct {
-	pool    Pool
-	iterCtx context.Context
-	idle    chan VU       // free VUs, least recently used first
-	slots   chan struct{} // one per iteration in flight; nil without maxConcurrency
-	wg      sync.WaitGroup
+	pool     Pool
+	iterCtx  context.Context
+	deadline time.Time     // the scenario's end: no iteration starts after it
+	idle     chan VU       // free VUs, least recently used first
+	slots    chan struct{} // one per iteration in flight; nil without maxConcurrency
+	wg       sync.WaitGroup
 
 	// owned by the scheduling loop
 	vus    int // VUs initialised or being initialised
@@ -269,13 +304,15 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 	startCtx, iterCtx, cancel := stopContexts(ctx, e.end, e.f.graceful())
 	defer cancel()
 	pre := pool.VUs()
+	start := time.Now()
 	r := &arrivalRun{
-		pool:    pool,
-		iterCtx: iterCtx,
-		idle:    make(chan VU, e.f.MaxVUs()),
-		vus:     len(pre),
-		maxVUs:  e.f.MaxVUs(),
-		failed:  make(chan struct{}),
+		pool:     pool,
+		iterCtx:  iterCtx,
+		deadline: start.Add(e.end),
+		idle:     make(chan VU, e.f.MaxVUs()),
+		vus:      len(pre),
+		maxVUs:   e.f.MaxVUs(),
+		failed:   make(chan struct{}),
 	}
 	for _, vu := range pre {
 		r.idle <- vu
@@ -283,13 +320,20 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 	if e.f.MaxConcurrency != nil {
 		r.slots = make(chan struct{}, *e.f.MaxConcurrency)
 	}
-	sched := e.schedule()
-	start := time.Now()
+	e.schedule().run(ctx, startCtx, start, r)
+	r.wg.Wait()
+	return r.err
+}
+
+// run walks the schedule: it waits for each planned start and starts the
+// iteration, or drops it and those planned while every VU stays busy.
+// It returns when the schedule or the scenario ends, ctx is canceled or
+// the pool failed.
+func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arrivalRun) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-loop:
 	for {
-		off, ok := sched.Next()
+		off, ok := s.Next()
 		if !ok {
 			// No arrival is left before the end: the scenario still
 			// lasts its duration, over which its throughput is measured.
@@ -297,85 +341,141 @@ loop:
 			case <-startCtx.Done():
 			case <-r.failed:
 			}
-			break
+			return
 		}
 		planned := start.Add(off)
-		if d := time.Until(planned); d > coarseMargin {
-			timer.Reset(d - coarseMargin)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				break loop
-			case <-r.failed:
-				break loop
+		if !r.waitFor(ctx, timer, planned) {
+			return
+		}
+		if !r.acquireSlot(startCtx) {
+			if ctx.Err() == nil && !r.failedYet() {
+				r.pool.DroppedIterations(1 + s.Drain())
 			}
+			return
 		}
-		sleepUntil(planned)
-		if ctx.Err() != nil || r.failedYet() {
-			break
+		if r.tooLate(planned) {
+			// Behind: the scenario ended before this start was reached.
+			r.release()
+			r.pool.DroppedIterations(1 + s.Drain())
+			return
 		}
-		if r.slots != nil {
-			select {
-			case r.slots <- struct{}{}:
-			default:
-				// At maxConcurrency: this arrival waits, late, for an
-				// iteration to end, until the scenario's end.
-				select {
-				case r.slots <- struct{}{}:
-				case <-startCtx.Done():
-					if ctx.Err() == nil {
-						n := 1
-						for _, ok := sched.Next(); ok; _, ok = sched.Next() {
-							n++
-						}
-						pool.DroppedIterations(n)
-					}
-					break loop
-				case <-r.failed:
-					break loop
-				}
+		if r.start(planned) {
+			continue
+		}
+		r.pool.DroppedIterations(1)
+		if !r.awaitVU(ctx, timer) {
+			if ctx.Err() == nil && !r.failedYet() {
+				r.pool.DroppedIterations(s.Drain())
 			}
+			return
 		}
-		r.start(planned)
+		r.pool.DroppedIterations(s.SkipTo(time.Since(start)))
 	}
-	r.wg.Wait()
-	return r.err
+}
+
+// tooLate says that the iteration planned at planned may no longer
+// start: the scenario has ended, and it is not on time (within lateStart,
+// as a start planned at the very end is).
+func (r *arrivalRun) tooLate(planned time.Time) bool {
+	now := time.Now()
+	return !now.Before(r.deadline) && now.Sub(planned) > lateStart
+}
+
+// waitFor sleeps until planned; false when ctx ended or the pool failed
+// first.
+func (r *arrivalRun) waitFor(ctx context.Context, timer *time.Timer, planned time.Time) bool {
+	if d := time.Until(planned); d > coarseMargin {
+		timer.Reset(d - coarseMargin)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		case <-r.failed:
+			return false
+		}
+	}
+	sleepUntil(planned)
+	return ctx.Err() == nil && !r.failedYet()
+}
+
+// acquireSlot takes a concurrency slot, when maxConcurrency is set: at
+// maxConcurrency the arrival waits, late, for an iteration to end, until
+// the scenario's end. False when it did not get one.
+func (r *arrivalRun) acquireSlot(startCtx context.Context) bool {
+	if r.slots == nil {
+		return true
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return true
+	case <-startCtx.Done():
+	case <-r.failed:
+	}
+	return false
+}
+
+// awaitVU waits, after a drop, until a VU is free again; false when the
+// scenario ended, ctx was canceled or the pool failed first.
+func (r *arrivalRun) awaitVU(ctx context.Context, timer *time.Timer) bool {
+	timer.Reset(time.Until(r.deadline))
+	select {
+	case vu := <-r.idle:
+		r.idle <- vu
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-r.failed:
+	}
+	return false
 }
 
 // start runs an iteration planned at planned on a free VU, or on a new one
-// initialised in the background while fewer than maxVUs exist, or drops
-// it.
-func (r *arrivalRun) start(planned time.Time) {
+// initialised in the background while fewer than maxVUs exist. When every
+// VU is busy it gives the concurrency slot back, warns once and returns
+// false: the iteration is dropped.
+func (r *arrivalRun) start(planned time.Time) bool {
 	select {
 	case vu := <-r.idle:
 		r.wg.Add(1)
 		go r.iterate(vu, planned)
-		return
+		return true
 	default:
 	}
 	if r.vus < r.maxVUs {
 		r.vus++
 		r.wg.Add(1)
-		go func() {
-			vu, err := r.pool.NewVU(r.iterCtx)
-			if err != nil {
-				if r.iterCtx.Err() == nil {
-					r.fail(err)
-				}
-				r.release()
-				r.wg.Done()
-				return
-			}
-			r.iterate(vu, planned)
-		}()
-		return
+		go r.initAndIterate(planned)
+		return true
 	}
 	r.release()
-	r.pool.DroppedIterations(1)
 	if !r.warned {
 		r.warned = true
 		r.pool.Warn(fmt.Sprintf("all %d VUs (maxVUs) are busy at a planned start: iterations are being dropped and counted in dropped_iterations; raise preAllocatedVUs or maxVUs (or the server is too slow for this rate)", r.maxVUs))
 	}
+	return false
+}
+
+// initAndIterate initialises a VU, then runs the iteration planned at
+// planned on it, unless the scenario ended meanwhile: then the iteration
+// is dropped and the VU kept for none.
+func (r *arrivalRun) initAndIterate(planned time.Time) {
+	vu, err := r.pool.NewVU(r.iterCtx)
+	if err != nil {
+		if r.iterCtx.Err() == nil {
+			r.fail(err)
+		}
+		r.release()
+		r.wg.Done()
+		return
+	}
+	if r.tooLate(planned) {
+		r.pool.DroppedIterations(1)
+		r.idle <- vu
+		r.release()
+		r.wg.Done()
+		return
+	}
+	r.iterate(vu, planned)
 }
 
 // iterate runs one iteration on vu and gives the VU, then the concurrency

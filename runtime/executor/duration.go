@@ -3,8 +3,10 @@ package executor
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,15 +20,38 @@ type Duration struct {
 
 // ParseDuration parses a duration string as options accept it; a bare
 // number is milliseconds.
+// A duration beyond DurationLimit, NaN or Infinity is an error.
 func ParseDuration(s string) (time.Duration, error) {
-	if ms, err := strconv.ParseFloat(s, 64); err == nil {
-		return time.Duration(ms * float64(time.Millisecond)), nil
+	if ms, err := strconv.ParseFloat(s, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return msDuration(ms, strconv.Quote(s)+" (milliseconds)")
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil {
+	switch {
+	case err != nil && wellFormed(s):
+		return 0, errDurationLimit(strconv.Quote(s))
+	case err != nil:
 		return 0, fmt.Errorf("invalid duration %q: use a number with a unit, like \"30s\", \"2m\" or \"1h30m\"", s)
+	case CheckDuration(d) != nil:
+		return 0, errDurationLimit(strconv.Quote(s))
 	}
 	return d, nil
+}
+
+// wellFormed says that s is written as a duration with units ("3h20m"),
+// so that time.ParseDuration refusing it means it overflowed.
+func wellFormed(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	digits := false
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits = true
+		case strings.ContainsRune(".hmsunµμ", r):
+		default:
+			return false
+		}
+	}
+	return digits
 }
 
 // UnmarshalJSON accepts a string or a number of milliseconds.
@@ -50,9 +75,16 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	} else {
 		var ms float64
 		if err := json.Unmarshal(b, &ms); err != nil {
+			if len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') {
+				return errDurationLimit(string(b) + " (milliseconds)")
+			}
 			return fmt.Errorf("invalid duration %s: use a string like \"30s\" or a number of milliseconds", b)
 		}
-		v = time.Duration(ms * float64(time.Millisecond))
+		parsed, err := msDuration(ms, string(b)+" (milliseconds)")
+		if err != nil {
+			return err
+		}
+		v = parsed
 	}
 	*d = Duration{D: v, Set: true}
 	return nil

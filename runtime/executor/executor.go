@@ -134,12 +134,18 @@ func Names() []string {
 
 // stopContexts returns the two deadlines of a run that lasts d: starting
 // stops at d, and iterations still running are interrupted after the
-// graceful stop g.
+// graceful stop g. Starting stops too once iterations are interrupted,
+// however late the timer of d fires on a loaded machine.
 func stopContexts(ctx context.Context, d, g time.Duration) (start, iter context.Context, cancel func()) {
-	start, cancelStart := context.WithTimeout(ctx, d)
 	iter, cancelIter := context.WithTimeout(ctx, d+g)
+	start, cancelStart := context.WithTimeout(iter, d)
 	return start, iter, func() { cancelStart(); cancelIter() }
 }
+
+// starting says whether iterations may still start: before the end d of
+// stopContexts, and not once the running ones are interrupted (the
+// cancellation of iter reaches start a moment after iter).
+func starting(start, iter context.Context) bool { return start.Err() == nil && iter.Err() == nil }
 
 // loop runs body once per VU, each in its own goroutine, and waits for all.
 func loop(vus []VU, body func(VU)) {

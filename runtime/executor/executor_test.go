@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -80,41 +81,56 @@ func TestPerVUIterationsRunsEachVUsShare(t *testing.T) {
 }
 
 func TestConstantVUsStopsStartingAtDuration(t *testing.T) {
-	cfg := decode(t, "constant-vus", `{"vus": 2, "duration": "150ms"}`)
-	vs, raw := vus(cfg.MaxVUs(), 10*time.Millisecond)
-	start := time.Now()
-	cfg.NewExecutor(0).Run(context.Background(), fixed(vs))
-	if el := time.Since(start); el < 150*time.Millisecond {
-		t.Fatalf("returned after %s, before the duration", el)
-	}
-	done, interrupted := total(raw)
-	if done < 2 || interrupted != 0 {
-		t.Fatalf("done %d interrupted %d: want iterations from both VUs and none interrupted (graceful stop 30s)", done, interrupted)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		cfg := decode(t, "constant-vus", `{"vus": 2, "duration": "155ms"}`)
+		vs, raw := vus(cfg.MaxVUs(), 10*time.Millisecond)
+		start := time.Now()
+		cfg.NewExecutor(0).Run(t.Context(), fixed(vs))
+		if el := time.Since(start); el != 160*time.Millisecond {
+			t.Errorf("returned after %s, want at the end of the iterations running at the duration (160ms)", el)
+		}
+		if done, interrupted := total(raw); done != 32 || interrupted != 0 {
+			t.Errorf("done %d interrupted %d: want 16 iterations from each VU and none interrupted (graceful stop 30s)", done, interrupted)
+		}
+	})
 }
 
 func TestGracefulStopInterruptsLongIterations(t *testing.T) {
-	cfg := decode(t, "constant-vus", `{"vus": 2, "duration": "50ms", "gracefulStop": "50ms"}`)
-	vs, raw := vus(cfg.MaxVUs(), time.Hour)
-	cfg.NewExecutor(0).Run(context.Background(), fixed(vs))
-	if done, interrupted := total(raw); done != 0 || interrupted != 2 {
-		t.Fatalf("done %d interrupted %d, want 0 and 2", done, interrupted)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		cfg := decode(t, "constant-vus", `{"vus": 2, "duration": "50ms", "gracefulStop": "50ms"}`)
+		vs, raw := vus(cfg.MaxVUs(), time.Hour)
+		start := time.Now()
+		cfg.NewExecutor(0).Run(t.Context(), fixed(vs))
+		if done, interrupted := total(raw); done != 0 || interrupted != 2 {
+			t.Errorf("done %d interrupted %d, want 0 and 2", done, interrupted)
+		}
+		if el := time.Since(start); el != 100*time.Millisecond {
+			t.Errorf("returned after %s, want at the end of the graceful stop (100ms)", el)
+		}
+	})
 }
 
+// A canceled context stops every executor at once: iterations in flight
+// are interrupted, not given their graceful stop.
 func TestCanceledContextStopsEveryExecutor(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			cfg := decode(t, name, configFor(name))
-			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-			defer cancel()
-			vs, raw := vus(cfg.PreAllocatedVUs(), 5*time.Millisecond)
-			if err := cfg.NewExecutor(1).Run(ctx, fixed(vs)); err != nil {
-				t.Fatal(err)
-			}
-			if done, _ := total(raw); done == 0 || done >= 1000000 {
-				t.Fatalf("ran %d iterations before the cancel", done)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				cfg := decode(t, name, configFor(name))
+				ctx, cancel := context.WithTimeout(t.Context(), 52*time.Millisecond)
+				defer cancel()
+				vs, raw := vus(cfg.PreAllocatedVUs(), 5*time.Millisecond)
+				start := time.Now()
+				if err := cfg.NewExecutor(1).Run(ctx, fixed(vs)); err != nil {
+					t.Fatal(err)
+				}
+				if el := time.Since(start); el != 52*time.Millisecond {
+					t.Errorf("Run returned %v after the start, want at the cancel (52ms)", el)
+				}
+				if done, interrupted := total(raw); done < 10 || interrupted != 2 {
+					t.Errorf("ran %d iterations and interrupted %d, want 10 or more, then the 2 in flight at the cancel", done, interrupted)
+				}
+			})
 		})
 	}
 }
@@ -169,6 +185,15 @@ func TestDurationParsing(t *testing.T) {
 		{`"250"`, 250 * time.Millisecond, true},
 		{`"soon"`, 0, false},
 		{`true`, 0, false},
+		{`"NaN"`, 0, false},
+		{`"Infinity"`, 0, false},
+		{`1e300`, 0, false},
+		{`-1e300`, 0, false},
+		{`1e400`, 0, false},
+		{`"1e300"`, 0, false},
+		{`"99999999999h"`, 0, false},
+		{`"8760h"`, DurationLimit, true},
+		{`"8760h1s"`, 0, false},
 	}
 	for _, tc := range tests {
 		var d Duration
@@ -176,5 +201,38 @@ func TestDurationParsing(t *testing.T) {
 		if (err == nil) != tc.ok || (tc.ok && (d.D != tc.want || !d.Set)) {
 			t.Errorf("%s → %v, %v; want %v ok=%v", tc.in, d.D, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// Durations that are not finite or beyond the limit say so, with the
+// value as written.
+func TestDurationErrorsSayWhy(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`1e300`, "1e300 (milliseconds) exceeds llmrun's limit of 8760h0m0s (365 days) for a duration (see docs/limits.md)"},
+		{`"NaN"`, "must be a finite duration"},
+		{`"-Inf"`, "must be a finite duration"},
+		{`"100000000000000h"`, `"100000000000000h" exceeds llmrun's limit`},
+	}
+	for _, tc := range tests {
+		var d Duration
+		err := json.Unmarshal([]byte(tc.in), &d)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.in, err, tc.want)
+		}
+	}
+	if _, err := ParseStage("NaN:3"); err == nil || !strings.Contains(err.Error(), "must be a finite duration") {
+		t.Errorf("--stage NaN:3: error %v, want it to say the duration must be finite", err)
+	}
+}
+
+// Once the iterations are interrupted, no VU starts another, even when
+// the timer of the duration has not fired yet (as on a loaded machine,
+// where it may fire after the graceful stop's): starting stops with the
+// iterations. A graceful stop that ends before the duration shows it.
+func TestNoIterationStartsOnceInterrupted(t *testing.T) {
+	start, iter, cancel := stopContexts(t.Context(), time.Hour, -time.Hour)
+	defer cancel()
+	if iter.Err() == nil || start.Err() == nil {
+		t.Errorf("iterations interrupted: %v; starting stopped: %v; want both", iter.Err(), start.Err())
 	}
 }

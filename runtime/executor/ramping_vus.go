@@ -29,6 +29,9 @@ func (c *RampingVUs) Validate() error {
 	if c.StartVUs < 0 {
 		return fmt.Errorf("startVUs must not be negative, got %d", c.StartVUs)
 	}
+	if err := checkVUs("startVUs", c.StartVUs); err != nil {
+		return err
+	}
 	if err := validateStages(c.Stages, true); err != nil {
 		return err
 	}
@@ -225,7 +228,7 @@ func (r *ramp) runSlot(i int, vu VU, startCtx, iterCtx context.Context) {
 				return
 			}
 		}
-		for startCtx.Err() == nil {
+		for starting(startCtx, iterCtx) {
 			s.mu.Lock()
 			if int64(i) >= r.target.Load() {
 				s.mu.Unlock()
@@ -240,7 +243,7 @@ func (r *ramp) runSlot(i int, vu VU, startCtx, iterCtx context.Context) {
 			s.mu.Unlock()
 			cancelIt()
 		}
-		if startCtx.Err() != nil {
+		if !starting(startCtx, iterCtx) {
 			return
 		}
 	}

@@ -1,8 +1,8 @@
 package executor
 
 import (
-	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -26,59 +26,59 @@ func TestRampingVUsSteps(t *testing.T) {
 	}
 }
 
-// The number of VUs in an iteration follows the stages: sampled every 5ms,
-// it is within one of what the stages ask for around that time.
+// The number of VUs in an iteration follows the stages: sampled every 5ms
+// of the bubble's clock, it is within one of what the stages ask for
+// around that time.
 func TestRampingVUsFollowsTheStages(t *testing.T) {
 	t.Parallel()
-	cfg := decode(t, "ramping-vus", `{"startVUs": 0, "gracefulRampDown": "1s",
-		"stages": [{"duration": "400ms", "target": 8}, {"duration": "300ms", "target": 8}, {"duration": "400ms", "target": 0}]}`).(*RampingVUs)
-	f := &flight{work: 5 * time.Millisecond}
-	pool := fixed(f.vus(cfg.MaxVUs()))
+	synctest.Test(t, func(t *testing.T) {
+		cfg := decode(t, "ramping-vus", `{"startVUs": 0, "gracefulRampDown": "1s",
+			"stages": [{"duration": "400ms", "target": 8}, {"duration": "300ms", "target": 8}, {"duration": "400ms", "target": 0}]}`).(*RampingVUs)
+		f := &flight{work: 5 * time.Millisecond}
+		pool := fixed(f.vus(cfg.MaxVUs()))
 
-	type sample struct {
-		at time.Duration
-		n  int
-	}
-	var samples []sample
-	done := make(chan struct{})
-	start := time.Now()
-	go func() {
-		defer close(done)
-		if err := cfg.NewExecutor(0).Run(t.Context(), pool); err != nil {
-			t.Error(err)
+		type sample struct {
+			at time.Duration
+			n  int
 		}
-	}()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-sampling:
-	for {
-		select {
-		case <-done:
-			break sampling
-		case <-tick.C:
-			samples = append(samples, sample{time.Since(start), int(f.inFlight.Load())})
+		var samples []sample
+		done := make(chan struct{})
+		start := time.Now()
+		go func() {
+			defer close(done)
+			if err := cfg.NewExecutor(0).Run(t.Context(), pool); err != nil {
+				t.Error(err)
+			}
+		}()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+	sampling:
+		for {
+			select {
+			case <-done:
+				break sampling
+			case <-tick.C:
+				synctest.Wait()
+				samples = append(samples, sample{time.Since(start), int(f.inFlight.Load())})
+			}
 		}
-	}
-	if el := time.Since(start); el < 1100*time.Millisecond {
-		t.Errorf("ran %v, less than the stages' 1.1s", el)
-	}
-	inBand := 0
-	for _, s := range samples {
-		lo, hi := cfg.targetAt(s.at-40*time.Millisecond), cfg.targetAt(s.at+5*time.Millisecond)
-		lo, hi = min(lo, hi), max(lo, hi)
-		if s.n >= lo-1 && s.n <= hi+1 {
-			inBand++
+		if el := time.Since(start); el < 1100*time.Millisecond || el > 1105*time.Millisecond {
+			t.Errorf("ran %v, want the stages' 1.1s and the last 5ms iteration", el)
 		}
-	}
-	if len(samples) < 50 || float64(inBand) < 0.9*float64(len(samples)) {
-		t.Errorf("%d of %d samples within one VU of the stages' target: %v", inBand, len(samples), samples)
-	}
-	if f.peak.Load() > 8 {
-		t.Errorf("%d VUs in an iteration at once, above the largest target 8", f.peak.Load())
-	}
-	if started, finished := f.started.Load(), f.done.Load(); started != finished || started < 100 {
-		t.Errorf("started %d, finished %d: want many iterations, none interrupted (gracefulRampDown 1s)", started, finished)
-	}
+		for _, s := range samples {
+			lo, hi := cfg.targetAt(s.at-5*time.Millisecond), cfg.targetAt(s.at)
+			lo, hi = min(lo, hi), max(lo, hi)
+			if s.n < lo-1 || s.n > hi+1 {
+				t.Errorf("%d VUs in an iteration at %v, want %d to %d", s.n, s.at, lo, hi)
+			}
+		}
+		if f.peak.Load() > 8 {
+			t.Errorf("%d VUs in an iteration at once, above the largest target 8", f.peak.Load())
+		}
+		if started, finished := f.started.Load(), f.done.Load(); started != finished || started < 100 {
+			t.Errorf("started %d, finished %d: want many iterations, none interrupted (gracefulRampDown 1s)", started, finished)
+		}
+	})
 }
 
 // VUs ramped down finish their iteration within gracefulRampDown, then it
@@ -87,61 +87,59 @@ func TestGracefulRampDown(t *testing.T) {
 	t.Parallel()
 	t.Run("cut", func(t *testing.T) {
 		t.Parallel()
-		cfg := decode(t, "ramping-vus", `{"startVUs": 4, "gracefulRampDown": "50ms", "gracefulStop": "50ms",
-			"stages": [{"duration": "100ms", "target": 4}, {"duration": "0s", "target": 1}, {"duration": "300ms", "target": 1}]}`)
-		f := &flight{work: time.Hour}
-		start := time.Now()
-		var cutAt time.Duration
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := cfg.NewExecutor(0).Run(t.Context(), fixed(f.vus(4))); err != nil {
-				t.Error(err)
-			}
-		}()
-		for cutAt == 0 {
-			select {
-			case <-done:
-				t.Fatal("Run ended before the ramp-down cut")
-			case <-time.After(time.Millisecond):
-				if f.inFlight.Load() == 1 {
-					cutAt = time.Since(start)
+		synctest.Test(t, func(t *testing.T) {
+			cfg := decode(t, "ramping-vus", `{"startVUs": 4, "gracefulRampDown": "50ms", "gracefulStop": "50ms",
+				"stages": [{"duration": "100ms", "target": 4}, {"duration": "0s", "target": 1}, {"duration": "300ms", "target": 1}]}`)
+			f := &flight{work: time.Hour}
+			start := time.Now()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := cfg.NewExecutor(0).Run(t.Context(), fixed(f.vus(4))); err != nil {
+					t.Error(err)
 				}
+			}()
+			time.Sleep(150*time.Millisecond - time.Nanosecond)
+			synctest.Wait()
+			if n := f.inFlight.Load(); n != 4 {
+				t.Errorf("%d iterations in flight just before 100ms + gracefulRampDown 50ms, want 4", n)
 			}
-		}
-		<-done
-		el := time.Since(start)
-		if cutAt < 150*time.Millisecond || cutAt > 400*time.Millisecond {
-			t.Errorf("ramped-down iterations cut after %v, want at 100ms + gracefulRampDown 50ms", cutAt)
-		}
-		if started, finished := f.started.Load(), f.done.Load(); started != 4 || finished != 0 {
-			t.Errorf("started %d, finished %d: want 4 iterations, all cut", started, finished)
-		}
-		if el < 450*time.Millisecond || el > 5*time.Second {
-			t.Errorf("Run took %v, want 400ms + gracefulStop 50ms", el)
-		}
+			time.Sleep(time.Nanosecond)
+			synctest.Wait()
+			if n := f.inFlight.Load(); n != 1 {
+				t.Errorf("%d iterations in flight at 100ms + gracefulRampDown 50ms, want the 3 ramped down cut", n)
+			}
+			<-done
+			if el := time.Since(start); el != 450*time.Millisecond {
+				t.Errorf("Run took %v, want 400ms + gracefulStop 50ms", el)
+			}
+			if started, finished := f.started.Load(), f.done.Load(); started != 4 || finished != 0 {
+				t.Errorf("started %d, finished %d: want 4 iterations, all cut", started, finished)
+			}
+		})
 	})
 	t.Run("ramped up again", func(t *testing.T) {
 		t.Parallel()
-		cfg := decode(t, "ramping-vus", `{"startVUs": 2, "gracefulRampDown": "400ms", "gracefulStop": "10ms",
-			"stages": [{"duration": "0s", "target": 1}, {"duration": "50ms", "target": 1}, {"duration": "0s", "target": 2}, {"duration": "550ms", "target": 2}]}`)
-		f := &flight{work: time.Hour}
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := cfg.NewExecutor(0).Run(ctx, fixed(f.vus(2))); err != nil {
-				t.Error(err)
+		synctest.Test(t, func(t *testing.T) {
+			cfg := decode(t, "ramping-vus", `{"startVUs": 2, "gracefulRampDown": "400ms", "gracefulStop": "10ms",
+				"stages": [{"duration": "0s", "target": 1}, {"duration": "50ms", "target": 1}, {"duration": "0s", "target": 2}, {"duration": "550ms", "target": 2}]}`)
+			f := &flight{work: time.Hour}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := cfg.NewExecutor(0).Run(t.Context(), fixed(f.vus(2))); err != nil {
+					t.Error(err)
+				}
+			}()
+			time.Sleep(500 * time.Millisecond)
+			synctest.Wait()
+			if n := f.inFlight.Load(); n != 2 {
+				t.Errorf("%d iterations in flight at 500ms, want 2: the VU ramped up again kept its iteration", n)
 			}
-		}()
-		time.Sleep(500 * time.Millisecond)
-		if n := f.inFlight.Load(); n != 2 {
-			t.Errorf("%d iterations in flight at 500ms, want 2: the VU ramped up again kept its iteration", n)
-		}
-		<-done
-		if started := f.started.Load(); started != 2 {
-			t.Errorf("started %d iterations, want 2", started)
-		}
+			<-done
+			if started := f.started.Load(); started != 2 {
+				t.Errorf("started %d iterations, want 2", started)
+			}
+		})
 	})
 }

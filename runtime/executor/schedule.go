@@ -105,6 +105,76 @@ func (s *Schedule) Next() (time.Duration, bool) {
 	return t, true
 }
 
+// maxDraws is how many random planned starts Drain and SkipTo draw one
+// by one to count them exactly; beyond that they count the expected
+// number, so that a huge rate cannot keep them busy.
+const maxDraws = 1 << 20
+
+// Drain ends the schedule and returns how many planned starts Next had
+// still to return: exact for constant arrivals, computed without drawing
+// them; drawn for random ones, up to maxDraws, then the expected number.
+func (s *Schedule) Drain() int {
+	n := s.SkipTo(s.curve.end)
+	s.done = true
+	return n
+}
+
+// SkipTo skips the planned starts at or before offset and returns how
+// many it skipped, as Drain counts them.
+func (s *Schedule) SkipTo(offset time.Duration) int {
+	if s.done {
+		return 0
+	}
+	l := s.curve.cumulative(offset)
+	if s.gap != nil {
+		return s.skipRandom(offset, l)
+	}
+	last := s.lastU()
+	if s.u > last || (!s.closed && s.u >= last) || l < s.u {
+		return 0
+	}
+	n := int(math.Floor(l-s.u)) + 1
+	if s.closed {
+		n = min(n, int(math.Floor(last-s.u))+1)
+	} else {
+		n = min(n, int(math.Ceil(last-s.u)))
+	}
+	s.u += float64(n)
+	return n
+}
+
+// skipRandom skips the random planned starts at or before offset, whose
+// operational time is l: drawn while there are few, else counted by
+// their expected number.
+func (s *Schedule) skipRandom(offset time.Duration, l float64) int {
+	n := 0
+	for ; n < maxDraws; n++ {
+		t, ok := s.curve.at(s.u, s.closed)
+		if !ok {
+			s.done = true
+			return n
+		}
+		if t > offset {
+			return n
+		}
+		s.advance()
+	}
+	if l > s.u {
+		n += int(l - s.u)
+		s.u, s.comp = l, 0
+		s.advance()
+	}
+	return n
+}
+
+// lastU is the operational time of the last planned start possible.
+func (s *Schedule) lastU() float64 {
+	if s.closed {
+		return s.curve.total*(1+1e-12) + 1e-9
+	}
+	return s.curve.total
+}
+
 // curve is a piecewise-linear rate over time, and the inverse of its
 // integral.
 type curve struct {

@@ -211,3 +211,69 @@ func TestGammaRandMoments(t *testing.T) {
 		}
 	}
 }
+
+// newTestSchedule decodes an arrival-rate configuration and returns its
+// schedule for seed.
+func newTestSchedule(t *testing.T, name, js string, seed uint64) *Schedule {
+	t.Helper()
+	switch c := decode(t, name, js).(type) {
+	case *ConstantArrivalRate:
+		return c.Schedule(seed)
+	case *RampingArrivalRate:
+		return c.Schedule(seed)
+	}
+	t.Fatalf("%s has no schedule", name)
+	return nil
+}
+
+// SkipTo and Drain count the planned starts they skip as Next would have
+// returned them: the same starts, counted without drawing them for
+// constant arrivals.
+func TestSkipToAndDrainCountWhatNextWouldReturn(t *testing.T) {
+	tests := []struct{ name, js string }{
+		{"constant-arrival-rate", `{"rate": 10, "duration": "1s", "preAllocatedVUs": 1}`},
+		{"ramping-arrival-rate", `{"startRate": 0, "stages": [{"duration": "1s", "target": 20}], "preAllocatedVUs": 1}`},
+		{"constant-arrival-rate", `{"rate": 10, "duration": "1s", "preAllocatedVUs": 1, "arrival": "poisson"}`},
+		{"ramping-arrival-rate", `{"startRate": 5, "stages": [{"duration": "1s", "target": 20}], "preAllocatedVUs": 1, "arrival": "gamma", "burstiness": 0.5}`},
+	}
+	for _, tc := range tests {
+		all := schedule(t, tc.name, tc.js, 7)
+		for _, at := range []time.Duration{0, 250 * time.Millisecond, 550 * time.Millisecond, time.Second} {
+			s := newTestSchedule(t, tc.name, tc.js, 7)
+			first, _ := s.Next()
+			skipped := s.SkipTo(at)
+			next, ok := s.Next()
+			rest := 0
+			if ok {
+				rest = 1 + s.Drain()
+			}
+			before := 0
+			for _, st := range all {
+				if st > first && st <= at {
+					before++
+				}
+			}
+			if skipped != before || 1+skipped+rest != len(all) {
+				t.Errorf("%s: SkipTo(%v) after the first start skipped %d (want %d), then %d left: %d in all, want %d",
+					tc.js, at, skipped, before, rest, 1+skipped+rest, len(all))
+			}
+			if ok && next <= at {
+				t.Errorf("%s: after SkipTo(%v), Next returned %v", tc.js, at, next)
+			}
+			if _, ok := s.Next(); ok {
+				t.Errorf("%s: Next returned a start after Drain", tc.js)
+			}
+		}
+	}
+}
+
+// A rate no loop could draw one start at a time is drained at once.
+func TestDrainDoesNotDrawEveryStart(t *testing.T) {
+	s := newTestSchedule(t, "constant-arrival-rate", `{"rate": 1000000, "duration": "8760h", "preAllocatedVUs": 1}`, 1)
+	if _, ok := s.Next(); !ok {
+		t.Fatal("no first start")
+	}
+	if n, want := s.Drain(), 1_000_000*8760*3600-1; n != want {
+		t.Errorf("Drain = %d, want %d", n, want)
+	}
+}

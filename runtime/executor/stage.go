@@ -112,8 +112,13 @@ func validateStages(stages []Stage, whole bool) error {
 			return fmt.Errorf("stages[%d].target must be a non-negative number, got %v", i, *st.Target)
 		case whole && *st.Target != math.Trunc(*st.Target):
 			return fmt.Errorf("stages[%d].target must be a whole number of VUs, got %v", i, *st.Target)
+		case whole && *st.Target > VULimit:
+			return checkVUs(fmt.Sprintf("stages[%d].target", i), *st.Target)
 		}
 		total += st.Duration.D
+		if total > DurationLimit {
+			return &FieldError{Field: "stages", Err: errDurationLimit("the stages' total of " + total.String())}
+		}
 	}
 	if total <= 0 {
 		return fmt.Errorf("stages must last longer than 0s in total")

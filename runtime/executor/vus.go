@@ -20,6 +20,9 @@ func (c *ConstantVUs) Validate() error {
 	if c.VUs <= 0 {
 		return fmt.Errorf("vus must be at least 1, got %d", c.VUs)
 	}
+	if err := checkVUs("vus", c.VUs); err != nil {
+		return err
+	}
 	if !c.Duration.Set || c.Duration.D <= 0 {
 		return fmt.Errorf("duration is required and must be positive (e.g. \"30s\")")
 	}
@@ -49,7 +52,7 @@ func (e constantVUs) Run(ctx context.Context, pool Pool) error {
 	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.Duration.D, e.cfg.graceful())
 	defer cancel()
 	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
-		for startCtx.Err() == nil {
+		for starting(startCtx, iterCtx) {
 			vu.RunIteration(iterCtx)
 		}
 	})
@@ -78,6 +81,9 @@ func (c *iterationLimits) limit() time.Duration {
 func (c *iterationLimits) validate() error {
 	if c.VUs <= 0 {
 		return fmt.Errorf("vus must be at least 1, got %d", c.VUs)
+	}
+	if err := checkVUs("vus", c.VUs); err != nil {
+		return err
 	}
 	if c.Iterations <= 0 {
 		return fmt.Errorf("iterations must be at least 1, got %d", c.Iterations)
@@ -128,7 +134,7 @@ func (e sharedIterations) Run(ctx context.Context, pool Pool) error {
 	var started atomic.Int64
 	total := int64(e.cfg.Iterations)
 	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
-		for startCtx.Err() == nil && started.Add(1) <= total {
+		for starting(startCtx, iterCtx) && started.Add(1) <= total {
 			vu.RunIteration(iterCtx)
 		}
 	})
@@ -155,7 +161,7 @@ func (e perVUIterations) Run(ctx context.Context, pool Pool) error {
 	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.limit(), e.cfg.graceful())
 	defer cancel()
 	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
-		for i := 0; i < e.cfg.Iterations && startCtx.Err() == nil; i++ {
+		for i := 0; i < e.cfg.Iterations && starting(startCtx, iterCtx); i++ {
 			vu.RunIteration(iterCtx)
 		}
 	})

@@ -98,6 +98,17 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// NotMeasured is the report of a run that ended before its measurement
+// began (its setup failed): every figure unknown, and why in
+// MachineError.
+func NotMeasured(why string) Report {
+	return Report{CPU: -1, MachineError: why}
+}
+
+// Measured says that a probe took the report's figures: false for
+// NotMeasured's.
+func (r Report) Measured() bool { return r.Procs > 0 }
+
 // Start begins a measurement.
 func Start() *Probe {
 	p := &Probe{wall: time.Now(), cpu: processCPU(), sched: readSched(), procs: goruntime.GOMAXPROCS(0)}
@@ -197,6 +208,9 @@ func (r Report) MachineCause() string {
 // a warning that found no cause says it looked at.
 func (r Report) Checked() string {
 	machine := "the machine's figures unknown"
+	if !r.Measured() {
+		return "not measured (" + r.MachineError + ")"
+	}
 	if r.Machine != nil {
 		machine = r.Machine.String()
 	} else if r.MachineError != "" {
@@ -207,7 +221,10 @@ func (r Report) Checked() string {
 
 // ownCPU is llmrun's CPU share in words.
 func (r Report) ownCPU() string {
-	if r.CPU < 0 {
+	switch {
+	case !r.Measured():
+		return "not measured"
+	case r.CPU < 0:
 		return "unknown"
 	}
 	return fmt.Sprintf("%.0f %% of its %d CPUs", 100*r.CPU, r.Procs)

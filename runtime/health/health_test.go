@@ -135,3 +135,16 @@ func TestIdleProcessIsHealthy(t *testing.T) {
 		t.Errorf("an idle process: %+v", r)
 	}
 }
+
+// A run that ended before its measurement says so, instead of reading as
+// a process that used 0 % of 0 CPUs.
+func TestNotMeasured(t *testing.T) {
+	r := NotMeasured("setup() did not complete")
+	if r.Measured() || r.CPU >= 0 || r.Cause != "" || len(r.Warnings) != 0 {
+		t.Errorf("NotMeasured = %+v, want an unknown CPU and no cause or warning", r)
+	}
+	got := r.Checked()
+	if strings.Contains(got, "0 CPUs") || !strings.Contains(got, "not measured") || !strings.Contains(got, "setup() did not complete") {
+		t.Errorf("Checked() = %q, want it to say the figures were not measured, and why", got)
+	}
+}

@@ -156,6 +156,14 @@ func (r *renderer) serving(title string, s summary.Serving) {
 // machine did when that was measured, loudly when either may have limited
 // the run.
 func (r *renderer) client(c health.Report) {
+	if !c.Measured() {
+		why := ""
+		if c.MachineError != "" {
+			why = ": " + c.MachineError
+		}
+		r.printf("  load generator ..... not measured%s\n", why)
+		return
+	}
 	cpu := "n/a"
 	if c.CPU >= 0 {
 		cpu = fmt.Sprintf("%.0f %% of %d CPUs", 100*c.CPU, c.Procs)

@@ -240,7 +240,7 @@ func TestRenderMinimal(t *testing.T) {
 	out := render(t, s, false)
 	for _, want := range []string{
 		"  requests ........... 0 ok, 0 failed (success rate 0.00 %)\n",
-		"  load generator ..... CPU n/a,",
+		"  load generator ..... not measured\n",
 		"model - ·",
 		"the run was interrupted before its end",
 	} {
@@ -252,6 +252,16 @@ func TestRenderMinimal(t *testing.T) {
 		if strings.Contains(out, absent) {
 			t.Errorf("an empty summary shows %q:\n%s", absent, out)
 		}
+	}
+}
+
+// A run whose setup failed says its load generator was not measured,
+// and why, instead of "0 % of 0 CPUs".
+func TestRenderClientNotMeasured(t *testing.T) {
+	s := &summary.Summary{Meta: summary.Meta{Version: "v"}, Client: health.NotMeasured("setup() did not complete, so no scenario ran")}
+	out := render(t, s, false)
+	if !strings.Contains(out, "  load generator ..... not measured: setup() did not complete, so no scenario ran\n") || strings.Contains(out, "% of 0 CPUs") {
+		t.Errorf("output does not say the load generator was not measured:\n%s", out)
 	}
 }
 

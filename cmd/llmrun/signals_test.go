@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildLLMRun builds this command into a temporary directory, for the
+// tests that send it signals.
+func buildLLMRun(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build llmrun with")
+	}
+	bin := filepath.Join(t.TempDir(), "llmrun")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// signaled is a run of the built llmrun that is sent sig once its stderr
+// shows ready.
+type signaled struct {
+	code           int
+	stdout, stderr string
+}
+
+// runAndSignal runs bin with args, sends it sig once its stderr shows
+// ready, and returns how it ended. With brokenStdout, its stdout is a
+// pipe nobody reads any more (a closed terminal, a "| tee" gone).
+func runAndSignal(t *testing.T, bin string, sig syscall.Signal, ready string, brokenStdout bool, args ...string) signaled {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if brokenStdout {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = w
+		defer w.Close()
+		r.Close()
+	}
+	stderrPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		stderr strings.Builder
+		wg     sync.WaitGroup
+	)
+	seen := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(stderrPipe)
+		once := sync.Once{}
+		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), ready) {
+				once.Do(func() { close(seen) })
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderrPipe)
+	}()
+	select {
+	case <-seen:
+	case <-ctx.Done():
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("sending %v: %v", sig, err)
+	}
+	wg.Wait()
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("llmrun did not end within 2 minutes of %v:\n%s", sig, stderr.String())
+	}
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return signaled{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// The first signal stops llmrun within bounded time, exit 105, with what
+// it measured; the built binary receives real signals.
+func TestFirstSignal(t *testing.T) {
+	bin := buildLLMRun(t)
+	t.Run("stops the run with its results", func(t *testing.T) { stopsTheRunWithItsResults(t, bin) })
+	t.Run("with a broken stdout still writes the results", func(t *testing.T) { brokenStdoutStillWritesTheResults(t, bin) })
+	t.Run("stops endless init code", func(t *testing.T) { stopsEndlessInitCode(t, bin) })
+}
+
+// The first SIGHUP (a closed terminal), SIGTERM or SIGINT stops a run
+// against the simulator: exit 105, with its summary printed and its
+// result file written.
+func stopsTheRunWithItsResults(t *testing.T, bin string) {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			script := writeScript(t, "long.js", `
+import llm from 'llm';
+export const options = { vus: 2, duration: '10m' };
+export default function () {
+  console.log('iteration running');
+  llm.chat({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 });
+}
+`)
+			export := filepath.Join(t.TempDir(), "result.json")
+			r := runAndSignal(t, bin, sig, "iteration running", false, "run", "--no-color", "--summary-export", export, script)
+			if r.code != exitInterrupted {
+				t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "stopping: ") || !strings.Contains(r.stdout, "requests ...") {
+				t.Errorf("want the stop announced on stderr and the summary on stdout\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+			data, err := os.ReadFile(export)
+			if err != nil {
+				t.Fatalf("--summary-export not written: %v", err)
+			}
+			var doc map[string]any
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Errorf("--summary-export is not JSON: %v", err)
+			}
+		})
+	}
+}
+
+// After the first signal, a stdout nobody reads any more does not kill
+// llmrun with SIGPIPE when it prints the summary: the result file is
+// still written.
+func brokenStdoutStillWritesTheResults(t *testing.T, bin string) {
+	script := writeScript(t, "long.js", `
+import llm from 'llm';
+export const options = { vus: 1, duration: '10m' };
+export default function () {
+  console.log('iteration running');
+  llm.chat({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 });
+}
+`)
+	export := filepath.Join(t.TempDir(), "result.json")
+	r := runAndSignal(t, bin, syscall.SIGHUP, "iteration running", true, "run", "-q", "--no-color", "--summary-export", export, script)
+	if r.code != exitInterrupted {
+		t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+	}
+	data, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatalf("--summary-export not written: %v", err)
+	}
+	if !json.Valid(data) {
+		t.Error("--summary-export is not JSON")
+	}
+}
+
+// The first SIGTERM stops init code that never ends, before the run.
+func stopsEndlessInitCode(t *testing.T, bin string) {
+	script := writeScript(t, "spin.js", `
+console.log('init spinning');
+for (;;) {}
+export default function () {}
+`)
+	r := runAndSignal(t, bin, syscall.SIGTERM, "init spinning", false, "run", "--no-color", script)
+	if r.code != exitInterrupted {
+		t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "interrupted before the test started") {
+		t.Errorf("stderr does not say the run was interrupted before it started:\n%s", r.stderr)
+	}
+}
+
+// An interrupted run exits 105 and still says what else went wrong (a
+// teardown() cut after its grace period), but not the interruption itself.
+func TestInterruptedRunReportsItsOtherErrors(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stderr strings.Builder
+	runErr := errors.Join(context.Canceled, errors.New("teardown() stopped 10s after the interruption"))
+	if code := runExitCode(ctx, nil, runErr, nil, &stderr); code != exitInterrupted {
+		t.Errorf("exit code %d, want %d", code, exitInterrupted)
+	}
+	if got := stderr.String(); !strings.Contains(got, "teardown() stopped 10s after the interruption") || strings.Contains(got, "canceled") {
+		t.Errorf("stderr %q, want the teardown error alone", got)
+	}
+}

@@ -1,0 +1,88 @@
+package executor
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// startLog is a VU that records when each of its iterations started, in
+// the bubble's time, and works for work.
+type startLog struct {
+	work   time.Duration
+	starts *[]time.Duration
+	origin time.Time
+}
+
+func (v *startLog) RunIteration(ctx context.Context) {
+	*v.starts = append(*v.starts, time.Since(v.origin))
+	t := time.NewTimer(v.work)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// runInBubble runs cfg on pool in the bubble, and returns how long Run took in that clock.
+func runInBubble(t *testing.T, cfg Config, pool Pool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := cfg.NewExecutor(1).Run(t.Context(), pool); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return time.Since(start)
+}
+
+// A rate far beyond what the VUs can serve ends with the scenario: the
+// starts it could not make are counted as dropped, all of them, without
+// the loop waking once for each.
+func TestArrivalRateFallingBehindEndsOnTime(t *testing.T) {
+	tests := []struct{ name, js string }{
+		{"constant-arrival-rate", `{"rate": 1000000, "duration": "1h", "preAllocatedVUs": 1, "gracefulStop": "0s"}`},
+		{"ramping-arrival-rate", `{"startRate": 1000000, "stages": [{"duration": "1h", "target": 1000000}], "preAllocatedVUs": 1, "gracefulStop": "0s"}`},
+		{"constant-arrival-rate", `{"rate": 1000000, "duration": "1h", "preAllocatedVUs": 1, "maxConcurrency": 1, "gracefulStop": "0s"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := decode(t, tc.name, tc.js)
+				var starts []time.Duration
+				vu := &startLog{work: 10 * time.Minute, starts: &starts, origin: time.Now()}
+				pool := fixed([]VU{vu})
+				el := runInBubble(t, cfg, pool)
+				if el != time.Hour {
+					t.Errorf("Run took %v, want the scenario's 1h (gracefulStop 0s)", el)
+				}
+				if len(starts) != 6 {
+					t.Errorf("started %d iterations, want 6 (one VU busy 10 min each, for 1 h)", len(starts))
+				}
+				if got, want := int64(len(starts))+pool.dropped.Load(), int64(3_600_000_000); got != want {
+					t.Errorf("started %d + dropped %d = %d, want every planned start (%d) accounted for", len(starts), pool.dropped.Load(), got, want)
+				}
+			})
+		})
+	}
+}
+
+// An iteration whose VU is still initialising at the scenario's end is
+// dropped, not started after the end.
+func TestArrivalRateStartsNoIterationAfterTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := decode(t, "constant-arrival-rate", `{"rate": 1, "duration": "1s", "preAllocatedVUs": 0, "maxVUs": 1}`)
+		var starts []time.Duration
+		origin := time.Now()
+		pool := &testPool{initDelay: 2 * time.Second, mk: func() VU { return &startLog{starts: &starts, origin: origin} }}
+		el := runInBubble(t, cfg, pool)
+		if len(starts) != 0 {
+			t.Errorf("iterations started at %v, after the scenario's end at 1s", starts)
+		}
+		if pool.dropped.Load() != 1 {
+			t.Errorf("dropped %d iterations, want the 1 whose VU was ready only after the end", pool.dropped.Load())
+		}
+		if el > 3*time.Second {
+			t.Errorf("Run took %v", el)
+		}
+	})
+}
