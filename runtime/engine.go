@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"sync"
@@ -129,8 +128,8 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	src := cfg.Source
 	if src == nil {
 		var err error
-		if src, err = os.ReadFile(cfg.ScriptPath); err != nil {
-			return nil, fmt.Errorf("reading script: %w", err)
+		if src, err = js.ReadScript(cfg.ScriptPath); err != nil {
+			return nil, err
 		}
 	}
 	script, err := js.CompileFS(cfg.ScriptPath, src, cfg.SourceFS)

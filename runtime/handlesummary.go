@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // HandleSummaryTimeout bounds handleSummary(); k6 fixes it at two minutes
@@ -31,8 +32,8 @@ type SummaryOutput struct {
 // HasHandleSummary reports whether the script exports handleSummary (as a
 // function or not: HandleSummary reports the latter as an error).
 func (e *Engine) HasHandleSummary() bool {
-	v := e.vu0.inst.Exports().Get(handleSummaryFn)
-	return v != nil && !goja.IsUndefined(v)
+	v, err := e.vu0.inst.Export(handleSummaryFn)
+	return err != nil || !goja.IsUndefined(v)
 }
 
 // HandleSummary calls the script's handleSummary(data) on VU 0, after the
@@ -41,7 +42,7 @@ func (e *Engine) HasHandleSummary() bool {
 // order of the returned object's keys; an undefined or null result asks for
 // nothing. Like teardown it runs even when ctx is already canceled (an
 // interrupted run still gets its summary files), bounded by
-// HandleSummaryTimeout alone.
+// HandleSummaryTimeout, and by InterruptGrace once ctx is canceled.
 //
 // Errors: an exception is a *js.ScriptError (wrapped); a result that is not
 // an object of strings and ArrayBuffers, or a call that ran out of time, is
@@ -58,79 +59,80 @@ func (e *Engine) handleSummary(ctx context.Context, dataJSON []byte, timeout tim
 	if !ok {
 		return nil, fmt.Errorf("%s: the exported handleSummary must be a function", e.cfg.ScriptPath)
 	}
+	// The result is read within the call, under its deadline: reading it
+	// runs the script's getters and Proxy traps.
+	var outputs []SummaryOutput
+	call := func(this goja.Value, args ...goja.Value) (goja.Value, error) {
+		res, err := fn(this, args...)
+		if err != nil {
+			return nil, err
+		}
+		outputs, err = summaryOutputs(e.vu0.rt, res)
+		return nil, err
+	}
 	data, err := e.vu0.parseJSON(dataJSON)
 	if err != nil {
 		return nil, fmt.Errorf("passing the summary to handleSummary(): %w", err)
 	}
 	// lifecycleCall applies the same deadline; owning it here tells a
 	// timeout apart without its hint about a (non-existent) option.
-	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	graceCtx, stopGrace := afterInterrupt(ctx, e.interruptGrace)
+	defer stopGrace()
+	callCtx, cancel := context.WithTimeout(graceCtx, timeout)
 	defer cancel()
-	res, err := e.lifecycleCall(callCtx, handleSummaryFn, fn, timeout, data)
-	if err != nil {
+	if _, err := e.lifecycleCall(callCtx, handleSummaryFn, call, timeout, data); err != nil {
 		if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("handleSummary() did not finish within %s", timeout)
 		}
 		return nil, err
 	}
-	return summaryOutputs(res)
+	return outputs, nil
 }
 
 // summaryOutputs reads handleSummary's result: an object mapping "stdout",
-// "stderr" or a path to a string or binary content (k6's contract).
-func summaryOutputs(res goja.Value) ([]SummaryOutput, error) {
+// "stderr" or a path to a string or binary content (k6's contract). It
+// never panics, whatever the result is (a Proxy, getters that throw).
+func summaryOutputs(rt *goja.Runtime, res goja.Value) ([]SummaryOutput, error) {
 	if res == nil || goja.IsUndefined(res) || goja.IsNull(res) {
 		return nil, nil
 	}
 	obj, ok := res.(*goja.Object)
-	if !ok || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
-		return nil, fmt.Errorf("handleSummary() must return an object mapping 'stdout', 'stderr' or file paths to contents, not %s", describe(res))
+	if kind := jsvalue.Describe(rt, res); !ok || kind == "an Array" || kind == "a function" {
+		return nil, fmt.Errorf("it must return an object mapping 'stdout', 'stderr' or file paths to contents, not %s", kind)
 	}
-	keys := obj.Keys()
+	keys, err := jsvalue.Keys(rt, obj)
+	if err != nil {
+		return nil, fmt.Errorf("it returned %s whose keys cannot be read: %w", jsvalue.Describe(rt, res), err)
+	}
 	out := make([]SummaryOutput, 0, len(keys))
 	for _, k := range keys {
-		v := obj.Get(k)
-		var content []byte
-		switch x := v.Export().(type) {
-		case string:
-			content = []byte(x)
-		case goja.ArrayBuffer:
-			content = bytes.Clone(x.Bytes())
-		case []byte: // a Uint8Array
-			content = bytes.Clone(x)
-		default:
-			return nil, fmt.Errorf("handleSummary() returned %s for %q; expected a string or an ArrayBuffer", describe(v), k)
+		content, err := summaryContent(rt, obj, k)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, SummaryOutput{Dest: k, Content: content})
 	}
 	return out, nil
 }
 
-// describe names a JavaScript value's kind for an error message.
-func describe(v goja.Value) string {
-	switch {
-	case v == nil || goja.IsUndefined(v):
-		return "undefined"
-	case goja.IsNull(v):
-		return "null"
+// summaryContent reads the content of key k of handleSummary's result.
+func summaryContent(rt *goja.Runtime, obj *goja.Object, k string) ([]byte, error) {
+	v, err := jsvalue.Get(rt, obj, k)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q of its result: %w", k, err)
 	}
-	if obj, ok := v.(*goja.Object); ok {
-		if c, ok := obj.Get("constructor").(*goja.Object); ok {
-			if name := c.Get("name"); name != nil && name.String() != "" && name.String() != "Object" {
-				if strings.ContainsRune("AEIOU", rune(name.String()[0])) {
-					return "an " + name.String()
-				}
-				return "a " + name.String()
-			}
-		}
-		return "an object"
+	x, err := jsvalue.Export(rt, v)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q of its result: %w", k, err)
 	}
-	switch v.Export().(type) {
-	case bool:
-		return "a boolean (" + v.String() + ")"
-	case int64, float64:
-		return "a number (" + v.String() + ")"
+	switch x := x.(type) {
+	case string:
+		return []byte(x), nil
+	case goja.ArrayBuffer:
+		return bytes.Clone(x.Bytes()), nil
+	case []byte: // a Uint8Array
+		return bytes.Clone(x), nil
 	default:
-		return v.String()
+		return nil, fmt.Errorf("it returned %s for %q; expected a string or an ArrayBuffer", jsvalue.Describe(rt, v), k)
 	}
 }

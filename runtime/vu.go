@@ -13,6 +13,7 @@ import (
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/js"
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // errInterrupted is the value a VU's runtime is interrupted with when its
@@ -41,6 +42,9 @@ type vu struct {
 	samples []metrics.Sample
 
 	interruptDone chan struct{}
+	// jsonParse is the runtime's own JSON.parse, taken before the script
+	// runs: the script may replace or delete the global JSON.
+	jsonParse goja.Callable
 }
 
 // runState is what every VU of a run shares with the engine.
@@ -71,6 +75,11 @@ func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig,
 		ctx:           ctx,
 		interruptDone: make(chan struct{}, 1),
 	}
+	parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
+	if !ok {
+		return nil, errors.New("the JavaScript runtime has no JSON.parse")
+	}
+	v.jsonParse = parse
 	seed := cfg.seed + id
 	v.rt.SetRandSource(rand.New(rand.NewPCG(uint64(seed), uint64(seed>>32)^0x9e3779b97f4a7c15)).Float64)
 	inst, err := script.Instantiate(js.InstanceConfig{
@@ -150,12 +159,10 @@ func scenarioTags(sc *Scenario, globalTags map[string]string) map[string]string 
 	return tags
 }
 
+// parseJSON is JSON.parse of trusted JSON (setup's data, the summary) in
+// the VU's runtime, with the runtime's own JSON.parse.
 func (v *vu) parseJSON(b []byte) (goja.Value, error) {
-	parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
-	if !ok {
-		return nil, errors.New("JSON.parse is missing")
-	}
-	return parse(goja.Undefined(), v.rt.ToValue(string(b)))
+	return v.jsonParse(goja.Undefined(), v.rt.ToValue(string(b)))
 }
 
 // RunIteration implements executor.VU: it calls the scenario's function once,
@@ -233,17 +240,11 @@ func (v *vu) interruptible(ctx context.Context, fn goja.Callable, args ...goja.V
 	return res, err
 }
 
-// stringify is JSON.stringify in the VU's runtime.
+// stringify is JSON.stringify in the VU's runtime; it never panics,
+// whatever val's toJSON methods, getters or traps do (jsvalue.JSON).
 func (v *vu) stringify(val goja.Value) (string, error) {
-	fn, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("stringify"))
-	if !ok {
-		return "", errors.New("JSON.stringify is missing")
-	}
-	res, err := fn(goja.Undefined(), val)
-	if err != nil {
-		return "", err
-	}
-	return res.String(), nil
+	b, err := jsvalue.JSON(v.rt, val)
+	return string(b), err
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

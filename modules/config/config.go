@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // Format is a configuration file format.
@@ -54,14 +55,18 @@ func ParseFormat(name string) (Format, error) {
 	return "", fmt.Errorf("unknown configuration format %q: want json, yaml or toml", name)
 }
 
+// MaxFileSize bounds a configuration file Load reads.
+const MaxFileSize = 16 << 20
+
 // Load reads and parses the file at path, choosing the format by its
-// extension. The top level must be a table (an object).
+// extension. The top level must be a table (an object). The file must be
+// a regular file (or a named pipe) of at most MaxFileSize bytes.
 func Load(path string) (map[string]any, error) {
 	format, err := FormatOf(path)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := capped.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // Module is the 'llmrun/config' JavaScript module:
@@ -70,15 +71,18 @@ func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 		return out
 	}
 	seconds := func(v goja.Value) float64 {
-		if n, ok := v.Export().(float64); ok {
-			return n
+		if _, isObject := v.(*goja.Object); !isObject {
+			switch n := v.Export().(type) {
+			case float64:
+				return n
+			case int64:
+				return float64(n)
+			}
 		}
-		if n, ok := v.Export().(int64); ok {
-			return float64(n)
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(v.String()))
+		text := jsvalue.Text(rt, v)
+		d, err := time.ParseDuration(strings.TrimSpace(text))
 		if err != nil {
-			panic(rt.NewTypeError("seconds(%q): durations look like 30s, 500ms, 2m or 1h30m", v.String()))
+			panic(rt.NewTypeError("seconds(%q): durations look like 30s, 500ms, 2m or 1h30m", text))
 		}
 		return d.Seconds()
 	}

@@ -9,13 +9,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // Format is a dataset file's format.
@@ -134,16 +135,20 @@ func FormatOf(path string) (Format, error) {
 	}
 }
 
+// MaxDatasetSize bounds a dataset file: its records are kept in memory.
+const MaxDatasetSize = 1 << 30
+
 // LoadDataset reads the dataset file path in format, or in the format its
 // extension tells (FormatOf) when format is "". The file is decoded as a
-// stream, one record at a time. An error names the file and, where the
-// fault is in a record, its number (1-based) and line.
+// stream, one record at a time; it must be a regular file (or a named
+// pipe) of at most MaxDatasetSize bytes. An error names the file and,
+// where the fault is in a record, its number (1-based) and line.
 func LoadDataset(path string, format Format) (*Dataset, error) {
 	format, err := resolveFormat(path, format)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := capped.Open(path, MaxDatasetSize)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}

@@ -1,12 +1,13 @@
 package data
 
 import (
+	"github.com/llmrun/llmrun/internal/capped"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -53,9 +54,13 @@ type hfScratch struct {
 // that many entries.
 const hfMaxTokenID = 1 << 21
 
+// hfMaxFile bounds the size of a tokenizer.json file: the largest public
+// ones are a few tens of MiB.
+const hfMaxFile = 256 << 20
+
 // loadHF loads the Hugging Face tokenizer.json file at path.
 func loadHF(path string) (Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := capped.ReadFile(path, hfMaxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("unknown tokenizer %q: want one of %s, or the path of a tokenizer.json file (%w)",
 			path, strings.Join(Encodings, ", "), err)

@@ -116,8 +116,17 @@ func (m *Module) path(p string) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
-	tried = append(tried, p)
+	if len(tried) == 0 || !samePath(tried[0], p) {
+		tried = append(tried, p)
+	}
 	return "", fmt.Errorf("%s: no such file (looked for %s)", p, strings.Join(tried, " and "))
+}
+
+// samePath reports whether a and b name one path once made absolute.
+func samePath(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }
 
 // loadTokenizer loads the tokenizer spec names ("" for the run's default).

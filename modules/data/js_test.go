@@ -287,3 +287,19 @@ func BenchmarkSynthetic(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
 }
+
+// TestMissingFileNamesEachPlaceOnce checks that a path looked for next to
+// a script in the working directory is named once, not twice.
+func TestMissingFileNamesEachPlaceOnce(t *testing.T) {
+	for _, tc := range []struct{ baseDir, want string }{
+		{".", "missing.jsonl: no such file (looked for missing.jsonl)"},
+		{"", "missing.jsonl: no such file (looked for missing.jsonl)"},
+		{"testdata", "missing.jsonl: no such file (looked for testdata/missing.jsonl and missing.jsonl)"},
+	} {
+		m := &Module{Seed: 1, BaseDir: tc.baseDir}
+		_, err := m.path("missing.jsonl")
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("base dir %q: error %v, want %q", tc.baseDir, err, tc.want)
+		}
+	}
+}

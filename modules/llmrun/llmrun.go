@@ -13,6 +13,7 @@ import (
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // Module is the 'llmrun' module.
@@ -82,10 +83,17 @@ func (i *instance) check(value goja.Value, checks *goja.Object, extraTags goja.V
 	}
 	base := st.Tags.Merge(metrics.JSTags(rt, extraTags))
 	now := time.Now()
-	samples := make([]metrics.Sample, 0, len(checks.Keys()))
+	names, err := jsvalue.Keys(rt, checks)
+	if err != nil {
+		panic(rt.NewTypeError("check(value, checks): reading the names of the checks: %v", err))
+	}
+	samples := make([]metrics.Sample, 0, len(names))
 	all := true
-	for _, name := range checks.Keys() {
-		pred := checks.Get(name)
+	for _, name := range names {
+		pred, err := jsvalue.Get(rt, checks, name)
+		if err != nil {
+			panic(rt.NewTypeError("check(value, checks): reading the check %q: %v", name, err))
+		}
 		passed := pred.ToBoolean()
 		if fn, ok := goja.AssertFunction(pred); ok {
 			res, err := fn(goja.Undefined(), value)
@@ -172,7 +180,7 @@ func (i *instance) renderSummary(data *goja.Object, opts goja.Value) string {
 			panic(rt.NewTypeError("textSummary(data, options): %v", err))
 		}
 	}
-	b, err := part.ToObject(rt).MarshalJSON()
+	b, err := jsvalue.JSON(rt, part)
 	if err != nil {
 		panic(rt.NewGoError(fmt.Errorf("textSummary: %w", err)))
 	}

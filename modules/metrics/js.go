@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // The binding below must not import package modules (which imports this
@@ -41,7 +43,7 @@ func constructor(vu JSVU, typ Type) func(goja.ConstructorCall) *goja.Object {
 		if !vu.InitContext() {
 			panic(rt.NewTypeError("metrics: new %s() is only allowed in the init context (top level of the script)", capitalized(typ)))
 		}
-		name := call.Argument(0).String()
+		name := jsvalue.Text(rt, call.Argument(0))
 		contains := Default
 		if typ == Trend && call.Argument(1).ToBoolean() {
 			contains = Time
@@ -74,16 +76,28 @@ func addSample(vu JSVU, m *Metric, value, tags goja.Value) bool {
 }
 
 // JSTags converts a JavaScript object of tags ({ name: 'value' }) to a tag
-// set; undefined and null give the empty set.
+// set; undefined and null give the empty set. Values become text safely
+// (jsvalue.Text); keys or values that cannot be read (a Proxy, a getter
+// that throws) throw a TypeError in the script.
 func JSTags(rt *goja.Runtime, v goja.Value) *TagSet {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
 		return nil
 	}
-	obj := v.ToObject(rt)
-	keys := obj.Keys()
+	obj, ok := v.(*goja.Object)
+	if !ok {
+		panic(rt.NewTypeError("tags must be an object of names and values, not %s", jsvalue.Describe(rt, v)))
+	}
+	keys, err := jsvalue.Keys(rt, obj)
+	if err != nil {
+		panic(rt.NewTypeError("reading the tags: %v", err))
+	}
 	m := make(map[string]string, len(keys))
 	for _, k := range keys {
-		m[k] = obj.Get(k).String()
+		val, err := jsvalue.Get(rt, obj, k)
+		if err != nil {
+			panic(rt.NewTypeError("reading the tag %q: %v", k, err))
+		}
+		m[k] = jsvalue.Text(rt, val)
 	}
 	return NewTagSet(m)
 }
@@ -92,6 +106,10 @@ var errNotNumber = errors.New("value must be a finite number or a boolean")
 
 func sampleValue(v goja.Value) (float64, error) {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return 0, errNotNumber
+	}
+	// An object is never a value: exporting it would run its getters.
+	if _, ok := v.(*goja.Object); ok {
 		return 0, errNotNumber
 	}
 	switch x := v.Export().(type) {

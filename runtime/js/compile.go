@@ -74,7 +74,7 @@ func CompileFS(filename string, src []byte, fsys fs.FS) (*Script, error) {
 	}
 	s := &Script{filename: filename, dir: dir, sources: sourceFiles(filename, dir, m)}
 	if s.program, err = compileProgram(filepath.Join(filepath.Dir(filename), bundleName), code, gojaMap); err != nil {
-		return nil, s.scriptError(err)
+		return nil, s.syntaxError(err)
 	}
 	return s, nil
 }
@@ -92,7 +92,7 @@ func buildOptions(filename, dir string, src []byte) api.BuildOptions {
 		AbsWorkingDir: dir,
 		Outfile:       filepath.Join(dir, bundleName),
 		Bundle:        true,
-		Plugins:       []api.Plugin{goModules},
+		Plugins:       []api.Plugin{goModules, cappedImports},
 		Platform:      api.PlatformNeutral,
 		Format:        api.FormatCommonJS,
 		Target:        api.ES2022,

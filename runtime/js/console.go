@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // newConsole returns the console object: log, info, debug, warn and error
@@ -27,7 +29,7 @@ func newConsole(rt *goja.Runtime, cfg InstanceConfig, vu *int64) *goja.Object {
 		method := func(call goja.FunctionCall) goja.Value {
 			ctx := cfg.VU.Context()
 			if logger.Enabled(ctx, level) {
-				logger.Log(ctx, level, formatArgs(call.Arguments), slog.Int64("vu", *vu))
+				logger.Log(ctx, level, formatArgs(rt, call.Arguments), slog.Int64("vu", *vu))
 			}
 			return goja.Undefined()
 		}
@@ -38,29 +40,34 @@ func newConsole(rt *goja.Runtime, cfg InstanceConfig, vu *int64) *goja.Object {
 }
 
 // formatArgs joins console arguments with spaces, like k6: strings as they
-// are, Errors and functions as strings, other objects as JSON.
-func formatArgs(args []goja.Value) string {
+// are, Errors and functions as strings, other objects as JSON. Whatever an
+// argument is, it is printed: a value that cannot become text (a throwing
+// toString, a Proxy) is described instead (jsvalue.Text).
+func formatArgs(rt *goja.Runtime, args []goja.Value) string {
 	var b strings.Builder
 	for i, v := range args {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(formatValue(v))
+		b.WriteString(formatValue(rt, v))
 	}
 	return b.String()
 }
 
-func formatValue(v goja.Value) string {
+func formatValue(rt *goja.Runtime, v goja.Value) string {
 	obj, ok := v.(*goja.Object)
-	if !ok || obj.ClassName() == "Error" {
-		return valueString(v)
+	switch {
+	case !ok:
+		return jsvalue.Text(rt, v)
+	case obj.ClassName() == "Error":
+		return messageText(rt, v)
 	}
 	if _, isFunc := goja.AssertFunction(obj); isFunc {
-		return obj.String()
+		return jsvalue.Text(rt, v)
 	}
-	b, err := obj.MarshalJSON()
-	if err != nil { // a cycle, or a BigInt
-		return obj.String()
+	b, err := jsvalue.JSON(rt, obj)
+	if err != nil { // a cycle, a BigInt, a toJSON that throws
+		return jsvalue.Text(rt, v)
 	}
 	return string(b)
 }

@@ -1,12 +1,14 @@
 package js
 
 import (
-	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // buildError turns esbuild's errors into a ScriptError at the first one.
@@ -26,45 +28,56 @@ func buildError(filename string, msgs []api.Message) *ScriptError {
 	return e
 }
 
-// scriptError turns an error from goja into a *ScriptError positioned in
-// the original source, which wraps it. Other errors are returned as they
-// are.
-func (s *Script) scriptError(err error) error {
-	var (
-		interrupted *goja.InterruptedError
-		overflow    *goja.StackOverflowError
-		exception   *goja.Exception
-		syntax      *goja.CompilerSyntaxError
-	)
-	switch {
-	case errors.As(err, &interrupted):
-		return s.atFrames(fmt.Sprint(interrupted.Value()), gojaFrames(interrupted.Stack()), err)
-	case errors.As(err, &overflow):
-		return s.atFrames(valueString(overflow.Value()), gojaFrames(overflow.Stack()), err)
-	case errors.As(err, &exception):
-		return s.atFrames(valueString(exception.Value()), gojaFrames(exception.Stack()), err)
-	case errors.As(err, &syntax):
-		e := &ScriptError{File: s.filename, Message: "SyntaxError: " + syntax.Message, err: err}
-		if syntax.File != nil {
-			pos := syntax.File.Position(syntax.Offset)
-			s.place(e, pos.Filename, pos.Line, pos.Column)
-		}
-		return e
-	default:
+// syntaxError turns goja's error compiling esbuild's output into a
+// *ScriptError positioned in the original source; other errors are
+// returned as they are.
+func (s *Script) syntaxError(err error) error {
+	syntax, ok := err.(*goja.CompilerSyntaxError)
+	if !ok {
 		return err
+	}
+	e := &ScriptError{File: s.filename, Message: "SyntaxError: " + syntax.Message, err: err}
+	if syntax.File != nil {
+		pos := syntax.File.Position(syntax.Offset)
+		s.place(e, pos.Filename, pos.Line, pos.Column)
+	}
+	return e
+}
+
+// scriptError turns an error from a call into rt into a *ScriptError
+// positioned in the original source. The thrown value is read safely
+// (jsvalue): whatever it is, this never panics. The ScriptError wraps the
+// *goja.InterruptedError of an interrupt, or the Go error a Go function
+// threw, never the thrown value itself. goja's errors are told apart by
+// their type alone, never with errors.As: unwrapping a *goja.Exception
+// runs script code (a Proxy's getPrototypeOf trap), outside any guard.
+// A *ScriptError is returned as it is, other errors too.
+func (s *Script) scriptError(rt *goja.Runtime, err error) error {
+	switch e := err.(type) {
+	case *goja.InterruptedError:
+		return s.atFrames(fmt.Sprint(e.Value()), gojaFrames(e.Stack()), e)
+	case *goja.StackOverflowError:
+		msg := fmt.Sprintf("RangeError: Maximum call stack size exceeded (more than %d nested calls)", MaxCallStackSize)
+		return s.atFrames(msg, gojaFrames(e.Stack()), nil)
+	case *goja.Exception:
+		var cause error
+		_ = jsvalue.Guard(rt, func() { cause = e.Unwrap() })
+		return s.atFrames(messageText(rt, e.Value()), gojaFrames(e.Stack()), cause)
+	default:
+		return s.syntaxError(err)
 	}
 }
 
 // rejectionError turns the reason a promise was rejected with into a
 // *ScriptError, positioned by the reason's stack when it is an Error.
-func (s *Script) rejectionError(reason goja.Value) *ScriptError {
+func (s *Script) rejectionError(rt *goja.Runtime, reason goja.Value) *ScriptError {
 	var frames []frame
-	if obj, ok := reason.(*goja.Object); ok {
-		if stack := obj.Get("stack"); stack != nil {
-			frames = parseStack(stack.String())
+	if obj, ok := reason.(*goja.Object); ok && obj.ClassName() == "Error" {
+		if stack, err := jsvalue.Get(rt, obj, "stack"); err == nil && !goja.IsUndefined(stack) {
+			frames = parseStack(jsvalue.Text(rt, stack))
 		}
 	}
-	return s.atFrames(valueString(reason), frames, nil)
+	return s.atFrames(messageText(rt, reason), frames, nil)
 }
 
 // atFrames makes a ScriptError positioned at the innermost frame that is in
@@ -94,10 +107,23 @@ func (s *Script) place(e *ScriptError, file string, line, column int) {
 	}
 }
 
-// valueString is a thrown value as a message: "Error: boom" for an Error.
-func valueString(v goja.Value) string {
-	if v == nil {
-		return "undefined"
+// maxMessage is how many bytes of a thrown value's text a ScriptError
+// keeps: the run keeps the messages of distinct errors, which a script
+// could otherwise make as large as it likes.
+const maxMessage = 8 << 10
+
+// messageText is a thrown value as a message: "Error: boom" for an Error,
+// and for an error a Go function threw its message alone, without goja's
+// "GoError: " prefix, which tells users nothing. A longer text than
+// maxMessage is cut, saying how much was left out.
+func messageText(rt *goja.Runtime, v goja.Value) string {
+	text := jsvalue.Text(rt, v)
+	if msg, ok := strings.CutPrefix(text, "GoError: "); ok {
+		text = msg
 	}
-	return v.String()
+	if len(text) <= maxMessage {
+		return text
+	}
+	cut := strings.ToValidUTF8(text[:maxMessage], "")
+	return cut + fmt.Sprintf("... (%d more bytes)", len(text)-len(cut))
 }

@@ -7,4 +7,10 @@
 // Script.Instantiate then runs the program's init code in one VU's runtime
 // and hands back its exports. Errors point at the original source files,
 // lines and columns, mapped back through an inline source map.
+//
+// Nothing a script does may crash or hang the process: every script value
+// that becomes Go text or data is read through package jsvalue, runtimes
+// have a call-depth limit (MaxCallStackSize), init code is interrupted
+// when the VU's context ends, and the files a script reads are capped
+// (MaxScriptSize, MaxOpenSize).
 package js

@@ -19,7 +19,7 @@ func (inst *Instance) setGlobals(rt *goja.Runtime, cfg InstanceConfig) error {
 	global := rt.GlobalObject()
 	// __VU and __ITER read the instance's fields, so that setting them
 	// costs the engine nothing in JavaScript.
-	counters := map[string]*int64{"__VU": &inst.vu, "__ITER": &inst.iter}
+	counters := map[string]*int64{"__VU": &inst.vuID, "__ITER": &inst.iter}
 	for name, p := range counters {
 		get := rt.ToValue(func(goja.FunctionCall) goja.Value { return rt.ToValue(*p) })
 		if err := global.DefineAccessorProperty(name, get, nil, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
@@ -28,8 +28,8 @@ func (inst *Instance) setGlobals(rt *goja.Runtime, cfg InstanceConfig) error {
 	}
 	values := map[string]any{
 		"__ENV":   env,
-		"console": newConsole(rt, cfg, &inst.vu),
-		"open":    (&opener{script: inst.script, vu: cfg.VU}).open,
+		"console": newConsole(rt, cfg, &inst.vuID),
+		"open":    (&opener{thrower: newThrower(rt), script: inst.script, vu: cfg.VU}).open,
 	}
 	for name, v := range values {
 		if err := global.DefineDataProperty(name, rt.ToValue(v), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {

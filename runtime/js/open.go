@@ -3,48 +3,57 @@ package js
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/dop251/goja"
 
+	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // opener implements open(path[, mode]): it reads a file, in the init
-// context only, as a string, or as an ArrayBuffer with mode "b". A relative
+// context only, as a string, or as an ArrayBuffer with mode "b". The file
+// must be a regular file (or a named pipe) of at most MaxOpenSize bytes. A relative
 // path is relative to the directory of the file whose code calls open(),
 // which for code bundled from an imported file is that file's directory.
 type opener struct {
+	thrower
 	script *Script
 	vu     modules.VU
 }
 
 func (o *opener) open(call goja.FunctionCall) goja.Value {
 	rt := o.vu.Runtime()
-	name := call.Argument(0).String()
+	name := jsvalue.Text(rt, call.Argument(0))
 	if !o.vu.InitContext() {
-		throw(rt, "open(%q): files can only be opened in the init context, at the top of the script", name)
+		o.throw("open(%q): files can only be opened in the init context, at the top of the script", name)
 	}
 	var binary bool
 	switch mode := call.Argument(1); {
 	case goja.IsUndefined(mode):
-	case mode.String() == "b":
+	case jsvalue.Text(rt, mode) == "b":
 		binary = true
 	default:
-		throw(rt, "open(%q): unknown mode %q; use 'b' to read bytes", name, mode.String())
+		o.throw("open(%q): unknown mode %q; use 'b' to read bytes", name, jsvalue.Text(rt, mode))
 	}
 	path := name
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(o.callerDir(rt), path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := capped.ReadFile(path, MaxOpenSize)
 	if err != nil {
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			err = pathErr.Err
+		var (
+			tooLarge *capped.TooLargeError
+			pathErr  *fs.PathError
+		)
+		switch {
+		case errors.As(err, &tooLarge):
+			o.throw("open(%q): %s is larger than %s, the most open() reads", name, path, capped.Size(MaxOpenSize))
+		case errors.As(err, &pathErr):
+			o.throw("open(%q): %s: %v", name, path, pathErr.Err)
 		}
-		throw(rt, "open(%q): %s: %v", name, path, err)
+		o.throw("open(%q): %v", name, err)
 	}
 	if binary {
 		return rt.ToValue(rt.NewArrayBuffer(data))

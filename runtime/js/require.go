@@ -8,12 +8,14 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // requirer resolves a VU's require() calls, which esbuild makes of bare
 // imports, to the registered Go modules: each module is instantiated once
 // per VU, on its first require.
 type requirer struct {
+	thrower
 	vu      modules.VU
 	modules map[string]modules.Module
 	loaded  map[string]goja.Value
@@ -21,24 +23,24 @@ type requirer struct {
 
 func (r *requirer) require(call goja.FunctionCall) goja.Value {
 	rt := r.vu.Runtime()
-	name := call.Argument(0).String()
+	name := jsvalue.Text(rt, call.Argument(0))
 	if exports, ok := r.loaded[name]; ok {
 		return exports
 	}
 	m, ok := r.modules[name]
 	if !ok {
-		throw(rt, "unknown module %q; the modules are: %s", name, r.names())
+		r.throw("unknown module %q; the modules are: %s", name, r.names())
 	}
 	if !r.vu.InitContext() {
-		throw(rt, "module %q can only be imported in the init context, at the top of the script", name)
+		r.throw("module %q can only be imported in the init context, at the top of the script", name)
 	}
 	inst, err := m.NewInstance(r.vu)
 	if err != nil {
-		throw(rt, "module %q: %v", name, err)
+		r.throw("module %q: %v", name, err)
 	}
 	exports := inst.Exports()
 	if exports == nil {
-		throw(rt, "module %q has no exports", name)
+		r.throw("module %q has no exports", name)
 	}
 	r.loaded[name] = exports
 	return exports

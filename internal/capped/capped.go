@@ -1,0 +1,107 @@
+// Package capped reads files that scripts and their data name with a cap
+// on their size, so that a huge file, a device (/dev/zero) or a pipe that
+// never ends fails with an error naming the file and the cap instead of
+// exhausting memory.
+package capped
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// TooLargeError is a file with more than Limit bytes.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %s, the most llmrun reads", e.Path, Size(e.Limit))
+}
+
+// ReadFile reads the file at path whole, failing when it has more than
+// limit bytes. It must be a regular file or a named pipe (read until its
+// writer closes it); a directory, a device or a socket is an error, as is
+// any file that turns out longer than limit while it is read (/proc
+// files, a file that grows).
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := Open(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// Open opens the file at path for a streamed read of at most limit bytes:
+// reading beyond them fails with a *TooLargeError. The file must be a
+// regular file or a named pipe, as for ReadFile.
+func Open(path string, limit int64) (io.ReadCloser, error) {
+	// Stat first: opening a device can have effects, and opening a named
+	// pipe waits for a writer.
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMode(path, info.Mode()); err != nil {
+		return nil, err
+	}
+	if info.Mode().IsRegular() && info.Size() > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &limitedFile{f: f, r: io.LimitReader(f, limit+1), path: path, limit: limit}, nil
+}
+
+// checkMode accepts regular files and named pipes.
+func checkMode(path string, mode fs.FileMode) error {
+	switch {
+	case mode.IsRegular(), mode&fs.ModeNamedPipe != 0:
+		return nil
+	case mode.IsDir():
+		return fmt.Errorf("%s is a directory, not a file", path)
+	case mode&fs.ModeDevice != 0:
+		return fmt.Errorf("%s is a device, not a regular file", path)
+	default:
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+}
+
+// limitedFile reads a file up to its limit and fails one byte beyond.
+type limitedFile struct {
+	f     *os.File
+	r     io.Reader
+	path  string
+	limit int64
+	read  int64
+}
+
+func (l *limitedFile) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.read += int64(n)
+	if l.read > l.limit {
+		return n - int(l.read-l.limit), &TooLargeError{Path: l.path, Limit: l.limit}
+	}
+	return n, err
+}
+
+func (l *limitedFile) Close() error { return l.f.Close() }
+
+// Size writes a byte count for users: "16 MiB", "1 GiB", "512 KiB".
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}
