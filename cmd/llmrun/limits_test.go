@@ -37,3 +37,17 @@ export default function () {}`)
 		}
 	}
 }
+
+// A base URL that is not http or https is refused at start (exit 104),
+// with one message, and no request is tried to find the model.
+func TestBaseURLOfAnotherSchemeIsRefused(t *testing.T) {
+	script := writeScript(t, "s.js", `export default function () {}`)
+	code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "-i", "1", "--base-url", "ftp://127.0.0.1:1/v1", script)
+	want := `invalid base URL "ftp://127.0.0.1:1/v1": the scheme must be http or https, not "ftp"`
+	if code != exitInvalidConfig || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitInvalidConfig, want)
+	}
+	if strings.Contains(stderr, "could not be found") {
+		t.Errorf("stderr %q: the model was looked for on a base URL the client refuses", stderr)
+	}
+}

@@ -584,20 +584,23 @@ func orNone(s string) string {
 const modelListTimeout = 10 * time.Second
 
 // discoverModel returns the first model the server lists, for requests
-// that name none; "" (after saying why on stderr) when it cannot tell.
+// that name none; "" (after saying why on stderr) when it cannot tell. A
+// configuration the client refuses (a bad base URL) is left for the
+// engine, which reports it as invalid options.
 func discoverModel(ctx context.Context, cfg llm.Config, stderr io.Writer) string {
 	client, err := llm.NewClient(cfg)
-	if err == nil {
-		defer client.CloseIdleConnections()
-		ctx, cancel := context.WithTimeout(ctx, modelListTimeout)
-		defer cancel()
-		var models []string
-		if models, err = client.Models(ctx); err == nil {
-			return models[0]
-		}
+	if err != nil {
+		return ""
 	}
-	fmt.Fprintf(stderr, "llmrun run: no --model given, and the server's model could not be found (%v); requests that name no model are sent without one\n", err)
-	return ""
+	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, modelListTimeout)
+	defer cancel()
+	models, err := client.Models(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: no --model given, and the server's model could not be found (%v); requests that name no model are sent without one\n", err)
+		return ""
+	}
+	return models[0]
 }
 
 // renderSummaryJSON renders a summary exported as JSON the way the

@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"github.com/llmrun/llmrun/internal/capped"
+
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -11,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +34,10 @@ const DefaultIdleTimeout = 30 * time.Second
 // NoIdleTimeout, as Config.IdleTimeout or Request.IdleTimeout, turns the
 // idle timeout off.
 const NoIdleTimeout time.Duration = -1
+
+// maxCAFile bounds the size of a --ca-file bundle (a system bundle is
+// about 200 KiB).
+const maxCAFile = 16 << 20
 
 const (
 	// maxIdleConnsPerHost keeps idle connections for far more VUs than a
@@ -143,6 +148,9 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.MaxConns < 0 {
 		return nil, fmt.Errorf("negative connection cap %d", cfg.MaxConns)
 	}
+	if err := checkHeaders(cfg.Headers); err != nil {
+		return nil, fmt.Errorf("headers: %w", err)
+	}
 	retry, err := cfg.Retry.normalize()
 	if err != nil {
 		return nil, err
@@ -164,7 +172,7 @@ func NewClient(cfg Config) (*Client, error) {
 	given.Path = strings.TrimRight(given.Path, "/")
 	given.RawPath, given.Fragment = "", ""
 	c := &Client{
-		http:      &http.Client{Transport: transport},
+		http:      &http.Client{Transport: transport, CheckRedirect: checkRedirect},
 		base:      given,
 		api:       cfg.API,
 		endpoints: make(map[endpointKey]string, 2*len(protocols)),
@@ -194,13 +202,14 @@ func NewClient(cfg Config) (*Client, error) {
 	c.header.Set("User-Agent", "llmrun")
 	if cfg.APIKey != "" {
 		c.header.Set("Authorization", "Bearer "+cfg.APIKey)
-		c.secrets = append(c.secrets, cfg.APIKey)
+		c.secrets = secretForms(c.secrets, cfg.APIKey)
 		c.apiKey = cfg.APIKey
 	}
 	for k, v := range cfg.Headers {
 		c.header.Set(k, v)
 	}
 	c.secrets = appendSecrets(c.secrets, cfg.Headers)
+	c.secrets = urlSecrets(c.secrets, given)
 	return c, nil
 }
 
@@ -210,8 +219,11 @@ func apiRoot(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid base URL: %w", err)
 	}
+	if strings.Contains(raw, "://") && u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("invalid base URL %q: the scheme must be http or https, not %q", RedactURL(raw), u.Scheme)
+	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("invalid base URL %q: want http://host[:port][/path] or https://host[:port][/path]", u.Redacted())
+		return nil, fmt.Errorf("invalid base URL %q: want http://host[:port][/path] or https://host[:port][/path]", RedactURL(raw))
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	if !strings.HasSuffix(u.Path, "/v1") {
@@ -243,6 +255,7 @@ func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 	switch {
 	case !cfg.HTTP2:
 		t.Protocols.SetHTTP1(true)
+		t.DialContext = dialKeepingHead(t.DialContext)
 	case scheme == "http":
 		t.Protocols.SetUnencryptedHTTP2(true)
 	default:
@@ -253,7 +266,7 @@ func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: cfg.TLS.InsecureSkipVerify}
 	}
 	if cfg.TLS.CAFile != "" {
-		pem, err := os.ReadFile(cfg.TLS.CAFile)
+		pem, err := capped.ReadFile(cfg.TLS.CAFile, maxCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("tls: reading the CA file: %w", err)
 		}
@@ -286,6 +299,9 @@ func (c *Client) CloseIdleConnections() {
 // Attempts and the classes of the attempts Retried.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
 	p, err := c.prepare(req)
+	if err == nil {
+		err = checkHeaders(req.Headers)
+	}
 	if err == nil && req.Arrivals != nil {
 		p.arrived = req.Arrivals.Counter(p.model)
 	}
@@ -295,7 +311,7 @@ func (c *Client) Stream(ctx context.Context, req Request) *Result {
 	}
 	if err != nil {
 		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
-		res.Class, res.Error = ErrInvalidRequest, redact(err.Error(), c.secretsFor(req))
+		res.Class, res.Error = ErrInvalidRequest, cleanMessage(err.Error(), c.secretsFor(req))
 		return res
 	}
 	var retried []ErrorClass
@@ -343,7 +359,7 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 	c.send(ctx, cancel, deadline, idle, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
-		res.Error = redact(res.Error, c.secretsFor(req))
+		res.Error = cleanMessage(res.Error, c.secretsFor(req))
 	}
 	return res
 }
@@ -371,6 +387,9 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 	res.Timings = tr.timings(res.Start)
 	if err != nil {
 		res.E2E = ms(time.Since(res.Start))
+		if f := notHTTP(tr.firstBytes()); f != nil && ctx.Err() == nil {
+			err = f
+		}
 		dnsErr, tlsErr := tr.failures()
 		res.Class, res.Error = classify(ctx, err, "sending the request", sendClass(err, tr.connected(), dnsErr, tlsErr))
 		return
@@ -479,16 +498,27 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, arrived *metrics.CounterShard, res *Result) error {
 	rr := getResponseReader()
 	defer rr.release()
-	rr.reasoning, rr.countText, rr.arrived = rr.reasoning[:0], tok != nil, arrived
-	if err := proto.read(rr, header.Get("Content-Type"), body, keepText || tok != nil, res); err != nil {
-		return err
+	rr.reasoning, rr.countText, rr.arrived, rr.cut = rr.reasoning[:0], tok != nil, arrived, false
+	contentType := header.Get("Content-Type")
+	rr.head.r, rr.head.kept = body, 0
+	if err := proto.read(rr, contentType, &rr.head, keepText || tok != nil, res); err != nil {
+		return misread(err, rr.head.head(), contentType, res)
+	}
+	if err := res.checkServerNumbers(); err != nil {
+		return &failure{ErrDecode, err}
+	}
+	if res.TextTruncated = rr.cut || rr.tools.cut; res.TextTruncated {
+		tok = nil // it would count the cut text
 	}
 	settleTokens(tok, rr, res)
 	if arrived != nil {
 		arrived.Add(int64(res.uncountedTokens()))
 	}
-	if !keepText {
+	switch {
+	case !keepText:
 		res.Text = ""
+	case len(res.Text) > maxKeptText: // a whole response's, counted whole
+		res.Text, res.TextTruncated = res.Text[:runeCut(res.Text, maxKeptText)], true
 	}
 	return nil
 }
@@ -511,15 +541,16 @@ func (c *Client) secretsFor(req Request) []string {
 
 // appendSecrets appends the values of credential headers (names with
 // "auth", "key", "token", "secret" or "cookie"), and of an Authorization
-// value its credentials without the scheme.
+// value its credentials without the scheme, each in all its forms
+// (secretForms).
 func appendSecrets(dst []string, headers map[string]string) []string {
 	for k, v := range headers {
 		name := strings.ToLower(k)
 		for _, word := range []string{"auth", "key", "token", "secret", "cookie"} {
 			if strings.Contains(name, word) {
-				dst = append(dst, v)
+				dst = secretForms(dst, v)
 				if _, cred, ok := strings.Cut(v, " "); ok {
-					dst = append(dst, strings.TrimSpace(cred))
+					dst = secretForms(dst, strings.TrimSpace(cred))
 				}
 				break
 			}

@@ -4,12 +4,17 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // failure is an error with the class it is counted under.
@@ -56,7 +61,11 @@ func classify(ctx context.Context, err error, phase string, otherwise ErrorClass
 		return ErrCanceled, fmt.Sprintf("%s: canceled: %v", phase, cause)
 	}
 	var f *failure
-	if errors.As(err, &f) {
+	var ue *url.Error
+	switch {
+	case errors.As(err, &f) && errors.As(err, &ue): // the redirect policy's
+		return f.class, fmt.Sprintf("%s: %v", phase, f)
+	case errors.As(err, &f):
 		return f.class, err.Error()
 	}
 	return otherwise, fmt.Sprintf("%s: %v", phase, err)
@@ -64,8 +73,9 @@ func classify(ctx context.Context, err error, phase string, otherwise ErrorClass
 
 // sendClass is the class of an error of http.Client.Do, which failed before
 // any response: dns, tls or connect when no connection was had (dnsErr and
-// tlsErr are what the trace saw fail), cut when the connection broke
-// before the response.
+// tlsErr are what the trace saw fail), decode when the server answered
+// something that is not HTTP (an SSH banner), cut when the connection
+// broke before the response.
 func sendClass(err error, connected bool, dnsErr, tlsErr error) ErrorClass {
 	var dnsError *net.DNSError
 	switch {
@@ -73,6 +83,8 @@ func sendClass(err error, connected bool, dnsErr, tlsErr error) ErrorClass {
 		return ErrDNS
 	case tlsErr != nil || isTLSError(err):
 		return ErrTLS
+	case strings.Contains(err.Error(), "malformed HTTP "):
+		return ErrDecode // the server does not speak HTTP
 	case connected:
 		return ErrCut
 	}
@@ -120,12 +132,107 @@ func truncated(err error) bool {
 	return err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// redact replaces every secret in msg.
+// maxErrorLen bounds a request's error message, in bytes once escaped.
+const maxErrorLen = 8 << 10
+
+// minDerivedSecret is the shortest base URL query value treated as a
+// secret: shorter ones ("1", "on") would blank out unrelated text.
+const minDerivedSecret = 4
+
+// redact replaces every secret in msg, longest first, so that no part of
+// a longer one survives the replacement of a shorter one.
 func redact(msg string, secrets []string) string {
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, s := range secrets {
 		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "[REDACTED]")
 		}
 	}
 	return msg
+}
+
+// cleanMessage is msg, an error message that may quote a server's bytes,
+// with its secrets redacted, then made safe to print: see escapeText.
+func cleanMessage(msg string, secrets []string) string {
+	return escapeText(redact(msg, secrets), maxErrorLen)
+}
+
+// secretForms appends to dst the forms a secret travels in: as is,
+// URL-encoded (query and path escaping) and base64-encoded (standard and
+// URL alphabets, padded or not).
+func secretForms(dst []string, secret string) []string {
+	if secret == "" {
+		return dst
+	}
+	forms := []string{
+		secret,
+		url.QueryEscape(secret),
+		url.PathEscape(secret),
+		base64.StdEncoding.EncodeToString([]byte(secret)),
+		base64.RawStdEncoding.EncodeToString([]byte(secret)),
+		base64.URLEncoding.EncodeToString([]byte(secret)),
+		base64.RawURLEncoding.EncodeToString([]byte(secret)),
+	}
+	for _, f := range forms {
+		if !slices.Contains(dst, f) {
+			dst = append(dst, f)
+		}
+	}
+	return dst
+}
+
+// urlSecrets appends the secrets a base URL holds, in all their forms
+// (secretForms): its password, its user:password pair (sent as Basic
+// auth), and the value of every query parameter.
+func urlSecrets(dst []string, u *url.URL) []string {
+	if u.User != nil {
+		if pass, ok := u.User.Password(); ok && pass != "" {
+			dst = secretForms(dst, pass)
+			dst = secretForms(dst, u.User.Username()+":"+pass)
+		}
+	}
+	for _, values := range u.Query() {
+		for _, v := range values {
+			if len(v) >= minDerivedSecret {
+				dst = secretForms(dst, v)
+			}
+		}
+	}
+	return dst
+}
+
+// escapeText makes text that may hold a server's bytes safe to print on a
+// terminal and to store: control characters (escape sequences, NUL, CR,
+// LF), Unicode line separators and bidirectional controls are written as
+// \xNN or \uNNNN, bytes that are not UTF-8 as \xNN. A text longer than
+// limit bytes once escaped is cut, and says so.
+func escapeText(text string, limit int) string {
+	const cut = "... (truncated)"
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		piece := text[i : i+size]
+		switch {
+		case r == utf8.RuneError && size == 1:
+			piece = fmt.Sprintf(`\x%02x`, text[i])
+		case r == '\n':
+			piece = `\n`
+		case r == '\r':
+			piece = `\r`
+		case r == '\t':
+			piece = `\t`
+		case r < 0x100 && unicode.IsControl(r):
+			piece = fmt.Sprintf(`\x%02x`, r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029':
+			piece = fmt.Sprintf(`\u%04x`, r)
+		}
+		if b.Len()+len(piece) > limit-len(cut) {
+			b.WriteString(cut)
+			break
+		}
+		b.WriteString(piece)
+		i += size
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +34,14 @@ type Module struct {
 func NewModule(defaults Config) (*Module, error) {
 	if defaults.Timeout < 0 {
 		return nil, fmt.Errorf("negative default timeout %v", defaults.Timeout)
+	}
+	if defaults.BaseURL != "" {
+		if _, err := apiRoot(defaults.BaseURL); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkHeaders(defaults.Headers); err != nil {
+		return nil, fmt.Errorf("headers: %w", err)
 	}
 	return &Module{defaults: defaults, clients: make(map[string]*Client)}, nil
 }
@@ -278,8 +287,10 @@ type streamOptions struct {
 	IdleTimeout goja.Value        `js:"idleTimeout"`
 	Retry       goja.Value        `js:"retry"`
 	API         string            `js:"api"`
-	// Text keeps the generated text in result.text; ITL keeps every gap in
-	// result.itl. Both are off by default to keep results small.
+	// Text keeps the generated text in result.text (up to maxKeptText);
+	// ITL keeps the gaps in result.itl (the first maxExactITL, with
+	// result.itlFolded counting the others). Both are off by default to
+	// keep results small.
 	Text bool `js:"text"`
 	ITL  bool `js:"itl"`
 	// Throw makes a failed request throw instead of returning a result
@@ -417,6 +428,7 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 	set("tokenSource", string(r.TokenSource))
 	set("finishReason", r.FinishReason)
 	set("text", r.Text)
+	set("textTruncated", r.TextTruncated)
 	if r.CheckSource != "" {
 		set("checkTokens", r.CheckTokens)
 		set("checkSource", string(r.CheckSource))
@@ -453,9 +465,14 @@ func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
 			itl[k] = v
 		}
 		set("itl", rt.NewArray(itl...))
+		set("itlFolded", r.ITLFolded)
 	}
 	return o
 }
+
+// maxTimeout is the longest timeout accepted: llmrun's limit on any
+// duration (docs/limits.md).
+const maxTimeout = 365 * 24 * time.Hour
 
 // jsDuration reads a timeout given as milliseconds (number) or a duration
 // string ("30s"); set is false when v is absent.
@@ -465,9 +482,13 @@ func jsDuration(v goja.Value) (d time.Duration, set bool, err error) {
 	}
 	switch x := v.Export().(type) {
 	case int64:
-		d = time.Duration(x) * time.Millisecond
+		if d, err = msTimeout(float64(x), v); err != nil {
+			return 0, false, err
+		}
 	case float64:
-		d = time.Duration(x * float64(time.Millisecond))
+		if d, err = msTimeout(x, v); err != nil {
+			return 0, false, err
+		}
 	case string:
 		if d, err = time.ParseDuration(strings.TrimSpace(x)); err != nil {
 			return 0, false, fmt.Errorf("%q is not a duration like \"30s\"", x)
@@ -478,7 +499,22 @@ func jsDuration(v goja.Value) (d time.Duration, set bool, err error) {
 	if d <= 0 {
 		return 0, false, fmt.Errorf("must be positive, got %s", v)
 	}
+	if d > maxTimeout {
+		return 0, false, fmt.Errorf("%s exceeds llmrun's limit of %s (365 days) for a duration (see docs/limits.md)", v, maxTimeout)
+	}
 	return d, true, nil
+}
+
+// msTimeout converts a timeout of ms milliseconds (v, as given) to a
+// duration, refusing NaN, Infinity and more than maxTimeout.
+func msTimeout(ms float64, v goja.Value) (time.Duration, error) {
+	switch {
+	case math.IsNaN(ms) || math.IsInf(ms, 0):
+		return 0, fmt.Errorf("must be a finite duration, got %s", v)
+	case ms > float64(maxTimeout/time.Millisecond):
+		return 0, fmt.Errorf("%s milliseconds exceeds llmrun's limit of %s (365 days) for a duration (see docs/limits.md)", v, maxTimeout)
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
 }
 
 // jsIdleTimeout reads an idle timeout as jsDuration does, but 0 means

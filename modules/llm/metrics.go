@@ -181,6 +181,9 @@ func (m *Metrics) AppendSamples(dst []metrics.Sample, tags *metrics.TagSet, r *R
 	for _, gap := range r.ITL {
 		add(m.ITL, gap)
 	}
+	for gap, n := range r.foldedGaps() {
+		dst = append(dst, metrics.Sample{Metric: m.ITL, Tags: tags, Time: at, Value: gap, Weight: n})
+	}
 	if r.OutputTokens > 0 {
 		add(m.OutputTokens, float64(r.OutputTokens))
 	}

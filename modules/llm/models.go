@@ -9,7 +9,19 @@ import (
 	"net/http"
 )
 
-// Models lists the models the server serves (GET /v1/models), in its order.
+// maxModelID bounds the length of a model ID taken from a server's list.
+const maxModelID = 256
+
+// plausibleModelID reports whether id, from a server's model list, can be
+// used and printed as is: not empty, at most maxModelID bytes of UTF-8
+// without control characters (an escape sequence would reach the
+// terminal with the target line).
+func plausibleModelID(id string) bool {
+	return id != "" && len(id) <= maxModelID && escapeText(id, maxErrorLen) == id
+}
+
+// Models lists the models the server serves (GET /v1/models), in its order,
+// leaving out the IDs that are not plausible (plausibleModelID).
 // llmrun uses the first as the default model when none is configured, as
 // most servers serve one.
 func (c *Client) Models(ctx context.Context) ([]string, error) {
@@ -20,11 +32,11 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	req.Header = c.headers(Request{}, false)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, errors.New(redact(fmt.Sprintf("listing models: %v", err), c.secrets))
+		return nil, errors.New(cleanMessage(fmt.Sprintf("listing models: %v", err), c.secrets))
 	}
 	defer resp.Body.Close()
 	if class, msg, _ := statusError(resp); class != ErrNone {
-		return nil, errors.New(redact(fmt.Sprintf("listing models: %s", msg), c.secrets))
+		return nil, errors.New(cleanMessage(fmt.Sprintf("listing models: %s", msg), c.secrets))
 	}
 	var list struct {
 		Data []struct {
@@ -36,7 +48,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	}
 	ids := make([]string, 0, len(list.Data))
 	for _, m := range list.Data {
-		if m.ID != "" {
+		if plausibleModelID(m.ID) {
 			ids = append(ids, m.ID)
 		}
 	}

@@ -49,8 +49,9 @@ type usage struct {
 	CompletionTokens    int `json:"completion_tokens"`
 	PromptTokensDetails struct {
 		// CachedTokens are the prompt tokens served from the server's
-		// prefix cache (OpenAI, vLLM). Set it to -1 before decoding: it
-		// stays -1 when the usage leaves it out (or gives null).
+		// prefix cache (OpenAI, vLLM). Set it to absentCount before
+		// decoding: it stays so when the usage leaves it out (or gives
+		// null).
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails struct {
@@ -81,7 +82,7 @@ func (o *optionalInt) UnmarshalJSON(b []byte) error {
 // orNegative returns the integer, or -1 when it was left out.
 func (o optionalInt) orNegative() int {
 	if !o.set {
-		return -1
+		return absentCount
 	}
 	return o.n
 }
@@ -93,13 +94,23 @@ func (o optionalInt) orNegative() int {
 type chunkDecoder struct {
 	src bytes.Reader
 	dec *json.Decoder
+	// grown is set once a chunk larger than maxPooledBuffer was decoded:
+	// the decoder's buffer and the chunk's fields have grown to its size,
+	// so the reader holding them must not go back to the pool.
+	grown bool
 }
 
 // decode parses data, one JSON value with no surrounding space, into c.
 func (d *chunkDecoder) decode(data []byte, c *chunk) error {
 	c.reset()
+	if len(data) >= choiceScanFrom && choicesLen(data, maxChoices) > maxChoices {
+		return fmt.Errorf("more than %d choices", maxChoices)
+	}
 	if d.dec == nil {
 		d.dec = json.NewDecoder(&d.src)
+	}
+	if len(data) > maxPooledBuffer {
+		d.grown = true
 	}
 	d.src.Reset(data)
 	start := d.dec.InputOffset()

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -237,21 +238,24 @@ func TestResponseReaderReuse(t *testing.T) {
 }
 
 func TestReadSSETTFO(t *testing.T) {
-	rr := getResponseReader()
-	defer rr.release()
-	stream := sse(`{"choices":[{"delta":{"reasoning":"r"}}]}`)
-	body := &slowReader{parts: []string{stream, sse(contentChunk("a"), finishChunk, "[DONE]")}, gap: 20 * time.Millisecond}
-	var res Result
-	if err := rr.readSSE(body, time.Now(), false, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.TTFT <= 0 || res.TTFO < res.TTFT+20 || res.Chunks != 2 {
-		t.Errorf("TTFT %v, TTFO %v, chunks %d: want TTFO >= TTFT + 20ms", res.TTFT, res.TTFO, res.Chunks)
-	}
+	// In a synctest bubble, the clock moves only by the reader's sleeps.
+	synctest.Test(t, func(t *testing.T) {
+		rr := getResponseReader()
+		defer rr.release()
+		stream := sse(`{"choices":[{"delta":{"reasoning":"r"}}]}`)
+		body := &slowReader{parts: []string{stream, sse(contentChunk("a"), finishChunk, "[DONE]")}, gap: 20 * time.Millisecond}
+		var res Result
+		if err := rr.readSSE(body, time.Now(), false, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.TTFT != 0 || res.TTFO != 20 || res.Chunks != 2 {
+			t.Errorf("TTFT %v, TTFO %v, chunks %d: want TTFT 0 and TTFO 20ms", res.TTFT, res.TTFO, res.Chunks)
+		}
+	})
 }
 
 // slowReader returns its parts one per Read, sleeping gap before each but
-// the first.
+// the first (in a synctest bubble, advancing its fake clock).
 type slowReader struct {
 	parts []string
 	gap   time.Duration

@@ -74,7 +74,7 @@ func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
 		if res.Chunks == 0 {
 			res.TTFT = ms(now.Sub(tc.start))
 		} else {
-			res.ITL = append(res.ITL, ms(now.Sub(tc.last)))
+			res.addGap(ms(now.Sub(tc.last)))
 		}
 		tc.last = now
 		res.Chunks++

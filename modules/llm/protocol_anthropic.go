@@ -95,7 +95,7 @@ func (u *anthropicUsage) promptTokens() (int, bool) {
 	if u == nil || u.InputTokens == nil {
 		return 0, false
 	}
-	return *u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens.n, true
+	return sumCounts(*u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens.n), true
 }
 
 // anthropicBlock is a content block (content_block_start's, or one of a
@@ -287,7 +287,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 					n := *e.Usage.OutputTokens
 					output = &n
 				}
-				if n, ok := e.Usage.promptTokens(); ok && n > 0 {
+				if n, ok := e.Usage.promptTokens(); ok && n != 0 {
 					res.PromptTokens = n
 				}
 				res.setCachedTokens(e.Usage.CacheReadInputTokens.orNegative())
@@ -302,7 +302,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 		clock.tick(res, now, reasoning, answer)
 		if keepText && answer && present(block.Text) {
 			s, _ := jsonString(block.Text) // checked by decodeAnthropic
-			rr.text = append(rr.text, s...)
+			rr.text = rr.bound(append(rr.text, s...))
 		}
 	}
 }

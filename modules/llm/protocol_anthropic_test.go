@@ -67,22 +67,22 @@ func TestAnthropicAgainstSimulator(t *testing.T) {
 
 func TestAnthropicFaults(t *testing.T) {
 	srv := startSim(t)
-	c, err := NewClient(Config{BaseURL: srv.URL(), API: Anthropic, IdleTimeout: 200 * time.Millisecond})
+	c, err := NewClient(Config{BaseURL: srv.URL(), API: Anthropic, IdleTimeout: faultIdle})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
 	for fault, class := range map[string]ErrorClass{
-		"http_5xx":                  ErrHTTP5xx,
-		"http_429":                  ErrHTTP429,
-		"refuse":                    ErrCut,
-		"error_event":               ErrStreamError,
-		"early_close":               ErrCut,
-		"reset":                     ErrCut,
-		"malformed":                 ErrDecode,
-		"stall;after=2;duration=1s": ErrIdleTimeout,
-		"wrong_content_type":        ErrDecode,
-		"big_line":                  ErrNone, // 2 MiB is under the line limit
+		"http_5xx":                       ErrHTTP5xx,
+		"http_429":                       ErrHTTP429,
+		"refuse":                         ErrCut,
+		"error_event":                    ErrStreamError,
+		"early_close":                    ErrCut,
+		"reset":                          ErrCut,
+		"malformed":                      ErrDecode,
+		"stall;after=2;duration=forever": ErrIdleTimeout,
+		"wrong_content_type":             ErrDecode,
+		"big_line":                       ErrNone, // 2 MiB is under the line limit
 	} {
 		res := c.Stream(t.Context(), Request{Body: anthropicBody(8, true), Headers: map[string]string{llmsim.FaultHeader: fault}})
 		if res.Class != class {

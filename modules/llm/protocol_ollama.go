@@ -156,6 +156,7 @@ func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result)
 			if rr.text, err = c.appendText(rr.text); err != nil {
 				return &failure{ErrDecode, err}
 			}
+			rr.text = rr.bound(rr.text)
 		}
 		if c.Done {
 			c.final(res)

@@ -96,7 +96,7 @@ func TestProtocolsNaturalEnd(t *testing.T) {
 
 func TestProtocolFaults(t *testing.T) {
 	srv := startSim(t)
-	c, err := NewClient(Config{BaseURL: srv.URL(), IdleTimeout: 200 * time.Millisecond})
+	c, err := NewClient(Config{BaseURL: srv.URL(), IdleTimeout: faultIdle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +119,12 @@ func TestProtocolFaults(t *testing.T) {
 		}
 	}
 }
+
+// faultIdle is the idle timeout of the fault tests: far above any pause
+// of a working stream, even on a loaded machine (making big_line's 2 MiB
+// chunk takes a while), and what a stall fault lasts before it ends as
+// idle_timeout.
+const faultIdle = 5 * time.Second
 
 // replay replays a transcript through the reader of the protocol its
 // name starts with (ollama, openai, else tgi), one byte at a time.

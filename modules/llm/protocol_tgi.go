@@ -141,7 +141,7 @@ func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) er
 		clock.tick(res, now, false, token)
 		if token && keepText && present(e.Token.Text) {
 			s, _ := jsonString(e.Token.Text) // checked by decodeTGI
-			rr.text = append(rr.text, s...)
+			rr.text = rr.bound(append(rr.text, s...))
 		}
 		if e.final() {
 			tgiFinish(&e, res)

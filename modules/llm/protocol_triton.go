@@ -172,22 +172,24 @@ func tritonText(dst []byte, raw json.RawMessage) ([]byte, error) {
 	return append(dst, s...), err
 }
 
-// tritonCount reads a count output: a number, or an array of one; -1 when
-// absent.
+// tritonCount reads a count output: a number from 0 to maxReportedTokens,
+// or an array of one; -1 when absent.
 func tritonCount(raw json.RawMessage) (int, error) {
 	if !present(raw) {
 		return -1, nil
 	}
+	var n int
 	if raw[0] == '[' {
-		var n []int
-		if err := json.Unmarshal(raw, &n); err != nil || len(n) != 1 {
+		var ns []int
+		if err := json.Unmarshal(raw, &ns); err != nil || len(ns) != 1 {
 			return -1, fmt.Errorf("want a count, got %s", snippet(raw))
 		}
-		return n[0], nil
-	}
-	var n int
-	if err := json.Unmarshal(raw, &n); err != nil {
+		n = ns[0]
+	} else if err := json.Unmarshal(raw, &n); err != nil {
 		return -1, fmt.Errorf("want a count, got %s", snippet(raw))
+	}
+	if n < 0 || n > maxReportedTokens {
+		return -1, fmt.Errorf("want a count from 0 to %d, got %d", maxReportedTokens, n)
 	}
 	return n, nil
 }
@@ -214,7 +216,7 @@ type tritonTally struct {
 
 func (t *tritonTally) add(r *tritonResponse) {
 	if n, _ := tritonCount(r.NumOutputTokens); n >= 0 { // checked by decodeTriton
-		t.output = max(t.output, 0) + n
+		t.output = sumCounts(max(t.output, 0), n)
 	}
 	if n, _ := tritonCount(r.NumInputTokens); n >= 0 {
 		t.input = n
@@ -289,6 +291,7 @@ func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result)
 		clock.tick(res, now, false, present(text))
 		if keepText {
 			rr.text, _ = tritonText(rr.text, text) // checked by decodeTriton
+			rr.text = rr.bound(rr.text)
 		}
 		tally.add(&r)
 	}

@@ -82,7 +82,7 @@ func TestTritonAndEmbeddingsAgainstSimulator(t *testing.T) {
 
 func TestTritonAndEmbeddingsFaults(t *testing.T) {
 	srv := startSim(t)
-	c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", IdleTimeout: 200 * time.Millisecond})
+	c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", IdleTimeout: faultIdle})
 	if err != nil {
 		t.Fatal(err)
 	}

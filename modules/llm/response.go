@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/modules/metrics"
 )
@@ -18,6 +19,11 @@ const (
 	maxPooledBuffer = 256 << 10
 	// snippetLen bounds the bad data quoted in a decode error.
 	snippetLen = 200
+	// maxKeptText bounds each text a response accumulates: its answer
+	// text, its reasoning text (kept for the tokenizer), and the
+	// arguments of its tool calls together. Beyond it they are cut
+	// (Result.TextTruncated); the token counts stay exact.
+	maxKeptText = 1 << 20
 )
 
 // responseReader reads one response body into a Result, taking a timestamp
@@ -36,6 +42,10 @@ type responseReader struct {
 	tools     toolCalls
 	reasoning []byte
 	countText bool
+	// cut is set once a text passed maxKeptText and was cut.
+	cut bool
+	// head records the first bytes of the body, for misread.
+	head headRecorder
 	// arrived counts the response's token-bearing chunks as they arrive;
 	// nil when they are not counted.
 	arrived *metrics.CounterShard
@@ -52,17 +62,24 @@ func getResponseReader() *responseReader {
 // release returns rr to the pool unless a huge response grew its buffers.
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
-	rr.arrived = nil
+	rr.arrived, rr.head.r = nil, nil
 	if rr.nd != nil {
 		rr.nd.Reset(nil)
 		if cap(rr.nd.buf) > maxPooledBuffer {
 			rr.nd = nil
 		}
 	}
-	if cap(rr.sse.buf) <= maxPooledBuffer && cap(rr.sse.data) <= maxPooledBuffer &&
-		cap(rr.text) <= maxPooledBuffer && rr.body.Cap() <= maxPooledBuffer && cap(rr.reasoning) <= maxPooledBuffer {
+	if rr.poolable() {
 		responseReaders.Put(rr)
 	}
+}
+
+// poolable reports whether rr's buffers are small enough to be kept for
+// the next request: a reader that held one huge line or body would keep
+// its memory for as long as it is reused.
+func (rr *responseReader) poolable() bool {
+	return !rr.dec.grown && cap(rr.sse.buf) <= maxPooledBuffer && cap(rr.sse.data) <= maxPooledBuffer &&
+		cap(rr.text) <= maxPooledBuffer && rr.body.Cap() <= maxPooledBuffer && cap(rr.reasoning) <= maxPooledBuffer
 }
 
 // clock returns the token clock of a response that started at start,
@@ -173,6 +190,7 @@ func (rr *responseReader) take(res *Result, text bool) error {
 		if rr.text, err = rr.chunk.appendText(rr.text); err != nil {
 			return &failure{ErrDecode, err}
 		}
+		rr.text = rr.bound(rr.text)
 	}
 	if err := rr.chunk.appendToolCalls(&rr.tools); err != nil {
 		return &failure{ErrDecode, err}
@@ -181,6 +199,7 @@ func (rr *responseReader) take(res *Result, text bool) error {
 		if rr.reasoning, err = rr.chunk.appendReasoning(rr.reasoning); err != nil {
 			return &failure{ErrDecode, err}
 		}
+		rr.reasoning = rr.bound(rr.reasoning)
 	}
 	return nil
 }
@@ -191,7 +210,7 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
 	if len(rr.usage) > 0 {
 		var u usage
-		u.PromptTokensDetails.CachedTokens = -1 // absent
+		u.PromptTokensDetails.CachedTokens = absentCount
 		if err := json.Unmarshal(rr.usage, &u); err != nil {
 			return &failure{ErrDecode, fmt.Errorf("usage: %w: %s", err, snippet(rr.usage))}
 		}
@@ -206,6 +225,25 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 	}
 	res.ToolCalls = rr.tools.result()
 	return nil
+}
+
+// bound cuts text, a text the response accumulates, to maxKeptText bytes
+// (at a character boundary), noting the cut.
+func (rr *responseReader) bound(text []byte) []byte {
+	if len(text) <= maxKeptText {
+		return text
+	}
+	rr.cut = true
+	return text[:runeCut(text, maxKeptText)]
+}
+
+// runeCut is the largest length ≤ n, n < len(text), that does not cut a
+// character of text in two.
+func runeCut[T string | []byte](text T, n int) int {
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return n
 }
 
 // snippet quotes the start of some bad data for an error message.

@@ -1,8 +1,8 @@
 package llm
 
 import (
+	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/llmrun/llmrun/modules"
@@ -81,12 +81,13 @@ const (
 	ErrHTTP5xx     ErrorClass = "http_5xx"     // 5xx status
 	ErrStreamError ErrorClass = "stream_error" // an error event or error object in the stream (or in a 2xx JSON response)
 	ErrCut         ErrorClass = "cut"          // the connection closed (or reset) before the end of the response, headers included
-	ErrDecode      ErrorClass = "decode"       // a chunk or response that is not valid JSON of the expected shape, an oversized line, an unexpected content type or status (1xx, 3xx)
+	ErrDecode      ErrorClass = "decode"       // a chunk or response that is not valid JSON of the expected shape, an oversized line, an unexpected content type or status (1xx, 3xx), a body plainly of another kind (gzip, HTML, an SSH banner, binary), an implausible count from the server, a redirect not followed
 	ErrCanceled    ErrorClass = "canceled"     // the caller's context ended: the run stopped the request (end of graceful stop, Ctrl-C); not a failure of the server
 	// ErrInvalidRequest is a request the client refused to send: no
 	// "messages" nor "prompt" to infer the API from, an unknown API, a
-	// "stream" that is not a boolean, a body that is not valid JSON, or an
-	// invalid retry policy.
+	// "stream" that is not a boolean, a body that is not valid JSON, a
+	// header whose name or value HTTP does not allow, or an invalid retry
+	// policy.
 	ErrInvalidRequest ErrorClass = "invalid_request"
 )
 
@@ -179,8 +180,15 @@ type Result struct {
 	// of a stream after its finish_reason); for a failed request, the time
 	// until the failure.
 	E2E float64 `json:"e2e"`
-	// ITL holds each gap between consecutive token-bearing chunks.
+	// ITL holds each gap between consecutive token-bearing chunks, up to
+	// maxExactITL (4096) of them: the first ones.
 	ITL []float64 `json:"itl,omitempty"`
+	// ITLFolded counts the gaps beyond ITL's first maxExactITL, which
+	// are kept folded into fixed-size log buckets (itlFold): they count in
+	// llm_itl and in the request's ITL mean and p99 all the same, within
+	// ±0.5 %.
+	ITLFolded int `json:"itlFolded,omitempty"`
+	itlFold   *itlFold
 
 	// Chunks counts the token-bearing chunks received.
 	Chunks int `json:"chunks"`
@@ -224,6 +232,12 @@ type Result struct {
 	// Text is the generated answer text (content or text; not reasoning
 	// nor tool calls), only when Request.KeepText was set.
 	Text string `json:"text,omitempty"`
+	// TextTruncated says that Text, the reasoning text kept for the
+	// tokenizer, or the tool calls' arguments (together) passed
+	// maxKeptText (1 MiB) and were cut there; the token counts stay
+	// exact, from usage or the chunks (the tokenizer does not count a cut
+	// text).
+	TextTruncated bool `json:"textTruncated,omitempty"`
 	// ToolCalls are the tool calls the model made, assembled from their
 	// streamed deltas (OpenAI's tool_calls), in index order; nil when none.
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
@@ -252,9 +266,9 @@ func (r *Result) End() time.Time {
 }
 
 // setCachedTokens records the cached prompt tokens the server reported;
-// n < 0 means it reported none.
+// absentCount means it reported none.
 func (r *Result) setCachedTokens(n int) {
-	if n >= 0 {
+	if n != absentCount {
 		r.CachedTokens, r.cachedReported = n, true
 	}
 }
@@ -292,15 +306,62 @@ func (r *Result) fillRecord(rec *modules.RequestRecord, tags *metrics.TagSet, sc
 	}
 	rec.TTFT, rec.TTFO, rec.TPOT = r.TTFT, r.TTFO, r.TPOT
 	rec.OutputTokens, rec.PromptTokens, rec.CachedTokens, rec.ReasoningTokens = r.OutputTokens, r.PromptTokens, r.CachedTokens, r.reasoningTokens()
-	if len(r.ITL) > 0 {
-		sum := 0.0
-		for _, gap := range r.ITL {
-			sum += gap
-		}
-		rec.ITLMean = sum / float64(len(r.ITL))
-		scratch = append(scratch[:0], r.ITL...)
-		slices.Sort(scratch)
-		rec.ITLP99 = scratch[int(math.Ceil(0.99*float64(len(scratch))))-1]
+	if r.itlCount() > 0 {
+		rec.ITLMean = r.itlMean()
+		rec.ITLP99, scratch = r.itlP99(scratch)
 	}
 	return scratch
+}
+
+// maxReportedTokens bounds every token count a server reports about one
+// response: a count outside 0..maxReportedTokens is not a count but a
+// broken or hostile server, and sums of such counts over a run would
+// overflow.
+const maxReportedTokens = math.MaxInt32
+
+// absentCount stands for a count the server left out.
+const absentCount = math.MinInt
+
+// sumCounts adds counts a server reported, without overflow: a negative
+// part is returned as is, and a sum over maxReportedTokens is returned
+// as maxReportedTokens+1, both for checkServerNumbers to refuse.
+func sumCounts(parts ...int) int {
+	sum := 0
+	for _, p := range parts {
+		if p < 0 {
+			return p
+		}
+		sum += min(p, maxReportedTokens+1)
+	}
+	return min(sum, maxReportedTokens+1)
+}
+
+// checkServerNumbers refuses the counts and durations a server reported
+// that cannot be true: a negative or absurdly large token count, a
+// negative or infinite duration. The request then fails as decode rather
+// than adding figures that would corrupt the run's sums.
+func (r *Result) checkServerNumbers() error {
+	counts := []struct {
+		name string
+		n    int
+	}{
+		{"output tokens", r.OutputTokens},
+		{"prompt tokens", r.PromptTokens},
+		{"cached prompt tokens", r.CachedTokens},
+		{"reasoning tokens", r.ReasoningTokens},
+	}
+	for _, c := range counts {
+		switch {
+		case c.n < 0:
+			return fmt.Errorf("the server reported %d %s: a count cannot be negative", c.n, c.name)
+		case c.n > maxReportedTokens:
+			return fmt.Errorf("the server reported more than %d %s for one response: not a plausible count", maxReportedTokens, c.name)
+		}
+	}
+	for name, v := range r.ServerTimings {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("the server reported %v ms as the %s duration: not a plausible duration", v, name)
+		}
+	}
+	return nil
 }

@@ -8,8 +8,10 @@ import (
 )
 
 // DefaultMaxLineSize is the largest SSE line, and the largest data of one
-// event, that an SSEReader accepts unless told otherwise.
-const DefaultMaxLineSize = 16 << 20
+// event, that an SSEReader accepts unless told otherwise. A stream chunk
+// is a few hundred bytes; the largest events servers send (TGI's last
+// one, with the whole generated text) stay far below it.
+const DefaultMaxLineSize = 4 << 20
 
 // ErrTooLong is returned (wrapped) by SSEReader.Next for a line or an event
 // larger than the reader's maximum size.
@@ -18,6 +20,10 @@ var ErrTooLong = errors.New("sse: line or event too long")
 const (
 	sseInitialBuf = 4 << 10
 	sseMaxEmpty   = 100 // reads returning 0, nil in a row before giving up
+	// sseKeepData is the largest event data buffer kept from one event
+	// to the next: a larger one, the buffer of a long line taken over
+	// (takeLine), is dropped once its event was read.
+	sseKeepData = 64 << 10
 )
 
 var utf8BOM = []byte("\xEF\xBB\xBF")
@@ -40,11 +46,16 @@ type Event struct {
 // LF, CRLF and CR line endings, comment lines, fields without a space after
 // the colon, multi-line data and a leading byte order mark; events may be
 // split across reads at any byte. Lines may be long (up to the maximum size,
-// DefaultMaxLineSize unless set); buffers are reused, so reading events
-// allocates nothing in steady state.
+// DefaultMaxLineSize unless set): the memory one line takes stays about
+// that size, since the data of a long line is not copied out of the buffer
+// it was read into (takeLine). Buffers are reused, so reading events of
+// ordinary size allocates nothing in steady state.
 type SSEReader struct {
 	r   io.Reader
 	max int
+	// take is the length from which an event's first data line is taken
+	// over rather than copied (takeLine): sseKeepData.
+	take int
 
 	buf        []byte // bytes read but not yet consumed: buf[start:end]
 	start, end int
@@ -64,7 +75,7 @@ type SSEReader struct {
 
 // NewSSEReader returns a reader of the events in r.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: r, max: DefaultMaxLineSize}
+	return &SSEReader{r: r, max: DefaultMaxLineSize, take: sseKeepData}
 }
 
 // SetMaxSize sets the largest line, and the largest data of one event, that
@@ -79,6 +90,7 @@ func (s *SSEReader) Reset(r io.Reader) {
 	*s = SSEReader{
 		r:    r,
 		max:  s.max,
+		take: s.take,
 		buf:  s.buf,
 		data: s.data[:0],
 		typ:  s.typ[:0],
@@ -94,6 +106,9 @@ func (s *SSEReader) Reset(r io.Reader) {
 func (s *SSEReader) Next() (Event, error) {
 	if s.err != nil {
 		return Event{}, s.err
+	}
+	if cap(s.data) > sseKeepData {
+		s.data = nil
 	}
 	s.data = s.data[:0]
 	s.typ = s.typ[:0]
@@ -166,6 +181,10 @@ func (s *SSEReader) field(line []byte) error {
 		if len(s.data)+len(value) > s.max {
 			return fmt.Errorf("%w: event data over %d bytes", ErrTooLong, s.max)
 		}
+		if len(s.data) == 0 && len(value) > s.take {
+			s.takeLine(value)
+			return nil
+		}
 		s.data = append(s.data, value...)
 		s.data = append(s.data, '\n')
 	case "event":
@@ -177,6 +196,19 @@ func (s *SSEReader) field(line []byte) error {
 	}
 	// "retry" and unknown fields are ignored.
 	return nil
+}
+
+// takeLine makes value, the first data line of an event and a long one,
+// the event's data without copying it: the read buffer holding it becomes
+// the data buffer, and the bytes read after the line move to a new read
+// buffer. value is a slice of s.buf ending before the line ending
+// already consumed, which the appended '\n' overwrites.
+func (s *SSEReader) takeLine(value []byte) {
+	rest := s.buf[s.start:s.end]
+	buf := make([]byte, max(len(rest), sseInitialBuf))
+	s.end, s.start, s.scanned = copy(buf, rest), 0, 0
+	s.buf = buf
+	s.data = append(value, '\n')
 }
 
 // readLine returns the next line without its line ending. The line is valid

@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // toolCallDelta is one element of an OpenAI tool_calls array: a streamed
@@ -30,6 +31,23 @@ type toolCallBuilder struct {
 type toolCalls struct {
 	calls  []toolCallBuilder
 	deltas []toolCallDelta
+	// kept is the bytes of arguments the calls hold, at most
+	// maxKeptText; cut is set once some were dropped (or a name cut).
+	kept int
+	cut  bool
+}
+
+// maxToolName bounds a tool call's name (which a server may stream in
+// fragments), id and type.
+const maxToolName = 1 << 10
+
+// short returns s cut to maxToolName bytes, noting a cut.
+func (tc *toolCalls) short(s string) string {
+	if len(s) <= maxToolName {
+		return s
+	}
+	tc.cut = true
+	return strings.Clone(s[:runeCut(s, maxToolName)])
 }
 
 func (tc *toolCalls) reset() {
@@ -37,6 +55,17 @@ func (tc *toolCalls) reset() {
 		tc.calls[i] = toolCallBuilder{args: tc.calls[i].args[:0]}
 	}
 	tc.calls = tc.calls[:0]
+	tc.kept, tc.cut = 0, false
+}
+
+// appendArgs appends a fragment of a call's arguments, as much of it as
+// maxKeptText leaves room for.
+func (tc *toolCalls) appendArgs(c *toolCallBuilder, args string) {
+	if room := maxKeptText - tc.kept; len(args) > room {
+		args, tc.cut = args[:runeCut(args, room)], true
+	}
+	c.args = append(c.args, args...)
+	tc.kept += len(args)
 }
 
 // maxToolCallIndex bounds the index of a tool call delta, so that a bad
@@ -47,6 +76,9 @@ const maxToolCallIndex = 1024
 func (tc *toolCalls) add(raw json.RawMessage) error {
 	// Unmarshal reuses the elements the slice can hold without zeroing
 	// them: clear them, or a field a delta lacks would keep the last one's.
+	if jsonArrayLen(raw, maxToolCallIndex+1) > maxToolCallIndex+1 {
+		return fmt.Errorf("tool_calls: more than %d calls in one delta", maxToolCallIndex+1)
+	}
 	clear(tc.deltas[:cap(tc.deltas)])
 	tc.deltas = tc.deltas[:0]
 	if err := json.Unmarshal(raw, &tc.deltas); err != nil {
@@ -70,18 +102,18 @@ func (tc *toolCalls) add(raw json.RawMessage) error {
 		}
 		c := &tc.calls[i]
 		if c.id == "" {
-			c.id = d.ID
+			c.id = tc.short(d.ID)
 		}
 		if c.typ == "" {
-			c.typ = d.Type
+			c.typ = tc.short(d.Type)
 		}
 		// The name comes whole in the first delta; a server that repeats
 		// it in later deltas does not double it, one that streams it in
 		// fragments gets them joined.
 		if n := d.Function.Name; n != "" && n != c.name {
-			c.name += n
+			c.name = tc.short(c.name + n)
 		}
-		c.args = append(c.args, d.Function.Arguments...)
+		tc.appendArgs(c, d.Function.Arguments)
 	}
 	return nil
 }

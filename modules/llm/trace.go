@@ -2,6 +2,7 @@ package llm
 
 import (
 	"crypto/tls"
+	"net"
 	"net/http/httptrace"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ type tracer struct {
 	firstByte    time.Time
 	dnsErr       error
 	tlsErr       error
+	conn         net.Conn // the connection the request got
 }
 
 // clientTrace returns the hooks that feed t. Only the first of repeated
@@ -36,7 +38,7 @@ func (t *tracer) clientTrace() *httptrace.ClientTrace {
 			t.mu.Lock()
 			defer t.mu.Unlock()
 			if t.gotConn.IsZero() {
-				t.gotConn, t.reused = time.Now(), info.Reused
+				t.gotConn, t.reused, t.conn = time.Now(), info.Reused, info.Conn
 			}
 		},
 		DNSStart: func(httptrace.DNSStartInfo) { t.mark(&t.dnsStart) },
@@ -128,4 +130,16 @@ func (t *tracer) timings(start time.Time) Timings {
 		tm.TTFB = ms(t.firstByte.Sub(start))
 	}
 	return tm
+}
+
+// firstBytes is what the server sent first on the request's connection,
+// when it is a plain-text HTTP/1 one (headConn); nil otherwise.
+func (t *tracer) firstBytes() []byte {
+	t.mu.Lock()
+	conn := t.conn
+	t.mu.Unlock()
+	if hc, ok := conn.(*headConn); ok {
+		return hc.first()
+	}
+	return nil
 }

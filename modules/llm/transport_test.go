@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -129,49 +130,59 @@ func TestIdleTimeout(t *testing.T) {
 			send(w, "[DONE]")
 		}
 	}
+	// Time is what these tests measure: they run in synctest bubbles,
+	// whose clock is exact whatever the load of the machine.
 	t.Run("stalled after the first token", func(t *testing.T) {
-		const idle = 150 * time.Millisecond
-		_, c := newServer(t, pace(0, 10*time.Second, 2), Config{IdleTimeout: idle})
-		res := c.Stream(t.Context(), Request{Body: chatBody})
-		if res.Class != ErrIdleTimeout || res.Status != 200 || res.Chunks != 1 {
-			t.Fatalf("class %q status %d chunks %d (%s), want idle_timeout after one token", res.Class, res.Status, res.Chunks, res.Error)
-		}
-		if res.E2E < ms(idle) || res.E2E > ms(idle)+5000 {
-			t.Errorf("ended after %.1f ms, want about %v", res.E2E, idle)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			const idle = 150 * time.Millisecond
+			c := pipeServer(t, pace(0, 10*time.Second, 2), Config{IdleTimeout: idle})
+			res := c.Stream(t.Context(), Request{Body: chatBody})
+			if res.Class != ErrIdleTimeout || res.Status != 200 || res.Chunks != 1 {
+				t.Fatalf("class %q status %d chunks %d (%s), want idle_timeout after one token", res.Class, res.Status, res.Chunks, res.Error)
+			}
+			if res.E2E != ms(idle) {
+				t.Errorf("ended after %.1f ms, want %v", res.E2E, idle)
+			}
+		})
 	})
 	t.Run("the wait for the first token is not idle", func(t *testing.T) {
 		// The headers come at once, the first token after twice the idle
 		// timeout: queueing and prefill are bounded by the total timeout
 		// only.
-		const idle = 300 * time.Millisecond
-		_, c := newServer(t, pace(2*idle, 5*time.Millisecond, 5), Config{IdleTimeout: idle})
-		res := c.Stream(t.Context(), Request{Body: chatBody})
-		if !res.OK || res.Chunks != 5 || res.TTFT < ms(2*idle) {
-			t.Errorf("ok %v (%s %s), chunks %d, TTFT %.1f ms; want 5 tokens, the first after %v", res.OK, res.Class, res.Error, res.Chunks, res.TTFT, 2*idle)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			const idle = 300 * time.Millisecond
+			c := pipeServer(t, pace(2*idle, 5*time.Millisecond, 5), Config{IdleTimeout: idle})
+			res := c.Stream(t.Context(), Request{Body: chatBody})
+			if !res.OK || res.Chunks != 5 || res.TTFT != ms(2*idle) {
+				t.Errorf("ok %v (%s %s), chunks %d, TTFT %.1f ms; want 5 tokens, the first after %v", res.OK, res.Class, res.Error, res.Chunks, res.TTFT, 2*idle)
+			}
+		})
 	})
 	t.Run("request overrides", func(t *testing.T) {
-		_, c := newServer(t, pace(0, 400*time.Millisecond, 2), Config{IdleTimeout: NoIdleTimeout})
-		if c.idle != 0 {
-			t.Fatalf("idle %v with NoIdleTimeout", c.idle)
-		}
-		res := c.Stream(t.Context(), Request{Body: chatBody, IdleTimeout: 100 * time.Millisecond})
-		if res.Class != ErrIdleTimeout || !strings.Contains(res.Error, "100ms (idle timeout)") {
-			t.Errorf("class %q (%s), want the request's idle timeout", res.Class, res.Error)
-		}
-		_, c = newServer(t, pace(0, 400*time.Millisecond, 2), Config{IdleTimeout: 100 * time.Millisecond})
-		if res := c.Stream(t.Context(), Request{Body: chatBody, IdleTimeout: NoIdleTimeout}); !res.OK {
-			t.Errorf("%s %s, want ok with the idle timeout off for the request", res.Class, res.Error)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeServer(t, pace(0, 400*time.Millisecond, 2), Config{IdleTimeout: NoIdleTimeout})
+			if c.idle != 0 {
+				t.Fatalf("idle %v with NoIdleTimeout", c.idle)
+			}
+			res := c.Stream(t.Context(), Request{Body: chatBody, IdleTimeout: 100 * time.Millisecond})
+			if res.Class != ErrIdleTimeout || !strings.Contains(res.Error, "100ms (idle timeout)") {
+				t.Errorf("class %q (%s), want the request's idle timeout", res.Class, res.Error)
+			}
+			c = pipeServer(t, pace(0, 400*time.Millisecond, 2), Config{IdleTimeout: 100 * time.Millisecond})
+			if res := c.Stream(t.Context(), Request{Body: chatBody, IdleTimeout: NoIdleTimeout}); !res.OK {
+				t.Errorf("%s %s, want ok with the idle timeout off for the request", res.Class, res.Error)
+			}
+		})
 	})
 	t.Run("the total timeout stays", func(t *testing.T) {
 		// Never idle, but too long.
-		_, c := newServer(t, pace(0, 20*time.Millisecond, 1000), Config{IdleTimeout: time.Second, Timeout: 200 * time.Millisecond})
-		res := c.Stream(t.Context(), Request{Body: chatBody})
-		if res.Class != ErrTimeout || res.E2E < 200 {
-			t.Errorf("class %q after %.1f ms (%s), want timeout after 200 ms", res.Class, res.E2E, res.Error)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeServer(t, pace(0, 30*time.Millisecond, 1000), Config{IdleTimeout: time.Second, Timeout: 200 * time.Millisecond})
+			res := c.Stream(t.Context(), Request{Body: chatBody})
+			if res.Class != ErrTimeout || res.E2E != 200 || res.Chunks != 7 {
+				t.Errorf("class %q after %.1f ms and %d chunks (%s), want timeout after 200 ms and 7 chunks", res.Class, res.E2E, res.Chunks, res.Error)
+			}
+		})
 	})
 	t.Run("default", func(t *testing.T) {
 		if c := newClient(t, Config{BaseURL: "http://127.0.0.1:1"}); c.idle != DefaultIdleTimeout || c.timeout != DefaultTimeout {
@@ -209,7 +220,8 @@ func TestTLSOptions(t *testing.T) {
 		}
 		for path, msg := range map[string]string{
 			filepath.Join(t.TempDir(), "missing.pem"): "tls: reading the CA file",
-			notPEM: "tls: no PEM certificate in the CA file",
+			notPEM:      "tls: no PEM certificate in the CA file",
+			"/dev/zero": "tls: reading the CA file: /dev/zero is a device, not a regular file",
 		} {
 			if _, err := NewClient(Config{BaseURL: srv.URL, TLS: TLSConfig{CAFile: path}}); err == nil || !strings.Contains(err.Error(), msg) {
 				t.Errorf("CA file %s: error %v, want %q", path, err, msg)

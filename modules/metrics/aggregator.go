@@ -68,7 +68,7 @@ func (s *shard) AddSamples(samples []Sample) {
 				s.series[key] = last
 			}
 		}
-		last.stats.addAt(smp.Value, smp.Time)
+		last.stats.addAt(smp.Value, smp.count(), smp.Time)
 	}
 }
 

@@ -263,7 +263,13 @@ type Sample struct {
 	Tags   *TagSet
 	Time   time.Time
 	Value  float64
+	// Weight is how many samples of Value this one stands for (a
+	// request's inter-token gaps folded into buckets); 0 means 1.
+	Weight int64
 }
+
+// count is how many samples s stands for.
+func (s *Sample) count() int64 { return max(s.Weight, 1) }
 
 // Sink receives samples. Implementations never block the caller for longer
 // than a short uncontended lock; the slice may be reused by the caller after

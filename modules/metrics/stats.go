@@ -53,10 +53,11 @@ func newStats(t Type) *Stats { return &Stats{Type: t} }
 
 func newHistogram() *hdr.Histogram { return hdr.New(1, histMax, histSigFigs) }
 
-// addAt adds a value sampled at t; Last stays when t is older than it.
-func (s *Stats) addAt(v float64, t time.Time) {
+// addAt adds n samples of a value sampled at t; Last stays when t is
+// older than it.
+func (s *Stats) addAt(v float64, n int64, t time.Time) {
 	last, lastTime := s.Last, s.lastTime
-	s.add(v)
+	s.addN(v, n)
 	if t.Before(lastTime) {
 		s.Last = last
 	} else {
@@ -64,23 +65,26 @@ func (s *Stats) addAt(v float64, t time.Time) {
 	}
 }
 
-func (s *Stats) add(v float64) {
+func (s *Stats) add(v float64) { s.addN(v, 1) }
+
+// addN adds n ≥ 1 samples of the value v.
+func (s *Stats) addN(v float64, n int64) {
 	if s.Count == 0 || v < s.Min {
 		s.Min = v
 	}
 	if s.Count == 0 || v > s.Max {
 		s.Max = v
 	}
-	s.Count++
-	s.Sum += v
+	s.Count += n
+	s.Sum += v * float64(n)
 	s.Last = v
 	if v != 0 {
-		s.NonZero++
+		s.NonZero += n
 	}
 	if s.Type != Trend {
 		return
 	}
-	s.SumSquares += v * v
+	s.SumSquares += v * v * float64(n)
 	h := &s.pos
 	if v < 0 {
 		h, v = &s.neg, -v
@@ -92,7 +96,7 @@ func (s *Stats) add(v float64) {
 	if scaled > histMax {
 		scaled = histMax
 	}
-	_ = (*h).RecordValue(scaled) // cannot fail: 0 ≤ scaled ≤ histMax
+	_ = (*h).RecordValues(scaled, n) // cannot fail: 0 ≤ scaled ≤ histMax
 }
 
 // Merge adds other's samples into s. Last becomes the more recent of the

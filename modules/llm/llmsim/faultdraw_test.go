@@ -132,13 +132,15 @@ func TestFaultsFreeSlots(t *testing.T) {
 	}
 	conn.Close()
 	// ...and one that gives up during slow headers, never queued.
-	conn, _, _ = rawPost(t, r, "slow_headers;duration=200ms", body)
+	conn, _, _ = rawPost(t, r, "slow_headers;duration=forever", body)
 	eventually(t, 5*time.Second, "slow headers", func() bool { return r.Server().Stats().Faults["slow_headers"] == 1 })
 	conn.Close()
 
 	eventually(t, 5*time.Second, "slots freed", func() bool { st := r.Server().Stats(); return st.Running == 0 && st.Waiting == 0 })
+	// Had its handler missed the client's leaving, the slow headers
+	// would last forever, never counted as abandoned.
+	eventually(t, 30*time.Second, "slow headers abandoned", func() bool { return r.Server().Stats().Abandoned == 1 })
 	mustStream(t, r, "/v1/chat/completions", chatBody("hi", map[string]any{"max_tokens": 3}))
-	time.Sleep(400 * time.Millisecond) // past the slow headers: had its handler missed the client's leaving, it would queue now
 	if st, want := r.Server().Stats(), uint64(len(midStream)+2); st.Received != want || st.Running != 0 || st.Waiting != 0 {
 		t.Errorf("stats %+v: want %d requests queued (the mid-stream faults, the stall, the plain one), none left", st, want)
 	}

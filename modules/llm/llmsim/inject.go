@@ -79,7 +79,11 @@ func (s *Server) intercept(ctx context.Context, w http.ResponseWriter, f *Fault)
 		io.WriteString(w, wrongContentTypeBody)
 	case faultSlowHeaders:
 		s.pause(ctx, f.Duration)
-		return ctx.Err() == nil
+		if ctx.Err() != nil {
+			s.abandoned.Add(1)
+			return false
+		}
+		return true
 	}
 	return false
 }

@@ -7,7 +7,10 @@ import (
 )
 
 // TestThousandStreams checks that the simulator keeps its timing with 1000
-// concurrent streams: the decode step of a full batch sets the ITL.
+// concurrent streams: the decode step of a full batch sets the ITL, not
+// the streams one after another. On a loaded machine the ITL is several
+// steps, so the bound is far from both: a twentieth of what stepping the
+// streams one at a time would give.
 func TestThousandStreams(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("load timing needs neither -short nor -race")
@@ -44,8 +47,8 @@ func TestThousandStreams(t *testing.T) {
 	}
 	mean, step := sum/streams, cfg.DecodeBase+streams*cfg.DecodePerSeq
 	t.Logf("mean ITL %v; a full batch's decode step is %v", mean, step)
-	if mean < cfg.DecodeBase || mean > 3*step {
-		t.Errorf("mean ITL %v, want ≈ %v", mean, step)
+	if serial := streams * cfg.DecodeBase; mean < cfg.DecodeBase || mean > serial/20 {
+		t.Errorf("mean ITL %v, want about %v (and far below %v, one stream at a time)", mean, step, serial)
 	}
 	if st := r.Server().Stats(); st.Completed != streams || st.Tokens != streams*tokens {
 		t.Errorf("stats %+v", st)

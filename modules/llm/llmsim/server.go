@@ -18,6 +18,9 @@ type Server struct {
 
 	arrivals atomic.Uint64 // numbers the accepted generation requests
 	rejected atomic.Uint64
+	// abandoned counts the requests whose client left during
+	// slow_headers, before they reached the engine.
+	abandoned atomic.Uint64
 
 	firstTokens    atomic.Uint64 // streams whose first token was flushed
 	firstTokenNano atomic.Int64  // their summed arrival → first-token-flushed times
@@ -39,6 +42,7 @@ type Stats struct {
 	Running      int    // sequences holding a batch slot now
 	Completed    uint64 // sequences that generated all their tokens
 	Canceled     uint64 // sequences dropped because their client went away
+	Abandoned    uint64 // requests whose client went away during slow_headers, never queued
 	Tokens       uint64 // tokens generated
 	PrefillSteps uint64 // engine steps that admitted requests
 	DecodeSteps  uint64 // engine steps that generated a token per sequence
@@ -101,6 +105,7 @@ func (s *Server) Stats() Stats {
 		Running:      int(e.nRunning.Load()),
 		Completed:    e.completed.Load(),
 		Canceled:     e.canceled.Load(),
+		Abandoned:    s.abandoned.Load(),
 		Tokens:       e.tokens.Load(),
 		PrefillSteps: e.prefillSteps.Load(),
 		DecodeSteps:  e.decodeSteps.Load(),
