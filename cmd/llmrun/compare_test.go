@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -34,7 +35,7 @@ func plantedResult(t *testing.T, dir, name string, seed uint64, n int, ttft floa
 		change(s)
 	}
 	path := filepath.Join(dir, name+".json")
-	if err := writeSummary(path, s); err != nil {
+	if err := writeResult(output.FileFlag{Flag: "--summary-export", Path: path}, s); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -202,7 +203,10 @@ func writeSummaryOutputs(outputs []runtime.SummaryOutput, stdout, stderr io.Writ
 			err = errors.New("empty path")
 		default:
 			if err = os.MkdirAll(filepath.Dir(o.Dest), 0o755); err == nil {
-				err = os.WriteFile(o.Dest, o.Content, 0o666)
+				err = output.WriteFile(o.Dest, func(w io.Writer) error {
+					_, err := w.Write(o.Content)
+					return err
+				})
 			}
 		}
 		if err != nil {

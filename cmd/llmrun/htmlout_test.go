@@ -40,7 +40,7 @@ func TestRunWritesHTMLAndJSON(t *testing.T) {
 	if s := readSummary(t, result); s.Serving.OK != 10 || len(s.Timeline) == 0 || len(s.Outputs) != 1 || s.Outputs[0].Written != 1 {
 		t.Errorf("result: ok %d, %d timeline points, outputs %+v", s.Serving.OK, len(s.Timeline), s.Outputs)
 	}
-	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "1", "--out", "json="+filepath.Join(dir, "no", "such", "dir.json"), script); code != exitUsage || !strings.Contains(stderr, "result file") {
+	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "1", "--out", "json="+filepath.Join(dir, "no", "such", "dir.json"), script); code != exitError || !strings.Contains(stderr, "cannot write there") {
 		t.Errorf("an unwritable result file: exit %d, %s", code, stderr)
 	}
 }

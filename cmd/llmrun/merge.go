@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -40,14 +40,20 @@ Flags:
 // mergeCommand runs "llmrun merge".
 func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun merge", mergeUsage, stderr)
-	var output string
-	cmd.flags.StringVarP(&output, "output", "o", "", "write the merged result to this file (default: standard output)")
+	var outPath string
+	cmd.flags.StringVarP(&outPath, "output", "o", "", "write the merged result to this file (default: standard output)")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
 	files := cmd.flags.Args()
 	if len(files) == 0 {
 		return cmd.usageError("no result file given")
+	}
+	if outPath != "" {
+		if err := output.CheckPath(outPath); err != nil {
+			fmt.Fprintf(stderr, "llmrun merge: -o %s: cannot write there: %v\n", outPath, err)
+			return exitError
+		}
 	}
 	results := make([]*summary.Summary, len(files))
 	for i, f := range files {
@@ -65,12 +71,12 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	// A sweep is judged again on the merged scenarios, as run judges one.
 	merged.Capacity = capacity.Assess(merged, capacity.CriteriaOf(results[0]))
-	if err := writeMerged(output, merged, stdout); err != nil {
+	if err := writeMerged(outPath, merged, stdout); err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
 		return exitError
 	}
 	sv := merged.Serving
-	to := output
+	to := outPath
 	if to == "" {
 		to = "standard output"
 	}
@@ -94,22 +100,14 @@ func mergeError(err error, files []string) string {
 	return err.Error()
 }
 
-// writeMerged writes the merged result to path, or to stdout when path is
-// "".
+// writeMerged writes the merged result to path, whole or not at all, or
+// to stdout when path is "".
 func writeMerged(path string, s *summary.Summary, stdout io.Writer) error {
 	if path == "" {
 		return s.WriteJSON(stdout)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("-o: %w", err)
-	}
-	if err := s.WriteJSON(f); err != nil {
-		f.Close()
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
+	if err := output.WriteFile(path, s.WriteJSON); err != nil {
+		return fmt.Errorf("-o %s: the merged result was not written: %w", path, err)
 	}
 	return nil
 }

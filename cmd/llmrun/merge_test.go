@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -92,13 +94,13 @@ func TestMergeCommandLine(t *testing.T) {
 	write := func(name string, s *summary.Summary) string {
 		t.Helper()
 		path := filepath.Join(dir, name)
-		if err := writeSummary(path, s); err != nil {
+		if err := writeResult(output.FileFlag{Flag: "--summary-export", Path: path}, s); err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
 	result := func(runID, hash string) *summary.Summary {
-		return &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{RunID: runID, ScriptSHA256: hash}}
+		return &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{RunID: runID, ScriptSHA256: hash, Start: resultStart, End: resultStart.Add(time.Minute)}}
 	}
 	a, b := write("a.json", result("a", "abc")), write("b.json", result("b", "abc"))
 	other := write("other.json", result("c", "def"))
@@ -119,10 +121,10 @@ func TestMergeCommandLine(t *testing.T) {
 		{"no file", nil, exitUsage, []string{"no result file"}},
 		{"unknown flag", []string{"--bogus", a}, exitUsage, []string{"unknown flag: --bogus"}},
 		{"missing file", []string{a, missing}, exitError, []string{missing}},
-		{"not a result", []string{a, notJSON}, exitError, []string{notJSON, "not a JSON result file"}},
+		{"not a result", []string{a, notJSON}, exitError, []string{notJSON + ":1:1: not valid JSON: invalid character 'h'"}},
 		{"another script", []string{a, other}, exitError, []string{other, "sha256 def", a, "sha256 abc"}},
 		{"a run twice", []string{a, b, dup}, exitError, []string{dup, "the same run as result 1"}},
-		{"unwritable output", []string{a, b, "-o", filepath.Join(dir, "no", "such", "dir.json")}, exitError, []string{"-o"}},
+		{"unwritable output", []string{a, b, "-o", filepath.Join(dir, "no", "such", "dir.json")}, exitError, []string{"-o " + filepath.Join(dir, "no", "such", "dir.json") + ": cannot write there"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -120,18 +120,86 @@ func (s outputSet) finish(sum *summary.Summary) []summary.OutputReport {
 // they are the result file, as --summary-export writes it, written once the
 // other outputs have reported. It returns every result file to write and
 // the other --out specs.
-func resultFiles(summaryExport string, outs []string) (files, others []string) {
+func resultFiles(summaryExport string, outs []string) (files []output.FileFlag, others []string) {
 	if summaryExport != "" {
-		files = append(files, summaryExport)
+		files = append(files, output.FileFlag{Flag: "--summary-export", Path: summaryExport})
 	}
 	for _, spec := range outs {
 		if path, ok := strings.CutPrefix(spec, "json="); ok {
-			files = append(files, path)
+			files = append(files, output.FileFlag{Flag: "--out json", Path: path})
 			continue
 		}
 		others = append(others, spec)
 	}
 	return files, others
+}
+
+// fileOutputs are the --out kinds whose value is the file they write.
+var fileOutputs = []string{"jsonl", "csv", "html"}
+
+// checkOutputFiles checks, before the run, every file the run is to write:
+// the result files and the --out outputs that write a file. Two flags
+// naming one file are a bad command line (exitUsage); a file that cannot
+// be written there fails as an output that cannot start does (exitError).
+// It returns exitOK, or the exit code with the error.
+func checkOutputFiles(results []output.FileFlag, outs []string) (int, error) {
+	files := slices.Clone(results)
+	for _, spec := range outs {
+		name, path, _ := strings.Cut(spec, "=")
+		if slices.Contains(fileOutputs, name) {
+			files = append(files, output.FileFlag{Flag: "--out " + name, Path: path})
+		}
+	}
+	if err := output.SamePaths(files); err != nil {
+		return exitUsage, err
+	}
+	for _, f := range files {
+		if err := output.CheckPath(f.Path); err != nil {
+			return exitError, fmt.Errorf("%s: cannot write there: %w", f, err)
+		}
+	}
+	return exitOK, nil
+}
+
+// writeResult writes the result file f names, whole or not at all.
+func writeResult(f output.FileFlag, s *summary.Summary) error {
+	if err := output.WriteFile(f.Path, s.WriteJSON); err != nil {
+		return fmt.Errorf("%s: the result file was not written: %w", f, err)
+	}
+	return nil
+}
+
+// outputLosses says, one line per output, what each output that failed
+// lost: records or points dropped, or an error (a failed flush or close);
+// nil when every output stored everything.
+func outputLosses(reports []summary.OutputReport) []string {
+	var lines []string
+	for _, r := range reports {
+		if r.Dropped == 0 && r.Err == "" {
+			continue
+		}
+		line := fmt.Sprintf("output %s lost data: %d written, %d dropped", r.Output, r.Written, r.Dropped)
+		if r.Err != "" {
+			line += ": " + r.Err
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// exitCode is a run's exit code from its verdict (runExitCode) and the
+// code of what happened to its outputs, the summary and the result files
+// (exitError when one was not written or lost data): an interrupted,
+// invalid, failed or aborted run keeps its code; a lost output (1) wins
+// over a failed threshold (99) and success (0).
+func exitCode(verdict, outputs int) int {
+	if outputs != exitOK && (verdict == exitOK || verdict == exitThresholds) {
+		return outputs
+	}
+	if verdict != exitOK {
+		return verdict
+	}
+	return outputs
 }
 
 // requestSinks passes each request record to the timeline and the

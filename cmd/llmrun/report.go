@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/report"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -66,6 +66,10 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 		}
 	}
 
+	if err := output.CheckPath(*out); err != nil {
+		fmt.Fprintf(stderr, "llmrun report: -o %s: cannot write there: %v\n", *out, err)
+		return exitError
+	}
 	s, err := summary.ReadJSON(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
@@ -81,8 +85,8 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
 		return exitError
 	}
-	if err := os.WriteFile(*out, page.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(stderr, "llmrun report: writing the report: %v\n", err)
+	if err := output.WriteFile(*out, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {
+		fmt.Fprintf(stderr, "llmrun report: -o %s: the report was not written: %v\n", *out, err)
 		return exitError
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -16,7 +18,7 @@ import (
 // to 64, judged against TTFT p99 ≤ 1000 ms, and returns its path.
 func sweepResult(t *testing.T) string {
 	t.Helper()
-	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{Tool: "llmrun", Script: "stock:concurrency-sweep"}}
+	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{Tool: "llmrun", Script: "stock:concurrency-sweep", Start: resultStart, End: resultStart.Add(time.Minute)}}
 	for _, l := range []struct{ c, tput, t50, t99 float64 }{{4, 800, 90, 200}, {8, 1500, 100, 300}, {16, 2600, 140, 700}, {32, 3100, 400, 2400}, {64, 3150, 1800, 9000}} {
 		name := fmt.Sprintf("c%.0f", l.c)
 		s.Meta.LoadShape = append(s.Meta.LoadShape, summary.ScenarioShape{Name: name, Executor: "constant-vus", MaxVUs: int(l.c),
@@ -33,7 +35,7 @@ func sweepResult(t *testing.T) string {
 		t.Fatalf("the planted sweep is not judged as planted: %+v", s.Capacity)
 	}
 	path := filepath.Join(t.TempDir(), "sweep.json")
-	if err := writeSummary(path, s); err != nil {
+	if err := writeResult(output.FileFlag{Flag: "--summary-export", Path: path}, s); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -137,9 +139,9 @@ func TestReportFileErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{filepath.Join(dir, "missing.json"), "-o", out}, "missing.json"},
-		{[]string{notJSON, "-o", out}, "not a JSON result file"},
-		{[]string{sweepResult(t), "-o", filepath.Join(dir, "no", "such", "dir", "report.html")}, "writing the report"},
-		{[]string{sweepResult(t), "-o", dir}, "writing the report"},
+		{[]string{notJSON, "-o", out}, "notes.txt:1:2: not valid JSON"},
+		{[]string{sweepResult(t), "-o", filepath.Join(dir, "no", "such", "dir", "report.html")}, "cannot write there: directory " + filepath.Join(dir, "no", "such", "dir") + " does not exist"},
+		{[]string{sweepResult(t), "-o", dir}, "-o " + dir + ": cannot write there: it is a directory"},
 	} {
 		code, _, stderr := command(t, "report", tc.args...)
 		if code != exitError || !strings.Contains(stderr, tc.want) {
@@ -187,7 +189,7 @@ func TestReportOfARealSweep(t *testing.T) {
 // --slo on a run that is no sweep draws the objectives on the latency
 // charts.
 func TestReportSLOWithoutSweep(t *testing.T) {
-	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{Tool: "llmrun", Script: "chat.js", SLO: summary.SLO{TTFTP99: 2000}},
+	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{Tool: "llmrun", Script: "chat.js", SLO: summary.SLO{TTFTP99: 2000}, Start: resultStart, End: resultStart.Add(time.Minute)},
 		Latency: []summary.LatencyRow{{Metric: "llm_ttft", Label: "TTFT", Count: 10, Min: 80, Max: 900, P: map[string]float64{"p50": 100, "p90": 300, "p95": 500, "p99": 800}}}}
 	path := filepath.Join(t.TempDir(), "run.json")
 	f, err := os.Create(path)

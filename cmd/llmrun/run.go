@@ -142,12 +142,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 		return exitUsage
 	}
-	// A result file that cannot be written fails now, not after the run.
-	for _, path := range exports {
-		if err := checkWritable(path); err != nil {
-			fmt.Fprintf(stderr, "llmrun run: result file: %v\n", err)
-			return exitUsage
-		}
+	// A file that cannot be written fails now, not after the run.
+	if code, err := checkOutputFiles(exports, outSpecs); err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return code
 	}
 	runInfo := output.Run{ID: newRunID(), TestID: f.testID, Tags: a.tags}
 	if runInfo.TestID == "" {
@@ -236,16 +234,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintf(stderr, "llmrun run: %v\n", hs.err)
 		code = hs.code
 	}
-	for _, path := range exports {
-		if err := writeSummary(path, sum); err != nil {
+	for _, f := range exports {
+		if err := writeResult(f, sum); err != nil {
 			fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 			code = exitError
 		}
 	}
-	if verdict := runExitCode(ctx, rep, runErr, sum, stderr); verdict != exitOK {
-		return verdict
+	for _, line := range outputLosses(sum.Outputs) {
+		fmt.Fprintf(stderr, "llmrun run: %s\n", line)
+		code = exitError
 	}
-	return code
+	return exitCode(runExitCode(ctx, rep, runErr, sum, stderr), code)
 }
 
 // runExitCode is the exit code a finished run's outcome calls for, by
@@ -629,36 +628,6 @@ func consoleLogger(w io.Writer) *slog.Logger {
 			return a
 		},
 	}))
-}
-
-func writeSummary(path string, s *summary.Summary) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--summary-export: %w", err)
-	}
-	if err := s.WriteJSON(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--summary-export %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--summary-export %s: %w", path, err)
-	}
-	return nil
-}
-
-// checkWritable checks that a file can be created or written at path,
-// leaving no file behind where there was none.
-func checkWritable(path string) error {
-	_, statErr := os.Stat(path)
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	file.Close()
-	if errors.Is(statErr, fs.ErrNotExist) {
-		return os.Remove(path)
-	}
-	return nil
 }
 
 func isTerminal(w io.Writer) bool {

@@ -120,11 +120,11 @@ func TestReadJSONErrors(t *testing.T) {
 		want          string
 	}{
 		{"missing.json", "", "no such file"},
-		{"text.json", "not json", "not a JSON result file"},
+		{"text.json", "not json", "text.json:1:2: not valid JSON: invalid character 'o'"},
 		{"other.json", `{"hello": 1}`, "not an llmrun result file: no schema_version"},
 		{"v1.json", `{"schema_version": 1, "serving": {}}`, "schema_version 1, from an older llmrun"},
 		{"v9.json", `{"schema_version": 9}`, "schema_version 9, from a newer llmrun"},
-		{"bad.json", `{"schema_version": 2, "serving": 5}`, "invalid result file"},
+		{"bad.json", `{"schema_version": 2, "meta": {},` + "\n" + `"serving": 5}`, "bad.json:2:12: serving: want an object, got number"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,6 +26,10 @@ const (
 	maxScriptErrors = 50
 )
 
+// MaxMergeInputs is the most results Merge takes: with every count at most
+// MaxCount, their sums cannot overflow.
+const MaxMergeInputs = 4096
+
 // InputError is Merge's error about one of its results.
 type InputError struct {
 	// Index is the result's position among Merge's arguments, from 0.
@@ -85,12 +89,16 @@ func (e *HashMismatchError) Error() string {
 //     merged ones).
 //
 // Results must have a version ReadJSON reads (the merged result has the
-// current SchemaVersion) and the same script hash (a *HashMismatchError
+// current SchemaVersion), be at most MaxMergeInputs, hold counts of at
+// most MaxCount (ReadJSON checks them) and have the same script hash (a *HashMismatchError
 // otherwise); a result given twice is an error. Errors about one result
 // are *InputError.
 func Merge(results ...*Summary) (*Summary, error) {
 	if len(results) == 0 {
 		return nil, errors.New("no result to merge")
+	}
+	if len(results) > MaxMergeInputs {
+		return nil, fmt.Errorf("%d results: at most %d merge at once (merge them in groups, then merge the groups' results)", len(results), MaxMergeInputs)
 	}
 	if err := checkInputs(results); err != nil {
 		return nil, err

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -234,8 +233,10 @@ type ErrorClassCount struct {
 	Class string `json:"class"`
 	Count int64  `json:"count"`
 	// Messages are the first few distinct messages of the class, in the
-	// order they were first seen, with how often each occurred; API keys
-	// and credential header values are redacted.
+	// order they were first seen, with how often each occurred; API keys,
+	// credential header values and the base URL's password and query
+	// values are redacted (also URL-encoded or in base64), and the
+	// server's control characters escaped (docs/limits.md).
 	Messages []runtime.ErrorCount `json:"messages,omitempty"`
 }
 
@@ -347,16 +348,16 @@ func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) 
 		s.Requests, s.Failed = st.Count, st.NonZero
 		s.OK = s.Requests - s.Failed
 	}
-	s.Interrupted = int64(sum(snap, "llm_interrupted", filter))
-	s.OutputTokens = int64(sum(snap, "llm_output_tokens", filter))
-	s.PromptTokens = int64(sum(snap, "llm_prompt_tokens", filter))
-	s.ReasoningTokens = int64(sum(snap, "llm_reasoning_tokens", filter))
-	s.CachedTokens = int64(sum(snap, "llm_cached_tokens", filter))
-	s.Iterations = int64(sum(snap, "iterations", filter))
-	s.InterruptedIterations = int64(sum(snap, "iterations_interrupted", filter))
-	s.WarmupRequests = int64(sum(snap, "warmup_requests", filter))
-	s.WarmupIterations = int64(sum(snap, "warmup_iterations", filter))
-	s.DroppedIterations = int64(sum(snap, "dropped_iterations", filter))
+	s.Interrupted = count(sum(snap, "llm_interrupted", filter))
+	s.OutputTokens = count(sum(snap, "llm_output_tokens", filter))
+	s.PromptTokens = count(sum(snap, "llm_prompt_tokens", filter))
+	s.ReasoningTokens = count(sum(snap, "llm_reasoning_tokens", filter))
+	s.CachedTokens = count(sum(snap, "llm_cached_tokens", filter))
+	s.Iterations = count(sum(snap, "iterations", filter))
+	s.InterruptedIterations = count(sum(snap, "iterations_interrupted", filter))
+	s.WarmupRequests = count(sum(snap, "warmup_requests", filter))
+	s.WarmupIterations = count(sum(snap, "warmup_iterations", filter))
+	s.DroppedIterations = count(sum(snap, "dropped_iterations", filter))
 	s.finish(dur, snapStats(snap, filter))
 	return s
 }
@@ -467,7 +468,7 @@ func errorClasses(snap *metrics.Snapshot, metric string, messages map[string][]r
 	var out []ErrorClassCount
 	for _, class := range snap.TagValues(metric, "error_class") {
 		n := sum(snap, metric, metrics.NewTagSet(map[string]string{"error_class": class}))
-		out = append(out, ErrorClassCount{Class: class, Count: int64(n), Messages: messages[class]})
+		out = append(out, ErrorClassCount{Class: class, Count: count(n), Messages: messages[class]})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
 	return out
@@ -576,7 +577,7 @@ func cappedScenarios(rep *runtime.Report) map[string]cappedScenario {
 			continue
 		}
 		filter := scenarioFilter(sc.Name)
-		s := cappedScenario{name: sc.Name, cap: cfg.ConcurrencyCap(), dropped: int64(sum(rep.Snapshot, "dropped_iterations", filter))}
+		s := cappedScenario{name: sc.Name, cap: cfg.ConcurrencyCap(), dropped: count(sum(rep.Snapshot, "dropped_iterations", filter))}
 		if window := rep.Windows[sc.Name].Duration(); window > 0 {
 			s.inFlight = sum(rep.Snapshot, "iteration_duration", filter) / (float64(window) / float64(time.Millisecond))
 		}
@@ -646,7 +647,7 @@ func lagCause(c health.Report) string {
 // VU busy, and the warning says what the probe found.
 func dropWarnings(rep *runtime.Report, capped map[string]cappedScenario) []string {
 	var out []string
-	rest := int64(sum(rep.Snapshot, "dropped_iterations", nil))
+	rest := count(sum(rep.Snapshot, "dropped_iterations", nil))
 	for _, sc := range rep.Scenarios {
 		if s := capped[sc.Name]; s.dropped > 0 {
 			rest -= s.dropped
@@ -719,7 +720,7 @@ func tokenChecks(snap *metrics.Snapshot) []TokenCheck {
 	for _, check := range snap.TagValues("llm_output_tokens_check", "check") {
 		usage := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": "usage"}))
 		other := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": check}))
-		out = append(out, newTokenCheck(check, int64(usage), int64(other)))
+		out = append(out, newTokenCheck(check, count(usage), count(other)))
 	}
 	return out
 }
@@ -791,7 +792,7 @@ func promptCheck(snap *metrics.Snapshot) *PromptCheck {
 	if req == nil || req.Count == 0 {
 		return nil
 	}
-	return newPromptCheck(req.Count, int64(req.Sum), int64(sum(snap, "llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "usage"}))))
+	return newPromptCheck(req.Count, count(req.Sum), count(sum(snap, "llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "usage"}))))
 }
 
 // newPromptCheck compares the prompt tokens requests asked for with the
@@ -839,7 +840,7 @@ func uniqueCache(snap *metrics.Snapshot) *UniqueCache {
 		return nil
 	}
 	usage := sum(snap, "llm_unique_prompt_tokens", metrics.NewTagSet(map[string]string{"source": string(llm.TokensFromUsage)}))
-	return newUniqueCache(cached.Count, cached.NonZero, int64(usage), int64(cached.Sum))
+	return newUniqueCache(cached.Count, cached.NonZero, count(usage), count(cached.Sum))
 }
 
 // newUniqueCache judges what a server's cache served of unique prompts:
@@ -921,36 +922,17 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// ReadJSON reads a result file that WriteJSON wrote (llmrun run
-// --summary-export, llmrun merge -o), of a version from
-// OldestSchemaVersion to SchemaVersion; the summary keeps the file's
-// version. It fails, naming the file, when the file cannot be read, is not
-// JSON, or has another schema_version.
-func ReadJSON(path string) (*Summary, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the result file: %w", err)
+// count is a counter's sum as a count, clamped to [0, MaxCount]: a sum of
+// absurd per-request counts (a server's usage of 2^62 tokens) or of
+// float64 beyond int64 never shows as an overflowed or negative figure.
+func count(f float64) int64 {
+	switch {
+	case !(f > 0):
+		return 0
+	case f >= MaxCount:
+		return MaxCount
 	}
-	var head struct {
-		SchemaVersion *int `json:"schema_version"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON result file: %w", path, err)
-	}
-	switch v := head.SchemaVersion; {
-	case v == nil:
-		return nil, fmt.Errorf("%s: not an llmrun result file: no schema_version", path)
-	case *v < OldestSchemaVersion:
-		return nil, fmt.Errorf("%s: schema_version %d, from an older llmrun; this one reads versions %d to %d, whose histograms merge and compare need: export the run again with this llmrun",
-			path, *v, OldestSchemaVersion, SchemaVersion)
-	case *v > SchemaVersion:
-		return nil, fmt.Errorf("%s: schema_version %d, from a newer llmrun; this one reads versions %d to %d", path, *v, OldestSchemaVersion, SchemaVersion)
-	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: invalid result file: %w", path, err)
-	}
-	return &s, nil
+	return int64(f)
 }
 
 // NoSuccess says why a run that tried measured no successful request:
@@ -960,7 +942,7 @@ func ReadJSON(path string) (*Summary, error) {
 // (a script that is not an LLM benchmark is not judged).
 func (s *Summary) NoSuccess() string {
 	sv := s.Serving
-	threw := int64(s.Metrics["script_errors"].Values["count"])
+	threw := count(s.Metrics["script_errors"].Values["count"])
 	switch {
 	case sv.OK > 0:
 		return ""

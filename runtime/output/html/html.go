@@ -7,8 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"io"
 
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/runtime/output"
@@ -35,22 +34,11 @@ func New(path string) (*Output, error) {
 // Describe names the output: "html report.html".
 func (o *Output) Describe() string { return "html " + o.path }
 
-// Start checks that the file can be written, so that a run does not end
-// without its report; it leaves an existing file as it is and creates
-// none.
+// Start checks that the file can be written (output.CheckPath), so that
+// a run does not end without its report; it creates no file.
 func (o *Output) Start(context.Context, output.Run) error {
-	_, statErr := os.Stat(o.path)
-	f, err := os.OpenFile(o.path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
+	if err := output.CheckPath(o.path); err != nil {
 		return fmt.Errorf("the report file cannot be written: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("the report file cannot be written: %w", err)
-	}
-	if errors.Is(statErr, fs.ErrNotExist) {
-		if err := os.Remove(o.path); err != nil {
-			return fmt.Errorf("removing the report file made to check it: %w", err)
-		}
 	}
 	return nil
 }
@@ -58,29 +46,16 @@ func (o *Output) Start(context.Context, output.Run) error {
 // AddRequest does nothing: the report is made from the summary.
 func (o *Output) AddRequest(*modules.RequestRecord) {}
 
-// Finish writes the report of s to the file.
+// Finish writes the report of s to the file, whole or not at all: a
+// failure counts the report as dropped and leaves any file already there
+// as it was.
 func (o *Output) Finish(_ context.Context, s *summary.Summary) output.Report {
 	rep := output.Report{Output: o.Describe()}
-	if err := o.write(s); err != nil {
-		rep.Err = err.Error()
+	err := output.WriteFile(o.path, func(w io.Writer) error { return report.Render(w, s) })
+	if err != nil {
+		rep.Dropped, rep.Err = 1, err.Error()
 		return rep
 	}
 	rep.Written = 1
 	return rep
-}
-
-// write renders the report into the file, which it replaces.
-func (o *Output) write(s *summary.Summary) error {
-	f, err := os.Create(o.path)
-	if err != nil {
-		return fmt.Errorf("creating the report file: %w", err)
-	}
-	if err := report.Render(f, s); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", o.path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing the report file: %w", err)
-	}
-	return nil
 }

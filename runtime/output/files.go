@@ -1,0 +1,194 @@
+package output
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// FileFlag is a file llmrun writes, with the flag that named it: "--out
+// jsonl", "--summary-export", "-o".
+type FileFlag struct {
+	Flag, Path string
+}
+
+// String is the flag as written: "--out jsonl=r.jsonl", "-o all.json".
+func (f FileFlag) String() string {
+	if strings.HasPrefix(f.Flag, "--out ") {
+		return f.Flag + "=" + f.Path
+	}
+	return f.Flag + " " + f.Path
+}
+
+// CheckPath checks, before anything is written, that a file can be
+// written at path the way every file output writes it: an existing file
+// that is not a regular one (a device such as /dev/null, a pipe) must open
+// for writing; otherwise the path must not be a directory and its
+// directory must exist and take a new file (results are written to a
+// temporary file there, then renamed). It creates nothing that it leaves
+// behind.
+func CheckPath(path string) error {
+	if path == "" {
+		return errors.New("want a file name")
+	}
+	info, err := os.Stat(path)
+	switch {
+	case err == nil && info.IsDir():
+		return errors.New("it is a directory")
+	case err == nil && !info.Mode().IsRegular():
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("cannot open it for writing: %v", pathErr(err))
+		}
+		return f.Close()
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("cannot look it up: %v", pathErr(err))
+	}
+	return checkDir(filepath.Dir(path))
+}
+
+// checkDir checks that dir exists and that a file can be created in it.
+func checkDir(dir string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("directory %s: %v", dir, pathErr(err))
+	case !info.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	probe, err := os.CreateTemp(dir, ".llmrun-check-*")
+	if err != nil {
+		return fmt.Errorf("directory %s is not writable: %v", dir, pathErr(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// WriteFile writes a result file whole or not at all: write fills a
+// temporary file in path's directory, which then replaces path, so that a
+// failure leaves any file already at path as it was and no empty or
+// partial file. An existing path that is not a regular file (a device, a
+// pipe) is written to directly. A symbolic link is followed: the file it
+// points to is replaced.
+func WriteFile(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return errors.New("want a file name")
+	}
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		if info.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		return writeDirect(path, write)
+	}
+	return writeReplace(path, write)
+}
+
+// writeDirect writes into an existing file that is not a regular one.
+func writeDirect(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s: %v", path, pathErr(err))
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %v", path, pathErr(err))
+	}
+	return nil
+}
+
+// writeReplace writes a temporary file beside path and renames it to path.
+func writeReplace(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("creating a file beside %s: %v", path, pathErr(err))
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %v", path, pathErr(err))
+	}
+	if err := os.Chmod(tmp.Name(), fileMode(path)); err != nil {
+		return fmt.Errorf("writing %s: %v", path, pathErr(err))
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replacing %s: %v", path, pathErr(err))
+	}
+	return nil
+}
+
+// fileMode is the permissions of the file at path, to keep when it is
+// replaced; 0o644 for a new file.
+func fileMode(path string) fs.FileMode {
+	if info, err := os.Stat(path); err == nil {
+		return info.Mode().Perm()
+	}
+	return 0o644
+}
+
+// SamePaths returns an error naming the first two files that are one
+// file: the same cleaned absolute path (links in its directory resolved),
+// or, for files that exist, the same file by another name or link.
+func SamePaths(files []FileFlag) error {
+	type seen struct {
+		file FileFlag
+		abs  string
+		info os.FileInfo
+	}
+	var all []seen
+	for _, f := range files {
+		abs := absPath(f.Path)
+		info, _ := os.Stat(f.Path)
+		for _, s := range all {
+			if s.abs == abs || info != nil && s.info != nil && os.SameFile(info, s.info) {
+				return fmt.Errorf("%s and %s are the same file: each output needs a file of its own", s.file, f)
+			}
+		}
+		all = append(all, seen{f, abs, info})
+	}
+	return nil
+}
+
+// absPath is path made absolute and clean, its directory's links
+// resolved where it exists.
+func absPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+// pathErr drops the path and operation from an *fs.PathError, whose
+// message repeats the path the caller names.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

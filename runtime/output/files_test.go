@@ -1,0 +1,105 @@
+package output_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmrun/llmrun/runtime/output"
+)
+
+// write writes s, or fails after half of it when fail is set.
+func write(s string, fail bool) func(io.Writer) error {
+	return func(w io.Writer) error {
+		if fail {
+			io.WriteString(w, s[:len(s)/2])
+			return errors.New("the encoder failed")
+		}
+		_, err := io.WriteString(w, s)
+		return err
+	}
+}
+
+// A failed write leaves no file where there was none and the old one as it
+// was; a good one replaces the file, through a link, whole.
+func TestWriteFileWholeOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	fresh, old, link := filepath.Join(dir, "new.json"), filepath.Join(dir, "old.json"), filepath.Join(dir, "link.json")
+	if err := os.WriteFile(old, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(old, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fresh, old, link} {
+		if err := output.WriteFile(path, write("new content", true)); err == nil || !strings.Contains(err.Error(), "the encoder failed") {
+			t.Errorf("%s: error %v", path, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("files after failed writes: %v, want old.json and link.json", entries)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "old" {
+		t.Errorf("old.json after failed writes: %q", b)
+	}
+	if err := output.WriteFile(link, write("new content", false)); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "new content" {
+		t.Errorf("old.json written through its link: %q", b)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	if err := output.WriteFile("/dev/null", write("x", false)); err != nil {
+		t.Errorf("/dev/null: %v", err)
+	}
+}
+
+// CheckPath refuses a directory, a missing or unwritable directory, and
+// accepts a new file in a writable one or a device, leaving nothing.
+func TestCheckPath(t *testing.T) {
+	dir := t.TempDir()
+	for path, want := range map[string]string{
+		dir:                                "it is a directory",
+		filepath.Join(dir, "no", "x.json"): "directory " + filepath.Join(dir, "no") + " does not exist",
+		"/proc/x.json":                     "directory /proc is not writable",
+		filepath.Join(dir, "x.json"):       "",
+		"/dev/null":                        "",
+	} {
+		err := output.CheckPath(path)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: error %v, want %q", path, err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("CheckPath left %v", entries)
+	}
+}
+
+// Two names of one file are found: the same path written differently, a
+// link to the file, a file in a linked directory.
+func TestSamePaths(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sub, filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	a := output.FileFlag{Flag: "--out jsonl", Path: filepath.Join(sub, "r.out")}
+	for _, other := range []string{sub + "/../sub/r.out", filepath.Join(dir, "alias", "r.out")} {
+		b := output.FileFlag{Flag: "--summary-export", Path: other}
+		err := output.SamePaths([]output.FileFlag{a, b})
+		if err == nil || err.Error() != "--out jsonl="+a.Path+" and --summary-export "+other+" are the same file: each output needs a file of its own" {
+			t.Errorf("%s: %v", other, err)
+		}
+	}
+	if err := output.SamePaths([]output.FileFlag{a, {Flag: "--out csv", Path: filepath.Join(sub, "r.csv")}}); err != nil {
+		t.Errorf("two files: %v", err)
+	}
+}
