@@ -656,3 +656,27 @@ func TestReaderThatHeldAHugeChunkIsNotPooled(t *testing.T) {
 		})
 	}
 }
+
+// TestHugeChunkIsDecodedWithoutACopy checks what one huge chunk costs to
+// read: the line (its buffer growing to it, about twice its size
+// allocated) and the content decoded out of it, not one more copy in a
+// JSON decoder's buffer (19 MiB for a 3 MiB chunk when it had one).
+func TestHugeChunkIsDecodedWithoutACopy(t *testing.T) {
+	const size = 3 << 20
+	content := strings.Repeat("x", size)
+	stream := `data: {"choices":[{"index":0,"delta":{"content":"` + content + `"}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	rr := &responseReader{sse: NewSSEReader(nil)}
+	res := &Result{API: ChatCompletions, Start: time.Now()}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := rr.readSSE(strings.NewReader(stream), res.Start, false, res)
+	runtime.ReadMemStats(&after)
+	if err != nil || res.OutputTokens != 1 {
+		t.Fatalf("reading the stream: %v, %d output tokens", err, res.OutputTokens)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 4*size {
+		t.Errorf("reading a chunk of %d MiB allocated %.1f MiB, want at most %d MiB (the line as it grows, and its content)",
+			size>>20, float64(allocated)/(1<<20), 4*size>>20)
+	}
+}

@@ -106,11 +106,14 @@ func (d *chunkDecoder) decode(data []byte, c *chunk) error {
 	if len(data) >= choiceScanFrom && choicesLen(data, maxChoices) > maxChoices {
 		return fmt.Errorf("more than %d choices", maxChoices)
 	}
+	if len(data) > maxPooledBuffer {
+		// A huge chunk is decoded in place: the decoder would copy it
+		// into its buffer first, doubling what it costs.
+		d.grown = true
+		return json.Unmarshal(data, c)
+	}
 	if d.dec == nil {
 		d.dec = json.NewDecoder(&d.src)
-	}
-	if len(data) > maxPooledBuffer {
-		d.grown = true
 	}
 	d.src.Reset(data)
 	start := d.dec.InputOffset()
