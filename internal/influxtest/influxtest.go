@@ -88,19 +88,49 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// launchAttempts bounds how often Launch picks new ports when influxd
+// finds one taken: a port free when picked can be taken before influxd
+// binds it (by another test's connection) on a busy machine.
+const launchAttempts = 5
+
 // Launch runs the influxd bin with its data in dir, on free ports of
 // 127.0.0.1, makes the admin user and the database, and returns the
 // server; Close stops it.
 func Launch(bin, dir string) (*Server, error) {
+	var s *Server
+	var err error
+	for range launchAttempts {
+		s, err = launchOnce(bin, dir)
+		if !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// With no user yet, InfluxDB 1.8 accepts the statement that creates
+	// the first admin; everything after needs the credentials.
+	for _, stmt := range []string{"CREATE USER " + User + " WITH PASSWORD '" + Password + "' WITH ALL PRIVILEGES", "CREATE DATABASE " + Database} {
+		if _, err := s.InfluxQL(context.Background(), stmt); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// errPortTaken is an influxd that exited at start because one of its
+// ports was taken.
+var errPortTaken = errors.New("a port influxd was given is taken")
+
+// launchOnce runs influxd on two ports free now.
+func launchOnce(bin, dir string) (*Server, error) {
 	s := &Server{bin: bin, dir: dir, Token: User + ":" + Password, Bucket: Database + "/autogen"}
-	httpPort, err := freePort()
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	rpcPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	httpPort, rpcPort := ports[0], ports[1]
 	s.URL = "http://127.0.0.1:" + httpPort
 	s.config = filepath.Join(dir, "influxdb.conf")
 	conf := fmt.Sprintf(`reporting-disabled = true
@@ -132,15 +162,10 @@ bind-address = "127.0.0.1:%s"
 	}
 	if err := s.start(); err != nil {
 		s.Close()
-		return nil, err
-	}
-	// With no user yet, InfluxDB 1.8 accepts the statement that creates
-	// the first admin; everything after needs the credentials.
-	for _, stmt := range []string{"CREATE USER " + User + " WITH PASSWORD '" + Password + "' WITH ALL PRIVILEGES", "CREATE DATABASE " + Database} {
-		if _, err := s.InfluxQL(context.Background(), stmt); err != nil {
-			s.Close()
-			return nil, err
+		if strings.Contains(s.log(), "address already in use") {
+			return nil, fmt.Errorf("%w: %w", errPortTaken, err)
 		}
+		return nil, err
 	}
 	return s, nil
 }
@@ -241,13 +266,18 @@ func (s *Server) log() string {
 	return string(b)
 }
 
-// freePort returns a TCP port free on 127.0.0.1 now.
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freePorts returns n distinct TCP ports free on 127.0.0.1 now.
+func freePorts(n int) ([]string, error) {
+	ports := make([]string, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		// Held until all are picked, so that they differ.
+		defer l.Close()
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		ports = append(ports, port)
 	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port, nil
+	return ports, nil
 }
