@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -17,6 +18,11 @@ const (
 	histScale   = 1000
 	histMax     = 3_600_000_000 // one hour of milliseconds, in 1/histScale units
 	histSigFigs = 3
+	// smallTrend is how many values a trend keeps one by one before it
+	// makes its histograms: a histogram over 1..histMax with histSigFigs
+	// digits takes about 180 KiB, so a series of a few samples (a tag
+	// with a value per request) would cost that much each.
+	smallTrend = 64
 )
 
 // HistogramScale is how many histogram units make one unit of a trend's
@@ -47,6 +53,15 @@ type Stats struct {
 	lastTime time.Time
 
 	pos, neg *hdr.Histogram
+	// small holds a trend's values until there are smallTrend of them;
+	// then they go into pos and neg, and small is nil for good.
+	small []weighted
+}
+
+// weighted is n samples of the value v.
+type weighted struct {
+	v float64
+	n int64
 }
 
 func newStats(t Type) *Stats { return &Stats{Type: t} }
@@ -85,6 +100,24 @@ func (s *Stats) addN(v float64, n int64) {
 		return
 	}
 	s.SumSquares += v * v * float64(n)
+	if s.pos == nil && s.neg == nil && len(s.small) < smallTrend {
+		s.small = append(s.small, weighted{v, n})
+		return
+	}
+	s.spill()
+	s.record(v, n)
+}
+
+// spill moves the values kept one by one into the histograms.
+func (s *Stats) spill() {
+	for _, w := range s.small {
+		s.record(w.v, w.n)
+	}
+	s.small = nil
+}
+
+// record adds n samples of v to the histogram of v's sign.
+func (s *Stats) record(v float64, n int64) {
 	h := &s.pos
 	if v < 0 {
 		h, v = &s.neg, -v
@@ -118,8 +151,19 @@ func (s *Stats) Merge(other *Stats) {
 	s.Sum += other.Sum
 	s.SumSquares += other.SumSquares
 	s.NonZero += other.NonZero
+	if other.pos == nil && other.neg == nil && len(other.small) == 0 {
+		return // not a trend, or no value kept
+	}
+	if s.pos == nil && s.neg == nil && other.pos == nil && other.neg == nil && len(s.small)+len(other.small) <= smallTrend {
+		s.small = append(s.small, other.small...)
+		return
+	}
+	s.spill()
 	s.pos = mergeHist(s.pos, other.pos)
 	s.neg = mergeHist(s.neg, other.neg)
+	for _, w := range other.small {
+		s.record(w.v, w.n)
+	}
 }
 
 func mergeHist(dst, src *hdr.Histogram) *hdr.Histogram {
@@ -137,7 +181,18 @@ func mergeHist(dst, src *hdr.Histogram) *hdr.Histogram {
 // neg the absolute values of the negative ones, each in 1/HistogramScale
 // units; either is nil when there is no value of its sign. They belong to
 // s: callers read them (to encode them, say) and must not change them.
-func (s *Stats) Histograms() (pos, neg *hdr.Histogram) { return s.pos, s.neg }
+// A trend of few values keeps them one by one: its histograms are made
+// for the call.
+func (s *Stats) Histograms() (pos, neg *hdr.Histogram) {
+	if len(s.small) == 0 {
+		return s.pos, s.neg
+	}
+	c := &Stats{Type: s.Type}
+	for _, w := range s.small {
+		c.record(w.v, w.n)
+	}
+	return c.pos, c.neg
+}
 
 // StatsFromHistograms rebuilds a trend's Stats from what a result file
 // keeps of it: base's exported fields (Count, Sum, SumSquares, Min, Max;
@@ -177,6 +232,7 @@ func (s *Stats) Clone() *Stats {
 	if s.neg != nil {
 		c.neg = s.neg.Clone()
 	}
+	c.small = slices.Clone(s.small)
 	return &c
 }
 
@@ -211,7 +267,8 @@ func (s *Stats) Rate() float64 {
 // fall, from the HDR histogram (within 0.1 %; the exact Min and Max at the
 // ends). It is 0 for an empty or non-trend Stats.
 func (s *Stats) Percentile(p float64) float64 {
-	if s.Count == 0 || (s.pos == nil && s.neg == nil) {
+	pos, neg := s.Histograms()
+	if s.Count == 0 || (pos == nil && neg == nil) {
 		return 0
 	}
 	if p <= 0 {
@@ -221,11 +278,11 @@ func (s *Stats) Percentile(p float64) float64 {
 		return s.Max
 	}
 	var negCount, posCount int64
-	if s.neg != nil {
-		negCount = s.neg.TotalCount()
+	if neg != nil {
+		negCount = neg.TotalCount()
 	}
-	if s.pos != nil {
-		posCount = s.pos.TotalCount()
+	if pos != nil {
+		posCount = pos.TotalCount()
 	}
 	rank := p / 100 * float64(negCount+posCount)
 	var v float64
@@ -233,10 +290,10 @@ func (s *Stats) Percentile(p float64) float64 {
 		// Among negatives, the rank-th smallest value is the
 		// (negCount-rank+1)-th smallest absolute value.
 		q := 100 * (float64(negCount) - rank + 1) / float64(negCount)
-		v = -float64(s.neg.ValueAtPercentile(q)) / histScale
+		v = -float64(neg.ValueAtPercentile(q)) / histScale
 	} else {
 		q := 100 * (rank - float64(negCount)) / float64(posCount)
-		v = float64(s.pos.ValueAtPercentile(q)) / histScale
+		v = float64(pos.ValueAtPercentile(q)) / histScale
 	}
 	return math.Min(math.Max(v, s.Min), s.Max)
 }
