@@ -680,3 +680,27 @@ func TestHugeChunkIsDecodedWithoutACopy(t *testing.T) {
 			size>>20, float64(allocated)/(1<<20), 4*size>>20)
 	}
 }
+
+// TestWholeResponseOverTheCap sends a non-streamed answer that does not
+// end: it is read up to the cap, in a buffer that does not grow past it,
+// and fails as decode.
+func TestWholeResponseOverTheCap(t *testing.T) {
+	c := hostileServer(t, ChatCompletions, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"content":"`)
+		io.Copy(w, &repeatReader{'x', maxJSONResponse + 1})
+	})
+	res := c.Stream(t.Context(), Request{Body: map[string]any{"model": "m", "messages": chatBody["messages"], "stream": false}})
+	if res.Class != ErrDecode || !strings.Contains(res.Error, "response larger than 67108864 bytes") {
+		t.Errorf("class %q, error %q; want decode for a response over the cap", res.Class, res.Error)
+	}
+
+	const limit = 1 << 20
+	body, err := readAtMost(nil, &repeatReader{'x', 3 * limit}, limit+1)
+	if err != nil || len(body) != limit+1 {
+		t.Fatalf("read %d bytes, error %v; want %d", len(body), err, limit+1)
+	}
+	if cap(body) > limit+limit/8 {
+		t.Errorf("the buffer grew to %d bytes to read %d: want about the limit", cap(body), limit+1)
+	}
+}

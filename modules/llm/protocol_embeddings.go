@@ -69,7 +69,7 @@ func (embeddingsProtocol) read(rr *responseReader, contentType string, body io.R
 		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(r.Error))}
 	}
 	if r.Data == nil {
-		return &failure{ErrDecode, fmt.Errorf(`response without "data": %s`, snippet(rr.body.Bytes()))}
+		return &failure{ErrDecode, fmt.Errorf(`response without "data": %s`, snippet(rr.body))}
 	}
 	res.Embeddings = len(r.Data)
 	for i, d := range r.Data {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -36,7 +37,7 @@ type responseReader struct {
 	chunk chunk
 	usage json.RawMessage // the last usage block seen
 	text  []byte
-	body  bytes.Buffer // a non-streaming response
+	body  []byte // a non-streaming response
 	// tools assembles the tool calls; reasoning holds the reasoning text
 	// when countText is set (the client counts tokens with a tokenizer).
 	tools     toolCalls
@@ -79,7 +80,7 @@ func (rr *responseReader) release() {
 // its memory for as long as it is reused.
 func (rr *responseReader) poolable() bool {
 	return !rr.dec.grown && cap(rr.sse.buf) <= maxPooledBuffer && cap(rr.sse.data) <= maxPooledBuffer &&
-		cap(rr.text) <= maxPooledBuffer && rr.body.Cap() <= maxPooledBuffer && cap(rr.reasoning) <= maxPooledBuffer
+		cap(rr.text) <= maxPooledBuffer && cap(rr.body) <= maxPooledBuffer && cap(rr.reasoning) <= maxPooledBuffer
 }
 
 // clock returns the token clock of a response that started at start,
@@ -139,20 +140,40 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 // maxJSONResponse bytes, sets E2E when it ends, and decodes it with decode;
 // a decode error is a decode failure quoting the start of the body.
 func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result, decode func(doc []byte) error) error {
-	rr.body.Reset()
 	res.Stream = false
-	_, err := rr.body.ReadFrom(io.LimitReader(body, maxJSONResponse+1))
+	var err error
+	rr.body, err = readAtMost(rr.body[:0], body, maxJSONResponse+1)
 	res.E2E = ms(time.Since(start))
 	if err != nil {
 		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
 	}
-	if rr.body.Len() > maxJSONResponse {
+	if len(rr.body) > maxJSONResponse {
 		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
 	}
-	if err := decode(bytes.TrimSpace(rr.body.Bytes())); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body.Bytes()))}
+	if err := decode(bytes.TrimSpace(rr.body)); err != nil {
+		return &failure{ErrDecode, fmt.Errorf("response: %w: %s", err, snippet(rr.body))}
 	}
 	return nil
+}
+
+// readAtMost appends what r holds to dst, up to limit bytes, growing dst
+// by doubling but never past limit: a response that does not end takes
+// the limit, not twice it.
+func readAtMost(dst []byte, r io.Reader, limit int) ([]byte, error) {
+	for len(dst) < limit {
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, min(max(cap(dst), 4096), limit-len(dst)))
+		}
+		n, err := r.Read(dst[len(dst):min(cap(dst), limit)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
 }
 
 // readJSON reads a whole non-streaming response. Its one answer arrives at
