@@ -187,19 +187,29 @@ func outputLosses(reports []summary.OutputReport) []string {
 	return lines
 }
 
-// exitCode is a run's exit code from its verdict (runExitCode) and the
-// code of what happened to its outputs, the summary and the result files
-// (exitError when one was not written or lost data): an interrupted,
-// invalid, failed or aborted run keeps its code; a lost output (1) wins
+// afterRun is what went wrong once the run was over: handleSummary threw
+// (or returned something it cannot be), or the summary, a result file or
+// an output lost data.
+type afterRun struct {
+	scriptFailed, lost bool
+}
+
+// exitCode is a run's exit code from its verdict (runExitCode) and what
+// went wrong after it, by the README's precedence: an interrupted or
+// invalid run, or one whose script failed, keeps its code; a failed
+// handleSummary (107) wins over the rest; then the early stop, an
+// aborting threshold and no success keep theirs; a lost output (1) wins
 // over a failed threshold (99) and success (0).
-func exitCode(verdict, outputs int) int {
-	if outputs != exitOK && (verdict == exitOK || verdict == exitThresholds) {
-		return outputs
-	}
-	if verdict != exitOK {
+func exitCode(verdict int, after afterRun) int {
+	switch {
+	case verdict == exitInterrupted || verdict == exitInvalidConfig || verdict == exitScriptError:
 		return verdict
+	case after.scriptFailed:
+		return exitScriptError
+	case after.lost && (verdict == exitOK || verdict == exitThresholds):
+		return exitError
 	}
-	return outputs
+	return verdict
 }
 
 // requestSinks passes each request record to the timeline and the

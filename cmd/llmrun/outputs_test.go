@@ -65,6 +65,48 @@ func TestLostOutputExitsOne(t *testing.T) {
 	}
 }
 
+// A lost output and a handleSummary that throws: the script error (107)
+// wins, as the README's precedence says; each is still reported.
+func TestHandleSummaryErrorWinsOverALostOutput(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	script := writeScript(t, "hs.js", `
+import llm from 'llm';
+export const options = { vus: 1, iterations: 2 };
+export default function () { llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }); }
+export function handleSummary() { throw new Error('no summary today'); }`)
+	code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--seed", "1", "--out", "jsonl=/dev/full", script)
+	if code != exitScriptError || !strings.Contains(stderr, "no summary today") || !strings.Contains(stderr, "output jsonl /dev/full lost data") {
+		t.Errorf("exit %d, want %d with both failures reported\n%s", code, exitScriptError, stderr)
+	}
+}
+
+// exitCode applies the README's precedence to a run's verdict and what
+// went wrong after it.
+func TestExitCodePrecedence(t *testing.T) {
+	lost, threw := afterRun{lost: true}, afterRun{scriptFailed: true}
+	for _, tc := range []struct {
+		verdict int
+		after   afterRun
+		want    int
+	}{
+		{exitOK, afterRun{}, exitOK},
+		{exitOK, lost, exitError},
+		{exitThresholds, lost, exitError},
+		{exitNoSuccess, lost, exitNoSuccess},
+		{exitThresholdAbort, lost, exitThresholdAbort},
+		{exitInterrupted, threw, exitInterrupted},
+		{exitInvalidConfig, threw, exitInvalidConfig},
+		{exitNoSuccess, threw, exitScriptError},
+		{exitThresholds, afterRun{scriptFailed: true, lost: true}, exitScriptError},
+	} {
+		if got := exitCode(tc.verdict, tc.after); got != tc.want {
+			t.Errorf("exitCode(%d, %+v) = %d, want %d", tc.verdict, tc.after, got, tc.want)
+		}
+	}
+}
+
 // InfluxDB failing after the run's first point is counted as points
 // dropped, and the run exits 1.
 func TestInfluxDBDyingMidRunExitsOne(t *testing.T) {

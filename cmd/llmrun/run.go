@@ -222,29 +222,30 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	sum.Timeline = sinks.timeline.Points(rep.End)
 	sum.Capacity = capacity.Assess(sum, criteria)
 	sum.Outputs = outputs.finish(sum)
-	code = exitOK
+	var after afterRun
 	hs := handleSummary(ctx, engine, sum, stdout, stderr, color)
 	if hs.printDefault {
 		if err := console.Render(stdout, sum, console.Style{Color: color}); err != nil {
 			fmt.Fprintf(stderr, "llmrun run: printing the summary: %v\n", err)
-			code = exitError
+			after.lost = true
 		}
 	}
 	if hs.err != nil {
 		fmt.Fprintf(stderr, "llmrun run: %v\n", hs.err)
-		code = hs.code
+		after.scriptFailed = hs.code == exitScriptError
+		after.lost = after.lost || hs.code == exitError
 	}
 	for _, f := range exports {
 		if err := writeResult(f, sum); err != nil {
 			fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-			code = exitError
+			after.lost = true
 		}
 	}
 	for _, line := range outputLosses(sum.Outputs) {
 		fmt.Fprintf(stderr, "llmrun run: %s\n", line)
-		code = exitError
+		after.lost = true
 	}
-	return exitCode(runExitCode(ctx, rep, runErr, sum, stderr), code)
+	return exitCode(runExitCode(ctx, rep, runErr, sum, stderr), after)
 }
 
 // runExitCode is the exit code a finished run's outcome calls for, by
