@@ -51,3 +51,25 @@ func TestBaseURLOfAnotherSchemeIsRefused(t *testing.T) {
 		t.Errorf("stderr %q: the model was looked for on a base URL the client refuses", stderr)
 	}
 }
+
+// A tag whose values do not repeat stops making series at
+// metrics.MaxSeries: the summary says so, and the totals stay whole.
+func TestTagsBeyondTheSeriesLimit(t *testing.T) {
+	script := writeScript(t, "tags.js", `
+import { Counter } from 'metrics';
+const hits = new Counter('hits');
+export const options = { vus: 1, iterations: 1 };
+export default function () { for (let i = 0; i < 10100; i++) hits.add(1, { id: String(i) }); }`)
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--no-preflight", script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"more than 10000 distinct tag sets", "WARNING: hits had samples of more than 10000 distinct tag sets", "100 samples of later tag sets were kept untagged in series tagged series_overflow=true"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "count=10100") {
+		t.Errorf("the metric's total is not whole:\n%s", stdout)
+	}
+}

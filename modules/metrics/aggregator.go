@@ -3,7 +3,23 @@ package metrics
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 )
+
+// MaxSeries bounds the series an aggregator keeps of one metric. A tag
+// whose values do not repeat (an id per request) would make a series per
+// sample and grow memory with the run; beyond MaxSeries the samples of a
+// new tag set of the metric go into its one series tagged OverflowTag
+// instead, so that its totals stay whole while its breakdown by tag
+// stops growing. Other metrics are not affected.
+const MaxSeries = 10_000
+
+// OverflowTag tags the series that take the samples of the tag sets over
+// MaxSeries; its value is "true".
+const OverflowTag = "series_overflow"
+
+// overflowTags is the tag set of the overflow series.
+var overflowTags = NewTagSet(map[string]string{OverflowTag: "true"})
 
 // Aggregator folds samples into per-series statistics, a series being one
 // metric with one tag set. It is split into shards, each with its own lock,
@@ -12,6 +28,23 @@ import (
 // snapshot. Memory is bounded by the number of series, not by the run length.
 type Aggregator struct {
 	shards []*shard
+	// made counts the series made of each metric, over all shards.
+	made *seriesCounts
+}
+
+// seriesCounts counts the series made of each metric.
+type seriesCounts struct{ byMetric sync.Map } // *Metric → *atomic.Int64
+
+// add counts one more series of m, unless m has MaxSeries: it reports
+// whether it counted it.
+func (c *seriesCounts) add(m *Metric) bool {
+	n, _ := c.byMetric.LoadOrStore(m, new(atomic.Int64))
+	count := n.(*atomic.Int64)
+	if count.Add(1) > MaxSeries {
+		count.Add(-1)
+		return false
+	}
+	return true
 }
 
 type seriesKey struct {
@@ -28,15 +61,16 @@ type series struct {
 type shard struct {
 	mu     sync.Mutex
 	series map[seriesKey]*series
+	made   *seriesCounts // the aggregator's, shared by its shards
 }
 
 // NewAggregator returns an aggregator with n shards (at least one). One shard
 // per CPU is plenty: a shard's lock is held only to fold a batch of samples.
 func NewAggregator(n int) *Aggregator {
 	n = max(n, 1)
-	a := &Aggregator{shards: make([]*shard, n)}
+	a := &Aggregator{shards: make([]*shard, n), made: &seriesCounts{}}
 	for i := range a.shards {
-		a.shards[i] = &shard{series: make(map[seriesKey]*series)}
+		a.shards[i] = &shard{series: make(map[seriesKey]*series), made: a.made}
 	}
 	return a
 }
@@ -61,15 +95,29 @@ func (s *shard) AddSamples(samples []Sample) {
 	for i := range samples {
 		smp := &samples[i]
 		if last == nil || last.metric != smp.Metric || last.tags != smp.Tags {
-			key := seriesKey{smp.Metric, smp.Tags.Key()}
-			last = s.series[key]
-			if last == nil {
-				last = &series{metric: smp.Metric, tags: smp.Tags, stats: newStats(smp.Metric.Type)}
-				s.series[key] = last
-			}
+			last = s.seriesOf(smp.Metric, smp.Tags)
 		}
 		last.stats.addAt(smp.Value, smp.count(), smp.Time)
 	}
+}
+
+// seriesOf returns the series of m with tags, made if need be; beyond
+// MaxSeries, the overflow series of m.
+func (s *shard) seriesOf(m *Metric, tags *TagSet) *series {
+	key := seriesKey{m, tags.Key()}
+	if se := s.series[key]; se != nil {
+		return se
+	}
+	if !s.made.add(m) {
+		tags = overflowTags
+		key = seriesKey{m, tags.Key()}
+		if se := s.series[key]; se != nil {
+			return se
+		}
+	}
+	se := &series{metric: m, tags: tags, stats: newStats(m.Type)}
+	s.series[key] = se
+	return se
 }
 
 // Sum returns the sum of every value of a metric over all its series and

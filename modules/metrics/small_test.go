@@ -94,3 +94,37 @@ func TestSeriesOfFewSamplesAreSmall(t *testing.T) {
 	}
 	runtime.KeepAlive(agg)
 }
+
+// Beyond MaxSeries of a metric, the samples of its new tag sets go into
+// its one overflow series: memory stops growing with the tag's values,
+// the metric's totals stay whole, and other metrics are not affected.
+func TestSeriesBeyondTheLimitOverflow(t *testing.T) {
+	m := &Metric{Name: "hits", Type: Counter}
+	agg := NewAggregator(2)
+	const extra = 10
+	for i := range MaxSeries + extra {
+		tags := NewTagSet(map[string]string{"id": strconv.Itoa(i)})
+		agg.Shard(i).AddSamples([]Sample{{Metric: m, Tags: tags, Value: 1}})
+	}
+	snap := agg.Snapshot()
+	if n := len(snap.Series()); n != MaxSeries+1 {
+		t.Errorf("%d series, want %d and the overflow one", n, MaxSeries)
+	}
+	if st := snap.Stats("hits", overflowTags); st == nil || st.Count != extra {
+		t.Errorf("overflow series %+v, want the %d samples over the limit", st, extra)
+	}
+	if st := snap.Stats("hits", nil); st == nil || st.Sum != MaxSeries+extra {
+		t.Errorf("the metric's total %+v, want %d", st, MaxSeries+extra)
+	}
+	other := &Metric{Name: "other", Type: Counter}
+	fresh := NewTagSet(map[string]string{"id": "new"})
+	agg.Shard(1).AddSamples([]Sample{{Metric: other, Tags: fresh, Value: 1}})
+	if st := agg.Snapshot().Stats("other", fresh); st == nil || st.Count != 1 {
+		t.Errorf("another metric's new tag set: %+v, want a series of its own", st)
+	}
+	again := NewTagSet(map[string]string{"id": "0"})
+	agg.Shard(0).AddSamples([]Sample{{Metric: m, Tags: again, Value: 1}})
+	if st := agg.Snapshot().Stats("hits", again); st == nil || st.Count != 2 {
+		t.Errorf("a tag set kept before the limit: %+v, want its 2 samples", st)
+	}
+}

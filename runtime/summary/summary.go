@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -552,7 +553,32 @@ func clientReport(rep *runtime.Report) health.Report {
 	capped := cappedScenarios(rep)
 	c.Warnings = append(c.Warnings, lagWarnings(rep, capped)...)
 	c.Warnings = append(c.Warnings, dropWarnings(rep, capped)...)
+	if w := overflowWarning(rep.Snapshot); w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
 	return c
+}
+
+// overflowWarning says which metrics had samples of more tag sets than
+// llmrun keeps series for (metrics.MaxSeries a metric); "" when none had.
+func overflowWarning(snap *metrics.Snapshot) string {
+	if snap == nil {
+		return ""
+	}
+	var names []string
+	var samples int64
+	for _, se := range snap.Series() {
+		if v, ok := se.Tags.Get(metrics.OverflowTag); ok && v == "true" {
+			names = append(names, se.Metric.Name)
+			samples += se.Stats.Count
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s had samples of more than %d distinct tag sets (a tag whose values do not repeat, such as a request id, makes one each): "+
+		"%d samples of later tag sets were kept untagged in series tagged %s=true; the totals are whole, the figures by tag miss them",
+		strings.Join(slices.Compact(names), ", "), metrics.MaxSeries, samples, metrics.OverflowTag)
 }
 
 // cappedScenario is an arrival-rate scenario with a maxConcurrency cap.
