@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -85,17 +84,25 @@ func heldRun(t *testing.T, env map[string]string, flags []string, seen func(ctx 
 // tokens that arrived, before the request ends; at the end, the counter
 // and the result file's timeline have the rest of its usage too.
 func TestLiveOutputTokensBeforeTheRequestEnds(t *testing.T) {
-	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", freePort(t))
-	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
-	// Scrape until the first 5 tokens show: the request cannot end
-	// before the stream is released.
-	var seen map[string]float64
-	code, stdout, stderr, export := heldRun(t, nil, []string{"--out", "prometheus=" + addr}, func(ctx context.Context) bool {
-		if sums, err := scrapeSum(ctx, url); err == nil {
-			seen = sums
-		}
-		return seen["llmrun_output_tokens_total"] >= 5
+	type held struct {
+		code                   int
+		stdout, stderr, export string
+		seen                   map[string]float64
+	}
+	r := onFreePort(t, func(port int) (held, string) {
+		url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+		// Scrape until the first 5 tokens show: the request cannot end
+		// before the stream is released.
+		var r held
+		r.code, r.stdout, r.stderr, r.export = heldRun(t, nil, []string{"--out", fmt.Sprintf("prometheus=127.0.0.1:%d", port)}, func(ctx context.Context) bool {
+			if sums, err := scrapeSum(ctx, url); err == nil {
+				r.seen = sums
+			}
+			return r.seen["llmrun_output_tokens_total"] >= 5
+		})
+		return r, r.stderr
 	})
+	code, stdout, stderr, export, seen := r.code, r.stdout, r.stderr, r.export, r.seen
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

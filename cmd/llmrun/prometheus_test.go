@@ -64,37 +64,84 @@ func scrapeSum(ctx context.Context, url string) (map[string]float64, error) {
 	return sums, sc.Err()
 }
 
+// onFreePort calls run with a port of 127.0.0.1 free a moment ago, and
+// again with another (3 times at most) when the run found it taken:
+// another test's connection can take it before llmrun binds it.
+func onFreePort[R any](t *testing.T, run func(port int) (R, string)) R {
+	t.Helper()
+	for range 3 {
+		res, stderr := run(freePort(t))
+		if !strings.Contains(stderr, "address already in use") {
+			return res
+		}
+	}
+	t.Fatal("every port picked was taken before llmrun bound it")
+	var none R
+	return none
+}
+
+// promRun is a run with --out prometheus and the last scrape seen while
+// it went.
+type promRun struct {
+	url            string
+	code           int
+	stdout, stderr string
+	sums           map[string]float64
+	scrapeErr      error
+}
+
 // A run with --out prometheus serves its live metrics while it goes.
 func TestRunServesPrometheusMetrics(t *testing.T) {
-	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", freePort(t))
-	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-
-	// Scrape until a scrape shows both requests and the two VUs, the run
-	// ends, or the deadline passes; report the last scrape seen.
-	runDone := make(chan struct{})
-	type seen struct {
-		sums map[string]float64
-		err  error
+	r := onFreePort(t, func(port int) (promRun, string) {
+		r := scrapeWhileRunning(ctx, t, port, script)
+		return r, r.stderr
+	})
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	last := make(chan seen, 1)
+	if r.sums == nil {
+		t.Fatalf("no scrape of %s answered while the run went: %v", r.url, r.scrapeErr)
+	}
+	if r.sums["llmrun_ttft_seconds_count"] <= 0 || r.sums["llmrun_active_vus"] != 2 || r.sums["llmrun_max_vus"] != 2 {
+		t.Errorf("llmrun_ttft_seconds_count %g, llmrun_active_vus %g, llmrun_max_vus %g; want > 0, 2 and 2",
+			r.sums["llmrun_ttft_seconds_count"], r.sums["llmrun_active_vus"], r.sums["llmrun_max_vus"])
+	}
+	if r.sums["llmrun_run_info"] != 1 {
+		t.Errorf("llmrun_run_info %g, want 1", r.sums["llmrun_run_info"])
+	}
+	if !strings.Contains(r.stdout, "prometheus "+r.url) {
+		t.Errorf("the summary does not name the output:\n%s", r.stdout)
+	}
+	if _, err := scrapeSum(ctx, r.url); err == nil {
+		t.Errorf("%s still answers after the run", r.url)
+	}
+}
+
+// scrapeWhileRunning runs script with --out prometheus on port, and
+// scrapes until a scrape shows both requests and the two VUs, the run
+// ends, or a minute passes; it returns the last scrape seen.
+func scrapeWhileRunning(ctx context.Context, t *testing.T, port int, script string) promRun {
+	r := promRun{url: fmt.Sprintf("http://127.0.0.1:%d/metrics", port)}
+	runDone := make(chan struct{})
+	scraped := make(chan promRun, 1)
 	go func() {
-		var s seen
-		defer func() { last <- s }()
+		var s promRun
+		defer func() { scraped <- s }()
 		deadline := time.Now().Add(time.Minute)
 		for time.Now().Before(deadline) {
 			sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
-			sums, err := scrapeSum(sctx, url)
+			sums, err := scrapeSum(sctx, r.url)
 			scancel()
 			if err == nil {
-				s = seen{sums: sums}
+				s.sums = sums
 				if sums["llmrun_ttft_seconds_count"] > 0 && sums["llmrun_active_vus"] == 2 {
 					return
 				}
 			} else if s.sums == nil {
-				s.err = err
+				s.scrapeErr = err
 			}
 			select {
 			case <-runDone:
@@ -103,27 +150,10 @@ func TestRunServesPrometheusMetrics(t *testing.T) {
 			}
 		}
 	}()
-
-	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "-d", "3s", "-u", "2", "--out", "prometheus="+addr, script)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	r.code, r.stdout, r.stderr = cli(t, ctx, nil, "run", "-q", "-d", "3s", "-u", "2", "--out", "prometheus="+addr, script)
 	close(runDone)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	s := <-last
-	if s.sums == nil {
-		t.Fatalf("no scrape of %s answered while the run went: %v", url, s.err)
-	}
-	if s.sums["llmrun_ttft_seconds_count"] <= 0 || s.sums["llmrun_active_vus"] != 2 || s.sums["llmrun_max_vus"] != 2 {
-		t.Errorf("llmrun_ttft_seconds_count %g, llmrun_active_vus %g, llmrun_max_vus %g; want > 0, 2 and 2",
-			s.sums["llmrun_ttft_seconds_count"], s.sums["llmrun_active_vus"], s.sums["llmrun_max_vus"])
-	}
-	if s.sums["llmrun_run_info"] != 1 {
-		t.Errorf("llmrun_run_info %g, want 1", s.sums["llmrun_run_info"])
-	}
-	if !strings.Contains(stdout, "prometheus "+url) {
-		t.Errorf("the summary does not name the output:\n%s", stdout)
-	}
-	if _, err := scrapeSum(ctx, url); err == nil {
-		t.Errorf("%s still answers after the run", url)
-	}
+	s := <-scraped
+	r.sums, r.scrapeErr = s.sums, s.scrapeErr
+	return r
 }
