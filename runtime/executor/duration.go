@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -37,22 +37,14 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// durationSyntax is a Go duration as time.ParseDuration reads it: signed
+// numbers, each with a unit.
+var durationSyntax = regexp.MustCompile(`^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // wellFormed says that s is written as a duration with units ("3h20m"),
-// so that time.ParseDuration refusing it means it overflowed.
-func wellFormed(s string) bool {
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	digits := false
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digits = true
-		case strings.ContainsRune(".hmsunµμ", r):
-		default:
-			return false
-		}
-	}
-	return digits
-}
+// so that time.ParseDuration refusing it means it overflowed, not a typo
+// ("30mm").
+func wellFormed(s string) bool { return durationSyntax.MatchString(s) }
 
 // UnmarshalJSON accepts a string or a number of milliseconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {

@@ -212,6 +212,9 @@ func TestDurationErrorsSayWhy(t *testing.T) {
 		{`"NaN"`, "must be a finite duration"},
 		{`"-Inf"`, "must be a finite duration"},
 		{`"100000000000000h"`, `"100000000000000h" exceeds llmrun's limit`},
+		{`"30mm"`, `invalid duration "30mm": use a number with a unit`},
+		{`"1.2.3s"`, `invalid duration "1.2.3s": use a number with a unit`},
+		{`"s30"`, `invalid duration "s30": use a number with a unit`},
 	}
 	for _, tc := range tests {
 		var d Duration
