@@ -3,15 +3,15 @@ package metrics
 import (
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
-// MaxSeries bounds the series an aggregator keeps of one metric. A tag
-// whose values do not repeat (an id per request) would make a series per
-// sample and grow memory with the run; beyond MaxSeries the samples of a
-// new tag set of the metric go into its one series tagged OverflowTag
-// instead, so that its totals stay whole while its breakdown by tag
-// stops growing. Other metrics are not affected.
+// MaxSeries bounds the series an aggregator keeps of one metric: its
+// distinct tag sets, over all the aggregator's shards. A tag whose values
+// do not repeat (an id per request) would make a series per sample and
+// grow memory with the run; beyond MaxSeries the samples of a new tag set
+// of the metric go into its one series tagged OverflowTag instead, so that
+// its totals stay whole while its breakdown by tag stops growing. Other
+// metrics are not affected.
 const MaxSeries = 10_000
 
 // OverflowTag tags the series that take the samples of the tag sets over
@@ -28,22 +28,39 @@ var overflowTags = NewTagSet(map[string]string{OverflowTag: "true"})
 // snapshot. Memory is bounded by the number of series, not by the run length.
 type Aggregator struct {
 	shards []*shard
-	// made counts the series made of each metric, over all shards.
-	made *seriesCounts
 }
 
-// seriesCounts counts the series made of each metric.
-type seriesCounts struct{ byMetric sync.Map } // *Metric → *atomic.Int64
+// seriesLimit admits at most MaxSeries distinct tag sets of each metric
+// over all shards: a tag set admitted on one shard is admitted on the
+// others too, so a series used by VUs of several shards counts once.
+type seriesLimit struct {
+	mu       sync.RWMutex
+	admitted map[seriesKey]struct{}
+	count    map[*Metric]int
+}
 
-// add counts one more series of m, unless m has MaxSeries: it reports
-// whether it counted it.
-func (c *seriesCounts) add(m *Metric) bool {
-	n, _ := c.byMetric.LoadOrStore(m, new(atomic.Int64))
-	count := n.(*atomic.Int64)
-	if count.Add(1) > MaxSeries {
-		count.Add(-1)
+// admit reports whether key has, or may now have, a series of its own;
+// false when its metric already has MaxSeries others. A shard asks only
+// for a key it has no series for, so once a metric is full this is what
+// each sample of a new tag set costs: a read lock and two lookups.
+func (l *seriesLimit) admit(key seriesKey) bool {
+	l.mu.RLock()
+	_, ok := l.admitted[key]
+	full := l.count[key.metric] >= MaxSeries
+	l.mu.RUnlock()
+	if ok || full {
+		return ok
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.admitted[key]; ok {
+		return true
+	}
+	if l.count[key.metric] >= MaxSeries {
 		return false
 	}
+	l.admitted[key] = struct{}{}
+	l.count[key.metric]++
 	return true
 }
 
@@ -61,16 +78,17 @@ type series struct {
 type shard struct {
 	mu     sync.Mutex
 	series map[seriesKey]*series
-	made   *seriesCounts // the aggregator's, shared by its shards
+	limit  *seriesLimit // the aggregator's, shared by its shards
 }
 
 // NewAggregator returns an aggregator with n shards (at least one). One shard
 // per CPU is plenty: a shard's lock is held only to fold a batch of samples.
 func NewAggregator(n int) *Aggregator {
 	n = max(n, 1)
-	a := &Aggregator{shards: make([]*shard, n), made: &seriesCounts{}}
+	limit := &seriesLimit{admitted: make(map[seriesKey]struct{}), count: make(map[*Metric]int)}
+	a := &Aggregator{shards: make([]*shard, n)}
 	for i := range a.shards {
-		a.shards[i] = &shard{series: make(map[seriesKey]*series), made: a.made}
+		a.shards[i] = &shard{series: make(map[seriesKey]*series), limit: limit}
 	}
 	return a
 }
@@ -108,7 +126,7 @@ func (s *shard) seriesOf(m *Metric, tags *TagSet) *series {
 	if se := s.series[key]; se != nil {
 		return se
 	}
-	if !s.made.add(m) {
+	if !s.limit.admit(key) {
 		tags = overflowTags
 		key = seriesKey{m, tags.Key()}
 		if se := s.series[key]; se != nil {

@@ -128,3 +128,37 @@ func TestSeriesBeyondTheLimitOverflow(t *testing.T) {
 		t.Errorf("a tag set kept before the limit: %+v, want its 2 samples", st)
 	}
 }
+
+// Percentile of a trend of few values records them into a pooled scratch
+// histogram, not into two new ones of about 180 KiB each per call: the
+// summary asks for several percentiles of every series, thresholds ask at
+// every tick.
+func TestSmallTrendPercentilesDoNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	values := make([]float64, smallTrend/2)
+	st := newStats(Trend)
+	for i := range values {
+		values[i] = float64(i - 5)
+		st.add(values[i])
+	}
+	var p float64
+	if n := testing.AllocsPerRun(100, func() { p = st.Percentile(90) }); n != 0 {
+		t.Errorf("Percentile of a trend of %d values: %g allocations a call, want 0", len(values), n)
+	}
+	if want := spilled(values).Percentile(90); p != want {
+		t.Errorf("p90 = %g, want %g as from histograms", p, want)
+	}
+}
+
+func BenchmarkSmallTrendPercentile(b *testing.B) {
+	st := newStats(Trend)
+	for i := range smallTrend / 2 {
+		st.add(float64(100 + i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		st.Percentile(95)
+	}
+}

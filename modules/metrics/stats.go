@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -68,6 +69,10 @@ func newStats(t Type) *Stats { return &Stats{Type: t} }
 
 func newHistogram() *hdr.Histogram { return hdr.New(1, histMax, histSigFigs) }
 
+// scratchHistograms holds empty histograms for Percentile to record a
+// small trend's values into, rather than make one per call.
+var scratchHistograms = sync.Pool{New: func() any { return newHistogram() }}
+
 // addAt adds n samples of a value sampled at t; Last stays when t is
 // older than it.
 func (s *Stats) addAt(v float64, n int64, t time.Time) {
@@ -120,16 +125,21 @@ func (s *Stats) spill() {
 func (s *Stats) record(v float64, n int64) {
 	h := &s.pos
 	if v < 0 {
-		h, v = &s.neg, -v
+		h = &s.neg
 	}
 	if *h == nil {
 		*h = newHistogram()
 	}
-	scaled := int64(math.Round(v * histScale))
+	recordAbs(*h, v, n)
+}
+
+// recordAbs adds n samples of |v| to h.
+func recordAbs(h *hdr.Histogram, v float64, n int64) {
+	scaled := int64(math.Round(math.Abs(v) * histScale))
 	if scaled > histMax {
 		scaled = histMax
 	}
-	_ = (*h).RecordValues(scaled, n) // cannot fail: 0 ≤ scaled ≤ histMax
+	_ = h.RecordValues(scaled, n) // cannot fail: 0 ≤ scaled ≤ histMax
 }
 
 // Merge adds other's samples into s. Last becomes the more recent of the
@@ -267,8 +277,8 @@ func (s *Stats) Rate() float64 {
 // fall, from the HDR histogram (within 0.1 %; the exact Min and Max at the
 // ends). It is 0 for an empty or non-trend Stats.
 func (s *Stats) Percentile(p float64) float64 {
-	pos, neg := s.Histograms()
-	if s.Count == 0 || (pos == nil && neg == nil) {
+	negCount, posCount := s.signCounts()
+	if s.Count == 0 || negCount+posCount == 0 {
 		return 0
 	}
 	if p <= 0 {
@@ -277,23 +287,58 @@ func (s *Stats) Percentile(p float64) float64 {
 	if p >= 100 {
 		return s.Max
 	}
-	var negCount, posCount int64
-	if neg != nil {
-		negCount = neg.TotalCount()
-	}
-	if pos != nil {
-		posCount = pos.TotalCount()
-	}
 	rank := p / 100 * float64(negCount+posCount)
 	var v float64
 	if rank <= float64(negCount) {
 		// Among negatives, the rank-th smallest value is the
 		// (negCount-rank+1)-th smallest absolute value.
 		q := 100 * (float64(negCount) - rank + 1) / float64(negCount)
-		v = -float64(neg.ValueAtPercentile(q)) / histScale
+		v = -float64(s.valueAtPercentile(true, q)) / histScale
 	} else {
 		q := 100 * (rank - float64(negCount)) / float64(posCount)
-		v = float64(pos.ValueAtPercentile(q)) / histScale
+		v = float64(s.valueAtPercentile(false, q)) / histScale
 	}
 	return math.Min(math.Max(v, s.Min), s.Max)
+}
+
+// signCounts returns how many of a trend's values are negative and how
+// many are not, as its histograms hold them.
+func (s *Stats) signCounts() (neg, pos int64) {
+	for _, w := range s.small {
+		if w.v < 0 {
+			neg += w.n
+		} else {
+			pos += w.n
+		}
+	}
+	if s.neg != nil {
+		neg += s.neg.TotalCount()
+	}
+	if s.pos != nil {
+		pos += s.pos.TotalCount()
+	}
+	return neg, pos
+}
+
+// valueAtPercentile returns the q-th percentile of the histogram of the
+// negative values (their absolute values) or of the others. A trend that
+// keeps its values one by one records those of that sign into a scratch
+// histogram, as Histograms would into a new one, and answers from it.
+func (s *Stats) valueAtPercentile(negative bool, q float64) int64 {
+	if len(s.small) == 0 {
+		if negative {
+			return s.neg.ValueAtPercentile(q)
+		}
+		return s.pos.ValueAtPercentile(q)
+	}
+	h := scratchHistograms.Get().(*hdr.Histogram)
+	for _, w := range s.small {
+		if (w.v < 0) == negative {
+			recordAbs(h, w.v, w.n)
+		}
+	}
+	v := h.ValueAtPercentile(q)
+	h.Reset()
+	scratchHistograms.Put(h)
+	return v
 }
