@@ -35,8 +35,8 @@ const DefaultIdleTimeout = 30 * time.Second
 // idle timeout off.
 const NoIdleTimeout time.Duration = -1
 
-// maxCAFile bounds the size of a --ca-file bundle (a system bundle is
-// about 200 KiB).
+// maxCAFile bounds the size of a Config.TLS.CAFile bundle (a script's
+// llm.client({ tls: { caFile } })); a system bundle is about 200 KiB.
 const maxCAFile = 16 << 20
 
 const (
@@ -210,6 +210,7 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c.secrets = appendSecrets(c.secrets, cfg.Headers)
 	c.secrets = urlSecrets(c.secrets, given)
+	longestFirst(c.secrets)
 	return c, nil
 }
 
@@ -534,9 +535,14 @@ func drainClose(body io.ReadCloser, deadline *time.Timer) {
 }
 
 // secretsFor returns the secrets that must not appear in req's error
-// message: the client's, and the values of req's credential headers.
+// message, longest first: the client's, and the values of req's
+// credential headers.
 func (c *Client) secretsFor(req Request) []string {
-	return appendSecrets(slices.Clip(c.secrets), req.Headers)
+	secrets := appendSecrets(slices.Clip(c.secrets), req.Headers)
+	if len(secrets) > len(c.secrets) {
+		longestFirst(secrets)
+	}
+	return secrets
 }
 
 // appendSecrets appends the values of credential headers (names with

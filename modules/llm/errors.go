@@ -139,17 +139,21 @@ const maxErrorLen = 8 << 10
 // secret: shorter ones ("1", "on") would blank out unrelated text.
 const minDerivedSecret = 4
 
-// redact replaces every secret in msg, longest first, so that no part of
-// a longer one survives the replacement of a shorter one.
+// redact replaces every secret in msg. secrets are longest first
+// (longestFirst), so that no part of a longer one survives the replacement
+// of a shorter one.
 func redact(msg string, secrets []string) string {
-	secrets = slices.Clone(secrets)
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, s := range secrets {
 		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "[REDACTED]")
 		}
 	}
 	return msg
+}
+
+// longestFirst sorts secrets as redact takes them.
+func longestFirst(secrets []string) {
+	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 }
 
 // cleanMessage is msg, an error message that may quote a server's bytes,
@@ -209,30 +213,67 @@ func urlSecrets(dst []string, u *url.URL) []string {
 // limit bytes once escaped is cut, and says so.
 func escapeText(text string, limit int) string {
 	const cut = "... (truncated)"
+	var scratch [6]byte
+	clean := 0
+	for clean < len(text) {
+		r, size := utf8.DecodeRuneInString(text[clean:])
+		if _, escaped := escapeRune(scratch[:0], r, size, text[clean]); escaped {
+			break
+		}
+		clean += size
+	}
+	if clean == len(text) && len(text) <= limit-len(cut) {
+		return text
+	}
 	var b strings.Builder
+	b.Grow(min(len(text), limit))
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
-		piece := text[i : i+size]
-		switch {
-		case r == utf8.RuneError && size == 1:
-			piece = fmt.Sprintf(`\x%02x`, text[i])
-		case r == '\n':
-			piece = `\n`
-		case r == '\r':
-			piece = `\r`
-		case r == '\t':
-			piece = `\t`
-		case r < 0x100 && unicode.IsControl(r):
-			piece = fmt.Sprintf(`\x%02x`, r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029':
-			piece = fmt.Sprintf(`\u%04x`, r)
+		piece, escaped := escapeRune(scratch[:0], r, size, text[i])
+		n := size
+		if escaped {
+			n = len(piece)
 		}
-		if b.Len()+len(piece) > limit-len(cut) {
+		if b.Len()+n > limit-len(cut) {
 			b.WriteString(cut)
 			break
 		}
-		b.WriteString(piece)
+		if escaped {
+			b.Write(piece)
+		} else {
+			b.WriteString(text[i : i+size])
+		}
 		i += size
 	}
 	return b.String()
+}
+
+// escapeRune appends to dst how escapeText writes r, the rune of size
+// bytes starting with the byte first, and reports whether it is escaped;
+// dst needs a capacity of 6 not to grow.
+func escapeRune(dst []byte, r rune, size int, first byte) ([]byte, bool) {
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return appendHex(append(dst, `\x`...), uint32(first), 2), true
+	case r == '\n':
+		return append(dst, `\n`...), true
+	case r == '\r':
+		return append(dst, `\r`...), true
+	case r == '\t':
+		return append(dst, `\t`...), true
+	case r < 0x100 && unicode.IsControl(r):
+		return appendHex(append(dst, `\x`...), uint32(r), 2), true
+	case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029':
+		return appendHex(append(dst, `\u`...), uint32(r), 4), true
+	}
+	return dst, false
+}
+
+// appendHex appends v in hexadecimal, as digits digits.
+func appendHex(dst []byte, v uint32, digits int) []byte {
+	const hex = "0123456789abcdef"
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		dst = append(dst, hex[v>>shift&0xf])
+	}
+	return dst
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -81,19 +82,23 @@ func (h *headRecorder) head() []byte { return h.buf[:h.kept] }
 // headConn is a plain-text HTTP/1 connection that keeps the first bytes it
 // reads, so that a request that fails before any response can say what
 // the server sent instead (an SSH banner). Its first bytes are read under
-// a lock: the transport reads on its own goroutine.
+// a lock, the transport reading on its own goroutine; once they are kept
+// (full), a read takes no lock.
 type headConn struct {
 	net.Conn
+	full atomic.Bool
 	mu   sync.Mutex
 	head []byte
 }
 
 func (c *headConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	c.mu.Lock()
-	if room := headLen - len(c.head); room > 0 && n > 0 {
-		c.head = append(c.head, p[:min(n, room)]...)
+	if n == 0 || c.full.Load() {
+		return n, err
 	}
+	c.mu.Lock()
+	c.head = append(c.head, p[:min(n, headLen-len(c.head))]...)
+	c.full.Store(len(c.head) == headLen)
 	c.mu.Unlock()
 	return n, err
 }
@@ -241,20 +246,42 @@ func jsonArrayLen(data []byte, limit int) int {
 }
 
 // choicesLen counts, up to a little over limit, the elements of the
-// "choices" array of the JSON object data.
+// "choices" arrays of the JSON object data: those of its own keys (the
+// decoder keeps the last, having decoded each), not of nested objects.
+// Linear in len(data): jsonArrayLen reads again only those keys' arrays,
+// which do not overlap.
 func choicesLen(data []byte, limit int) int {
 	const key = `"choices"`
-	for i := 0; ; {
-		j := bytes.Index(data[i:], []byte(key))
-		if j < 0 {
-			return 0
-		}
-		i += j + len(key)
-		rest := bytes.TrimLeft(data[i:], " \t\r\n")
-		if len(rest) > 0 && rest[0] == ':' {
-			if n := jsonArrayLen(rest[1:], limit); n > limit {
-				return n
+	depth, inString, escaped := 0, false, false
+	for i, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
 			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			if depth != 1 || !bytes.HasPrefix(data[i:], []byte(key)) {
+				continue
+			}
+			rest := bytes.TrimLeft(data[i+len(key):], " \t\r\n")
+			if len(rest) > 0 && rest[0] == ':' {
+				if n := jsonArrayLen(rest[1:], limit); n > limit {
+					return n
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
 		}
 	}
+	return 0
 }

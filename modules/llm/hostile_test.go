@@ -274,6 +274,43 @@ func TestBodiesThatAreNotEventStreams(t *testing.T) {
 	})
 }
 
+// TestHeadConnKeepsFirstBytesOnly checks that a headConn keeps the first
+// headLen bytes and, once it has them, reads without taking its lock.
+func TestHeadConnKeepsFirstBytesOnly(t *testing.T) {
+	server, client := net.Pipe()
+	defer server.Close()
+	hc := &headConn{Conn: client}
+	defer hc.Close()
+	sent := strings.Repeat("0123456789", 10)
+	go io.WriteString(server, sent)
+	buf := make([]byte, 40)
+	for read := 0; read < headLen; {
+		n, err := hc.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read += n
+	}
+	if got := string(hc.first()); got != sent[:headLen] {
+		t.Fatalf("first = %q, want %q", got, sent[:headLen])
+	}
+	hc.mu.Lock() // a read that took the lock would wait for ever
+	defer hc.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := hc.Read(buf)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a read after the first bytes were kept waits for the lock")
+	}
+}
+
 func TestServerTextIsEscaped(t *testing.T) {
 	hostile := "\x1b[2J\x1b]0;pwned\x07red\x00\r\nnext\xff\xfe\u202egnp.exe\u2028end"
 	for _, tc := range []struct {
@@ -315,6 +352,27 @@ func TestServerTextIsEscaped(t *testing.T) {
 	})
 }
 
+func TestEscapeText(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"plain text, é and 漢字", 100, "plain text, é and 漢字"},
+		{"a\x1b[2J\x00\x7f\u0085\xff\u202e\u2028\r\n\t", 100, `a\x1b[2J\x00\x7f\x85\xff\u202e\u2028\r\n\t`},
+		{strings.Repeat("a", 30), 30, strings.Repeat("a", 15) + "... (truncated)"},
+		{strings.Repeat("\x00", 30), 30, `\x00\x00\x00` + "... (truncated)"},
+	} {
+		if got := escapeText(tc.in, tc.limit); got != tc.want {
+			t.Errorf("escapeText(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
+		}
+	}
+	clean := strings.Repeat("a clean message, é 漢字 ", 20)
+	if n := testing.AllocsPerRun(100, func() { escapeText(clean, maxErrorLen) }); n != 0 {
+		t.Errorf("escapeText of clean text allocates %v times, want 0", n)
+	}
+}
+
 func TestSecretsAreRedactedInAllForms(t *testing.T) {
 	const key = "sk-ant/abc+def=ghi"
 	forms := []string{key, url.QueryEscape(key), url.PathEscape(key),
@@ -350,6 +408,16 @@ func TestSecretsAreRedactedInAllForms(t *testing.T) {
 			if strings.Contains(res.Error, leak) {
 				t.Errorf("error %q holds %q", res.Error, leak)
 			}
+		}
+	})
+	t.Run("a request's header holding the key", func(t *testing.T) {
+		const longer = key + "-and-more"
+		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "you sent "+r.Header.Get("X-Api-Key"), http.StatusUnauthorized)
+		}, Config{APIKey: key})
+		res := c.Stream(t.Context(), Request{Body: chatBody, Headers: map[string]string{"X-Api-Key": longer}})
+		if res.Class != ErrHTTP4xx || !strings.HasSuffix(res.Error, "you sent [REDACTED]") {
+			t.Errorf("class %q, error %q; want the 401 with the header redacted whole", res.Class, res.Error)
 		}
 	})
 }
@@ -586,6 +654,30 @@ func TestJSONArrayLen(t *testing.T) {
 	}
 	if got := choicesLen([]byte(`{"id":"x","choices" : [{},{},{},{},{},{}],"usage":{}}`), 4); got != 5 {
 		t.Errorf("choicesLen = %d, want 5 (over the limit)", got)
+	}
+	for in, want := range map[string]int{
+		`{"choices":[{"choices":[{},{},{},{},{},{}]}]}`:     0, // a nested object's choices are not the chunk's
+		`{"x":{"choices":[{},{},{},{},{}]},"choices":[{}]}`: 0,
+		`{"x":"\"choices\":[{},{},{},{},{}]"}`:              0,
+		`{"choices":[{}],"choices":[{},{},{},{},{},{}]}`:    5, // each is decoded: the later one counts too
+	} {
+		if got := choicesLen([]byte(in), 4); got != want {
+			t.Errorf("choicesLen(%s) = %d, want %d", in, got, want)
+		}
+	}
+	// Nested choices were each counted to their array's end: a line of
+	// 4 MiB took half an hour. One pass takes milliseconds; the bound only
+	// keeps a regression from hanging the run.
+	nested := []byte(strings.Repeat(`{"choices":[`, DefaultMaxLineSize/14) + strings.Repeat("]}", DefaultMaxLineSize/14))
+	done := make(chan int, 1)
+	go func() { done <- choicesLen(nested, maxChoices) }()
+	select {
+	case got := <-done:
+		if got != 0 {
+			t.Errorf("choicesLen of %d bytes of nested choices = %d, want 0", len(nested), got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("choicesLen of %d bytes of nested choices did not end within a minute", len(nested))
 	}
 }
 

@@ -79,8 +79,8 @@ func (o *optionalInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// orNegative returns the integer, or -1 when it was left out.
-func (o optionalInt) orNegative() int {
+// orAbsent returns the integer, or absentCount when it was left out.
+func (o optionalInt) orAbsent() int {
 	if !o.set {
 		return absentCount
 	}

@@ -121,7 +121,7 @@ func fatal(res *Result, target string) (bool, string) {
 	case ErrDNS:
 		return true, fmt.Sprintf("the host name of %s does not resolve: correct --base-url", target)
 	case ErrTLS:
-		return true, "the TLS handshake failed: check http:// against https://, or trust the server's certificate (llm.client({ tls: { caFile } }))"
+		return true, "the TLS handshake failed: check http:// against https://; to trust a private CA, give a script's client llm.client({ tls: { caFile: 'ca.pem' } }), and for --base-url add the CA to the system's trust store (or, on Linux, set SSL_CERT_FILE to a PEM bundle, which replaces the system's)"
 	case ErrInvalidRequest:
 		return true, "llmrun could not build the request: " + res.Error
 	case ErrDecode:

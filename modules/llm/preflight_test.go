@@ -142,4 +142,11 @@ func TestProbeUntrustedCertificate(t *testing.T) {
 	if p.OK || p.Class != ErrTLS || !p.Fatal || !strings.Contains(p.Fix, "TLS handshake failed") {
 		t.Errorf("probe %+v: want a fatal tls failure", p)
 	}
+	// The fix names what exists: caFile for a script's client, the system's
+	// trust store for --base-url (which has no CA flag).
+	for _, want := range []string{"tls: { caFile", "--base-url", "SSL_CERT_FILE"} {
+		if !strings.Contains(p.Fix, want) {
+			t.Errorf("fix %q does not name %q", p.Fix, want)
+		}
+	}
 }

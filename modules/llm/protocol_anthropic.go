@@ -269,7 +269,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 					res.PromptTokens = n
 				}
 				if e.Message.Usage != nil {
-					res.setCachedTokens(e.Message.Usage.CacheReadInputTokens.orNegative())
+					res.setCachedTokens(e.Message.Usage.CacheReadInputTokens.orAbsent())
 				}
 			}
 		case "content_block_start":
@@ -290,7 +290,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 				if n, ok := e.Usage.promptTokens(); ok && n != 0 {
 					res.PromptTokens = n
 				}
-				res.setCachedTokens(e.Usage.CacheReadInputTokens.orNegative())
+				res.setCachedTokens(e.Usage.CacheReadInputTokens.orAbsent())
 			}
 		case "message_stop":
 			return done()
@@ -334,7 +334,7 @@ func (rr *responseReader) readAnthropicJSON(body io.Reader, keepText bool, res *
 		if n, ok := e.Usage.promptTokens(); ok {
 			res.PromptTokens = n
 		}
-		res.setCachedTokens(e.Usage.CacheReadInputTokens.orNegative())
+		res.setCachedTokens(e.Usage.CacheReadInputTokens.orAbsent())
 	}
 	anthropicFinish(res, output)
 	if keepText {

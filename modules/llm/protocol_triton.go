@@ -173,23 +173,23 @@ func tritonText(dst []byte, raw json.RawMessage) ([]byte, error) {
 }
 
 // tritonCount reads a count output: a number from 0 to maxReportedTokens,
-// or an array of one; -1 when absent.
+// or an array of one; absentCount when absent (or not a count).
 func tritonCount(raw json.RawMessage) (int, error) {
 	if !present(raw) {
-		return -1, nil
+		return absentCount, nil
 	}
 	var n int
 	if raw[0] == '[' {
 		var ns []int
 		if err := json.Unmarshal(raw, &ns); err != nil || len(ns) != 1 {
-			return -1, fmt.Errorf("want a count, got %s", snippet(raw))
+			return absentCount, fmt.Errorf("want a count, got %s", snippet(raw))
 		}
 		n = ns[0]
 	} else if err := json.Unmarshal(raw, &n); err != nil {
-		return -1, fmt.Errorf("want a count, got %s", snippet(raw))
+		return absentCount, fmt.Errorf("want a count, got %s", snippet(raw))
 	}
 	if n < 0 || n > maxReportedTokens {
-		return -1, fmt.Errorf("want a count from 0 to %d, got %d", maxReportedTokens, n)
+		return absentCount, fmt.Errorf("want a count from 0 to %d, got %d", maxReportedTokens, n)
 	}
 	return n, nil
 }
@@ -210,15 +210,15 @@ func tritonReason(raw json.RawMessage) string {
 // tritonTally accumulates the counts and finish reason of a response's
 // events.
 type tritonTally struct {
-	output, input int // -1: none seen
+	output, input int // absentCount: none seen
 	reason        string
 }
 
 func (t *tritonTally) add(r *tritonResponse) {
-	if n, _ := tritonCount(r.NumOutputTokens); n >= 0 { // checked by decodeTriton
+	if n, _ := tritonCount(r.NumOutputTokens); n != absentCount { // checked by decodeTriton
 		t.output = sumCounts(max(t.output, 0), n)
 	}
-	if n, _ := tritonCount(r.NumInputTokens); n >= 0 {
+	if n, _ := tritonCount(r.NumInputTokens); n != absentCount {
 		t.input = n
 	}
 	if s := tritonReason(r.FinishReason); s != "" {
@@ -229,10 +229,10 @@ func (t *tritonTally) add(r *tritonResponse) {
 // finish fills res's counts and finish reason.
 func (t *tritonTally) finish(res *Result) {
 	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
-	if t.output >= 0 {
+	if t.output != absentCount {
 		res.OutputTokens, res.TokenSource = t.output, TokensFromUsage
 	}
-	if t.input >= 0 {
+	if t.input != absentCount {
 		res.PromptTokens = t.input
 	}
 	res.FinishReason = t.reason
@@ -254,7 +254,7 @@ func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result)
 	rr.text = rr.text[:0]
 	res.Stream = true
 	clock := rr.clock(res.Start)
-	tally := tritonTally{output: -1, input: -1}
+	tally := tritonTally{output: absentCount, input: absentCount}
 	var r tritonResponse
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
@@ -308,7 +308,7 @@ func (rr *responseReader) readTritonJSON(body io.Reader, keepText bool, res *Res
 	}
 	text := r.text()
 	whole(res, false, present(text))
-	tally := tritonTally{output: -1, input: -1}
+	tally := tritonTally{output: absentCount, input: absentCount}
 	tally.add(&r)
 	tally.finish(res)
 	if keepText {

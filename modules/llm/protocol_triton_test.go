@@ -215,3 +215,35 @@ func TestJSTritonAndEmbeddings(t *testing.T) {
 		t.Errorf("dimensions %s", s)
 	}
 }
+
+// TestTritonCountsLeftOut checks that counts a response leaves out (or
+// gives as null) are absent, not reported, and that zero counts are.
+func TestTritonCountsLeftOut(t *testing.T) {
+	for doc, want := range map[string][2]int{
+		`{"text_output":"a"}`: {absentCount, absentCount},
+		`{"text_output":"a","num_output_tokens":null,"num_input_tokens":null}`: {absentCount, absentCount},
+		`{"text_output":"a","num_output_tokens":[0],"num_input_tokens":0}`:     {0, 0},
+	} {
+		var r tritonResponse
+		if err := decodeTriton([]byte(doc), &r); err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		tally := tritonTally{output: absentCount, input: absentCount}
+		tally.add(&r)
+		if tally.output != want[0] || tally.input != want[1] {
+			t.Errorf("%s: counts %d, %d; want %d, %d", doc, tally.output, tally.input, want[0], want[1])
+		}
+		res := Result{OK: true, Chunks: 1, PromptTokens: 7}
+		tally.finish(&res)
+		source, output, prompt := TokensFromUsage, 0, 0
+		if want[0] == absentCount {
+			source, output, prompt = TokensFromChunks, 1, 7
+		}
+		if res.TokenSource != source || res.OutputTokens != output || res.PromptTokens != prompt {
+			t.Errorf("%s: %s, %d output tokens, %d prompt tokens; want %s, %d, %d", doc, res.TokenSource, res.OutputTokens, res.PromptTokens, source, output, prompt)
+		}
+		if err := res.checkServerNumbers(); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+}
