@@ -188,7 +188,11 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	for i := range e.scenarios {
-		if _, ok := e.vu0.inst.Function(e.scenarios[i].Exec); !ok {
+		_, ok, err := e.vu0.inst.Function(e.scenarios[i].Exec)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			return nil, &ConfigError{Field: "options.scenarios." + e.scenarios[i].Name + ".exec",
 				Err: fmt.Errorf("the script exports no function %q", e.scenarios[i].Exec)}
 		}
@@ -483,9 +487,9 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 // setup runs the script's setup() if it exports one and returns its result
 // as JSON (nil when there is no setup or it returned undefined).
 func (e *Engine) setup(ctx context.Context) ([]byte, error) {
-	fn, ok := e.vu0.inst.Function("setup")
-	if !ok {
-		return nil, nil
+	fn, ok, err := e.vu0.inst.Function("setup")
+	if !ok || err != nil {
+		return nil, err
 	}
 	res, err := e.lifecycleCall(ctx, "setup", fn, e.timeout(e.options.SetupTimeout), goja.Undefined())
 	if err != nil || res == nil || goja.IsUndefined(res) {
@@ -499,9 +503,9 @@ func (e *Engine) setup(ctx context.Context) ([]byte, error) {
 }
 
 func (e *Engine) teardown(ctx context.Context, setupJSON []byte) error {
-	fn, ok := e.vu0.inst.Function("teardown")
-	if !ok {
-		return nil
+	fn, ok, err := e.vu0.inst.Function("teardown")
+	if !ok || err != nil {
+		return err
 	}
 	data := goja.Undefined()
 	if setupJSON != nil {
@@ -511,7 +515,7 @@ func (e *Engine) teardown(ctx context.Context, setupJSON []byte) error {
 		}
 		data = v
 	}
-	_, err := e.lifecycleCall(ctx, "teardown", fn, e.timeout(e.options.TeardownTimeout), data)
+	_, err = e.lifecycleCall(ctx, "teardown", fn, e.timeout(e.options.TeardownTimeout), data)
 	return err
 }
 

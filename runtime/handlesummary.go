@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/dop251/goja"
@@ -55,7 +56,10 @@ func (e *Engine) handleSummary(ctx context.Context, dataJSON []byte, timeout tim
 	if !e.HasHandleSummary() {
 		return nil, nil
 	}
-	fn, ok := e.vu0.inst.Function(handleSummaryFn)
+	fn, ok, err := e.vu0.inst.Function(handleSummaryFn)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: the exported handleSummary must be a function", e.cfg.ScriptPath)
 	}
@@ -96,10 +100,10 @@ func summaryOutputs(rt *goja.Runtime, res goja.Value) ([]SummaryOutput, error) {
 	if res == nil || goja.IsUndefined(res) || goja.IsNull(res) {
 		return nil, nil
 	}
-	obj, ok := res.(*goja.Object)
-	if kind := jsvalue.Describe(rt, res); !ok || kind == "an Array" || kind == "a function" {
+	if kind := notAMapping(rt, res); kind != "" {
 		return nil, fmt.Errorf("it must return an object mapping 'stdout', 'stderr' or file paths to contents, not %s", kind)
 	}
+	obj := res.(*goja.Object)
 	keys, err := jsvalue.Keys(rt, obj)
 	if err != nil {
 		return nil, fmt.Errorf("it returned %s whose keys cannot be read: %w", jsvalue.Describe(rt, res), err)
@@ -114,6 +118,31 @@ func summaryOutputs(rt *goja.Runtime, res goja.Value) ([]SummaryOutput, error) {
 	}
 	return out, nil
 }
+
+// notAMapping describes handleSummary's result when it cannot be one
+// (not an object, an array, a function), else returns "". It decides by
+// what the value is, not by its constructor or prototype, which the script
+// controls, and runs no script code.
+func notAMapping(rt *goja.Runtime, res goja.Value) string {
+	obj, ok := res.(*goja.Object)
+	if !ok {
+		return jsvalue.Describe(rt, res)
+	}
+	if _, ok := goja.AssertFunction(obj); ok {
+		return "a function"
+	}
+	// An array, or a Proxy of one, as Array.isArray sees it (a revoked
+	// Proxy is none).
+	for obj != nil && obj.ExportType() == proxyType {
+		obj = obj.Export().(goja.Proxy).Target()
+	}
+	if obj != nil && obj.ClassName() == "Array" {
+		return "an array"
+	}
+	return ""
+}
+
+var proxyType = reflect.TypeFor[goja.Proxy]()
 
 // summaryContent reads the content of key k of handleSummary's result.
 func summaryContent(rt *goja.Runtime, obj *goja.Object, k string) ([]byte, error) {

@@ -125,3 +125,27 @@ export function handleSummary() { for (;;) {} }`)
 		t.Errorf("the timeout took %s", el)
 	}
 }
+
+// TestHandleSummaryArrayByKind checks that an array is refused whatever
+// its constructor or prototype says, and that an object of the script's
+// own class named Array is accepted.
+func TestHandleSummaryArrayByKind(t *testing.T) {
+	for _, ret := range []string{
+		`(() => { const a = ['x']; a.constructor = Object; return a })()`,
+		`Object.setPrototypeOf(['x'], null)`,
+		`new Proxy(['x'], {})`,
+	} {
+		e := loadForSummary(t, "export default function () {}\nexport function handleSummary() { return "+ret+"; }")
+		_, err := e.HandleSummary(context.Background(), []byte(`{}`))
+		if err == nil || !strings.Contains(err.Error(), "must return an object mapping 'stdout', 'stderr' or file paths to contents, not an array") {
+			t.Errorf("returning %s: error %v, want a refused array", ret, err)
+		}
+	}
+	e := loadForSummary(t, `export default function () {}
+class Array { constructor() { this.stdout = 'mine'; } }
+export function handleSummary() { return new Array(); }`)
+	outs, err := e.HandleSummary(context.Background(), []byte(`{}`))
+	if err != nil || len(outs) != 1 || outs[0].Dest != "stdout" || string(outs[0].Content) != "mine" {
+		t.Errorf("a class named Array: %q, %v; want stdout \"mine\"", outs, err)
+	}
+}

@@ -125,7 +125,10 @@ func (v *vu) SampleTarget() (*metrics.TagSet, metrics.Sink, bool) {
 // bind prepares the VU to run iterations of a scenario, passing data (the
 // JSON of setup()'s result, or nil) to each.
 func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, warmup *warmupGate) error {
-	fn, ok := v.inst.Function(sc.Exec)
+	fn, ok, err := v.inst.Function(sc.Exec)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
 	}

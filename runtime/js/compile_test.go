@@ -97,8 +97,8 @@ export default function () {}
 export function setup() {}
 `), InstanceConfig{})
 	for name, want := range map[string]bool{"default": true, "setup": true, "teardown": false, "options": false} {
-		if _, ok := inst.Function(name); ok != want {
-			t.Errorf("Function(%q) found = %v, want %v", name, ok, want)
+		if _, ok, err := inst.Function(name); ok != want || err != nil {
+			t.Errorf("Function(%q) found = %v, %v; want %v", name, ok, err, want)
 		}
 	}
 }

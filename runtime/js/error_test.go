@@ -104,9 +104,9 @@ export default function () {
 					t.Fatal(err)
 				}
 				vu.LeaveInit()
-				fn, ok := inst.Function(tt.fn)
-				if !ok {
-					t.Fatalf("no function %q", tt.fn)
+				fn, ok, lookupErr := inst.Function(tt.fn)
+				if !ok || lookupErr != nil {
+					t.Fatalf("no function %q: %v", tt.fn, lookupErr)
 				}
 				_, err = fn(undefined)
 			}

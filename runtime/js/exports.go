@@ -51,21 +51,22 @@ func (inst *Instance) Export(name string) (goja.Value, error) {
 }
 
 // Function returns the exported function of that name ("default" for the
-// default export) and whether there is one; an export that cannot be read
-// (a getter that throws) is none. Errors it throws are *ScriptError. When
-// it returns a promise, the call returns the promise's value once settled,
-// or its rejection as a *ScriptError; goja runs the promise jobs queued by
-// a call when the call returns, so this settles any async function that
-// awaits only other promises of the script. A promise still pending
-// (waiting on something outside the runtime) is returned as it is.
-func (inst *Instance) Function(name string) (goja.Callable, bool) {
+// default export) and whether there is one, or the error of an export that
+// cannot be read (a getter that throws), naming the export. Errors the
+// function throws are *ScriptError. When it returns a promise, the call
+// returns the promise's value once settled, or its rejection as a
+// *ScriptError; goja runs the promise jobs queued by a call when the call
+// returns, so this settles any async function that awaits only other
+// promises of the script. A promise still pending (waiting on something
+// outside the runtime) is returned as it is.
+func (inst *Instance) Function(name string) (goja.Callable, bool, error) {
 	v, err := inst.Export(name)
 	if err != nil {
-		return nil, false
+		return nil, false, err
 	}
 	fn, ok := goja.AssertFunction(v)
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	return func(this goja.Value, args ...goja.Value) (goja.Value, error) {
 		v, err := fn(this, args...)
@@ -73,7 +74,7 @@ func (inst *Instance) Function(name string) (goja.Callable, bool) {
 			return nil, inst.script.scriptError(inst.rt, err)
 		}
 		return inst.settled(v)
-	}, true
+	}, true, nil
 }
 
 var promiseType = reflect.TypeFor[*goja.Promise]()

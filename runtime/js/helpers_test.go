@@ -68,9 +68,9 @@ func mustInstantiate(t testing.TB, s *Script, cfg InstanceConfig) *Instance {
 
 func mustCall(t testing.TB, inst *Instance, name string, args ...goja.Value) goja.Value {
 	t.Helper()
-	fn, ok := inst.Function(name)
-	if !ok {
-		t.Fatalf("no exported function %q", name)
+	fn, ok, err := inst.Function(name)
+	if !ok || err != nil {
+		t.Fatalf("no exported function %q: %v", name, err)
 	}
 	v, err := fn(goja.Undefined(), args...)
 	if err != nil {

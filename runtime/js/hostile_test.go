@@ -47,7 +47,7 @@ func TestHostileThrowInAFunction(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () {\n  throw "+tt.value+";\n}\nexport async function rejects() { throw "+tt.value+"; }\n"), InstanceConfig{})
 			for _, name := range []string{"default", "rejects"} {
-				fn, _ := inst.Function(name)
+				fn, _, _ := inst.Function(name)
 				_, err := fn(undefined)
 				var se *ScriptError
 				if !errors.As(err, &se) || se.Message != tt.message {
@@ -69,7 +69,7 @@ func TestGoErrorMessages(t *testing.T) {
 	inst := mustInstantiate(t, mustCompile(t, "script.js", `export default function () { fails(); }
 export function logs() { try { fails(); } catch (e) { console.log(e); } }
 `), InstanceConfig{VU: vu, Logger: slog.New(rec)})
-	fn, _ := inst.Function("default")
+	fn, _, _ := inst.Function("default")
 	_, err := fn(undefined)
 	var se *ScriptError
 	if !errors.As(err, &se) || se.Message != "the server said no" || !errors.Is(err, goErr) {
@@ -96,19 +96,21 @@ func TestConsoleHostileValues(t *testing.T) {
 }
 
 // TestHostileExports checks that exports that throw when read (a Proxy,
-// getters) and options that cannot become JSON are errors, not panics.
+// getters) and options that cannot become JSON are errors, not panics, and
+// that a function export that cannot be read is its error, not a missing
+// function.
 func TestHostileExports(t *testing.T) {
-	tests := []struct{ name, src, optionsErr string }{
+	tests := []struct{ name, src, optionsErr, functionErr string }{
 		{"Proxy exports", "module.exports = new Proxy({}, {get() { throw Object.create(null) }, ownKeys() { throw 1 }});",
-			"reading the exported options: [an object]"},
+			"reading the exported options: [an object]", `script.js: reading the export "default": [an object]`},
 		{"throwing options getter", "Object.defineProperty(exports, 'options', {get() { throw new Error('no options') }});",
-			"reading the exported options: Error: no options"},
+			"reading the exported options: Error: no options", ""},
 		{"options Proxy", "exports.options = new Proxy({}, {ownKeys() { throw new Error('keys') }});",
-			"encoding exported options: Error: keys"},
+			"encoding exported options: Error: keys", ""},
 		{"recursive toJSON", "exports.options = {toJSON() { return this.toJSON() }};",
-			"encoding exported options: RangeError: Maximum call stack size exceeded"},
+			"encoding exported options: RangeError: Maximum call stack size exceeded", ""},
 		{"options not an object", "exports.options = Symbol('o');",
-			"exported options must be an object, not a symbol"},
+			"exported options must be an object, not a symbol", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,8 +118,16 @@ func TestHostileExports(t *testing.T) {
 			if _, err := inst.OptionsJSON(); err == nil || err.Error() != tt.optionsErr {
 				t.Errorf("OptionsJSON error = %v, want %q", err, tt.optionsErr)
 			}
-			if _, ok := inst.Function("default"); ok {
+			_, ok, err := inst.Function("default")
+			if ok {
 				t.Error("Function(default) found a function")
+			}
+			var got string
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.functionErr {
+				t.Errorf("Function(default) error = %v, want %q", err, tt.functionErr)
 			}
 		})
 	}
@@ -254,7 +264,7 @@ func TestReplacedGlobals(t *testing.T) {
 
 func TestLongMessagesAreCut(t *testing.T) {
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () { throw 'é'.repeat(1 << 20); }\n"), InstanceConfig{})
-	fn, _ := inst.Function("default")
+	fn, _, _ := inst.Function("default")
 	_, err := fn(undefined)
 	var se *ScriptError
 	if !errors.As(err, &se) || len(se.Message) > maxMessage+64 || !strings.HasSuffix(se.Message, "... (2088960 more bytes)") {

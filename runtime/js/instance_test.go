@@ -66,7 +66,7 @@ func TestRequireOutsideInit(t *testing.T) {
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () { return require('fake'); }\n"),
 		InstanceConfig{VU: vu, Modules: map[string]modules.Module{"fake": &fakeModule{}}})
 	vu.LeaveInit()
-	fn, _ := inst.Function("default")
+	fn, _, _ := inst.Function("default")
 	_, err := fn(undefined)
 	if err == nil || !strings.Contains(err.Error(), `module "fake" can only be imported in the init context`) {
 		t.Errorf("error = %v, want one saying imports belong in the init context", err)
@@ -164,7 +164,7 @@ export function pending() {
 		t.Errorf("ok() = %v, want 3", got)
 	}
 
-	fn, _ := inst.Function("fails")
+	fn, _, _ := inst.Function("fails")
 	_, err := fn(undefined)
 	var se *ScriptError
 	if !errors.As(err, &se) {
@@ -174,7 +174,7 @@ export function pending() {
 		t.Errorf("fails() error at %s:%d:%d %q, want script.js:8:9 \"Error: async boom\"", se.File, se.Line, se.Column, se.Message)
 	}
 
-	fn, _ = inst.Function("rejects")
+	fn, _, _ = inst.Function("rejects")
 	if _, err := fn(undefined); !errors.As(err, &se) || se.Message != "plain reason" {
 		t.Errorf("rejects() error = %v, want a *ScriptError \"plain reason\"", err)
 	}
@@ -190,7 +190,7 @@ func TestInterrupt(t *testing.T) {
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () {\n  for (let i = 0; ; i++) {}\n}\n"), InstanceConfig{VU: vu})
 	stop := errors.New("graceful stop")
 	time.AfterFunc(10*time.Millisecond, func() { vu.Runtime().Interrupt(stop) })
-	fn, _ := inst.Function("default")
+	fn, _, _ := inst.Function("default")
 	_, err := fn(undefined)
 	var interrupted *goja.InterruptedError
 	if !errors.As(err, &interrupted) || !errors.Is(err, stop) {
@@ -221,7 +221,7 @@ export default function (): string {
 				errs <- err
 				return
 			}
-			fn, _ := inst.Function("default")
+			fn, _, _ := inst.Function("default")
 			v, err := fn(undefined)
 			if err != nil || v.String() != fmt.Sprintf("client:vu%d", vu) {
 				errs <- fmt.Errorf("VU %d: default() = %v, %v", vu, v, err)

@@ -55,7 +55,7 @@ func TestOpenOutsideInit(t *testing.T) {
 	vu := modulestest.NewVU(t)
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default () => open('script.js');"), InstanceConfig{VU: vu})
 	vu.LeaveInit()
-	fn, _ := inst.Function("default")
+	fn, _, _ := inst.Function("default")
 	if _, err := fn(undefined); err == nil || !strings.Contains(err.Error(), "only be opened in the init context") {
 		t.Errorf("error = %v, want one about the init context", err)
 	}

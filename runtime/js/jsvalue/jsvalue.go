@@ -108,6 +108,10 @@ func Text(rt *goja.Runtime, v goja.Value) string {
 	if sym, ok := v.(*goja.Symbol); ok {
 		return "Symbol(" + sym.String() + ")"
 	}
+	if _, ok := v.(*goja.Object); !ok {
+		// A primitive's text runs no script code and cannot panic.
+		return v.String()
+	}
 	var s string
 	err := Guard(rt, func() { s = v.String() })
 	if err == nil {
@@ -128,11 +132,7 @@ func thrownText(rt *goja.Runtime, v goja.Value) string {
 		}
 		return "[an object]"
 	}
-	var s string
-	if guard(rt, func() { s = v.String() }, false) != nil {
-		return "[a value without text]"
-	}
-	return s
+	return v.String()
 }
 
 // fallbackText describes a value whose conversion to text failed with err.
@@ -252,7 +252,7 @@ func Describe(rt *goja.Runtime, v goja.Value) string {
 	}
 	obj, ok := v.(*goja.Object)
 	if !ok {
-		return describePrimitive(rt, v)
+		return describePrimitive(v)
 	}
 	if obj.ExportType() == proxyType {
 		return "a Proxy"
@@ -274,12 +274,12 @@ func Describe(rt *goja.Runtime, v goja.Value) string {
 
 var proxyType = reflect.TypeFor[goja.Proxy]()
 
-func describePrimitive(rt *goja.Runtime, v goja.Value) string {
+func describePrimitive(v goja.Value) string {
 	if _, ok := v.(*goja.Symbol); ok {
 		return "a symbol"
 	}
-	x, _ := Export(rt, v)
-	switch x.(type) {
+	// A primitive's Export runs no script code and cannot panic.
+	switch v.Export().(type) {
 	case bool:
 		return "a boolean (" + v.String() + ")"
 	case int64, float64:

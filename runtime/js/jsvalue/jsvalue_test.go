@@ -197,3 +197,14 @@ func TestThrowsWhileDescribingAThrow(t *testing.T) {
 		t.Errorf("Text = %q", got)
 	}
 }
+
+// TestTextOfAPrimitiveAllocatesNothing checks that Text converts a
+// primitive, which runs no script code, without a guard: it runs for every
+// console argument, tag value and metric name.
+func TestTextOfAPrimitiveAllocatesNothing(t *testing.T) {
+	rt := newRuntime(t)
+	v := rt.ToValue("llm_ttft")
+	if allocs := testing.AllocsPerRun(100, func() { _ = Text(rt, v) }); allocs != 0 {
+		t.Errorf("Text of a string allocates %v times, want 0", allocs)
+	}
+}
