@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -44,11 +46,12 @@ func heldStream(t *testing.T, sent int, release <-chan struct{}) string {
 }
 
 // heldRun runs one request against a held stream of 5 chunks, with the
-// environment env and the given flags. While the stream is held, it polls
-// seen until it reports true, the run ends or a minute passes; then it
-// releases the stream. It returns the exit code, stdout and stderr, and
-// the result file.
-func heldRun(t *testing.T, env map[string]string, flags []string, seen func(ctx context.Context) bool) (int, string, string, string) {
+// environment env and the given flags; its stdout goes to stdout, with
+// the banner (nil: quiet, kept for the return value). While the stream is
+// held, it polls seen until it reports true, the run ends or a minute
+// passes; then it releases the stream. It returns the exit code, stdout
+// and stderr, and the result file.
+func heldRun(t *testing.T, env map[string]string, stdout io.Writer, flags []string, seen func(ctx context.Context) bool) (int, string, string, string) {
 	t.Helper()
 	release := make(chan struct{})
 	url := heldStream(t, 5, release)
@@ -56,18 +59,22 @@ func heldRun(t *testing.T, env map[string]string, flags []string, seen func(ctx 
 	export := filepath.Join(t.TempDir(), "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	args := []string{"run", "--no-preflight", "-u", "1", "-i", "1", "--base-url", url, "--model", "m", "--summary-export", export}
+	if stdout == nil {
+		stdout = new(bytes.Buffer)
+		args = append(args, "-q")
+	}
 	type exit struct {
-		code           int
-		stdout, stderr string
+		code   int
+		stderr string
 	}
 	done := make(chan exit, 1)
 	running, ended := context.WithCancel(ctx)
 	go func() {
 		defer ended()
-		args := append([]string{"run", "-q", "--no-preflight", "-u", "1", "-i", "1", "--base-url", url, "--model", "m",
-			"--summary-export", export}, flags...)
-		code, stdout, stderr := cli(t, ctx, env, append(args, script)...)
-		done <- exit{code, stdout, stderr}
+		var stderr bytes.Buffer
+		code := run(ctx, append(append(args, flags...), script), stdout, &stderr, func(k string) string { return env[k] })
+		done <- exit{code, stderr.String()}
 	}()
 	for deadline := time.Now().Add(time.Minute); running.Err() == nil && time.Now().Before(deadline) && !seen(running); {
 		select {
@@ -77,32 +84,32 @@ func heldRun(t *testing.T, env map[string]string, flags []string, seen func(ctx 
 	}
 	close(release)
 	e := <-done
-	return e.code, e.stdout, e.stderr, export
+	return e.code, fmt.Sprint(stdout), e.stderr, export
 }
 
 // While a request streams, Prometheus's output token counter shows the
 // tokens that arrived, before the request ends; at the end, the counter
 // and the result file's timeline have the rest of its usage too.
 func TestLiveOutputTokensBeforeTheRequestEnds(t *testing.T) {
-	type held struct {
-		code                   int
-		stdout, stderr, export string
-		seen                   map[string]float64
-	}
-	r := onFreePort(t, func(port int) (held, string) {
-		url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	// llmrun binds a port of its own and names it in the banner.
+	banner := newBannerURL()
+	var url string
+	var seen map[string]float64
+	code, stdout, stderr, export := heldRun(t, nil, banner, []string{"--out", "prometheus=127.0.0.1:0"}, func(ctx context.Context) bool {
+		if url == "" {
+			select {
+			case url = <-banner.url:
+			default:
+				return false
+			}
+		}
 		// Scrape until the first 5 tokens show: the request cannot end
 		// before the stream is released.
-		var r held
-		r.code, r.stdout, r.stderr, r.export = heldRun(t, nil, []string{"--out", fmt.Sprintf("prometheus=127.0.0.1:%d", port)}, func(ctx context.Context) bool {
-			if sums, err := scrapeSum(ctx, url); err == nil {
-				r.seen = sums
-			}
-			return r.seen["llmrun_output_tokens_total"] >= 5
-		})
-		return r, r.stderr
+		if sums, err := scrapeSum(ctx, url); err == nil {
+			seen = sums
+		}
+		return seen["llmrun_output_tokens_total"] >= 5
 	})
-	code, stdout, stderr, export, seen := r.code, r.stdout, r.stderr, r.export, r.seen
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -128,7 +135,7 @@ func TestInfluxIntervalsBeforeTheRequestEnds(t *testing.T) {
 	query := fmt.Sprintf(`SELECT COUNT(output_tok_per_s) FROM llm_interval WHERE testid='%s' AND scenario='default' AND output_tok_per_s > 0 AND requests = 0`, testID)
 	points := 0
 	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": db.Token}
-	code, stdout, stderr, _ := heldRun(t, env, []string{"--testid", testID, "--out", "influxdb=" + db.URL + "?bucket=" + db.Bucket + "&interval=1s"},
+	code, stdout, stderr, _ := heldRun(t, env, nil, []string{"--testid", testID, "--out", "influxdb=" + db.URL + "?bucket=" + db.Bucket + "&interval=1s"},
 		func(context.Context) bool {
 			points = influxCount(t, db, query)
 			return points > 0

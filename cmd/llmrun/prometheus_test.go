@@ -2,25 +2,48 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// bannerURL is a run's stdout that watches the banner for the URL of its
+// Prometheus output: given prometheus=127.0.0.1:0, llmrun binds a port of
+// its own and names it there, so a test never picks a port another can
+// take first.
+type bannerURL struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	url   chan string // receives the URL once
+	found bool
+}
+
+var promOutputLine = regexp.MustCompile(`output: +prometheus (http://\S+/metrics)`)
+
+func newBannerURL() *bannerURL { return &bannerURL{url: make(chan string, 1)} }
+
+func (b *bannerURL) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if m := promOutputLine.FindSubmatch(b.buf.Bytes()); m != nil && !b.found {
+		b.found = true
+		b.url <- string(m[1])
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return len(p), nil
+}
+
+func (b *bannerURL) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // scrapeSum GETs url and returns, by metric name, the sum of the values
@@ -64,96 +87,71 @@ func scrapeSum(ctx context.Context, url string) (map[string]float64, error) {
 	return sums, sc.Err()
 }
 
-// onFreePort calls run with a port of 127.0.0.1 free a moment ago, and
-// again with another (3 times at most) when the run found it taken:
-// another test's connection can take it before llmrun binds it.
-func onFreePort[R any](t *testing.T, run func(port int) (R, string)) R {
-	t.Helper()
-	for range 3 {
-		res, stderr := run(freePort(t))
-		if !strings.Contains(stderr, "address already in use") {
-			return res
-		}
-	}
-	t.Fatal("every port picked was taken before llmrun bound it")
-	var none R
-	return none
-}
-
-// promRun is a run with --out prometheus and the last scrape seen while
-// it went.
-type promRun struct {
-	url            string
-	code           int
-	stdout, stderr string
-	sums           map[string]float64
-	scrapeErr      error
-}
-
 // A run with --out prometheus serves its live metrics while it goes.
 func TestRunServesPrometheusMetrics(t *testing.T) {
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := onFreePort(t, func(port int) (promRun, string) {
-		r := scrapeWhileRunning(ctx, t, port, script)
-		return r, r.stderr
-	})
-	if r.code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	stdout := newBannerURL()
+	type exit struct {
+		code   int
+		stderr string
 	}
-	if r.sums == nil {
-		t.Fatalf("no scrape of %s answered while the run went: %v", r.url, r.scrapeErr)
-	}
-	if r.sums["llmrun_ttft_seconds_count"] <= 0 || r.sums["llmrun_active_vus"] != 2 || r.sums["llmrun_max_vus"] != 2 {
-		t.Errorf("llmrun_ttft_seconds_count %g, llmrun_active_vus %g, llmrun_max_vus %g; want > 0, 2 and 2",
-			r.sums["llmrun_ttft_seconds_count"], r.sums["llmrun_active_vus"], r.sums["llmrun_max_vus"])
-	}
-	if r.sums["llmrun_run_info"] != 1 {
-		t.Errorf("llmrun_run_info %g, want 1", r.sums["llmrun_run_info"])
-	}
-	if !strings.Contains(r.stdout, "prometheus "+r.url) {
-		t.Errorf("the summary does not name the output:\n%s", r.stdout)
-	}
-	if _, err := scrapeSum(ctx, r.url); err == nil {
-		t.Errorf("%s still answers after the run", r.url)
-	}
-}
-
-// scrapeWhileRunning runs script with --out prometheus on port, and
-// scrapes until a scrape shows both requests and the two VUs, the run
-// ends, or a minute passes; it returns the last scrape seen.
-func scrapeWhileRunning(ctx context.Context, t *testing.T, port int, script string) promRun {
-	r := promRun{url: fmt.Sprintf("http://127.0.0.1:%d/metrics", port)}
-	runDone := make(chan struct{})
-	scraped := make(chan promRun, 1)
+	done := make(chan exit, 1)
+	ended := make(chan struct{})
 	go func() {
-		var s promRun
-		defer func() { scraped <- s }()
-		deadline := time.Now().Add(time.Minute)
-		for time.Now().Before(deadline) {
-			sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
-			sums, err := scrapeSum(sctx, r.url)
-			scancel()
-			if err == nil {
-				s.sums = sums
-				if sums["llmrun_ttft_seconds_count"] > 0 && sums["llmrun_active_vus"] == 2 {
-					return
-				}
-			} else if s.sums == nil {
-				s.scrapeErr = err
-			}
-			select {
-			case <-runDone:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
+		defer close(ended)
+		var stderr bytes.Buffer
+		code := run(ctx, []string{"run", "-d", "3s", "-u", "2", "--out", "prometheus=127.0.0.1:0", script}, stdout, &stderr, func(string) string { return "" })
+		done <- exit{code, stderr.String()}
 	}()
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	r.code, r.stdout, r.stderr = cli(t, ctx, nil, "run", "-q", "-d", "3s", "-u", "2", "--out", "prometheus="+addr, script)
-	close(runDone)
-	s := <-scraped
-	r.sums, r.scrapeErr = s.sums, s.scrapeErr
-	return r
+
+	var url string
+	select {
+	case url = <-stdout.url:
+	case <-ended:
+		e := <-done
+		t.Fatalf("the run ended before naming its Prometheus output: exit %d\n%s\n%s", e.code, stdout, e.stderr)
+	}
+	// Scrape until a scrape shows requests and the two VUs, the run ends,
+	// or a minute passes; keep the first scrape that shows them.
+	var sums map[string]float64
+	var scrapeErr error
+scraping:
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+		got, err := scrapeSum(sctx, url)
+		scancel()
+		if err != nil {
+			scrapeErr = err
+		} else if got["llmrun_ttft_seconds_count"] > 0 && got["llmrun_active_vus"] == 2 {
+			sums = got
+			break
+		}
+		select {
+		case <-ended:
+			break scraping
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	e := <-done
+	if e.code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", e.code, stdout, e.stderr)
+	}
+	if sums == nil {
+		t.Fatalf("no scrape of %s showed requests and the 2 VUs while the run went (last error: %v)", url, scrapeErr)
+	}
+	if sums["llmrun_ttft_seconds_count"] <= 0 || sums["llmrun_active_vus"] != 2 || sums["llmrun_max_vus"] != 2 {
+		t.Errorf("llmrun_ttft_seconds_count %g, llmrun_active_vus %g, llmrun_max_vus %g; want > 0, 2 and 2",
+			sums["llmrun_ttft_seconds_count"], sums["llmrun_active_vus"], sums["llmrun_max_vus"])
+	}
+	if sums["llmrun_run_info"] != 1 {
+		t.Errorf("llmrun_run_info %g, want 1", sums["llmrun_run_info"])
+	}
+	if !strings.Contains(stdout.String(), "prometheus "+url) {
+		t.Errorf("the summary does not name the output:\n%s", stdout)
+	}
+	if _, err := scrapeSum(ctx, url); err == nil {
+		t.Errorf("%s still answers after the run", url)
+	}
 }
