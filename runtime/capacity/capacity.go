@@ -46,8 +46,9 @@ func CriteriaOf(s *summary.Summary) Criteria {
 	return c
 }
 
-// minGain is the criteria's minimum gain, the default when unset.
-func (c Criteria) minGain() float64 {
+// EffectiveMinGain is the criteria's minimum gain, DefaultMinGain when
+// unset (a result written before the criteria were stored has none).
+func (c Criteria) EffectiveMinGain() float64 {
 	if c.MinGain > 0 {
 		return c.MinGain
 	}
@@ -77,7 +78,7 @@ func Assess(s *summary.Summary, crit Criteria) *summary.Capacity {
 	if completed < 2 {
 		return nil
 	}
-	slo, gain := crit.SLO, crit.minGain()
+	slo, gain := crit.SLO, crit.EffectiveMinGain()
 	c := &summary.Capacity{Variable: variable, SLO: slo, MinGain: gain, Levels: make([]summary.CapacityLevel, len(levels)), Method: method(slo, gain)}
 	for i, l := range levels {
 		c.Levels[i] = l.CapacityLevel

@@ -302,11 +302,7 @@ func (r *renderer) capacity(c *summary.Capacity) {
 	}
 	// The SLO's bounds are shown as given.
 	bound := func(v float64) string { return grouped(strconv.FormatFloat(v, 'f', -1, 64)) }
-	minGain := c.MinGain
-	if minGain <= 0 { // a result written before the criteria were stored
-		minGain = capacity.DefaultMinGain
-	}
-	gain := fmt.Sprintf("%g %%", 100*minGain)
+	gain := fmt.Sprintf("%g %%", 100*capacity.Criteria{MinGain: c.MinGain}.EffectiveMinGain())
 	if sat := c.Saturation; sat != nil {
 		r.printf("  saturation ....... at %s: output %s tok/s; beyond it throughput grows < %s while TTFT p50 grows > %s\n",
 			level(*sat), grouped(Num(sat.OutputThroughput)), gain, gain)
