@@ -17,7 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -166,4 +166,4 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(ut+stime) * 10 * time.Millisecond
 }
 
-func numCPU() int { return goruntime.NumCPU() }
+func numCPU() int { return runtime.NumCPU() }

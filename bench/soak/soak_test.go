@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -177,7 +177,7 @@ func TestAccountChecks(t *testing.T) {
 		}, "error class connect"},
 		{"a script error", func(o *outcome) { o.sum.OtherScriptErrors = 1 }, "script errors"},
 		{"script errors with a message", func(o *outcome) {
-			o.sum.ScriptErrors = []runtime.ErrorCount{{Message: "TypeError at soak.js:9", Count: 3}}
+			o.sum.ScriptErrors = []engine.ErrorCount{{Message: "TypeError at soak.js:9", Count: 3}}
 		}, "script errors"},
 		{"a success the simulator never finished", func(o *outcome) { o.stats.Completed = 79 }, "llmrun: completed"},
 		{"tokens counted twice", func(o *outcome) { o.sum.Serving.OutputTokens = 16000 }, "output tokens"},

@@ -28,7 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +126,7 @@ func run(c config) error {
 
 	fmt.Printf("%d runs of %d VUs for %s, %d prompt and %d output tokens, against llmrun sim (prefill 20 ms + 50 µs a token) and one twice as slow to prefill;\n",
 		c.runs, c.vus, c.duration, c.in, c.out)
-	fmt.Printf("%d CPUs, %d of them kept busy by another process; llmrun %s\n\n", goruntime.NumCPU(), c.load, influxNote(influxURL))
+	fmt.Printf("%d CPUs, %d of them kept busy by another process; llmrun %s\n\n", runtime.NumCPU(), c.load, influxNote(influxURL))
 	env := append(os.Environ(), "LLMRUN_INFLUXDB_TOKEN="+token)
 	var sameCompare, sameTrend, slowCompare tally
 	var lastTrend, lastSlow string

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
-	"github.com/llmrun/llmrun/runtime/trend"
 )
 
 const compareUsage = `Usage: llmrun compare BASELINE.json CURRENT.json [flags]
@@ -67,11 +67,11 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			baseFile, base.Meta.ScriptSHA256, curFile, cur.Meta.ScriptSHA256)
 	}
 
-	runs := []trend.Run{trend.FromSummary(cur, opts.Confidence), trend.FromSummary(base, opts.Confidence)}
-	rep := trend.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
-		Runs: runs, Figures: figures, Comparisons: trend.Compare(runs, figures, opts), Options: opts, Strict: f.strict}
+	runs := []regression.Run{regression.FromSummary(cur, opts.Confidence), regression.FromSummary(base, opts.Confidence)}
+	rep := regression.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
+		Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts), Options: opts, Strict: f.strict}
 	style := console.Style{Color: useColor(f.noColor, stdout, getenv)}
-	if err := trend.RenderPair(stdout, rep, style); err != nil {
+	if err := regression.RenderPair(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
 		return exitError
 	}

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -165,7 +165,7 @@ type summaryHandling struct {
 // directory, parent directories created). A failing handleSummary leaves
 // the default summary to be printed (exit 107); outputs that cannot be
 // written are exit 1.
-func handleSummary(ctx context.Context, e *runtime.Engine, s *summary.Summary, stdout, stderr io.Writer, color bool) summaryHandling {
+func handleSummary(ctx context.Context, e *engine.Engine, s *summary.Summary, stdout, stderr io.Writer, color bool) summaryHandling {
 	if !e.HasHandleSummary() {
 		return summaryHandling{printDefault: true}
 	}
@@ -190,7 +190,7 @@ func handleSummary(ctx context.Context, e *runtime.Engine, s *summary.Summary, s
 
 // writeSummaryOutputs writes each output, going on after a failure, and
 // returns every failure.
-func writeSummaryOutputs(outputs []runtime.SummaryOutput, stdout, stderr io.Writer) error {
+func writeSummaryOutputs(outputs []engine.SummaryOutput, stdout, stderr io.Writer) error {
 	var errs []error
 	for _, o := range outputs {
 		var err error

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 )
 
 const inspectUsage = `Usage: llmrun inspect [flags] SCRIPT
@@ -95,7 +95,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			a.llm.Model = llmsim.DefaultConfig().Model
 		}
 	}
-	engine, err := runtime.Load(ctx, a.engineConfig(fs, f, stderr))
+	engine, err := engine.Load(ctx, a.engineConfig(fs, f, stderr))
 	if err != nil {
 		return reportLoadErrorAs(stderr, "llmrun inspect", script, err)
 	}
@@ -120,7 +120,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 // inspect describes a loaded engine's scenarios.
-func inspect(script string, e *runtime.Engine) *inspection {
+func inspect(script string, e *engine.Engine) *inspection {
 	in := &inspection{Script: script, ScriptSHA256: e.ScriptSHA256(), MaxVUs: e.MaxVUs(), HandleSummary: e.HasHandleSummary()}
 	var end time.Duration
 	for _, sc := range e.Scenarios() {

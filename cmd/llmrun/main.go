@@ -122,7 +122,7 @@ func looksLikeScript(arg string) bool {
 
 // stopBackstop is how long after the first signal llmrun exits (105)
 // whatever it is still doing. What runs after a signal is bounded well
-// within it (runtime.InterruptGrace for teardown and handleSummary), so
+// within it (engine.InterruptGrace for teardown and handleSummary), so
 // only a stuck process reaches it.
 const stopBackstop = 60 * time.Second
 

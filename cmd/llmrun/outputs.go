@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/html"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
@@ -275,7 +275,7 @@ func parseTags(kvs []string) (map[string]string, error) {
 // config file and command line together), for the result file: each
 // scenario's executor settings with its exec, start time and tags. Scenario
 // env is left out: it may hold secrets.
-func resolvedOptions(e *runtime.Engine) json.RawMessage {
+func resolvedOptions(e *engine.Engine) json.RawMessage {
 	scenarios := make(map[string]map[string]any, len(e.Scenarios()))
 	for _, sc := range e.Scenarios() {
 		fields := map[string]any{}

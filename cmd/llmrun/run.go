@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,11 +18,11 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/js"
 	"github.com/llmrun/llmrun/runtime/output"
@@ -87,7 +87,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
 	fs.StringVar(&f.model, "model", "", "model for requests that name none (default $LLMRUN_MODEL, else the first model the server lists at /v1/models)")
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(data.Encodings, ", ")+", or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(tokenizer.Encodings, ", ")+", or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples (default: drawn for each run, printed and stored, so that no run replays the last one's prompts)")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
@@ -154,7 +154,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	engineCfg := a.engineConfig(fs, f, stderr)
 	sinks := &requestSinks{outputs: outputs}
 	engineCfg.Requests = sinks
-	engine, err := runtime.Load(ctx, engineCfg)
+	engine, err := engine.Load(ctx, engineCfg)
 	if err != nil {
 		return reportLoadError(stderr, script, err)
 	}
@@ -215,7 +215,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	sum := summary.Build(rep, summary.Meta{
 		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
 		Target: target, BaseURL: llm.RedactURL(llmCfg.BaseURL), Seed: f.seed, SeedDrawn: a.seedDrawn, Host: host,
-		OS: goruntime.GOOS + "/" + goruntime.GOARCH, CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(),
+		OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags, SLO: criteria.SLO, Options: resolvedOptions(engine),
 	})
 	sum.Preflight = probes
@@ -253,7 +253,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 // (107), stopped by the early stop (111), aborted by a threshold (108), no
 // successful request (111), a failed threshold (99); exitOK otherwise. It
 // says on stderr why a run did not pass, where the summary does not.
-func runExitCode(ctx context.Context, rep *runtime.Report, runErr error, sum *summary.Summary, stderr io.Writer) int {
+func runExitCode(ctx context.Context, rep *engine.Report, runErr error, sum *summary.Summary, stderr io.Writer) int {
 	switch {
 	case ctx.Err() != nil:
 		for _, err := range besidesInterruption(runErr) {
@@ -262,7 +262,7 @@ func runExitCode(ctx context.Context, rep *runtime.Report, runErr error, sum *su
 		return exitInterrupted
 	case runErr != nil:
 		fmt.Fprintf(stderr, "\nllmrun run: %v\n", runErr)
-		var cfgErr *runtime.ConfigError
+		var cfgErr *engine.ConfigError
 		if errors.As(runErr, &cfgErr) {
 			return exitInvalidConfig
 		}
@@ -355,8 +355,8 @@ func (a scriptArgs) sourceFS() fs.FS {
 }
 
 // engineConfig is the engine's configuration for the parsed command line.
-func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer) runtime.Config {
-	return runtime.Config{
+func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer) engine.Config {
+	return engine.Config{
 		ScriptPath:  a.script,
 		Source:      a.source,
 		SourceFS:    a.sourceFS(),
@@ -371,8 +371,8 @@ func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer
 }
 
 // overrides turns the load-shape flags the user set into engine overrides.
-func overrides(fs *pflag.FlagSet, f runFlags) runtime.Overrides {
-	var o runtime.Overrides
+func overrides(fs *pflag.FlagSet, f runFlags) engine.Overrides {
+	var o engine.Overrides
 	if fs.Changed("vus") {
 		o.VUs = &f.vus
 	}
@@ -435,7 +435,7 @@ func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error
 func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
 	cfg := llm.Config{BaseURL: f.baseURL, Model: f.model, Timeout: f.timeout, Tokenizer: f.tokenizer}
 	if cfg.Tokenizer != "" {
-		if _, err := data.LoadTokenizer(cfg.Tokenizer); err != nil {
+		if _, err := tokenizer.Load(cfg.Tokenizer); err != nil {
 			return cfg, fmt.Errorf("--tokenizer: %w", err)
 		}
 	}
@@ -478,7 +478,7 @@ func reportLoadError(stderr io.Writer, script string, err error) int {
 // returns its exit code.
 func reportLoadErrorAs(stderr io.Writer, cmd, script string, err error) int {
 	var scriptErr *js.ScriptError
-	var cfgErr *runtime.ConfigError
+	var cfgErr *engine.ConfigError
 	switch {
 	case errors.As(err, &cfgErr):
 		fmt.Fprintf(stderr, "%s: %s: %v\n", cmd, script, err)
@@ -495,7 +495,7 @@ func reportLoadErrorAs(stderr io.Writer, cmd, script string, err error) int {
 	}
 }
 
-func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engine, outputs outputSet, seed int64, seedDrawn bool) {
+func banner(w io.Writer, script, target string, cfg llm.Config, e *engine.Engine, outputs outputSet, seed int64, seedDrawn bool) {
 	fmt.Fprintf(w, "llmrun %s\n", version())
 	fmt.Fprintf(w, "  script:    %s\n", script)
 	if target == "built-in simulator" {
@@ -527,7 +527,7 @@ func banner(w io.Writer, script, target string, cfg llm.Config, e *runtime.Engin
 
 // startProgress prints a live progress line on a terminal until stopped,
 // its output tok/s over the last few seconds (console.ProgressWindow).
-func startProgress(e *runtime.Engine, w io.Writer, enabled bool) func() {
+func startProgress(e *engine.Engine, w io.Writer, enabled bool) func() {
 	if !enabled {
 		return func() {}
 	}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/runtime"
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -74,14 +74,14 @@ func parseMillis(v string) (float64, error) {
 
 // runCriteria returns what a run's sweep is judged by: the SLO of --slo
 // when it was given (fromFlag), else the script's options.slo, and the
-// minimum gain of options.capacity. Errors are *runtime.ConfigError naming
+// minimum gain of options.capacity. Errors are *engine.ConfigError naming
 // the field.
-func runCriteria(o runtime.Options, flag summary.SLO, fromFlag bool) (capacity.Criteria, error) {
+func runCriteria(o engine.Options, flag summary.SLO, fromFlag bool) (capacity.Criteria, error) {
 	crit := capacity.Criteria{SLO: flag}
 	if !fromFlag && len(o.SLO) > 0 {
 		slo, err := sloOption(o.SLO)
 		if err != nil {
-			return crit, &runtime.ConfigError{Field: "options.slo", Err: err}
+			return crit, &engine.ConfigError{Field: "options.slo", Err: err}
 		}
 		crit.SLO = slo
 	}
@@ -92,11 +92,11 @@ func runCriteria(o runtime.Options, flag summary.SLO, fromFlag bool) (capacity.C
 		dec := json.NewDecoder(bytes.NewReader(o.Capacity))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&c); err != nil {
-			return crit, &runtime.ConfigError{Field: "options.capacity", Err: fmt.Errorf("want { minGain: 0.1 }: %w", err)}
+			return crit, &engine.ConfigError{Field: "options.capacity", Err: fmt.Errorf("want { minGain: 0.1 }: %w", err)}
 		}
 		if c.MinGain != nil {
 			if !(*c.MinGain > 0 && *c.MinGain < 10) {
-				return crit, &runtime.ConfigError{Field: "options.capacity.minGain", Err: fmt.Errorf("%g: want a relative growth such as 0.1 (10 %%)", *c.MinGain)}
+				return crit, &engine.ConfigError{Field: "options.capacity.minGain", Err: fmt.Errorf("%g: want a relative growth such as 0.1 (10 %%)", *c.MinGain)}
 			}
 			crit.MinGain = *c.MinGain
 		}

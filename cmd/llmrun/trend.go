@@ -12,7 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
-	"github.com/llmrun/llmrun/runtime/trend"
+	"github.com/llmrun/llmrun/runtime/regression"
 )
 
 const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
@@ -106,15 +106,15 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s\n", title, f.since, cfg)
 		return exitError
 	}
-	runs := make([]trend.Run, len(records))
+	runs := make([]regression.Run, len(records))
 	for i, r := range records {
-		runs[i] = trend.Run{ID: r.RunID, Time: r.Time, Version: r.Version}
-		runs[i].Figures, runs[i].Confidence = trend.FromFields(r.Fields)
+		runs[i] = regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version}
+		runs[i].Figures, runs[i].Confidence = regression.FromFields(r.Fields)
 	}
 	style := console.Style{Color: useColor(f.verdict.noColor, stdout, getenv)}
-	rep := trend.Report{Title: title, Runs: runs, Figures: figures, Comparisons: trend.Compare(runs, figures, opts),
+	rep := regression.Report{Title: title, Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts),
 		Options: opts, Strict: f.verdict.strict}
-	if err := trend.Render(stdout, rep, style); err != nil {
+	if err := regression.Render(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun trend: printing the report: %v\n", err)
 		return exitError
 	}

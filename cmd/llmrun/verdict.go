@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/runtime/trend"
+	"github.com/llmrun/llmrun/runtime/regression"
 )
 
 // verdictFlags are the flags trend and compare share: the change tolerated
@@ -32,14 +32,14 @@ func (f *verdictFlags) register(fs *pflag.FlagSet, toleranceName string) {
 }
 
 // parse reads the options and the figures; an error names the flag.
-func (f *verdictFlags) parse() (opts trend.Options, figures []trend.Figure, err error) {
-	if opts.Tolerance, err = trend.ParseTolerance(f.tolerance); err != nil {
+func (f *verdictFlags) parse() (opts regression.Options, figures []regression.Figure, err error) {
+	if opts.Tolerance, err = regression.ParseTolerance(f.tolerance); err != nil {
 		return opts, nil, fmt.Errorf("--%s: %w", f.toleranceName, err)
 	}
-	if opts.Confidence, err = trend.ParseConfidence(f.confidence); err != nil {
+	if opts.Confidence, err = regression.ParseConfidence(f.confidence); err != nil {
 		return opts, nil, fmt.Errorf("--confidence: %w", err)
 	}
-	if figures, err = trend.ParseFigures(strings.Join(f.metrics, ",")); err != nil {
+	if figures, err = regression.ParseFigures(strings.Join(f.metrics, ",")); err != nil {
 		return opts, nil, fmt.Errorf("--metric: %w", err)
 	}
 	return opts, figures, nil

@@ -9,7 +9,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -52,14 +52,14 @@ func Build(t testing.TB, dur time.Duration, results ...*llm.Result) *summary.Sum
 		samples = m.AppendSamples(samples[:0], tags, r)
 		agg.Shard(0).AddSamples(samples)
 	}
-	opts, err := runtime.ParseOptions([]byte(`{"vus": 1, "duration": "1s"}`))
+	opts, err := engine.ParseOptions([]byte(`{"vus": 1, "duration": "1s"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	scs, err := runtime.ResolveScenarios(opts, runtime.Overrides{})
+	scs, err := engine.ResolveScenarios(opts, engine.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := &runtime.Report{Snapshot: agg.Snapshot(), Registry: reg, Scenarios: scs, Start: Start, End: Start.Add(dur)}
+	rep := &engine.Report{Snapshot: agg.Snapshot(), Registry: reg, Scenarios: scs, Start: Start, End: Start.Add(dur)}
 	return summary.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/llmrun/llmrun/modules/tokenizer"
+
 	"github.com/llmrun/llmrun/internal/capped"
 )
 
@@ -682,7 +684,7 @@ func describeDecodeError(err error) error {
 // PromptTokens returns the number of tokens tok makes of record i's
 // Prompt. It is counted once per record and tokenizer name, then cached;
 // safe for concurrent use.
-func (d *Dataset) PromptTokens(i int, tok Tokenizer) (int, error) {
+func (d *Dataset) PromptTokens(i int, tok tokenizer.Tokenizer) (int, error) {
 	if err := d.checkIndex(i); err != nil {
 		return 0, err
 	}
@@ -693,7 +695,7 @@ func (d *Dataset) PromptTokens(i int, tok Tokenizer) (int, error) {
 // of tokens tok makes of its Completion (0 when it has none). It is
 // counted once per record and tokenizer name, then cached; safe for
 // concurrent use.
-func (d *Dataset) OutputTokens(i int, tok Tokenizer) (int, error) {
+func (d *Dataset) OutputTokens(i int, tok tokenizer.Tokenizer) (int, error) {
 	if err := d.checkIndex(i); err != nil {
 		return 0, err
 	}
@@ -715,7 +717,7 @@ func (d *Dataset) checkIndex(i int) error {
 }
 
 // cache returns the token counts of d's records under tok.
-func (d *Dataset) cache(tok Tokenizer) *tokenCounts {
+func (d *Dataset) cache(tok tokenizer.Tokenizer) *tokenCounts {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := d.counts[tok.Name()]
@@ -736,7 +738,7 @@ func (d *Dataset) cache(tok Tokenizer) *tokenCounts {
 // cachedCount returns the count in slot, counting text with tok when
 // there is none yet. Goroutines that race to count the same text store the
 // same number.
-func (d *Dataset) cachedCount(slot *atomic.Int32, text string, tok Tokenizer, i int, what string) (int, error) {
+func (d *Dataset) cachedCount(slot *atomic.Int32, text string, tok tokenizer.Tokenizer, i int, what string) (int, error) {
 	if n := slot.Load(); n >= 0 {
 		return int(n), nil
 	}

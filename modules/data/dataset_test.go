@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 const datasetDir = "testdata/datasets"
@@ -412,8 +414,8 @@ func TestDatasetsOpenError(t *testing.T) {
 // TestDatasetTokens counts every record's tokens from many goroutines at
 // once (run it with -race) under two tokenizers.
 func TestDatasetTokens(t *testing.T) {
-	for _, enc := range Encodings {
-		tok, err := LoadTokenizer(enc)
+	for _, enc := range tokenizer.Encodings {
+		tok, err := tokenizer.Load(enc)
 		if err != nil {
 			t.Fatal(err)
 		}

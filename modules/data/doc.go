@@ -1,7 +1,7 @@
-// Package data models the traffic of a benchmark: tokenizers (OpenAI's BPE
-// encodings and Hugging Face tokenizer.json files), prompts synthesized to
-// an exact token count, prompt and output length distributions, datasets
-// (ShareGPT, JSONL, CSV) loaded once and shared read-only by every VU, and
-// shared-prefix prompt groups for prefix-cache benchmarks. Module is its
-// JavaScript binding, the 'data' module.
+// Package data models the traffic of a benchmark: prompts synthesized to
+// an exact token count (with a tokenizer from package tokenizer), prompt
+// and output length distributions, datasets (ShareGPT, JSONL, CSV) loaded
+// once and shared read-only by every VU, and shared-prefix prompt groups
+// for prefix-cache benchmarks. Module is its JavaScript binding, the 'data'
+// module.
 package data

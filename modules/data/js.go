@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -32,7 +33,7 @@ type Module struct {
 	// Seed is the run's seed (--seed).
 	Seed int64
 	// Tokenizer is the default tokenizer spec (--tokenizer); "" is
-	// DefaultEncoding.
+	// tokenizer.DefaultEncoding.
 	Tokenizer string
 	// BaseDir is where relative file paths are looked up first (the
 	// script's directory); then the working directory.
@@ -130,21 +131,21 @@ func samePath(a, b string) bool {
 }
 
 // loadTokenizer loads the tokenizer spec names ("" for the run's default).
-func (m *Module) loadTokenizer(spec string) (Tokenizer, error) {
+func (m *Module) loadTokenizer(spec string) (tokenizer.Tokenizer, error) {
 	if spec == "" {
 		spec = m.Tokenizer
 	}
 	if spec == "" {
-		spec = DefaultEncoding
+		spec = tokenizer.DefaultEncoding
 	}
-	if !isEncoding(spec) {
+	if !tokenizer.IsEncoding(spec) {
 		p, err := m.path(spec)
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
 		spec = p
 	}
-	return LoadTokenizer(spec)
+	return tokenizer.Load(spec)
 }
 
 // synthesizer returns the run's synthesizer for the tokenizer spec names.

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/llmrun/llmrun/modules/tokenizer"
+
 	"github.com/dop251/goja"
 )
 
@@ -15,7 +17,7 @@ const datasetHandle = "__dataset"
 // datasetRef is a VU's handle on a shared dataset.
 type datasetRef struct {
 	ds     *Dataset
-	tok    Tokenizer
+	tok    tokenizer.Tokenizer
 	cursor *atomic.Int64
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -227,9 +227,9 @@ func TestJSDatasetSharedAcrossVUs(t *testing.T) {
 	size := b.Len()
 
 	heap := func() uint64 {
-		goruntime.GC()
-		var ms goruntime.MemStats
-		goruntime.ReadMemStats(&ms)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
 	const vus = 1000
@@ -266,8 +266,8 @@ func TestJSDatasetSharedAcrossVUs(t *testing.T) {
 	if perVU > float64(size)/20 {
 		t.Errorf("each VU takes %.0f B more with a %d B dataset: it is copied, not shared", perVU, size)
 	}
-	goruntime.KeepAlive(empty)
-	goruntime.KeepAlive(loaded)
+	runtime.KeepAlive(empty)
+	runtime.KeepAlive(loaded)
 }
 
 // BenchmarkSynthetic measures prompts.synthetic's cost per token from

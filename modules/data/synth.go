@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // words are common English words; a synthesizer keeps those its tokenizer
@@ -27,7 +29,7 @@ var words string
 // fails the check gets prompts re-encoded and adjusted one by one, which is
 // exact but slower.
 type Synthesizer struct {
-	tok Tokenizer
+	tok tokenizer.Tokenizer
 	// words are bare words (for a prompt's start); spaced, the same with
 	// a leading space.
 	words, spaced []string
@@ -58,7 +60,7 @@ const maxCachedPrefixes = 1024
 const additivityProbes = 32
 
 // NewSynthesizer returns a synthesizer for tok.
-func NewSynthesizer(tok Tokenizer) (*Synthesizer, error) {
+func NewSynthesizer(tok tokenizer.Tokenizer) (*Synthesizer, error) {
 	s := &Synthesizer{tok: tok}
 	seen := map[string]bool{}
 	for _, w := range strings.Fields(words) {

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // TestSyntheticExactLengths asks both built-in encodings for prompts of
@@ -18,9 +20,9 @@ func TestSyntheticExactLengths(t *testing.T) {
 		"numbers 12345",
 		"ünïcödé 日本語 🙂",
 	}
-	for _, enc := range Encodings {
+	for _, enc := range tokenizer.Encodings {
 		t.Run(enc, func(t *testing.T) {
-			tok, err := LoadTokenizer(enc)
+			tok, err := tokenizer.Load(enc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +68,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 
 // BenchmarkSynthesizerText measures Text alone, without JavaScript.
 func BenchmarkSynthesizerText(b *testing.B) {
-	tok, err := LoadTokenizer(DefaultEncoding)
+	tok, err := tokenizer.Load(tokenizer.DefaultEncoding)
 	if err != nil {
 		b.Fatal(err)
 	}

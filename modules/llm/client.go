@@ -97,7 +97,7 @@ type Config struct {
 	TLS TLSConfig
 	// MaxConns caps the connections to the server; 0 means no cap.
 	MaxConns int
-	// Tokenizer, when set (a built-in encoding of data.Encodings, or a
+	// Tokenizer, when set (a built-in encoding of tokenizer.Encodings, or a
 	// tokenizer.json file: see data.LoadTokenizer), counts the output tokens of responses without usage
 	// (TokenSource "tokenizer"), and checks the usage of the others
 	// (Result.CheckTokens). The client then accumulates the generated text

@@ -1,7 +1,7 @@
 package llm
 
 import (
-	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // tokenCounter counts the tokens of a text.
@@ -10,12 +10,12 @@ type tokenCounter interface {
 }
 
 // newTokenCounter returns the shared tokenizer name gives: a built-in
-// encoding (data.Encodings) or a tokenizer.json file; nil for "".
+// encoding (tokenizer.Encodings) or a tokenizer.json file; nil for "".
 func newTokenCounter(name string) (tokenCounter, error) {
 	if name == "" {
 		return nil, nil
 	}
-	return data.LoadTokenizer(name)
+	return tokenizer.Load(name)
 }
 
 // countGenerated counts, with tok, the tokens of what a response generated:

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/llmrun/llmrun/modules/tokenizer"
+	tiktokenlib "github.com/tiktoken-go/tokenizer"
 )
 
 // toolCallStream is a chat stream calling two tools, their deltas
@@ -123,9 +123,9 @@ func TestToolCallsHTTP(t *testing.T) {
 }
 
 // codec returns a tokenizer of the library, for expected counts.
-func codec(t *testing.T, name string) tokenizer.Codec {
+func codec(t *testing.T, name string) tiktokenlib.Codec {
 	t.Helper()
-	c, err := tokenizer.Get(tokenizer.Encoding(name))
+	c, err := tiktokenlib.Get(tiktokenlib.Encoding(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestTokenizerCounts(t *testing.T) {
 	words := []string{"Hello", ",", " wörld", "! ", "Tokenization", " of", " 12345", " émojis 🚀"}
 	answer := strings.Join(words, "")
 	reasoning := "Let me think about internationalization."
-	for _, name := range data.Encodings {
+	for _, name := range tokenizer.Encodings {
 		want := count(t, name, answer) + count(t, name, reasoning)
 		// No usage: the tokenizer counts, the text is not kept unless asked.
 		c := tokenServer(t, Config{Tokenizer: name}, reasoning, words, -1)
@@ -251,7 +251,7 @@ func TestSimulatorTokensAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	for _, name := range append([]string{""}, data.Encodings...) {
+	for _, name := range append([]string{""}, tokenizer.Encodings...) {
 		c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", Tokenizer: name})
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,7 @@
 package executor
 
 import (
-	goruntime "runtime"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -20,7 +20,7 @@ func sleepUntil(t time.Time) {
 	}
 	// nanosleep keeps this goroutine's P: first let the goroutines waiting
 	// on it (the iteration just started) run.
-	goruntime.Gosched()
+	runtime.Gosched()
 	for {
 		d := time.Until(t)
 		if d <= 0 {

@@ -15,7 +15,7 @@ package health
 import (
 	"fmt"
 	"math"
-	goruntime "runtime"
+	"runtime"
 	"runtime/metrics"
 	"slices"
 	"strings"
@@ -111,7 +111,7 @@ func (r Report) Measured() bool { return r.Procs > 0 }
 
 // Start begins a measurement.
 func Start() *Probe {
-	p := &Probe{wall: time.Now(), cpu: processCPU(), sched: readSched(), procs: goruntime.GOMAXPROCS(0)}
+	p := &Probe{wall: time.Now(), cpu: processCPU(), sched: readSched(), procs: runtime.GOMAXPROCS(0)}
 	p.machine, p.machineErr = readMachine()
 	return p
 }

@@ -4,11 +4,11 @@ package health
 
 import (
 	"fmt"
-	goruntime "runtime"
+	"runtime"
 )
 
 // readMachine reports that the machine's counters are not read on this
 // platform: they come from Linux's procfs.
 func readMachine() (procReading, error) {
-	return procReading{}, fmt.Errorf("not measured on %s", goruntime.GOOS)
+	return procReading{}, fmt.Errorf("not measured on %s", runtime.GOOS)
 }

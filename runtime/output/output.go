@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -51,9 +51,9 @@ type Progress struct {
 	// OutputTokens are the output tokens that have arrived since the run
 	// started, by scenario and model, warmup excluded: cumulative counts,
 	// which only grow, of the tokens as they arrive, in-flight requests'
-	// included (see runtime.Progress). An output takes the differences
+	// included (see engine.Progress). An output takes the differences
 	// between its readings for the tokens of an interval.
-	OutputTokens []runtime.TokenCount
+	OutputTokens []engine.TokenCount
 }
 
 // Report is what an output stored; the summary carries it.

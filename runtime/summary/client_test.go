@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -25,14 +25,14 @@ type arrivals struct {
 }
 
 // arrivalReport is a 10 s run of the scenarios in by, measured by client.
-func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *runtime.Report {
+func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *engine.Report {
 	t.Helper()
 	f := newFixture()
 	f.reg.MustRegister(metrics.Metric{Name: "iteration_lag", Type: metrics.Trend, Contains: metrics.Time})
 	f.reg.MustRegister(metrics.Metric{Name: "iteration_duration", Type: metrics.Trend, Contains: metrics.Time})
 	f.reg.MustRegister(metrics.Metric{Name: "dropped_iterations", Type: metrics.Counter})
 	var options []string
-	windows := map[string]runtime.Window{}
+	windows := map[string]engine.Window{}
 	for _, name := range slices.Sorted(maps.Keys(by)) {
 		a, tags := by[name], tagSet("scenario", name)
 		f.value("iteration_lag", tags, t0, slices.Repeat([]float64{a.lag}, a.n)...)
@@ -45,9 +45,9 @@ func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *
 			capField = fmt.Sprintf(`, "maxConcurrency": %d`, a.maxConcurrency)
 		}
 		options = append(options, fmt.Sprintf(`%q: {"executor": "constant-arrival-rate", "rate": 10, "duration": "10s", "preAllocatedVUs": 64%s}`, name, capField))
-		windows[name] = runtime.Window{Start: t0, End: t0.Add(10 * time.Second)}
+		windows[name] = engine.Window{Start: t0, End: t0.Add(10 * time.Second)}
 	}
-	return &runtime.Report{
+	return &engine.Report{
 		Snapshot:  f.agg.Snapshot(),
 		Registry:  f.reg,
 		Scenarios: scenarios(t, `{"scenarios": {`+strings.Join(options, ", ")+`}}`),

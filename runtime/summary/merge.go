@@ -12,7 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
@@ -477,9 +477,9 @@ func mergeErrorClasses(results []*Summary, classes func(*Summary) []ErrorClassCo
 
 // addMessages adds the counts of msgs to those of the same message in
 // list, and appends the others while list has fewer than limit.
-func addMessages(list, msgs []runtime.ErrorCount, limit int) []runtime.ErrorCount {
+func addMessages(list, msgs []engine.ErrorCount, limit int) []engine.ErrorCount {
 	for _, msg := range msgs {
-		i := slices.IndexFunc(list, func(e runtime.ErrorCount) bool { return e.Message == msg.Message })
+		i := slices.IndexFunc(list, func(e engine.ErrorCount) bool { return e.Message == msg.Message })
 		switch {
 		case i >= 0:
 			list[i].Count += msg.Count
@@ -492,8 +492,8 @@ func addMessages(list, msgs []runtime.ErrorCount, limit int) []runtime.ErrorCoun
 
 // mergeScriptErrors adds up the script errors by message, most frequent
 // first; the messages beyond maxScriptErrors count in the other errors.
-func mergeScriptErrors(results []*Summary) ([]runtime.ErrorCount, int64) {
-	var list []runtime.ErrorCount
+func mergeScriptErrors(results []*Summary) ([]engine.ErrorCount, int64) {
+	var list []engine.ErrorCount
 	var other int64
 	for _, r := range results {
 		list = addMessages(list, r.ScriptErrors, math.MaxInt)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
@@ -32,7 +32,7 @@ const mergeThresholds = `{
 
 // evaluateThresholds evaluates thresholds at the end of a report's run, as
 // the engine does.
-func evaluateThresholds(t *testing.T, rep *runtime.Report, src string) {
+func evaluateThresholds(t *testing.T, rep *engine.Report, src string) {
 	t.Helper()
 	set, err := threshold.Parse([]byte(src))
 	if err != nil {
@@ -136,17 +136,17 @@ func sameMetrics(t *testing.T, where string, got, want map[string]summary.Metric
 func TestMergeOfTwoHalvesEqualsTheWhole(t *testing.T) {
 	whole := twoScenarioReport(t)
 	evaluateThresholds(t, whole, mergeThresholds)
-	halves := []*runtime.Report{
+	halves := []*engine.Report{
 		twoScenarioPart(t, func(call int) bool { return call%2 == 0 }),
 		twoScenarioPart(t, func(call int) bool { return call%2 == 1 }),
 	}
 	// The whole's error messages, shared out in turn among the halves
 	// that have failures of their class, and its script errors.
 	for _, h := range halves {
-		h.RequestErrors = map[string][]runtime.ErrorCount{}
+		h.RequestErrors = map[string][]engine.ErrorCount{}
 	}
 	for class, msgs := range whole.RequestErrors {
-		var have []*runtime.Report
+		var have []*engine.Report
 		for _, h := range halves {
 			if slices.Contains(h.Snapshot.TagValues("llm_errors", "error_class"), class) {
 				have = append(have, h)
@@ -157,8 +157,8 @@ func TestMergeOfTwoHalvesEqualsTheWhole(t *testing.T) {
 			h.RequestErrors[class] = append(h.RequestErrors[class], msg)
 		}
 	}
-	halves[0].ScriptErrors, halves[0].OtherScriptErrors = []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 1}}, 1
-	halves[1].ScriptErrors, halves[1].OtherScriptErrors = []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 1}}, 2
+	halves[0].ScriptErrors, halves[0].OtherScriptErrors = []engine.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 1}}, 1
+	halves[1].ScriptErrors, halves[1].OtherScriptErrors = []engine.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 1}}, 2
 	var parts []*summary.Summary
 	for i, h := range halves {
 		evaluateThresholds(t, h, mergeThresholds)
@@ -234,7 +234,7 @@ func result(t *testing.T, runID string, start time.Time, dur time.Duration, ttft
 	for _, ttft := range ttfts {
 		f.request(tagSet("scenario", "default"), okResult("m", ttft, ttft+100, 10, 5))
 	}
-	rep := &runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
+	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
 		Start: start, End: start.Add(dur)}
 	meta := testMeta
 	meta.RunID = runID
@@ -277,10 +277,10 @@ func TestMergeWindows(t *testing.T) {
 func TestMergeRules(t *testing.T) {
 	a := result(t, "a", t0, 10*time.Second, 10)
 	b := result(t, "b", t0, 12*time.Second, 20)
-	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []runtime.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 1}}}}
+	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 1}}}}
 	b.Errors = []summary.ErrorClassCount{
 		{Class: "timeout", Count: 5},
-		{Class: "http_5xx", Count: 3, Messages: []runtime.ErrorCount{{Message: "m2", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
+		{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m2", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
 	}
 	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
 	b.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 4, "min": 2, "max": 12}}
@@ -304,7 +304,7 @@ func TestMergeRules(t *testing.T) {
 		got, want any
 	}{
 		{"errors: counts add, messages deduplicated and capped at 3, most frequent first", got.Errors, []summary.ErrorClassCount{
-			{Class: "http_5xx", Count: 6, Messages: []runtime.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 2}, {Message: "m3", Count: 1}}},
+			{Class: "http_5xx", Count: 6, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 2}, {Message: "m3", Count: 1}}},
 			{Class: "timeout", Count: 5},
 		}},
 		{"gauge: the value of the result that ended last", got.Metrics["g"].Values, map[string]float64{"value": 4, "min": 1, "max": 12}},

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -130,7 +130,7 @@ func TestBuildClampsAbsurdCounts(t *testing.T) {
 	r.OutputTokens = math.MaxInt64
 	f.request(tagSet("scenario", "a"), r)
 	f.request(tagSet("scenario", "a"), r)
-	rep := &runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}
+	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}
 	s := summary.Build(rep, testMeta)
 	if got := s.Serving.OutputTokens; got != summary.MaxCount {
 		t.Errorf("total output tokens %d, want the bound %d", got, int64(summary.MaxCount))

@@ -19,7 +19,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 )
@@ -54,8 +54,8 @@ type Summary struct {
 	Errors []ErrorClassCount `json:"errors"`
 	// Retries are the failed attempts a retry policy sent again, by the
 	// class of the attempt; empty without retries.
-	Retries      []ErrorClassCount    `json:"retries,omitempty"`
-	ScriptErrors []runtime.ErrorCount `json:"script_errors"`
+	Retries      []ErrorClassCount   `json:"retries,omitempty"`
+	ScriptErrors []engine.ErrorCount `json:"script_errors"`
 	// OtherScriptErrors counts exceptions whose message was not kept.
 	OtherScriptErrors int64   `json:"other_script_errors,omitempty"`
 	Checks            []Check `json:"checks"`
@@ -238,7 +238,7 @@ type ErrorClassCount struct {
 	// credential header values and the base URL's password and query
 	// values are redacted (also URL-encoded or in base64), and the
 	// server's control characters escaped (docs/limits.md).
-	Messages []runtime.ErrorCount `json:"messages,omitempty"`
+	Messages []engine.ErrorCount `json:"messages,omitempty"`
 }
 
 // Check is one named check's outcome.
@@ -273,7 +273,7 @@ var latencyMetrics = []struct{ name, label string }{
 }
 
 // Build computes the summary of a report.
-func Build(rep *runtime.Report, meta Meta) *Summary {
+func Build(rep *engine.Report, meta Meta) *Summary {
 	snap := rep.Snapshot
 	dur := rep.Duration()
 	meta.Start, meta.End, meta.Interrupted = rep.Start, rep.End, rep.Interrupted
@@ -327,7 +327,7 @@ func snapStats(snap *metrics.Snapshot, filter *metrics.TagSet) statsFunc {
 	return func(metric string) *metrics.Stats { return snap.Stats(metric, filter) }
 }
 
-func shapes(scs []runtime.Scenario) []ScenarioShape {
+func shapes(scs []engine.Scenario) []ScenarioShape {
 	out := make([]ScenarioShape, len(scs))
 	for i, sc := range scs {
 		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(),
@@ -465,7 +465,7 @@ func pName(p float64) string { return fmt.Sprintf("p%g", p) }
 
 // errorClasses counts the named counter by its error_class tag, with the
 // classes' messages.
-func errorClasses(snap *metrics.Snapshot, metric string, messages map[string][]runtime.ErrorCount) []ErrorClassCount {
+func errorClasses(snap *metrics.Snapshot, metric string, messages map[string][]engine.ErrorCount) []ErrorClassCount {
 	var out []ErrorClassCount
 	for _, class := range snap.TagValues(metric, "error_class") {
 		n := sum(snap, metric, metrics.NewTagSet(map[string]string{"error_class": class}))
@@ -548,7 +548,7 @@ const MaxLagP99 = 5 * time.Millisecond
 // naming the cause found: a maxConcurrency cap the scenario reached (by
 // design), else what the probe found (llmrun's own load, or other
 // processes on the machine), else that none was found.
-func clientReport(rep *runtime.Report) health.Report {
+func clientReport(rep *engine.Report) health.Report {
 	c := rep.Client
 	capped := cappedScenarios(rep)
 	c.Warnings = append(c.Warnings, lagWarnings(rep, capped)...)
@@ -595,7 +595,7 @@ type cappedScenario struct {
 
 // cappedScenarios returns the run's scenarios that set maxConcurrency, by
 // name.
-func cappedScenarios(rep *runtime.Report) map[string]cappedScenario {
+func cappedScenarios(rep *engine.Report) map[string]cappedScenario {
 	out := map[string]cappedScenario{}
 	for _, sc := range rep.Scenarios {
 		cfg, ok := sc.Config.(executor.ConcurrencyCapped)
@@ -629,7 +629,7 @@ func (s cappedScenario) String() string {
 // lagWarnings explain an iteration lag p99 above MaxLagP99: one warning
 // for the lagging scenarios that reached their cap, by design, and one
 // with the probe's cause for the others.
-func lagWarnings(rep *runtime.Report, capped map[string]cappedScenario) []string {
+func lagWarnings(rep *engine.Report, capped map[string]cappedScenario) []string {
 	limit := float64(MaxLagP99) / float64(time.Millisecond)
 	overall := lagP99(rep.Snapshot, nil)
 	if overall <= limit {
@@ -671,7 +671,7 @@ func lagCause(c health.Report) string {
 // dropWarnings explain dropped iterations: a capped scenario's were still
 // waiting for its cap when it ended, by design; the others found every
 // VU busy, and the warning says what the probe found.
-func dropWarnings(rep *runtime.Report, capped map[string]cappedScenario) []string {
+func dropWarnings(rep *engine.Report, capped map[string]cappedScenario) []string {
 	var out []string
 	rest := count(sum(rep.Snapshot, "dropped_iterations", nil))
 	for _, sc := range rep.Scenarios {
@@ -886,7 +886,7 @@ func newUniqueCache(requests, cachedRequests, prompt, cached int64) *UniqueCache
 	return u
 }
 
-func thresholds(rep *runtime.Report) []ThresholdResult {
+func thresholds(rep *engine.Report) []ThresholdResult {
 	out := make([]ThresholdResult, len(rep.Thresholds))
 	for i, r := range rep.Thresholds {
 		out[i] = ThresholdResult{Metric: r.Key, Threshold: r.Source, Value: r.Value, Passed: r.Passed, Note: r.Note}
@@ -896,7 +896,7 @@ func thresholds(rep *runtime.Report) []ThresholdResult {
 
 // addSubMetrics adds the sub-metrics thresholds select (llm_ttft{scenario:
 // chat}) to the metrics, under their keys, as k6 does.
-func addSubMetrics(out map[string]MetricSummary, rep *runtime.Report, dur time.Duration) {
+func addSubMetrics(out map[string]MetricSummary, rep *engine.Report, dur time.Duration) {
 	for _, r := range rep.Thresholds {
 		th := r.Threshold
 		if th.Tags == nil {

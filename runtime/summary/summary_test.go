@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/checks"
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/modules/llmrun"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -35,7 +35,7 @@ type fixture struct {
 func newFixture() *fixture {
 	reg := metrics.NewRegistry()
 	f := &fixture{reg: reg, agg: metrics.NewAggregator(3), llm: llm.RegisterMetrics(reg)}
-	llmrun.RegisterMetrics(reg)
+	checks.RegisterMetrics(reg)
 	for _, name := range []string{"iterations", "iterations_interrupted", "script_errors"} {
 		reg.MustRegister(metrics.Metric{Name: name, Type: metrics.Counter})
 	}
@@ -82,13 +82,13 @@ func failed(model string, class llm.ErrorClass) *llm.Result {
 	return &llm.Result{Model: model, Class: class, Error: string(class), Stream: true, E2E: 5, Start: t0}
 }
 
-func scenarios(t *testing.T, options string) []runtime.Scenario {
+func scenarios(t *testing.T, options string) []engine.Scenario {
 	t.Helper()
-	o, err := runtime.ParseOptions([]byte(options))
+	o, err := engine.ParseOptions([]byte(options))
 	if err != nil {
 		t.Fatal(err)
 	}
-	scs, err := runtime.ResolveScenarios(o, runtime.Overrides{})
+	scs, err := engine.ResolveScenarios(o, engine.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,12 @@ func scenarios(t *testing.T, options string) []runtime.Scenario {
 //     iterations, 1 interrupted.
 //   - rag (2–7 s, model m-b): 2 ok requests (50 output, 400 prompt tokens,
 //     TTFT 200, E2E 2000, 2 gaps of 10 ms), 1 timeout; 3 iterations.
-func twoScenarioReport(t *testing.T) *runtime.Report { return twoScenarioPart(t, nil) }
+func twoScenarioReport(t *testing.T) *engine.Report { return twoScenarioPart(t, nil) }
 
 // twoScenarioPart is the share of twoScenarioReport's samples that keep
 // keeps (nil: all of them), in a run of the same window; the other fields
 // of the report are the whole's.
-func twoScenarioPart(t *testing.T, keep func(call int) bool) *runtime.Report {
+func twoScenarioPart(t *testing.T, keep func(call int) bool) *engine.Report {
 	f := newFixture()
 	f.keep = keep
 	chat := tagSet("scenario", "chat", "workload", "chat", "model", "m-a")
@@ -156,7 +156,7 @@ func twoScenarioPart(t *testing.T, keep func(call int) bool) *runtime.Report {
 	f.value("my_rate", tagSet("scenario", "chat"), t0, 1, 1, 0, 1)
 	f.value("my_time", tagSet("scenario", "rag"), t0, 1, 2, 3)
 
-	return &runtime.Report{
+	return &engine.Report{
 		Snapshot: f.agg.Snapshot(),
 		Registry: f.reg,
 		Scenarios: scenarios(t, `{"scenarios": {
@@ -164,13 +164,13 @@ func twoScenarioPart(t *testing.T, keep func(call int) bool) *runtime.Report {
 			"rag": {"executor": "per-vu-iterations", "vus": 2, "iterations": 3, "startTime": "2s"}}}`),
 		Start: t0,
 		End:   t0.Add(10 * time.Second),
-		Windows: map[string]runtime.Window{
+		Windows: map[string]engine.Window{
 			"chat": {Start: t0, End: t0.Add(10 * time.Second)},
 			"rag":  {Start: t0.Add(2 * time.Second), End: t0.Add(7 * time.Second)},
 		},
-		ScriptErrors:      []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 2}},
+		ScriptErrors:      []engine.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 2}},
 		OtherScriptErrors: 3,
-		RequestErrors: map[string][]runtime.ErrorCount{
+		RequestErrors: map[string][]engine.ErrorCount{
 			"http_5xx": {{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}},
 			"timeout":  {{Message: "reading the response: request timed out after 1m0s", Count: 1}},
 		},
@@ -369,7 +369,7 @@ func TestBuildEdgeCases(t *testing.T) {
 	t.Run("one scenario: no split", func(t *testing.T) {
 		f := newFixture()
 		f.request(tagSet("scenario", "default"), okResult("m", 10, 100, 10, 5))
-		rep := &runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
+		rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
 			Start: t0, End: t0.Add(time.Second)}
 		s := summary.Build(rep, testMeta)
 		if s.Scenarios != nil {
@@ -384,7 +384,7 @@ func TestBuildEdgeCases(t *testing.T) {
 		// that never ran.
 		f := newFixture()
 		scs := scenarios(t, `{"scenarios": {"a": {"executor": "shared-iterations"}, "b": {"executor": "shared-iterations"}}}`)
-		rep := &runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scs, Start: t0, End: t0}
+		rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scs, Start: t0, End: t0}
 		s := summary.Build(rep, testMeta)
 		// The headline has its counts and throughputs, all 0, and no
 		// latency keys.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -55,7 +55,7 @@ func runRequests(t *testing.T, cfg llm.Config, n int) *summary.Summary {
 		}
 		f.request(tagSet("scenario", "default"), res)
 	}
-	rep := &runtime.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
+	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
 		Start: t0, End: t0.Add(time.Second)}
 	return summary.Build(rep, testMeta)
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 )
 
 // A long request's output tokens are in the seconds they arrived, not all
@@ -39,9 +39,9 @@ export default function () {
 		t.Fatal(err)
 	}
 
-	var engine *runtime.Engine
-	rec := New(time.Now(), func() runtime.Progress { return engine.Progress() })
-	engine, err = runtime.Load(t.Context(), runtime.Config{ScriptPath: script, Requests: rec,
+	var eng *engine.Engine
+	rec := New(time.Now(), func() engine.Progress { return eng.Progress() })
+	eng, err = engine.Load(t.Context(), engine.Config{ScriptPath: script, Requests: rec,
 		LLM: llm.Config{BaseURL: sim.URL() + "/v1", Model: "m"}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ export default function () {
 		rec.Run(ctx)
 		close(recDone)
 	}()
-	rep, err := engine.Run(t.Context())
+	rep, err := eng.Run(t.Context())
 	stop()
 	<-recDone
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -48,7 +48,7 @@ const recent = 2
 // at the end.
 type Recorder struct {
 	start    time.Time
-	progress func() runtime.Progress
+	progress func() engine.Progress
 
 	mu sync.Mutex
 	// arrived is the output tokens arrived at the last reading of the
@@ -91,7 +91,7 @@ type dense struct{ ttft, e2e *hdr.Histogram }
 // New returns a recorder of a run that started at start; progress, when
 // not nil, reads the run's live figures, of which the recorder takes the
 // active VUs and the output tokens arrived (counted from 0 at start).
-func New(start time.Time, progress func() runtime.Progress) *Recorder {
+func New(start time.Time, progress func() engine.Progress) *Recorder {
 	return &Recorder{start: start, progress: progress, width: sampleEvery}
 }
 
@@ -162,7 +162,7 @@ func (r *Recorder) untilNextSecond(now time.Time) time.Duration {
 // sample records a reading of the progress in the interval that holds
 // offset: its active VUs as those at the interval's end, and the output
 // tokens that arrived since the reading before as arrived in it.
-func (r *Recorder) sample(p runtime.Progress, offset time.Duration) {
+func (r *Recorder) sample(p engine.Progress, offset time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := &r.buckets[r.reserve(offset)]

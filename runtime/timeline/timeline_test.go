@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -29,8 +29,8 @@ func req(end, e2e float64, ok bool, ttft float64, tokens int) *modules.RequestRe
 
 // progress is a reading of a run's progress: its active VUs and the output
 // tokens arrived so far.
-func progress(vus, tokens int64) runtime.Progress {
-	return runtime.Progress{ActiveVUs: vus, OutputTokens: tokens}
+func progress(vus, tokens int64) engine.Progress {
+	return engine.Progress{ActiveVUs: vus, OutputTokens: tokens}
 }
 
 // The counts, the in-flight figures, the VUs and the tokens of hand-made
@@ -174,7 +174,7 @@ func TestRun(t *testing.T) {
 		start := time.Now()
 		var vus, tokens atomic.Int64
 		vus.Store(7)
-		r := New(start, func() runtime.Progress { return progress(vus.Load(), tokens.Load()) })
+		r := New(start, func() engine.Progress { return progress(vus.Load(), tokens.Load()) })
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() {
@@ -214,7 +214,7 @@ func TestRun(t *testing.T) {
 func TestConcurrentAddRequest(t *testing.T) {
 	start := time.Now()
 	var arrived atomic.Int64
-	r := New(start, func() runtime.Progress { return progress(1, arrived.Load()) })
+	r := New(start, func() engine.Progress { return progress(1, arrived.Load()) })
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { r.Run(ctx) })
@@ -259,20 +259,20 @@ func fill(r *Recorder, perSecond int) {
 // A bucket's histograms stay small: a busy 600-second run holds a few MB.
 func TestMemoryPerBucket(t *testing.T) {
 	for _, perSecond := range []int{100, 1000} {
-		var before, after goruntime.MemStats
-		goruntime.GC()
-		goruntime.ReadMemStats(&before)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
 		r := New(t0, nil)
 		fill(r, perSecond)
 		r.Points(at(summary.MaxTimelinePoints)) // seals every bucket
-		goruntime.GC()
-		goruntime.ReadMemStats(&after)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
 		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		hists := 0
 		for _, b := range r.buckets {
 			hists += b.ttft.GetMemorySize() + b.e2e.GetMemorySize()
 		}
-		goruntime.KeepAlive(r)
+		runtime.KeepAlive(r)
 		n := int64(len(r.buckets))
 		t.Logf("%d requests/s: %d buckets, heap %d KB (%d B per bucket), histograms %d B per bucket",
 			perSecond, n, heap/1024, heap/n, int64(hists)/n)

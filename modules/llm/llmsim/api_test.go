@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 func TestChatStreamFormat(t *testing.T) {
@@ -214,7 +214,7 @@ func TestPromptTokens(t *testing.T) {
 			r := listen(t, cfg)
 			count := func(text string) int { return (len(text) + 3) / 4 }
 			if name != TokenizerBytes {
-				tok, err := data.LoadTokenizer(name)
+				tok, err := tokenizer.Load(name)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -254,7 +254,7 @@ func TestPromptTokens(t *testing.T) {
 // framing, plain prompts alone.
 func TestPromptTokensEndpoints(t *testing.T) {
 	const text = "Once upon a time, in a land far away, lived a tokenizer."
-	tok, err := data.LoadTokenizer("cl100k_base")
+	tok, err := tokenizer.Load("cl100k_base")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // Config sets the simulated model and the engine's timing. Durations are
@@ -158,14 +158,14 @@ func (c *Config) Validate() error {
 // a tokenizer file, loaded (once per process) to check it.
 func checkTokenizer(spec string) error {
 	switch {
-	case spec == TokenizerBytes || slices.Contains(data.Encodings, spec):
+	case spec == TokenizerBytes || slices.Contains(tokenizer.Encodings, spec):
 		return nil
 	case strings.TrimSpace(spec) == "":
-		return fmt.Errorf("tokenizer must not be empty: want %s or %s", strings.Join(data.Encodings, ", "), TokenizerBytes)
+		return fmt.Errorf("tokenizer must not be empty: want %s or %s", strings.Join(tokenizer.Encodings, ", "), TokenizerBytes)
 	}
-	if _, err := data.LoadTokenizer(spec); err != nil {
+	if _, err := tokenizer.Load(spec); err != nil {
 		return fmt.Errorf("tokenizer %q is neither %s, %s nor a usable tokenizer.json: %w",
-			spec, strings.Join(data.Encodings, ", "), TokenizerBytes, err)
+			spec, strings.Join(tokenizer.Encodings, ", "), TokenizerBytes, err)
 	}
 	return nil
 }

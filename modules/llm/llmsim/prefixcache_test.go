@@ -9,20 +9,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // cl100k returns the cl100k_base tokenizer.
-func cl100k(t testing.TB) data.Tokenizer {
+func cl100k(t testing.TB) tokenizer.Tokenizer {
 	t.Helper()
-	tok, err := data.LoadTokenizer("cl100k_base")
+	tok, err := tokenizer.Load("cl100k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tok
 }
 
-func encode(t testing.TB, tok data.Tokenizer, text string) []int {
+func encode(t testing.TB, tok tokenizer.Tokenizer, text string) []int {
 	t.Helper()
 	ids, err := tok.Encode(text)
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // Prompt token counting; see the package documentation.
@@ -29,7 +29,7 @@ func textTokens(n int) int {
 // sequence into hashed blocks (see blockHasher). It is safe for concurrent
 // use: request handlers share it.
 type prompter struct {
-	tok data.Tokenizer // nil: bytes/4
+	tok tokenizer.Tokenizer // nil: bytes/4
 	// blocks is set when the prefix cache is on, which needs a tokenizer:
 	// prompts are then encoded into ids instead of merely counted.
 	blocks bool
@@ -86,7 +86,7 @@ func newPrompter(cfg *Config) (*prompter, error) {
 	if cfg.Tokenizer == TokenizerBytes {
 		return &prompter{}, nil
 	}
-	tok, err := data.LoadTokenizer(cfg.Tokenizer)
+	tok, err := tokenizer.Load(cfg.Tokenizer)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -44,11 +44,11 @@ func sampleSummary() *summary.Summary {
 					latencyRow("llm_e2e", "E2E", 2, 2000, 2000, 2000, 2000, 2000, 2000)}},
 		},
 		Errors: []summary.ErrorClassCount{
-			{Class: "http_5xx", Count: 2, Messages: []runtime.ErrorCount{{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}}},
-			{Class: "timeout", Count: 1, Messages: []runtime.ErrorCount{{Message: "reading the response: request timed out after 1m0s", Count: 1}}},
+			{Class: "http_5xx", Count: 2, Messages: []engine.ErrorCount{{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}}},
+			{Class: "timeout", Count: 1, Messages: []engine.ErrorCount{{Message: "reading the response: request timed out after 1m0s", Count: 1}}},
 		},
 		Retries:           []summary.ErrorClassCount{{Class: "connect", Count: 2}, {Class: "http_429", Count: 1}},
-		ScriptErrors:      []runtime.ErrorCount{{Message: "script.js:3:9: Error: boom\n 3 | throw new Error('boom');", Count: 2}},
+		ScriptErrors:      []engine.ErrorCount{{Message: "script.js:3:9: Error: boom\n 3 | throw new Error('boom');", Count: 2}},
 		OtherScriptErrors: 3,
 		Checks: []summary.Check{
 			{Name: "a first", Passes: 1},

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 )
 
 // ProgressWindow is how far back the progress line's output tok/s looks:
@@ -30,7 +30,7 @@ type tokenReading struct {
 }
 
 // Line records the reading p and formats the progress line.
-func (m *ProgressMeter) Line(p runtime.Progress) string {
+func (m *ProgressMeter) Line(p engine.Progress) string {
 	return fmt.Sprintf("running %7s  VUs %d/%d  requests %d  failed %d  output %s tok/s",
 		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, Num(m.rate(p.Elapsed, p.OutputTokens)))
 }

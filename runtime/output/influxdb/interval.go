@@ -11,7 +11,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 )
 
 // Histograms hold microseconds, from 1 µs to an hour (longer values are
@@ -249,7 +249,7 @@ type arrivals struct {
 
 // since returns the output tokens of each scenario that arrived since the
 // last reading, counts, leaving out scenarios with none.
-func (a *arrivals) since(counts []runtime.TokenCount) map[string]int64 {
+func (a *arrivals) since(counts []engine.TokenCount) map[string]int64 {
 	now := make(map[string]int64, len(a.last))
 	for _, c := range counts {
 		name := c.Scenario

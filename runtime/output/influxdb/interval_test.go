@@ -11,7 +11,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
@@ -36,7 +36,7 @@ func TestIntervalCountsTokensAsTheyArrive(t *testing.T) {
 	a := newAggregates()
 	var arr arrivals
 	start := time.Now()
-	tick := func(counts ...runtime.TokenCount) map[string]map[string]any {
+	tick := func(counts ...engine.TokenCount) map[string]map[string]any {
 		end := start.Add(2 * time.Second)
 		out := map[string]map[string]any{}
 		for _, p := range a.interval(runTags{id: "r"}, start, end, 1, arr.since(counts)) {
@@ -46,11 +46,11 @@ func TestIntervalCountsTokensAsTheyArrive(t *testing.T) {
 		start = end
 		return out
 	}
-	inFlight := tick(runtime.TokenCount{Scenario: "chat", Model: "m1", Tokens: 40}, runtime.TokenCount{Scenario: "chat", Model: "m2", Tokens: 10})
+	inFlight := tick(engine.TokenCount{Scenario: "chat", Model: "m1", Tokens: 40}, engine.TokenCount{Scenario: "chat", Model: "m2", Tokens: 10})
 	rec := okRecord("chat", time.Now())
 	a.add(rec)
-	ended := tick(runtime.TokenCount{Scenario: "chat", Model: "m1", Tokens: 100}, runtime.TokenCount{Scenario: "chat", Model: "m2", Tokens: 10})
-	idle := tick(runtime.TokenCount{Scenario: "chat", Model: "m1", Tokens: 100}, runtime.TokenCount{Scenario: "chat", Model: "m2", Tokens: 10})
+	ended := tick(engine.TokenCount{Scenario: "chat", Model: "m1", Tokens: 100}, engine.TokenCount{Scenario: "chat", Model: "m2", Tokens: 10})
+	idle := tick(engine.TokenCount{Scenario: "chat", Model: "m1", Tokens: 100}, engine.TokenCount{Scenario: "chat", Model: "m2", Tokens: 10})
 
 	tests := []struct {
 		name             string
@@ -90,7 +90,7 @@ func testIntervalsOfAStreamingRequest(t *testing.T, s *influxtest.Server) {
 	run.Progress = func() output.Progress {
 		mu.Lock()
 		defer mu.Unlock()
-		return output.Progress{ActiveVUs: 1, MaxVUs: 1, OutputTokens: []runtime.TokenCount{{Scenario: "chat", Model: "m1", Tokens: tokens}}}
+		return output.Progress{ActiveVUs: 1, MaxVUs: 1, OutputTokens: []engine.TokenCount{{Scenario: "chat", Model: "m1", Tokens: tokens}}}
 	}
 	cfg := testConfig(s)
 	cfg.Requests = false

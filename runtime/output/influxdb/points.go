@@ -12,8 +12,8 @@ import (
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
-	"github.com/llmrun/llmrun/runtime/trend"
 )
 
 // The measurements (docs/influxdb.md describes them).
@@ -141,7 +141,7 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 	p := tags.point(mRun, at, "model", joinModels(s.Meta.Models))
 	servingFields(p, s.Serving)
 	latencyFields(p, s.Latency)
-	intervalFields(p, trend.Estimates(trend.RunBlock(s), trend.DefaultConfidence))
+	intervalFields(p, regression.Estimates(regression.RunBlock(s), regression.DefaultConfidence))
 	passed, failed := 0, 0
 	for _, t := range s.Thresholds {
 		if t.Passed {
@@ -175,8 +175,8 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 			p := tags.point(mRun, at, "model", joinModels(models[sc.Name]), "scenario", sc.Name)
 			servingFields(p, sc.Serving)
 			latencyFields(p, sc.Latency)
-			intervalFields(p, trend.Estimates(trend.Block{Serving: sc.Serving, Metrics: sc.Metrics,
-				ClosedLoop: trend.ClosedLoop(executorOf(s, sc.Name))}, trend.DefaultConfidence))
+			intervalFields(p, regression.Estimates(regression.Block{Serving: sc.Serving, Metrics: sc.Metrics,
+				ClosedLoop: regression.ClosedLoop(executorOf(s, sc.Name))}, regression.DefaultConfidence))
 			points = append(points, p)
 		}
 	}
@@ -218,9 +218,9 @@ func servingFields(p *write.Point, s summary.Serving) {
 
 // intervalFields adds the figures' confidence intervals to an llm_run
 // point, for llmrun trend to judge changes against the noise:
-// F_ci_lo, F_ci_hi, L_count and ci_level (trend.IntervalFields).
-func intervalFields(p *write.Point, estimates map[string]trend.Estimate) {
-	fields := trend.IntervalFields(estimates, trend.DefaultConfidence)
+// F_ci_lo, F_ci_hi, L_count and ci_level (regression.IntervalFields).
+func intervalFields(p *write.Point, estimates map[string]regression.Estimate) {
+	fields := regression.IntervalFields(estimates, regression.DefaultConfidence)
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		addFloat(p, k, fields[k])
 	}

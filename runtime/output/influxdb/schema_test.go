@@ -14,7 +14,7 @@ import (
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -28,7 +28,7 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 	run := testRun(t)
 	// As many output tokens arrived as the records count.
 	run.Progress = func() output.Progress {
-		return output.Progress{ActiveVUs: 3, MaxVUs: 8, OutputTokens: []runtime.TokenCount{
+		return output.Progress{ActiveVUs: 3, MaxVUs: 8, OutputTokens: []engine.TokenCount{
 			{Scenario: "batch", Model: "m2", Tokens: 20}, {Scenario: "chat", Model: "m1", Tokens: 150}}}
 	}
 	o := New(testConfig(s))

@@ -19,7 +19,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
@@ -109,7 +109,7 @@ func record(scenario, model string, ok bool) modules.RequestRecord {
 }
 
 func TestScrapeShowsTheRequests(t *testing.T) {
-	arrived := []runtime.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 150}, {Scenario: "rag", Model: "m2", Tokens: 40}}
+	arrived := []engine.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 150}, {Scenario: "rag", Model: "m2", Tokens: 40}}
 	o := start(t, Config{}, output.Progress{ActiveVUs: 3, MaxVUs: 8, OutputTokens: arrived})
 	if strings.HasSuffix(o.Describe(), ":0/metrics") {
 		t.Errorf("Describe %q does not show the port", o.Describe())
@@ -202,7 +202,7 @@ func TestScrapeShowsTheRequests(t *testing.T) {
 // ended, and grows with them.
 func TestOutputTokensAsTheyArrive(t *testing.T) {
 	var mu sync.Mutex
-	arrived := []runtime.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 5}}
+	arrived := []engine.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 5}}
 	o := startReading(t, Config{}, func() output.Progress {
 		mu.Lock()
 		defer mu.Unlock()

@@ -1,0 +1,597 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/internal/wait"
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/checks"
+	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/settings"
+	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/js"
+	"github.com/llmrun/llmrun/runtime/threshold"
+)
+
+// DefaultSetupTimeout bounds setup() and teardown(), as in k6.
+const DefaultSetupTimeout = 60 * time.Second
+
+// InterruptGrace is how long teardown() and handleSummary() may still run
+// once the run is interrupted (a signal): they run after an interruption,
+// so that the script can release what setup took and write its summary,
+// but no longer than this, whatever their own timeout.
+const InterruptGrace = 10 * time.Second
+
+// errInterruptGrace is the cause of a call cut InterruptGrace after the
+// interruption.
+var errInterruptGrace = errors.New("the grace period after the interruption is over")
+
+// afterInterrupt returns a context that is not canceled with ctx but
+// grace after it: a call that still runs once the run is interrupted, for
+// a bounded time.
+func afterInterrupt(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(grace, func() { cancel(errInterruptGrace) })
+		context.AfterFunc(out, func() { t.Stop() })
+	})
+	return out, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// Config configures one run.
+type Config struct {
+	// ScriptPath is the scenario script (.js or .ts); it names the script
+	// in errors and resolves its relative imports and open() paths.
+	ScriptPath string
+	// Source, when not nil, is the script's source, used instead of
+	// reading ScriptPath (for the stock scenarios built into the binary).
+	Source []byte
+	// SourceFS, when not nil, holds the files Source's relative imports
+	// name (the stock scenarios' library).
+	SourceFS fs.FS
+	// Env is exposed to the script as __ENV.
+	Env map[string]string
+	// Overrides are the command line's load-shape flags.
+	Overrides Overrides
+	// LLM holds the defaults of the llm module's clients (base URL, key,
+	// model, timeout).
+	LLM llm.Config
+	// Requests, when set, receives a record of each measured LLM request
+	// (warmup excluded), for the outputs that store every request.
+	Requests modules.RequestSink
+	// Tags are added to every sample (the command line's --tag); they win
+	// over options.tags.
+	Tags map[string]string
+	// Seed seeds each VU's Math.random (VU n gets Seed+n), so scripts that
+	// draw from it are reproducible.
+	Seed int64
+	// Logger receives the script's console output.
+	Logger *slog.Logger
+	// TextSummary renders the console summary from the JSON of a
+	// summary, for the script's textSummary(data); nil where none is
+	// available.
+	TextSummary func(summaryJSON []byte, color bool) (string, error)
+}
+
+// Engine runs one script. Load it, look at its scenarios, then Run it once.
+type Engine struct {
+	cfg       Config
+	script    *js.Script
+	sha256    string
+	options   *Options
+	scenarios []Scenario
+
+	registry   *metrics.Registry
+	agg        *metrics.Aggregator
+	thresholds *threshold.Set
+	run        *runState
+	modules    map[string]modules.Module
+	llmModule  *llm.Module
+	llm        *llm.Metrics
+	vu0        *vu
+	maxVUs     int
+	preVUs     int
+	// interruptGrace is InterruptGrace (shorter in tests).
+	interruptGrace time.Duration
+
+	// nextVUID is the ID of the last VU created: those initialised before
+	// the run take 1..preVUs, those an arrival-rate executor asks for
+	// during the run the following ones.
+	nextVUID   atomic.Int64
+	startNanos atomic.Int64
+}
+
+// Load compiles the script, runs its init code once to read its options and
+// resolves the scenarios. Errors are *js.ScriptError for script problems
+// and *ConfigError for options and flags.
+func Load(ctx context.Context, cfg Config) (*Engine, error) {
+	src := cfg.Source
+	if src == nil {
+		var err error
+		if src, err = js.ReadScript(cfg.ScriptPath); err != nil {
+			return nil, err
+		}
+	}
+	script, err := js.CompileFS(cfg.ScriptPath, src, cfg.SourceFS)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(src)
+	e := &Engine{
+		cfg:            cfg,
+		script:         script,
+		sha256:         hex.EncodeToString(sum[:]),
+		interruptGrace: InterruptGrace,
+		registry:       metrics.NewRegistry(),
+		agg:            metrics.NewAggregator(runtime.GOMAXPROCS(0)),
+		run: &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(), requests: cfg.Requests,
+			arrivals: newTokenArrivals(runtime.GOMAXPROCS(0))},
+	}
+	e.llm = llm.RegisterMetrics(e.registry)
+	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
+	checks.RegisterMetrics(e.registry)
+	llmModule, err := llm.NewModule(cfg.LLM)
+	if err != nil {
+		return nil, &ConfigError{Field: "llm", Err: err}
+	}
+	e.llmModule = llmModule
+	e.modules = map[string]modules.Module{
+		"llm":           llmModule,
+		"metrics":       metricsModule{},
+		"llmrun":        checks.Module{TextSummary: cfg.TextSummary},
+		"llmrun/config": settings.Module{},
+		"data":          &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)},
+	}
+
+	e.vu0, err = e.newVU(ctx, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	optsJSON, err := e.vu0.inst.OptionsJSON()
+	if err != nil {
+		return nil, &ConfigError{Field: "options", Err: err}
+	}
+	if e.options, err = ParseOptions(optsJSON); err != nil {
+		return nil, err
+	}
+	if len(cfg.Tags) > 0 {
+		e.options.Tags = maps.Clone(e.options.Tags)
+		if e.options.Tags == nil {
+			e.options.Tags = make(map[string]string, len(cfg.Tags))
+		}
+		maps.Copy(e.options.Tags, cfg.Tags)
+	}
+	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
+		return nil, err
+	}
+	if e.thresholds, err = loadThresholds(e.options.Thresholds, e.registry); err != nil {
+		return nil, err
+	}
+	for i := range e.scenarios {
+		_, ok, err := e.vu0.inst.Function(e.scenarios[i].Exec)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, &ConfigError{Field: "options.scenarios." + e.scenarios[i].Name + ".exec",
+				Err: fmt.Errorf("the script exports no function %q", e.scenarios[i].Exec)}
+		}
+		e.maxVUs += e.scenarios[i].Config.MaxVUs()
+		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
+	}
+	return e, nil
+}
+
+// scriptDir is where the data module looks for relative paths first: the
+// script's directory; "" for a script built into the binary, whose paths
+// are the working directory's.
+func scriptDir(cfg Config) string {
+	if cfg.Source != nil {
+		return ""
+	}
+	return filepath.Dir(cfg.ScriptPath)
+}
+
+// Scenarios returns the resolved scenarios.
+func (e *Engine) Scenarios() []Scenario { return e.scenarios }
+
+// MaxVUs is the most VUs the run may use: the sum of its scenarios'
+// MaxVUs. Arrival-rate scenarios initialise their preAllocatedVUs before the
+// run and the others, up to maxVUs, only when they need them.
+func (e *Engine) MaxVUs() int { return e.maxVUs }
+
+// Options are the script's options as it exported them (the command
+// line's flags are applied to the scenarios, not here).
+func (e *Engine) Options() Options { return *e.options }
+
+// ScriptSHA256 is the hex SHA-256 of the script's source.
+func (e *Engine) ScriptSHA256() string { return e.sha256 }
+
+// newVU creates VU id with the run's environment plus env (a scenario's
+// own variables, which win).
+func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*vu, error) {
+	merged := e.cfg.Env
+	if len(env) > 0 {
+		merged = maps.Clone(e.cfg.Env)
+		if merged == nil {
+			merged = make(map[string]string, len(env))
+		}
+		maps.Copy(merged, env)
+	}
+	return newVU(ctx, id, e.script, instanceConfig{
+		registry: e.registry,
+		modules:  e.modules,
+		env:      merged,
+		logger:   e.cfg.Logger,
+		seed:     e.cfg.Seed,
+	}, e.run, e.agg.Shard(int(id)))
+}
+
+// instanceConfig is what every VU's script instance is built from.
+type instanceConfig struct {
+	registry *metrics.Registry
+	modules  map[string]modules.Module
+	env      map[string]string
+	logger   *slog.Logger
+	seed     int64
+}
+
+// Report is what a run measured, for the summary and the exports.
+type Report struct {
+	Snapshot  *metrics.Snapshot
+	Registry  *metrics.Registry
+	Scenarios []Scenario
+	// Start and End bound the measured window: from the first scenario's
+	// start to the last one's end (setup and teardown excluded).
+	Start, End time.Time
+	// Windows holds when each scenario actually ran, by name; a scenario
+	// that never started (an interrupted run) has none.
+	Windows map[string]Window
+	// ScriptErrors are the distinct exceptions thrown by iterations;
+	// OtherScriptErrors counts those whose message was not kept.
+	ScriptErrors      []ErrorCount
+	OtherScriptErrors int64
+	// RequestErrors are the first few distinct messages of failed LLM
+	// requests (warmup excluded), by error class, each class's in the
+	// order they were first seen, with how often each recurred.
+	RequestErrors map[string][]ErrorCount
+	// Interrupted is true when the run was stopped before its end.
+	Interrupted bool
+	// Client is how the load generator itself fared during the window.
+	Client health.Report
+	// Thresholds are the thresholds evaluated at the end, in option order.
+	Thresholds []threshold.Result
+	// AbortedBy is the abortOnFail threshold that stopped the run early,
+	// as it was when it did; nil otherwise.
+	AbortedBy *threshold.Result
+	// EarlyStopped says why the early stop (options.earlyStop) stopped
+	// the run; nil when it did not.
+	EarlyStopped *EarlyStopped
+}
+
+// Duration is the length of the measured window.
+func (r *Report) Duration() time.Duration { return r.End.Sub(r.Start) }
+
+// Window is when a scenario ran: from its start to the end of its last
+// iteration (graceful stop included).
+type Window struct{ Start, End time.Time }
+
+// Duration is the window's length.
+func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
+
+// Run initialises the VUs, runs setup, the scenarios and teardown, and
+// returns what was measured. A canceled ctx stops the run early and still
+// returns a report (Interrupted set) together with ctx's error; a failing
+// setup or teardown returns a report with a *js.ScriptError.
+func (e *Engine) Run(ctx context.Context) (*Report, error) {
+	vus, err := e.initVUs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	setupJSON, err := e.setup(ctx)
+	if err != nil {
+		rep := e.report(time.Now(), time.Now(), ctx)
+		rep.Client = health.NotMeasured("setup() did not complete, so no scenario ran")
+		return rep, err
+	}
+
+	start := time.Now()
+	e.startNanos.Store(start.UnixNano())
+	probe := health.Start()
+	runCtx, stopRun := context.WithCancel(ctx)
+	aborted := e.watchThresholds(runCtx, start, stopRun)
+	stopper := newEarlyStopper(e.earlyStop(), stopRun)
+	e.run.observer = stopper
+	windows, runErr := e.runScenarios(runCtx, vus, setupJSON)
+	stopRun()
+	start = measuredStart(start, windows)
+	client := probe.Stop()
+	end := time.Now()
+
+	// teardown runs even after an interruption, on its own deadline and
+	// for InterruptGrace at most once interrupted, so that the script can
+	// release what setup took.
+	teardownCtx, stopTeardown := afterInterrupt(ctx, e.interruptGrace)
+	teardownErr := e.teardown(teardownCtx, setupJSON)
+	stopTeardown()
+	rep := e.report(start, end, ctx)
+	rep.Windows, rep.Client = windows, client
+	rep.Thresholds = e.thresholds.Evaluate(rep.Snapshot, rep.Duration())
+	if abort, ok := <-aborted; ok {
+		rep.AbortedBy, rep.Interrupted = &abort, true
+	}
+	if stopped := stopper.result(); stopped != nil {
+		rep.EarlyStopped, rep.Interrupted = stopped, true
+	}
+	return rep, errors.Join(runErr, ctx.Err(), teardownErr)
+}
+
+// earlyStop is the run's early stop: options.earlyStop, else the default.
+func (e *Engine) earlyStop() EarlyStop {
+	if e.options.EarlyStop != nil {
+		return *e.options.EarlyStop
+	}
+	return DefaultEarlyStop()
+}
+
+// measuredStart is the start of the run's measured window: the earliest
+// measured start of its scenarios (after their warmups), or start when no
+// scenario ran.
+func measuredStart(start time.Time, windows map[string]Window) time.Time {
+	var first time.Time
+	for _, w := range windows {
+		if first.IsZero() || w.Start.Before(first) {
+			first = w.Start
+		}
+	}
+	if first.IsZero() {
+		return start
+	}
+	return first
+}
+
+func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
+	errs, other := e.run.errors.list()
+	return &Report{
+		Snapshot:          e.agg.Snapshot(),
+		Registry:          e.registry,
+		Scenarios:         e.scenarios,
+		Start:             start,
+		End:               end,
+		ScriptErrors:      errs,
+		OtherScriptErrors: other,
+		RequestErrors:     e.run.requestErrors.list(),
+		Interrupted:       ctx.Err() != nil,
+	}
+}
+
+// initVUs creates the VUs the scenarios need before the run (their
+// PreAllocatedVUs), in parallel, and returns them by scenario; IDs run from
+// 1 in scenario order.
+func (e *Engine) initVUs(ctx context.Context) ([][]*vu, error) {
+	vus := make([]*vu, e.preVUs)
+	envs := make([]map[string]string, 0, e.preVUs)
+	for _, sc := range e.scenarios {
+		for range sc.Config.PreAllocatedVUs() {
+			envs = append(envs, sc.Env)
+		}
+	}
+	ids := make(chan int)
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		initErr error
+	)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				v, err := e.newVU(ctx, int64(i+1), envs[i])
+				if err != nil {
+					errOnce.Do(func() { initErr = fmt.Errorf("initialising VU %d: %w", i+1, err) })
+					continue
+				}
+				vus[i] = v
+			}
+		}()
+	}
+	for i := range vus {
+		if ctx.Err() != nil {
+			break
+		}
+		ids <- i
+	}
+	close(ids)
+	wg.Wait()
+	if initErr != nil {
+		return nil, initErr
+	}
+	e.nextVUID.Store(int64(e.preVUs))
+	byScenario := make([][]*vu, len(e.scenarios))
+	next := 0
+	for i, sc := range e.scenarios {
+		n := sc.Config.PreAllocatedVUs()
+		byScenario[i] = vus[next : next+n : next+n]
+		next += n
+	}
+	return byScenario, ctx.Err()
+}
+
+// runScenarios binds each scenario's VUs to it, then runs the scenarios
+// concurrently, each from its start time. When a scenario fails (a VU
+// initialised during the run threw in its init code), the others are
+// stopped and the error returned.
+func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte) (map[string]Window, error) {
+	pools := make([]*scenarioPool, len(e.scenarios))
+	for i := range e.scenarios {
+		p, err := e.newPool(i, vus[i], setupJSON)
+		if err != nil {
+			return nil, err
+		}
+		pools[i] = p
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		windows = make(map[string]Window, len(e.scenarios))
+		runErr  error
+	)
+	for i := range e.scenarios {
+		sc := &e.scenarios[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !wait.Sleep(ctx, sc.StartTime) {
+				return
+			}
+			pools[i].warmup.begin(time.Now())
+			err := sc.Config.NewExecutor(executor.SeedFor(e.cfg.Seed, sc.Name)).Run(ctx, pools[i])
+			end := time.Now()
+			w := Window{Start: pools[i].warmup.measuredStart(end), End: end}
+			mu.Lock()
+			defer mu.Unlock()
+			windows[sc.Name] = w
+			if err != nil && runErr == nil {
+				runErr = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return windows, runErr
+}
+
+// setup runs the script's setup() if it exports one and returns its result
+// as JSON (nil when there is no setup or it returned undefined).
+func (e *Engine) setup(ctx context.Context) ([]byte, error) {
+	fn, ok, err := e.vu0.inst.Function("setup")
+	if !ok || err != nil {
+		return nil, err
+	}
+	res, err := e.lifecycleCall(ctx, "setup", fn, e.timeout(e.options.SetupTimeout), goja.Undefined())
+	if err != nil || res == nil || goja.IsUndefined(res) {
+		return nil, err
+	}
+	s, err := e.vu0.stringify(res)
+	if err != nil {
+		return nil, fmt.Errorf("setup() returned a value that cannot be passed to VUs as JSON: %w", err)
+	}
+	return []byte(s), nil
+}
+
+func (e *Engine) teardown(ctx context.Context, setupJSON []byte) error {
+	fn, ok, err := e.vu0.inst.Function("teardown")
+	if !ok || err != nil {
+		return err
+	}
+	data := goja.Undefined()
+	if setupJSON != nil {
+		v, err := e.vu0.parseJSON(setupJSON)
+		if err != nil {
+			return fmt.Errorf("passing setup() data to teardown(): %w", err)
+		}
+		data = v
+	}
+	_, err = e.lifecycleCall(ctx, "teardown", fn, e.timeout(e.options.TeardownTimeout), data)
+	return err
+}
+
+func (e *Engine) timeout(d *executor.Duration) time.Duration {
+	if d != nil && d.D > 0 {
+		return d.D
+	}
+	return DefaultSetupTimeout
+}
+
+// lifecycleCall runs setup or teardown on VU 0 with its own deadline.
+func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callable, timeout time.Duration, arg goja.Value) (goja.Value, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v := e.vu0
+	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink,
+		Errors: e.run.requestErrors, Requests: e.run.requests, Arrivals: e.run.arrivals.forVU(name, 0)}
+	res, err := v.interruptible(ctx, fn, arg)
+	if err != nil {
+		switch {
+		case errors.Is(context.Cause(ctx), errInterruptGrace):
+			return nil, fmt.Errorf("%s() stopped %s after the interruption", name, e.interruptGrace)
+		case ctx.Err() == context.DeadlineExceeded:
+			return nil, fmt.Errorf("%s() did not finish within %s (raise %sTimeout in options)", name, timeout, name)
+		}
+		return nil, fmt.Errorf("%s(): %w", name, err)
+	}
+	return res, nil
+}
+
+// Progress is a live view of a running test, for the progress line, the
+// timeline and the live outputs.
+type Progress struct {
+	Elapsed   time.Duration
+	ActiveVUs int64
+	MaxVUs    int
+	// Requests and Failed are the LLM requests that ended, warmup
+	// excluded.
+	Requests int64
+	Failed   int64
+	// OutputTokens are the output tokens that have arrived since the run
+	// started, warmup excluded, counted as they arrive: one per
+	// token-bearing chunk of a stream as it is read, then, when a request
+	// completes, what its count (the server's usage) has beyond its
+	// chunks. Tokens of requests still in flight are in it, and those of
+	// requests that then failed stay in it: it only grows. Arrived breaks
+	// it down by scenario and model, sorted.
+	OutputTokens int64
+	Arrived      []TokenCount
+}
+
+// Progress reads the live counters; safe to call while Run runs.
+func (e *Engine) Progress() Progress {
+	p := Progress{ActiveVUs: e.run.active.Load(), MaxVUs: e.maxVUs}
+	if start := e.startNanos.Load(); start != 0 {
+		p.Elapsed = time.Since(time.Unix(0, start))
+	}
+	_, p.Requests = e.agg.Sum(e.llm.Requests)
+	failed, _ := e.agg.Sum(e.llm.Failed)
+	p.Failed = int64(failed)
+	p.Arrived, p.OutputTokens = e.run.arrivals.counts()
+	return p
+}
+
+// metricsModule adapts the metrics package's JavaScript binding to
+// modules.Module.
+type metricsModule struct{}
+
+type exportsInstance struct{ exports *goja.Object }
+
+func (i exportsInstance) Exports() *goja.Object { return i.exports }
+
+func (metricsModule) NewInstance(vu modules.VU) (modules.Instance, error) {
+	jsvu, ok := vu.(metrics.JSVU)
+	if !ok {
+		return nil, errors.New("metrics module: the VU does not expose a sample target")
+	}
+	return exportsInstance{metrics.NewJSExports(jsvu)}, nil
+}

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"slices"
+	"sort"
+	"sync"
+	"unicode/utf8"
+)
+
+// maxDistinctErrors bounds how many distinct script error messages are
+// kept; further ones are counted under the first entries' total only.
+const maxDistinctErrors = 50
+
+// ErrorCount is one distinct error message and how often it happened.
+type ErrorCount struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+// errorLog counts exceptions thrown by iterations, by message, in bounded
+// memory. It is safe for concurrent use.
+type errorLog struct {
+	mu     sync.Mutex
+	counts map[string]*ErrorCount
+	order  []*ErrorCount
+	other  int64
+}
+
+func newErrorLog() *errorLog { return &errorLog{counts: make(map[string]*ErrorCount)} }
+
+func (l *errorLog) record(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.counts[msg]; ok {
+		c.Count++
+		return
+	}
+	if len(l.order) >= maxDistinctErrors {
+		l.other++
+		return
+	}
+	c := &ErrorCount{Message: msg, Count: 1}
+	l.counts[msg] = c
+	l.order = append(l.order, c)
+}
+
+// list returns the distinct messages, most frequent first, and the count of
+// errors whose message was not kept.
+func (l *errorLog) list() ([]ErrorCount, int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]ErrorCount, len(l.order))
+	for i, c := range l.order {
+		out[i] = *c
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out, l.other
+}
+
+const (
+	// maxMessagesPerClass is how many distinct messages of failed
+	// requests are kept per error class: the first ones seen.
+	maxMessagesPerClass = 3
+	// maxErrorClasses bounds the classes kept; the llm module has about a
+	// dozen.
+	maxErrorClasses = 32
+	// maxMessageLen bounds a kept message, in bytes.
+	maxMessageLen = 500
+)
+
+// requestErrorLog keeps the first few distinct messages of failed LLM
+// requests per error class, with their counts, in bounded memory. It
+// implements modules.ErrorRecorder and is safe for concurrent use.
+type requestErrorLog struct {
+	mu      sync.Mutex
+	byClass map[string][]ErrorCount
+}
+
+func newRequestErrorLog() *requestErrorLog {
+	return &requestErrorLog{byClass: make(map[string][]ErrorCount)}
+}
+
+// Record implements modules.ErrorRecorder.
+func (l *requestErrorLog) Record(class, msg string) {
+	msg = truncateMessage(msg)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	msgs, ok := l.byClass[class]
+	if !ok && len(l.byClass) >= maxErrorClasses {
+		return
+	}
+	for i := range msgs {
+		if msgs[i].Message == msg {
+			msgs[i].Count++
+			return
+		}
+	}
+	if len(msgs) < maxMessagesPerClass {
+		l.byClass[class] = append(msgs, ErrorCount{Message: msg, Count: 1})
+	}
+}
+
+// list returns a copy of the kept messages by class, each class's in the
+// order they were first seen.
+func (l *requestErrorLog) list() map[string][]ErrorCount {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string][]ErrorCount, len(l.byClass))
+	for class, msgs := range l.byClass {
+		out[class] = slices.Clone(msgs)
+	}
+	return out
+}
+
+// truncateMessage cuts msg to maxMessageLen bytes, on a UTF-8 boundary,
+// marking the cut with "…".
+func truncateMessage(msg string) string {
+	if len(msg) <= maxMessageLen {
+		return msg
+	}
+	cut := maxMessageLen
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
+}

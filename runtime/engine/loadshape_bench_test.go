@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+)
+
+// benchEngine loads src as a script for a benchmark, aimed at baseURL.
+func benchEngine(b *testing.B, baseURL, src string) *Engine {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "script.js")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	e, err := Load(context.Background(), Config{ScriptPath: path, Seed: 1, Logger: slog.New(slog.DiscardHandler),
+		LLM: llm.Config{BaseURL: baseURL, Model: testModel}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkEnginePacing runs a constant-arrival-rate scenario on real VUs
+// for one second and reports the iteration_lag percentiles the run
+// recorded: with empty iterations ("empty"), and with one streamed 4-token
+// request per iteration to a fast in-process simulator ("sim"), which
+// shares the CPUs.
+func BenchmarkEnginePacing(b *testing.B) {
+	for _, tc := range []struct {
+		kind string
+		rate int
+	}{{"empty", 100}, {"empty", 1000}, {"empty", 5000}, {"sim", 100}, {"sim", 1000}, {"sim", 5000}} {
+		b.Run(fmt.Sprintf("%s-rate-%d", tc.kind, tc.rate), func(b *testing.B) {
+			var p50, p99, dropped, n float64
+			body := ""
+			baseURL := "http://127.0.0.1:1/v1"
+			if tc.kind == "sim" {
+				cfg := llmsim.DefaultConfig()
+				cfg.MaxNumSeqs = 4096
+				cfg.PrefillBase, cfg.PrefillPerToken = 200*time.Microsecond, 0
+				cfg.DecodeBase, cfg.DecodePerSeq = 200*time.Microsecond, 0
+				srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer srv.Close()
+				baseURL = srv.URL() + "/v1"
+				body = "llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, ignore_eos: true });"
+			}
+			for b.Loop() {
+				e := benchEngine(b, baseURL, fmt.Sprintf(`
+import llm from 'llm';
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: %d, duration: '1s', preAllocatedVUs: 50, maxVUs: 500 } } };
+export default function () { %s }
+`, tc.rate, body))
+				rep, err := e.Run(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				lag := rep.Snapshot.Stats("iteration_lag", nil)
+				p50 += lag.Percentile(50)
+				p99 += lag.Percentile(99)
+				dropped += sum(rep, "dropped_iterations", nil)
+				n++
+			}
+			b.ReportMetric(p50/n*1000, "lag-p50-µs")
+			b.ReportMetric(p99/n*1000, "lag-p99-µs")
+			b.ReportMetric(dropped/n, "dropped")
+		})
+	}
+}
+
+// idleVUScript is a small realistic scenario: the llm client, a check,
+// a custom metric and some prompts.
+const idleVUScript = `
+import llm from 'llm';
+import { check } from 'llmrun';
+import { Trend } from 'metrics';
+const ttft = new Trend('chat_ttft', true);
+const prompts = ['Explain continuous batching.', 'Write a haiku about GPUs.', 'Summarise the plot of Hamlet in three lines.'];
+export const options = {
+  scenarios: { chat: { executor: 'constant-arrival-rate', rate: 10, duration: '1m', preAllocatedVUs: 10, tags: { workload: 'chat' } } },
+};
+export default function () {
+  const r = llm.stream({ messages: [{ role: 'user', content: prompts[__ITER % prompts.length] }], max_tokens: 128 });
+  check(r, { ok: (r) => r.ok, 'full answer': (r) => r.outputTokens === 128 });
+  ttft.add(r.ttft);
+}
+`
+
+// BenchmarkIdleVUMemory initialises n VUs of a small realistic script,
+// bound to their scenario as the engine does, and reports the heap each one
+// holds once idle.
+func BenchmarkIdleVUMemory(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("vus-%d", n), func(b *testing.B) {
+			e := benchEngine(b, "http://127.0.0.1:1/v1", idleVUScript)
+			var perVU float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				vus := make([]*vu, n)
+				for i := range vus {
+					v, err := e.newVU(context.Background(), int64(i+1), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := v.bind(&e.scenarios[0], e.options.Tags, nil, newWarmupGate(Warmup{})); err != nil {
+						b.Fatal(err)
+					}
+					vus[i] = v
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perVU = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				runtime.KeepAlive(vus)
+			}
+			b.ReportMetric(perVU, "bytes/VU")
+			b.ReportMetric(perVU/1024, "KiB/VU")
+		})
+	}
+}

@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/js"
+	"github.com/llmrun/llmrun/runtime/js/jsvalue"
+)
+
+// errInterrupted is the value a VU's runtime is interrupted with when its
+// iteration must stop.
+var errInterrupted = errors.New("iteration interrupted")
+
+// vu is one virtual user: a goja runtime with the script instantiated in it.
+// It implements modules.VU for the modules, and executor.VU once bound to a
+// scenario. A vu is used by one goroutine at a time.
+type vu struct {
+	id       int64
+	rt       *goja.Runtime
+	inst     *js.Instance
+	registry *metrics.Registry
+	sink     metrics.Sink
+	run      *runState
+
+	ctx   context.Context
+	state *modules.State
+
+	// bound by bind for the scenario the VU serves
+	fn     goja.Callable
+	data   goja.Value
+	warmup *warmupGate
+	// samples is the buffer of each iteration's own samples.
+	samples []metrics.Sample
+
+	interruptDone chan struct{}
+	// jsonParse is the runtime's own JSON.parse, taken before the script
+	// runs: the script may replace or delete the global JSON.
+	jsonParse goja.Callable
+}
+
+// runState is what every VU of a run shares with the engine.
+type runState struct {
+	builtin *builtinMetrics
+	errors  *errorLog
+	// requestErrors keeps examples of the failed LLM requests' messages.
+	requestErrors *requestErrorLog
+	// requests receives a record of each measured LLM request, for the
+	// outputs; nil when none takes them.
+	requests modules.RequestSink
+	// observer sees every LLM request's outcome, warmup included: the
+	// early stop; set by Run before the scenarios start.
+	observer modules.RequestObserver
+	// arrivals counts the output tokens of the measured requests as they
+	// arrive.
+	arrivals *tokenArrivals
+	active   atomic.Int64
+}
+
+func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig, run *runState, sink metrics.Sink) (*vu, error) {
+	v := &vu{
+		id:            id,
+		rt:            goja.New(),
+		registry:      cfg.registry,
+		sink:          sink,
+		run:           run,
+		ctx:           ctx,
+		interruptDone: make(chan struct{}, 1),
+	}
+	parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
+	if !ok {
+		return nil, errors.New("the JavaScript runtime has no JSON.parse")
+	}
+	v.jsonParse = parse
+	seed := cfg.seed + id
+	v.rt.SetRandSource(rand.New(rand.NewPCG(uint64(seed), uint64(seed>>32)^0x9e3779b97f4a7c15)).Float64)
+	inst, err := script.Instantiate(js.InstanceConfig{
+		VU:      v,
+		VUID:    id,
+		Modules: cfg.modules,
+		Env:     cfg.env,
+		Logger:  cfg.logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.inst = inst
+	return v, nil
+}
+
+// Runtime implements modules.VU.
+func (v *vu) Runtime() *goja.Runtime { return v.rt }
+
+// Context implements modules.VU.
+func (v *vu) Context() context.Context { return v.ctx }
+
+// State implements modules.VU.
+func (v *vu) State() *modules.State { return v.state }
+
+// Registry implements modules.VU.
+func (v *vu) Registry() *metrics.Registry { return v.registry }
+
+// InitContext implements modules.VU.
+func (v *vu) InitContext() bool { return v.state == nil }
+
+// ID implements modules.VU.
+func (v *vu) ID() int64 { return v.id }
+
+// SampleTarget implements metrics.JSVU.
+func (v *vu) SampleTarget() (*metrics.TagSet, metrics.Sink, bool) {
+	if v.state == nil {
+		return nil, nil, false
+	}
+	return v.state.Tags, v.state.Samples, true
+}
+
+// bind prepares the VU to run iterations of a scenario, passing data (the
+// JSON of setup()'s result, or nil) to each.
+func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, warmup *warmupGate) error {
+	fn, ok, err := v.inst.Function(sc.Exec)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
+	}
+	tags := scenarioTags(sc, globalTags)
+	v.fn, v.warmup = fn, warmup
+	v.data = goja.Undefined()
+	if setupJSON != nil {
+		data, err := v.parseJSON(setupJSON)
+		if err != nil {
+			return fmt.Errorf("passing setup() data to VU %d: %w", v.id, err)
+		}
+		v.data = data
+	}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink,
+		Errors: v.run.requestErrors, Requests: v.run.requests, Observer: v.run.observer,
+		Arrivals: v.run.arrivals.forVU(sc.Name, v.id)}
+	return nil
+}
+
+// scenarioTags are the tags of a scenario's samples: the options' tags,
+// then the scenario's own, then scenario=NAME.
+func scenarioTags(sc *Scenario, globalTags map[string]string) map[string]string {
+	tags := make(map[string]string, len(globalTags)+len(sc.Tags)+1)
+	for k, val := range globalTags {
+		tags[k] = val
+	}
+	for k, val := range sc.Tags {
+		tags[k] = val
+	}
+	tags["scenario"] = sc.Name
+	return tags
+}
+
+// parseJSON is JSON.parse of trusted JSON (setup's data, the summary) in
+// the VU's runtime, with the runtime's own JSON.parse.
+func (v *vu) parseJSON(b []byte) (goja.Value, error) {
+	return v.jsonParse(goja.Undefined(), v.rt.ToValue(string(b)))
+}
+
+// RunIteration implements executor.VU: it calls the scenario's function once,
+// interrupting it when ctx ends, and records the iteration's metrics and any
+// exception it threw.
+func (v *vu) RunIteration(ctx context.Context) {
+	v.inst.SetIteration(v.state.Iteration)
+	v.run.active.Add(1)
+	defer v.run.active.Add(-1)
+
+	b := v.run.builtin
+	start := time.Now()
+	warm := v.warmup.claim(start)
+	if warm {
+		// Warmup requests count in no figure of the summary, so their
+		// error messages and arriving tokens are not kept either.
+		arrivals := v.state.Arrivals
+		v.state.Samples = warmupSink{real: v.sink, requests: b.llmRequests, warmup: b.warmupRequests}
+		v.state.Errors, v.state.Requests, v.state.Arrivals = nil, nil, nil
+		defer func() {
+			v.state.Samples, v.state.Errors, v.state.Requests, v.state.Arrivals = v.sink, v.run.requestErrors, v.run.requests, arrivals
+		}()
+	}
+	_, err := v.interruptible(ctx, v.fn, v.data)
+	elapsed := time.Since(start)
+
+	v.state.Iteration++
+	interrupted := ctx.Err() != nil
+	if err != nil && !interrupted {
+		v.run.errors.record(err.Error())
+	}
+	// One batch, in a buffer the VU reuses, for the iteration's samples.
+	now, tags := time.Now(), v.state.Tags
+	add := func(m *metrics.Metric, value float64) {
+		v.samples = append(v.samples, metrics.Sample{Metric: m, Tags: tags, Time: now, Value: value})
+	}
+	v.samples = v.samples[:0]
+	switch {
+	case warm && !interrupted:
+		add(b.warmupIterations, 1)
+	case warm:
+	case interrupted:
+		add(b.interrupted, 1)
+	default:
+		add(b.iterations, 1)
+		add(b.iterationDuration, ms(elapsed))
+		if err != nil {
+			add(b.scriptErrors, 1)
+		}
+	}
+	v.sink.AddSamples(v.samples)
+}
+
+// interruptible calls fn with args, interrupting the runtime when ctx ends.
+// Modules see a context that ends only once the runtime is interrupted, so
+// that a module call cut short by the end of ctx (llm.stream, sleep) never
+// returns to JavaScript that could still run and record samples (a failed
+// check of the cut request) before the interrupt lands.
+func (v *vu) interruptible(ctx context.Context, fn goja.Callable, args ...goja.Value) (goja.Value, error) {
+	modCtx, cancelMod := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelMod(nil)
+	prev := v.ctx
+	v.ctx = modCtx
+	defer func() { v.ctx = prev }()
+	stop := context.AfterFunc(ctx, func() {
+		v.rt.Interrupt(errInterrupted)
+		cancelMod(context.Cause(ctx))
+		v.interruptDone <- struct{}{}
+	})
+	res, err := fn(goja.Undefined(), args...)
+	if !stop() {
+		<-v.interruptDone
+	}
+	v.rt.ClearInterrupt()
+	return res, err
+}
+
+// stringify is JSON.stringify in the VU's runtime; it never panics,
+// whatever val's toJSON methods, getters or traps do (jsvalue.JSON).
+func (v *vu) stringify(val goja.Value) (string, error) {
+	b, err := jsvalue.JSON(v.rt, val)
+	return string(b), err
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

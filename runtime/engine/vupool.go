@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/executor"
+)
+
+// scenarioPool is the executor.Pool of one running scenario: the VUs
+// initialised for it before the run, VUs initialised on demand, and the
+// sink of what its executor reports (iteration_lag, dropped_iterations,
+// warnings).
+type scenarioPool struct {
+	e      *Engine
+	sc     *Scenario
+	vus    []executor.VU
+	setup  []byte
+	tags   *metrics.TagSet
+	sink   metrics.Sink
+	warmup *warmupGate
+}
+
+// newPool binds vus, the VUs initialised for scenario i, to it.
+func (e *Engine) newPool(i int, vus []*vu, setupJSON []byte) (*scenarioPool, error) {
+	sc := &e.scenarios[i]
+	p := &scenarioPool{
+		e:      e,
+		sc:     sc,
+		vus:    make([]executor.VU, len(vus)),
+		setup:  setupJSON,
+		tags:   metrics.NewTagSet(scenarioTags(sc, e.options.Tags)),
+		sink:   e.agg.Shard(i),
+		warmup: newWarmupGate(sc.Warmup),
+	}
+	for j, v := range vus {
+		if err := v.bind(sc, e.options.Tags, setupJSON, p.warmup); err != nil {
+			return nil, err
+		}
+		p.vus[j] = v
+	}
+	return p, nil
+}
+
+// VUs implements executor.Pool.
+func (p *scenarioPool) VUs() []executor.VU { return p.vus }
+
+// NewVU implements executor.Pool: it initialises a VU with the next ID,
+// runs the script's init code in it and binds it to the scenario.
+func (p *scenarioPool) NewVU(ctx context.Context) (executor.VU, error) {
+	id := p.e.nextVUID.Add(1)
+	v, err := p.e.newVU(ctx, id, p.sc.Env)
+	if err != nil {
+		return nil, fmt.Errorf("initialising VU %d for scenario %s: %w", id, p.sc.Name, err)
+	}
+	if err := v.bind(p.sc, p.e.options.Tags, p.setup, p.warmup); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// IterationLag implements executor.Pool.
+func (p *scenarioPool) IterationLag(lag time.Duration) {
+	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.iterationLag, Tags: p.tags, Time: time.Now(), Value: ms(lag)}})
+}
+
+// DroppedIterations implements executor.Pool.
+func (p *scenarioPool) DroppedIterations(n int) {
+	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.droppedIterations, Tags: p.tags, Time: time.Now(), Value: float64(n)}})
+}
+
+// Warn implements executor.Pool: the warning goes to the run's logger
+// (stderr), naming the scenario.
+func (p *scenarioPool) Warn(msg string) {
+	log := p.e.cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn(msg, "scenario", p.sc.Name)
+}

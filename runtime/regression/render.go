@@ -1,0 +1,243 @@
+package regression
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/llmrun/llmrun/runtime/output/console"
+)
+
+// Report is what Render prints: the runs read and their comparison.
+type Report struct {
+	// Title says which runs these are, e.g. "testid nightly-chat, model
+	// llama, whole run".
+	Title string
+	// Runs are the runs, newest first.
+	Runs []Run
+	// Figures are the figures shown, in order.
+	Figures []Figure
+	// Comparisons are Compare's results for Runs and Figures.
+	Comparisons []Comparison
+	// Options are the options the comparisons used.
+	Options Options
+	// Strict says that an inconclusive figure fails the comparison.
+	Strict bool
+}
+
+// Failed reports whether the comparison fails a gate: a figure regressed,
+// or, when Strict, one was inconclusive.
+func (r Report) Failed() bool {
+	return len(Regressions(r.Comparisons)) > 0 || (r.Strict && len(Inconclusives(r.Comparisons)) > 0)
+}
+
+// shortID is how many characters of a run_id the runs table shows.
+const shortID = 8
+
+// Render prints the report: a table of the runs with the figures, then a
+// table of each figure's verdict against the previous runs, the reasons
+// of the inconclusive ones, and a line saying whether any figure
+// regressed.
+func Render(w io.Writer, r Report, st console.Style) error {
+	plural := "s"
+	if len(r.Runs) == 1 {
+		plural = ""
+	}
+	if _, err := fmt.Fprintf(w, "%s: %d run%s, newest first\n\n", r.Title, len(r.Runs), plural); err != nil {
+		return err
+	}
+	header := []string{"started (UTC)", "run", "version"}
+	for _, f := range r.Figures {
+		header = append(header, f.Name+"\n"+f.Unit)
+	}
+	var rows [][]string
+	for _, run := range r.Runs {
+		id := run.ID
+		if len(id) > shortID {
+			id = id[:shortID]
+		}
+		row := []string{run.Time.UTC().Format("2006-01-02 15:04"), id, run.Version}
+		for _, f := range r.Figures {
+			e, ok := run.Figures[f.Name]
+			row = append(row, f.format(e.Value, ok))
+		}
+		rows = append(rows, row)
+	}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}
+	for range r.Figures {
+		align = append(align, tw.AlignRight)
+	}
+	if err := console.Table(w, header, align, rows); err != nil {
+		return err
+	}
+
+	conf := percent(r.Options.confidence(), false)
+	var verdicts [][]string
+	for _, c := range r.Comparisons {
+		change, ci, verdict := verdictCells(c, st)
+		verdicts = append(verdicts, []string{c.Figure.label(), c.Figure.format(c.Newest.Value, c.Verdict != NoData), samples(c.Newest.N),
+			c.Figure.format(c.Baseline, c.BaselineRuns > 0), spread(c), change, ci, verdict})
+	}
+	if _, err := fmt.Fprintf(w, "\nnewest run against the median of the previous ones (tolerance %s, %s confidence)\n",
+		percent(r.Options.Tolerance, false), conf); err != nil {
+		return err
+	}
+	if err := console.Table(w, []string{"figure", "newest", "n", "baseline median", "spread", "change", conf + " CI", "verdict"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, verdicts); err != nil {
+		return err
+	}
+	return conclude(w, r, st)
+}
+
+// RenderPair prints the comparison of two runs, as llmrun compare does:
+// r.Runs[0] is the current run, r.Runs[1] the baseline, and r.Title says
+// which they are. It prints the title, a table of each figure's baseline
+// and current value with their samples, change, the change's confidence
+// interval and verdict (a figure the baseline lacks has "no history"),
+// the reasons of the inconclusive ones, then a line saying whether any
+// figure regressed.
+func RenderPair(w io.Writer, r Report, st console.Style) error {
+	if len(r.Runs) != 2 {
+		return fmt.Errorf("comparing a pair of runs: got %d", len(r.Runs))
+	}
+	conf := percent(r.Options.confidence(), false)
+	if _, err := fmt.Fprintf(w, "%s\n\ncurrent run against the baseline (tolerance %s, %s confidence)\n",
+		r.Title, percent(r.Options.Tolerance, false), conf); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, c := range r.Comparisons {
+		change, ci, verdict := verdictCells(c, st)
+		rows = append(rows, []string{c.Figure.label(), c.Figure.format(c.Baseline, c.BaselineRuns > 0), samples(c.BaselineN),
+			c.Figure.format(c.Newest.Value, c.Verdict != NoData), samples(c.Newest.N), change, ci, verdict})
+	}
+	if err := console.Table(w, []string{"figure", "baseline", "n", "current", "n", "change", conf + " CI", "verdict"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows); err != nil {
+		return err
+	}
+	return conclude(w, r, st)
+}
+
+// verdictCells are a comparison's change, the change's interval and the
+// verdict as the tables show them: coloured when regressed or improved;
+// an inconclusive verdict with the first words of its reason.
+func verdictCells(c Comparison, st console.Style) (change, ci, verdict string) {
+	change, ci, verdict = "–", "–", string(c.Verdict)
+	if c.Verdict != NoHistory && c.Verdict != NoData {
+		change = percent(c.Change, true)
+		ci = interval(c.ChangeLo, c.ChangeHi)
+	}
+	if c.Doubt == TooFewSamples {
+		ci = "unbounded"
+	}
+	switch c.Verdict {
+	case Regression:
+		change, verdict = st.Red(change), st.Bold(st.Red(verdict))
+	case Improved:
+		change, verdict = st.Green(change), st.Green(verdict)
+	case Inconclusive:
+		verdict = st.Faint(verdict + " (" + c.Doubt + ")")
+	}
+	return change, ci, verdict
+}
+
+// interval shows a change's interval: "+3.1 % … +9.0 %", with "∞" for
+// an unbounded side.
+func interval(lo, hi float64) string {
+	side := func(v float64) string {
+		switch {
+		case math.IsInf(v, -1):
+			return "-∞"
+		case math.IsInf(v, 1) || math.IsNaN(v):
+			return "+∞"
+		}
+		return percent(v, true)
+	}
+	return side(lo) + " … " + side(hi)
+}
+
+// samples shows a figure's sample count, "–" when unknown.
+func samples(n int64) string {
+	if n <= 0 {
+		return "–"
+	}
+	return console.Num(float64(n))
+}
+
+// spread shows the previous runs' spread, "–" with too few of them.
+func spread(c Comparison) string {
+	if math.IsNaN(c.Spread) {
+		return "–"
+	}
+	if c.Figure.Unit == "%" {
+		return fmt.Sprintf("±%.2f pp", 100*c.Spread) // percentage points
+	}
+	return fmt.Sprintf("±%.1f %%", 100*c.Spread)
+}
+
+// conclude prints why each inconclusive figure is, then the last line:
+// the regressions, or that there is none.
+func conclude(w io.Writer, r Report, st console.Style) error {
+	for _, c := range Inconclusives(r.Comparisons) {
+		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", c.Figure.Name, c.Reason); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, conclusion(r, st))
+	return err
+}
+
+// conclusion is the last line: the regressions, or that there is none.
+func conclusion(r Report, st console.Style) string {
+	if len(r.Runs) < 2 {
+		return "no history: a single run, nothing to compare it with"
+	}
+	tol := percent(r.Options.Tolerance, false)
+	names := func(cs []Comparison) string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Figure.Name+" "+percent(c.Change, true))
+		}
+		return strings.Join(out, ", ")
+	}
+	reg, inc := Regressions(r.Comparisons), Inconclusives(r.Comparisons)
+	switch {
+	case len(reg) > 0:
+		return st.Bold(st.Red(fmt.Sprintf("✗ regression beyond %s: %s", tol, names(reg))))
+	case r.Strict && len(inc) > 0:
+		return st.Bold(st.Red(fmt.Sprintf("✗ no credible regression beyond %s, but --strict fails the inconclusive figures: %s", tol, names(inc))))
+	case len(inc) > 0:
+		return st.Green(fmt.Sprintf("✓ no credible regression beyond %s (%d figures inconclusive; --strict fails them)", tol, len(inc)))
+	}
+	return st.Green(fmt.Sprintf("✓ no regression beyond %s", tol))
+}
+
+// label is a figure's column heading: its name and unit.
+func (f Figure) label() string {
+	return f.Name + " (" + f.Unit + ")"
+}
+
+// format shows a value of the figure, or a dash when there is none.
+func (f Figure) format(v float64, ok bool) string {
+	switch {
+	case !ok || math.IsNaN(v):
+		return "–"
+	case f.Unit == "%":
+		return fmt.Sprintf("%.2f", v*100)
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// percent shows a ratio as a percentage, with its sign when signed.
+func percent(v float64, signed bool) string {
+	if signed {
+		return fmt.Sprintf("%+.1f %%", v*100)
+	}
+	return fmt.Sprintf("%.4g %%", v*100)
+}
