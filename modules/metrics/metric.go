@@ -3,8 +3,8 @@
 // definitions and a sharded aggregator that turns samples into summary
 // statistics with HDR histograms, in bounded memory whatever the run length.
 //
-// The package is plain Go and knows nothing about JavaScript; js.go beside it
-// is the thin binding that exposes custom metrics to scripts.
+// The package is plain Go and knows nothing about JavaScript; package
+// metricsjs is the thin binding that exposes custom metrics to scripts.
 package metrics
 
 import (

@@ -1,10 +1,11 @@
-package metrics_test
+package metricsjs_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
 	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
@@ -16,7 +17,7 @@ func newJSVU(t *testing.T, reg *metrics.Registry) *modulestest.VU {
 	if reg != nil {
 		v.UseRegistry(reg)
 	}
-	v.SetGlobal("metrics", metrics.NewJSExports(v))
+	v.Expose("metrics", metricsjs.Module{})
 	return v
 }
 
