@@ -54,7 +54,7 @@ func constructor(vu modules.VU, typ metrics.Type) func(goja.ConstructorCall) *go
 		if typ == metrics.Trend && call.Argument(1).ToBoolean() {
 			contains = metrics.Time
 		}
-		m, err := vu.Registry().Register(metrics.Metric{Name: name, Type: typ, Contains: contains})
+		m, err := vu.Registry().Register(metrics.Metric{Name: name, Type: typ, Contains: contains, Custom: true})
 		if err != nil {
 			panic(rt.NewGoError(fmt.Errorf("metrics: %w", err)))
 		}
