@@ -16,10 +16,10 @@ import (
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
-// VU is a modules.VU for tests. It starts in its init
-// context; LeaveInit makes it run an iteration of scenario "test", whose
-// samples go to Aggregator. It belongs to the test it was made for, and like
-// its runtime to one goroutine.
+// VU is a modules.VU for tests. It starts in its init context; LeaveInit
+// makes it run an iteration of scenario "test", whose samples go to
+// Aggregator. It belongs to the test it was made for, and like its runtime
+// to one goroutine.
 type VU struct {
 	// Ctx is what Context returns: the test's context at first. Replace it
 	// with one the test cancels or times out to end a module's waits.
