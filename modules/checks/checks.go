@@ -13,6 +13,7 @@ import (
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
 	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
@@ -81,7 +82,7 @@ func (i *instance) check(value goja.Value, checks *goja.Object, extraTags goja.V
 	if checks == nil {
 		panic(rt.NewTypeError("check(value, { 'name': (v) => ... }): the second argument must be an object of named checks"))
 	}
-	base := st.Tags.Merge(metrics.JSTags(rt, extraTags))
+	base := st.Tags.Merge(metricsjs.Tags(rt, extraTags))
 	now := time.Now()
 	names, err := jsvalue.Keys(rt, checks)
 	if err != nil {

@@ -3,8 +3,8 @@
 // definitions and a sharded aggregator that turns samples into summary
 // statistics with HDR histograms, in bounded memory whatever the run length.
 //
-// The package is plain Go and knows nothing about JavaScript; js.go beside it
-// is the thin binding that exposes custom metrics to scripts.
+// The package is plain Go and knows nothing about JavaScript; package
+// metricsjs is the thin binding that exposes custom metrics to scripts.
 package metrics
 
 import (
@@ -74,6 +74,11 @@ type Metric struct {
 	Desc string
 	// Unit names the unit of a value ("ms", "tokens", "requests").
 	Unit string
+	// Custom marks a metric a script defined (new Counter(...) and the
+	// like); every metric llmrun registers itself is built-in. A
+	// registration that finds the name taken keeps the first definition's
+	// mark: a script that names a built-in metric feeds it.
+	Custom bool
 }
 
 var metricNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.]{0,127}$`)

@@ -16,10 +16,10 @@ import (
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
-// VU is a modules.VU and a metrics.JSVU for tests. It starts in its init
-// context; LeaveInit makes it run an iteration of scenario "test", whose
-// samples go to Aggregator. It belongs to the test it was made for, and like
-// its runtime to one goroutine.
+// VU is a modules.VU for tests. It starts in its init context; LeaveInit
+// makes it run an iteration of scenario "test", whose samples go to
+// Aggregator. It belongs to the test it was made for, and like its runtime
+// to one goroutine.
 type VU struct {
 	// Ctx is what Context returns: the test's context at first. Replace it
 	// with one the test cancels or times out to end a module's waits.
@@ -46,10 +46,7 @@ type VU struct {
 	state *modules.State
 }
 
-var (
-	_ modules.VU   = (*VU)(nil)
-	_ metrics.JSVU = (*VU)(nil)
-)
+var _ modules.VU = (*VU)(nil)
 
 // NewVU returns a VU in its init context with a fresh runtime, which maps
 // Go field names by their js tags as the engine's runtimes do, a fresh
@@ -87,15 +84,6 @@ func (v *VU) InitContext() bool { return v.state == nil }
 
 // ID implements modules.VU: Number.
 func (v *VU) ID() int64 { return v.Number }
-
-// SampleTarget implements metrics.JSVU: the state's tags and sink, with ok
-// false in the init context.
-func (v *VU) SampleTarget() (tags *metrics.TagSet, sink metrics.Sink, ok bool) {
-	if v.state == nil {
-		return nil, nil, false
-	}
-	return v.state.Tags, v.state.Samples, true
-}
 
 // UseRegistry makes the VU keep its metric definitions in reg, as the VUs
 // of a run share one registry. Call it before exposing modules.

@@ -23,6 +23,7 @@ import (
 	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
 	"github.com/llmrun/llmrun/modules/settings"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
@@ -157,7 +158,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	e.llmModule = llmModule
 	e.modules = map[string]modules.Module{
 		"llm":           llmModule,
-		"metrics":       metricsModule{},
+		"metrics":       metricsjs.Module{},
 		"llmrun":        checks.Module{TextSummary: cfg.TextSummary},
 		"llmrun/config": settings.Module{},
 		"data":          &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)},
@@ -578,20 +579,4 @@ func (e *Engine) Progress() Progress {
 	p.Failed = int64(failed)
 	p.Arrived, p.OutputTokens = e.run.arrivals.counts()
 	return p
-}
-
-// metricsModule adapts the metrics package's JavaScript binding to
-// modules.Module.
-type metricsModule struct{}
-
-type exportsInstance struct{ exports *goja.Object }
-
-func (i exportsInstance) Exports() *goja.Object { return i.exports }
-
-func (metricsModule) NewInstance(vu modules.VU) (modules.Instance, error) {
-	jsvu, ok := vu.(metrics.JSVU)
-	if !ok {
-		return nil, errors.New("metrics module: the VU does not expose a sample target")
-	}
-	return exportsInstance{metrics.NewJSExports(jsvu)}, nil
 }

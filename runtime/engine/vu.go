@@ -114,14 +114,6 @@ func (v *vu) InitContext() bool { return v.state == nil }
 // ID implements modules.VU.
 func (v *vu) ID() int64 { return v.id }
 
-// SampleTarget implements metrics.JSVU.
-func (v *vu) SampleTarget() (*metrics.TagSet, metrics.Sink, bool) {
-	if v.state == nil {
-		return nil, nil, false
-	}
-	return v.state.Tags, v.state.Samples, true
-}
-
 // bind prepares the VU to run iterations of a scenario, passing data (the
 // JSON of setup()'s result, or nil) to each.
 func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, warmup *warmupGate) error {

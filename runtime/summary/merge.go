@@ -292,7 +292,7 @@ func joinDistinct(results []*Summary, sep string, field func(*Summary) string) s
 }
 
 // mergedMetric is one metric's statistics merged over the results, with
-// its definition (type, contains, unit, description).
+// its definition (type, contains, unit, description, custom mark).
 type mergedMetric struct {
 	def MetricSummary
 	st  *metrics.Stats
@@ -314,7 +314,7 @@ func (set metricSet) stats(name string) *metrics.Stats {
 func (set metricSet) summaries(dur time.Duration) map[string]MetricSummary {
 	out := make(map[string]MetricSummary, len(set))
 	for name, m := range set {
-		out[name] = MetricSummary{Type: m.def.Type, Contains: m.def.Contains, Unit: m.def.Unit, Desc: m.def.Desc,
+		out[name] = MetricSummary{Type: m.def.Type, Contains: m.def.Contains, Unit: m.def.Unit, Desc: m.def.Desc, Custom: m.def.Custom,
 			Values: Values(m.st, dur), Histogram: encodeHistogram(m.st)}
 	}
 	return out
@@ -340,6 +340,9 @@ func mergeMetrics(ms []map[string]MetricSummary, order []int, where string) (met
 				return nil, &InputError{i, fmt.Errorf("%smetric %s is a %s, a %s in the results before", where, name, m.Type, prev.def.Type)}
 			default:
 				prev.st.Merge(st)
+				// A file from before the mark has none: the metric is
+				// the script's if any input says so.
+				prev.def.Custom = prev.def.Custom || m.Custom
 			}
 		}
 	}

@@ -108,8 +108,9 @@ func sameMetrics(t *testing.T, where string, got, want map[string]summary.Metric
 			skip = []string{"value"}
 		}
 		sameFigures(t, where+" "+name, g.Values, w.Values, skip...)
-		if g.Type != w.Type || g.Contains != w.Contains || g.Unit != w.Unit || g.Desc != w.Desc {
-			t.Errorf("%s %s: definition %s/%s/%s/%s, want %s/%s/%s/%s", where, name, g.Type, g.Contains, g.Unit, g.Desc, w.Type, w.Contains, w.Unit, w.Desc)
+		if g.Type != w.Type || g.Contains != w.Contains || g.Unit != w.Unit || g.Desc != w.Desc || g.Custom != w.Custom {
+			t.Errorf("%s %s: definition %s/%s/%s/%s custom %t, want %s/%s/%s/%s custom %t", where, name,
+				g.Type, g.Contains, g.Unit, g.Desc, g.Custom, w.Type, w.Contains, w.Unit, w.Desc, w.Custom)
 		}
 		if (g.Histogram == nil) != (w.Histogram == nil) {
 			t.Errorf("%s %s: histogram %v, want %v", where, name, g.Histogram, w.Histogram)
@@ -282,7 +283,8 @@ func TestMergeRules(t *testing.T) {
 		{Class: "timeout", Count: 5},
 		{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m2", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
 	}
-	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
+	// b is as a file from before the custom mark.
+	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Custom: true, Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
 	b.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Values: map[string]float64{"value": 4, "min": 2, "max": 12}}
 	a.Client = health.Report{CPU: 0.5, Procs: 8, SchedDelayP99: 1, SchedDelayMax: 3, Warnings: []string{"busy"},
 		Machine: &health.Machine{CPUs: 8, Others: 0.7}, Cause: "other processes on this machine took the CPU"}
@@ -308,6 +310,7 @@ func TestMergeRules(t *testing.T) {
 			{Class: "timeout", Count: 5},
 		}},
 		{"gauge: the value of the result that ended last", got.Metrics["g"].Values, map[string]float64{"value": 4, "min": 1, "max": 12}},
+		{"a metric is the script's when a result marks it so", got.CustomMetrics(), []string{"g"}},
 		{"client: the worst figures, every cause and warning, no one machine's figures", got.Client, health.Report{CPU: 0.9, Procs: 8, SchedDelayP99: 2, SchedDelayMax: 3,
 			Cause: "a: other processes on this machine took the CPU", Warnings: []string{"a: busy"}}},
 		{"timeline: points ending in the same second add", got.Timeline, []summary.TimelinePoint{

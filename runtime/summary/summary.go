@@ -261,6 +261,9 @@ type MetricSummary struct {
 	// Histogram is a trend's distribution, from which any percentile can
 	// be computed again and which merges exactly; nil for other types.
 	Histogram *Histogram `json:"histogram,omitempty"`
+	// Custom marks a metric the script defined; llmrun's own metrics are
+	// built-in. A file written before the mark existed has none.
+	Custom bool `json:"custom,omitempty"`
 }
 
 // latencyMetrics are the rows of the latency table, in order.
@@ -535,7 +538,7 @@ func scenarioMetrics(reg *metrics.Registry, snap *metrics.Snapshot, filter *metr
 // metricSummary is a metric's statistics under k6's names, with a trend's
 // histogram; a counter's rate is over dur.
 func metricSummary(m *metrics.Metric, st *metrics.Stats, dur time.Duration) MetricSummary {
-	return MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc,
+	return MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Custom: m.Custom,
 		Values: Values(st, dur), Histogram: encodeHistogram(st)}
 }
 
@@ -984,24 +987,15 @@ func (s *Summary) NoSuccess() string {
 	return ""
 }
 
-// CustomMetrics returns the names of the script's own metrics, sorted.
+// CustomMetrics returns the names of the script's own metrics (those
+// marked Custom), sorted.
 func (s *Summary) CustomMetrics() []string {
 	var names []string
-	for name := range s.Metrics {
-		if !IsBuiltin(name) {
+	for name, m := range s.Metrics {
+		if m.Custom {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
 	return names
-}
-
-// IsBuiltin reports whether a metric name belongs to llmrun itself; the
-// prefix llm_ is reserved for the llm module.
-func IsBuiltin(name string) bool {
-	switch name {
-	case "iterations", "iteration_duration", "iterations_interrupted", "script_errors", "checks", "group_duration":
-		return true
-	}
-	return strings.HasPrefix(name, "llm_")
 }

@@ -143,11 +143,11 @@ func twoScenarioPart(t *testing.T, keep func(call int) bool) *engine.Report {
 	f.value("checks", tagSet("scenario", "chat", "check", "fast", "group", "::chat"), t0, 1, 0, 0)
 
 	// the script's own metrics
-	f.reg.MustRegister(metrics.Metric{Name: "my_counter", Type: metrics.Counter})
-	f.reg.MustRegister(metrics.Metric{Name: "my_gauge", Type: metrics.Gauge})
-	f.reg.MustRegister(metrics.Metric{Name: "my_rate", Type: metrics.Rate})
-	f.reg.MustRegister(metrics.Metric{Name: "my_time", Type: metrics.Trend, Contains: metrics.Time})
-	f.reg.MustRegister(metrics.Metric{Name: "my_unused", Type: metrics.Counter})
+	f.reg.MustRegister(metrics.Metric{Name: "my_counter", Type: metrics.Counter, Custom: true})
+	f.reg.MustRegister(metrics.Metric{Name: "my_gauge", Type: metrics.Gauge, Custom: true})
+	f.reg.MustRegister(metrics.Metric{Name: "my_rate", Type: metrics.Rate, Custom: true})
+	f.reg.MustRegister(metrics.Metric{Name: "my_time", Type: metrics.Trend, Contains: metrics.Time, Custom: true})
+	f.reg.MustRegister(metrics.Metric{Name: "my_unused", Type: metrics.Counter, Custom: true})
 	f.value("my_counter", tagSet("scenario", "chat"), t0, 5, 7)
 	// The gauge's value is its latest sample, though its series sort the
 	// other way.

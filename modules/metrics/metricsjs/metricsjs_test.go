@@ -1,10 +1,11 @@
-package metrics_test
+package metricsjs_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
 	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
@@ -16,7 +17,7 @@ func newJSVU(t *testing.T, reg *metrics.Registry) *modulestest.VU {
 	if reg != nil {
 		v.UseRegistry(reg)
 	}
-	v.SetGlobal("metrics", metrics.NewJSExports(v))
+	v.Expose("metrics", metricsjs.Module{})
 	return v
 }
 
@@ -48,8 +49,8 @@ func TestJSMetricsRecordValuesAndTags(t *testing.T) {
 	}
 	for _, d := range defs {
 		m := v.Registry().Get(d.name)
-		if m == nil || m.Type != d.typ || m.Contains != d.contains {
-			t.Errorf("registry has %s = %+v, want a %s of %s values", d.name, m, d.typ, d.contains)
+		if m == nil || m.Type != d.typ || m.Contains != d.contains || !m.Custom {
+			t.Errorf("registry has %s = %+v, want a custom %s of %s values", d.name, m, d.typ, d.contains)
 		}
 	}
 
@@ -166,6 +167,23 @@ func TestJSMetricsRegistration(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A script that names a built-in metric with its type feeds the built-in
+// one, which stays built-in.
+func TestJSMetricsBuiltinNameStaysBuiltin(t *testing.T) {
+	reg := metrics.NewRegistry()
+	builtin := reg.MustRegister(metrics.Metric{Name: "taken", Type: metrics.Rate})
+	v := newJSVU(t, reg)
+	v.Run(`const taken = new metrics.Rate('taken')`)
+	v.LeaveInit()
+	v.Run(`taken.add(true)`)
+	if m := reg.Get("taken"); m != builtin || m.Custom {
+		t.Errorf("registry has taken = %+v, want the built-in definition %+v", m, builtin)
+	}
+	if st := v.Stats("taken"); st == nil || st.Count != 1 {
+		t.Errorf("the built-in metric got %v, want the script's sample", st)
 	}
 }
 

@@ -1,4 +1,8 @@
-package metrics
+// Package metricsjs is the 'metrics' JavaScript module: the Counter,
+// Gauge, Rate and Trend constructors through which a script defines and
+// feeds its own metrics, as in k6. Package metrics, which it binds, is
+// plain Go.
+package metricsjs
 
 import (
 	"errors"
@@ -8,47 +12,49 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
-// The binding below must not import package modules (which imports this
-// package), so it states the little it needs of a VU as an interface that
-// modules.VU satisfies.
+// Module is the 'metrics' module:
+//
+//	import { Counter, Trend } from 'metrics';
+//	const answers = new Counter('answers');      // init code only
+//	const think = new Trend('think_time', true); // true: values are ms
+//	answers.add(1, { kind: 'short' });           // in iterations
+//
+// Metrics are created in the init context and fed with add(value, tags);
+// every sample carries the VU's tags, overridden by the tags given.
+type Module struct{}
 
-// JSVU is what the JavaScript binding needs of a VU.
-type JSVU interface {
-	Runtime() *goja.Runtime
-	Registry() *Registry
-	InitContext() bool
-	// SampleTarget returns the VU's current tags and sink; ok is false in
-	// the init context.
-	SampleTarget() (tags *TagSet, sink Sink, ok bool)
-}
-
-// NewJSExports returns the exports of the 'metrics' JavaScript module for
-// one VU: the Counter, Gauge, Rate and Trend constructors. As in k6, custom
-// metrics are created in the init context and fed with add(value, tags).
-func NewJSExports(vu JSVU) *goja.Object {
-	rt := vu.Runtime()
-	exports := rt.NewObject()
-	for name, typ := range map[string]Type{"Counter": Counter, "Gauge": Gauge, "Rate": Rate, "Trend": Trend} {
-		must(exports.Set(name, constructor(vu, typ)))
+// NewInstance implements modules.Module.
+func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
+	exports := vu.Runtime().NewObject()
+	for name, typ := range map[string]metrics.Type{"Counter": metrics.Counter, "Gauge": metrics.Gauge, "Rate": metrics.Rate, "Trend": metrics.Trend} {
+		if err := exports.Set(name, constructor(vu, typ)); err != nil {
+			return nil, fmt.Errorf("metrics module: %w", err)
+		}
 	}
-	return exports
+	return instance{exports}, nil
 }
 
-func constructor(vu JSVU, typ Type) func(goja.ConstructorCall) *goja.Object {
+type instance struct{ exports *goja.Object }
+
+func (i instance) Exports() *goja.Object { return i.exports }
+
+func constructor(vu modules.VU, typ metrics.Type) func(goja.ConstructorCall) *goja.Object {
 	rt := vu.Runtime()
 	return func(call goja.ConstructorCall) *goja.Object {
 		if !vu.InitContext() {
 			panic(rt.NewTypeError("metrics: new %s() is only allowed in the init context (top level of the script)", capitalized(typ)))
 		}
 		name := jsvalue.Text(rt, call.Argument(0))
-		contains := Default
-		if typ == Trend && call.Argument(1).ToBoolean() {
-			contains = Time
+		contains := metrics.Default
+		if typ == metrics.Trend && call.Argument(1).ToBoolean() {
+			contains = metrics.Time
 		}
-		m, err := vu.Registry().Register(Metric{Name: name, Type: typ, Contains: contains})
+		m, err := vu.Registry().Register(metrics.Metric{Name: name, Type: typ, Contains: contains, Custom: true})
 		if err != nil {
 			panic(rt.NewGoError(fmt.Errorf("metrics: %w", err)))
 		}
@@ -61,25 +67,25 @@ func constructor(vu JSVU, typ Type) func(goja.ConstructorCall) *goja.Object {
 	}
 }
 
-func addSample(vu JSVU, m *Metric, value, tags goja.Value) bool {
+func addSample(vu modules.VU, m *metrics.Metric, value, tags goja.Value) bool {
 	rt := vu.Runtime()
-	base, sink, ok := vu.SampleTarget()
-	if !ok {
+	st := vu.State()
+	if st == nil {
 		panic(rt.NewTypeError("metrics: %s.add() cannot be called in the init context", m.Name))
 	}
 	v, err := sampleValue(value)
 	if err != nil {
 		panic(rt.NewTypeError("metrics: %s.add(): %v", m.Name, err))
 	}
-	sink.AddSamples([]Sample{{Metric: m, Tags: base.Merge(JSTags(rt, tags)), Time: time.Now(), Value: v}})
+	st.Samples.AddSamples([]metrics.Sample{{Metric: m, Tags: st.Tags.Merge(Tags(rt, tags)), Time: time.Now(), Value: v}})
 	return true
 }
 
-// JSTags converts a JavaScript object of tags ({ name: 'value' }) to a tag
+// Tags converts a JavaScript object of tags ({ name: 'value' }) to a tag
 // set; undefined and null give the empty set. Values become text safely
 // (jsvalue.Text); keys or values that cannot be read (a Proxy, a getter
 // that throws) throw a TypeError in the script.
-func JSTags(rt *goja.Runtime, v goja.Value) *TagSet {
+func Tags(rt *goja.Runtime, v goja.Value) *metrics.TagSet {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
 		return nil
 	}
@@ -99,7 +105,7 @@ func JSTags(rt *goja.Runtime, v goja.Value) *TagSet {
 		}
 		m[k] = jsvalue.Text(rt, val)
 	}
-	return NewTagSet(m)
+	return metrics.NewTagSet(m)
 }
 
 var errNotNumber = errors.New("value must be a finite number or a boolean")
@@ -130,7 +136,7 @@ func sampleValue(v goja.Value) (float64, error) {
 	}
 }
 
-func capitalized(t Type) string {
+func capitalized(t metrics.Type) string {
 	s := t.String()
 	return string(s[0]-'a'+'A') + s[1:]
 }
