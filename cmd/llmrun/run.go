@@ -29,6 +29,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 	"github.com/llmrun/llmrun/runtime/threshold"
 	"github.com/llmrun/llmrun/runtime/timeline"
 	"github.com/llmrun/llmrun/scripts"
@@ -225,7 +226,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	var after afterRun
 	hs := handleSummary(ctx, engine, sum, stdout, stderr, color)
 	if hs.printDefault {
-		if err := console.Render(stdout, sum, console.Style{Color: color}); err != nil {
+		if err := console.Render(stdout, sum, textfmt.Style{Color: color}); err != nil {
 			fmt.Fprintf(stderr, "llmrun run: printing the summary: %v\n", err)
 			after.lost = true
 		}
@@ -611,7 +612,7 @@ func renderSummaryJSON(summaryJSON []byte, color bool) (string, error) {
 		return "", fmt.Errorf("reading the summary: %w", err)
 	}
 	var b strings.Builder
-	if err := console.Render(&b, &s, console.Style{Color: color}); err != nil {
+	if err := console.Render(&b, &s, textfmt.Style{Color: color}); err != nil {
 		return "", err
 	}
 	return b.String(), nil
