@@ -27,7 +27,7 @@ type Output interface {
 	modules.RequestSink
 	// Finish writes the run's summary and flushes what is buffered,
 	// giving up when ctx ends; it reports what was stored and lost.
-	Finish(ctx context.Context, s *summary.Summary) Report
+	Finish(ctx context.Context, s *summary.Summary) summary.OutputReport
 }
 
 // Run is what an output knows of the run it stores.
@@ -55,6 +55,3 @@ type Progress struct {
 	// between its readings for the tokens of an interval.
 	OutputTokens []engine.TokenCount
 }
-
-// Report is what an output stored; the summary carries it.
-type Report = summary.OutputReport
