@@ -1,6 +1,7 @@
-// Package console prints a run on the terminal: the preflight probe lines,
-// the live progress line and the end-of-run summary, in the look of
-// package textfmt.
+// Package console is the output of a run to the terminal (Console): the
+// banner and what the preflight found before the run, the live progress
+// line while it goes, and the summary at its end, in the look of package
+// textfmt.
 package console
 
 import (
