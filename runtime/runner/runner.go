@@ -52,12 +52,13 @@ type Config struct {
 	Outputs []string
 	// SummaryExport is a result file to write (--summary-export).
 	SummaryExport string
-	// Getenv reads the outputs' settings from the environment (tokens).
+	// Getenv reads the outputs' settings from the environment (tokens);
+	// nil reads nothing.
 	Getenv func(string) string
 	// NoPreflight sends no preflight request before the run.
 	NoPreflight bool
 	// Stdout gets the banner and the summary, Stderr the progress line
-	// and what went wrong.
+	// and what went wrong; nil discards.
 	Stdout, Stderr io.Writer
 	// Quiet leaves out the banner and the progress line; Color paints the
 	// console.
@@ -78,13 +79,19 @@ type Outcome struct {
 }
 
 // Run runs the test cfg describes. It writes what went wrong to
-// cfg.Stderr, as it happens; the Outcome says what it came to.
-// Cancelling ctx stops the run: requests in flight are cut, and the
-// summary is still assembled and written.
+// cfg.Stderr as it happens, each line prefixed "llmrun run: "; the
+// Outcome says what it came to. Cancelling ctx stops the run: requests in
+// flight are cut, and the summary is still assembled and written.
 func Run(ctx context.Context, cfg Config) Outcome {
 	r := &run{cfg: cfg, target: llm.RedactURL(cfg.Engine.LLM.BaseURL)}
 	if r.cfg.Getenv == nil {
 		r.cfg.Getenv = func(string) string { return "" }
+	}
+	if r.cfg.Stdout == nil {
+		r.cfg.Stdout = io.Discard
+	}
+	if r.cfg.Stderr == nil {
+		r.cfg.Stderr = io.Discard
 	}
 	if cfg.Engine.LLM.BaseURL == "" {
 		stop, err := r.startSimulator(ctx)
