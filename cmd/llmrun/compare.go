@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 const compareUsage = `Usage: llmrun compare BASELINE.json CURRENT.json [flags]
@@ -70,7 +70,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	runs := []regression.Run{regression.FromSummary(cur, opts.Confidence), regression.FromSummary(base, opts.Confidence)}
 	rep := regression.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
 		Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts), Options: opts, Strict: f.strict}
-	style := console.Style{Color: useColor(f.noColor, stdout, getenv)}
+	style := textfmt.Style{Color: useColor(f.noColor, stdout, getenv)}
 	if err := regression.RenderPair(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
 		return exitError

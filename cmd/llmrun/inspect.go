@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/runner"
 )
 
 const inspectUsage = `Usage: llmrun inspect [flags] SCRIPT
@@ -97,12 +98,12 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	engine, err := engine.Load(ctx, a.engineConfig(fs, f, stderr))
 	if err != nil {
-		return reportLoadErrorAs(stderr, "llmrun inspect", script, err)
+		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
 	}
 	// The options run reads beside the scenarios are checked as run
 	// checks them.
-	if _, err := runCriteria(engine.Options(), a.slo, f.slo != ""); err != nil {
-		return reportLoadErrorAs(stderr, "llmrun inspect", script, err)
+	if _, err := runner.Criteria(engine.Options(), a.slo); err != nil {
+		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
 	}
 	in := inspect(script, engine)
 	if *asJSON {

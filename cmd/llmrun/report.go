@@ -11,6 +11,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/report"
+	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -61,7 +62,7 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	var slo summary.SLO
 	if fs.Changed("slo") {
 		var err error
-		if slo, err = parseSLO(*sloFlag); err != nil {
+		if slo, err = runner.ParseSLO(*sloFlag); err != nil {
 			return usageError("--slo: %v", err)
 		}
 	}

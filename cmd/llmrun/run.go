@@ -2,35 +2,28 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/big"
 	"os"
-	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/modules/tokenizer"
-	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
-	"github.com/llmrun/llmrun/runtime/js"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/summary"
-	"github.com/llmrun/llmrun/runtime/threshold"
-	"github.com/llmrun/llmrun/runtime/timeline"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -111,186 +104,21 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if !ok {
 		return code
 	}
-	script, llmCfg := a.script, a.llm
-
-	target := llm.RedactURL(llmCfg.BaseURL)
-	if llmCfg.BaseURL == "" {
-		simCfg := llmsim.DefaultConfig()
-		simCfg.Seed = f.seed
-		sim, err := llmsim.Listen(ctx, "127.0.0.1:0", simCfg)
-		if err != nil {
-			fmt.Fprintf(stderr, "llmrun run: starting the built-in simulator: %v\n", err)
-			return exitError
-		}
-		defer sim.Close()
-		llmCfg.BaseURL = sim.URL() + "/v1"
-		if llmCfg.Model == "" {
-			llmCfg.Model = simCfg.Model
-		}
-		target = "built-in simulator"
-	}
-
-	if llmCfg.Model == "" {
-		llmCfg.Model = discoverModel(ctx, llmCfg, stderr)
-	}
-
-	color := useColor(f.noColor, stdout, getenv)
-	a.llm = llmCfg
-	exports, outSpecs := resultFiles(f.summaryExport, f.outs)
-	outputs, err := newOutputs(outSpecs, getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-		return exitUsage
-	}
-	// A file that cannot be written fails now, not after the run.
-	if code, err := checkOutputFiles(exports, outSpecs); err != nil {
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-		return code
-	}
-	runInfo := output.Run{ID: newRunID(), TestID: f.testID, Tags: a.tags}
-	if runInfo.TestID == "" {
-		runInfo.TestID = defaultTestID(script)
-	}
-	engineCfg := a.engineConfig(fs, f, stderr)
-	sinks := &requestSinks{outputs: outputs}
-	engineCfg.Requests = sinks
-	engine, err := engine.Load(ctx, engineCfg)
-	if err != nil {
-		return reportLoadError(stderr, script, err)
-	}
-	criteria, err := runCriteria(engine.Options(), a.slo, f.slo != "")
-	if err != nil {
-		return reportLoadError(stderr, script, err)
-	}
-	var probes []llm.Probe
-	if !f.noPreflight {
-		probes = engine.Preflight(ctx)
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "llmrun run: interrupted before the test started")
-			return exitInterrupted
-		}
-		if !preflightPassed(stderr, probes) {
-			return exitPreflight
-		}
-	}
-
-	runInfo.Start = time.Now()
-	runInfo.Progress = func() output.Progress {
-		p := engine.Progress()
-		return output.Progress{ActiveVUs: int(p.ActiveVUs), MaxVUs: p.MaxVUs, OutputTokens: p.Arrived}
-	}
-	if err := outputs.start(ctx, runInfo); err != nil {
-		fmt.Fprintf(stderr, "llmrun run: --out %v\n", err)
-		return exitError
-	}
-	// After the outputs started: a listener on port 0 knows its port.
-	if !f.quiet {
-		banner(stdout, script, target, llmCfg, engine, outputs, f.seed, a.seedDrawn)
-		for _, p := range probes {
-			fmt.Fprintf(stdout, "  preflight: %s\n", console.ProbeLine(p))
-		}
-	}
-	stopProgress := startProgress(engine, stderr, !f.quiet && isTerminal(stderr))
-	// The timeline counts from the start of the run proper, after the VUs'
-	// initialisation; no request is made before.
-	sinks.timeline = timeline.New(time.Now(), engine.Progress)
-	timelineCtx, stopTimeline := context.WithCancel(context.Background())
-	timelineDone := make(chan struct{})
-	go func() {
-		sinks.timeline.Run(timelineCtx)
-		close(timelineDone)
-	}()
-	rep, runErr := engine.Run(ctx)
-	stopTimeline()
-	<-timelineDone
-	stopProgress()
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "llmrun run: stopped early; requests in flight were cut and counted as interrupted, not failed")
-	}
-	if rep == nil {
-		return reportLoadError(stderr, script, runErr)
-	}
-
-	host, _ := os.Hostname()
-	sum := summary.Build(rep, summary.Meta{
-		Tool: "llmrun", Version: version(), Script: script, ScriptSHA256: engine.ScriptSHA256(),
-		Target: target, BaseURL: llm.RedactURL(llmCfg.BaseURL), Seed: f.seed, SeedDrawn: a.seedDrawn, Host: host,
-		OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
-		RunID: runInfo.ID, TestID: runInfo.TestID, Tags: runInfo.Tags, SLO: criteria.SLO, Options: resolvedOptions(engine),
-	})
-	sum.Preflight = probes
-	sum.Timeline = sinks.timeline.Points(rep.End)
-	sum.Capacity = capacity.Assess(sum, criteria)
-	sum.Outputs = outputs.finish(sum)
-	var after afterRun
-	hs := handleSummary(ctx, engine, sum, stdout, stderr, color)
-	if hs.printDefault {
-		if err := console.Render(stdout, sum, console.Style{Color: color}); err != nil {
-			fmt.Fprintf(stderr, "llmrun run: printing the summary: %v\n", err)
-			after.lost = true
-		}
-	}
-	if hs.err != nil {
-		fmt.Fprintf(stderr, "llmrun run: %v\n", hs.err)
-		after.scriptFailed = hs.code == exitScriptError
-		after.lost = after.lost || hs.code == exitError
-	}
-	for _, f := range exports {
-		if err := writeResult(f, sum); err != nil {
-			fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-			after.lost = true
-		}
-	}
-	for _, line := range outputLosses(sum.Outputs) {
-		fmt.Fprintf(stderr, "llmrun run: %s\n", line)
-		after.lost = true
-	}
-	return exitCode(runExitCode(ctx, rep, runErr, sum, stderr), after)
-}
-
-// runExitCode is the exit code a finished run's outcome calls for, by
-// precedence: interrupted (105), invalid options (104) or a script error
-// (107), stopped by the early stop (111), aborted by a threshold (108), no
-// successful request (111), a failed threshold (99); exitOK otherwise. It
-// says on stderr why a run did not pass, where the summary does not.
-func runExitCode(ctx context.Context, rep *engine.Report, runErr error, sum *summary.Summary, stderr io.Writer) int {
-	switch {
-	case ctx.Err() != nil:
-		for _, err := range besidesInterruption(runErr) {
-			fmt.Fprintf(stderr, "\nllmrun run: %v\n", err)
-		}
-		return exitInterrupted
-	case runErr != nil:
-		fmt.Fprintf(stderr, "\nllmrun run: %v\n", runErr)
-		var cfgErr *engine.ConfigError
-		if errors.As(runErr, &cfgErr) {
-			return exitInvalidConfig
-		}
-		return exitScriptError
-	case rep.EarlyStopped != nil:
-		fmt.Fprintf(stderr, "\nllmrun run: stopped early: %s\n", rep.EarlyStopped)
-		return exitNoSuccess
-	case rep.AbortedBy != nil:
-		return exitThresholdAbort
-	}
-	if why := sum.NoSuccess(); why != "" {
-		fmt.Fprintf(stderr, "\nllmrun run: %s: a run without a successful request does not pass (see the errors in the summary)\n", why)
-		return exitNoSuccess
-	}
-	if threshold.AnyFailed(rep.Thresholds) {
-		return exitThresholds
-	}
-	return exitOK
-}
-
-// besidesInterruption lists the errors of an interrupted run other than
-// the interruption itself (a teardown() cut after its grace period).
-func besidesInterruption(runErr error) []error {
-	errs := []error{runErr}
-	if joined, ok := runErr.(interface{ Unwrap() []error }); ok {
-		errs = joined.Unwrap()
-	}
-	return slices.DeleteFunc(errs, func(err error) bool { return err == nil || errors.Is(err, context.Canceled) })
+	return outcomeCode(runner.Run(ctx, runner.Config{
+		Engine:        a.engineConfig(fs, f, stderr),
+		SeedDrawn:     a.seedDrawn,
+		TestID:        f.testID,
+		SLO:           a.slo,
+		Outputs:       f.outs,
+		SummaryExport: f.summaryExport,
+		Getenv:        getenv,
+		NoPreflight:   f.noPreflight,
+		Stdout:        stdout,
+		Stderr:        stderr,
+		Quiet:         f.quiet,
+		Color:         useColor(f.noColor, stdout, getenv),
+		Version:       version(),
+	}))
 }
 
 // scriptArgs is what run and inspect take from their command lines.
@@ -300,7 +128,7 @@ type scriptArgs struct {
 	env    map[string]string
 	llm    llm.Config
 	tags   map[string]string // --tag
-	slo    summary.SLO       // --slo
+	slo    *summary.SLO      // --slo; nil when not given
 	// seedDrawn says that the run's seed was drawn, not given with --seed.
 	seedDrawn bool
 }
@@ -339,11 +167,45 @@ func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, 
 		return fail("%v", err)
 	}
 	if f.slo != "" {
-		if a.slo, err = parseSLO(f.slo); err != nil {
+		slo, err := runner.ParseSLO(f.slo)
+		if err != nil {
 			return fail("--slo: %v", err)
 		}
+		a.slo = &slo
 	}
 	return a, exitOK, true
+}
+
+// maxDrawnSeed bounds a drawn seed: short enough to retype, and exact as a
+// JavaScript number in the result file.
+const maxDrawnSeed = 1<<31 - 1
+
+// drawSeed draws the seed of a run given no --seed: in [1, maxDrawnSeed],
+// from the system's random source, so that two runs synthesize different
+// prompts (a server's prefix cache keeps those of the last run).
+func drawSeed() int64 {
+	n, err := rand.Int(rand.Reader, big.NewInt(maxDrawnSeed))
+	if err != nil {
+		// crypto/rand does not fail on the supported platforms.
+		panic(fmt.Sprintf("drawing a seed: %v", err))
+	}
+	return n.Int64() + 1
+}
+
+// parseTags reads the --tag KEY=VALUE flags.
+func parseTags(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	tags := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--tag %q: expected KEY=VALUE", kv)
+		}
+		tags[k] = v
+	}
+	return tags, nil
 }
 
 // sourceFS is where a stock scenario's imports are found; nil for a file.
@@ -366,7 +228,7 @@ func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer
 		Seed:        f.seed,
 		Tags:        a.tags,
 		Logger:      consoleLogger(stderr),
-		TextSummary: renderSummaryJSON,
+		TextSummary: console.RenderJSON,
 	}
 }
 
@@ -470,153 +332,6 @@ func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
 	return cfg, nil
 }
 
-func reportLoadError(stderr io.Writer, script string, err error) int {
-	return reportLoadErrorAs(stderr, "llmrun run", script, err)
-}
-
-// reportLoadErrorAs prints a load error under the command's name (cmd) and
-// returns its exit code.
-func reportLoadErrorAs(stderr io.Writer, cmd, script string, err error) int {
-	var scriptErr *js.ScriptError
-	var cfgErr *engine.ConfigError
-	switch {
-	case errors.As(err, &cfgErr):
-		fmt.Fprintf(stderr, "%s: %s: %v\n", cmd, script, err)
-		return exitInvalidConfig
-	case errors.As(err, &scriptErr):
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return exitScriptError
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "%s: interrupted before the test started\n", cmd)
-		return exitInterrupted
-	default:
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return exitScriptError
-	}
-}
-
-func banner(w io.Writer, script, target string, cfg llm.Config, e *engine.Engine, outputs outputSet, seed int64, seedDrawn bool) {
-	fmt.Fprintf(w, "llmrun %s\n", version())
-	fmt.Fprintf(w, "  script:    %s\n", script)
-	if target == "built-in simulator" {
-		fmt.Fprintf(w, "  target:    built-in simulator (%s); set --base-url to benchmark a real server\n", llm.RedactURL(cfg.BaseURL))
-	} else {
-		fmt.Fprintf(w, "  target:    %s\n", target)
-	}
-	if cfg.Model != "" {
-		fmt.Fprintf(w, "  model:     %s (default for requests that name none)\n", cfg.Model)
-	}
-	if seedDrawn {
-		fmt.Fprintf(w, "  seed:      %d (drawn for this run; --seed %d repeats it)\n", seed, seed)
-	} else {
-		fmt.Fprintf(w, "  seed:      %d\n", seed)
-	}
-	fmt.Fprintf(w, "  scenarios: %d, up to %d VUs\n", len(e.Scenarios()), e.MaxVUs())
-	for i := range e.Scenarios() {
-		sc := &e.Scenarios()[i]
-		start := ""
-		if sc.StartTime > 0 {
-			start = fmt.Sprintf(", from %s", sc.StartTime)
-		}
-		fmt.Fprintf(w, "    * %s: %s, exec %s()%s [%s]\n", sc.Name, sc.Describe(), sc.Exec, start, sc.Executor)
-	}
-	for _, o := range outputs {
-		fmt.Fprintf(w, "  output:    %s\n", o.Describe())
-	}
-}
-
-// startProgress prints a live progress line on a terminal until stopped,
-// its output tok/s over the last few seconds (console.ProgressWindow).
-func startProgress(e *engine.Engine, w io.Writer, enabled bool) func() {
-	if !enabled {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		var meter console.ProgressMeter
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(w, "\r\x1b[K")
-				return
-			case <-t.C:
-				fmt.Fprintf(w, "\r\x1b[K%s", meter.Line(e.Progress()))
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
-// preflightPassed reports whether the run may start after its preflight:
-// no probe failed in a way no load can fix. It says on stderr what failed
-// and what to fix, and warns of the failures the run may get past.
-func preflightPassed(stderr io.Writer, probes []llm.Probe) bool {
-	passed := true
-	for _, p := range probes {
-		switch {
-		case p.Fatal:
-			passed = false
-			fmt.Fprintf(stderr, "llmrun run: preflight: %s (model %s) failed with %s: %s\n  fix: %s\n", p.Target, orNone(p.Model), p.Class, p.Error, p.Fix)
-		case !p.OK:
-			fmt.Fprintf(stderr, "llmrun run: preflight: warning: %s (model %s) failed with %s: %s; the run goes on, as load may get past it\n", p.Target, orNone(p.Model), p.Class, p.Error)
-		}
-	}
-	if !passed {
-		fmt.Fprintln(stderr, "llmrun run: no load was sent; --no-preflight skips this check")
-	}
-	return passed
-}
-
-// orNone is s, or "none" when it is empty.
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-// modelListTimeout bounds the GET /v1/models that finds the default model.
-const modelListTimeout = 10 * time.Second
-
-// discoverModel returns the first model the server lists, for requests
-// that name none; "" (after saying why on stderr) when it cannot tell. A
-// configuration the client refuses (a bad base URL) is left for the
-// engine, which reports it as invalid options.
-func discoverModel(ctx context.Context, cfg llm.Config, stderr io.Writer) string {
-	client, err := llm.NewClient(cfg)
-	if err != nil {
-		return ""
-	}
-	defer client.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(ctx, modelListTimeout)
-	defer cancel()
-	models, err := client.Models(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun run: no --model given, and the server's model could not be found (%v); requests that name no model are sent without one\n", err)
-		return ""
-	}
-	return models[0]
-}
-
-// renderSummaryJSON renders a summary exported as JSON the way the
-// console prints it: textSummary(data) in handleSummary scripts.
-func renderSummaryJSON(summaryJSON []byte, color bool) (string, error) {
-	var s summary.Summary
-	if err := json.Unmarshal(summaryJSON, &s); err != nil {
-		return "", fmt.Errorf("reading the summary: %w", err)
-	}
-	var b strings.Builder
-	if err := console.Render(&b, &s, console.Style{Color: color}); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
 // consoleLogger prints the script's console output as "level=INFO msg=...
 // vu=3" lines, without timestamps.
 func consoleLogger(w io.Writer) *slog.Logger {
@@ -631,11 +346,6 @@ func consoleLogger(w io.Writer) *slog.Logger {
 	}))
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-}
-
 // loadScript returns the source of a stock scenario, or nil after checking
 // that a script file can be read (the engine reads it).
 func loadScript(script string) ([]byte, error) {
@@ -643,7 +353,7 @@ func loadScript(script string) ([]byte, error) {
 		return scripts.Source(script)
 	}
 	if _, err := os.Stat(script); err != nil {
-		return nil, fmt.Errorf("cannot open script %s: %v", script, unwrapPathError(err))
+		return nil, fmt.Errorf("cannot open script %s: %v", script, output.WithoutPath(err))
 	}
 	return nil, nil
 }
@@ -654,12 +364,4 @@ func stockList() string {
 		fmt.Fprintf(&b, "  %s%s\n", scripts.Prefix, n)
 	}
 	return b.String()
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -191,18 +191,3 @@ export default function () {}
 		t.Errorf("stderr does not say the run was interrupted before it started:\n%s", r.stderr)
 	}
 }
-
-// An interrupted run exits 105 and still says what else went wrong (a
-// teardown() cut after its grace period), but not the interruption itself.
-func TestInterruptedRunReportsItsOtherErrors(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	var stderr strings.Builder
-	runErr := errors.Join(context.Canceled, errors.New("teardown() stopped 10s after the interruption"))
-	if code := runExitCode(ctx, nil, runErr, nil, &stderr); code != exitInterrupted {
-		t.Errorf("exit code %d, want %d", code, exitInterrupted)
-	}
-	if got := stderr.String(); !strings.Contains(got, "teardown() stopped 10s after the interruption") || strings.Contains(got, "canceled") {
-		t.Errorf("stderr %q, want the teardown error alone", got)
-	}
-}

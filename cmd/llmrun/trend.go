@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
@@ -111,7 +111,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		runs[i] = regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version}
 		runs[i].Figures, runs[i].Confidence = regression.FromFields(r.Fields)
 	}
-	style := console.Style{Color: useColor(f.verdict.noColor, stdout, getenv)}
+	style := textfmt.Style{Color: useColor(f.verdict.noColor, stdout, getenv)}
 	rep := regression.Report{Title: title, Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts),
 		Options: opts, Strict: f.verdict.strict}
 	if err := regression.Render(stdout, rep, style); err != nil {

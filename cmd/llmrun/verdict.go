@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/regression"
 )
 
@@ -48,5 +49,5 @@ func (f *verdictFlags) parse() (opts regression.Options, figures []regression.Fi
 // useColor says whether output to stdout gets ANSI colours: not with
 // --no-color, NO_COLOR or when stdout is not a terminal.
 func useColor(noColor bool, stdout io.Writer, getenv func(string) string) bool {
-	return !noColor && isTerminal(stdout) && getenv("NO_COLOR") == ""
+	return !noColor && console.IsTerminal(stdout) && getenv("NO_COLOR") == ""
 }

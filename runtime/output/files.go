@@ -42,11 +42,11 @@ func CheckPath(path string) error {
 	case err == nil && !info.Mode().IsRegular():
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return fmt.Errorf("cannot open it for writing: %v", pathErr(err))
+			return fmt.Errorf("cannot open it for writing: %v", WithoutPath(err))
 		}
 		return f.Close()
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("cannot look it up: %v", pathErr(err))
+		return fmt.Errorf("cannot look it up: %v", WithoutPath(err))
 	}
 	return checkDir(filepath.Dir(path))
 }
@@ -58,13 +58,13 @@ func checkDir(dir string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("directory %s does not exist", dir)
 	case err != nil:
-		return fmt.Errorf("directory %s: %v", dir, pathErr(err))
+		return fmt.Errorf("directory %s: %v", dir, WithoutPath(err))
 	case !info.IsDir():
 		return fmt.Errorf("%s is not a directory", dir)
 	}
 	probe, err := os.CreateTemp(dir, ".llmrun-check-*")
 	if err != nil {
-		return fmt.Errorf("directory %s is not writable: %v", dir, pathErr(err))
+		return fmt.Errorf("directory %s is not writable: %v", dir, WithoutPath(err))
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
@@ -96,14 +96,14 @@ func WriteFile(path string, write func(io.Writer) error) error {
 func writeDirect(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("opening %s: %v", path, pathErr(err))
+		return fmt.Errorf("opening %s: %v", path, WithoutPath(err))
 	}
 	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, pathErr(err))
+		return fmt.Errorf("writing %s: %v", path, WithoutPath(err))
 	}
 	return nil
 }
@@ -112,7 +112,7 @@ func writeDirect(path string, write func(io.Writer) error) error {
 func writeReplace(path string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("creating a file beside %s: %v", path, pathErr(err))
+		return fmt.Errorf("creating a file beside %s: %v", path, WithoutPath(err))
 	}
 	defer func() {
 		if err != nil {
@@ -127,13 +127,13 @@ func writeReplace(path string, write func(io.Writer) error) (err error) {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, pathErr(err))
+		return fmt.Errorf("writing %s: %v", path, WithoutPath(err))
 	}
 	if err := os.Chmod(tmp.Name(), fileMode(path)); err != nil {
-		return fmt.Errorf("writing %s: %v", path, pathErr(err))
+		return fmt.Errorf("writing %s: %v", path, WithoutPath(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replacing %s: %v", path, pathErr(err))
+		return fmt.Errorf("replacing %s: %v", path, WithoutPath(err))
 	}
 	return nil
 }
@@ -183,9 +183,9 @@ func absPath(path string) string {
 	return abs
 }
 
-// pathErr drops the path and operation from an *fs.PathError, whose
+// WithoutPath drops the path and operation from an *fs.PathError, whose
 // message repeats the path the caller names.
-func pathErr(err error) error {
+func WithoutPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -1,7 +1,9 @@
-// Package output defines where a run's results go besides the console: an
-// Output receives every measured request while the run goes and the
-// summary at its end, and reports what it stored. Each kind of output (the
-// InfluxDB writer, files) is a package of its own below this one.
+// Package output defines where a run's results go. An Output receives
+// every measured request while the run goes and the summary at its end,
+// and reports what it stored into the summary. A SummaryWriter receives
+// the finished summary, those reports included: the console prints it, a
+// result file stores it. Each kind of output (the console, the InfluxDB
+// writer, files) is a package of its own below this one.
 package output
 
 import (
@@ -27,7 +29,15 @@ type Output interface {
 	modules.RequestSink
 	// Finish writes the run's summary and flushes what is buffered,
 	// giving up when ctx ends; it reports what was stored and lost.
-	Finish(ctx context.Context, s *summary.Summary) Report
+	Finish(ctx context.Context, s *summary.Summary) summary.OutputReport
+}
+
+// SummaryWriter is one destination of a run's finished summary, written
+// once every Output has reported into it.
+type SummaryWriter interface {
+	// WriteSummary writes the summary; an error says what was lost. A
+	// writer that loses several things returns them as one errors.Join.
+	WriteSummary(ctx context.Context, s *summary.Summary) error
 }
 
 // Run is what an output knows of the run it stores.
@@ -55,6 +65,3 @@ type Progress struct {
 	// between its readings for the tokens of an interval.
 	OutputTokens []engine.TokenCount
 }
-
-// Report is what an output stored; the summary carries it.
-type Report = summary.OutputReport

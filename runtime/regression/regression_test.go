@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // runs returns runs, newest first, with one figure's values (newest
@@ -251,7 +251,7 @@ func TestTrendRender(t *testing.T) {
 	o := Options{Tolerance: 0.1}
 	rep := Report{Title: "testid nightly", Runs: rs, Figures: figs, Comparisons: Compare(rs, figs, o), Options: o}
 	var b bytes.Buffer
-	if err := Render(&b, rep, console.Style{}); err != nil {
+	if err := Render(&b, rep, textfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -270,7 +270,7 @@ func TestTrendRender(t *testing.T) {
 		t.Error("a regression does not fail the report")
 	}
 	b.Reset()
-	if err := Render(&b, rep, console.Style{Color: true}); err != nil {
+	if err := Render(&b, rep, textfmt.Style{Color: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "\x1b[1m\x1b[31mregression\x1b[0m\x1b[0m") {
@@ -284,7 +284,7 @@ func TestTrendRender(t *testing.T) {
 	}
 	rep = Report{Title: "testid calm", Runs: calm, Figures: figs, Comparisons: Compare(calm, figs, o), Options: o}
 	b.Reset()
-	if err := Render(&b, rep, console.Style{}); err != nil {
+	if err := Render(&b, rep, textfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Failed() || !strings.Contains(b.String(), "✓ no credible regression beyond 10 % (1 figures inconclusive; --strict fails them)") {
@@ -292,7 +292,7 @@ func TestTrendRender(t *testing.T) {
 	}
 	rep.Strict = true
 	b.Reset()
-	if err := Render(&b, rep, console.Style{}); err != nil {
+	if err := Render(&b, rep, textfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
 	if !rep.Failed() || !strings.Contains(b.String(), "--strict fails the inconclusive figures: itl_p99") {
@@ -301,7 +301,7 @@ func TestTrendRender(t *testing.T) {
 
 	one := rs[:1]
 	b.Reset()
-	if err := Render(&b, Report{Title: "testid t", Runs: one, Figures: figs, Comparisons: Compare(one, figs, o), Options: o}, console.Style{}); err != nil {
+	if err := Render(&b, Report{Title: "testid t", Runs: one, Figures: figs, Comparisons: Compare(one, figs, o), Options: o}, textfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); !strings.Contains(out, "1 run,") || strings.Count(out, "no history") != 4 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // Report is what Render prints: the runs read and their comparison.
@@ -41,7 +41,7 @@ const shortID = 8
 // table of each figure's verdict against the previous runs, the reasons
 // of the inconclusive ones, and a line saying whether any figure
 // regressed.
-func Render(w io.Writer, r Report, st console.Style) error {
+func Render(w io.Writer, r Report, st textfmt.Style) error {
 	plural := "s"
 	if len(r.Runs) == 1 {
 		plural = ""
@@ -70,7 +70,7 @@ func Render(w io.Writer, r Report, st console.Style) error {
 	for range r.Figures {
 		align = append(align, tw.AlignRight)
 	}
-	if err := console.Table(w, header, align, rows); err != nil {
+	if err := textfmt.Table(w, header, align, rows); err != nil {
 		return err
 	}
 
@@ -85,7 +85,7 @@ func Render(w io.Writer, r Report, st console.Style) error {
 		percent(r.Options.Tolerance, false), conf); err != nil {
 		return err
 	}
-	if err := console.Table(w, []string{"figure", "newest", "n", "baseline median", "spread", "change", conf + " CI", "verdict"},
+	if err := textfmt.Table(w, []string{"figure", "newest", "n", "baseline median", "spread", "change", conf + " CI", "verdict"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, verdicts); err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func Render(w io.Writer, r Report, st console.Style) error {
 // interval and verdict (a figure the baseline lacks has "no history"),
 // the reasons of the inconclusive ones, then a line saying whether any
 // figure regressed.
-func RenderPair(w io.Writer, r Report, st console.Style) error {
+func RenderPair(w io.Writer, r Report, st textfmt.Style) error {
 	if len(r.Runs) != 2 {
 		return fmt.Errorf("comparing a pair of runs: got %d", len(r.Runs))
 	}
@@ -114,7 +114,7 @@ func RenderPair(w io.Writer, r Report, st console.Style) error {
 		rows = append(rows, []string{c.Figure.label(), c.Figure.format(c.Baseline, c.BaselineRuns > 0), samples(c.BaselineN),
 			c.Figure.format(c.Newest.Value, c.Verdict != NoData), samples(c.Newest.N), change, ci, verdict})
 	}
-	if err := console.Table(w, []string{"figure", "baseline", "n", "current", "n", "change", conf + " CI", "verdict"},
+	if err := textfmt.Table(w, []string{"figure", "baseline", "n", "current", "n", "change", conf + " CI", "verdict"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows); err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func RenderPair(w io.Writer, r Report, st console.Style) error {
 // verdictCells are a comparison's change, the change's interval and the
 // verdict as the tables show them: coloured when regressed or improved;
 // an inconclusive verdict with the first words of its reason.
-func verdictCells(c Comparison, st console.Style) (change, ci, verdict string) {
+func verdictCells(c Comparison, st textfmt.Style) (change, ci, verdict string) {
 	change, ci, verdict = "–", "–", string(c.Verdict)
 	if c.Verdict != NoHistory && c.Verdict != NoData {
 		change = percent(c.Change, true)
@@ -164,7 +164,7 @@ func samples(n int64) string {
 	if n <= 0 {
 		return "–"
 	}
-	return console.Num(float64(n))
+	return textfmt.Num(float64(n))
 }
 
 // spread shows the previous runs' spread, "–" with too few of them.
@@ -180,7 +180,7 @@ func spread(c Comparison) string {
 
 // conclude prints why each inconclusive figure is, then the last line:
 // the regressions, or that there is none.
-func conclude(w io.Writer, r Report, st console.Style) error {
+func conclude(w io.Writer, r Report, st textfmt.Style) error {
 	for _, c := range Inconclusives(r.Comparisons) {
 		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", c.Figure.Name, c.Reason); err != nil {
 			return err
@@ -191,7 +191,7 @@ func conclude(w io.Writer, r Report, st console.Style) error {
 }
 
 // conclusion is the last line: the regressions, or that there is none.
-func conclusion(r Report, st console.Style) string {
+func conclusion(r Report, st textfmt.Style) string {
 	if len(r.Runs) < 2 {
 		return "no history: a single run, nothing to compare it with"
 	}

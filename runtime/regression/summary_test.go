@@ -12,8 +12,8 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 func TestTrendLookupAliases(t *testing.T) {
@@ -208,7 +208,7 @@ func TestTrendRenderPair(t *testing.T) {
 	o := Options{Tolerance: 0.1}
 	rep := Report{Title: "baseline a.json, current b.json", Runs: rs, Figures: figs, Comparisons: Compare(rs, figs, o), Options: o}
 	var b bytes.Buffer
-	if err := RenderPair(&b, rep, console.Style{}); err != nil {
+	if err := RenderPair(&b, rep, textfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -224,7 +224,7 @@ func TestTrendRenderPair(t *testing.T) {
 	if strings.Index(line, "100.0") > strings.Index(line, "130.0") {
 		t.Errorf("columns: %s", line)
 	}
-	if err := RenderPair(&b, Report{Runs: rs[:1]}, console.Style{}); err == nil {
+	if err := RenderPair(&b, Report{Runs: rs[:1]}, textfmt.Style{}); err == nil {
 		t.Error("RenderPair of one run: no error")
 	}
 }

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 //go:embed report.html.tmpl report.css
@@ -262,10 +262,10 @@ func headline(sv summary.Serving) []field {
 	return []field{
 		{"requests", requests},
 		{"success rate", success},
-		{"request throughput", console.Num(sv.RequestThroughput) + " req/s"},
-		{"output throughput", console.Num(sv.OutputTokenThroughput) + " tok/s"},
-		{"total throughput", console.Num(sv.TotalTokenThroughput) + " tok/s"},
-		{"tokens per request", console.Num(sv.MeanInputTokens) + " in, " + console.Num(sv.MeanOutputTokens) + " out"},
+		{"request throughput", textfmt.Num(sv.RequestThroughput) + " req/s"},
+		{"output throughput", textfmt.Num(sv.OutputTokenThroughput) + " tok/s"},
+		{"total throughput", textfmt.Num(sv.TotalTokenThroughput) + " tok/s"},
+		{"tokens per request", textfmt.Num(sv.MeanInputTokens) + " in, " + textfmt.Num(sv.MeanOutputTokens) + " out"},
 	}
 }
 
@@ -276,11 +276,11 @@ func latencyRows(rows []summary.LatencyRow) table {
 	}
 	t.Header = append(t.Header, "max")
 	for _, r := range rows {
-		line := []string{r.Label, strconv.FormatInt(r.Count, 10), console.Millis(r.Mean), console.Millis(r.Min)}
+		line := []string{r.Label, strconv.FormatInt(r.Count, 10), textfmt.Millis(r.Mean), textfmt.Millis(r.Min)}
 		for _, p := range summary.Percentiles {
-			line = append(line, console.Millis(r.P[fmt.Sprintf("p%g", p)]))
+			line = append(line, textfmt.Millis(r.P[fmt.Sprintf("p%g", p)]))
 		}
-		t.Rows = append(t.Rows, append(line, console.Millis(r.Max)))
+		t.Rows = append(t.Rows, append(line, textfmt.Millis(r.Max)))
 	}
 	return t
 }
@@ -316,7 +316,7 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 		Empty: "no " + label + " samples",
 	}
 	if objective > 0 {
-		spec.Refs = []refLine{{Value: objective, Label: "SLO " + label + " p99 " + console.Millis(objective) + " ms", Mark: "slo"}}
+		spec.Refs = []refLine{{Value: objective, Label: "SLO " + label + " p99 " + textfmt.Millis(objective) + " ms", Mark: "slo"}}
 	}
 	i := slices.IndexFunc(rows, func(r summary.LatencyRow) bool { return r.Metric == metric })
 	if i < 0 || rows[i].Count == 0 {
@@ -333,18 +333,18 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 			case 100:
 				v = r.Max
 			}
-			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, console.Millis(v))})
+			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, textfmt.Millis(v))})
 		}
 	} else {
-		pts = append(pts, point{X: 0, Y: r.Min, Tip: "min " + console.Millis(r.Min) + " ms"})
+		pts = append(pts, point{X: 0, Y: r.Min, Tip: "min " + textfmt.Millis(r.Min) + " ms"})
 		for _, p := range summary.Percentiles {
 			v := r.P[fmt.Sprintf("p%g", p)]
-			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, console.Millis(v))})
+			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, textfmt.Millis(v))})
 		}
-		pts = append(pts, point{X: 100, Y: r.Max, Tip: "max " + console.Millis(r.Max) + " ms"})
+		pts = append(pts, point{X: 100, Y: r.Max, Tip: "max " + textfmt.Millis(r.Max) + " ms"})
 	}
 	spec.Series = []series{{Name: label, Points: pts}}
-	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, console.Millis(r.P["p50"]), console.Millis(r.P["p99"]), console.Millis(r.Max))
+	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, textfmt.Millis(r.P["p50"]), textfmt.Millis(r.P["p99"]), textfmt.Millis(r.Max))
 	return buildChart(spec)
 }
 
@@ -413,7 +413,7 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO) []*Chart {
 
 // sloLine is the TTFT p99 objective as a horizontal dashed line.
 func sloLine(slo summary.SLO) refLine {
-	return refLine{Value: slo.TTFTP99, Label: "SLO TTFT p99 " + console.Millis(slo.TTFTP99) + " ms", Mark: "slo"}
+	return refLine{Value: slo.TTFTP99, Label: "SLO TTFT p99 " + textfmt.Millis(slo.TTFTP99) + " ms", Mark: "slo"}
 }
 
 // capacitySection draws a sweep: its figures against the level and the
@@ -437,8 +437,8 @@ func capacitySection(c *summary.Capacity, slo summary.SLO) *capacityView {
 		if slo != (summary.SLO{}) {
 			meets = map[bool]string{true: "yes", false: "no"}[l.MeetsSLO]
 		}
-		v.Levels.Rows = append(v.Levels.Rows, []string{console.Num(l.Level), l.Scenario, console.Num(l.RequestRate), console.Num(l.OutputThroughput), percent(l.SuccessRate),
-			console.Millis(l.TTFTP50), console.Millis(l.TTFTP99), console.Millis(l.TPOTP50), console.Millis(l.TPOTP99), meets, levelNote(c, l)})
+		v.Levels.Rows = append(v.Levels.Rows, []string{textfmt.Num(l.Level), l.Scenario, textfmt.Num(l.RequestRate), textfmt.Num(l.OutputThroughput), percent(l.SuccessRate),
+			textfmt.Millis(l.TTFTP50), textfmt.Millis(l.TTFTP99), textfmt.Millis(l.TPOTP50), textfmt.Millis(l.TPOTP99), meets, levelNote(c, l)})
 	}
 	v.Verdict = verdict(c, variable, slo)
 
@@ -448,13 +448,13 @@ func capacitySection(c *summary.Capacity, slo summary.SLO) *capacityView {
 	var t50, t99, tput, success, curve []point
 	for _, l := range levels {
 		levelAxis.Ticks = append(levelAxis.Ticks, l.Level)
-		name := variable + " " + console.Num(l.Level)
-		t50 = append(t50, point{X: l.Level, Y: l.TTFTP50, Tip: name + ": TTFT p50 " + console.Millis(l.TTFTP50) + " ms"})
-		t99 = append(t99, point{X: l.Level, Y: l.TTFTP99, Tip: name + ": TTFT p99 " + console.Millis(l.TTFTP99) + " ms"})
-		tput = append(tput, point{X: l.Level, Y: l.OutputThroughput, Tip: name + ": " + console.Num(l.OutputThroughput) + " output tok/s"})
+		name := variable + " " + textfmt.Num(l.Level)
+		t50 = append(t50, point{X: l.Level, Y: l.TTFTP50, Tip: name + ": TTFT p50 " + textfmt.Millis(l.TTFTP50) + " ms"})
+		t99 = append(t99, point{X: l.Level, Y: l.TTFTP99, Tip: name + ": TTFT p99 " + textfmt.Millis(l.TTFTP99) + " ms"})
+		tput = append(tput, point{X: l.Level, Y: l.OutputThroughput, Tip: name + ": " + textfmt.Num(l.OutputThroughput) + " output tok/s"})
 		success = append(success, point{X: l.Level, Y: 100 * l.SuccessRate, Tip: name + ": success rate " + percent(l.SuccessRate)})
-		curve = append(curve, point{X: l.OutputThroughput, Y: l.TTFTP99, Label: console.Num(l.Level),
-			Tip: fmt.Sprintf("%s: %s output tok/s, TTFT p99 %s ms", name, console.Num(l.OutputThroughput), console.Millis(l.TTFTP99))})
+		curve = append(curve, point{X: l.OutputThroughput, Y: l.TTFTP99, Label: textfmt.Num(l.Level),
+			Tip: fmt.Sprintf("%s: %s output tok/s, TTFT p99 %s ms", name, textfmt.Num(l.OutputThroughput), textfmt.Millis(l.TTFTP99))})
 	}
 	var levelRefs []refLine
 	if c.Saturation != nil {
@@ -500,11 +500,11 @@ func capacitySection(c *summary.Capacity, slo summary.SLO) *capacityView {
 	}
 	if c.Saturation != nil {
 		spec.Markers = append(spec.Markers, marker{X: c.Saturation.OutputThroughput, Y: c.Saturation.TTFTP99, Mark: "saturation",
-			Label: "saturation: " + variable + " " + console.Num(c.Saturation.Level)})
+			Label: "saturation: " + variable + " " + textfmt.Num(c.Saturation.Level)})
 	}
 	if m := c.MaxWithinSLO; m != nil {
 		spec.Markers = append(spec.Markers, marker{X: m.OutputThroughput, Y: m.TTFTP99, Mark: "max-within-slo", Below: true,
-			Label: fmt.Sprintf("max within SLO: %s %s, %s tok/s", variable, console.Num(m.Level), console.Num(m.OutputThroughput))})
+			Label: fmt.Sprintf("max within SLO: %s %s, %s tok/s", variable, textfmt.Num(m.Level), textfmt.Num(m.OutputThroughput))})
 	}
 	v.Curve = buildChart(spec)
 	return v
@@ -526,7 +526,7 @@ func levelNote(c *summary.Capacity, l summary.CapacityLevel) string {
 func verdict(c *summary.Capacity, variable string, slo summary.SLO) []string {
 	var out []string
 	if s := c.Saturation; s != nil {
-		out = append(out, fmt.Sprintf("The server saturates at %s %s (%s output tok/s, TTFT p99 %s ms).", variable, console.Num(s.Level), console.Num(s.OutputThroughput), console.Millis(s.TTFTP99)))
+		out = append(out, fmt.Sprintf("The server saturates at %s %s (%s output tok/s, TTFT p99 %s ms).", variable, textfmt.Num(s.Level), textfmt.Num(s.OutputThroughput), textfmt.Millis(s.TTFTP99)))
 	} else {
 		out = append(out, "The sweep did not reach saturation.")
 	}
@@ -534,7 +534,7 @@ func verdict(c *summary.Capacity, variable string, slo summary.SLO) []string {
 	case slo == (summary.SLO{}):
 		out = append(out, "No SLO was set.")
 	case m != nil:
-		out = append(out, fmt.Sprintf("The most throughput within the SLO (%s) is %s output tok/s, at %s %s.", sloText(slo), console.Num(m.OutputThroughput), variable, console.Num(m.Level)))
+		out = append(out, fmt.Sprintf("The most throughput within the SLO (%s) is %s output tok/s, at %s %s.", sloText(slo), textfmt.Num(m.OutputThroughput), variable, textfmt.Num(m.Level)))
 	default:
 		out = append(out, fmt.Sprintf("No level meets the SLO (%s).", sloText(slo)))
 	}
@@ -545,10 +545,10 @@ func verdict(c *summary.Capacity, variable string, slo summary.SLO) []string {
 func sloText(slo summary.SLO) string {
 	var parts []string
 	if slo.TTFTP99 > 0 {
-		parts = append(parts, "TTFT p99 ≤ "+console.Millis(slo.TTFTP99)+" ms")
+		parts = append(parts, "TTFT p99 ≤ "+textfmt.Millis(slo.TTFTP99)+" ms")
 	}
 	if slo.TPOTP99 > 0 {
-		parts = append(parts, "TPOT p99 ≤ "+console.Millis(slo.TPOTP99)+" ms")
+		parts = append(parts, "TPOT p99 ≤ "+textfmt.Millis(slo.TPOTP99)+" ms")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -606,14 +606,14 @@ func scenarioTable(s *summary.Summary) *table {
 		p := func(metric, pct string) string {
 			for _, row := range sc.Latency {
 				if row.Metric == metric {
-					return console.Millis(row.P[pct])
+					return textfmt.Millis(row.P[pct])
 				}
 			}
 			return "-"
 		}
 		sv := sc.Serving
 		t.Rows = append(t.Rows, []string{sc.Name, strconv.Itoa(vus[sc.Name]), strconv.FormatInt(sv.OK, 10), strconv.FormatInt(sv.Failed, 10), percent(sv.SuccessRate),
-			console.Num(sv.RequestThroughput), console.Num(sv.OutputTokenThroughput),
+			textfmt.Num(sv.RequestThroughput), textfmt.Num(sv.OutputTokenThroughput),
 			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")})
 	}
 	return t

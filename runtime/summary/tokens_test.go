@@ -16,6 +16,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // inflatedServer streams 50 words, each a single token in both encodings,
@@ -81,7 +82,7 @@ func TestTokenCheckWarnings(t *testing.T) {
 		if err := s.WriteJSON(&js); err != nil {
 			t.Fatal(err)
 		}
-		if err := console.Render(&con, s, console.Style{}); err != nil {
+		if err := console.Render(&con, s, textfmt.Style{}); err != nil {
 			t.Fatal(err)
 		}
 		var back struct {
@@ -119,7 +120,7 @@ func TestTokenCheckSimulatorAgrees(t *testing.T) {
 			t.Errorf("tokenizer %q: token checks %+v", tok, s.TokenChecks)
 		}
 		var con bytes.Buffer
-		if err := console.Render(&con, s, console.Style{}); err != nil {
+		if err := console.Render(&con, s, textfmt.Style{}); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(con.String(), "WARNING") {

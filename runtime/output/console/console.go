@@ -1,46 +1,28 @@
-// Package console prints llmrun's live progress line and its end-of-run
-// summary tables (with github.com/olekukonko/tablewriter).
+// Package console is the output of a run to the terminal (Console): the
+// banner and what the preflight found before the run, the live progress
+// line while it goes, and the summary at its end, in the look of package
+// textfmt.
 package console
 
 import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
-// Style decides how output looks.
-type Style struct {
-	// Color enables ANSI colours (green pass, red fail, bold headings).
-	Color bool
-}
-
-func (st Style) paint(code, s string) string {
-	if !st.Color {
-		return s
-	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-
-// Bold, Red, Green and Faint paint s when colours are on.
-func (st Style) Bold(s string) string  { return st.paint("1", s) }
-func (st Style) Red(s string) string   { return st.paint("31", s) }
-func (st Style) Green(s string) string { return st.paint("32", s) }
-func (st Style) Faint(s string) string { return st.paint("2", s) }
-
 // Render writes the end-of-run summary.
-func Render(w io.Writer, s *summary.Summary, st Style) error {
+func Render(w io.Writer, s *summary.Summary, st textfmt.Style) error {
 	r := &renderer{w: w, st: st}
 	r.serving("serving", s.Serving)
 	r.outcome(s)
@@ -62,7 +44,7 @@ func Render(w io.Writer, s *summary.Summary, st Style) error {
 
 type renderer struct {
 	w   io.Writer
-	st  Style
+	st  textfmt.Style
 	err error
 }
 
@@ -87,31 +69,7 @@ func (r *renderer) table(header []string, rows [][]string, firstFigure int) {
 			align[i] = tw.AlignRight
 		}
 	}
-	r.err = Table(r.w, header, align, rows)
-}
-
-// Table prints rows under header with tablewriter, each column aligned as
-// align says: the look of every llmrun table.
-func Table(w io.Writer, header []string, align []tw.Align, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
-	t.Header(toAny(header)...)
-	for _, row := range rows {
-		if err := t.Append(toAny(row)...); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
+	r.err = textfmt.Table(r.w, header, align, rows)
 }
 
 func (r *renderer) serving(title string, s summary.Serving) {
@@ -127,18 +85,18 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	}
 	r.printf("\n")
 	r.printf("  duration ........... %.1f s\n", s.DurationSeconds)
-	r.printf("  request throughput . %s req/s\n", Num(s.RequestThroughput))
-	r.printf("  output tokens ...... %d (%s tok/s; %s per request)", s.OutputTokens, Num(s.OutputTokenThroughput), Num(s.MeanOutputTokens))
+	r.printf("  request throughput . %s req/s\n", textfmt.Num(s.RequestThroughput))
+	r.printf("  output tokens ...... %d (%s tok/s; %s per request)", s.OutputTokens, textfmt.Num(s.OutputTokenThroughput), textfmt.Num(s.MeanOutputTokens))
 	if s.ReasoningTokens > 0 {
 		r.printf(", %d of them reasoning", s.ReasoningTokens)
 	}
 	r.printf("\n")
-	r.printf("  input tokens ....... %d (%s per request)", s.PromptTokens, Num(s.MeanInputTokens))
+	r.printf("  input tokens ....... %d (%s per request)", s.PromptTokens, textfmt.Num(s.MeanInputTokens))
 	if s.CachedTokens > 0 && s.PromptTokens > 0 {
 		r.printf(", %.1f %% served from the prefix cache", 100*float64(s.CachedTokens)/float64(s.PromptTokens))
 	}
 	r.printf("\n")
-	r.printf("  total throughput ... %s tok/s (input + output)\n", Num(s.TotalTokenThroughput))
+	r.printf("  total throughput ... %s tok/s (input + output)\n", textfmt.Num(s.TotalTokenThroughput))
 	r.printf("  iterations ......... %d", s.Iterations)
 	if s.InterruptedIterations > 0 {
 		r.printf(", %d interrupted", s.InterruptedIterations)
@@ -148,7 +106,7 @@ func (r *renderer) serving(title string, s summary.Serving) {
 		r.printf("  warmup ............. %d requests in %d iterations, excluded from every figure\n", s.WarmupRequests, s.WarmupIterations)
 	}
 	if s.LagP99 > 0 || s.DroppedIterations > 0 {
-		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms; %d dropped\n", Millis(s.LagP50), Millis(s.LagP99), s.DroppedIterations)
+		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms; %d dropped\n", textfmt.Millis(s.LagP50), textfmt.Millis(s.LagP99), s.DroppedIterations)
 	}
 }
 
@@ -168,7 +126,7 @@ func (r *renderer) client(c health.Report) {
 	if c.CPU >= 0 {
 		cpu = fmt.Sprintf("%.0f %% of %d CPUs", 100*c.CPU, c.Procs)
 	}
-	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, Millis(c.SchedDelayP99), Millis(c.SchedDelayMax))
+	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, textfmt.Millis(c.SchedDelayP99), textfmt.Millis(c.SchedDelayMax))
 	if c.Machine != nil {
 		r.printf("  machine ............ %s\n", c.Machine)
 	}
@@ -204,7 +162,7 @@ func (r *renderer) promptCheck(pc *summary.PromptCheck) {
 		gap = fmt.Sprintf("%+.1f per request: a chat template's tokens", pc.PerRequest)
 	}
 	r.printf("  prompt check ....... asked %s input tokens per request, the server counts %s (%s)\n",
-		Num(float64(pc.RequestedTokens)/float64(pc.Requests)), Num(float64(pc.UsageTokens)/float64(pc.Requests)), gap)
+		textfmt.Num(float64(pc.RequestedTokens)/float64(pc.Requests)), textfmt.Num(float64(pc.UsageTokens)/float64(pc.Requests)), gap)
 }
 
 // uniqueCache prints what the server's prefix cache served of the prompts
@@ -231,11 +189,11 @@ func (r *renderer) latency(rows []summary.LatencyRow) {
 	header = append(header, "max")
 	var data [][]string
 	for _, row := range rows {
-		line := []string{row.Label, fmt.Sprintf("%d", row.Count), Millis(row.Mean)}
+		line := []string{row.Label, fmt.Sprintf("%d", row.Count), textfmt.Millis(row.Mean)}
 		for _, p := range summary.Percentiles {
-			line = append(line, Millis(row.P[fmt.Sprintf("p%g", p)]))
+			line = append(line, textfmt.Millis(row.P[fmt.Sprintf("p%g", p)]))
 		}
-		data = append(data, append(line, Millis(row.Max)))
+		data = append(data, append(line, textfmt.Millis(row.Max)))
 	}
 	r.printf("\n")
 	r.table(header, data, 1)
@@ -268,14 +226,14 @@ func (r *renderer) scenarios(s *summary.Summary) {
 		p := func(metric, pct string) string {
 			for _, row := range sc.Latency {
 				if row.Metric == metric {
-					return Millis(row.P[pct])
+					return textfmt.Millis(row.P[pct])
 				}
 			}
 			return "-"
 		}
 		sv := sc.Serving
 		rows[i] = []string{sc.Name, fmt.Sprint(vus[sc.Name]), fmt.Sprint(sv.OK), fmt.Sprint(sv.Failed),
-			Num(sv.RequestThroughput), Num(sv.OutputTokenThroughput),
+			textfmt.Num(sv.RequestThroughput), textfmt.Num(sv.OutputTokenThroughput),
 			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")}
 		if cached {
 			share := 0.0
@@ -305,7 +263,7 @@ func (r *renderer) capacity(c *summary.Capacity) {
 	gain := fmt.Sprintf("%g %%", 100*capacity.Criteria{MinGain: c.MinGain}.EffectiveMinGain())
 	if sat := c.Saturation; sat != nil {
 		r.printf("  saturation ....... at %s: output %s tok/s; beyond it throughput grows < %s while TTFT p50 grows > %s\n",
-			level(*sat), grouped(Num(sat.OutputThroughput)), gain, gain)
+			level(*sat), grouped(textfmt.Num(sat.OutputThroughput)), gain, gain)
 	} else if n := len(c.Levels); n > 0 {
 		r.printf("  saturation ....... not reached within the levels swept (up to %s)\n", level(c.Levels[n-1]))
 	}
@@ -323,12 +281,12 @@ func (r *renderer) capacity(c *summary.Capacity) {
 		bounds = append(bounds, fmt.Sprintf("success rate ≥ %g %%", 100*capacity.MinSuccessRate))
 		r.printf("  within SLO ....... %s\n", r.st.Red("no level meets the SLO ("+strings.Join(bounds, ", ")+")"))
 	default:
-		line := fmt.Sprintf("%s: %s tok/s at TTFT p99 %s ms", level(*best), grouped(Num(best.OutputThroughput)), grouped(Millis(best.TTFTP99)))
+		line := fmt.Sprintf("%s: %s tok/s at TTFT p99 %s ms", level(*best), grouped(textfmt.Num(best.OutputThroughput)), grouped(textfmt.Millis(best.TTFTP99)))
 		if c.SLO.TTFTP99 > 0 {
 			line += fmt.Sprintf(" (SLO %s ms)", bound(c.SLO.TTFTP99))
 		}
 		if c.SLO.TPOTP99 > 0 {
-			line += fmt.Sprintf(", TPOT p99 %s ms (SLO %s ms)", grouped(Millis(best.TPOTP99)), bound(c.SLO.TPOTP99))
+			line += fmt.Sprintf(", TPOT p99 %s ms (SLO %s ms)", grouped(textfmt.Millis(best.TPOTP99)), bound(c.SLO.TPOTP99))
 		}
 		r.printf("  within SLO ....... %s\n", line)
 	}
@@ -479,13 +437,13 @@ func (r *renderer) custom(s *summary.Summary) {
 
 func describe(m summary.MetricSummary) string {
 	v := m.Values
-	f := Num
+	f := textfmt.Num
 	if m.Contains == "time" {
-		f = func(x float64) string { return Millis(x) + " ms" }
+		f = func(x float64) string { return textfmt.Millis(x) + " ms" }
 	}
 	switch m.Type {
 	case "counter":
-		return fmt.Sprintf("count=%s rate=%s/s", Num(v["count"]), Num(v["rate"]))
+		return fmt.Sprintf("count=%s rate=%s/s", textfmt.Num(v["count"]), textfmt.Num(v["rate"]))
 	case "gauge":
 		return fmt.Sprintf("value=%s min=%s max=%s", f(v["value"]), f(v["min"]), f(v["max"]))
 	case "rate":
@@ -538,23 +496,6 @@ func (r *renderer) footer(s *summary.Summary) {
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n      ") }
 
-// Millis formats milliseconds with precision that suits their size; a
-// value that is not a finite number reads "-".
-func Millis(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "-"
-	case v == 0:
-		return "0"
-	case v < 10:
-		return fmt.Sprintf("%.3f", v)
-	case v < 1000:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.0f", v)
-	}
-}
-
 // grouped separates the thousands of a formatted number's integer part
 // with commas: 5120.5 becomes 5,120.5.
 func grouped(s string) string {
@@ -567,19 +508,4 @@ func grouped(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String() + s[digits:]
-}
-
-// Num formats a throughput or count compactly; a value that is not a
-// finite number reads "-".
-func Num(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "-"
-	case v == float64(int64(v)) && v < 1e15:
-		return fmt.Sprintf("%d", int64(v))
-	case v < 10:
-		return fmt.Sprintf("%.2f", v)
-	default:
-		return fmt.Sprintf("%.1f", v)
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 func latencyRow(metric, label string, count int64, mean, p50, p90, p95, p99, max float64) summary.LatencyRow {
@@ -71,7 +72,7 @@ func sampleSummary() *summary.Summary {
 func render(t *testing.T, s *summary.Summary, color bool) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := console.Render(&buf, s, console.Style{Color: color}); err != nil {
+	if err := console.Render(&buf, s, textfmt.Style{Color: color}); err != nil {
 		t.Fatalf("Render: %v", err)
 	}
 	return buf.String()
@@ -280,7 +281,7 @@ func TestThresholdValuesCarryTheirUnit(t *testing.T) {
 		},
 	}
 	var b strings.Builder
-	if err := console.Render(&b, s, console.Style{}); err != nil {
+	if err := console.Render(&b, s, textfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"812.5 ms", "12 requests/s", "120 requests"} {

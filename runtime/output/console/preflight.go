@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // ProbeLine describes what a preflight probe showed of its target in one
@@ -18,7 +19,7 @@ func ProbeLine(p llm.Probe) string {
 	if !p.OK {
 		return fmt.Sprintf("%s failed with %s: %s", head, p.Class, p.Error)
 	}
-	parts := []string{fmt.Sprintf("ok, first token in %s ms", Millis(p.TTFT))}
+	parts := []string{fmt.Sprintf("ok, first token in %s ms", textfmt.Millis(p.TTFT))}
 	if !p.Stream {
 		parts = append(parts, "not streamed")
 	}

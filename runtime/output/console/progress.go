@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // ProgressWindow is how far back the progress line's output tok/s looks:
@@ -32,7 +33,7 @@ type tokenReading struct {
 // Line records the reading p and formats the progress line.
 func (m *ProgressMeter) Line(p engine.Progress) string {
 	return fmt.Sprintf("running %7s  VUs %d/%d  requests %d  failed %d  output %s tok/s",
-		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, Num(m.rate(p.Elapsed, p.OutputTokens)))
+		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, textfmt.Num(m.rate(p.Elapsed, p.OutputTokens)))
 }
 
 // rate records a reading and returns the tokens per second since the

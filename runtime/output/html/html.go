@@ -49,8 +49,8 @@ func (o *Output) AddRequest(*modules.RequestRecord) {}
 // Finish writes the report of s to the file, whole or not at all: a
 // failure counts the report as dropped and leaves any file already there
 // as it was.
-func (o *Output) Finish(_ context.Context, s *summary.Summary) output.Report {
-	rep := output.Report{Output: o.Describe()}
+func (o *Output) Finish(_ context.Context, s *summary.Summary) summary.OutputReport {
+	rep := summary.OutputReport{Output: o.Describe()}
 	err := output.WriteFile(o.path, func(w io.Writer) error { return report.Render(w, s) })
 	if err != nil {
 		rep.Dropped, rep.Err = 1, err.Error()

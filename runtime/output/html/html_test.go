@@ -40,7 +40,7 @@ func TestOutputWritesTheReport(t *testing.T) {
 	}
 	o.AddRequest(nil)
 	rep := o.Finish(context.Background(), result())
-	if want := (output.Report{Output: "html " + path, Written: 1}); rep.Output != want.Output || rep.Written != 1 || rep.Dropped != 0 || rep.Err != "" {
+	if want := (summary.OutputReport{Output: "html " + path, Written: 1}); rep.Output != want.Output || rep.Written != 1 || rep.Dropped != 0 || rep.Err != "" {
 		t.Errorf("Finish reported %+v, want %+v", rep, want)
 	}
 	page, err := os.ReadFile(path)

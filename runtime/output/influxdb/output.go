@@ -43,7 +43,7 @@ type Output struct {
 	writerDone   chan struct{}
 
 	finishOnce sync.Once
-	report     output.Report
+	report     summary.OutputReport
 }
 
 var _ output.Output = (*Output)(nil)
@@ -213,13 +213,13 @@ func (o *Output) tick(start time.Time) {
 // whichever comes first, and reports what was written and dropped. It
 // reports also when Start failed or was never called; a second call
 // returns the first's report.
-func (o *Output) Finish(ctx context.Context, s *summary.Summary) output.Report {
+func (o *Output) Finish(ctx context.Context, s *summary.Summary) summary.OutputReport {
 	o.finishOnce.Do(func() { o.report = o.finish(ctx, s) })
 	return o.report
 }
 
 // finish is Finish, once.
-func (o *Output) finish(ctx context.Context, s *summary.Summary) output.Report {
+func (o *Output) finish(ctx context.Context, s *summary.Summary) summary.OutputReport {
 	timeout := o.cfg.FlushTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = max(time.Until(d), 0)
@@ -265,5 +265,5 @@ func (o *Output) finish(ctx context.Context, s *summary.Summary) output.Report {
 	if lastErr == "" && o.startErr != nil {
 		lastErr = o.startErr.Error()
 	}
-	return output.Report{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons, Err: lastErr}
+	return summary.OutputReport{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons, Err: lastErr}
 }

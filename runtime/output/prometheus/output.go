@@ -72,7 +72,7 @@ type Output struct {
 	served chan error
 
 	finishOnce sync.Once
-	report     output.Report
+	report     summary.OutputReport
 }
 
 var _ output.Output = (*Output)(nil)
@@ -130,14 +130,14 @@ func (o *Output) AddRequest(r *modules.RequestRecord) {
 // first), then shuts the server down, waiting for scrapes in progress up
 // to shutdownTimeout or until ctx ends, and reports the requests observed. A second call
 // returns the first's report.
-func (o *Output) Finish(ctx context.Context, _ *summary.Summary) output.Report {
+func (o *Output) Finish(ctx context.Context, _ *summary.Summary) summary.OutputReport {
 	o.finishOnce.Do(func() { o.report = o.finish(ctx) })
 	return o.report
 }
 
 // finish is Finish, once.
-func (o *Output) finish(ctx context.Context) output.Report {
-	rep := output.Report{Output: o.Describe(), Written: o.observed.Load()}
+func (o *Output) finish(ctx context.Context) summary.OutputReport {
+	rep := summary.OutputReport{Output: o.Describe(), Written: o.observed.Load()}
 	if o.srv == nil {
 		if o.startErr != nil {
 			rep.Err = o.startErr.Error()

@@ -122,7 +122,7 @@ type Output struct {
 	done   chan struct{}
 
 	finishOnce sync.Once
-	report     output.Report
+	report     summary.OutputReport
 }
 
 var _ output.Output = (*Output)(nil)
@@ -187,13 +187,13 @@ func (o *Output) AddRequest(r *modules.RequestRecord) {
 // Finish writes what is queued, until ctx ends, closes the file, and
 // reports the records written and dropped. It reports also when Start
 // failed or was never called; a second call returns the first's report.
-func (o *Output) Finish(ctx context.Context, _ *summary.Summary) output.Report {
+func (o *Output) Finish(ctx context.Context, _ *summary.Summary) summary.OutputReport {
 	o.finishOnce.Do(func() { o.report = o.finish(ctx) })
 	return o.report
 }
 
 // finish is Finish, once.
-func (o *Output) finish(ctx context.Context) output.Report {
+func (o *Output) finish(ctx context.Context) summary.OutputReport {
 	var reason string
 	var errs []error
 	switch {
@@ -217,7 +217,7 @@ func (o *Output) finish(ctx context.Context) output.Report {
 		reason = "not written: the output was not started"
 	}
 	written, dropped, reasons := o.q.close(reason)
-	rep := output.Report{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons}
+	rep := summary.OutputReport{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons}
 	if err := errors.Join(errs...); err != nil {
 		rep.Err = err.Error()
 	}

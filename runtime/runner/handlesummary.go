@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -149,44 +150,48 @@ func md5Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// summaryHandling is the outcome of the script's handleSummary.
-type summaryHandling struct {
-	// printDefault is true when llmrun must print its own summary: the
-	// script exports no handleSummary, or handleSummary failed.
-	printDefault bool
-	// err is what went wrong, and code the exit code it calls for.
-	err  error
-	code int
+// scriptSummary is the script's handleSummary as the run's summary
+// writer: it is called with the summary as data, and what it returns is
+// written ("stdout" and "stderr" to those streams, anything else to that
+// file, relative to the working directory, parent directories created)
+// instead of the console's summary. When handleSummary fails, the
+// console's summary is printed after all (fallback).
+type scriptSummary struct {
+	engine         *engine.Engine
+	fallback       output.SummaryWriter
+	stdout, stderr io.Writer
+	color          bool
 }
 
-// handleSummary calls the script's handleSummary, when it exports one, with
-// the summary as data, and writes what it returns: "stdout" and "stderr"
-// to those streams, anything else to that file (relative to the working
-// directory, parent directories created). A failing handleSummary leaves
-// the default summary to be printed (exit 107); outputs that cannot be
-// written are exit 1.
-func handleSummary(ctx context.Context, e *engine.Engine, s *summary.Summary, stdout, stderr io.Writer, color bool) summaryHandling {
-	if !e.HasHandleSummary() {
-		return summaryHandling{printDefault: true}
-	}
+// WriteSummary implements output.SummaryWriter. A handleSummary that
+// throws, or returns what it cannot, is a *scriptFailure; the other
+// failures (the data cannot be encoded, a file cannot be written, the
+// fallback fails) are not. Each failure is one error of the errors.Join
+// it returns, the fallback's first.
+func (h scriptSummary) WriteSummary(ctx context.Context, s *summary.Summary) error {
 	state := dataState{
-		IsStdOutTTY:       isTerminal(stdout),
-		IsStdErrTTY:       isTerminal(stderr),
+		IsStdOutTTY:       console.IsTerminal(h.stdout),
+		IsStdErrTTY:       console.IsTerminal(h.stderr),
 		TestRunDurationMs: s.Serving.DurationSeconds * 1000,
 	}
-	data, err := json.Marshal(newSummaryData(s, state, !color))
+	data, err := json.Marshal(newSummaryData(s, state, !h.color))
 	if err != nil {
-		return summaryHandling{printDefault: true, err: fmt.Errorf("handleSummary: encoding the summary: %w", err), code: exitError}
+		return errors.Join(h.fallback.WriteSummary(ctx, s), fmt.Errorf("handleSummary: encoding the summary: %w", err))
 	}
-	outputs, err := e.HandleSummary(ctx, data)
+	outputs, err := h.engine.HandleSummary(ctx, data)
 	if err != nil {
-		return summaryHandling{printDefault: true, err: err, code: exitScriptError}
+		return errors.Join(h.fallback.WriteSummary(ctx, s), &scriptFailure{err})
 	}
-	if err := writeSummaryOutputs(outputs, stdout, stderr); err != nil {
-		return summaryHandling{err: err, code: exitError}
-	}
-	return summaryHandling{}
+	// The files' failures are reported as one.
+	return errors.Join(writeSummaryOutputs(outputs, h.stdout, h.stderr))
 }
+
+// scriptFailure is a failure of the script's own code after the run: its
+// handleSummary threw.
+type scriptFailure struct{ err error }
+
+func (f *scriptFailure) Error() string { return f.err.Error() }
+func (f *scriptFailure) Unwrap() error { return f.err }
 
 // writeSummaryOutputs writes each output, going on after a failure, and
 // returns every failure.
@@ -210,7 +215,7 @@ func writeSummaryOutputs(outputs []engine.SummaryOutput, stdout, stderr io.Write
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("handleSummary: writing %q: %w", o.Dest, unwrapPathError(err)))
+			errs = append(errs, fmt.Errorf("handleSummary: writing %q: %w", o.Dest, output.WithoutPath(err)))
 		}
 	}
 	return errors.Join(errs...)

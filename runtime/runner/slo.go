@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"bytes"
@@ -23,11 +23,11 @@ var sloKeys = map[string]func(*summary.SLO) *float64{
 	"tpot_p99": func(s *summary.SLO) *float64 { return &s.TPOTP99 },
 }
 
-// parseSLO parses a serving-level objective as --slo takes it:
+// ParseSLO parses a serving-level objective as --slo takes it:
 // comma-separated KEY=VALUE pairs, the keys ttft_p99 and tpot_p99, each
 // value a positive number of milliseconds (500) or a duration (500ms,
 // 1.5s). "ttft_p99=500,tpot_p99=50".
-func parseSLO(s string) (summary.SLO, error) {
+func ParseSLO(s string) (summary.SLO, error) {
 	var slo summary.SLO
 	if strings.TrimSpace(s) == "" {
 		return slo, errors.New("empty: want KEY=MS pairs such as ttft_p99=500,tpot_p99=50")
@@ -72,18 +72,20 @@ func parseMillis(v string) (float64, error) {
 	return ms, nil
 }
 
-// runCriteria returns what a run's sweep is judged by: the SLO of --slo
-// when it was given (fromFlag), else the script's options.slo, and the
-// minimum gain of options.capacity. Errors are *engine.ConfigError naming
-// the field.
-func runCriteria(o engine.Options, flag summary.SLO, fromFlag bool) (capacity.Criteria, error) {
-	crit := capacity.Criteria{SLO: flag}
-	if !fromFlag && len(o.SLO) > 0 {
-		slo, err := sloOption(o.SLO)
+// Criteria returns what a run's sweep is judged by: slo when it is set
+// (--slo), else the script's options.slo, and the minimum gain of
+// options.capacity. Errors are *engine.ConfigError naming the field.
+func Criteria(o engine.Options, slo *summary.SLO) (capacity.Criteria, error) {
+	var crit capacity.Criteria
+	switch {
+	case slo != nil:
+		crit.SLO = *slo
+	case len(o.SLO) > 0:
+		fromScript, err := sloOption(o.SLO)
 		if err != nil {
 			return crit, &engine.ConfigError{Field: "options.slo", Err: err}
 		}
-		crit.SLO = slo
+		crit.SLO = fromScript
 	}
 	if len(o.Capacity) > 0 {
 		var c struct {
@@ -111,7 +113,7 @@ func runCriteria(o engine.Options, flag summary.SLO, fromFlag bool) (capacity.Cr
 func sloOption(raw json.RawMessage) (summary.SLO, error) {
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
-		return parseSLO(text)
+		return ParseSLO(text)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {

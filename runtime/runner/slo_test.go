@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"strings"
@@ -16,9 +16,9 @@ func TestParseSLO(t *testing.T) {
 		"ttft_p99=750ms":                 {TTFTP99: 750},
 		"ttft_p99=1e3":                   {TTFTP99: 1000},
 	} {
-		got, err := parseSLO(in)
+		got, err := ParseSLO(in)
 		if err != nil || got != want {
-			t.Errorf("parseSLO(%q) = %+v, %v; want %+v", in, got, err, want)
+			t.Errorf("ParseSLO(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
 }
@@ -40,9 +40,9 @@ func TestParseSLOErrors(t *testing.T) {
 		"tpot_p99=NaN":             "positive",
 		"tpot_p99=Inf":             "positive",
 	} {
-		got, err := parseSLO(in)
+		got, err := ParseSLO(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("parseSLO(%q) = %+v, %v; want an error with %q", in, got, err, want)
+			t.Errorf("ParseSLO(%q) = %+v, %v; want an error with %q", in, got, err, want)
 		}
 	}
 }

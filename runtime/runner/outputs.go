@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/big"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,9 +139,9 @@ var fileOutputs = []string{"jsonl", "csv", "html"}
 // checkOutputFiles checks, before the run, every file the run is to write:
 // the result files and the --out outputs that write a file. Two flags
 // naming one file are a bad command line (exitUsage); a file that cannot
-// be written there fails as an output that cannot start does (exitError).
-// It returns exitOK, or the exit code with the error.
-func checkOutputFiles(results []output.FileFlag, outs []string) (int, error) {
+// be written there fails as an output that cannot start does (Errored).
+// It returns Passed, or the verdict with the error.
+func checkOutputFiles(results []output.FileFlag, outs []string) (Verdict, error) {
 	files := slices.Clone(results)
 	for _, spec := range outs {
 		name, path, _ := strings.Cut(spec, "=")
@@ -151,18 +150,22 @@ func checkOutputFiles(results []output.FileFlag, outs []string) (int, error) {
 		}
 	}
 	if err := output.SamePaths(files); err != nil {
-		return exitUsage, err
+		return InvalidOutputs, err
 	}
 	for _, f := range files {
 		if err := output.CheckPath(f.Path); err != nil {
-			return exitError, fmt.Errorf("%s: cannot write there: %w", f, err)
+			return Errored, fmt.Errorf("%s: cannot write there: %w", f, err)
 		}
 	}
-	return exitOK, nil
+	return Passed, nil
 }
 
-// writeResult writes the result file f names, whole or not at all.
-func writeResult(f output.FileFlag, s *summary.Summary) error {
+// resultFile is a result file as a summary writer: the summary as JSON,
+// written whole or not at all.
+type resultFile struct{ output.FileFlag }
+
+// WriteSummary implements output.SummaryWriter.
+func (f resultFile) WriteSummary(_ context.Context, s *summary.Summary) error {
 	if err := output.WriteFile(f.Path, s.WriteJSON); err != nil {
 		return fmt.Errorf("%s: the result file was not written: %w", f, err)
 	}
@@ -187,40 +190,14 @@ func outputLosses(reports []summary.OutputReport) []string {
 	return lines
 }
 
-// afterRun is what went wrong once the run was over: handleSummary threw
-// (or returned something it cannot be), or the summary, a result file or
-// an output lost data.
-type afterRun struct {
-	scriptFailed, lost bool
-}
-
-// exitCode is a run's exit code from its verdict (runExitCode) and what
-// went wrong after it, by the README's precedence: an interrupted or
-// invalid run, or one whose script failed, keeps its code; a failed
-// handleSummary (107) wins over the rest; then the early stop, an
-// aborting threshold and no success keep theirs; a lost output (1) wins
-// over a failed threshold (99) and success (0).
-func exitCode(verdict int, after afterRun) int {
-	switch {
-	case verdict == exitInterrupted || verdict == exitInvalidConfig || verdict == exitScriptError:
-		return verdict
-	case after.scriptFailed:
-		return exitScriptError
-	case after.lost && (verdict == exitOK || verdict == exitThresholds):
-		return exitError
-	}
-	return verdict
-}
-
-// requestSinks passes each request record to the timeline and the
-// outputs.
-type requestSinks struct {
+// fanOut passes each request record to the timeline and the outputs.
+type fanOut struct {
 	timeline *timeline.Recorder
 	outputs  outputSet
 }
 
 // AddRequest implements modules.RequestSink.
-func (s requestSinks) AddRequest(r *modules.RequestRecord) {
+func (s *fanOut) AddRequest(r *modules.RequestRecord) {
 	s.timeline.AddRequest(r)
 	s.outputs.AddRequest(r)
 }
@@ -232,43 +209,11 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// maxDrawnSeed bounds a drawn seed: short enough to retype, and exact as a
-// JavaScript number in the result file.
-const maxDrawnSeed = 1<<31 - 1
-
-// drawSeed draws the seed of a run given no --seed: in [1, maxDrawnSeed],
-// from the system's random source, so that two runs synthesize different
-// prompts (a server's prefix cache keeps those of the last run).
-func drawSeed() int64 {
-	n, err := rand.Int(rand.Reader, big.NewInt(maxDrawnSeed))
-	if err != nil {
-		// crypto/rand does not fail on the supported platforms.
-		panic(fmt.Sprintf("drawing a seed: %v", err))
-	}
-	return n.Int64() + 1
-}
-
 // defaultTestID is the test ID of a script run without --testid: its file
 // name without extension (a stock scenario's name).
 func defaultTestID(script string) string {
 	base := filepath.Base(strings.TrimPrefix(script, "stock:"))
 	return strings.TrimSuffix(base, filepath.Ext(base))
-}
-
-// parseTags reads the --tag KEY=VALUE flags.
-func parseTags(kvs []string) (map[string]string, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	tags := make(map[string]string, len(kvs))
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--tag %q: expected KEY=VALUE", kv)
-		}
-		tags[k] = v
-	}
-	return tags, nil
 }
 
 // resolvedOptions are the scenarios as the engine resolved them (script,

@@ -1,0 +1,302 @@
+// Package runner runs a test from its script to its results: it starts
+// the built-in simulator when no server is given, loads the script into
+// the engine, checks the targets (preflight), starts the outputs, runs the
+// engine while each measured request goes to the timeline and the
+// outputs, assembles the summary, and hands it to the summary writers (the
+// script's handleSummary or the console, and the result files). Run
+// returns the Outcome, from which a command takes its exit code.
+//
+// The console is one of the outputs: it prints the banner before the run,
+// the progress line during it and the summary at its end.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
+	"github.com/llmrun/llmrun/runtime/timeline"
+)
+
+// name prefixes every line the runner writes to Config.Stderr.
+const name = "llmrun run"
+
+// Config is what a run is made of.
+type Config struct {
+	// Engine loads the script (the runner sets its Requests). With no
+	// LLM.BaseURL the run goes to the built-in simulator, started with
+	// Engine.Seed; with no LLM.Model, to the first model the server
+	// lists.
+	Engine engine.Config
+	// SeedDrawn says that Engine.Seed was drawn for this run, not given.
+	SeedDrawn bool
+	// TestID names the test whose runs are compared over time; the
+	// script's file name without extension by default.
+	TestID string
+	// SLO, when set, replaces the script's options.slo in the capacity
+	// verdict.
+	SLO *summary.SLO
+	// Outputs are the destinations as --out takes them: NAME=VALUE, with
+	// json=FILE a result file.
+	Outputs []string
+	// SummaryExport is a result file to write (--summary-export).
+	SummaryExport string
+	// Getenv reads the outputs' settings from the environment (tokens);
+	// nil reads nothing.
+	Getenv func(string) string
+	// NoPreflight sends no preflight request before the run.
+	NoPreflight bool
+	// Stdout gets the banner and the summary, Stderr the progress line
+	// and what went wrong; nil discards.
+	Stdout, Stderr io.Writer
+	// Quiet leaves out the banner and the progress line; Color paints the
+	// console.
+	Quiet, Color bool
+	// Version is llmrun's, for the banner and the summary.
+	Version string
+}
+
+// Outcome is how a run ended: its verdict, and what went wrong after it.
+type Outcome struct {
+	Verdict Verdict
+	// ScriptFailed says that the script's handleSummary failed.
+	ScriptFailed bool
+	// Lost says that the summary, a result file or an output lost data.
+	Lost bool
+	// Summary is the run's summary; nil when the run did not get to one.
+	Summary *summary.Summary
+}
+
+// Run runs the test cfg describes. It writes what went wrong to
+// cfg.Stderr as it happens, each line prefixed "llmrun run: "; the
+// Outcome says what it came to. Cancelling ctx stops the run: requests in
+// flight are cut, and the summary is still assembled and written.
+func Run(ctx context.Context, cfg Config) Outcome {
+	r := &run{cfg: cfg, target: llm.RedactURL(cfg.Engine.LLM.BaseURL)}
+	if r.cfg.Getenv == nil {
+		r.cfg.Getenv = func(string) string { return "" }
+	}
+	if r.cfg.Stdout == nil {
+		r.cfg.Stdout = io.Discard
+	}
+	if r.cfg.Stderr == nil {
+		r.cfg.Stderr = io.Discard
+	}
+	if cfg.Engine.LLM.BaseURL == "" {
+		stop, err := r.startSimulator(ctx)
+		if err != nil {
+			r.printf("starting the built-in simulator: %v", err)
+			return Outcome{Verdict: Errored}
+		}
+		defer stop()
+	}
+	if r.cfg.Engine.LLM.Model == "" {
+		r.cfg.Engine.LLM.Model = r.discoverModel(ctx)
+	}
+	if verdict, ok := r.prepare(ctx); !ok {
+		return Outcome{Verdict: verdict}
+	}
+	return r.execute(ctx)
+}
+
+// run is one run under way.
+type run struct {
+	cfg       Config
+	target    string
+	simulated bool
+	engine    *engine.Engine
+	criteria  capacity.Criteria
+	probes    []llm.Probe
+	console   *console.Console
+	outputs   outputSet
+	results   []output.FileFlag
+	info      output.Run
+	sinks     fanOut
+}
+
+func (r *run) printf(format string, args ...any) {
+	fmt.Fprintf(r.cfg.Stderr, name+": "+format+"\n", args...)
+}
+
+// startSimulator starts the built-in simulator and points the run at it.
+func (r *run) startSimulator(ctx context.Context) (stop func() error, err error) {
+	simCfg := llmsim.DefaultConfig()
+	simCfg.Seed = r.cfg.Engine.Seed
+	sim, err := llmsim.Listen(ctx, "127.0.0.1:0", simCfg)
+	if err != nil {
+		return nil, err
+	}
+	r.cfg.Engine.LLM.BaseURL = sim.URL() + "/v1"
+	if r.cfg.Engine.LLM.Model == "" {
+		r.cfg.Engine.LLM.Model = simCfg.Model
+	}
+	r.target, r.simulated = "built-in simulator", true
+	return sim.Close, nil
+}
+
+// prepare makes the outputs, loads the script and checks the targets; ok
+// is false, with the verdict, when the run cannot start.
+func (r *run) prepare(ctx context.Context) (Verdict, bool) {
+	results, specs := resultFiles(r.cfg.SummaryExport, r.cfg.Outputs)
+	outputs, err := newOutputs(specs, r.cfg.Getenv)
+	if err != nil {
+		r.printf("%v", err)
+		return InvalidOutputs, false
+	}
+	// A file that cannot be written fails now, not after the run.
+	if verdict, err := checkOutputFiles(results, specs); err != nil {
+		r.printf("%v", err)
+		return verdict, false
+	}
+	r.outputs, r.results = outputs, results
+	r.console = &console.Console{Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr, Style: textfmt.Style{Color: r.cfg.Color}, Quiet: r.cfg.Quiet}
+	r.info = output.Run{ID: newRunID(), TestID: r.cfg.TestID, Tags: r.cfg.Engine.Tags}
+	if r.info.TestID == "" {
+		r.info.TestID = defaultTestID(r.cfg.Engine.ScriptPath)
+	}
+	engineCfg := r.cfg.Engine
+	r.sinks.outputs = outputs
+	engineCfg.Requests = &r.sinks
+	if r.engine, err = engine.Load(ctx, engineCfg); err != nil {
+		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
+	}
+	if r.criteria, err = Criteria(r.engine.Options(), r.cfg.SLO); err != nil {
+		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
+	}
+	if r.cfg.NoPreflight {
+		return Passed, true
+	}
+	r.probes = r.engine.Preflight(ctx)
+	if ctx.Err() != nil {
+		r.printf("interrupted before the test started")
+		return Interrupted, false
+	}
+	if !preflightPassed(r.cfg.Stderr, r.probes) {
+		return PreflightFailed, false
+	}
+	return Passed, true
+}
+
+// execute starts the outputs, runs the engine and the timeline, and
+// finishes the run.
+func (r *run) execute(ctx context.Context) Outcome {
+	r.info.Start = time.Now()
+	r.info.Progress = func() output.Progress {
+		p := r.engine.Progress()
+		return output.Progress{ActiveVUs: int(p.ActiveVUs), MaxVUs: p.MaxVUs, OutputTokens: p.Arrived}
+	}
+	if err := r.outputs.start(ctx, r.info); err != nil {
+		r.printf("--out %v", err)
+		return Outcome{Verdict: Errored}
+	}
+	// After the outputs started: a listener on port 0 knows its port.
+	stopConsole := r.console.Start(r.banner(), r.engine.Progress)
+	// The timeline counts from the start of the run proper, after the
+	// VUs' initialisation; no request is made before.
+	r.sinks.timeline = timeline.New(time.Now(), r.engine.Progress)
+	timelineCtx, stopTimeline := context.WithCancel(context.Background())
+	timelineDone := make(chan struct{})
+	go func() {
+		r.sinks.timeline.Run(timelineCtx)
+		close(timelineDone)
+	}()
+	rep, runErr := r.engine.Run(ctx)
+	stopTimeline()
+	<-timelineDone
+	stopConsole()
+	if ctx.Err() != nil {
+		r.printf("stopped early; requests in flight were cut and counted as interrupted, not failed")
+	}
+	if rep == nil {
+		return Outcome{Verdict: ReportLoadError(r.cfg.Stderr, name, r.cfg.Engine.ScriptPath, runErr)}
+	}
+	sum := r.assemble(rep)
+	o := r.writeSummary(ctx, sum)
+	o.Verdict = verdict(ctx, rep, runErr, sum, r.cfg.Stderr)
+	return o
+}
+
+// banner is what the console says of the run before it starts.
+func (r *run) banner() console.Banner {
+	b := console.Banner{
+		Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, Target: r.target, Simulated: r.simulated,
+		BaseURL: r.cfg.Engine.LLM.BaseURL, Model: r.cfg.Engine.LLM.Model, Seed: r.cfg.Engine.Seed, SeedDrawn: r.cfg.SeedDrawn,
+		Scenarios: r.engine.Scenarios(), MaxVUs: r.engine.MaxVUs(), Probes: r.probes,
+	}
+	for _, o := range r.outputs {
+		b.Outputs = append(b.Outputs, o.Describe())
+	}
+	return b
+}
+
+// assemble builds the run's summary from its parts: the engine's report
+// and the run's facts, the preflight's probes, the timeline, the capacity
+// verdict on those, and last what each output reports of the summary so
+// far.
+func (r *run) assemble(rep *engine.Report) *summary.Summary {
+	host, _ := os.Hostname()
+	sum := summary.Build(rep, summary.Meta{
+		Tool: "llmrun", Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, ScriptSHA256: r.engine.ScriptSHA256(),
+		Target: r.target, BaseURL: llm.RedactURL(r.cfg.Engine.LLM.BaseURL), Seed: r.cfg.Engine.Seed, SeedDrawn: r.cfg.SeedDrawn, Host: host,
+		OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
+		RunID: r.info.ID, TestID: r.info.TestID, Tags: r.info.Tags, SLO: r.criteria.SLO, Options: resolvedOptions(r.engine),
+	})
+	sum.Preflight = r.probes
+	sum.Timeline = r.sinks.timeline.Points(rep.End)
+	sum.Capacity = capacity.Assess(sum, r.criteria)
+	sum.Outputs = r.outputs.finish(sum)
+	return sum
+}
+
+// writeSummary hands the summary to each summary writer in turn: the
+// script's handleSummary, or else the console, then the result files. It
+// says on stderr what each failed to write, and then what each output
+// lost.
+func (r *run) writeSummary(ctx context.Context, sum *summary.Summary) Outcome {
+	var view output.SummaryWriter = r.console
+	if r.engine.HasHandleSummary() {
+		view = scriptSummary{engine: r.engine, fallback: r.console, stdout: r.cfg.Stdout, stderr: r.cfg.Stderr, color: r.cfg.Color}
+	}
+	writers := []output.SummaryWriter{view}
+	for _, f := range r.results {
+		writers = append(writers, resultFile{f})
+	}
+	o := Outcome{Summary: sum}
+	for _, w := range writers {
+		for _, err := range failures(w.WriteSummary(ctx, sum)) {
+			r.printf("%v", err)
+			if _, ok := err.(*scriptFailure); ok {
+				o.ScriptFailed = true
+			} else {
+				o.Lost = true
+			}
+		}
+	}
+	for _, line := range outputLosses(sum.Outputs) {
+		r.printf("%s", line)
+		o.Lost = true
+	}
+	return o
+}
+
+// failures are the errors err joins (one level down), or err alone.
+func failures(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return joined.Unwrap()
+	}
+	return []error{err}
+}

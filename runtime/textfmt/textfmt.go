@@ -1,0 +1,88 @@
+// Package textfmt holds the look of llmrun's text output, shared by the
+// console summary, the regression verdicts and the HTML report: colours
+// (Style), tables (Table) and figures (Millis, Num).
+package textfmt
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Style decides how output looks.
+type Style struct {
+	// Color enables ANSI colours (green pass, red fail, bold headings).
+	Color bool
+}
+
+func (st Style) paint(code, s string) string {
+	if !st.Color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// Bold, Red, Green and Faint paint s when colours are on.
+func (st Style) Bold(s string) string  { return st.paint("1", s) }
+func (st Style) Red(s string) string   { return st.paint("31", s) }
+func (st Style) Green(s string) string { return st.paint("32", s) }
+func (st Style) Faint(s string) string { return st.paint("2", s) }
+
+// Table prints rows under header with tablewriter, each column aligned as
+// align says: the look of every llmrun table.
+func Table(w io.Writer, header []string, align []tw.Align, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
+	t.Header(toAny(header)...)
+	for _, row := range rows {
+		if err := t.Append(toAny(row)...); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// Millis formats milliseconds with precision that suits their size; a
+// value that is not a finite number reads "-".
+func Millis(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case v == 0:
+		return "0"
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	case v < 1000:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+// Num formats a throughput or count compactly; a value that is not a
+// finite number reads "-".
+func Num(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case v == float64(int64(v)) && v < 1e15:
+		return fmt.Sprintf("%d", int64(v))
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
