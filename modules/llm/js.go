@@ -22,6 +22,7 @@ import (
 // options share one connection pool.
 type Module struct {
 	defaults Config
+	hooks    Hooks
 
 	mu      sync.Mutex
 	clients map[string]*Client
@@ -30,8 +31,9 @@ type Module struct {
 }
 
 // NewModule returns the module; defaults fill the options a script leaves
-// out (the command line's --base-url, API key, --model and --timeout).
-func NewModule(defaults Config) (*Module, error) {
+// out (the command line's --base-url, API key, --model and --timeout), and
+// hooks receive what the scripts' requests measured beyond their samples.
+func NewModule(defaults Config, hooks Hooks) (*Module, error) {
 	if defaults.Timeout < 0 {
 		return nil, fmt.Errorf("negative default timeout %v", defaults.Timeout)
 	}
@@ -43,7 +45,7 @@ func NewModule(defaults Config) (*Module, error) {
 	if err := checkHeaders(defaults.Headers); err != nil {
 		return nil, fmt.Errorf("headers: %w", err)
 	}
-	return &Module{defaults: defaults, clients: make(map[string]*Client)}, nil
+	return &Module{defaults: defaults, hooks: hooks, clients: make(map[string]*Client)}, nil
 }
 
 // client returns the shared client for cfg, creating it on first use.
@@ -119,11 +121,14 @@ type instance struct {
 	defaultClient *Client
 	samples       []metrics.Sample // reused for each request's samples
 	// record and itlScratch are reused for each request's output record.
-	record     modules.RequestRecord
+	record     Record
 	itlScratch []float64
-	tagBase    *metrics.TagSet // cache of tagBase + model = tagged
-	tagModel   string
-	tagged     *metrics.TagSet
+	// arrivals is the VU's counters of arriving tokens in its current
+	// scenario.
+	arrivals *vuArrivals
+	tagBase  *metrics.TagSet // cache of tagBase + model = tagged
+	tagModel string
+	tagged   *metrics.TagSet
 }
 
 func (i *instance) Exports() *goja.Object { return i.exports }
@@ -359,14 +364,20 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		requested = int(n)
 	}
 
-	req.Arrivals = st.Arrivals
+	// A warmup iteration's requests count in no result: only the early
+	// stop sees them.
+	measured, hooks := !st.Warmup, i.module.hooks
+	if measured && hooks.Arrivals != nil {
+		req.Arrivals = i.scenarioArrivals(st.Scenario)
+	}
 	res := c.Stream(i.vu.Context(), req)
 	res.RequestedPromptTokens, res.UniquePrompt = requested, o.UniquePrompt
-	if !res.OK && res.Class != ErrCanceled && st.Errors != nil {
-		st.Errors.Record(string(res.Class), res.Error)
+	ended := res.Class != ErrCanceled
+	if measured && ended && !res.OK && hooks.Errors != nil {
+		hooks.Errors.Record(string(res.Class), res.Error)
 	}
-	if st.Observer != nil && res.Class != ErrCanceled {
-		st.Observer.ObserveRequest(res.OK, string(res.Class), res.Error)
+	if ended && hooks.Observer != nil {
+		hooks.Observer.ObserveRequest(res.OK, string(res.Class), res.Error)
 	}
 
 	tags := i.tags(st.Tags, res.Model)
@@ -375,15 +386,24 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	}
 	i.samples = i.metrics.AppendSamples(i.samples[:0], tags, res)
 	st.Samples.AddSamples(i.samples)
-	if st.Requests != nil && res.Class != ErrCanceled {
-		i.itlScratch = res.fillRecord(&i.record, tags, i.itlScratch)
-		st.Requests.AddRequest(&i.record)
+	if measured && ended && hooks.Requests != nil {
+		i.itlScratch = res.record(&i.record, tags, i.itlScratch)
+		hooks.Requests.AddRequest(&i.record)
 	}
 
 	if o.Throw && !res.OK && res.Class != ErrCanceled {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
 	}
 	return resultObject(rt, res, o.ITL)
+}
+
+// scenarioArrivals returns the VU's counters of arriving tokens in
+// scenario, made again only when the VU changes scenario.
+func (i *instance) scenarioArrivals(scenario string) *vuArrivals {
+	if i.arrivals == nil || i.arrivals.scenario != scenario {
+		i.arrivals = &vuArrivals{all: i.module.hooks.Arrivals, scenario: scenario, shard: int(i.vu.ID())}
+	}
+	return i.arrivals
 }
 
 // tags returns base with the model tag, cached while both stay the same.

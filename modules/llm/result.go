@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 // API names the wire protocol a request uses.
@@ -62,7 +59,7 @@ type Request struct {
 	// non-streamed answer). Nothing is ever taken back: the chunks of a
 	// request that then fails or is cut stay counted, since they were
 	// generated.
-	Arrivals modules.TokenArrivals
+	Arrivals TokenArrivals
 }
 
 // ErrorClass classifies a failed request. The empty class means success.
@@ -303,24 +300,6 @@ func (r *Result) uncountedTokens() int {
 		counted = r.Chunks
 	}
 	return max(r.OutputTokens-counted, 0)
-}
-
-// fillRecord fills rec with what outputs keep of the request, tagged tags;
-// scratch is reused to find the ITL p99 and returned for the next call.
-func (r *Result) fillRecord(rec *modules.RequestRecord, tags *metrics.TagSet, scratch []float64) []float64 {
-	*rec = modules.RequestRecord{
-		Time: r.End(), Tags: tags, OK: r.OK, ErrorClass: string(r.Class), Status: r.Status, E2E: r.E2E,
-	}
-	if !r.OK {
-		return scratch
-	}
-	rec.TTFT, rec.TTFO, rec.TPOT = r.TTFT, r.TTFO, r.TPOT
-	rec.OutputTokens, rec.PromptTokens, rec.CachedTokens, rec.ReasoningTokens = r.OutputTokens, r.PromptTokens, r.CachedTokens, r.reasoningTokens()
-	if r.itlCount() > 0 {
-		rec.ITLMean = r.itlMean()
-		rec.ITLP99, scratch = r.itlP99(scratch)
-	}
-	return scratch
 }
 
 // maxReportedTokens bounds every token count a server reports about one

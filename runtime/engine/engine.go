@@ -78,7 +78,7 @@ type Config struct {
 	LLM llm.Config
 	// Requests, when set, receives a record of each measured LLM request
 	// (warmup excluded), for the outputs that store every request.
-	Requests modules.RequestSink
+	Requests llm.RequestSink
 	// Tags are added to every sample (the command line's --tag); they win
 	// over options.tags.
 	Tags map[string]string
@@ -144,13 +144,15 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		interruptGrace: InterruptGrace,
 		registry:       metrics.NewRegistry(),
 		agg:            metrics.NewAggregator(runtime.GOMAXPROCS(0)),
-		run: &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(), requests: cfg.Requests,
+		run: &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(),
 			arrivals: newTokenArrivals(runtime.GOMAXPROCS(0))},
 	}
 	e.llm = llm.RegisterMetrics(e.registry)
 	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
 	checks.RegisterMetrics(e.registry)
-	llmModule, err := llm.NewModule(cfg.LLM)
+	llmModule, err := llm.NewModule(cfg.LLM, llm.Hooks{
+		Requests: cfg.Requests, Observer: &e.run.earlyStop, Errors: e.run.requestErrors, Arrivals: e.run.arrivals,
+	})
 	if err != nil {
 		return nil, &ConfigError{Field: "llm", Err: err}
 	}
@@ -321,8 +323,9 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	aborted := e.watchThresholds(runCtx, start, stopRun)
 	stopper := newEarlyStopper(e.earlyStop(), stopRun)
-	e.run.observer = stopper
+	e.run.earlyStop.watch(stopper)
 	windows, runErr := e.runScenarios(runCtx, vus, setupJSON)
+	e.run.earlyStop.watch(nil)
 	stopRun()
 	start = measuredStart(start, windows)
 	client := probe.Stop()
@@ -531,8 +534,7 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v := e.vu0
-	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink,
-		Errors: e.run.requestErrors, Requests: e.run.requests, Arrivals: e.run.arrivals.forVU(name, 0)}
+	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink}
 	res, err := v.interruptible(ctx, fn, arg)
 	if err != nil {
 		switch {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/regression"
@@ -84,7 +84,7 @@ func addMs(p *write.Point, k string, v float64) {
 }
 
 // errorClass is a failed request's class, "unknown" when it has none.
-func errorClass(r *modules.RequestRecord) string {
+func errorClass(r *llm.Record) string {
 	if r.ErrorClass == "" {
 		return "unknown"
 	}
@@ -92,7 +92,7 @@ func errorClass(r *modules.RequestRecord) string {
 }
 
 // requestPoint is a record's llm_request point, with its series' tags.
-func requestPoint(r *modules.RequestRecord, tags []metrics.Tag, at time.Time) *write.Point {
+func requestPoint(r *llm.Record, tags []metrics.Tag, at time.Time) *write.Point {
 	p := write.NewPointWithMeasurement(mRequest)
 	for _, t := range tags {
 		p.AddTag(t.Key, t.Value)

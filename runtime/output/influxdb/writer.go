@@ -16,7 +16,7 @@ import (
 	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -171,7 +171,7 @@ func partiallyWritten(err error, n int) int {
 
 // requestPoint converts a record to its llm_request point, at a time
 // after the previous point of its series.
-func (w *writer) requestPoint(r *modules.RequestRecord) *write.Point {
+func (w *writer) requestPoint(r *llm.Record) *write.Point {
 	s := w.series(r.Tags)
 	t := r.Time
 	if !t.After(s.last) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // csvColumns are the CSV header, in the order of the JSONL members.
@@ -39,7 +39,7 @@ func (e *csvEncoder) header(dst []byte) []byte {
 }
 
 // record appends r's row to dst.
-func (e *csvEncoder) record(dst []byte, r *modules.RequestRecord) []byte {
+func (e *csvEncoder) record(dst []byte, r *llm.Record) []byte {
 	scenario, _ := r.Tags.Get(scenarioTag)
 	model, _ := r.Tags.Get(modelTag)
 	e.tags.Reset()

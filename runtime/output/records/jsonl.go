@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -25,7 +25,7 @@ type jsonlEncoder struct{}
 func (jsonlEncoder) header(dst []byte) []byte { return dst }
 
 // record appends r's JSON object and a newline to dst.
-func (jsonlEncoder) record(dst []byte, r *modules.RequestRecord) []byte {
+func (jsonlEncoder) record(dst []byte, r *llm.Record) []byte {
 	scenario, _ := r.Tags.Get(scenarioTag)
 	model, _ := r.Tags.Get(modelTag)
 	dst = append(dst, `{"time":"`...)

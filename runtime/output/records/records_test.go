@@ -14,15 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
 // testRecords are an ok request with every figure, and a failed one.
-func testRecords() []modules.RequestRecord {
+func testRecords() []llm.Record {
 	end := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.FixedZone("CET", 3600))
-	return []modules.RequestRecord{
+	return []llm.Record{
 		{
 			Time: end,
 			Tags: metrics.NewTagSet(map[string]string{"scenario": "chat", "model": "llama-3", "group": "::g", "env": `a"b\c`}),
@@ -209,9 +209,9 @@ func TestConcurrentRecordsAllLand(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
-			var r modules.RequestRecord // reused, as the VUs do
+			var r llm.Record // reused, as the VUs do
 			for i := range each {
-				r = modules.RequestRecord{Time: time.Now(), Tags: tags, OK: true, Status: g, OutputTokens: i}
+				r = llm.Record{Time: time.Now(), Tags: tags, OK: true, Status: g, OutputTokens: i}
 				o.AddRequest(&r)
 			}
 		})
@@ -425,7 +425,7 @@ func BenchmarkQueuePush(b *testing.B) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var chunks [][]modules.RequestRecord
+		var chunks [][]llm.Record
 		for {
 			select {
 			case <-stop:
