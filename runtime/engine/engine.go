@@ -105,7 +105,7 @@ type Engine struct {
 	agg        *metrics.Aggregator
 	thresholds *threshold.Set
 	run        *runState
-	modules    map[string]modules.Module
+	modules    *modules.Registry
 	llmModule  *llm.Module
 	llm        *llm.Metrics
 	vu0        *vu
@@ -157,12 +157,8 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, &ConfigError{Field: "llm", Err: err}
 	}
 	e.llmModule = llmModule
-	e.modules = map[string]modules.Module{
-		"llm":           llmModule,
-		"metrics":       metricsModule{},
-		"llmrun":        checks.Module{TextSummary: cfg.TextSummary},
-		"llmrun/config": settings.Module{},
-		"data":          &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)},
+	if e.modules, err = jsModules(cfg, llmModule); err != nil {
+		return nil, err
 	}
 
 	e.vu0, err = e.newVU(ctx, 0, nil)
@@ -202,6 +198,28 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
 	}
 	return e, nil
+}
+
+// jsModules are the modules scripts can import, by name: the one place
+// that lists them. The llm module is made apart, with the run's hooks,
+// since the engine also uses it (preflight).
+func jsModules(cfg Config, llmModule *llm.Module) (*modules.Registry, error) {
+	r := modules.NewRegistry()
+	for _, m := range []struct {
+		name   string
+		module modules.Module
+	}{
+		{"llm", llmModule},
+		{"metrics", metricsModule{}},
+		{"llmrun", checks.Module{TextSummary: cfg.TextSummary}},
+		{"llmrun/config", settings.Module{}},
+		{"data", &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)}},
+	} {
+		if err := r.Register(m.name, m.module); err != nil {
+			return nil, fmt.Errorf("registering the JavaScript modules: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // scriptDir is where the data module looks for relative paths first: the
@@ -252,7 +270,7 @@ func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*v
 // instanceConfig is what every VU's script instance is built from.
 type instanceConfig struct {
 	registry *metrics.Registry
-	modules  map[string]modules.Module
+	modules  *modules.Registry
 	env      map[string]string
 	logger   *slog.Logger
 	seed     int64
