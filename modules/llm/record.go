@@ -1,6 +1,10 @@
 package llm
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -12,28 +16,95 @@ import (
 // llm_request points and intervals, Prometheus, the timeline. It is made
 // from the request's Result by Result.record. Times are milliseconds, 0
 // where not measured: a failed request has only E2E, and no tokens.
+//
+// Each figure's record tag names it in the per-request files, which write
+// the figures in field order (RecordFields): adding a tagged field adds a
+// column. The option "failed" marks a figure only failed requests have.
 type Record struct {
 	// Time is when the request ended.
 	Time time.Time
 	// Tags are the request's sample tags: scenario, model, group,
 	// workload, turn and the script's own.
 	Tags *metrics.TagSet
-	OK   bool
-	// ErrorClass is the failure's class ("" when OK); Status the HTTP
-	// status (0 when there was no response).
-	ErrorClass            string
-	Status                int
-	TTFT, TTFO, TPOT, E2E float64
+	OK   bool `record:"ok"`
+	// Status is the HTTP status (0 when there was no response).
+	Status int `record:"status"`
+	// ErrorClass is the failure's class ("" when OK).
+	ErrorClass string  `record:"error_class,failed"`
+	TTFT       float64 `record:"ttft_ms"`
+	TTFO       float64 `record:"ttfo_ms"`
+	TPOT       float64 `record:"tpot_ms"`
+	E2E        float64 `record:"e2e_ms"`
 	// ITLMean and ITLP99 summarise the request's inter-token gaps (0 with
 	// fewer than two token-bearing chunks).
-	ITLMean, ITLP99 float64
-	OutputTokens    int
-	PromptTokens    int
-	CachedTokens    int
+	ITLMean      float64 `record:"itl_mean_ms"`
+	ITLP99       float64 `record:"itl_p99_ms"`
+	PromptTokens int     `record:"input_tokens"`
+	OutputTokens int     `record:"output_tokens"`
+	CachedTokens int     `record:"cached_tokens"`
 	// ReasoningTokens is the reasoning share of OutputTokens: the
 	// server's count when it gave one, else the reasoning-only chunks.
-	ReasoningTokens int
+	ReasoningTokens int `record:"reasoning_tokens"`
 }
+
+// RecordField is one figure of a Record, as the per-request files name
+// and write it.
+type RecordField struct {
+	// Name is its JSONL member and CSV column: "ttft_ms".
+	Name string
+	// Kind is its Go kind: reflect.Bool, Int, Float64 or String; read it
+	// with the method of that name.
+	Kind reflect.Kind
+	// FailedOnly says that only failed requests have it (error_class).
+	FailedOnly bool
+	index      int
+}
+
+// recordFields are the figures of a Record, computed once.
+var recordFields = newRecordFields()
+
+// RecordFields returns the figures of a Record that have a record tag, in
+// field order.
+func RecordFields() []RecordField { return slices.Clone(recordFields) }
+
+// newRecordFields reads Record's record tags. A tagged field of another
+// kind than RecordField.Kind allows is a programming error: it panics, at
+// package initialization.
+func newRecordFields() []RecordField {
+	var out []RecordField
+	t := reflect.TypeFor[Record]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, ok := f.Tag.Lookup("record")
+		if !ok {
+			continue
+		}
+		name, opt, _ := strings.Cut(tag, ",")
+		switch k := f.Type.Kind(); {
+		case k != reflect.Bool && k != reflect.Int && k != reflect.Float64 && k != reflect.String:
+			panic(fmt.Sprintf("llm: Record.%s: a record figure cannot be a %s", f.Name, f.Type))
+		case opt != "" && opt != "failed":
+			panic(fmt.Sprintf("llm: Record.%s: unknown record tag option %q", f.Name, opt))
+		default:
+			out = append(out, RecordField{Name: name, Kind: k, FailedOnly: opt == "failed", index: i})
+		}
+	}
+	return out
+}
+
+// Bool is the figure of r, of Kind reflect.Bool.
+func (f *RecordField) Bool(r *Record) bool { return f.value(r).Bool() }
+
+// Int is the figure of r, of Kind reflect.Int.
+func (f *RecordField) Int(r *Record) int64 { return f.value(r).Int() }
+
+// Float64 is the figure of r, of Kind reflect.Float64.
+func (f *RecordField) Float64(r *Record) float64 { return f.value(r).Float() }
+
+// String is the figure of r, of Kind reflect.String.
+func (f *RecordField) String(r *Record) string { return f.value(r).String() }
+
+func (f *RecordField) value(r *Record) reflect.Value { return reflect.ValueOf(r).Elem().Field(f.index) }
 
 // record fills rec with what outputs keep of the request, tagged tags;
 // scratch is reused to find the ITL p99 and returned for the next call.

@@ -6,7 +6,8 @@
 //
 // Each JSONL line is one object with these members, in this order; the
 // CSV file has a header row and the same columns (docs/outputs.md has
-// examples):
+// examples). Those after tags are the figures of llm.Record, named and
+// ordered by its record tags:
 //
 //	time              when the request ended, RFC 3339 in UTC, fractional
 //	                  seconds to the nanosecond, trailing zeros dropped
@@ -102,7 +103,7 @@ func newEncoder(f Format) encoder {
 	if f == CSV {
 		return newCSVEncoder()
 	}
-	return jsonlEncoder{}
+	return newJSONLEncoder()
 }
 
 // Output writes every request record to a file. New makes one; Start,

@@ -156,7 +156,8 @@ func TestCSVWritesAHeaderAndEveryRecordInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		csvColumns,
+		{"time", "scenario", "model", "tags", "ok", "status", "error_class", "ttft_ms", "ttfo_ms", "tpot_ms", "e2e_ms",
+			"itl_mean_ms", "itl_p99_ms", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"},
 		{"2026-03-04T04:06:07.123456789Z", "chat", "llama-3", `env=a"b\c;group=::g`, "true", "200", "",
 			"123.456", "120.5", "12.25", "987.654321", "11.5", "30.125", "512", "64", "256", "8"},
 		{"2026-03-04T04:06:08.123456789Z", "chat", "llama-3", "", "false", "503", "http_5xx",
