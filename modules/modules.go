@@ -1,7 +1,10 @@
 // Package modules defines what a Go-native module sees of the engine: the VU
-// it runs in. Each module (llm, metrics, llmrun, ...) is a plain Go package
-// with a thin JavaScript binding that depends on this package only, never on
-// the engine, so dependencies point one way: runtime → modules/* → modules.
+// it runs in, and the Registry of modules scripts import by name. Each
+// module (llm, metrics, checks, ...) is a plain Go package with a thin
+// JavaScript binding that depends on this package only, never on the
+// engine, so dependencies point one way: runtime → modules/* → modules.
+// What a module reports beyond its samples it is given when it is made
+// (the llm module's Hooks), not through the VU.
 package modules
 
 import (
