@@ -391,7 +391,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		hooks.Requests.AddRequest(&i.record)
 	}
 
-	if o.Throw && !res.OK && res.Class != ErrCanceled {
+	if o.Throw && ended && !res.OK {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
 	}
 	return resultObject(rt, res, o.ITL)
