@@ -1,12 +1,14 @@
 // Package modules defines what a Go-native module sees of the engine: the VU
-// it runs in. Each module (llm, metrics, llmrun, ...) is a plain Go package
-// with a thin JavaScript binding that depends on this package only, never on
-// the engine, so dependencies point one way: runtime → modules/* → modules.
+// it runs in, and the Registry of modules scripts import by name. Each
+// module (llm, metrics, checks, ...) is a plain Go package with a thin
+// JavaScript binding that depends on this package only, never on the
+// engine, so dependencies point one way: runtime → modules/* → modules.
+// What a module reports beyond its samples it is given when it is made
+// (the llm module's Hooks), not through the VU.
 package modules
 
 import (
 	"context"
-	"time"
 
 	"github.com/dop251/goja"
 
@@ -66,77 +68,8 @@ type State struct {
 	Samples metrics.Sink
 	// Group is the current group path ("::outer::inner"), "" outside groups.
 	Group string
-	// Errors receives the messages of the VU's failed requests, for the
-	// summary; nil when they are not collected (a warmup iteration).
-	Errors ErrorRecorder
-	// Requests receives a record of each of the VU's measured LLM
-	// requests, for outputs that store every request; nil when no output
-	// takes them, and in warmup iterations.
-	Requests RequestSink
-	// Observer sees the outcome of every LLM request that ended, warmup
-	// included (the run's early stop watches the first ones); nil when
-	// none watches.
-	Observer RequestObserver
-	// Arrivals counts the output tokens of the VU's LLM requests as they
-	// arrive, for the run's live figures (progress line, timeline,
-	// Prometheus, InfluxDB); nil when they are not counted (a warmup
-	// iteration).
-	Arrivals TokenArrivals
-}
-
-// TokenArrivals hands a VU the counters of its scenario's output tokens,
-// one per model. Counter is called once per request, from the VU's
-// goroutine, never per token; the shard it returns is the VU's own or
-// shared with few others, so that counting each token as it arrives costs
-// one uncontended atomic add.
-type TokenArrivals interface {
-	Counter(model string) *metrics.CounterShard
-}
-
-// RequestObserver sees how each LLM request ended: ok, or failed with an
-// error class and a message (already free of secrets). Requests the run
-// itself stopped are not observed. ObserveRequest is called from every
-// VU's goroutine, must be safe for concurrent use and must not block.
-type RequestObserver interface {
-	ObserveRequest(ok bool, class, message string)
-}
-
-// RequestRecord is what outputs keep of one LLM request that ended (ok or
-// failed; interrupted requests are in no output). Times are milliseconds,
-// 0 where not measured (a failed request has only E2E).
-type RequestRecord struct {
-	// Time is when the request ended.
-	Time time.Time
-	// Tags are the request's sample tags: scenario, model, group,
-	// workload, turn and the script's own.
-	Tags *metrics.TagSet
-	OK   bool
-	// ErrorClass is the failure's class ("" when OK); Status the HTTP
-	// status (0 when there was no response).
-	ErrorClass            string
-	Status                int
-	TTFT, TTFO, TPOT, E2E float64
-	// ITLMean and ITLP99 summarise the request's inter-token gaps (0 with
-	// fewer than two token-bearing chunks).
-	ITLMean, ITLP99 float64
-	OutputTokens    int
-	PromptTokens    int
-	CachedTokens    int
-	ReasoningTokens int
-}
-
-// RequestSink receives request records. AddRequest is called from every
-// VU's goroutine, must be safe for concurrent use, and must never block for
-// long: an output that cannot keep up drops and counts.
-type RequestSink interface {
-	AddRequest(r *RequestRecord)
-}
-
-// ErrorRecorder collects the messages of failed requests, by error class,
-// for the end-of-run summary, which shows the first few distinct messages
-// of each class. Implementations keep bounded memory however many errors
-// they are given, and are safe for concurrent use. Messages must already
-// be free of secrets (API keys, credential headers).
-type ErrorRecorder interface {
-	Record(class, message string)
+	// Warmup says that the current iteration is a warmup one: it counts
+	// in no result of the run, so modules record nothing of it beyond its
+	// samples, which the engine keeps apart.
+	Warmup bool
 }

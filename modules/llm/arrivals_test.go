@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 // A request counts one output token per token-bearing chunk, and, once it
@@ -49,12 +48,12 @@ func TestArrivalsCountChunksThenTheRest(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, client := newServer(t, tc.h, Config{Model: "m1"})
-			counts := &modulestest.TokenCounts{}
-			res := client.Stream(t.Context(), Request{Body: chatBody, Arrivals: counts})
+			counts := &recorded{}
+			res := client.Stream(t.Context(), Request{Body: chatBody, Arrivals: arrivalsOf(counts)})
 			if res.Class != tc.class {
 				t.Fatalf("class %q (%s), want %q", res.Class, res.Error, tc.class)
 			}
-			if got := counts.Tokens("m1"); got != tc.counted {
+			if got := counts.Tokens("test", "m1"); got != tc.counted {
 				t.Errorf("%d tokens counted, want %d (chunks %d, output tokens %d)", got, tc.counted, res.Chunks, res.OutputTokens)
 			}
 		})
@@ -86,12 +85,12 @@ func TestArrivalsOfEachProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.CloseIdleConnections()
-			counts := &modulestest.TokenCounts{}
-			res := c.Stream(t.Context(), Request{Body: tc.body, Arrivals: counts})
+			counts := &recorded{}
+			res := c.Stream(t.Context(), Request{Body: tc.body, Arrivals: arrivalsOf(counts)})
 			if !res.OK || res.OutputTokens == 0 {
 				t.Fatalf("%s %s: %d output tokens", res.Class, res.Error, res.OutputTokens)
 			}
-			if got := counts.Tokens("m"); got != int64(res.OutputTokens) {
+			if got := counts.Tokens("test", "m"); got != int64(res.OutputTokens) {
 				t.Errorf("%d tokens counted, want %d", got, res.OutputTokens)
 			}
 		})
@@ -138,22 +137,22 @@ func TestArrivalsCountAsChunksArrive(t *testing.T) {
 	}
 }
 
-// llm.stream counts into the VU's arrivals; a VU without (a warmup
-// iteration) counts nothing.
+// llm.stream counts into the run's arrivals, by scenario and model; a
+// warmup iteration counts nothing.
 func TestJSStreamCountsArrivals(t *testing.T) {
-	_, m := startJSSim(t)
+	_, m, rec := startRecordedJSSim(t)
 	v := newJSVU(t, m)
 	r := stream(t, v, `llm.stream({ prompt: 'hi', max_tokens: 9, ignore_eos: true })`)
 	if !r.OK || r.OutputTokens != 9 {
 		t.Fatalf("result %+v", r)
 	}
-	if got := v.Arrivals.Tokens(jsModel); got != 9 {
+	if got := rec.Tokens("test", jsModel); got != 9 {
 		t.Errorf("%d tokens counted, want 9", got)
 	}
-	v.State().Arrivals = nil
+	v.State().Warmup = true
 	stream(t, v, `llm.stream({ prompt: 'hi', max_tokens: 9, ignore_eos: true })`)
-	if got := v.Arrivals.Tokens(jsModel); got != 9 {
-		t.Errorf("%d tokens counted after a request without arrivals, want 9", got)
+	if got := rec.Tokens("test", jsModel); got != 9 {
+		t.Errorf("%d tokens counted after a warmup request, want 9", got)
 	}
 }
 

@@ -55,6 +55,12 @@
 // no compression. It speaks HTTP/1.1 unless Config.HTTP2; Config.TLS
 // trusts extra CAs or skips verification.
 //
+// # Scripts and the run
+//
 // The package is plain Go, usable without JavaScript; js.go beside it is the
-// thin binding that scripts import as 'llm'.
+// thin binding that scripts import as 'llm'. Its llm.stream() returns the
+// Result as an object built from Result's fields (jsobject.go), and hands
+// a Record of each request that ended to the run's Hooks: the one record
+// that the per-request outputs, the timeline and the live aggregates read.
+// A warmup iteration's requests reach only the run's observer.
 package llm

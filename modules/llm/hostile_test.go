@@ -23,7 +23,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -33,14 +32,14 @@ import (
 
 func TestBaseURLSchemeIsAConfigError(t *testing.T) {
 	for _, raw := range []string{"ftp://host/v1", "file:///etc/passwd", "ws://host:8000"} {
-		if _, err := NewModule(Config{BaseURL: raw}); err == nil || !strings.Contains(err.Error(), "scheme must be http or https") {
+		if _, err := NewModule(Config{BaseURL: raw}, Hooks{}); err == nil || !strings.Contains(err.Error(), "scheme must be http or https") {
 			t.Errorf("NewModule(%q): error %v, want one about the scheme", raw, err)
 		}
 	}
-	if _, err := NewModule(Config{BaseURL: "ftp://alice:PassW0rd@host/v1"}); err == nil || strings.Contains(err.Error(), "PassW0rd") {
+	if _, err := NewModule(Config{BaseURL: "ftp://alice:PassW0rd@host/v1"}, Hooks{}); err == nil || strings.Contains(err.Error(), "PassW0rd") {
 		t.Errorf("error %v, want one without the password", err)
 	}
-	m, err := NewModule(Config{})
+	m, err := NewModule(Config{}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,8 +497,8 @@ func TestFoldedITLStatistics(t *testing.T) {
 	sorted := slices.Sorted(slices.Values(all))
 	p99 := sorted[int(math.Ceil(0.99*float64(len(sorted))))-1]
 
-	var rec modules.RequestRecord
-	res.fillRecord(&rec, nil, nil)
+	var rec Record
+	res.record(&rec, nil, nil)
 	if math.Abs(rec.ITLMean-sum/float64(len(all))) > 1e-9*sum {
 		t.Errorf("ITL mean %g, want %g", rec.ITLMean, sum/float64(len(all)))
 	}

@@ -22,6 +22,7 @@ import (
 // options share one connection pool.
 type Module struct {
 	defaults Config
+	hooks    Hooks
 
 	mu      sync.Mutex
 	clients map[string]*Client
@@ -30,8 +31,9 @@ type Module struct {
 }
 
 // NewModule returns the module; defaults fill the options a script leaves
-// out (the command line's --base-url, API key, --model and --timeout).
-func NewModule(defaults Config) (*Module, error) {
+// out (the command line's --base-url, API key, --model and --timeout), and
+// hooks receive what the scripts' requests measured beyond their samples.
+func NewModule(defaults Config, hooks Hooks) (*Module, error) {
 	if defaults.Timeout < 0 {
 		return nil, fmt.Errorf("negative default timeout %v", defaults.Timeout)
 	}
@@ -43,7 +45,7 @@ func NewModule(defaults Config) (*Module, error) {
 	if err := checkHeaders(defaults.Headers); err != nil {
 		return nil, fmt.Errorf("headers: %w", err)
 	}
-	return &Module{defaults: defaults, clients: make(map[string]*Client)}, nil
+	return &Module{defaults: defaults, hooks: hooks, clients: make(map[string]*Client)}, nil
 }
 
 // client returns the shared client for cfg, creating it on first use.
@@ -119,11 +121,14 @@ type instance struct {
 	defaultClient *Client
 	samples       []metrics.Sample // reused for each request's samples
 	// record and itlScratch are reused for each request's output record.
-	record     modules.RequestRecord
+	record     Record
 	itlScratch []float64
-	tagBase    *metrics.TagSet // cache of tagBase + model = tagged
-	tagModel   string
-	tagged     *metrics.TagSet
+	// arrivals is the VU's counters of arriving tokens in its current
+	// scenario.
+	arrivals *vuArrivals
+	tagBase  *metrics.TagSet // cache of tagBase + model = tagged
+	tagModel string
+	tagged   *metrics.TagSet
 }
 
 func (i *instance) Exports() *goja.Object { return i.exports }
@@ -359,14 +364,20 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		requested = int(n)
 	}
 
-	req.Arrivals = st.Arrivals
+	// A warmup iteration's requests count in no result: only the early
+	// stop sees them.
+	measured, hooks := !st.Warmup, i.module.hooks
+	if measured && hooks.Arrivals != nil {
+		req.Arrivals = i.scenarioArrivals(st.Scenario)
+	}
 	res := c.Stream(i.vu.Context(), req)
 	res.RequestedPromptTokens, res.UniquePrompt = requested, o.UniquePrompt
-	if !res.OK && res.Class != ErrCanceled && st.Errors != nil {
-		st.Errors.Record(string(res.Class), res.Error)
+	ended := res.Class != ErrCanceled
+	if measured && ended && !res.OK && hooks.Errors != nil {
+		hooks.Errors.Record(string(res.Class), res.Error)
 	}
-	if st.Observer != nil && res.Class != ErrCanceled {
-		st.Observer.ObserveRequest(res.OK, string(res.Class), res.Error)
+	if ended && hooks.Observer != nil {
+		hooks.Observer.ObserveRequest(res.OK, string(res.Class), res.Error)
 	}
 
 	tags := i.tags(st.Tags, res.Model)
@@ -375,15 +386,24 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	}
 	i.samples = i.metrics.AppendSamples(i.samples[:0], tags, res)
 	st.Samples.AddSamples(i.samples)
-	if st.Requests != nil && res.Class != ErrCanceled {
-		i.itlScratch = res.fillRecord(&i.record, tags, i.itlScratch)
-		st.Requests.AddRequest(&i.record)
+	if measured && ended && hooks.Requests != nil {
+		i.itlScratch = res.record(&i.record, tags, i.itlScratch)
+		hooks.Requests.AddRequest(&i.record)
 	}
 
-	if o.Throw && !res.OK && res.Class != ErrCanceled {
+	if o.Throw && ended && !res.OK {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
 	}
 	return resultObject(rt, res, o.ITL)
+}
+
+// scenarioArrivals returns the VU's counters of arriving tokens in
+// scenario, made again only when the VU changes scenario.
+func (i *instance) scenarioArrivals(scenario string) *vuArrivals {
+	if i.arrivals == nil || i.arrivals.scenario != scenario {
+		i.arrivals = &vuArrivals{all: i.module.hooks.Arrivals, scenario: scenario, shard: int(i.vu.ID())}
+	}
+	return i.arrivals
 }
 
 // tags returns base with the model tag, cached while both stay the same.
@@ -393,81 +413,6 @@ func (i *instance) tags(base *metrics.TagSet, model string) *metrics.TagSet {
 		i.tagged = base.With("model", model)
 	}
 	return i.tagged
-}
-
-// resultObject converts a Result to the object scripts see; field names
-// follow the JSON tags of Result.
-func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
-	o := rt.NewObject()
-	set := func(k string, v any) { must(o.Set(k, v)) }
-	set("ok", r.OK)
-	set("status", r.Status)
-	set("error", r.Error)
-	set("errorClass", string(r.Class))
-	set("retryAfter", r.RetryAfter)
-	set("attempts", r.Attempts)
-	retried := make([]any, len(r.Retried))
-	for k, c := range r.Retried {
-		retried[k] = string(c)
-	}
-	set("retried", rt.NewArray(retried...))
-	set("proto", r.Proto)
-	set("api", string(r.API))
-	set("model", r.Model)
-	set("stream", r.Stream)
-	set("ttft", r.TTFT)
-	set("ttfo", r.TTFO)
-	set("tpot", r.TPOT)
-	set("e2e", r.E2E)
-	set("chunks", r.Chunks)
-	set("outputTokens", r.OutputTokens)
-	set("promptTokens", r.PromptTokens)
-	set("cachedTokens", r.CachedTokens)
-	set("reasoningTokens", r.ReasoningTokens)
-	set("reasoningChunks", r.ReasoningChunks)
-	set("tokenSource", string(r.TokenSource))
-	set("finishReason", r.FinishReason)
-	set("text", r.Text)
-	set("textTruncated", r.TextTruncated)
-	if r.CheckSource != "" {
-		set("checkTokens", r.CheckTokens)
-		set("checkSource", string(r.CheckSource))
-	}
-	calls := make([]any, len(r.ToolCalls))
-	for k, c := range r.ToolCalls {
-		co := rt.NewObject()
-		must(co.Set("id", c.ID))
-		must(co.Set("type", c.Type))
-		must(co.Set("name", c.Name))
-		must(co.Set("arguments", c.Arguments))
-		calls[k] = co
-	}
-	set("toolCalls", rt.NewArray(calls...))
-	set("embeddings", r.Embeddings)
-	set("dimensions", r.Dimensions)
-	timings := rt.NewObject()
-	must(timings.Set("queue", r.Timings.Queue))
-	must(timings.Set("dns", r.Timings.DNS))
-	must(timings.Set("connect", r.Timings.Connect))
-	must(timings.Set("tls", r.Timings.TLS))
-	must(timings.Set("ttfb", r.Timings.TTFB))
-	set("timings", timings)
-	if r.ServerTimings != nil {
-		st := rt.NewObject()
-		for k, v := range r.ServerTimings {
-			must(st.Set(k, v))
-		}
-		set("serverTimings", st)
-	}
-	if withITL {
-		itl := make([]any, len(r.ITL))
-		for k, v := range r.ITL {
-			itl[k] = v
-		}
-		set("itl", rt.NewArray(itl...))
-		set("itlFolded", r.ITLFolded)
-	}
-	return o
 }
 
 // maxTimeout is the longest timeout accepted: llmrun's limit on any

@@ -10,27 +10,23 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
-// jsServer starts a test server of h and returns a module aimed at it.
-func jsServer(t *testing.T, h http.Handler) (*httptest.Server, *Module) {
+// jsServer starts a test server of h and returns a module aimed at it,
+// whose hooks record everything.
+func jsServer(t *testing.T, h http.Handler) (*httptest.Server, *Module, *recorded) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	m, err := NewModule(Config{BaseURL: srv.URL, Model: jsModel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, m
+	m, rec := newRecordedModule(t, Config{BaseURL: srv.URL, Model: jsModel})
+	return srv, m, rec
 }
 
 func TestJSRetry(t *testing.T) {
 	const chat = `{ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }`
 	t.Run("client option and llm_retries", func(t *testing.T) {
 		s := &script{steps: []http.HandlerFunc{fail(503), fail(500), okStream}}
-		_, m := jsServer(t, s)
+		_, m, rec := jsServer(t, s)
 		v := newJSVU(t, m)
 		r := stream(t, v, `llm.client({ retry: { attempts: 3, on: ['http_5xx'], backoff: { base: 1, max: '5ms' } } }).stream(`+chat+`)`)
 		if !r.OK || r.Attempts != 3 || !reflect.DeepEqual(r.Retried, []string{"http_5xx", "http_5xx"}) {
@@ -46,13 +42,13 @@ func TestJSRetry(t *testing.T) {
 		if s := v.Series("llm_errors"); len(s) != 0 {
 			t.Errorf("llm_errors %v for a request that succeeded in the end", s)
 		}
-		if e := v.Errors.Entries(); len(e) != 0 {
+		if e := rec.Errors(); len(e) != 0 {
 			t.Errorf("errors recorded %v, want none: the retried attempts are not failures", e)
 		}
 	})
 	t.Run("request option over the client's", func(t *testing.T) {
 		s := &script{steps: []http.HandlerFunc{fail(429), fail(500), okStream}}
-		_, m := jsServer(t, s)
+		_, m, _ := jsServer(t, s)
 		v := newJSVU(t, m)
 		// The request's attempts, the client's classes and backoff.
 		r := stream(t, v, `llm.client({ retry: { on: ['http_429'], backoff: { base: 1, max: 1 } } }).stream(`+chat+`, { retry: { attempts: 5 } })`)
@@ -62,14 +58,14 @@ func TestJSRetry(t *testing.T) {
 	})
 	t.Run("none by default", func(t *testing.T) {
 		s := &script{steps: []http.HandlerFunc{fail(500), okStream}}
-		_, m := jsServer(t, s)
+		_, m, rec := jsServer(t, s)
 		v := newJSVU(t, m)
 		r := stream(t, v, `llm.stream(`+chat+`)`)
 		if r.OK || r.ErrorClass != "http_5xx" || r.Attempts != 1 || len(r.Retried) != 0 || s.n.Load() != 1 {
 			t.Errorf("result %+v after %d requests, want one failed attempt", r, s.n.Load())
 		}
-		want := []modulestest.RecordedError{{Class: "http_5xx", Message: "HTTP 500 Internal Server Error: Internal Server Error"}}
-		if e := v.Errors.Entries(); !reflect.DeepEqual(e, want) {
+		want := []recordedError{{Class: "http_5xx", Message: "HTTP 500 Internal Server Error: Internal Server Error"}}
+		if e := rec.Errors(); !reflect.DeepEqual(e, want) {
 			t.Errorf("errors recorded %v, want %v", e, want)
 		}
 	})
@@ -90,7 +86,7 @@ func TestJSClientTransportOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(dir) // caFile is relative to the working directory
-	m, err := NewModule(Config{BaseURL: srv.URL, Model: jsModel})
+	m, err := NewModule(Config{BaseURL: srv.URL, Model: jsModel}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +117,7 @@ const idle = llm.client({ idleTimeout: '5s' });`)
 }
 
 func TestJSIdleTimeout(t *testing.T) {
-	_, m := jsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, m, _ := jsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		send(w, contentChunk("a"))
 		sleep(r, 10*time.Second)
@@ -134,7 +130,7 @@ func TestJSIdleTimeout(t *testing.T) {
 }
 
 func TestJSClientOptionErrors(t *testing.T) {
-	_, m := jsServer(t, http.HandlerFunc(okStream))
+	_, m, _ := jsServer(t, http.HandlerFunc(okStream))
 	tests := []struct{ src, want string }{
 		{`llm.client({ retry: 3 })`, "TypeError: llm.client(options): retry: want an object such as { attempts: 3 }"},
 		{`llm.client({ retry: { attempts: 1.5 } })`, "retry: attempts must be a whole number"},
@@ -161,7 +157,7 @@ func TestJSClientOptionErrors(t *testing.T) {
 
 // A request the run stopped is not a failure: no message is recorded.
 func TestJSCanceledRequestRecordsNoError(t *testing.T) {
-	_, m := jsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, m, rec := jsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		sleep(r, 10*time.Second)
 	}))
@@ -172,7 +168,7 @@ func TestJSCanceledRequestRecordsNoError(t *testing.T) {
 	if r := stream(t, v, `llm.stream({ prompt: 'hi' })`); r.ErrorClass != "canceled" {
 		t.Fatalf("result %+v, want canceled", r)
 	}
-	if e := v.Errors.Entries(); len(e) != 0 {
+	if e := rec.Errors(); len(e) != 0 {
 		t.Errorf("errors recorded %v for a canceled request", e)
 	}
 }

@@ -70,12 +70,17 @@ const jsModel = "js-test-model"
 // returns a module aimed at it.
 func startJSSim(t *testing.T) (*llmsim.Running, *Module) {
 	t.Helper()
-	srv := startSim(t)
-	m, err := NewModule(Config{BaseURL: srv.URL(), Model: jsModel})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, m, _ := startRecordedJSSim(t)
 	return srv, m
+}
+
+// startRecordedJSSim is startJSSim with a module whose hooks record
+// everything.
+func startRecordedJSSim(t *testing.T) (*llmsim.Running, *Module, *recorded) {
+	t.Helper()
+	srv := startSim(t)
+	m, rec := newRecordedModule(t, Config{BaseURL: srv.URL(), Model: jsModel})
+	return srv, m, rec
 }
 
 // body is a chat request for n tokens; its prompt counts 8 tokens for the
@@ -230,19 +235,18 @@ func TestJSStreamTags(t *testing.T) {
 }
 
 func TestJSStreamFailure(t *testing.T) {
-	m, err := NewModule(Config{BaseURL: "http://127.0.0.1:1", Model: jsModel})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := Config{BaseURL: "http://127.0.0.1:1", Model: jsModel}
 	t.Run("returned", func(t *testing.T) {
+		m, rec := newRecordedModule(t, cfg)
 		v := newJSVU(t, m)
 		r := stream(t, v, `llm.stream(`+body(4)+`)`)
 		if r.OK || r.ErrorClass != "connect" || r.Error == "" || r.Status != 0 || r.OutputTokens != 0 {
 			t.Errorf("result %+v, want a connect failure", r)
 		}
-		assertFailureRecorded(t, v)
+		assertFailureRecorded(t, v, rec)
 	})
 	t.Run("thrown", func(t *testing.T) {
+		m, rec := newRecordedModule(t, cfg)
 		v := newJSVU(t, m)
 		msg := v.Run(`
 let msg = 'no exception';
@@ -251,11 +255,11 @@ msg;`).String()
 		if !strings.Contains(msg, "llm request failed (connect)") {
 			t.Errorf("caught %q, want the request's failure", msg)
 		}
-		assertFailureRecorded(t, v)
+		assertFailureRecorded(t, v, rec)
 	})
 }
 
-func assertFailureRecorded(t *testing.T, v *modulestest.VU) {
+func assertFailureRecorded(t *testing.T, v *modulestest.VU, rec *recorded) {
 	t.Helper()
 	base := "model:" + jsModel + ",scenario:test"
 	if st := v.Series("llm_failed")[base]; st == nil || st.Count != 1 || st.NonZero != 1 {
@@ -272,7 +276,7 @@ func assertFailureRecorded(t *testing.T, v *modulestest.VU) {
 			t.Errorf("%s recorded for a failed request: %v", name, s)
 		}
 	}
-	if e := v.Errors.Entries(); len(e) != 1 || e[0].Class != "connect" || !strings.Contains(e[0].Message, "refused") {
+	if e := rec.Errors(); len(e) != 1 || e[0].Class != "connect" || !strings.Contains(e[0].Message, "refused") {
 		t.Errorf("errors recorded %v, want the connect failure's message", e)
 	}
 }
@@ -356,7 +360,7 @@ func TestJSStreamErrors(t *testing.T) {
 }
 
 func TestJSNoBaseURL(t *testing.T) {
-	m, err := NewModule(Config{})
+	m, err := NewModule(Config{}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

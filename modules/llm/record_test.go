@@ -2,18 +2,16 @@ package llm
 
 import (
 	"testing"
-
-	"github.com/llmrun/llmrun/modules"
 )
 
 // Each measured request reaches the VU's request sink as a record with its
 // tags, timings and tokens; a failed one with its class and E2E only.
 func TestRequestRecords(t *testing.T) {
-	_, m := startJSSim(t)
+	_, m, rec := startRecordedJSSim(t)
 	v := newJSVU(t, m)
 	ok := stream(t, v, `llm.stream(`+body(20)+`, { tags: { workload: 'chat' } })`)
 	bad := stream(t, v, `llm.stream(`+body(4)+`, { headers: { 'X-Llmsim-Fault': 'http_5xx' } })`)
-	recs := v.Requests.Records()
+	recs := rec.Records()
 	if len(recs) != 2 {
 		t.Fatalf("%d records, want 2", len(recs))
 	}
@@ -24,7 +22,7 @@ func TestRequestRecords(t *testing.T) {
 	if r.TTFT != ok.TTFT || r.TPOT != ok.TPOT || r.E2E != ok.E2E || r.OutputTokens != 20 || r.PromptTokens != ok.PromptTokens {
 		t.Errorf("ok record %+v, result %+v", r, ok)
 	}
-	if !(r.ITLMean > 0 && r.ITLP99 >= r.ITLMean) || !r.Time.Equal(v.Requests.Records()[0].Time) {
+	if !(r.ITLMean > 0 && r.ITLP99 >= r.ITLMean) || !r.Time.Equal(rec.Records()[0].Time) {
 		t.Errorf("ITL mean %v, p99 %v", r.ITLMean, r.ITLP99)
 	}
 	f := recs[1]
@@ -33,7 +31,7 @@ func TestRequestRecords(t *testing.T) {
 	}
 }
 
-func TestFillRecordITL(t *testing.T) {
+func TestRecordITL(t *testing.T) {
 	tests := []struct {
 		itl       []float64
 		mean, p99 float64
@@ -49,13 +47,29 @@ func TestFillRecordITL(t *testing.T) {
 			return x
 		}(), 50.5, 99},
 	}
-	var rec modules.RequestRecord
+	var rec Record
 	var scratch []float64
 	for _, tc := range tests {
 		r := &Result{OK: true, ITL: tc.itl}
-		scratch = r.fillRecord(&rec, nil, scratch)
+		scratch = r.record(&rec, nil, scratch)
 		if rec.ITLMean != tc.mean || rec.ITLP99 != tc.p99 {
 			t.Errorf("ITL %v: mean %v p99 %v, want %v %v", tc.itl, rec.ITLMean, rec.ITLP99, tc.mean, tc.p99)
 		}
+	}
+}
+
+// A warmup iteration's requests reach only the observer: no record, no
+// error message, no token counted.
+func TestWarmupRequestsAreOnlyObserved(t *testing.T) {
+	_, m, rec := startRecordedJSSim(t)
+	v := newJSVU(t, m)
+	v.State().Warmup = true
+	stream(t, v, `llm.stream(`+body(4)+`)`)
+	stream(t, v, `llm.stream(`+body(4)+`, { headers: { 'X-Llmsim-Fault': 'http_5xx' } })`)
+	if r, e, n := rec.Records(), rec.Errors(), rec.Tokens("test", jsModel); len(r) != 0 || len(e) != 0 || n != 0 {
+		t.Errorf("warmup kept: %d records, errors %v, %d tokens", len(r), e, n)
+	}
+	if o := rec.Observed(); len(o) != 2 || o[0].Class != "" || o[1].Class != "http_5xx" {
+		t.Errorf("observed %v, want an ok request then an http_5xx", o)
 	}
 }

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/llmrun/llmrun/modules"
-	"github.com/llmrun/llmrun/modules/metrics"
 )
 
 // API names the wire protocol a request uses.
@@ -62,7 +59,7 @@ type Request struct {
 	// non-streamed answer). Nothing is ever taken back: the chunks of a
 	// request that then fails or is cut stay counted, since they were
 	// generated.
-	Arrivals modules.TokenArrivals
+	Arrivals TokenArrivals
 }
 
 // ErrorClass classifies a failed request. The empty class means success.
@@ -140,6 +137,14 @@ type Timings struct {
 // its final attempt: a retried request's failed attempts and the waits
 // between them are in none of its times. Definitions follow
 // docs/metrics.md.
+//
+// Its fields are also the object llm.stream() returns to scripts, built
+// from them (resultObject): each field a property named by its json tag,
+// in field order, whatever omitempty says, except as its js tag says: "-"
+// leaves it out, "optional" leaves it out unless the script asked for it
+// (stream()'s itl option), "if=Field" leaves it out while Field is zero.
+// Adding a field adds it to scripts' results; what outputs keep of a
+// request is its Record.
 type Result struct {
 	OK     bool       `json:"ok"`
 	Status int        `json:"status"`
@@ -180,21 +185,11 @@ type Result struct {
 	// of a stream after its finish_reason); for a failed request, the time
 	// until the failure.
 	E2E float64 `json:"e2e"`
-	// ITL holds each gap between consecutive token-bearing chunks, up to
-	// maxExactITL (4096) of them: the first ones.
-	ITL []float64 `json:"itl,omitempty"`
-	// ITLFolded counts the gaps beyond ITL's first maxExactITL, which
-	// are kept folded into fixed-size log buckets (itlFold): they count in
-	// llm_itl and in the request's ITL mean and p99 all the same, within
-	// ±0.5 %.
-	ITLFolded int `json:"itlFolded,omitempty"`
-	itlFold   *itlFold
 
 	// Chunks counts the token-bearing chunks received.
 	Chunks int `json:"chunks"`
 	// OutputTokens is the number of generated tokens, from TokenSource.
-	OutputTokens int         `json:"outputTokens"`
-	TokenSource  TokenSource `json:"tokenSource"`
+	OutputTokens int `json:"outputTokens"`
 	// PromptTokens is the server's prompt token count (usage), 0 if unknown.
 	PromptTokens int `json:"promptTokens"`
 	// CachedTokens is the share of PromptTokens that the server reports as
@@ -205,12 +200,12 @@ type Result struct {
 	// RequestedPromptTokens is the prompt's length as the script gave it
 	// (stream()'s promptTokens option: the length it synthesized), 0 when
 	// not given; the summary compares it with PromptTokens.
-	RequestedPromptTokens int `json:"requestedPromptTokens,omitempty"`
+	RequestedPromptTokens int `json:"requestedPromptTokens,omitempty" js:"-"`
 	// UniquePrompt says that the script declared the prompt unique
 	// (stream()'s uniquePrompt option: made by prompts.synthetic without a
 	// shared prefix), so that the summary can tell when a server served
 	// it from its prefix cache.
-	UniquePrompt bool `json:"uniquePrompt,omitempty"`
+	UniquePrompt bool `json:"uniquePrompt,omitempty" js:"-"`
 	// cachedReported is set when the server reported CachedTokens, 0
 	// included: only then does llm_cached_tokens get a sample.
 	cachedReported bool
@@ -220,15 +215,10 @@ type Result struct {
 	// ReasoningChunks counts the token-bearing chunks that carried only
 	// reasoning (thinking) text: the client's own count, for servers whose
 	// usage does not split reasoning from answer tokens.
-	ReasoningChunks int    `json:"reasoningChunks"`
-	FinishReason    string `json:"finishReason,omitempty"`
-	// CheckTokens is a second count of the output tokens of a request
-	// whose OutputTokens came from usage: the tokenizer's when the client
-	// has one (CheckSource "tokenizer"), else, for a streamed response, its
-	// token-bearing chunks (CheckSource "chunks"); 0 and "" otherwise. The
-	// summary warns when the two sums disagree.
-	CheckTokens int         `json:"checkTokens,omitempty"`
-	CheckSource TokenSource `json:"checkSource,omitempty"`
+	ReasoningChunks int `json:"reasoningChunks"`
+	// TokenSource says where OutputTokens came from.
+	TokenSource  TokenSource `json:"tokenSource"`
+	FinishReason string      `json:"finishReason,omitempty"`
 	// Text is the generated answer text (content or text; not reasoning
 	// nor tool calls), only when Request.KeepText was set.
 	Text string `json:"text,omitempty"`
@@ -238,6 +228,13 @@ type Result struct {
 	// exact, from usage or the chunks (the tokenizer does not count a cut
 	// text).
 	TextTruncated bool `json:"textTruncated,omitempty"`
+	// CheckTokens is a second count of the output tokens of a request
+	// whose OutputTokens came from usage: the tokenizer's when the client
+	// has one (CheckSource "tokenizer"), else, for a streamed response, its
+	// token-bearing chunks (CheckSource "chunks"); 0 and "" otherwise. The
+	// summary warns when the two sums disagree.
+	CheckTokens int         `json:"checkTokens,omitempty" js:",if=CheckSource"`
+	CheckSource TokenSource `json:"checkSource,omitempty" js:",if=CheckSource"`
 	// ToolCalls are the tool calls the model made, assembled from their
 	// streamed deltas (OpenAI's tool_calls), in index order; nil when none.
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
@@ -254,6 +251,16 @@ type Result struct {
 	// "total" (total_duration), "load" (load_duration), "promptEval"
 	// (prompt_eval_duration) and "eval" (eval_duration). nil when none.
 	ServerTimings map[string]float64 `json:"serverTimings,omitempty"`
+
+	// ITL holds each gap between consecutive token-bearing chunks, up to
+	// maxExactITL (4096) of them: the first ones.
+	ITL []float64 `json:"itl,omitempty" js:",optional"`
+	// ITLFolded counts the gaps beyond ITL's first maxExactITL, which
+	// are kept folded into fixed-size log buckets (itlFold): they count in
+	// llm_itl and in the request's ITL mean and p99 all the same, within
+	// ±0.5 %.
+	ITLFolded int `json:"itlFolded,omitempty" js:",optional"`
+	itlFold   *itlFold
 
 	// Start is the time of the final attempt's start (with a monotonic
 	// reading).
@@ -293,24 +300,6 @@ func (r *Result) uncountedTokens() int {
 		counted = r.Chunks
 	}
 	return max(r.OutputTokens-counted, 0)
-}
-
-// fillRecord fills rec with what outputs keep of the request, tagged tags;
-// scratch is reused to find the ITL p99 and returned for the next call.
-func (r *Result) fillRecord(rec *modules.RequestRecord, tags *metrics.TagSet, scratch []float64) []float64 {
-	*rec = modules.RequestRecord{
-		Time: r.End(), Tags: tags, OK: r.OK, ErrorClass: string(r.Class), Status: r.Status, E2E: r.E2E,
-	}
-	if !r.OK {
-		return scratch
-	}
-	rec.TTFT, rec.TTFO, rec.TPOT = r.TTFT, r.TTFO, r.TPOT
-	rec.OutputTokens, rec.PromptTokens, rec.CachedTokens, rec.ReasoningTokens = r.OutputTokens, r.PromptTokens, r.CachedTokens, r.reasoningTokens()
-	if r.itlCount() > 0 {
-		rec.ITLMean = r.itlMean()
-		rec.ITLP99, scratch = r.itlP99(scratch)
-	}
-	return scratch
 }
 
 // maxReportedTokens bounds every token count a server reports about one

@@ -299,7 +299,7 @@ func TestJSToolCallsAndTokenizer(t *testing.T) {
 			send(w, strings.TrimPrefix(ev, "data: "))
 		}
 	}, Config{})
-	m, err := NewModule(Config{BaseURL: srv.URL, Model: "m"})
+	m, err := NewModule(Config{BaseURL: srv.URL, Model: "m"}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ package modulestest
 
 import (
 	"context"
-	"slices"
-	"sync"
 	"testing"
 
 	"github.com/dop251/goja"
@@ -27,15 +25,6 @@ type VU struct {
 	// Aggregator receives the VU's samples once it has left the init
 	// context; it has one shard.
 	Aggregator *metrics.Aggregator
-	// Errors receives the messages of failed requests that modules record
-	// once the VU has left the init context.
-	Errors *ErrorLog
-	// Requests receives the records of the requests modules make once the
-	// VU has left the init context.
-	Requests *RequestLog
-	// Arrivals counts the output tokens of the requests modules make once
-	// the VU has left the init context, as they arrive.
-	Arrivals *TokenCounts
 	// Number is the VU's number, what ID returns: 1 unless a test that
 	// makes several VUs numbers them.
 	Number int64
@@ -57,9 +46,6 @@ func NewVU(t testing.TB) *VU {
 	return &VU{
 		Ctx:        t.Context(),
 		Aggregator: metrics.NewAggregator(1),
-		Errors:     &ErrorLog{},
-		Requests:   &RequestLog{},
-		Arrivals:   &TokenCounts{},
 		Number:     1,
 		t:          t,
 		rt:         rt,
@@ -108,19 +94,15 @@ func (v *VU) Expose(name string, m modules.Module) {
 	v.SetGlobal(name, inst.Exports())
 }
 
-// LeaveInit ends the init context: the VU runs an iteration of scenario
-// "test" as VU Number, its samples tagged scenario:test and sent to Aggregator,
-// the messages of its failed requests to Errors, the records of its
-// requests to Requests, their output tokens to Arrivals.
+// LeaveInit ends the init context: the VU runs a measured iteration of
+// scenario "test" as VU Number, its samples tagged scenario:test and sent
+// to Aggregator. Set State().Warmup to make it a warmup iteration.
 func (v *VU) LeaveInit() {
 	v.state = &modules.State{
 		VUID:     v.Number,
 		Scenario: "test",
 		Tags:     metrics.NewTagSet(map[string]string{"scenario": "test"}),
 		Samples:  v.Aggregator.Shard(0),
-		Errors:   v.Errors,
-		Requests: v.Requests,
-		Arrivals: v.Arrivals,
 	}
 }
 
@@ -163,86 +145,4 @@ func (v *VU) Stats(name string, kv ...string) *metrics.Stats {
 		m[kv[i]] = kv[i+1]
 	}
 	return v.Aggregator.Snapshot().Stats(name, metrics.NewTagSet(m))
-}
-
-// ErrorLog is a modules.ErrorRecorder that keeps every message, in order.
-type ErrorLog struct {
-	mu      sync.Mutex
-	entries []RecordedError
-}
-
-// RecordedError is one message an ErrorLog was given.
-type RecordedError struct {
-	Class, Message string
-}
-
-var _ modules.ErrorRecorder = (*ErrorLog)(nil)
-
-// Record implements modules.ErrorRecorder.
-func (l *ErrorLog) Record(class, message string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.entries = append(l.entries, RecordedError{class, message})
-}
-
-// Entries returns the messages recorded so far.
-func (l *ErrorLog) Entries() []RecordedError {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.entries)
-}
-
-// RequestLog is a modules.RequestSink that keeps a copy of every record, in
-// order.
-type RequestLog struct {
-	mu      sync.Mutex
-	records []modules.RequestRecord
-}
-
-var _ modules.RequestSink = (*RequestLog)(nil)
-
-// AddRequest implements modules.RequestSink.
-func (l *RequestLog) AddRequest(r *modules.RequestRecord) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.records = append(l.records, *r)
-}
-
-// Records returns the records received so far.
-func (l *RequestLog) Records() []modules.RequestRecord {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.records)
-}
-
-// TokenCounts is a modules.TokenArrivals with one counter per model, of
-// one shard. Its zero value is ready; it is safe for concurrent use.
-type TokenCounts struct {
-	mu     sync.Mutex
-	counts map[string]*metrics.ShardedCounter
-}
-
-var _ modules.TokenArrivals = (*TokenCounts)(nil)
-
-// Counter implements modules.TokenArrivals.
-func (c *TokenCounts) Counter(model string) *metrics.CounterShard {
-	return c.counter(model).Shard(0)
-}
-
-// Tokens returns the output tokens counted for model so far.
-func (c *TokenCounts) Tokens(model string) int64 {
-	return c.counter(model).Total()
-}
-
-// counter returns model's counter, making it the first time.
-func (c *TokenCounts) counter(model string) *metrics.ShardedCounter {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.counts == nil {
-		c.counts = map[string]*metrics.ShardedCounter{}
-	}
-	if c.counts[model] == nil {
-		c.counts[model] = metrics.NewShardedCounter(1)
-	}
-	return c.counts[model]
 }

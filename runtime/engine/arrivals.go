@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -17,7 +17,8 @@ type TokenCount struct {
 }
 
 // tokenArrivals counts the output tokens of a run's LLM requests as they
-// arrive, warmup excluded, in one sharded counter per scenario and model.
+// arrive, warmup excluded, in one sharded counter per scenario and model
+// (the llm module's Hooks.Arrivals).
 // The counts only grow: readers take differences between their readings.
 type tokenArrivals struct {
 	shards int
@@ -25,6 +26,8 @@ type tokenArrivals struct {
 	mu       sync.Mutex
 	counters map[arrivalKey]*metrics.ShardedCounter
 }
+
+var _ llm.ArrivalCounters = (*tokenArrivals)(nil)
 
 // arrivalKey is a scenario and a model.
 type arrivalKey struct{ scenario, model string }
@@ -34,9 +37,9 @@ func newTokenArrivals(shards int) *tokenArrivals {
 	return &tokenArrivals{shards: shards, counters: map[arrivalKey]*metrics.ShardedCounter{}}
 }
 
-// counter returns the counter of a scenario and model, making it the
-// first time.
-func (a *tokenArrivals) counter(scenario, model string) *metrics.ShardedCounter {
+// Counter returns the counter of a scenario and model, making it the
+// first time. It implements llm.ArrivalCounters.
+func (a *tokenArrivals) Counter(scenario, model string) *metrics.ShardedCounter {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k := arrivalKey{scenario, model}
@@ -46,12 +49,6 @@ func (a *tokenArrivals) counter(scenario, model string) *metrics.ShardedCounter 
 		a.counters[k] = c
 	}
 	return c
-}
-
-// forVU returns what VU id counts its arrivals with while it runs the
-// scenario.
-func (a *tokenArrivals) forVU(scenario string, id int64) *vuArrivals {
-	return &vuArrivals{all: a, scenario: scenario, shard: int(id)}
 }
 
 // counts returns the count of each scenario and model that has one, sorted
@@ -71,27 +68,4 @@ func (a *tokenArrivals) counts() ([]TokenCount, int64) {
 		total += c.Tokens
 	}
 	return out, total
-}
-
-// vuArrivals is one VU's modules.TokenArrivals in one scenario: its shard
-// of the scenario's counters. It remembers the last model's, so that a VU
-// sending to one model looks its counter up once. Like its VU, it is used
-// by one goroutine at a time.
-type vuArrivals struct {
-	all      *tokenArrivals
-	scenario string
-	shard    int
-
-	model string
-	last  *metrics.CounterShard
-}
-
-var _ modules.TokenArrivals = (*vuArrivals)(nil)
-
-// Counter implements modules.TokenArrivals.
-func (v *vuArrivals) Counter(model string) *metrics.CounterShard {
-	if v.last == nil || v.model != model {
-		v.model, v.last = model, v.all.counter(v.scenario, model).Shard(v.shard)
-	}
-	return v.last
 }

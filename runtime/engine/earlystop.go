@@ -130,7 +130,7 @@ func newEarlyStopper(cfg EarlyStop, stop func()) *earlyStopper {
 	return w
 }
 
-// ObserveRequest implements modules.RequestObserver.
+// ObserveRequest implements llm.RequestObserver.
 func (w *earlyStopper) ObserveRequest(ok bool, class, message string) {
 	if w.decided.Load() {
 		return
@@ -152,6 +152,23 @@ func (w *earlyStopper) ObserveRequest(ok bool, class, message string) {
 		w.decided.Store(true)
 		w.stopped = &EarlyStopped{Requests: w.seen, Class: w.class, Message: w.message}
 		w.stop()
+	}
+}
+
+// earlyStopSlot is the llm module's RequestObserver (Hooks.Observer): it
+// passes what it observes to the early stop it watches for, none outside
+// the scenarios (setup and teardown are not watched).
+type earlyStopSlot struct{ stopper atomic.Pointer[earlyStopper] }
+
+var _ llm.RequestObserver = (*earlyStopSlot)(nil)
+
+// watch makes the slot pass to w from now on; nil to none.
+func (s *earlyStopSlot) watch(w *earlyStopper) { s.stopper.Store(w) }
+
+// ObserveRequest implements llm.RequestObserver.
+func (s *earlyStopSlot) ObserveRequest(ok bool, class, message string) {
+	if w := s.stopper.Load(); w != nil {
+		w.ObserveRequest(ok, class, message)
 	}
 }
 

@@ -79,7 +79,7 @@ type Config struct {
 	LLM llm.Config
 	// Requests, when set, receives a record of each measured LLM request
 	// (warmup excluded), for the outputs that store every request.
-	Requests modules.RequestSink
+	Requests llm.RequestSink
 	// Tags are added to every sample (the command line's --tag); they win
 	// over options.tags.
 	Tags map[string]string
@@ -106,7 +106,7 @@ type Engine struct {
 	agg        *metrics.Aggregator
 	thresholds *threshold.Set
 	run        *runState
-	modules    map[string]modules.Module
+	modules    *modules.Registry
 	llmModule  *llm.Module
 	llm        *llm.Metrics
 	vu0        *vu
@@ -145,23 +145,21 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		interruptGrace: InterruptGrace,
 		registry:       metrics.NewRegistry(),
 		agg:            metrics.NewAggregator(runtime.GOMAXPROCS(0)),
-		run: &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(), requests: cfg.Requests,
+		run: &runState{errors: newErrorLog(), requestErrors: newRequestErrorLog(),
 			arrivals: newTokenArrivals(runtime.GOMAXPROCS(0))},
 	}
 	e.llm = llm.RegisterMetrics(e.registry)
 	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
 	checks.RegisterMetrics(e.registry)
-	llmModule, err := llm.NewModule(cfg.LLM)
+	llmModule, err := llm.NewModule(cfg.LLM, llm.Hooks{
+		Requests: cfg.Requests, Observer: &e.run.earlyStop, Errors: e.run.requestErrors, Arrivals: e.run.arrivals,
+	})
 	if err != nil {
 		return nil, &ConfigError{Field: "llm", Err: err}
 	}
 	e.llmModule = llmModule
-	e.modules = map[string]modules.Module{
-		"llm":           llmModule,
-		"metrics":       metricsjs.Module{},
-		"llmrun":        checks.Module{TextSummary: cfg.TextSummary},
-		"llmrun/config": settings.Module{},
-		"data":          &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)},
+	if e.modules, err = jsModules(cfg, llmModule); err != nil {
+		return nil, err
 	}
 
 	e.vu0, err = e.newVU(ctx, 0, nil)
@@ -201,6 +199,28 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
 	}
 	return e, nil
+}
+
+// jsModules are the modules scripts can import, by name: the one place
+// that lists them. The llm module is made apart, with the run's hooks,
+// since the engine also uses it (preflight).
+func jsModules(cfg Config, llmModule *llm.Module) (*modules.Registry, error) {
+	r := modules.NewRegistry()
+	for _, m := range []struct {
+		name   string
+		module modules.Module
+	}{
+		{"llm", llmModule},
+		{"metrics", metricsjs.Module{}},
+		{"llmrun", checks.Module{TextSummary: cfg.TextSummary}},
+		{"llmrun/config", settings.Module{}},
+		{"data", &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)}},
+	} {
+		if err := r.Register(m.name, m.module); err != nil {
+			return nil, fmt.Errorf("registering the JavaScript modules: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // scriptDir is where the data module looks for relative paths first: the
@@ -251,7 +271,7 @@ func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*v
 // instanceConfig is what every VU's script instance is built from.
 type instanceConfig struct {
 	registry *metrics.Registry
-	modules  map[string]modules.Module
+	modules  *modules.Registry
 	env      map[string]string
 	logger   *slog.Logger
 	seed     int64
@@ -322,8 +342,9 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	aborted := e.watchThresholds(runCtx, start, stopRun)
 	stopper := newEarlyStopper(e.earlyStop(), stopRun)
-	e.run.observer = stopper
+	e.run.earlyStop.watch(stopper)
 	windows, runErr := e.runScenarios(runCtx, vus, setupJSON)
+	e.run.earlyStop.watch(nil)
 	stopRun()
 	start = measuredStart(start, windows)
 	client := probe.Stop()
@@ -532,8 +553,7 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v := e.vu0
-	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink,
-		Errors: e.run.requestErrors, Requests: e.run.requests, Arrivals: e.run.arrivals.forVU(name, 0)}
+	v.state = &modules.State{VUID: 0, Scenario: name, Tags: metrics.NewTagSet(map[string]string{"scenario": name}), Samples: v.sink}
 	res, err := v.interruptible(ctx, fn, arg)
 	if err != nil {
 		switch {

@@ -70,7 +70,7 @@ const (
 
 // requestErrorLog keeps the first few distinct messages of failed LLM
 // requests per error class, with their counts, in bounded memory. It
-// implements modules.ErrorRecorder and is safe for concurrent use.
+// implements llm.ErrorRecorder and is safe for concurrent use.
 type requestErrorLog struct {
 	mu      sync.Mutex
 	byClass map[string][]ErrorCount
@@ -80,7 +80,7 @@ func newRequestErrorLog() *requestErrorLog {
 	return &requestErrorLog{byClass: make(map[string][]ErrorCount)}
 }
 
-// Record implements modules.ErrorRecorder.
+// Record implements llm.ErrorRecorder.
 func (l *requestErrorLog) Record(class, msg string) {
 	msg = truncateMessage(msg)
 	l.mu.Lock()

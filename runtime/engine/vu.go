@@ -53,12 +53,9 @@ type runState struct {
 	errors  *errorLog
 	// requestErrors keeps examples of the failed LLM requests' messages.
 	requestErrors *requestErrorLog
-	// requests receives a record of each measured LLM request, for the
-	// outputs; nil when none takes them.
-	requests modules.RequestSink
-	// observer sees every LLM request's outcome, warmup included: the
-	// early stop; set by Run before the scenarios start.
-	observer modules.RequestObserver
+	// earlyStop sees every LLM request's outcome while the scenarios
+	// run, warmup included.
+	earlyStop earlyStopSlot
 	// arrivals counts the output tokens of the measured requests as they
 	// arrive.
 	arrivals *tokenArrivals
@@ -134,9 +131,7 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 		}
 		v.data = data
 	}
-	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink,
-		Errors: v.run.requestErrors, Requests: v.run.requests, Observer: v.run.observer,
-		Arrivals: v.run.arrivals.forVU(sc.Name, v.id)}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
 	return nil
 }
 
@@ -172,14 +167,12 @@ func (v *vu) RunIteration(ctx context.Context) {
 	start := time.Now()
 	warm := v.warmup.claim(start)
 	if warm {
-		// Warmup requests count in no figure of the summary, so their
-		// error messages and arriving tokens are not kept either.
-		arrivals := v.state.Arrivals
+		// Warmup requests count in no figure of the summary: their
+		// samples are kept apart, and the modules keep nothing else of
+		// them (error messages, records, arriving tokens).
 		v.state.Samples = warmupSink{real: v.sink, requests: b.llmRequests, warmup: b.warmupRequests}
-		v.state.Errors, v.state.Requests, v.state.Arrivals = nil, nil, nil
-		defer func() {
-			v.state.Samples, v.state.Errors, v.state.Requests, v.state.Arrivals = v.sink, v.run.requestErrors, v.run.requests, arrivals
-		}()
+		v.state.Warmup = true
+		defer func() { v.state.Samples, v.state.Warmup = v.sink, false }()
 	}
 	_, err := v.interruptible(ctx, v.fn, v.data)
 	elapsed := time.Since(start)

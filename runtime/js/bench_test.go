@@ -34,7 +34,7 @@ export default chat;
 func BenchmarkInstantiate(b *testing.B) {
 	s := mustCompile(b, "script.ts", benchScript)
 	cfg := InstanceConfig{
-		Modules: map[string]modules.Module{"fake": &fakeModule{}},
+		Modules: registry(b, map[string]modules.Module{"fake": &fakeModule{}}),
 		Env:     map[string]string{"BASE_URL": "http://localhost:8000", "API_KEY": "k"},
 	}
 	b.ReportAllocs()

@@ -98,7 +98,7 @@ export default function () {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustCompile(t, tt.filename, tt.src)
 			vu := modulestest.NewVU(t)
-			inst, err := s.Instantiate(InstanceConfig{VU: vu, Modules: map[string]modules.Module{"fake": &fakeModule{}}})
+			inst, err := s.Instantiate(InstanceConfig{VU: vu, Modules: registry(t, map[string]modules.Module{"fake": &fakeModule{}})})
 			if tt.fn != "" {
 				if err != nil {
 					t.Fatal(err)

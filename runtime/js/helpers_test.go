@@ -45,6 +45,18 @@ func (m *fakeModule) NewInstance(vu modules.VU) (modules.Instance, error) {
 // undefined is a shorthand for the this of tests' function calls.
 var undefined = goja.Undefined()
 
+// registry returns a registry of the modules, by name.
+func registry(t testing.TB, byName map[string]modules.Module) *modules.Registry {
+	t.Helper()
+	r := modules.NewRegistry()
+	for name, m := range byName {
+		if err := r.Register(name, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
 func mustCompile(t testing.TB, filename, src string) *Script {
 	t.Helper()
 	s, err := Compile(filename, []byte(src))

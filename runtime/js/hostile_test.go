@@ -176,7 +176,7 @@ func TestEndlessInitLoopStops(t *testing.T) {
 			s := mustCompile(t, "script.js", src)
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.Instantiate(InstanceConfig{VU: vu, Modules: map[string]modules.Module{"stopper": stopper{cancel}}})
+				_, err := s.Instantiate(InstanceConfig{VU: vu, Modules: registry(t, map[string]modules.Module{"stopper": stopper{cancel}})})
 				done <- err
 			}()
 			var err error

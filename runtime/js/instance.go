@@ -21,7 +21,7 @@ type InstanceConfig struct {
 	// VUID is the VU's number, __VU.
 	VUID int64
 	// Modules are the Go modules the script can import, by name.
-	Modules map[string]modules.Module
+	Modules *modules.Registry
 	// Env is the script's __ENV.
 	Env map[string]string
 	// Logger receives console output, with the VU's number as "vu";

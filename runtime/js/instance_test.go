@@ -34,7 +34,7 @@ export default function () { return [client('a'), fake.answer, ns.info.modelName
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &fakeModule{}
-			inst := mustInstantiate(t, mustCompile(t, "script.js", tt.src), InstanceConfig{Modules: map[string]modules.Module{"fake": m}})
+			inst := mustInstantiate(t, mustCompile(t, "script.js", tt.src), InstanceConfig{Modules: registry(t, map[string]modules.Module{"fake": m})})
 			if got, want := mustCall(t, inst, "default").String(), "client:a,42,llama,fake info"; got != want {
 				t.Errorf("default() = %q, want %q", got, want)
 			}
@@ -48,7 +48,7 @@ export default function () { return [client('a'), fake.answer, ns.info.modelName
 func TestUnknownModule(t *testing.T) {
 	// A directory that does not exist, like an embedded script's.
 	s := mustCompile(t, "embedded/script.js", "import fake from 'fake';\nimport nope from 'nope';\nexport default function () {}\n")
-	_, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), Modules: map[string]modules.Module{"fake": &fakeModule{}, "llm": &fakeModule{}}})
+	_, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), Modules: registry(t, map[string]modules.Module{"fake": &fakeModule{}, "llm": &fakeModule{}})})
 	var se *ScriptError
 	if !errors.As(err, &se) {
 		t.Fatalf("Instantiate error = %v, want a *ScriptError", err)
@@ -64,7 +64,7 @@ func TestUnknownModule(t *testing.T) {
 func TestRequireOutsideInit(t *testing.T) {
 	vu := modulestest.NewVU(t)
 	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default function () { return require('fake'); }\n"),
-		InstanceConfig{VU: vu, Modules: map[string]modules.Module{"fake": &fakeModule{}}})
+		InstanceConfig{VU: vu, Modules: registry(t, map[string]modules.Module{"fake": &fakeModule{}})})
 	vu.LeaveInit()
 	fn, _, _ := inst.Function("default")
 	_, err := fn(undefined)
@@ -216,7 +216,7 @@ export default function (): string {
 	errs := make(chan error, 50)
 	for vu := range int64(50) {
 		wg.Go(func() {
-			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), VUID: vu, Modules: map[string]modules.Module{"fake": m}})
+			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), VUID: vu, Modules: registry(t, map[string]modules.Module{"fake": m})})
 			if err != nil {
 				errs <- err
 				return

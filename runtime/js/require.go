@@ -1,8 +1,6 @@
 package js
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -17,7 +15,7 @@ import (
 type requirer struct {
 	thrower
 	vu      modules.VU
-	modules map[string]modules.Module
+	modules *modules.Registry
 	loaded  map[string]goja.Value
 }
 
@@ -27,7 +25,7 @@ func (r *requirer) require(call goja.FunctionCall) goja.Value {
 	if exports, ok := r.loaded[name]; ok {
 		return exports
 	}
-	m, ok := r.modules[name]
+	m, ok := r.modules.Lookup(name)
 	if !ok {
 		r.throw("unknown module %q; the modules are: %s", name, r.names())
 	}
@@ -48,8 +46,9 @@ func (r *requirer) require(call goja.FunctionCall) goja.Value {
 
 // names lists the registered modules, for errors.
 func (r *requirer) names() string {
-	if len(r.modules) == 0 {
+	names := r.modules.Names()
+	if len(names) == 0 {
 		return "(none)"
 	}
-	return strings.Join(slices.Sorted(maps.Keys(r.modules)), ", ")
+	return strings.Join(names, ", ")
 }

@@ -10,7 +10,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -25,8 +25,8 @@ type Output interface {
 	// run does not start for nothing.
 	Start(ctx context.Context, run Run) error
 	// AddRequest takes one measured request; it must not block (see
-	// modules.RequestSink).
-	modules.RequestSink
+	// llm.RequestSink).
+	llm.RequestSink
 	// Finish writes the run's summary and flushes what is buffered,
 	// giving up when ctx ends; it reports what was stored and lost.
 	Finish(ctx context.Context, s *summary.Summary) summary.OutputReport

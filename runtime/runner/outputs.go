@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/html"
@@ -65,7 +65,7 @@ var outputKinds = map[string]func(value string, getenv func(string) string) (out
 // outputSet is the run's outputs; it passes each request record to all.
 type outputSet []output.Output
 
-var _ modules.RequestSink = outputSet(nil)
+var _ llm.RequestSink = outputSet(nil)
 
 // newOutputs makes the outputs of the --out NAME=VALUE flags.
 func newOutputs(specs []string, getenv func(string) string) (outputSet, error) {
@@ -87,8 +87,8 @@ func newOutputs(specs []string, getenv func(string) string) (outputSet, error) {
 	return out, nil
 }
 
-// AddRequest implements modules.RequestSink.
-func (s outputSet) AddRequest(r *modules.RequestRecord) {
+// AddRequest implements llm.RequestSink.
+func (s outputSet) AddRequest(r *llm.Record) {
 	for _, o := range s {
 		o.AddRequest(r)
 	}
@@ -196,8 +196,8 @@ type fanOut struct {
 	outputs  outputSet
 }
 
-// AddRequest implements modules.RequestSink.
-func (s *fanOut) AddRequest(r *modules.RequestRecord) {
+// AddRequest implements llm.RequestSink.
+func (s *fanOut) AddRequest(r *llm.Record) {
 	s.timeline.AddRequest(r)
 	s.outputs.AddRequest(r)
 }

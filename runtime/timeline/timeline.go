@@ -21,7 +21,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -97,8 +97,8 @@ func New(start time.Time, progress func() engine.Progress) *Recorder {
 
 // AddRequest counts a request that ended at r.Time after r.E2E ms; its
 // output tokens are not counted here but as they arrived (Run). It
-// implements modules.RequestSink.
-func (r *Recorder) AddRequest(rec *modules.RequestRecord) {
+// implements llm.RequestSink.
+func (r *Recorder) AddRequest(rec *llm.Record) {
 	end := max(rec.Time.Sub(r.start), 0)
 	begin := end - millis(rec.E2E)
 	r.mu.Lock()

@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -23,8 +23,8 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float64(time.Second))) }
 
 // req is a request that ended at end (s) after e2e (ms).
-func req(end, e2e float64, ok bool, ttft float64, tokens int) *modules.RequestRecord {
-	return &modules.RequestRecord{Time: at(end), E2E: e2e, OK: ok, TTFT: ttft, OutputTokens: tokens}
+func req(end, e2e float64, ok bool, ttft float64, tokens int) *llm.Record {
+	return &llm.Record{Time: at(end), E2E: e2e, OK: ok, TTFT: ttft, OutputTokens: tokens}
 }
 
 // progress is a reading of a run's progress: its active VUs and the output
@@ -192,7 +192,7 @@ func TestRun(t *testing.T) {
 		cancel()
 		<-done
 		// One request of the 15 tokens ends at the end, after 3.4 s.
-		r.AddRequest(&modules.RequestRecord{Time: time.Now(), E2E: 3400, OK: true, TTFT: 10, OutputTokens: 15})
+		r.AddRequest(&llm.Record{Time: time.Now(), E2E: 3400, OK: true, TTFT: 10, OutputTokens: 15})
 		var gotVUs, gotTokens, gotRequests []int64
 		for _, p := range r.Points(start.Add(3500 * time.Millisecond)) {
 			gotVUs, gotTokens, gotRequests = append(gotVUs, p.ActiveVUs), append(gotTokens, p.OutputTokens), append(gotRequests, p.Requests)
@@ -224,7 +224,7 @@ func TestConcurrentAddRequest(t *testing.T) {
 		adders.Go(func() {
 			for i := range each {
 				arrived.Add(2)
-				r.AddRequest(&modules.RequestRecord{Time: time.Now(), E2E: float64(i % 50), OK: g%2 == 0, TTFT: 1, OutputTokens: 2})
+				r.AddRequest(&llm.Record{Time: time.Now(), E2E: float64(i % 50), OK: g%2 == 0, TTFT: 1, OutputTokens: 2})
 				if i%1000 == 0 {
 					r.Points(time.Now())
 				}
@@ -287,10 +287,10 @@ func TestMemoryPerBucket(t *testing.T) {
 // at once. The records' times are the caller's: time.Now is not counted.
 func BenchmarkAddRequest(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	recs := make([]modules.RequestRecord, 1024)
+	recs := make([]llm.Record, 1024)
 	for i := range recs {
 		ttft := math.Exp(rng.NormFloat64()*0.5 + 5)
-		recs[i] = modules.RequestRecord{OK: i%50 != 0, TTFT: ttft, E2E: ttft + math.Exp(rng.NormFloat64()*0.3+8), OutputTokens: 128}
+		recs[i] = llm.Record{OK: i%50 != 0, TTFT: ttft, E2E: ttft + math.Exp(rng.NormFloat64()*0.3+8), OutputTokens: 128}
 	}
 	b.Run("serial", func(b *testing.B) {
 		r := New(t0, nil)

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/report"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -44,7 +44,7 @@ func (o *Output) Start(context.Context, output.Run) error {
 }
 
 // AddRequest does nothing: the report is made from the summary.
-func (o *Output) AddRequest(*modules.RequestRecord) {}
+func (o *Output) AddRequest(*llm.Record) {}
 
 // Finish writes the report of s to the file, whole or not at all: a
 // failure counts the report as dropped and leaves any file already there

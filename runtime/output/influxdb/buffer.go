@@ -7,13 +7,13 @@ import (
 
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // item is one queued point: a request record, converted to its llm_request
 // point by the writer, or a point built already (llm_interval, llm_run).
 type item struct {
-	rec   modules.RequestRecord
+	rec   llm.Record
 	point *write.Point
 }
 

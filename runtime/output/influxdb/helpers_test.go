@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
 )
@@ -95,8 +95,8 @@ func closedAddr(t testing.TB) string {
 }
 
 // okRecord is a completed request of the scenario, ended at at.
-func okRecord(scenario string, at time.Time) *modules.RequestRecord {
-	return &modules.RequestRecord{Time: at, Tags: metrics.NewTagSet(map[string]string{"scenario": scenario, "model": "m1"}), OK: true, Status: 200,
+func okRecord(scenario string, at time.Time) *llm.Record {
+	return &llm.Record{Time: at, Tags: metrics.NewTagSet(map[string]string{"scenario": scenario, "model": "m1"}), OK: true, Status: 200,
 		TTFT: 120, TTFO: 130, TPOT: 12.5, E2E: 1500, ITLMean: 12, ITLP99: 30, OutputTokens: 100, PromptTokens: 500, CachedTokens: 64, ReasoningTokens: 10}
 }
 

@@ -10,7 +10,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 )
 
@@ -75,7 +75,7 @@ func newScenarioAgg(models map[string]struct{}) *scenarioAgg {
 }
 
 // add counts one request.
-func (a *aggregates) add(r *modules.RequestRecord) {
+func (a *aggregates) add(r *llm.Record) {
 	name, _ := r.Tags.Get("scenario")
 	if name == "" {
 		name = defaultScenario

@@ -13,7 +13,7 @@ import (
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -167,7 +167,7 @@ func errText(err error) string {
 // llm_request points are on, queues a copy of the record (the caller may
 // reuse it), or drops and counts it when the buffer is full. It never
 // waits for InfluxDB.
-func (o *Output) AddRequest(r *modules.RequestRecord) {
+func (o *Output) AddRequest(r *llm.Record) {
 	if r == nil {
 		return
 	}

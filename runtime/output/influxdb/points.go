@@ -1,15 +1,17 @@
 package influxdb
 
 import (
+	"cmp"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/regression"
@@ -83,34 +85,52 @@ func addMs(p *write.Point, k string, v float64) {
 	}
 }
 
-// errorClass is a failed request's class, "unknown" when it has none.
-func errorClass(r *modules.RequestRecord) string {
-	if r.ErrorClass == "" {
-		return "unknown"
-	}
-	return r.ErrorClass
+// unknownClass stands for the class of a failed request that has none.
+const unknownClass = "unknown"
+
+// errorClass is a failed request's class, unknownClass when it has none.
+func errorClass(r *llm.Record) string { return cmp.Or(r.ErrorClass, unknownClass) }
+
+// requestField is a field of the llm_request points: a figure of the
+// record.
+type requestField struct {
+	name   string
+	figure llm.RecordField
 }
 
-// requestPoint is a record's llm_request point, with its series' tags.
-func requestPoint(r *modules.RequestRecord, tags []metrics.Tag, at time.Time) *write.Point {
+// requestFields are the llm_request fields: the record's figures
+// (llm.RecordFields), named as the per-request files name them but for
+// the "_ms" of the float ones, all milliseconds.
+func requestFields() []requestField {
+	figures := llm.RecordFields()
+	out := make([]requestField, len(figures))
+	for i, f := range figures {
+		out[i] = requestField{name: strings.TrimSuffix(f.Name, "_ms"), figure: f}
+	}
+	return out
+}
+
+// requestPoint is a record's llm_request point, with its series' tags and
+// fields: a latency is left out when 0 (not measured), a failed
+// request's only figure (error_class) from an ok request's point.
+func requestPoint(r *llm.Record, fields []requestField, tags []metrics.Tag, at time.Time) *write.Point {
 	p := write.NewPointWithMeasurement(mRequest)
 	for _, t := range tags {
 		p.AddTag(t.Key, t.Value)
 	}
-	addMs(p, "ttft", r.TTFT)
-	addMs(p, "ttfo", r.TTFO)
-	addMs(p, "tpot", r.TPOT)
-	addMs(p, "e2e", r.E2E)
-	addMs(p, "itl_mean", r.ITLMean)
-	addMs(p, "itl_p99", r.ITLP99)
-	p.AddField("output_tokens", r.OutputTokens)
-	p.AddField("input_tokens", r.PromptTokens)
-	p.AddField("cached_tokens", r.CachedTokens)
-	p.AddField("reasoning_tokens", r.ReasoningTokens)
-	p.AddField("ok", r.OK)
-	p.AddField("status", r.Status)
-	if !r.OK {
-		p.AddField("error_class", errorClass(r))
+	for i := range fields {
+		f := &fields[i].figure
+		switch name := fields[i].name; {
+		case f.FailedOnly && r.OK:
+		case f.Kind == reflect.Float64:
+			addMs(p, name, f.Float64(r))
+		case f.Kind == reflect.Int:
+			p.AddField(name, f.Int(r))
+		case f.Kind == reflect.Bool:
+			p.AddField(name, f.Bool(r))
+		default:
+			p.AddField(name, cmp.Or(f.String(r), unknownClass))
+		}
 	}
 	return p.SetTime(at)
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
@@ -43,7 +43,7 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 		}
 		return metrics.NewTagSet(m)
 	}
-	records := []modules.RequestRecord{
+	records := []llm.Record{
 		{Time: base, Tags: tags("scenario", "chat", "model", "m1", "workload", "short", "turn", "1"), OK: true, Status: 200,
 			TTFT: 120.5, TTFO: 130, TPOT: 12.25, E2E: 1500, ITLMean: 12, ITLP99: 30, OutputTokens: 100, PromptTokens: 500, CachedTokens: 64, ReasoningTokens: 10},
 		{Time: base.Add(time.Second), Tags: tags("scenario", "chat", "model", "m1", "workload", "long", "turn", "2"), OK: true, Status: 200,
@@ -52,7 +52,7 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 		{Time: base, Tags: tags("scenario", "batch", "model", "m2"), OK: true, Status: 200, TTFT: 300, TPOT: 5, E2E: 800, OutputTokens: 20, PromptTokens: 10},
 		{Time: base.Add(3 * time.Second), Tags: tags("scenario", "batch", "model", "m2"), ErrorClass: "timeout", E2E: 30000},
 	}
-	var r modules.RequestRecord // reused, as a VU may
+	var r llm.Record // reused, as a VU may
 	for _, rec := range records {
 		r = rec
 		o.AddRequest(&r)

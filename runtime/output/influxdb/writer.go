@@ -16,7 +16,7 @@ import (
 	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -45,6 +45,8 @@ type writer struct {
 	// same tags once merged with the run's.
 	byTags map[string]*series
 	byKey  map[string]*series
+	// fields are the llm_request fields.
+	fields []requestField
 }
 
 // series is one llm_request series: its tags, sorted, and the time of
@@ -56,7 +58,8 @@ type series struct {
 
 // newWriter returns a writer of buf's points through w.
 func newWriter(w api.WriteAPIBlocking, buf *buffer, tags runTags) *writer {
-	return &writer{api: w, buf: buf, tags: tags, byTags: map[string]*series{}, byKey: map[string]*series{}}
+	return &writer{api: w, buf: buf, tags: tags, byTags: map[string]*series{}, byKey: map[string]*series{},
+		fields: requestFields()}
 }
 
 // run sends what is queued whenever a batch fills and at least every
@@ -171,14 +174,14 @@ func partiallyWritten(err error, n int) int {
 
 // requestPoint converts a record to its llm_request point, at a time
 // after the previous point of its series.
-func (w *writer) requestPoint(r *modules.RequestRecord) *write.Point {
+func (w *writer) requestPoint(r *llm.Record) *write.Point {
 	s := w.series(r.Tags)
 	t := r.Time
 	if !t.After(s.last) {
 		t = s.last.Add(time.Nanosecond)
 	}
 	s.last = t
-	return requestPoint(r, s.tags, t)
+	return requestPoint(r, w.fields, s.tags, t)
 }
 
 // series returns the series of a record's tags, making it the first time.

@@ -7,7 +7,7 @@ import (
 
 	prom "github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
@@ -104,7 +104,7 @@ func (m *collectors) register(reg *prom.Registry, run output.Run) error {
 // add counts and observes r. Latencies are observed for completed
 // requests only, and only those measured (not 0): a failed request's e2e
 // would mix errors into the latency of the answers.
-func (m *collectors) add(r *modules.RequestRecord) {
+func (m *collectors) add(r *llm.Record) {
 	scenario, _ := r.Tags.Get(scenarioLabel)
 	model, _ := r.Tags.Get(modelLabel)
 	s := m.get(scenario, model)

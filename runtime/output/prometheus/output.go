@@ -44,7 +44,7 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -118,7 +118,7 @@ func (o *Output) Start(ctx context.Context, run output.Run) error {
 }
 
 // AddRequest counts and observes r; it never waits.
-func (o *Output) AddRequest(r *modules.RequestRecord) {
+func (o *Output) AddRequest(r *llm.Record) {
 	if r == nil {
 		return
 	}

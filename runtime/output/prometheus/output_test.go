@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
@@ -93,8 +93,8 @@ func find(t *testing.T, mfs map[string]*dto.MetricFamily, name string, kv ...str
 	return nil
 }
 
-func record(scenario, model string, ok bool) modules.RequestRecord {
-	r := modules.RequestRecord{
+func record(scenario, model string, ok bool) llm.Record {
+	r := llm.Record{
 		Time: time.Now(),
 		Tags: metrics.NewTagSet(map[string]string{"scenario": scenario, "model": model, "user": "tag-" + scenario}),
 		OK:   ok, Status: 200, E2E: 2000,
@@ -372,7 +372,7 @@ func BenchmarkAddRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer o.Finish(context.Background(), nil)
-	recs := []modules.RequestRecord{record("chat", "m1", true), record("rag", "m1", true), record("chat", "m2", true), record("chat", "m1", true)}
+	recs := []llm.Record{record("chat", "m1", true), record("rag", "m1", true), record("chat", "m2", true), record("chat", "m1", true)}
 	for _, ok := range []bool{true, true, true, false} {
 		recs = append(recs, record("chat", "m1", ok))
 	}

@@ -3,43 +3,49 @@ package records
 import (
 	"bytes"
 	"encoding/csv"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
-// csvColumns are the CSV header, in the order of the JSONL members.
-var csvColumns = []string{
-	"time", "scenario", "model", "tags", "ok", "status", "error_class",
-	"ttft_ms", "ttfo_ms", "tpot_ms", "e2e_ms", "itl_mean_ms", "itl_p99_ms",
-	"input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens",
+// csvEncoder writes a record as one CSV row with encoding/csv, into a
+// buffer from which record copies it. Its columns are those of the JSONL
+// members, in their order: after the tags, the record's figures
+// (llm.RecordFields), empty where a failed request's only ones
+// (error_class) are of an ok request.
+type csvEncoder struct {
+	figures []llm.RecordField
+	buf     bytes.Buffer
+	w       *csv.Writer
+	row     []string
+	tags    strings.Builder
 }
 
-// csvEncoder writes a record as one CSV row with encoding/csv, into a
-// buffer from which record copies it.
-type csvEncoder struct {
-	buf  bytes.Buffer
-	w    *csv.Writer
-	row  []string
-	tags strings.Builder
-}
+// csvTagColumns are the columns before the figures.
+const csvTagColumns = 4
 
 // newCSVEncoder returns a CSV encoder.
 func newCSVEncoder() *csvEncoder {
-	e := &csvEncoder{row: make([]string, len(csvColumns))}
+	e := &csvEncoder{figures: llm.RecordFields()}
+	e.row = make([]string, csvTagColumns+len(e.figures))
 	e.w = csv.NewWriter(&e.buf)
 	return e
 }
 
 // header appends the header row to dst.
 func (e *csvEncoder) header(dst []byte) []byte {
-	return e.encode(dst, csvColumns)
+	columns := append(make([]string, 0, len(e.row)), "time", "scenario", "model", "tags")
+	for _, f := range e.figures {
+		columns = append(columns, f.Name)
+	}
+	return e.encode(dst, columns)
 }
 
 // record appends r's row to dst.
-func (e *csvEncoder) record(dst []byte, r *modules.RequestRecord) []byte {
+func (e *csvEncoder) record(dst []byte, r *llm.Record) []byte {
 	scenario, _ := r.Tags.Get(scenarioTag)
 	model, _ := r.Tags.Get(modelTag)
 	e.tags.Reset()
@@ -53,21 +59,23 @@ func (e *csvEncoder) record(dst []byte, r *modules.RequestRecord) []byte {
 			e.tags.WriteString(t.Value)
 		}
 	}
-	errorClass := ""
-	if !r.OK {
-		errorClass = r.ErrorClass
-	}
 	row := e.row
 	row[0] = r.Time.UTC().Format(time.RFC3339Nano)
 	row[1], row[2], row[3] = scenario, model, e.tags.String()
-	row[4] = strconv.FormatBool(r.OK)
-	row[5] = strconv.Itoa(r.Status)
-	row[6] = errorClass
-	for i, v := range [...]float64{r.TTFT, r.TTFO, r.TPOT, r.E2E, r.ITLMean, r.ITLP99} {
-		row[7+i] = strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	for i, v := range [...]int{r.PromptTokens, r.OutputTokens, r.CachedTokens, r.ReasoningTokens} {
-		row[13+i] = strconv.Itoa(v)
+	for i := range e.figures {
+		f, cell := &e.figures[i], &row[csvTagColumns+i]
+		switch {
+		case f.FailedOnly && r.OK:
+			*cell = ""
+		case f.Kind == reflect.Bool:
+			*cell = strconv.FormatBool(f.Bool(r))
+		case f.Kind == reflect.Int:
+			*cell = strconv.FormatInt(f.Int(r), 10)
+		case f.Kind == reflect.Float64:
+			*cell = strconv.FormatFloat(f.Float64(r), 'f', -1, 64)
+		default:
+			*cell = f.String(r)
+		}
 	}
 	return e.encode(dst, row)
 }

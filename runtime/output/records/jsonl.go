@@ -2,11 +2,12 @@ package records
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -18,14 +19,29 @@ const (
 )
 
 // jsonlEncoder writes a record as one JSON object per line, appended by
-// hand: no reflection, no allocation.
-type jsonlEncoder struct{}
+// hand: no allocation. Its members after the tags are the record's
+// figures (llm.RecordFields), a failed request's only ones (error_class)
+// left out of an ok request's line.
+type jsonlEncoder struct {
+	figures []llm.RecordField
+	// keys are the figures' `,"name":`.
+	keys []string
+}
+
+// newJSONLEncoder returns a JSONL encoder.
+func newJSONLEncoder() *jsonlEncoder {
+	e := &jsonlEncoder{figures: llm.RecordFields()}
+	for _, f := range e.figures {
+		e.keys = append(e.keys, `,"`+f.Name+`":`)
+	}
+	return e
+}
 
 // header is nothing: JSONL has no header.
-func (jsonlEncoder) header(dst []byte) []byte { return dst }
+func (*jsonlEncoder) header(dst []byte) []byte { return dst }
 
 // record appends r's JSON object and a newline to dst.
-func (jsonlEncoder) record(dst []byte, r *modules.RequestRecord) []byte {
+func (e *jsonlEncoder) record(dst []byte, r *llm.Record) []byte {
 	scenario, _ := r.Tags.Get(scenarioTag)
 	model, _ := r.Tags.Get(modelTag)
 	dst = append(dst, `{"time":"`...)
@@ -47,24 +63,24 @@ func (jsonlEncoder) record(dst []byte, r *modules.RequestRecord) []byte {
 			dst = appendString(dst, t.Value)
 		}
 	}
-	dst = append(dst, `},"ok":`...)
-	dst = strconv.AppendBool(dst, r.OK)
-	dst = append(dst, `,"status":`...)
-	dst = strconv.AppendInt(dst, int64(r.Status), 10)
-	if !r.OK {
-		dst = append(dst, `,"error_class":`...)
-		dst = appendString(dst, r.ErrorClass)
+	dst = append(dst, '}')
+	for i := range e.figures {
+		f := &e.figures[i]
+		if f.FailedOnly && r.OK {
+			continue
+		}
+		dst = append(dst, e.keys[i]...)
+		switch f.Kind {
+		case reflect.Bool:
+			dst = strconv.AppendBool(dst, f.Bool(r))
+		case reflect.Int:
+			dst = strconv.AppendInt(dst, f.Int(r), 10)
+		case reflect.Float64:
+			dst = appendFloat(dst, f.Float64(r))
+		default:
+			dst = appendString(dst, f.String(r))
+		}
 	}
-	dst = appendFloat(append(dst, `,"ttft_ms":`...), r.TTFT)
-	dst = appendFloat(append(dst, `,"ttfo_ms":`...), r.TTFO)
-	dst = appendFloat(append(dst, `,"tpot_ms":`...), r.TPOT)
-	dst = appendFloat(append(dst, `,"e2e_ms":`...), r.E2E)
-	dst = appendFloat(append(dst, `,"itl_mean_ms":`...), r.ITLMean)
-	dst = appendFloat(append(dst, `,"itl_p99_ms":`...), r.ITLP99)
-	dst = strconv.AppendInt(append(dst, `,"input_tokens":`...), int64(r.PromptTokens), 10)
-	dst = strconv.AppendInt(append(dst, `,"output_tokens":`...), int64(r.OutputTokens), 10)
-	dst = strconv.AppendInt(append(dst, `,"cached_tokens":`...), int64(r.CachedTokens), 10)
-	dst = strconv.AppendInt(append(dst, `,"reasoning_tokens":`...), int64(r.ReasoningTokens), 10)
 	return append(dst, "}\n"...)
 }
 

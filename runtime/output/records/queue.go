@@ -4,7 +4,7 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // chunkSize is the most records of one chunk of the queue.
@@ -34,8 +34,8 @@ type queue struct {
 	ready chan struct{}
 
 	mu      sync.Mutex
-	chunks  [][]modules.RequestRecord
-	spare   [][]modules.RequestRecord
+	chunks  [][]llm.Record
+	spare   [][]llm.Record
 	pending int
 	closed  bool
 	// failure, once writing failed, is why every later record is dropped.
@@ -54,7 +54,7 @@ func newQueue(max int, fullReason string) *queue {
 // push queues a copy of r, or drops and counts it when the queue is full
 // or writing has failed; it never blocks beyond the lock. After close it
 // does nothing.
-func (q *queue) push(r *modules.RequestRecord) {
+func (q *queue) push(r *llm.Record) {
 	q.mu.Lock()
 	switch {
 	case q.closed:
@@ -73,12 +73,12 @@ func (q *queue) push(r *modules.RequestRecord) {
 	n := len(q.chunks)
 	started := n == 0 || len(q.chunks[n-1]) == cap(q.chunks[n-1])
 	if started {
-		var c []modules.RequestRecord
+		var c []llm.Record
 		if s := len(q.spare); s > 0 {
 			c, q.spare[s-1] = q.spare[s-1], nil
 			q.spare = q.spare[:s-1]
 		} else {
-			c = make([]modules.RequestRecord, 0, min(chunkSize, q.max))
+			c = make([]llm.Record, 0, min(chunkSize, q.max))
 		}
 		q.chunks = append(q.chunks, c)
 		n++
@@ -95,7 +95,7 @@ func (q *queue) push(r *modules.RequestRecord) {
 
 // take appends every queued chunk to dst, oldest first, for the writer,
 // which hands each back with recycle once it is done with it.
-func (q *queue) take(dst [][]modules.RequestRecord) [][]modules.RequestRecord {
+func (q *queue) take(dst [][]llm.Record) [][]llm.Record {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	dst = append(dst, q.chunks...)
@@ -106,7 +106,7 @@ func (q *queue) take(dst [][]modules.RequestRecord) [][]modules.RequestRecord {
 
 // recycle takes back a chunk the writer is done with: its records leave
 // the bound, and the chunk is kept for reuse while few are.
-func (q *queue) recycle(c []modules.RequestRecord) {
+func (q *queue) recycle(c []llm.Record) {
 	clear(c) // keep no tag sets alive
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -6,7 +6,8 @@
 //
 // Each JSONL line is one object with these members, in this order; the
 // CSV file has a header row and the same columns (docs/outputs.md has
-// examples):
+// examples). Those after tags are the figures of llm.Record, named and
+// ordered by its record tags:
 //
 //	time              when the request ended, RFC 3339 in UTC, fractional
 //	                  seconds to the nanosecond, trailing zeros dropped
@@ -54,7 +55,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -94,7 +95,7 @@ type encoder interface {
 	// header appends what precedes the records (CSV's header row) to dst.
 	header(dst []byte) []byte
 	// record appends r's line, newline included, to dst.
-	record(dst []byte, r *modules.RequestRecord) []byte
+	record(dst []byte, r *llm.Record) []byte
 }
 
 // newEncoder returns an encoder of format f.
@@ -102,7 +103,7 @@ func newEncoder(f Format) encoder {
 	if f == CSV {
 		return newCSVEncoder()
 	}
-	return jsonlEncoder{}
+	return newJSONLEncoder()
 }
 
 // Output writes every request record to a file. New makes one; Start,
@@ -178,7 +179,7 @@ func (o *Output) Start(ctx context.Context, _ output.Run) error {
 // AddRequest queues a copy of r (the caller may reuse it), or drops and
 // counts it when the queue is full or writing failed. It never waits for
 // the disk.
-func (o *Output) AddRequest(r *modules.RequestRecord) {
+func (o *Output) AddRequest(r *llm.Record) {
 	if r != nil {
 		o.q.push(r)
 	}
@@ -235,7 +236,7 @@ type fileWriter struct {
 	// line is the reused encoding buffer; chunks the reused list of
 	// chunks taken.
 	line   []byte
-	chunks [][]modules.RequestRecord
+	chunks [][]llm.Record
 	// unflushed counts the records in bw, not yet in the file; flushed is
 	// when bw was last flushed.
 	unflushed int
@@ -292,7 +293,7 @@ func (w *fileWriter) drain(ctx context.Context) {
 // write encodes r into the buffer, flushing first when it does not fit,
 // so that the buffer never flushes on its own and every record is
 // accounted for exactly.
-func (w *fileWriter) write(r *modules.RequestRecord) {
+func (w *fileWriter) write(r *llm.Record) {
 	if w.failure != "" {
 		w.drop(1)
 		return

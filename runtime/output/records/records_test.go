@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,15 +15,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
 // testRecords are an ok request with every figure, and a failed one.
-func testRecords() []modules.RequestRecord {
+func testRecords() []llm.Record {
 	end := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.FixedZone("CET", 3600))
-	return []modules.RequestRecord{
+	return []llm.Record{
 		{
 			Time: end,
 			Tags: metrics.NewTagSet(map[string]string{"scenario": "chat", "model": "llama-3", "group": "::g", "env": `a"b\c`}),
@@ -155,7 +156,8 @@ func TestCSVWritesAHeaderAndEveryRecordInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		csvColumns,
+		{"time", "scenario", "model", "tags", "ok", "status", "error_class", "ttft_ms", "ttfo_ms", "tpot_ms", "e2e_ms",
+			"itl_mean_ms", "itl_p99_ms", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"},
 		{"2026-03-04T04:06:07.123456789Z", "chat", "llama-3", `env=a"b\c;group=::g`, "true", "200", "",
 			"123.456", "120.5", "12.25", "987.654321", "11.5", "30.125", "512", "64", "256", "8"},
 		{"2026-03-04T04:06:08.123456789Z", "chat", "llama-3", "", "false", "503", "http_5xx",
@@ -209,9 +211,9 @@ func TestConcurrentRecordsAllLand(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
-			var r modules.RequestRecord // reused, as the VUs do
+			var r llm.Record // reused, as the VUs do
 			for i := range each {
-				r = modules.RequestRecord{Time: time.Now(), Tags: tags, OK: true, Status: g, OutputTokens: i}
+				r = llm.Record{Time: time.Now(), Tags: tags, OK: true, Status: g, OutputTokens: i}
 				o.AddRequest(&r)
 			}
 		})
@@ -425,7 +427,7 @@ func BenchmarkQueuePush(b *testing.B) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var chunks [][]modules.RequestRecord
+		var chunks [][]llm.Record
 		for {
 			select {
 			case <-stop:
@@ -451,4 +453,37 @@ func BenchmarkQueuePush(b *testing.B) {
 	<-done
 	_, dropped, _ := q.close("")
 	b.ReportMetric(float64(dropped)/float64(b.N), "dropped/op")
+}
+
+// The files' bytes are pinned: member and column names, their order,
+// number formatting and escaping are the schema readers rely on.
+func TestEncodedBytes(t *testing.T) {
+	recs := testRecords()
+	odd := recs[0]
+	odd.TTFT, odd.TPOT, odd.Tags = math.NaN(), math.Inf(1), nil
+	recs = append(recs, odd)
+	tests := []struct {
+		f    Format
+		want string
+	}{
+		{JSONL, `{"time":"2026-03-04T04:06:07.123456789Z","scenario":"chat","model":"llama-3","tags":{"env":"a\"b\\c","group":"::g"},"ok":true,"status":200,"ttft_ms":123.456,"ttfo_ms":120.5,"tpot_ms":12.25,"e2e_ms":987.654321,"itl_mean_ms":11.5,"itl_p99_ms":30.125,"input_tokens":512,"output_tokens":64,"cached_tokens":256,"reasoning_tokens":8}
+{"time":"2026-03-04T04:06:08.123456789Z","scenario":"chat","model":"llama-3","tags":{},"ok":false,"status":503,"error_class":"http_5xx","ttft_ms":0,"ttfo_ms":0,"tpot_ms":0,"e2e_ms":5.5,"itl_mean_ms":0,"itl_p99_ms":0,"input_tokens":0,"output_tokens":0,"cached_tokens":0,"reasoning_tokens":0}
+{"time":"2026-03-04T04:06:07.123456789Z","scenario":"","model":"","tags":{},"ok":true,"status":200,"ttft_ms":null,"ttfo_ms":120.5,"tpot_ms":null,"e2e_ms":987.654321,"itl_mean_ms":11.5,"itl_p99_ms":30.125,"input_tokens":512,"output_tokens":64,"cached_tokens":256,"reasoning_tokens":8}
+`},
+		{CSV, `time,scenario,model,tags,ok,status,error_class,ttft_ms,ttfo_ms,tpot_ms,e2e_ms,itl_mean_ms,itl_p99_ms,input_tokens,output_tokens,cached_tokens,reasoning_tokens
+2026-03-04T04:06:07.123456789Z,chat,llama-3,"env=a""b\c;group=::g",true,200,,123.456,120.5,12.25,987.654321,11.5,30.125,512,64,256,8
+2026-03-04T04:06:08.123456789Z,chat,llama-3,,false,503,http_5xx,0,0,0,5.5,0,0,0,0,0,0
+2026-03-04T04:06:07.123456789Z,,,,true,200,,NaN,120.5,+Inf,987.654321,11.5,30.125,512,64,256,8
+`},
+	}
+	for _, tc := range tests {
+		enc := newEncoder(tc.f)
+		got := enc.header(nil)
+		for i := range recs {
+			got = enc.record(got, &recs[i])
+		}
+		if string(got) != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.f, got, tc.want)
+		}
+	}
 }

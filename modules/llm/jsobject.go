@@ -1,0 +1,159 @@
+package llm
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// jsShape is how the values of one Go struct type become JavaScript
+// objects, computed once per type from its fields' tags (see Result): one
+// property per exported field, in field order, named by its json tag.
+// Values map by kind: booleans, numbers and strings (named string types
+// such as ErrorClass included) to primitives, structs to objects of their
+// own shape, slices to arrays (empty when nil), maps to objects (left out
+// when nil).
+type jsShape struct {
+	props []jsProp
+}
+
+// jsProp is one property of a jsShape.
+type jsProp struct {
+	name  string
+	index int
+	// optional leaves the property out unless the caller asks for the
+	// optional ones (js:",optional").
+	optional bool
+	// ifField is the index of the field whose zero value leaves the
+	// property out (js:",if=Field"); -1 for none.
+	ifField int
+	// elem is the shape of a struct field, or of a slice's or map's
+	// struct elements.
+	elem *jsShape
+}
+
+// resultShape is the shape of the objects llm.stream() returns.
+var resultShape = newJSShape(reflect.TypeFor[Result]())
+
+// resultObject converts r to the object scripts see; the ITL gaps
+// (js:",optional") only when withITL.
+func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
+	return resultShape.object(rt, reflect.ValueOf(r).Elem(), withITL)
+}
+
+// newJSShape computes the shape of struct type t. A field of a kind it
+// cannot map is a programming error: it panics, at package
+// initialization.
+func newJSShape(t reflect.Type) *jsShape {
+	s := &jsShape{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		jsName, jsOpts, _ := strings.Cut(f.Tag.Get("js"), ",")
+		if !f.IsExported() || name == "-" || jsName == "-" {
+			continue
+		}
+		if name == "" {
+			panic(fmt.Sprintf("llm: %s.%s has no json name for scripts", t, f.Name))
+		}
+		p := jsProp{name: name, index: i, ifField: -1, elem: elemShape(t, f)}
+		for opt := range strings.SplitSeq(jsOpts, ",") {
+			switch field, isIf := strings.CutPrefix(opt, "if="); {
+			case opt == "":
+			case opt == "optional":
+				p.optional = true
+			case isIf:
+				g, ok := t.FieldByName(field)
+				if !ok || len(g.Index) != 1 {
+					panic(fmt.Sprintf("llm: %s.%s: js:\"if=%s\" names no field of %s", t, f.Name, field, t))
+				}
+				p.ifField = g.Index[0]
+			default:
+				panic(fmt.Sprintf("llm: %s.%s: unknown js tag option %q", t, f.Name, opt))
+			}
+		}
+		s.props = append(s.props, p)
+	}
+	return s
+}
+
+// elemShape is the shape of field f's structs (f itself, or its elements),
+// nil when it holds none; it panics on a kind jsValue cannot map.
+func elemShape(t reflect.Type, f reflect.StructField) *jsShape {
+	ft := f.Type
+	if k := ft.Kind(); k == reflect.Slice || k == reflect.Map {
+		if k == reflect.Map && ft.Key().Kind() != reflect.String {
+			panic(fmt.Sprintf("llm: %s.%s: a map for scripts needs string keys", t, f.Name))
+		}
+		ft = ft.Elem()
+	}
+	switch ft.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64, reflect.String:
+		return nil
+	case reflect.Struct:
+		return newJSShape(ft)
+	}
+	panic(fmt.Sprintf("llm: %s.%s: scripts cannot be given a %s", t, f.Name, f.Type))
+}
+
+// object converts v, a struct of s's type, to a new object; optional
+// says whether to include the optional properties.
+func (s *jsShape) object(rt *goja.Runtime, v reflect.Value, optional bool) *goja.Object {
+	return plainObject(rt, func(o *goja.Object) {
+		for i := range s.props {
+			p := &s.props[i]
+			if p.optional && !optional || p.ifField >= 0 && v.Field(p.ifField).IsZero() {
+				continue
+			}
+			f := v.Field(p.index)
+			if f.Kind() == reflect.Map && f.IsNil() {
+				continue
+			}
+			must(o.Set(p.name, jsValue(rt, f, p.elem, optional)))
+		}
+	})
+}
+
+// jsValue converts v, of a kind newJSShape accepted, whose structs are of
+// shape elem.
+func jsValue(rt *goja.Runtime, v reflect.Value, elem *jsShape, optional bool) goja.Value {
+	switch v.Kind() {
+	case reflect.Bool:
+		return rt.ToValue(v.Bool())
+	case reflect.Int, reflect.Int64:
+		return rt.ToValue(v.Int())
+	case reflect.Float64:
+		return rt.ToValue(v.Float())
+	case reflect.String:
+		return rt.ToValue(v.String())
+	case reflect.Struct:
+		return elem.object(rt, v, optional)
+	case reflect.Slice:
+		items := make([]any, v.Len())
+		for k := range items {
+			items[k] = jsValue(rt, v.Index(k), elem, optional)
+		}
+		return rt.NewArray(items...)
+	default: // a map with string keys
+		return plainObject(rt, func(o *goja.Object) {
+			for it := v.MapRange(); it.Next(); {
+				must(o.Set(it.Key().String(), jsValue(rt, it.Value(), elem, optional)))
+			}
+		})
+	}
+}
+
+// plainObject returns a new object that fill gave its properties while
+// it had no prototype, so that no setter the script put on
+// Object.prototype ran (defining the properties instead would cost an
+// allocation each).
+func plainObject(rt *goja.Runtime, fill func(o *goja.Object)) *goja.Object {
+	o := rt.NewObject()
+	proto := o.Prototype()
+	must(o.SetPrototype(nil))
+	fill(o)
+	must(o.SetPrototype(proto))
+	return o
+}

@@ -1,0 +1,206 @@
+package llm
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/metrics"
+)
+
+// Record is what a run keeps of one request that ended (ok or failed;
+// canceled requests are in no output): the one record every consumer of
+// single requests reads — the per-request files (JSONL, CSV), InfluxDB's
+// llm_request points and intervals, Prometheus, the timeline. It is made
+// from the request's Result by Result.record. Times are milliseconds, 0
+// where not measured: a failed request has only E2E, and no tokens.
+//
+// Each figure's record tag names it in the per-request files, which write
+// the figures in field order (RecordFields): adding a tagged field adds a
+// column. The option "failed" marks a figure only failed requests have.
+type Record struct {
+	// Time is when the request ended.
+	Time time.Time
+	// Tags are the request's sample tags: scenario, model, group,
+	// workload, turn and the script's own.
+	Tags *metrics.TagSet
+	OK   bool `record:"ok"`
+	// Status is the HTTP status (0 when there was no response).
+	Status int `record:"status"`
+	// ErrorClass is the failure's class ("" when OK).
+	ErrorClass string  `record:"error_class,failed"`
+	TTFT       float64 `record:"ttft_ms"`
+	TTFO       float64 `record:"ttfo_ms"`
+	TPOT       float64 `record:"tpot_ms"`
+	E2E        float64 `record:"e2e_ms"`
+	// ITLMean and ITLP99 summarise the request's inter-token gaps (0 with
+	// fewer than two token-bearing chunks).
+	ITLMean      float64 `record:"itl_mean_ms"`
+	ITLP99       float64 `record:"itl_p99_ms"`
+	PromptTokens int     `record:"input_tokens"`
+	OutputTokens int     `record:"output_tokens"`
+	CachedTokens int     `record:"cached_tokens"`
+	// ReasoningTokens is the reasoning share of OutputTokens: the
+	// server's count when it gave one, else the reasoning-only chunks.
+	ReasoningTokens int `record:"reasoning_tokens"`
+}
+
+// RecordField is one figure of a Record, as the per-request files name
+// and write it.
+type RecordField struct {
+	// Name is its JSONL member and CSV column: "ttft_ms".
+	Name string
+	// Kind is its Go kind: reflect.Bool, Int, Float64 or String; read it
+	// with the method of that name.
+	Kind reflect.Kind
+	// FailedOnly says that only failed requests have it (error_class).
+	FailedOnly bool
+	index      int
+}
+
+// recordFields are the figures of a Record, computed once.
+var recordFields = newRecordFields()
+
+// RecordFields returns the figures of a Record that have a record tag, in
+// field order.
+func RecordFields() []RecordField { return slices.Clone(recordFields) }
+
+// newRecordFields reads Record's record tags. A tagged field of another
+// kind than RecordField.Kind allows is a programming error: it panics, at
+// package initialization.
+func newRecordFields() []RecordField {
+	var out []RecordField
+	t := reflect.TypeFor[Record]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, ok := f.Tag.Lookup("record")
+		if !ok {
+			continue
+		}
+		name, opt, _ := strings.Cut(tag, ",")
+		switch k := f.Type.Kind(); {
+		case k != reflect.Bool && k != reflect.Int && k != reflect.Float64 && k != reflect.String:
+			panic(fmt.Sprintf("llm: Record.%s: a record figure cannot be a %s", f.Name, f.Type))
+		case opt != "" && opt != "failed":
+			panic(fmt.Sprintf("llm: Record.%s: unknown record tag option %q", f.Name, opt))
+		default:
+			out = append(out, RecordField{Name: name, Kind: k, FailedOnly: opt == "failed", index: i})
+		}
+	}
+	return out
+}
+
+// Bool is the figure of r, of Kind reflect.Bool.
+func (f *RecordField) Bool(r *Record) bool { return f.value(r).Bool() }
+
+// Int is the figure of r, of Kind reflect.Int.
+func (f *RecordField) Int(r *Record) int64 { return f.value(r).Int() }
+
+// Float64 is the figure of r, of Kind reflect.Float64.
+func (f *RecordField) Float64(r *Record) float64 { return f.value(r).Float() }
+
+// String is the figure of r, of Kind reflect.String.
+func (f *RecordField) String(r *Record) string { return f.value(r).String() }
+
+func (f *RecordField) value(r *Record) reflect.Value { return reflect.ValueOf(r).Elem().Field(f.index) }
+
+// record fills rec with what outputs keep of the request, tagged tags;
+// scratch is reused to find the ITL p99 and returned for the next call.
+func (r *Result) record(rec *Record, tags *metrics.TagSet, scratch []float64) []float64 {
+	*rec = Record{Time: r.End(), Tags: tags, OK: r.OK, ErrorClass: string(r.Class), Status: r.Status, E2E: r.E2E}
+	if !r.OK {
+		return scratch
+	}
+	rec.TTFT, rec.TTFO, rec.TPOT = r.TTFT, r.TTFO, r.TPOT
+	rec.OutputTokens, rec.PromptTokens, rec.CachedTokens, rec.ReasoningTokens = r.OutputTokens, r.PromptTokens, r.CachedTokens, r.reasoningTokens()
+	if r.itlCount() > 0 {
+		rec.ITLMean = r.itlMean()
+		rec.ITLP99, scratch = r.itlP99(scratch)
+	}
+	return scratch
+}
+
+// Hooks are where a run's llm module reports its scripts' requests beyond
+// their metric samples; each may be nil. The requests of a warmup
+// iteration (modules.State.Warmup) reach only Observer: they count in no
+// result of the run.
+type Hooks struct {
+	// Requests receives a record of each measured request that ended,
+	// for the outputs that store every request.
+	Requests RequestSink
+	// Observer sees how every request ended, warmup included (the run's
+	// early stop watches the first ones).
+	Observer RequestObserver
+	// Errors receives the messages of the measured failed requests, for
+	// the summary.
+	Errors ErrorRecorder
+	// Arrivals counts the output tokens of the measured requests as they
+	// arrive, by scenario and model, for the run's live figures
+	// (progress line, timeline, Prometheus, InfluxDB).
+	Arrivals ArrivalCounters
+}
+
+// RequestSink receives request records. AddRequest is called from every
+// VU's goroutine, must be safe for concurrent use, and must never block for
+// long: an output that cannot keep up drops and counts. The record is
+// reused once AddRequest returns: a sink that keeps it keeps a copy.
+type RequestSink interface {
+	AddRequest(r *Record)
+}
+
+// RequestObserver sees how each request ended: ok, or failed with an
+// error class and a message (already free of secrets). Requests the run
+// itself stopped (ErrCanceled) are not observed. ObserveRequest is called
+// from every VU's goroutine, must be safe for concurrent use and must not
+// block.
+type RequestObserver interface {
+	ObserveRequest(ok bool, class, message string)
+}
+
+// ErrorRecorder collects the messages of failed requests, by error class,
+// for the end-of-run summary, which shows the first few distinct messages
+// of each class. Implementations keep bounded memory however many errors
+// they are given, and are safe for concurrent use. Messages are already
+// free of secrets (API keys, credential headers).
+type ErrorRecorder interface {
+	Record(class, message string)
+}
+
+// ArrivalCounters are a run's counters of arriving output tokens, one per
+// scenario and model, sharded so that each VU counts into a shard of its
+// own (by its ID) or shared with few others. Counter is safe for
+// concurrent use; the module calls it only when a VU's scenario or model
+// changes, never per token.
+type ArrivalCounters interface {
+	Counter(scenario, model string) *metrics.ShardedCounter
+}
+
+// TokenArrivals hands a request the counter of its model's output tokens
+// (Request.Arrivals). Counter is called once per request, never per
+// token, from the goroutine that sends it.
+type TokenArrivals interface {
+	Counter(model string) *metrics.CounterShard
+}
+
+// vuArrivals is one VU's TokenArrivals in one scenario: its shard of the
+// scenario's counters. It remembers the last model's, so that a VU sending
+// to one model looks its counter up once. Like its VU, it is used by one
+// goroutine at a time.
+type vuArrivals struct {
+	all      ArrivalCounters
+	scenario string
+	shard    int
+
+	model string
+	last  *metrics.CounterShard
+}
+
+// Counter implements TokenArrivals.
+func (v *vuArrivals) Counter(model string) *metrics.CounterShard {
+	if v.last == nil || v.model != model {
+		v.model, v.last = model, v.all.Counter(v.scenario, model).Shard(v.shard)
+	}
+	return v.last
+}
