@@ -336,3 +336,15 @@ func TestShortLastIntervalJoinsThePrevious(t *testing.T) {
 		t.Errorf("a last interval of 0.6 s stands on its own: %+v", p)
 	}
 }
+
+// BenchmarkPoints reads the timeline of a 600-second run of 100 requests a
+// second: the percentiles of every bucket.
+func BenchmarkPoints(b *testing.B) {
+	r := New(t0, nil)
+	fill(r, 100)
+	end := at(summary.MaxTimelinePoints)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Points(end)
+	}
+}
