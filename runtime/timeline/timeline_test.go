@@ -270,7 +270,7 @@ func TestMemoryPerBucket(t *testing.T) {
 		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		hists := 0
 		for _, b := range r.buckets {
-			hists += b.ttft.GetMemorySize() + b.e2e.GetMemorySize()
+			hists += b.ended.MemorySize()
 		}
 		runtime.KeepAlive(r)
 		n := int64(len(r.buckets))
