@@ -14,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/window"
 )
 
 // The measurements (docs/influxdb.md describes them).
@@ -83,14 +84,6 @@ func addMs(p *write.Point, k string, v float64) {
 	}
 }
 
-// errorClass is a failed request's class, "unknown" when it has none.
-func errorClass(r *modules.RequestRecord) string {
-	if r.ErrorClass == "" {
-		return "unknown"
-	}
-	return r.ErrorClass
-}
-
 // requestPoint is a record's llm_request point, with its series' tags.
 func requestPoint(r *modules.RequestRecord, tags []metrics.Tag, at time.Time) *write.Point {
 	p := write.NewPointWithMeasurement(mRequest)
@@ -110,7 +103,7 @@ func requestPoint(r *modules.RequestRecord, tags []metrics.Tag, at time.Time) *w
 	p.AddField("ok", r.OK)
 	p.AddField("status", r.Status)
 	if !r.OK {
-		p.AddField("error_class", errorClass(r))
+		p.AddField("error_class", window.ErrorClass(r))
 	}
 	return p.SetTime(at)
 }
