@@ -243,15 +243,17 @@ func TestConcurrentAddRequest(t *testing.T) {
 	}
 }
 
-// fill records a busy 600-second run: perSecond requests a second, their
-// latencies spread over four orders of magnitude.
+// fill records a busy 600-second run: perSecond streamed requests a
+// second, their latencies spread over four orders of magnitude.
 func fill(r *Recorder, perSecond int) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for s := range summary.MaxTimelinePoints {
 		for i := range perSecond {
 			ttft := math.Exp(rng.NormFloat64()*1.5 + 5)
 			e2e := ttft + math.Exp(rng.NormFloat64()+9)
-			r.AddRequest(req(float64(s)+float64(i)/float64(perSecond), e2e, true, ttft, 100))
+			rec := req(float64(s)+float64(i)/float64(perSecond), e2e, true, ttft, 100)
+			rec.TPOT = (e2e - ttft) / 99
+			r.AddRequest(rec)
 		}
 	}
 }
