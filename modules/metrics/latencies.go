@@ -59,7 +59,7 @@ func (l *Latencies) Add(v float64) {
 // Count is the number of values.
 func (l *Latencies) Count() int64 { return l.count }
 
-// Min and Max are the extreme values, 0 when empty.
+// Min is the smallest value, 0 when empty.
 func (l *Latencies) Min() float64 { return l.min }
 
 // Max is the largest value, 0 when empty.
