@@ -11,9 +11,10 @@
 // compact form whose size grows with the number of distinct latencies it
 // saw rather than with their range: a long timeline keeps hundreds.
 //
-// It lives apart from modules/metrics because it reads request records,
-// and apart from the engine and the outputs because all of them consume
-// it; it imports neither.
+// It lives under runtime/, beside the timeline and the outputs that use
+// it, rather than in modules/metrics, which takes values only, because it
+// reads request records. It does not import the engine, so a view of a
+// run needs nothing but the records.
 package window
 
 import (
