@@ -59,6 +59,16 @@ func TestLatenciesPercentilesAreThoseOfStats(t *testing.T) {
 			l.Merge(o)
 			return l
 		}},
+		{"sealed with late values merged into the same", func(vals []float64) *Latencies {
+			a, b := added(vals[:len(vals)/4]), added(vals[len(vals)/4:len(vals)/2])
+			a.Seal()
+			b.Seal()
+			for i, v := range vals[len(vals)/2:] {
+				[]*Latencies{a, b}[i%2].Add(v)
+			}
+			a.Merge(b)
+			return a
+		}},
 		{"sealed merged into empty", func(vals []float64) *Latencies {
 			var l Latencies
 			o := added(vals)
@@ -86,7 +96,7 @@ func TestLatenciesPercentilesAreThoseOfStats(t *testing.T) {
 			if l.Count() != int64(n) || l.Min() != st.Min || l.Max() != st.Max {
 				t.Errorf("%d values %s: count %d, min %g, max %g; want %d, %g, %g", n, b.name, l.Count(), l.Min(), l.Max(), n, st.Min, st.Max)
 			}
-			for _, p := range []float64{0, 1, 50, 90, 99, 99.9, 100} {
+			for p := 0.0; p <= 100.2; p += 0.3 { // 0 to 100 and beyond
 				if got, want := l.Percentile(p), st.Percentile(p); got != want {
 					t.Errorf("%d values %s: p%g = %g, Stats says %g", n, b.name, p, got, want)
 				}
@@ -108,6 +118,36 @@ func TestEmptyLatencies(t *testing.T) {
 	if l.Percentile(99) != 12.5 {
 		t.Errorf("one value of 12.5: p99 %g", l.Percentile(99))
 	}
+}
+
+// The compact form keeps every bucket of the histogram and its count:
+// one value in each bucket from 0 to the top, and a bucket of many. Its
+// buckets are the histogram's: 1 wide below 2^subBucketBits, 2 wide from
+// there.
+func TestSealingKeepsEveryBucket(t *testing.T) {
+	h := newHistogram()
+	if top := int64(1) << subBucketBits; h.ValuesAreEquivalent(top-2, top-1) || !h.ValuesAreEquivalent(top, top+1) {
+		t.Fatalf("the histograms' buckets do not double from %d", top)
+	}
+	var l Latencies
+	for v := int64(0); v <= histMax; v += 1 << bucketShift(v) {
+		l.Add(float64(v) / histScale)
+	}
+	for range 70_000 {
+		l.Add(42)
+	}
+	want := l.dense.Clone()
+	l.Seal()
+	// Merged into dense Latencies (of one more value), the sealed ones
+	// decode.
+	var got Latencies
+	got.Add(1)
+	got.Merge(&l)
+	recordAbs(want, 1, 1)
+	if !got.dense.Equals(want) {
+		t.Errorf("decoded %d values, want %d", got.dense.TotalCount(), want.TotalCount())
+	}
+	t.Logf("%d values: %d B sealed", l.Count(), l.MemorySize())
 }
 
 // Sealed Latencies hold far less than dense ones: their size grows with

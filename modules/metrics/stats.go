@@ -133,13 +133,15 @@ func (s *Stats) record(v float64, n int64) {
 	recordAbs(*h, v, n)
 }
 
-// recordAbs adds n samples of |v| to h, a dense or a packed histogram.
-func recordAbs(h interface{ RecordValues(v, n int64) error }, v float64, n int64) {
-	scaled := int64(math.Round(math.Abs(v) * histScale))
-	if scaled > histMax {
-		scaled = histMax
-	}
-	_ = h.RecordValues(scaled, n) // cannot fail: 0 ≤ scaled ≤ histMax
+// recordAbs adds n samples of |v| to h.
+func recordAbs(h *hdr.Histogram, v float64, n int64) {
+	_ = h.RecordValues(scaled(v), n) // cannot fail: 0 ≤ scaled ≤ histMax
+}
+
+// scaled is |v| as histograms record it: in 1/histScale units, at most
+// histMax.
+func scaled(v float64) int64 {
+	return min(int64(math.Round(math.Abs(v)*histScale)), histMax)
 }
 
 // Merge adds other's samples into s. Last becomes the more recent of the
