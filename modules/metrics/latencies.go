@@ -211,7 +211,10 @@ func (l *Latencies) fold(other []byte, otherLate []float64) {
 	late := sortedLate(&buf, l.late, otherLate)
 	e := encoder{buf: make([]byte, 0, len(l.compact)+len(other)+3*len(late))}
 	merged(l.compact, other, late, e.add)
-	l.compact, l.late = slices.Clip(e.buf), nil
+	l.compact, l.late = e.buf, nil
+	if spare := cap(e.buf) - len(e.buf); spare > len(e.buf)/8 {
+		l.compact = slices.Clone(e.buf)
+	}
 }
 
 // percentile returns the value below which p percent (0–100) of negCount
