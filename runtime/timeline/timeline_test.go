@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -349,5 +350,28 @@ func BenchmarkPoints(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Points(end)
+	}
+}
+
+// Requests recorded after their interval was sealed still count in it,
+// and its percentiles are those of all its requests.
+func TestLateRequestsJoinSealedIntervals(t *testing.T) {
+	r := New(t0, nil)
+	var want metrics.Latencies
+	for i := range 100 {
+		ttft := 20 + float64(i)
+		r.AddRequest(req(0.5, 500, true, ttft, 1))
+		want.Add(ttft)
+	}
+	r.AddRequest(req(5.5, 500, true, 10, 1)) // the first second is sealed
+	for i := range 100 {
+		ttft := 400 + 3*float64(i)
+		r.AddRequest(req(0.7, 500, true, ttft, 1))
+		want.Add(ttft)
+	}
+	p := r.Points(at(6))[0]
+	if p.Requests != 200 || p.TTFTP50 != want.Percentile(50) || p.TTFTP99 != want.Percentile(99) {
+		t.Errorf("first second: %d requests, TTFT p50 %g, p99 %g; want 200, %g, %g",
+			p.Requests, p.TTFTP50, p.TTFTP99, want.Percentile(50), want.Percentile(99))
 	}
 }
