@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -45,6 +46,15 @@ type Record struct {
 	// ReasoningTokens is the reasoning share of OutputTokens: the
 	// server's count when it gave one, else the reasoning-only chunks.
 	ReasoningTokens int `record:"reasoning_tokens"`
+}
+
+// Class is a failed request's error class, "unknown" when the failure
+// has none; "" for a request that is OK.
+func (r *Record) Class() string {
+	if r.OK {
+		return ""
+	}
+	return cmp.Or(r.ErrorClass, "unknown")
 }
 
 // RecordField is one figure of a Record, as the per-request files name

@@ -135,11 +135,13 @@ func (s *Stats) record(v float64, n int64) {
 
 // recordAbs adds n samples of |v| to h.
 func recordAbs(h *hdr.Histogram, v float64, n int64) {
-	scaled := int64(math.Round(math.Abs(v) * histScale))
-	if scaled > histMax {
-		scaled = histMax
-	}
-	_ = h.RecordValues(scaled, n) // cannot fail: 0 ≤ scaled ≤ histMax
+	_ = h.RecordValues(scaled(v), n) // cannot fail: 0 ≤ scaled ≤ histMax
+}
+
+// scaled is |v| as histograms record it: in 1/histScale units, at most
+// histMax.
+func scaled(v float64) int64 {
+	return min(int64(math.Round(math.Abs(v)*histScale)), histMax)
 }
 
 // Merge adds other's samples into s. Last becomes the more recent of the
@@ -277,28 +279,11 @@ func (s *Stats) Rate() float64 {
 // fall, from the HDR histogram (within 0.1 %; the exact Min and Max at the
 // ends). It is 0 for an empty or non-trend Stats.
 func (s *Stats) Percentile(p float64) float64 {
-	negCount, posCount := s.signCounts()
-	if s.Count == 0 || negCount+posCount == 0 {
+	if s.Count == 0 {
 		return 0
 	}
-	if p <= 0 {
-		return s.Min
-	}
-	if p >= 100 {
-		return s.Max
-	}
-	rank := p / 100 * float64(negCount+posCount)
-	var v float64
-	if rank <= float64(negCount) {
-		// Among negatives, the rank-th smallest value is the
-		// (negCount-rank+1)-th smallest absolute value.
-		q := 100 * (float64(negCount) - rank + 1) / float64(negCount)
-		v = -float64(s.valueAtPercentile(true, q)) / histScale
-	} else {
-		q := 100 * (rank - float64(negCount)) / float64(posCount)
-		v = float64(s.valueAtPercentile(false, q)) / histScale
-	}
-	return math.Min(math.Max(v, s.Min), s.Max)
+	negCount, posCount := s.signCounts()
+	return percentile(p, negCount, posCount, s.Min, s.Max, s.valueAtPercentile)
 }
 
 // signCounts returns how many of a trend's values are negative and how

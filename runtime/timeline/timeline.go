@@ -5,12 +5,16 @@
 // A Recorder keeps one bucket per second of the run. When a run grows past
 // summary.MaxTimelinePoints buckets, neighbouring buckets merge in pairs
 // (2 s, then 4 s, ...), so memory and output stay bounded however long the
-// run. Latencies go into HDR histograms to 2 significant digits: dense ones
-// (26 KB each), fast to record into, while a bucket is one of the last two,
-// then sparse ones, whose size grows with the number of distinct values a
-// bucket saw, not with their range: about 1.5 KB a bucket at 100 requests
-// a second, 7 KB at 1,000, and never more than 54 KB (32 MB for a whole
-// timeline), when a bucket's latencies fill every slot of the histograms.
+// run. A bucket's requests go into a window.Aggregate, whose percentiles
+// are those of the summary (HDR histograms, 3 significant digits). Its
+// TTFT and E2E (the timeline charts no TPOT) are in dense histograms
+// (184 KiB each), fast to record into, while the bucket is one of the last
+// two, then sealed into a compact form whose size grows with the number
+// of distinct values a bucket saw, not with their range: about 0.9 KB a
+// bucket in all at 100 requests a second, 4.6 KB at 1,000, and 93 KB (up
+// to twice that when they hold thousands each) when a bucket's latencies
+// fill every one of the histograms' 23,221 buckets: tens of thousands of
+// requests spread from 1 µs to an hour.
 package timeline
 
 import (
@@ -19,19 +23,10 @@ import (
 	"sync"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
-)
-
-// Histograms hold microseconds from 1 µs to an hour (longer latencies are
-// recorded as an hour) to 2 significant digits: a percentile is within
-// 1 % of the exact one.
-const (
-	histMax    = int64(time.Hour / time.Microsecond)
-	histDigits = 2
+	"github.com/llmrun/llmrun/runtime/window"
 )
 
 // sampleEvery is how often Run reads the run's progress; a bucket is
@@ -58,15 +53,15 @@ type Recorder struct {
 	width time.Duration
 	// buckets[i] covers [start + i·width, start + (i+1)·width).
 	buckets []bucket
-	// hot are the indices of the buckets with dense histograms; spare
-	// are emptied dense histograms, for the next ones.
-	hot   []int
-	spare []*dense
+	// hot are the indices of the recent buckets that requests ended in:
+	// those whose latencies are not sealed yet.
+	hot []int
 }
 
 // bucket holds the figures of one interval.
 type bucket struct {
-	requests, failed int64
+	// ended is the requests that ended in the interval.
+	ended window.Aggregate
 	// outputTokens arrived in the interval: the growth of the progress's
 	// count between the readings at its start and at its end.
 	outputTokens int64
@@ -77,16 +72,9 @@ type bucket struct {
 	// interval's end; sampled says whether there was one.
 	activeVUs int64
 	sampled   bool
-	// hot holds latencies of completed requests while the interval is
-	// recent; nil once they are sealed into ttft and e2e.
-	hot *dense
-	// ttft and e2e are the completed requests' latencies in µs; nil until
-	// some are sealed.
-	ttft, e2e *hdr.PackedHistogram
+	// hot says that the bucket is in Recorder.hot.
+	hot bool
 }
-
-// dense are dense histograms of an interval's latencies in µs.
-type dense struct{ ttft, e2e *hdr.Histogram }
 
 // New returns a recorder of a run that started at start; progress, when
 // not nil, reads the run's live figures, of which the recorder takes the
@@ -101,29 +89,27 @@ func New(start time.Time, progress func() engine.Progress) *Recorder {
 func (r *Recorder) AddRequest(rec *llm.Record) {
 	end := max(rec.Time.Sub(r.start), 0)
 	begin := end - millis(rec.E2E)
+	// The timeline charts no TPOT: leaving it out spares each bucket a
+	// histogram.
+	charted := *rec
+	charted.TPOT = 0
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i := r.reserve(end)
 	b := &r.buckets[i]
-	b.requests++
 	b.inFlight--
 	r.buckets[r.index(begin)].inFlight++
-	if !rec.OK {
-		b.failed++
-		return
-	}
 	if i+recent >= len(r.buckets) {
-		h := r.heat(i)
-		record(h.ttft, rec.TTFT)
-		record(h.e2e, rec.E2E)
-		return
+		if !b.hot {
+			b.hot = true
+			r.hot = append(r.hot, i)
+		}
+	} else {
+		// A late record, into an older interval: straight into the
+		// sealed form.
+		b.ended.Seal()
 	}
-	// A late record, into an older interval.
-	if b.ttft == nil {
-		b.ttft, b.e2e = newPacked(), newPacked()
-	}
-	record(b.ttft, rec.TTFT)
-	record(b.e2e, rec.E2E)
+	b.ended.Add(&charted)
 }
 
 // Run reads the run's progress once a second, at the end of each second
@@ -208,11 +194,10 @@ func (r *Recorder) Points(end time.Time) []summary.TimelinePoint {
 		if i == n-1 {
 			to = elapsed
 		}
-		p := summary.TimelinePoint{T: to.Seconds(), Seconds: (to - from).Seconds(),
-			Requests: b.requests, Failed: b.failed, OutputTokens: b.outputTokens, ActiveVUs: vus, InFlight: inFlight}
-		p.TTFTP50, p.TTFTP99 = percentiles(b.ttft)
-		p.E2EP50, p.E2EP99 = percentiles(b.e2e)
-		points[i] = p
+		ttft, e2e := &b.ended.TTFT, &b.ended.E2E
+		points[i] = summary.TimelinePoint{T: to.Seconds(), Seconds: (to - from).Seconds(),
+			Requests: b.ended.Requests, Failed: b.ended.Failed, OutputTokens: b.outputTokens, ActiveVUs: vus, InFlight: inFlight,
+			TTFTP50: ttft.Percentile(50), TTFTP99: ttft.Percentile(99), E2EP50: e2e.Percentile(50), E2EP99: e2e.Percentile(99)}
 	}
 	return points
 }
@@ -239,25 +224,7 @@ func (r *Recorder) reserve(offset time.Duration) int {
 	return i
 }
 
-// heat returns bucket i's dense histograms, giving it some if it has
-// none.
-func (r *Recorder) heat(i int) *dense {
-	b := &r.buckets[i]
-	if b.hot != nil {
-		return b.hot
-	}
-	if n := len(r.spare); n > 0 {
-		b.hot, r.spare = r.spare[n-1], r.spare[:n-1]
-	} else {
-		b.hot = &dense{ttft: hdr.New(1, histMax, histDigits), e2e: hdr.New(1, histMax, histDigits)}
-	}
-	r.hot = append(r.hot, i)
-	return b.hot
-}
-
-// seal moves the latencies of the buckets before below from their dense
-// histograms into sparse ones, and keeps the emptied dense ones for
-// reuse.
+// seal seals the latencies of the buckets before below.
 func (r *Recorder) seal(below int) {
 	kept := r.hot[:0]
 	for _, i := range r.hot {
@@ -266,27 +233,10 @@ func (r *Recorder) seal(below int) {
 			continue
 		}
 		b := &r.buckets[i]
-		b.ttft = sealHist(b.ttft, b.hot.ttft)
-		b.e2e = sealHist(b.e2e, b.hot.e2e)
-		r.spare = append(r.spare, b.hot)
-		b.hot = nil
+		b.ended.Seal()
+		b.hot = false
 	}
 	r.hot = kept
-}
-
-// sealHist returns p with h's counts added, creating p when nil and
-// trimming its storage to fit, and empties h.
-func sealHist(p *hdr.PackedHistogram, h *hdr.Histogram) *hdr.PackedHistogram {
-	if h.TotalCount() == 0 {
-		return p
-	}
-	if p == nil {
-		p = newPacked()
-	}
-	p.MergeFrom(h) // same geometry: drops nothing
-	p.Compact()
-	h.Reset()
-	return p
 }
 
 // halve merges the buckets in pairs and doubles their width.
@@ -308,15 +258,12 @@ func (r *Recorder) halve() {
 // merge adds the figures of the later interval o to b; o's histograms
 // stay as they were.
 func (b *bucket) merge(o *bucket) {
-	b.requests += o.requests
-	b.failed += o.failed
+	b.ended.Merge(&o.ended)
 	b.outputTokens += o.outputTokens
 	b.inFlight += o.inFlight
 	if o.sampled {
 		b.activeVUs, b.sampled = o.activeVUs, true
 	}
-	b.ttft = mergeHist(b.ttft, o.ttft)
-	b.e2e = mergeHist(b.e2e, o.e2e)
 }
 
 // maxMillis bounds the durations millis converts, well inside
@@ -329,38 +276,4 @@ func millis(ms float64) time.Duration {
 		return 0
 	}
 	return time.Duration(min(ms, maxMillis) * float64(time.Millisecond))
-}
-
-func newPacked() *hdr.PackedHistogram { return hdr.NewPacked(1, histMax, histDigits) }
-
-// mergeHist returns h with o's counts added, creating h when nil and
-// trimming its storage to fit.
-func mergeHist(h, o *hdr.PackedHistogram) *hdr.PackedHistogram {
-	if o == nil {
-		return h
-	}
-	if h == nil {
-		h = newPacked()
-	}
-	h.Merge(o) // same geometry: drops nothing
-	h.Compact()
-	return h
-}
-
-// record adds a latency in ms to h, unless it is 0 (not measured).
-func record(h interface{ RecordValue(int64) error }, ms float64) {
-	if !(ms > 0) {
-		return
-	}
-	us := int64(min(math.Round(ms*1000), float64(histMax)))
-	_ = h.RecordValue(max(us, 1)) // in range: never fails
-}
-
-// percentiles returns the p50 and p99 of h in ms, 0 when h is empty.
-func percentiles(h *hdr.PackedHistogram) (p50, p99 float64) {
-	if h == nil || h.TotalCount() == 0 {
-		return 0, 0
-	}
-	v := h.ValueAtPercentilesSlice([]float64{50, 99})
-	return float64(v[0]) / 1000, float64(v[1]) / 1000
 }

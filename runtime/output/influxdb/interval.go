@@ -2,23 +2,16 @@ package influxdb
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
-)
-
-// Histograms hold microseconds, from 1 µs to an hour (longer values are
-// recorded as an hour), to 3 significant digits.
-const (
-	histMax    = int64(time.Hour / time.Microsecond)
-	histDigits = 3
+	"github.com/llmrun/llmrun/runtime/window"
 )
 
 // defaultScenario names the scenario of a record without a scenario tag.
@@ -36,42 +29,20 @@ type aggregates struct {
 	// models are each scenario's models over the whole run, for llm_run.
 	models map[string]map[string]struct{}
 	// all sums the scenarios for the _all point; only the ticker uses it.
-	all *scenarioAgg
-	// none is the figures of a scenario no request of which ended in the
-	// interval, whose output tokens arrived all the same: always empty,
-	// only the ticker uses it.
-	none *scenarioAgg
+	all window.Aggregate
 }
 
 // scenarioAgg is one scenario's figures over an interval. Its output
 // tokens are not here: they are counted as they arrive (arrivals).
 type scenarioAgg struct {
-	requests, failed int64
-	// promptTokens are the completed requests' prompt tokens.
-	promptTokens int64
-	// ttft, tpot and e2e are the completed requests' latencies, in µs.
-	ttft, tpot, e2e *hdrhistogram.Histogram
-	errors          map[string]int64
+	ended window.Aggregate
 	// models is the scenario's entry of aggregates.models.
 	models map[string]struct{}
 }
 
 // newAggregates returns empty aggregates.
 func newAggregates() *aggregates {
-	return &aggregates{cur: map[string]*scenarioAgg{}, models: map[string]map[string]struct{}{},
-		all: newScenarioAgg(nil), none: newScenarioAgg(nil)}
-}
-
-// newScenarioAgg returns empty figures of a scenario whose models go to
-// models.
-func newScenarioAgg(models map[string]struct{}) *scenarioAgg {
-	return &scenarioAgg{
-		ttft:   hdrhistogram.New(1, histMax, histDigits),
-		tpot:   hdrhistogram.New(1, histMax, histDigits),
-		e2e:    hdrhistogram.New(1, histMax, histDigits),
-		errors: map[string]int64{},
-		models: models,
-	}
+	return &aggregates{cur: map[string]*scenarioAgg{}, models: map[string]map[string]struct{}{}}
 }
 
 // add counts one request.
@@ -90,32 +61,13 @@ func (a *aggregates) add(r *llm.Record) {
 			ms = map[string]struct{}{}
 			a.models[name] = ms
 		}
-		s = newScenarioAgg(ms)
+		s = &scenarioAgg{models: ms}
 		a.cur[name] = s
 	}
-	s.requests++
 	if model != "" {
 		s.models[model] = struct{}{}
 	}
-	if !r.OK {
-		s.failed++
-		s.errors[errorClass(r)]++
-		return
-	}
-	s.promptTokens += int64(r.PromptTokens)
-	record(s.ttft, r.TTFT)
-	record(s.tpot, r.TPOT)
-	record(s.e2e, r.E2E)
-}
-
-// record adds a latency in ms to a histogram, unless it is 0 (not
-// measured).
-func record(h *hdrhistogram.Histogram, ms float64) {
-	if !(ms > 0) {
-		return
-	}
-	us := int64(math.Round(ms * 1000))
-	_ = h.RecordValue(min(max(us, 1), histMax)) // in range: never fails
+	s.ended.Add(r)
 }
 
 // interval returns the llm_interval points of the interval (start, end]
@@ -132,7 +84,7 @@ func (a *aggregates) interval(tags runTags, start, end time.Time, activeVUs int,
 	a.mu.Unlock()
 
 	for name, s := range ended {
-		if s.requests == 0 {
+		if s.ended.Requests == 0 {
 			delete(ended, name) // idle: free its histograms
 		}
 	}
@@ -146,21 +98,24 @@ func (a *aggregates) interval(tags runTags, start, end time.Time, activeVUs int,
 	secs := end.Sub(start).Seconds()
 	var points []*write.Point
 	var allArrived int64
+	// idle is the figures of a scenario that had tokens arrive and no
+	// request end.
+	var idle window.Aggregate
 	for _, name := range names {
-		s := ended[name]
-		if s == nil {
-			s = a.none // tokens arrived, no request ended
+		fig := &idle
+		if s := ended[name]; s != nil {
+			fig = &s.ended
 		}
-		points = append(points, s.point(tags, name, secs, end, arrived[name]))
+		points = append(points, intervalPoint(tags, name, fig, secs, end, arrived[name]))
 		allArrived += arrived[name]
-		a.all.merge(s)
-		s.reset()
+		a.all.Merge(fig)
+		fig.Reset()
 	}
-	all := a.all.point(tags, allScenarios, secs, end, allArrived)
+	all := intervalPoint(tags, allScenarios, &a.all, secs, end, allArrived)
 	if activeVUs >= 0 {
 		all.AddField("active_vus", activeVUs)
 	}
-	a.all.reset()
+	a.all.Reset()
 
 	a.mu.Lock()
 	a.spare = ended
@@ -179,21 +134,21 @@ func (a *aggregates) scenarioModels() map[string][]string {
 	return out
 }
 
-// point is the llm_interval point of the figures and of the output tokens
-// that arrived, over secs seconds.
-func (s *scenarioAgg) point(tags runTags, scenario string, secs float64, end time.Time, arrived int64) *write.Point {
+// intervalPoint is the llm_interval point of a scenario's figures and of
+// its output tokens that arrived, over secs seconds.
+func intervalPoint(tags runTags, scenario string, fig *window.Aggregate, secs float64, end time.Time, arrived int64) *write.Point {
 	p := tags.point(mInterval, end, "scenario", scenario)
-	p.AddField("requests", s.requests)
-	p.AddField("failed", s.failed)
+	p.AddField("requests", fig.Requests)
+	p.AddField("failed", fig.Failed)
 	if secs > 0 {
-		addFloat(p, "req_per_s", float64(s.requests)/secs)
+		addFloat(p, "req_per_s", float64(fig.Requests)/secs)
 		addFloat(p, "output_tok_per_s", float64(arrived)/secs)
-		addFloat(p, "total_tok_per_s", float64(arrived+s.promptTokens)/secs)
+		addFloat(p, "total_tok_per_s", float64(arrived+fig.PromptTokens)/secs)
 	}
-	percentiles(p, "ttft", s.ttft, "p50", "p90", "p99")
-	percentiles(p, "tpot", s.tpot, "p50", "p99")
-	percentiles(p, "e2e", s.e2e, "p50", "p99")
-	for class, n := range s.errors {
+	percentiles(p, "ttft", &fig.TTFT, "p50", "p90", "p99")
+	percentiles(p, "tpot", &fig.TPOT, "p50", "p99")
+	percentiles(p, "e2e", &fig.E2E, "p50", "p99")
+	for class, n := range fig.Errors {
 		p.AddField("errors_"+class, n)
 	}
 	return p.SortFields()
@@ -202,41 +157,15 @@ func (s *scenarioAgg) point(tags runTags, scenario string, secs float64, end tim
 // quantiles are the percentiles of the names percentiles takes.
 var quantiles = map[string]float64{"p50": 50, "p90": 90, "p99": 99}
 
-// percentiles adds the fields name_pNN of a histogram's percentiles, in
-// ms, unless it is empty.
-func percentiles(p *write.Point, name string, h *hdrhistogram.Histogram, ps ...string) {
-	if h.TotalCount() == 0 {
+// percentiles adds the fields name_pNN of latencies' percentiles, in ms,
+// unless there are none.
+func percentiles(p *write.Point, name string, l *metrics.Latencies, ps ...string) {
+	if l.Count() == 0 {
 		return
 	}
-	qs := make([]float64, len(ps))
-	for i, q := range ps {
-		qs[i] = quantiles[q]
+	for _, q := range ps {
+		p.AddField(name+"_"+q, l.Percentile(quantiles[q]))
 	}
-	for i, v := range h.ValueAtPercentilesSlice(qs) {
-		p.AddField(name+"_"+ps[i], float64(v)/1000)
-	}
-}
-
-// merge adds another scenario's figures to s.
-func (s *scenarioAgg) merge(o *scenarioAgg) {
-	s.requests += o.requests
-	s.failed += o.failed
-	s.promptTokens += o.promptTokens
-	s.ttft.Merge(o.ttft)
-	s.tpot.Merge(o.tpot)
-	s.e2e.Merge(o.e2e)
-	for class, n := range o.errors {
-		s.errors[class] += n
-	}
-}
-
-// reset empties the figures for the next interval.
-func (s *scenarioAgg) reset() {
-	s.requests, s.failed, s.promptTokens = 0, 0, 0
-	s.ttft.Reset()
-	s.tpot.Reset()
-	s.e2e.Reset()
-	clear(s.errors)
 }
 
 // arrivals turns the run's cumulative counts of arrived output tokens

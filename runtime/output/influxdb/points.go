@@ -1,7 +1,6 @@
 package influxdb
 
 import (
-	"cmp"
 	"maps"
 	"math"
 	"reflect"
@@ -85,12 +84,6 @@ func addMs(p *write.Point, k string, v float64) {
 	}
 }
 
-// unknownClass stands for the class of a failed request that has none.
-const unknownClass = "unknown"
-
-// errorClass is a failed request's class, unknownClass when it has none.
-func errorClass(r *llm.Record) string { return cmp.Or(r.ErrorClass, unknownClass) }
-
 // requestField is a field of the llm_request points: a figure of the
 // record.
 type requestField struct {
@@ -129,7 +122,7 @@ func requestPoint(r *llm.Record, fields []requestField, tags []metrics.Tag, at t
 		case f.Kind == reflect.Bool:
 			p.AddField(name, f.Bool(r))
 		default:
-			p.AddField(name, cmp.Or(f.String(r), unknownClass))
+			p.AddField(name, r.Class())
 		}
 	}
 	return p.SetTime(at)
