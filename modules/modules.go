@@ -4,7 +4,8 @@
 // JavaScript binding that depends on this package only, never on the
 // engine, so dependencies point one way: runtime → modules/* → modules.
 // What a module reports beyond its samples it is given when it is made
-// (the llm module's Hooks), not through the VU.
+// (the llm module's Hooks), not through the VU. Package standard lists
+// the modules every script can import besides 'llm'.
 package modules
 
 import (

@@ -96,7 +96,9 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			a.llm.Model = llmsim.DefaultConfig().Model
 		}
 	}
-	engine, err := engine.Load(ctx, a.engineConfig(fs, f, stderr))
+	cfg := a.engineConfig(fs, f, stderr)
+	cfg.Modules = runner.StandardModules(cfg)
+	engine, err := engine.Load(ctx, cfg)
 	if err != nil {
 		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/output"
-	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -219,16 +218,15 @@ func (a scriptArgs) sourceFS() fs.FS {
 // engineConfig is the engine's configuration for the parsed command line.
 func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer) engine.Config {
 	return engine.Config{
-		ScriptPath:  a.script,
-		Source:      a.source,
-		SourceFS:    a.sourceFS(),
-		Env:         a.env,
-		Overrides:   overrides(fs, f),
-		LLM:         a.llm,
-		Seed:        f.seed,
-		Tags:        a.tags,
-		Logger:      consoleLogger(stderr),
-		TextSummary: console.RenderJSON,
+		ScriptPath: a.script,
+		Source:     a.source,
+		SourceFS:   a.sourceFS(),
+		Env:        a.env,
+		Overrides:  overrides(fs, f),
+		LLM:        a.llm,
+		Seed:       f.seed,
+		Tags:       a.tags,
+		Logger:     consoleLogger(stderr),
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -20,11 +19,8 @@ import (
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/checks"
-	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
-	"github.com/llmrun/llmrun/modules/settings"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/js"
@@ -88,10 +84,11 @@ type Config struct {
 	Seed int64
 	// Logger receives the script's console output.
 	Logger *slog.Logger
-	// TextSummary renders the console summary from the JSON of a
-	// summary, for the script's textSummary(data); nil where none is
-	// available.
-	TextSummary func(summaryJSON []byte, color bool) (string, error)
+	// Modules are the Go modules scripts can import besides 'llm', which
+	// the engine makes itself with the run's hooks; package standard
+	// gives llmrun's (metrics, llmrun, llmrun/config, data). nil: 'llm'
+	// only.
+	Modules *modules.Registry
 }
 
 // Engine runs one script. Load it, look at its scenarios, then Run it once.
@@ -201,36 +198,21 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// jsModules are the modules scripts can import, by name: the one place
-// that lists them. The llm module is made apart, with the run's hooks,
-// since the engine also uses it (preflight).
+// jsModules are the modules scripts can import, by name: the llm module,
+// made apart with the run's hooks since the engine also uses it
+// (preflight), and the configuration's.
 func jsModules(cfg Config, llmModule *llm.Module) (*modules.Registry, error) {
 	r := modules.NewRegistry()
-	for _, m := range []struct {
-		name   string
-		module modules.Module
-	}{
-		{"llm", llmModule},
-		{"metrics", metricsjs.Module{}},
-		{"llmrun", checks.Module{TextSummary: cfg.TextSummary}},
-		{"llmrun/config", settings.Module{}},
-		{"data", &data.Module{Seed: cfg.Seed, Tokenizer: cfg.LLM.Tokenizer, BaseDir: scriptDir(cfg)}},
-	} {
-		if err := r.Register(m.name, m.module); err != nil {
-			return nil, fmt.Errorf("registering the JavaScript modules: %w", err)
+	if err := r.Register("llm", llmModule); err != nil {
+		return nil, err
+	}
+	for _, name := range cfg.Modules.Names() {
+		m, _ := cfg.Modules.Lookup(name)
+		if err := r.Register(name, m); err != nil {
+			return nil, fmt.Errorf("Config.Modules: %w (the engine makes 'llm' itself)", err)
 		}
 	}
 	return r, nil
-}
-
-// scriptDir is where the data module looks for relative paths first: the
-// script's directory; "" for a script built into the binary, whose paths
-// are the working directory's.
-func scriptDir(cfg Config) string {
-	if cfg.Source != nil {
-		return ""
-	}
-	return filepath.Dir(cfg.ScriptPath)
 }
 
 // Scenarios returns the resolved scenarios.

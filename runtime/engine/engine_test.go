@@ -18,9 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
+	"github.com/llmrun/llmrun/modules/standard"
 	"github.com/llmrun/llmrun/runtime/js"
 )
 
@@ -70,7 +73,8 @@ func testConfig(t *testing.T, src string, sim *llmsim.Running, logs *logBuffer) 
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{ScriptPath: path, Seed: 1, LLM: llm.Config{Model: testModel}}
+	cfg := Config{ScriptPath: path, Seed: 1, LLM: llm.Config{Model: testModel},
+		Modules: standard.Modules(standard.Options{Seed: 1, BaseDir: filepath.Dir(path)})}
 	if sim != nil {
 		cfg.LLM.BaseURL = sim.URL() + "/v1"
 	}
@@ -794,5 +798,23 @@ export default function () {
 	}
 	if st := rep.Snapshot.Stats("checks", tags("check", "ok")); st == nil || st.NonZero != 2 {
 		t.Errorf("checks{check:ok} = %+v, want 2 passes", st)
+	}
+}
+
+// TestModulesComeFromTheConfig: a script imports what Config.Modules
+// holds besides 'llm', which the engine makes itself and refuses from
+// the configuration.
+func TestModulesComeFromTheConfig(t *testing.T) {
+	cfg := testConfig(t, `import { check } from 'llmrun'; export default function () {}`, nil, nil)
+	cfg.Modules = nil
+	if _, err := Load(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "llmrun") {
+		t.Errorf("no modules but llm: error = %v, want one naming 'llmrun'", err)
+	}
+	cfg.Modules = modules.NewRegistry()
+	if err := cfg.Modules.Register("llm", metricsjs.Module{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "the engine makes 'llm' itself") {
+		t.Errorf("'llm' in Config.Modules: error = %v", err)
 	}
 }

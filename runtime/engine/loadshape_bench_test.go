@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/modules/standard"
 )
 
 // benchEngine loads src as a script for a benchmark, aimed at baseURL.
@@ -22,7 +23,7 @@ func benchEngine(b *testing.B, baseURL, src string) *Engine {
 		b.Fatal(err)
 	}
 	e, err := Load(context.Background(), Config{ScriptPath: path, Seed: 1, Logger: slog.New(slog.DiscardHandler),
-		LLM: llm.Config{BaseURL: baseURL, Model: testModel}})
+		LLM: llm.Config{BaseURL: baseURL, Model: testModel}, Modules: standard.Modules(standard.Options{Seed: 1})})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -34,7 +34,8 @@ const name = "llmrun run"
 
 // Config is what a run is made of.
 type Config struct {
-	// Engine loads the script (the runner sets its Requests). With no
+	// Engine loads the script (the runner sets its Requests, and its
+	// Modules when nil: StandardModules). With no
 	// LLM.BaseURL the run goes to the built-in simulator, started with
 	// Engine.Seed; with no LLM.Model, to the first model the server
 	// lists.
@@ -166,6 +167,9 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 		r.info.TestID = defaultTestID(r.cfg.Engine.ScriptPath)
 	}
 	engineCfg := r.cfg.Engine
+	if engineCfg.Modules == nil {
+		engineCfg.Modules = StandardModules(engineCfg)
+	}
 	r.sinks.outputs = outputs
 	engineCfg.Requests = &r.sinks
 	if r.engine, err = engine.Load(ctx, engineCfg); err != nil {

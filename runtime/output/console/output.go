@@ -133,7 +133,7 @@ func startProgress(w io.Writer, read func() engine.Progress) func() {
 
 // RenderJSON renders a summary exported as JSON the way the console
 // prints it: textSummary(data) in handleSummary scripts (see
-// engine.Config.TextSummary).
+// standard.Options.TextSummary).
 func RenderJSON(summaryJSON []byte, color bool) (string, error) {
 	var s summary.Summary
 	if err := json.Unmarshal(summaryJSON, &s); err != nil {
