@@ -110,6 +110,7 @@ func runAndSignal(t *testing.T, bin string, sig syscall.Signal, ready string, br
 // The first signal stops llmrun within bounded time, exit 105, with what
 // it measured; the built binary receives real signals.
 func TestFirstSignal(t *testing.T) {
+	t.Parallel()
 	bin := buildLLMRun(t)
 	t.Run("stops the run with its results", func(t *testing.T) { stopsTheRunWithItsResults(t, bin) })
 	t.Run("with a broken stdout still writes the results", func(t *testing.T) { brokenStdoutStillWritesTheResults(t, bin) })
@@ -195,6 +196,7 @@ export default function () {}
 // An interrupted run exits 105 and still says what else went wrong (a
 // teardown() cut after its grace period), but not the interruption itself.
 func TestInterruptedRunReportsItsOtherErrors(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	var stderr strings.Builder
