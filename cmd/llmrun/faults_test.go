@@ -49,8 +49,8 @@ export default function () {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	// The stall lasts until the idle timeout ends it; the other streams
 	// never pause that long, not even big_line's 2 MiB event on a busy
-	// machine.
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url, "--idle-timeout", "2s",
+	// machine (the llm package's fault tests wait as long).
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url, "--idle-timeout", "5s",
 		"--summary-export", export, script)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
