@@ -13,13 +13,16 @@ import (
 // and on timers (about 15 s of CPU in 90 s of tests on 2 cores), not on a
 // CPU, so go test's default of GOMAXPROCS leaves the machine idle. Tests
 // that measure timing run alone all the same: they are not parallel.
+// Under the race detector the tests are CPU-bound: the examples' latency
+// thresholds would fail with 8 of them at once on 2 cores, so the default
+// stays.
 const minParallel = 8
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
+	if !explicit && !raceEnabled {
 		if err := flag.Set("test.parallel", strconv.Itoa(max(minParallel, runtime.GOMAXPROCS(0)))); err != nil {
 			panic(err)
 		}
