@@ -160,8 +160,8 @@ func TestReportFileErrors(t *testing.T) {
 
 // A real sweep against the built-in simulator, exported, then reported
 // with an SLO: the pipeline from run to page. Its SLO is far above any
-// level's TTFT, so it runs in parallel with the others, and in -short as
-// the run of the concurrency sweep.
+// level's TTFT, so it runs in parallel with the others; it runs in -short
+// too, where it is the only run of the concurrency sweep.
 func TestReportOfARealSweep(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
