@@ -91,6 +91,7 @@ func heldRun(t *testing.T, env map[string]string, stdout io.Writer, flags []stri
 // tokens that arrived, before the request ends; at the end, the counter
 // and the result file's timeline have the rest of its usage too.
 func TestLiveOutputTokensBeforeTheRequestEnds(t *testing.T) {
+	t.Parallel()
 	// llmrun binds a port of its own and names it in the banner.
 	banner := newBannerURL()
 	var url string
@@ -130,6 +131,7 @@ func TestLiveOutputTokensBeforeTheRequestEnds(t *testing.T) {
 // While a request streams, InfluxDB's llm_interval points carry its output
 // tokens: a point of its scenario with output_tok_per_s and no request.
 func TestInfluxIntervalsBeforeTheRequestEnds(t *testing.T) {
+	t.Parallel()
 	db := influxtest.Start(t)
 	testID := fmt.Sprintf("held-%d", time.Now().UnixNano())
 	query := fmt.Sprintf(`SELECT COUNT(output_tok_per_s) FROM llm_interval WHERE testid='%s' AND scenario='default' AND output_tok_per_s > 0 AND requests = 0`, testID)

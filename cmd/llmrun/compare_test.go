@@ -46,6 +46,7 @@ func plantedResult(t *testing.T, dir, name string, seed uint64, n int, ttft floa
 // like the baseline passes, a change too few samples can bound is
 // inconclusive and passes unless --strict.
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const n, dur = 600, 60 * time.Second
 	base := plantedResult(t, dir, "base", 1, n, 150, dur, nil)
@@ -107,6 +108,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareCommandLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := plantedResult(t, dir, "base", 1, 20, 150, time.Second, nil)
 	missing := filepath.Join(dir, "missing.json")

@@ -16,6 +16,7 @@ import (
 // their iterations; each sees every record (the module's memory test shows
 // they share one copy).
 func TestDatasetThousandVUs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := range 500 {
@@ -51,6 +52,7 @@ export default function () {
 // A malformed dataset stops the run before it starts, naming the file, the
 // record and the line.
 func TestDatasetMalformed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{\"prompt\": \"ok\"}\n\n{\"promt\": \"typo\"}\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -69,6 +71,7 @@ func TestDatasetMalformed(t *testing.T) {
 // were synthesized with, the summary says so loudly: here the simulator
 // counts four bytes as a token, so its counts are half again as long.
 func TestPromptCheckWarnsOnAnotherTokenizer(t *testing.T) {
+	t.Parallel()
 	cfg := llmsim.DefaultConfig()
 	cfg.Tokenizer = "bytes"
 	url := startSim(t, cfg)
@@ -98,6 +101,7 @@ export default function () {
 // sends new ones. One VU sends the same prompts in the same order
 // whatever the timing.
 func TestReplayedUniquePromptsWarn(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, llmsim.DefaultConfig())
 	script := writeScript(t, "unique.js", `
 import llm from 'llm';

@@ -33,7 +33,8 @@ export function handleSummary(data) {
 `
 
 // handleSummary receives k6's data plus llmrun's summary, its outputs are
-// written, and the default summary is not printed.
+// written, and the default summary is not printed. It changes the working
+// directory, so it runs alone, not in parallel.
 func TestHandleSummaryWritesItsOutputs(t *testing.T) {
 	url := startSim(t, llmsim.DefaultConfig())
 	script := writeScript(t, "hs.js", handleSummaryScript)
@@ -127,6 +128,7 @@ func TestHandleSummaryWritesItsOutputs(t *testing.T) {
 // A throwing handleSummary: the default summary is printed anyway, with
 // the error, and the exit code is the script error's.
 func TestHandleSummaryThrowing(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, llmsim.DefaultConfig())
 	script := writeScript(t, "throws.js", fmt.Sprintf(chatScript, 4)+`
 export function handleSummary(data) { throw new Error('no summary today'); }
@@ -146,6 +148,7 @@ export function handleSummary(data) { throw new Error('no summary today'); }
 // Outputs that cannot be written are an output error (exit 1); the others
 // are still written.
 func TestHandleSummaryUnwritableOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a-file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -170,6 +173,7 @@ export function handleSummary() { return { [__ENV.BAD]: 'x', [__ENV.GOOD]: 'y' }
 
 // An interrupted run still calls handleSummary and writes its files.
 func TestHandleSummaryAfterInterrupt(t *testing.T) {
+	t.Parallel()
 	cfg := llmsim.DefaultConfig()
 	cfg.DecodeBase = 50 * time.Millisecond
 	url := startSim(t, cfg)

@@ -13,6 +13,7 @@ import (
 // and the run's figures; --out json=FILE writes the result file as
 // --summary-export does.
 func TestRunWritesHTMLAndJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	page, result := filepath.Join(dir, "report.html"), filepath.Join(dir, "result.json")
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 4))

@@ -60,6 +60,7 @@ func influxRow(t *testing.T, s *influxtest.Server, stmt string) []float64 {
 // and the run's summary point, tagged with the test ID and --tags, and its
 // summary says how many points it wrote.
 func TestRunWritesToInfluxDB(t *testing.T) {
+	t.Parallel()
 	db := influxtest.Start(t)
 	url := startSim(t, llmsim.DefaultConfig())
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
@@ -113,6 +114,7 @@ func TestRunWritesToInfluxDB(t *testing.T) {
 // A token InfluxDB refuses stops the run before it starts, with an error
 // that says where the token comes from and never shows it.
 func TestRunRefusedInfluxToken(t *testing.T) {
+	t.Parallel()
 	db := influxtest.Start(t)
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 2))
 	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": influxtest.User + ":not-the-password"}

@@ -38,6 +38,7 @@ func countingServer(t *testing.T) (string, *atomic.Int64) {
 }
 
 func TestInspectText(t *testing.T) {
+	t.Parallel()
 	url, requests := countingServer(t)
 	script := writeScript(t, "two.js", twoScenarios)
 	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--base-url", url, script)
@@ -63,6 +64,7 @@ func TestInspectText(t *testing.T) {
 }
 
 func TestInspectJSON(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "two.js", twoScenarios+"export function handleSummary() { return {}; }\n")
 	// Without --base-url inspect starts no simulator and still loads clients.
 	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--json", script)
@@ -92,6 +94,7 @@ func TestInspectJSON(t *testing.T) {
 
 // -u, -d and -i replace the scenarios, as in run.
 func TestInspectOverrides(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "two.js", twoScenarios)
 	for _, tc := range []struct {
 		args               []string
@@ -124,6 +127,7 @@ func TestInspectOverrides(t *testing.T) {
 }
 
 func TestInspectErrors(t *testing.T) {
+	t.Parallel()
 	url, requests := countingServer(t)
 	for _, tc := range []struct {
 		name, src string
@@ -167,6 +171,7 @@ func TestInspectErrors(t *testing.T) {
 }
 
 func TestInspectHelp(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := cli(t, context.Background(), nil, "help", "inspect")
 	if code != exitOK || !strings.Contains(stderr, "Usage: llmrun inspect") || !strings.Contains(stderr, "--json") || !strings.Contains(stderr, "--vus") {
 		t.Errorf("help inspect: exit %d\n%s", code, stderr)

@@ -9,6 +9,7 @@ import (
 // Load beyond llmrun's limits is refused before anything is allocated for
 // it: exit 104, naming the field or the flag.
 func TestLoadBeyondTheLimitsIsRefused(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "s.js", `export default function () {}`)
 	arrival := writeScript(t, "a.js", `
 export const options = { scenarios: { x: { executor: 'constant-arrival-rate', rate: 1, duration: '1s', preAllocatedVUs: 1, maxVUs: 1e12 } } };
@@ -41,6 +42,7 @@ export default function () {}`)
 // A base URL that is not http or https is refused at start (exit 104),
 // with one message, and no request is tried to find the model.
 func TestBaseURLOfAnotherSchemeIsRefused(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "s.js", `export default function () {}`)
 	code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "-i", "1", "--base-url", "ftp://127.0.0.1:1/v1", script)
 	want := `invalid base URL "ftp://127.0.0.1:1/v1": the scheme must be http or https, not "ftp"`
@@ -55,6 +57,7 @@ func TestBaseURLOfAnotherSchemeIsRefused(t *testing.T) {
 // A tag whose values do not repeat stops making series at
 // metrics.MaxSeries: the summary says so, and the totals stay whole.
 func TestTagsBeyondTheSeriesLimit(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "tags.js", `
 import { Counter } from 'metrics';
 const hits = new Counter('hits');

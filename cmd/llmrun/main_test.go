@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -90,7 +91,8 @@ export default function () {
 `
 
 // With no queueing (one VU, an idle simulator) the measured TTFT and ITL
-// are the simulator's configured prefill and decode times.
+// are the simulator's configured prefill and decode times. It measures
+// within 5 %, so it runs alone, not in parallel.
 func TestMeasuredTimingMatchesTheSimulator(t *testing.T) {
 	// Long enough that scheduling noise on a busy test machine stays well
 	// inside the 5 % tolerance.
@@ -134,6 +136,7 @@ func TestMeasuredTimingMatchesTheSimulator(t *testing.T) {
 // A server that fails in every way still gives a summary, classified errors
 // and exit code 0: failures are results, not crashes.
 func TestFailingServerGivesClassifiedErrors(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch n.Add(1) % 3 {
@@ -203,6 +206,7 @@ func TestFailingServerGivesClassifiedErrors(t *testing.T) {
 // Without the preflight, its requests are connect errors, and the run does
 // not pass.
 func TestUnreachableServerIsAConnectError(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "down.js", fmt.Sprintf(chatScript, 8))
 	export := filepath.Join(t.TempDir(), "summary.json")
 	// Port 1 on loopback has no listener: the connection is refused.
@@ -225,6 +229,7 @@ func TestUnreachableServerIsAConnectError(t *testing.T) {
 }
 
 func TestBadInputGivesClearMessages(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	syntax := writeScript(t, "syntax.js", "export default function () {\n  const x = ;\n}\n")
 	badOpts := writeScript(t, "opts.js", "export const options = { vus: 2, duraton: '10s' };\nexport default function () {}\n")
@@ -265,6 +270,7 @@ func TestBadInputGivesClearMessages(t *testing.T) {
 
 // Without --model, the default model is the first the server lists.
 func TestDefaultModelFromTheServer(t *testing.T) {
+	t.Parallel()
 	cfg := llmsim.DefaultConfig()
 	cfg.Model = "served-model-7b"
 	url := startSim(t, cfg)
@@ -285,6 +291,7 @@ func TestDefaultModelFromTheServer(t *testing.T) {
 // The bare form "llmrun script.js", __ENV from -e, and the API key from
 // --api-key-env sent as a bearer token but never printed.
 func TestShorthandEnvAndAPIKey(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-secret-123"
 	var auth atomic.Value
 	sim, err := llmsim.New(llmsim.DefaultConfig())
@@ -325,16 +332,29 @@ export default function () {
 }
 
 // Ctrl-C (a canceled context) stops the run, cuts in-flight requests as
-// interrupted, still prints the summary and exits 105.
+// interrupted, still prints the summary and exits 105. The context is
+// canceled once the simulator holds the four VUs' requests, however long
+// a busy machine took to start them.
 func TestInterruptedRunStillSummarises(t *testing.T) {
+	t.Parallel()
 	cfg := llmsim.DefaultConfig()
 	cfg.DecodeBase = 50 * time.Millisecond
-	url := startSim(t, cfg)
+	sim, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
 	script := writeScript(t, "long.js", fmt.Sprintf(chatScript, 1000))
 	export := filepath.Join(t.TempDir(), "summary.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--base-url", url, "-u", "4", "-d", "1m", "--summary-export", export, script)
+	go func() {
+		defer cancel()
+		for ctx.Err() == nil && sim.Server().Stats().Running < 4 {
+			wait.Sleep(ctx, 10*time.Millisecond)
+		}
+	}()
+	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--base-url", sim.URL(), "-u", "4", "-d", "1m", "--summary-export", export, script)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
 	}
@@ -348,6 +368,7 @@ func TestInterruptedRunStillSummarises(t *testing.T) {
 }
 
 func TestBuiltinSimulatorIsTheDefaultTarget(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "sim.js", fmt.Sprintf(chatScript, 4))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-i", "2", script)
 	if code != exitOK {
@@ -362,6 +383,7 @@ func TestBuiltinSimulatorIsTheDefaultTarget(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"help", "run"}, {"run", "--help"}, {"sim", "--help"}, {"version"}} {
 		code, stdout, stderr := cli(t, context.Background(), nil, args...)
 		if code != exitOK || stdout+stderr == "" {
@@ -380,6 +402,7 @@ func TestHelpAndVersion(t *testing.T) {
 // reach the console summary, the summary export, the script's logs or its
 // thrown errors: they are redacted where the error is made.
 func TestSecretsNeverReachTheOutput(t *testing.T) {
+	t.Parallel()
 	const key, header = "sk-llmrun-test-0123456789abcdef", "hdr-secret-9876543210"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -447,6 +470,7 @@ export default function () {
 // --idle-timeout ends a stalled stream as idle_timeout; 0 turns it off,
 // leaving the total --timeout.
 func TestIdleTimeoutFlag(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n")
@@ -486,6 +510,7 @@ func TestIdleTimeoutFlag(t *testing.T) {
 // of sending 404s for its whole duration, and the result file says why.
 // A healthy target's preflight is in the result file.
 func TestPreflightAndEarlyStop(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, llmsim.DefaultConfig())
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 4))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url+"/foo", "-u", "4", "-d", "30s", script)

@@ -43,6 +43,7 @@ func mergedTrend(t *testing.T, metric string, results ...*summary.Summary) *metr
 // Two runs of one script merge into one result: the counts add, and the
 // percentiles are those of the runs' histograms merged.
 func TestMergeTwoRuns(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "merge.js", fmt.Sprintf(chatScript, 4))
 	files := []string{exportRun(t, script, 6), exportRun(t, script, 4)}
 	out := filepath.Join(t.TempDir(), "all.json")
@@ -90,6 +91,7 @@ func TestMergeTwoRuns(t *testing.T) {
 }
 
 func TestMergeCommandLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name string, s *summary.Summary) string {
 		t.Helper()

@@ -32,6 +32,7 @@ export default function () {
 // above a failed threshold, and the summary and stderr say which output
 // lost what; the other outputs are written whole.
 func TestLostOutputExitsOne(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
@@ -65,6 +66,7 @@ func TestLostOutputExitsOne(t *testing.T) {
 // A lost output and a handleSummary that throws: the script error (107)
 // wins, as the README's precedence says; each is still reported.
 func TestHandleSummaryErrorWinsOverALostOutput(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
@@ -82,6 +84,7 @@ export function handleSummary() { throw new Error('no summary today'); }`)
 // exitCode applies the README's precedence to a run's verdict and what
 // went wrong after it.
 func TestExitCodePrecedence(t *testing.T) {
+	t.Parallel()
 	lost, threw := afterRun{lost: true}, afterRun{scriptFailed: true}
 	for _, tc := range []struct {
 		verdict int
@@ -107,6 +110,7 @@ func TestExitCodePrecedence(t *testing.T) {
 // InfluxDB failing after the run's first point is counted as points
 // dropped, and the run exits 1.
 func TestInfluxDBDyingMidRunExitsOne(t *testing.T) {
+	t.Parallel()
 	var writes atomic.Int64
 	db := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if writes.Add(1) == 1 {
@@ -128,6 +132,7 @@ func TestInfluxDBDyingMidRunExitsOne(t *testing.T) {
 // Two outputs naming one file are a bad command line, whatever their kind
 // and however the file is named.
 func TestOutputsSharingAFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 2))
 	same := filepath.Join(dir, "same.out")
@@ -158,6 +163,7 @@ func TestOutputsSharingAFile(t *testing.T) {
 // is a directory, fails before the run, with one message and exit 1 for
 // every kind of file output.
 func TestUnwritableOutputPaths(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 2))
 	for _, bad := range []struct{ path, why string }{
@@ -202,6 +208,7 @@ func editResult(t *testing.T, path, dir, name, old, new string) string {
 // counts cannot be right, naming the file and the field, and a file that
 // is not a regular one (a link to /dev/zero) at once.
 func TestResultReadersRefuseBadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := plantedResult(t, dir, "good", 1, 20, 100, 10*time.Second, nil)
 	other := plantedResult(t, dir, "other", 2, 20, 100, 10*time.Second, nil)
@@ -232,6 +239,7 @@ func TestResultReadersRefuseBadFiles(t *testing.T) {
 // merge -o and report -o check where they write before reading, and
 // write whole or not at all.
 func TestMergeAndReportOutputPaths(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := plantedResult(t, dir, "a", 1, 20, 100, 10*time.Second, nil)
 	b := plantedResult(t, dir, "b", 2, 20, 100, 10*time.Second, nil)
@@ -254,6 +262,7 @@ func TestMergeAndReportOutputPaths(t *testing.T) {
 // request): the points it did not take are counted as dropped, and the run
 // exits 1.
 func TestRealInfluxDBKilledMidRunExitsOne(t *testing.T) {
+	t.Parallel()
 	db := influxtest.Start(t)
 	sim, err := llmsim.New(llmsim.DefaultConfig())
 	if err != nil {

@@ -89,6 +89,7 @@ func scrapeSum(ctx context.Context, url string) (map[string]float64, error) {
 
 // A run with --out prometheus serves its live metrics while it goes.
 func TestRunServesPrometheusMetrics(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

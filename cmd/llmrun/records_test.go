@@ -14,6 +14,7 @@ import (
 // A run with --out jsonl and --out csv writes one line per request that
 // ended, as many as the summary counts, and reports them all written.
 func TestRunWritesRecordsFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jsonlPath, csvPath, export := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.csv"), filepath.Join(dir, "summary.json")
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))

@@ -42,6 +42,7 @@ func sweepResult(t *testing.T) string {
 }
 
 func TestReportWritesThePage(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.html")
 	code, stdout, stderr := command(t, "report", sweepResult(t), "-o", out)
 	if code != exitOK {
@@ -65,6 +66,7 @@ func TestReportWritesThePage(t *testing.T) {
 // Without -o the page goes next to the result file, as docs/capacity.md's
 // "llmrun report --slo ttft_p99=2000 result.json" expects.
 func TestReportDefaultOutput(t *testing.T) {
+	t.Parallel()
 	result := sweepResult(t)
 	code, stdout, stderr := command(t, "report", "--slo", "ttft_p99=2000", result)
 	want := strings.TrimSuffix(result, ".json") + ".html"
@@ -79,6 +81,7 @@ func TestReportDefaultOutput(t *testing.T) {
 // --slo judges the levels again: a tighter TTFT p99 moves the SLO line
 // and the max-within-SLO marker down to a lower level.
 func TestReportSLOOverridesTheResults(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.html")
 	code, _, stderr := command(t, "report", "--slo", "ttft_p99=500,tpot_p99=50", sweepResult(t), "--output", out)
 	if code != exitOK {
@@ -99,6 +102,7 @@ func TestReportSLOOverridesTheResults(t *testing.T) {
 }
 
 func TestReportUsageErrors(t *testing.T) {
+	t.Parallel()
 	result := sweepResult(t)
 	out := filepath.Join(t.TempDir(), "report.html")
 	for _, tc := range []struct {
@@ -128,6 +132,7 @@ func TestReportUsageErrors(t *testing.T) {
 }
 
 func TestReportFileErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notJSON := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notJSON, []byte("not a result"), 0o644); err != nil {
@@ -154,11 +159,11 @@ func TestReportFileErrors(t *testing.T) {
 }
 
 // A real sweep against the built-in simulator, exported, then reported
-// with an SLO: the pipeline from run to page.
+// with an SLO: the pipeline from run to page. Its SLO is far above any
+// level's TTFT, so it runs in parallel with the others; it runs in -short
+// too, where it is the only run of the concurrency sweep.
 func TestReportOfARealSweep(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a sweep")
-	}
+	t.Parallel()
 	dir := t.TempDir()
 	export, out := filepath.Join(dir, "sweep.json"), filepath.Join(dir, "sweep.html")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--summary-export", export,
@@ -189,6 +194,7 @@ func TestReportOfARealSweep(t *testing.T) {
 // --slo on a run that is no sweep draws the objectives on the latency
 // charts.
 func TestReportSLOWithoutSweep(t *testing.T) {
+	t.Parallel()
 	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{Tool: "llmrun", Script: "chat.js", SLO: summary.SLO{TTFTP99: 2000}, Start: resultStart, End: resultStart.Add(time.Minute)},
 		Latency: []summary.LatencyRow{{Metric: "llm_ttft", Label: "TTFT", Count: 10, Min: 80, Max: 900, P: map[string]float64{"p50": 100, "p90": 300, "p95": 500, "p99": 800}}}}
 	path := filepath.Join(t.TempDir(), "run.json")

@@ -42,6 +42,7 @@ export function handleSummary() {
 // iterations, counts it), never panics, and writes the summary export
 // whenever the run reached its end.
 func TestHostileThrows(t *testing.T) {
+	t.Parallel()
 	for _, hv := range hostileValues {
 		script := writeScript(t, "hostile.js", fmt.Sprintf(hostileScript, hv.value))
 		for _, where := range []string{"init", "setup", "default", "teardown", "handleSummary"} {
@@ -81,6 +82,7 @@ func TestHostileThrows(t *testing.T) {
 }
 
 func TestInspectHostileThrow(t *testing.T) {
+	t.Parallel()
 	for _, hv := range hostileValues {
 		script := writeScript(t, "hostile.js", fmt.Sprintf(hostileScript, hv.value))
 		code, _, stderr := command(t, "inspect", "-e", "WHERE=init", script)
@@ -93,6 +95,7 @@ func TestInspectHostileThrow(t *testing.T) {
 // TestHandleSummaryProxy returns results whose keys or values cannot be
 // read: a script error (107), and the default summary and export anyway.
 func TestHandleSummaryProxy(t *testing.T) {
+	t.Parallel()
 	for name, ret := range map[string]string{
 		"Proxy":           "new Proxy({}, {ownKeys() { throw new Error('ownKeys') }})",
 		"Proxy as stdout": "({ stdout: new Proxy({}, {ownKeys() { throw new Error('ownKeys') }, get() { throw new Error('get') }}) })",
@@ -114,6 +117,7 @@ func TestHandleSummaryProxy(t *testing.T) {
 }
 
 func TestRecursionInInit(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "recursion.js", "function f(n) { return f(n + 1) + 1; }\nf(0);\nexport default function () {}\n")
 	code, _, stderr := command(t, "run", "-q", script)
 	if code != exitScriptError || !strings.Contains(stderr, "recursion.js:1:") || !strings.Contains(stderr, "RangeError: Maximum call stack size exceeded") {
@@ -149,6 +153,7 @@ func (w *cancelOnLine) String() string {
 // TestEndlessInitLoopIsInterrupted cancels run's and inspect's context
 // while the script's init code loops: they end promptly with exit 105.
 func TestEndlessInitLoopIsInterrupted(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "loop.js", "console.log('looping now');\nfor (;;) {}\nexport default function () {}\n")
 	for _, cmd := range []string{"run", "inspect"} {
 		t.Run(cmd, func(t *testing.T) {
@@ -173,6 +178,7 @@ func TestEndlessInitLoopIsInterrupted(t *testing.T) {
 }
 
 func TestScriptFilesThatNeverEnd(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := command(t, "run", "-q", "/dev/zero")
 	if code == exitOK || !strings.Contains(stderr, "/dev/zero is a device, not a regular file") {
 		t.Errorf("run /dev/zero: exit %d:\n%s", code, stderr)
@@ -200,6 +206,7 @@ func TestScriptFilesThatNeverEnd(t *testing.T) {
 // TestReplacedJSONGlobal deletes the JSON global that llmrun hands setup's
 // data and handleSummary's summary through: both still arrive.
 func TestReplacedJSONGlobal(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "json.js", `globalThis.JSON = undefined;
 export const options = { iterations: 1 };
 export function setup() { return { a: 7 }; }

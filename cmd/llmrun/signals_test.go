@@ -108,12 +108,24 @@ func runAndSignal(t *testing.T, bin string, sig syscall.Signal, ready string, br
 }
 
 // The first signal stops llmrun within bounded time, exit 105, with what
-// it measured; the built binary receives real signals.
+// it measured; the built binary receives real signals. Each case is a
+// process of its own, so they run in parallel.
 func TestFirstSignal(t *testing.T) {
+	t.Parallel()
 	bin := buildLLMRun(t)
-	t.Run("stops the run with its results", func(t *testing.T) { stopsTheRunWithItsResults(t, bin) })
-	t.Run("with a broken stdout still writes the results", func(t *testing.T) { brokenStdoutStillWritesTheResults(t, bin) })
-	t.Run("stops endless init code", func(t *testing.T) { stopsEndlessInitCode(t, bin) })
+	for _, tc := range []struct {
+		name  string
+		check func(*testing.T, string)
+	}{
+		{"stops the run with its results", stopsTheRunWithItsResults},
+		{"with a broken stdout still writes the results", brokenStdoutStillWritesTheResults},
+		{"stops endless init code", stopsEndlessInitCode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.check(t, bin)
+		})
+	}
 }
 
 // The first SIGHUP (a closed terminal), SIGTERM or SIGINT stops a run
@@ -122,6 +134,7 @@ func TestFirstSignal(t *testing.T) {
 func stopsTheRunWithItsResults(t *testing.T, bin string) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			script := writeScript(t, "long.js", `
 import llm from 'llm';
 export const options = { vus: 2, duration: '10m' };

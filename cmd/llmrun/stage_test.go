@@ -11,6 +11,7 @@ import (
 // at -u VUs; a malformed stage is a bad command line, and stages with a
 // duration contradict each other.
 func TestStageFlag(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "s.js", `
 import { sleep } from 'llmrun';
 export const options = { vus: 1, duration: '1h' };

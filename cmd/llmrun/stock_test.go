@@ -26,8 +26,11 @@ func kneeSim(t *testing.T, slots int) string {
 // slots, read from a YAML config file, with -e overriding one key. Below
 // the knee each level doubles the throughput, beyond it the gain is a few
 // per cent, so a 30 % bar separates them even on a slow machine with 1 s
-// levels.
+// levels. It measures throughput, so it runs alone, not in parallel.
 func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an 8 s sweep that runs alone: TestReportOfARealSweep runs the concurrency sweep in parallel, runtime/capacity's TestAssess finds the knee")
+	}
 	url := kneeSim(t, 4)
 	cfg := filepath.Join(t.TempDir(), "sweep.yaml")
 	if err := os.WriteFile(cfg, []byte("levels: [1, 2, 4, 8, 16]\nstep: 1s\npause: 500ms\ninput_tokens: 16\noutput_tokens: 64\nwarmup: 1\n"), 0o644); err != nil {
@@ -59,8 +62,12 @@ func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
 // 48 req/s queue without bound and 3 req/s does not. The rates (a list
 // written as a string) and the SLO come from a TOML CONFIG file, and the
 // SLO reaches llmrun's capacity verdict: the console's capacity block, the
-// sweep's table and the result file state one verdict.
+// sweep's table and the result file state one verdict. It measures TTFT
+// against an SLO, so it runs alone, not in parallel.
 func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 13 s sweep that runs alone: TestStockRateSweepSLOFlagWins runs the rate sweep to its SLO verdict with two levels")
+	}
 	url := kneeSim(t, 2)
 	dir := t.TempDir()
 	config, export := filepath.Join(dir, "sweep.toml"), filepath.Join(dir, "sweep.json")
@@ -92,7 +99,8 @@ func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
 	}
 }
 
-// --slo wins over the sweep's own SLO, in the table as in the verdict.
+// --slo wins over the sweep's own SLO, in the table as in the verdict. It
+// measures TTFT against an SLO, so it runs alone, not in parallel.
 func TestStockRateSweepSLOFlagWins(t *testing.T) {
 	url := kneeSim(t, 2)
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1", "--base-url", url,
@@ -109,6 +117,7 @@ func TestStockRateSweepSLOFlagWins(t *testing.T) {
 // A bad options.slo or options.capacity is invalid options, naming the
 // field, to run and to inspect alike.
 func TestScriptSLOOptionErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ opts, want string }{
 		{`slo: { ttft_p50: 100 }`, "options.slo: ttft_p50: unknown objective"},
 		{`slo: { ttft_p99: -5 }`, "options.slo: ttft_p99: \"-5\": want a positive latency"},
@@ -130,6 +139,7 @@ export default function () {}`)
 // The serving point prints vLLM's headline block over exactly NUM_PROMPTS
 // measured requests, the warmup ones excluded.
 func TestStockServingPoint(t *testing.T) {
+	t.Parallel()
 	url := kneeSim(t, 8)
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
@@ -153,6 +163,7 @@ func TestStockServingPoint(t *testing.T) {
 }
 
 func TestStockServingPointAtARate(t *testing.T) {
+	t.Parallel()
 	url := kneeSim(t, 8)
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--seed", "1", "--base-url", url,

@@ -32,6 +32,7 @@ export function handleSummary(data) {
 // A failed threshold exits 99; each threshold is shown with what was
 // observed, and handleSummary sees the outcome on the sub-metric.
 func TestFailedThresholdExits99(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "thresholds.js", thresholdScript)
 	dir := t.TempDir()
 	export, hsOut := filepath.Join(dir, "summary.json"), filepath.Join(dir, "hs.json")
@@ -66,6 +67,7 @@ func TestFailedThresholdExits99(t *testing.T) {
 }
 
 func TestPassingThresholdsExit0AndAreShown(t *testing.T) {
+	t.Parallel()
 	// The same thresholds with the failing one turned around, and no
 	// handleSummary, so that the console summary is printed.
 	src := strings.Replace(thresholdScript, "'avg<0.001'", "'avg>0'", 1)
@@ -83,6 +85,7 @@ func TestPassingThresholdsExit0AndAreShown(t *testing.T) {
 
 // An abortOnFail threshold stops a long run early and exits 108.
 func TestAbortOnFailStopsTheRun(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "abort.js", `
 import llm from 'llm';
 export const options = {
@@ -111,6 +114,7 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 }
 
 func TestBadThresholdsAreConfigErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ thresholds, want string }{
 		{`{ llm_ttft: ['p95<500'] }`, `options.thresholds["llm_ttft"][0]`},
 		{`{ llm_tfft: ['p(95)<500'] }`, `did you mean "llm_ttft"`},
@@ -128,6 +132,7 @@ func TestBadThresholdsAreConfigErrors(t *testing.T) {
 // Concurrent scenarios keep their own tags, and thresholds on their
 // sub-metrics judge each one alone.
 func TestMixedScenariosKeepTheirOwnThresholds(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, "mixed.js", `
 import llm from 'llm';
 export const options = {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLLMConfigTokenizer(t *testing.T) {
+	t.Parallel()
 	env := func(string) string { return "" }
 	f := runFlags{baseURL: "http://127.0.0.1:1", timeout: time.Second, tokenizer: "o200k_base"}
 	cfg, err := llmConfig(f, env)

@@ -128,6 +128,7 @@ func trendLine(stdout, figure string) string {
 }
 
 func TestTrend(t *testing.T) {
+	t.Parallel()
 	srv := influxtest.Start(t)
 	now := time.Now().Add(-time.Hour).Truncate(time.Second)
 	client := influxdb2.NewClient(srv.URL, srv.Token)
@@ -255,6 +256,7 @@ func TestTrend(t *testing.T) {
 
 // Bad command lines exit 2 before anything is read.
 func TestTrendCommandLine(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		args []string

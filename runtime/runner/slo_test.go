@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseSLO(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]summary.SLO{
 		"ttft_p99=500":                   {TTFTP99: 500},
 		"tpot_p99=50":                    {TPOTP99: 50},
@@ -24,6 +25,7 @@ func TestParseSLO(t *testing.T) {
 }
 
 func TestParseSLOErrors(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                         "empty",
 		"  ":                       "empty",

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// minParallel is how many tests of this package run at once unless
+// -parallel says otherwise. They mostly wait on the simulator's GPU time
+// and on timers (about 15 s of CPU in 90 s of tests on 2 cores), not on a
+// CPU, so go test's default of GOMAXPROCS leaves the machine idle. Tests
+// that measure timing run alone all the same: they are not parallel.
+// Under the race detector the tests are CPU-bound: the examples' latency
+// thresholds would fail with 8 of them at once on 2 cores, so the default
+// stays.
+const minParallel = 8
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit && !raceEnabled {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(minParallel, runtime.GOMAXPROCS(0)))); err != nil {
+			panic(err)
+		}
+	}
+	os.Exit(m.Run())
+}
