@@ -1,7 +1,11 @@
 package summary
 
-// The parts of the result file beyond the console's figures: what files
-// alone need for compare, merge and report.
+// The sections of the result file that other packages compute: the
+// timeline (runtime/timeline) and the capacity verdict (runtime/capacity).
+// They are defined here, with the rest of the file's schema, because they
+// are part of the document: versioned with it (SchemaVersion), read back
+// and merged by this package, and described field by field in
+// docs/results.md. The packages that compute them import this one.
 
 // TimelinePoint is one interval of the run (every second, or wider for
 // long runs so that a run has at most MaxTimelinePoints): what the "over
