@@ -43,7 +43,7 @@ func TestArrivalsCountChunksThenTheRest(t *testing.T) {
 		}, counted: 4},
 		{name: "cut after chunks: those that arrived", h: stream(roleChunk, a, b, c), class: ErrCut, counted: 3},
 		{name: "error after chunks: those that arrived", h: stream(a, b, `{"error":{"message":"engine died"}}`), class: ErrStreamError, counted: 2},
-		{name: "error status: none", h: func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", 503) }, class: ErrHTTP5xx},
+		{name: "error status: none", h: func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) }, class: ErrHTTP5xx},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

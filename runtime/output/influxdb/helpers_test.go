@@ -55,22 +55,22 @@ func selectRows(t testing.TB, s *influxtest.Server, stmt string) []row {
 		t.Fatalf("%s: %v", body, err)
 	}
 	var rows []row
-	for _, r := range resp.Results {
-		for _, se := range r.Series {
-			for _, vs := range se.Values {
-				rw := row{}
-				for k, v := range se.Tags {
-					rw[k] = v
-				}
-				for i, c := range se.Columns {
-					if vs[i] != nil {
-						rw[c] = vs[i]
-					}
-				}
-				rows = append(rows, rw)
+	if len(resp.Results) == 0 {
+		return rows
+	}
+	for _, se := range resp.Results[0].Series {
+		for _, vs := range se.Values {
+			rw := row{}
+			for k, v := range se.Tags {
+				rw[k] = v
 			}
+			for i, c := range se.Columns {
+				if vs[i] != nil {
+					rw[c] = vs[i]
+				}
+			}
+			rows = append(rows, rw)
 		}
-		break
 	}
 	return rows
 }
