@@ -16,31 +16,27 @@ import (
 	"time"
 )
 
-// buildLLMRun builds this command into a temporary directory, for the
-// tests that send it signals.
-func buildLLMRun(t *testing.T) string {
+// llmrunBinary is the program the tests that send signals run as
+// llmrun: this test binary, which TestMain turns into llmrun when
+// $LLMRUN_TEST_AS_MAIN is set (see asMainEnv), so that no go build is
+// needed.
+func llmrunBinary(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
+	bin, err := os.Executable()
 	if err != nil {
-		t.Skip("no go command to build llmrun with")
-	}
-	bin := filepath.Join(t.TempDir(), "llmrun")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Skipf("cannot find the test binary: %v", err)
 	}
 	return bin
 }
 
-// signaled is a run of the built llmrun that is sent sig once its stderr
+// signaled is a run of llmrun that is sent sig once its stderr
 // shows ready.
 type signaled struct {
 	code           int
 	stdout, stderr string
 }
 
-// runAndSignal runs bin with args, sends it sig once its stderr shows
+// runAndSignal runs bin as llmrun with args, sends it sig once its stderr shows
 // ready, and returns how it ended. With brokenStdout, its stdout is a
 // pipe nobody reads any more (a closed terminal, a "| tee" gone).
 func runAndSignal(t *testing.T, bin string, sig syscall.Signal, ready string, brokenStdout bool, args ...string) signaled {
@@ -48,7 +44,7 @@ func runAndSignal(t *testing.T, bin string, sig syscall.Signal, ready string, br
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1")
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
 	if brokenStdout {
@@ -108,11 +104,11 @@ func runAndSignal(t *testing.T, bin string, sig syscall.Signal, ready string, br
 }
 
 // The first signal stops llmrun within bounded time, exit 105, with what
-// it measured; the built binary receives real signals. Each case is a
-// process of its own, so they run in parallel.
+// it measured; llmrun (this test binary run as main) receives real
+// signals. Each case is a process of its own, so they run in parallel.
 func TestFirstSignal(t *testing.T) {
 	t.Parallel()
-	bin := buildLLMRun(t)
+	bin := llmrunBinary(t)
 	for _, tc := range []struct {
 		name  string
 		check func(*testing.T, string)

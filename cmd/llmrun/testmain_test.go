@@ -18,7 +18,15 @@ import (
 // stays.
 const minParallel = 8
 
+// asMainEnv, set to 1 in its environment, makes this test binary run as
+// llmrun itself: the tests that send signals start it so.
+const asMainEnv = "LLMRUN_TEST_AS_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+		return
+	}
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
