@@ -6,6 +6,8 @@
 // with the same requests. It prints, as a markdown table, each client's
 // CPU time per output token, peak RSS, TTFT mean and p99 and ITL p99,
 // llmrun's ratio to the floor, and a verdict against issue 14's targets.
+// With -repeat the pairs repeat against the same simulator and the table
+// shows each figure's median and the range of llmrun's ratio.
 // Where taskset exists the simulator runs on CPU 0 and the clients on
 // CPU 1.
 //
@@ -20,6 +22,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +37,7 @@ type config struct {
 	decode    time.Duration
 	addr      string
 	slow      bool
+	repeat    int // floor-then-llmrun pairs per stream count
 }
 
 // requests is the closed loop's total for n streams.
@@ -54,6 +58,7 @@ func main() {
 	decode := flag.Duration("decode", 20*time.Millisecond, "simulator decode step (its ITL)")
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address for the simulator (port 0: a free one)")
 	slow := flag.Bool("slow", false, "10,000 streams with slow tokens: -streams 10000 -decode 500ms unless given")
+	repeat := flag.Int("repeat", 1, "floor-then-llmrun pairs per stream count, against the same simulator: the table shows medians and the range of the ratio")
 	floor := flag.String("floor", "", "run as the floor client with this load (JSON; e2eload sets it)")
 	flag.Parse()
 	if *floor != "" {
@@ -63,7 +68,7 @@ func main() {
 		}
 		return
 	}
-	c := config{perStream: *perStream, tokens: *tokens, prefill: *prefill, decode: *decode, addr: *addr, slow: *slow}
+	c := config{perStream: *perStream, tokens: *tokens, prefill: *prefill, decode: *decode, addr: *addr, slow: *slow, repeat: *repeat}
 	if c.slow {
 		given := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -90,8 +95,8 @@ func (c *config) parse(streams string) error {
 	if err != nil || host != "127.0.0.1" {
 		return fmt.Errorf("-addr %q: e2eload serves on 127.0.0.1 only", c.addr)
 	}
-	if c.perStream < 1 || c.tokens < 1 || c.decode <= 0 || c.prefill < 0 {
-		return errors.New("-requests-per-stream and -tokens must be at least 1, -decode positive, -prefill not negative")
+	if c.perStream < 1 || c.tokens < 1 || c.repeat < 1 || c.decode <= 0 || c.prefill < 0 {
+		return errors.New("-requests-per-stream, -tokens and -repeat must be at least 1, -decode positive, -prefill not negative")
 	}
 	for f := range strings.SplitSeq(streams, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -118,8 +123,8 @@ func run(c config) error {
 		return fmt.Errorf("finding e2eload's own binary for the floor: %w", err)
 	}
 	p := choosePinning()
-	fmt.Printf("e2eload: llmrun sim with %s prefill and %s per token, %d tokens per request, %d requests per stream, closed loop; %s\n",
-		c.prefill, c.decode, c.tokens, c.perStream, p.note)
+	fmt.Printf("e2eload: llmrun sim with %s prefill and %s per token, %d tokens per request, %d requests per stream, closed loop, %d floor-then-llmrun pairs per stream count; %s; %d CPUs\n",
+		c.prefill, c.decode, c.tokens, c.perStream, c.repeat, p.note, runtime.NumCPU())
 	var rows []row
 	defer func() { printTable(os.Stdout, c, rows) }()
 	for _, n := range c.streams {

@@ -69,14 +69,15 @@ func (f figures) cpuPerToken() float64 {
 	return float64(f.cpu.Nanoseconds()) / 1e3 / float64(f.tokens)
 }
 
-// row is one stream count: the floor and llmrun against one simulator.
+// row is one stream count: the floor's and llmrun's runs against one
+// simulator, in pairs.
 type row struct {
 	streams       int
-	floor, llmrun figures
+	floor, llmrun []figures
 }
 
 // measure starts a simulator with a batch slot for every stream (no
-// queueing) and runs the floor, then llmrun, against it.
+// queueing) and runs the floor, then llmrun, against it, c.repeat times.
 func measure(c config, n int, bin, self, dir string, p pinning) (row, error) {
 	r := row{streams: n}
 	sim, err := startSimulator(bin, c.addr, p.sim, []string{
@@ -88,36 +89,56 @@ func measure(c config, n int, bin, self, dir string, p pinning) (row, error) {
 		return r, err
 	}
 	defer sim.stop()
+	for range c.repeat {
+		fl, err := runFloorClient(c, n, self, sim, p)
+		if err != nil {
+			return r, fmt.Errorf("floor: %w", err)
+		}
+		r.floor = append(r.floor, fl)
+		ll, err := runLlmrun(c, n, bin, dir, sim, p)
+		if err != nil {
+			return r, fmt.Errorf("llmrun: %w", err)
+		}
+		r.llmrun = append(r.llmrun, ll)
+	}
+	return r, nil
+}
 
+// runFloorClient runs the floor (e2eload -floor) against sim.
+func runFloorClient(c config, n int, self string, sim *simulator, p pinning) (figures, error) {
 	load, err := json.Marshal(floorLoad{URL: sim.url, Model: sim.model, Streams: n, Requests: c.requests(n), Tokens: c.tokens, Timeout: c.timeout(n)})
 	if err != nil {
-		return r, err
+		return figures{}, err
 	}
 	var out bytes.Buffer
-	r.floor, err = runClient(c, n, sim, append(append([]string{}, p.client...), self, "-floor", string(load)), &out)
+	f, err := runClient(c, n, sim, append(append([]string{}, p.client...), self, "-floor", string(load)), &out)
 	if err != nil {
-		return r, fmt.Errorf("floor: %w", err)
+		return f, err
 	}
 	var fr floorResult
 	if err := json.Unmarshal(out.Bytes(), &fr); err != nil {
-		return r, fmt.Errorf("floor: reading its result: %w", err)
+		return f, fmt.Errorf("reading its result: %w", err)
 	}
-	r.floor.completed, r.floor.failed = fr.Completed, fr.Failed
-	r.floor.ttftMean, r.floor.ttftP99, r.floor.itlP99 = fr.TTFTMean, fr.TTFTP99, fr.ITLP99
-	report(n, "floor", r.floor)
+	f.completed, f.failed = fr.Completed, fr.Failed
+	f.ttftMean, f.ttftP99, f.itlP99 = fr.TTFTMean, fr.TTFTP99, fr.ITLP99
+	report(n, "floor", f)
+	return f, nil
+}
 
+// runLlmrun runs "llmrun run" with bench/stream.js against sim.
+func runLlmrun(c config, n int, bin, dir string, sim *simulator, p pinning) (figures, error) {
 	export := filepath.Join(dir, fmt.Sprintf("summary-%d.json", n))
-	r.llmrun, err = runClient(c, n, sim, append(append([]string{}, p.client...), bin, "run", "-q", "--no-color",
+	f, err := runClient(c, n, sim, append(append([]string{}, p.client...), bin, "run", "-q", "--no-color",
 		"--base-url", sim.url, "-u", strconv.Itoa(n), "-i", strconv.Itoa(c.requests(n)),
 		"-e", "TOKENS="+strconv.Itoa(c.tokens), "--summary-export", export, "bench/stream.js"), nil)
 	if err != nil {
-		return r, fmt.Errorf("llmrun: %w", err)
+		return f, err
 	}
-	if err := readSummary(export, &r.llmrun); err != nil {
-		return r, fmt.Errorf("llmrun: %w", err)
+	if err := readSummary(export, &f); err != nil {
+		return f, err
 	}
-	report(n, "llmrun", r.llmrun)
-	return r, nil
+	report(n, "llmrun", f)
+	return f, nil
 }
 
 // runClient runs one client process to its end, bounded by the load's
@@ -178,11 +199,21 @@ func readSummary(path string, f *figures) error {
 	return nil
 }
 
-// report prints one finished run.
+// report prints one finished run, with the machine's load average: on a
+// shared machine other processes' load shows in the timings.
 func report(n int, client string, f figures) {
-	fmt.Printf("  %d streams, %s: %d requests completed, %d failed, %d tokens in %.1f s; client CPU %.2f s (%.0f %% of a CPU), simulator CPU %.0f %% of a CPU\n",
+	fmt.Printf("  %d streams, %s: %d requests completed, %d failed, %d tokens in %.1f s; client CPU %.2f s (%.0f %% of a CPU), %.1f µs per token; simulator CPU %.0f %% of a CPU; load average %s\n",
 		n, client, f.completed, f.failed, f.tokens, f.wall.Seconds(), f.cpu.Seconds(),
-		100*f.cpu.Seconds()/f.wall.Seconds(), 100*f.simCPU.Seconds()/f.wall.Seconds())
+		100*f.cpu.Seconds()/f.wall.Seconds(), f.cpuPerToken(), 100*f.simCPU.Seconds()/f.wall.Seconds(), loadAverage())
+}
+
+// loadAverage is the machine's 1-minute load average, "?" without /proc.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
 }
 
 // tail is the last n lines of s.

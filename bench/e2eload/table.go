@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -26,7 +27,8 @@ func targetFor(c config, n int) (target, bool) {
 }
 
 // printTable prints rows as issue 14's markdown table, then one verdict
-// per row.
+// per row. Each figure is the median over the row's runs, RSS the
+// largest; a ratio's range over the pairs follows its median.
 func printTable(w io.Writer, c config, rows []row) {
 	if len(rows) == 0 {
 		return
@@ -36,11 +38,11 @@ func printTable(w io.Writer, c config, rows []row) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	server := fmt.Sprintf("llmrun sim, %s prefill, %s per token", c.prefill, c.decode)
 	for _, r := range rows {
-		fl, ll := r.floor, r.llmrun
+		fl, ll := summarize(r.floor), summarize(r.llmrun)
 		fmt.Fprintf(w, "| floor | %s | %d | %.1f µs | %.1f / %.1f ms | %.1f ms | %.0f MB |\n",
-			server, r.streams, fl.cpuPerToken(), fl.ttftMean, fl.ttftP99, fl.itlP99, mb(fl.peakRSS))
-		fmt.Fprintf(w, "| llmrun | same | %d | %.1f µs (%.2f×) | %.1f / %.1f ms | %.1f ms | %.0f MB (%.1f×) |\n",
-			r.streams, ll.cpuPerToken(), r.cpuRatio(), ll.ttftMean, ll.ttftP99, ll.itlP99, mb(ll.peakRSS), mb(ll.peakRSS)/mb(fl.peakRSS))
+			server, r.streams, fl.cpuPerToken, fl.ttftMean, fl.ttftP99, fl.itlP99, fl.rss)
+		fmt.Fprintf(w, "| llmrun | same | %d | %.1f µs (%s) | %.1f / %.1f ms | %.1f ms | %.0f MB (%.1f×) |\n",
+			r.streams, ll.cpuPerToken, ratioText(r.cpuRatios()), ll.ttftMean, ll.ttftP99, ll.itlP99, ll.rss, ll.rss/fl.rss)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
@@ -48,28 +50,84 @@ func printTable(w io.Writer, c config, rows []row) {
 	}
 }
 
-// cpuRatio is llmrun's CPU per token over the floor's.
-func (r row) cpuRatio() float64 { return r.llmrun.cpuPerToken() / r.floor.cpuPerToken() }
+// client is one client's figures over a row's runs.
+type client struct {
+	cpuPerToken, ttftMean, ttftP99, itlP99 float64 // medians
+	rss                                    float64 // MB, the largest
+	completed                              int64   // the fewest
+}
 
-// verdict is one row's line: the targets met or missed, how llmrun's
-// timings compare with the floor's, and whether every request completed.
+func summarize(runs []figures) client {
+	cl := client{
+		cpuPerToken: median(runs, figures.cpuPerToken),
+		ttftMean:    median(runs, func(f figures) float64 { return f.ttftMean }),
+		ttftP99:     median(runs, func(f figures) float64 { return f.ttftP99 }),
+		itlP99:      median(runs, func(f figures) float64 { return f.itlP99 }),
+		completed:   runs[0].completed,
+	}
+	for _, f := range runs {
+		cl.rss = max(cl.rss, mb(f.peakRSS))
+		cl.completed = min(cl.completed, f.completed)
+	}
+	return cl
+}
+
+// median of get over runs.
+func median(runs []figures, get func(figures) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, f := range runs {
+		v[i] = get(f)
+	}
+	return medianOf(v)
+}
+
+func medianOf(v []float64) float64 {
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// cpuRatios are llmrun's CPU per token over the floor's, pair by pair.
+func (r row) cpuRatios() []float64 {
+	v := make([]float64, len(r.floor))
+	for i := range r.floor {
+		v[i] = r.llmrun[i].cpuPerToken() / r.floor[i].cpuPerToken()
+	}
+	return v
+}
+
+// ratioText is a ratio's median, and its range when there are several.
+func ratioText(ratios []float64) string {
+	m := medianOf(slices.Clone(ratios))
+	if len(ratios) == 1 {
+		return fmt.Sprintf("%.2f×", m)
+	}
+	return fmt.Sprintf("%.2f×; %.2f–%.2f× over %d pairs", m, slices.Min(ratios), slices.Max(ratios), len(ratios))
+}
+
+// verdict is one row's line: the targets met or missed (by the median
+// ratio and the largest RSS), how llmrun's timings compare with the
+// floor's, and whether every request completed.
 func verdict(c config, r row) string {
+	fl, ll := summarize(r.floor), summarize(r.llmrun)
+	ratio := medianOf(r.cpuRatios())
 	var parts []string
 	if t, ok := targetFor(c, r.streams); ok {
-		parts = append(parts, fmt.Sprintf("CPU per token %.2f× the floor's (target ≤ %.2g×): %s",
-			r.cpuRatio(), t.maxRatio, metOrMissed(r.cpuRatio() <= t.maxRatio)))
+		parts = append(parts, fmt.Sprintf("CPU per token %.2f× the floor's (target ≤ %g×): %s",
+			ratio, t.maxRatio, metOrMissed(ratio <= t.maxRatio)))
 		if t.maxRSS > 0 {
-			parts = append(parts, fmt.Sprintf("RSS %.0f MB (target ≤ %.0f MB): %s",
-				mb(r.llmrun.peakRSS), t.maxRSS, metOrMissed(mb(r.llmrun.peakRSS) <= t.maxRSS)))
+			parts = append(parts, fmt.Sprintf("RSS %.0f MB (target ≤ %g MB): %s", ll.rss, t.maxRSS, metOrMissed(ll.rss <= t.maxRSS)))
 		}
 	} else {
-		parts = append(parts, fmt.Sprintf("CPU per token %.2f× the floor's (no target at this count)", r.cpuRatio()))
+		parts = append(parts, fmt.Sprintf("CPU per token %.2f× the floor's (no target at this count)", ratio))
 	}
 	parts = append(parts, fmt.Sprintf("TTFT mean %+.1f ms, ITL p99 %+.1f ms against the floor's",
-		r.llmrun.ttftMean-r.floor.ttftMean, r.llmrun.itlP99-r.floor.itlP99))
+		ll.ttftMean-fl.ttftMean, ll.itlP99-fl.itlP99))
 	want := int64(c.requests(r.streams))
-	if r.floor.completed != want || r.llmrun.completed != want {
-		parts = append(parts, fmt.Sprintf("INCOMPLETE: floor %d, llmrun %d of %d requests completed", r.floor.completed, r.llmrun.completed, want))
+	if fl.completed != want || ll.completed != want {
+		parts = append(parts, fmt.Sprintf("INCOMPLETE: floor %d, llmrun %d of %d requests completed in a run", fl.completed, ll.completed, want))
 	}
 	return strings.Join(parts, "; ")
 }
