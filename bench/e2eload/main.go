@@ -44,10 +44,10 @@ type config struct {
 func (c config) requests(n int) int { return c.perStream * n }
 
 // timeout bounds one client's run: three times what its requests take
-// on an idle simulator, and two minutes for start-up and teardown.
-func (c config) timeout(n int) time.Duration {
-	rounds := (c.requests(n) + n - 1) / n
-	return 3*time.Duration(rounds)*(c.prefill+time.Duration(c.tokens)*c.decode) + 2*time.Minute
+// on an idle simulator (one round of streams after another), and two
+// minutes for start-up and teardown.
+func (c config) timeout() time.Duration {
+	return 3*time.Duration(c.perStream)*(c.prefill+time.Duration(c.tokens)*c.decode) + 2*time.Minute
 }
 
 func main() {

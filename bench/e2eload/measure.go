@@ -106,12 +106,12 @@ func measure(c config, n int, bin, self, dir string, p pinning) (row, error) {
 
 // runFloorClient runs the floor (e2eload -floor) against sim.
 func runFloorClient(c config, n int, self string, sim *simulator, p pinning) (figures, error) {
-	load, err := json.Marshal(floorLoad{URL: sim.url, Model: sim.model, Streams: n, Requests: c.requests(n), Tokens: c.tokens, Timeout: c.timeout(n)})
+	load, err := json.Marshal(floorLoad{URL: sim.url, Model: sim.model, Streams: n, Requests: c.requests(n), Tokens: c.tokens, Timeout: c.timeout()})
 	if err != nil {
 		return figures{}, err
 	}
 	var out bytes.Buffer
-	f, err := runClient(c, n, sim, append(append([]string{}, p.client...), self, "-floor", string(load)), &out)
+	f, err := runClient(c.timeout(), sim, append(append([]string{}, p.client...), self, "-floor", string(load)), &out)
 	if err != nil {
 		return f, err
 	}
@@ -128,7 +128,7 @@ func runFloorClient(c config, n int, self string, sim *simulator, p pinning) (fi
 // runLlmrun runs "llmrun run" with bench/stream.js against sim.
 func runLlmrun(c config, n int, bin, dir string, sim *simulator, p pinning) (figures, error) {
 	export := filepath.Join(dir, fmt.Sprintf("summary-%d.json", n))
-	f, err := runClient(c, n, sim, append(append([]string{}, p.client...), bin, "run", "-q", "--no-color",
+	f, err := runClient(c.timeout(), sim, append(append([]string{}, p.client...), bin, "run", "-q", "--no-color",
 		"--base-url", sim.url, "-u", strconv.Itoa(n), "-i", strconv.Itoa(c.requests(n)),
 		"-e", "TOKENS="+strconv.Itoa(c.tokens), "--summary-export", export, "bench/stream.js"), nil)
 	if err != nil {
@@ -144,9 +144,9 @@ func runLlmrun(c config, n int, bin, dir string, sim *simulator, p pinning) (fig
 // runClient runs one client process to its end, bounded by the load's
 // timeout, and reads its CPU time, its peak RSS, and the tokens and CPU
 // time the simulator spent meanwhile.
-func runClient(c config, n int, sim *simulator, argv []string, stdout io.Writer) (figures, error) {
+func runClient(timeout time.Duration, sim *simulator, argv []string, stdout io.Writer) (figures, error) {
 	var f figures
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout(n)+30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
 	before, err := sim.stats(ctx)
 	if err != nil {
