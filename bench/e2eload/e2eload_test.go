@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+)
+
+func TestBearsToken(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{`data: {"choices":[{"delta":{"role":"assistant","content":""}}]}` + "\n", false},
+		{`data: {"choices":[{"delta":{"content":"world"}}]}` + "\n", true},
+		{`data: {"choices":[{"delta":{},"finish_reason":"length"}]}` + "\n", false},
+		{`data: {"choices":[],"usage":{"completion_tokens":5}}` + "\n", false},
+		{`data: {"content":"`, false},
+	} {
+		if got := bearsToken([]byte(tc.line)); got != tc.want {
+			t.Errorf("bearsToken(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
+
+// TestFloorAgainstTheSimulator runs the floor's closed loop against the
+// built-in simulator: every request completes with all its tokens timed.
+func TestFloorAgainstTheSimulator(t *testing.T) {
+	cfg := llmsim.DefaultConfig()
+	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
+	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
+	sim, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+
+	const streams, requests, tokens = 4, 10, 5
+	res := runFloor(context.Background(), floorLoad{URL: sim.URL(), Model: cfg.Model, Streams: streams, Requests: requests, Tokens: tokens, Timeout: time.Minute})
+	if res.Completed != requests || res.Failed != 0 {
+		t.Fatalf("completed %d, failed %d (%s), want %d and 0", res.Completed, res.Failed, res.FirstError, requests)
+	}
+	if st := sim.Server().Stats(); st.Tokens != requests*tokens || st.Received != requests {
+		t.Errorf("simulator: %d requests, %d tokens, want %d and %d", st.Received, st.Tokens, requests, requests*tokens)
+	}
+	if res.TTFTMean <= 0 || res.TTFTP99 < res.TTFTMean || res.ITLP99 <= 0 {
+		t.Errorf("timings TTFT mean %.3f p99 %.3f ms, ITL p99 %.3f ms: want positive, p99 ≥ mean", res.TTFTMean, res.TTFTP99, res.ITLP99)
+	}
+}
