@@ -302,6 +302,12 @@ func (s *chunkScanner) str() (plain, ok bool) {
 	plain = true
 	d := s.data
 	for i := s.pos; i < len(d); i++ {
+		for i < len(d) && plainByte[d[i]] {
+			i++
+		}
+		if i == len(d) {
+			break
+		}
 		switch c := d[i]; {
 		case c == '"':
 			s.pos = i + 1
@@ -329,6 +335,15 @@ func (s *chunkScanner) str() (plain, ok bool) {
 	}
 	return false, false
 }
+
+// plainByte marks the bytes a string holds as they are: ASCII, neither a
+// control character, a quote nor a backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

@@ -202,3 +202,49 @@ func BenchmarkChunkDecode(b *testing.B) {
 		}
 	}
 }
+
+// appendJSONString appends what encoding/json decodes, with or without
+// escapes and invalid UTF-8, and fails where it fails.
+func TestAppendJSONString(t *testing.T) {
+	for _, raw := range []string{`""`, `"plain"`, `"héllo 世界"`, `"a\n\"b\"\u00e9\ud83d\ude00"`, `"\ud800"`, "\"\xff\xfe\"", `null`, `5`, `{"a":1}`} {
+		var want string
+		wantErr := json.Unmarshal([]byte(raw), &want)
+		got, err := appendJSONString([]byte("x"), json.RawMessage(raw))
+		switch {
+		case (err == nil) != (wantErr == nil):
+			t.Errorf("%s: error %v, encoding/json's %v", raw, err, wantErr)
+		case err != nil && string(got) != "x":
+			t.Errorf("%s: failed leaving %q, want %q", raw, got, "x")
+		case err == nil && string(got) != "x"+want:
+			t.Errorf("%s: %q, want %q", raw, got, "x"+want)
+		}
+	}
+}
+
+// Decoding a content chunk and taking its text allocate nothing once the
+// buffers have grown.
+func TestChunkTextAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	data := []byte(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" quick","reasoning_content":null},"logprobs":null,"finish_reason":null}]}`)
+	var d chunkDecoder
+	var c chunk
+	text := make([]byte, 0, 1024)
+	n := testing.AllocsPerRun(100, func() {
+		if err := d.decode(data, &c); err != nil {
+			t.Fatal(err)
+		}
+		reasoning, answer := c.tokens()
+		if reasoning || !answer {
+			t.Fatal("tokens", reasoning, answer)
+		}
+		var err error
+		if text, err = c.appendText(text[:0]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 0 || string(text) != " quick" {
+		t.Errorf("%v allocations per chunk, text %q", n, text)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // chunk is one OpenAI stream chunk of /v1/chat/completions or
@@ -168,14 +169,31 @@ func (c *chunk) appendText(dst []byte) ([]byte, error) {
 			if !present(raw) {
 				continue
 			}
-			s, err := jsonString(raw)
-			if err != nil {
+			var err error
+			if dst, err = appendJSONString(dst, raw); err != nil {
 				return dst, fmt.Errorf("text: %w", err)
 			}
-			dst = append(dst, s...)
 		}
 	}
 	return dst, nil
+}
+
+// appendJSONString appends the string that raw, a valid JSON value, holds
+// to dst; dst is returned unchanged with the error when raw is not a
+// string. A string without escapes in valid UTF-8, as most chunks' text
+// is, is appended as it is, allocating nothing; others are decoded by
+// encoding/json, which also turns invalid UTF-8 into U+FFFD.
+func appendJSONString(dst []byte, raw json.RawMessage) ([]byte, error) {
+	if len(raw) >= 2 && raw[0] == '"' {
+		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return append(dst, inner...), nil
+		}
+	}
+	s, err := jsonString(raw)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, s...), nil
 }
 
 // finishReason returns the last finish reason in the chunk, "" if none.
