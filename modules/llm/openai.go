@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // chunk is one OpenAI stream chunk of /v1/chat/completions or
 // /v1/completions, or a whole non-streaming response of either. Values are
-// kept raw: decoding into a reused chunk copies bytes into buffers it
-// already has instead of allocating strings, and only the few values that
-// are needed (finish reason, usage, error, kept text) are decoded further.
+// kept raw, as slices of the decoded bytes when chunkScanner read them:
+// decoding allocates no strings, and only the few values that are needed
+// (finish reason, usage, error, kept text) are decoded further. A chunk is
+// valid until the bytes it was decoded from change.
 type chunk struct {
 	Choices []choice        `json:"choices"`
 	Usage   json.RawMessage `json:"usage"`
@@ -87,16 +89,17 @@ func (o optionalInt) orAbsent() int {
 	return o.n
 }
 
-// chunkDecoder decodes chunks one after another into a reused chunk. It
-// keeps one json.Decoder, whose state, unlike json.Unmarshal's, survives
-// from one value to the next: decoding a chunk allocates nothing once the
-// buffers have grown.
+// chunkDecoder decodes chunks one after another into a reused chunk: with
+// chunkScanner, which allocates nothing, or, for the shapes it leaves,
+// with encoding/json. It keeps one json.Decoder, whose state, unlike
+// json.Unmarshal's, survives from one value to the next.
 type chunkDecoder struct {
 	src bytes.Reader
 	dec *json.Decoder
-	// grown is set once a chunk larger than maxPooledBuffer was decoded:
-	// the decoder's buffer and the chunk's fields have grown to its size,
-	// so the reader holding them must not go back to the pool.
+	// grown is set once a chunk larger than maxPooledBuffer was decoded
+	// by encoding/json: the decoder's buffer and the chunk's fields have
+	// grown to its size, so the reader holding them must not go back to
+	// the pool.
 	grown bool
 }
 
@@ -107,11 +110,16 @@ func (d *chunkDecoder) decode(data []byte, c *chunk) error {
 		return fmt.Errorf("more than %d choices", maxChoices)
 	}
 	if len(data) > maxPooledBuffer {
-		// A huge chunk is decoded in place: the decoder would copy it
-		// into its buffer first, doubling what it costs.
+		// A huge chunk, rare, is decoded in place by encoding/json: the
+		// decoder would copy it into its buffer first, doubling what it
+		// costs.
 		d.grown = true
 		return json.Unmarshal(data, c)
 	}
+	if scanChunk(data, c) {
+		return nil
+	}
+	c.reset()
 	if d.dec == nil {
 		d.dec = json.NewDecoder(&d.src)
 	}
@@ -128,31 +136,13 @@ func (d *chunkDecoder) decode(data []byte, c *chunk) error {
 }
 
 // reset clears every field of c, of every choice its slice can hold:
-// decoding into a reused value keeps the fields the new JSON lacks.
+// decoding into a reused value keeps the fields the new JSON lacks. The
+// values become nil rather than empty: they may be slices of the bytes of
+// an earlier chunk, which encoding/json must not append into.
 func (c *chunk) reset() {
-	c.Usage = c.Usage[:0]
-	c.Error = c.Error[:0]
-	c.Object = c.Object[:0]
-	c.Message = c.Message[:0]
 	all := c.Choices[:cap(c.Choices)]
-	for i := range all {
-		all[i].reset()
-	}
-	c.Choices = all[:0]
-}
-
-func (ch *choice) reset() {
-	ch.Text = ch.Text[:0]
-	ch.Delta.reset()
-	ch.Message.reset()
-	ch.FinishReason = ch.FinishReason[:0]
-}
-
-func (m *message) reset() {
-	m.Content = m.Content[:0]
-	m.ReasoningContent = m.ReasoningContent[:0]
-	m.Reasoning = m.Reasoning[:0]
-	m.ToolCalls = m.ToolCalls[:0]
+	clear(all)
+	*c = chunk{Choices: all[:0]}
 }
 
 // tokens reports whether the chunk carries generated output: reasoning
@@ -179,14 +169,31 @@ func (c *chunk) appendText(dst []byte) ([]byte, error) {
 			if !present(raw) {
 				continue
 			}
-			s, err := jsonString(raw)
-			if err != nil {
+			var err error
+			if dst, err = appendJSONString(dst, raw); err != nil {
 				return dst, fmt.Errorf("text: %w", err)
 			}
-			dst = append(dst, s...)
 		}
 	}
 	return dst, nil
+}
+
+// appendJSONString appends the string that raw, a valid JSON value, holds
+// to dst; dst is returned unchanged with the error when raw is not a
+// string. A string without escapes in valid UTF-8, as most chunks' text
+// is, is appended as it is, allocating nothing; others are decoded by
+// encoding/json, which also turns invalid UTF-8 into U+FFFD.
+func appendJSONString(dst []byte, raw json.RawMessage) ([]byte, error) {
+	if len(raw) >= 2 && raw[0] == '"' {
+		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return append(dst, inner...), nil
+		}
+	}
+	s, err := jsonString(raw)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, s...), nil
 }
 
 // finishReason returns the last finish reason in the chunk, "" if none.
