@@ -64,6 +64,9 @@ func getResponseReader() *responseReader {
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
 	rr.arrived, rr.head.r = nil, nil
+	// The last chunk's fields are slices of the line it was read from:
+	// dropping them lets a huge line's buffer go with the request.
+	rr.chunk.reset()
 	if rr.nd != nil {
 		rr.nd.Reset(nil)
 		if cap(rr.nd.buf) > maxPooledBuffer {
