@@ -158,11 +158,10 @@ func (c *chunk) appendReasoning(dst []byte) ([]byte, error) {
 			if !present(raw) {
 				continue
 			}
-			s, err := jsonString(raw)
-			if err != nil {
+			var err error
+			if dst, err = appendJSONString(dst, raw); err != nil {
 				return dst, fmt.Errorf("reasoning: %w", err)
 			}
-			dst = append(dst, s...)
 		}
 	}
 	return dst, nil
