@@ -5,7 +5,8 @@
 // goroutines that start arrivals and read responses by milliseconds. The
 // tuner leaves at least Headroom of new allocation between collections,
 // as GOGC does in proportion to the live heap once that heap is larger:
-// the goal after each cycle is the live heap plus the larger of the two.
+// the goal after each cycle is the live heap plus the larger of the two,
+// and Headroom before the first.
 // It changes nothing the user set: with GOGC in the environment the
 // runtime keeps it, and GOMEMLIMIT still caps the heap either way.
 package gctune
@@ -26,13 +27,16 @@ const defaultPercent = 100
 // liveHeap is the runtime/metrics name of the heap the last cycle marked.
 const liveHeap = "/gc/heap/live:bytes"
 
-// minLive is the least live heap Percent reckons with, which bounds the
-// GOGC it returns (to 25,600).
-const minLive = 1 << 20
+// minLive is the least live heap Percent reckons with: the runtime's
+// heap minimum at GOGC=100 (4 MiB), which it scales by GOGC/100 into the
+// least goal of any cycle, the first included. Counting a smaller heap
+// (0 before the first cycle) as minLive bounds the GOGC to 6,400 and that
+// least goal to Headroom.
+const minLive = 4 << 20
 
 // Percent is the GOGC that gives a live heap of live bytes a goal of
 // live + max(live, Headroom): never below the default. A heap below
-// minLive (0 before the first cycle) counts as minLive.
+// minLive counts as minLive.
 func Percent(live uint64) int {
 	if live >= Headroom {
 		return defaultPercent

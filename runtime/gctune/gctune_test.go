@@ -12,9 +12,9 @@ func TestPercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 25_600},         // before the first cycle: counted as 1 MiB
-		{1 << 10, 25_600},   // below 1 MiB: the same
-		{1 << 20, 25_600},   // 1 MiB + 256 MiB
+		{0, 6_400},          // before the first cycle: counted as 4 MiB, a first goal of 256 MiB
+		{1 << 20, 6_400},    // below 4 MiB: the same
+		{4 << 20, 6_400},    // 4 MiB + 256 MiB
 		{64 << 20, 400},     // the heap: about GOGC=400
 		{128 << 20, 200},    // 128 MiB + 256 MiB
 		{Headroom - 1, 100}, // just below: rounds to the default
