@@ -1,8 +1,9 @@
 // Package gctune sizes the Go garbage collector's heap goal for a load
 // generator. With the runtime's default (GOGC=100) a heap of a few tens of
 // MB, hundreds of goja runtimes and the requests in flight, is collected
-// several times a second; on one busy core every mark phase delays the
-// goroutines that start arrivals and read responses by milliseconds. The
+// about once a second at 1,000 requests/s; on one busy core each mark
+// phase, tens to hundreds of milliseconds long, delays the goroutines that
+// start arrivals and read responses. The
 // tuner leaves at least Headroom of new allocation between collections,
 // as GOGC does in proportion to the live heap once that heap is larger:
 // the goal after each cycle is the live heap plus the larger of the two,
