@@ -22,7 +22,9 @@ type GC struct {
 	Cycles uint64
 	// Share is the collector's CPU time (assists, dedicated workers and
 	// pauses) over the process's CPU time as the Go runtime accounts it
-	// (0–1).
+	// (0–1). The runtime brings these counters up to date at the end of
+	// each cycle, so the share covers the cycles that ended between Start
+	// and Stop; 0 when none did.
 	Share float64
 	// PauseP99 and PauseMax are the 99th percentile and the maximum of its
 	// stop-the-world pauses, in ms (bucket upper bounds).
