@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/gctune"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -68,6 +69,10 @@ Run 'llmrun COMMAND --help' for a command's flags.
 func main() {
 	ctx, stop := signalContext()
 	defer stop()
+	// The collector's heap goal is sized for a load generator unless the
+	// user set GOGC (see runtime/gctune); it is process-wide, so it is set
+	// here rather than by each run.
+	gctune.Start(os.Getenv)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
 }
 

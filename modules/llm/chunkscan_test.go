@@ -203,13 +203,13 @@ func BenchmarkChunkDecode(b *testing.B) {
 	}
 }
 
-// appendJSONString appends what encoding/json decodes, with or without
+// appendUnquoted appends what encoding/json decodes, with or without
 // escapes and invalid UTF-8, and fails where it fails.
-func TestAppendJSONString(t *testing.T) {
+func TestAppendUnquoted(t *testing.T) {
 	for _, raw := range []string{`""`, `"plain"`, `"héllo 世界"`, `"a\n\"b\"\u00e9\ud83d\ude00"`, `"\ud800"`, "\"\xff\xfe\"", `null`, `5`, `{"a":1}`} {
 		var want string
 		wantErr := json.Unmarshal([]byte(raw), &want)
-		got, err := appendJSONString([]byte("x"), json.RawMessage(raw))
+		got, err := appendUnquoted([]byte("x"), json.RawMessage(raw))
 		switch {
 		case (err == nil) != (wantErr == nil):
 			t.Errorf("%s: error %v, encoding/json's %v", raw, err, wantErr)

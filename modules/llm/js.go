@@ -123,6 +123,9 @@ type instance struct {
 	// record and itlScratch are reused for each request's output record.
 	record     Record
 	itlScratch []float64
+	// itl is reused for each request's inter-token gaps (Result.ITL),
+	// up to maxKeptITL of them.
+	itl []float64
 	// arrivals is the VU's counters of arriving tokens in its current
 	// scenario.
 	arrivals *vuArrivals
@@ -370,7 +373,9 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if measured && hooks.Arrivals != nil {
 		req.Arrivals = i.scenarioArrivals(st.Scenario)
 	}
+	req.itlBuffer = i.itl[:0]
 	res := c.Stream(i.vu.Context(), req)
+	defer i.keepITL(res.ITL)
 	res.RequestedPromptTokens, res.UniquePrompt = requested, o.UniquePrompt
 	ended := res.Class != ErrCanceled
 	if measured && ended && !res.OK && hooks.Errors != nil {
@@ -395,6 +400,18 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
 	}
 	return resultObject(rt, res, o.ITL)
+}
+
+// maxKeptITL bounds the gaps' array a VU keeps between requests (8 KiB):
+// a longer stream's is left to the collector, not held by an idle VU.
+const maxKeptITL = 1024
+
+// keepITL keeps the array of a request's gaps for the next request, once
+// nothing reads them any more (the result object copies them).
+func (i *instance) keepITL(itl []float64) {
+	if cap(itl) > cap(i.itl) && cap(itl) <= maxKeptITL {
+		i.itl = itl[:0]
+	}
 }
 
 // scenarioArrivals returns the VU's counters of arriving tokens in

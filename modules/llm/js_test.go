@@ -199,6 +199,24 @@ func TestJSStreamTextAndITL(t *testing.T) {
 	}
 }
 
+// A VU reuses the array of gaps from one request to the next: the gaps a
+// script kept from an earlier request stay its own, and each request
+// reports only its own gaps, however long the one before.
+func TestJSStreamITLAcrossRequests(t *testing.T) {
+	_, m := startJSSim(t)
+	v := newJSVU(t, m)
+	got := v.Run(`(() => {
+  const first = llm.stream(` + body(12) + `, { itl: true });
+  const kept = JSON.stringify(first.itl);
+  const second = llm.stream(` + body(4) + `, { itl: true });
+  const third = llm.stream(` + body(8) + `, { itl: true });
+  return [first.itl.length, JSON.stringify(first.itl) === kept, second.itl.length, third.itl.length].join(' ');
+})()`).String()
+	if got != "11 true 3 7" {
+		t.Errorf("gaps of three requests (12, 4 and 8 tokens) and whether the first's stayed as they were: %q, want \"11 true 3 7\"", got)
+	}
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return "<nil>"

@@ -170,7 +170,7 @@ func (c *chunk) appendText(dst []byte) ([]byte, error) {
 				continue
 			}
 			var err error
-			if dst, err = appendJSONString(dst, raw); err != nil {
+			if dst, err = appendUnquoted(dst, raw); err != nil {
 				return dst, fmt.Errorf("text: %w", err)
 			}
 		}
@@ -178,12 +178,12 @@ func (c *chunk) appendText(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// appendJSONString appends the string that raw, a valid JSON value, holds
+// appendUnquoted appends the string that raw, a valid JSON value, holds
 // to dst; dst is returned unchanged with the error when raw is not a
 // string. A string without escapes in valid UTF-8, as most chunks' text
 // is, is appended as it is, allocating nothing; others are decoded by
 // encoding/json, which also turns invalid UTF-8 into U+FFFD.
-func appendJSONString(dst []byte, raw json.RawMessage) ([]byte, error) {
+func appendUnquoted(dst []byte, raw json.RawMessage) ([]byte, error) {
 	if len(raw) >= 2 && raw[0] == '"' {
 		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 			return append(dst, inner...), nil

@@ -1,11 +1,17 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/modules/metrics"
 )
@@ -45,10 +51,166 @@ func (c *Client) prepare(req Request) (prepared, error) {
 	if m, ok := p.proto.(modelPather); ok {
 		p.url = m.modelURL(p.url, p.model, p.modelVersion) // the model is in the path
 	}
-	if p.body, err = json.Marshal(body); err != nil {
+	if p.body, err = encodeBody(body); err != nil {
 		return p, fmt.Errorf("encoding the request body: %w", err)
 	}
 	return p, nil
+}
+
+// encodeBody is json.Marshal(body), byte for byte, without its reflection
+// over every map entry (two allocations each, and a sort): the values a
+// script's object exports to (maps, arrays, strings, numbers, booleans
+// and null) are appended directly, in a pooled buffer; any other value
+// goes through encoding/json, as do the bodies that would fail there.
+func encodeBody(body map[string]any) ([]byte, error) {
+	buf := bodyBuffers.Get().(*[]byte)
+	defer bodyBuffers.Put(buf)
+	b, ok := appendJSON((*buf)[:0], body, 0)
+	if !ok {
+		return json.Marshal(body)
+	}
+	*buf = b
+	return bytes.Clone(b), nil
+}
+
+// bodyBuffers are the buffers encodeBody appends to.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxBodyDepth is the deepest nesting appendJSON encodes itself; deeper
+// (a cycle included) is left to encoding/json and its error.
+const maxBodyDepth = 64
+
+// appendJSON appends v as encoding/json encodes it; false when v holds a
+// value it leaves to encoding/json: another type, a NaN or an infinity,
+// or nesting deeper than maxBodyDepth.
+func appendJSON(b []byte, v any, depth int) ([]byte, bool) {
+	if depth > maxBodyDepth {
+		return b, false
+	}
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, v), true
+	case string:
+		return appendQuoted(b, v), true
+	case int64:
+		return strconv.AppendInt(b, v, 10), true
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), true
+	case float64:
+		return appendJSONFloat(b, v)
+	case []any:
+		if v == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, item := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendJSON(b, item, depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		return appendJSONObject(b, v, depth)
+	}
+	return b, false
+}
+
+// appendJSONObject appends m with its keys sorted, as encoding/json does.
+func appendJSONObject(b []byte, m map[string]any, depth int) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	var scratch [16]string
+	keys := scratch[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendQuoted(b, k)
+		b = append(b, ':')
+		var ok bool
+		if b, ok = appendJSON(b, m[k], depth+1); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendJSONFloat appends f as encoding/json does (ES6 number formatting);
+// false for a NaN or an infinity, which it rejects.
+func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 → e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// jsonEscapes is how encoding/json writes each ASCII byte in a string
+// (HTML-escaping included); "" for a byte written as it is.
+var jsonEscapes = func() (t [utf8.RuneSelf]string) {
+	const hex = "0123456789abcdef"
+	for c := range byte(0x20) {
+		t[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
+	}
+	for _, c := range []byte{'<', '>', '&'} {
+		t[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
+	}
+	t['"'], t['\\'] = `\"`, `\\`
+	t['\b'], t['\f'], t['\n'], t['\r'], t['\t'] = `\b`, `\f`, `\n`, `\r`, `\t`
+	return t
+}()
+
+// appendQuoted appends s quoted as encoding/json does: the escapes of
+// jsonEscapes, U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		esc, size := "", 1
+		if c := s[i]; c < utf8.RuneSelf {
+			esc = jsonEscapes[c]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				esc = `\ufffd`
+			case r == '\u2028':
+				esc = `\u2028`
+			case r == '\u2029':
+				esc = `\u2029`
+			}
+		}
+		if esc != "" {
+			b = append(append(b, s[start:i]...), esc...)
+			start = i + size
+		}
+		i += size
+	}
+	return append(append(b, s[start:]...), '"')
 }
 
 // mergeExtraBody lifts the fields of "extra_body" into the body, as

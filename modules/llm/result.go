@@ -60,6 +60,10 @@ type Request struct {
 	// request that then fails or is cut stay counted, since they were
 	// generated.
 	Arrivals TokenArrivals
+	// itlBuffer is an empty slice for the result's ITL to fill, from a
+	// caller that reuses it once done with the result (a VU's module
+	// instance): a stream then grows no new array of gaps.
+	itlBuffer []float64
 }
 
 // ErrorClass classifies a failed request. The empty class means success.
@@ -261,6 +265,9 @@ type Result struct {
 	// ±0.5 %.
 	ITLFolded int `json:"itlFolded,omitempty" js:",optional"`
 	itlFold   *itlFold
+	// itlBuffer, when not nil, is an empty slice whose array ITL takes
+	// over at its first gap (Request.itlBuffer).
+	itlBuffer []float64
 
 	// Start is the time of the final attempt's start (with a monotonic
 	// reading).

@@ -159,7 +159,7 @@ func (c *chunk) appendReasoning(dst []byte) ([]byte, error) {
 				continue
 			}
 			var err error
-			if dst, err = appendJSONString(dst, raw); err != nil {
+			if dst, err = appendUnquoted(dst, raw); err != nil {
 				return dst, fmt.Errorf("reasoning: %w", err)
 			}
 		}

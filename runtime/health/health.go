@@ -9,7 +9,10 @@
 // Linux the probe reads /proc for that, at its start and stop (every
 // counter there is cumulative): the machine's busy and steal time, the
 // load average, and how long llmrun's threads waited on the OS run queue.
-// A Report names the cause it found: llmrun's own load, or the machine.
+// The Go runtime's own counters say how much of llmrun's CPU its garbage
+// collector took and how long it paused the program.
+// A Report names the cause it found: llmrun's own load (its garbage
+// collection named as such), or the machine.
 package health
 
 import (
@@ -70,6 +73,10 @@ type Probe struct {
 	cpu   time.Duration
 	sched *metrics.Float64Histogram
 	procs int
+	// gc is the garbage collector's reading at Start; gcOK whether there
+	// is one.
+	gc   gcReading
+	gcOK bool
 	// machine is the /proc reading at Start; machineErr why there is none.
 	machine    procReading
 	machineErr error
@@ -91,6 +98,10 @@ type Report struct {
 	// measured, and MachineError then says why.
 	Machine      *Machine `json:"machine,omitempty"`
 	MachineError string   `json:"machine_error,omitempty"`
+	// GC is what the garbage collector did; it stays out of the result
+	// file, whose schema it would change: Cause and Warnings carry what
+	// it showed.
+	GC GC `json:"-"`
 	// Cause names, in words, what limited the client: llmrun's own load,
 	// or what took the CPU from it; "" when no limit was found.
 	Cause string `json:"cause,omitempty"`
@@ -112,6 +123,7 @@ func (r Report) Measured() bool { return r.Procs > 0 }
 // Start begins a measurement.
 func Start() *Probe {
 	p := &Probe{wall: time.Now(), cpu: processCPU(), sched: readSched(), procs: runtime.GOMAXPROCS(0)}
+	p.gc, p.gcOK = readGC()
 	p.machine, p.machineErr = readMachine()
 	return p
 }
@@ -129,6 +141,9 @@ func (p *Probe) Stop() Report {
 	}
 	if end := readSched(); end != nil && p.sched != nil {
 		r.SchedDelayP99, r.SchedDelayMax = delays(p.sched, end)
+	}
+	if end, ok := readGC(); ok && p.gcOK {
+		r.GC = measureGC(p.gc, end)
 	}
 	var err error
 	if r.Machine, err = p.stopMachine(own, wall); err != nil {
@@ -152,11 +167,15 @@ func (p *Probe) stopMachine(own, wall time.Duration) (*Machine, error) {
 }
 
 // OwnCause names llmrun's own load as what limited it, with the figure
-// that shows it: its CPU above MaxCPU, or goroutines that waited longer
-// than MaxSchedDelayP99 while it used at least BusyCPU of its CPUs; ""
-// when neither happened.
+// that shows it: its garbage collector taking MaxGCShare of its CPU or
+// more while goroutines (or the collector's pauses) waited longer than
+// MaxSchedDelayP99, its CPU above MaxCPU, or goroutines that waited
+// longer than MaxSchedDelayP99 while it used at least BusyCPU of its
+// CPUs; "" when none happened.
 func (r Report) OwnCause() string {
 	switch {
+	case r.gcLimited():
+		return r.gcCause()
 	case r.CPU > MaxCPU:
 		return "llmrun's own load (its process used " + r.ownCPU() + ")"
 	case r.schedDelayed() && r.CPU >= BusyCPU:
@@ -216,7 +235,11 @@ func (r Report) Checked() string {
 	} else if r.MachineError != "" {
 		machine += " (" + r.MachineError + ")"
 	}
-	return fmt.Sprintf("llmrun's CPU %s, Go scheduling delay p99 %.2f ms, %s", r.ownCPU(), r.SchedDelayP99, machine)
+	checked := fmt.Sprintf("llmrun's CPU %s, Go scheduling delay p99 %.2f ms, %s", r.ownCPU(), r.SchedDelayP99, machine)
+	if r.GC.Measured() {
+		checked += ", " + r.GC.String()
+	}
+	return checked
 }
 
 // ownCPU is llmrun's CPU share in words.
@@ -232,7 +255,8 @@ func (r Report) ownCPU() string {
 
 // judge names the cause of a limit, if it finds one, and adds the
 // warnings the measurement calls for. It blames llmrun's own load only
-// when its CPU, or its scheduling delay with a busy CPU, says so.
+// when its CPU, its scheduling delay with a busy CPU, or its garbage
+// collector, says so; the collector's warning says how to give it room.
 func (r *Report) judge() {
 	own, machine, delayed := r.OwnCause(), r.MachineCause(), r.schedDelayed()
 	r.Cause = strings.Join(slices.DeleteFunc([]string{own, machine}, func(c string) bool { return c == "" }), "; and ")
@@ -240,7 +264,12 @@ func (r *Report) judge() {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"llmrun's process used %s: the client, not only the server, may have limited this run and inflated its latencies; %s", r.ownCPU(), ownRemedy))
 	}
-	if delayed && own != "" {
+	switch {
+	case r.gcLimited():
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"goroutines waited up to %.1f ms (p99) for a CPU while llmrun's garbage collector took %.0f %% of its CPU (%d cycles, pauses up to %.2f ms): measured latencies and arrival times include that client-side wait; %s",
+			r.SchedDelayP99, 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, gcRemedy))
+	case delayed && own != "":
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"goroutines waited up to %.1f ms (p99) for a CPU: measured latencies include that client-side wait; %s", r.SchedDelayP99, ownRemedy))
 	}

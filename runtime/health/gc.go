@@ -1,0 +1,112 @@
+package health
+
+import (
+	"fmt"
+	"runtime/metrics"
+)
+
+// MaxGCShare is the share of llmrun's CPU time its garbage collector may
+// take (mark assists, dedicated mark workers and stop-the-world pauses;
+// not the idle-time workers, which only use a CPU nothing else wanted)
+// before a scheduling delay above MaxSchedDelayP99 is laid at its door.
+// While the collector marks, its workers hold a quarter of the CPUs and a
+// goroutine that allocates is made to mark in proportion: one that becomes
+// runnable then waits behind them. At a tenth of all the CPU time, mark
+// phases cover a large share of the run.
+const MaxGCShare = 0.10
+
+// GC is what the Go garbage collector did between a probe's Start and
+// Stop.
+type GC struct {
+	// Cycles counts the collections that ended.
+	Cycles uint64
+	// Share is the collector's CPU time (assists, dedicated workers and
+	// pauses) over the process's CPU time as the Go runtime accounts it
+	// (0–1). The runtime brings these counters up to date at the end of
+	// each cycle, so the share covers the cycles that ended between Start
+	// and Stop; 0 when none did.
+	Share float64
+	// PauseP99 and PauseMax are the 99th percentile and the maximum of its
+	// stop-the-world pauses, in ms (bucket upper bounds).
+	PauseP99, PauseMax float64
+}
+
+// Measured says whether the collector ran at all.
+func (g GC) Measured() bool { return g.Cycles > 0 }
+
+// String gives the figures in words.
+func (g GC) String() string {
+	return fmt.Sprintf("garbage collection %.0f %% of llmrun's CPU in %d cycles, pauses p99 %.2f ms (max %.2f ms)", 100*g.Share, g.Cycles, g.PauseP99, g.PauseMax)
+}
+
+// The runtime/metrics names a gcReading reads, in gcReading.samples order.
+var gcMetrics = []string{
+	"/gc/cycles/total:gc-cycles",
+	"/cpu/classes/gc/mark/assist:cpu-seconds",
+	"/cpu/classes/gc/mark/dedicated:cpu-seconds",
+	"/cpu/classes/gc/pause:cpu-seconds",
+	"/cpu/classes/total:cpu-seconds",
+	"/cpu/classes/idle:cpu-seconds",
+	"/sched/pauses/total/gc:seconds",
+}
+
+// gcReading is one reading of the collector's cumulative counters; two
+// bound a measurement.
+type gcReading struct {
+	cycles uint64
+	// gcCPU is the collector's CPU time that displaces goroutines, busy
+	// the process's CPU time less its idle time, in seconds.
+	gcCPU, busy float64
+	pauses      *metrics.Float64Histogram
+}
+
+// readGC reads the counters; ok is false when this Go runtime lacks one.
+func readGC() (r gcReading, ok bool) {
+	s := make([]metrics.Sample, len(gcMetrics))
+	for i, name := range gcMetrics {
+		s[i].Name = name
+	}
+	metrics.Read(s)
+	for _, x := range s[:6] {
+		if x.Value.Kind() == metrics.KindBad {
+			return r, false
+		}
+	}
+	if s[6].Value.Kind() != metrics.KindFloat64Histogram {
+		return r, false
+	}
+	h := s[6].Value.Float64Histogram()
+	return gcReading{
+		cycles: s[0].Value.Uint64(),
+		gcCPU:  s[1].Value.Float64() + s[2].Value.Float64() + s[3].Value.Float64(),
+		busy:   s[4].Value.Float64() - s[5].Value.Float64(),
+		pauses: &metrics.Float64Histogram{Counts: append([]uint64(nil), h.Counts...), Buckets: h.Buckets},
+	}, true
+}
+
+// measureGC is what the collector did between two readings.
+func measureGC(start, end gcReading) GC {
+	g := GC{Cycles: end.cycles - start.cycles}
+	if busy := end.busy - start.busy; busy > 0 {
+		g.Share = min(1, max(0, (end.gcCPU-start.gcCPU)/busy))
+	}
+	g.PauseP99, g.PauseMax = delays(start.pauses, end.pauses)
+	return g
+}
+
+// gcLimited says whether the collector explains a long scheduling delay:
+// goroutines waited longer than MaxSchedDelayP99 for a CPU, or its own
+// pauses lasted longer, while it took at least MaxGCShare of the CPU.
+func (r Report) gcLimited() bool {
+	long := r.schedDelayed() || r.GC.PauseMax > float64(MaxSchedDelayP99)/1e6
+	return long && r.GC.Share >= MaxGCShare
+}
+
+// gcCause names the garbage collector as what limited llmrun, with its
+// figures.
+func (r Report) gcCause() string {
+	return fmt.Sprintf("llmrun's own load: its garbage collection (%s; goroutines waited %.1f ms (p99) for a CPU)", r.GC, r.SchedDelayP99)
+}
+
+// gcRemedy is what to do when the garbage collector limited llmrun.
+const gcRemedy = "give the collector more room with GOGC (e.g. GOGC=400) and cap the memory with GOMEMLIMIT, or run fewer VUs per process"
