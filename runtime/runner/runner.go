@@ -234,7 +234,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 // banner is what the console says of the run before it starts.
 func (r *run) banner() console.Banner {
 	b := console.Banner{
-		Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, Target: r.target, Simulated: r.simulated,
+		Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, Simulated: r.simulated,
 		BaseURL: r.cfg.Engine.LLM.BaseURL, Model: r.cfg.Engine.LLM.Model, Seed: r.cfg.Engine.Seed, SeedDrawn: r.cfg.SeedDrawn,
 		Scenarios: r.engine.Scenarios(), MaxVUs: r.engine.MaxVUs(), Probes: r.probes,
 	}
