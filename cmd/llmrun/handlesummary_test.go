@@ -171,19 +171,24 @@ export function handleSummary() { return { [__ENV.BAD]: 'x', [__ENV.GOOD]: 'y' }
 	}
 }
 
-// An interrupted run still calls handleSummary and writes its files.
+// An interrupted run still calls handleSummary and writes its files. The
+// run is interrupted once the simulator holds both VUs' requests, not
+// after a fixed time that a busy machine may spend loading the script.
 func TestHandleSummaryAfterInterrupt(t *testing.T) {
 	t.Parallel()
 	cfg := llmsim.DefaultConfig()
 	cfg.DecodeBase = 50 * time.Millisecond
-	url := startSim(t, cfg)
+	sim, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
 	out := filepath.Join(t.TempDir(), "interrupted.txt")
 	script := writeScript(t, "long.js", fmt.Sprintf(chatScript, 1000)+`
 export function handleSummary(data) { return { [__ENV.OUT]: 'interrupted=' + data.llmrun.meta.interrupted }; }
 `)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--no-preflight", "--base-url", url, "-u", "2", "-d", "1m", "-e", "OUT="+out, script)
+	ctx := canceledWhenRunning(t, sim, 2)
+	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--no-preflight", "--base-url", sim.URL(), "-u", "2", "-d", "1m", "-e", "OUT="+out, script)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
 	}

@@ -96,18 +96,12 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			a.llm.Model = llmsim.DefaultConfig().Model
 		}
 	}
-	cfg := a.engineConfig(fs, f, stderr)
-	cfg.Modules = runner.StandardModules(cfg)
-	engine, err := engine.Load(ctx, cfg)
+	// Loaded as run loads it, options beside the scenarios checked.
+	e, _, err := runner.Load(ctx, a.engineConfig(fs, f, stderr), a.slo)
 	if err != nil {
 		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
 	}
-	// The options run reads beside the scenarios are checked as run
-	// checks them.
-	if _, err := runner.Criteria(engine.Options(), a.slo); err != nil {
-		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
-	}
-	in := inspect(script, engine)
+	in := inspect(script, e)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -346,14 +346,7 @@ func TestInterruptedRunStillSummarises(t *testing.T) {
 	t.Cleanup(func() { sim.Close() })
 	script := writeScript(t, "long.js", fmt.Sprintf(chatScript, 1000))
 	export := filepath.Join(t.TempDir(), "summary.json")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		defer cancel()
-		for ctx.Err() == nil && sim.Server().Stats().Running < 4 {
-			wait.Sleep(ctx, 10*time.Millisecond)
-		}
-	}()
+	ctx := canceledWhenRunning(t, sim, 4)
 	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--base-url", sim.URL(), "-u", "4", "-d", "1m", "--summary-export", export, script)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
@@ -365,6 +358,21 @@ func TestInterruptedRunStillSummarises(t *testing.T) {
 	if !strings.Contains(stdout, "interrupted") {
 		t.Errorf("summary does not say the run was interrupted:\n%s", stdout)
 	}
+}
+
+// canceledWhenRunning returns a context canceled once sim holds n
+// requests: a Ctrl-C in the middle of a run, however long a busy machine
+// took to start it.
+func canceledWhenRunning(t *testing.T, sim *llmsim.Running, n int) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		defer cancel()
+		for ctx.Err() == nil && sim.Server().Stats().Running < n {
+			wait.Sleep(ctx, 10*time.Millisecond)
+		}
+	}()
+	return ctx
 }
 
 func TestBuiltinSimulatorIsTheDefaultTarget(t *testing.T) {

@@ -94,16 +94,19 @@ func newWarmupGate(w Warmup) *warmupGate { return &warmupGate{w: w} }
 // begin marks the scenario's start, before its first iteration.
 func (g *warmupGate) begin(now time.Time) { g.start = now }
 
-// claim reports whether an iteration starting now is warmup.
+// claim reports whether an iteration starting now is warmup. It runs
+// at the start of every iteration of every VU: once the warmup is over it
+// only reads the shared counters, so that the VUs' cores do not take
+// turns owning their cache line.
 func (g *warmupGate) claim(now time.Time) bool {
 	warm := false
-	switch {
-	case g.w.Iterations > 0:
-		warm = g.claimed.Add(1) <= int64(g.w.Iterations)
+	switch n := int64(g.w.Iterations); {
+	case n > 0:
+		warm = g.claimed.Load() < n && g.claimed.Add(1) <= n
 	case g.w.Duration > 0:
 		warm = now.Before(g.start.Add(g.w.Duration))
 	}
-	if !warm {
+	if !warm && g.measured.Load() == 0 {
 		g.measured.CompareAndSwap(0, now.UnixNano())
 	}
 	return warm

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"math"
 	"runtime/metrics"
 )
 
@@ -29,6 +30,9 @@ type GC struct {
 	// PauseP99 and PauseMax are the 99th percentile and the maximum of its
 	// stop-the-world pauses, in ms (bucket upper bounds).
 	PauseP99, PauseMax float64
+	// Percent is the GOGC in force at Stop: llmrun's own heap goal
+	// (runtime/gctune) unless GOGC was set; 0 when unknown or off.
+	Percent int
 }
 
 // Measured says whether the collector ran at all.
@@ -48,6 +52,7 @@ var gcMetrics = []string{
 	"/cpu/classes/total:cpu-seconds",
 	"/cpu/classes/idle:cpu-seconds",
 	"/sched/pauses/total/gc:seconds",
+	"/gc/gogc:percent",
 }
 
 // gcReading is one reading of the collector's cumulative counters; two
@@ -58,6 +63,8 @@ type gcReading struct {
 	// the process's CPU time less its idle time, in seconds.
 	gcCPU, busy float64
 	pauses      *metrics.Float64Histogram
+	// percent is the GOGC in force; 0 when unknown or off.
+	percent int
 }
 
 // readGC reads the counters; ok is false when this Go runtime lacks one.
@@ -76,17 +83,23 @@ func readGC() (r gcReading, ok bool) {
 		return r, false
 	}
 	h := s[6].Value.Float64Histogram()
+	percent := 0
+	// GOGC=off reads as the largest uint64.
+	if v := s[7].Value; v.Kind() == metrics.KindUint64 && v.Uint64() <= math.MaxInt32 {
+		percent = int(v.Uint64())
+	}
 	return gcReading{
-		cycles: s[0].Value.Uint64(),
-		gcCPU:  s[1].Value.Float64() + s[2].Value.Float64() + s[3].Value.Float64(),
-		busy:   s[4].Value.Float64() - s[5].Value.Float64(),
-		pauses: &metrics.Float64Histogram{Counts: append([]uint64(nil), h.Counts...), Buckets: h.Buckets},
+		percent: percent,
+		cycles:  s[0].Value.Uint64(),
+		gcCPU:   s[1].Value.Float64() + s[2].Value.Float64() + s[3].Value.Float64(),
+		busy:    s[4].Value.Float64() - s[5].Value.Float64(),
+		pauses:  &metrics.Float64Histogram{Counts: append([]uint64(nil), h.Counts...), Buckets: h.Buckets},
 	}, true
 }
 
 // measureGC is what the collector did between two readings.
 func measureGC(start, end gcReading) GC {
-	g := GC{Cycles: end.cycles - start.cycles}
+	g := GC{Cycles: end.cycles - start.cycles, Percent: end.percent}
 	if busy := end.busy - start.busy; busy > 0 {
 		g.Share = min(1, max(0, (end.gcCPU-start.gcCPU)/busy))
 	}
@@ -108,5 +121,13 @@ func (r Report) gcCause() string {
 	return fmt.Sprintf("llmrun's own load: its garbage collection (%s; goroutines waited %.1f ms (p99) for a CPU)", r.GC, r.SchedDelayP99)
 }
 
-// gcRemedy is what to do when the garbage collector limited llmrun.
-const gcRemedy = "give the collector more room with GOGC (e.g. GOGC=400) and cap the memory with GOMEMLIMIT, or run fewer VUs per process"
+// remedy is what to do when the garbage collector limited llmrun. A
+// GOGC in the environment replaces llmrun's own heap goal, which may
+// already be above 400, so the remedy starts from the GOGC in force.
+func (g GC) remedy() string {
+	room := "give the collector more room with GOGC (e.g. GOGC=400)"
+	if g.Percent > 0 {
+		room = fmt.Sprintf("give the collector more room with a GOGC above the %d in force (e.g. GOGC=%d; a GOGC you set replaces llmrun's own heap goal)", g.Percent, 4*g.Percent)
+	}
+	return room + " and cap the memory with GOMEMLIMIT, or run fewer VUs per process"
+}

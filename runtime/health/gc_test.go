@@ -2,6 +2,7 @@ package health
 
 import (
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -108,5 +109,38 @@ func TestCheckedListsGarbageCollection(t *testing.T) {
 	r := Report{CPU: 0.2, Procs: 2, SchedDelayP99: 1, GC: GC{Cycles: 3, Share: 0.02, PauseP99: 0.1, PauseMax: 0.2}}
 	if got := r.Checked(); !strings.HasSuffix(got, ", garbage collection 2 % of llmrun's CPU in 3 cycles, pauses p99 0.10 ms (max 0.20 ms)") {
 		t.Errorf("Checked() = %q", got)
+	}
+}
+
+// The remedy starts from the GOGC in force, which llmrun's own heap goal
+// may have set above 400: a smaller GOGC would give the collector less
+// room, not more.
+func TestGCRemedyStartsFromTheGOGCInForce(t *testing.T) {
+	tests := []struct {
+		percent int
+		want    string
+	}{
+		{0, "give the collector more room with GOGC (e.g. GOGC=400) and cap the memory with GOMEMLIMIT"},
+		{100, "a GOGC above the 100 in force (e.g. GOGC=400;"},
+		{853, "a GOGC above the 853 in force (e.g. GOGC=3412; a GOGC you set replaces llmrun's own heap goal)"},
+	}
+	for _, tc := range tests {
+		if got := (GC{Percent: tc.percent}).remedy(); !strings.Contains(got, tc.want) {
+			t.Errorf("GOGC %d: remedy %q, want it to contain %q", tc.percent, got, tc.want)
+		}
+	}
+}
+
+// A live reading has the GOGC in force, and measureGC keeps the later one.
+func TestMeasureGCReadsTheGOGCInForce(t *testing.T) {
+	start, ok := readGC()
+	if !ok {
+		t.Fatal("readGC: this Go runtime lacks a collector counter")
+	}
+	prev := debug.SetGCPercent(853)
+	defer debug.SetGCPercent(prev)
+	end, _ := readGC()
+	if g := measureGC(start, end); g.Percent != 853 {
+		t.Errorf("Percent %d, want 853", g.Percent)
 	}
 }

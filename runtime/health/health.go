@@ -268,7 +268,7 @@ func (r *Report) judge() {
 	case r.gcLimited():
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"goroutines waited up to %.1f ms (p99) for a CPU while llmrun's garbage collector took %.0f %% of its CPU (%d cycles, pauses up to %.2f ms): measured latencies and arrival times include that client-side wait; %s",
-			r.SchedDelayP99, 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, gcRemedy))
+			r.SchedDelayP99, 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, r.GC.remedy()))
 	case delayed && own != "":
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"goroutines waited up to %.1f ms (p99) for a CPU: measured latencies include that client-side wait; %s", r.SchedDelayP99, ownRemedy))

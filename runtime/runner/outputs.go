@@ -33,25 +33,13 @@ var outputKinds = map[string]func(value string, getenv func(string) string) (out
 		return influxdb.New(cfg), nil
 	},
 	"jsonl": func(value string, _ func(string) string) (output.Output, error) {
-		o, err := records.New(records.JSONL, value)
-		if err != nil {
-			return nil, err
-		}
-		return o, nil
+		return asOutput(records.New(records.JSONL, value))
 	},
 	"csv": func(value string, _ func(string) string) (output.Output, error) {
-		o, err := records.New(records.CSV, value)
-		if err != nil {
-			return nil, err
-		}
-		return o, nil
+		return asOutput(records.New(records.CSV, value))
 	},
 	"html": func(value string, _ func(string) string) (output.Output, error) {
-		o, err := html.New(value)
-		if err != nil {
-			return nil, err
-		}
-		return o, nil
+		return asOutput(html.New(value))
 	},
 	"prometheus": func(value string, _ func(string) string) (output.Output, error) {
 		cfg, err := prometheus.ParseConfig(value)
@@ -60,6 +48,15 @@ var outputKinds = map[string]func(value string, getenv func(string) string) (out
 		}
 		return prometheus.New(cfg), nil
 	},
+}
+
+// asOutput is o as an Output, or nil with err: a nil *T returned with an
+// error must not become a non-nil Output.
+func asOutput[T output.Output](o T, err error) (output.Output, error) {
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // outputSet is the run's outputs; it passes each request record to all.

@@ -111,6 +111,25 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	return r.execute(ctx)
 }
 
+// Load loads the script cfg describes as Run loads it: with
+// StandardModules when cfg.Modules is nil, and with the options the
+// runner reads beside the scenarios checked (Criteria, given slo). Its
+// errors are ReportLoadError's.
+func Load(ctx context.Context, cfg engine.Config, slo *summary.SLO) (*engine.Engine, capacity.Criteria, error) {
+	if cfg.Modules == nil {
+		cfg.Modules = StandardModules(cfg)
+	}
+	e, err := engine.Load(ctx, cfg)
+	if err != nil {
+		return nil, capacity.Criteria{}, err
+	}
+	crit, err := Criteria(e.Options(), slo)
+	if err != nil {
+		return nil, capacity.Criteria{}, err
+	}
+	return e, crit, nil
+}
+
 // run is one run under way.
 type run struct {
 	cfg       Config
@@ -167,15 +186,9 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 		r.info.TestID = defaultTestID(r.cfg.Engine.ScriptPath)
 	}
 	engineCfg := r.cfg.Engine
-	if engineCfg.Modules == nil {
-		engineCfg.Modules = StandardModules(engineCfg)
-	}
 	r.sinks.outputs = outputs
 	engineCfg.Requests = &r.sinks
-	if r.engine, err = engine.Load(ctx, engineCfg); err != nil {
-		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
-	}
-	if r.criteria, err = Criteria(r.engine.Options(), r.cfg.SLO); err != nil {
+	if r.engine, r.criteria, err = Load(ctx, engineCfg, r.cfg.SLO); err != nil {
 		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
 	}
 	if r.cfg.NoPreflight {
@@ -234,7 +247,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 // banner is what the console says of the run before it starts.
 func (r *run) banner() console.Banner {
 	b := console.Banner{
-		Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, Target: r.target, Simulated: r.simulated,
+		Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, Simulated: r.simulated,
 		BaseURL: r.cfg.Engine.LLM.BaseURL, Model: r.cfg.Engine.LLM.Model, Seed: r.cfg.Engine.Seed, SeedDrawn: r.cfg.SeedDrawn,
 		Scenarios: r.engine.Scenarios(), MaxVUs: r.engine.MaxVUs(), Probes: r.probes,
 	}

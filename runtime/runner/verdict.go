@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/js"
@@ -97,13 +96,16 @@ func verdict(ctx context.Context, rep *engine.Report, runErr error, sum *summary
 }
 
 // besidesInterruption lists the errors of an interrupted run other than
-// the interruption itself (a teardown() cut after its grace period).
+// the interruption itself (a teardown() cut after its grace period). It
+// leaves runErr as it was: the slice a joined error unwraps to is its own.
 func besidesInterruption(runErr error) []error {
-	errs := []error{runErr}
-	if joined, ok := runErr.(interface{ Unwrap() []error }); ok {
-		errs = joined.Unwrap()
+	var errs []error
+	for _, err := range failures(runErr) {
+		if !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
 	}
-	return slices.DeleteFunc(errs, func(err error) bool { return err == nil || errors.Is(err, context.Canceled) })
+	return errs
 }
 
 // ReportLoadError prints an error of loading a script (engine.Load, or

@@ -20,4 +20,8 @@ func TestInterruptedRunReportsItsOtherErrors(t *testing.T) {
 	if got := stderr.String(); !strings.Contains(got, "teardown() stopped 10s after the interruption") || strings.Contains(got, "canceled") {
 		t.Errorf("stderr %q, want the teardown error alone", got)
 	}
+	// The run's error is left as it was.
+	if !errors.Is(runErr, context.Canceled) || !strings.HasPrefix(runErr.Error(), context.Canceled.Error()) {
+		t.Errorf("the run's error became %q", runErr)
+	}
 }

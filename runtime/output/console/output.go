@@ -35,11 +35,10 @@ var _ output.SummaryWriter = (*Console)(nil)
 // Banner is what the console says of a run before it starts.
 type Banner struct {
 	Version, Script string
-	// Target is the server's redacted base URL; Simulated says it is the
-	// built-in simulator, at BaseURL.
-	Target    string
-	Simulated bool
+	// BaseURL is the server's base URL (printed redacted); Simulated says
+	// it is the built-in simulator's.
 	BaseURL   string
+	Simulated bool
 	// Model is the default model of requests that name none.
 	Model     string
 	Seed      int64
@@ -80,7 +79,7 @@ func printBanner(w io.Writer, b Banner) {
 	if b.Simulated {
 		fmt.Fprintf(w, "  target:    built-in simulator (%s); set --base-url to benchmark a real server\n", llm.RedactURL(b.BaseURL))
 	} else {
-		fmt.Fprintf(w, "  target:    %s\n", b.Target)
+		fmt.Fprintf(w, "  target:    %s\n", llm.RedactURL(b.BaseURL))
 	}
 	if b.Model != "" {
 		fmt.Fprintf(w, "  model:     %s (default for requests that name none)\n", b.Model)
