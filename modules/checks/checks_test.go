@@ -227,8 +227,10 @@ func TestSleep(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		v.Ctx = ctx
-		time.AfterFunc(50*time.Millisecond, cancel)
+		// start before the timer, so that el is no shorter than the
+		// context's life however late this goroutine runs.
 		start := time.Now()
+		time.AfterFunc(50*time.Millisecond, cancel)
 		v.Run(`llmrun.sleep(30)`)
 		el := time.Since(start)
 		if el < 50*time.Millisecond {

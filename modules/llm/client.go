@@ -340,7 +340,7 @@ func (c *Client) Stream(ctx context.Context, req Request) *Result {
 
 // attempt sends the request once.
 func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
-	res := &Result{API: p.api, Model: p.model, Stream: p.stream, itlBuffer: req.itlBuffer}
+	res := &Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
 	timeout := c.timeout
 	if req.Timeout > 0 {
 		timeout = req.Timeout

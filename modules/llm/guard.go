@@ -206,20 +206,10 @@ func jsonArrayLen(data []byte, limit int) int {
 	if len(data) == 0 || data[0] != '[' {
 		return 0
 	}
-	n, depth, inString, escaped, empty := 0, 0, false, false, true
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+	n, depth, empty := 0, 0, true
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
 			continue
 		}
 		if depth == 1 && empty && c != ']' {
@@ -227,7 +217,9 @@ func jsonArrayLen(data []byte, limit int) int {
 		}
 		switch c {
 		case '"':
-			inString = true
+			if i = closingQuote(data, i); i < 0 {
+				return n
+			}
 		case '[', '{':
 			depth++
 		case ']', '}':
@@ -245,6 +237,21 @@ func jsonArrayLen(data []byte, limit int) int {
 	return n
 }
 
+// closingQuote is the index of the quote that ends the JSON string whose
+// opening quote is data[open], -1 when the string does not end; escapes
+// are skipped, not validated.
+func closingQuote(data []byte, open int) int {
+	for i := open + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
 // choicesLen counts, up to a little over limit, the elements of the
 // "choices" arrays of the JSON object data: those of its own keys (the
 // decoder keeps the last, having decoded each), not of nested objects.
@@ -252,30 +259,20 @@ func jsonArrayLen(data []byte, limit int) int {
 // which do not overlap.
 func choicesLen(data []byte, limit int) int {
 	const key = `"choices"`
-	depth, inString, escaped := 0, false, false
-	for i, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inString = true
-			if depth != 1 || !bytes.HasPrefix(data[i:], []byte(key)) {
-				continue
-			}
-			rest := bytes.TrimLeft(data[i+len(key):], " \t\r\n")
-			if len(rest) > 0 && rest[0] == ':' {
-				if n := jsonArrayLen(rest[1:], limit); n > limit {
-					return n
+			if depth == 1 && bytes.HasPrefix(data[i:], []byte(key)) {
+				rest := bytes.TrimLeft(data[i+len(key):], " \t\r\n")
+				if len(rest) > 0 && rest[0] == ':' {
+					if n := jsonArrayLen(rest[1:], limit); n > limit {
+						return n
+					}
 				}
+			}
+			if i = closingQuote(data, i); i < 0 {
+				return 0
 			}
 		case '[', '{':
 			depth++

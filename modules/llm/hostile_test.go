@@ -680,6 +680,20 @@ func TestJSONArrayLen(t *testing.T) {
 	}
 }
 
+// TestToolDeltaCountFrom pins the length from which add counts a
+// tool_calls array: the shortest array over the bound, of one-byte
+// elements, is counted and refused.
+func TestToolDeltaCountFrom(t *testing.T) {
+	shortest := "[" + strings.Repeat("0,", maxToolDeltas) + "0]"
+	if len(shortest) < toolDeltaScanFrom {
+		t.Fatalf("an array of %d elements takes %d bytes, under toolDeltaScanFrom (%d)", maxToolDeltas+1, len(shortest), toolDeltaScanFrom)
+	}
+	var tc toolCalls
+	if err := tc.add(json.RawMessage(shortest)); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("add of %d deltas: %v, want more than %d", maxToolDeltas+1, err, maxToolDeltas)
+	}
+}
+
 func TestManyEmptyChoicesAreRefused(t *testing.T) {
 	line := "data: {\"choices\":[" + strings.Repeat("{},", DefaultMaxLineSize/3-10) + "{}]}\n\n"
 	calls := "data: {\"choices\":[{\"delta\":{\"tool_calls\":[" + strings.Repeat("{},", DefaultMaxLineSize/3-20) + "{}]}}]}\n\n"

@@ -56,9 +56,6 @@ func itlValue(i int) float64 {
 // maxExactITL, folded beyond.
 func (r *Result) addGap(gap float64) {
 	if len(r.ITL) < maxExactITL {
-		if r.ITL == nil {
-			r.ITL = r.itlBuffer
-		}
 		r.ITL = append(r.ITL, gap)
 		return
 	}

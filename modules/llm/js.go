@@ -99,7 +99,7 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	inst.exports = rt.NewObject()
 	for name, fn := range map[string]any{
 		"client":       inst.newClient,
-		"stream":       func(body goja.Value, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) },
+		"stream":       streamFunction(rt, func(body, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) }),
 		"conversation": inst.newConversation,
 	} {
 		if err := inst.exports.Set(name, fn); err != nil {
@@ -215,7 +215,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 	}
 	obj := rt.NewObject()
 	must(obj.DefineDataProperty(clientHandle, rt.ToValue(c), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
-	must(obj.Set("stream", func(body goja.Value, opts goja.Value) *goja.Object { return i.stream(c, body, opts) }))
+	must(obj.Set("stream", streamFunction(rt, func(body, opts goja.Value) *goja.Object { return i.stream(c, body, opts) })))
 	must(obj.Set("model", cfg.Model))
 	must(obj.Set("baseURL", cfg.BaseURL))
 	return obj
@@ -310,6 +310,15 @@ type streamOptions struct {
 	// UniquePrompt declares the whole prompt unique: no earlier request
 	// of this run or another sent it.
 	UniquePrompt bool `js:"uniquePrompt"`
+}
+
+// streamFunction binds send, a stream(body, options), for scripts: of
+// length 2 as before, without the reflection goja spends on each call of
+// a Go function of another signature.
+func streamFunction(rt *goja.Runtime, send func(body, opts goja.Value) *goja.Object) *goja.Object {
+	return modules.Function(rt, 2, func(call goja.FunctionCall) goja.Value {
+		return send(call.Argument(0), call.Argument(1))
+	})
 }
 
 // stream sends one request with c (nil: the default client), records its

@@ -457,3 +457,13 @@ func TestJSTimeouts(t *testing.T) {
 		}
 	})
 }
+
+// TestJSStreamLength pins the length scripts see of stream(body, options),
+// bound as a goja.FunctionCall: llm.stream's and a client's.
+func TestJSStreamLength(t *testing.T) {
+	_, m := startJSSim(t)
+	v := newJSVU(t, m)
+	if got := v.Run(`[llm.stream.length, llm.client({}).stream.length].join(',')`).String(); got != "2,2" {
+		t.Errorf("stream lengths = %s, want 2,2", got)
+	}
+}

@@ -60,9 +60,9 @@ type Request struct {
 	// request that then fails or is cut stay counted, since they were
 	// generated.
 	Arrivals TokenArrivals
-	// itlBuffer is an empty slice for the result's ITL to fill, from a
-	// caller that reuses it once done with the result (a VU's module
-	// instance): a stream then grows no new array of gaps.
+	// itlBuffer is an empty slice that each attempt's Result.ITL starts
+	// as, from a caller that reuses it once done with the result (a VU's
+	// module instance): a stream then grows no new array of gaps.
 	itlBuffer []float64
 }
 
@@ -265,9 +265,6 @@ type Result struct {
 	// ±0.5 %.
 	ITLFolded int `json:"itlFolded,omitempty" js:",optional"`
 	itlFold   *itlFold
-	// itlBuffer, when not nil, is an empty slice whose array ITL takes
-	// over at its first gap (Request.itlBuffer).
-	itlBuffer []float64
 
 	// Start is the time of the final attempt's start (with a monotonic
 	// reading).

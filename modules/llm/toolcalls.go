@@ -72,13 +72,23 @@ func (tc *toolCalls) appendArgs(c *toolCallBuilder, args string) {
 // server cannot make the client allocate without bound.
 const maxToolCallIndex = 1024
 
+// maxToolDeltas is how many tool call deltas one tool_calls array may
+// hold; toolDeltaScanFrom is the length from which an array is counted
+// before it is decoded: each element takes two bytes at least (a value
+// and a comma or the closing bracket), so a shorter array, as every
+// delta a server streams, cannot hold more.
+const (
+	maxToolDeltas     = maxToolCallIndex + 1
+	toolDeltaScanFrom = 2 * (maxToolDeltas + 1)
+)
+
 // add merges a tool_calls array into the calls.
 func (tc *toolCalls) add(raw json.RawMessage) error {
+	if len(raw) >= toolDeltaScanFrom && jsonArrayLen(raw, maxToolDeltas) > maxToolDeltas {
+		return fmt.Errorf("tool_calls: more than %d calls in one delta", maxToolDeltas)
+	}
 	// Unmarshal reuses the elements the slice can hold without zeroing
 	// them: clear them, or a field a delta lacks would keep the last one's.
-	if jsonArrayLen(raw, maxToolCallIndex+1) > maxToolCallIndex+1 {
-		return fmt.Errorf("tool_calls: more than %d calls in one delta", maxToolCallIndex+1)
-	}
 	clear(tc.deltas[:cap(tc.deltas)])
 	tc.deltas = tc.deltas[:0]
 	if err := json.Unmarshal(raw, &tc.deltas); err != nil {

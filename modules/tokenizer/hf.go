@@ -1,8 +1,6 @@
 package tokenizer
 
 import (
-	"github.com/llmrun/llmrun/internal/capped"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // hfTokenizer is a tokenizer loaded from a Hugging Face tokenizer.json

@@ -60,14 +60,20 @@ func constructor(vu modules.VU, typ metrics.Type) func(goja.ConstructorCall) *go
 		}
 		obj := call.This
 		must(obj.Set("name", m.Name))
-		must(obj.Set("add", func(value goja.Value, tags goja.Value) bool {
-			return addSample(vu, m, value, tags)
-		}))
+		// add(value, tags), called per sample, is bound without reflection.
+		var batch [1]metrics.Sample
+		must(obj.Set("add", modules.Function(rt, 2, func(call goja.FunctionCall) goja.Value {
+			addSample(vu, m, &batch, call.Argument(0), call.Argument(1))
+			return rt.ToValue(true)
+		})))
 		return nil
 	}
 }
 
-func addSample(vu modules.VU, m *metrics.Metric, value, tags goja.Value) bool {
+// addSample records value, tagged tags, into m, through batch: the
+// metric object's own one-sample slice, reused since sinks do not keep
+// it. It is filled once the tags are read, whose getters may add too.
+func addSample(vu modules.VU, m *metrics.Metric, batch *[1]metrics.Sample, value, tags goja.Value) {
 	rt := vu.Runtime()
 	st := vu.State()
 	if st == nil {
@@ -77,8 +83,9 @@ func addSample(vu modules.VU, m *metrics.Metric, value, tags goja.Value) bool {
 	if err != nil {
 		panic(rt.NewTypeError("metrics: %s.add(): %v", m.Name, err))
 	}
-	st.Samples.AddSamples([]metrics.Sample{{Metric: m, Tags: st.Tags.Merge(Tags(rt, tags)), Time: time.Now(), Value: v}})
-	return true
+	tagged := st.Tags.Merge(Tags(rt, tags))
+	batch[0] = metrics.Sample{Metric: m, Tags: tagged, Time: time.Now(), Value: v}
+	st.Samples.AddSamples(batch[:])
 }
 
 // Tags converts a JavaScript object of tags ({ name: 'value' }) to a tag

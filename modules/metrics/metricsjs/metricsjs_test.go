@@ -206,3 +206,23 @@ func TestJSMetricsSharedBetweenVUs(t *testing.T) {
 		t.Errorf("the VUs' samples point at different definitions: %v, %v", sa, sb)
 	}
 }
+
+// TestAddKeepsItsShape pins what scripts see of add, whose Go binding
+// takes a goja.FunctionCall for speed: a function of length 2, add(value,
+// tags), whose tags are read before its sample is taken, so that a tag
+// getter that adds too leaves both samples.
+func TestAddKeepsItsShape(t *testing.T) {
+	v := newJSVU(t, nil)
+	v.Run(initMetrics)
+	v.LeaveInit()
+	if n := v.Run(`c.add.length`).ToInteger(); n != 2 {
+		t.Errorf("add.length = %d, want 2", n)
+	}
+	v.Run(`c.add(1, { get k() { c.add(10); return 'v'; } })`)
+	if st := v.Stats("my_counter", "k", "v"); st == nil || st.Count != 1 || st.Sum != 1 {
+		t.Errorf("the sample tagged by the getter: %+v, want one of 1", st)
+	}
+	if st := v.Stats("my_counter"); st == nil || st.Count != 2 || st.Sum != 11 {
+		t.Errorf("all samples: %+v, want two, summing 11", st)
+	}
+}
