@@ -1,8 +1,6 @@
 package llm
 
 import (
-	"github.com/llmrun/llmrun/internal/capped"
-
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -17,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
