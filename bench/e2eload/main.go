@@ -21,11 +21,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/bench/internal/simproc"
 )
 
 // config is one invocation's load.
@@ -114,8 +115,8 @@ func run(c config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "llmrun")
-	if err := build(bin); err != nil {
+	bin, err := simproc.Build(dir)
+	if err != nil {
 		return err
 	}
 	self, err := os.Executable()
