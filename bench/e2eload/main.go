@@ -29,6 +29,9 @@ import (
 	"github.com/llmrun/llmrun/bench/internal/simproc"
 )
 
+// script is the llmrun script e2eload runs, relative to the module's root.
+const script = "bench/stream.js"
+
 // config is one invocation's load.
 type config struct {
 	streams   []int
@@ -110,6 +113,9 @@ func (c *config) parse(streams string) error {
 }
 
 func run(c config) error {
+	if _, err := os.Stat(script); err != nil {
+		return fmt.Errorf("run e2eload from the llmrun module's root, where %s is: %w", script, err)
+	}
 	dir, err := os.MkdirTemp("", "e2eload")
 	if err != nil {
 		return err

@@ -118,12 +118,12 @@ func runFloorClient(c config, n int, self string, sim *simproc.Proc, p pinning) 
 	return f, nil
 }
 
-// runLlmrun runs "llmrun run" with bench/stream.js against sim.
+// runLlmrun runs "llmrun run" with script against sim.
 func runLlmrun(c config, n int, bin, dir string, sim *simproc.Proc, p pinning) (figures, error) {
 	export := filepath.Join(dir, fmt.Sprintf("summary-%d.json", n))
 	f, err := runClient(c.timeout(), sim, append(append([]string{}, p.client...), bin, "run", "-q", "--no-color",
 		"--base-url", sim.URL, "-u", strconv.Itoa(n), "-i", strconv.Itoa(c.requests(n)),
-		"-e", "TOKENS="+strconv.Itoa(c.tokens), "--summary-export", export, "bench/stream.js"), nil)
+		"-e", "TOKENS="+strconv.Itoa(c.tokens), "--summary-export", export, script), nil)
 	if err != nil {
 		return f, err
 	}
