@@ -21,12 +21,16 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/bench/internal/simproc"
 )
+
+// script is the llmrun script e2eload runs, relative to the module's root.
+const script = "bench/stream.js"
 
 // config is one invocation's load.
 type config struct {
@@ -109,13 +113,16 @@ func (c *config) parse(streams string) error {
 }
 
 func run(c config) error {
+	if _, err := os.Stat(script); err != nil {
+		return fmt.Errorf("run e2eload from the llmrun module's root, where %s is: %w", script, err)
+	}
 	dir, err := os.MkdirTemp("", "e2eload")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "llmrun")
-	if err := build(bin); err != nil {
+	bin, err := simproc.Build(dir)
+	if err != nil {
 		return err
 	}
 	self, err := os.Executable()

@@ -16,16 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmrun/llmrun/bench/internal/simproc"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
-
-// build builds llmrun from the module in the working directory.
-func build(bin string) error {
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/llmrun").CombinedOutput(); err != nil {
-		return fmt.Errorf("building llmrun (run e2eload from the module's root): %v\n%s", err, out)
-	}
-	return nil
-}
 
 // pinning is the command prefix that pins the simulator and the
 // clients to their CPUs, empty where they cannot be pinned.
@@ -88,7 +81,7 @@ func measure(c config, n int, bin, self, dir string, p pinning) (row, error) {
 	if err != nil {
 		return r, err
 	}
-	defer sim.stop()
+	defer sim.Stop()
 	for range c.repeat {
 		fl, err := runFloorClient(c, n, self, sim, p)
 		if err != nil {
@@ -105,8 +98,8 @@ func measure(c config, n int, bin, self, dir string, p pinning) (row, error) {
 }
 
 // runFloorClient runs the floor (e2eload -floor) against sim.
-func runFloorClient(c config, n int, self string, sim *simulator, p pinning) (figures, error) {
-	load, err := json.Marshal(floorLoad{URL: sim.url, Model: sim.model, Streams: n, Requests: c.requests(n), Tokens: c.tokens, Timeout: c.timeout()})
+func runFloorClient(c config, n int, self string, sim *simproc.Proc, p pinning) (figures, error) {
+	load, err := json.Marshal(floorLoad{URL: sim.URL, Model: sim.Model, Streams: n, Requests: c.requests(n), Tokens: c.tokens, Timeout: c.timeout()})
 	if err != nil {
 		return figures{}, err
 	}
@@ -125,12 +118,12 @@ func runFloorClient(c config, n int, self string, sim *simulator, p pinning) (fi
 	return f, nil
 }
 
-// runLlmrun runs "llmrun run" with bench/stream.js against sim.
-func runLlmrun(c config, n int, bin, dir string, sim *simulator, p pinning) (figures, error) {
+// runLlmrun runs "llmrun run" with script against sim.
+func runLlmrun(c config, n int, bin, dir string, sim *simproc.Proc, p pinning) (figures, error) {
 	export := filepath.Join(dir, fmt.Sprintf("summary-%d.json", n))
 	f, err := runClient(c.timeout(), sim, append(append([]string{}, p.client...), bin, "run", "-q", "--no-color",
-		"--base-url", sim.url, "-u", strconv.Itoa(n), "-i", strconv.Itoa(c.requests(n)),
-		"-e", "TOKENS="+strconv.Itoa(c.tokens), "--summary-export", export, "bench/stream.js"), nil)
+		"--base-url", sim.URL, "-u", strconv.Itoa(n), "-i", strconv.Itoa(c.requests(n)),
+		"-e", "TOKENS="+strconv.Itoa(c.tokens), "--summary-export", export, script), nil)
 	if err != nil {
 		return f, err
 	}
@@ -144,15 +137,15 @@ func runLlmrun(c config, n int, bin, dir string, sim *simulator, p pinning) (fig
 // runClient runs one client process to its end, bounded by the load's
 // timeout, and reads its CPU time, its peak RSS, and the tokens and CPU
 // time the simulator spent meanwhile.
-func runClient(timeout time.Duration, sim *simulator, argv []string, stdout io.Writer) (figures, error) {
+func runClient(timeout time.Duration, sim *simproc.Proc, argv []string, stdout io.Writer) (figures, error) {
 	var f figures
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
-	before, err := sim.stats(ctx)
+	before, err := sim.Stats(ctx)
 	if err != nil {
 		return f, err
 	}
-	simBefore := sim.cpu()
+	simBefore := processCPU(sim.Pid())
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
@@ -161,8 +154,8 @@ func runClient(timeout time.Duration, sim *simulator, argv []string, stdout io.W
 		return f, fmt.Errorf("%v\n%s", err, tail(stderr.String(), 20))
 	}
 	f.wall = time.Since(start)
-	f.simCPU = sim.cpu() - simBefore
-	after, err := sim.stats(ctx)
+	f.simCPU = processCPU(sim.Pid()) - simBefore
+	after, err := sim.Stats(ctx)
 	if err != nil {
 		return f, err
 	}

@@ -43,6 +43,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/llmrun/llmrun/bench/internal/simproc"
 )
 
 // model is the model name the simulator serves and the run asks for.
@@ -150,7 +152,7 @@ func run(c config, out io.Writer) int {
 // It reports whether every check passed; an error means the harness
 // itself could not run.
 func soak(c config, dir string, out io.Writer) (bool, error) {
-	bin, err := buildLlmrun(dir)
+	bin, err := simproc.Build(dir)
 	if err != nil {
 		return false, err
 	}
@@ -162,9 +164,9 @@ func soak(c config, dir string, out io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer sim.stop()
+	defer sim.Stop()
 	fmt.Fprintf(out, "soak: %d VUs for %s against llmrun sim at %s (seed %d), request timeout %s; faults: %s\n",
-		c.vus, c.duration, sim.url, c.seed, c.timeout, c.faults.String())
+		c.vus, c.duration, sim.URL, c.seed, c.timeout, c.faults.String())
 	fmt.Fprintf(out, "work directory: %s\n\n", dir)
 	cr, in, err := load(c, dir, bin, script, sim, out)
 	if err != nil {
@@ -175,22 +177,22 @@ func soak(c config, dir string, out io.Writer) (bool, error) {
 
 // load runs the client against sim while sampling it, then stops sim and
 // gathers what both left.
-func load(c config, dir, bin, script string, sim *simProc, out io.Writer) (clientRun, verdictInputs, error) {
+func load(c config, dir, bin, script string, sim *simproc.Proc, out io.Writer) (clientRun, verdictInputs, error) {
 	var in verdictInputs
 	jsonl := filepath.Join(dir, "requests.jsonl")
 	w := &watcher{every: c.sample, row: c.rowEvery(), records: &lineCounter{path: jsonl},
-		gc: &gcTrace{path: filepath.Join(dir, "run.err")}, inFlight: sim.inFlight, out: out}
+		gc: &gcTrace{path: filepath.Join(dir, "run.err")}, inFlight: inFlight(sim), out: out}
 	ctx, cancel := context.WithTimeout(context.Background(), c.deadline())
 	defer cancel()
-	cr, err := runClient(ctx, bin, dir, c.runArgs(sim.url, jsonl, filepath.Join(dir, "summary.json"), script), w)
+	cr, err := runClient(ctx, bin, dir, c.runArgs(sim.URL, jsonl, filepath.Join(dir, "summary.json"), script), w)
 	if err != nil {
 		return cr, in, err
 	}
 	if err := writeSamples(filepath.Join(dir, "samples.csv"), cr.samples); err != nil {
 		return cr, in, err
 	}
-	in.stats, in.statsErr = sim.stats(context.Background())
-	in.simErr = sim.stop()
+	in.stats, in.statsErr = sim.Stats(context.Background())
+	in.simErr = sim.Stop()
 	fmt.Fprintln(out)
 	if in.lines, err = w.records.update(); err != nil {
 		return cr, in, fmt.Errorf("counting the lines of %s: %w", jsonl, err)

@@ -13,9 +13,9 @@ import (
 // and on timers (about 15 s of CPU in 90 s of tests on 2 cores), not on a
 // CPU, so go test's default of GOMAXPROCS leaves the machine idle. Tests
 // that measure timing run alone all the same: they are not parallel.
-// Under the race detector the tests are CPU-bound: the examples' latency
-// thresholds would fail with 8 of them at once on 2 cores, so the default
-// stays.
+// Under the race detector the tests are CPU-bound, so the default stays,
+// and the examples, whose latency thresholds fail even two at once, run
+// alone (parallelUnlessRace).
 const minParallel = 8
 
 // asMainEnv, set to 1 in its environment, makes this test binary run as
