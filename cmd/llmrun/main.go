@@ -73,7 +73,10 @@ func main() {
 	// user set GOGC (see runtime/gctune); it is process-wide, so it is set
 	// here rather than by each run.
 	gctune.Start(os.Getenv)
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	stopProfiles := startProfiles(os.Getenv, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stopProfiles()
+	os.Exit(code)
 }
 
 // run dispatches a command line and returns the exit code.
