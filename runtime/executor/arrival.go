@@ -286,6 +286,7 @@ type arrivalRun struct {
 	pool     Pool
 	iterCtx  context.Context
 	deadline time.Time     // the scenario's end: no iteration starts after it
+	alarm    *alarm        // wakes the scheduling loop at each planned start
 	idle     chan VU       // free VUs, least recently used first
 	slots    chan struct{} // one per iteration in flight; nil without maxConcurrency
 	wg       sync.WaitGroup
@@ -309,6 +310,7 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 		pool:     pool,
 		iterCtx:  iterCtx,
 		deadline: start.Add(e.end),
+		alarm:    newAlarm(),
 		idle:     make(chan VU, e.f.MaxVUs()),
 		vus:      len(pre),
 		maxVUs:   e.f.MaxVUs(),
@@ -320,6 +322,7 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 	if e.f.MaxConcurrency != nil {
 		r.slots = make(chan struct{}, *e.f.MaxConcurrency)
 	}
+	defer r.alarm.Close()
 	e.schedule().run(ctx, startCtx, start, r)
 	r.wg.Wait()
 	return r.err
@@ -394,7 +397,7 @@ func (r *arrivalRun) waitFor(ctx context.Context, timer *time.Timer, planned tim
 			return false
 		}
 	}
-	sleepUntil(planned)
+	r.alarm.sleepUntil(planned)
 	return ctx.Err() == nil && !r.failedYet()
 }
 
