@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,5 +48,42 @@ func TestFloorAgainstTheSimulator(t *testing.T) {
 	}
 	if res.TTFTMean <= 0 || res.TTFTP99 < res.TTFTMean || res.ITLP99 <= 0 {
 		t.Errorf("timings TTFT mean %.3f p99 %.3f ms, ITL p99 %.3f ms: want positive, p99 ≥ mean", res.TTFTMean, res.TTFTP99, res.ITLP99)
+	}
+}
+
+func TestPositiveList(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    []int
+		wantErr bool
+	}{
+		{"", nil, false},
+		{"1000", []int{1000}, false},
+		{"1000, 2000", []int{1000, 2000}, false},
+		{"1000,0", nil, true},
+		{"x", nil, true},
+	} {
+		got, err := positiveList(tc.in, "arrival rate")
+		if (err != nil) != tc.wantErr || !slices.Equal(got, tc.want) {
+			t.Errorf("positiveList(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// TestPaceVerdict: a rate's verdict holds its median lag p99 and every
+// run's drops against the targets.
+func TestPaceVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		row  paceRow
+		want string
+	}{
+		{paceRow{1000, []pacing{{lagP99: 1.2}, {lagP99: 9}, {lagP99: 1.9}}}, "lag p99 1.90 ms ≤ 2 ms, none dropped: met"},
+		{paceRow{1000, []pacing{{lagP99: 1.2}, {lagP99: 1.5, dropped: 3}}}, "lag p99 1.50 ms (target ≤ 2 ms), 3 dropped (target 0): missed"},
+		{paceRow{2000, []pacing{{lagP99: 6}}}, "lag p99 6.00 ms (target ≤ 5 ms), 0 dropped (target 0): missed"},
+		{paceRow{300, []pacing{{lagP99: 0.5}}}, "lag p99 0.50 ms, 0 dropped (no target at this rate)"},
+	} {
+		if got := tc.row.verdict(); got != tc.want {
+			t.Errorf("verdict(%d/s) = %q, want %q", tc.row.rate, got, tc.want)
+		}
 	}
 }

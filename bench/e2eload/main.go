@@ -11,8 +11,14 @@
 // Where taskset exists the simulator runs on CPU 0 and the clients on
 // CPU 1.
 //
+// With -rates it measures pacing instead (or as well, when -streams is
+// given too): llmrun's open model at each arrival rate against a
+// simulator that answers at once, how late the iterations started, how
+// many were dropped, the Go scheduler's delay and llmrun's CPU.
+//
 //	go run ./bench/e2eload -streams 100,500,1000
 //	go run ./bench/e2eload -slow      # 10,000 streams, 500 ms per token
+//	go run ./bench/e2eload -rates 1000,2000 -repeat 3
 package main
 
 import (
@@ -35,7 +41,8 @@ const script = "bench/stream.js"
 // config is one invocation's load.
 type config struct {
 	streams   []int
-	perStream int // requests per stream: requests = perStream × streams
+	rates     []int // arrival rates of the pacing rows
+	perStream int   // requests per stream: requests = perStream × streams
 	tokens    int
 	prefill   time.Duration
 	decode    time.Duration
@@ -62,6 +69,7 @@ func main() {
 	decode := flag.Duration("decode", 20*time.Millisecond, "simulator decode step (its ITL)")
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address for the simulator (port 0: a free one)")
 	slow := flag.Bool("slow", false, "10,000 streams with slow tokens: -streams 10000 -decode 500ms unless given")
+	rates := flag.String("rates", "", "comma-separated arrival rates (per second) to measure pacing at, 6 s each with 10-token answers; without -streams, no stream rows")
 	repeat := flag.Int("repeat", 1, "floor-then-llmrun pairs per stream count, against the same simulator: the table shows medians and the range of the ratio")
 	floor := flag.String("floor", "", "run as the floor client with this load (JSON; e2eload sets it)")
 	flag.Parse()
@@ -73,9 +81,12 @@ func main() {
 		return
 	}
 	c := config{perStream: *perStream, tokens: *tokens, prefill: *prefill, decode: *decode, addr: *addr, slow: *slow, repeat: *repeat}
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["rates"] && !given["streams"] && !c.slow {
+		*streams = ""
+	}
 	if c.slow {
-		given := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
 		if !given["streams"] {
 			*streams = "10000"
 		}
@@ -83,7 +94,7 @@ func main() {
 			c.decode = 500 * time.Millisecond
 		}
 	}
-	if err := c.parse(*streams); err != nil {
+	if err := c.parse(*streams, *rates); err != nil {
 		fmt.Fprintln(os.Stderr, "e2eload:", err)
 		os.Exit(2)
 	}
@@ -93,8 +104,8 @@ func main() {
 	}
 }
 
-// parse checks the flags and reads the stream counts.
-func (c *config) parse(streams string) error {
+// parse checks the flags and reads the stream counts and rates.
+func (c *config) parse(streams, rates string) error {
 	host, _, err := net.SplitHostPort(c.addr)
 	if err != nil || host != "127.0.0.1" {
 		return fmt.Errorf("-addr %q: e2eload serves on 127.0.0.1 only", c.addr)
@@ -102,14 +113,33 @@ func (c *config) parse(streams string) error {
 	if c.perStream < 1 || c.tokens < 1 || c.repeat < 1 || c.decode <= 0 || c.prefill < 0 {
 		return errors.New("-requests-per-stream, -tokens and -repeat must be at least 1, -decode positive, -prefill not negative")
 	}
-	for f := range strings.SplitSeq(streams, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fmt.Errorf("bad stream count %q", f)
-		}
-		c.streams = append(c.streams, n)
+	if c.streams, err = positiveList(streams, "stream count"); err != nil {
+		return err
+	}
+	if c.rates, err = positiveList(rates, "arrival rate"); err != nil {
+		return err
+	}
+	if len(c.streams)+len(c.rates) == 0 {
+		return errors.New("nothing to measure: give -streams or -rates")
 	}
 	return nil
+}
+
+// positiveList reads a comma-separated list of positive integers; empty
+// is none.
+func positiveList(list, what string) ([]int, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var v []int
+	for f := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad %s %q", what, f)
+		}
+		v = append(v, n)
+	}
+	return v, nil
 }
 
 func run(c config) error {
@@ -130,10 +160,30 @@ func run(c config) error {
 		return fmt.Errorf("finding e2eload's own binary for the floor: %w", err)
 	}
 	p := choosePinning()
-	fmt.Printf("e2eload: llmrun sim with %s prefill and %s per token, %d tokens per request, %d requests per stream, closed loop, %d floor-then-llmrun pairs per stream count; %s; %d CPUs\n",
-		c.prefill, c.decode, c.tokens, c.perStream, c.repeat, p.note, runtime.NumCPU())
-	var rows []row
-	defer func() { printTable(os.Stdout, c, rows) }()
+	fmt.Printf("e2eload: %s; %d CPUs\n", p.note, runtime.NumCPU())
+	if len(c.rates) > 0 {
+		fmt.Printf("pacing: llmrun sim with 1ms prefill and 20ms per token whatever the batch; %s at each rate for %s, %d-token answers, %d runs per rate\n",
+			paceScript, paceDuration, paceTokens, c.repeat)
+	}
+	if len(c.streams) > 0 {
+		fmt.Printf("streams: llmrun sim with %s prefill and %s per token, %d tokens per request, %d requests per stream, closed loop, %d floor-then-llmrun pairs per stream count\n",
+			c.prefill, c.decode, c.tokens, c.perStream, c.repeat)
+	}
+	var (
+		rows     []row
+		paceRows []paceRow
+	)
+	defer func() {
+		printTable(os.Stdout, c, rows)
+		printPaceTable(os.Stdout, paceRows)
+	}()
+	for _, rate := range c.rates {
+		r, err := measurePacing(c, rate, bin, dir, p)
+		if err != nil {
+			return fmt.Errorf("%d arrivals/s: %w", rate, err)
+		}
+		paceRows = append(paceRows, r)
+	}
 	for _, n := range c.streams {
 		r, err := measure(c, n, bin, self, dir, p)
 		if err != nil {

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/llmrun/llmrun/bench/internal/simproc"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// paceScript is the open-model script of the pacing rows.
+const paceScript = "bench/pace.js"
+
+// paceDuration and paceTokens are issue 14's pacing run: a constant
+// arrival rate for 6 s, 10-token answers.
+const (
+	paceDuration = 6 * time.Second
+	paceTokens   = 10
+)
+
+// pacing is one run of llmrun at a constant arrival rate.
+type pacing struct {
+	lagP50, lagP99 float64 // ms
+	dropped        int64
+	schedP99       float64 // ms, the Go scheduler's delay
+	cpu            float64 // llmrun's CPU over the window, share of its CPUs
+	completed      int64
+}
+
+// paceRow is one arrival rate's runs against one simulator.
+type paceRow struct {
+	rate int
+	runs []pacing
+}
+
+// measurePacing starts a simulator that answers at once (1 ms prefill, a
+// 20 ms decode step whatever the batch) and runs llmrun's open model
+// against it c.repeat times.
+func measurePacing(c config, rate int, bin, dir string, p pinning) (paceRow, error) {
+	r := paceRow{rate: rate}
+	sim, err := startSimulator(bin, c.addr, p.sim, []string{
+		"--max-num-seqs", "16384", "--tokenizer", "bytes",
+		"--prefill-base", "1ms", "--prefill-per-token", "0",
+		"--decode-base", "20ms", "--decode-per-seq", "0",
+	})
+	if err != nil {
+		return r, err
+	}
+	defer sim.Stop()
+	for i := range c.repeat {
+		pc, err := runPacing(rate, i, bin, dir, sim, p)
+		if err != nil {
+			return r, err
+		}
+		r.runs = append(r.runs, pc)
+	}
+	return r, nil
+}
+
+// runPacing runs "llmrun run bench/pace.js" once at rate.
+func runPacing(rate, i int, bin, dir string, sim *simproc.Proc, p pinning) (pacing, error) {
+	export := filepath.Join(dir, fmt.Sprintf("pace-%d-%d.json", rate, i))
+	argv := append(append([]string{}, p.client...), bin, "run", "-q", "--no-color", "--base-url", sim.URL,
+		"-e", "RATE="+strconv.Itoa(rate), "-e", "TOKENS="+strconv.Itoa(paceTokens), "-e", "DURATION="+paceDuration.String(),
+		"--summary-export", export, paceScript)
+	f, err := runClient(paceDuration+2*time.Minute, sim, argv, nil)
+	if err != nil {
+		return pacing{}, err
+	}
+	pc, err := readPacing(export)
+	if err != nil {
+		return pc, err
+	}
+	fmt.Printf("  %d arrivals/s: %d requests completed, %d dropped; started late by p50 %.3f ms, p99 %.3f ms; scheduling delay p99 %.1f ms; llmrun's CPU %.0f %% of its CPUs, peak RSS %.0f MB; load average %s\n",
+		rate, pc.completed, pc.dropped, pc.lagP50, pc.lagP99, pc.schedP99, 100*pc.cpu, mb(f.peakRSS), loadAverage())
+	return pc, nil
+}
+
+// readPacing reads the lag, drops and client health from llmrun's
+// summary file.
+func readPacing(path string) (pacing, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return pacing{}, err
+	}
+	var s summary.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return pacing{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return pacing{
+		lagP50: s.Serving.LagP50, lagP99: s.Serving.LagP99, dropped: s.Serving.DroppedIterations,
+		schedP99: s.Client.SchedDelayP99, cpu: s.Client.CPU, completed: s.Serving.OK,
+	}, nil
+}
+
+// paceTarget is issue 14's bound on the lag p99 at rate, in ms, with no
+// iteration dropped; false where it sets none.
+func paceTarget(rate int) (float64, bool) {
+	switch rate {
+	case 1000:
+		return 2, true
+	case 2000:
+		return 5, true
+	}
+	return 0, false
+}
+
+// printPaceTable prints the pacing rows (medians over the runs, the
+// largest drop count) and a verdict per row.
+func printPaceTable(w io.Writer, rows []paceRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| arrivals/s | runs | lag p50 / p99 | dropped | scheduling delay p99 | llmrun's CPU |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %d | %d | %.2f / %.2f ms (p99 %s) | %d | %.1f ms | %.0f %% |\n",
+			r.rate, len(r.runs), r.median(func(p pacing) float64 { return p.lagP50 }), r.median(func(p pacing) float64 { return p.lagP99 }),
+			r.span(func(p pacing) float64 { return p.lagP99 }), r.mostDropped(), r.median(func(p pacing) float64 { return p.schedP99 }),
+			100*r.median(func(p pacing) float64 { return p.cpu }))
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "- %d arrivals/s: %s\n", r.rate, r.verdict())
+	}
+}
+
+func (r paceRow) median(get func(pacing) float64) float64 {
+	v := r.values(get)
+	return v[len(v)/2]
+}
+
+// span is the range of get over the runs.
+func (r paceRow) span(get func(pacing) float64) string {
+	v := r.values(get)
+	return fmt.Sprintf("%.2f–%.2f ms", v[0], v[len(v)-1])
+}
+
+func (r paceRow) values(get func(pacing) float64) []float64 {
+	v := make([]float64, len(r.runs))
+	for i, p := range r.runs {
+		v[i] = get(p)
+	}
+	slices.Sort(v)
+	return v
+}
+
+func (r paceRow) mostDropped() int64 {
+	var n int64
+	for _, p := range r.runs {
+		n = max(n, p.dropped)
+	}
+	return n
+}
+
+// verdict compares the row's median lag p99 and its drops with the
+// target.
+func (r paceRow) verdict() string {
+	limit, ok := paceTarget(r.rate)
+	lag := r.median(func(p pacing) float64 { return p.lagP99 })
+	if !ok {
+		return fmt.Sprintf("lag p99 %.2f ms, %d dropped (no target at this rate)", lag, r.mostDropped())
+	}
+	if lag <= limit && r.mostDropped() == 0 {
+		return fmt.Sprintf("lag p99 %.2f ms ≤ %.0f ms, none dropped: met", lag, limit)
+	}
+	return fmt.Sprintf("lag p99 %.2f ms (target ≤ %.0f ms), %d dropped (target 0): missed", lag, limit, r.mostDropped())
+}
