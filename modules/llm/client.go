@@ -240,10 +240,10 @@ func apiRoot(raw string) (*url.URL, error) {
 func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 	t := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
+		DialContext: dialWithReceiveTimes((&net.Dialer{
 			Timeout:   30 * time.Second,
 			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		}).DialContext),
 		Protocols:             new(http.Protocols),
 		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
 		MaxConnsPerHost:       cfg.MaxConns,
@@ -407,7 +407,7 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 		defer ir.stop()
 		body = ir
 	}
-	if err := readBody(p.proto, resp.Header, body, req.KeepText, c.tok, p.arrived, res); err != nil {
+	if err := readBody(p.proto, resp.Header, body, req.KeepText, c.tok, p.arrived, tr.receiveClock(), res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
 		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 		return
@@ -495,10 +495,11 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 // text is kept, counted, and dropped unless keepText. arrived, when not
 // nil, counts the output tokens as they arrive: each token-bearing chunk,
 // then the rest of a response read well.
-func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, arrived *metrics.CounterShard, res *Result) error {
+func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, arrived *metrics.CounterShard, clock receiveClock, res *Result) error {
 	rr := getResponseReader()
 	defer rr.release()
 	rr.reasoning, rr.countText, rr.arrived, rr.cut = rr.reasoning[:0], tok != nil, arrived, false
+	rr.received = clock
 	contentType := header.Get("Content-Type")
 	rr.head.r, rr.head.kept = body, 0
 	if err := proto.read(rr, contentType, &rr.head, keepText || tok != nil, res); err != nil {

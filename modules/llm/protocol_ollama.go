@@ -133,7 +133,7 @@ func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result)
 	var c ollamaChunk
 	for lines := 0; ; lines++ {
 		line, err := rr.nd.Next()
-		now := time.Now()
+		now := rr.readAt(err)
 		res.E2E = ms(now.Sub(res.Start))
 		if err != nil {
 			if truncated(err) {

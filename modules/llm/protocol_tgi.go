@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"time"
 )
 
 // tgiProtocol is Hugging Face Text Generation Inference's native API:
@@ -116,7 +115,7 @@ func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) er
 	var e tgiEvent
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := time.Now()
+		now := rr.readAt(err)
 		res.E2E = ms(now.Sub(res.Start))
 		if err != nil {
 			if truncated(err) {

@@ -50,6 +50,32 @@ type responseReader struct {
 	// arrived counts the response's token-bearing chunks as they arrive;
 	// nil when they are not counted.
 	arrived *metrics.CounterShard
+	// received tells when what the connection delivered arrived; nil when
+	// it cannot (then the reader's own time is the token's). lastAt is
+	// the latest time readAt returned for the response.
+	received receiveClock
+	lastAt   time.Time
+}
+
+// readAt is the time of what the response's reader has just returned:
+// for data, when it arrived on the machine where the connection can tell
+// (so that the client's own delays, a busy CPU or goroutines queued behind
+// others, are not the server's latency); for an error err (a timeout, a
+// connection closed), or where the connection cannot tell, the current
+// time.
+// Times never go back: the arrival time is on the monotonic clock of
+// the current time, which the wall clock it is read on may move against
+// by nanoseconds between two readings.
+func (rr *responseReader) readAt(err error) time.Time {
+	at := time.Now()
+	if rr.received != nil && err == nil {
+		at = rr.received.receivedBy(at)
+	}
+	if at.Before(rr.lastAt) {
+		at = rr.lastAt
+	}
+	rr.lastAt = at
+	return at
 }
 
 var responseReaders = sync.Pool{
@@ -63,7 +89,7 @@ func getResponseReader() *responseReader {
 // release returns rr to the pool unless a huge response grew its buffers.
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
-	rr.arrived, rr.head.r = nil, nil
+	rr.arrived, rr.received, rr.lastAt, rr.head.r = nil, nil, time.Time{}, nil
 	// The last chunk's fields are slices of the line it was read from:
 	// dropping them lets a huge line's buffer go with the request.
 	rr.chunk.reset()
@@ -103,7 +129,7 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	finished := false // a finish_reason was seen
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := time.Now()
+		now := rr.readAt(err)
 		res.E2E = ms(now.Sub(start))
 		if err != nil {
 			switch {
@@ -146,7 +172,7 @@ func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result
 	res.Stream = false
 	var err error
 	rr.body, err = readAtMost(rr.body[:0], body, maxJSONResponse+1)
-	res.E2E = ms(time.Since(start))
+	res.E2E = ms(rr.readAt(err).Sub(start))
 	if err != nil {
 		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
 	}

@@ -132,6 +132,15 @@ func (t *tracer) timings(start time.Time) Timings {
 	return tm
 }
 
+// receiveClock is the arrival clock of the request's connection; nil when
+// it has none.
+func (t *tracer) receiveClock() receiveClock {
+	t.mu.Lock()
+	conn := t.conn
+	t.mu.Unlock()
+	return connReceiveClock(conn)
+}
+
 // firstBytes is what the server sent first on the request's connection,
 // when it is a plain-text HTTP/1 one (headConn); nil otherwise.
 func (t *tracer) firstBytes() []byte {

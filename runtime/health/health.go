@@ -267,20 +267,29 @@ func (r *Report) judge() {
 	switch {
 	case r.gcLimited():
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"goroutines waited up to %.1f ms (p99) for a CPU while llmrun's garbage collector took %.0f %% of its CPU (%d cycles, pauses up to %.2f ms): measured latencies and arrival times include that client-side wait; %s",
-			r.SchedDelayP99, 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, r.GC.remedy()))
+			"goroutines waited up to %.1f ms (p99) for a CPU while llmrun's garbage collector took %.0f %% of its CPU (%d cycles, pauses up to %.2f ms): %s; %s",
+			r.SchedDelayP99, 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, waitEffect, r.GC.remedy()))
 	case delayed && own != "":
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"goroutines waited up to %.1f ms (p99) for a CPU: measured latencies include that client-side wait; %s", r.SchedDelayP99, ownRemedy))
+			"goroutines waited up to %.1f ms (p99) for a CPU: %s; %s", r.SchedDelayP99, waitEffect, ownRemedy))
 	}
 	if machine != "" {
 		r.Warnings = append(r.Warnings, r.machineWarning(machine, own != "", delayed))
 	}
 	if delayed && own == "" && machine == "" {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"goroutines waited up to %.1f ms (p99) for a CPU, not for llmrun's own load: measured latencies include that wait; its cause was not found (checked: %s)", r.SchedDelayP99, r.Checked()))
+			"goroutines waited up to %.1f ms (p99) for a CPU, not for llmrun's own load: %s; its cause was not found (checked: %s)", r.SchedDelayP99, waitEffect, r.Checked()))
 	}
 }
+
+// waitEffect is what goroutines waiting for a CPU did to the measurement.
+// On Linux token times are the kernel's receive times (modules/llm), which
+// leave out a wait to read what arrived; requests and iterations still
+// start late by it.
+var waitEffect = map[bool]string{
+	true:  "requests and iterations started late by that wait (token times are the kernel's receive times, which leave it out)",
+	false: "measured latencies and arrival times include that wait",
+}[runtime.GOOS == "linux"]
 
 // ownRemedy is what to do when llmrun's own load limited it.
 const ownRemedy = "run fewer VUs per process, on a bigger machine, or in more processes or on more machines"
