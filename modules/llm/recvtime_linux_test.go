@@ -214,3 +214,54 @@ func TestTimestampNS(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRead reads one 100-byte chunk per op from a loopback
+// connection, written just before: with the kernel's receive time
+// (recvmsg and its control message) and without (read), the cost of the
+// receive times per chunk.
+func BenchmarkRead(b *testing.B) {
+	chunk := make([]byte, 100)
+	for _, stamped := range []bool{false, true} {
+		name := map[bool]string{false: "read", true: "recvmsg"}[stamped]
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			accepted := make(chan net.Conn, 1)
+			go func() {
+				c, _ := ln.Accept()
+				accepted <- c
+			}()
+			dial := (&net.Dialer{}).DialContext
+			if stamped {
+				dial = dialWithReceiveTimes(dial)
+			}
+			client, err := dial(context.Background(), "tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer client.Close()
+			server := <-accepted
+			if server == nil {
+				b.Fatal("accept failed")
+			}
+			defer server.Close()
+			buf := make([]byte, 4096)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := server.Write(chunk); err != nil {
+					b.Fatal(err)
+				}
+				for got := 0; got < len(chunk); {
+					n, err := client.Read(buf)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += n
+				}
+			}
+		})
+	}
+}
