@@ -126,6 +126,8 @@ type instance struct {
 	// itl is reused for each request's inter-token gaps (Result.ITL),
 	// up to maxKeptITL of them.
 	itl []float64
+	// results builds the result objects.
+	results jsResults
 	// arrivals is the VU's counters of arriving tokens in its current
 	// scenario.
 	arrivals *vuArrivals
@@ -408,7 +410,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if o.Throw && ended && !res.OK {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
 	}
-	return resultObject(rt, res, o.ITL)
+	return i.results.object(rt, res, o.ITL)
 }
 
 // maxKeptITL bounds the gaps' array a VU keeps between requests (8 KiB):

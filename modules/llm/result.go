@@ -143,7 +143,7 @@ type Timings struct {
 // docs/metrics.md.
 //
 // Its fields are also the object llm.stream() returns to scripts, built
-// from them (resultObject): each field a property named by its json tag,
+// from them (jsResults): each field a property named by its json tag,
 // in field order, whatever omitempty says, except as its js tag says: "-"
 // leaves it out, "optional" leaves it out unless the script asked for it
 // (stream()'s itl option), "if=Field" leaves it out while Field is zero.
