@@ -27,12 +27,15 @@ type tracer struct {
 	dnsErr       error
 	tlsErr       error
 	conn         net.Conn // the connection the request got
+	// hooks are clientTrace's, held here to cost no allocation of their
+	// own.
+	hooks httptrace.ClientTrace
 }
 
 // clientTrace returns the hooks that feed t. Only the first of repeated
 // events counts.
 func (t *tracer) clientTrace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
+	t.hooks = httptrace.ClientTrace{
 		GetConn: func(string) { t.mark(&t.getConn) },
 		GotConn: func(info httptrace.GotConnInfo) {
 			t.mu.Lock()
@@ -57,6 +60,7 @@ func (t *tracer) clientTrace() *httptrace.ClientTrace {
 		},
 		GotFirstResponseByte: func() { t.mark(&t.firstByte) },
 	}
+	return &t.hooks
 }
 
 func (t *tracer) mark(at *time.Time) {
