@@ -344,7 +344,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if !ok || goja.IsNull(body) {
 		panic(rt.NewTypeError("llm.stream(body): body must be an object such as { messages: [...], max_tokens: 128 }"))
 	}
-	req := Request{}
+	req := Request{ownBody: true}
 	if err := rt.ExportTo(obj, &req.Body); err != nil {
 		panic(rt.NewTypeError("llm.stream(body): %v", err))
 	}
