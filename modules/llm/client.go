@@ -369,8 +369,8 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 // the timer of the request's total timeout, idle its idle timeout (0:
 // none).
 func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadline *time.Timer, idle time.Duration, p prepared, req Request, res *Result) {
-	var tr tracer
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
+	tr := newTracer()
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &tr.hooks),
 		http.MethodPost, p.url, bytes.NewReader(p.body))
 	if err != nil {
 		res.Start = time.Now()
@@ -413,6 +413,7 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 		return
 	}
 	drainClose(resp.Body, deadline)
+	tr.release(resp.ProtoMajor == 1)
 }
 
 // idleReader reads a response body, ending the request (through cancel)
