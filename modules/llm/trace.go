@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http/httptrace"
@@ -36,6 +37,12 @@ type tracer struct {
 	// hooks feed the tracer: made once with it, they serve each request
 	// that takes it.
 	hooks httptrace.ClientTrace
+	// traced is parent with the hooks (context), kept for the next
+	// request under the same parent.
+	parent, traced context.Context
+	// own says that the tracer is its request's alone, never given back:
+	// its hooks took in those of a trace its context already had.
+	own bool
 }
 
 // tracers holds the tracers that no hook can reach any more (release),
@@ -46,9 +53,26 @@ var tracers = sync.Pool{New: func() any {
 	return t
 }}
 
-// newTracer returns a tracer with nothing recorded.
-func newTracer() *tracer {
+// newTracer returns a tracer with nothing recorded for a request under
+// ctx: one given back by an earlier request, unless ctx already has a
+// trace, which httptrace composes into the tracer's hooks.
+func newTracer(ctx context.Context) *tracer {
+	if httptrace.ContextClientTrace(ctx) != nil {
+		t := &tracer{own: true}
+		t.hooks = t.newHooks()
+		return t
+	}
 	return tracers.Get().(*tracer)
+}
+
+// context returns parent with t's hooks, which the request's context
+// derives from: the last one while parent stays the same (a VU's
+// requests share one parent).
+func (t *tracer) context(parent context.Context) context.Context {
+	if t.traced == nil || t.parent != parent {
+		t.parent, t.traced = parent, httptrace.WithClientTrace(parent, &t.hooks)
+	}
+	return t.traced
 }
 
 // release gives t back for another request, unless one of its hooks
@@ -59,8 +83,8 @@ func newTracer() *tracer {
 // when an idle connection came first) and the connection was HTTP/1
 // (HTTP/2 reports its connections itself).
 func (t *tracer) release(http1 bool) {
-	if t.reusable(http1) {
-		*t = tracer{hooks: t.hooks}
+	if !t.own && t.reusable(http1) {
+		*t = tracer{hooks: t.hooks, parent: t.parent, traced: t.traced}
 		tracers.Put(t)
 	}
 }
