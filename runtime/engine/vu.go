@@ -35,8 +35,9 @@ type vu struct {
 	state *modules.State
 
 	// bound by bind for the scenario the VU serves
-	fn     goja.Callable
-	data   goja.Value
+	fn goja.Callable
+	// args are fn's arguments: setup()'s data, made once for every call.
+	args   []goja.Value
 	warmup *warmupGate
 	// samples is the buffer of each iteration's own samples.
 	samples []metrics.Sample
@@ -137,14 +138,13 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 	}
 	tags := scenarioTags(sc, globalTags)
 	v.fn, v.warmup = fn, warmup
-	v.data = goja.Undefined()
+	data := goja.Undefined()
 	if setupJSON != nil {
-		data, err := v.parseJSON(setupJSON)
-		if err != nil {
+		if data, err = v.parseJSON(setupJSON); err != nil {
 			return fmt.Errorf("passing setup() data to VU %d: %w", v.id, err)
 		}
-		v.data = data
 	}
+	v.args = []goja.Value{data}
 	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
 	return nil
 }
@@ -188,7 +188,7 @@ func (v *vu) RunIteration(ctx context.Context) {
 		v.state.Warmup = true
 		defer func() { v.state.Samples, v.state.Warmup = v.sink, false }()
 	}
-	_, err := v.interruptible(ctx, v.fn, v.data)
+	_, err := v.interruptible(ctx, v.fn, v.args...)
 	elapsed := time.Since(start)
 
 	v.state.Iteration++
