@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
@@ -351,12 +350,13 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 	case req.IdleTimeout < 0:
 		idle = 0
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	tr := newTracer(ctx)
+	ctx, cancel := context.WithCancelCause(tr.context(ctx))
 	defer cancel(nil)
 	deadline := time.AfterFunc(timeout, func() { cancel(&timeoutError{timeout}) })
 	defer deadline.Stop()
 
-	c.send(ctx, cancel, deadline, idle, p, req, res)
+	c.send(ctx, cancel, deadline, idle, tr, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
 		res.Error = cleanMessage(res.Error, c.secretsFor(req))
@@ -367,11 +367,9 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 // send does the HTTP exchange, filling res; a failure sets res.Class.
 // cancel ends the request (with the idle timeout as its cause), deadline is
 // the timer of the request's total timeout, idle its idle timeout (0:
-// none).
-func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadline *time.Timer, idle time.Duration, p prepared, req Request, res *Result) {
-	var tr tracer
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
-		http.MethodPost, p.url, bytes.NewReader(p.body))
+// none), tr the tracer of ctx.
+func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadline *time.Timer, idle time.Duration, tr *tracer, p prepared, req Request, res *Result) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(p.body))
 	if err != nil {
 		res.Start = time.Now()
 		res.Class, res.Error = ErrInvalidRequest, err.Error()
@@ -413,6 +411,7 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 		return
 	}
 	drainClose(resp.Body, deadline)
+	tr.release(resp.ProtoMajor == 1)
 }
 
 // idleReader reads a response body, ending the request (through cancel)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -126,6 +127,8 @@ type instance struct {
 	// itl is reused for each request's inter-token gaps (Result.ITL),
 	// up to maxKeptITL of them.
 	itl []float64
+	// results builds the result objects.
+	results jsResults
 	// arrivals is the VU's counters of arriving tokens in its current
 	// scenario.
 	arrivals *vuArrivals
@@ -342,15 +345,9 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if !ok || goja.IsNull(body) {
 		panic(rt.NewTypeError("llm.stream(body): body must be an object such as { messages: [...], max_tokens: 128 }"))
 	}
-	req := Request{}
-	if err := rt.ExportTo(obj, &req.Body); err != nil {
-		panic(rt.NewTypeError("llm.stream(body): %v", err))
-	}
-	var o streamOptions
+	req := Request{Body: exportBody(rt, obj), ownBody: true}
+	o := exportStreamOptions(rt, opts)
 	if given(opts) {
-		if err := rt.ExportTo(opts, &o); err != nil {
-			panic(rt.NewTypeError("llm.stream(body, options): %v", err))
-		}
 		d, _, err := jsDuration(o.Timeout)
 		if err != nil {
 			panic(rt.NewTypeError("llm.stream(body, options): timeout: %v", err))
@@ -408,7 +405,40 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if o.Throw && ended && !res.OK {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
 	}
-	return resultObject(rt, res, o.ITL)
+	return i.results.object(rt, res, o.ITL)
+}
+
+// bodyType is the type a script's plain object exports to.
+var bodyType = reflect.TypeFor[map[string]any]()
+
+// exportBody is the request body obj exports to, as rt.ExportTo(obj,
+// &body) makes it, but without ExportTo's reflection when obj exports to
+// a map[string]any as it is (a plain object: the usual body); a body of
+// another kind goes through ExportTo, and its TypeError.
+func exportBody(rt *goja.Runtime, obj *goja.Object) map[string]any {
+	if obj.ExportType() == bodyType {
+		if body, ok := obj.Export().(map[string]any); ok {
+			return body
+		}
+	}
+	body := new(map[string]any)
+	if err := rt.ExportTo(obj, body); err != nil {
+		panic(rt.NewTypeError("llm.stream(body): %v", err))
+	}
+	return *body
+}
+
+// exportStreamOptions exports stream()'s options; their zero value when
+// none were given.
+func exportStreamOptions(rt *goja.Runtime, opts goja.Value) streamOptions {
+	if !given(opts) {
+		return streamOptions{}
+	}
+	o := new(streamOptions)
+	if err := rt.ExportTo(opts, o); err != nil {
+		panic(rt.NewTypeError("llm.stream(body, options): %v", err))
+	}
+	return *o
 }
 
 // maxKeptITL bounds the gaps' array a VU keeps between requests (8 KiB):

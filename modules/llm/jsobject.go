@@ -37,10 +37,61 @@ type jsProp struct {
 // resultShape is the shape of the objects llm.stream() returns.
 var resultShape = newJSShape(reflect.TypeFor[Result]())
 
-// resultObject converts r to the object scripts see; the ITL gaps
+// jsResults builds the objects llm.stream() returns in one runtime (a
+// VU's). It keeps the string and whole-number values it made, since a
+// result's mostly repeat from one request to the next (its API, model,
+// protocol, token source, finish reason, prompt length): goja's
+// primitives are immutable, so one value serves every object, where
+// making it again would cost two allocations (the boxing for ToValue,
+// then goja's own). Its zero value is ready to use.
+type jsResults struct {
+	strings map[string]goja.Value
+	ints    map[int64]goja.Value
+}
+
+const (
+	// maxCachedString is the longest string jsResults keeps: longer ones
+	// (an error message, a text) seldom repeat.
+	maxCachedString = 64
+	// maxCachedValues bounds each of jsResults' caches; a full cache
+	// starts again empty.
+	maxCachedValues = 256
+)
+
+// object converts r to the object scripts see; the ITL gaps
 // (js:",optional") only when withITL.
-func resultObject(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
-	return resultShape.object(rt, reflect.ValueOf(r).Elem(), withITL)
+func (c *jsResults) object(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
+	return resultShape.object(c, rt, reflect.ValueOf(r).Elem(), withITL)
+}
+
+// string returns s as a value of rt, kept when short.
+func (c *jsResults) string(rt *goja.Runtime, s string) goja.Value {
+	if len(s) > maxCachedString {
+		return rt.ToValue(s)
+	}
+	return keptValue(&c.strings, rt, s)
+}
+
+// int returns n as a value of rt, kept unless goja makes it without
+// allocating (0 to 255).
+func (c *jsResults) int(rt *goja.Runtime, n int64) goja.Value {
+	if n >= 0 && n < 256 {
+		return rt.ToValue(n)
+	}
+	return keptValue(&c.ints, rt, n)
+}
+
+// keptValue returns x as a value of rt, from cache or made and kept there.
+func keptValue[K string | int64](cache *map[K]goja.Value, rt *goja.Runtime, x K) goja.Value {
+	if v, ok := (*cache)[x]; ok {
+		return v
+	}
+	if *cache == nil || len(*cache) >= maxCachedValues {
+		*cache = make(map[K]goja.Value, maxCachedValues)
+	}
+	v := rt.ToValue(x)
+	(*cache)[x] = v
+	return v
 }
 
 // newJSShape computes the shape of struct type t. A field of a kind it
@@ -98,9 +149,9 @@ func elemShape(t reflect.Type, f reflect.StructField) *jsShape {
 	panic(fmt.Sprintf("llm: %s.%s: scripts cannot be given a %s", t, f.Name, f.Type))
 }
 
-// object converts v, a struct of s's type, to a new object; optional
-// says whether to include the optional properties.
-func (s *jsShape) object(rt *goja.Runtime, v reflect.Value, optional bool) *goja.Object {
+// object converts v, a struct of s's type, to a new object of rt with
+// c's values; optional says whether to include the optional properties.
+func (s *jsShape) object(c *jsResults, rt *goja.Runtime, v reflect.Value, optional bool) *goja.Object {
 	return plainObject(rt, func(o *goja.Object) {
 		for i := range s.props {
 			p := &s.props[i]
@@ -111,35 +162,35 @@ func (s *jsShape) object(rt *goja.Runtime, v reflect.Value, optional bool) *goja
 			if f.Kind() == reflect.Map && f.IsNil() {
 				continue
 			}
-			must(o.Set(p.name, jsValue(rt, f, p.elem, optional)))
+			must(o.Set(p.name, c.value(rt, f, p.elem, optional)))
 		}
 	})
 }
 
-// jsValue converts v, of a kind newJSShape accepted, whose structs are of
+// value converts v, of a kind newJSShape accepted, whose structs are of
 // shape elem.
-func jsValue(rt *goja.Runtime, v reflect.Value, elem *jsShape, optional bool) goja.Value {
+func (c *jsResults) value(rt *goja.Runtime, v reflect.Value, elem *jsShape, optional bool) goja.Value {
 	switch v.Kind() {
 	case reflect.Bool:
 		return rt.ToValue(v.Bool())
 	case reflect.Int, reflect.Int64:
-		return rt.ToValue(v.Int())
+		return c.int(rt, v.Int())
 	case reflect.Float64:
 		return rt.ToValue(v.Float())
 	case reflect.String:
-		return rt.ToValue(v.String())
+		return c.string(rt, v.String())
 	case reflect.Struct:
-		return elem.object(rt, v, optional)
+		return elem.object(c, rt, v, optional)
 	case reflect.Slice:
 		items := make([]any, v.Len())
 		for k := range items {
-			items[k] = jsValue(rt, v.Index(k), elem, optional)
+			items[k] = c.value(rt, v.Index(k), elem, optional)
 		}
 		return rt.NewArray(items...)
 	default: // a map with string keys
 		return plainObject(rt, func(o *goja.Object) {
 			for it := v.MapRange(); it.Next(); {
-				must(o.Set(it.Key().String(), jsValue(rt, it.Value(), elem, optional)))
+				must(o.Set(it.Key().String(), c.value(rt, it.Value(), elem, optional)))
 			}
 		})
 	}

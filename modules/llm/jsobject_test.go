@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dop251/goja"
@@ -29,9 +31,10 @@ func BenchmarkResultObject(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			rt := goja.New()
 			r := benchResult()
+			var results jsResults
 			b.ReportAllocs()
 			for b.Loop() {
-				resultObject(rt, r, tc.withITL)
+				results.object(rt, r, tc.withITL)
 			}
 		})
 	}
@@ -67,7 +70,7 @@ func TestResultObjectProperties(t *testing.T) {
 			r := *r
 			tc.edit(&r)
 			rt := goja.New()
-			if err := rt.Set("result", resultObject(rt, &r, tc.withITL)); err != nil {
+			if err := rt.Set("result", new(jsResults).object(rt, &r, tc.withITL)); err != nil {
 				t.Fatal(err)
 			}
 			if got := rt.Get("result").ToObject(rt).String(); got != "[object Object]" {
@@ -97,5 +100,69 @@ func TestResultObjectIgnoresPrototypeSetters(t *testing.T) {
 		JSON.stringify([hit, r.ok, Object.keys(r.timings).length, Object.prototype.hasOwnProperty.call(r, 'ttft')])`)
 	if got.String() != `[[],true,5,true]` {
 		t.Errorf("got %s", got)
+	}
+}
+
+// Results built by one VU share no object: a script that changes one
+// result (its properties, its nested timings, arrays and tool calls), or
+// freezes it, changes no other. Every property is an ordinary writable,
+// enumerable, configurable data property of an extensible object whose
+// prototype is Object.prototype.
+func TestResultObjectsAreIndependent(t *testing.T) {
+	rt := goja.New()
+	var results jsResults
+	for _, name := range []string{"a", "b"} {
+		if err := rt.Set(name, results.object(rt, benchResult(), true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := rt.RunString(`
+		const want = JSON.stringify(b);
+		const flags = Object.keys(a).map((k) => {
+			const d = Object.getOwnPropertyDescriptor(a, k);
+			return d.writable && d.enumerable && d.configurable && !('get' in d);
+		});
+		a.model = 'other'; a.ttft = -1; a.extra = 1; delete a.ok;
+		a.timings.queue = 99; a.retried.push('cut'); a.toolCalls[0].name = 'x'; a.toolCalls.push({}); a.itl[0] = 7;
+		Object.freeze(a.timings); Object.freeze(a);
+		JSON.stringify([JSON.stringify(b) === want, flags.every(Boolean), Object.isExtensible(b), Object.isFrozen(a),
+			Object.getPrototypeOf(b) === Object.prototype, Object.getPrototypeOf(b.timings) === Object.prototype,
+			Array.isArray(b.retried), Array.isArray(b.toolCalls), Array.isArray(b.itl), Object.keys(b).length])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[true,true,true,true,true,true,true,true,true,33]`; got.String() != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// The values a VU keeps for its results stay bounded, however many
+// distinct strings and numbers its results hold; long strings are not
+// kept.
+func TestResultValuesStayBounded(t *testing.T) {
+	rt := goja.New()
+	var results jsResults
+	for n := range 3 * maxCachedValues {
+		r := benchResult()
+		r.Model, r.PromptTokens = fmt.Sprintf("model-%d", n), 1000+n
+		r.Error = strings.Repeat("x", maxCachedString+1) + fmt.Sprint(n)
+		obj := results.object(rt, r, false)
+		if got := obj.Get("model").String(); got != r.Model {
+			t.Fatalf("model %q, want %q", got, r.Model)
+		}
+		if got := obj.Get("promptTokens").ToInteger(); got != int64(r.PromptTokens) {
+			t.Fatalf("promptTokens %d, want %d", got, r.PromptTokens)
+		}
+		if got := obj.Get("error").String(); got != r.Error {
+			t.Fatalf("error %q, want %q", got, r.Error)
+		}
+	}
+	if len(results.strings) > maxCachedValues || len(results.ints) > maxCachedValues {
+		t.Errorf("%d strings and %d numbers kept, want at most %d each", len(results.strings), len(results.ints), maxCachedValues)
+	}
+	for s := range results.strings {
+		if len(s) > maxCachedString {
+			t.Errorf("kept a string of %d bytes", len(s))
+		}
 	}
 }

@@ -32,15 +32,18 @@ type prepared struct {
 }
 
 // prepare builds the JSON body of req with its API's adapter, leaving
-// req.Body unchanged.
+// req.Body unchanged unless the request owns it (Request.ownBody).
 func (c *Client) prepare(req Request) (prepared, error) {
 	api, err := c.requestAPI(req)
 	if err != nil {
 		return prepared{}, err
 	}
 	p := prepared{api: api, proto: protocols[api], stream: true}
-	body := make(map[string]any, len(req.Body)+3)
-	maps.Copy(body, req.Body)
+	body := req.Body
+	if !req.ownBody || body == nil {
+		body = make(map[string]any, len(req.Body)+3)
+		maps.Copy(body, req.Body)
+	}
 	if err := mergeExtraBody(body); err != nil {
 		return p, err
 	}

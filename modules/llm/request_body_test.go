@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -76,5 +77,37 @@ func TestEncodeBodyResultsAreTheirOwn(t *testing.T) {
 	}
 	if string(first) != `{"a":"first"}` {
 		t.Errorf("the first body became %s", first)
+	}
+}
+
+// A request body the caller keeps is left as it was; one the request
+// owns (a script's, exported for it) is prepared in place into the same
+// bytes.
+func TestPrepareOwnBody(t *testing.T) {
+	c, err := NewClient(Config{BaseURL: "http://127.0.0.1:1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newBody := func() map[string]any {
+		return map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}, "max_tokens": int64(3),
+			"extra_body": map[string]any{"top_k": int64(5)}}
+	}
+	kept := newBody()
+	shared, err := c.prepare(Request{Body: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(kept), fmt.Sprint(newBody()); got != want {
+		t.Errorf("the caller's body became %s, want %s", got, want)
+	}
+	owned, err := c.prepare(Request{Body: newBody(), ownBody: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(owned.body, shared.body) {
+		t.Errorf("owned body %s, want %s", owned.body, shared.body)
+	}
+	if want := `{"max_tokens":3,"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true,"stream_options":{"include_usage":true},"top_k":5}`; string(shared.body) != want {
+		t.Errorf("body %s, want %s", shared.body, want)
 	}
 }

@@ -60,6 +60,10 @@ type Request struct {
 	// request that then fails or is cut stay counted, since they were
 	// generated.
 	Arrivals TokenArrivals
+	// ownBody says that Body was made for this request alone (exported
+	// from a script's object), so that preparing the request may change
+	// it rather than a copy.
+	ownBody bool
 	// itlBuffer is an empty slice that each attempt's Result.ITL starts
 	// as, from a caller that reuses it once done with the result (a VU's
 	// module instance): a stream then grows no new array of gaps.
@@ -143,7 +147,7 @@ type Timings struct {
 // docs/metrics.md.
 //
 // Its fields are also the object llm.stream() returns to scripts, built
-// from them (resultObject): each field a property named by its json tag,
+// from them (jsResults): each field a property named by its json tag,
 // in field order, whatever omitempty says, except as its js tag says: "-"
 // leaves it out, "optional" leaves it out unless the script asked for it
 // (stream()'s itl option), "if=Field" leaves it out while Field is zero.

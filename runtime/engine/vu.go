@@ -35,8 +35,9 @@ type vu struct {
 	state *modules.State
 
 	// bound by bind for the scenario the VU serves
-	fn     goja.Callable
-	data   goja.Value
+	fn goja.Callable
+	// args are fn's arguments: setup()'s data, made once for every call.
+	args   []goja.Value
 	warmup *warmupGate
 	// samples is the buffer of each iteration's own samples.
 	samples []metrics.Sample
@@ -45,6 +46,20 @@ type vu struct {
 	// jsonParse is the runtime's own JSON.parse, taken before the script
 	// runs: the script may replace or delete the global JSON.
 	jsonParse goja.Callable
+	// mod is what modules see while the VU runs a call (interruptible).
+	mod moduleContext
+}
+
+// moduleContext is the context modules see while a VU runs calls under
+// parent, with its cancel, and the interruption that ends both once
+// parent ends. One serves call after call while parent stays the same
+// and nothing canceled it, rather than costing each call (an iteration)
+// its contexts and closure again.
+type moduleContext struct {
+	parent    context.Context
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	interrupt func()
 }
 
 // runState is what every VU of a run shares with the engine.
@@ -123,14 +138,13 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 	}
 	tags := scenarioTags(sc, globalTags)
 	v.fn, v.warmup = fn, warmup
-	v.data = goja.Undefined()
+	data := goja.Undefined()
 	if setupJSON != nil {
-		data, err := v.parseJSON(setupJSON)
-		if err != nil {
+		if data, err = v.parseJSON(setupJSON); err != nil {
 			return fmt.Errorf("passing setup() data to VU %d: %w", v.id, err)
 		}
-		v.data = data
 	}
+	v.args = []goja.Value{data}
 	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
 	return nil
 }
@@ -174,7 +188,7 @@ func (v *vu) RunIteration(ctx context.Context) {
 		v.state.Warmup = true
 		defer func() { v.state.Samples, v.state.Warmup = v.sink, false }()
 	}
-	_, err := v.interruptible(ctx, v.fn, v.data)
+	_, err := v.interruptible(ctx, v.fn, v.args...)
 	elapsed := time.Since(start)
 
 	v.state.Iteration++
@@ -210,22 +224,37 @@ func (v *vu) RunIteration(ctx context.Context) {
 // returns to JavaScript that could still run and record samples (a failed
 // check of the cut request) before the interrupt lands.
 func (v *vu) interruptible(ctx context.Context, fn goja.Callable, args ...goja.Value) (goja.Value, error) {
-	modCtx, cancelMod := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancelMod(nil)
+	mod := v.moduleContext(ctx)
 	prev := v.ctx
-	v.ctx = modCtx
+	v.ctx = mod.ctx
 	defer func() { v.ctx = prev }()
-	stop := context.AfterFunc(ctx, func() {
-		v.rt.Interrupt(errInterrupted)
-		cancelMod(context.Cause(ctx))
-		v.interruptDone <- struct{}{}
-	})
+	stop := context.AfterFunc(ctx, mod.interrupt)
 	res, err := fn(goja.Undefined(), args...)
 	if !stop() {
 		<-v.interruptDone
 	}
 	v.rt.ClearInterrupt()
 	return res, err
+}
+
+// moduleContext returns the module context of calls under ctx: the last
+// one while it is still of ctx and not canceled, else a new one (the last
+// one canceled).
+func (v *vu) moduleContext(ctx context.Context) *moduleContext {
+	m := &v.mod
+	if m.parent == ctx && m.ctx.Err() == nil {
+		return m
+	}
+	if m.cancel != nil {
+		m.cancel(nil)
+	}
+	modCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	*m = moduleContext{parent: ctx, ctx: modCtx, cancel: cancel, interrupt: func() {
+		v.rt.Interrupt(errInterrupted)
+		cancel(context.Cause(ctx))
+		v.interruptDone <- struct{}{}
+	}}
+	return m
 }
 
 // stringify is JSON.stringify in the VU's runtime; it never panics,
