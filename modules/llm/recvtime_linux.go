@@ -92,6 +92,7 @@ func (c *stampedConn) recvmsg(fd uintptr) bool {
 			return false
 		case nil:
 			c.n = n
+			raceAcquire(fd)
 			if n > 0 {
 				// Without a timestamp (the kernel turns them on for the
 				// whole system asynchronously, after the first socket
