@@ -49,6 +49,11 @@ const (
 	// finished response so that its connection can be reused.
 	maxDrain   = 256 << 10
 	drainGrace = time.Second
+	// requestWriteBuffer is the buffer each connection writes its requests
+	// through, 4 KiB by default in net/http: the connection keeps it, for
+	// nothing, while it reads a stream. A request larger than it takes one
+	// write more.
+	requestWriteBuffer = 2 << 10
 )
 
 // Config configures a Client.
@@ -246,6 +251,7 @@ func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 		}).DialContext,
 		Protocols:             new(http.Protocols),
 		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+		WriteBufferSize:       requestWriteBuffer,
 		MaxConnsPerHost:       cfg.MaxConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,

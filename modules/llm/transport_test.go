@@ -345,3 +345,28 @@ func TestConnectionPhases(t *testing.T) {
 		t.Errorf("reused connection: %+v (%s)", res.Timings, res.Error)
 	}
 }
+
+// TestRequestsAroundTheWriteBuffer sends requests smaller and larger than
+// the buffer a connection writes them through, on one connection: each
+// arrives whole.
+func TestRequestsAroundTheWriteBuffer(t *testing.T) {
+	var got atomic.Value
+	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got.Store(string(body))
+		okStream(w, r)
+	}, Config{})
+	for _, n := range []int{10, requestWriteBuffer - 300, requestWriteBuffer, 2 * requestWriteBuffer, 100 << 10} {
+		prompt := strings.Repeat("x", n)
+		res := c.Stream(t.Context(), Request{Body: map[string]any{"prompt": prompt}})
+		if !res.OK {
+			t.Fatalf("a prompt of %d bytes: %s: %s", n, res.Class, res.Error)
+		}
+		if body, _ := got.Load().(string); !strings.Contains(body, `"prompt":"`+prompt+`"`) {
+			t.Errorf("a prompt of %d bytes: the server got a body of %d bytes without it", n, len(body))
+		}
+		if n > 10 && res.Timings.Connect != 0 {
+			t.Errorf("a prompt of %d bytes took a new connection", n)
+		}
+	}
+}
