@@ -359,10 +359,10 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	deadline := time.AfterFunc(timeout, func() { cancel(&timeoutError{timeout}) })
-	defer deadline.Stop()
+	w := newWatchdog(cancel, timeout, idle)
+	defer w.stop()
 
-	c.send(ctx, cancel, deadline, idle, p, req, res)
+	c.send(ctx, w, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
 		res.Error = cleanMessage(res.Error, c.secretsFor(req))
@@ -370,11 +370,9 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 	return res
 }
 
-// send does the HTTP exchange, filling res; a failure sets res.Class.
-// cancel ends the request (with the idle timeout as its cause), deadline is
-// the timer of the request's total timeout, idle its idle timeout (0:
-// none).
-func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadline *time.Timer, idle time.Duration, p prepared, req Request, res *Result) {
+// send does the HTTP exchange, filling res; a failure sets res.Class. w
+// watches the request's timeouts.
+func (c *Client) send(ctx context.Context, w *watchdog, p prepared, req Request, res *Result) {
 	var tr tracer
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
 		http.MethodPost, p.url, bytes.NewReader(p.body))
@@ -404,49 +402,15 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 	if class, msg, after := statusError(resp); class != ErrNone {
 		res.E2E = ms(time.Since(res.Start))
 		res.Class, res.Error, res.RetryAfter = class, msg, after.Seconds()
-		drainClose(resp.Body, deadline)
+		drainClose(resp.Body, w)
 		return
 	}
-	var body io.Reader = resp.Body
-	if idle > 0 {
-		ir := &idleReader{r: resp.Body, idle: idle, cancel: cancel}
-		defer ir.stop()
-		body = ir
-	}
-	if err := readBody(p.proto, resp.Header, body, req.KeepText, c.tok, p.arrived, res); err != nil {
+	if err := readBody(p.proto, resp.Header, w.watch(resp.Body), req.KeepText, c.tok, p.arrived, res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
 		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 		return
 	}
-	drainClose(resp.Body, deadline)
-}
-
-// idleReader reads a response body, ending the request (through cancel)
-// when the body, once started, brings no byte for idle.
-type idleReader struct {
-	r      io.Reader
-	idle   time.Duration
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-}
-
-func (ir *idleReader) Read(p []byte) (int, error) {
-	n, err := ir.r.Read(p)
-	if n > 0 {
-		if ir.timer == nil {
-			ir.timer = time.AfterFunc(ir.idle, func() { ir.cancel(&idleTimeoutError{ir.idle}) })
-		} else {
-			ir.timer.Reset(ir.idle)
-		}
-	}
-	return n, err
-}
-
-// stop stops the idle timer.
-func (ir *idleReader) stop() {
-	if ir.timer != nil {
-		ir.timer.Stop()
-	}
+	drainClose(resp.Body, w)
 }
 
 // headers returns the headers of one request: the client's, then the
@@ -531,10 +495,10 @@ func readBody(proto protocol, header http.Header, body io.Reader, keepText bool,
 
 // drainClose reads what is left of a response body, so that its connection
 // can be reused, and closes it. The drain is bounded in size, and in time:
-// the request's timeout is shortened to drainGrace, after which its context
-// is canceled and the connection dropped.
-func drainClose(body io.ReadCloser, deadline *time.Timer) {
-	deadline.Reset(drainGrace)
+// the request's timeout is shortened to drainGrace (w), after which its
+// context is canceled and the connection dropped.
+func drainClose(body io.ReadCloser, w *watchdog) {
+	w.shorten(drainGrace)
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	_ = body.Close()
 }
