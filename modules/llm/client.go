@@ -54,6 +54,11 @@ const (
 	// nothing, while it reads a stream. A request larger than it takes one
 	// write more.
 	requestWriteBuffer = 2 << 10
+	// responseReadBuffer is the buffer each connection reads its responses
+	// through, 4 KiB by default in net/http: a stream brings a chunk of a
+	// few hundred bytes at a time, and a read takes at most this much of
+	// what has arrived.
+	responseReadBuffer = 2 << 10
 )
 
 // Config configures a Client.
@@ -252,6 +257,7 @@ func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 		Protocols:             new(http.Protocols),
 		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
 		WriteBufferSize:       requestWriteBuffer,
+		ReadBufferSize:        responseReadBuffer,
 		MaxConnsPerHost:       cfg.MaxConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,

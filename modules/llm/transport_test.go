@@ -426,3 +426,24 @@ func TestDrainBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesAroundTheReadBuffer reads responses whose header lines,
+// chunks and events are smaller and larger than the buffer a connection
+// reads them through: each is read whole.
+func TestResponsesAroundTheReadBuffer(t *testing.T) {
+	for _, n := range []int{10, responseReadBuffer - 100, responseReadBuffer, 3 * responseReadBuffer, 100 << 10} {
+		text := strings.Repeat("y", n)
+		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Long", text)
+			startSSE(w)
+			send(w, contentChunk(text))
+			send(w, contentChunk(text))
+			send(w, finishChunk)
+			send(w, "[DONE]")
+		}, Config{})
+		res := c.Stream(t.Context(), Request{Body: chatBody, KeepText: true})
+		if !res.OK || res.Chunks != 2 || res.Text != text+text {
+			t.Errorf("%d bytes a chunk: ok %v (%s %s), %d chunks, %d bytes of text; want 2 chunks of it", n, res.OK, res.Class, res.Error, res.Chunks, len(res.Text))
+		}
+	}
+}
