@@ -59,22 +59,32 @@ func serverRoot(base *url.URL, ollama bool) *url.URL {
 
 // tokenClock timestamps the token-bearing units of one response (SSE
 // events, NDJSON lines) as their bytes are parsed: TTFT, TTFO, ITL and
-// Chunks; and counts each into arrived, when set, as it arrives.
+// Chunks; and counts each into arrived, when set, as it arrives. Its times
+// are durations since start, read from the monotonic clock alone.
 type tokenClock struct {
 	start    time.Time
-	last     time.Time // of the last token-bearing unit
-	answered bool      // an answer (non-reasoning) token arrived
+	last     time.Duration // of the last token-bearing unit
+	answered bool          // an answer (non-reasoning) token arrived
 	arrived  *metrics.CounterShard
 }
 
-// tick records a unit that arrived at now carrying reasoning and/or answer
-// tokens; one with neither is not counted.
-func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
+// now returns the time since the response's start and records it as the
+// response's E2E so far: a reader calls it as soon as each unit's bytes
+// are read, or reading them failed.
+func (tc *tokenClock) now(res *Result) time.Duration {
+	elapsed := time.Since(tc.start)
+	res.E2E = ms(elapsed)
+	return elapsed
+}
+
+// tick records a unit that arrived at now (since start) carrying
+// reasoning and/or answer tokens; one with neither is not counted.
+func (tc *tokenClock) tick(res *Result, now time.Duration, reasoning, answer bool) {
 	if reasoning || answer {
 		if res.Chunks == 0 {
-			res.TTFT = ms(now.Sub(tc.start))
+			res.TTFT = ms(now)
 		} else {
-			res.addGap(ms(now.Sub(tc.last)))
+			res.addGap(ms(now - tc.last))
 		}
 		tc.last = now
 		res.Chunks++
@@ -87,7 +97,7 @@ func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
 	}
 	if answer && !tc.answered {
 		tc.answered = true
-		res.TTFO = ms(now.Sub(tc.start))
+		res.TTFO = ms(now)
 	}
 }
 

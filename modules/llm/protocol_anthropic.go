@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // Anthropic is Anthropic's Messages API: POST /v1/messages, streamed as
@@ -230,8 +229,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 	}
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := time.Now()
-		res.E2E = ms(now.Sub(res.Start))
+		now := clock.now(res)
 		if err != nil {
 			switch {
 			case finished && truncated(err):

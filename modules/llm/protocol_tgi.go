@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"time"
 )
 
 // tgiProtocol is Hugging Face Text Generation Inference's native API:
@@ -116,8 +115,7 @@ func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) er
 	var e tgiEvent
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := time.Now()
-		res.E2E = ms(now.Sub(res.Start))
+		now := clock.now(res)
 		if err != nil {
 			if truncated(err) {
 				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before the final one (generated_text, details): %w", events, err)}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // tritonProtocol is NVIDIA Triton Inference Server's generate extension:
@@ -258,8 +257,7 @@ func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result)
 	var r tritonResponse
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := time.Now()
-		res.E2E = ms(now.Sub(res.Start))
+		now := clock.now(res)
 		if err != nil {
 			switch {
 			case err == io.EOF && events > 0:

@@ -103,8 +103,7 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	finished := false // a finish_reason was seen
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := time.Now()
-		res.E2E = ms(now.Sub(start))
+		now := clock.now(res)
 		if err != nil {
 			switch {
 			case finished && truncated(err):
