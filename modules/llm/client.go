@@ -310,47 +310,69 @@ func (c *Client) CloseIdleConnections() {
 // else Config.Retry) says; the Result is then the final attempt's, with
 // Attempts and the classes of the attempts Retried.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
-	p, err := c.prepare(req)
-	if err == nil {
-		err = checkHeaders(req.Headers)
-	}
-	if err == nil && req.Arrivals != nil {
-		p.arrived = req.Arrivals.Counter(p.model)
-	}
-	policy := c.retry
-	if err == nil && req.Retry != nil {
-		policy, err = req.Retry.normalize()
-	}
-	if err != nil {
-		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
-		res.Class, res.Error = ErrInvalidRequest, cleanMessage(err.Error(), c.secretsFor(req))
+	var p prepared
+	var policy RetryPolicy
+	if res := c.begin(&req, &p, &policy); res != nil {
 		return res
 	}
 	var retried []ErrorClass
 	for attempt := 1; ; attempt++ {
-		res := c.attempt(ctx, p, req)
+		res := c.attempt(ctx, &p, &req)
 		res.Attempts, res.Retried = attempt, retried
-		if res.OK || attempt >= policy.Attempts || !policy.retries(res) {
-			return res
-		}
-		after := time.Duration(res.RetryAfter * float64(time.Second))
-		backoff, ok := policy.wait(attempt, after)
-		if !ok {
-			res.Error += fmt.Sprintf(" (not retried: the server asked to wait %s, longer than the retry backoff's max %s)", after, policy.Backoff.Max)
-			return res
-		}
-		if !wait.Sleep(ctx, backoff) {
-			res.Error = fmt.Sprintf("canceled while waiting %s to retry: %v; attempt %d failed with %s: %s",
-				backoff.Round(time.Millisecond), context.Cause(ctx), attempt, res.Class, res.Error)
-			res.Class = ErrCanceled
+		if res.OK || attempt >= policy.Attempts || !policy.retries(res) || !backOff(ctx, &policy, attempt, res) {
 			return res
 		}
 		retried = append(retried, res.Class)
 	}
 }
 
+// begin prepares req into p and its retry policy into policy, or returns
+// the Result of an invalid request. Stream's rare paths are functions of
+// their own, so that its frame, on the stack while the request goes, stays
+// small.
+func (c *Client) begin(req *Request, p *prepared, policy *RetryPolicy) *Result {
+	var err error
+	*p, err = c.prepare(*req)
+	if err == nil {
+		err = checkHeaders(req.Headers)
+	}
+	if err == nil && req.Arrivals != nil {
+		p.arrived = req.Arrivals.Counter(p.model)
+	}
+	*policy = c.retry
+	if err == nil && req.Retry != nil {
+		*policy, err = req.Retry.normalize()
+	}
+	if err != nil {
+		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
+		res.Class, res.Error = ErrInvalidRequest, cleanMessage(err.Error(), c.secretsFor(req.Headers))
+		return res
+	}
+	return nil
+}
+
+// backOff waits, as policy says, before the retry of the attempt-th
+// attempt, which failed as res, and reports whether to retry: not when
+// the server asked for a longer wait than policy allows, nor when ctx
+// ended meanwhile, which res then says.
+func backOff(ctx context.Context, policy *RetryPolicy, attempt int, res *Result) bool {
+	after := time.Duration(res.RetryAfter * float64(time.Second))
+	backoff, ok := policy.wait(attempt, after)
+	if !ok {
+		res.Error += fmt.Sprintf(" (not retried: the server asked to wait %s, longer than the retry backoff's max %s)", after, policy.Backoff.Max)
+		return false
+	}
+	if !wait.Sleep(ctx, backoff) {
+		res.Error = fmt.Sprintf("canceled while waiting %s to retry: %v; attempt %d failed with %s: %s",
+			backoff.Round(time.Millisecond), context.Cause(ctx), attempt, res.Class, res.Error)
+		res.Class = ErrCanceled
+		return false
+	}
+	return true
+}
+
 // attempt sends the request once.
-func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
+func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result {
 	res := &Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
 	timeout := c.timeout
 	if req.Timeout > 0 {
@@ -371,14 +393,14 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 	c.send(ctx, w, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
-		res.Error = cleanMessage(res.Error, c.secretsFor(req))
+		res.Error = cleanMessage(res.Error, c.secretsFor(req.Headers))
 	}
 	return res
 }
 
 // send does the HTTP exchange, filling res; a failure sets res.Class. w
 // watches the request's timeouts.
-func (c *Client) send(ctx context.Context, w *watchdog, p prepared, req Request, res *Result) {
+func (c *Client) send(ctx context.Context, w *watchdog, p *prepared, req *Request, res *Result) {
 	var tr tracer
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
 		http.MethodPost, p.url, bytes.NewReader(p.body))
@@ -387,7 +409,7 @@ func (c *Client) send(ctx context.Context, w *watchdog, p prepared, req Request,
 		res.Class, res.Error = ErrInvalidRequest, err.Error()
 		return
 	}
-	hreq.Header = c.headers(req, p.stream)
+	hreq.Header = c.headers(req.Headers, p.stream)
 	if hs, ok := p.proto.(headerSetter); ok {
 		hs.setHeaders(hreq.Header, c.apiKey)
 	}
@@ -420,9 +442,9 @@ func (c *Client) send(ctx context.Context, w *watchdog, p prepared, req Request,
 }
 
 // headers returns the headers of one request: the client's, then the
-// request's own.
-func (c *Client) headers(req Request, stream bool) http.Header {
-	h := make(http.Header, len(c.header)+len(req.Headers)+1)
+// request's own (extra).
+func (c *Client) headers(extra map[string]string, stream bool) http.Header {
+	h := make(http.Header, len(c.header)+len(extra)+1)
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	} else {
@@ -431,7 +453,7 @@ func (c *Client) headers(req Request, stream bool) http.Header {
 	for k, v := range c.header {
 		h[k] = v
 	}
-	for k, v := range req.Headers {
+	for k, v := range extra {
 		h.Set(k, v)
 	}
 	return h
@@ -509,11 +531,11 @@ func drainClose(body io.ReadCloser, w *watchdog) {
 	_ = body.Close()
 }
 
-// secretsFor returns the secrets that must not appear in req's error
-// message, longest first: the client's, and the values of req's
-// credential headers.
-func (c *Client) secretsFor(req Request) []string {
-	secrets := appendSecrets(slices.Clip(c.secrets), req.Headers)
+// secretsFor returns the secrets that must not appear in the error
+// message of a request with headers, longest first: the client's, and the
+// values of its credential headers.
+func (c *Client) secretsFor(headers map[string]string) []string {
+	secrets := appendSecrets(slices.Clip(c.secrets), headers)
 	if len(secrets) > len(c.secrets) {
 		longestFirst(secrets)
 	}

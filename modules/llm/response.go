@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -99,22 +100,22 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	rr.sse.Reset(body)
 	rr.begin()
 	res.Stream = true
-	clock := rr.clock(start)
+	return rr.sseEvents(rr.clock(start), keepText, res)
+}
+
+// sseEvents reads the events of a streamed response for readSSE. The
+// failures are made by functions of their own, so that its frame, on the
+// stack while it waits for each event, stays small.
+func (rr *responseReader) sseEvents(clock tokenClock, keepText bool, res *Result) error {
 	finished := false // a finish_reason was seen
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
 		now := clock.now(res)
 		if err != nil {
-			switch {
-			case finished && truncated(err):
-				return rr.finish(res, keepText)
-			case truncated(err):
-				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
-			}
-			return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
+			return rr.sseEnd(res, keepText, finished, events, err)
 		}
 		if ev.Type == "error" {
-			return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(ev.Data))}
+			return errorEventFailure(ev.Data)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		switch {
@@ -124,10 +125,10 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 			return rr.finish(res, keepText)
 		}
 		if err := rr.dec.decode(data, &rr.chunk); err != nil {
-			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
+			return eventDecodeFailure(events+1, err, data)
 		}
 		if msg, ok := rr.chunk.errorMessage(); ok {
-			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", msg)}
+			return &failure{ErrStreamError, errors.New("error in the stream: " + msg)}
 		}
 		reasoning, answer := rr.chunk.tokens()
 		clock.tick(res, now, reasoning, answer)
@@ -136,6 +137,31 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 		}
 		finished = finished || res.FinishReason != ""
 	}
+}
+
+// sseEnd ends a stream whose reading stopped with err after events
+// events: well when a finish_reason came (finished) before it was cut,
+// with its failure otherwise.
+func (rr *responseReader) sseEnd(res *Result, keepText, finished bool, events int, err error) error {
+	switch {
+	case finished && truncated(err):
+		return rr.finish(res, keepText)
+	case truncated(err):
+		return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
+	}
+	return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
+}
+
+// errorEventFailure is the failure of a stream that sent an SSE error
+// event, whose data is data.
+func errorEventFailure(data []byte) error {
+	return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(data))}
+}
+
+// eventDecodeFailure is the failure of a stream whose nth event's data
+// does not decode.
+func eventDecodeFailure(n int, err error, data []byte) error {
+	return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", n, err, snippet(data))}
 }
 
 // readWhole reads a whole (non-streamed) response body, up to

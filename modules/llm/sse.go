@@ -91,15 +91,12 @@ func (s *SSEReader) SetMaxSize(n int) {
 // Reset makes s read a new stream from r, forgetting all state but keeping
 // its buffers and maximum size.
 func (s *SSEReader) Reset(r io.Reader) {
-	*s = SSEReader{
-		r:    r,
-		max:  s.max,
-		take: s.take,
-		buf:  s.buf,
-		data: s.data[:0],
-		typ:  s.typ[:0],
-		id:   s.id[:0],
-	}
+	limit, take, buf, data, typ, id := s.max, s.take, s.buf, s.data[:0], s.typ[:0], s.id[:0]
+	// Zeroing, then setting what is kept, spares the caller's frame a
+	// copy of the reader (a stream's reader waits for its events on that
+	// stack).
+	*s = SSEReader{}
+	s.r, s.max, s.take, s.buf, s.data, s.typ, s.id = r, limit, take, buf, data, typ, id
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
