@@ -48,6 +48,16 @@ const (
 	// finished response so that its connection can be reused.
 	maxDrain   = 256 << 10
 	drainGrace = time.Second
+	// requestWriteBuffer is the buffer each connection writes its requests
+	// through, 4 KiB by default in net/http: the connection keeps it, for
+	// nothing, while it reads a stream. A request larger than it takes one
+	// write more.
+	requestWriteBuffer = 2 << 10
+	// responseReadBuffer is the buffer each connection reads its responses
+	// through, 4 KiB by default in net/http: a stream brings a chunk of a
+	// few hundred bytes at a time, and a read takes at most this much of
+	// what has arrived.
+	responseReadBuffer = 2 << 10
 )
 
 // Config configures a Client.
@@ -245,6 +255,8 @@ func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 		}).DialContext),
 		Protocols:             new(http.Protocols),
 		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+		WriteBufferSize:       requestWriteBuffer,
+		ReadBufferSize:        responseReadBuffer,
 		MaxConnsPerHost:       cfg.MaxConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
@@ -297,47 +309,69 @@ func (c *Client) CloseIdleConnections() {
 // else Config.Retry) says; the Result is then the final attempt's, with
 // Attempts and the classes of the attempts Retried.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
-	p, err := c.prepare(req)
-	if err == nil {
-		err = checkHeaders(req.Headers)
-	}
-	if err == nil && req.Arrivals != nil {
-		p.arrived = req.Arrivals.Counter(p.model)
-	}
-	policy := c.retry
-	if err == nil && req.Retry != nil {
-		policy, err = req.Retry.normalize()
-	}
-	if err != nil {
-		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
-		res.Class, res.Error = ErrInvalidRequest, cleanMessage(err.Error(), c.secretsFor(req))
+	var p prepared
+	var policy RetryPolicy
+	if res := c.begin(&req, &p, &policy); res != nil {
 		return res
 	}
 	var retried []ErrorClass
 	for attempt := 1; ; attempt++ {
-		res := c.attempt(ctx, p, req)
+		res := c.attempt(ctx, &p, &req)
 		res.Attempts, res.Retried = attempt, retried
-		if res.OK || attempt >= policy.Attempts || !policy.retries(res) {
-			return res
-		}
-		after := time.Duration(res.RetryAfter * float64(time.Second))
-		backoff, ok := policy.wait(attempt, after)
-		if !ok {
-			res.Error += fmt.Sprintf(" (not retried: the server asked to wait %s, longer than the retry backoff's max %s)", after, policy.Backoff.Max)
-			return res
-		}
-		if !wait.Sleep(ctx, backoff) {
-			res.Error = fmt.Sprintf("canceled while waiting %s to retry: %v; attempt %d failed with %s: %s",
-				backoff.Round(time.Millisecond), context.Cause(ctx), attempt, res.Class, res.Error)
-			res.Class = ErrCanceled
+		if res.OK || attempt >= policy.Attempts || !policy.retries(res) || !backOff(ctx, &policy, attempt, res) {
 			return res
 		}
 		retried = append(retried, res.Class)
 	}
 }
 
+// begin prepares req into p and its retry policy into policy, or returns
+// the Result of an invalid request. Stream's rare paths are functions of
+// their own, so that its frame, on the stack while the request goes, stays
+// small.
+func (c *Client) begin(req *Request, p *prepared, policy *RetryPolicy) *Result {
+	var err error
+	*p, err = c.prepare(*req)
+	if err == nil {
+		err = checkHeaders(req.Headers)
+	}
+	if err == nil && req.Arrivals != nil {
+		p.arrived = req.Arrivals.Counter(p.model)
+	}
+	*policy = c.retry
+	if err == nil && req.Retry != nil {
+		*policy, err = req.Retry.normalize()
+	}
+	if err != nil {
+		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
+		res.Class, res.Error = ErrInvalidRequest, cleanMessage(err.Error(), c.secretsFor(req.Headers))
+		return res
+	}
+	return nil
+}
+
+// backOff waits, as policy says, before the retry of the attempt-th
+// attempt, which failed as res, and reports whether to retry: not when
+// the server asked for a longer wait than policy allows, nor when ctx
+// ended meanwhile, which res then says.
+func backOff(ctx context.Context, policy *RetryPolicy, attempt int, res *Result) bool {
+	after := time.Duration(res.RetryAfter * float64(time.Second))
+	backoff, ok := policy.wait(attempt, after)
+	if !ok {
+		res.Error += fmt.Sprintf(" (not retried: the server asked to wait %s, longer than the retry backoff's max %s)", after, policy.Backoff.Max)
+		return false
+	}
+	if !wait.Sleep(ctx, backoff) {
+		res.Error = fmt.Sprintf("canceled while waiting %s to retry: %v; attempt %d failed with %s: %s",
+			backoff.Round(time.Millisecond), context.Cause(ctx), attempt, res.Class, res.Error)
+		res.Class = ErrCanceled
+		return false
+	}
+	return true
+}
+
 // attempt sends the request once.
-func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
+func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result {
 	res := &Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
 	timeout := c.timeout
 	if req.Timeout > 0 {
@@ -353,29 +387,27 @@ func (c *Client) attempt(ctx context.Context, p prepared, req Request) *Result {
 	tr := newTracer(ctx)
 	ctx, cancel := context.WithCancelCause(tr.context(ctx))
 	defer cancel(nil)
-	deadline := time.AfterFunc(timeout, func() { cancel(&timeoutError{timeout}) })
-	defer deadline.Stop()
+	w := newWatchdog(cancel, timeout, idle)
+	defer w.stop()
 
-	c.send(ctx, cancel, deadline, idle, tr, p, req, res)
+	c.send(ctx, w, tr, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
-		res.Error = cleanMessage(res.Error, c.secretsFor(req))
+		res.Error = cleanMessage(res.Error, c.secretsFor(req.Headers))
 	}
 	return res
 }
 
-// send does the HTTP exchange, filling res; a failure sets res.Class.
-// cancel ends the request (with the idle timeout as its cause), deadline is
-// the timer of the request's total timeout, idle its idle timeout (0:
-// none), tr the tracer of ctx.
-func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadline *time.Timer, idle time.Duration, tr *tracer, p prepared, req Request, res *Result) {
+// send does the HTTP exchange, filling res; a failure sets res.Class. w
+// watches the request's timeouts, tr is the tracer of ctx.
+func (c *Client) send(ctx context.Context, w *watchdog, tr *tracer, p *prepared, req *Request, res *Result) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(p.body))
 	if err != nil {
 		res.Start = time.Now()
 		res.Class, res.Error = ErrInvalidRequest, err.Error()
 		return
 	}
-	hreq.Header = c.headers(req, p.stream)
+	hreq.Header = c.headers(req.Headers, p.stream)
 	if hs, ok := p.proto.(headerSetter); ok {
 		hs.setHeaders(hreq.Header, c.apiKey)
 	}
@@ -396,56 +428,22 @@ func (c *Client) send(ctx context.Context, cancel context.CancelCauseFunc, deadl
 	if class, msg, after := statusError(resp); class != ErrNone {
 		res.E2E = ms(time.Since(res.Start))
 		res.Class, res.Error, res.RetryAfter = class, msg, after.Seconds()
-		drainClose(resp.Body, deadline)
+		drainClose(resp.Body, w)
 		return
 	}
-	var body io.Reader = resp.Body
-	if idle > 0 {
-		ir := &idleReader{r: resp.Body, idle: idle, cancel: cancel}
-		defer ir.stop()
-		body = ir
-	}
-	if err := readBody(p.proto, resp.Header, body, req.KeepText, c.tok, p.arrived, tr.receiveClock(), res); err != nil {
+	if err := readBody(p.proto, resp.Header, w.watch(resp.Body), req.KeepText, c.tok, p.arrived, tr.receiveClock(), res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
 		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 		return
 	}
-	drainClose(resp.Body, deadline)
+	drainClose(resp.Body, w)
 	tr.release(resp.ProtoMajor == 1)
 }
 
-// idleReader reads a response body, ending the request (through cancel)
-// when the body, once started, brings no byte for idle.
-type idleReader struct {
-	r      io.Reader
-	idle   time.Duration
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-}
-
-func (ir *idleReader) Read(p []byte) (int, error) {
-	n, err := ir.r.Read(p)
-	if n > 0 {
-		if ir.timer == nil {
-			ir.timer = time.AfterFunc(ir.idle, func() { ir.cancel(&idleTimeoutError{ir.idle}) })
-		} else {
-			ir.timer.Reset(ir.idle)
-		}
-	}
-	return n, err
-}
-
-// stop stops the idle timer.
-func (ir *idleReader) stop() {
-	if ir.timer != nil {
-		ir.timer.Stop()
-	}
-}
-
 // headers returns the headers of one request: the client's, then the
-// request's own.
-func (c *Client) headers(req Request, stream bool) http.Header {
-	h := make(http.Header, len(c.header)+len(req.Headers)+1)
+// request's own (extra).
+func (c *Client) headers(extra map[string]string, stream bool) http.Header {
+	h := make(http.Header, len(c.header)+len(extra)+1)
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	} else {
@@ -454,7 +452,7 @@ func (c *Client) headers(req Request, stream bool) http.Header {
 	for k, v := range c.header {
 		h[k] = v
 	}
-	for k, v := range req.Headers {
+	for k, v := range extra {
 		h.Set(k, v)
 	}
 	return h
@@ -525,19 +523,19 @@ func readBody(proto protocol, header http.Header, body io.Reader, keepText bool,
 
 // drainClose reads what is left of a response body, so that its connection
 // can be reused, and closes it. The drain is bounded in size, and in time:
-// the request's timeout is shortened to drainGrace, after which its context
-// is canceled and the connection dropped.
-func drainClose(body io.ReadCloser, deadline *time.Timer) {
-	deadline.Reset(drainGrace)
+// the request's timeout is shortened to drainGrace (w), after which its
+// context is canceled and the connection dropped.
+func drainClose(body io.ReadCloser, w *watchdog) {
+	w.shorten(drainGrace)
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	_ = body.Close()
 }
 
-// secretsFor returns the secrets that must not appear in req's error
-// message, longest first: the client's, and the values of req's
-// credential headers.
-func (c *Client) secretsFor(req Request) []string {
-	secrets := appendSecrets(slices.Clip(c.secrets), req.Headers)
+// secretsFor returns the secrets that must not appear in the error
+// message of a request with headers, longest first: the client's, and the
+// values of its credential headers.
+func (c *Client) secretsFor(headers map[string]string) []string {
+	secrets := appendSecrets(slices.Clip(c.secrets), headers)
 	if len(secrets) > len(c.secrets) {
 		longestFirst(secrets)
 	}

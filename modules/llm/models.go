@@ -29,7 +29,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing models: %w", err)
 	}
-	req.Header = c.headers(Request{}, false)
+	req.Header = c.headers(nil, false)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, errors.New(cleanMessage(fmt.Sprintf("listing models: %v", err), c.secrets))

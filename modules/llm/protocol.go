@@ -59,22 +59,47 @@ func serverRoot(base *url.URL, ollama bool) *url.URL {
 
 // tokenClock timestamps the token-bearing units of one response (SSE
 // events, NDJSON lines) as their bytes are parsed: TTFT, TTFO, ITL and
-// Chunks; and counts each into arrived, when set, as it arrives.
+// Chunks; and counts each into arrived, when set, as it arrives. Its times
+// are durations since start on the monotonic clock: where the connection
+// tells them (received), when the bytes arrived on the machine (so that
+// the client's own delays, a busy CPU or goroutines queued behind others,
+// are not the server's latency), else when the reader returned them.
 type tokenClock struct {
 	start    time.Time
-	last     time.Time // of the last token-bearing unit
-	answered bool      // an answer (non-reasoning) token arrived
+	last     time.Duration // of the last token-bearing unit
+	latest   time.Duration // the latest time now returned
+	answered bool          // an answer (non-reasoning) token arrived
 	arrived  *metrics.CounterShard
+	received receiveClock // nil: the reader's own times
 }
 
-// tick records a unit that arrived at now carrying reasoning and/or answer
-// tokens; one with neither is not counted.
-func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
+// now returns the time since the response's start of what the reader
+// has just returned, err its error, and records it as the response's E2E
+// so far: a reader calls it as soon as each unit's bytes are read, or
+// reading them failed. Data is timed by its receive time where known; a
+// failure (a timeout, a connection closed) when the reader saw it. Times
+// never go back: a receive time is put on the monotonic clock of the
+// current time, which the wall clock it was read on may move against by
+// nanoseconds between two readings.
+func (tc *tokenClock) now(res *Result, err error) time.Duration {
+	at := time.Now()
+	if tc.received != nil && err == nil {
+		at = tc.received.receivedBy(at)
+	}
+	elapsed := max(at.Sub(tc.start), tc.latest)
+	tc.latest = elapsed
+	res.E2E = ms(elapsed)
+	return elapsed
+}
+
+// tick records a unit that arrived at now (since start) carrying
+// reasoning and/or answer tokens; one with neither is not counted.
+func (tc *tokenClock) tick(res *Result, now time.Duration, reasoning, answer bool) {
 	if reasoning || answer {
 		if res.Chunks == 0 {
-			res.TTFT = ms(now.Sub(tc.start))
+			res.TTFT = ms(now)
 		} else {
-			res.addGap(ms(now.Sub(tc.last)))
+			res.addGap(ms(now - tc.last))
 		}
 		tc.last = now
 		res.Chunks++
@@ -87,7 +112,7 @@ func (tc *tokenClock) tick(res *Result, now time.Time, reasoning, answer bool) {
 	}
 	if answer && !tc.answered {
 		tc.answered = true
-		res.TTFO = ms(now.Sub(tc.start))
+		res.TTFO = ms(now)
 	}
 }
 

@@ -229,8 +229,7 @@ func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Resu
 	}
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := rr.readAt(err)
-		res.E2E = ms(now.Sub(res.Start))
+		now := clock.now(res, err)
 		if err != nil {
 			switch {
 			case finished && truncated(err):

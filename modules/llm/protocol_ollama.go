@@ -133,8 +133,7 @@ func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result)
 	var c ollamaChunk
 	for lines := 0; ; lines++ {
 		line, err := rr.nd.Next()
-		now := rr.readAt(err)
-		res.E2E = ms(now.Sub(res.Start))
+		now := clock.now(res, err)
 		if err != nil {
 			if truncated(err) {
 				return &failure{ErrCut, fmt.Errorf(`the stream ended after %d lines, before "done": true: %w`, lines, io.ErrUnexpectedEOF)}

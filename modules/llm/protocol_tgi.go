@@ -115,8 +115,7 @@ func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) er
 	var e tgiEvent
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := rr.readAt(err)
-		res.E2E = ms(now.Sub(res.Start))
+		now := clock.now(res, err)
 		if err != nil {
 			if truncated(err) {
 				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before the final one (generated_text, details): %w", events, err)}

@@ -257,8 +257,7 @@ func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result)
 	var r tritonResponse
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := rr.readAt(err)
-		res.E2E = ms(now.Sub(res.Start))
+		now := clock.now(res, err)
 		if err != nil {
 			switch {
 			case err == io.EOF && events > 0:

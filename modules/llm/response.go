@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -51,31 +52,8 @@ type responseReader struct {
 	// nil when they are not counted.
 	arrived *metrics.CounterShard
 	// received tells when what the connection delivered arrived; nil when
-	// it cannot (then the reader's own time is the token's). lastAt is
-	// the latest time readAt returned for the response.
+	// it cannot (then the reader's own time is the token's).
 	received receiveClock
-	lastAt   time.Time
-}
-
-// readAt is the time of what the response's reader has just returned:
-// for data, when it arrived on the machine where the connection can tell
-// (so that the client's own delays, a busy CPU or goroutines queued behind
-// others, are not the server's latency); for an error err (a timeout, a
-// connection closed), or where the connection cannot tell, the current
-// time.
-// Times never go back: the arrival time is on the monotonic clock of
-// the current time, which the wall clock it is read on may move against
-// by nanoseconds between two readings.
-func (rr *responseReader) readAt(err error) time.Time {
-	at := time.Now()
-	if rr.received != nil && err == nil {
-		at = rr.received.receivedBy(at)
-	}
-	if at.Before(rr.lastAt) {
-		at = rr.lastAt
-	}
-	rr.lastAt = at
-	return at
 }
 
 var responseReaders = sync.Pool{
@@ -89,7 +67,7 @@ func getResponseReader() *responseReader {
 // release returns rr to the pool unless a huge response grew its buffers.
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
-	rr.arrived, rr.received, rr.lastAt, rr.head.r = nil, nil, time.Time{}, nil
+	rr.arrived, rr.received, rr.head.r = nil, nil, nil
 	// The last chunk's fields are slices of the line it was read from:
 	// dropping them lets a huge line's buffer go with the request.
 	rr.chunk.reset()
@@ -113,9 +91,10 @@ func (rr *responseReader) poolable() bool {
 }
 
 // clock returns the token clock of a response that started at start,
-// counting its token-bearing chunks into rr.arrived.
+// counting its token-bearing chunks into rr.arrived, its times the
+// receive times of rr.received where it tells them.
 func (rr *responseReader) clock(start time.Time) tokenClock {
-	return tokenClock{start: start, arrived: rr.arrived}
+	return tokenClock{start: start, arrived: rr.arrived, received: rr.received}
 }
 
 // readSSE reads a streamed (SSE) response. It fills res's measurements,
@@ -125,23 +104,22 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	rr.sse.Reset(body)
 	rr.begin()
 	res.Stream = true
-	clock := rr.clock(start)
+	return rr.sseEvents(rr.clock(start), keepText, res)
+}
+
+// sseEvents reads the events of a streamed response for readSSE. The
+// failures are made by functions of their own, so that its frame, on the
+// stack while it waits for each event, stays small.
+func (rr *responseReader) sseEvents(clock tokenClock, keepText bool, res *Result) error {
 	finished := false // a finish_reason was seen
 	for events := 0; ; events++ {
 		ev, err := rr.sse.Next()
-		now := rr.readAt(err)
-		res.E2E = ms(now.Sub(start))
+		now := clock.now(res, err)
 		if err != nil {
-			switch {
-			case finished && truncated(err):
-				return rr.finish(res, keepText)
-			case truncated(err):
-				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
-			}
-			return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
+			return rr.sseEnd(res, keepText, finished, events, err)
 		}
 		if ev.Type == "error" {
-			return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(ev.Data))}
+			return errorEventFailure(ev.Data)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		switch {
@@ -151,10 +129,10 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 			return rr.finish(res, keepText)
 		}
 		if err := rr.dec.decode(data, &rr.chunk); err != nil {
-			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
+			return eventDecodeFailure(events+1, err, data)
 		}
 		if msg, ok := rr.chunk.errorMessage(); ok {
-			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", msg)}
+			return &failure{ErrStreamError, errors.New("error in the stream: " + msg)}
 		}
 		reasoning, answer := rr.chunk.tokens()
 		clock.tick(res, now, reasoning, answer)
@@ -165,6 +143,31 @@ func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool
 	}
 }
 
+// sseEnd ends a stream whose reading stopped with err after events
+// events: well when a finish_reason came (finished) before it was cut,
+// with its failure otherwise.
+func (rr *responseReader) sseEnd(res *Result, keepText, finished bool, events int, err error) error {
+	switch {
+	case finished && truncated(err):
+		return rr.finish(res, keepText)
+	case truncated(err):
+		return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
+	}
+	return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
+}
+
+// errorEventFailure is the failure of a stream that sent an SSE error
+// event, whose data is data.
+func errorEventFailure(data []byte) error {
+	return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(data))}
+}
+
+// eventDecodeFailure is the failure of a stream whose nth event's data
+// does not decode.
+func eventDecodeFailure(n int, err error, data []byte) error {
+	return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", n, err, snippet(data))}
+}
+
 // readWhole reads a whole (non-streamed) response body, up to
 // maxJSONResponse bytes, sets E2E when it ends, and decodes it with decode;
 // a decode error is a decode failure quoting the start of the body.
@@ -172,7 +175,8 @@ func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result
 	res.Stream = false
 	var err error
 	rr.body, err = readAtMost(rr.body[:0], body, maxJSONResponse+1)
-	res.E2E = ms(rr.readAt(err).Sub(start))
+	clock := rr.clock(start)
+	clock.now(res, err)
 	if err != nil {
 		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
 	}

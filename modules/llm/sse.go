@@ -18,7 +18,11 @@ const DefaultMaxLineSize = 4 << 20
 var ErrTooLong = errors.New("sse: line or event too long")
 
 const (
-	sseInitialBuf = 4 << 10
+	// sseInitialBuf is a reader's buffer until a longer line grows it: a
+	// stream chunk is a few hundred bytes, and net/http already buffers the
+	// reads of the connection (4 KiB), so a larger buffer would only hold
+	// more memory for as long as a stream is in flight.
+	sseInitialBuf = 1 << 10
 	sseMaxEmpty   = 100 // reads returning 0, nil in a row before giving up
 	// sseKeepData is the largest event data buffer kept from one event
 	// to the next: a larger one, the buffer of a long line taken over
@@ -87,15 +91,12 @@ func (s *SSEReader) SetMaxSize(n int) {
 // Reset makes s read a new stream from r, forgetting all state but keeping
 // its buffers and maximum size.
 func (s *SSEReader) Reset(r io.Reader) {
-	*s = SSEReader{
-		r:    r,
-		max:  s.max,
-		take: s.take,
-		buf:  s.buf,
-		data: s.data[:0],
-		typ:  s.typ[:0],
-		id:   s.id[:0],
-	}
+	limit, take, buf, data, typ, id := s.max, s.take, s.buf, s.data[:0], s.typ[:0], s.id[:0]
+	// Zeroing, then setting what is kept, spares the caller's frame a
+	// copy of the reader (a stream's reader waits for its events on that
+	// stack).
+	*s = SSEReader{}
+	s.r, s.max, s.take, s.buf, s.data, s.typ, s.id = r, limit, take, buf, data, typ, id
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,

@@ -184,6 +184,33 @@ func TestIdleTimeout(t *testing.T) {
 			}
 		})
 	})
+	t.Run("never idle, for many times the idle timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeServer(t, pace(0, 100*time.Millisecond, 20), Config{IdleTimeout: 150 * time.Millisecond})
+			if res := c.Stream(t.Context(), Request{Body: chatBody}); !res.OK || res.Chunks != 20 {
+				t.Errorf("ok %v (%s %s), chunks %d; want 20 tokens", res.OK, res.Class, res.Error, res.Chunks)
+			}
+		})
+	})
+	t.Run("stalled after many tokens", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			const idle = 150 * time.Millisecond
+			c := pipeServer(t, func(w http.ResponseWriter, r *http.Request) {
+				startSSE(w)
+				for i := range 5 {
+					if i > 0 && !sleep(r, 100*time.Millisecond) {
+						return
+					}
+					send(w, contentChunk("a"))
+				}
+				sleep(r, time.Hour)
+			}, Config{IdleTimeout: idle})
+			res := c.Stream(t.Context(), Request{Body: chatBody})
+			if res.Class != ErrIdleTimeout || res.Chunks != 5 || res.E2E != ms(400*time.Millisecond+idle) {
+				t.Errorf("class %q after %d chunks and %.1f ms (%s), want idle_timeout after 5 tokens and 550 ms", res.Class, res.Chunks, res.E2E, res.Error)
+			}
+		})
+	})
 	t.Run("default", func(t *testing.T) {
 		if c := newClient(t, Config{BaseURL: "http://127.0.0.1:1"}); c.idle != DefaultIdleTimeout || c.timeout != DefaultTimeout {
 			t.Errorf("idle %v timeout %v, want the defaults", c.idle, c.timeout)
@@ -343,5 +370,80 @@ func TestConnectionPhases(t *testing.T) {
 	}
 	if res := c.Stream(t.Context(), Request{Body: chatBody}); !res.OK || res.Timings.DNS != 0 || res.Timings.Connect != 0 {
 		t.Errorf("reused connection: %+v (%s)", res.Timings, res.Error)
+	}
+}
+
+// TestRequestsAroundTheWriteBuffer sends requests smaller and larger than
+// the buffer a connection writes them through, on one connection: each
+// arrives whole.
+func TestRequestsAroundTheWriteBuffer(t *testing.T) {
+	var got atomic.Value
+	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got.Store(string(body))
+		okStream(w, r)
+	}, Config{})
+	for _, n := range []int{10, requestWriteBuffer - 300, requestWriteBuffer, 2 * requestWriteBuffer, 100 << 10} {
+		prompt := strings.Repeat("x", n)
+		res := c.Stream(t.Context(), Request{Body: map[string]any{"prompt": prompt}})
+		if !res.OK {
+			t.Fatalf("a prompt of %d bytes: %s: %s", n, res.Class, res.Error)
+		}
+		if body, _ := got.Load().(string); !strings.Contains(body, `"prompt":"`+prompt+`"`) {
+			t.Errorf("a prompt of %d bytes: the server got a body of %d bytes without it", n, len(body))
+		}
+		if n > 10 && res.Timings.Connect != 0 {
+			t.Errorf("a prompt of %d bytes took a new connection", n)
+		}
+	}
+}
+
+// TestDrainBounded reads a response that does not end after its [DONE]:
+// the request ends well, and its drain lasts drainGrace, or until the idle
+// timeout after the last bytes when that comes first.
+func TestDrainBounded(t *testing.T) {
+	endless := func(w http.ResponseWriter, r *http.Request) {
+		startSSE(w)
+		send(w, contentChunk("a"))
+		send(w, finishChunk)
+		send(w, "[DONE]")
+		sleep(r, time.Hour)
+	}
+	for _, tt := range []struct {
+		idle, want time.Duration
+	}{
+		{NoIdleTimeout, drainGrace},
+		{10 * time.Second, drainGrace},
+		{300 * time.Millisecond, 300 * time.Millisecond},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeServer(t, endless, Config{IdleTimeout: tt.idle})
+			start := time.Now()
+			res := c.Stream(t.Context(), Request{Body: chatBody})
+			if took := time.Since(start); !res.OK || took != tt.want {
+				t.Errorf("idle timeout %v: ok %v (%s %s), returned after %v; want ok after %v", tt.idle, res.OK, res.Class, res.Error, took, tt.want)
+			}
+		})
+	}
+}
+
+// TestResponsesAroundTheReadBuffer reads responses whose header lines,
+// chunks and events are smaller and larger than the buffer a connection
+// reads them through: each is read whole.
+func TestResponsesAroundTheReadBuffer(t *testing.T) {
+	for _, n := range []int{10, responseReadBuffer - 100, responseReadBuffer, 3 * responseReadBuffer, 100 << 10} {
+		text := strings.Repeat("y", n)
+		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Long", text)
+			startSSE(w)
+			send(w, contentChunk(text))
+			send(w, contentChunk(text))
+			send(w, finishChunk)
+			send(w, "[DONE]")
+		}, Config{})
+		res := c.Stream(t.Context(), Request{Body: chatBody, KeepText: true})
+		if !res.OK || res.Chunks != 2 || res.Text != text+text {
+			t.Errorf("%d bytes a chunk: ok %v (%s %s), %d chunks, %d bytes of text; want 2 chunks of it", n, res.OK, res.Class, res.Error, res.Chunks, len(res.Text))
+		}
 	}
 }
