@@ -1,0 +1,103 @@
+package js
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+)
+
+// orderedModule is a Go module whose exports are set in a fixed order, so
+// that the order a script sees them in can be pinned.
+type orderedModule struct{}
+
+func (orderedModule) NewInstance(vu modules.VU) (modules.Instance, error) {
+	rt := vu.Runtime()
+	exports := rt.NewObject()
+	for _, kv := range []struct {
+		name  string
+		value any
+	}{{"client", func(name string) string { return "client:" + name }}, {"answer", 42}, {"label", "fake"}} {
+		if err := exports.Set(kv.name, kv.value); err != nil {
+			return nil, err
+		}
+	}
+	return fakeInstance{exports}, nil
+}
+
+// describeObjects is a script function that describes objects as a script
+// sees them: each own property's descriptor, in order, and the prototype.
+const describeObjects = `
+function describeProp(o, k) {
+  const d = Object.getOwnPropertyDescriptor(o, k);
+  const flags = (d.enumerable ? 'e' : '-') + (d.configurable ? 'c' : '-');
+  if (d.get) {
+    return k + ':get(' + typeof d.get + ' ' + JSON.stringify(d.get.name) + ' ' + d.get.length + ' ' + (d.set === undefined) + ' ' + JSON.stringify(String(d.get)) + ')' + flags;
+  }
+  const v = typeof d.value === 'function' ? 'function' : JSON.stringify(d.value);
+  return k + ':' + v + (d.writable ? 'w' : '-') + flags;
+}
+export function describe(o) {
+  const getters = Object.getOwnPropertyNames(o).map((k) => Object.getOwnPropertyDescriptor(o, k).get).filter(Boolean);
+  return [
+    Object.getOwnPropertyNames(o).map((k) => describeProp(o, k)).join(' '),
+    'symbols:' + Object.getOwnPropertySymbols(o).length,
+    'keys:' + Object.keys(o).join(','),
+    'forin:' + (() => { const ks = []; for (const k in o) ks.push(k); return ks.join(','); })(),
+    'proto:' + (Object.getPrototypeOf(o) === Object.prototype ? 'Object.prototype' : String(Object.getPrototypeOf(o))),
+    'extensible:' + Object.isExtensible(o),
+    'distinct getters:' + (new Set(getters).size === getters.length),
+  ].join(' | ');
+}
+`
+
+// TestImportInterop pins what a script sees of the objects esbuild's
+// interop helpers build: namespace imports of Go modules and of the
+// script's own files, re-exports, and the script's exports as the engine
+// reads them (live bindings through getters).
+func TestImportInterop(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"lib.js": "export const greeting = 'hi';\nexport let count = 0;\nexport function bump() { count++; }\nexport default 'lib default';\n",
+	})
+	s := mustCompile(t, filepath.Join(dir, "script.js"), `import fake from 'fake';
+import * as ns from 'fake';
+import { answer } from 'fake';
+import * as lib from './lib.js';
+export * from 'fake';
+export const options = { vus: 1 };
+export let counter = 0;
+export function bump() { counter++; lib.bump(); }
+export default function () { return [fake === ns.default, fake.answer, answer, ns.label, lib.greeting, lib.count].join(','); }
+export function namespaces() { return [describe(ns), describe(lib)].join('\n'); }
+`+describeObjects)
+	inst := mustInstantiate(t, s, InstanceConfig{Modules: registry(t, map[string]modules.Module{"fake": orderedModule{}})})
+	if got, want := mustCall(t, inst, "default").String(), "true,42,42,fake,hi,0"; got != want {
+		t.Errorf("default() = %q, want %q", got, want)
+	}
+	wantNamespaces := `default:{"answer":42,"label":"fake"}-e- client:get(function "get" 0 true "() => from[key]")e- answer:get(function "get" 0 true "() => from[key]")e- label:get(function "get" 0 true "() => from[key]")e- | symbols:0 | keys:default,client,answer,label | forin:default,client,answer,label | proto:Object.prototype | extensible:true | distinct getters:true
+bump:get(function "bump" 0 true "() => bump")e- count:get(function "count" 0 true "() => count")e- default:get(function "default" 0 true "() => lib_default")e- greeting:get(function "greeting" 0 true "() => greeting")e- | symbols:0 | keys:bump,count,default,greeting | forin:bump,count,default,greeting | proto:Object.prototype | extensible:true | distinct getters:true`
+	if got := mustCall(t, inst, "namespaces").String(); got != wantNamespaces {
+		t.Errorf("namespaces:\n%s\nwant\n%s", got, wantNamespaces)
+	}
+	wantExports := `__esModule:true--- bump:get(function "get" 0 true "() => from[key]")e- counter:get(function "get" 0 true "() => from[key]")e- default:get(function "get" 0 true "() => from[key]")e- describe:get(function "get" 0 true "() => from[key]")e- namespaces:get(function "get" 0 true "() => from[key]")e- options:get(function "get" 0 true "() => from[key]")e- client:get(function "get" 0 true "() => from[key]")e- answer:get(function "get" 0 true "() => from[key]")e- label:get(function "get" 0 true "() => from[key]")e- | symbols:0 | keys:bump,counter,default,describe,namespaces,options,client,answer,label | forin:bump,counter,default,describe,namespaces,options,client,answer,label | proto:Object.prototype | extensible:true | distinct getters:true`
+	if got := mustCall(t, inst, "describe", inst.Exports()).String(); got != wantExports {
+		t.Errorf("exports:\n%s\nwant\n%s", got, wantExports)
+	}
+	// The exports are live bindings: the engine reads their current values.
+	mustCall(t, inst, "bump")
+	for name, want := range map[string]int64{"counter": 1, "answer": 42} {
+		v, err := inst.Export(name)
+		if err != nil || v.ToInteger() != want {
+			t.Errorf("Export(%q) = %v, %v; want %d", name, v, err, want)
+		}
+	}
+	if got := mustCall(t, inst, "default").String(); got != "true,42,42,fake,hi,1" {
+		t.Errorf("default() after bump() = %q, want the namespace's live count", got)
+	}
+	if _, ok := goja.AssertFunction(inst.Exports().Get("client")); !ok {
+		t.Error("the re-exported client is not a function")
+	}
+}
