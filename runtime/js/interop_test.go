@@ -2,9 +2,11 @@ package js
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dop251/goja"
+	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/llmrun/llmrun/modules"
 )
@@ -99,5 +101,51 @@ bump:get(function "bump" 0 true "() => bump")e- count:get(function "count" 0 tru
 	}
 	if _, ok := goja.AssertFunction(inst.Exports().Get("client")); !ok {
 		t.Error("the re-exported client is not a function")
+	}
+}
+
+// TestCheaperInteropApplies checks that esbuild writes its interop helpers
+// as cheaperInterop expects (an esbuild upgrade that changes them fails
+// here, not silently in every VU's memory), and that the rewrite keeps the
+// lines the source map counts.
+func TestCheaperInteropApplies(t *testing.T) {
+	dir := t.TempDir()
+	src := "import llm from 'llm';\nexport const options = {};\nexport default function () { llm.stream(); }\n"
+	res := api.Build(buildOptions("script.js", dir, []byte(src)))
+	if len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	code, _, err := bundleOutputs(res.OutputFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cheaper := cheaperInterop(code)
+	for _, r := range helperRewrites {
+		if !strings.Contains(code, r.esbuild) || !strings.Contains(cheaper, r.cheaper) {
+			t.Errorf("esbuild's helper is not as expected, or was not rewritten:\n%s", r.esbuild)
+		}
+		if strings.Count(r.esbuild, "\n") != strings.Count(r.cheaper, "\n") {
+			t.Errorf("the rewrite changes the number of lines:\n%s", r.cheaper)
+		}
+	}
+	if strings.Contains(cheaper, " of __getOwnPropNames(") || strings.Contains(cheaper, " in all)") {
+		t.Errorf("the bundle still iterates with for-of or for-in:\n%s", cheaper)
+	}
+}
+
+// A script that takes a helper's name makes esbuild rename the helper:
+// its bundle keeps esbuild's own helpers, and works.
+func TestInteropWithoutTheRewrite(t *testing.T) {
+	s := mustCompile(t, "script.js", `import fake from 'fake';
+import * as ns from 'fake';
+const __getOwnPropNames = 'mine';
+export default function () { return [fake.answer, ns.label, __getOwnPropNames].join(','); }
+`)
+	inst := mustInstantiate(t, s, InstanceConfig{Modules: registry(t, map[string]modules.Module{"fake": orderedModule{}})})
+	if got := mustCall(t, inst, "default").String(); got != "42,fake,mine" {
+		t.Errorf("default() = %q", got)
+	}
+	if got := cheaperInterop("var __export = 1;\n// script.js\n"); got != "var __export = 1;\n// script.js\n" {
+		t.Errorf("a bundle without esbuild's helpers was changed: %q", got)
 	}
 }
