@@ -43,7 +43,8 @@ type vu struct {
 
 	interruptDone chan struct{}
 	// jsonParse is the runtime's own JSON.parse, taken before the script
-	// runs: the script may replace or delete the global JSON.
+	// runs: the script may replace or delete the global JSON. Only VUs
+	// that parse JSON (instanceConfig.parsesJSON) take it.
 	jsonParse goja.Callable
 }
 
@@ -72,11 +73,13 @@ func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig,
 		ctx:           ctx,
 		interruptDone: make(chan struct{}, 1),
 	}
-	parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
-	if !ok {
-		return nil, errors.New("the JavaScript runtime has no JSON.parse")
+	if cfg.parsesJSON {
+		parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
+		if !ok {
+			return nil, errors.New("the JavaScript runtime has no JSON.parse")
+		}
+		v.jsonParse = parse
 	}
-	v.jsonParse = parse
 	seed := cfg.seed + id
 	v.rt.SetRandSource(rand.New(rand.NewPCG(uint64(seed), uint64(seed>>32)^0x9e3779b97f4a7c15)).Float64)
 	inst, err := script.Instantiate(js.InstanceConfig{
@@ -152,6 +155,9 @@ func scenarioTags(sc *Scenario, globalTags map[string]string) map[string]string 
 // parseJSON is JSON.parse of trusted JSON (setup's data, the summary) in
 // the VU's runtime, with the runtime's own JSON.parse.
 func (v *vu) parseJSON(b []byte) (goja.Value, error) {
+	if v.jsonParse == nil {
+		return nil, fmt.Errorf("VU %d was made without JSON.parse", v.id)
+	}
 	return v.jsonParse(goja.Undefined(), v.rt.ToValue(string(b)))
 }
 
