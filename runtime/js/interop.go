@@ -13,6 +13,8 @@ import "strings"
 // the script seldom uses. cheaperInterop replaces the two with versions
 // that walk the same property names by index: the same properties, in the
 // same order, with the same getters, so a script sees the same objects.
+// The new __copyProps also lets go of the last property descriptor it
+// read, which the getters it made kept alive with their scope.
 // (They differ only for a script that makes an enumerable property of
 // Object.prototype, or replaces the array iterator, before a module it
 // bundles defines its exports; esbuild's __export then throws.)
@@ -67,7 +69,7 @@ var __copyProps = (to, from, except, desc) => {
       if (key = keys[i], !__hasOwnProp.call(to, key) && key !== except)
         __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
   }
-  return to;
+  return desc = void 0, to;
 };
 `,
 		needs: getOwnPropNames,
