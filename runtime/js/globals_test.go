@@ -94,7 +94,9 @@ func TestGlobalsReplaced(t *testing.T) {
 			"mine env o console:valuew-c __ENV:valuew-c open:valuew-c"},
 		{"assigned used", "const log = console.log; console = 'mine';\nexport default () => [console, typeof log].join(' ');", "mine function"},
 		{"deleted", "delete globalThis.console; delete globalThis.__ENV;\nexport default () => [typeof console, typeof __ENV, 'console' in globalThis].join(' ');", "undefined undefined false"},
-		{"redefined", "Object.defineProperty(globalThis, 'console', { value: 7, enumerable: true });\nexport default () => [console, describeGlobal('console')].join(' ');", "7 console:valuewec"},
+		{"redefined", "Object.defineProperty(globalThis, 'console', { value: 7, writable: true, enumerable: true, configurable: true });\nexport default () => [console, describeGlobal('console')].join(' ');", "7 console:valuewec"},
+		{"redefined after use", "export const c = console; Object.defineProperty(globalThis, 'console', { value: 7, enumerable: true });\nexport default () => [console, describeGlobal('console')].join(' ');", "7 console:valuewec"},
+		{"frozen global object", "Object.freeze(globalThis); const ok = typeof console.log;\nlet err; try { console = 1; } catch (e) { err = e.constructor.name; }\nexport default () => [ok, err, typeof console].join(' ');", "function TypeError object"},
 		{"read through globalThis", "const c = globalThis.console;\nexport default () => [c === console, c.log === console.log, describeGlobal('console')].join(' ');", "true true console:valuew-c"},
 	}
 	for _, tt := range tests {
