@@ -149,3 +149,24 @@ export default function () { return [fake.answer, ns.label, __getOwnPropNames].j
 		t.Errorf("a bundle without esbuild's helpers was changed: %q", got)
 	}
 }
+
+// A namespace import of a CommonJS file keeps its exports' prototype,
+// null included, and esbuild's default: the whole module.exports.
+func TestNamespaceOfACommonJSFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"bare.cjs":  "module.exports = Object.assign(Object.create(null), { a: 1 });\n",
+		"plain.cjs": "exports.b = 2;\n",
+	})
+	s := mustCompile(t, filepath.Join(dir, "script.js"), `import * as bare from './bare.cjs';
+import * as plain from './plain.cjs';
+export default function () {
+  return [Object.getPrototypeOf(bare) === null, bare.a, bare.default.a, Object.keys(bare).join('+'), describe(bare),
+    Object.getPrototypeOf(plain) === Object.prototype, plain.b, Object.keys(plain).join('+')].join(' ');
+}
+`+describeObjects)
+	want := `true 1 1 default+a default:{"a":1}-e- a:get(function "get" 0 true "() => from[key]")e- | symbols:0 | keys:default,a | forin:default,a | proto:null | extensible:true | distinct getters:true true 2 default+b`
+	if got := mustCall(t, mustInstantiate(t, s, InstanceConfig{}), "default").String(); got != want {
+		t.Errorf("default() =\n%s\nwant\n%s", got, want)
+	}
+}
