@@ -128,8 +128,13 @@ func TestCheaperInteropApplies(t *testing.T) {
 			t.Errorf("the rewrite changes the number of lines:\n%s", r.cheaper)
 		}
 	}
-	if strings.Contains(cheaper, " of __getOwnPropNames(") || strings.Contains(cheaper, " in all)") {
-		t.Errorf("the bundle still iterates with for-of or for-in:\n%s", cheaper)
+	for _, left := range []string{" of __getOwnPropNames(", " in all)", "Object.create", "hasOwnProperty"} {
+		if strings.Contains(cheaper, left) {
+			t.Errorf("the bundle still has %q:\n%s", left, cheaper)
+		}
+	}
+	if strings.Count(code, "\n") != strings.Count(cheaper, "\n") {
+		t.Errorf("the rewrite changed the number of lines:\n%s", cheaper)
 	}
 }
 
