@@ -55,7 +55,9 @@ const seen = [
   Object.getOwnPropertyNames(globalThis).filter((k) => ['__ENV', '__VU', '__ITER', 'console', 'open'].includes(k)).sort().join(','),
   describeConsole(),
   'open:' + describeFunction(open) + ' require:' + describeFunction(require),
-  'env:' + Object.keys(__ENV).join(',') + ' ' + Object.isFrozen(__ENV) + ' ' + JSON.stringify(__ENV),
+  'env:' + Object.keys(__ENV).join(',') + ' ' + Object.isFrozen(__ENV) + ' ' + JSON.stringify(__ENV) + ' ' + Object.isSealed(__ENV) +
+    ' ' + Object.isExtensible(__ENV) + ' ' + Object.getOwnPropertyNames(__ENV).map((k) => flags(Object.getOwnPropertyDescriptor(__ENV, k))).join(',') +
+    ' ' + (Object.getPrototypeOf(__ENV) === Object.prototype),
   describeError(() => require('nope')),
   describeError(() => open(1, 'x')),
 ].join('\n');
@@ -74,7 +76,7 @@ export default function () { return describeConsole(); }
 		"__ENV,__ITER,__VU,console,open",
 		consoleSeen,
 		`open:function "github.com/llmrun/llmrun/runtime/js.(*opener).open-fm" 0 true require:function "github.com/llmrun/llmrun/runtime/js.(*requirer).require-fm" 0 true`,
-		`env:A,B,C_LONG true {"A":"1","B":"2","C_LONG":"three"}`,
+		`env:A,B,C_LONG true {"A":"1","B":"2","C_LONG":"three"} true false value-e-,value-e-,value-e- true`,
 		`Error: unknown module "nope"; the modules are: fake | true | true | true | [object Error] | stack,message | Error: unknown module "nope"; the modules are: fake`,
 		`Error: open("1"): unknown mode "x"; use 'b' to read bytes | true | true | true | [object Error] | stack,message | Error: open("1"): unknown mode "x"; use 'b' to read bytes`,
 	}, "\n")
