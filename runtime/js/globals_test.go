@@ -19,7 +19,7 @@ function describeFunction(f) {
 }
 function describeGlobal(name) {
   const d = Object.getOwnPropertyDescriptor(globalThis, name);
-  return name + ':' + flags(d);
+  return name + ':' + flags(d) + (d.get ? '(' + describeFunction(d.get) + ')' : '');
 }
 function describeConsole() {
   const names = Object.getOwnPropertyNames(console).sort();
@@ -72,7 +72,7 @@ export default function () { return describeConsole(); }
 	const consoleSeen = "debug:valuewec " + fn + ", error:valuewec " + fn + ", info:valuewec " + fn + ", log:valuewec " + fn + ", warn:valuewec " + fn + ` | proto:true | symbols:0 | extensible:true | same:true,true | string:[object Object] {}`
 	want := strings.Join([]string{
 		"object,object,function,number,number",
-		"__ENV:valuew-c __VU:get--- __ITER:get--- console:valuew-c open:valuew-c",
+		`__ENV:valuew-c __VU:get---(function "github.com/llmrun/llmrun/runtime/js.(*Instance).setGlobals.func1" 0 true) __ITER:get---(function "github.com/llmrun/llmrun/runtime/js.(*Instance).setGlobals.func1" 0 true) console:valuew-c open:valuew-c`,
 		"__ENV,__ITER,__VU,console,open",
 		consoleSeen,
 		`open:function "github.com/llmrun/llmrun/runtime/js.(*opener).open-fm" 0 true require:function "github.com/llmrun/llmrun/runtime/js.(*requirer).require-fm" 0 true`,
