@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/standard"
 )
 
@@ -99,7 +100,7 @@ export default function () {
 `
 
 // BenchmarkIdleVUMemory initialises n VUs of a script, bound to their
-// scenario as the engine does, and reports the heap each one holds once
+// scenario as the engine does (sharing its tags), and reports the heap each one holds once
 // idle: a small realistic script, bench/stream.js (e2eload's) and
 // examples/mixed-workload.js (three scenarios, the data module, a client
 // each).
@@ -116,6 +117,7 @@ func BenchmarkIdleVUMemory(b *testing.B) {
 		for _, n := range []int{1000, 10000} {
 			b.Run(fmt.Sprintf("%s/vus-%d", script.name, n), func(b *testing.B) {
 				e := benchEngine(b, "http://127.0.0.1:1/v1", script.src)
+				tags := metrics.NewTagSet(scenarioTags(&e.scenarios[0], e.options.Tags))
 				var perVU float64
 				for b.Loop() {
 					var before, after runtime.MemStats
@@ -127,7 +129,7 @@ func BenchmarkIdleVUMemory(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						if err := v.bind(&e.scenarios[0], e.options.Tags, nil, newWarmupGate(Warmup{})); err != nil {
+						if err := v.bind(&e.scenarios[0], tags, nil, newWarmupGate(Warmup{})); err != nil {
 							b.Fatal(err)
 						}
 						vus[i] = v

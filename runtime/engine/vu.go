@@ -115,8 +115,9 @@ func (v *vu) InitContext() bool { return v.state == nil }
 func (v *vu) ID() int64 { return v.id }
 
 // bind prepares the VU to run iterations of a scenario, passing data (the
-// JSON of setup()'s result, or nil) to each.
-func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, warmup *warmupGate) error {
+// JSON of setup()'s result, or nil) to each. tags are the scenario's
+// (scenarioTags), one set that all its VUs share.
+func (v *vu) bind(sc *Scenario, tags *metrics.TagSet, setupJSON []byte, warmup *warmupGate) error {
 	fn, ok, err := v.inst.Function(sc.Exec)
 	if err != nil {
 		return err
@@ -124,7 +125,6 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 	if !ok {
 		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
 	}
-	tags := scenarioTags(sc, globalTags)
 	v.fn, v.warmup = fn, warmup
 	v.data = goja.Undefined()
 	if setupJSON != nil {
@@ -134,7 +134,7 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 		}
 		v.data = data
 	}
-	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: tags, Samples: v.sink}
 	return nil
 }
 
