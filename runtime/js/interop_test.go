@@ -2,6 +2,7 @@ package js
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 // orderedModule is a Go module whose exports are set in a fixed order, so
@@ -173,5 +175,22 @@ export default function () {
 	want := `true 1 1 default+a default:{"a":1}-e- a:get(function "get" 0 true "() => from[key]")e- | symbols:0 | keys:default,a | forin:default,a | proto:null | extensible:true | distinct getters:true true 2 default+b`
 	if got := mustCall(t, mustInstantiate(t, s, InstanceConfig{}), "default").String(); got != want {
 		t.Errorf("default() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A default import of a module that does not exist fails where the
+// script imports it.
+func TestDefaultImportErrorReport(t *testing.T) {
+	for _, src := range []string{
+		"import fake from 'fake';\nimport nope from 'nope';\nexport default function () { return [fake, nope]; }\n",
+		"import fake from 'fake';\nimport * as nope from 'nope';\nexport default function () { return [fake, nope]; }\n",
+	} {
+		_, err := mustCompile(t, "script.js", src).Instantiate(InstanceConfig{VU: modulestest.NewVU(t), Modules: registry(t, map[string]modules.Module{"fake": orderedModule{}})})
+		line := strings.Split(src, "\n")[1]
+		col := strconv.Itoa(strings.Index(line, "'nope'") + 1)
+		want := "script.js:2:" + col + ": Error: unknown module \"nope\"; the modules are: fake\n 2 | " + line + "\n   | " + strings.Repeat(" ", strings.Index(line, "'nope'")) + "^\n\tat script.js:2:" + col
+		if err == nil || err.Error() != want {
+			t.Errorf("error:\n%v\nwant:\n%s", err, want)
+		}
 	}
 }
