@@ -130,6 +130,9 @@ func TestCheaperInteropApplies(t *testing.T) {
 			t.Errorf("the rewrite changes the number of lines:\n%s", r.cheaper)
 		}
 	}
+	if !strings.Contains(cheaper, "\nvar import_llm ={default:require(\"llm\")};\n") {
+		t.Errorf("the default import of llm keeps its namespace object:\n%s", cheaper)
+	}
 	for _, left := range []string{" of __getOwnPropNames(", " in all)", "Object.create", "hasOwnProperty"} {
 		if strings.Contains(cheaper, left) {
 			t.Errorf("the bundle still has %q:\n%s", left, cheaper)
@@ -192,5 +195,56 @@ func TestDefaultImportErrorReport(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("error:\n%v\nwant:\n%s", err, want)
 		}
+	}
+}
+
+// Only a Go module's namespace object that the bundle reads as .default
+// alone, a default import's, is rewritten; what else the script imports
+// from the module keeps it, and so does every import form's behaviour.
+func TestDefaultOnlyImports(t *testing.T) {
+	tests := []struct {
+		name, filename, src string
+		rewritten           bool
+	}{
+		{"default import", "script.js", "import fake from 'fake';\nexport default () => [fake.answer, fake.label].join();\n", true},
+		{"default import in an ES module file", "script.mjs", "import fake from 'fake';\nexport default () => [fake.answer, fake.label].join();\n", true},
+		{"default and named", "script.js", "import fake, { label } from 'fake';\nexport default () => [fake.answer, label].join();\n", false},
+		{"namespace", "script.js", "import * as fake from 'fake';\nexport default () => [fake.answer, fake.default.label].join();\n", false},
+		{"namespace read as default only", "script.js", "import * as fake from 'fake';\nexport default () => [fake.default.answer, fake.default.label].join();\n", true},
+		{"named only", "script.js", "import { answer, label } from 'fake';\nexport default () => [answer, label].join();\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := api.Build(buildOptions(tt.filename, t.TempDir(), []byte(tt.src)))
+			if len(res.Errors) > 0 {
+				t.Fatal(res.Errors)
+			}
+			code, _, err := bundleOutputs(res.OutputFiles)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rewritten := strings.Contains(cheaperInterop(code), " ={default:require("); rewritten != tt.rewritten {
+				t.Errorf("rewritten = %v, want %v:\n%s", rewritten, tt.rewritten, cheaperInterop(code))
+			}
+			s := mustCompile(t, tt.filename, tt.src)
+			inst := mustInstantiate(t, s, InstanceConfig{Modules: registry(t, map[string]modules.Module{"fake": orderedModule{}})})
+			if got := mustCall(t, inst, "default").String(); got != "42,fake" {
+				t.Errorf("default() = %q", got)
+			}
+		})
+	}
+	for _, code := range []string{
+		"import_fake.default; var import_fake = __toESM(require(\"fake\"));\n",
+		"var import_fake = __toESM(require(\"fake\"));\nf(import_fake);\n",
+		"var import_fake = __toESM(require(\"fake\"));\nimport_fake.defaults;\n",
+		"var import_fake = __toESM(require(\"./fake.js\"));\nimport_fake.default;\n",
+	} {
+		if got := defaultOnlyImports(code); got != code {
+			t.Errorf("rewritten: %q", got)
+		}
+	}
+	if got, want := defaultOnlyImports("var import_fake = __toESM(require(\"fake\"));\nmy_import_fake(import_fake.default, import_fake2);\n"),
+		"var import_fake ={default:require(\"fake\")};\nmy_import_fake(import_fake.default, import_fake2);\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
