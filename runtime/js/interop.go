@@ -92,12 +92,26 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? { __proto__: 
 	},
 }
 
-// builtinDeclarations are esbuild's declarations of builtins that the
-// rewritten helpers no longer use; each is left out (its line kept empty)
-// when nothing else in the bundle names it.
-var builtinDeclarations = []struct{ name, declaration string }{
+// unusedDeclarations are declarations of esbuild's that the rewrites may
+// leave unused: builtins the rewritten helpers no longer take, and
+// __toESM once every import that needed it is a default import
+// (defaultOnlyImports), then the builtin only it took. In this order,
+// each is left out (its lines kept empty) when nothing else in the bundle
+// names it.
+var unusedDeclarations = []struct{ name, declaration string }{
 	{"__hasOwnProp", "\nvar __hasOwnProp = Object.prototype.hasOwnProperty;\n"},
 	{"__create", "\nvar __create = Object.create;\n"},
+	{"__toESM", `
+var __toESM = (mod, isNodeMode, target) => (target = mod != null ? { __proto__: __getProtoOf(mod) } : {}, __copyProps(
+  // If the importer is in node compatibility mode or this is not an ESM
+  // file that has been converted to a CommonJS file using a Babel-
+  // compatible transform (i.e. "__esModule" has not been set), then set
+  // "default" to the CommonJS "module.exports" for node compatibility.
+  isNodeMode || !mod || !mod.__esModule ? __defProp(target, "default", { value: mod, enumerable: true }) : target,
+  mod
+));
+`},
+	{"__getProtoOf", "\nvar __getProtoOf = Object.getPrototypeOf;\n"},
 }
 
 // goModuleImport is esbuild's namespace object of a Go module's import
@@ -115,7 +129,8 @@ var goModuleImport = regexp.MustCompile(`(?m)^var ([A-Za-z_$][\w$]*) = __toESM\(
 // an __esModule property: a Go module's have none, unless the script,
 // having imported the module before, gives them one.) The require keeps
 // its column, which the source map positions a failing import by. For
-// bench/stream.js that is 2.8 KB of every VU's 23.
+// bench/stream.js that is 2.8 KB of every VU's 23, and 1 KB more when
+// __toESM and the builtin it takes go (unusedDeclarations).
 func defaultOnlyImports(code string) string {
 	return goModuleImport.ReplaceAllStringFunc(code, func(decl string) string {
 		m := goModuleImport.FindStringSubmatch(decl)
@@ -174,10 +189,11 @@ func cheaperInterop(code string) string {
 			helpers = strings.Replace(helpers, r.esbuild, r.cheaper, 1)
 		}
 	}
-	for _, d := range builtinDeclarations {
+	files = defaultOnlyImports(files)
+	for _, d := range unusedDeclarations {
 		if strings.Count(helpers, d.name) == 1 && !strings.Contains(files, d.name) {
-			helpers = strings.Replace(helpers, d.declaration, "\n\n", 1)
+			helpers = strings.Replace(helpers, d.declaration, strings.Repeat("\n", strings.Count(d.declaration, "\n")), 1)
 		}
 	}
-	return helpers + defaultOnlyImports(files)
+	return helpers + files
 }

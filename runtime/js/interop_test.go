@@ -106,14 +106,10 @@ bump:get(function "bump" 0 true "() => bump")e- count:get(function "count" 0 tru
 	}
 }
 
-// TestCheaperInteropApplies checks that esbuild writes its interop helpers
-// as cheaperInterop expects (an esbuild upgrade that changes them fails
-// here, not silently in every VU's memory), and that the rewrite keeps the
-// lines the source map counts.
-func TestCheaperInteropApplies(t *testing.T) {
-	dir := t.TempDir()
-	src := "import llm from 'llm';\nexport const options = {};\nexport default function () { llm.stream(); }\n"
-	res := api.Build(buildOptions("script.js", dir, []byte(src)))
+// bundle is esbuild's output for a script.
+func bundle(t *testing.T, filename, src string) string {
+	t.Helper()
+	res := api.Build(buildOptions(filename, t.TempDir(), []byte(src)))
 	if len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
@@ -121,6 +117,15 @@ func TestCheaperInteropApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return code
+}
+
+// TestCheaperInteropApplies checks that esbuild writes its interop helpers
+// as cheaperInterop expects (an esbuild upgrade that changes them fails
+// here, not silently in every VU's memory), and that the rewrite keeps the
+// lines the source map counts.
+func TestCheaperInteropApplies(t *testing.T) {
+	code := bundle(t, "script.js", "import llm from 'llm';\nimport * as m from 'metrics';\nexport const options = {};\nexport default function () { llm.stream(m.x); }\n")
 	cheaper := cheaperInterop(code)
 	for _, r := range helperRewrites {
 		if !strings.Contains(code, r.esbuild) || !strings.Contains(cheaper, r.cheaper) {
@@ -130,12 +135,23 @@ func TestCheaperInteropApplies(t *testing.T) {
 			t.Errorf("the rewrite changes the number of lines:\n%s", r.cheaper)
 		}
 	}
-	if !strings.Contains(cheaper, "\nvar import_llm ={default:require(\"llm\")};\n") {
-		t.Errorf("the default import of llm keeps its namespace object:\n%s", cheaper)
+	if !strings.Contains(cheaper, "\nvar import_llm ={default:require(\"llm\")};\n") || !strings.Contains(cheaper, "\nvar m = __toESM(require(\"metrics\"));\n") {
+		t.Errorf("the default import of llm keeps its namespace object, or the namespace import of metrics lost it:\n%s", cheaper)
 	}
 	for _, left := range []string{" of __getOwnPropNames(", " in all)", "Object.create", "hasOwnProperty"} {
 		if strings.Contains(cheaper, left) {
 			t.Errorf("the bundle still has %q:\n%s", left, cheaper)
+		}
+	}
+	if strings.Count(code, "\n") != strings.Count(cheaper, "\n") {
+		t.Errorf("the rewrite changed the number of lines:\n%s", cheaper)
+	}
+	// With default imports alone, __toESM and the builtin it takes go.
+	code = bundle(t, "script.js", "import llm from 'llm';\nexport default function () { llm.stream(); }\n")
+	cheaper = cheaperInterop(code)
+	for _, d := range unusedDeclarations {
+		if declared := "\nvar " + d.name + " = "; !strings.Contains(code, declared) || strings.Contains(cheaper, declared) {
+			t.Errorf("the declaration of %s was not left out:\n%s", d.name, cheaper)
 		}
 	}
 	if strings.Count(code, "\n") != strings.Count(cheaper, "\n") {
@@ -215,14 +231,7 @@ func TestDefaultOnlyImports(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := api.Build(buildOptions(tt.filename, t.TempDir(), []byte(tt.src)))
-			if len(res.Errors) > 0 {
-				t.Fatal(res.Errors)
-			}
-			code, _, err := bundleOutputs(res.OutputFiles)
-			if err != nil {
-				t.Fatal(err)
-			}
+			code := bundle(t, tt.filename, tt.src)
 			if rewritten := strings.Contains(cheaperInterop(code), " ={default:require("); rewritten != tt.rewritten {
 				t.Errorf("rewritten = %v, want %v:\n%s", rewritten, tt.rewritten, cheaperInterop(code))
 			}
