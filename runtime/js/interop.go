@@ -25,8 +25,10 @@ import (
 // (which it already takes) whether the target has a property, as
 // hasOwnProperty does, and lets go of the last descriptor, and __toESM
 // makes its object with an object literal's __proto__ rather than
-// Object.create. Then the declarations of the builtins nothing uses any
-// more are left out. A script sees the same objects: the same properties,
+// Object.create. A default import of a Go module gets a plain object
+// instead of __toESM's (defaultOnlyImports). Then the declarations of the
+// helpers and builtins nothing uses any more are left out
+// (unusedDeclarations). A script sees the same objects: the same properties,
 // in the same order, with the same getters and prototypes. (The for-in
 // and for-of differ only for a script that makes an enumerable property
 // of Object.prototype, or replaces the array iterator, before a module it
