@@ -48,8 +48,11 @@ func (m Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	inst := &instance{vu: vu, metrics: RegisterMetrics(vu.Registry()), textSummary: m.TextSummary}
 	rt := vu.Runtime()
 	inst.exports = rt.NewObject()
-	for name, fn := range map[string]any{"check": inst.check, "sleep": inst.sleep, "group": inst.group, "textSummary": inst.renderSummary} {
-		if err := inst.exports.Set(name, fn); err != nil {
+	for _, export := range []struct {
+		name string
+		fn   any
+	}{{"check", inst.check}, {"sleep", inst.sleep}, {"group", inst.group}, {"textSummary", inst.renderSummary}} {
+		if err := inst.exports.Set(export.name, export.fn); err != nil {
 			return nil, fmt.Errorf("llmrun module: %w", err)
 		}
 	}

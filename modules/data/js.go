@@ -60,23 +60,20 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	in.exports = rt.NewObject()
 	prompts := rt.NewObject()
 	lengths := rt.NewObject()
-	for obj, fns := range map[*goja.Object]map[string]any{
-		in.exports: {"tokenizer": in.tokenizerObject, "dataset": in.dataset},
-		prompts:    {"synthetic": in.synthetic, "sharedPrefix": in.sharedPrefix},
-		lengths: {"fixed": in.fixed, "uniform": in.uniform, "normal": in.normal,
-			"lognormal": in.lognormal, "empirical": in.empirical},
+	for _, export := range []struct {
+		obj   *goja.Object
+		name  string
+		value any
+	}{
+		{in.exports, "tokenizer", in.tokenizerObject}, {in.exports, "dataset", in.dataset},
+		{prompts, "synthetic", in.synthetic}, {prompts, "sharedPrefix", in.sharedPrefix},
+		{lengths, "fixed", in.fixed}, {lengths, "uniform", in.uniform}, {lengths, "normal", in.normal},
+		{lengths, "lognormal", in.lognormal}, {lengths, "empirical", in.empirical},
+		{in.exports, "prompts", prompts}, {in.exports, "lengths", lengths},
 	} {
-		for name, fn := range fns {
-			if err := obj.Set(name, fn); err != nil {
-				return nil, fmt.Errorf("data module: %w", err)
-			}
+		if err := export.obj.Set(export.name, export.value); err != nil {
+			return nil, fmt.Errorf("data module: %w", err)
 		}
-	}
-	if err := in.exports.Set("prompts", prompts); err != nil {
-		return nil, fmt.Errorf("data module: %w", err)
-	}
-	if err := in.exports.Set("lengths", lengths); err != nil {
-		return nil, fmt.Errorf("data module: %w", err)
 	}
 	return in, nil
 }

@@ -29,6 +29,13 @@ type Module struct {
 	clients map[string]*Client
 	// order holds the clients in the order they were made.
 	order []*Client
+
+	// vuMetrics are the module's metrics in vuRegistry, the registry of
+	// the VUs last instantiated (all the VUs of a run share one),
+	// registered once rather than by every VU.
+	vuMetricsMu sync.Mutex
+	vuRegistry  *metrics.Registry
+	vuMetrics   *Metrics
 }
 
 // NewModule returns the module; defaults fill the options a script leaves
@@ -95,19 +102,33 @@ func (m *Module) Targets() []*Client {
 
 // NewInstance implements modules.Module.
 func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
-	inst := &instance{module: m, vu: vu, metrics: RegisterMetrics(vu.Registry())}
+	inst := &instance{module: m, vu: vu, metrics: m.metricsIn(vu.Registry())}
 	rt := vu.Runtime()
 	inst.exports = rt.NewObject()
-	for name, fn := range map[string]any{
-		"client":       inst.newClient,
-		"stream":       streamFunction(rt, func(body, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) }),
-		"conversation": inst.newConversation,
+	for _, export := range []struct {
+		name string
+		fn   any
+	}{
+		{"client", inst.newClient},
+		{"stream", streamFunction(rt, func(body, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) })},
+		{"conversation", inst.newConversation},
 	} {
-		if err := inst.exports.Set(name, fn); err != nil {
+		if err := inst.exports.Set(export.name, export.fn); err != nil {
 			return nil, fmt.Errorf("llm module: %w", err)
 		}
 	}
 	return inst, nil
+}
+
+// metricsIn returns the module's metrics in reg, registering them only
+// when reg is not the registry of the VU instantiated before.
+func (m *Module) metricsIn(reg *metrics.Registry) *Metrics {
+	m.vuMetricsMu.Lock()
+	defer m.vuMetricsMu.Unlock()
+	if m.vuRegistry != reg {
+		m.vuRegistry, m.vuMetrics = reg, RegisterMetrics(reg)
+	}
+	return m.vuMetrics
 }
 
 // instance is one VU's 'llm' module.

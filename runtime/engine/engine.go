@@ -107,8 +107,11 @@ type Engine struct {
 	llmModule  *llm.Module
 	llm        *llm.Metrics
 	vu0        *vu
-	maxVUs     int
-	preVUs     int
+	// hasSetup says that the script exports a setup function, whose
+	// data every VU parses.
+	hasSetup bool
+	maxVUs   int
+	preVUs   int
 	// interruptGrace is InterruptGrace (shorter in tests).
 	interruptGrace time.Duration
 
@@ -195,6 +198,10 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		e.maxVUs += e.scenarios[i].Config.MaxVUs()
 		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
 	}
+	// An export that cannot be read fails setup when the run starts;
+	// until then the VUs are made ready to parse its data.
+	_, hasSetup, err := e.vu0.inst.Function("setup")
+	e.hasSetup = hasSetup || err != nil
 	return e, nil
 }
 
@@ -247,6 +254,9 @@ func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*v
 		env:      merged,
 		logger:   e.cfg.Logger,
 		seed:     e.cfg.Seed,
+		// VU 0 parses the summary for handleSummary, and every VU
+		// setup's data.
+		parsesJSON: id == 0 || e.hasSetup,
 	}, e.run, e.agg.Shard(int(id)))
 }
 
@@ -257,6 +267,9 @@ type instanceConfig struct {
 	env      map[string]string
 	logger   *slog.Logger
 	seed     int64
+	// parsesJSON says that the VU needs the runtime's own JSON.parse,
+	// which every runtime would otherwise build and keep.
+	parsesJSON bool
 }
 
 // Report is what a run measured, for the summary and the exports.

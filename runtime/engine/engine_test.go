@@ -199,6 +199,32 @@ export function teardown(data) {
 	}
 }
 
+// Each VU passes setup's data with its runtime's own JSON.parse, taken
+// before the init code could replace the global JSON; a script without
+// setup still has its JSON.
+func TestSetupDataWithAReplacedJSON(t *testing.T) {
+	rep := mustRun(t, load(t, testConfig(t, `
+import { Counter } from 'metrics';
+const fromData = new Counter('from_data');
+globalThis.JSON = { parse() { throw new Error('not the runtime JSON.parse'); } };
+export const options = { vus: 3, iterations: 6 };
+export function setup() { return { n: 5 }; }
+export default function (data) { fromData.add(data.n); }
+`, nil, nil)))
+	if got := sum(rep, "from_data", nil); got != 6*5 {
+		t.Errorf("from_data = %v, want 30: %v", got, rep.ScriptErrors)
+	}
+	rep = mustRun(t, load(t, testConfig(t, `
+import { Counter } from 'metrics';
+const parsed = new Counter('parsed');
+export const options = { vus: 2, iterations: 4 };
+export default function (data) { parsed.add(JSON.parse('{"n":2}').n + (data === undefined ? 0 : 100)); }
+`, nil, nil)))
+	if got := sum(rep, "parsed", nil); got != 4*2 {
+		t.Errorf("parsed = %v, want 8: %v", got, rep.ScriptErrors)
+	}
+}
+
 func TestScenariosRunConcurrentlyWithTheirOwnExecTagsAndEnv(t *testing.T) {
 	sim := startSim(t, 0)
 	cfg := testConfig(t, `

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/executor"
 )
 
@@ -46,7 +47,7 @@ export default function () {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := v.bind(&e.scenarios[0], e.options.Tags, nil, newWarmupGate(Warmup{})); err != nil {
+	if err := v.bind(&e.scenarios[0], metrics.NewTagSet(scenarioTags(&e.scenarios[0], e.options.Tags)), nil, newWarmupGate(Warmup{})); err != nil {
 		b.Fatal(err)
 	}
 	var it executor.VU = v

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/standard"
 )
 
@@ -98,36 +99,49 @@ export default function () {
 }
 `
 
-// BenchmarkIdleVUMemory initialises n VUs of a small realistic script,
-// bound to their scenario as the engine does, and reports the heap each one
-// holds once idle.
+// BenchmarkIdleVUMemory initialises n VUs of a script, bound to their
+// scenario as the engine does (sharing its tags), and reports the heap each one holds once
+// idle: a small realistic script, bench/stream.js (e2eload's) and
+// examples/mixed-workload.js (three scenarios, the data module, a client
+// each).
 func BenchmarkIdleVUMemory(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("vus-%d", n), func(b *testing.B) {
-			e := benchEngine(b, "http://127.0.0.1:1/v1", idleVUScript)
-			var perVU float64
-			for b.Loop() {
-				var before, after runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&before)
-				vus := make([]*vu, n)
-				for i := range vus {
-					v, err := e.newVU(context.Background(), int64(i+1), nil)
-					if err != nil {
-						b.Fatal(err)
+	scripts := []struct{ name, src string }{{"small", idleVUScript}}
+	for _, path := range []string{"../../bench/stream.js", "../../examples/mixed-workload.js"} {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		scripts = append(scripts, struct{ name, src string }{filepath.Base(path), string(src)})
+	}
+	for _, script := range scripts {
+		for _, n := range []int{1000, 10000} {
+			b.Run(fmt.Sprintf("%s/vus-%d", script.name, n), func(b *testing.B) {
+				e := benchEngine(b, "http://127.0.0.1:1/v1", script.src)
+				tags := metrics.NewTagSet(scenarioTags(&e.scenarios[0], e.options.Tags))
+				var perVU float64
+				for b.Loop() {
+					var before, after runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&before)
+					vus := make([]*vu, n)
+					for i := range vus {
+						v, err := e.newVU(context.Background(), int64(i+1), nil)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := v.bind(&e.scenarios[0], tags, nil, newWarmupGate(Warmup{})); err != nil {
+							b.Fatal(err)
+						}
+						vus[i] = v
 					}
-					if err := v.bind(&e.scenarios[0], e.options.Tags, nil, newWarmupGate(Warmup{})); err != nil {
-						b.Fatal(err)
-					}
-					vus[i] = v
+					runtime.GC()
+					runtime.ReadMemStats(&after)
+					perVU = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+					runtime.KeepAlive(vus)
 				}
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				perVU = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
-				runtime.KeepAlive(vus)
-			}
-			b.ReportMetric(perVU, "bytes/VU")
-			b.ReportMetric(perVU/1024, "KiB/VU")
-		})
+				b.ReportMetric(perVU, "bytes/VU")
+				b.ReportMetric(perVU/1024, "KiB/VU")
+			})
+		}
 	}
 }

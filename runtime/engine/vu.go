@@ -44,7 +44,8 @@ type vu struct {
 
 	interruptDone chan struct{}
 	// jsonParse is the runtime's own JSON.parse, taken before the script
-	// runs: the script may replace or delete the global JSON.
+	// runs: the script may replace or delete the global JSON. Only VUs
+	// that parse JSON (instanceConfig.parsesJSON) take it.
 	jsonParse goja.Callable
 	// mod is what modules see while the VU runs a call (interruptible).
 	mod moduleContext
@@ -87,11 +88,13 @@ func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig,
 		ctx:           ctx,
 		interruptDone: make(chan struct{}, 1),
 	}
-	parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
-	if !ok {
-		return nil, errors.New("the JavaScript runtime has no JSON.parse")
+	if cfg.parsesJSON {
+		parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
+		if !ok {
+			return nil, errors.New("the JavaScript runtime has no JSON.parse")
+		}
+		v.jsonParse = parse
 	}
-	v.jsonParse = parse
 	seed := cfg.seed + id
 	v.rt.SetRandSource(rand.New(rand.NewPCG(uint64(seed), uint64(seed>>32)^0x9e3779b97f4a7c15)).Float64)
 	inst, err := script.Instantiate(js.InstanceConfig{
@@ -127,8 +130,9 @@ func (v *vu) InitContext() bool { return v.state == nil }
 func (v *vu) ID() int64 { return v.id }
 
 // bind prepares the VU to run iterations of a scenario, passing data (the
-// JSON of setup()'s result, or nil) to each.
-func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, warmup *warmupGate) error {
+// JSON of setup()'s result, or nil) to each. tags are the scenario's
+// (scenarioTags), one set that all its VUs share.
+func (v *vu) bind(sc *Scenario, tags *metrics.TagSet, setupJSON []byte, warmup *warmupGate) error {
 	fn, ok, err := v.inst.Function(sc.Exec)
 	if err != nil {
 		return err
@@ -136,7 +140,6 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 	if !ok {
 		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
 	}
-	tags := scenarioTags(sc, globalTags)
 	v.fn, v.warmup = fn, warmup
 	data := goja.Undefined()
 	if setupJSON != nil {
@@ -145,7 +148,7 @@ func (v *vu) bind(sc *Scenario, globalTags map[string]string, setupJSON []byte, 
 		}
 	}
 	v.args = []goja.Value{data}
-	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: metrics.NewTagSet(tags), Samples: v.sink}
+	v.state = &modules.State{VUID: v.id, Scenario: sc.Name, Tags: tags, Samples: v.sink}
 	return nil
 }
 
@@ -166,6 +169,9 @@ func scenarioTags(sc *Scenario, globalTags map[string]string) map[string]string 
 // parseJSON is JSON.parse of trusted JSON (setup's data, the summary) in
 // the VU's runtime, with the runtime's own JSON.parse.
 func (v *vu) parseJSON(b []byte) (goja.Value, error) {
+	if v.jsonParse == nil {
+		return nil, fmt.Errorf("VU %d was made without JSON.parse", v.id)
+	}
 	return v.jsonParse(goja.Undefined(), v.rt.ToValue(string(b)))
 }
 

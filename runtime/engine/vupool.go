@@ -37,7 +37,7 @@ func (e *Engine) newPool(i int, vus []*vu, setupJSON []byte) (*scenarioPool, err
 		warmup: newWarmupGate(sc.Warmup),
 	}
 	for j, v := range vus {
-		if err := v.bind(sc, e.options.Tags, setupJSON, p.warmup); err != nil {
+		if err := v.bind(sc, p.tags, setupJSON, p.warmup); err != nil {
 			return nil, err
 		}
 		p.vus[j] = v
@@ -56,7 +56,7 @@ func (p *scenarioPool) NewVU(ctx context.Context) (executor.VU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("initialising VU %d for scenario %s: %w", id, p.sc.Name, err)
 	}
-	if err := v.bind(p.sc, p.e.options.Tags, p.setup, p.warmup); err != nil {
+	if err := v.bind(p.sc, p.tags, p.setup, p.warmup); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -72,6 +72,7 @@ func CompileFS(filename string, src []byte, fsys fs.FS) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s: %w", filename, err)
 	}
+	code = cheaperInterop(code)
 	s := &Script{filename: filename, dir: dir, sources: sourceFiles(filename, dir, m)}
 	if s.program, err = compileProgram(filepath.Join(filepath.Dir(filename), bundleName), code, gojaMap); err != nil {
 		return nil, s.syntaxError(err)

@@ -29,6 +29,11 @@ type InstanceConfig struct {
 	Logger *slog.Logger
 }
 
+// fieldNames maps Go struct fields and methods to script properties by
+// their js tags, methods uncapitalised; it keeps no state, so every
+// runtime shares it.
+var fieldNames = goja.TagFieldNameMapper("js", true)
+
 // MaxCallStackSize is how deeply the script's functions may nest calls in
 // every runtime Instantiate configures; one call deeper throws a
 // RangeError, which no catch of the script can swallow, instead of growing
@@ -53,7 +58,7 @@ type Instance struct {
 // interrupted and the error (no *ScriptError) wraps the context's cause.
 func (s *Script) Instantiate(cfg InstanceConfig) (*Instance, error) {
 	rt := cfg.VU.Runtime()
-	rt.SetFieldNameMapper(goja.TagFieldNameMapper("js", true))
+	rt.SetFieldNameMapper(fieldNames)
 	rt.SetMaxCallStackSize(MaxCallStackSize)
 	inst := &Instance{script: s, rt: rt, vu: cfg.VU, vuID: cfg.VUID}
 	if ctx := cfg.VU.Context(); ctx.Err() != nil {
@@ -91,7 +96,7 @@ func (s *Script) runInit(rt *goja.Runtime, cfg InstanceConfig) (goja.Value, erro
 	if err := module.Set("exports", exports); err != nil {
 		return nil, fmt.Errorf("instantiating %s: %w", s.filename, err)
 	}
-	req := &requirer{thrower: newThrower(rt), vu: cfg.VU, modules: cfg.Modules, loaded: make(map[string]goja.Value)}
+	req := &requirer{thrower: newThrower(rt), vu: cfg.VU, modules: cfg.Modules}
 	if _, err := run(exports, module, exports, rt.ToValue(req.require)); err != nil {
 		return nil, s.scriptError(rt, err)
 	}

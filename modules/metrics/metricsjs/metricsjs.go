@@ -31,8 +31,11 @@ type Module struct{}
 // NewInstance implements modules.Module.
 func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	exports := vu.Runtime().NewObject()
-	for name, typ := range map[string]metrics.Type{"Counter": metrics.Counter, "Gauge": metrics.Gauge, "Rate": metrics.Rate, "Trend": metrics.Trend} {
-		if err := exports.Set(name, constructor(vu, typ)); err != nil {
+	for _, c := range []struct {
+		name string
+		typ  metrics.Type
+	}{{"Counter", metrics.Counter}, {"Gauge", metrics.Gauge}, {"Rate", metrics.Rate}, {"Trend", metrics.Trend}} {
+		if err := exports.Set(c.name, constructor(vu, c.typ)); err != nil {
 			return nil, fmt.Errorf("metrics module: %w", err)
 		}
 	}
