@@ -12,14 +12,16 @@ func TestPercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 6_400},          // before the first cycle: counted as 4 MiB, a first goal of 256 MiB
-		{1 << 20, 6_400},    // below 4 MiB: the same
-		{4 << 20, 6_400},    // 4 MiB + 256 MiB
-		{64 << 20, 400},     // the heap: about GOGC=400
-		{128 << 20, 200},    // 128 MiB + 256 MiB
-		{Headroom - 1, 100}, // just below: rounds to the default
-		{Headroom, 100},     // from here on, the runtime's default
-		{4 << 30, 100},      // large heaps keep it
+		{0, 6_400},           // before the first cycle: counted as 4 MiB, a first goal of 256 MiB
+		{1 << 20, 6_400},     // below 4 MiB: the same
+		{4 << 20, 6_400},     // 4 MiB + 256 MiB
+		{64 << 20, 400},      // the heap: about GOGC=400
+		{128 << 20, 200},     // 128 MiB + 256 MiB
+		{Headroom, 100},      // 256 MiB + 256 MiB: the runtime's default
+		{384 << 20, 66},      // 384 MiB + 256 MiB
+		{2*Headroom - 1, 50}, // just below: rounds to half
+		{2 * Headroom, 50},   // from here on, half the live heap
+		{4 << 30, 50},        // large heaps keep it
 	}
 	for _, tc := range tests {
 		if got := Percent(tc.live); got != tc.want {
