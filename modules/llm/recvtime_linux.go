@@ -33,6 +33,8 @@ type stampedConn struct {
 	n    int
 	err  error
 	oob  [64]byte // room for one SCM_TIMESTAMPNS message
+	iov  unix.Iovec
+	msg  unix.Msghdr // made once: its buffers are the iov and oob above
 	recv func(fd uintptr) bool
 }
 
@@ -55,6 +57,8 @@ func withReceiveTimes(conn net.Conn) net.Conn {
 		return conn
 	}
 	c := &stampedConn{Conn: tc, raw: raw}
+	c.msg.Iov, c.msg.Iovlen = &c.iov, 1
+	c.msg.Control = &c.oob[0]
 	c.recv = c.recvmsg
 	return c
 }
@@ -83,24 +87,30 @@ func (c *stampedConn) Read(p []byte) (int, error) {
 // recvmsg is the RawConn callback of one read: false asks the poller to
 // wait until the socket is readable.
 func (c *stampedConn) recvmsg(fd uintptr) bool {
+	c.iov.Base = &c.p[0]
+	c.iov.SetLen(len(c.p))
 	for {
-		n, oobn, _, _, err := syscall.Recvmsg(int(fd), c.p, c.oob[:], 0)
-		switch err {
+		// The message header is the connection's, made once (where
+		// syscall.Recvmsg builds one, and a sockaddr, on every call).
+		c.msg.SetControllen(len(c.oob))
+		c.msg.Flags = 0
+		n, _, errno := syscall.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+		switch errno {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
 			return false
-		case nil:
-			c.n = n
+		case 0:
+			c.n = int(n)
 			raceAcquire(fd)
 			if n > 0 {
 				// Without a timestamp (the kernel turns them on for the
 				// whole system asynchronously, after the first socket
 				// asks) the arrival is unknown, not the previous one's.
-				c.received.Store(timestampNS(c.oob[:oobn]))
+				c.received.Store(timestampNS(c.oob[:c.msg.Controllen]))
 			}
 		default:
-			c.err = os.NewSyscallError("recvmsg", err)
+			c.err = os.NewSyscallError("recvmsg", errno)
 		}
 		return true
 	}
