@@ -285,10 +285,10 @@ type arrivalRate struct {
 type arrivalRun struct {
 	pool     Pool
 	iterCtx  context.Context
-	deadline time.Time     // the scenario's end: no iteration starts after it
-	alarm    *alarm        // wakes the scheduling loop at each planned start
-	idle     chan *worker  // free VUs, least recently used first
-	slots    chan struct{} // one per iteration in flight; nil without maxConcurrency
+	deadline time.Time      // the scenario's end: no iteration starts after it
+	alarm    *alarm         // wakes the scheduling loop at each planned start
+	idle     chan *worker   // free VUs, least recently used first
+	slots    chan struct{}  // one per iteration in flight; nil without maxConcurrency
 	wg       sync.WaitGroup // iterations started and not ended
 	done     chan struct{}  // closed once no iteration is left: workers end
 	workers  sync.WaitGroup
