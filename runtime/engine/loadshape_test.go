@@ -12,48 +12,6 @@ import (
 	"github.com/llmrun/llmrun/runtime/js"
 )
 
-func TestStagesShorthand(t *testing.T) {
-	three := 3
-	minute := time.Minute
-	cliStages := []executor.Stage{executor.NewStage(10*time.Second, 5), executor.NewStage(5*time.Second, 0)}
-	tests := []struct {
-		name     string
-		options  string
-		ov       Overrides
-		executor string
-		describe string
-	}{
-		{"stages → ramping-vus from 1 VU", `{"stages": [{"duration": "30s", "target": 10}]}`, Overrides{},
-			"ramping-vus", "up to 10 looping VUs over 1 stage for 30s, from 1"},
-		{"vus is the start", `{"vus": 4, "stages": [{"duration": "30s", "target": 10}, {"duration": "10s", "target": 0}]}`, Overrides{},
-			"ramping-vus", "over 2 stages for 40s, from 4"},
-		{"-s replaces the script's duration", `{"vus": 3, "duration": "1h"}`, Overrides{Stages: cliStages},
-			"ramping-vus", "up to 5 looping VUs over 2 stages for 15s, from 3"},
-		{"-s with -u", `{}`, Overrides{Stages: cliStages, VUs: &three}, "ramping-vus", "from 3"},
-		{"-u sets the start of the script's stages", `{"vus": 1, "stages": [{"duration": "30s", "target": 10}]}`, Overrides{VUs: &three},
-			"ramping-vus", "up to 10 looping VUs over 1 stage for 30s, from 3"},
-		{"-d replaces the script's stages", `{"vus": 3, "stages": [{"duration": "30s", "target": 10}]}`, Overrides{Duration: &minute},
-			"constant-vus", "3 looping VUs for 1m0s"},
-		{"-s replaces the script's scenarios", `{"scenarios": {"a": {"executor": "constant-vus", "duration": "1s"}}}`, Overrides{Stages: cliStages},
-			"ramping-vus", "up to 5"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			o, err := ParseOptions([]byte(tc.options))
-			if err != nil {
-				t.Fatal(err)
-			}
-			scs, err := ResolveScenarios(o, tc.ov)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(scs) != 1 || scs[0].Executor != tc.executor || !strings.Contains(scs[0].Config.Describe(), tc.describe) {
-				t.Fatalf("got %+v (%s), want one %s scenario described with %q", scs, scs[0].Config.Describe(), tc.executor, tc.describe)
-			}
-		})
-	}
-}
-
 func TestLoadShapeErrorsNameTheField(t *testing.T) {
 	minute, ten, huge, decade := time.Minute, 10, 1_000_000_000_000, 10*365*24*time.Hour
 	stages := []executor.Stage{executor.NewStage(time.Second, 2)}

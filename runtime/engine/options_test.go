@@ -4,11 +4,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/executor"
 )
 
 func TestResolveScenarios(t *testing.T) {
-	five, ten := 5, 10
+	three, five, ten := 3, 5, 10
 	minute := time.Minute
+	cliStages := []executor.Stage{executor.NewStage(10*time.Second, 5), executor.NewStage(5*time.Second, 0)}
 	tests := []struct {
 		name     string
 		options  string
@@ -26,6 +29,20 @@ func TestResolveScenarios(t *testing.T) {
 			Overrides{}, "per-vu-iterations", "7 iterations for each of 3 VUs"},
 		{"command line iterations", `{}`, Overrides{VUs: &five, Iterations: &ten}, "shared-iterations", "10 iterations shared among 5 VUs"},
 		{"command line duration keeps the script's vus", `{"vus": 16, "duration": "1h"}`, Overrides{Duration: &minute}, "constant-vus", "16 looping VUs for 1m0s"},
+		// stages, the shorthand of ramping-vus, and -s
+		{"stages → ramping-vus from 1 VU", `{"stages": [{"duration": "30s", "target": 10}]}`, Overrides{},
+			"ramping-vus", "up to 10 looping VUs over 1 stage for 30s, from 1"},
+		{"vus is the start", `{"vus": 4, "stages": [{"duration": "30s", "target": 10}, {"duration": "10s", "target": 0}]}`, Overrides{},
+			"ramping-vus", "over 2 stages for 40s, from 4"},
+		{"-s replaces the script's duration", `{"vus": 3, "duration": "1h"}`, Overrides{Stages: cliStages},
+			"ramping-vus", "up to 5 looping VUs over 2 stages for 15s, from 3"},
+		{"-s with -u", `{}`, Overrides{Stages: cliStages, VUs: &three}, "ramping-vus", "from 3"},
+		{"-u sets the start of the script's stages", `{"vus": 1, "stages": [{"duration": "30s", "target": 10}]}`, Overrides{VUs: &three},
+			"ramping-vus", "up to 10 looping VUs over 1 stage for 30s, from 3"},
+		{"-d replaces the script's stages", `{"vus": 3, "stages": [{"duration": "30s", "target": 10}]}`, Overrides{Duration: &minute},
+			"constant-vus", "3 looping VUs for 1m0s"},
+		{"-s replaces the script's scenarios", `{"scenarios": {"a": {"executor": "constant-vus", "duration": "1s"}}}`, Overrides{Stages: cliStages},
+			"ramping-vus", "up to 5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
