@@ -78,9 +78,9 @@ func TestPaceVerdict(t *testing.T) {
 		want string
 	}{
 		{paceRow{1000, []pacing{{lagP99: 1.2}, {lagP99: 9}, {lagP99: 1.9}}}, "lag p99 1.90 ms (target ≤ 2 ms), 0 dropped (target 0): met"},
-		{paceRow{1000, []pacing{{lagP99: 1.2}, {lagP99: 1.5, dropped: 3}}}, "lag p99 1.50 ms (target ≤ 2 ms), 3 dropped (target 0): missed"},
+		{paceRow{1000, []pacing{{lagP99: 1.2}, {lagP99: 1.5, dropped: 3}, {lagP99: 1.8}}}, "lag p99 1.50 ms (target ≤ 2 ms), 3 dropped (target 0): MISSED"},
 		{paceRow{2000, []pacing{{lagP99: 4, dropped: 50}}}, "lag p99 4.00 ms (target ≤ 5 ms), 50 dropped: met"},
-		{paceRow{2000, []pacing{{lagP99: 6}}}, "lag p99 6.00 ms (target ≤ 5 ms), 0 dropped: missed"},
+		{paceRow{2000, []pacing{{lagP99: 6}}}, "lag p99 6.00 ms (target ≤ 5 ms), 0 dropped: MISSED"},
 		{paceRow{300, []pacing{{lagP99: 0.5}}}, "lag p99 0.50 ms, 0 dropped (no target at this rate)"},
 	} {
 		if got := tc.row.verdict(); got != tc.want {

@@ -135,24 +135,12 @@ func printPaceTable(w io.Writer, rows []paceRow) {
 	}
 }
 
-func (r paceRow) median(get func(pacing) float64) float64 {
-	v := r.values(get)
-	return v[len(v)/2]
-}
+func (r paceRow) median(get func(pacing) float64) float64 { return median(r.runs, get) }
 
 // span is the range of get over the runs.
 func (r paceRow) span(get func(pacing) float64) string {
-	v := r.values(get)
-	return fmt.Sprintf("%.2f–%.2f ms", v[0], v[len(v)-1])
-}
-
-func (r paceRow) values(get func(pacing) float64) []float64 {
-	v := make([]float64, len(r.runs))
-	for i, p := range r.runs {
-		v[i] = get(p)
-	}
-	slices.Sort(v)
-	return v
+	v := values(r.runs, get)
+	return fmt.Sprintf("%.2f–%.2f ms", slices.Min(v), slices.Max(v))
 }
 
 func (r paceRow) mostDropped() int64 {
@@ -177,8 +165,5 @@ func (r paceRow) verdict() string {
 	if noDrops {
 		text += " (target 0)"
 	}
-	if met {
-		return text + ": met"
-	}
-	return text + ": missed"
+	return text + ": " + metOrMissed(met)
 }

@@ -73,12 +73,15 @@ func summarize(runs []figures) client {
 }
 
 // median of get over runs.
-func median(runs []figures, get func(figures) float64) float64 {
+func median[T any](runs []T, get func(T) float64) float64 { return medianOf(values(runs, get)) }
+
+// values is get of each of runs.
+func values[T any](runs []T, get func(T) float64) []float64 {
 	v := make([]float64, len(runs))
-	for i, f := range runs {
-		v[i] = get(f)
+	for i, r := range runs {
+		v[i] = get(r)
 	}
-	return medianOf(v)
+	return v
 }
 
 func medianOf(v []float64) float64 {
