@@ -12,10 +12,9 @@ import (
 // -parallel says otherwise. They mostly wait on the simulator's GPU time
 // and on timers (about 15 s of CPU in 90 s of tests on 2 cores), not on a
 // CPU, so go test's default of GOMAXPROCS leaves the machine idle. Tests
-// that measure timing run alone all the same: they are not parallel.
-// Under the race detector the tests are CPU-bound, so the default stays,
-// and the examples, whose latency thresholds fail even two at once, run
-// alone (parallelUnlessRace).
+// that measure timing, and the examples with their latency thresholds
+// (TestExamplesRun), are not parallel. Under the race detector the tests
+// are CPU-bound, so the default stays.
 const minParallel = 8
 
 // asMainEnv, set to 1 in its environment, makes this test binary run as
