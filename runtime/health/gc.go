@@ -109,16 +109,28 @@ func measureGC(start, end gcReading) GC {
 
 // gcLimited says whether the collector explains a long scheduling delay:
 // goroutines waited longer than MaxSchedDelayP99 for a CPU, or its own
-// pauses lasted longer, while it took at least MaxGCShare of the CPU.
+// pauses lasted longer, while it took at least MaxGCShare of llmrun's
+// CPU; unless other processes took the CPU while llmrun used little of
+// its own (then the OS, holding llmrun's threads off, stretched the
+// delays and the pauses, and the machine is the cause).
 func (r Report) gcLimited() bool {
 	long := r.schedDelayed() || r.GC.PauseMax > float64(MaxSchedDelayP99)/1e6
-	return long && r.GC.Share >= MaxGCShare
+	return long && r.GC.Share >= MaxGCShare && (r.CPU >= BusyCPU || r.MachineCause() == "")
+}
+
+// gcWait is how long the collector held goroutines up: the scheduling
+// delay when that was long, else its longest pause.
+func (r Report) gcWait() string {
+	if r.schedDelayed() {
+		return fmt.Sprintf("goroutines waited %.1f ms (p99) for a CPU", r.SchedDelayP99)
+	}
+	return fmt.Sprintf("the collector paused llmrun up to %.2f ms", r.GC.PauseMax)
 }
 
 // gcCause names the garbage collector as what limited llmrun, with its
 // figures.
 func (r Report) gcCause() string {
-	return fmt.Sprintf("llmrun's own load: its garbage collection (%s; goroutines waited %.1f ms (p99) for a CPU)", r.GC, r.SchedDelayP99)
+	return fmt.Sprintf("llmrun's own load: its garbage collection (%s; %s)", r.GC, r.gcWait())
 }
 
 // remedy is what to do when the garbage collector limited llmrun. A

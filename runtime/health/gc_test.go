@@ -61,7 +61,8 @@ func newHist(buckets []float64, counts ...uint64) *metrics.Float64Histogram {
 
 // The collector is named, with what to do, when goroutines (or its own
 // pauses) waited long while it took at least MaxGCShare of llmrun's CPU;
-// whatever llmrun's CPU was. It is not named below that share, nor
+// whatever llmrun's CPU was, unless other processes took the CPU from a
+// client using little of its own. It is not named below that share, nor
 // without a long wait.
 func TestJudgeNamesGarbageCollection(t *testing.T) {
 	heavy := GC{Cycles: 8, Share: 0.14, PauseP99: 0.6, PauseMax: 0.6}
@@ -74,7 +75,10 @@ func TestJudgeNamesGarbageCollection(t *testing.T) {
 	}{
 		{name: "the issue's run: a long delay at 39 % CPU", r: Report{CPU: 0.39, Procs: 1, SchedDelayP99: 14.7, GC: heavy}, gc: true, nWarn: 1,
 			reason: "llmrun's own load: its garbage collection (garbage collection 14 % of llmrun's CPU in 8 cycles, pauses p99 0.60 ms (max 0.60 ms); goroutines waited 14.7 ms (p99) for a CPU)"},
-		{name: "a long pause alone", r: Report{CPU: 0.3, Procs: 1, SchedDelayP99: 1, GC: GC{Cycles: 2, Share: 0.2, PauseP99: 8, PauseMax: 8}}, gc: true, nWarn: 1},
+		{name: "a long pause alone", r: Report{CPU: 0.3, Procs: 1, SchedDelayP99: 1, GC: GC{Cycles: 2, Share: 0.2, PauseP99: 8, PauseMax: 8}}, gc: true, nWarn: 1,
+			reason: "llmrun's own load: its garbage collection (garbage collection 20 % of llmrun's CPU in 2 cycles, pauses p99 8.00 ms (max 8.00 ms); the collector paused llmrun up to 8.00 ms)"},
+		{name: "other processes took the CPU from a client using little", r: Report{CPU: 0.08, Procs: 2, SchedDelayP99: 40, GC: GC{Cycles: 2, Share: 0.3, PauseMax: 470},
+			Machine: &Machine{CPUs: 2, Others: 0.92}}, nWarn: 1},
 		{name: "busy CPU too", r: Report{CPU: 0.9, Procs: 1, SchedDelayP99: 30, GC: heavy}, gc: true, nWarn: 2},
 		{name: "little collection", r: Report{CPU: 0.39, Procs: 1, SchedDelayP99: 14.7, GC: GC{Cycles: 8, Share: MaxGCShare / 2}}, nWarn: 1},
 		{name: "no long wait", r: Report{CPU: 0.39, Procs: 1, SchedDelayP99: 2, GC: heavy}},

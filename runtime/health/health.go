@@ -267,8 +267,8 @@ func (r *Report) judge() {
 	switch {
 	case r.gcLimited():
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"goroutines waited up to %.1f ms (p99) for a CPU while llmrun's garbage collector took %.0f %% of its CPU (%d cycles, pauses up to %.2f ms): %s; %s",
-			r.SchedDelayP99, 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, waitEffect, r.GC.remedy()))
+			"%s while llmrun's garbage collector took %.0f %% of its CPU (%d cycles, pauses up to %.2f ms): %s; %s",
+			r.gcWait(), 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, waitEffect, r.GC.remedy()))
 	case delayed && own != "":
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"goroutines waited up to %.1f ms (p99) for a CPU: %s; %s", r.SchedDelayP99, waitEffect, ownRemedy))
