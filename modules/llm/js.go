@@ -366,7 +366,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if !ok || goja.IsNull(body) {
 		panic(rt.NewTypeError("llm.stream(body): body must be an object such as { messages: [...], max_tokens: 128 }"))
 	}
-	req := Request{Body: exportBody(rt, obj), ownBody: true}
+	req := Request{Body: exportBody(rt, obj)}
 	o := exportStreamOptions(rt, opts)
 	if given(opts) {
 		d, _, err := jsDuration(o.Timeout)

@@ -32,18 +32,18 @@ type prepared struct {
 }
 
 // prepare builds the JSON body of req with its API's adapter, leaving
-// req.Body unchanged unless the request owns it (Request.ownBody).
+// req.Body unchanged: it prepares a copy of its top level. The body may
+// be the caller's, or a script object's own Go map (an object of
+// llmrun/config exports to the map behind it), which the request must
+// not change.
 func (c *Client) prepare(req Request) (prepared, error) {
 	api, err := c.requestAPI(req)
 	if err != nil {
 		return prepared{}, err
 	}
 	p := prepared{api: api, proto: protocols[api], stream: true}
-	body := req.Body
-	if !req.ownBody || body == nil {
-		body = make(map[string]any, len(req.Body)+3)
-		maps.Copy(body, req.Body)
-	}
+	body := make(map[string]any, len(req.Body)+3)
+	maps.Copy(body, req.Body)
 	if err := mergeExtraBody(body); err != nil {
 		return p, err
 	}

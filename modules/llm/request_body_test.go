@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -80,10 +85,9 @@ func TestEncodeBodyResultsAreTheirOwn(t *testing.T) {
 	}
 }
 
-// A request body the caller keeps is left as it was; one the request
-// owns (a script's, exported for it) is prepared in place into the same
-// bytes.
-func TestPrepareOwnBody(t *testing.T) {
+// A request body the caller keeps is left as it was, and prepared into
+// the bytes the API wants.
+func TestPrepareKeepsTheBody(t *testing.T) {
 	c, err := NewClient(Config{BaseURL: "http://127.0.0.1:1", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -100,14 +104,50 @@ func TestPrepareOwnBody(t *testing.T) {
 	if got, want := fmt.Sprint(kept), fmt.Sprint(newBody()); got != want {
 		t.Errorf("the caller's body became %s, want %s", got, want)
 	}
-	owned, err := c.prepare(Request{Body: newBody(), ownBody: true})
+	if want := `{"max_tokens":3,"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true,"stream_options":{"include_usage":true},"top_k":5}`; string(shared.body) != want {
+		t.Errorf("body %s, want %s", shared.body, want)
+	}
+}
+
+// A script's body backed by a Go map (an object of llmrun/config, which
+// exports to the map behind it) is the script's: sending it leaves it as
+// it was, and a second client sending it sends its own model, not the
+// first request's.
+func TestScriptGoMapBodyStaysTheScripts(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		bodies []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		okStream(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	m, err := NewModule(Config{BaseURL: srv.URL, Model: "first"}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(owned.body, shared.body) {
-		t.Errorf("owned body %s, want %s", owned.body, shared.body)
+	v := newJSVU(t, m)
+	v.SetGlobal("body", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}},
+		"extra_body": map[string]any{"top_k": 5}})
+	asSent := func() any { // the body as JSON, whatever its keys' order
+		var b any
+		if err := json.Unmarshal([]byte(v.Run(`JSON.stringify(body)`).String()), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	if want := `{"max_tokens":3,"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true,"stream_options":{"include_usage":true},"top_k":5}`; string(shared.body) != want {
-		t.Errorf("body %s, want %s", shared.body, want)
+	before := asSent()
+	v.Run(`llm.stream(body); llm.client({ model: 'second' }).stream(body)`)
+	if after := asSent(); !reflect.DeepEqual(after, before) {
+		t.Errorf("the script's body became %v, want %v", after, before)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 || !strings.Contains(bodies[0], `"model":"first"`) || !strings.Contains(bodies[1], `"model":"second"`) {
+		t.Errorf("bodies sent %q, want the first client's model, then the second's", bodies)
 	}
 }

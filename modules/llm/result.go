@@ -60,10 +60,6 @@ type Request struct {
 	// request that then fails or is cut stay counted, since they were
 	// generated.
 	Arrivals TokenArrivals
-	// ownBody says that Body was made for this request alone (exported
-	// from a script's object), so that preparing the request may change
-	// it rather than a copy.
-	ownBody bool
 	// itlBuffer is an empty slice that each attempt's Result.ITL starts
 	// as, from a caller that reuses it once done with the result (a VU's
 	// module instance): a stream then grows no new array of gaps.
