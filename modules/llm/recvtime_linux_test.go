@@ -271,3 +271,18 @@ func BenchmarkRead(b *testing.B) {
 		})
 	}
 }
+
+// TestFirstByteAtItsReceiveTime: TTFB's first byte is timed, like the
+// tokens, by its receive time, however late its hook runs.
+func TestFirstByteAtItsReceiveTime(t *testing.T) {
+	c := &stampedConn{}
+	arrived := time.Now().Add(-50 * time.Millisecond)
+	c.received.Store(arrived.UnixNano())
+	tr := &tracer{conn: c}
+	tr.markFirstByte()
+	// Both sides read the wall and monotonic clocks, which may disagree
+	// by microseconds, never by the 50 ms the hook ran late.
+	if d := tr.firstByte.Sub(arrived); d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("first byte at %s from its receive time, want it", d)
+	}
+}

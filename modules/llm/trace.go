@@ -131,7 +131,22 @@ func (t *tracer) newHooks() httptrace.ClientTrace {
 		TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
 			t.done(&t.tlsEnd, &t.tlsErr, err)
 		},
-		GotFirstResponseByte: func() { t.mark(&t.firstByte) },
+		GotFirstResponseByte: t.markFirstByte,
+	}
+}
+
+// markFirstByte records the first byte of the response headers at its
+// receive time where the connection tells it, as token times are: TTFB
+// and TTFT then compare on one clock.
+func (t *tracer) markFirstByte() {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.firstByte.IsZero() {
+		if c := connReceiveClock(t.conn); c != nil {
+			now = c.receivedBy(now)
+		}
+		t.firstByte = now
 	}
 }
 
