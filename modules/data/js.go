@@ -3,7 +3,6 @@ package data
 import (
 	"errors"
 	"fmt"
-	"github.com/llmrun/llmrun/modules/tokenizer"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/llmrun/llmrun/modules/tokenizer"
 
 	"github.com/dop251/goja"
 

@@ -106,7 +106,7 @@ type Config struct {
 	// MaxConns caps the connections to the server; 0 means no cap.
 	MaxConns int
 	// Tokenizer, when set (a built-in encoding of tokenizer.Encodings, or a
-	// tokenizer.json file: see data.LoadTokenizer), counts the output tokens of responses without usage
+	// tokenizer.json file: see tokenizer.Load), counts the output tokens of responses without usage
 	// (TokenSource "tokenizer"), and checks the usage of the others
 	// (Result.CheckTokens). The client then accumulates the generated text
 	// of every response, asked for or not.
@@ -429,6 +429,7 @@ func (c *Client) send(ctx context.Context, w *watchdog, tr *tracer, p *prepared,
 		res.E2E = ms(time.Since(res.Start))
 		res.Class, res.Error, res.RetryAfter = class, msg, after.Seconds()
 		drainClose(resp.Body, w)
+		tr.release(resp.ProtoMajor == 1)
 		return
 	}
 	if err := readBody(p.proto, resp.Header, w.watch(resp.Body), req.KeepText, c.tok, p.arrived, tr.receiveClock(), res); err != nil {

@@ -67,16 +67,19 @@ func (c *Client) prepare(req Request) (prepared, error) {
 // goes through encoding/json, as do the bodies that would fail there.
 func encodeBody(body map[string]any) ([]byte, error) {
 	buf := bodyBuffers.Get().(*[]byte)
-	defer bodyBuffers.Put(buf)
 	b, ok := appendJSON((*buf)[:0], body, 0)
+	if cap(b) <= maxPooledBuffer {
+		*buf = b
+		bodyBuffers.Put(buf)
+	}
 	if !ok {
 		return json.Marshal(body)
 	}
-	*buf = b
 	return bytes.Clone(b), nil
 }
 
-// bodyBuffers are the buffers encodeBody appends to.
+// bodyBuffers are the buffers encodeBody appends to; one a huge prompt
+// grew past maxPooledBuffer is left to the collector, not kept.
 var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxBodyDepth is the deepest nesting appendJSON encodes itself; deeper

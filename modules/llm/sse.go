@@ -20,7 +20,7 @@ var ErrTooLong = errors.New("sse: line or event too long")
 const (
 	// sseInitialBuf is a reader's buffer until a longer line grows it: a
 	// stream chunk is a few hundred bytes, and net/http already buffers the
-	// reads of the connection (4 KiB), so a larger buffer would only hold
+	// reads of the connection (responseReadBuffer, 2 KiB), so a larger buffer would only hold
 	// more memory for as long as a stream is in flight.
 	sseInitialBuf = 1 << 10
 	sseMaxEmpty   = 100 // reads returning 0, nil in a row before giving up

@@ -3,7 +3,6 @@ package llmsim
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -47,8 +46,8 @@ type Config struct {
 	// DecodePerSeq is the cost added to a decode step by each running
 	// sequence.
 	DecodePerSeq time.Duration
-	// Tokenizer counts prompt tokens: a spec of data.LoadTokenizer (one of
-	// the encodings the data package embeds, "cl100k_base" and
+	// Tokenizer counts prompt tokens: a spec of tokenizer.Load (one of
+	// the encodings the tokenizer package embeds, "cl100k_base" and
 	// "o200k_base", or a tokenizer.json file), or "bytes" for the
 	// tokenizer-free approximation of ceil(bytes/4) per text, which is
 	// cheaper and has no token ids, so no prefix cache.
@@ -158,7 +157,7 @@ func (c *Config) Validate() error {
 // a tokenizer file, loaded (once per process) to check it.
 func checkTokenizer(spec string) error {
 	switch {
-	case spec == TokenizerBytes || slices.Contains(tokenizer.Encodings, spec):
+	case spec == TokenizerBytes || tokenizer.IsEncoding(spec):
 		return nil
 	case strings.TrimSpace(spec) == "":
 		return fmt.Errorf("tokenizer must not be empty: want %s or %s", strings.Join(tokenizer.Encodings, ", "), TokenizerBytes)
