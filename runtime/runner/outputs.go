@@ -92,18 +92,21 @@ func (s outputSet) AddRequest(r *llm.Record) {
 }
 
 // start starts every output; the first failure stops the run before it
-// begins.
+// begins, and finishes those already started (their goroutines,
+// listeners and files).
 func (s outputSet) start(ctx context.Context, run output.Run) error {
-	for _, o := range s {
+	for i, o := range s {
 		if err := o.Start(ctx, run); err != nil {
+			s[:i].finish(nil)
 			return fmt.Errorf("%s: %w", o.Describe(), err)
 		}
 	}
 	return nil
 }
 
-// finish hands every output the summary and collects their reports. Each
-// flushes within its own timeout, also after Ctrl-C.
+// finish hands every output the summary (nil when the run made none) and
+// collects their reports. Each flushes within its own timeout, also after
+// Ctrl-C.
 func (s outputSet) finish(sum *summary.Summary) []summary.OutputReport {
 	reports := make([]summary.OutputReport, len(s))
 	for i, o := range s {

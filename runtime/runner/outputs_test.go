@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +36,28 @@ func TestFailedResultFileLeavesNoPartialFile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("files left behind: %v", entries)
+	}
+}
+
+// An output that cannot start stops the run before it begins, and those
+// already started are finished: the listener of the first --out
+// prometheus closes when the second cannot listen.
+func TestFailedStartFinishesTheStartedOutputs(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	outs, err := newOutputs([]string{"prometheus=127.0.0.1:0", "prometheus=" + busy.Addr().String()}, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outs.start(t.Context(), output.Run{}); err == nil || !strings.Contains(err.Error(), busy.Addr().String()) {
+		t.Fatalf("start: %v, want the busy address named", err)
+	}
+	first := strings.TrimSuffix(strings.TrimPrefix(outs[0].Describe(), "prometheus http://"), "/metrics")
+	if c, err := net.Dial("tcp", first); err == nil {
+		c.Close()
+		t.Errorf("the first output still listens on %s after the second failed to start", first)
 	}
 }

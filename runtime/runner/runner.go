@@ -219,8 +219,9 @@ func (r *run) execute(ctx context.Context) Outcome {
 	}
 	// After the outputs started: a listener on port 0 knows its port.
 	stopConsole := r.console.Start(r.banner(), r.engine.Progress)
-	// The timeline counts from the start of the run proper, after the
-	// VUs' initialisation; no request is made before.
+	// The timeline counts from here: the VUs' initialisation, setup() and
+	// the collection before the measured window come first (no request
+	// of the run is made before the window, only setup()'s).
 	r.sinks.timeline = timeline.New(time.Now(), r.engine.Progress)
 	timelineCtx, stopTimeline := context.WithCancel(context.Background())
 	timelineDone := make(chan struct{})
@@ -236,6 +237,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 		r.printf("stopped early; requests in flight were cut and counted as interrupted, not failed")
 	}
 	if rep == nil {
+		r.outputs.finish(nil) // what they hold is flushed, their goroutines end
 		return Outcome{Verdict: ReportLoadError(r.cfg.Stderr, name, r.cfg.Engine.ScriptPath, runErr)}
 	}
 	sum := r.assemble(rep)
