@@ -52,6 +52,7 @@ func (a *alarm) sleepUntil(t time.Time) {
 			return
 		}
 		if a.f == nil || !a.wait(t, d) {
+			a.Close() // a timerfd that failed once is not tried again
 			time.Sleep(d)
 			continue
 		}

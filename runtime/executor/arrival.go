@@ -484,8 +484,7 @@ func (r *arrivalRun) initAndIterate(planned time.Time) {
 		r.wg.Done()
 		return
 	}
-	r.workers.Add(1)
-	w.start = make(chan time.Time, 1)
+	r.adopt(w)
 	r.work(w, planned)
 }
 
@@ -504,12 +503,17 @@ type worker struct {
 // next, as a new goroutine would be.
 func (r *arrivalRun) dispatch(w *worker, planned time.Time) {
 	if w.start == nil {
-		w.start = make(chan time.Time, 1)
-		r.workers.Add(1)
+		r.adopt(w)
 		go r.work(w, planned)
 		return
 	}
 	w.start <- planned
+}
+
+// adopt makes w a worker of the run, whose goroutine is about to start.
+func (r *arrivalRun) adopt(w *worker) {
+	w.start = make(chan time.Time, 1)
+	r.workers.Add(1)
 }
 
 // work runs the iteration planned at first on w's VU, then each one

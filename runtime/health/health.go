@@ -282,15 +282,6 @@ func (r *Report) judge() {
 	}
 }
 
-// waitEffect is what goroutines waiting for a CPU did to the measurement.
-// On Linux token times are the kernel's receive times (modules/llm), which
-// leave out a wait to read what arrived; requests and iterations still
-// start late by it.
-var waitEffect = map[bool]string{
-	true:  "requests and iterations started late by that wait (token times are the kernel's receive times, which leave it out)",
-	false: "measured latencies and arrival times include that wait",
-}[runtime.GOOS == "linux"]
-
 // ownRemedy is what to do when llmrun's own load limited it.
 const ownRemedy = "run fewer VUs per process, on a bigger machine, or in more processes or on more machines"
 
