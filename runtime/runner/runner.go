@@ -6,8 +6,9 @@
 // script's handleSummary or the console, and the result files). Run
 // returns the Outcome, from which a command takes its exit code.
 //
-// The console is one of the outputs: it prints the banner before the run,
-// the progress line during it and the summary at its end.
+// The console is one of the summary writers (output.SummaryWriter, not an
+// --out output): it prints the banner before the run, the progress line
+// during it and the summary at its end.
 package runner
 
 import (

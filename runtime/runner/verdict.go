@@ -13,7 +13,8 @@ import (
 )
 
 // Verdict is how a run ended, before what went wrong after it (see
-// Outcome). Each has an exit code of its own in the README.
+// Outcome). The README gives each its exit code (EarlyStopped and
+// NoSuccess share 111).
 type Verdict int
 
 const (
