@@ -13,7 +13,7 @@
 //
 // With -rates it measures pacing instead (or as well, when -streams is
 // given too): llmrun's open model at each arrival rate against a
-// simulator that answers at once, how late the iterations started, how
+// simulator with a batch slot for every request, how late the iterations started, how
 // many were dropped, the Go scheduler's delay and llmrun's CPU.
 //
 //	go run ./bench/e2eload -streams 100,500,1000
@@ -70,7 +70,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address for the simulator (port 0: a free one)")
 	slow := flag.Bool("slow", false, "10,000 streams with slow tokens: -streams 10000 -decode 500ms unless given")
 	rates := flag.String("rates", "", "comma-separated arrival rates (per second) to measure pacing at, 6 s each with 10-token answers; without -streams, no stream rows")
-	repeat := flag.Int("repeat", 1, "floor-then-llmrun pairs per stream count, against the same simulator: the table shows medians and the range of the ratio")
+	repeat := flag.Int("repeat", 1, "floor-then-llmrun pairs per stream count (and runs per arrival rate of -rates), against the same simulator: the table shows medians and the range of the ratio")
 	floor := flag.String("floor", "", "run as the floor client with this load (JSON; e2eload sets it)")
 	flag.Parse()
 	if *floor != "" {
@@ -162,8 +162,8 @@ func run(c config) error {
 	p := choosePinning()
 	fmt.Printf("e2eload: %s; %d CPUs\n", p.note, runtime.NumCPU())
 	if len(c.rates) > 0 {
-		fmt.Printf("pacing: llmrun sim with 1ms prefill and 20ms per token whatever the batch; %s at each rate for %s, %d-token answers, %d runs per rate\n",
-			paceScript, paceDuration, paceTokens, c.repeat)
+		fmt.Printf("pacing: llmrun sim with %s prefill and %s per token whatever the batch; %s at each rate for %s, %d-token answers, %d runs per rate\n",
+			paceSimPrefill, paceSimDecode, paceScript, paceDuration, paceTokens, c.repeat)
 	}
 	if len(c.streams) > 0 {
 		fmt.Printf("streams: llmrun sim with %s prefill and %s per token, %d tokens per request, %d requests per stream, closed loop, %d floor-then-llmrun pairs per stream count\n",

@@ -172,13 +172,9 @@ func runClient(timeout time.Duration, sim *simproc.Proc, argv []string, stdout i
 
 // readSummary reads llmrun's requests and latencies from its summary file.
 func readSummary(path string, f *figures) error {
-	b, err := os.ReadFile(path)
+	s, err := summary.ReadJSON(path)
 	if err != nil {
 		return err
-	}
-	var s summary.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
 	}
 	f.completed, f.failed = s.Serving.OK, s.Serving.Failed
 	for _, l := range s.Latency {

@@ -18,14 +18,11 @@ import (
 func BenchmarkInitVUs(b *testing.B) {
 	const n = 10000
 	defer gctune.Start(os.Getenv).Stop()
-	e := benchEngine(b, "http://127.0.0.1:1/v1", `
-import llm from 'llm';
-const tokens = Number(__ENV.TOKENS || 256);
-export const options = { vus: 10000, iterations: 10000 };
-export default function () {
-  llm.stream({ messages: [{ role: 'user', content: 'Benchmark prompt.' }], max_tokens: tokens, ignore_eos: true, temperature: 0 });
-}
-`)
+	src, err := os.ReadFile("../../bench/stream.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := benchEngine(b, "http://127.0.0.1:1/v1", string(src)+"\nexport const options = { vus: 10000, iterations: 10000 };\n")
 	var wall time.Duration
 	var perVU float64
 	for b.Loop() {
