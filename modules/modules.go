@@ -71,7 +71,8 @@ type State struct {
 	Group string
 	// Warmup says that the current iteration is a warmup one: it counts
 	// in no result of the run, so modules record nothing of it beyond its
-	// samples, which the engine keeps apart.
+	// samples, which the engine keeps apart, and what the early stop
+	// observes (llm.Hooks.Observer).
 	Warmup bool
 }
 

@@ -25,17 +25,15 @@ type Module struct {
 	defaults Config
 	hooks    Hooks
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards what follows
 	clients map[string]*Client
 	// order holds the clients in the order they were made.
 	order []*Client
-
 	// vuMetrics are the module's metrics in vuRegistry, the registry of
 	// the VUs last instantiated (all the VUs of a run share one),
 	// registered once rather than by every VU.
-	vuMetricsMu sync.Mutex
-	vuRegistry  *metrics.Registry
-	vuMetrics   *Metrics
+	vuRegistry *metrics.Registry
+	vuMetrics  *Metrics
 }
 
 // NewModule returns the module; defaults fill the options a script leaves
@@ -123,8 +121,8 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 // metricsIn returns the module's metrics in reg, registering them only
 // when reg is not the registry of the VU instantiated before.
 func (m *Module) metricsIn(reg *metrics.Registry) *Metrics {
-	m.vuMetricsMu.Lock()
-	defer m.vuMetricsMu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.vuRegistry != reg {
 		m.vuRegistry, m.vuMetrics = reg, RegisterMetrics(reg)
 	}

@@ -106,6 +106,9 @@ func newJSShape(t reflect.Type) *jsShape {
 		if !f.IsExported() || name == "-" || jsName == "-" {
 			continue
 		}
+		if jsName != "" {
+			panic(fmt.Sprintf("llm: %s.%s: a js tag renames nothing here (the json name is the script's); only js:\"-\" and options", t, f.Name))
+		}
 		if name == "" {
 			panic(fmt.Sprintf("llm: %s.%s has no json name for scripts", t, f.Name))
 		}

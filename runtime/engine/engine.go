@@ -316,7 +316,10 @@ type Window struct{ Start, End time.Time }
 func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 
 // Run initialises the VUs, runs setup, the scenarios and teardown, and
-// returns what was measured. A canceled ctx stops the run early and still
+// returns what was measured. Between setup and the measured window it
+// collects the process's garbage (runtime.GC): a load generator's run is
+// its process's main work; a caller running several engines at once
+// should know that each start collects for all of them. A canceled ctx stops the run early and still
 // returns a report (Interrupted set) together with ctx's error; a failing
 // setup or teardown returns a report with a *js.ScriptError.
 func (e *Engine) Run(ctx context.Context) (*Report, error) {
