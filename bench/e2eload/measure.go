@@ -13,9 +13,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/llmrun/llmrun/bench/internal/procstat"
 	"github.com/llmrun/llmrun/bench/internal/simproc"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -50,8 +50,8 @@ type figures struct {
 	wall              time.Duration
 	peakRSS           int64 // bytes
 	ttftMean, ttftP99 float64
-	itlP99            float64 // milliseconds
-	simCPU            time.Duration
+	itlP99            float64       // milliseconds
+	simCPU            time.Duration // -1 when unknown (no /proc)
 }
 
 // cpuPerToken is the client's CPU time per output token, in µs.
@@ -145,7 +145,7 @@ func runClient(timeout time.Duration, sim *simproc.Proc, argv []string, stdout i
 	if err != nil {
 		return f, err
 	}
-	simBefore := processCPU(sim.Pid())
+	simBefore, simKnown := procstat.CPU(sim.Pid())
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
@@ -154,16 +154,17 @@ func runClient(timeout time.Duration, sim *simproc.Proc, argv []string, stdout i
 		return f, fmt.Errorf("%v\n%s", err, tail(stderr.String(), 20))
 	}
 	f.wall = time.Since(start)
-	f.simCPU = processCPU(sim.Pid()) - simBefore
+	f.simCPU = -1 // unknown without /proc
+	if simAfter, ok := procstat.CPU(sim.Pid()); ok && simKnown {
+		f.simCPU = simAfter - simBefore
+	}
 	after, err := sim.Stats(ctx)
 	if err != nil {
 		return f, err
 	}
 	f.tokens = after.Tokens - before.Tokens
 	f.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		f.peakRSS = ru.Maxrss << 10 // KiB on Linux
-	}
+	f.peakRSS = procstat.PeakRSS(cmd.ProcessState) << 10
 	if f.tokens == 0 {
 		return f, errors.New("the simulator generated no token")
 	}
@@ -191,9 +192,13 @@ func readSummary(path string, f *figures) error {
 // report prints one finished run, with the machine's load average: on a
 // shared machine other processes' load shows in the timings.
 func report(n int, client string, f figures) {
-	fmt.Printf("  %d streams, %s: %d requests completed, %d failed, %d tokens in %.1f s; client CPU %.2f s (%.0f %% of a CPU), %.1f µs per token; simulator CPU %.0f %% of a CPU; load average %s\n",
+	simCPU := "?"
+	if f.simCPU >= 0 {
+		simCPU = fmt.Sprintf("%.0f %%", 100*f.simCPU.Seconds()/f.wall.Seconds())
+	}
+	fmt.Printf("  %d streams, %s: %d requests completed, %d failed, %d tokens in %.1f s; client CPU %.2f s (%.0f %% of a CPU), %.1f µs per token; simulator CPU %s of a CPU; load average %s\n",
 		n, client, f.completed, f.failed, f.tokens, f.wall.Seconds(), f.cpu.Seconds(),
-		100*f.cpu.Seconds()/f.wall.Seconds(), f.cpuPerToken(), 100*f.simCPU.Seconds()/f.wall.Seconds(), loadAverage())
+		100*f.cpu.Seconds()/f.wall.Seconds(), f.cpuPerToken(), simCPU, loadAverage())
 }
 
 // loadAverage is the machine's 1-minute load average, "?" without /proc.

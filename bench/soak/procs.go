@@ -8,9 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/llmrun/llmrun/bench/internal/procstat"
 	"github.com/llmrun/llmrun/bench/internal/simproc"
 )
 
@@ -102,7 +102,7 @@ func runClient(ctx context.Context, bin, dir string, args []string, w *watcher) 
 	}
 	res.exitCode = cmd.ProcessState.ExitCode()
 	res.killed = ctx.Err() != nil
-	res.peakKiB = peakRSS(cmd.ProcessState)
+	res.peakKiB = procstat.PeakRSS(cmd.ProcessState)
 	res.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return res, nil
 }
@@ -122,12 +122,4 @@ func stderrProblems(path string) ([]string, error) {
 		}
 	}
 	return bad, nil
-}
-
-// peakRSS is a finished process's peak resident set, in KiB.
-func peakRSS(ps *os.ProcessState) int64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss
-	}
-	return 0
 }

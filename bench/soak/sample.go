@@ -10,11 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// clockTick is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
-// Linux).
-const clockTick = 10 * time.Millisecond
+	"github.com/llmrun/llmrun/bench/internal/procstat"
+)
 
 // sample is one reading of the client process and the run's progress.
 type sample struct {
@@ -47,7 +45,7 @@ func readProc(pid int) (sample, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.cpu, s.threads, err = parseStat(stat); err != nil {
+	if s.cpu, s.threads, err = procstat.ParseStat(stat); err != nil {
 		return s, err
 	}
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
@@ -85,29 +83,6 @@ func parseStatus(b []byte) (rss, hwm int64, err error) {
 		return 0, 0, errors.New("/proc status: no VmRSS or VmHWM line (a zombie process?)")
 	}
 	return rss, hwm, nil
-}
-
-// parseStat returns the user + system CPU time and the thread count from
-// /proc/PID/stat.
-func parseStat(b []byte) (cpu time.Duration, threads int, err error) {
-	// The fields after the command name, which ends with the last ')',
-	// start at field 3 (state): utime, stime and num_threads are fields
-	// 14, 15 and 20.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, errors.New("/proc stat: no command name")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 18 {
-		return 0, 0, fmt.Errorf("/proc stat: %d fields after the command name, want at least 18", len(f))
-	}
-	var n [3]int64
-	for j, field := range []int{14, 15, 20} {
-		if n[j], err = strconv.ParseInt(f[field-3], 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("/proc stat: field %d: %w", field, err)
-		}
-	}
-	return time.Duration(n[0]+n[1]) * clockTick, int(n[2]), nil
 }
 
 // lineCounter counts the lines of a file that grows, reading only what
