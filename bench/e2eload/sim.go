@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/llmrun/llmrun/bench/internal/simproc"
 )
@@ -15,10 +12,9 @@ import (
 // printed on stderr.
 func startSimulator(bin, addr string, pin []string, args []string) (*simproc.Proc, error) {
 	argv := append(append(append([]string{}, pin...), bin, "sim", "--addr", addr), args...)
-	var stderr bytes.Buffer
-	sim, err := simproc.Start(argv, io.Discard, &stderr)
+	sim, err := simproc.StartQuiet(argv)
 	if err != nil {
-		return nil, fmt.Errorf("%w, on %s: %s", err, addr, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("on %s: %w", addr, err)
 	}
 	return sim, nil
 }

@@ -23,8 +23,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/bench/internal/simproc"
 	"github.com/llmrun/llmrun/internal/influxtest"
 )
 
@@ -94,9 +93,9 @@ func run(c config) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	bin := filepath.Join(dir, "llmrun")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/llmrun").CombinedOutput(); err != nil {
-		return fmt.Errorf("building llmrun: %v\n%s", err, out)
+	bin, err := simproc.Build(dir)
+	if err != nil {
+		return err
 	}
 	script := filepath.Join(dir, "small.js")
 	if err := os.WriteFile(script, []byte(scenario), 0o644); err != nil {
@@ -104,14 +103,16 @@ func run(c config) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	normal, err := startSim(ctx, bin, "20ms", "50µs")
+	normal, err := startSim(bin, "20ms", "50µs")
 	if err != nil {
 		return err
 	}
-	slow, err := startSim(ctx, bin, "40ms", "100µs")
+	defer normal.Stop()
+	slow, err := startSim(bin, "40ms", "100µs")
 	if err != nil {
 		return err
 	}
+	defer slow.Stop()
 	var influxURL, token string
 	if c.influxd != "" {
 		srv, err := influxtest.Launch(c.influxd, dir)
@@ -132,7 +133,7 @@ func run(c config) error {
 	var lastTrend, lastSlow string
 	for i := 1; i <= c.runs; i++ {
 		file := filepath.Join(dir, fmt.Sprintf("normal-%02d.json", i))
-		args := []string{"run", "-q", "--no-color", "--base-url", normal, "--summary-export", file,
+		args := []string{"run", "-q", "--no-color", "--base-url", normal.URL, "--summary-export", file,
 			"-e", "VUS=" + strconv.Itoa(c.vus), "-e", "DURATION=" + c.duration.String(),
 			"-e", "INPUT=" + strconv.Itoa(c.in), "-e", "OUTPUT=" + strconv.Itoa(c.out)}
 		if influxURL != "" {
@@ -165,7 +166,7 @@ func run(c config) error {
 	fmt.Println()
 	for i := 1; i <= c.runs; i++ {
 		file := filepath.Join(dir, fmt.Sprintf("slow-%02d.json", i))
-		if _, err := llmrun(ctx, bin, env, "run", "-q", "--no-color", "--base-url", slow, "--summary-export", file,
+		if _, err := llmrun(ctx, bin, env, "run", "-q", "--no-color", "--base-url", slow.URL, "--summary-export", file,
 			"-e", "VUS="+strconv.Itoa(c.vus), "-e", "DURATION="+c.duration.String(),
 			"-e", "INPUT="+strconv.Itoa(c.in), "-e", "OUTPUT="+strconv.Itoa(c.out), script); err != nil {
 			return fmt.Errorf("slow run %d: %w", i, err)
@@ -255,30 +256,10 @@ func llmrun(ctx context.Context, bin string, env []string, args ...string) (stri
 	return string(out), nil
 }
 
-// startSim starts "llmrun sim" on a free port of 127.0.0.1 with the given
-// prefill costs and returns its URL once it answers; ctx's end stops it.
-func startSim(ctx context.Context, bin, prefillBase, prefillPerToken string) (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.CommandContext(ctx, bin, "sim", "--addr", addr, "--prefill-base", prefillBase, "--prefill-per-token", prefillPerToken)
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	go cmd.Wait()
-	url := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(url + "/health"); err == nil {
-			resp.Body.Close()
-			return url, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "", fmt.Errorf("the simulator at %s did not answer within 10 s", url)
+// startSim starts "llmrun sim" on a free port of 127.0.0.1, the system's
+// choice, with the given prefill costs, once it serves.
+func startSim(bin, prefillBase, prefillPerToken string) (*simproc.Proc, error) {
+	return simproc.StartQuiet([]string{bin, "sim", "--addr", "127.0.0.1:0", "--prefill-base", prefillBase, "--prefill-per-token", prefillPerToken})
 }
 
 // busy keeps cpus CPUs busy with shell loops, processes of their own that

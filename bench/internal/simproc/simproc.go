@@ -103,6 +103,18 @@ func Start(argv []string, stdout, stderr io.Writer) (*Proc, error) {
 	}
 }
 
+// StartQuiet is Start with the simulator's output discarded, except that
+// the error of a simulator that did not start says what it printed on
+// stderr (an address it could not bind).
+func StartQuiet(argv []string) (*Proc, error) {
+	var stderr bytes.Buffer
+	p, err := Start(argv, io.Discard, &stderr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return p, nil
+}
+
 // Exited is closed once the simulator has exited and its output has been
 // written.
 func (p *Proc) Exited() <-chan struct{} { return p.exited }
