@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/llmrun/llmrun/internal/jsonstr"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -99,7 +99,7 @@ func appendJSON(b []byte, v any, depth int) ([]byte, bool) {
 	case bool:
 		return strconv.AppendBool(b, v), true
 	case string:
-		return appendQuoted(b, v), true
+		return jsonstr.Append(b, v, true), true
 	case int64:
 		return strconv.AppendInt(b, v, 10), true
 	case int:
@@ -143,7 +143,7 @@ func appendJSONObject(b []byte, m map[string]any, depth int) ([]byte, bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendQuoted(b, k)
+		b = jsonstr.Append(b, k, true)
 		b = append(b, ':')
 		var ok bool
 		if b, ok = appendJSON(b, m[k], depth+1); !ok {
@@ -172,51 +172,6 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 		}
 	}
 	return b, true
-}
-
-// jsonEscapes is how encoding/json writes each ASCII byte in a string
-// (HTML-escaping included); "" for a byte written as it is.
-var jsonEscapes = func() (t [utf8.RuneSelf]string) {
-	const hex = "0123456789abcdef"
-	for c := range byte(0x20) {
-		t[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
-	}
-	for _, c := range []byte{'<', '>', '&'} {
-		t[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
-	}
-	t['"'], t['\\'] = `\"`, `\\`
-	t['\b'], t['\f'], t['\n'], t['\r'], t['\t'] = `\b`, `\f`, `\n`, `\r`, `\t`
-	return t
-}()
-
-// appendQuoted appends s quoted as encoding/json does: the escapes of
-// jsonEscapes, U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd.
-func appendQuoted(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		esc, size := "", 1
-		if c := s[i]; c < utf8.RuneSelf {
-			esc = jsonEscapes[c]
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				esc = `\ufffd`
-			case r == '\u2028':
-				esc = `\u2028`
-			case r == '\u2029':
-				esc = `\u2029`
-			}
-		}
-		if esc != "" {
-			b = append(append(b, s[start:i]...), esc...)
-			start = i + size
-		}
-		i += size
-	}
-	return append(append(b, s[start:]...), '"')
 }
 
 // mergeExtraBody lifts the fields of "extra_body" into the body, as

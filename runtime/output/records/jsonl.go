@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/llmrun/llmrun/internal/jsonstr"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
@@ -47,9 +47,9 @@ func (e *jsonlEncoder) record(dst []byte, r *llm.Record) []byte {
 	dst = append(dst, `{"time":"`...)
 	dst = r.Time.UTC().AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","scenario":`...)
-	dst = appendString(dst, scenario)
+	dst = jsonstr.Append(dst, scenario, false)
 	dst = append(dst, `,"model":`...)
-	dst = appendString(dst, model)
+	dst = jsonstr.Append(dst, model, false)
 	dst = append(dst, `,"tags":{`...)
 	first := true
 	for _, t := range r.Tags.Tags() {
@@ -58,9 +58,9 @@ func (e *jsonlEncoder) record(dst []byte, r *llm.Record) []byte {
 				dst = append(dst, ',')
 			}
 			first = false
-			dst = appendString(dst, t.Key)
+			dst = jsonstr.Append(dst, t.Key, false)
 			dst = append(dst, ':')
-			dst = appendString(dst, t.Value)
+			dst = jsonstr.Append(dst, t.Value, false)
 		}
 	}
 	dst = append(dst, '}')
@@ -78,7 +78,7 @@ func (e *jsonlEncoder) record(dst []byte, r *llm.Record) []byte {
 		case reflect.Float64:
 			dst = appendFloat(dst, f.Float64(r))
 		default:
-			dst = appendString(dst, f.String(r))
+			dst = jsonstr.Append(dst, f.String(r), false)
 		}
 	}
 	return append(dst, "}\n"...)
@@ -100,54 +100,3 @@ func appendFloat(dst []byte, v float64) []byte {
 }
 
 // hex are the digits of \u escapes.
-const hex = "0123456789abcdef"
-
-// appendString appends s as a JSON string: quoted, with quotes,
-// backslashes and control characters escaped, U+2028 and U+2029 escaped
-// too (as encoding/json does, for JavaScript), and invalid UTF-8 replaced
-// by U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}

@@ -169,40 +169,6 @@ func TestCSVWritesAHeaderAndEveryRecordInOrder(t *testing.T) {
 	}
 }
 
-func TestAppendStringEscapes(t *testing.T) {
-	for _, s := range []string{
-		"", "plain", `"quoted"`, `back\slash`, "new\nline\r\ttab", "\x00\x01\x1f\x7f",
-		"héllo wörld ✓ 日本語 🚀", "line\u2028sep\u2029", "bad \xff\xfe utf8 \xe2\x82",
-	} {
-		b := appendString([]byte("x"), s)
-		if b[0] != 'x' {
-			t.Fatalf("%q: prefix lost", s)
-		}
-		b = b[1:]
-		if !json.Valid(b) {
-			t.Errorf("%q: %s is not valid JSON", s, b)
-			continue
-		}
-		var got string
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
-		want := strings.ToValidUTF8(s, "\ufffd")
-		if s == "bad \xff\xfe utf8 \xe2\x82" {
-			want = "bad \ufffd\ufffd utf8 \ufffd\ufffd" // one per invalid byte, as encoding/json
-		}
-		if got != want {
-			t.Errorf("%q: read back %q, want %q", s, got, want)
-		}
-		if bytes.ContainsAny(b, "\n\r\u2028") {
-			t.Errorf("%q: %s holds a raw line break", s, b)
-		}
-		if m, _ := json.Marshal(s); strings.ToValidUTF8(s, "") == s && !strings.ContainsAny(s, "<>&") && string(m) != string(b) {
-			t.Errorf("%q: %s, encoding/json writes %s", s, b, m)
-		}
-	}
-}
-
 // Records added from many goroutines at once all reach the file, each
 // goroutine's in its order.
 func TestConcurrentRecordsAllLand(t *testing.T) {
