@@ -68,14 +68,18 @@ func (c *Client) prepare(req Request) (prepared, error) {
 func encodeBody(body map[string]any) ([]byte, error) {
 	buf := bodyBuffers.Get().(*[]byte)
 	b, ok := appendJSON((*buf)[:0], body, 0)
-	if cap(b) <= maxPooledBuffer {
+	var out []byte
+	if ok {
+		out = bytes.Clone(b)
+	}
+	if cap(b) <= maxPooledBuffer { // put back only once done with b
 		*buf = b
 		bodyBuffers.Put(buf)
 	}
 	if !ok {
 		return json.Marshal(body)
 	}
-	return bytes.Clone(b), nil
+	return out, nil
 }
 
 // bodyBuffers are the buffers encodeBody appends to; one a huge prompt
