@@ -88,3 +88,19 @@ func TestPaceVerdict(t *testing.T) {
 		}
 	}
 }
+
+func TestRSSText(t *testing.T) {
+	for _, tc := range []struct {
+		rss, floor float64
+		want       string
+	}{
+		{52, 20, "52 MB (2.6×)"},
+		{20, 0, "20 MB"},
+		{52, -1, "52 MB"},
+		{0, 20, "?"},
+	} {
+		if got := rssText(tc.rss, tc.floor); got != tc.want {
+			t.Errorf("rssText(%v, %v) = %q, want %q", tc.rss, tc.floor, got, tc.want)
+		}
+	}
+}

@@ -39,10 +39,10 @@ func printTable(w io.Writer, c config, rows []row) {
 	server := fmt.Sprintf("llmrun sim, %s prefill, %s per token", c.prefill, c.decode)
 	for _, r := range rows {
 		fl, ll := summarize(r.floor), summarize(r.llmrun)
-		fmt.Fprintf(w, "| floor | %s | %d | %.1f µs | %.1f / %.1f ms | %.1f ms | %.0f MB |\n",
-			server, r.streams, fl.cpuPerToken, fl.ttftMean, fl.ttftP99, fl.itlP99, fl.rss)
-		fmt.Fprintf(w, "| llmrun | same | %d | %.1f µs (%s) | %.1f / %.1f ms | %.1f ms | %.0f MB (%.1f×) |\n",
-			r.streams, ll.cpuPerToken, ratioText(r.cpuRatios()), ll.ttftMean, ll.ttftP99, ll.itlP99, ll.rss, ll.rss/fl.rss)
+		fmt.Fprintf(w, "| floor | %s | %d | %.1f µs | %.1f / %.1f ms | %.1f ms | %s |\n",
+			server, r.streams, fl.cpuPerToken, fl.ttftMean, fl.ttftP99, fl.itlP99, rssText(fl.rss, 0))
+		fmt.Fprintf(w, "| llmrun | same | %d | %.1f µs (%s) | %.1f / %.1f ms | %.1f ms | %s |\n",
+			r.streams, ll.cpuPerToken, ratioText(r.cpuRatios()), ll.ttftMean, ll.ttftP99, ll.itlP99, rssText(ll.rss, fl.rss))
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
@@ -140,6 +140,18 @@ func metOrMissed(ok bool) string {
 		return "met"
 	}
 	return "MISSED"
+}
+
+// rssText is a peak RSS in MB, with its ratio to floor when floor is
+// given; "?" where the system reported none.
+func rssText(rss, floor float64) string {
+	switch {
+	case rss <= 0:
+		return "?"
+	case floor <= 0:
+		return fmt.Sprintf("%.0f MB", rss)
+	}
+	return fmt.Sprintf("%.0f MB (%.1f×)", rss, rss/floor)
 }
 
 // mb is bytes in MB (10⁶ bytes).

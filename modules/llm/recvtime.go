@@ -7,12 +7,6 @@ import (
 	"time"
 )
 
-// maxReadDelay bounds the client's own delay between a byte's arrival on
-// the machine and the moment a reader handles it, beyond which the
-// arrival time is not believed (a wall clock that stepped): the reader's
-// own time is used instead.
-const maxReadDelay = time.Minute
-
 // receiveClock tells when what a connection delivered arrived on the
 // machine: the kernel's receive time of its latest read, where the
 // connection records it (stampedConn).
@@ -52,18 +46,4 @@ func connReceiveClock(conn net.Conn) receiveClock {
 		}
 	}
 	return nil
-}
-
-// receivedBy returns the time arrived (wall-clock nanoseconds since the
-// epoch, 0 for unknown) on now's monotonic clock, so that it subtracts
-// from request start times like any other reading of the clock.
-func receivedBy(now time.Time, arrived int64) time.Time {
-	if arrived == 0 {
-		return now
-	}
-	d := time.Duration(now.UnixNano() - arrived)
-	if d <= 0 || d > maxReadDelay {
-		return now
-	}
-	return now.Add(-d)
 }

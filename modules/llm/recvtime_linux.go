@@ -142,3 +142,23 @@ func timestampNS(oob []byte) int64 {
 func (c *stampedConn) receivedBy(now time.Time) time.Time {
 	return receivedBy(now, c.received.Load())
 }
+
+// maxReadDelay bounds the client's own delay between a byte's arrival on
+// the machine and the moment a reader handles it, beyond which the
+// arrival time is not believed (a wall clock that stepped): the reader's
+// own time is used instead.
+const maxReadDelay = time.Minute
+
+// receivedBy returns the time arrived (wall-clock nanoseconds since the
+// epoch, 0 for unknown) on now's monotonic clock, so that it subtracts
+// from request start times like any other reading of the clock.
+func receivedBy(now time.Time, arrived int64) time.Time {
+	if arrived == 0 {
+		return now
+	}
+	d := time.Duration(now.UnixNano() - arrived)
+	if d <= 0 || d > maxReadDelay {
+		return now
+	}
+	return now.Add(-d)
+}
