@@ -139,7 +139,6 @@ type instance struct {
 	// defaultClient is the module's client of the command line's
 	// options, looked up once (the lookup encodes the options as a key).
 	defaultClient *Client
-	samples       []metrics.Sample // reused for each request's samples
 	// record and itlScratch are reused for each request's output record.
 	record     Record
 	itlScratch []float64
@@ -414,8 +413,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if len(o.Tags) > 0 {
 		tags = tags.Merge(metrics.NewTagSet(o.Tags))
 	}
-	i.samples = i.metrics.AppendSamples(i.samples[:0], tags, res)
-	st.Samples.AddSamples(i.samples)
+	i.addSamples(st.Samples, tags, res)
 	if measured && ended && hooks.Requests != nil {
 		i.itlScratch = res.record(&i.record, tags, i.itlScratch)
 		hooks.Requests.AddRequest(&i.record)
@@ -425,6 +423,26 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		panic(rt.NewGoError(fmt.Errorf("llm request failed (%s): %s", res.Class, res.Error)))
 	}
 	return i.results.object(rt, res, o.ITL)
+}
+
+// sampleBuffers holds the buffers a request's samples are gathered in on
+// their way to the run's sink (*[]metrics.Sample). The VUs share them: a
+// buffer is needed only for that moment, where one kept by each VU would
+// hold some 4 KB in every idle VU.
+var sampleBuffers = sync.Pool{New: func() any { return new([]metrics.Sample) }}
+
+// maxPooledSamples bounds the buffers sampleBuffers keeps: a longer
+// stream's (one sample per inter-token gap) is left to the collector.
+const maxPooledSamples = 4096
+
+// addSamples sends res's samples, tagged tags, to sink.
+func (i *instance) addSamples(sink metrics.Sink, tags *metrics.TagSet, res *Result) {
+	buf := sampleBuffers.Get().(*[]metrics.Sample)
+	*buf = i.metrics.AppendSamples((*buf)[:0], tags, res)
+	sink.AddSamples(*buf)
+	if cap(*buf) <= maxPooledSamples {
+		sampleBuffers.Put(buf)
+	}
 }
 
 // bodyType is the type a script's plain object exports to.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -103,20 +105,33 @@ export default function () {
 // scenario as the engine does (sharing its tags), and reports the heap each one holds once
 // idle: a small realistic script, bench/stream.js (e2eload's) and
 // examples/mixed-workload.js (three scenarios, the data module, a client
-// each).
+// each). "stream.js-after-request" is bench/stream.js's VUs idle again
+// after each ran one iteration (a streamed 10-token answer from a local
+// server): what a VU keeps between its requests.
 func BenchmarkIdleVUMemory(b *testing.B) {
-	scripts := []struct{ name, src string }{{"small", idleVUScript}}
+	stream := []byte(tenTokenStream())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(stream)
+	}))
+	defer srv.Close()
+	type script struct {
+		name, src    string
+		afterRequest bool
+	}
+	scripts := []script{{name: "small", src: idleVUScript}}
 	for _, path := range []string{"../../bench/stream.js", "../../examples/mixed-workload.js"} {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			b.Fatal(err)
 		}
-		scripts = append(scripts, struct{ name, src string }{filepath.Base(path), string(src)})
+		scripts = append(scripts, script{name: filepath.Base(path), src: string(src)})
 	}
+	scripts = append(scripts, script{name: "stream.js-after-request", src: scripts[1].src, afterRequest: true})
 	for _, script := range scripts {
 		for _, n := range []int{1000, 10000} {
 			b.Run(fmt.Sprintf("%s/vus-%d", script.name, n), func(b *testing.B) {
-				e := benchEngine(b, "http://127.0.0.1:1/v1", script.src)
+				e := benchEngine(b, srv.URL+"/v1", script.src)
 				tags := metrics.NewTagSet(scenarioTags(&e.scenarios[0], e.options.Tags))
 				var perVU float64
 				for b.Loop() {
@@ -132,12 +147,20 @@ func BenchmarkIdleVUMemory(b *testing.B) {
 						if err := v.bind(&e.scenarios[0], tags, nil, newWarmupGate(Warmup{})); err != nil {
 							b.Fatal(err)
 						}
+						if script.afterRequest {
+							v.RunIteration(context.Background())
+						}
 						vus[i] = v
 					}
 					runtime.GC()
 					runtime.ReadMemStats(&after)
 					perVU = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
 					runtime.KeepAlive(vus)
+				}
+				if script.afterRequest {
+					if got := sum(&Report{Snapshot: e.agg.Snapshot()}, "llm_requests", nil); got < float64(n) {
+						b.Fatalf("%v requests counted, want at least %d", got, n)
+					}
 				}
 				b.ReportMetric(perVU, "bytes/VU")
 				b.ReportMetric(perVU/1024, "KiB/VU")
