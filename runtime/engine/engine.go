@@ -112,6 +112,9 @@ type Engine struct {
 	hasSetup bool
 	maxVUs   int
 	preVUs   int
+	// live holds what a live view reads of each scenario, in the order
+	// of scenarios.
+	live []*scenarioLive
 	// interruptGrace is InterruptGrace (shorter in tests).
 	interruptGrace time.Duration
 
@@ -182,6 +185,10 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
 		return nil, err
+	}
+	e.live = make([]*scenarioLive, len(e.scenarios))
+	for i, sc := range e.scenarios {
+		e.live[i] = &scenarioLive{warmup: newWarmupGate(sc.Warmup)}
 	}
 	if e.thresholds, err = loadThresholds(e.options.Thresholds, e.registry); err != nil {
 		return nil, err
@@ -493,10 +500,13 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 			if !wait.Sleep(ctx, sc.StartTime) {
 				return
 			}
-			pools[i].warmup.begin(time.Now())
+			start := time.Now()
+			pools[i].live.warmup.begin(start)
+			pools[i].live.start.Store(start.UnixNano())
 			err := sc.Config.NewExecutor(executor.SeedFor(e.cfg.Seed, sc.Name)).Run(ctx, pools[i])
 			end := time.Now()
-			w := Window{Start: pools[i].warmup.measuredStart(end), End: end}
+			pools[i].live.end.Store(end.UnixNano())
+			w := Window{Start: pools[i].live.warmup.measuredStart(end), End: end}
 			mu.Lock()
 			defer mu.Unlock()
 			windows[sc.Name] = w
@@ -590,6 +600,9 @@ type Progress struct {
 	// it down by scenario and model, sorted.
 	OutputTokens int64
 	Arrived      []TokenCount
+	// Scenarios are the scenarios' own progress, in the order of
+	// Engine.Scenarios.
+	Scenarios []ScenarioProgress
 }
 
 // Progress reads the live counters; safe to call while Run runs.
@@ -602,5 +615,10 @@ func (e *Engine) Progress() Progress {
 	failed, _ := e.agg.Sum(e.llm.Failed)
 	p.Failed = int64(failed)
 	p.Arrived, p.OutputTokens = e.run.arrivals.counts()
+	now := time.Now()
+	p.Scenarios = make([]ScenarioProgress, len(e.live))
+	for i, l := range e.live {
+		p.Scenarios[i] = l.progress(&e.scenarios[i], now)
+	}
 	return p
 }

@@ -47,7 +47,7 @@ export default function () {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := v.bind(&e.scenarios[0], metrics.NewTagSet(scenarioTags(&e.scenarios[0], e.options.Tags)), nil, newWarmupGate(Warmup{})); err != nil {
+	if err := v.bind(&e.scenarios[0], metrics.NewTagSet(scenarioTags(&e.scenarios[0], e.options.Tags)), nil, e.live[0]); err != nil {
 		b.Fatal(err)
 	}
 	var it executor.VU = v

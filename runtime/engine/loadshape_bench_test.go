@@ -144,7 +144,7 @@ func BenchmarkIdleVUMemory(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						if err := v.bind(&e.scenarios[0], tags, nil, newWarmupGate(Warmup{})); err != nil {
+						if err := v.bind(&e.scenarios[0], tags, nil, e.live[0]); err != nil {
 							b.Fatal(err)
 						}
 						if script.afterRequest {

@@ -37,8 +37,9 @@ type vu struct {
 	// bound by bind for the scenario the VU serves
 	fn goja.Callable
 	// args are fn's arguments: setup()'s data, made once for every call.
-	args   []goja.Value
-	warmup *warmupGate
+	args []goja.Value
+	// live is the scenario's: its warmup gate and live counters.
+	live *scenarioLive
 	// samples is the buffer of each iteration's own samples.
 	samples []metrics.Sample
 
@@ -132,7 +133,7 @@ func (v *vu) ID() int64 { return v.id }
 // bind prepares the VU to run iterations of a scenario, passing data (the
 // JSON of setup()'s result, or nil) to each. tags are the scenario's
 // (scenarioTags), one set that all its VUs share.
-func (v *vu) bind(sc *Scenario, tags *metrics.TagSet, setupJSON []byte, warmup *warmupGate) error {
+func (v *vu) bind(sc *Scenario, tags *metrics.TagSet, setupJSON []byte, live *scenarioLive) error {
 	fn, ok, err := v.inst.Function(sc.Exec)
 	if err != nil {
 		return err
@@ -140,7 +141,7 @@ func (v *vu) bind(sc *Scenario, tags *metrics.TagSet, setupJSON []byte, warmup *
 	if !ok {
 		return &ConfigError{Field: "options.scenarios." + sc.Name + ".exec", Err: fmt.Errorf("the script exports no function %q", sc.Exec)}
 	}
-	v.fn, v.warmup = fn, warmup
+	v.fn, v.live = fn, live
 	data := goja.Undefined()
 	if setupJSON != nil {
 		if data, err = v.parseJSON(setupJSON); err != nil {
@@ -181,11 +182,16 @@ func (v *vu) parseJSON(b []byte) (goja.Value, error) {
 func (v *vu) RunIteration(ctx context.Context) {
 	v.inst.SetIteration(v.state.Iteration)
 	v.run.active.Add(1)
-	defer v.run.active.Add(-1)
+	v.live.active.Add(1)
+	defer func() {
+		v.run.active.Add(-1)
+		v.live.active.Add(-1)
+		v.live.iterations.Add(1)
+	}()
 
 	b := v.run.builtin
 	start := time.Now()
-	warm := v.warmup.claim(start)
+	warm := v.live.warmup.claim(start)
 	if warm {
 		// Warmup requests count in no figure of the summary: their
 		// samples are kept apart, and the modules keep nothing else of

@@ -15,29 +15,29 @@ import (
 // sink of what its executor reports (iteration_lag, dropped_iterations,
 // warnings).
 type scenarioPool struct {
-	e      *Engine
-	sc     *Scenario
-	vus    []executor.VU
-	setup  []byte
-	tags   *metrics.TagSet
-	sink   metrics.Sink
-	warmup *warmupGate
+	e     *Engine
+	sc    *Scenario
+	vus   []executor.VU
+	setup []byte
+	tags  *metrics.TagSet
+	sink  metrics.Sink
+	live  *scenarioLive
 }
 
 // newPool binds vus, the VUs initialised for scenario i, to it.
 func (e *Engine) newPool(i int, vus []*vu, setupJSON []byte) (*scenarioPool, error) {
 	sc := &e.scenarios[i]
 	p := &scenarioPool{
-		e:      e,
-		sc:     sc,
-		vus:    make([]executor.VU, len(vus)),
-		setup:  setupJSON,
-		tags:   metrics.NewTagSet(scenarioTags(sc, e.options.Tags)),
-		sink:   e.agg.Shard(i),
-		warmup: newWarmupGate(sc.Warmup),
+		e:     e,
+		sc:    sc,
+		vus:   make([]executor.VU, len(vus)),
+		setup: setupJSON,
+		tags:  metrics.NewTagSet(scenarioTags(sc, e.options.Tags)),
+		sink:  e.agg.Shard(i),
+		live:  e.live[i],
 	}
 	for j, v := range vus {
-		if err := v.bind(sc, p.tags, setupJSON, p.warmup); err != nil {
+		if err := v.bind(sc, p.tags, setupJSON, p.live); err != nil {
 			return nil, err
 		}
 		p.vus[j] = v
@@ -56,7 +56,7 @@ func (p *scenarioPool) NewVU(ctx context.Context) (executor.VU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("initialising VU %d for scenario %s: %w", id, p.sc.Name, err)
 	}
-	if err := v.bind(p.sc, p.tags, p.setup, p.warmup); err != nil {
+	if err := v.bind(p.sc, p.tags, p.setup, p.live); err != nil {
 		return nil, err
 	}
 	return v, nil

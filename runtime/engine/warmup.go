@@ -112,6 +112,19 @@ func (g *warmupGate) claim(now time.Time) bool {
 	return warm
 }
 
+// warming says whether the scenario, which started at start, is still in
+// its warmup at now: its warmup duration not over, or no measured
+// iteration started after its warmup iterations.
+func (g *warmupGate) warming(start, now time.Time) bool {
+	switch {
+	case g.w.Iterations > 0:
+		return g.measured.Load() == 0
+	case g.w.Duration > 0:
+		return now.Before(start.Add(g.w.Duration))
+	}
+	return false
+}
+
 // measuredStart is when the scenario's measured part began: the end of a
 // warmup duration, or the start of the first iteration after the warmup
 // iterations; end when nothing was measured.

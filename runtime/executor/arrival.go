@@ -190,6 +190,9 @@ func (c *ConstantArrivalRate) Validate() error {
 // MaxDuration implements Config.
 func (c *ConstantArrivalRate) MaxDuration() time.Duration { return c.Duration.D + c.graceful() }
 
+// Plan implements Config.
+func (c *ConstantArrivalRate) Plan() Plan { return Plan{Duration: c.Duration.D} }
+
 // Describe implements Config.
 func (c *ConstantArrivalRate) Describe() string {
 	return fmt.Sprintf("%s iterations per %s for %s, %s", num(c.Rate), c.unit(), c.Duration.D, c.describe())
@@ -244,6 +247,9 @@ func (c *RampingArrivalRate) Validate() error {
 func (c *RampingArrivalRate) MaxDuration() time.Duration {
 	return stagesDuration(c.Stages) + c.graceful()
 }
+
+// Plan implements Config.
+func (c *RampingArrivalRate) Plan() Plan { return Plan{Duration: stagesDuration(c.Stages)} }
 
 // Describe implements Config.
 func (c *RampingArrivalRate) Describe() string {

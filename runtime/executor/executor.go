@@ -62,10 +62,22 @@ type Config interface {
 	MaxDuration() time.Duration
 	// Describe is a one-line human description for banners and inspect.
 	Describe() string
+	// Plan is what the executor is set to do, for a live view's progress.
+	Plan() Plan
 	// NewExecutor returns the executor that runs this configuration. seed
 	// drives the random arrival processes (see SeedFor); the others
 	// ignore it.
 	NewExecutor(seed uint64) Executor
+}
+
+// Plan is what an executor is set to do: it starts iterations for
+// Duration (its maxDuration for the iteration-based executors, which may
+// end sooner), then lets those still running finish within its graceful
+// stop. Iterations is how many iterations an iteration-based executor
+// runs in all; 0 for the others, whose Duration is the whole plan.
+type Plan struct {
+	Duration   time.Duration
+	Iterations int64
 }
 
 // Executor runs a scenario's iterations.

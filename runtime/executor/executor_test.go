@@ -239,3 +239,25 @@ func TestNoIterationStartsOnceInterrupted(t *testing.T) {
 		t.Errorf("iterations interrupted: %v; starting stopped: %v; want both", iter.Err(), start.Err())
 	}
 }
+
+// Each executor's plan is the duration it starts iterations for and, for
+// the iteration-based ones, the iterations it runs in all.
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name, js string
+		want     Plan
+	}{
+		{"constant-vus", `{"vus":3,"duration":"20s"}`, Plan{Duration: 20 * time.Second}},
+		{"ramping-vus", `{"stages":[{"duration":"10s","target":5},{"duration":"5s","target":0}]}`, Plan{Duration: 15 * time.Second}},
+		{"constant-arrival-rate", `{"rate":10,"duration":"1m","preAllocatedVUs":2}`, Plan{Duration: time.Minute}},
+		{"ramping-arrival-rate", `{"preAllocatedVUs":2,"stages":[{"duration":"30s","target":10},{"duration":"30s","target":10}]}`, Plan{Duration: time.Minute}},
+		{"shared-iterations", `{"vus":2,"iterations":10}`, Plan{Duration: DefaultMaxDuration, Iterations: 10}},
+		{"per-vu-iterations", `{"vus":3,"iterations":4,"maxDuration":"90s"}`, Plan{Duration: 90 * time.Second, Iterations: 12}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := decode(t, tc.name, tc.js).Plan(); got != tc.want {
+				t.Errorf("Plan() = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

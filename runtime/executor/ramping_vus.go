@@ -66,6 +66,9 @@ func (c *RampingVUs) PreAllocatedVUs() int { return c.MaxVUs() }
 // MaxDuration implements Config.
 func (c *RampingVUs) MaxDuration() time.Duration { return stagesDuration(c.Stages) + c.graceful() }
 
+// Plan implements Config.
+func (c *RampingVUs) Plan() Plan { return Plan{Duration: stagesDuration(c.Stages)} }
+
 // Describe implements Config.
 func (c *RampingVUs) Describe() string {
 	return fmt.Sprintf("up to %d looping VUs over %s for %s, from %d (gracefulRampDown %s, gracefulStop %s)",

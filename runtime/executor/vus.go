@@ -35,6 +35,9 @@ func (c *ConstantVUs) MaxVUs() int { return c.VUs }
 // MaxDuration implements Config.
 func (c *ConstantVUs) MaxDuration() time.Duration { return c.Duration.D + c.graceful() }
 
+// Plan implements Config.
+func (c *ConstantVUs) Plan() Plan { return Plan{Duration: c.Duration.D} }
+
 // Describe implements Config.
 func (c *ConstantVUs) Describe() string {
 	return fmt.Sprintf("%d looping VUs for %s (gracefulStop %s)", c.VUs, c.Duration.D, c.graceful())
@@ -102,6 +105,16 @@ func (c *iterationLimits) PreAllocatedVUs() int { return c.VUs }
 
 // MaxDuration implements Config.
 func (c *iterationLimits) MaxDuration() time.Duration { return c.limit() + c.graceful() }
+
+// Plan implements Config.
+func (c *SharedIterations) Plan() Plan {
+	return Plan{Duration: c.limit(), Iterations: int64(c.Iterations)}
+}
+
+// Plan implements Config: each VU runs Iterations.
+func (c *PerVUIterations) Plan() Plan {
+	return Plan{Duration: c.limit(), Iterations: int64(c.Iterations) * int64(c.VUs)}
+}
 
 // SharedIterations shares a total number of iterations among VUs: faster
 // VUs run more of them.

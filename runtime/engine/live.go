@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Phase is where a scenario stands in a run, for a live view.
+type Phase string
+
+// The phases of a scenario, in the order it goes through them. A scenario
+// without warmup skips PhaseWarmup; one stopped early goes from any phase
+// to PhaseDone.
+const (
+	// PhaseWaiting: it has not started yet (its startTime is ahead).
+	PhaseWaiting Phase = "waiting"
+	// PhaseWarmup: it runs its warmup, which no figure counts.
+	PhaseWarmup Phase = "warmup"
+	// PhaseRunning: it starts measured iterations.
+	PhaseRunning Phase = "running"
+	// PhaseGracefulStop: its planned duration is over and it waits for
+	// the iterations still running, up to its gracefulStop.
+	PhaseGracefulStop Phase = "graceful stop"
+	// PhaseDone: its executor returned.
+	PhaseDone Phase = "done"
+)
+
+// ScenarioProgress is one scenario's part of Progress.
+type ScenarioProgress struct {
+	Name  string
+	Phase Phase
+	// Elapsed is how long the scenario has run: 0 while it waits, its
+	// whole run once done.
+	Elapsed time.Duration
+	// StartTime is its startTime option.
+	StartTime time.Duration
+	// Duration and Iterations are its executor's plan (executor.Plan):
+	// how long it starts iterations, and for the iteration-based
+	// executors how many they run in all (0 for the others).
+	Duration   time.Duration
+	Iterations int64
+	// IterationsEnded counts its iterations that ended, warmup and
+	// interrupted ones included.
+	IterationsEnded int64
+	// ActiveVUs are the VUs running one of its iterations; MaxVUs the
+	// most it may use.
+	ActiveVUs int64
+	MaxVUs    int
+}
+
+// Fraction is how much of the scenario's plan is done, from 0 to 1: the
+// iterations ended out of those planned for an iteration-based executor
+// (or the time out of its maxDuration, when that is further), the time
+// out of its duration for the others. It is 1 once done.
+func (s ScenarioProgress) Fraction() float64 {
+	if s.Phase == PhaseDone {
+		return 1
+	}
+	f := 0.0
+	if s.Duration > 0 {
+		f = float64(s.Elapsed) / float64(s.Duration)
+	}
+	if s.Iterations > 0 {
+		f = max(f, float64(s.IterationsEnded)/float64(s.Iterations))
+	}
+	return min(f, 1)
+}
+
+// Remaining estimates how long the scenario has left before its planned
+// end (its graceful stop not included): the rest of its duration, or for
+// an iteration-based executor the time its remaining iterations take at
+// the pace so far when that ends sooner. ok is false while it waits, once
+// done or past its planned end, and for an iteration-based executor with
+// no iteration ended yet.
+func (s ScenarioProgress) Remaining() (left time.Duration, ok bool) {
+	if s.Phase == PhaseWaiting || s.Phase == PhaseDone || s.Elapsed >= s.Duration {
+		return 0, false
+	}
+	left = s.Duration - s.Elapsed
+	if s.Iterations > 0 {
+		if s.IterationsEnded == 0 {
+			return 0, false
+		}
+		rest := s.Iterations - s.IterationsEnded
+		left = min(left, time.Duration(float64(s.Elapsed)*float64(rest)/float64(s.IterationsEnded)))
+	}
+	return left, true
+}
+
+// scenarioLive counts what a live view reads of one running scenario. The
+// VUs bound to the scenario update it at the start and end of every
+// iteration (two atomic additions); Progress reads it.
+type scenarioLive struct {
+	// warmup is the scenario's warmup gate, which its VUs claim
+	// iterations of.
+	warmup *warmupGate
+	// start and end are the UnixNano of the executor's start and of its
+	// return; 0 before.
+	start, end atomic.Int64
+	active     atomic.Int64
+	iterations atomic.Int64
+}
+
+// progress reads l as the progress of scenario sc at now.
+func (l *scenarioLive) progress(sc *Scenario, now time.Time) ScenarioProgress {
+	plan := sc.Config.Plan()
+	p := ScenarioProgress{
+		Name: sc.Name, Duration: plan.Duration, StartTime: sc.StartTime, Iterations: plan.Iterations,
+		IterationsEnded: l.iterations.Load(), ActiveVUs: l.active.Load(), MaxVUs: sc.Config.MaxVUs(),
+	}
+	start, end := l.start.Load(), l.end.Load()
+	switch {
+	case start == 0:
+		p.Phase = PhaseWaiting
+		return p
+	case end != 0:
+		p.Phase, p.Elapsed = PhaseDone, time.Duration(end-start)
+		return p
+	}
+	p.Elapsed = now.Sub(time.Unix(0, start))
+	switch {
+	case l.warmup.warming(time.Unix(0, start), now):
+		p.Phase = PhaseWarmup
+	case p.Elapsed >= p.Duration:
+		p.Phase = PhaseGracefulStop
+	default:
+		p.Phase = PhaseRunning
+	}
+	return p
+}

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// A scenario's progress goes through its phases as the run goes: waiting
+// before its startTime, warmup, running, graceful stop while its last
+// iterations finish, done; its fraction and remaining time follow its
+// duration, or its iterations for an iteration-based executor. Time is the
+// bubble's, so each reading is at an exact offset from the start.
+func TestScenarioProgressFollowsTheRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := load(t, testConfig(t, `
+import { sleep } from 'llmrun';
+export const options = {
+  scenarios: {
+    first: { executor: 'constant-vus', vus: 2, duration: '1s', warmup: '400ms', gracefulStop: '2s' },
+    second: { executor: 'per-vu-iterations', vus: 1, iterations: 4, startTime: '3s', exec: 'slow' },
+  },
+};
+export default function () { sleep(0.3); }
+export function slow() { sleep(0.5); }
+`, nil, nil))
+		type reading struct {
+			at    time.Duration
+			first ScenarioProgress
+			sec   ScenarioProgress
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, err := e.Run(context.Background()); err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}()
+		// The scenarios start once the VUs are initialised, which takes no
+		// time in the bubble.
+		synctest.Wait()
+		start := time.Now()
+		var readings []reading
+		for _, at := range []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, 1100 * time.Millisecond, 2 * time.Second, 3600 * time.Millisecond} {
+			time.Sleep(at - time.Since(start))
+			synctest.Wait()
+			p := e.Progress()
+			if len(p.Scenarios) != 2 {
+				t.Fatalf("Progress has %d scenarios, want 2", len(p.Scenarios))
+			}
+			readings = append(readings, reading{at, p.Scenarios[0], p.Scenarios[1]})
+		}
+		<-done
+		end := e.Progress().Scenarios
+
+		for _, r := range readings {
+			if r.first.Name != "first" || r.sec.Name != "second" {
+				t.Fatalf("scenarios %q, %q: want first, second in the options' order", r.first.Name, r.sec.Name)
+			}
+		}
+		want := []struct {
+			first, second Phase
+		}{
+			{PhaseWarmup, PhaseWaiting},
+			{PhaseRunning, PhaseWaiting},
+			{PhaseGracefulStop, PhaseWaiting},
+			{PhaseDone, PhaseWaiting},
+			{PhaseDone, PhaseRunning},
+		}
+		for i, r := range readings {
+			if r.first.Phase != want[i].first || r.sec.Phase != want[i].second {
+				t.Errorf("at %v: phases %q, %q; want %q, %q", r.at, r.first.Phase, r.sec.Phase, want[i].first, want[i].second)
+			}
+		}
+		mid := readings[1].first
+		if mid.Elapsed != 500*time.Millisecond || mid.Fraction() != 0.5 || mid.ActiveVUs != 2 || mid.MaxVUs != 2 {
+			t.Errorf("first at 500ms: elapsed %v, fraction %v, VUs %d/%d; want 500ms, 0.5, 2/2", mid.Elapsed, mid.Fraction(), mid.ActiveVUs, mid.MaxVUs)
+		}
+		if left, ok := mid.Remaining(); !ok || left != 500*time.Millisecond {
+			t.Errorf("first at 500ms: remaining %v, %v; want 500ms", left, ok)
+		}
+		if _, ok := readings[2].first.Remaining(); ok {
+			t.Error("first in its graceful stop has a remaining time; want none")
+		}
+		// Two VUs, 300 ms iterations started until 1 s: 4 each.
+		if d := readings[3].first; d.Elapsed != 1200*time.Millisecond || d.IterationsEnded != 8 || d.Fraction() != 1 || d.ActiveVUs != 0 {
+			t.Errorf("first once done: elapsed %v, %d iterations, fraction %v, %d VUs active; want 1.2s, 8, 1, 0", d.Elapsed, d.IterationsEnded, d.Fraction(), d.ActiveVUs)
+		}
+		if w := readings[0].sec; w.StartTime != 3*time.Second || w.Fraction() != 0 {
+			t.Errorf("second while waiting: startTime %v, fraction %v; want 3s, 0", w.StartTime, w.Fraction())
+		}
+		// 600 ms into second: one 500 ms iteration of 4 ended.
+		s := readings[4].sec
+		if s.Iterations != 4 || s.IterationsEnded != 1 || s.Fraction() != 0.25 {
+			t.Errorf("second at 3.6s: %d of %d iterations, fraction %v; want 1 of 4, 0.25", s.IterationsEnded, s.Iterations, s.Fraction())
+		}
+		if left, ok := s.Remaining(); !ok || left != 1800*time.Millisecond {
+			t.Errorf("second at 3.6s: remaining %v, %v; want 1.8s (3 iterations at 600ms each so far)", left, ok)
+		}
+		if end[0].Phase != PhaseDone || end[1].Phase != PhaseDone || end[1].IterationsEnded != 4 {
+			t.Errorf("at the end: %q, %q with %d iterations; want done, done with 4", end[0].Phase, end[1].Phase, end[1].IterationsEnded)
+		}
+	})
+}
+
+func TestScenarioProgressFractionAndRemaining(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		p        ScenarioProgress
+		fraction float64
+		left     time.Duration
+		ok       bool
+	}{
+		{"waiting", ScenarioProgress{Phase: PhaseWaiting, Duration: time.Minute}, 0, 0, false},
+		{"by duration", ScenarioProgress{Phase: PhaseRunning, Duration: time.Minute, Elapsed: 15 * time.Second}, 0.25, 45 * time.Second, true},
+		{"graceful stop", ScenarioProgress{Phase: PhaseGracefulStop, Duration: time.Minute, Elapsed: 70 * time.Second}, 1, 0, false},
+		{"iterations, none ended yet", ScenarioProgress{Phase: PhaseRunning, Duration: 10 * time.Minute, Iterations: 10, Elapsed: time.Second}, 1.0 / 600, 0, false},
+		{"iterations ahead of time", ScenarioProgress{Phase: PhaseRunning, Duration: 10 * time.Minute, Iterations: 10, IterationsEnded: 5, Elapsed: 10 * time.Second}, 0.5, 10 * time.Second, true},
+		{"maxDuration nearer than the iterations", ScenarioProgress{Phase: PhaseRunning, Duration: 20 * time.Second, Iterations: 100, IterationsEnded: 10, Elapsed: 15 * time.Second}, 0.75, 5 * time.Second, true},
+		{"done early", ScenarioProgress{Phase: PhaseDone, Duration: time.Minute, Elapsed: time.Second}, 1, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.Fraction(); got != tc.fraction {
+				t.Errorf("Fraction() = %v, want %v", got, tc.fraction)
+			}
+			left, ok := tc.p.Remaining()
+			if left != tc.left || ok != tc.ok {
+				t.Errorf("Remaining() = %v, %v; want %v, %v", left, ok, tc.left, tc.ok)
+			}
+		})
+	}
+}
