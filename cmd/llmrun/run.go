@@ -20,6 +20,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -64,6 +65,7 @@ type runFlags struct {
 	testID        string
 	slo           string
 	quiet         bool
+	progressEvery time.Duration
 	noColor       bool
 	noPreflight   bool
 }
@@ -87,7 +89,8 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.tags, "tag", nil, "add KEY=VALUE to every sample and stored point (repeatable)")
 	fs.StringVar(&f.slo, "slo", "", "serving-level objective for the capacity verdict of a sweep and the report, e.g. ttft_p99=2000,tpot_p99=50 (ms)")
 	fs.StringVar(&f.testID, "testid", "", "name of the test whose runs are compared over time in InfluxDB (default: the script's file name without extension)")
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live progress line")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live view")
+	fs.DurationVar(&f.progressEvery, "progress-interval", console.DefaultProgressInterval, "how often the live view prints a line per scenario when stderr is not a terminal (a CI log)")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "send no preflight request: by default one small request to each known target checks it answers before any VU starts, and a failure no load can fix stops the run (exit 110)")
 }
@@ -103,20 +106,28 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if !ok {
 		return code
 	}
+	if f.progressEvery <= 0 {
+		fmt.Fprintf(stderr, "llmrun run: --progress-interval must be positive, got %s\n", f.progressEvery)
+		return exitUsage
+	}
+	// The script's console output and the run's warnings go through the
+	// screen, which keeps them clear of the live view.
+	screen := console.NewScreen(stderr)
 	return outcomeCode(runner.Run(ctx, runner.Config{
-		Engine:        a.engineConfig(fs, f, stderr),
-		SeedDrawn:     a.seedDrawn,
-		TestID:        f.testID,
-		SLO:           a.slo,
-		Outputs:       f.outs,
-		SummaryExport: f.summaryExport,
-		Getenv:        getenv,
-		NoPreflight:   f.noPreflight,
-		Stdout:        stdout,
-		Stderr:        stderr,
-		Quiet:         f.quiet,
-		Color:         useColor(f.noColor, stdout, getenv),
-		Version:       version(),
+		Engine:           a.engineConfig(fs, f, screen),
+		SeedDrawn:        a.seedDrawn,
+		TestID:           f.testID,
+		SLO:              a.slo,
+		Outputs:          f.outs,
+		SummaryExport:    f.summaryExport,
+		Getenv:           getenv,
+		NoPreflight:      f.noPreflight,
+		Stdout:           stdout,
+		Stderr:           screen,
+		Quiet:            f.quiet,
+		ProgressInterval: f.progressEvery,
+		Color:            useColor(f.noColor, stdout, getenv),
+		Version:          version(),
 	}))
 }
 

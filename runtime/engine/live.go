@@ -39,6 +39,9 @@ type ScenarioProgress struct {
 	// executors how many they run in all (0 for the others).
 	Duration   time.Duration
 	Iterations int64
+	// Measured is how long its measured part has run: Elapsed without
+	// its warmup (0 during the warmup), what its figures are over.
+	Measured time.Duration
 	// IterationsEnded counts its iterations that ended, warmup and
 	// interrupted ones included.
 	IterationsEnded int64
@@ -114,12 +117,18 @@ func (l *scenarioLive) progress(sc *Scenario, now time.Time) ScenarioProgress {
 		p.Phase = PhaseWaiting
 		return p
 	case end != 0:
+		endTime := time.Unix(0, end)
 		p.Phase, p.Elapsed = PhaseDone, time.Duration(end-start)
+		p.Measured = endTime.Sub(l.warmup.measuredStart(endTime))
 		return p
 	}
 	p.Elapsed = now.Sub(time.Unix(0, start))
+	warming := l.warmup.warming(time.Unix(0, start), now)
+	if !warming {
+		p.Measured = now.Sub(l.warmup.measuredStart(now))
+	}
 	switch {
-	case l.warmup.warming(time.Unix(0, start), now):
+	case warming:
 		p.Phase = PhaseWarmup
 	case p.Elapsed >= p.Duration:
 		p.Phase = PhaseGracefulStop

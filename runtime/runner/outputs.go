@@ -14,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/html"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/output/prometheus"
@@ -190,15 +191,18 @@ func outputLosses(reports []summary.OutputReport) []string {
 	return lines
 }
 
-// fanOut passes each request record to the timeline and the outputs.
+// fanOut passes each request record to the timeline, the console's live
+// view and the outputs.
 type fanOut struct {
 	timeline *timeline.Recorder
+	console  *console.Console
 	outputs  outputSet
 }
 
 // AddRequest implements llm.RequestSink.
 func (s *fanOut) AddRequest(r *llm.Record) {
 	s.timeline.AddRequest(r)
+	s.console.AddRequest(r)
 	s.outputs.AddRequest(r)
 }
 

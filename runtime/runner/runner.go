@@ -59,12 +59,17 @@ type Config struct {
 	Getenv func(string) string
 	// NoPreflight sends no preflight request before the run.
 	NoPreflight bool
-	// Stdout gets the banner and the summary, Stderr the progress line
-	// and what went wrong; nil discards.
+	// Stdout gets the banner and the summary, Stderr the live view and
+	// what went wrong; nil discards.
 	Stdout, Stderr io.Writer
-	// Quiet leaves out the banner and the progress line; Color paints the
+	// Quiet leaves out the banner and the live view; Color paints the
 	// console.
 	Quiet, Color bool
+	// ProgressInterval is how often the live view prints its lines when
+	// Stderr is not a terminal (console.DefaultProgressInterval when 0).
+	// Stderr may be a *console.Screen, shared with the engine's logger,
+	// to keep what the logger writes clear of the view on a terminal.
+	ProgressInterval time.Duration
 	// Version is llmrun's, for the banner and the summary.
 	Version string
 }
@@ -181,7 +186,9 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 		return verdict, false
 	}
 	r.outputs, r.results = outputs, results
-	r.console = &console.Console{Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr, Style: textfmt.Style{Color: r.cfg.Color}, Quiet: r.cfg.Quiet}
+	r.console = &console.Console{Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr, Style: textfmt.Style{Color: r.cfg.Color}, Quiet: r.cfg.Quiet,
+		ProgressInterval: r.cfg.ProgressInterval}
+	r.sinks.console = r.console
 	r.info = output.Run{ID: newRunID(), TestID: r.cfg.TestID, Tags: r.cfg.Engine.Tags}
 	if r.info.TestID == "" {
 		r.info.TestID = defaultTestID(r.cfg.Engine.ScriptPath)

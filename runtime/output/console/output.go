@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -26,8 +27,13 @@ import (
 type Console struct {
 	Stdout, Stderr io.Writer
 	Style          textfmt.Style
-	// Quiet leaves out the banner and the progress line.
+	// Quiet leaves out the banner and the live view.
 	Quiet bool
+	// ProgressInterval is how often the live view prints its lines when
+	// Stderr is not a terminal; 0 means DefaultProgressInterval.
+	ProgressInterval time.Duration
+
+	live atomic.Pointer[Live]
 }
 
 var _ output.SummaryWriter = (*Console)(nil)
@@ -51,17 +57,40 @@ type Banner struct {
 	Probes []llm.Probe
 }
 
-// Start prints the banner, unless quiet, and starts the progress line,
-// which read reads, when Stderr is a terminal; stop stops it.
+// Start prints the banner, unless quiet, and starts the live view, which
+// read reads: on a terminal a block redrawn in place, otherwise a line per
+// scenario every ProgressInterval; stop stops it. Requests reach the view
+// through AddRequest. When Stderr is a *Screen, whatever else writes
+// through it during the run (logs, warnings) is kept clear of the block.
 func (c *Console) Start(b Banner, read func() engine.Progress) (stop func()) {
 	if c.Quiet {
 		return func() {}
 	}
 	printBanner(c.Stdout, b)
-	if !IsTerminal(c.Stderr) {
-		return func() {}
+	scr, ok := c.Stderr.(*Screen)
+	if !ok {
+		scr = NewScreen(c.Stderr)
 	}
-	return startProgress(c.Stderr, read)
+	terminal := IsTerminal(scr.w)
+	interval := c.ProgressInterval
+	if interval <= 0 {
+		interval = DefaultProgressInterval
+	}
+	window := LiveWindow
+	if !terminal {
+		window = interval
+	}
+	live := NewLive(time.Now(), window)
+	c.live.Store(live)
+	return startLive(scr, live, read, terminal, interval)
+}
+
+// AddRequest passes a request that ended to the live view, once started;
+// it implements llm.RequestSink.
+func (c *Console) AddRequest(r *llm.Record) {
+	if live := c.live.Load(); live != nil {
+		live.AddRequest(r)
+	}
 }
 
 // WriteSummary prints the end-of-run summary; it implements
@@ -106,24 +135,50 @@ func printBanner(w io.Writer, b Banner) {
 	}
 }
 
-// startProgress prints a live progress line on w until stopped, its
-// output tok/s over the last few seconds (ProgressWindow).
-func startProgress(w io.Writer, read func() engine.Progress) func() {
+// DefaultProgressInterval is how often the live view prints its lines
+// when Stderr is not a terminal (a CI log).
+const DefaultProgressInterval = 10 * time.Second
+
+// redrawEvery is how often the terminal's live view is drawn again.
+const redrawEvery = 500 * time.Millisecond
+
+// startLive runs the live view on scr until stopped: on a terminal a
+// block drawn again in place every redrawEvery, otherwise a line per
+// scenario every interval.
+func startLive(scr *Screen, live *Live, read func() engine.Progress, terminal bool, interval time.Duration) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
+		every := redrawEvery
+		if !terminal {
+			every = interval
+		}
+		t := time.NewTicker(every)
 		defer t.Stop()
 		var meter ProgressMeter
+		ended := map[string]bool{}
 		for {
 			select {
 			case <-done:
-				fmt.Fprint(w, "\r\x1b[K")
+				scr.show(nil)
+				if !terminal {
+					// The scenarios that ended since the last lines.
+					for _, line := range live.Lines(read(), ended) {
+						fmt.Fprintln(scr, line)
+					}
+				}
 				return
 			case <-t.C:
-				fmt.Fprintf(w, "\r\x1b[K%s", meter.Line(read()))
+				p := read()
+				if terminal {
+					scr.show(live.Block(p, &meter, terminalWidth(scr.w)))
+					continue
+				}
+				for _, line := range live.Lines(p, ended) {
+					fmt.Fprintln(scr, line)
+				}
 			}
 		}
 	}()
@@ -145,8 +200,11 @@ func RenderJSON(summaryJSON []byte, color bool) (string, error) {
 	return b.String(), nil
 }
 
-// IsTerminal says whether w is a terminal.
+// IsTerminal says whether w is a terminal (or a Screen on one).
 func IsTerminal(w io.Writer) bool {
+	if scr, ok := w.(*Screen); ok {
+		w = scr.w
+	}
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

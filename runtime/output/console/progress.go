@@ -15,10 +15,12 @@ const ProgressWindow = 3 * time.Second
 
 // ProgressMeter formats the one-line live status of a run from readings
 // of its progress taken one after the other. The output tok/s is that of
-// the last ProgressWindow: the tokens that arrived since the reading
-// ProgressWindow ago (or since the start, early in the run), over the
-// time between. The zero value is ready; one goroutine uses it.
+// the last Window: the tokens that arrived since the reading Window ago
+// (or since the start, early in the run), over the time between. The zero
+// value is ready; one goroutine uses it.
 type ProgressMeter struct {
+	// Window is how far back the rate looks; zero means ProgressWindow.
+	Window time.Duration
 	// readings are those still needed, oldest first: the last one taken
 	// ProgressWindow or more before the newest, and those after it.
 	readings []tokenReading
@@ -43,8 +45,12 @@ func (m *ProgressMeter) rate(elapsed time.Duration, tokens int64) float64 {
 		m.readings = append(m.readings, tokenReading{})
 	}
 	m.readings = append(m.readings, tokenReading{elapsed, tokens})
+	window := m.Window
+	if window == 0 {
+		window = ProgressWindow
+	}
 	drop := 0
-	for drop+1 < len(m.readings) && m.readings[drop+1].elapsed <= elapsed-ProgressWindow {
+	for drop+1 < len(m.readings) && m.readings[drop+1].elapsed <= elapsed-window {
 		drop++
 	}
 	m.readings = append(m.readings[:0], m.readings[drop:]...)

@@ -1,0 +1,107 @@
+package console
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/engine"
+)
+
+// record is a request of scenario that ended at the run's second at, with
+// a TTFT (ms), or failed with class.
+func record(tags *metrics.TagSet, start time.Time, at time.Duration, ttft float64, class string) *llm.Record {
+	r := &llm.Record{Time: start.Add(at), Tags: tags, OK: class == "", ErrorClass: class, TTFT: ttft, E2E: 2 * ttft, OutputTokens: 10}
+	return r
+}
+
+// The live view's figures of a running scenario are those of its last
+// window only, of a finished one its whole measured run; a waiting one
+// has none; errors are listed by class, most first.
+func TestLiveFigures(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := NewLive(start, 5*time.Second)
+	c1 := metrics.NewTagSet(map[string]string{"scenario": "c1"})
+	c2 := metrics.NewTagSet(map[string]string{"scenario": "c2", "model": "m"})
+	// c1 ran from 0 to 10 s: 10 requests at 100 ms.
+	for i := range 10 {
+		l.AddRequest(record(c1, start, time.Duration(i)*time.Second+500*time.Millisecond, 100, ""))
+	}
+	// c2 runs from 10 s: its early slow requests, some added after later
+	// ones, fall out of its window; the last 5 s have 4 at 200-230 ms
+	// (p50 210, as the summary's percentiles have it) and 3 failures:
+	// 7 requests in 5 s.
+	for i := range 4 {
+		l.AddRequest(record(c2, start, 11*time.Second, 900, ""))
+		l.AddRequest(record(c2, start, 16*time.Second+time.Duration(i)*time.Second, 200+10*float64(i), ""))
+	}
+	l.AddRequest(record(c2, start, 17*time.Second, 0, "timeout"))
+	l.AddRequest(record(c2, start, 18*time.Second, 0, "timeout"))
+	l.AddRequest(record(c2, start, 19*time.Second, 0, "http_5xx"))
+
+	p := engine.Progress{
+		Elapsed: 20 * time.Second, MaxVUs: 8, ActiveVUs: 4, Requests: 21, Failed: 3, OutputTokens: 1500,
+		Arrived: []engine.TokenCount{{Scenario: "c1", Model: "m", Tokens: 1000}, {Scenario: "c2", Model: "m", Tokens: 500}},
+		Scenarios: []engine.ScenarioProgress{
+			{Name: "c1", Phase: engine.PhaseDone, Elapsed: 10 * time.Second, Measured: 10 * time.Second, Duration: 10 * time.Second, MaxVUs: 4},
+			{Name: "c2", Phase: engine.PhaseRunning, Elapsed: 10 * time.Second, Measured: 10 * time.Second, Duration: 40 * time.Second, ActiveVUs: 4, MaxVUs: 4},
+			{Name: "c3", Phase: engine.PhaseWaiting, StartTime: 50 * time.Second, Duration: 10 * time.Second, MaxVUs: 4},
+		},
+	}
+	var meter ProgressMeter
+	got := l.Block(p, &meter, 0)
+	want := []string{
+		"running     20s  VUs 4/8  requests 21  failed 3  output 75 tok/s  scenarios 1/3 done",
+		"scenario  phase    progress                   VUs  req/s  tok/s  TTFT p50/p99  errors",
+		"c1        done     ████████████ 100%          0/4  1      100    100/100 ms    0 errors",
+		"c2        running  ███░░░░░░░░░  25% ETA 30s  4/4  1.40   50     210.0/230 ms  timeout 2, http_5xx 1",
+		"c3        waiting  starts in 30s              0/4  -      -      -             -",
+		"figures of the last 5s; of its whole run once a scenario is done",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Block:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if cut := l.Block(p, &meter, 40); len([]rune(cut[3])) != 39 || !strings.HasPrefix(cut[3], "c2        running  ███") {
+		t.Errorf("Block cut to 40 columns: %q, want 39 runes of the c2 row", cut[3])
+	}
+
+	ended := map[string]bool{}
+	lines := l.Lines(p, ended)
+	wantLines := []string{
+		"[20s] c1: done 100%, VUs 0/4, 1 req/s, 100 tok/s, TTFT 100/100 ms, 0 errors (whole run)",
+		"[20s] c2: running 25% ETA 30s, VUs 4/4, 1.40 req/s, 50 tok/s, TTFT 210.0/230 ms, timeout 2, http_5xx 1 (last 5s)",
+	}
+	if strings.Join(lines, "\n") != strings.Join(wantLines, "\n") {
+		t.Errorf("Lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"))
+	}
+	// A finished scenario's line is printed once.
+	if again := l.Lines(p, ended); len(again) != 1 || !strings.HasPrefix(again[0], "[20s] c2: running") {
+		t.Errorf("Lines again: %q, want only c2's", again)
+	}
+}
+
+// A write to the screen goes above the live view's block: the block is
+// erased (cursor up to its first line, cleared to the end of the screen),
+// the write made, the block drawn again; without a block, writes pass
+// through untouched.
+func TestScreenKeepsWritesClearOfTheBlock(t *testing.T) {
+	var out strings.Builder
+	scr := NewScreen(&out)
+	scr.Write([]byte("before\n"))
+	scr.show([]string{"line 1", "line 2", "line 3"})
+	scr.Write([]byte("a log line\n"))
+	scr.show([]string{"new 1", "new 2"})
+	scr.show(nil)
+	scr.Write([]byte("after\n"))
+	want := "before\n" +
+		"line 1\nline 2\nline 3" +
+		"\r\x1b[2A\x1b[J" + "a log line\n" + "line 1\nline 2\nline 3" +
+		"\r\x1b[2A\x1b[J" + "new 1\nnew 2" +
+		"\r\x1b[1A\x1b[J" +
+		"after\n"
+	if out.String() != want {
+		t.Errorf("screen wrote\n%q\nwant\n%q", out.String(), want)
+	}
+}
