@@ -278,7 +278,8 @@ const barWidth = 12
 func (r scenarioRow) bar(runElapsed time.Duration) string {
 	if r.p.Phase == engine.PhaseWaiting {
 		if r.p.StartTime > runElapsed {
-			return "starts in " + (r.p.StartTime - runElapsed).Truncate(time.Second).String()
+			in := r.p.StartTime - runElapsed
+			return "starts in " + (in + time.Second - 1).Truncate(time.Second).String()
 		}
 		return "waiting"
 	}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal of cols columns: the master, which
+// reads what is written to the terminal, and the terminal itself.
+func openPTY(t *testing.T, cols uint16) (master, tty *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("opening a pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	fd := int(master.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlocking the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("naming the pseudo-terminal: %v", err)
+	}
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("opening the terminal: %v", err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: cols}); err != nil {
+		t.Fatalf("sizing the terminal: %v", err)
+	}
+	return master, tty
+}
+
+// On a terminal the live view is a block redrawn in place: a heading, a
+// row per scenario with its phase and progress bar, cut to the
+// terminal's width; a finished scenario's row stays while the next runs;
+// a line the script logs comes out whole, above the block; the block is
+// erased before the summary.
+func TestLiveViewOnATerminal(t *testing.T) {
+	t.Parallel()
+	const cols = 100
+	master, tty := openPTY(t, cols)
+	var screen bytes.Buffer
+	copied := make(chan error, 1)
+	go func() {
+		// Reading the master fails (EIO) once the terminal is closed
+		// on both sides.
+		_, err := io.Copy(&screen, master)
+		copied <- err
+	}()
+	stdout, _ := tempOutput(t, "stdout")
+	code := runLive(t, stdout, tty, "run", writeLiveScript(t))
+	tty.Close()
+	<-copied
+	out := screen.String()
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	// Each drawing but the first begins by erasing the last: cursor up to
+	// its first line, clear to the end of the screen.
+	erase := regexp.MustCompile(`\r(\x1b\[\d+A)?\x1b\[J`)
+	draws := erase.Split(out, -1)
+	if len(draws) < 4 {
+		t.Fatalf("the block was drawn %d times, want several (every 500 ms of a 4 s run):\n%q", len(draws), out)
+	}
+	var finishedWhileNextRuns, logged bool
+	for _, d := range draws {
+		d = strings.ReplaceAll(d, "\r\n", "\n")
+		lines := strings.Split(d, "\n")
+		for _, line := range lines {
+			if n := len([]rune(line)); n >= cols {
+				t.Errorf("a line of %d columns on a %d-column terminal wraps: %q", n, cols, line)
+			}
+		}
+		if regexp.MustCompile(`^level=INFO msg=marker-line vu=\d+\nrunning `).MatchString(d) {
+			logged = true
+		}
+		if regexp.MustCompile(`(?m)^a +done +█+ 100%`).MatchString(d) && regexp.MustCompile(`(?m)^b +running +[█░]+ +\d+% ETA`).MatchString(d) {
+			finishedWhileNextRuns = true
+		}
+	}
+	if !strings.Contains(out, "scenario  phase") || !regexp.MustCompile(`(?m)^running +\d`).MatchString(strings.ReplaceAll(out, "\r", "\n")) {
+		t.Errorf("no heading or table header in the view:\n%q", out)
+	}
+	if !finishedWhileNextRuns {
+		t.Errorf("no drawing shows a done and b running with its bar, percent and ETA:\n%q", out)
+	}
+	if !logged {
+		t.Errorf("the script's log line does not come out whole after an erase:\n%q", out)
+	}
+	// After the last erase nothing of the view is left: the run's last
+	// words on stderr, if any, are not the block.
+	if last := draws[len(draws)-1]; strings.Contains(last, "scenario  phase") {
+		t.Errorf("the block is left on the terminal after the run:\n%q", last)
+	}
+}
