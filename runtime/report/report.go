@@ -427,10 +427,10 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO) []*Chart {
 		buildChart(requests),
 		buildChart(latency),
 		buildChart(chartSpec{
-			Name: "time-load", Title: "Load over time: active VUs and requests in flight",
+			Name: "time-load", Title: "Load over time: active VUs (wide, pale) and requests in flight",
 			Width: wideWidth, Height: height, RightMargin: true,
 			X: timeAxis, Y: axisSpec{Label: "count", Zero: true},
-			Series: []series{{Name: "active VUs", Points: vus}, {Name: "requests in flight", Points: inflight}},
+			Series: []series{{Name: "active VUs", Points: vus, Wide: true}, {Name: "requests in flight", Points: inflight}},
 			Empty:  "Load over time: no interval.",
 		}),
 	}

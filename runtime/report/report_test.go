@@ -329,6 +329,13 @@ func TestRenderSteadyRun(t *testing.T) {
 	if !strings.Contains(text(doc), "TTFT p99 ≤ 1500 ms, TPOT p99 ≤ 25.0 ms") {
 		t.Errorf("the header does not give the SLO")
 	}
+	// Active VUs and requests in flight are often equal: the VUs' line is
+	// wide and pale under the other, not hidden by it.
+	for _, line := range findAll(all["time-load"], func(n *html.Node) bool { return element("path")(n) && hasClass(n, "data") }) {
+		if name := text(line); hasClass(line, "wide") != (name == "active VUs") {
+			t.Errorf("time-load's %s line: wide %v", name, hasClass(line, "wide"))
+		}
+	}
 	// The over-time charts share their time axis.
 	var axes []string
 	for _, name := range timelineNames {

@@ -54,6 +54,9 @@ type series struct {
 	Markers bool
 	// LabelBelow puts the points' labels under their dots.
 	LabelBelow bool
+	// Wide draws the line wide and pale, so that a series drawn after it
+	// with the same values does not hide it.
+	Wide bool
 }
 
 // refLine is a reference line across the plot: an SLO (horizontal) or a
@@ -404,6 +407,9 @@ func buildChart(spec chartSpec) *Chart {
 	legendX := left
 	for i, se := range spec.Series {
 		class := "c" + strconv.Itoa(i%colours)
+		if se.Wide {
+			class += " wide"
+		}
 		ys := sy
 		if se.Right {
 			ys = sy2
