@@ -223,17 +223,36 @@ func checkSweepPage(t *testing.T, page string, s *summary.Summary) {
 		t.Errorf("the report draws a success chart flat at 100 %%")
 	}
 	// Latency over time: one marker per series and interval in which a
-	// request completed.
-	markers := 0
-	for _, p := range s.Timeline {
-		for _, v := range []float64{p.TTFTP50, p.TTFTP99, p.E2EP50, p.E2EP99} {
-			if v > 0 {
-				markers++
-			}
-		}
-	}
+	// request completed, and a line for each stretch of two or more such
+	// intervals in a row, joining nothing across an interval without one.
 	latency := page[strings.Index(page, `data-chart="time-latency"`):]
 	latency = latency[:strings.Index(latency, "</svg>")]
+	markers := 0
+	for i, value := range []func(summary.TimelinePoint) float64{
+		func(p summary.TimelinePoint) float64 { return p.TTFTP50 }, func(p summary.TimelinePoint) float64 { return p.TTFTP99 },
+		func(p summary.TimelinePoint) float64 { return p.E2EP50 }, func(p summary.TimelinePoint) float64 { return p.E2EP99 },
+	} {
+		var stretches, segments, run int
+		for k, p := range s.Timeline {
+			if value(p) > 0 {
+				markers++
+				run++
+			}
+			if value(p) <= 0 || k == len(s.Timeline)-1 {
+				if run > 1 {
+					stretches, segments = stretches+1, segments+run-1
+				}
+				run = 0
+			}
+		}
+		d := ""
+		if _, rest, ok := strings.Cut(latency, fmt.Sprintf(`<path class="data line c%d" d="`, i)); ok {
+			d, _, _ = strings.Cut(rest, `"`)
+		}
+		if m, l := strings.Count(d, "M"), strings.Count(d, "L"); m != stretches || l != segments {
+			t.Errorf("latency over time, series %d: %d stretches of %d segments, want %d of %d (timeline %+v)", i, m, l, stretches, segments, s.Timeline)
+		}
+	}
 	if n := strings.Count(latency, `<circle class="data dot`); n != markers || n == 0 {
 		t.Errorf("latency over time has %d markers, want %d, one per series and interval with a completed request", n, markers)
 	}
