@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/browsertest"
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -189,6 +191,96 @@ func TestReportOfARealSweep(t *testing.T) {
 			t.Errorf("the report has %q", bad)
 		}
 	}
+	checkSweepPage(t, string(page), readSummary(t, export))
+}
+
+// checkSweepPage checks that a sweep's report leads with its answer and
+// draws what was measured: in the page's source, and laid out by Chromium.
+func checkSweepPage(t *testing.T, page string, s *summary.Summary) {
+	t.Helper()
+	// The answer first, the pooled figures after it, saying what they are.
+	first := []string{`id="verdict"`, `id="levels"`, `data-chart="latency-throughput"`}
+	pooled := []string{`id="serving"`, `id="latency"`}
+	for _, a := range first {
+		for _, b := range pooled {
+			if i, j := strings.Index(page, a), strings.Index(page, b); i < 0 || j < 0 || i > j {
+				t.Errorf("%s (at %d) does not come before %s (at %d)", a, i, b, j)
+			}
+		}
+	}
+	if !strings.Contains(page, "All levels pooled: not the latency of any level") {
+		t.Errorf("the whole-run figures do not say that they pool the levels")
+	}
+	// The simulator fails no request: one line, not a flat chart.
+	var requests int64
+	for _, sc := range s.Scenarios {
+		requests += sc.Serving.Requests
+	}
+	if want := fmt.Sprintf(`<p class="chart-text" data-chart-text="sweep-success">success rate 100 %% throughout: %d requests, 0 failed</p>`, requests); !strings.Contains(page, want) {
+		t.Errorf("the report has no line %s", want)
+	}
+	if strings.Contains(page, `data-chart="sweep-success"`) {
+		t.Errorf("the report draws a success chart flat at 100 %%")
+	}
+	// Latency over time: one marker per series and interval in which a
+	// request completed, and a line for each stretch of two or more such
+	// intervals in a row, joining nothing across an interval without one.
+	latency := page[strings.Index(page, `data-chart="time-latency"`):]
+	latency = latency[:strings.Index(latency, "</svg>")]
+	markers := 0
+	for i, value := range []func(summary.TimelinePoint) float64{
+		func(p summary.TimelinePoint) float64 { return p.TTFTP50 }, func(p summary.TimelinePoint) float64 { return p.TTFTP99 },
+		func(p summary.TimelinePoint) float64 { return p.E2EP50 }, func(p summary.TimelinePoint) float64 { return p.E2EP99 },
+	} {
+		var stretches, segments, run int
+		for k, p := range s.Timeline {
+			if value(p) > 0 {
+				markers++
+				run++
+			}
+			if value(p) <= 0 || k == len(s.Timeline)-1 {
+				if run > 1 {
+					stretches, segments = stretches+1, segments+run-1
+				}
+				run = 0
+			}
+		}
+		d := ""
+		if _, rest, ok := strings.Cut(latency, fmt.Sprintf(`<path class="data line c%d" d="`, i)); ok {
+			d, _, _ = strings.Cut(rest, `"`)
+		}
+		if m, l := strings.Count(d, "M"), strings.Count(d, "L"); m != stretches || l != segments {
+			t.Errorf("latency over time, series %d: %d stretches of %d segments, want %d of %d (timeline %+v)", i, m, l, stretches, segments, s.Timeline)
+		}
+	}
+	if n := strings.Count(latency, `<circle class="data dot`); n != markers || n == 0 {
+		t.Errorf("latency over time has %d markers, want %d, one per series and interval with a completed request", n, markers)
+	}
+
+	t.Run("laid out", func(t *testing.T) {
+		requestsLine := `svg[data-chart="time-requests"] path.data`
+		selectors := []string{requestsLine}
+		for _, attr := range slices.Concat(first, pooled) {
+			selectors = append(selectors, "["+attr+"]")
+		}
+		boxes := browsertest.Boxes(t, browsertest.Chromium(t), page, 1280, selectors...)
+		box := func(sel string) browsertest.Box {
+			if len(boxes[sel]) == 0 {
+				t.Fatalf("no %s on the laid-out page", sel)
+			}
+			return boxes[sel][0]
+		}
+		for _, a := range first {
+			for _, b := range pooled {
+				if upper, lower := box("["+a+"]"), box("["+b+"]"); upper.Top+upper.Height > lower.Top {
+					t.Errorf("%s (y %.0f to %.0f) is not above %s (y %.0f)", a, upper.Top, upper.Top+upper.Height, b, lower.Top)
+				}
+			}
+		}
+		if line := box(requestsLine); line.Height < 10 || line.Width < 100 {
+			t.Errorf("the requests/s line is %.0f×%.0f px: not visible on its own axis", line.Width, line.Height)
+		}
+	})
 }
 
 // --slo on a run that is no sweep draws the objectives on the latency
@@ -196,7 +288,8 @@ func TestReportOfARealSweep(t *testing.T) {
 func TestReportSLOWithoutSweep(t *testing.T) {
 	t.Parallel()
 	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{Tool: "llmrun", Script: "chat.js", SLO: summary.SLO{TTFTP99: 2000}, Start: resultStart, End: resultStart.Add(time.Minute)},
-		Latency: []summary.LatencyRow{{Metric: "llm_ttft", Label: "TTFT", Count: 10, Min: 80, Max: 900, P: map[string]float64{"p50": 100, "p90": 300, "p95": 500, "p99": 800}}}}
+		Latency: []summary.LatencyRow{{Metric: "llm_ttft", Label: "TTFT", Count: 10, Min: 80, Max: 900, P: map[string]float64{"p50": 100, "p90": 300, "p95": 500, "p99": 800}},
+			{Metric: "llm_tpot", Label: "TPOT", Count: 10, Min: 10, Max: 60, P: map[string]float64{"p50": 20, "p90": 30, "p95": 35, "p99": 50}}}}
 	path := filepath.Join(t.TempDir(), "run.json")
 	f, err := os.Create(path)
 	if err != nil {

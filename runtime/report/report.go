@@ -1,12 +1,14 @@
 // Package report renders a run's result (a summary.Summary, as
 // --summary-export and the result file hold it) as one self-contained HTML
-// page: the run's metadata and serving headline, the latency table, and
-// charts drawn as inline SVG in Go (latency percentiles, the run over
-// time, and for a sweep the figures against the level and the
-// latency-throughput curve with its SLO line and capacity markers),
-// followed by errors, checks, thresholds and the per-scenario table. The
-// page needs no network access and no JavaScript; every text in it goes
-// through html/template's escaping.
+// page: the run's metadata; for a sweep, first its answer (the verdict,
+// the levels table and the latency-throughput curve with its SLO line and
+// capacity markers, then the figures against the level); the serving
+// headline, the latency table and charts drawn as inline SVG in Go
+// (latency percentiles, the run over time), labelled as pooled across
+// the levels in a sweep; then errors, checks, thresholds and the
+// per-scenario table. A chart with nothing to show is one line of text.
+// The page needs no network access and no JavaScript; every text in it
+// goes through html/template's escaping.
 package report
 
 import (
@@ -61,7 +63,9 @@ type page struct {
 	Shapes []string
 	// Alerts are warnings about the run's validity (interrupted, aborted,
 	// a client that limited it, token counts that disagree).
-	Alerts        []string
+	Alerts []string
+	// Pooled, for a sweep, says that the whole-run figures mix the levels.
+	Pooled        string
 	Headline      []field
 	Latency       table
 	LatencyCharts []*Chart
@@ -112,13 +116,14 @@ type thresholdRow struct {
 	Passed                      bool
 }
 
-// capacityView is the sweep section.
+// capacityView is the sweep section: the answer first (verdict, levels,
+// curve), then the figures against the level.
 type capacityView struct {
 	Variable string
 	Verdict  []string
 	Levels   table
-	Charts   []*Chart
 	Curve    *Chart
+	Charts   []*Chart
 }
 
 func newPage(s *summary.Summary) *page {
@@ -149,7 +154,8 @@ func newPage(s *summary.Summary) *page {
 		p.Timeline = timelineCharts(s.Timeline, slo)
 	}
 	if s.Capacity != nil {
-		p.Capacity = capacitySection(s.Capacity, slo)
+		p.Capacity = capacitySection(s, slo)
+		p.Pooled = "All levels pooled: not the latency of any level. Each level's own figures are in the levels table above; these are the whole run's, which the thresholds judge."
 	}
 	if len(s.Retries) > 0 {
 		var total int64
@@ -166,9 +172,7 @@ func newPage(s *summary.Summary) *page {
 	if s.OtherScriptErrors > 0 {
 		p.ScriptErrors = append(p.ScriptErrors, scriptError{Message: "other messages", Count: s.OtherScriptErrors})
 	}
-	if len(s.Scenarios) > 0 {
-		p.Scenarios = scenarioTable(s)
-	}
+	p.Scenarios = scenarioTable(s)
 	return p
 }
 
@@ -313,7 +317,7 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 		Title: label + " distribution: latency by percentile",
 		X:     axisSpec{Label: "percentile", Lo: 0, Hi: 100},
 		Y:     axisSpec{Label: label + " (ms)", Log: true, Zero: true},
-		Empty: "no " + label + " samples",
+		Empty: label + " distribution: no " + label + " sample.",
 	}
 	if objective > 0 {
 		spec.Refs = []refLine{{Value: objective, Label: "SLO " + label + " p99 " + textfmt.Millis(objective) + " ms", Mark: "slo"}}
@@ -348,16 +352,21 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 	return buildChart(spec)
 }
 
-// timelineCharts draws the run over time: throughput, latency and load,
-// on the same time axis.
+// timelineCharts draws the run over time: output throughput, requests
+// (and failures when there were any), latency and load, on the same time
+// axis. Requests have their own chart: their rate is the token rate over
+// the tokens per request, so on an axis of their own beside tokens the
+// two lines would lie on each other.
 func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO) []*Chart {
 	end := tl[len(tl)-1].T
+	var failed int64
 	for _, p := range tl {
 		end = max(end, p.T)
+		failed += p.Failed
 	}
 	timeAxis := axisSpec{Label: "time since start (s)", Lo: 0, Hi: end}
-	const height = 240
-	var reqs, toks, t50, t99, e50, e99, vus, inflight []point
+	const height, smallHeight = 240, 170
+	var reqs, fails, toks, t50, t99, e50, e99, vus, inflight []point
 	for _, p := range tl {
 		perSec := func(n int64) float64 {
 			if p.Seconds <= 0 {
@@ -365,48 +374,64 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO) []*Chart {
 			}
 			return float64(n) / p.Seconds
 		}
-		// Latencies are 0 in an interval where no request completed: a
-		// gap in the line, not a drop to 0.
-		lat := func(v float64) float64 {
+		// Latencies are 0 in an interval where no request completed: no
+		// point there, and no line across it.
+		lat := func(name string, v float64) point {
 			if v <= 0 {
-				return math.NaN()
+				return point{X: p.T, Y: math.NaN()}
 			}
-			return v
+			return point{X: p.T, Y: v, Tip: fmt.Sprintf("%s s: %s %s ms", textfmt.Num(p.T), name, textfmt.Millis(v))}
 		}
 		reqs = append(reqs, point{X: p.T, Y: perSec(p.Requests)})
+		fails = append(fails, point{X: p.T, Y: perSec(p.Failed)})
 		toks = append(toks, point{X: p.T, Y: perSec(p.OutputTokens)})
-		t50 = append(t50, point{X: p.T, Y: lat(p.TTFTP50)})
-		t99 = append(t99, point{X: p.T, Y: lat(p.TTFTP99)})
-		e50 = append(e50, point{X: p.T, Y: lat(p.E2EP50)})
-		e99 = append(e99, point{X: p.T, Y: lat(p.E2EP99)})
+		t50 = append(t50, lat("TTFT p50", p.TTFTP50))
+		t99 = append(t99, lat("TTFT p99", p.TTFTP99))
+		e50 = append(e50, lat("E2E p50", p.E2EP50))
+		e99 = append(e99, lat("E2E p99", p.E2EP99))
 		vus = append(vus, point{X: p.T, Y: float64(p.ActiveVUs)})
 		inflight = append(inflight, point{X: p.T, Y: float64(p.InFlight)})
 	}
 	latency := chartSpec{
-		Name: "time-latency", Title: "Latency over time: TTFT and E2E p50 and p99 per interval",
+		Name: "time-latency", Title: "Latency over time: TTFT and E2E p50 and p99 of the requests completed in each interval",
 		Width: wideWidth, Height: height, RightMargin: true,
 		X: timeAxis, Y: axisSpec{Label: "latency (ms)", Log: true, Zero: true},
-		Series: []series{{Name: "TTFT p50", Points: t50}, {Name: "TTFT p99", Points: t99}, {Name: "E2E p50", Points: e50}, {Name: "E2E p99", Points: e99}},
-		Empty:  "no request completed",
+		Series: []series{{Name: "TTFT p50", Points: t50, Markers: true}, {Name: "TTFT p99", Points: t99, Markers: true},
+			{Name: "E2E p50", Points: e50, Markers: true}, {Name: "E2E p99", Points: e99, Markers: true}},
+		Empty: "Latency over time: no request completed.",
 	}
 	if slo.TTFTP99 > 0 {
 		latency.Refs = []refLine{sloLine(slo)}
 	}
+	requests := chartSpec{
+		Name: "time-requests", Title: "Requests over time: requests completed per second",
+		Width: wideWidth, Height: smallHeight, RightMargin: true, Legend: true,
+		X: timeAxis, Y: axisSpec{Label: "requests/s", Zero: true},
+		Series:  []series{{Name: "requests/s", Points: reqs}},
+		Caption: "No request failed.",
+		Empty:   "Requests over time: no interval.",
+	}
+	if failed > 0 {
+		requests.Title = "Requests over time: requests completed and failed per second"
+		requests.Series = append(requests.Series, series{Name: "failed/s", Points: fails})
+		requests.Caption = plural(failed, "request") + " failed."
+	}
 	return []*Chart{
 		buildChart(chartSpec{
-			Name: "time-throughput", Title: "Throughput over time: requests and output tokens per second",
-			Width: wideWidth, Height: height, RightMargin: true,
-			X: timeAxis, Y: axisSpec{Label: "requests/s", Zero: true}, Y2: axisSpec{Label: "output tok/s", Zero: true},
-			Series: []series{{Name: "requests/s", Points: reqs}, {Name: "output tok/s", Points: toks, Right: true}},
-			Empty:  "no interval",
+			Name: "time-throughput", Title: "Throughput over time: output tokens per second, counted as they arrived",
+			Width: wideWidth, Height: height, RightMargin: true, Legend: true,
+			X: timeAxis, Y: axisSpec{Label: "output tok/s", Zero: true},
+			Series: []series{{Name: "output tok/s", Points: toks}},
+			Empty:  "Throughput over time: no interval.",
 		}),
+		buildChart(requests),
 		buildChart(latency),
 		buildChart(chartSpec{
-			Name: "time-load", Title: "Load over time: active VUs and requests in flight",
+			Name: "time-load", Title: "Load over time: active VUs (wide, pale) and requests in flight",
 			Width: wideWidth, Height: height, RightMargin: true,
 			X: timeAxis, Y: axisSpec{Label: "count", Zero: true},
-			Series: []series{{Name: "active VUs", Points: vus}, {Name: "requests in flight", Points: inflight}},
-			Empty:  "no interval",
+			Series: []series{{Name: "active VUs", Points: vus, Wide: true}, {Name: "requests in flight", Points: inflight}},
+			Empty:  "Load over time: no interval.",
 		}),
 	}
 }
@@ -416,36 +441,63 @@ func sloLine(slo summary.SLO) refLine {
 	return refLine{Value: slo.TTFTP99, Label: "SLO TTFT p99 " + textfmt.Millis(slo.TTFTP99) + " ms", Mark: "slo"}
 }
 
-// capacitySection draws a sweep: its figures against the level and the
-// latency-throughput curve.
-func capacitySection(c *summary.Capacity, slo summary.SLO) *capacityView {
+// capacitySection draws a sweep: the verdict, the levels table and the
+// latency-throughput curve, then its figures against the level. The
+// table's counts, TTFT p95 and ITL p99 are the level's scenario's (the
+// stock sweeps run each level as a scenario of its own), "-" when the
+// result has no such scenario.
+func capacitySection(s *summary.Summary, slo summary.SLO) *capacityView {
+	c := s.Capacity
 	variable := orDash(c.Variable)
 	levels := slices.Clone(c.Levels)
-	slices.SortStableFunc(levels, func(a, b summary.CapacityLevel) int {
-		switch {
-		case a.Level < b.Level:
-			return -1
-		case a.Level > b.Level:
-			return 1
-		}
-		return 0
+	slices.SortStableFunc(levels, func(a, b summary.CapacityLevel) int { return cmp.Compare(a.Level, b.Level) })
+	scenarios := map[string]*summary.ScenarioSummary{}
+	for i := range s.Scenarios {
+		scenarios[s.Scenarios[i].Name] = &s.Scenarios[i]
+	}
+	withITL := slices.ContainsFunc(levels, func(l summary.CapacityLevel) bool {
+		sc := scenarios[l.Scenario]
+		return sc != nil && latencyOf(sc.Latency, "llm_itl", "p99") != "-"
 	})
 	v := &capacityView{Variable: variable}
-	v.Levels = table{Header: []string{variable, "scenario", "req/s", "out tok/s", "success", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "meets SLO", ""}, FirstFigure: 2}
+	v.Levels = table{Header: []string{variable, "scenario", "ok", "failed", "success", "req/s", "out tok/s", "TTFT p50", "TTFT p95", "TTFT p99", "TPOT p50", "TPOT p99"}, FirstFigure: 2}
+	if withITL {
+		v.Levels.Header = append(v.Levels.Header, "ITL p99")
+	}
+	// Without an SLO no level is judged: no "meets SLO" column.
+	judged := slo != (summary.SLO{})
+	if judged {
+		v.Levels.Header = append(v.Levels.Header, "meets SLO")
+	}
+	v.Levels.Header = append(v.Levels.Header, "")
+	var requests, failed int64
 	for _, l := range levels {
-		meets := "-"
-		if slo != (summary.SLO{}) {
-			meets = map[bool]string{true: "yes", false: "no"}[l.MeetsSLO]
+		ok, fails, ttft95, itl99 := "-", "-", "-", "-"
+		if sc := scenarios[l.Scenario]; sc != nil {
+			ok, fails = strconv.FormatInt(sc.Serving.OK, 10), strconv.FormatInt(sc.Serving.Failed, 10)
+			ttft95, itl99 = latencyOf(sc.Latency, "llm_ttft", "p95"), latencyOf(sc.Latency, "llm_itl", "p99")
+			requests, failed = requests+sc.Serving.Requests, failed+sc.Serving.Failed
 		}
-		v.Levels.Rows = append(v.Levels.Rows, []string{textfmt.Num(l.Level), l.Scenario, textfmt.Num(l.RequestRate), textfmt.Num(l.OutputThroughput), percent(l.SuccessRate),
-			textfmt.Millis(l.TTFTP50), textfmt.Millis(l.TTFTP99), textfmt.Millis(l.TPOTP50), textfmt.Millis(l.TPOTP99), meets, levelNote(c, l)})
+		row := []string{textfmt.Num(l.Level), l.Scenario, ok, fails, percent(l.SuccessRate), textfmt.Num(l.RequestRate), textfmt.Num(l.OutputThroughput),
+			textfmt.Millis(l.TTFTP50), ttft95, textfmt.Millis(l.TTFTP99), textfmt.Millis(l.TPOTP50), textfmt.Millis(l.TPOTP99)}
+		if withITL {
+			row = append(row, itl99)
+		}
+		if judged {
+			row = append(row, map[bool]string{true: "yes", false: "no"}[l.MeetsSLO])
+		}
+		v.Levels.Rows = append(v.Levels.Rows, append(row, levelNote(c, l)))
+	}
+	if requests == 0 {
+		requests, failed = s.Serving.Requests, s.Serving.Failed
 	}
 	v.Verdict = verdict(c, variable, slo)
 
 	// Levels usually double: a log axis when they span a factor of 8,
 	// with a tick at each.
 	levelAxis := axisSpec{Label: variable, Log: true, LogRatio: 8, Zero: true}
-	var t50, t99, tput, success, curve []point
+	var t50, t99, tput, success, curve50, curve99 []point
+	allSucceeded := len(levels) > 0
 	for _, l := range levels {
 		levelAxis.Ticks = append(levelAxis.Ticks, l.Level)
 		name := variable + " " + textfmt.Num(l.Level)
@@ -453,47 +505,21 @@ func capacitySection(c *summary.Capacity, slo summary.SLO) *capacityView {
 		t99 = append(t99, point{X: l.Level, Y: l.TTFTP99, Tip: name + ": TTFT p99 " + textfmt.Millis(l.TTFTP99) + " ms"})
 		tput = append(tput, point{X: l.Level, Y: l.OutputThroughput, Tip: name + ": " + textfmt.Num(l.OutputThroughput) + " output tok/s"})
 		success = append(success, point{X: l.Level, Y: 100 * l.SuccessRate, Tip: name + ": success rate " + percent(l.SuccessRate)})
-		curve = append(curve, point{X: l.OutputThroughput, Y: l.TTFTP99, Label: textfmt.Num(l.Level),
+		allSucceeded = allSucceeded && l.SuccessRate == 1
+		curve50 = append(curve50, point{X: l.OutputThroughput, Y: l.TTFTP50, Label: textfmt.Num(l.Level),
+			Tip: fmt.Sprintf("%s: %s output tok/s, TTFT p50 %s ms", name, textfmt.Num(l.OutputThroughput), textfmt.Millis(l.TTFTP50))})
+		curve99 = append(curve99, point{X: l.OutputThroughput, Y: l.TTFTP99, Label: textfmt.Num(l.Level),
 			Tip: fmt.Sprintf("%s: %s output tok/s, TTFT p99 %s ms", name, textfmt.Num(l.OutputThroughput), textfmt.Millis(l.TTFTP99))})
 	}
-	var levelRefs []refLine
-	if c.Saturation != nil {
-		levelRefs = append(levelRefs, refLine{Value: c.Saturation.Level, Vertical: true, Label: "saturation", Mark: "saturation"})
-	}
-	if c.MaxWithinSLO != nil {
-		levelRefs = append(levelRefs, refLine{Value: c.MaxWithinSLO.Level, Vertical: true, Label: "max within SLO", Mark: "max-within-slo"})
-	}
-	ttft := chartSpec{
-		Name: "sweep-ttft", Title: "TTFT p50 and p99 by " + variable,
-		X: levelAxis, Y: axisSpec{Label: "TTFT (ms)", Log: true, Zero: true},
-		Series: []series{{Name: "TTFT p50", Points: t50}, {Name: "TTFT p99", Points: t99}},
-		Refs:   levelRefs, Empty: "no level",
-	}
-	if slo.TTFTP99 > 0 {
-		ttft.Refs = append(slices.Clone(levelRefs), sloLine(slo))
-	}
-	v.Charts = []*Chart{
-		buildChart(ttft),
-		buildChart(chartSpec{
-			Name: "sweep-throughput", Title: "Output throughput by " + variable,
-			X: levelAxis, Y: axisSpec{Label: "output tok/s", Zero: true},
-			Series: []series{{Name: "output tok/s", Points: tput}}, Refs: levelRefs, Empty: "no level",
-		}),
-		buildChart(chartSpec{
-			Name: "sweep-success", Title: "Success rate by " + variable,
-			X: levelAxis, Y: axisSpec{Label: "success rate (%)", Lo: 0, Hi: 100},
-			Series: []series{{Name: "success rate", Points: success}}, Refs: levelRefs, Empty: "no level",
-		}),
-	}
-
 	spec := chartSpec{
-		Name: "latency-throughput", Title: "Latency against throughput: TTFT p99 by output tok/s, one point per level, labelled with its " + variable,
+		Name:    "latency-throughput",
+		Title:   "Latency against throughput: TTFT p50 and p99 by output tok/s, one point per level, joined in level order and labelled with its " + variable,
 		Caption: c.Method,
 		Width:   wideWidth, Height: 420,
 		X:      axisSpec{Label: "output tok/s", Zero: true},
-		Y:      axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true},
-		Series: []series{{Name: "TTFT p99", Points: curve}},
-		Empty:  "no level",
+		Y:      axisSpec{Label: "TTFT (ms)", Log: true, Zero: true},
+		Series: []series{{Name: "TTFT p50", Points: curve50, LabelBelow: true}, {Name: "TTFT p99", Points: curve99}},
+		Empty:  "Latency against throughput: no level.",
 	}
 	if slo.TTFTP99 > 0 {
 		spec.Refs = []refLine{sloLine(slo)}
@@ -507,7 +533,52 @@ func capacitySection(c *summary.Capacity, slo summary.SLO) *capacityView {
 			Label: fmt.Sprintf("max within SLO: %s %s, %s tok/s", variable, textfmt.Num(m.Level), textfmt.Num(m.OutputThroughput))})
 	}
 	v.Curve = buildChart(spec)
+
+	var levelRefs []refLine
+	if c.Saturation != nil {
+		levelRefs = append(levelRefs, refLine{Value: c.Saturation.Level, Vertical: true, Label: "saturation", Mark: "saturation"})
+	}
+	if c.MaxWithinSLO != nil {
+		levelRefs = append(levelRefs, refLine{Value: c.MaxWithinSLO.Level, Vertical: true, Label: "max within SLO", Mark: "max-within-slo"})
+	}
+	ttft := chartSpec{
+		Name: "sweep-ttft", Title: "TTFT p50 and p99 by " + variable,
+		X: levelAxis, Y: axisSpec{Label: "TTFT (ms)", Log: true, Zero: true},
+		Series: []series{{Name: "TTFT p50", Points: t50}, {Name: "TTFT p99", Points: t99}},
+		Refs:   levelRefs, Empty: "TTFT by " + variable + ": no level.",
+	}
+	if slo.TTFTP99 > 0 {
+		ttft.Refs = append(slices.Clone(levelRefs), sloLine(slo))
+	}
+	successChart := textChart("sweep-success", "success rate 100 % throughout: "+plural(requests, "request")+", 0 failed")
+	if !allSucceeded || failed > 0 {
+		successChart = buildChart(chartSpec{
+			Name: "sweep-success", Title: "Success rate by " + variable,
+			X: levelAxis, Y: axisSpec{Label: "success rate (%)", Lo: 0, Hi: 100},
+			Series: []series{{Name: "success rate", Points: success}}, Refs: levelRefs, Empty: "Success rate by " + variable + ": no level.",
+		})
+	}
+	v.Charts = []*Chart{
+		buildChart(ttft),
+		buildChart(chartSpec{
+			Name: "sweep-throughput", Title: "Output throughput by " + variable,
+			X: levelAxis, Y: axisSpec{Label: "output tok/s", Zero: true},
+			Series: []series{{Name: "output tok/s", Points: tput}}, Refs: levelRefs, Empty: "Output throughput by " + variable + ": no level.",
+		}),
+		successChart,
+	}
 	return v
+}
+
+// latencyOf is a percentile of a metric in latency rows, in ms, "-" when
+// the rows do not have it.
+func latencyOf(rows []summary.LatencyRow, metric, pct string) string {
+	for _, row := range rows {
+		if v, ok := row.P[pct]; ok && row.Metric == metric && row.Count > 0 {
+			return textfmt.Millis(v)
+		}
+	}
+	return "-"
 }
 
 // levelNote marks the saturation and max-within-SLO levels in the table.
@@ -595,28 +666,43 @@ func thresholdRows(s *summary.Summary) []thresholdRow {
 	return out
 }
 
-// scenarioTable is one row per scenario, as the console prints it.
+// scenarioTable is one row per scenario, as the console prints it, but
+// for a sweep's levels, which the levels table has; nil when no scenario
+// is left.
 func scenarioTable(s *summary.Summary) *table {
 	vus := map[string]int{}
 	for _, sh := range s.Meta.LoadShape {
 		vus[sh.Name] = sh.MaxVUs
 	}
+	levels := map[string]bool{}
+	if s.Capacity != nil {
+		for _, l := range s.Capacity.Levels {
+			levels[l.Scenario] = true
+		}
+	}
 	t := &table{Header: []string{"scenario", "VUs", "ok", "failed", "success", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}, FirstFigure: 1}
 	for _, sc := range s.Scenarios {
-		p := func(metric, pct string) string {
-			for _, row := range sc.Latency {
-				if row.Metric == metric {
-					return textfmt.Millis(row.P[pct])
-				}
-			}
-			return "-"
+		if levels[sc.Name] {
+			continue
 		}
+		p := func(metric, pct string) string { return latencyOf(sc.Latency, metric, pct) }
 		sv := sc.Serving
 		t.Rows = append(t.Rows, []string{sc.Name, strconv.Itoa(vus[sc.Name]), strconv.FormatInt(sv.OK, 10), strconv.FormatInt(sv.Failed, 10), percent(sv.SuccessRate),
 			textfmt.Num(sv.RequestThroughput), textfmt.Num(sv.OutputTokenThroughput),
 			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")})
 	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
 	return t
+}
+
+// plural counts n of a noun: "1 request", "2 requests".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
 
 // percent formats a ratio as a percentage.

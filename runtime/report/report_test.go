@@ -2,14 +2,11 @@ package report
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"image/png"
 	"maps"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/llmrun/llmrun/internal/browsertest"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -95,7 +93,7 @@ func sweepRun() *summary.Summary {
 		s.Meta.LoadShape = append(s.Meta.LoadShape, summary.ScenarioShape{Name: name, Executor: "constant-vus", Description: fmt.Sprintf("%.0f VUs for 1m0s", d.c), MaxVUs: int(d.c)})
 		s.Scenarios = append(s.Scenarios, summary.ScenarioSummary{Name: name,
 			Serving: summary.Serving{OK: int64(d.tput * 60 / 200), SuccessRate: d.succ, RequestThroughput: d.tput / 200, OutputTokenThroughput: d.tput},
-			Latency: []summary.LatencyRow{latencyRow("llm_ttft", "TTFT", d.t50, d.t99/d.t50)}})
+			Latency: []summary.LatencyRow{latencyRow("llm_ttft", "TTFT", d.t50, d.t99/d.t50), latencyRow("llm_itl", "ITL", 15, 1+d.c/16)}})
 	}
 	// Levels out of order in the file are drawn in order.
 	c.Levels[0], c.Levels[4] = c.Levels[4], c.Levels[0]
@@ -184,6 +182,17 @@ func charts(t *testing.T, doc *html.Node) map[string]*html.Node {
 	return out
 }
 
+// chartTexts returns the lines of text that stand for charts with nothing
+// to show, by chart name.
+func chartTexts(doc *html.Node) map[string]string {
+	out := map[string]string{}
+	for _, n := range findAll(doc, func(n *html.Node) bool { _, ok := attr(n, "data-chart-text"); return ok }) {
+		name, _ := attr(n, "data-chart-text")
+		out[name] = text(n)
+	}
+	return out
+}
+
 // drawn returns a chart's data elements: series paths and dots.
 func drawn(chart *html.Node) []*html.Node {
 	return findAll(chart, func(n *html.Node) bool {
@@ -257,7 +266,7 @@ func pathXs(t *testing.T, d string) []float64 {
 
 var (
 	latencyNames  = []string{"latency-ttft", "latency-tpot", "latency-itl", "latency-e2e"}
-	timelineNames = []string{"time-throughput", "time-latency", "time-load"}
+	timelineNames = []string{"time-throughput", "time-requests", "time-latency", "time-load"}
 	sweepNames    = []string{"sweep-ttft", "sweep-throughput", "sweep-success", "latency-throughput"}
 )
 
@@ -320,11 +329,14 @@ func TestRenderSteadyRun(t *testing.T) {
 	if !strings.Contains(text(doc), "TTFT p99 ≤ 1500 ms, TPOT p99 ≤ 25.0 ms") {
 		t.Errorf("the header does not give the SLO")
 	}
-	// The throughput chart has a right-hand axis for tokens.
-	if !strings.Contains(text(all["time-throughput"]), "output tok/s") {
-		t.Errorf("the throughput chart has no output tok/s axis")
+	// Active VUs and requests in flight are often equal: the VUs' line is
+	// wide and pale under the other, not hidden by it.
+	for _, line := range findAll(all["time-load"], func(n *html.Node) bool { return element("path")(n) && hasClass(n, "data") }) {
+		if name := text(line); hasClass(line, "wide") != (name == "active VUs") {
+			t.Errorf("time-load's %s line: wide %v", name, hasClass(line, "wide"))
+		}
 	}
-	// The three over-time charts share their time axis.
+	// The over-time charts share their time axis.
 	var axes []string
 	for _, name := range timelineNames {
 		var ticks []string
@@ -336,7 +348,7 @@ func TestRenderSteadyRun(t *testing.T) {
 		}
 		axes = append(axes, strings.Join(ticks, " "))
 	}
-	if axes[0] != axes[1] || axes[1] != axes[2] {
+	if len(slices.Compact(slices.Clone(axes))) != 1 {
 		t.Errorf("the over-time charts' time axes differ:\n%s", strings.Join(axes, "\n"))
 	}
 }
@@ -365,24 +377,32 @@ func TestRenderSweep(t *testing.T) {
 			t.Errorf("%s label %q, want %q", name, got, want)
 		}
 	}
-	// One dot per level, labelled with the level, joined in level order
-	// (the file lists them out of order).
-	var labels []string
-	for _, n := range findAll(curve, element("text")) {
-		if n.PrevSibling != nil && n.PrevSibling.Data == "circle" && hasClass(n.PrevSibling, "data") {
-			labels = append(labels, text(n))
+	// TTFT p50 (c0) and p99 (c1): one dot per level each, labelled with
+	// the level, joined in level order (the file lists them out of
+	// order).
+	for _, class := range []string{"c0", "c1"} {
+		var labels []string
+		for _, n := range findAll(curve, element("text")) {
+			if n.PrevSibling != nil && n.PrevSibling.Data == "circle" && hasClass(n.PrevSibling, "data") && hasClass(n.PrevSibling, class) {
+				labels = append(labels, text(n))
+			}
+		}
+		if want := []string{"4", "8", "16", "32", "64"}; !slices.Equal(labels, want) {
+			t.Errorf("series %s: level labels %v, want %v", class, labels, want)
 		}
 	}
-	if want := []string{"4", "8", "16", "32", "64"}; !slices.Equal(labels, want) {
-		t.Errorf("level labels %v, want %v", labels, want)
-	}
 	lines := findAll(curve, func(n *html.Node) bool { return element("path")(n) && hasClass(n, "data") })
-	if len(lines) != 1 {
-		t.Fatalf("the curve has %d lines, want 1", len(lines))
+	if len(lines) != 2 {
+		t.Fatalf("the curve has %d lines, want 2 (TTFT p50 and p99)", len(lines))
 	}
-	d, _ := attr(lines[0], "d")
-	if xs := pathXs(t, d); len(xs) != 5 || !slices.IsSorted(xs) {
-		t.Errorf("the curve's points %v are not in level order", xs)
+	for _, line := range lines {
+		d, _ := attr(line, "d")
+		if xs := pathXs(t, d); len(xs) != 5 || !slices.IsSorted(xs) {
+			t.Errorf("the curve's points %v are not in level order", xs)
+		}
+	}
+	if legend := text(curve); !strings.Contains(legend, "TTFT p50") || !strings.Contains(legend, "TTFT p99") {
+		t.Errorf("the curve does not name its two series")
 	}
 	if caps := findAll(curve.Parent, element("figcaption")); len(caps) != 1 || text(caps[0]) != s.Capacity.Method {
 		t.Errorf("the curve's caption is not the method")
@@ -405,6 +425,197 @@ func TestRenderSweep(t *testing.T) {
 	}
 }
 
+// A sweep's page leads with its answer: the verdict, the levels table and
+// the latency-throughput curve come before the whole-run figures, which
+// say that they pool the levels; there is one verdict, and no
+// per-scenario table repeating the levels.
+func TestRenderSweepLeadsWithTheAnswer(t *testing.T) {
+	page, doc := render(t, sweepRun())
+	order := []string{`id="verdict"`, `id="levels"`, `data-chart="latency-throughput"`, `data-chart="sweep-ttft"`, `id="timeline"`, `id="serving"`, `id="latency"`, `data-chart="latency-ttft"`}
+	at := make([]int, len(order))
+	for i, marker := range order {
+		if at[i] = strings.Index(page, marker); at[i] < 0 {
+			t.Fatalf("the page has no %s", marker)
+		}
+		if i > 0 && at[i] < at[i-1] {
+			t.Errorf("%s comes before %s", marker, order[i-1])
+		}
+	}
+	for _, id := range []string{"serving", "latency"} {
+		sections := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "id"); return element("section")(n) && v == id })
+		if len(sections) != 1 || !strings.Contains(strings.ToLower(text(sections[0])), "all levels pooled: not the latency of any level") {
+			t.Errorf("section %s does not say that it pools the levels", id)
+		}
+	}
+	if n := strings.Count(text(doc), "The server saturates at") + strings.Count(text(doc), "did not reach saturation"); n != 1 {
+		t.Errorf("the page gives %d verdicts, want 1", n)
+	}
+	if strings.Contains(page, `id="scenarios"`) {
+		t.Errorf("a sweep whose scenarios are all levels has a per-scenario table")
+	}
+	// The levels table: a row per level, in order, with the level's counts
+	// and percentiles from its scenario.
+	levels := findAll(doc, func(n *html.Node) bool { v, _ := attr(n, "id"); return v == "levels" })[0]
+	rows := findAll(levels, element("tr"))
+	var header []string
+	for _, th := range findAll(rows[0], element("th")) {
+		header = append(header, text(th))
+	}
+	want := []string{"concurrency", "scenario", "ok", "failed", "success", "req/s", "out tok/s", "TTFT p50", "TTFT p95", "TTFT p99", "TPOT p50", "TPOT p99", "ITL p99", "meets SLO", ""}
+	if !slices.Equal(header, want) {
+		t.Errorf("levels table header %q, want %q", header, want)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("levels table has %d rows, want a header and 5 levels", len(rows))
+	}
+	var cells []string
+	for _, td := range findAll(rows[3], element("td")) {
+		cells = append(cells, text(td))
+	}
+	// Level 16: 2600 tok/s, 780 ok, TTFT p95 = (140 + 700) / 2, ITL p99 15 × 2.
+	if want := []string{"16", "c16", "780", "0", "100.00 %", "13", "2600", "140.0", "420.0", "700.0", "19.0", "28.0", "30.0", "yes", "max within SLO"}; !slices.Equal(cells, want) {
+		t.Errorf("level 16's row %q, want %q", cells, want)
+	}
+}
+
+// Latency over time draws a marker at each interval in which requests
+// completed, lines only between neighbouring intervals, and nothing at an
+// interval without a completed request: a lone interval between two gaps
+// is a marker, not a line nor nothing.
+func TestLatencyOverTimeDrawsWhatWasMeasured(t *testing.T) {
+	s := steadyRun()
+	for _, i := range []int{60, 62} {
+		s.Timeline[i].TTFTP50, s.Timeline[i].TTFTP99, s.Timeline[i].E2EP50, s.Timeline[i].E2EP99 = 0, 0, 0, 0
+	}
+	_, doc := render(t, s)
+	chart := checkCharts(t, doc, "time-latency")["time-latency"]
+	measured := len(s.Timeline) - 3
+	for i, name := range []string{"TTFT p50", "TTFT p99", "E2E p50", "E2E p99"} {
+		class := "c" + strconv.Itoa(i)
+		var xs []float64
+		for _, dot := range findAll(chart, func(n *html.Node) bool { return element("circle")(n) && hasClass(n, "data") && hasClass(n, class) }) {
+			cx, _ := attr(dot, "cx")
+			x, err := strconv.ParseFloat(cx, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs = append(xs, x)
+		}
+		if len(xs) != measured {
+			t.Fatalf("%s: %d markers, want one per interval with a completed request (%d)", name, len(xs), measured)
+		}
+		// The intervals are a second each: one step of x between
+		// neighbours, two across a gap.
+		step := xs[1] - xs[0]
+		isolated := 0
+		for k := 1; k+1 < len(xs); k++ {
+			if xs[k]-xs[k-1] > 1.5*step && xs[k+1]-xs[k] > 1.5*step {
+				isolated++
+			}
+		}
+		if isolated != 1 {
+			t.Errorf("%s: %d markers between two gaps, want 1 (interval 61)", name, isolated)
+		}
+		lines := findAll(chart, func(n *html.Node) bool { return element("path")(n) && hasClass(n, "data") && hasClass(n, class) })
+		if len(lines) != 1 {
+			t.Fatalf("%s: %d lines", name, len(lines))
+		}
+		d, _ := attr(lines[0], "d")
+		for _, sub := range strings.Split(d, "M")[1:] {
+			px := pathXs(t, "M"+sub)
+			if len(px) < 2 {
+				t.Errorf("%s: a line of one point %q", name, sub)
+			}
+			for k := 1; k < len(px); k++ {
+				if px[k]-px[k-1] > 1.5*step {
+					t.Errorf("%s: a segment from x %v to %v crosses an interval without data", name, px[k-1], px[k])
+				}
+			}
+		}
+		if n := strings.Count(d, "M"); n != 3 {
+			t.Errorf("%s: %d stretches of line, want 3 around the gaps at 50 and 60-62", name, n)
+		}
+	}
+}
+
+// Requests per second have a chart of their own, beside output tokens,
+// whose line they would otherwise lie on; failures are a second line when
+// there are some, and a caption saying there were none otherwise.
+func TestRequestsOverTimeHaveTheirOwnChart(t *testing.T) {
+	s := steadyRun()
+	_, doc := render(t, s)
+	all := checkCharts(t, doc, "time-throughput", "time-requests")
+	legend := func(c *html.Node) []string {
+		var names []string
+		for _, g := range findAll(c, func(n *html.Node) bool { return element("g")(n) && hasClass(n, "legend") }) {
+			names = append(names, text(g))
+		}
+		return names
+	}
+	if got := legend(all["time-throughput"]); !slices.Equal(got, []string{"output tok/s"}) {
+		t.Errorf("throughput legend %q, want output tok/s alone", got)
+	}
+	if got := legend(all["time-requests"]); !slices.Equal(got, []string{"requests/s", "failed/s"}) {
+		t.Errorf("requests legend %q, want requests/s and failed/s", got)
+	}
+	// The requests line spans its own axis: from the ramp's first second
+	// (1 request) to the steady 10, most of the plot's height.
+	line := findAll(all["time-requests"], func(n *html.Node) bool { return element("path")(n) && hasClass(n, "c0") && hasClass(n, "data") })
+	if len(line) != 1 {
+		t.Fatalf("the requests chart has %d requests/s lines", len(line))
+	}
+	d, _ := attr(line[0], "d")
+	var ys []float64
+	for _, cmd := range strings.FieldsFunc(d, func(r rune) bool { return r == 'M' || r == 'L' }) {
+		y, err := strconv.ParseFloat(strings.Fields(cmd)[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ys = append(ys, y)
+	}
+	if extent := slices.Max(ys) - slices.Min(ys); extent < 60 {
+		t.Errorf("the requests/s line spans %.1f px of its chart, want most of it", extent)
+	}
+
+	for i := range s.Timeline {
+		s.Timeline[i].Failed = 0
+	}
+	_, doc = render(t, s)
+	c := checkCharts(t, doc, "time-requests")["time-requests"]
+	if got := legend(c); !slices.Equal(got, []string{"requests/s"}) {
+		t.Errorf("without failures, requests legend %q, want requests/s alone", got)
+	}
+	if caps := findAll(c.Parent, element("figcaption")); len(caps) != 1 || text(caps[0]) != "No request failed." {
+		t.Errorf("without failures the requests chart does not say so")
+	}
+}
+
+// A sweep in which every request of every level succeeded has no success
+// chart, a flat line at 100 %, but a line saying so.
+func TestRenderSweepAllSucceeded(t *testing.T) {
+	s := sweepRun()
+	for i := range s.Capacity.Levels {
+		s.Capacity.Levels[i].SuccessRate = 1
+	}
+	var requests int64
+	for i := range s.Scenarios {
+		sv := &s.Scenarios[i].Serving
+		sv.Requests, sv.Failed, sv.SuccessRate = sv.OK, 0, 1
+		requests += sv.OK
+	}
+	_, doc := render(t, s)
+	if charts(t, doc)["sweep-success"] != nil {
+		t.Errorf("a sweep without failure has a success-rate chart")
+	}
+	if got, want := chartTexts(doc)["sweep-success"], fmt.Sprintf("success rate 100 %% throughout: %d requests, 0 failed", requests); got != want {
+		t.Errorf("the success line is %q, want %q", got, want)
+	}
+	// One level with a failure brings the chart back.
+	s.Scenarios[4].Serving.Failed = 3
+	_, doc = render(t, s)
+	checkCharts(t, doc, "sweep-success")
+}
+
 func TestRenderSweepWithoutSLO(t *testing.T) {
 	s := sweepRun()
 	s.Capacity.SLO, s.Capacity.MaxWithinSLO = summary.SLO{}, nil
@@ -425,22 +636,15 @@ func TestRenderSweepWithoutSLO(t *testing.T) {
 func TestRenderEmptyRun(t *testing.T) {
 	page, doc := render(t, emptyRun())
 	checkFinite(t, page)
-	all := charts(t, doc)
-	for _, name := range latencyNames {
-		c := all[name]
-		if c == nil {
-			t.Errorf("chart %q missing", name)
-			continue
-		}
-		if n := len(drawn(c)); n != 0 {
-			t.Errorf("chart %q draws %d elements without data", name, n)
-		}
-		if !strings.Contains(text(c), "samples") {
-			t.Errorf("chart %q does not say it has no samples", name)
-		}
-	}
-	if len(all) != len(latencyNames) {
+	// A chart with nothing to draw is one line of text, not a panel.
+	if all := charts(t, doc); len(all) != 0 {
 		t.Errorf("an empty run has charts %v", slices.Sorted(maps.Keys(all)))
+	}
+	said := chartTexts(doc)
+	for _, name := range latencyNames {
+		if !strings.Contains(said[name], "sample") {
+			t.Errorf("chart %q is not a line saying it has no sample: %q", name, said[name])
+		}
 	}
 	if !strings.Contains(text(doc), "No request completed") {
 		t.Errorf("the page does not say no request completed")
@@ -456,12 +660,16 @@ func TestRenderSinglePoints(t *testing.T) {
 		{Metric: "llm_tpot", Label: "TPOT", Count: 1, P: map[string]float64{}},
 		{Metric: "llm_itl", Label: "ITL", Count: 1, Max: math.NaN(), P: map[string]float64{"p50": math.Inf(1)}},
 	}
+	s.Serving = summary.Serving{Requests: 1, OK: 1, SuccessRate: 1}
 	s.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1, Requests: 1, OutputTokens: 10, ActiveVUs: 1, InFlight: 1, TTFTP50: 5, TTFTP99: 5, E2EP50: 50, E2EP99: 50}}
 	lvl := summary.CapacityLevel{Scenario: "c1", Level: 1, OutputThroughput: 10, SuccessRate: 1, TTFTP50: 5, TTFTP99: 5, MeetsSLO: true}
 	s.Capacity = &summary.Capacity{Variable: "rate", Levels: []summary.CapacityLevel{lvl}, SLO: summary.SLO{TTFTP99: 5}, Saturation: &lvl, MaxWithinSLO: &lvl, Method: "one level"}
 	page, doc := render(t, s)
 	checkFinite(t, page)
-	all := checkCharts(t, doc, slices.Concat([]string{"latency-ttft", "latency-tpot"}, timelineNames, sweepNames)...)
+	all := checkCharts(t, doc, slices.Concat([]string{"latency-ttft", "latency-tpot"}, timelineNames, []string{"sweep-ttft", "sweep-throughput", "latency-throughput"})...)
+	if got := chartTexts(doc)["sweep-success"]; got != "success rate 100 % throughout: 1 request, 0 failed" {
+		t.Errorf("the one-level sweep's success chart is %q, want its line of text", got)
+	}
 	for _, m := range []string{"slo", "saturation", "max-within-slo"} {
 		if mark(all["latency-throughput"], m) == nil {
 			t.Errorf("the one-level curve has no %s mark", m)
@@ -523,56 +731,11 @@ func TestTickLabel(t *testing.T) {
 	}
 }
 
-// chromium returns the path of a Chromium binary, skipping the test when
-// there is none unless LLMRUN_REQUIRE_CHROMIUM is set.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("LLMRUN_REQUIRE_CHROMIUM") != "" {
-		t.Fatal("no chromium or chromium-browser on PATH, and LLMRUN_REQUIRE_CHROMIUM is set")
-	}
-	t.Skip("no chromium or chromium-browser on PATH (set LLMRUN_REQUIRE_CHROMIUM to make this a failure)")
-	return ""
-}
-
-// runChromium runs headless Chromium on a page with extra arguments, within
-// 60 s, and returns its stdout; it fails on JavaScript errors or console
-// messages in Chromium's log.
-func runChromium(t *testing.T, bin, page string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
-		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
-	cmd := exec.CommandContext(ctx, bin, slices.Concat(base, args, []string{"file://" + page})...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	t.Logf("chromium %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("chromium %s: still running after 60 s\n%s", strings.Join(args, " "), stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, "Uncaught") || strings.Contains(line, "CONSOLE") {
-			t.Errorf("chromium logged: %s", line)
-		}
-	}
-	return stdout.Bytes()
-}
-
 // TestRenderInChromium opens a sweep's report in headless Chromium: the
 // DOM it builds still has every chart with what it draws, and its
 // screenshot is a picture, not a blank page.
 func TestRenderInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	src, want := render(t, sweepRun())
@@ -580,7 +743,7 @@ func TestRenderInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	dom := runChromium(t, bin, page, "--dump-dom")
+	dom := browsertest.Run(t, bin, page, "--dump-dom")
 	got, err := html.Parse(bytes.NewReader(dom))
 	if err != nil {
 		t.Fatalf("parsing chromium's DOM: %v", err)
@@ -606,7 +769,7 @@ func TestRenderInChromium(t *testing.T) {
 	}
 
 	shot := filepath.Join(dir, "report.png")
-	runChromium(t, bin, page, "--screenshot="+shot, "--window-size=1280,4000")
+	browsertest.Run(t, bin, page, "--screenshot="+shot, "--window-size=1280,4000")
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("chromium wrote no screenshot: %v", err)

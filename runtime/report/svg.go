@@ -26,6 +26,10 @@ const (
 	// maxDots is the number of points up to which a line also shows a
 	// dot at each point.
 	maxDots = 40
+	// dotRadius is a dot's radius; smallDotRadius that of a series that
+	// marks every point however many there are.
+	dotRadius      = 3.5
+	smallDotRadius = 2
 	// colours is the number of series colour classes (c0, c1, ...).
 	colours = 6
 	// charWidth is the approximate width of one character of the legend.
@@ -45,6 +49,14 @@ type series struct {
 	Points []point
 	// Right puts the series on the right-hand axis.
 	Right bool
+	// Markers draws a dot at every point however many there are, so that
+	// a point between two gaps, which makes no line, is seen.
+	Markers bool
+	// LabelBelow puts the points' labels under their dots.
+	LabelBelow bool
+	// Wide draws the line wide and pale, so that a series drawn after it
+	// with the same values does not hide it.
+	Wide bool
 }
 
 // refLine is a reference line across the plot: an SLO (horizontal) or a
@@ -98,7 +110,10 @@ type chartSpec struct {
 	Series      []series
 	Refs        []refLine
 	Markers     []marker
-	// Empty is the note drawn when no series has a finite point.
+	// Legend names the series even when there is one.
+	Legend bool
+	// Empty is the line of text that stands for the chart when no series
+	// has a finite point.
 	Empty string
 }
 
@@ -106,7 +121,10 @@ type chartSpec struct {
 // the template draws it.
 type Chart struct {
 	Name, Title, Caption string
-	Width, Height        int
+	// Text, when set, stands for the chart: a chart with nothing to show
+	// is one line of text, not an empty panel.
+	Text          string
+	Width, Height int
 	// Grid and Axes are path data.
 	Grid, Axes              string
 	XTicks, YTicks, Y2Ticks []Text
@@ -116,8 +134,6 @@ type Chart struct {
 	Dots                    []Dot
 	Refs                    []Ref
 	Marks                   []Mark
-	// Note, when not nil, says why the chart has no data.
-	Note *Text
 }
 
 // Text is a text element.
@@ -142,8 +158,8 @@ type Line struct {
 
 // Dot is one data point.
 type Dot struct {
-	Class, CX, CY, Tip string
-	Label              *Text
+	Class, CX, CY, R, Tip string
+	Label                 *Text
 }
 
 // Ref is a reference line with its label.
@@ -309,20 +325,24 @@ func logTicks(lo, hi float64) []float64 {
 	return ticks
 }
 
-// buildChart lays a chart out.
+// textChart is a chart that has nothing to draw: one line of text.
+func textChart(name, text string) *Chart {
+	return &Chart{Name: name, Text: text}
+}
+
+// buildChart lays a chart out, or makes it its Empty text when no series
+// has a point to draw.
 func buildChart(spec chartSpec) *Chart {
 	width, height := cmp.Or(spec.Width, chartWidth), cmp.Or(spec.Height, chartHeight)
 	c := &Chart{Name: spec.Name, Title: spec.Title, Caption: spec.Caption, Width: width, Height: height}
 	hasRight := false
 	var xs, ys, y2s []float64
-	drawable := 0
 	for _, se := range spec.Series {
 		hasRight = hasRight || se.Right
 		for _, p := range se.Points {
 			if !finite(p.X) || !finite(p.Y) {
 				continue
 			}
-			drawable++
 			xs = append(xs, p.X)
 			if se.Right {
 				y2s = append(y2s, p.Y)
@@ -330,6 +350,9 @@ func buildChart(spec chartSpec) *Chart {
 				ys = append(ys, p.Y)
 			}
 		}
+	}
+	if len(xs) == 0 {
+		return textChart(spec.Name, spec.Empty)
 	}
 	for _, r := range spec.Refs {
 		if r.Vertical {
@@ -384,12 +407,15 @@ func buildChart(spec chartSpec) *Chart {
 	legendX := left
 	for i, se := range spec.Series {
 		class := "c" + strconv.Itoa(i%colours)
+		if se.Wide {
+			class += " wide"
+		}
 		ys := sy
 		if se.Right {
 			ys = sy2
 		}
 		c.drawSeries(se, class, sx, ys)
-		if len(spec.Series) > 1 {
+		if len(spec.Series) > 1 || spec.Legend {
 			c.Legend = append(c.Legend, LegendItem{Class: class, D: "M" + f1(legendX) + " 14h16",
 				Label: Text{X: f1(legendX + 20), Y: "18", Text: se.Name, Anchor: "start"}})
 			legendX += 36 + charWidth*float64(len(se.Name))
@@ -405,42 +431,53 @@ func buildChart(spec chartSpec) *Chart {
 	for _, m := range spec.Markers {
 		c.drawMarker(m, sx, sy, (left+right)/2)
 	}
-	if drawable == 0 {
-		c.Note = &Text{X: f1((left + right) / 2), Y: f1((top + bottom) / 2), Text: spec.Empty, Anchor: "middle"}
-	}
 	return c
 }
 
-// drawSeries adds a series' line and, for short series, its dots; a point
-// that cannot be drawn breaks the line.
+// drawSeries adds a series' line and, for short series or one with
+// Markers, its dots; a point that cannot be drawn breaks the line, so that
+// no segment joins the points on either side of a gap.
 func (c *Chart) drawSeries(se series, class string, sx, sy scale) {
 	var d strings.Builder
-	pen := false
+	// run is the current stretch of drawable points; one of a single
+	// point makes no line, only its dot.
+	var run []string
+	endRun := func() {
+		if len(run) > 1 {
+			d.WriteString("M" + strings.Join(run, "L"))
+		}
+		run = run[:0]
+	}
 	var dots []Dot
 	for _, p := range se.Points {
 		x, okx := sx.px(p.X)
 		y, oky := sy.px(p.Y)
 		if !okx || !oky {
-			pen = false
+			endRun()
 			continue
 		}
-		cmd := "L"
-		if !pen {
-			cmd = "M"
-		}
-		d.WriteString(cmd + f1(x) + " " + f1(y))
-		pen = true
-		dot := Dot{Class: class, CX: f1(x), CY: f1(y), Tip: p.Tip}
+		run = append(run, f1(x)+" "+f1(y))
+		dot := Dot{Class: class, CX: f1(x), CY: f1(y), R: f1(dotRadius), Tip: p.Tip}
 		if p.Label != "" {
 			dot.Label = &Text{X: f1(x + 7), Y: f1(y - 7), Text: p.Label, Anchor: "start"}
+			if se.LabelBelow {
+				dot.Label.Y = f1(y + 16)
+			}
 		}
 		dots = append(dots, dot)
 	}
+	endRun()
 	if d.Len() > 0 {
 		c.Lines = append(c.Lines, Line{Class: class, D: d.String(), Name: se.Name})
 	}
-	if len(dots) <= maxDots {
+	switch {
+	case len(dots) <= maxDots:
 		c.Dots = append(c.Dots, dots...)
+	case se.Markers:
+		for _, dot := range dots {
+			dot.R = f1(smallDotRadius)
+			c.Dots = append(c.Dots, dot)
+		}
 	}
 }
 
