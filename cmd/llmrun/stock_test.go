@@ -114,7 +114,7 @@ func TestStockRateSweepSLOFlagWins(t *testing.T) {
 	}
 }
 
-// A bad options.slo or options.capacity is invalid options, naming the
+// A bad options.slo or options.capacity (its stop rule included) is invalid options, naming the
 // field, to run and to inspect alike.
 func TestScriptSLOOptionErrors(t *testing.T) {
 	t.Parallel()
@@ -123,7 +123,10 @@ func TestScriptSLOOptionErrors(t *testing.T) {
 		{`slo: { ttft_p99: -5 }`, "options.slo: ttft_p99: \"-5\": want a positive latency"},
 		{`slo: 'ttft_p99=abc'`, "options.slo: ttft_p99: \"abc\""},
 		{`capacity: { minGain: 0 }`, "options.capacity.minGain: 0: want a relative growth"},
-		{`capacity: { gain: 0.2 }`, "options.capacity: want { minGain: 0.1 }"},
+		{`capacity: { gain: 0.2 }`, "options.capacity: want { minGain: 0.1, stop: 'saturation' }"},
+		{`capacity: { stop: 'soon' }`, `options.capacity.stop: "soon": want one of 'never', 'saturation', 'slo'`},
+		{`capacity: { stop: 'slo' }`, "options.capacity.stop: 'slo' stops at the first level that misses the SLO, and none is given"},
+		{`capacity: { stop: 'saturation' }`, `options.capacity.stop: "saturation" stops a sweep whose levels are chained with startAfter, and no scenario has startAfter`},
 	} {
 		script := writeScript(t, "slo.js", `export const options = { vus: 1, iterations: 1, `+tc.opts+` };
 export default function () {}`)
