@@ -189,3 +189,41 @@ func names(scs []Scenario) []string {
 	}
 	return out
 }
+
+// Against the simulator, each chained level starts once the one before it
+// has ended, its requests drained, and each level's requests are its own.
+func TestChainedLevelsAgainstTheSimulator(t *testing.T) {
+	sim := startSim(t, 0)
+	rep := mustRun(t, load(t, testConfig(t, `
+import llm from 'llm';
+const level = (vus, after) => ({ executor: 'shared-iterations', vus, iterations: 3 * vus, gracefulStop: '1h', maxDuration: '1m',
+  startAfter: after, tags: { concurrency: String(vus) } });
+export const options = { scenarios: { c1: level(1), c2: level(2, 'c1'), c4: level(4, 'c2') } };
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 8, ignore_eos: true });
+}
+`, sim, nil)))
+	order := []string{"c1", "c2", "c4"}
+	for i, name := range order {
+		w, ok := rep.Windows[name]
+		if !ok {
+			t.Fatalf("%s did not run", name)
+		}
+		if i > 0 {
+			if before := rep.Windows[order[i-1]]; w.Start.Before(before.End) {
+				t.Errorf("%s started at %s, before %s ended at %s", name, w.Start.Format(time.StampMicro), order[i-1], before.End.Format(time.StampMicro))
+			}
+		}
+	}
+	if d := rep.Duration(); d >= time.Hour {
+		t.Errorf("the chain lasted %s: it waited out a graceful stop", d)
+	}
+	for _, tc := range []struct {
+		name string
+		want int64
+	}{{"c1", 3}, {"c2", 6}, {"c4", 12}} {
+		if got := count(rep, "llm_requests", tags("scenario", tc.name)); got != tc.want {
+			t.Errorf("%s: %d requests, want %d", tc.name, got, tc.want)
+		}
+	}
+}
