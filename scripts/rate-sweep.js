@@ -1,17 +1,22 @@
 // rate-sweep: Poisson request arrivals at growing rates, one rate after
 // another, to find the highest rate a server sustains within an SLO. Each
-// rate is a scenario named r<RATE>; at the end a table shows every rate and
-// names the highest whose TTFT p99 (and TPOT p99, when given) meets the SLO.
+// rate is a scenario named r<RATE>, started as soon as the rate before it
+// has ended (startAfter): no rate waits on a clock. llmrun's summary leads
+// with the verdict, the highest rate whose TTFT p99 (and TPOT p99, when
+// given) meets the SLO, and a row per rate.
 //
 //   llmrun run stock:rate-sweep -e RATES=1,2,4,8,16,32,64 -e STEP=60s -e SLO_TTFT_P99=2000
-//   llmrun run stock:rate-sweep -e CONFIG=bench_config.toml
+//   llmrun run stock:rate-sweep -e CONFIG=bench_config.toml -e STOP=slo
 //
 // Parameters (-e NAME=value, or lower-case keys in the CONFIG file; -e wins):
 //   RATES            request rates, per second            1,2,4,8,16
 //   STEP             how long each rate runs              30s
 //   PROMPTS          requests per rate instead of STEP     (unset)
 //                    (the rate's duration is PROMPTS/RATE)
-//   PAUSE            drain time between rates             30s
+//   PAUSE            the most a rate may take to drain    30s
+//                    its requests in flight (its
+//                    gracefulStop); the next rate starts
+//                    as soon as they have drained
 //   WARMUP           warmup requests at each rate         0
 //   INPUT_TOKENS     prompt length, exact tokens          256
 //   OUTPUT_TOKENS    answer length (ignore_eos)           128
@@ -19,14 +24,17 @@
 //   SLO_TPOT_P99     TPOT p99 bound, ms                   (none)
 //   MAX_VUS          VUs each rate may use at most        512
 //   MAX_CONCURRENCY  cap on requests in flight            (none)
-import { textSummary } from 'llmrun';
-import { capacityOf, levelFigures, pad, request } from './lib/sweep.js';
+//   STOP             skip the remaining rates once a      never
+//                    rate misses the SLO (slo), or once
+//                    saturation is shown (saturation), or
+//                    run them all (never)
+import { request } from './lib/sweep.js';
 import { settings, seconds } from 'llmrun/config';
 
 const p = settings({
   rates: [1, 2, 4, 8, 16], step: '30s', prompts: null, pause: '30s', warmup: 0,
   input_tokens: 256, output_tokens: 128, slo_ttft_p99: 2000, slo_tpot_p99: null,
-  max_vus: 512, max_concurrency: null,
+  max_vus: 512, max_concurrency: null, stop: 'never',
 });
 const rates = p.rates.map(Number);
 const pause = seconds(p.pause);
@@ -38,9 +46,9 @@ const sloTPOT = p.slo_tpot_p99 === null ? undefined : Number(p.slo_tpot_p99);
 const maxVUs = Number(p.max_vus);
 
 const scenarios = {};
-let start = 0;
-rates.forEach((rate) => {
+rates.forEach((rate, i) => {
   if (!(rate > 0)) throw new Error(`RATES must be positive numbers; got "${p.rates}"`);
+  if (scenarios[`r${rate}`]) throw new Error(`RATES must not repeat a rate; got "${p.rates}"`);
   const duration = p.prompts !== null ? Number(p.prompts) / rate : seconds(p.step);
   const sc = {
     executor: 'constant-arrival-rate',
@@ -50,34 +58,18 @@ rates.forEach((rate) => {
     duration: `${duration}s`,
     preAllocatedVUs: Math.min(maxVUs, Math.ceil(rate * 2) + 1),
     maxVUs,
-    startTime: `${start}s`,
+    startAfter: i > 0 ? `r${rates[i - 1]}` : undefined,
     gracefulStop: `${pause}s`,
     warmup,
     tags: { rate: String(rate) },
   };
   if (p.max_concurrency !== null) sc.maxConcurrency = Number(p.max_concurrency);
   scenarios[`r${rate}`] = sc;
-  start += duration + pause;
 });
-// The SLO goes to llmrun's capacity verdict, which the table below
-// prints: one verdict (--slo, when given, wins over it).
-export const options = { scenarios, slo: { ttft_p99: sloTTFT, tpot_p99: sloTPOT } };
+// The SLO and STOP go to llmrun's capacity verdict, which the summary
+// prints first: one verdict (--slo, when given, wins over the SLO).
+export const options = { scenarios, slo: { ttft_p99: sloTTFT, tpot_p99: sloTPOT }, capacity: { stop: String(p.stop) } };
 
 export default function () {
   request(inputTokens, outputTokens);
-}
-
-export function handleSummary(data) {
-  const verdict = capacityOf(data);
-  const rows = rates.map((rate) => ({ rate, ...levelFigures(data, `r${rate}`), meets: verdict.meets(`r${rate}`) }));
-  let out = '\nrate sweep, Poisson arrivals (latencies in ms, throughput over each rate\'s own run time)\n';
-  out += `${pad('rate/s', 7)} ${pad('ok', 6)} ${pad('failed', 6)} ${pad('success', 8)} ${pad('req/s', 8)} ${pad('out tok/s', 10)} ${pad('TTFT p50', 9)} ${pad('TTFT p99', 9)} ${pad('TPOT p99', 9)}  SLO\n`;
-  for (const r of rows) {
-    out += `${pad(r.rate, 7)} ${pad(r.ok, 6)} ${pad(r.failed, 6)} ${pad((100 * r.success).toFixed(1) + '%', 8)} ${pad(r.rps.toFixed(2), 8)} ${pad(r.tokps.toFixed(1), 10)} ${pad(r.ttft50.toFixed(1), 9)} ${pad(r.ttft99.toFixed(1), 9)} ${pad(r.tpot99.toFixed(2), 9)}  ${r.meets ? 'met' : 'missed'}\n`;
-  }
-  const best = verdict.best;
-  out += best
-    ? `highest rate within the SLO (${verdict.slo}): ${best.level} req/s (${best.output_throughput.toFixed(1)} output tok/s)\n`
-    : `no rate met the SLO (${verdict.slo})\n`;
-  return { stdout: textSummary(data) + out };
 }

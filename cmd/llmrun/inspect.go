@@ -60,11 +60,14 @@ type inspection struct {
 // durations ("1m30s"), as in the summary's load_shape, and the _s fields
 // the same in seconds.
 type inspectedScenario struct {
-	Name         string            `json:"name"`
-	Executor     string            `json:"executor"`
-	Exec         string            `json:"exec"`
-	StartTime    string            `json:"start_time"`
-	StartTimeS   float64           `json:"start_time_s"`
+	Name       string  `json:"name"`
+	Executor   string  `json:"executor"`
+	Exec       string  `json:"exec"`
+	StartTime  string  `json:"start_time"`
+	StartTimeS float64 `json:"start_time_s"`
+	// StartAfter names the scenario this one starts after (startAfter),
+	// StartTime being then a delay after its end.
+	StartAfter   string            `json:"start_after,omitempty"`
 	MaxVUs       int               `json:"max_vus"`
 	MaxDuration  string            `json:"max_duration"`
 	MaxDurationS float64           `json:"max_duration_s"`
@@ -122,10 +125,10 @@ func inspect(script string, e *engine.Engine) *inspection {
 	var end time.Duration
 	for _, sc := range e.Scenarios() {
 		d := sc.Config.MaxDuration()
-		end = max(end, sc.StartTime+d)
+		end = max(end, sc.LatestStart+d)
 		in.Scenarios = append(in.Scenarios, inspectedScenario{
 			Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec,
-			StartTime: sc.StartTime.String(), StartTimeS: sc.StartTime.Seconds(),
+			StartTime: sc.StartTime.String(), StartTimeS: sc.StartTime.Seconds(), StartAfter: sc.StartAfter,
 			MaxVUs:      sc.Config.MaxVUs(),
 			MaxDuration: d.String(), MaxDurationS: d.Seconds(),
 			Description: sc.Describe(), Tags: sc.Tags,
@@ -161,7 +164,14 @@ func (in *inspection) render(w io.Writer) error {
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
 	t.Header(header...)
 	for _, sc := range in.Scenarios {
-		if err := t.Append(sc.Name, sc.Executor, sc.Exec+"()", sc.StartTime, fmt.Sprint(sc.MaxVUs), sc.MaxDuration, sc.Description); err != nil {
+		start := sc.StartTime
+		if sc.StartAfter != "" {
+			start = "after " + sc.StartAfter
+			if sc.StartTimeS > 0 {
+				start += " +" + sc.StartTime
+			}
+		}
+		if err := t.Append(sc.Name, sc.Executor, sc.Exec+"()", start, fmt.Sprint(sc.MaxVUs), sc.MaxDuration, sc.Description); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // kneeSim is a simulator whose capacity is its batch slots: prefill and
@@ -26,14 +27,16 @@ func kneeSim(t *testing.T, slots int) string {
 // slots, read from a YAML config file, with -e overriding one key. Below
 // the knee each level doubles the throughput, beyond it the gain is a few
 // per cent, so a 30 % bar separates them even on a slow machine with 1 s
-// levels. It measures throughput, so it runs alone, not in parallel.
+// levels. Its levels are chained: with a PAUSE of an hour (each level's
+// most to drain), the sweep ends when its levels have. It measures
+// throughput, so it runs alone, not in parallel.
 func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
 	if testing.Short() {
-		t.Skip("an 8 s sweep that runs alone: TestReportOfARealSweep runs the concurrency sweep in parallel, runtime/capacity's TestAssess finds the knee")
+		t.Skip("a 6 s sweep that runs alone: TestReportOfARealSweep runs the concurrency sweep in parallel, runtime/capacity's TestAssess finds the knee")
 	}
 	url := kneeSim(t, 4)
 	cfg := filepath.Join(t.TempDir(), "sweep.yaml")
-	if err := os.WriteFile(cfg, []byte("levels: [1, 2, 4, 8, 16]\nstep: 1s\npause: 500ms\ninput_tokens: 16\noutput_tokens: 64\nwarmup: 1\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("levels: [1, 2, 4, 8, 16]\nstep: 1s\npause: 1h\ninput_tokens: 16\noutput_tokens: 64\nwarmup: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	export := filepath.Join(t.TempDir(), "summary.json")
@@ -42,9 +45,10 @@ func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "saturation point: concurrency 4 ") {
+	if !strings.Contains(stdout, "saturation ......... at concurrency 4: ") {
 		t.Errorf("the sweep did not find the knee at the 4 batch slots:\n%s", stdout)
 	}
+	assertSweepLeads(t, stdout, "concurrency")
 	s := readSummary(t, export)
 	if len(s.Scenarios) != 5 || s.Serving.WarmupRequests != 5 {
 		t.Errorf("scenarios %d, warmup requests %d: want 5 levels with one warmup request each", len(s.Scenarios), s.Serving.WarmupRequests)
@@ -52,8 +56,88 @@ func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
 	if s.Serving.MeanOutputTokens != 8 {
 		t.Errorf("mean output tokens %g: -e OUTPUT_TOKENS=8 must win over the file's 64", s.Serving.MeanOutputTokens)
 	}
-	if !strings.Contains(stdout, "█ serving") {
-		t.Errorf("textSummary did not keep the console summary:\n%s", stdout)
+	if d := s.Meta.End.Sub(s.Meta.Start); d >= time.Hour {
+		t.Errorf("the sweep lasted %s: a level waited out its PAUSE", d)
+	}
+	if len(s.ChainStops) != 0 {
+		t.Errorf("STOP defaults to never, yet the sweep stopped: %+v", s.ChainStops)
+	}
+}
+
+// assertSweepLeads checks that a sweep's summary leads with its answer:
+// one verdict, then the levels table, then the whole run labelled as
+// pooled over the levels, and no pooled latency table.
+func assertSweepLeads(t *testing.T, stdout, variable string) {
+	t.Helper()
+	order := []string{"█ capacity (by " + variable + ")", "saturation ....", "within SLO ....", "│ " + variable + " ", "█ whole run (all levels pooled)", "█ checks"}
+	for i := 1; i < len(order); i++ {
+		if a, b := strings.Index(stdout, order[i-1]), strings.Index(stdout, order[i]); a < 0 || b < a {
+			t.Errorf("%q is not before %q:\n%s", order[i-1], order[i], stdout)
+		}
+	}
+	for _, once := range []string{"saturation ....", "within SLO ....", "█ capacity"} {
+		if n := strings.Count(stdout, once); n != 1 {
+			t.Errorf("%q appears %d times, want one verdict:\n%s", once, n, stdout)
+		}
+	}
+	for _, absent := range []string{"latency (ms)", "█ by scenario", "█ serving"} {
+		if strings.Contains(stdout, absent) {
+			t.Errorf("a sweep's summary shows %q:\n%s", absent, stdout)
+		}
+	}
+}
+
+// STOP=saturation skips the levels after the one that shows saturation:
+// with one batch slot, two VUs get the throughput of one while TTFT grows
+// by a whole request, so the second level shows saturation at the first
+// whatever the machine's load, and the rest are skipped, recorded as
+// such and not as failures. It measures throughput, so it runs alone.
+func TestStockConcurrencySweepStopsAtSaturation(t *testing.T) {
+	stdout, s := runStock(t, kneeSim(t, 1), "stock:concurrency-sweep", "LEVELS=1,2,4,8", "STEP=1s", "INPUT_TOKENS=16", "OUTPUT_TOKENS=8",
+		"MIN_GAIN=0.3", "STOP=saturation")
+	if want := "stopped early ...... after c2: saturation at concurrency 1: from it to concurrency 2 output throughput grew by less than 30 % while TTFT p50 grew by more; skipped c4, c8 (not run, not failed)"; !strings.Contains(stdout, want) {
+		t.Errorf("output lacks %q:\n%s", want, stdout)
+	}
+	assertSweepLeads(t, stdout, "concurrency")
+	if len(s.ChainStops) != 1 || s.ChainStops[0].After != "c2" || strings.Join(s.ChainStops[0].Skipped, ",") != "c4,c8" {
+		t.Errorf("result file's chain stops %+v, want c4 and c8 skipped after c2", s.ChainStops)
+	}
+	if s.Capacity == nil || s.Capacity.Saturation == nil || s.Capacity.Saturation.Level != 1 || len(s.Capacity.Levels) != 2 {
+		t.Errorf("result file's verdict %+v, want saturation at 1 over the two levels run", s.Capacity)
+	}
+	if s.Serving.Failed != 0 || s.Meta.Interrupted {
+		t.Errorf("failed %d, interrupted %v: skipped levels are neither", s.Serving.Failed, s.Meta.Interrupted)
+	}
+}
+
+// runStock runs a stock scenario against url with -e params, expects it to
+// pass, and returns its output and result file.
+func runStock(t *testing.T, url, script string, params ...string) (string, *summary.Summary) {
+	t.Helper()
+	export := filepath.Join(t.TempDir(), "summary.json")
+	args := []string{"run", "-q", "--no-color", "--base-url", url, "--summary-export", export}
+	for _, p := range params {
+		args = append(args, "-e", p)
+	}
+	code, stdout, stderr := cli(t, context.Background(), nil, append(args, script)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	return stdout, readSummary(t, export)
+}
+
+// inspect shows the sweep's chain: each level after the one before, and
+// the longest the run can take, each level's graceful stop included.
+func TestInspectStockSweepChain(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "-e", "LEVELS=1,2,4", "-e", "STEP=10s", "-e", "PAUSE=5s", "stock:concurrency-sweep")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"at most 45s", "│ c2       │ constant-vus │ default() │ after c1 │"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
 	}
 }
 
@@ -82,14 +166,10 @@ func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{
-		"highest rate within the SLO (TTFT p99 <= 400 ms, success rate >= 99 %): 3 req/s",
-		"within SLO ....... rate 3: ",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
+	if want := "within SLO ......... rate 3: "; !strings.Contains(stdout, want) {
+		t.Errorf("output lacks %q:\n%s", want, stdout)
 	}
+	assertSweepLeads(t, stdout, "rate")
 	if strings.Contains(stdout, "no SLO given") {
 		t.Errorf("the capacity block did not get the sweep's SLO:\n%s", stdout)
 	}
@@ -109,12 +189,12 @@ func TestStockRateSweepSLOFlagWins(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "highest rate within the SLO (TTFT p99 <= 400 ms, success rate >= 99 %): 1 req/s") {
-		t.Errorf("the table does not follow --slo:\n%s", stdout)
+	if !strings.Contains(stdout, "within SLO ......... rate 1: ") || !strings.Contains(stdout, "(SLO 400 ms)") {
+		t.Errorf("the verdict does not follow --slo:\n%s", stdout)
 	}
 }
 
-// A bad options.slo or options.capacity is invalid options, naming the
+// A bad options.slo or options.capacity (its stop rule included) is invalid options, naming the
 // field, to run and to inspect alike.
 func TestScriptSLOOptionErrors(t *testing.T) {
 	t.Parallel()
@@ -123,7 +203,10 @@ func TestScriptSLOOptionErrors(t *testing.T) {
 		{`slo: { ttft_p99: -5 }`, "options.slo: ttft_p99: \"-5\": want a positive latency"},
 		{`slo: 'ttft_p99=abc'`, "options.slo: ttft_p99: \"abc\""},
 		{`capacity: { minGain: 0 }`, "options.capacity.minGain: 0: want a relative growth"},
-		{`capacity: { gain: 0.2 }`, "options.capacity: want { minGain: 0.1 }"},
+		{`capacity: { gain: 0.2 }`, "options.capacity: want { minGain: 0.1, stop: 'saturation' }"},
+		{`capacity: { stop: 'soon' }`, `options.capacity.stop: "soon": want one of 'never', 'saturation', 'slo'`},
+		{`capacity: { stop: 'slo' }`, "options.capacity.stop: 'slo' stops at the first level that misses the SLO, and none is given"},
+		{`capacity: { stop: 'saturation' }`, `options.capacity.stop: "saturation" stops a sweep whose levels are chained with startAfter, and no scenario has startAfter`},
 	} {
 		script := writeScript(t, "slo.js", `export const options = { vus: 1, iterations: 1, `+tc.opts+` };
 export default function () {}`)
@@ -140,20 +223,12 @@ export default function () {}`)
 // measured requests, the warmup ones excluded.
 func TestStockServingPoint(t *testing.T) {
 	t.Parallel()
-	url := kneeSim(t, 8)
-	export := filepath.Join(t.TempDir(), "summary.json")
-	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
-		"-e", "NUM_PROMPTS=20", "-e", "MAX_CONCURRENCY=4", "-e", "WARMUP=4", "-e", "INPUT_LEN=32", "-e", "OUTPUT_LEN=8",
-		"-e", "RANGE_RATIO=0.5", "--summary-export", export, "stock:serving-point")
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, s := runStock(t, kneeSim(t, 8), "stock:serving-point", "NUM_PROMPTS=20", "MAX_CONCURRENCY=4", "WARMUP=4", "INPUT_LEN=32", "OUTPUT_LEN=8", "RANGE_RATIO=0.5")
 	for _, want := range []string{"Serving Benchmark Result", "Successful requests:", "Mean TTFT (ms):", "P99 ITL (ms):", "✓ answer has the asked length"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	s := readSummary(t, export)
 	if s.Serving.OK != 20 || s.Serving.WarmupRequests != 4 {
 		t.Errorf("completed %d warmup %d, want 20 and 4", s.Serving.OK, s.Serving.WarmupRequests)
 	}

@@ -34,6 +34,60 @@ type Criteria struct {
 	// MinGain is the relative growth that still counts (0.1: 10 %); 0
 	// means DefaultMinGain.
 	MinGain float64
+	// Stop is when a sweep whose levels are chained (startAfter) skips
+	// its remaining levels; "" is StopNever.
+	Stop StopRule
+}
+
+// StopRule is when a sweep stops before its last level
+// (options.capacity.stop).
+type StopRule string
+
+// The stop rules.
+const (
+	// StopNever runs every level.
+	StopNever StopRule = "never"
+	// StopAtSaturation stops once the levels run show a saturation point.
+	StopAtSaturation StopRule = "saturation"
+	// StopAtSLOMiss stops once a level misses the SLO.
+	StopAtSLOMiss StopRule = "slo"
+)
+
+// StopRules are the stop rules, as options.capacity.stop names them.
+var StopRules = []StopRule{StopNever, StopAtSaturation, StopAtSLOMiss}
+
+// StopReason says why a sweep whose ended levels s holds should skip the
+// levels still to run under crit.Stop, "" when it should go on. Its
+// judgement is the verdict's: the saturation point Assess would find
+// among these levels, or a level that misses the SLO (any level, not
+// only the last: levels run in the order the script chains them).
+func StopReason(s *summary.Summary, crit Criteria) string {
+	if s == nil || crit.Stop == "" || crit.Stop == StopNever {
+		return ""
+	}
+	variable, levels := sweep(s)
+	name := func(l summary.CapacityLevel) string {
+		return variable + " " + strconv.FormatFloat(l.Level, 'f', -1, 64)
+	}
+	switch crit.Stop {
+	case StopAtSaturation:
+		figures := make([]summary.CapacityLevel, len(levels))
+		for i, l := range levels {
+			figures[i] = l.CapacityLevel
+		}
+		gain := crit.EffectiveMinGain()
+		if i := saturation(figures, gain); i >= 0 {
+			return fmt.Sprintf("saturation at %s: from it to %s output throughput grew by less than %g %% while TTFT p50 grew by more",
+				name(figures[i]), name(figures[i+1]), 100*gain)
+		}
+	case StopAtSLOMiss:
+		for _, l := range levels {
+			if !meets(l, crit.SLO) {
+				return fmt.Sprintf("%s missed the SLO (%s)", name(l.CapacityLevel), sloWords(crit.SLO))
+			}
+		}
+	}
+	return ""
 }
 
 // CriteriaOf returns the criteria a result was judged by: its SLO, and
@@ -234,6 +288,14 @@ func saturation(levels []summary.CapacityLevel, minGain float64) int {
 func method(slo summary.SLO, minGain float64) string {
 	pct := fmt.Sprintf("%g %%", 100*minGain)
 	m := fmt.Sprintf("Saturation is the first level after which output throughput grows by less than %s to the next level while TTFT p50 grows by more than %s. ", pct, pct)
+	if slo.TTFTP99 <= 0 && slo.TPOTP99 <= 0 {
+		return m + "No SLO was given, so no level was judged against one."
+	}
+	return m + "Within SLO is the highest level among those with " + sloWords(slo) + "."
+}
+
+// sloWords are the bounds of an SLO a level must meet, in words.
+func sloWords(slo summary.SLO) string {
 	var bounds []string
 	if slo.TTFTP99 > 0 {
 		bounds = append(bounds, fmt.Sprintf("TTFT p99 ≤ %g ms", slo.TTFTP99))
@@ -241,9 +303,6 @@ func method(slo summary.SLO, minGain float64) string {
 	if slo.TPOTP99 > 0 {
 		bounds = append(bounds, fmt.Sprintf("TPOT p99 ≤ %g ms", slo.TPOTP99))
 	}
-	if len(bounds) == 0 {
-		return m + "No SLO was given, so no level was judged against one."
-	}
 	bounds = append(bounds, fmt.Sprintf("success rate ≥ %g %%", 100*MinSuccessRate))
-	return m + "Within SLO is the highest level among those with " + strings.Join(bounds, ", ") + "."
+	return strings.Join(bounds, ", ")
 }

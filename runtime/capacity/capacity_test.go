@@ -242,3 +242,37 @@ func TestMinGain(t *testing.T) {
 		}
 	}
 }
+
+// A sweep stops once the levels it ran show what its rule waits for, and
+// not before; the knee sweep saturates at 4, which its level 8 shows.
+func TestStopReason(t *testing.T) {
+	levels := knee().Scenarios
+	ran := func(n int) *summary.Summary {
+		s := knee()
+		s.Scenarios = levels[:n]
+		return s
+	}
+	slo := summary.SLO{TTFTP99: 200}
+	tests := []struct {
+		name string
+		s    *summary.Summary
+		crit capacity.Criteria
+		want string // "" goes on
+	}{
+		{"never", ran(5), capacity.Criteria{Stop: capacity.StopNever}, ""},
+		{"unset", ran(5), capacity.Criteria{}, ""},
+		{"saturation not yet shown", ran(3), capacity.Criteria{Stop: capacity.StopAtSaturation}, ""},
+		{"saturation shown by the level after it", ran(4), capacity.Criteria{Stop: capacity.StopAtSaturation},
+			"saturation at concurrency 4: from it to concurrency 8 output throughput grew by less than 10 % while TTFT p50 grew by more"},
+		{"every level within the SLO", ran(3), capacity.Criteria{Stop: capacity.StopAtSLOMiss, SLO: slo}, ""},
+		{"a level missed the SLO", ran(4), capacity.Criteria{Stop: capacity.StopAtSLOMiss, SLO: slo},
+			"concurrency 8 missed the SLO (TTFT p99 ≤ 200 ms, success rate ≥ 99 %)"},
+		{"the first level missed the SLO", ran(1), capacity.Criteria{Stop: capacity.StopAtSLOMiss, SLO: summary.SLO{TTFTP99: 10}},
+			"concurrency 1 missed the SLO (TTFT p99 ≤ 10 ms, success rate ≥ 99 %)"},
+	}
+	for _, tc := range tests {
+		if got := capacity.StopReason(tc.s, tc.crit); !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

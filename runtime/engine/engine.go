@@ -89,6 +89,15 @@ type Config struct {
 	// gives llmrun's (metrics, llmrun, llmrun/config, data). nil: 'llm'
 	// only.
 	Modules *modules.Registry
+	// StopChain, when set, is asked each time a scenario that others
+	// start after (startAfter) has ended whether they should still run.
+	// It gets the report so far: the metrics until now, and the windows
+	// of the scenarios that have ended (Scenarios holds them all). It
+	// returns why the chain stops, "" to go on; the scenarios chained
+	// after the one that ended, directly or not, are then skipped
+	// (Report.ChainStops). The sweeps' stop (options.capacity.stop) is
+	// one.
+	StopChain func(sofar *Report) string
 }
 
 // Engine runs one script. Load it, look at its scenarios, then Run it once.
@@ -310,6 +319,20 @@ type Report struct {
 	// EarlyStopped says why the early stop (options.earlyStop) stopped
 	// the run; nil when it did not.
 	EarlyStopped *EarlyStopped
+	// ChainStops are the chains of scenarios (startAfter) that
+	// Config.StopChain stopped, in the order it did; a skipped scenario
+	// never started, so it has no window and no figures.
+	ChainStops []ChainStop
+}
+
+// ChainStop is a chain of scenarios stopped after one of them ended.
+type ChainStop struct {
+	// After is the scenario whose end stopped the chain, Reason why.
+	After  string `json:"after"`
+	Reason string `json:"reason"`
+	// Skipped are the scenarios that started after it, directly or not,
+	// and so never started, in the order they would have.
+	Skipped []string `json:"skipped"`
 }
 
 // Duration is the length of the measured window.
@@ -354,7 +377,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	aborted := e.watchThresholds(runCtx, start, stopRun)
 	stopper := newEarlyStopper(e.earlyStop(), stopRun)
 	e.run.earlyStop.watch(stopper)
-	windows, runErr := e.runScenarios(runCtx, vus, setupJSON)
+	windows, chainStops, runErr := e.runScenarios(runCtx, vus, setupJSON)
 	e.run.earlyStop.watch(nil)
 	stopRun()
 	start = measuredStart(start, windows)
@@ -368,7 +391,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	teardownErr := e.teardown(teardownCtx, setupJSON)
 	stopTeardown()
 	rep := e.report(start, end, ctx)
-	rep.Windows, rep.Client = windows, client
+	rep.Windows, rep.Client, rep.ChainStops = windows, client, chainStops
 	rep.Thresholds = e.thresholds.Evaluate(rep.Snapshot, rep.Duration())
 	if abort, ok := <-aborted; ok {
 		rep.AbortedBy, rep.Interrupted = &abort, true
@@ -472,32 +495,47 @@ func (e *Engine) initVUs(ctx context.Context) ([][]*vu, error) {
 }
 
 // runScenarios binds each scenario's VUs to it, then runs the scenarios
-// concurrently, each from its start time. When a scenario fails (a VU
-// initialised during the run threw in its init code), the others are
-// stopped and the error returned.
-func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte) (map[string]Window, error) {
+// concurrently, each from its start time, or its start time after the end
+// of the scenario it starts after. When a scenario fails (a VU initialised
+// during the run threw in its init code), the others are stopped and the
+// error returned. It returns the windows of the scenarios that ran and
+// the chains Config.StopChain stopped.
+func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte) (map[string]Window, []ChainStop, error) {
 	pools := make([]*scenarioPool, len(e.scenarios))
 	for i := range e.scenarios {
 		p, err := e.newPool(i, vus[i], setupJSON)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pools[i] = p
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	chain := newChain(e.scenarios)
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
 		windows = make(map[string]Window, len(e.scenarios))
+		stops   []ChainStop
 		runErr  error
 	)
+	// startTime counts from one origin for every scenario, not from when
+	// each goroutine got to run; after startAfter, from that end.
+	origin := time.Now()
 	for i := range e.scenarios {
 		sc := &e.scenarios[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !wait.Sleep(ctx, sc.StartTime) {
+			defer close(chain.ended[i])
+			if !chain.awaitStart(ctx, i) {
+				return
+			}
+			from := origin
+			if sc.StartAfter != "" {
+				from = time.Now()
+			}
+			if !wait.Sleep(ctx, time.Until(from.Add(sc.StartTime))) {
 				return
 			}
 			start := time.Now()
@@ -508,16 +546,37 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 			pools[i].live.end.Store(end.UnixNano())
 			w := Window{Start: pools[i].live.warmup.measuredStart(end), End: end}
 			mu.Lock()
-			defer mu.Unlock()
 			windows[sc.Name] = w
 			if err != nil && runErr == nil {
 				runErr = err
 				cancel()
 			}
+			var sofar *Report
+			if err == nil && ctx.Err() == nil && e.cfg.StopChain != nil && chain.hasNext(i) {
+				sofar = e.reportSoFar(maps.Clone(windows))
+			}
+			mu.Unlock()
+			if sofar == nil {
+				return
+			}
+			if reason := e.cfg.StopChain(sofar); reason != "" {
+				chain.stop(i)
+				mu.Lock()
+				stops = append(stops, ChainStop{After: sc.Name, Reason: reason, Skipped: chain.after(i)})
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
-	return windows, runErr
+	return windows, stops, runErr
+}
+
+// reportSoFar is the report of a run still going, for Config.StopChain:
+// the metrics until now and the windows of the scenarios that ended.
+func (e *Engine) reportSoFar(windows map[string]Window) *Report {
+	rep := &Report{Snapshot: e.agg.Snapshot(), Registry: e.registry, Scenarios: e.scenarios, End: time.Now(), Windows: windows}
+	rep.Start = measuredStart(rep.End, windows)
+	return rep
 }
 
 // setup runs the script's setup() if it exports one and returns its result

@@ -61,12 +61,21 @@ func (o Overrides) any() bool {
 // Scenario is one resolved scenario: when it starts, what it calls and how
 // its executor schedules iterations.
 type Scenario struct {
-	Name      string
-	Executor  string
-	Exec      string
-	StartTime time.Duration
-	Env       map[string]string
-	Tags      map[string]string
+	Name     string
+	Executor string
+	Exec     string
+	// StartAfter names the scenario this one starts after (startAfter):
+	// once that one's executor has returned, graceful stop included; ""
+	// starts it with the run. StartTime is then a delay after that end.
+	StartAfter string
+	StartTime  time.Duration
+	// LatestStart is the latest offset from the run's start at which the
+	// scenario can start: StartTime, plus, after StartAfter, the latest
+	// that scenario can end (its LatestStart and MaxDuration). It equals
+	// StartTime for a scenario that starts with the run.
+	LatestStart time.Duration
+	Env         map[string]string
+	Tags        map[string]string
 	// Warmup is the scenario's warmup (its own, or options.warmup).
 	Warmup    Warmup
 	warmupSet bool
@@ -236,8 +245,56 @@ func loadShape(o *Options, ov Overrides) ([]Scenario, error) {
 		}
 		out = append(out, sc)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].StartTime < out[j].StartTime })
+	if err := resolveChains(out); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].LatestStart < out[j].LatestStart })
 	return out, nil
+}
+
+// resolveChains checks each scenario's startAfter (a scenario of the run,
+// not itself, in no cycle) and sets every LatestStart. scs are sorted by
+// name, so that an error is about the first scenario it concerns.
+func resolveChains(scs []Scenario) error {
+	byName := make(map[string]*Scenario, len(scs))
+	for i := range scs {
+		byName[scs[i].Name] = &scs[i]
+	}
+	for i := range scs {
+		sc := &scs[i]
+		if sc.StartAfter == "" {
+			continue
+		}
+		field := "options.scenarios." + sc.Name + ".startAfter"
+		switch _, ok := byName[sc.StartAfter]; {
+		case sc.StartAfter == sc.Name:
+			return &ConfigError{Field: field, Err: errors.New("a scenario cannot start after itself")}
+		case !ok:
+			return &ConfigError{Field: field, Err: fmt.Errorf("no scenario is named %q (the scenarios are %s)", sc.StartAfter, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))}
+		}
+		path := []string{sc.Name}
+		for next := byName[sc.StartAfter]; next != nil; next = byName[next.StartAfter] {
+			path = append(path, next.Name)
+			if next.Name == sc.Name {
+				return &ConfigError{Field: field, Err: fmt.Errorf("a cycle (%s, each starting after the next): none of them would ever start", strings.Join(path, " → "))}
+			}
+			if len(path) > len(scs) {
+				break // a cycle that does not pass through sc; its own members report it
+			}
+		}
+	}
+	var latest func(sc *Scenario) time.Duration
+	latest = func(sc *Scenario) time.Duration {
+		if sc.StartAfter == "" {
+			return sc.StartTime
+		}
+		before := byName[sc.StartAfter]
+		return latest(before) + before.Config.MaxDuration() + sc.StartTime
+	}
+	for i := range scs {
+		scs[i].LatestStart = latest(&scs[i])
+	}
+	return nil
 }
 
 func (o *Options) duration() *time.Duration {
@@ -363,8 +420,11 @@ type commonFields struct {
 	Executor  string            `json:"executor"`
 	Exec      string            `json:"exec"`
 	StartTime executor.Duration `json:"startTime"`
-	Env       map[string]string `json:"env"`
-	Tags      map[string]string `json:"tags"`
+	// StartAfter is llmrun's own (k6 has none): the scenario starts when
+	// the one it names has ended.
+	StartAfter string            `json:"startAfter"`
+	Env        map[string]string `json:"env"`
+	Tags       map[string]string `json:"tags"`
 }
 
 func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
@@ -374,7 +434,7 @@ func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
 		return Scenario{}, &ConfigError{Field: field, Err: errors.New("must be an object")}
 	}
 	common := make(map[string]json.RawMessage)
-	for _, k := range []string{"executor", "exec", "startTime", "env", "tags", "warmup"} {
+	for _, k := range []string{"executor", "exec", "startTime", "startAfter", "env", "tags", "warmup"} {
 		if v, ok := fields[k]; ok {
 			common[k] = v
 			delete(fields, k)
@@ -404,7 +464,8 @@ func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
 	if c.Exec == "" {
 		c.Exec = defaultExec
 	}
-	sc := Scenario{Name: name, Executor: c.Executor, Exec: c.Exec, StartTime: c.StartTime.D, Env: c.Env, Tags: c.Tags, Config: cfg}
+	sc := Scenario{Name: name, Executor: c.Executor, Exec: c.Exec, StartAfter: c.StartAfter, StartTime: c.StartTime.D,
+		LatestStart: c.StartTime.D, Env: c.Env, Tags: c.Tags, Config: cfg}
 	if c.Warmup != nil {
 		sc.Warmup, sc.warmupSet = *c.Warmup, true
 	}

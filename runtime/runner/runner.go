@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm"
@@ -133,6 +134,10 @@ func Load(ctx context.Context, cfg engine.Config, slo *summary.SLO) (*engine.Eng
 	if err != nil {
 		return nil, capacity.Criteria{}, err
 	}
+	if crit.Stop != "" && crit.Stop != capacity.StopNever && !slices.ContainsFunc(e.Scenarios(), func(sc engine.Scenario) bool { return sc.StartAfter != "" }) {
+		return nil, capacity.Criteria{}, &engine.ConfigError{Field: "options.capacity.stop",
+			Err: fmt.Errorf("%q stops a sweep whose levels are chained with startAfter, and no scenario has startAfter", crit.Stop)}
+	}
 	return e, crit, nil
 }
 
@@ -196,6 +201,7 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	engineCfg := r.cfg.Engine
 	r.sinks.outputs = outputs
 	engineCfg.Requests = &r.sinks
+	engineCfg.StopChain = r.stopSweep
 	if r.engine, r.criteria, err = Load(ctx, engineCfg, r.cfg.SLO); err != nil {
 		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
 	}
@@ -284,6 +290,20 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	sum.Capacity = capacity.Assess(sum, r.criteria)
 	sum.Outputs = r.outputs.finish(sum)
 	return sum
+}
+
+// stopSweep is the engine's StopChain: the reason the run's sweep stops
+// (options.capacity.stop) after the levels that ended, "" to go on.
+func (r *run) stopSweep(sofar *engine.Report) string {
+	if r.criteria.Stop == "" || r.criteria.Stop == capacity.StopNever {
+		return ""
+	}
+	sum := summary.Build(sofar, summary.Meta{SLO: r.criteria.SLO})
+	sum.Scenarios = slices.DeleteFunc(sum.Scenarios, func(sc summary.ScenarioSummary) bool {
+		_, ended := sofar.Windows[sc.Name]
+		return !ended
+	})
+	return capacity.StopReason(sum, r.criteria)
 }
 
 // writeSummary hands the summary to each summary writer in turn: the

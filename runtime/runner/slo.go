@@ -74,7 +74,8 @@ func parseMillis(v string) (float64, error) {
 
 // Criteria returns what a run's sweep is judged by: slo when it is set
 // (--slo), else the script's options.slo, and the minimum gain of
-// options.capacity. Errors are *engine.ConfigError naming the field.
+// options.capacity: its minimum gain and its stop rule. Errors are
+// *engine.ConfigError naming the field.
 func Criteria(o engine.Options, slo *summary.SLO) (capacity.Criteria, error) {
 	var crit capacity.Criteria
 	switch {
@@ -90,11 +91,22 @@ func Criteria(o engine.Options, slo *summary.SLO) (capacity.Criteria, error) {
 	if len(o.Capacity) > 0 {
 		var c struct {
 			MinGain *float64 `json:"minGain"`
+			Stop    *string  `json:"stop"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(o.Capacity))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&c); err != nil {
-			return crit, &engine.ConfigError{Field: "options.capacity", Err: fmt.Errorf("want { minGain: 0.1 }: %w", err)}
+			return crit, &engine.ConfigError{Field: "options.capacity", Err: fmt.Errorf("want { minGain: 0.1, stop: 'saturation' }: %w", err)}
+		}
+		if c.Stop != nil {
+			rule := capacity.StopRule(*c.Stop)
+			switch {
+			case !slices.Contains(capacity.StopRules, rule):
+				return crit, &engine.ConfigError{Field: "options.capacity.stop", Err: fmt.Errorf("%q: want one of %s", *c.Stop, stopRuleNames())}
+			case rule == capacity.StopAtSLOMiss && crit.SLO.TTFTP99 <= 0 && crit.SLO.TPOTP99 <= 0:
+				return crit, &engine.ConfigError{Field: "options.capacity.stop", Err: errors.New("'slo' stops at the first level that misses the SLO, and none is given (options.slo or --slo)")}
+			}
+			crit.Stop = rule
 		}
 		if c.MinGain != nil {
 			if !(*c.MinGain > 0 && *c.MinGain < 10) {
@@ -104,6 +116,15 @@ func Criteria(o engine.Options, slo *summary.SLO) (capacity.Criteria, error) {
 		}
 	}
 	return crit, nil
+}
+
+// stopRuleNames lists the stop rules options.capacity.stop takes.
+func stopRuleNames() string {
+	names := make([]string, len(capacity.StopRules))
+	for i, r := range capacity.StopRules {
+		names[i] = "'" + string(r) + "'"
+	}
+	return strings.Join(names, ", ")
 }
 
 // sloOption reads options.slo: an object of the objectives --slo knows

@@ -91,6 +91,11 @@ type Summary struct {
 	// EarlyStop says why the early stop (options.earlyStop) stopped the
 	// run, "" when it did not.
 	EarlyStop string `json:"early_stop,omitempty"`
+	// ChainStops are the chains of scenarios (startAfter) stopped before
+	// their end, a sweep stopped by options.capacity.stop: after which
+	// scenario, why, and the scenarios skipped (they never started, and
+	// have no figures); empty when none was.
+	ChainStops []engine.ChainStop `json:"chain_stops,omitempty"`
 	// Preflight is what the request sent to each target before the run
 	// showed; empty with --no-preflight. The command fills it in.
 	Preflight []llm.Probe `json:"preflight,omitempty"`
@@ -139,10 +144,13 @@ type Meta struct {
 
 // ScenarioShape describes one scenario's load.
 type ScenarioShape struct {
-	Name        string            `json:"name"`
-	Executor    string            `json:"executor"`
-	Exec        string            `json:"exec"`
-	StartTime   string            `json:"start_time"`
+	Name      string `json:"name"`
+	Executor  string `json:"executor"`
+	Exec      string `json:"exec"`
+	StartTime string `json:"start_time"`
+	// StartAfter names the scenario this one started after (startAfter),
+	// StartTime being then a delay after its end.
+	StartAfter  string            `json:"start_after,omitempty"`
 	Description string            `json:"description"`
 	MaxVUs      int               `json:"max_vus"`
 	Tags        map[string]string `json:"tags,omitempty"`
@@ -305,6 +313,7 @@ func Build(rep *engine.Report, meta Meta) *Summary {
 	if rep.EarlyStopped != nil {
 		s.EarlyStop = rep.EarlyStopped.String()
 	}
+	s.ChainStops = rep.ChainStops
 	addSubMetrics(s.Metrics, rep, dur)
 	if len(rep.Scenarios) > 1 {
 		for _, sc := range rep.Scenarios {
@@ -333,7 +342,7 @@ func snapStats(snap *metrics.Snapshot, filter *metrics.TagSet) statsFunc {
 func shapes(scs []engine.Scenario) []ScenarioShape {
 	out := make([]ScenarioShape, len(scs))
 	for i, sc := range scs {
-		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(),
+		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(), StartAfter: sc.StartAfter,
 			Description: sc.Describe(), MaxVUs: sc.Config.MaxVUs(), Tags: sc.Tags}
 	}
 	return out

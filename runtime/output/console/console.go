@@ -16,23 +16,38 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
-// Render writes the end-of-run summary.
+// Render writes the end-of-run summary. A sweep's (Summary.Capacity)
+// leads with its answer: the verdict and the levels table, then the whole
+// run's serving block, labelled as pooled over the levels; the pooled
+// latency table is left out, since a percentile over every level is the
+// latency of none (the result file keeps it), and so is the scenarios
+// table when every scenario is a level.
 func Render(w io.Writer, s *summary.Summary, st textfmt.Style) error {
 	r := &renderer{w: w, st: st}
-	r.serving("serving", s.Serving)
+	if s.Capacity != nil {
+		r.capacity(s)
+		r.serving("whole run (all levels pooled)", s.Serving)
+	} else {
+		r.serving("serving", s.Serving)
+	}
 	r.outcome(s)
+	if s.Capacity == nil {
+		r.chainStops(s)
+	}
 	r.client(s.Client)
 	r.tokenChecks(s.TokenChecks)
 	r.promptCheck(s.PromptCheck)
 	r.uniqueCache(s.UniqueCache)
-	r.latency(s.Latency)
+	if s.Capacity == nil {
+		r.latency(s.Latency)
+	}
 	r.scenarios(s)
-	r.capacity(s.Capacity)
 	r.errors(s)
 	r.checks(s.Checks)
 	r.thresholds(s)
@@ -201,9 +216,16 @@ func (r *renderer) latency(rows []summary.LatencyRow) {
 
 // scenarios prints one row per scenario, the figures of a sweep level or of
 // one workload of a mix side by side; throughputs are over each scenario's
-// own window.
+// own window. In a sweep, the levels table has the levels' rows: this one
+// has only the other scenarios, if any.
 func (r *renderer) scenarios(s *summary.Summary) {
-	if len(s.Scenarios) == 0 {
+	scs := s.Scenarios
+	if s.Capacity != nil {
+		scs = slices.DeleteFunc(slices.Clone(scs), func(sc summary.ScenarioSummary) bool {
+			return slices.ContainsFunc(s.Capacity.Levels, func(l summary.CapacityLevel) bool { return l.Scenario == sc.Name }) || skipped(s, sc.Name)
+		})
+	}
+	if len(scs) == 0 {
 		return
 	}
 	r.heading("by scenario")
@@ -212,48 +234,70 @@ func (r *renderer) scenarios(s *summary.Summary) {
 		vus[sh.Name] = sh.MaxVUs
 	}
 	header := []string{"scenario", "VUs", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}
-	// A column for the prefix cache's share of the input, when a server
-	// reported one.
-	cached := false
-	for _, sc := range s.Scenarios {
-		cached = cached || sc.Serving.CachedTokens > 0
-	}
+	cached := anyCached(scs)
 	if cached {
 		header = append(header, "input cached")
 	}
-	rows := make([][]string, len(s.Scenarios))
-	for i, sc := range s.Scenarios {
-		p := func(metric, pct string) string {
-			for _, row := range sc.Latency {
-				if row.Metric == metric {
-					return textfmt.Millis(row.P[pct])
-				}
-			}
-			return "-"
-		}
-		sv := sc.Serving
-		rows[i] = []string{sc.Name, fmt.Sprint(vus[sc.Name]), fmt.Sprint(sv.OK), fmt.Sprint(sv.Failed),
-			textfmt.Num(sv.RequestThroughput), textfmt.Num(sv.OutputTokenThroughput),
-			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")}
-		if cached {
-			share := 0.0
-			if sv.PromptTokens > 0 {
-				share = 100 * float64(sv.CachedTokens) / float64(sv.PromptTokens)
-			}
-			rows[i] = append(rows[i], fmt.Sprintf("%.1f %%", share))
-		}
+	rows := make([][]string, len(scs))
+	for i, sc := range scs {
+		rows[i] = append([]string{sc.Name, fmt.Sprint(vus[sc.Name])}, scenarioFigures(sc, cached)...)
 	}
 	r.table(header, rows, 1)
 	r.printf("  %s\n", r.st.Faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))
 }
 
-// capacity prints the verdict of a sweep: where the server saturates and
-// the level of highest throughput within the SLO, with how they were
-// found.
-func (r *renderer) capacity(c *summary.Capacity) {
-	if c == nil {
-		return
+// anyCached says whether a server reported its prefix cache for one of
+// the scenarios, which earns the tables a column for its share of the
+// input.
+func anyCached(scs []summary.ScenarioSummary) bool {
+	return slices.ContainsFunc(scs, func(sc summary.ScenarioSummary) bool { return sc.Serving.CachedTokens > 0 })
+}
+
+// scenarioFigures are a scenario's cells in the scenarios and levels
+// tables: ok, failed, req/s, out tok/s, TTFT p50 and p99, TPOT p50 and
+// p99, E2E p99, and the prefix cache's share of the input when cached.
+func scenarioFigures(sc summary.ScenarioSummary, cached bool) []string {
+	p := func(metric, pct string) string {
+		for _, row := range sc.Latency {
+			if row.Metric == metric {
+				return textfmt.Millis(row.P[pct])
+			}
+		}
+		return "-"
 	}
+	sv := sc.Serving
+	cells := []string{fmt.Sprint(sv.OK), fmt.Sprint(sv.Failed), textfmt.Num(sv.RequestThroughput), textfmt.Num(sv.OutputTokenThroughput),
+		p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")}
+	if cached {
+		share := 0.0
+		if sv.PromptTokens > 0 {
+			share = 100 * float64(sv.CachedTokens) / float64(sv.PromptTokens)
+		}
+		cells = append(cells, fmt.Sprintf("%.1f %%", share))
+	}
+	return cells
+}
+
+// skipped says whether a stopped chain skipped the scenario.
+func skipped(s *summary.Summary, name string) bool {
+	return slices.ContainsFunc(s.ChainStops, func(c engine.ChainStop) bool { return slices.Contains(c.Skipped, name) })
+}
+
+// chainStops says which chains of scenarios (a sweep's levels) stopped
+// before their end, why, and what they skipped: not failures, levels
+// that did not run.
+func (r *renderer) chainStops(s *summary.Summary) {
+	for _, c := range s.ChainStops {
+		r.printf("  stopped early ...... after %s: %s; skipped %s (not run, not failed)\n", c.After, c.Reason, strings.Join(c.Skipped, ", "))
+	}
+}
+
+// capacity prints the verdict of a sweep, first of the summary: where
+// the server saturates, the level of highest throughput within the SLO,
+// whether the sweep stopped early, then a row per level and how the
+// verdict was found.
+func (r *renderer) capacity(s *summary.Summary) {
+	c := s.Capacity
 	r.heading("capacity (by " + c.Variable + ")")
 	level := func(l summary.CapacityLevel) string {
 		return c.Variable + " " + strconv.FormatFloat(l.Level, 'f', -1, 64)
@@ -262,10 +306,10 @@ func (r *renderer) capacity(c *summary.Capacity) {
 	bound := func(v float64) string { return grouped(strconv.FormatFloat(v, 'f', -1, 64)) }
 	gain := fmt.Sprintf("%g %%", 100*capacity.Criteria{MinGain: c.MinGain}.EffectiveMinGain())
 	if sat := c.Saturation; sat != nil {
-		r.printf("  saturation ....... at %s: output %s tok/s; beyond it throughput grows < %s while TTFT p50 grows > %s\n",
+		r.printf("  saturation ......... at %s: output %s tok/s; beyond it throughput grows < %s while TTFT p50 grows > %s\n",
 			level(*sat), grouped(textfmt.Num(sat.OutputThroughput)), gain, gain)
 	} else if n := len(c.Levels); n > 0 {
-		r.printf("  saturation ....... not reached within the levels swept (up to %s)\n", level(c.Levels[n-1]))
+		r.printf("  saturation ......... not reached within the levels swept (up to %s)\n", level(c.Levels[n-1]))
 	}
 	var bounds []string
 	if c.SLO.TTFTP99 > 0 {
@@ -276,10 +320,10 @@ func (r *renderer) capacity(c *summary.Capacity) {
 	}
 	switch best := c.MaxWithinSLO; {
 	case len(bounds) == 0:
-		r.printf("  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS), or set options.slo\n")
+		r.printf("  within SLO ......... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS), or set options.slo\n")
 	case best == nil:
 		bounds = append(bounds, fmt.Sprintf("success rate ≥ %g %%", 100*capacity.MinSuccessRate))
-		r.printf("  within SLO ....... %s\n", r.st.Red("no level meets the SLO ("+strings.Join(bounds, ", ")+")"))
+		r.printf("  within SLO ......... %s\n", r.st.Red("no level meets the SLO ("+strings.Join(bounds, ", ")+")"))
 	default:
 		line := fmt.Sprintf("%s: %s tok/s at TTFT p99 %s ms", level(*best), grouped(textfmt.Num(best.OutputThroughput)), grouped(textfmt.Millis(best.TTFTP99)))
 		if c.SLO.TTFTP99 > 0 {
@@ -288,11 +332,51 @@ func (r *renderer) capacity(c *summary.Capacity) {
 		if c.SLO.TPOTP99 > 0 {
 			line += fmt.Sprintf(", TPOT p99 %s ms (SLO %s ms)", grouped(textfmt.Millis(best.TPOTP99)), bound(c.SLO.TPOTP99))
 		}
-		r.printf("  within SLO ....... %s\n", line)
+		r.printf("  within SLO ......... %s\n", line)
 	}
+	r.chainStops(s)
+	r.levels(s, len(bounds) > 0)
 	for _, line := range wrap(c.Method, 100) {
 		r.printf("  %s\n", r.st.Faint(line))
 	}
+}
+
+// levels prints a row per level of a sweep, in order, with whether it met
+// the SLO when there is one.
+func (r *renderer) levels(s *summary.Summary, slo bool) {
+	c := s.Capacity
+	byName := make(map[string]summary.ScenarioSummary, len(s.Scenarios))
+	for _, sc := range s.Scenarios {
+		byName[sc.Name] = sc
+	}
+	var scs []summary.ScenarioSummary
+	for _, l := range c.Levels {
+		scs = append(scs, byName[l.Scenario])
+	}
+	cached := anyCached(scs)
+	header := []string{c.Variable, "scenario", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}
+	if cached {
+		header = append(header, "input cached")
+	}
+	header = append(header, "success")
+	if slo {
+		header = append(header, "SLO")
+	}
+	rows := make([][]string, len(c.Levels))
+	for i, l := range c.Levels {
+		rows[i] = append([]string{strconv.FormatFloat(l.Level, 'f', -1, 64), l.Scenario}, scenarioFigures(scs[i], cached)...)
+		rows[i] = append(rows[i], fmt.Sprintf("%.1f %%", 100*l.SuccessRate))
+		if slo {
+			met := "met"
+			if !l.MeetsSLO {
+				met = "missed"
+			}
+			rows[i] = append(rows[i], met)
+		}
+	}
+	r.printf("\n")
+	r.table(header, rows, 2)
+	r.printf("  %s\n", r.st.Faint("latencies in ms; throughputs over each level's own run time"))
 }
 
 // wrap breaks text into lines of at most width characters, between words

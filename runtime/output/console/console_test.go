@@ -349,14 +349,24 @@ func TestRenderOutputs(t *testing.T) {
 	}
 }
 
-// A sweep's verdict follows the scenarios table: saturation, the level
-// within the SLO and the method.
+// A sweep's summary leads with its answer: the verdict (saturation, the
+// level within the SLO, an early stop), the levels table and the method,
+// then the whole run labelled as pooled over the levels; the pooled
+// latency table is left out, and the scenarios table keeps only the
+// scenarios that are not levels.
 func TestRenderCapacity(t *testing.T) {
-	sat := summary.CapacityLevel{Scenario: "c32", Level: 32, OutputThroughput: 5120, TTFTP50: 420, TTFTP99: 2900}
-	best := summary.CapacityLevel{Scenario: "c16", Level: 16, OutputThroughput: 4800, TTFTP50: 300, TTFTP99: 1234.4, TPOTP99: 42.25, MeetsSLO: true}
-	top := summary.CapacityLevel{Scenario: "c64", Level: 64, OutputThroughput: 5200}
+	sat := summary.CapacityLevel{Scenario: "c32", Level: 32, OutputThroughput: 5120, TTFTP50: 420, TTFTP99: 2900, SuccessRate: 1}
+	best := summary.CapacityLevel{Scenario: "c16", Level: 16, OutputThroughput: 4800, TTFTP50: 300, TTFTP99: 1234.4, TPOTP99: 42.25, MeetsSLO: true, SuccessRate: 1}
+	top := summary.CapacityLevel{Scenario: "c64", Level: 64, OutputThroughput: 5200, SuccessRate: 0.5}
 	sweep := func(slo summary.SLO, saturation, within *summary.CapacityLevel) *summary.Summary {
 		s := sampleSummary()
+		s.Scenarios = append(s.Scenarios[:1],
+			summary.ScenarioSummary{Name: "c16", Serving: summary.Serving{OK: 160, RequestThroughput: 37.5, OutputTokenThroughput: 4800},
+				Latency: []summary.LatencyRow{latencyRow("llm_ttft", "TTFT", 160, 300, 300, 1234.4, 1234.4, 1234.4, 1234.4)}},
+			summary.ScenarioSummary{Name: "c32", Serving: summary.Serving{OK: 320, OutputTokenThroughput: 5120}},
+			summary.ScenarioSummary{Name: "c64", Serving: summary.Serving{OK: 64, Failed: 64, OutputTokenThroughput: 5200}},
+			summary.ScenarioSummary{Name: "c128"})
+		s.ChainStops = []engine.ChainStop{{After: "c64", Reason: "saturation at concurrency 32: …", Skipped: []string{"c128"}}}
 		s.Capacity = &summary.Capacity{Variable: "concurrency", Levels: []summary.CapacityLevel{best, sat, top}, SLO: slo,
 			Saturation: saturation, MaxWithinSLO: within, Method: "Saturation is the first level after which ..."}
 		return s
@@ -367,25 +377,48 @@ func TestRenderCapacity(t *testing.T) {
 		want string
 	}{
 		{"knee and SLO", sweep(summary.SLO{TTFTP99: 2000}, &sat, &best), "█ capacity (by concurrency)\n" +
-			"  saturation ....... at concurrency 32: output 5,120 tok/s; beyond it throughput grows < 10 % while TTFT p50 grows > 10 %\n" +
-			"  within SLO ....... concurrency 16: 4,800 tok/s at TTFT p99 1,234 ms (SLO 2,000 ms)\n" +
-			"  Saturation is the first level after which ...\n"},
+			"  saturation ......... at concurrency 32: output 5,120 tok/s; beyond it throughput grows < 10 % while TTFT p50 grows > 10 %\n" +
+			"  within SLO ......... concurrency 16: 4,800 tok/s at TTFT p99 1,234 ms (SLO 2,000 ms)\n" +
+			"  stopped early ...... after c64: saturation at concurrency 32: …; skipped c128 (not run, not failed)\n"},
 		{"TPOT SLO too", sweep(summary.SLO{TTFTP99: 2000, TPOTP99: 50}, &sat, &best),
-			"  within SLO ....... concurrency 16: 4,800 tok/s at TTFT p99 1,234 ms (SLO 2,000 ms), TPOT p99 42.2 ms (SLO 50 ms)\n"},
+			"  within SLO ......... concurrency 16: 4,800 tok/s at TTFT p99 1,234 ms (SLO 2,000 ms), TPOT p99 42.2 ms (SLO 50 ms)\n"},
 		{"no knee, no level within the SLO", sweep(summary.SLO{TTFTP99: 1000, TPOTP99: 40}, nil, nil),
-			"  saturation ....... not reached within the levels swept (up to concurrency 64)\n" +
-				"  within SLO ....... no level meets the SLO (TTFT p99 ≤ 1,000 ms, TPOT p99 ≤ 40 ms, success rate ≥ 99 %)\n"},
-		{"no SLO", sweep(summary.SLO{}, &sat, nil), "  within SLO ....... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS), or set options.slo\n"},
+			"  saturation ......... not reached within the levels swept (up to concurrency 64)\n" +
+				"  within SLO ......... no level meets the SLO (TTFT p99 ≤ 1,000 ms, TPOT p99 ≤ 40 ms, success rate ≥ 99 %)\n"},
+		{"no SLO", sweep(summary.SLO{}, &sat, nil), "  within SLO ......... no SLO given: pass --slo ttft_p99=MS (and tpot_p99=MS), or set options.slo\n"},
 	}
 	for _, tc := range tests {
 		out := render(t, tc.s, false)
 		if !strings.Contains(out, tc.want) {
 			t.Errorf("%s: no\n%s\nin\n%s", tc.name, tc.want, out)
 		}
-		scenarios, verdict, errors := strings.Index(out, "█ by scenario"), strings.Index(out, "█ capacity"), strings.Index(out, "█ errors")
-		if !(scenarios < verdict && verdict < errors) {
-			t.Errorf("%s: the capacity section is not between the scenarios and the errors:\n%s", tc.name, out)
+		order := []string{"█ capacity", "concurrency │ scenario", "Saturation is the first level", "█ whole run (all levels pooled)", "█ by scenario", "█ errors"}
+		for i := 1; i < len(order); i++ {
+			if a, b := strings.Index(out, order[i-1]), strings.Index(out, order[i]); a < 0 || b < a {
+				t.Errorf("%s: %q is not before %q:\n%s", tc.name, order[i-1], order[i], out)
+			}
 		}
+		if strings.Contains(out, "latency (ms)") || strings.Contains(out, "█ serving") {
+			t.Errorf("%s: a sweep shows the pooled latency table or an unlabelled serving block:\n%s", tc.name, out)
+		}
+		rows := tableRows(out)
+		if _, ok := rows["chat"]; !ok {
+			t.Errorf("%s: the scenario that is no level lost its row:\n%s", tc.name, out)
+		}
+		for _, level := range []string{"c16", "c32", "c64", "c128"} {
+			if strings.Count(out, "│ "+level+" ") > 1 {
+				t.Errorf("%s: level %s has a row in two tables:\n%s", tc.name, level, out)
+			}
+		}
+		if got := rows["16"]; len(got) < 2 || got[0] != "c16" || got[1] != "160" {
+			t.Errorf("%s: level 16's row %q, want its scenario and its 160 requests", tc.name, got)
+		}
+		if strings.Count(out, "saturation ...") != 1 {
+			t.Errorf("%s: more than one verdict:\n%s", tc.name, out)
+		}
+	}
+	if rows := tableRows(render(t, sweep(summary.SLO{TTFTP99: 2000}, &sat, &best), false)); rows["16"][len(rows["16"])-1] != "met" || rows["64"][len(rows["64"])-1] != "missed" || rows["64"][len(rows["64"])-2] != "50.0 %" {
+		t.Errorf("levels' SLO and success cells: 16 %q, 64 %q", rows["16"], rows["64"])
 	}
 	if out := render(t, sweep(summary.SLO{TTFTP99: 2000}, &sat, &best), true); !strings.Contains(out, "\x1b[2mSaturation is the first level") {
 		t.Errorf("the method is not faint:\n%q", out)
@@ -396,7 +429,14 @@ func TestRenderCapacity(t *testing.T) {
 	if want := "  " + strings.Repeat("word ", 19) + "word\n  " + strings.Repeat("word ", 10) + "end.\n"; !strings.Contains(render(t, s, false), want) {
 		t.Errorf("the method is not wrapped at 100 columns:\n%s", render(t, s, false))
 	}
-	if out := render(t, sampleSummary(), false); strings.Contains(out, "capacity") {
-		t.Errorf("a run that is no sweep shows a capacity section:\n%s", out)
+	if out := render(t, sampleSummary(), false); strings.Contains(out, "capacity") || !strings.Contains(out, "█ serving") || !strings.Contains(out, "latency (ms)") {
+		t.Errorf("a run that is no sweep shows a capacity section, or lacks its serving block or latency table:\n%s", out)
+	}
+	// A chain stopped without a sweep verdict says so under the serving
+	// block.
+	s = sampleSummary()
+	s.ChainStops = []engine.ChainStop{{After: "chat", Reason: "chat missed the SLO (…)", Skipped: []string{"rag"}}}
+	if out := render(t, s, false); !strings.Contains(out, "  stopped early ...... after chat: chat missed the SLO (…); skipped rag (not run, not failed)\n") {
+		t.Errorf("no stopped chain in\n%s", out)
 	}
 }
