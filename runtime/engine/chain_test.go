@@ -129,7 +129,16 @@ func TestStopChainSkipsEveryLevelAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := testConfig(t, chainedLevels, nil, nil)
 		cfg.StopChain = func(*Report) string { return "stop" }
-		rep := mustRun(t, load(t, cfg))
+		e := load(t, cfg)
+		rep := mustRun(t, e)
+		// The live view shows the skipped levels as not run.
+		phases := map[string]Phase{}
+		for _, sp := range e.Progress().Scenarios {
+			phases[sp.Name] = sp.Phase
+		}
+		if want := map[string]Phase{"c1": PhaseDone, "c2": PhaseNotRun, "c3": PhaseNotRun, "side": PhaseDone}; !maps.Equal(phases, want) {
+			t.Errorf("phases after the run %v, want %v", phases, want)
+		}
 		if len(rep.ChainStops) != 1 || rep.ChainStops[0].After != "c1" || !slices.Equal(rep.ChainStops[0].Skipped, []string{"c2", "c3"}) {
 			t.Errorf("chain stops %+v, want c2 and c3 skipped after c1", rep.ChainStops)
 		}

@@ -528,6 +528,11 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 		go func() {
 			defer wg.Done()
 			defer close(chain.ended[i])
+			defer func() {
+				if pools[i].live.start.Load() == 0 {
+					pools[i].live.notRun.Store(true)
+				}
+			}()
 			if !chain.awaitStart(ctx, i) {
 				return
 			}

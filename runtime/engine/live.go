@@ -23,6 +23,9 @@ const (
 	PhaseGracefulStop Phase = "graceful stop"
 	// PhaseDone: its executor returned.
 	PhaseDone Phase = "done"
+	// PhaseNotRun: it never started: the chain it waited in was stopped
+	// (options.capacity.stop), or the run ended first.
+	PhaseNotRun Phase = "not run"
 )
 
 // ScenarioProgress is one scenario's part of Progress.
@@ -32,8 +35,10 @@ type ScenarioProgress struct {
 	// Elapsed is how long the scenario has run: 0 while it waits, its
 	// whole run once done.
 	Elapsed time.Duration
-	// StartTime is its startTime option.
-	StartTime time.Duration
+	// StartTime and StartAfter are its startTime and startAfter
+	// options.
+	StartTime  time.Duration
+	StartAfter string
 	// Duration and Iterations are its executor's plan (executor.Plan):
 	// how long it starts iterations, and for the iteration-based
 	// executors how many they run in all (0 for the others).
@@ -51,7 +56,8 @@ type ScenarioProgress struct {
 	MaxVUs    int
 }
 
-// Fraction is how much of the scenario's plan is done, from 0 to 1: the
+// Fraction is how much of the scenario's plan is done, from 0 to 1 (0 if
+// it did not run): the
 // iterations ended out of those planned for an iteration-based executor
 // (or the time out of its maxDuration, when that is further), the time
 // out of its duration for the others. It is 1 once done.
@@ -76,7 +82,7 @@ func (s ScenarioProgress) Fraction() float64 {
 // done or past its planned end, and for an iteration-based executor with
 // no iteration ended yet.
 func (s ScenarioProgress) Remaining() (left time.Duration, ok bool) {
-	if s.Phase == PhaseWaiting || s.Phase == PhaseDone || s.Elapsed >= s.Duration {
+	if s.Phase == PhaseWaiting || s.Phase == PhaseDone || s.Phase == PhaseNotRun || s.Elapsed >= s.Duration {
 		return 0, false
 	}
 	left = s.Duration - s.Elapsed
@@ -102,17 +108,22 @@ type scenarioLive struct {
 	start, end atomic.Int64
 	active     atomic.Int64
 	iterations atomic.Int64
+	// notRun says that the scenario ended without starting.
+	notRun atomic.Bool
 }
 
 // progress reads l as the progress of scenario sc at now.
 func (l *scenarioLive) progress(sc *Scenario, now time.Time) ScenarioProgress {
 	plan := sc.Config.Plan()
 	p := ScenarioProgress{
-		Name: sc.Name, Duration: plan.Duration, StartTime: sc.StartTime, Iterations: plan.Iterations,
+		Name: sc.Name, Duration: plan.Duration, StartTime: sc.StartTime, StartAfter: sc.StartAfter, Iterations: plan.Iterations,
 		IterationsEnded: l.iterations.Load(), ActiveVUs: l.active.Load(), MaxVUs: sc.Config.MaxVUs(),
 	}
 	start, end := l.start.Load(), l.end.Load()
 	switch {
+	case start == 0 && l.notRun.Load():
+		p.Phase = PhaseNotRun
+		return p
 	case start == 0:
 		p.Phase = PhaseWaiting
 		return p

@@ -133,7 +133,7 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 		s := l.scenario(sp.Name)
 		rate := s.tokens.rate(sp.Elapsed, tokens[sp.Name])
 		switch sp.Phase {
-		case engine.PhaseWaiting:
+		case engine.PhaseWaiting, engine.PhaseNotRun:
 		case engine.PhaseDone:
 			if !s.sealed {
 				s.total.Seal()
@@ -214,12 +214,17 @@ func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []strin
 func (l *Live) Lines(p engine.Progress, done map[string]bool) []string {
 	var lines []string
 	for _, r := range l.rows(p) {
+		ended := r.p.Phase == engine.PhaseDone || r.p.Phase == engine.PhaseNotRun
 		switch {
 		case r.p.Phase == engine.PhaseWaiting:
 			continue
-		case r.p.Phase == engine.PhaseDone && done[r.p.Name]:
+		case ended && done[r.p.Name]:
 			continue
-		case r.p.Phase == engine.PhaseDone:
+		case r.p.Phase == engine.PhaseNotRun:
+			done[r.p.Name] = true
+			lines = append(lines, fmt.Sprintf("[%s] %s: not run", p.Elapsed.Round(time.Second), r.p.Name))
+			continue
+		case ended:
 			done[r.p.Name] = true
 		}
 		span := "last " + l.window.String()
@@ -237,7 +242,7 @@ func vus(p engine.ScenarioProgress) string { return fmt.Sprintf("%d/%d", p.Activ
 
 // figures are r's req/s, tok/s, TTFT p50/p99 and errors, separated by sep.
 func (r scenarioRow) figures(sep string) string {
-	if r.p.Phase == engine.PhaseWaiting {
+	if r.p.Phase == engine.PhaseWaiting || r.p.Phase == engine.PhaseNotRun {
 		return strings.Repeat("-"+sep, 3) + "-"
 	}
 	ttft := "-"
@@ -276,7 +281,12 @@ const barWidth = 12
 // bar is r's progress bar with its percent and time left, or when it
 // waits, when it starts.
 func (r scenarioRow) bar(runElapsed time.Duration) string {
-	if r.p.Phase == engine.PhaseWaiting {
+	switch {
+	case r.p.Phase == engine.PhaseNotRun:
+		return "-"
+	case r.p.Phase == engine.PhaseWaiting && r.p.StartAfter != "":
+		return "after " + r.p.StartAfter
+	case r.p.Phase == engine.PhaseWaiting:
 		if r.p.StartTime > runElapsed {
 			in := r.p.StartTime - runElapsed
 			return "starts in " + (in + time.Second - 1).Truncate(time.Second).String()

@@ -48,16 +48,20 @@ func TestLiveFigures(t *testing.T) {
 			{Name: "c1", Phase: engine.PhaseDone, Elapsed: 10 * time.Second, Measured: 10 * time.Second, Duration: 10 * time.Second, MaxVUs: 4},
 			{Name: "c2", Phase: engine.PhaseRunning, Elapsed: 10 * time.Second, Measured: 10 * time.Second, Duration: 40 * time.Second, ActiveVUs: 4, MaxVUs: 4},
 			{Name: "c3", Phase: engine.PhaseWaiting, StartTime: 50 * time.Second, Duration: 10 * time.Second, MaxVUs: 4},
+			{Name: "c4", Phase: engine.PhaseWaiting, StartAfter: "c3", Duration: 10 * time.Second, MaxVUs: 8},
+			{Name: "c5", Phase: engine.PhaseNotRun, StartAfter: "c4", Duration: 10 * time.Second, MaxVUs: 16},
 		},
 	}
 	var meter ProgressMeter
 	got := l.Block(p, &meter, 0)
 	want := []string{
-		"running     20s  VUs 4/8  requests 21  failed 3  output 75 tok/s  scenarios 1/3 done",
-		"scenario  phase    progress                   VUs  req/s  tok/s  TTFT p50/p99  errors",
-		"c1        done     ████████████ 100%          0/4  1      100    100/100 ms    0 errors",
-		"c2        running  ███░░░░░░░░░  25% ETA 30s  4/4  1.40   50     210.0/230 ms  timeout 2, http_5xx 1",
-		"c3        waiting  starts in 30s              0/4  -      -      -             -",
+		"running     20s  VUs 4/8  requests 21  failed 3  output 75 tok/s  scenarios 1/5 done",
+		"scenario  phase    progress                   VUs   req/s  tok/s  TTFT p50/p99  errors",
+		"c1        done     ████████████ 100%          0/4   1      100    100/100 ms    0 errors",
+		"c2        running  ███░░░░░░░░░  25% ETA 30s  4/4   1.40   50     210.0/230 ms  timeout 2, http_5xx 1",
+		"c3        waiting  starts in 30s              0/4   -      -      -             -",
+		"c4        waiting  after c3                   0/8   -      -      -             -",
+		"c5        not run  -                          0/16  -      -      -             -",
 		"figures of the last 5s; of its whole run once a scenario is done",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -72,11 +76,13 @@ func TestLiveFigures(t *testing.T) {
 	wantLines := []string{
 		"[20s] c1: done 100%, VUs 0/4, 1 req/s, 100 tok/s, TTFT 100/100 ms, 0 errors (whole run)",
 		"[20s] c2: running 25% ETA 30s, VUs 4/4, 1.40 req/s, 50 tok/s, TTFT 210.0/230 ms, timeout 2, http_5xx 1 (last 5s)",
+		"[20s] c5: not run",
 	}
 	if strings.Join(lines, "\n") != strings.Join(wantLines, "\n") {
 		t.Errorf("Lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"))
 	}
-	// A finished scenario's line is printed once.
+	// A finished scenario's line, or one that will not run, is printed
+	// once.
 	if again := l.Lines(p, ended); len(again) != 1 || !strings.HasPrefix(again[0], "[20s] c2: running") {
 		t.Errorf("Lines again: %q, want only c2's", again)
 	}

@@ -122,7 +122,12 @@ func printBanner(w io.Writer, b Banner) {
 	for i := range b.Scenarios {
 		sc := &b.Scenarios[i]
 		start := ""
-		if sc.StartTime > 0 {
+		switch {
+		case sc.StartAfter != "" && sc.StartTime > 0:
+			start = fmt.Sprintf(", %s after %s ends", sc.StartTime, sc.StartAfter)
+		case sc.StartAfter != "":
+			start = fmt.Sprintf(", after %s", sc.StartAfter)
+		case sc.StartTime > 0:
 			start = fmt.Sprintf(", from %s", sc.StartTime)
 		}
 		fmt.Fprintf(w, "    * %s: %s, exec %s()%s [%s]\n", sc.Name, sc.Describe(), sc.Exec, start, sc.Executor)
