@@ -37,7 +37,7 @@ Flags:
 
 // compareCommand runs "llmrun compare".
 func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cmd := newSubcommand("llmrun compare", compareUsage, stderr)
+	cmd := newSubcommand("llmrun compare", compareUsage, stdout, stderr)
 	fs, usageError := cmd.flags, cmd.usageError
 	var f verdictFlags
 	f.register(fs, "threshold")

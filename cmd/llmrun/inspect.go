@@ -84,7 +84,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	asJSON := fs.Bool("json", false, "print the resolved scenarios as JSON")
-	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
+	fs.Usage = func() { printHelp(stdout, inspectUsage, fs) }
 	a, code, ok := parseScriptArgs("llmrun inspect", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code

@@ -39,7 +39,7 @@ Flags:
 
 // mergeCommand runs "llmrun merge".
 func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cmd := newSubcommand("llmrun merge", mergeUsage, stderr)
+	cmd := newSubcommand("llmrun merge", mergeUsage, stdout, stderr)
 	var outPath string
 	cmd.flags.StringVarP(&outPath, "output", "o", "", "write the merged result to this file (default: standard output)")
 	if code, ok := cmd.parse(args); !ok {
