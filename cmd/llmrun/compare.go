@@ -95,6 +95,6 @@ func describeResult(file string, s *summary.Summary) string {
 	if s.Meta.Version != "" {
 		parts = append(parts, "llmrun "+s.Meta.Version)
 	}
-	parts = append(parts, fmt.Sprintf("%d requests", s.Serving.Requests))
+	parts = append(parts, textfmt.Count(s.Serving.Requests, "request"))
 	return file + " (" + strings.Join(parts, ", ") + ")"
 }

@@ -462,7 +462,7 @@ func (r *renderer) outputs(reports []summary.OutputReport) {
 	}
 	r.heading("outputs")
 	for _, o := range reports {
-		line := fmt.Sprintf("%s: %d points written, %d dropped", o.Output, o.Written, o.Dropped)
+		line := fmt.Sprintf("%s: %s written, %d dropped", o.Output, textfmt.Count(o.Written, "point"), o.Dropped)
 		if o.Dropped == 0 && o.Err == "" {
 			r.printf("  %s\n", line)
 			continue
