@@ -1,7 +1,7 @@
 // Package textfmt holds the look of llmrun's text output, shared by the
 // console summary, the regression verdicts and the HTML report: colours
-// (Style), tables (Table), figures (Millis, Num) and counted words (Count,
-// Per).
+// (Style), tables (Table), figures (Millis, Num), counted words (Count,
+// Per) and lines that fit a width (Fit, TerminalWidth).
 package textfmt
 
 import (
@@ -9,7 +9,9 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -119,4 +121,31 @@ func Per(unit time.Duration) string {
 		return "per hour"
 	}
 	return "per " + unit.String()
+}
+
+// Fit joins parts with sep into lines of at most width characters,
+// breaking only between parts: a part is never split, and one longer than
+// width has a line of its own.
+func Fit(parts []string, sep string, width int) []string {
+	var lines []string
+	var line strings.Builder
+	n := 0 // characters in line
+	for _, p := range parts {
+		size := utf8.RuneCountInString(p)
+		if n > 0 && n+utf8.RuneCountInString(sep)+size > width {
+			lines = append(lines, line.String())
+			line.Reset()
+			n = 0
+		}
+		if n > 0 {
+			line.WriteString(sep)
+			n += utf8.RuneCountInString(sep)
+		}
+		line.WriteString(p)
+		n += size
+	}
+	if n > 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
 }

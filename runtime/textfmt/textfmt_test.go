@@ -2,6 +2,7 @@ package textfmt_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,27 @@ func TestPer(t *testing.T) {
 		if got := textfmt.Per(unit); got != want {
 			t.Errorf("Per(%s) = %q, want %q", unit, got, want)
 		}
+	}
+}
+
+func TestFit(t *testing.T) {
+	parts := []string{"llmrun dev", "script s.js", "run 0f8c2a4e-5b7d-4e21-9c3a-7d1e6f2b8a90 of test nightly"}
+	for _, tc := range []struct {
+		width int
+		want  []string
+	}{
+		{200, []string{"llmrun dev · script s.js · run 0f8c2a4e-5b7d-4e21-9c3a-7d1e6f2b8a90 of test nightly"}},
+		{80, []string{"llmrun dev · script s.js", "run 0f8c2a4e-5b7d-4e21-9c3a-7d1e6f2b8a90 of test nightly"}},
+		{24, []string{"llmrun dev · script s.js", "run 0f8c2a4e-5b7d-4e21-9c3a-7d1e6f2b8a90 of test nightly"}},
+		{23, []string{"llmrun dev", "script s.js", "run 0f8c2a4e-5b7d-4e21-9c3a-7d1e6f2b8a90 of test nightly"}},
+		{1, []string{"llmrun dev", "script s.js", "run 0f8c2a4e-5b7d-4e21-9c3a-7d1e6f2b8a90 of test nightly"}},
+	} {
+		if got := textfmt.Fit(parts, " · ", tc.width); !slices.Equal(got, tc.want) {
+			t.Errorf("width %d: %q, want %q", tc.width, got, tc.want)
+		}
+	}
+	if got := textfmt.Fit(nil, " · ", 80); len(got) != 0 {
+		t.Errorf("no parts: %q", got)
 	}
 }
 
