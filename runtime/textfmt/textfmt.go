@@ -95,7 +95,7 @@ func Num(v float64) string {
 // Count is n followed by noun, in the plural unless n is 1: "1 iteration",
 // "2 iterations", "0.5 iterations", "1 looping VU". The plural adds an
 // "s" to the noun's last word, which suits every noun llmrun counts.
-func Count[N int | int64 | float64](n N, noun string) string {
+func Count[N int | int64 | uint64 | float64](n N, noun string) string {
 	var digits string
 	switch v := any(n).(type) {
 	case float64:

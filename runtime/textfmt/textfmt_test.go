@@ -52,6 +52,8 @@ func TestCount(t *testing.T) {
 		{textfmt.Count(2.25, "iteration"), "2.25 iterations"},
 		{textfmt.Count(1e6, "iteration"), "1000000 iterations"},
 		{textfmt.Count(1, "looping VU"), "1 looping VU"},
+		{textfmt.Count(uint64(1), "cycle"), "1 cycle"},
+		{textfmt.Count(uint64(7), "cycle"), "7 cycles"},
 		{textfmt.Count(16, "looping VU"), "16 looping VUs"},
 	} {
 		if tc.got != tc.want {
