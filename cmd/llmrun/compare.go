@@ -37,7 +37,7 @@ Flags:
 
 // compareCommand runs "llmrun compare".
 func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cmd := newSubcommand("llmrun compare", compareUsage, stderr)
+	cmd := newSubcommand("llmrun compare", compareUsage, stdout, stderr)
 	fs, usageError := cmd.flags, cmd.usageError
 	var f verdictFlags
 	f.register(fs, "threshold")
@@ -95,6 +95,6 @@ func describeResult(file string, s *summary.Summary) string {
 	if s.Meta.Version != "" {
 		parts = append(parts, "llmrun "+s.Meta.Version)
 	}
-	parts = append(parts, fmt.Sprintf("%d requests", s.Serving.Requests))
+	parts = append(parts, textfmt.Count(s.Serving.Requests, "request"))
 	return file + " (" + strings.Join(parts, ", ") + ")"
 }

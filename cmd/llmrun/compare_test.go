@@ -122,7 +122,6 @@ func TestCompareCommandLine(t *testing.T) {
 		code int
 		want string
 	}{
-		{"help", []string{"--help"}, exitOK, "Usage: llmrun compare"},
 		{"one file", []string{base}, exitUsage, "want two result files"},
 		{"three files", []string{base, base, base}, exitUsage, "want two result files"},
 		{"bad threshold", []string{base, base, "--threshold", "ten"}, exitUsage, "--threshold"},

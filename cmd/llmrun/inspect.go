@@ -14,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/runner"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 const inspectUsage = `Usage: llmrun inspect [flags] SCRIPT
@@ -87,7 +88,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	asJSON := fs.Bool("json", false, "print the resolved scenarios as JSON")
-	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
+	fs.Usage = func() { printHelp(stdout, inspectUsage, fs) }
 	a, code, ok := parseScriptArgs("llmrun inspect", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code
@@ -140,12 +141,8 @@ func inspect(script string, e *engine.Engine) *inspection {
 
 // render prints the inspection as a heading and a table.
 func (in *inspection) render(w io.Writer) error {
-	plural := "s"
-	if len(in.Scenarios) == 1 {
-		plural = ""
-	}
-	if _, err := fmt.Fprintf(w, "script: %s\n%d scenario%s, up to %d VUs, at most %s (graceful stops included)\n",
-		in.Script, len(in.Scenarios), plural, in.MaxVUs, in.MaxDuration); err != nil {
+	if _, err := fmt.Fprintf(w, "script: %s\n%s, up to %s, at most %s (graceful stops included)\n",
+		in.Script, textfmt.Count(len(in.Scenarios), "scenario"), textfmt.Count(in.MaxVUs, "VU"), in.MaxDuration); err != nil {
 		return err
 	}
 	if in.HandleSummary {

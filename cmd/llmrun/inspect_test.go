@@ -172,12 +172,12 @@ func TestInspectErrors(t *testing.T) {
 
 func TestInspectHelp(t *testing.T) {
 	t.Parallel()
-	code, _, stderr := cli(t, context.Background(), nil, "help", "inspect")
-	if code != exitOK || !strings.Contains(stderr, "Usage: llmrun inspect") || !strings.Contains(stderr, "--json") || !strings.Contains(stderr, "--vus") {
-		t.Errorf("help inspect: exit %d\n%s", code, stderr)
+	code, stdout, stderr := cli(t, context.Background(), nil, "help", "inspect")
+	if code != exitOK || !strings.Contains(stdout, "Usage: llmrun inspect") || !strings.Contains(stdout, "--json") || !strings.Contains(stdout, "--vus") {
+		t.Errorf("help inspect: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if strings.Contains(stderr, "--summary-export") {
-		t.Errorf("inspect --help lists run-only flags:\n%s", stderr)
+	if strings.Contains(stdout, "--summary-export") {
+		t.Errorf("inspect --help lists run-only flags:\n%s", stdout)
 	}
 	// A run's command line inspects as it is.
 	script := writeScript(t, "s.js", "export default function () {}")

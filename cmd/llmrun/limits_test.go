@@ -27,7 +27,7 @@ export default function () {}`)
 		{[]string{"-u", "1000000000000", "-d", "1s", script}, "--vus: 1000000000000 exceeds llmrun's limit of 100000 VUs per process (see docs/limits.md)"},
 		{[]string{"-d", "100000h", script}, "--duration: 100000h0m0s exceeds llmrun's limit"},
 		{[]string{arrival}, "options.scenarios.x.maxVUs: 1000000000000 exceeds llmrun's limit of 100000 VUs per process (see docs/limits.md)"},
-		{[]string{rate}, "options.scenarios.x.rate: 1000000000000000 per 1s is 1000000000000000 iterations per second, above llmrun's limit"},
+		{[]string{rate}, "options.scenarios.x.rate: 1000000000000000 per second is 1000000000000000 iterations per second, above llmrun's limit"},
 		{[]string{nan}, "options.vus: must be a finite value, got NaN, Infinity or null"},
 	}
 	for _, tc := range tests {

@@ -390,17 +390,41 @@ func TestBuiltinSimulatorIsTheDefaultTarget(t *testing.T) {
 	}
 }
 
+// Help asked for, in any of its spellings, prints on stdout and exits 0,
+// as "llmrun help" does; a bad flag is a usage error on stderr.
 func TestHelpAndVersion(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"--help"}, {"help", "run"}, {"run", "--help"}, {"sim", "--help"}, {"version"}} {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		code, stdout, stderr := cli(t, context.Background(), nil, args...)
-		if code != exitOK || stdout+stderr == "" {
-			t.Errorf("%v: exit %d, output %q", args, code, stdout+stderr)
+		if code != exitOK || !strings.Contains(stdout, "Usage:\n  llmrun run") || stderr != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}
 	}
-	_, _, stderr := cli(t, context.Background(), nil, "run", "--help")
+	if code, stdout, _ := cli(t, context.Background(), nil, "version"); code != exitOK || !strings.HasPrefix(stdout, "llmrun ") {
+		t.Errorf("version: exit %d, stdout %q", code, stdout)
+	}
+	commands := map[string]string{
+		"run": "--vus", "inspect": "--json", "sim": "--max-num-seqs", "trend": "--influxdb",
+		"compare": "--threshold", "merge": "--output", "report": "--slo",
+	}
+	for name, flag := range commands {
+		for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {
+			code, stdout, stderr := cli(t, context.Background(), nil, args...)
+			if code != exitOK || !strings.HasPrefix(stdout, "Usage: llmrun "+name) || !strings.Contains(stdout, flag) || stderr != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and the usage with %s on stdout only", args, code, stdout, stderr, flag)
+			}
+		}
+		code, stdout, stderr := cli(t, context.Background(), nil, name, "--bogus")
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "unknown flag: --bogus") || !strings.Contains(stderr, "llmrun "+name+" --help") {
+			t.Errorf("%s --bogus: exit %d, stdout %q, stderr %q; want exit %d and the error on stderr only", name, code, stdout, stderr, exitUsage)
+		}
+	}
+	if code, stdout, stderr := cli(t, context.Background(), nil, "help", "bogus"); code != exitUsage || stdout != "" || !strings.Contains(stderr, `unknown command "bogus"`) {
+		t.Errorf("help bogus: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	_, stdout, _ := cli(t, context.Background(), nil, "run", "--help")
 	for _, flag := range []string{"--vus", "--duration", "--iterations", "--env", "--base-url", "--api-key-env", "--summary-export", "--quiet", "--no-color"} {
-		if !strings.Contains(stderr, flag) {
+		if !strings.Contains(stdout, flag) {
 			t.Errorf("run --help lacks %s", flag)
 		}
 	}

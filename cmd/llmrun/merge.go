@@ -10,6 +10,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 const mergeUsage = `Usage: llmrun merge RESULT.json... [-o MERGED.json]
@@ -39,7 +40,7 @@ Flags:
 
 // mergeCommand runs "llmrun merge".
 func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cmd := newSubcommand("llmrun merge", mergeUsage, stderr)
+	cmd := newSubcommand("llmrun merge", mergeUsage, stdout, stderr)
 	var outPath string
 	cmd.flags.StringVarP(&outPath, "output", "o", "", "write the merged result to this file (default: standard output)")
 	if code, ok := cmd.parse(args); !ok {
@@ -80,8 +81,8 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if to == "" {
 		to = "standard output"
 	}
-	fmt.Fprintf(stderr, "llmrun merge: %d results (%s): %d requests, %d completed, %d failed over %.1f s, written to %s\n",
-		len(files), strings.Join(merged.Meta.Merged, ", "), sv.Requests, sv.OK, sv.Failed, sv.DurationSeconds, to)
+	fmt.Fprintf(stderr, "llmrun merge: %s (%s): %s, %d completed, %d failed over %.1f s, written to %s\n",
+		textfmt.Count(len(files), "result"), strings.Join(merged.Meta.Merged, ", "), textfmt.Count(sv.Requests, "request"), sv.OK, sv.Failed, sv.DurationSeconds, to)
 	return exitOK
 }
 

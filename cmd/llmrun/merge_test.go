@@ -119,7 +119,6 @@ func TestMergeCommandLine(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"help", []string{"--help"}, exitOK, []string{"Usage: llmrun merge", "--output"}},
 		{"no file", nil, exitUsage, []string{"no result file"}},
 		{"unknown flag", []string{"--bogus", a}, exitUsage, []string{"unknown flag: --bogus"}},
 		{"missing file", []string{a, missing}, exitError, []string{missing}},

@@ -124,7 +124,7 @@ func TestInfluxDBDyingMidRunExitsOne(t *testing.T) {
 	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": "t"}
 	code, stdout, stderr := cli(t, context.Background(), env, "run", "--no-color", "-u", "2", "-i", "10",
 		"--out", "influxdb="+db.URL+"?bucket=b&flushTimeout=2s", script)
-	if code != exitError || !strings.Contains(stdout, "1 points written") || !strings.Contains(stderr, "lost data: 1 written") {
+	if code != exitError || !strings.Contains(stdout, "1 point written") || !strings.Contains(stderr, "lost data: 1 written") {
 		t.Errorf("exit %d, want %d with the points dropped\n%s\n%s", code, exitError, stdout, stderr)
 	}
 }

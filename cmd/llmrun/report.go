@@ -42,7 +42,7 @@ Flags:
 // reportCommand runs "llmrun report": it reads a result file and writes its
 // HTML report.
 func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cmd := newSubcommand("llmrun report", reportUsage, stderr)
+	cmd := newSubcommand("llmrun report", reportUsage, stdout, stderr)
 	fs, usageError := cmd.flags, cmd.usageError
 	out := fs.StringP("output", "o", "", "the HTML file to write (default: the result file's name with .html)")
 	sloFlag := fs.String("slo", "", "the SLO to draw, and to judge a sweep against, instead of the run's: ttft_p99=MS,tpot_p99=MS")

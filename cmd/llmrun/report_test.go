@@ -127,9 +127,9 @@ func TestReportUsageErrors(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a usage error wrote the report (%v)", err)
 	}
-	code, _, stderr := command(t, "report", "--help")
-	if code != exitOK || !strings.Contains(stderr, "Usage: llmrun report RESULT.json [-o report.html]") || !strings.Contains(stderr, "--slo") {
-		t.Errorf("--help: exit %d, stderr %q", code, stderr)
+	code, stdout, _ := command(t, "report", "--help")
+	if code != exitOK || !strings.Contains(stdout, "Usage: llmrun report RESULT.json [-o report.html]") || !strings.Contains(stdout, "--slo") {
+		t.Errorf("--help: exit %d, stdout %q", code, stdout)
 	}
 }
 

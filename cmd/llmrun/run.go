@@ -101,7 +101,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	fs.SetInterspersed(true)
 	var f runFlags
 	f.register(fs)
-	fs.Usage = func() { fmt.Fprintf(stderr, runUsage, stockList()); fs.PrintDefaults() }
+	fs.Usage = func() { printHelp(stdout, fmt.Sprintf(runUsage, stockList()), fs) }
 	a, code, ok := parseScriptArgs("llmrun run", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code

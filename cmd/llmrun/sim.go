@@ -28,7 +28,7 @@ func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	cfg := llmsim.DefaultConfig()
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port)")
 	cfg.AddFlags(fs)
-	fs.Usage = func() { fmt.Fprint(stderr, simUsage); fs.PrintDefaults() }
+	fs.Usage = func() { printHelp(stdout, simUsage, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK

@@ -66,7 +66,7 @@ func (f *trendFlags) register(fs *pflag.FlagSet) {
 }
 
 func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cmd := newSubcommand("llmrun trend", trendUsage, stderr)
+	cmd := newSubcommand("llmrun trend", trendUsage, stdout, stderr)
 	fs, usageError := cmd.flags, cmd.usageError
 	var f trendFlags
 	f.register(fs)

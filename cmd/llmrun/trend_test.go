@@ -280,9 +280,9 @@ func TestTrendCommandLine(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", c.args, code, exitUsage, c.want, stdout, stderr)
 		}
 	}
-	code, _, stderr := cli(t, ctx, nil, "trend", "--help")
-	if code != exitOK || !strings.Contains(stderr, "Usage: llmrun trend") || !strings.Contains(stderr, "109") {
-		t.Errorf("--help: exit %d\n%s", code, stderr)
+	code, stdout, _ := cli(t, ctx, nil, "trend", "--help")
+	if code != exitOK || !strings.Contains(stdout, "Usage: llmrun trend") || !strings.Contains(stdout, "109") {
+		t.Errorf("--help: exit %d\n%s", code, stdout)
 	}
 	for in, want := range map[string]time.Duration{"365d": 365 * 24 * time.Hour, "12w": 84 * 24 * time.Hour, "48h": 48 * time.Hour, "90m": 90 * time.Minute} {
 		if got, err := parseSince(in); err != nil || got != want {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // EarlyStop is options.earlyStop: a run whose first Requests requests
@@ -103,8 +104,8 @@ type EarlyStopped struct {
 
 // String is the reason in words.
 func (e *EarlyStopped) String() string {
-	return fmt.Sprintf("the first %d requests all failed with %s, which load does not explain (%s); the run was stopped: fix the target, or set options.earlyStop to false to run anyway",
-		e.Requests, e.Class, e.Message)
+	return fmt.Sprintf("the first %s all failed with %s, which load does not explain (%s); the run was stopped: fix the target, or set options.earlyStop to false to run anyway",
+		textfmt.Count(e.Requests, "request"), e.Class, e.Message)
 }
 
 // earlyStopper watches the first requests of a run and stops it as its

@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -17,11 +17,12 @@ type ErrorCount struct {
 	Count   int64  `json:"count"`
 }
 
-// errorLog counts exceptions thrown by iterations, by message, in bounded
-// memory. It is safe for concurrent use.
+// errorLog counts exceptions thrown by iterations, by message (grouped by
+// MessageKey, each shown as the first seen), in bounded memory. It is safe
+// for concurrent use.
 type errorLog struct {
 	mu     sync.Mutex
-	counts map[string]*ErrorCount
+	counts map[string]*ErrorCount // by MessageKey
 	order  []*ErrorCount
 	other  int64
 }
@@ -29,9 +30,10 @@ type errorLog struct {
 func newErrorLog() *errorLog { return &errorLog{counts: make(map[string]*ErrorCount)} }
 
 func (l *errorLog) record(msg string) {
+	key := MessageKey(msg)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c, ok := l.counts[msg]; ok {
+	if c, ok := l.counts[key]; ok {
 		c.Count++
 		return
 	}
@@ -40,7 +42,7 @@ func (l *errorLog) record(msg string) {
 		return
 	}
 	c := &ErrorCount{Message: msg, Count: 1}
-	l.counts[msg] = c
+	l.counts[key] = c
 	l.order = append(l.order, c)
 }
 
@@ -69,20 +71,28 @@ const (
 )
 
 // requestErrorLog keeps the first few distinct messages of failed LLM
-// requests per error class, with their counts, in bounded memory. It
-// implements llm.ErrorRecorder and is safe for concurrent use.
+// requests per error class, with their counts, in bounded memory. Messages
+// that differ only by ids are one (MessageKey), shown as the first seen.
+// It implements llm.ErrorRecorder and is safe for concurrent use.
 type requestErrorLog struct {
 	mu      sync.Mutex
-	byClass map[string][]ErrorCount
+	byClass map[string][]keptError
+}
+
+// keptError is a kept message and its MessageKey.
+type keptError struct {
+	key string
+	ErrorCount
 }
 
 func newRequestErrorLog() *requestErrorLog {
-	return &requestErrorLog{byClass: make(map[string][]ErrorCount)}
+	return &requestErrorLog{byClass: make(map[string][]keptError)}
 }
 
 // Record implements llm.ErrorRecorder.
 func (l *requestErrorLog) Record(class, msg string) {
 	msg = truncateMessage(msg)
+	key := MessageKey(msg)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	msgs, ok := l.byClass[class]
@@ -90,13 +100,13 @@ func (l *requestErrorLog) Record(class, msg string) {
 		return
 	}
 	for i := range msgs {
-		if msgs[i].Message == msg {
+		if msgs[i].key == key {
 			msgs[i].Count++
 			return
 		}
 	}
 	if len(msgs) < maxMessagesPerClass {
-		l.byClass[class] = append(msgs, ErrorCount{Message: msg, Count: 1})
+		l.byClass[class] = append(msgs, keptError{key, ErrorCount{Message: msg, Count: 1}})
 	}
 }
 
@@ -107,7 +117,11 @@ func (l *requestErrorLog) list() map[string][]ErrorCount {
 	defer l.mu.Unlock()
 	out := make(map[string][]ErrorCount, len(l.byClass))
 	for class, msgs := range l.byClass {
-		out[class] = slices.Clone(msgs)
+		list := make([]ErrorCount, len(msgs))
+		for i, m := range msgs {
+			list[i] = m.ErrorCount
+		}
+		out[class] = list
 	}
 	return out
 }
@@ -123,4 +137,82 @@ func truncateMessage(msg string) string {
 		cut--
 	}
 	return msg[:cut] + "…"
+}
+
+// idPlaceholder replaces an id in a MessageKey.
+const idPlaceholder = "<id>"
+
+// MessageKey is msg with the ids in it (a response's "chatcmpl-123", a
+// "req_011CS…" or "msg_01…" request id, a UUID, a long hexadecimal or
+// alphanumeric token) replaced by "<id>": error messages are grouped by
+// it, so that the same failure of many requests is one message, not one
+// per request. In a word (a run of letters, digits, '-' and '_'), an id is
+// what follows a prefix of letters and a '-' or '_' when it is digits, or
+// at least 8 letters and digits with a digit ("chatcmpl-<id>"); or else the
+// whole word when a part of it between '-' and '_' is at least 10 letters
+// and digits with a digit. Plain numbers (a status code, a count) and
+// model names ("Meta-Llama-3-8B-Instruct") stay. It allocates only when
+// msg has an id.
+func MessageKey(msg string) string {
+	var b strings.Builder
+	copied := 0 // msg[:copied] is in b
+	for i := 0; i < len(msg); {
+		if !isWordByte(msg[i]) {
+			i++
+			continue
+		}
+		end := i
+		for end < len(msg) && isWordByte(msg[end]) {
+			end++
+		}
+		if at := idStart(msg[i:end]); at >= 0 {
+			b.WriteString(msg[copied : i+at])
+			b.WriteString(idPlaceholder)
+			copied = end
+		}
+		i = end
+	}
+	if copied == 0 {
+		return msg
+	}
+	b.WriteString(msg[copied:])
+	return b.String()
+}
+
+// idStart says where the id in word starts, or -1 when word has none (see
+// MessageKey).
+func idStart(word string) int {
+	prefix := strings.IndexFunc(word, func(r rune) bool { return !isLetter(byte(r)) })
+	if prefix > 0 && (word[prefix] == '-' || word[prefix] == '_') {
+		if tail := word[prefix+1:]; isID(tail, 1, true) || isID(tail, 8, false) {
+			return prefix + 1
+		}
+	}
+	for part := range strings.FieldsFuncSeq(word, func(r rune) bool { return r == '-' || r == '_' }) {
+		if isID(part, 10, false) {
+			return 0
+		}
+	}
+	return -1
+}
+
+// isID says whether s is at least minLen letters and digits with a digit;
+// with digitsOnly, digits alone.
+func isID(s string, minLen int, digitsOnly bool) bool {
+	hasDigit := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			hasDigit = true
+		case !isLetter(c) || digitsOnly:
+			return false
+		}
+	}
+	return hasDigit && len(s) >= minLen
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isWordByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '-' || c == '_'
 }

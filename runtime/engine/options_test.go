@@ -19,7 +19,7 @@ func TestResolveScenarios(t *testing.T) {
 		executor string
 		describe string
 	}{
-		{"nothing: one iteration", `{}`, Overrides{}, "shared-iterations", "1 iterations shared among 1 VUs"},
+		{"nothing: one iteration", `{}`, Overrides{}, "shared-iterations", "1 iteration shared among 1 VU"},
 		{"duration → constant-vus", `{"vus": 4, "duration": "10s"}`, Overrides{}, "constant-vus", "4 looping VUs for 10s"},
 		{"iterations → shared", `{"vus": 2, "iterations": 20}`, Overrides{}, "shared-iterations", "20 iterations shared among 2 VUs"},
 		{"both → shared bounded", `{"vus": 2, "iterations": 20, "duration": "30s"}`, Overrides{}, "shared-iterations", "maxDuration 30s"},
@@ -106,10 +106,10 @@ func TestOptionErrorsNameTheField(t *testing.T) {
 			"invalid options: options.scenarios.x.maxVUs: 1000000000000 exceeds llmrun's limit of 100000 VUs per process (see docs/limits.md)"},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 1, "duration": "1s", "preAllocatedVUs": 1000000000000}}}`, "options.scenarios.x.preAllocatedVUs: 1000000000000 exceeds"},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 1e15, "duration": "1s", "preAllocatedVUs": 1}}}`,
-			"options.scenarios.x.rate: 1000000000000000 per 1s is 1000000000000000 iterations per second, above llmrun's limit of 1000000 per second per scenario"},
+			"options.scenarios.x.rate: 1000000000000000 per second is 1000000000000000 iterations per second, above llmrun's limit of 1000000 per second per scenario"},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": 1, "timeUnit": "1ns", "duration": "1s", "preAllocatedVUs": 1}}}`, "options.scenarios.x.rate: 1 per 1ns is 1000000000 iterations per second"},
 		{`{"scenarios": {"x": {"executor": "constant-arrival-rate", "rate": null, "duration": "1s", "preAllocatedVUs": 1}}}`, "options.scenarios.x.rate: must be a finite value"},
-		{`{"scenarios": {"x": {"executor": "ramping-arrival-rate", "preAllocatedVUs": 1, "stages": [{"duration": "1s", "target": 1}, {"duration": "1s", "target": 2e6}]}}}`, "options.scenarios.x.stages[1].target: 2000000 per 1s"},
+		{`{"scenarios": {"x": {"executor": "ramping-arrival-rate", "preAllocatedVUs": 1, "stages": [{"duration": "1s", "target": 1}, {"duration": "1s", "target": 2e6}]}}}`, "options.scenarios.x.stages[1].target: 2000000 per second"},
 		{`{"scenarios": {"x": {"executor": "ramping-vus", "stages": [{"duration": "8000h", "target": 1}, {"duration": "8000h", "target": 1}]}}}`, "options.scenarios.x.stages: the stages' total of 16000h0m0s exceeds llmrun's limit"},
 		{`{"scenarios": {"x": {"executor": "shared-iterations", "vus": 200000, "iterations": 200000}}}`, "options.scenarios.x.vus: 200000 exceeds llmrun's limit"},
 		{`{"scenarios": {"a": {"executor": "constant-vus", "vus": 60000, "duration": "1s"}, "b": {"executor": "constant-vus", "vus": 60000, "duration": "1s"}}}`,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // Warmup is a scenario's warmup: its first Iterations iterations, or those
@@ -32,7 +33,7 @@ func (w Warmup) IsZero() bool { return w.Iterations == 0 && w.Duration == 0 }
 func (w Warmup) String() string {
 	switch {
 	case w.Iterations > 0:
-		return fmt.Sprintf("first %d iterations", w.Iterations)
+		return "first " + textfmt.Count(w.Iterations, "iteration")
 	case w.Duration > 0:
 		return fmt.Sprintf("first %s", w.Duration)
 	}

@@ -40,6 +40,19 @@ func TestWarmupForms(t *testing.T) {
 	}
 }
 
+func TestWarmupString(t *testing.T) {
+	for w, want := range map[Warmup]string{
+		{}:                           "none",
+		{Iterations: 1}:              "first 1 iteration",
+		{Iterations: 20}:             "first 20 iterations",
+		{Duration: 30 * time.Second}: "first 30s",
+	} {
+		if got := w.String(); got != want {
+			t.Errorf("%+v: %q, want %q", w, got, want)
+		}
+	}
+}
+
 func TestWarmupGate(t *testing.T) {
 	start := time.Now()
 	byCount := newWarmupGate(Warmup{Iterations: 2})

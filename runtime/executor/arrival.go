@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // arrivalFields are the fields the arrival-rate executors share.
@@ -195,7 +197,7 @@ func (c *ConstantArrivalRate) Plan() Plan { return Plan{Duration: c.Duration.D} 
 
 // Describe implements Config.
 func (c *ConstantArrivalRate) Describe() string {
-	return fmt.Sprintf("%s iterations per %s for %s, %s", num(c.Rate), c.unit(), c.Duration.D, c.describe())
+	return fmt.Sprintf("%s %s for %s, %s", textfmt.Count(c.Rate, "iteration"), textfmt.Per(c.unit()), c.Duration.D, c.describe())
 }
 
 // Schedule returns the planned starts, for the given scenario seed.
@@ -257,8 +259,8 @@ func (c *RampingArrivalRate) Describe() string {
 	for _, st := range c.Stages {
 		top = max(top, st.target())
 	}
-	return fmt.Sprintf("from %s up to %s iterations per %s over %s for %s, %s",
-		num(c.StartRate), num(top), c.unit(), stagesCount(c.Stages), stagesDuration(c.Stages), c.describe())
+	return fmt.Sprintf("from %s up to %s %s over %s for %s, %s",
+		num(c.StartRate), textfmt.Count(top, "iteration"), textfmt.Per(c.unit()), textfmt.Count(len(c.Stages), "stage"), stagesDuration(c.Stages), c.describe())
 }
 
 // Schedule returns the planned starts, for the given scenario seed.
@@ -464,7 +466,7 @@ func (r *arrivalRun) start(planned time.Time) bool {
 	r.release()
 	if !r.warned {
 		r.warned = true
-		r.pool.Warn(fmt.Sprintf("all %d VUs (maxVUs) are busy at a planned start: iterations are being dropped and counted in dropped_iterations; raise preAllocatedVUs or maxVUs (or the server is too slow for this rate)", r.maxVUs))
+		r.pool.Warn(fmt.Sprintf("all %s (maxVUs) busy at a planned start: iterations are being dropped and counted in dropped_iterations; raise preAllocatedVUs or maxVUs (or the server is too slow for this rate)", textfmt.Count(r.maxVUs, "VU")))
 	}
 	return false
 }

@@ -196,6 +196,32 @@ func TestArrivalRateValidationNamesTheField(t *testing.T) {
 	}
 }
 
+// Describe counts in words: one iteration, VU or stage is singular, and a
+// time unit of a second, minute or hour is named.
+func TestDescribeCounts(t *testing.T) {
+	for _, tc := range []struct {
+		executor, js, want string
+	}{
+		{"constant-arrival-rate", `{"rate": 1, "duration": "1m", "preAllocatedVUs": 1}`, "1 iteration per second for 1m0s"},
+		{"constant-arrival-rate", `{"rate": 1, "timeUnit": "1m", "duration": "1m", "preAllocatedVUs": 1}`, "1 iteration per minute for 1m0s"},
+		{"constant-arrival-rate", `{"rate": 90, "timeUnit": "1h", "duration": "1m", "preAllocatedVUs": 1}`, "90 iterations per hour for 1m0s"},
+		{"constant-arrival-rate", `{"rate": 2, "timeUnit": "500ms", "duration": "1m", "preAllocatedVUs": 1}`, "2 iterations per 500ms for 1m0s"},
+		{"constant-arrival-rate", `{"rate": 0.5, "duration": "1m", "preAllocatedVUs": 1}`, "0.5 iterations per second for 1m0s"},
+		{"ramping-arrival-rate", `{"preAllocatedVUs": 1, "stages": [{"duration": "10s", "target": 1}]}`, "from 0 up to 1 iteration per second over 1 stage for 10s"},
+		{"ramping-arrival-rate", `{"startRate": 3, "timeUnit": "1m", "preAllocatedVUs": 1, "stages": [{"duration": "10s", "target": 6}, {"duration": "5s", "target": 0}]}`, "from 3 up to 6 iterations per minute over 2 stages for 15s"},
+		{"constant-vus", `{"vus": 1, "duration": "10s"}`, "1 looping VU for 10s"},
+		{"constant-vus", `{"vus": 2, "duration": "10s"}`, "2 looping VUs for 10s"},
+		{"ramping-vus", `{"stages": [{"duration": "10s", "target": 1}]}`, "up to 1 looping VU over 1 stage for 10s, from 1"},
+		{"shared-iterations", `{"vus": 1, "iterations": 1}`, "1 iteration shared among 1 VU"},
+		{"shared-iterations", `{"vus": 2, "iterations": 3}`, "3 iterations shared among 2 VUs"},
+		{"per-vu-iterations", `{"vus": 1, "iterations": 1}`, "1 iteration for each of 1 VU"},
+	} {
+		if d := decode(t, tc.executor, tc.js).Describe(); !strings.HasPrefix(d, tc.want) {
+			t.Errorf("%s %s: Describe = %q, want it to start %q", tc.executor, tc.js, d, tc.want)
+		}
+	}
+}
+
 func TestArrivalRateDefaults(t *testing.T) {
 	c := decode(t, "constant-arrival-rate", `{"rate": 5, "duration": "1m", "preAllocatedVUs": 3}`).(*ConstantArrivalRate)
 	if c.MaxVUs() != 3 || c.PreAllocatedVUs() != 3 || c.ConcurrencyCap() != 0 || c.unit() != time.Second || c.process() != ArrivalConstant || c.MaxDuration() != time.Minute+DefaultGracefulStop {
@@ -206,7 +232,7 @@ func TestArrivalRateDefaults(t *testing.T) {
 	if c.MaxVUs() != 8 || c.PreAllocatedVUs() != 3 || c.ConcurrencyCap() != 8 {
 		t.Errorf("with maxConcurrency 8: maxVUs %d, preAllocated %d, cap %d; want 8, 3 and 8", c.MaxVUs(), c.PreAllocatedVUs(), c.ConcurrencyCap())
 	}
-	if d := c.Describe(); !strings.Contains(d, "5 iterations per 1s for 1m0s") || !strings.Contains(d, "at most 8 in flight") {
+	if d := c.Describe(); !strings.Contains(d, "5 iterations per second for 1m0s") || !strings.Contains(d, "at most 8 in flight") {
 		t.Errorf("Describe = %q", d)
 	}
 	r := decode(t, "ramping-vus", `{"stages": [{"duration": "10s", "target": 4}, {"duration": "5s", "target": 0}]}`).(*RampingVUs)

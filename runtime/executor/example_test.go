@@ -40,7 +40,7 @@ func ExampleNew() {
 		fmt.Println("iteration at", start)
 	}
 	// Output:
-	// 4 iterations per 1s for 1s, constant arrivals (preAllocatedVUs 2, maxVUs 8, gracefulStop 30s)
+	// 4 iterations per second for 1s, constant arrivals (preAllocatedVUs 2, maxVUs 8, gracefulStop 30s)
 	// VUs: 2 initialised before the run, 8 at most; lasts at most 31s
 	// iteration at 0s
 	// iteration at 250ms

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // llmrun's limits on the load a script may ask for, listed in
@@ -36,8 +38,8 @@ func checkVUs[N int | float64](field string, n N) error {
 func checkRate(field string, rate float64, unit time.Duration) error {
 	perSecond := rate * float64(time.Second) / float64(unit)
 	if perSecond > RateLimit {
-		return &FieldError{Field: field, Err: fmt.Errorf("%s per %s is %s iterations per second, above llmrun's limit of %d per second per scenario %s",
-			num(rate), unit, num(perSecond), RateLimit, limitsDoc)}
+		return &FieldError{Field: field, Err: fmt.Errorf("%s %s is %s iterations per second, above llmrun's limit of %d per second per scenario %s",
+			num(rate), textfmt.Per(unit), num(perSecond), RateLimit, limitsDoc)}
 	}
 	return nil
 }

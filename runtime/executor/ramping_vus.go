@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // DefaultGracefulRampDown is k6's default gracefulRampDown.
@@ -71,8 +73,8 @@ func (c *RampingVUs) Plan() Plan { return Plan{Duration: stagesDuration(c.Stages
 
 // Describe implements Config.
 func (c *RampingVUs) Describe() string {
-	return fmt.Sprintf("up to %d looping VUs over %s for %s, from %d (gracefulRampDown %s, gracefulStop %s)",
-		c.MaxVUs(), stagesCount(c.Stages), stagesDuration(c.Stages), c.StartVUs, c.rampDown(), c.graceful())
+	return fmt.Sprintf("up to %s over %s for %s, from %d (gracefulRampDown %s, gracefulStop %s)",
+		textfmt.Count(c.MaxVUs(), "looping VU"), textfmt.Count(len(c.Stages), "stage"), stagesDuration(c.Stages), c.StartVUs, c.rampDown(), c.graceful())
 }
 
 // NewExecutor implements Config.

@@ -134,11 +134,3 @@ func stagesDuration(stages []Stage) time.Duration {
 	}
 	return total
 }
-
-// stagesCount is "1 stage" or "N stages".
-func stagesCount(stages []Stage) string {
-	if len(stages) == 1 {
-		return "1 stage"
-	}
-	return fmt.Sprintf("%d stages", len(stages))
-}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // ConstantVUs runs a fixed number of VUs looping over iterations for a
@@ -40,7 +42,7 @@ func (c *ConstantVUs) Plan() Plan { return Plan{Duration: c.Duration.D} }
 
 // Describe implements Config.
 func (c *ConstantVUs) Describe() string {
-	return fmt.Sprintf("%d looping VUs for %s (gracefulStop %s)", c.VUs, c.Duration.D, c.graceful())
+	return fmt.Sprintf("%s for %s (gracefulStop %s)", textfmt.Count(c.VUs, "looping VU"), c.Duration.D, c.graceful())
 }
 
 // PreAllocatedVUs implements Config.
@@ -133,7 +135,7 @@ func (c *SharedIterations) Validate() error {
 
 // Describe implements Config.
 func (c *SharedIterations) Describe() string {
-	return fmt.Sprintf("%d iterations shared among %d VUs (maxDuration %s, gracefulStop %s)", c.Iterations, c.VUs, c.limit(), c.graceful())
+	return fmt.Sprintf("%s shared among %s (maxDuration %s, gracefulStop %s)", textfmt.Count(c.Iterations, "iteration"), textfmt.Count(c.VUs, "VU"), c.limit(), c.graceful())
 }
 
 // NewExecutor implements Config.
@@ -162,7 +164,7 @@ func (c *PerVUIterations) Validate() error { return c.iterationLimits.validate()
 
 // Describe implements Config.
 func (c *PerVUIterations) Describe() string {
-	return fmt.Sprintf("%d iterations for each of %d VUs (maxDuration %s, gracefulStop %s)", c.Iterations, c.VUs, c.limit(), c.graceful())
+	return fmt.Sprintf("%s for each of %s (maxDuration %s, gracefulStop %s)", textfmt.Count(c.Iterations, "iteration"), textfmt.Count(c.VUs, "VU"), c.limit(), c.graceful())
 }
 
 // NewExecutor implements Config.

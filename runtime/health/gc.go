@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime/metrics"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // MaxGCShare is the share of llmrun's CPU time its garbage collector may
@@ -40,7 +42,7 @@ func (g GC) Measured() bool { return g.Cycles > 0 }
 
 // String gives the figures in words.
 func (g GC) String() string {
-	return fmt.Sprintf("garbage collection %.0f %% of llmrun's CPU in %d cycles, pauses p99 %.2f ms (max %.2f ms)", 100*g.Share, g.Cycles, g.PauseP99, g.PauseMax)
+	return fmt.Sprintf("garbage collection %.0f %% of llmrun's CPU in %s, pauses p99 %.2f ms (max %.2f ms)", 100*g.Share, textfmt.Count(g.Cycles, "cycle"), g.PauseP99, g.PauseMax)
 }
 
 // The runtime/metrics names a gcReading reads, in gcReading.samples order.

@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // Limits above which a run is reported as limited by the client itself.
@@ -200,10 +202,10 @@ func (r Report) MachineCause() string {
 	}
 	var figures []string
 	if m.Others > MaxOthersShare {
-		figures = append(figures, fmt.Sprintf("other processes used %.0f %% of the %d CPUs", 100*m.Others, m.CPUs))
+		figures = append(figures, fmt.Sprintf("other processes used %.0f %% of the %s", 100*m.Others, textfmt.Count(m.CPUs, "CPU")))
 	}
 	if m.Seconds >= MinLoadWindow.Seconds() && m.OthersLoad > MaxOthersLoadPerCPU*float64(m.CPUs) {
-		figures = append(figures, fmt.Sprintf("the load average was %.2f on %d CPUs (%.2f without llmrun's threads)", m.Load1, m.CPUs, m.OthersLoad))
+		figures = append(figures, fmt.Sprintf("the load average was %.2f on %s (%.2f without llmrun's threads)", m.Load1, textfmt.Count(m.CPUs, "CPU"), m.OthersLoad))
 	}
 	if time.Duration(m.RunQueueWait*float64(time.Millisecond)) > MaxRunQueueWait {
 		figures = append(figures, fmt.Sprintf("llmrun's threads waited %.2f ms on the OS run queue each time they were to run", m.RunQueueWait))
@@ -250,7 +252,7 @@ func (r Report) ownCPU() string {
 	case r.CPU < 0:
 		return "unknown"
 	}
-	return fmt.Sprintf("%.0f %% of its %d CPUs", 100*r.CPU, r.Procs)
+	return fmt.Sprintf("%.0f %% of its %s", 100*r.CPU, textfmt.Count(r.Procs, "CPU"))
 }
 
 // judge names the cause of a limit, if it finds one, and adds the
@@ -267,8 +269,8 @@ func (r *Report) judge() {
 	switch {
 	case r.gcLimited():
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"%s while llmrun's garbage collector took %.0f %% of its CPU (%d cycles, pauses up to %.2f ms): %s; %s",
-			r.gcWait(), 100*r.GC.Share, r.GC.Cycles, r.GC.PauseMax, waitEffect, r.GC.remedy()))
+			"%s while llmrun's garbage collector took %.0f %% of its CPU (%s, pauses up to %.2f ms): %s; %s",
+			r.gcWait(), 100*r.GC.Share, textfmt.Count(r.GC.Cycles, "cycle"), r.GC.PauseMax, waitEffect, r.GC.remedy()))
 	case delayed && own != "":
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"goroutines waited up to %.1f ms (p99) for a CPU: %s; %s", r.SchedDelayP99, waitEffect, ownRemedy))

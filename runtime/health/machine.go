@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // Machine is what the machine llmrun ran on did during the measurement,
@@ -90,8 +92,8 @@ func runQueueWait(start, end map[string]taskSched) float64 {
 // any.
 func (m *Machine) String() string {
 	parts := []string{
-		fmt.Sprintf("other processes %.0f %% of %d CPUs", 100*m.Others, m.CPUs),
-		fmt.Sprintf("load average %.2f on %d CPUs", m.Load1, m.CPUs),
+		fmt.Sprintf("other processes %.0f %% of %s", 100*m.Others, textfmt.Count(m.CPUs, "CPU")),
+		fmt.Sprintf("load average %.2f on %s", m.Load1, textfmt.Count(m.CPUs, "CPU")),
 		fmt.Sprintf("run-queue wait %.3f ms per run", m.RunQueueWait),
 	}
 	if m.Steal > 0 {

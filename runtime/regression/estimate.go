@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // DefaultConfidence is the level of the confidence intervals compare and
@@ -163,7 +164,7 @@ func percentileEstimate(st *metrics.Stats, p float64, n int64, conf float64) Est
 // percentileWhy says that n samples do not bound a p-th percentile at
 // conf, and how many would.
 func percentileWhy(n int64, p, conf float64) string {
-	return fmt.Sprintf("%d requests cannot bound a p%g at %s confidence: it takes %d", n, p, percent(conf, false), samplesToBound(p/100, conf))
+	return fmt.Sprintf("%s cannot bound a p%g at %s confidence: it takes %d", textfmt.Count(n, "request"), p, percent(conf, false), samplesToBound(p/100, conf))
 }
 
 // meanEstimate is the mean of st with Student's t interval, for n
@@ -295,7 +296,7 @@ func FromFields(fields map[string]float64) (figures map[string]Estimate, conf fl
 		case conf > 0 && strings.HasSuffix(name, "_max"):
 			e.Why = "a maximum has no confidence interval: compare a percentile"
 		case conf > 0:
-			e.Why = fmt.Sprintf("%d requests did not bound it at %s confidence", e.N, percent(conf, false))
+			e.Why = fmt.Sprintf("%s did not bound it at %s confidence", textfmt.Count(e.N, "request"), percent(conf, false))
 			if _, stat, _ := strings.Cut(name, "_"); strings.HasPrefix(stat, "p") {
 				if p, err := strconv.ParseFloat(stat[1:], 64); err == nil {
 					e.Why = percentileWhy(e.N, p, conf)

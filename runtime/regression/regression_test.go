@@ -287,7 +287,7 @@ func TestTrendRender(t *testing.T) {
 	if err := Render(&b, rep, textfmt.Style{}); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed() || !strings.Contains(b.String(), "✓ no credible regression beyond 10 % (1 figures inconclusive; --strict fails them)") {
+	if rep.Failed() || !strings.Contains(b.String(), "✓ no credible regression beyond 10 % (1 figure inconclusive; --strict fails them)") {
 		t.Errorf("failed %t:\n%s", rep.Failed(), b.String())
 	}
 	rep.Strict = true

@@ -210,7 +210,7 @@ func conclusion(r Report, st textfmt.Style) string {
 	case r.Strict && len(inc) > 0:
 		return st.Bold(st.Red(fmt.Sprintf("✗ no credible regression beyond %s, but --strict fails the inconclusive figures: %s", tol, names(inc))))
 	case len(inc) > 0:
-		return st.Green(fmt.Sprintf("✓ no credible regression beyond %s (%d figures inconclusive; --strict fails them)", tol, len(inc)))
+		return st.Green(fmt.Sprintf("✓ no credible regression beyond %s (%s inconclusive; --strict fails them)", tol, textfmt.Count(len(inc), "figure")))
 	}
 	return st.Green(fmt.Sprintf("✓ no regression beyond %s", tol))
 }

@@ -479,10 +479,12 @@ func mergeErrorClasses(results []*Summary, classes func(*Summary) []ErrorClassCo
 }
 
 // addMessages adds the counts of msgs to those of the same message in
-// list, and appends the others while list has fewer than limit.
+// list (the same engine.MessageKey: as a run groups them), and appends the
+// others while list has fewer than limit.
 func addMessages(list, msgs []engine.ErrorCount, limit int) []engine.ErrorCount {
 	for _, msg := range msgs {
-		i := slices.IndexFunc(list, func(e engine.ErrorCount) bool { return e.Message == msg.Message })
+		key := engine.MessageKey(msg.Message)
+		i := slices.IndexFunc(list, func(e engine.ErrorCount) bool { return engine.MessageKey(e.Message) == key })
 		switch {
 		case i >= 0:
 			list[i].Count += msg.Count

@@ -278,10 +278,10 @@ func TestMergeWindows(t *testing.T) {
 func TestMergeRules(t *testing.T) {
 	a := result(t, "a", t0, 10*time.Second, 10)
 	b := result(t, "b", t0, 12*time.Second, 20)
-	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 1}}}}
+	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 1}}}}
 	b.Errors = []summary.ErrorClassCount{
 		{Class: "timeout", Count: 5},
-		{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m2", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
+		{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m2 chatcmpl-7", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
 	}
 	// b is as a file from before the custom mark.
 	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Custom: true, Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
@@ -305,8 +305,8 @@ func TestMergeRules(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"errors: counts add, messages deduplicated and capped at 3, most frequent first", got.Errors, []summary.ErrorClassCount{
-			{Class: "http_5xx", Count: 6, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2", Count: 2}, {Message: "m3", Count: 1}}},
+		{"errors: counts add, messages deduplicated (ids aside: the first seen stays) and capped at 3, most frequent first", got.Errors, []summary.ErrorClassCount{
+			{Class: "http_5xx", Count: 6, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 2}, {Message: "m3", Count: 1}}},
 			{Class: "timeout", Count: 5},
 		}},
 		{"gauge: the value of the result that ended last", got.Metrics["g"].Values, map[string]float64{"value": 4, "min": 1, "max": 12}},

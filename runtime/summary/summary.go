@@ -22,6 +22,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // SchemaVersion is the version of the JSON layout; it changes when a field
@@ -589,8 +590,8 @@ func overflowWarning(snap *metrics.Snapshot) string {
 		return ""
 	}
 	return fmt.Sprintf("%s had samples of more than %d distinct tag sets (a tag whose values do not repeat, such as a request id, makes one each): "+
-		"%d samples of later tag sets were kept untagged in series tagged %s=true; the totals are whole, the figures by tag miss them",
-		strings.Join(slices.Compact(names), ", "), metrics.MaxSeries, samples, metrics.OverflowTag)
+		"%s of later tag sets were kept untagged in series tagged %s=true; the totals are whole, the figures by tag miss them",
+		strings.Join(slices.Compact(names), ", "), metrics.MaxSeries, textfmt.Count(samples, "sample"), metrics.OverflowTag)
 }
 
 // cappedScenario is an arrival-rate scenario with a maxConcurrency cap.
@@ -989,9 +990,9 @@ func (s *Summary) NoSuccess() string {
 	case sv.Interrupted > 0:
 		return fmt.Sprintf("no request completed: all %d were cut by the end of the run", sv.Interrupted)
 	case sv.WarmupRequests > 0:
-		return fmt.Sprintf("no measured request: the %d requests sent were all warmup", sv.WarmupRequests)
+		return fmt.Sprintf("no measured request: the %s sent were all warmup", textfmt.Count(sv.WarmupRequests, "request"))
 	case sv.Iterations > 0 && threw >= sv.Iterations:
-		return fmt.Sprintf("no request was sent: all %d iterations threw (see the script errors)", sv.Iterations)
+		return fmt.Sprintf("no request was sent: all %s threw (see the script errors)", textfmt.Count(sv.Iterations, "iteration"))
 	}
 	return ""
 }

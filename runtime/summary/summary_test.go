@@ -499,6 +499,7 @@ func TestNoSuccess(t *testing.T) {
 		{"all cut", summary.Summary{Serving: summary.Serving{Interrupted: 3}}, "no request completed: all 3 were cut"},
 		{"all warmup", summary.Summary{Serving: summary.Serving{WarmupRequests: 5}}, "the 5 requests sent were all warmup"},
 		{"every iteration threw", summary.Summary{Serving: summary.Serving{Iterations: 4}, Metrics: threw(4)}, "all 4 iterations threw"},
+		{"the one iteration threw", summary.Summary{Serving: summary.Serving{Iterations: 1}, Metrics: threw(1)}, "all 1 iteration threw"},
 		{"some iterations threw", summary.Summary{Serving: summary.Serving{Iterations: 4}, Metrics: threw(3)}, ""},
 		{"no LLM request, clean", summary.Summary{Serving: summary.Serving{Iterations: 4}}, ""},
 	} {

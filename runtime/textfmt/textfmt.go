@@ -1,12 +1,17 @@
 // Package textfmt holds the look of llmrun's text output, shared by the
 // console summary, the regression verdicts and the HTML report: colours
-// (Style), tables (Table) and figures (Millis, Num).
+// (Style), tables (Table), figures (Millis, Num), counted words (Count,
+// Per) and lines that fit a width (Fit, TerminalWidth).
 package textfmt
 
 import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -85,4 +90,62 @@ func Num(v float64) string {
 	default:
 		return fmt.Sprintf("%.1f", v)
 	}
+}
+
+// Count is n followed by noun, in the plural unless n is 1: "1 iteration",
+// "2 iterations", "0.5 iterations", "1 looping VU". The plural adds an
+// "s" to the noun's last word, which suits every noun llmrun counts.
+func Count[N int | int64 | uint64 | float64](n N, noun string) string {
+	var digits string
+	switch v := any(n).(type) {
+	case float64:
+		digits = strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		digits = fmt.Sprint(v)
+	}
+	if n != 1 {
+		noun += "s"
+	}
+	return digits + " " + noun
+}
+
+// Per is "per" and a time unit as a reader says it: "per second", "per
+// minute" and "per hour" for one of those, "per 500ms" for any other.
+func Per(unit time.Duration) string {
+	switch unit {
+	case time.Second:
+		return "per second"
+	case time.Minute:
+		return "per minute"
+	case time.Hour:
+		return "per hour"
+	}
+	return "per " + unit.String()
+}
+
+// Fit joins parts with sep into lines of at most width characters,
+// breaking only between parts: a part is never split, and one longer than
+// width has a line of its own.
+func Fit(parts []string, sep string, width int) []string {
+	var lines []string
+	var line strings.Builder
+	n := 0 // characters in line
+	for _, p := range parts {
+		size := utf8.RuneCountInString(p)
+		if n > 0 && n+utf8.RuneCountInString(sep)+size > width {
+			lines = append(lines, line.String())
+			line.Reset()
+			n = 0
+		}
+		if n > 0 {
+			line.WriteString(sep)
+			n += utf8.RuneCountInString(sep)
+		}
+		line.WriteString(p)
+		n += size
+	}
+	if n > 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
 }

@@ -546,7 +546,7 @@ func (r *renderer) outputs(reports []summary.OutputReport) {
 	}
 	r.heading("outputs")
 	for _, o := range reports {
-		line := fmt.Sprintf("%s: %d points written, %d dropped", o.Output, o.Written, o.Dropped)
+		line := fmt.Sprintf("%s: %s written, %d dropped", o.Output, textfmt.Count(o.Written, "point"), o.Dropped)
 		if o.Dropped == 0 && o.Err == "" {
 			r.printf("  %s\n", line)
 			continue
@@ -561,21 +561,45 @@ func (r *renderer) outputs(reports []summary.OutputReport) {
 	}
 }
 
+// defaultFooterWidth is the width the footer fits in when the summary goes
+// to no terminal (a file, a pipe, a CI log).
+const defaultFooterWidth = 120
+
+// footer prints what makes the run reproducible, its parts on lines that
+// fit the terminal's width (or defaultFooterWidth), each part whole.
 func (r *renderer) footer(s *summary.Summary) {
-	m := s.Meta
+	width := textfmt.TerminalWidth(r.w)
+	if width <= 0 {
+		width = defaultFooterWidth
+	}
+	r.printf("\n")
+	for _, line := range footerLines(s.Meta, width) {
+		r.printf("%s\n", r.st.Faint(line))
+	}
+	if s.Meta.Interrupted {
+		r.printf("%s\n", r.st.Red("the run was interrupted before its end: figures cover the part that ran"))
+	}
+}
+
+// footerLines are the footer's parts, "·"-separated, on lines of at most
+// width characters, broken only between parts.
+func footerLines(m summary.Meta, width int) []string {
 	models := strings.Join(m.Models, ", ")
 	if models == "" {
 		models = "-"
 	}
-	run := ""
+	parts := []string{
+		"llmrun " + m.Version,
+		fmt.Sprintf("script %s (sha256 %.12s)", m.Script, m.ScriptSHA256),
+		"target " + m.Target,
+		"model " + models,
+		fmt.Sprintf("seed %d", m.Seed),
+		fmt.Sprintf("host %s (%s)", m.Host, textfmt.Count(m.CPUs, "CPU")),
+	}
 	if m.RunID != "" {
-		run = fmt.Sprintf(" · run %s of test %s", m.RunID, m.TestID)
+		parts = append(parts, fmt.Sprintf("run %s of test %s", m.RunID, m.TestID))
 	}
-	r.printf("\n%s\n", r.st.Faint(fmt.Sprintf("llmrun %s · script %s (sha256 %.12s) · target %s · model %s · seed %d · host %s (%d CPUs)%s",
-		m.Version, m.Script, m.ScriptSHA256, m.Target, models, m.Seed, m.Host, m.CPUs, run)))
-	if m.Interrupted {
-		r.printf("%s\n", r.st.Red("the run was interrupted before its end: figures cover the part that ran"))
-	}
+	return textfmt.Fit(parts, " · ", width)
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n      ") }

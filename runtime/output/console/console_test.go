@@ -118,7 +118,7 @@ func TestRenderContent(t *testing.T) {
 		"  3 more script errors with other messages\n",
 		"█ checks",
 		"█ custom metrics",
-		"llmrun v0.1.0 · script chat.js (sha256 0123456789ab) · target http://127.0.0.1:8000 · model m-a, m-b · seed 42 · host box (8 CPUs)",
+		"llmrun v0.1.0 · script chat.js (sha256 0123456789ab) · target http://127.0.0.1:8000 · model m-a, m-b · seed 42\nhost box (8 CPUs)\n",
 	}
 	for _, l := range lines {
 		if !strings.Contains(out, l) {

@@ -8,6 +8,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // item is one queued point: a request record, converted to its llm_request
@@ -60,7 +61,7 @@ func newBuffer(max, batch int) *buffer {
 // slowReason is why points are refused for want of room while writes
 // succeed.
 func (b *buffer) slowReason() string {
-	return fmt.Sprintf("buffer full (%d points): writes to InfluxDB did not keep up", b.max)
+	return fmt.Sprintf("buffer full (%s): writes to InfluxDB did not keep up", textfmt.Count(b.max, "point"))
 }
 
 // push queues one point, or drops and counts it when the buffer is full;
@@ -150,7 +151,7 @@ func (b *buffer) fail(msg string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.lastErr, b.failing = msg, true
-	b.fullReason = fmt.Sprintf("buffer full (%d points) while InfluxDB was failing: %s", b.max, msg)
+	b.fullReason = fmt.Sprintf("buffer full (%s) while InfluxDB was failing: %s", textfmt.Count(b.max, "point"), msg)
 }
 
 // close stops queueing, counts every point still pending as dropped for

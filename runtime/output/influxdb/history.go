@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // Filter selects the runs History reads.
@@ -50,7 +52,7 @@ func History(ctx context.Context, cfg Config, f Filter) ([]RunRecord, error) {
 		return nil, errors.New("influxdb history: no testid")
 	}
 	if f.Runs < 1 || f.Since <= 0 {
-		return nil, fmt.Errorf("influxdb history: want at least one run over a positive period, have %d runs over %s", f.Runs, f.Since)
+		return nil, fmt.Errorf("influxdb history: want at least one run over a positive period, have %s over %s", textfmt.Count(f.Runs, "run"), f.Since)
 	}
 	found, err := influxQL(ctx, cfg, HistoryQuery(f, time.Now()))
 	if err != nil {

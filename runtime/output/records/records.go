@@ -58,6 +58,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // DefaultQueue is the most records queued for writing.
@@ -139,7 +140,7 @@ func New(f Format, path string) (*Output, error) {
 
 // newOutput returns an output whose queue holds at most queue records.
 func newOutput(f Format, path string, queue int) *Output {
-	full := fmt.Sprintf("queue full (%d records): writing %s did not keep up", queue, path)
+	full := fmt.Sprintf("queue full (%s): writing %s did not keep up", textfmt.Count(queue, "record"), path)
 	return &Output{format: f, path: path, q: newQueue(queue, full)}
 }
 
