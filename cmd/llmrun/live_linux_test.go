@@ -2,44 +2,13 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/llmrun/llmrun/internal/ptytest"
 )
-
-// openPTY opens a pseudo-terminal of cols columns: the master, which
-// reads what is written to the terminal, and the terminal itself.
-func openPTY(t *testing.T, cols uint16) (master, tty *os.File) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("opening a pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { master.Close() })
-	fd := int(master.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlocking the pseudo-terminal: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("naming the pseudo-terminal: %v", err)
-	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("opening the terminal: %v", err)
-	}
-	t.Cleanup(func() { tty.Close() })
-	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: cols}); err != nil {
-		t.Fatalf("sizing the terminal: %v", err)
-	}
-	return master, tty
-}
 
 // On a terminal the live view is a block redrawn in place: a heading, a
 // row per scenario with its phase and progress bar, cut to the
@@ -49,7 +18,7 @@ func openPTY(t *testing.T, cols uint16) (master, tty *os.File) {
 func TestLiveViewOnATerminal(t *testing.T) {
 	t.Parallel()
 	const cols = 100
-	master, tty := openPTY(t, cols)
+	tty, master := ptytest.Open(t, cols)
 	var screen bytes.Buffer
 	copied := make(chan error, 1)
 	go func() {

@@ -190,7 +190,7 @@ func metaFields(s *summary.Summary) []field {
 	models := strings.Join(m.Models, ", ")
 	host := orDash(m.Host)
 	if m.CPUs > 0 {
-		host += fmt.Sprintf(" (%s, %d CPUs)", orDash(m.OS), m.CPUs)
+		host += fmt.Sprintf(" (%s, %s)", orDash(m.OS), textfmt.Count(m.CPUs, "CPU"))
 	}
 	target := orDash(m.Target)
 	if m.BaseURL != "" && m.BaseURL != m.Target {

@@ -118,7 +118,7 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	}
 	r.printf("\n")
 	if s.WarmupIterations > 0 || s.WarmupRequests > 0 {
-		r.printf("  warmup ............. %d requests in %d iterations, excluded from every figure\n", s.WarmupRequests, s.WarmupIterations)
+		r.printf("  warmup ............. %s in %s, excluded from every figure\n", textfmt.Count(s.WarmupRequests, "request"), textfmt.Count(s.WarmupIterations, "iteration"))
 	}
 	if s.LagP99 > 0 || s.DroppedIterations > 0 {
 		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms; %d dropped\n", textfmt.Millis(s.LagP50), textfmt.Millis(s.LagP99), s.DroppedIterations)
@@ -139,7 +139,7 @@ func (r *renderer) client(c health.Report) {
 	}
 	cpu := "n/a"
 	if c.CPU >= 0 {
-		cpu = fmt.Sprintf("%.0f %% of %d CPUs", 100*c.CPU, c.Procs)
+		cpu = fmt.Sprintf("%.0f %% of %s", 100*c.CPU, textfmt.Count(c.Procs, "CPU"))
 	}
 	r.printf("  load generator ..... CPU %s, scheduling delay p99 %s ms (max %s ms)\n", cpu, textfmt.Millis(c.SchedDelayP99), textfmt.Millis(c.SchedDelayMax))
 	if c.Machine != nil {

@@ -440,3 +440,16 @@ func TestRenderCapacity(t *testing.T) {
 		t.Errorf("no stopped chain in\n%s", out)
 	}
 }
+
+// One of a thing is said in the singular: the warmup of one request in
+// one iteration, a load generator of one CPU.
+func TestRenderSingulars(t *testing.T) {
+	s := &summary.Summary{Meta: summary.Meta{Version: "v"}, Serving: summary.Serving{WarmupRequests: 1, WarmupIterations: 1},
+		Client: health.Report{CPU: 0.5, Procs: 1, SchedDelayP99: 0.39, SchedDelayMax: 2}}
+	out := render(t, s, false)
+	for _, want := range []string{"  warmup ............. 1 request in 1 iteration, excluded from every figure\n", "CPU 50 % of 1 CPU, "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -178,7 +178,7 @@ func startLive(scr *Screen, live *Live, read func() engine.Progress, terminal bo
 			case <-t.C:
 				p := read()
 				if terminal {
-					scr.show(live.Block(p, &meter, terminalWidth(scr.w)))
+					scr.show(live.Block(p, &meter, textfmt.TerminalWidth(scr.w)))
 					continue
 				}
 				for _, line := range live.Lines(p, ended) {

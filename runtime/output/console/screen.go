@@ -66,7 +66,3 @@ func (s *Screen) draw() {
 	fmt.Fprint(s.w, strings.Join(s.block, "\n"))
 	s.shown = true
 }
-
-// defaultWidth is the width a terminal whose size cannot be read is taken
-// to have.
-const defaultWidth = 120
