@@ -115,6 +115,7 @@ func TestValidateTokenizerModelID(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cache, "models--sim-test--tok", "refs", "main"), []byte(commit), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("HF_HOME", t.TempDir())
 	t.Setenv("HF_HUB_CACHE", cache)
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	cfg := DefaultConfig()

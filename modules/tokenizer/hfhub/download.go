@@ -52,9 +52,6 @@ func (h Hub) download(ctx context.Context, repo Repo, filename string) (string, 
 		hops = append(hops, next.Response.Header)
 		return nil
 	}}
-	if h.Client != nil {
-		client.Transport = h.Client.Transport
-	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, h.scrub(err))

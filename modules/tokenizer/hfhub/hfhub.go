@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,8 +95,6 @@ type Hub struct {
 	Token string
 	// Offline forbids downloading: only the cache is read.
 	Offline bool
-	// Client makes the requests; nil: http.DefaultClient's transport.
-	Client *http.Client
 	// MaxSize bounds a downloaded file; 0: no bound.
 	MaxSize int64
 	// Timeout bounds a download, on top of the caller's context; 0: none.
