@@ -118,8 +118,8 @@ func TestLoadModelIDErrors(t *testing.T) {
 	}
 }
 
-// An existing file wins over a model id of the same spelling; the data
-// module's and IsModelID's rule is the same.
+// An existing file or directory wins over a model id of the same
+// spelling; IsModelID's rule is the same.
 func TestLoadFileBeforeModelID(t *testing.T) {
 	data, err := os.ReadFile("testdata/hf/sentencepiece.json")
 	if err != nil {
@@ -148,5 +148,23 @@ func TestLoadFileBeforeModelID(t *testing.T) {
 	}
 	if _, err := Load(tok.Name()); err != nil {
 		t.Error(err)
+	}
+
+	// A directory of a model downloaded whole stands for its tokenizer.json.
+	if err := os.MkdirAll(filepath.Join("hub-test", "whole"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("hub-test", "whole", "tokenizer.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if IsModelID("hub-test/whole") {
+		t.Error("an existing directory reads as a model id")
+	}
+	tok, err = LoadEnv(t.Context(), "hub-test/whole", getenvOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Name() != filepath.Join("hub-test", "whole", "tokenizer.json") || requests.Load() != 0 {
+		t.Errorf("name %q, %d requests", tok.Name(), requests.Load())
 	}
 }

@@ -62,7 +62,9 @@ func Load(spec string) (Tokenizer, error) {
 // LoadEnv returns the tokenizer spec names, the first that fits of:
 //
 //  1. one of Encodings;
-//  2. an existing file: a Hugging Face tokenizer.json;
+//  2. an existing file: a Hugging Face tokenizer.json; an existing
+//     directory (a model downloaded as a whole, as vLLM and transformers
+//     take it): its tokenizer.json;
 //  3. a Hugging Face model id, "ORG/NAME" or "ORG/NAME@REVISION" (see
 //     IsModelID): the model's tokenizer.json from the local Hugging Face
 //     cache, downloaded into it when missing, with the hub's settings
@@ -80,6 +82,9 @@ func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Toke
 	}
 	key, load := spec, func() (Tokenizer, error) { return newTiktoken(spec) }
 	if !IsEncoding(spec) {
+		if isDir(spec) {
+			spec = filepath.Join(spec, "tokenizer.json")
+		}
 		repo, isRepo := hfhub.ParseRepo(spec)
 		if isRepo && !isFile(spec) {
 			key, load = "hf:"+repo.String(), func() (Tokenizer, error) { return loadHub(ctx, repo, getenv) }
@@ -103,17 +108,22 @@ func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Toke
 }
 
 // IsModelID reports whether spec names a Hugging Face model rather than a
-// file: it is not an existing file, and reads "ORG/NAME" or
+// file: it is not an existing file or directory, and reads "ORG/NAME" or
 // "ORG/NAME@REVISION" (one '/', no leading '.' or '/', not ending in
 // ".json").
 func IsModelID(spec string) bool {
 	_, ok := hfhub.ParseRepo(spec)
-	return ok && !isFile(spec)
+	return ok && !isFile(spec) && !isDir(spec)
 }
 
 func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && !fi.IsDir()
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // loadFile loads the Hugging Face tokenizer.json file at path.
