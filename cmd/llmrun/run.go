@@ -171,6 +171,11 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		return fail("%v", err)
 	}
 	if a.llm, err = llmConfig(ctx, *f, getenv); err != nil {
+		if ctx.Err() != nil {
+			// A signal stopped the download of --tokenizer's model.
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return scriptArgs{}, exitInterrupted, false
+		}
 		return fail("%v", err)
 	}
 	if a.tags, err = parseTags(f.tags); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -104,5 +105,28 @@ export default function () {
 	code, _, stderr := cli(t, t.Context(), env, "run", "-q", "--tokenizer", "hub-e2e/absent", script)
 	if code != exitUsage || !strings.Contains(stderr, "--tokenizer: tokenizer hub-e2e/absent: tokenizer.json of hub-e2e/absent: not in the Hugging Face cache") {
 		t.Errorf("offline, not cached: exit %d\n%s", code, stderr)
+	}
+}
+
+// A signal during the download of --tokenizer's model stops llmrun with
+// the exit code of an interrupted run, not that of a bad command line.
+func TestRunTokenizerDownloadInterrupted(t *testing.T) {
+	t.Parallel()
+	requested := make(chan struct{})
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(requested)
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hub.Close)
+	env := map[string]string{"HF_ENDPOINT": hub.URL, "HF_HUB_CACHE": t.TempDir(), "HOME": t.TempDir()}
+	script := writeScript(t, "s.js", "export default function () {}\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-requested
+		cancel()
+	}()
+	code, _, stderr := cli(t, ctx, env, "run", "-q", "--tokenizer", "hub-e2e/interrupted", script)
+	if code != exitInterrupted || !strings.Contains(stderr, "context canceled") {
+		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }
