@@ -89,7 +89,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	asJSON := fs.Bool("json", false, "print the resolved scenarios as JSON")
 	fs.Usage = func() { printHelp(stdout, inspectUsage, fs) }
-	a, code, ok := parseScriptArgs("llmrun inspect", fs, &f, args, stderr, getenv)
+	a, code, ok := parseScriptArgs(ctx, "llmrun inspect", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code
 	}

@@ -81,7 +81,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
 	fs.StringVar(&f.model, "model", "", "model for requests that name none (default $LLMRUN_MODEL, else the first model the server lists at /v1/models)")
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(tokenizer.Encodings, ", ")+", or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(tokenizer.Encodings, ", ")+", a Hugging Face model id ORG/NAME[@REVISION], or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples (default: drawn for each run, printed and stored, so that no run replays the last one's prompts)")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
@@ -102,7 +102,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	var f runFlags
 	f.register(fs)
 	fs.Usage = func() { printHelp(stdout, fmt.Sprintf(runUsage, stockList()), fs) }
-	a, code, ok := parseScriptArgs("llmrun run", fs, &f, args, stderr, getenv)
+	a, code, ok := parseScriptArgs(ctx, "llmrun run", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code
 	}
@@ -145,7 +145,7 @@ type scriptArgs struct {
 
 // parseScriptArgs parses a run-style command line into f. When ok is false
 // it has printed why (or the help) and code is the exit code.
-func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, stderr io.Writer, getenv func(string) string) (a scriptArgs, code int, ok bool) {
+func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runFlags, args []string, stderr io.Writer, getenv func(string) string) (a scriptArgs, code int, ok bool) {
 	fail := func(format string, args ...any) (scriptArgs, int, bool) {
 		fmt.Fprintf(stderr, cmd+": "+format+"\n", args...)
 		return scriptArgs{}, exitUsage, false
@@ -170,7 +170,12 @@ func parseScriptArgs(cmd string, fs *pflag.FlagSet, f *runFlags, args []string, 
 	if a.env, err = scriptEnv(*f, getenv); err != nil {
 		return fail("%v", err)
 	}
-	if a.llm, err = llmConfig(*f, getenv); err != nil {
+	if a.llm, err = llmConfig(ctx, *f, getenv); err != nil {
+		if ctx.Err() != nil {
+			// A signal stopped the download of --tokenizer's model.
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return scriptArgs{}, exitInterrupted, false
+		}
 		return fail("%v", err)
 	}
 	if a.tags, err = parseTags(f.tags); err != nil {
@@ -302,11 +307,12 @@ func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error
 	return env, nil
 }
 
-// llmConfig resolves the llm module's defaults from flags and environment.
-func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
+// llmConfig resolves the llm module's defaults from flags and environment;
+// ctx bounds the download of a Hugging Face model's tokenizer.
+func llmConfig(ctx context.Context, f runFlags, getenv func(string) string) (llm.Config, error) {
 	cfg := llm.Config{BaseURL: f.baseURL, Model: f.model, Timeout: f.timeout, Tokenizer: f.tokenizer}
 	if cfg.Tokenizer != "" {
-		if _, err := tokenizer.Load(cfg.Tokenizer); err != nil {
+		if _, err := tokenizer.LoadEnv(ctx, cfg.Tokenizer, getenv); err != nil {
 			return cfg, fmt.Errorf("--tokenizer: %w", err)
 		}
 	}

@@ -1,21 +1,132 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 func TestLLMConfigTokenizer(t *testing.T) {
 	t.Parallel()
 	env := func(string) string { return "" }
 	f := runFlags{baseURL: "http://127.0.0.1:1", timeout: time.Second, tokenizer: "o200k_base"}
-	cfg, err := llmConfig(f, env)
+	cfg, err := llmConfig(t.Context(), f, env)
 	if err != nil || cfg.Tokenizer != "o200k_base" {
 		t.Errorf("--tokenizer o200k_base: %+v, %v", cfg, err)
 	}
 	f.tokenizer = "gpt2"
-	if _, err := llmConfig(f, env); err == nil || !strings.Contains(err.Error(), "cl100k_base, o200k_base") {
+	if _, err := llmConfig(t.Context(), f, env); err == nil || !strings.Contains(err.Error(), "cl100k_base, o200k_base") {
 		t.Errorf("--tokenizer gpt2: %v", err)
+	}
+}
+
+// --tokenizer ORG/NAME downloads the model's tokenizer.json from the hub
+// (HF_ENDPOINT, here a fake one on 127.0.0.1) into the Hugging Face cache
+// (HF_HUB_CACHE) once; the script's tokenizer() is that tokenizer (it
+// counts a text as the file does). A later run offline finds it in the
+// cache.
+func TestRunTokenizerFromHub(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../../modules/tokenizer/testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const text = "Hello world, hello tokenizers."
+	file, err := tokenizer.Load("../../modules/tokenizer/testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := file.Count(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commit = "5555555555555555555555555555555555555555"
+	var requests atomic.Int64
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.URL.Path != "/hub-e2e/tok/resolve/main/tokenizer.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("X-Repo-Commit", commit)
+		w.Write(data)
+	}))
+	t.Cleanup(hub.Close)
+	cache := t.TempDir()
+	env := map[string]string{"HF_ENDPOINT": hub.URL, "HF_HUB_CACHE": cache, "HOME": t.TempDir()}
+	script := writeScript(t, "hub.js", `
+import llm from 'llm';
+import { check } from 'llmrun';
+import { tokenizer } from 'data';
+export const options = { iterations: 2 };
+export default function () {
+  llm.stream({ prompt: __ENV.TEXT, max_tokens: 3 });
+  check(__ENV.TEXT, {
+    'the run tokenizer is the model': () => tokenizer().name === __ENV.MODEL && tokenizer(__ENV.MODEL).name === __ENV.MODEL,
+    'it counts as the file does': (text) => tokenizer().count(text) === Number(__ENV.TOKENS),
+  });
+}`)
+	run := func(model string) {
+		t.Helper()
+		export := filepath.Join(t.TempDir(), "summary.json")
+		code, stdout, stderr := cli(t, t.Context(), env, "run", "-q", "--tokenizer", model, "-e", "MODEL="+model,
+			"-e", "TEXT="+text, "-e", fmt.Sprintf("TOKENS=%d", tokens), "--summary-export", export, script)
+		if code != exitOK {
+			t.Fatalf("--tokenizer %s: exit %d\n%s\n%s", model, code, stdout, stderr)
+		}
+		checks := readSummary(t, export).Checks
+		if len(checks) != 2 {
+			t.Errorf("--tokenizer %s: checks %+v", model, checks)
+		}
+		for _, c := range checks {
+			if c.Passes != 2 || c.Fails != 0 {
+				t.Errorf("--tokenizer %s: check %+v", model, c)
+			}
+		}
+	}
+	run("hub-e2e/tok")
+	if _, err := os.Stat(filepath.Join(cache, "models--hub-e2e--tok", "snapshots", commit, "tokenizer.json")); err != nil {
+		t.Errorf("not cached: %v", err)
+	}
+	env["HF_HUB_OFFLINE"] = "1"
+	run("hub-e2e/tok@" + commit)
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests to the hub, want 1", n)
+	}
+	code, _, stderr := cli(t, t.Context(), env, "run", "-q", "--tokenizer", "hub-e2e/absent", script)
+	if code != exitUsage || !strings.Contains(stderr, "--tokenizer: tokenizer hub-e2e/absent: tokenizer.json of hub-e2e/absent: not in the Hugging Face cache") {
+		t.Errorf("offline, not cached: exit %d\n%s", code, stderr)
+	}
+}
+
+// A signal during the download of --tokenizer's model stops llmrun with
+// the exit code of an interrupted run, not that of a bad command line.
+func TestRunTokenizerDownloadInterrupted(t *testing.T) {
+	t.Parallel()
+	requested := make(chan struct{})
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(requested)
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hub.Close)
+	env := map[string]string{"HF_ENDPOINT": hub.URL, "HF_HUB_CACHE": t.TempDir(), "HOME": t.TempDir()}
+	script := writeScript(t, "s.js", "export default function () {}\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-requested
+		cancel()
+	}()
+	code, _, stderr := cli(t, ctx, env, "run", "-q", "--tokenizer", "hub-e2e/interrupted", script)
+	if code != exitInterrupted || !strings.Contains(stderr, "context canceled") {
+		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }

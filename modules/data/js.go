@@ -138,10 +138,14 @@ func (m *Module) loadTokenizer(spec string) (tokenizer.Tokenizer, error) {
 	}
 	if !tokenizer.IsEncoding(spec) {
 		p, err := m.path(spec)
-		if err != nil {
+		switch {
+		case err == nil:
+			spec = p
+		case tokenizer.IsModelID(spec):
+			// No such file: a Hugging Face model id.
+		default:
 			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
-		spec = p
 	}
 	return tokenizer.Load(spec)
 }

@@ -106,7 +106,7 @@ type Config struct {
 	// MaxConns caps the connections to the server; 0 means no cap.
 	MaxConns int
 	// Tokenizer, when set (a built-in encoding of tokenizer.Encodings, or a
-	// tokenizer.json file: see tokenizer.Load), counts the output tokens of responses without usage
+	// tokenizer.json file or a Hugging Face model id: see tokenizer.Load), counts the output tokens of responses without usage
 	// (TokenSource "tokenizer"), and checks the usage of the others
 	// (Result.CheckTokens). The client then accumulates the generated text
 	// of every response, asked for or not.

@@ -10,7 +10,8 @@ type tokenCounter interface {
 }
 
 // newTokenCounter returns the shared tokenizer name gives: a built-in
-// encoding (tokenizer.Encodings) or a tokenizer.json file; nil for "".
+// encoding (tokenizer.Encodings), a tokenizer.json file or a Hugging Face
+// model id; nil for "".
 func newTokenCounter(name string) (tokenCounter, error) {
 	if name == "" {
 		return nil, nil

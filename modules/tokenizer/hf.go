@@ -59,10 +59,10 @@ const hfMaxTokenID = 1 << 21
 const hfMaxFile = 256 << 20
 
 // loadHF loads the Hugging Face tokenizer.json file at path.
-func loadHF(path string) (Tokenizer, error) {
+func loadHF(path string) (*hfTokenizer, error) {
 	data, err := capped.ReadFile(path, hfMaxFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("unknown tokenizer %q: want one of %s, or the path of a tokenizer.json file (%w)",
+		return nil, fmt.Errorf("unknown tokenizer %q: want one of %s, a Hugging Face model id (ORG/NAME) or the path of a tokenizer.json file (%w)",
 			path, strings.Join(Encodings, ", "), err)
 	}
 	if err != nil {

@@ -1,12 +1,17 @@
 package tokenizer
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	tiktokenlib "github.com/tiktoken-go/tokenizer"
+
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub"
 )
 
 // Tokenizer turns text into token IDs and back. Implementations are safe
@@ -31,9 +36,9 @@ var Encodings = []string{string(tiktokenlib.Cl100kBase), string(tiktokenlib.O200
 // script and the command line name none.
 const DefaultEncoding = string(tiktokenlib.Cl100kBase)
 
-// tokenizers caches loaded tokenizers by spec (an encoding name or a
-// file's absolute path): a vocabulary is large and read-only, so every VU
-// and client of a process shares one.
+// tokenizers caches loaded tokenizers by spec (an encoding name, a
+// file's absolute path or "hf:" and a model id): a vocabulary is large and
+// read-only, so every VU and client of a process shares one.
 var tokenizers = struct {
 	sync.Mutex
 	m map[string]*tokenizerEntry
@@ -45,22 +50,51 @@ type tokenizerEntry struct {
 	err  error
 }
 
-// Load returns the tokenizer spec names: one of Encodings, or the
-// path of a Hugging Face tokenizer.json file. Each is loaded once per
-// process and shared.
+// hubDownloadTimeout bounds the download of a model's tokenizer.json.
+const hubDownloadTimeout = 2 * time.Minute
+
+// Load is LoadEnv with a context that is never canceled and the process's
+// environment.
 func Load(spec string) (Tokenizer, error) {
+	return LoadEnv(context.Background(), spec, os.Getenv)
+}
+
+// LoadEnv returns the tokenizer spec names, the first that fits of:
+//
+//  1. one of Encodings;
+//  2. an existing file: a Hugging Face tokenizer.json; an existing
+//     directory (a model downloaded as a whole, as vLLM and transformers
+//     take it): its tokenizer.json;
+//  3. a Hugging Face model id, "ORG/NAME" or "ORG/NAME@REVISION" (see
+//     IsModelID): the model's tokenizer.json from the local Hugging Face
+//     cache, downloaded into it when missing, with the hub's settings
+//     read from the environment getenv reads (hfhub.FromEnv); ctx bounds
+//     the download.
+//
+// Anything else is read as a tokenizer.json path, which fails as a file
+// that does not exist. Each tokenizer is loaded once per process and
+// shared: a later Load of the same spec returns it whatever its
+// environment.
+func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Tokenizer, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
-		return nil, fmt.Errorf("no tokenizer named: want one of %s, or the path of a tokenizer.json", strings.Join(Encodings, ", "))
+		return nil, fmt.Errorf("no tokenizer named: want one of %s, a Hugging Face model id (ORG/NAME) or the path of a tokenizer.json", strings.Join(Encodings, ", "))
 	}
-	key := spec
-	builtin := IsEncoding(spec)
-	if !builtin {
-		abs, err := filepath.Abs(spec)
-		if err != nil {
-			return nil, fmt.Errorf("tokenizer %s: %w", spec, err)
+	key, load := spec, func() (Tokenizer, error) { return newTiktoken(spec) }
+	if !IsEncoding(spec) {
+		if isDir(spec) {
+			spec = filepath.Join(spec, "tokenizer.json")
 		}
-		key = abs
+		repo, isRepo := hfhub.ParseRepo(spec)
+		if isRepo && !isFile(spec) {
+			key, load = "hf:"+repo.String(), func() (Tokenizer, error) { return loadHub(ctx, repo, getenv) }
+		} else {
+			abs, err := filepath.Abs(spec)
+			if err != nil {
+				return nil, fmt.Errorf("tokenizer %s: %w", spec, err)
+			}
+			key, load = abs, func() (Tokenizer, error) { return loadFile(spec) }
+		}
 	}
 	tokenizers.Lock()
 	e, ok := tokenizers.m[key]
@@ -69,14 +103,54 @@ func Load(spec string) (Tokenizer, error) {
 		tokenizers.m[key] = e
 	}
 	tokenizers.Unlock()
-	e.once.Do(func() {
-		if builtin {
-			e.tok, e.err = newTiktoken(spec)
-		} else {
-			e.tok, e.err = loadHF(spec)
-		}
-	})
+	e.once.Do(func() { e.tok, e.err = load() })
 	return e.tok, e.err
+}
+
+// IsModelID reports whether spec names a Hugging Face model rather than a
+// file: it is not an existing file or directory, and reads "ORG/NAME" or
+// "ORG/NAME@REVISION" (one '/', no leading '.' or '/', not ending in
+// ".json").
+func IsModelID(spec string) bool {
+	_, ok := hfhub.ParseRepo(spec)
+	return ok && !isFile(spec) && !isDir(spec)
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// loadFile loads the Hugging Face tokenizer.json file at path.
+func loadFile(path string) (Tokenizer, error) {
+	t, err := loadHF(path)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// loadHub loads the tokenizer.json of a model of the Hugging Face hub,
+// named by its model id.
+func loadHub(ctx context.Context, repo hfhub.Repo, getenv func(string) string) (Tokenizer, error) {
+	hub := hfhub.FromEnv(getenv)
+	hub.MaxSize = hfMaxFile
+	hub.Timeout = hubDownloadTimeout
+	path, err := hub.File(ctx, repo, "tokenizer.json")
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
+	}
+	t, err := loadHF(path)
+	if err != nil {
+		return nil, err
+	}
+	t.path = repo.String()
+	return t, nil
 }
 
 // IsEncoding reports whether spec names one of the built-in Encodings.

@@ -48,9 +48,9 @@ type Config struct {
 	DecodePerSeq time.Duration
 	// Tokenizer counts prompt tokens: a spec of tokenizer.Load (one of
 	// the encodings the tokenizer package embeds, "cl100k_base" and
-	// "o200k_base", or a tokenizer.json file), or "bytes" for the
-	// tokenizer-free approximation of ceil(bytes/4) per text, which is
-	// cheaper and has no token ids, so no prefix cache.
+	// "o200k_base", a tokenizer.json file or a Hugging Face model id), or
+	// "bytes" for the tokenizer-free approximation of ceil(bytes/4) per
+	// text, which is cheaper and has no token ids, so no prefix cache.
 	Tokenizer string
 	// PrefixCacheBlocks is the capacity, in blocks of PrefixBlockTokens
 	// tokens, of the prefix (KV) cache, which spares the prefill of the
@@ -104,7 +104,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", c.PrefillPerToken, "prefill duration per prompt token not in the prefix cache")
 	fs.DurationVar(&c.DecodeBase, "decode-base", c.DecodeBase, "decode step duration with one running sequence")
 	fs.DurationVar(&c.DecodePerSeq, "decode-per-seq", c.DecodePerSeq, "decode step duration added per running sequence")
-	fs.StringVar(&c.Tokenizer, "tokenizer", c.Tokenizer, "prompt tokenizer: cl100k_base, o200k_base, a tokenizer.json path, or bytes "+
+	fs.StringVar(&c.Tokenizer, "tokenizer", c.Tokenizer, "prompt tokenizer: cl100k_base, o200k_base, a tokenizer.json path, a Hugging Face model id (ORG/NAME), or bytes "+
 		"for ceil(bytes/4) per text (cheaper; no prefix cache)")
 	fs.IntVar(&c.PrefixCacheBlocks, "prefix-cache-blocks", c.PrefixCacheBlocks, fmt.Sprintf("prefix (KV) cache capacity in blocks of %d tokens, "+
 		"evicted least recently used first; prefill skips a prompt's cached leading blocks; 0 disables", PrefixBlockTokens))
@@ -154,7 +154,7 @@ func (c *Config) Validate() error {
 
 // checkTokenizer reports a Config.Tokenizer that names no tokenizer. A
 // built-in encoding's name is checked without loading it; another spec is
-// a tokenizer file, loaded (once per process) to check it.
+// a tokenizer file or a model id, loaded (once per process) to check it.
 func checkTokenizer(spec string) error {
 	switch {
 	case spec == TokenizerBytes || tokenizer.IsEncoding(spec):
@@ -163,7 +163,7 @@ func checkTokenizer(spec string) error {
 		return fmt.Errorf("tokenizer must not be empty: want %s or %s", strings.Join(tokenizer.Encodings, ", "), TokenizerBytes)
 	}
 	if _, err := tokenizer.Load(spec); err != nil {
-		return fmt.Errorf("tokenizer %q is neither %s, %s nor a usable tokenizer.json: %w",
+		return fmt.Errorf("tokenizer %q is neither %s, %s, a Hugging Face model id nor a usable tokenizer.json: %w",
 			spec, strings.Join(tokenizer.Encodings, ", "), TokenizerBytes, err)
 	}
 	return nil

@@ -1,6 +1,8 @@
 package llmsim
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -87,5 +89,42 @@ func TestValidateTokenizer(t *testing.T) {
 		if err := cfg.Validate(); (err == nil) != ok {
 			t.Errorf("tokenizer %q: %v", spec, err)
 		}
+	}
+}
+
+// A Hugging Face model id is a tokenizer the simulator accepts, read from
+// the Hugging Face cache (HF_HUB_CACHE; offline here, so nothing is
+// downloaded).
+func TestValidateTokenizerModelID(t *testing.T) {
+	data, err := os.ReadFile("../../tokenizer/testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	const commit = "6666666666666666666666666666666666666666"
+	snapshot := filepath.Join(cache, "models--sim-test--tok", "snapshots", commit)
+	if err := os.MkdirAll(snapshot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(snapshot, "tokenizer.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "models--sim-test--tok", "refs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cache, "models--sim-test--tok", "refs", "main"), []byte(commit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HOME", t.TempDir())
+	t.Setenv("HF_HUB_CACHE", cache)
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	cfg := DefaultConfig()
+	cfg.Tokenizer = "sim-test/tok"
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("cached model id: %v", err)
+	}
+	cfg.Tokenizer = "sim-test/absent"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "not in the Hugging Face cache") {
+		t.Errorf("model id not cached, offline: %v", err)
 	}
 }

@@ -1,0 +1,170 @@
+package tokenizer
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+const hubTestCommit = "4444444444444444444444444444444444444444"
+
+// startTokenizerHub starts a Hugging Face hub on 127.0.0.1 that serves
+// testdata/hf/sentencepiece.json as the tokenizer.json of every model but
+// "*/missing", and returns an environment pointing at it with an empty
+// cache, and its request count.
+func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.Int64) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if strings.Contains(r.URL.Path, "/missing/") || !strings.HasSuffix(r.URL.Path, "/resolve/main/tokenizer.json") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("X-Repo-Commit", hubTestCommit)
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	return map[string]string{"HF_ENDPOINT": srv.URL, "HF_HUB_CACHE": t.TempDir(), "HOME": t.TempDir()}, requests
+}
+
+func getenvOf(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
+
+// A model id loads the model's tokenizer.json from the hub once: the same
+// tokenizer as the file, named by the model id.
+func TestLoadModelID(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	tok, err := LoadEnv(t.Context(), "hub-test/load-model-id", getenvOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Name() != "hub-test/load-model-id" {
+		t.Errorf("name %q", tok.Name())
+	}
+	file, err := Load("testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const text = "Hello world, hello tokenizers."
+	got, err1 := tok.Encode(text)
+	want, err2 := file.Encode(text)
+	if err1 != nil || err2 != nil || !slices.Equal(got, want) {
+		t.Errorf("encodes %v (%v), the file %v (%v)", got, err1, want, err2)
+	}
+	if again, err := LoadEnv(t.Context(), "hub-test/load-model-id@main", getenvOf(env)); err != nil || again != tok {
+		t.Errorf("loaded again: %v, %v", again, err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	snapshot := filepath.Join(env["HF_HUB_CACHE"], "models--hub-test--load-model-id", "snapshots", hubTestCommit, "tokenizer.json")
+	if _, err := os.Stat(snapshot); err != nil {
+		t.Errorf("not cached: %v", err)
+	}
+}
+
+// What the hub downloaded into the cache is read back offline, by another
+// process (here: another revision spec of the same model, which the
+// process's own table does not hold), with no request.
+func TestLoadModelIDFromCacheOffline(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	if _, err := LoadEnv(t.Context(), "hub-test/offline", getenvOf(env)); err != nil {
+		t.Fatal(err)
+	}
+	env["HF_HUB_OFFLINE"] = "1"
+	tok, err := LoadEnv(t.Context(), "hub-test/offline@"+hubTestCommit, getenvOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := tok.Count("hello"); err != nil || n == 0 {
+		t.Errorf("count %d, %v", n, err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	_, err = LoadEnv(t.Context(), "hub-test/offline-absent", getenvOf(env))
+	if err == nil || !strings.Contains(err.Error(), "tokenizer hub-test/offline-absent: tokenizer.json of hub-test/offline-absent: not in the Hugging Face cache") ||
+		!strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
+		t.Errorf("offline, not cached: %v", err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+func TestLoadModelIDErrors(t *testing.T) {
+	t.Parallel()
+	env, _ := startTokenizerHub(t)
+	_, err := LoadEnv(t.Context(), "hub-test/missing", getenvOf(env))
+	if err == nil || !strings.Contains(err.Error(), `no tokenizer.json in hub-test/missing at revision "main"`) {
+		t.Errorf("404: %v", err)
+	}
+	_, err = LoadEnv(t.Context(), "hub-test-gpt2", getenvOf(env))
+	if err == nil || !strings.Contains(err.Error(), "a Hugging Face model id (ORG/NAME)") {
+		t.Errorf("neither: %v", err)
+	}
+}
+
+// An existing file or directory wins over a model id of the same
+// spelling; IsModelID's rule is the same.
+func TestLoadFileBeforeModelID(t *testing.T) {
+	data, err := os.ReadFile("testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, requests := startTokenizerHub(t)
+	t.Chdir(t.TempDir())
+	if !IsModelID("hub-test/local") {
+		t.Error("hub-test/local is not a model id before the file exists")
+	}
+	if err := os.Mkdir("hub-test", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("hub-test", "local"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if IsModelID("hub-test/local") {
+		t.Error("an existing file reads as a model id")
+	}
+	tok, err := LoadEnv(t.Context(), "hub-test/local", getenvOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Name() != "hub-test/local" || requests.Load() != 0 {
+		t.Errorf("name %q, %d requests", tok.Name(), requests.Load())
+	}
+	if _, err := Load(tok.Name()); err != nil {
+		t.Error(err)
+	}
+
+	// A directory of a model downloaded whole stands for its tokenizer.json.
+	if err := os.MkdirAll(filepath.Join("hub-test", "whole"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("hub-test", "whole", "tokenizer.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if IsModelID("hub-test/whole") {
+		t.Error("an existing directory reads as a model id")
+	}
+	tok, err = LoadEnv(t.Context(), "hub-test/whole", getenvOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Name() != filepath.Join("hub-test", "whole", "tokenizer.json") || requests.Load() != 0 {
+		t.Errorf("name %q, %d requests", tok.Name(), requests.Load())
+	}
+}
