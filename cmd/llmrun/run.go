@@ -68,6 +68,9 @@ type runFlags struct {
 	progressEvery time.Duration
 	noColor       bool
 	noPreflight   bool
+	// sendsNothing is set by a command that sends no request (inspect):
+	// an --api-key-env naming an unset variable is then not an error.
+	sendsNothing bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -324,7 +327,7 @@ func llmConfig(f runFlags, getenv func(string) string) (llm.Config, error) {
 		keyEnv = "OPENAI_API_KEY"
 	}
 	cfg.APIKey = getenv(keyEnv)
-	if f.apiKeyEnv != "" && cfg.APIKey == "" {
+	if f.apiKeyEnv != "" && cfg.APIKey == "" && !f.sendsNothing {
 		return cfg, fmt.Errorf("--api-key-env %s: the environment variable %s is empty or unset", f.apiKeyEnv, f.apiKeyEnv)
 	}
 	if f.timeout <= 0 {
