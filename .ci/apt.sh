@@ -8,6 +8,7 @@
 # the package lists' lock, which "apt-get update" takes: that failure is
 # retried here until the same deadline.
 apt_get() {
+  local - # set +e below ends with the function
   local wait=${LLMRUN_APT_LOCK_WAIT:-300} said="" log lock status
   local deadline=$((SECONDS + wait))
   log=$(mktemp)
@@ -18,7 +19,6 @@ apt_get() {
         /^Waiting for cache lock/ && !said { sub(/^Waiting for cache lock: Could not get lock /, ""); print "waiting up to " wait "s for the package lock " $0 > "/dev/stderr"; said = 1 }
         { print > out }'
     status=${PIPESTATUS[0]}
-    set -e
     [ "$status" = 0 ] && break
     lock=$(grep -m1 -o 'Could not get lock .*' "$log" || true)
     if [ -z "$lock" ] || [ "$SECONDS" -ge "$deadline" ]; then
