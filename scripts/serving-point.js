@@ -37,10 +37,13 @@ const maxVUs = Number(p.max_vus);
 if (!(numPrompts >= 1)) throw new Error(`NUM_PROMPTS must be at least 1; got "${p.num_prompts}"`);
 if (!(rangeRatio >= 0 && rangeRatio < 1)) throw new Error(`RANGE_RATIO must be in [0, 1); got "${p.range_ratio}"`);
 
+// concurrency is the cap on requests in flight, printed as vLLM prints
+// --max-concurrency; undefined for a rate without one.
 let scenario;
+let concurrency = maxConcurrency === undefined ? undefined : Number(maxConcurrency);
 if (rate === 'inf') {
-  const vus = maxConcurrency !== undefined ? Number(maxConcurrency) : 16;
-  scenario = { executor: 'shared-iterations', vus, iterations: numPrompts + warmup, maxDuration: '24h' };
+  if (concurrency === undefined) concurrency = 16;
+  scenario = { executor: 'shared-iterations', vus: concurrency, iterations: numPrompts + warmup, maxDuration: '24h' };
 } else {
   const r = Number(rate);
   if (!(r > 0)) throw new Error(`REQUEST_RATE must be a positive number or inf; got "${rate}"`);
@@ -53,7 +56,7 @@ if (rate === 'inf') {
     preAllocatedVUs: Math.min(maxVUs, Math.ceil(r * 2) + 1),
     maxVUs,
   };
-  if (maxConcurrency !== undefined) scenario.maxConcurrency = Number(maxConcurrency);
+  if (concurrency !== undefined) scenario.maxConcurrency = concurrency;
 }
 scenario.warmup = warmup;
 export const options = { scenarios: { serving: scenario } };
@@ -86,7 +89,8 @@ export function handleSummary(data) {
   let out = '\n' + '='.repeat(12) + ' Serving Benchmark Result ' + '='.repeat(12) + '\n';
   out += line('Successful requests:', s.completed);
   out += line('Failed requests:', s.failed);
-  out += line(`Request rate configured (RPS):`, rate === 'inf' ? 'inf' : Number(rate).toFixed(2));
+  if (concurrency !== undefined) out += line('Maximum request concurrency:', concurrency);
+  if (rate !== 'inf') out += line('Request rate configured (RPS):', Number(rate).toFixed(2));
   out += line('Benchmark duration (s):', s.duration_s.toFixed(2));
   out += line('Total input tokens:', s.total_input_tokens);
   out += line('Total generated tokens:', s.total_output_tokens);

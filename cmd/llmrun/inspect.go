@@ -80,7 +80,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := pflag.NewFlagSet("llmrun inspect", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SetInterspersed(true)
-	var f runFlags
+	f := runFlags{sendsNothing: true}
 	f.register(fs)
 	for _, name := range runOnlyFlags {
 		if err := fs.MarkHidden(name); err != nil {

@@ -185,3 +185,19 @@ func TestInspectHelp(t *testing.T) {
 		t.Errorf("run-only flags: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestInspectAPIKeyEnvUnset checks that inspect, which sends nothing,
+// accepts an --api-key-env naming an unset variable, as run's command line
+// checked by changing run to inspect would carry one; run refuses it.
+func TestInspectAPIKeyEnvUnset(t *testing.T) {
+	t.Parallel()
+	script := writeScript(t, "two.js", twoScenarios)
+	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--api-key-env", "LLMRUN_TEST_UNSET_KEY", script)
+	if code != exitOK || !strings.Contains(stdout, "2 scenarios, up to 10 VUs") {
+		t.Errorf("inspect --api-key-env UNSET: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = cli(t, context.Background(), nil, "run", "--api-key-env", "LLMRUN_TEST_UNSET_KEY", script)
+	if code != exitUsage || !strings.Contains(stderr, "the environment variable LLMRUN_TEST_UNSET_KEY is empty or unset") {
+		t.Errorf("run --api-key-env UNSET: exit %d, want %d\n%s", code, exitUsage, stderr)
+	}
+}

@@ -68,6 +68,9 @@ type runFlags struct {
 	progressEvery time.Duration
 	noColor       bool
 	noPreflight   bool
+	// sendsNothing is set by a command that sends no request (inspect):
+	// an --api-key-env naming an unset variable is then not an error.
+	sendsNothing bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -85,7 +88,8 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples (default: drawn for each run, printed and stored, so that no run replays the last one's prompts)")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
-	fs.StringArrayVar(&f.outs, "out", nil, "also send results to NAME=VALUE, e.g. influxdb=http://127.0.0.1:8086?bucket=llmrun (token from $"+influxdb.TokenEnv+"; repeatable)")
+	fs.StringArrayVar(&f.outs, "out", nil, "also send results to NAME=VALUE (repeatable): json=FILE (the result file), jsonl=FILE or csv=FILE (a record per request), "+
+		"html=FILE (the report), prometheus=HOST:PORT (live metrics), influxdb=URL (e.g. http://127.0.0.1:8086?bucket=llmrun; token from $"+influxdb.TokenEnv+")")
 	fs.StringArrayVar(&f.tags, "tag", nil, "add KEY=VALUE to every sample and stored point (repeatable)")
 	fs.StringVar(&f.slo, "slo", "", "serving-level objective for the capacity verdict of a sweep and the report, e.g. ttft_p99=2000,tpot_p99=50 (ms)")
 	fs.StringVar(&f.testID, "testid", "", "name of the test whose runs are compared over time in InfluxDB (default: the script's file name without extension)")
@@ -330,7 +334,7 @@ func llmConfig(ctx context.Context, f runFlags, getenv func(string) string) (llm
 		keyEnv = "OPENAI_API_KEY"
 	}
 	cfg.APIKey = getenv(keyEnv)
-	if f.apiKeyEnv != "" && cfg.APIKey == "" {
+	if f.apiKeyEnv != "" && cfg.APIKey == "" && !f.sendsNothing {
 		return cfg, fmt.Errorf("--api-key-env %s: the environment variable %s is empty or unset", f.apiKeyEnv, f.apiKeyEnv)
 	}
 	if f.timeout <= 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,10 +225,14 @@ export default function () {}`)
 func TestStockServingPoint(t *testing.T) {
 	t.Parallel()
 	stdout, s := runStock(t, kneeSim(t, 8), "stock:serving-point", "NUM_PROMPTS=20", "MAX_CONCURRENCY=4", "WARMUP=4", "INPUT_LEN=32", "OUTPUT_LEN=8", "RANGE_RATIO=0.5")
-	for _, want := range []string{"Serving Benchmark Result", "Successful requests:", "Mean TTFT (ms):", "P99 ITL (ms):", "✓ answer has the asked length"} {
+	for _, want := range []string{"Serving Benchmark Result", "Successful requests:", fmt.Sprintf("%-40s%10d\n", "Maximum request concurrency:", 4),
+		"Mean TTFT (ms):", "P99 ITL (ms):", "✓ answer has the asked length"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
+	}
+	if strings.Contains(stdout, "Request rate configured") {
+		t.Errorf("an infinite rate is not printed, as vLLM does not:\n%s", stdout)
 	}
 	if s.Serving.OK != 20 || s.Serving.WarmupRequests != 4 {
 		t.Errorf("completed %d warmup %d, want 20 and 4", s.Serving.OK, s.Serving.WarmupRequests)
@@ -245,6 +250,9 @@ func TestStockServingPointAtARate(t *testing.T) {
 		"-e", "NUM_PROMPTS=20", "-e", "REQUEST_RATE=20", "-e", "OUTPUT_LEN=4", "--summary-export", export, "stock:serving-point")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, fmt.Sprintf("%-40s%10s\n", "Request rate configured (RPS):", "20.00")) || strings.Contains(stdout, "Maximum request concurrency") {
+		t.Errorf("want the rate and no concurrency cap in vLLM's block:\n%s", stdout)
 	}
 	s := readSummary(t, export)
 	// Poisson arrivals over NUM_PROMPTS/RATE seconds: about 20 requests.

@@ -42,6 +42,10 @@ type vu struct {
 	live *scenarioLive
 	// samples is the buffer of each iteration's own samples.
 	samples []metrics.Sample
+	// lag is how late the next iteration starts, set (lagged) by its
+	// arrival-rate executor just before it (scenarioPool.IterationLag).
+	lag    time.Duration
+	lagged bool
 
 	interruptDone chan struct{}
 	// jsonParse is the runtime's own JSON.parse, taken before the script
@@ -192,6 +196,12 @@ func (v *vu) RunIteration(ctx context.Context) {
 	b := v.run.builtin
 	start := time.Now()
 	warm := v.live.warmup.claim(start)
+	if v.lagged {
+		v.lagged = false
+		if !warm {
+			v.sink.AddSamples([]metrics.Sample{{Metric: b.iterationLag, Tags: v.state.Tags, Time: start, Value: ms(v.lag)}})
+		}
+	}
 	if warm {
 		// Warmup requests count in no figure of the summary: their
 		// samples are kept apart, and the modules keep nothing else of

@@ -62,13 +62,21 @@ func (p *scenarioPool) NewVU(ctx context.Context) (executor.VU, error) {
 	return v, nil
 }
 
-// IterationLag implements executor.Pool.
-func (p *scenarioPool) IterationLag(lag time.Duration) {
-	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.iterationLag, Tags: p.tags, Time: time.Now(), Value: ms(lag)}})
+// IterationLag implements executor.Pool: the VU, one of this pool's,
+// records the lag when its next iteration starts, unless that iteration
+// is warmup.
+func (p *scenarioPool) IterationLag(v executor.VU, lag time.Duration) {
+	u := v.(*vu)
+	u.lag, u.lagged = lag, true
 }
 
-// DroppedIterations implements executor.Pool.
+// DroppedIterations implements executor.Pool. Arrivals dropped while the
+// scenario is still in its warmup are left out, as warmup is of every
+// figure.
 func (p *scenarioPool) DroppedIterations(n int) {
+	if g := p.live.warmup; g.warming(g.start, time.Now()) {
+		return
+	}
 	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.droppedIterations, Tags: p.tags, Time: time.Now(), Value: float64(n)}})
 }
 

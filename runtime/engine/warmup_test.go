@@ -139,3 +139,49 @@ export default function () {
 		t.Errorf("arrived %+v (%d in all), want %+v, as llm_output_tokens %g", p.Arrived, p.OutputTokens, want, count("llm_output_tokens"))
 	}
 }
+
+// An arrival-rate scenario's warmup iterations leave no iteration_lag
+// sample: its lag figures, as every other, are the measured iterations'.
+func TestWarmupHasNoIterationLag(t *testing.T) {
+	e := load(t, testConfig(t, `
+import llm from 'llm';
+export const options = {
+  scenarios: {
+    paced: { executor: 'constant-arrival-rate', rate: 20, timeUnit: '1s', duration: '500ms',
+             preAllocatedVUs: 10, warmup: 4 },
+  },
+};
+export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }`, startSim(t, 0), nil))
+	rep := mustRun(t, e)
+	scenario := tags("scenario", "paced")
+	if warm := sum(rep, "warmup_iterations", scenario); warm != 4 {
+		t.Fatalf("warmup_iterations = %v, want 4", warm)
+	}
+	measured := sum(rep, "iterations", scenario)
+	lag := rep.Snapshot.Stats("iteration_lag", scenario)
+	if measured == 0 || lag == nil || float64(lag.Count) != measured {
+		t.Errorf("iteration_lag = %+v, want one sample per measured iteration (%v), none for the 4 warmup ones", lag, measured)
+	}
+}
+
+// Arrivals dropped during the warmup (every VU busy) are not counted in
+// dropped_iterations: the scenario's whole run here is warmup.
+func TestWarmupHasNoDroppedIterations(t *testing.T) {
+	e := load(t, testConfig(t, `
+import { sleep } from 'llmrun';
+export const options = {
+  scenarios: {
+    paced: { executor: 'constant-arrival-rate', rate: 20, timeUnit: '1s', duration: '500ms',
+             preAllocatedVUs: 1, maxVUs: 1, warmup: '1h' },
+  },
+};
+export default function () { sleep(0.3); }`, startSim(t, 0), nil))
+	rep := mustRun(t, e)
+	scenario := tags("scenario", "paced")
+	if warm := sum(rep, "warmup_iterations", scenario); warm < 1 || warm > 2 {
+		t.Fatalf("warmup_iterations = %v, want 1 or 2 (a VU busy 300 ms, for 500 ms)", warm)
+	}
+	if dropped := sum(rep, "dropped_iterations", scenario); dropped != 0 {
+		t.Errorf("dropped_iterations = %v, want 0: every arrival was in the warmup", dropped)
+	}
+}

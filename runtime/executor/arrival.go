@@ -543,7 +543,7 @@ func (r *arrivalRun) work(w *worker, first time.Time) {
 // concurrency slot, back.
 func (r *arrivalRun) iterate(w *worker, planned time.Time) {
 	defer r.wg.Done()
-	r.pool.IterationLag(time.Since(planned))
+	r.pool.IterationLag(w.vu, time.Since(planned))
 	w.vu.RunIteration(r.iterCtx)
 	r.idle <- w
 	r.release()

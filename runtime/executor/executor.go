@@ -36,9 +36,12 @@ type Pool interface {
 	// off their scheduling loop, and at most MaxVUs − PreAllocatedVUs
 	// times. An error (the init code threw, ctx ended) ends the scenario.
 	NewVU(ctx context.Context) (VU, error)
-	// IterationLag records how late an arrival-rate iteration started:
-	// its actual start minus its planned start (the iteration_lag metric).
-	IterationLag(lag time.Duration)
+	// IterationLag records how late the arrival-rate iteration vu is
+	// about to run started: its actual start minus its planned start (the
+	// iteration_lag metric). It is called on the goroutine that then
+	// calls vu.RunIteration, so that a warmup iteration's lag can be left
+	// out with its other samples.
+	IterationLag(vu VU, lag time.Duration)
 	// DroppedIterations records n planned iterations that were not
 	// started (the dropped_iterations metric).
 	DroppedIterations(n int)

@@ -43,7 +43,7 @@ func (p *testPool) NewVU(ctx context.Context) (VU, error) {
 	return p.mk(), nil
 }
 
-func (p *testPool) IterationLag(d time.Duration) {
+func (p *testPool) IterationLag(_ VU, d time.Duration) {
 	p.mu.Lock()
 	p.lags = append(p.lags, d)
 	p.mu.Unlock()

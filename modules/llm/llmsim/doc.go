@@ -12,6 +12,13 @@
 //   - GET /health answers 200 with an empty body.
 //   - GET /stats answers the server's counters (Stats) as JSON, the
 //     prefix cache's hits and queries among them.
+//   - Anthropic's POST /v1/messages, Ollama's POST /api/chat and
+//     /api/generate, TGI's POST /generate_stream, Triton's POST
+//     /v2/models/{model}[/versions/{version}]/generate_stream and
+//     /generate, and POST /v1/embeddings, from the same engine.
+//
+// Listen serves them over HTTP/1.1 and, on the same port, HTTP/2 without
+// TLS (h2c with prior knowledge).
 //
 // Any model name is accepted and echoed back in responses; a request
 // without one gets Config.Model. Sampling parameters (temperature, top_p,

@@ -19,7 +19,8 @@ type Running struct {
 }
 
 // Listen starts a Server with cfg and serves it on addr ("127.0.0.1:0"
-// picks a free port) until Close. ctx bounds only the listening, like
+// picks a free port) until Close, over HTTP/1.1 and over HTTP/2 without
+// TLS (h2c, prior knowledge: the client speaks HTTP/2 from the start). ctx bounds only the listening, like
 // net.ListenConfig.Listen.
 func Listen(ctx context.Context, addr string, cfg Config) (*Running, error) {
 	s, err := New(cfg)
@@ -32,9 +33,14 @@ func Listen(ctx context.Context, addr string, cfg Config) (*Running, error) {
 		s.Close()
 		return nil, err
 	}
+	// HTTP/1.1 and HTTP/2 cleartext with prior knowledge (h2c) on one
+	// port, so that a client's http2 option can be tried without TLS.
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
 	r := &Running{
 		server: s,
-		http:   &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		http:   &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, Protocols: &protocols},
 		url:    "http://" + ln.Addr().String(),
 		served: make(chan struct{}),
 	}
