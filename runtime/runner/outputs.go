@@ -192,11 +192,14 @@ func outputLosses(reports []summary.OutputReport) []string {
 }
 
 // fanOut passes each request record to the timeline, the console's live
-// view and the outputs.
+// view and the outputs, and when they are set to the goodput counter and
+// the run's extra sink (Config.Requests).
 type fanOut struct {
 	timeline *timeline.Recorder
 	console  *console.Console
 	outputs  outputSet
+	goodput  *goodputCounter
+	extra    llm.RequestSink
 }
 
 // AddRequest implements llm.RequestSink.
@@ -204,6 +207,12 @@ func (s *fanOut) AddRequest(r *llm.Record) {
 	s.timeline.AddRequest(r)
 	s.console.AddRequest(r)
 	s.outputs.AddRequest(r)
+	if s.goodput != nil {
+		s.goodput.AddRequest(r)
+	}
+	if s.extra != nil {
+		s.extra.AddRequest(r)
+	}
 }
 
 // newRunID returns a random identifier for a run.

@@ -194,6 +194,9 @@ type Serving struct {
 	DroppedIterations int64   `json:"dropped_iterations"`
 	LagP50            float64 `json:"iteration_lag_p50_ms"`
 	LagP99            float64 `json:"iteration_lag_p99_ms"`
+	// Goodput is how many requests met the run's per-request bounds
+	// (options.goodput, --goodput); nil when none are given.
+	Goodput *Goodput `json:"goodput,omitempty"`
 	// Headline repeats the block's main figures under the keys of vLLM's
 	// benchmark_serving results (duration, completed, mean_ttft_ms,
 	// p99_itl_ms, ...; see HeadlineKeys), for tools written for those
@@ -396,6 +399,7 @@ func (s *Serving) finish(dur time.Duration, stats statsFunc) {
 		s.OutputTokenThroughput = float64(s.OutputTokens) / secs
 		s.TotalTokenThroughput = float64(s.OutputTokens+s.PromptTokens) / secs
 	}
+	s.Goodput.finish(dur)
 	s.Headline = headline(*s, stats)
 }
 
