@@ -51,7 +51,7 @@ type benchFlags struct {
 	seed                                                                        int64
 	timeout                                                                     time.Duration
 	goodput, metadata, outs                                                     []string
-	saveResult, saveDetailed, quiet, noColor, noPreflight                       bool
+	saveResult, quiet, noColor, noPreflight                                     bool
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
@@ -85,7 +85,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
 	fs.Float64Var(&f.temperature, "temperature", 0, "temperature of the requests (default none sent)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the lengths, prompts and arrivals (and of the simulator)")
 	fs.BoolVar(&f.saveResult, "save-result", false, "write vLLM's JSON result")
-	fs.BoolVar(&f.saveDetailed, "save-detailed", false, "with --save-result, add the per-request lists (input_lens, output_lens, ttfts, start_times, errors)")
+	fs.BoolVar(&o.SaveDetailed, "save-detailed", false, "with --save-result, add the per-request lists (input_lens, output_lens, ttfts, itls, start_times, generated_texts, errors)")
 	fs.StringVar(&f.resultDir, "result-dir", "", "directory of the result file (made if missing)")
 	fs.StringVar(&f.resultFilename, "result-filename", "", "name of the result file (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)")
 	fs.StringArrayVar(&f.metadata, "metadata", nil, "KEY=VALUE pairs stored in the result, e.g. --metadata version=0.3.3 tp=1")
@@ -164,11 +164,16 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 	}
 	screen := console.NewScreen(stderr)
-	records := &vllmbench.Recorder{}
+	engineCfg := engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
+		Env: map[string]string{}, Logger: consoleLogger(screen)}
+	engineCfg.Modules = runner.StandardModules(engineCfg)
+	collector := &vllmbench.Collector{}
+	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
+		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
+		return exitError
+	}
 	outcome := runner.Run(ctx, runner.Config{
-		Engine: engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
-			Env: map[string]string{}, Logger: consoleLogger(screen)},
-		TestID: "bench", Goodput: o.Goodput, Requests: records, Outputs: f.outs, SummaryExport: f.summaryExport,
+		Engine: engineCfg, TestID: "bench", Goodput: o.Goodput, Outputs: f.outs, SummaryExport: f.summaryExport,
 		Getenv: getenv, NoPreflight: f.noPreflight, Stdout: stdout, Stderr: screen, Quiet: f.quiet,
 		Color: useColor(f.noColor, stdout, getenv), Version: version(),
 	})
@@ -181,8 +186,8 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		model = outcome.Summary.Meta.Models[0]
 	}
 	date := time.Now()
-	result := vllmbench.NewResult(o, vllmbench.Run{Summary: outcome.Summary, Records: records.Records(), ModelID: model,
-		Date: date, Tokenizer: f.tokenizer}, f.saveDetailed)
+	result := vllmbench.NewResult(o, vllmbench.Run{Summary: outcome.Summary, Requests: collector.Requests(), ModelID: model,
+		Date: date, Tokenizer: f.tokenizer})
 	fmt.Fprintln(stdout)
 	if err := result.Print(stdout); err != nil {
 		return exitError

@@ -67,15 +67,14 @@ func startCountedSim(t *testing.T) (string, *flightCounter) {
 // --save-detailed with --goodput, --metadata tp=1 and --metric-percentiles
 // 50,99 over --percentile-metrics ttft,tpot,itl,e2el (vllm/benchmarks/
 // serve.py: main_async's result_json, then benchmark's result and
-// process_one_metric's keys). llmrun writes them all but vLLM's
-// detailed itls and generated_texts, and queue_times (the per-request
-// figures its records do not hold; docs/bench.md).
+// process_one_metric's keys). llmrun writes them all but queue_times
+// (docs/bench.md).
 var vllmKeys = []string{
 	"date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "tp",
 	"request_rate", "burstiness", "max_concurrency",
 	"duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
 	"request_throughput", "request_goodput", "output_throughput", "total_token_throughput",
-	"input_lens", "output_lens", "ttfts", "latencies", "start_times", "errors",
+	"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "generated_texts", "errors",
 	"max_output_tokens_per_s", "max_concurrent_requests", "rtfx",
 	"mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p50_ttft_ms", "p99_ttft_ms",
 	"mean_tpot_ms", "median_tpot_ms", "std_tpot_ms", "p50_tpot_ms", "p99_tpot_ms",
@@ -176,8 +175,17 @@ func TestBenchSavesVLLMResult(t *testing.T) {
 	if r["request_goodput"] != r["request_throughput"] {
 		t.Errorf("request_goodput %v, want request_throughput %v: every request met bounds of a minute", r["request_goodput"], r["request_throughput"])
 	}
-	if lens := r["input_lens"].([]any); len(lens) != 30 {
-		t.Errorf("%d input_lens, want 30", len(lens))
+	for _, key := range []string{"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "generated_texts", "errors"} {
+		if list, _ := r[key].([]any); len(list) != 30 {
+			t.Errorf("%d %s, want 30", len(list), key)
+		}
+	}
+	for i, gaps := range r["itls"].([]any) {
+		n := r["output_lens"].([]any)[i].(float64)
+		if len(gaps.([]any)) != int(n)-1 || r["generated_texts"].([]any)[i] == "" || r["errors"].([]any)[i] != "" {
+			t.Errorf("request %d: %d itls for %v tokens, text %q, error %q; want a gap per token after the first, a text, no error",
+				i, len(gaps.([]any)), n, r["generated_texts"].([]any)[i], r["errors"].([]any)[i])
+		}
 	}
 	for _, l := range r["output_lens"].([]any) {
 		if n := l.(float64); n < 4 || n > 12 {

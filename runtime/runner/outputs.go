@@ -192,14 +192,13 @@ func outputLosses(reports []summary.OutputReport) []string {
 }
 
 // fanOut passes each request record to the timeline, the console's live
-// view and the outputs, and when they are set to the goodput counter and
-// the run's extra sink (Config.Requests).
+// view and the outputs, and to the goodput counter when the run has
+// goodput bounds.
 type fanOut struct {
 	timeline *timeline.Recorder
 	console  *console.Console
 	outputs  outputSet
 	goodput  *goodputCounter
-	extra    llm.RequestSink
 }
 
 // AddRequest implements llm.RequestSink.
@@ -209,9 +208,6 @@ func (s *fanOut) AddRequest(r *llm.Record) {
 	s.outputs.AddRequest(r)
 	if s.goodput != nil {
 		s.goodput.AddRequest(r)
-	}
-	if s.extra != nil {
-		s.extra.AddRequest(r)
 	}
 }
 

@@ -53,9 +53,6 @@ type Config struct {
 	// Goodput, when any bound is set, replaces the script's
 	// options.goodput: the per-request bounds of the summary's goodput.
 	Goodput summary.GoodputBounds
-	// Requests, when not nil, gets each measured request's record too,
-	// as the outputs get it (llm.RequestSink's rules).
-	Requests llm.RequestSink
 	// Outputs are the destinations as --out takes them: NAME=VALUE, with
 	// json=FILE a result file.
 	Outputs []string
@@ -218,7 +215,6 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	if !bounds.IsZero() {
 		r.sinks.goodput = &goodputCounter{bounds: bounds}
 	}
-	r.sinks.extra = r.cfg.Requests
 	if r.cfg.NoPreflight {
 		return Passed, true
 	}

@@ -56,6 +56,9 @@ type Options struct {
 
 	// Metadata are --metadata's KEY=VALUE pairs, in order.
 	Metadata [][2]string
+	// SaveDetailed is --save-detailed: the result has the per-request
+	// lists, generated texts included (kept only then).
+	SaveDetailed bool
 }
 
 // Defaults are vllm bench serve's defaults.

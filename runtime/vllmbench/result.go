@@ -10,44 +10,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
-
-// Recorder keeps a copy of each request's record, for the per-request
-// figures of vLLM's result; a run sends it NumPrompts records.
-type Recorder struct {
-	mu      sync.Mutex
-	records []llm.Record
-}
-
-// AddRequest implements llm.RequestSink.
-func (r *Recorder) AddRequest(rec *llm.Record) {
-	r.mu.Lock()
-	r.records = append(r.records, *rec)
-	r.mu.Unlock()
-}
-
-// Records returns the records kept, in the order the requests started.
-func (r *Recorder) Records() []llm.Record {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := slices.Clone(r.records)
-	slices.SortStableFunc(out, func(a, b llm.Record) int { return startOf(a).Compare(startOf(b)) })
-	return out
-}
-
-func startOf(r llm.Record) time.Time {
-	return r.Time.Add(-time.Duration(r.E2E * float64(time.Millisecond)))
-}
 
 // Run is what a benchmark run came to, for NewResult.
 type Run struct {
 	Summary   *summary.Summary
-	Records   []llm.Record // in the order the requests started (Recorder.Records)
+	Requests  []Request // in the order they started (Collector.Requests)
 	ModelID   string
 	Date      time.Time
 	Tokenizer string // the tokenizer's id; "" is the model's
@@ -98,11 +69,11 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 // NewResult computes vLLM's result of a run, as `vllm bench serve`
 // computes it (vllm/benchmarks/serve.py, calculate_metrics and
 // main_async): its setup keys, --metadata, then the figures over the
-// completed requests; with detailed, the per-request lists. TTFT, TPOT and
-// E2EL statistics are exact over the requests (numpy's mean, median,
-// population std and linearly interpolated percentiles); ITL's come from
-// the run's ITL histogram (within 0.1 %), which holds every gap.
-func NewResult(o Options, run Run, detailed bool) *Result {
+// completed requests; with o.SaveDetailed, the per-request lists. Statistics
+// are numpy's over the requests: mean, median, population std and
+// linearly interpolated percentiles.
+func NewResult(o Options, run Run) *Result {
+	detailed := o.SaveDetailed
 	r := &Result{values: map[string]any{}, o: o}
 	var label any
 	if o.Label != "" {
@@ -159,11 +130,13 @@ func NewResult(o Options, run Run, detailed bool) *Result {
 		r.set("input_lens", f.inputLens)
 		r.set("output_lens", f.outputLens)
 		r.set("ttfts", f.ttfts)
-		r.set("latencies", f.latencies)
+		r.set("itls", f.itls)
+	}
+	r.set("latencies", f.latencies)
+	if detailed {
 		r.set("start_times", f.startTimes)
+		r.set("generated_texts", f.texts)
 		r.set("errors", f.errors)
-	} else {
-		r.set("latencies", f.latencies)
 	}
 	r.set("max_output_tokens_per_s", peakOutputRate(run.Summary))
 	r.set("max_concurrent_requests", f.peakConcurrency)
@@ -172,7 +145,7 @@ func NewResult(o Options, run Run, detailed bool) *Result {
 		if !slices.Contains(o.PercentileMetrics, m) {
 			continue
 		}
-		st := f.stats(m, run.Summary)
+		st := f.stats(m)
 		r.set("mean_"+m+"_ms", st.mean)
 		r.set("median_"+m+"_ms", st.median)
 		r.set("std_"+m+"_ms", st.std)
@@ -186,60 +159,71 @@ func NewResult(o Options, run Run, detailed bool) *Result {
 // pWord is a percentile as vLLM names it: 99, 99.9.
 func pWord(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
 
-// figures are what the requests' records give.
+// figures are what the requests give.
 type figures struct {
 	completed, failed, good int
 	totalInput, totalOutput int
-	ttft, tpot, e2el        []float64 // ms, completed requests (tpot: those of more than one token)
+	ttft, tpot, itl, e2el   []float64 // ms, completed requests (tpot: those of more than one token)
 	peakConcurrency         int
-
-	inputLens, outputLens []int
-	ttfts, latencies      []float64 // seconds, every request, as vLLM lists them
-	startTimes            []float64 // seconds since the first start
-	errors                []string
+	inputLens, outputLens   []int
+	ttfts, latencies        []float64   // seconds, every request, as vLLM lists them
+	itls                    [][]float64 // seconds
+	startTimes              []float64   // seconds since the first start
+	texts, errors           []string
 }
 
 func measure(run Run, bounds summary.GoodputBounds) figures {
 	var f figures
 	var first time.Time
-	if len(run.Records) > 0 {
-		first = startOf(run.Records[0])
+	if len(run.Requests) > 0 {
+		first = run.Requests[0].Start
 	}
 	type event struct {
 		t     time.Time
 		delta int
 	}
 	var events []event
-	for _, rec := range run.Records {
-		start := startOf(rec)
-		f.startTimes = append(f.startTimes, start.Sub(first).Seconds())
-		f.inputLens = append(f.inputLens, rec.PromptTokens)
-		if !rec.OK {
+	for _, req := range run.Requests {
+		input := req.RequestedLen
+		if input <= 0 {
+			input = req.InputTokens
+		}
+		f.startTimes = append(f.startTimes, req.Start.Sub(first).Seconds())
+		f.inputLens = append(f.inputLens, input)
+		f.texts = append(f.texts, req.Text)
+		f.errors = append(f.errors, req.Error)
+		if !req.OK {
 			f.failed++
 			f.outputLens = append(f.outputLens, 0)
 			f.ttfts = append(f.ttfts, 0)
+			f.itls = append(f.itls, []float64{})
 			f.latencies = append(f.latencies, 0)
-			f.errors = append(f.errors, rec.Class())
 			continue
 		}
 		f.completed++
-		f.totalInput += rec.PromptTokens
-		f.totalOutput += rec.OutputTokens
-		f.outputLens = append(f.outputLens, rec.OutputTokens)
-		f.ttfts = append(f.ttfts, rec.TTFT/1000)
-		f.latencies = append(f.latencies, rec.E2E/1000)
-		f.errors = append(f.errors, "")
-		f.ttft = append(f.ttft, rec.TTFT)
-		f.e2el = append(f.e2el, rec.E2E)
+		f.totalInput += input
+		f.totalOutput += req.OutputTokens
+		f.outputLens = append(f.outputLens, req.OutputTokens)
+		f.ttfts = append(f.ttfts, req.TTFT/1000)
+		f.latencies = append(f.latencies, req.E2E/1000)
+		gaps := make([]float64, len(req.ITL))
+		for i, ms := range req.ITL {
+			gaps[i] = ms / 1000
+		}
+		f.itls = append(f.itls, gaps)
+		f.itl = append(f.itl, req.ITL...)
+		f.ttft = append(f.ttft, req.TTFT)
+		f.e2el = append(f.e2el, req.E2E)
 		tpot := 0.0
-		if rec.OutputTokens > 1 {
-			tpot = rec.TPOT
+		if req.OutputTokens > 1 {
+			tpot = req.TPOT
 			f.tpot = append(f.tpot, tpot)
 		}
-		if bounds.Good(rec.TTFT, tpot, rec.E2E) {
+		if bounds.Good(req.TTFT, tpot, req.E2E) {
 			f.good++
 		}
-		events = append(events, event{start, 1}, event{rec.Time, -1})
+		end := req.Start.Add(time.Duration(req.E2E * float64(time.Millisecond)))
+		events = append(events, event{req.Start, 1}, event{end, -1})
 	}
 	// The peak of requests in flight over the half-open intervals
 	// [start, end): an end before a start at the same time.
@@ -275,25 +259,9 @@ type distribution struct {
 	percentile        func(p float64) float64
 }
 
-// stats returns metric's statistics: exact over the requests, or from
-// the summary's histogram for itl.
-func (f figures) stats(metric string, s *summary.Summary) distribution {
-	var values []float64
-	switch metric {
-	case "ttft":
-		values = f.ttft
-	case "tpot":
-		values = f.tpot
-	case "e2el":
-		values = f.e2el
-	case "itl":
-		if m, ok := s.Metrics["llm_itl"]; ok && m.Histogram != nil {
-			if st, err := m.Histogram.Stats(); err == nil && st.Count > 0 {
-				return distribution{mean: st.Mean(), median: st.Percentile(50), std: st.StdDev(), percentile: st.Percentile}
-			}
-		}
-	}
-	return exact(values)
+// stats returns metric's statistics over the completed requests.
+func (f figures) stats(metric string) distribution {
+	return exact(map[string][]float64{"ttft": f.ttft, "tpot": f.tpot, "itl": f.itl, "e2el": f.e2el}[metric])
 }
 
 // exact is numpy's statistics of values (0 for none, as vLLM's

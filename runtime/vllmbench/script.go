@@ -19,6 +19,7 @@ const ScenarioName = "bench"
 const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
 import llm from 'llm';
 import { lengths, prompts, dataset } from 'data';
+import { record } from '%s';
 
 const p = %s;
 export const options = { scenarios: { %s: %s } };
@@ -46,13 +47,14 @@ export default function () {
   body.max_tokens = r.out;
   if (p.ignoreEOS) body.ignore_eos = true;
   if (p.temperature !== null) body.temperature = p.temperature;
-  const opts = { uniquePrompt: p.prefixLen === 0 };
+  const opts = { uniquePrompt: p.prefixLen === 0, itl: true, text: p.keepText };
   if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
-  llm.stream(body, opts);
+  record(llm.stream(body, opts), typeof r.tokens === 'number' ? r.tokens : 0);
 }
 `
 
-// Script returns the run's script for o: one scenario that sends exactly
+// Script returns the run's script for o, which imports the Collector's
+// module (ModuleName): one scenario that sends exactly
 // o.NumPrompts requests. With an infinite rate, they are shared by
 // o.MaxConcurrency VUs (at most maxInfVUs without it), each sending its
 // next as soon as its last ended; with a finite rate, a
@@ -68,6 +70,7 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 		"inputLow": max(1, inLow), "inputHigh": max(1, inHigh), "outputLow": outLow, "outputHigh": outHigh,
 		"prefixLen": o.RandomPrefixLen, "outputLen": o.OutputLen,
 		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "temperature": o.Temperature,
+		"keepText": o.SaveDetailed,
 	}
 	if o.DatasetName != "random" {
 		params["prefixLen"] = 0
@@ -80,7 +83,7 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the benchmark's scenario: %w", err)
 	}
-	return fmt.Appendf(nil, script, pj, ScenarioName, sj), nil
+	return fmt.Appendf(nil, script, ModuleName, pj, ScenarioName, sj), nil
 }
 
 // scenario is the run's scenario, as options.scenarios takes it.
