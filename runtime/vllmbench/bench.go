@@ -147,9 +147,6 @@ func (o Options) Validate() error {
 	case o.Temperature != nil && (*o.Temperature < 0 || math.IsNaN(*o.Temperature)):
 		return fmt.Errorf("--temperature must not be negative, got %v", *o.Temperature)
 	}
-	if low, _ := o.randomRange(o.RandomOutputLen); o.DatasetName == "random" && low < 1 {
-		return fmt.Errorf("--random-range-ratio %v leaves an output length of 0 for --random-output-len %d", o.RandomRangeRatio, o.RandomOutputLen)
-	}
 	for _, m := range o.PercentileMetrics {
 		if !slices.Contains(PercentileMetrics, m) {
 			return fmt.Errorf("--percentile-metrics: %q is not supported by llmrun bench; want some of %s", m, strings.Join(PercentileMetrics, ","))
@@ -164,9 +161,11 @@ func (o Options) Validate() error {
 }
 
 // randomRange is the lengths vLLM's random dataset draws around n:
-// integers from floor(n·(1−r)) to ceil(n·(1+r)), inclusive.
+// integers from floor(n·(1−r)) to ceil(n·(1+r)), inclusive, at least 1
+// (vllm/benchmarks/datasets.py, RandomDataset).
 func (o Options) randomRange(n int) (low, high int) {
-	return int(math.Floor(float64(n) * (1 - o.RandomRangeRatio))), int(math.Ceil(float64(n) * (1 + o.RandomRangeRatio)))
+	low = max(1, int(math.Floor(float64(n)*(1-o.RandomRangeRatio))))
+	return low, max(low, int(math.Ceil(float64(n)*(1+o.RandomRangeRatio))))
 }
 
 // ParseList parses a comma-separated list, as --percentile-metrics takes

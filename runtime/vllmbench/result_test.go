@@ -73,3 +73,20 @@ func TestEndpoints(t *testing.T) {
 		t.Errorf("chat: api %s, base URL %s", o.api(), o.BaseURL("http://h:8000"))
 	}
 }
+
+// The random dataset's lengths are vLLM's: floor(n·(1−r)) to
+// ceil(n·(1+r)), at least 1.
+func TestRandomRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n         int
+		r         float64
+		low, high int
+	}{{128, 0, 128, 128}, {128, 0.5, 64, 192}, {10, 0.25, 7, 13}, {1, 0.9, 1, 2}} {
+		o := Defaults()
+		o.RandomRangeRatio = tc.r
+		if low, high := o.randomRange(tc.n); low != tc.low || high != tc.high {
+			t.Errorf("randomRange(%d) at r %v = %d…%d, want %d…%d", tc.n, tc.r, low, high, tc.low, tc.high)
+		}
+	}
+}

@@ -67,7 +67,7 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	outLow, outHigh := o.randomRange(o.RandomOutputLen)
 	params := map[string]any{
 		"dataset": o.DatasetName, "path": datasetPath, "api": o.api(),
-		"inputLow": max(1, inLow), "inputHigh": max(1, inHigh), "outputLow": outLow, "outputHigh": outHigh,
+		"inputLow": inLow, "inputHigh": inHigh, "outputLow": outLow, "outputHigh": outHigh,
 		"prefixLen": o.RandomPrefixLen, "outputLen": o.OutputLen,
 		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "temperature": o.Temperature,
 		"keepText": o.SaveDetailed,
