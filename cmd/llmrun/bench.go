@@ -75,6 +75,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
 	fs.IntVar(&f.sharegptOutputLen, "sharegpt-output-len", 0, "sharegpt: output tokens per request (default each conversation's answer length)")
 	fs.IntVar(&f.customOutputLen, "custom-output-len", 0, "custom: output tokens per request (default each record's output_tokens)")
 	fs.IntVar(&o.NumPrompts, "num-prompts", o.NumPrompts, "requests to send, exactly")
+	fs.IntVar(&o.NumWarmups, "num-warmups", 0, "requests sent first, as the benchmark's, and left out of every figure")
 	fs.StringVar(&f.requestRate, "request-rate", "inf", "requests per second, or inf to send them all at once")
 	fs.Float64Var(&o.Burstiness, "burstiness", o.Burstiness, "gamma shape of the gaps: 1 is Poisson, lower burstier, higher more regular")
 	fs.IntVar(&o.MaxConcurrency, "max-concurrency", 0, "requests in flight at most; the others wait (default no limit)")

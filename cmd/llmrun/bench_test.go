@@ -295,3 +295,20 @@ func TestBenchCustomDataset(t *testing.T) {
 		t.Errorf("%d requests, completed %v, %v output tokens; want 3, 3 and 15", generated, r["completed"], r["total_output_tokens"])
 	}
 }
+
+// --num-warmups requests go first and count in no figure of the result.
+func TestBenchWarmups(t *testing.T) {
+	t.Parallel()
+	url, counter := startCountedSim(t)
+	path := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--num-prompts", "5", "--num-warmups", "2", "--request-rate", "100",
+		"--random-input-len", "8", "--random-output-len", "3", "--save-result", "--save-detailed", "--result-filename", path, "--no-preflight", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, path)
+	if generated, _ := counter.counts(); generated != 7 || r["completed"] != 5.0 || len(r["input_lens"].([]any)) != 5 || r["num_prompts"] != 5.0 {
+		t.Errorf("the server got %d requests; the result has %v completed, %d input_lens, num_prompts %v; want 7, 5, 5, 5",
+			generated, r["completed"], len(r["input_lens"].([]any)), r["num_prompts"])
+	}
+}

@@ -42,6 +42,7 @@ type Options struct {
 	OutputLen int
 
 	NumPrompts     int     // --num-prompts
+	NumWarmups     int     // --num-warmups: requests before, in no figure
 	RequestRate    float64 // --request-rate; +Inf sends all at once
 	Burstiness     float64 // --burstiness: 1 is Poisson
 	MaxConcurrency int     // --max-concurrency; 0 for none
@@ -128,6 +129,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.NumPrompts < 1:
 		return fmt.Errorf("--num-prompts must be at least 1, got %d", o.NumPrompts)
+	case o.NumWarmups < 0:
+		return fmt.Errorf("--num-warmups must not be negative, got %d", o.NumWarmups)
 	case o.RandomInputLen < 1:
 		return fmt.Errorf("--random-input-len must be at least 1, got %d", o.RandomInputLen)
 	case o.RandomOutputLen < 1:

@@ -31,9 +31,9 @@ type Request struct {
 }
 
 // Collector is the benchmark script's module: its record(result,
-// promptTokens) keeps what vLLM's result needs of each request. Requests
-// the run itself cut (error class "canceled") are not kept, as llmrun's
-// records keep none.
+// promptTokens) keeps what vLLM's result needs of each request. Warmup
+// requests, and requests the run itself cut (error class "canceled"),
+// are not kept, as llmrun's records keep none.
 type Collector struct {
 	mu       sync.Mutex
 	requests []Request
@@ -44,7 +44,12 @@ var _ modules.Module = (*Collector)(nil)
 // NewInstance implements modules.Module.
 func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
 	exports := vu.Runtime().NewObject()
-	if err := exports.Set("record", func(result *goja.Object, requested int) { c.record(vu.Runtime(), result, requested) }); err != nil {
+	record := func(result *goja.Object, requested int) {
+		if st := vu.State(); st == nil || !st.Warmup {
+			c.record(vu.Runtime(), result, requested)
+		}
+	}
+	if err := exports.Set("record", record); err != nil {
 		return nil, fmt.Errorf("%s module: %w", ModuleName, err)
 	}
 	return collectorInstance{exports}, nil

@@ -55,12 +55,12 @@ export default function () {
 
 // Script returns the run's script for o, which imports the Collector's
 // module (ModuleName): one scenario that sends exactly
-// o.NumPrompts requests. With an infinite rate, they are shared by
-// o.MaxConcurrency VUs (at most maxInfVUs without it), each sending its
-// next as soon as its last ended; with a finite rate, a
+// o.NumWarmups + o.NumPrompts requests. With an infinite rate, they are
+// shared by o.MaxConcurrency VUs (at most maxInfVUs without it), each
+// sending its next as soon as its last ended; with a finite rate, a
 // constant-arrival-rate scenario starts them at gaps drawn from the
 // gamma process of o.Burstiness (Poisson at 1), waiting at
-// o.MaxConcurrency in flight. datasetPath is o.DatasetPath as the run
+// o.MaxConcurrency (maxInfVUs without it) in flight. datasetPath is o.DatasetPath as the run
 // opens it (absolute).
 func Script(o Options, datasetPath string) ([]byte, error) {
 	inLow, inHigh := o.randomRange(o.RandomInputLen)
@@ -86,28 +86,39 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	return fmt.Appendf(nil, script, ModuleName, pj, ScenarioName, sj), nil
 }
 
-// scenario is the run's scenario, as options.scenarios takes it.
+// scenario is the run's scenario, as options.scenarios takes it: its
+// first o.NumWarmups iterations are llmrun's warmup, in no figure.
 func (o Options) scenario() map[string]any {
+	sc := o.schedule()
+	sc["iterations"] = o.NumPrompts + o.NumWarmups
+	if o.NumWarmups > 0 {
+		sc["warmup"] = o.NumWarmups
+	}
+	return sc
+}
+
+// schedule is the scenario's executor and when its iterations start.
+func (o Options) schedule() map[string]any {
 	if math.IsInf(o.RequestRate, 1) {
-		vus := min(o.NumPrompts, maxInfVUs)
+		vus := min(o.NumPrompts+o.NumWarmups, maxInfVUs)
 		if o.MaxConcurrency > 0 {
-			vus = min(o.NumPrompts, o.MaxConcurrency)
+			vus = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
 		}
-		return map[string]any{"executor": "shared-iterations", "vus": vus, "iterations": o.NumPrompts, "maxDuration": "24h"}
+		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": "24h"}
 	}
 	sc := map[string]any{
 		"executor": "constant-arrival-rate", "rate": o.RequestRate, "timeUnit": "1s",
-		"iterations": o.NumPrompts, "duration": "24h", "arrival": "poisson",
+		"duration": "24h", "arrival": "poisson",
 	}
 	if o.Burstiness != 1 {
 		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
 	}
-	maxVUs := min(o.NumPrompts, maxInfVUs)
+	// At the cap, arrivals wait: none is dropped, as none is in vLLM.
+	limit := min(o.NumPrompts+o.NumWarmups, maxInfVUs)
 	if o.MaxConcurrency > 0 {
-		maxVUs = min(o.NumPrompts, o.MaxConcurrency)
-		sc["maxConcurrency"] = maxVUs
+		limit = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
 	}
-	sc["preAllocatedVUs"] = min(maxVUs, int(math.Ceil(o.RequestRate))+1)
-	sc["maxVUs"] = maxVUs
+	sc["preAllocatedVUs"] = min(limit, int(math.Ceil(o.RequestRate))+1)
+	sc["maxVUs"], sc["maxConcurrency"] = limit, limit
 	return sc
 }
