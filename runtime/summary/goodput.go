@@ -53,14 +53,19 @@ type Goodput struct {
 }
 
 // SetGoodput sets the goodput of the serving block from its counts, over
-// the block's duration; bounds that are zero set none.
+// the block's duration, and its headline's request_goodput; bounds that
+// are zero set none.
 func (s *Serving) SetGoodput(bounds GoodputBounds, good, requests int64) {
 	if bounds.IsZero() {
 		s.Goodput = nil
+		delete(s.Headline, "request_goodput")
 		return
 	}
 	s.Goodput = &Goodput{Bounds: bounds, Good: good, Requests: requests}
 	s.Goodput.finish(seconds(s.DurationSeconds))
+	if s.Headline != nil {
+		s.Headline["request_goodput"] = s.Goodput.RequestGoodput
+	}
 }
 
 func (g *Goodput) finish(dur time.Duration) {

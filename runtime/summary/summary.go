@@ -417,11 +417,12 @@ var headlineLatencies = []struct{ name, metric string }{
 }
 
 // HeadlineKeys returns every key a headline can have, in the order
-// docs/results.md lists them: the counts and throughputs, then mean_X_ms,
+// docs/results.md lists them: the counts and throughputs (request_goodput
+// with goodput bounds only), then mean_X_ms,
 // median_X_ms, std_X_ms and pN_X_ms for X in ttft, tpot, itl and e2el.
 func HeadlineKeys() []string {
 	keys := []string{"duration", "completed", "total_input_tokens", "total_output_tokens",
-		"request_throughput", "output_throughput", "total_token_throughput"}
+		"request_throughput", "request_goodput", "output_throughput", "total_token_throughput"}
 	for _, l := range headlineLatencies {
 		keys = append(keys, "mean_"+l.name+"_ms", "median_"+l.name+"_ms", "std_"+l.name+"_ms")
 		for _, p := range headlinePercentiles {
@@ -444,6 +445,9 @@ func headline(s Serving, stats statsFunc) map[string]float64 {
 		"request_throughput":     s.RequestThroughput,
 		"output_throughput":      s.OutputTokenThroughput,
 		"total_token_throughput": s.TotalTokenThroughput,
+	}
+	if s.Goodput != nil {
+		h["request_goodput"] = s.Goodput.RequestGoodput
 	}
 	for _, l := range headlineLatencies {
 		st := stats(l.metric)
