@@ -279,20 +279,24 @@ func TestExpandMultiValued(t *testing.T) {
 }
 
 // A custom dataset's prompts are sent in order, wrapping around, each
-// asking for --output-len tokens.
+// asking for --output-len tokens; --out works as in llmrun run.
 func TestBenchCustomDataset(t *testing.T) {
 	t.Parallel()
 	url, counter := startCountedSim(t)
 	data := writeScript(t, "prompts.jsonl", "{\"prompt\": \"hello there\"}\n{\"prompt\": \"what is up\"}\n")
 	dir := t.TempDir()
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "custom", "--dataset-path", data,
-		"--num-prompts", "3", "--output-len", "5", "--save-result", "--result-filename", filepath.Join(dir, "r.json"), "--no-preflight", "-q")
+		"--num-prompts", "3", "--output-len", "5", "--save-result", "--result-filename", filepath.Join(dir, "r.json"), "--no-preflight", "-q",
+		"--out", "jsonl="+filepath.Join(dir, "requests.jsonl"))
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	r := readResult(t, filepath.Join(dir, "r.json"))
 	if generated, _ := counter.counts(); generated != 3 || r["completed"] != 3.0 || r["total_output_tokens"] != 15.0 {
 		t.Errorf("%d requests, completed %v, %v output tokens; want 3, 3 and 15", generated, r["completed"], r["total_output_tokens"])
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "requests.jsonl")); err != nil || strings.Count(string(b), "\n") != 3 {
+		t.Errorf("--out jsonl: %v, %q; want a line per request", err, b)
 	}
 }
 
