@@ -173,6 +173,9 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 		return exitError
 	}
+	if err := o.PrintTraffic(stdout); err != nil {
+		return exitError
+	}
 	outcome := runner.Run(ctx, runner.Config{
 		Engine: engineCfg, TestID: "bench", Goodput: o.Goodput, Outputs: f.outs, SummaryExport: f.summaryExport,
 		Getenv: getenv, NoPreflight: f.noPreflight, Stdout: stdout, Stderr: screen, Quiet: f.quiet,

@@ -141,6 +141,7 @@ func TestBenchSavesVLLMResult(t *testing.T) {
 		t.Errorf("the server got %d requests, %d at most at once; want exactly 30, 3 at once", generated, peak)
 	}
 	for _, line := range []string{
+		"Traffic request rate: 200.0\nBurstiness factor: 0.5 (Gamma distribution)\nMaximum request concurrency: 3\n",
 		"============ Serving Benchmark Result ============\n",
 		"Successful requests:                     30        \n",
 		"Maximum request concurrency:             3         \n",

@@ -12,6 +12,7 @@ package vllmbench
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -224,4 +225,21 @@ func pyFloat(v float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// PrintTraffic writes the lines vLLM prints of the traffic before its run:
+// "Traffic request rate: 20.0", "Burstiness factor: 0.5 (Gamma
+// distribution)", "Maximum request concurrency: 64" (None without).
+func (o Options) PrintTraffic(w io.Writer) error {
+	distribution := "Gamma distribution"
+	if o.Burstiness == 1 {
+		distribution = "Poisson process"
+	}
+	conc := "None"
+	if o.MaxConcurrency > 0 {
+		conc = strconv.Itoa(o.MaxConcurrency)
+	}
+	_, err := fmt.Fprintf(w, "Traffic request rate: %s\nBurstiness factor: %s (%s)\nMaximum request concurrency: %s\n",
+		pyFloat(o.RequestRate), pyFloat(o.Burstiness), distribution, conc)
+	return err
 }
