@@ -41,6 +41,8 @@ Usage:
   llmrun inspect [flags] SCRIPT
                               print the resolved scenarios, max VUs and
                               duration, without sending a request
+  llmrun bench [flags]        vllm bench serve's benchmark, with its flags,
+                              its result block and its JSON result
   llmrun sim [flags]          serve the built-in LLM simulator over HTTP
   llmrun trend --influxdb URL --testid ID [flags]
                               compare the newest stored run of a test with
@@ -88,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
 		return runCommand(ctx, rest, stdout, stderr, getenv)
+	case "bench":
+		return benchCommand(ctx, rest, stdout, stderr, getenv)
 	case "inspect":
 		return inspectCommand(ctx, rest, stdout, stderr, getenv)
 	case "sim":

@@ -405,7 +405,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	commands := map[string]string{
 		"run": "--vus", "inspect": "--json", "sim": "--max-num-seqs", "trend": "--influxdb",
-		"compare": "--threshold", "merge": "--output", "report": "--slo",
+		"compare": "--threshold", "merge": "--output", "report": "--slo", "bench": "--num-prompts",
 	}
 	for name, flag := range commands {
 		for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {

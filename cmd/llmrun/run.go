@@ -64,6 +64,7 @@ type runFlags struct {
 	tags          []string
 	testID        string
 	slo           string
+	goodput       string
 	quiet         bool
 	progressEvery time.Duration
 	noColor       bool
@@ -92,6 +93,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 		"html=FILE (the report), prometheus=HOST:PORT (live metrics), influxdb=URL (e.g. http://127.0.0.1:8086?bucket=llmrun; token from $"+influxdb.TokenEnv+")")
 	fs.StringArrayVar(&f.tags, "tag", nil, "add KEY=VALUE to every sample and stored point (repeatable)")
 	fs.StringVar(&f.slo, "slo", "", "serving-level objective for the capacity verdict of a sweep and the report, e.g. ttft_p99=2000,tpot_p99=50 (ms)")
+	fs.StringVar(&f.goodput, "goodput", "", "per-request bounds of goodput as vLLM's KEY:MS pairs, e.g. ttft:500,tpot:50,e2el:10000: the summary counts the requests that met every bound given")
 	fs.StringVar(&f.testID, "testid", "", "name of the test whose runs are compared over time in InfluxDB (default: the script's file name without extension)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live view")
 	fs.DurationVar(&f.progressEvery, "progress-interval", console.DefaultProgressInterval, "how often the live view prints a line per scenario when stderr is not a terminal (a CI log)")
@@ -122,6 +124,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		SeedDrawn:        a.seedDrawn,
 		TestID:           f.testID,
 		SLO:              a.slo,
+		Goodput:          a.goodput,
 		Outputs:          f.outs,
 		SummaryExport:    f.summaryExport,
 		Getenv:           getenv,
@@ -143,6 +146,8 @@ type scriptArgs struct {
 	llm    llm.Config
 	tags   map[string]string // --tag
 	slo    *summary.SLO      // --slo; nil when not given
+	// goodput are the --goodput bounds; zero when not given.
+	goodput summary.GoodputBounds
 	// seedDrawn says that the run's seed was drawn, not given with --seed.
 	seedDrawn bool
 }
@@ -191,6 +196,11 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 			return fail("--slo: %v", err)
 		}
 		a.slo = &slo
+	}
+	if fs.Changed("goodput") {
+		if a.goodput, err = runner.ParseGoodput(f.goodput); err != nil {
+			return fail("--goodput: %v", err)
+		}
 	}
 	return a, exitOK, true
 }

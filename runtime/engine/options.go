@@ -37,6 +37,9 @@ type Options struct {
 	// the command line's parser of --slo to read (--slo wins).
 	SLO      json.RawMessage `json:"slo"`
 	Capacity json.RawMessage `json:"capacity"`
+	// Goodput are the per-request bounds of goodput ({ ttft, tpot, e2e },
+	// ms), raw for the runner to read (--goodput wins).
+	Goodput json.RawMessage `json:"goodput"`
 	// EarlyStop stops a run whose first requests all fail alike; nil is
 	// DefaultEarlyStop.
 	EarlyStop *EarlyStop `json:"earlyStop"`

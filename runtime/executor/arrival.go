@@ -173,6 +173,12 @@ type ConstantArrivalRate struct {
 	arrivalFields
 	Rate     float64  `json:"rate"`
 	Duration Duration `json:"duration"`
+	// Iterations, when set, is how many iterations the scenario starts
+	// in all (vLLM's --num-prompts): once they have started, or been
+	// dropped, no other starts, and the scenario ends when they have
+	// ended, before its duration, which then bounds only when they may
+	// start.
+	Iterations *int `json:"iterations"`
 }
 
 // Validate implements Config.
@@ -182,6 +188,9 @@ func (c *ConstantArrivalRate) Validate() error {
 	}
 	if !c.Duration.Set || c.Duration.D <= 0 {
 		return fmt.Errorf("duration is required and must be positive (e.g. \"30s\")")
+	}
+	if c.Iterations != nil && *c.Iterations < 1 {
+		return fmt.Errorf("iterations must be at least 1, got %d", *c.Iterations)
 	}
 	if err := c.arrivalFields.validate(); err != nil {
 		return err
@@ -193,10 +202,19 @@ func (c *ConstantArrivalRate) Validate() error {
 func (c *ConstantArrivalRate) MaxDuration() time.Duration { return c.Duration.D + c.graceful() }
 
 // Plan implements Config.
-func (c *ConstantArrivalRate) Plan() Plan { return Plan{Duration: c.Duration.D} }
+func (c *ConstantArrivalRate) Plan() Plan {
+	p := Plan{Duration: c.Duration.D}
+	if c.Iterations != nil {
+		p.Iterations = int64(*c.Iterations)
+	}
+	return p
+}
 
 // Describe implements Config.
 func (c *ConstantArrivalRate) Describe() string {
+	if c.Iterations != nil {
+		return fmt.Sprintf("%s at %s %s, started within %s, %s", textfmt.Count(*c.Iterations, "iteration"), num(c.Rate), textfmt.Per(c.unit()), c.Duration.D, c.describe())
+	}
 	return fmt.Sprintf("%s %s for %s, %s", textfmt.Count(c.Rate, "iteration"), textfmt.Per(c.unit()), c.Duration.D, c.describe())
 }
 
@@ -208,7 +226,11 @@ func (c *ConstantArrivalRate) Schedule(seed uint64) *Schedule {
 
 // NewExecutor implements Config.
 func (c *ConstantArrivalRate) NewExecutor(seed uint64) Executor {
-	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, schedule: func() *Schedule { return c.Schedule(seed) }}
+	limit := int64(-1)
+	if c.Iterations != nil {
+		limit = int64(*c.Iterations)
+	}
+	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, limit: limit, schedule: func() *Schedule { return c.Schedule(seed) }}
 }
 
 // RampingArrivalRate starts iterations at a rate that moves linearly from
@@ -270,7 +292,7 @@ func (c *RampingArrivalRate) Schedule(seed uint64) *Schedule {
 
 // NewExecutor implements Config.
 func (c *RampingArrivalRate) NewExecutor(seed uint64) Executor {
-	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), schedule: func() *Schedule { return c.Schedule(seed) }}
+	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), limit: -1, schedule: func() *Schedule { return c.Schedule(seed) }}
 }
 
 // lateStart is how late after the scenario's end an iteration planned
@@ -284,8 +306,11 @@ const lateStart = coarseMargin
 // end: those the loop could not start by then are dropped, counted
 // without drawing them one by one.
 type arrivalRate struct {
-	f        *arrivalFields
-	end      time.Duration
+	f   *arrivalFields
+	end time.Duration
+	// limit is how many iterations start or are dropped in all, -1 for
+	// no limit (ConstantArrivalRate.Iterations).
+	limit    int64
 	schedule func() *Schedule
 }
 
@@ -302,7 +327,8 @@ type arrivalRun struct {
 	workers  sync.WaitGroup
 
 	// owned by the scheduling loop
-	vus    int // VUs initialised or being initialised
+	left   int64 // iterations still to start or drop; -1 without a limit
+	vus    int   // VUs initialised or being initialised
 	maxVUs int
 	warned bool
 
@@ -322,6 +348,7 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 		deadline: start.Add(e.end),
 		alarm:    newAlarm(),
 		idle:     make(chan *worker, e.f.MaxVUs()),
+		left:     e.limit,
 		vus:      len(pre),
 		maxVUs:   e.f.MaxVUs(),
 		failed:   make(chan struct{}),
@@ -348,7 +375,7 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arrivalRun) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for {
+	for r.left != 0 {
 		off, ok := s.Next()
 		if !ok {
 			// No arrival is left before the end: the scenario still
@@ -365,27 +392,48 @@ func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arriva
 		}
 		if !r.acquireSlot(startCtx) {
 			if ctx.Err() == nil && !r.failedYet() {
-				r.pool.DroppedIterations(1 + s.Drain())
+				r.drop(1 + s.Drain())
 			}
 			return
 		}
 		if r.tooLate(planned) {
 			// Behind: the scenario ended before this start was reached.
 			r.release()
-			r.pool.DroppedIterations(1 + s.Drain())
+			r.drop(1 + s.Drain())
 			return
 		}
 		if r.start(planned) {
+			r.count(1)
 			continue
 		}
-		r.pool.DroppedIterations(1)
+		r.drop(1)
+		if r.left == 0 {
+			return
+		}
 		if !r.awaitVU(ctx, timer) {
 			if ctx.Err() == nil && !r.failedYet() {
-				r.pool.DroppedIterations(s.Drain())
+				r.drop(s.Drain())
 			}
 			return
 		}
-		r.pool.DroppedIterations(s.SkipTo(time.Since(start)))
+		r.drop(s.SkipTo(time.Since(start)))
+	}
+}
+
+// drop counts n planned iterations as dropped, no more than the limit
+// leaves.
+func (r *arrivalRun) drop(n int) {
+	if r.left >= 0 {
+		n = int(min(int64(n), r.left))
+	}
+	r.pool.DroppedIterations(n)
+	r.count(n)
+}
+
+// count takes n iterations started or dropped off the limit.
+func (r *arrivalRun) count(n int) {
+	if r.left > 0 {
+		r.left = max(0, r.left-int64(n))
 	}
 }
 

@@ -86,3 +86,44 @@ func TestArrivalRateStartsNoIterationAfterTheEnd(t *testing.T) {
 		}
 	})
 }
+
+// With iterations, a constant-arrival-rate starts exactly that many, none
+// dropped: at maxConcurrency an arrival waits for a slot, and the scenario
+// ends once the last iteration ended, long before its duration.
+func TestConstantArrivalRateIterations(t *testing.T) {
+	tests := []struct {
+		js       string
+		peak     int64
+		lastsFor time.Duration // what Run takes in the bubble's clock, at most
+	}{
+		// 25 arrivals over about 2.5 s, each busy 100 ms.
+		{`{"rate": 10, "iterations": 25, "duration": "1h", "preAllocatedVUs": 25, "arrival": "gamma", "burstiness": 0.5}`, 25, time.Minute},
+		// 2 in flight, each busy 1 s: the 25 take 13 s; the arrivals wait.
+		{`{"rate": 100, "iterations": 25, "duration": "1h", "preAllocatedVUs": 2, "maxConcurrency": 2, "arrival": "poisson"}`, 2, time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.js, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := decode(t, "constant-arrival-rate", tc.js)
+				f := &flight{work: 100 * time.Millisecond}
+				if tc.peak == 2 {
+					f.work = time.Second
+				}
+				pool := fixed(f.vus(cfg.PreAllocatedVUs()))
+				el := runInBubble(t, cfg, pool)
+				if got := f.started.Load(); got != 25 || pool.dropped.Load() != 0 {
+					t.Errorf("started %d, dropped %d; want exactly 25 started, none dropped", got, pool.dropped.Load())
+				}
+				if got := f.peak.Load(); got > tc.peak {
+					t.Errorf("%d iterations in flight at once, want at most %d", got, tc.peak)
+				}
+				if el > tc.lastsFor {
+					t.Errorf("Run took %v, want the scenario to end with its last iteration (within %v)", el, tc.lastsFor)
+				}
+				if p := cfg.Plan(); p.Iterations != 25 {
+					t.Errorf("plan %+v, want its 25 iterations", p)
+				}
+			})
+		})
+	}
+}

@@ -169,6 +169,7 @@ func TestArrivalRateValidationNamesTheField(t *testing.T) {
 		{"constant-arrival-rate", `{"rate": 1, "duration": "1s", "preAllocatedVUs": 1, "burstiness": 0.5}`, "burstiness applies only"},
 		{"constant-arrival-rate", `{"rate": 1, "duration": "1s", "preAllocatedVUs": 1, "arrival": "gamma", "burstiness": 0}`, "burstiness must be a positive"},
 		{"constant-arrival-rate", `{"rate": 1, "duration": "1s", "preAllocatedVUs": 1, "maxConcurrency": 0}`, "maxConcurrency must be at least 1"},
+		{"constant-arrival-rate", `{"rate": 1, "duration": "1s", "preAllocatedVUs": 1, "iterations": 0}`, "iterations must be at least 1"},
 		{"constant-arrival-rate", `{"rate": 1, "duration": "1s", "preAllocatedVUs": 1, "maxVUs": 2, "maxConcurrency": 4}`, "maxConcurrency (4) is more than maxVUs (2)"},
 		{"ramping-arrival-rate", `{"preAllocatedVUs": 1}`, "stages is required"},
 		{"ramping-arrival-rate", `{"preAllocatedVUs": 1, "stages": [{"duration": "1s"}]}`, "stages[0].target is required"},

@@ -192,11 +192,13 @@ func outputLosses(reports []summary.OutputReport) []string {
 }
 
 // fanOut passes each request record to the timeline, the console's live
-// view and the outputs.
+// view and the outputs, and to the goodput counter when the run has
+// goodput bounds.
 type fanOut struct {
 	timeline *timeline.Recorder
 	console  *console.Console
 	outputs  outputSet
+	goodput  *goodputCounter
 }
 
 // AddRequest implements llm.RequestSink.
@@ -204,6 +206,9 @@ func (s *fanOut) AddRequest(r *llm.Record) {
 	s.timeline.AddRequest(r)
 	s.console.AddRequest(r)
 	s.outputs.AddRequest(r)
+	if s.goodput != nil {
+		s.goodput.AddRequest(r)
+	}
 }
 
 // newRunID returns a random identifier for a run.

@@ -50,6 +50,9 @@ type Config struct {
 	// SLO, when set, replaces the script's options.slo in the capacity
 	// verdict.
 	SLO *summary.SLO
+	// Goodput, when any bound is set, replaces the script's
+	// options.goodput: the per-request bounds of the summary's goodput.
+	Goodput summary.GoodputBounds
 	// Outputs are the destinations as --out takes them: NAME=VALUE, with
 	// json=FILE a result file.
 	Outputs []string
@@ -205,6 +208,13 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	if r.engine, r.criteria, err = Load(ctx, engineCfg, r.cfg.SLO); err != nil {
 		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
 	}
+	bounds, err := Goodput(r.engine.Options(), r.cfg.Goodput)
+	if err != nil {
+		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
+	}
+	if !bounds.IsZero() {
+		r.sinks.goodput = &goodputCounter{bounds: bounds}
+	}
 	if r.cfg.NoPreflight {
 		return Passed, true
 	}
@@ -287,6 +297,9 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	})
 	sum.Preflight = r.probes
 	sum.Timeline = r.sinks.timeline.Points(rep.End)
+	if r.sinks.goodput != nil {
+		r.sinks.goodput.set(sum)
+	}
 	sum.Capacity = capacity.Assess(sum, r.criteria)
 	sum.Outputs = r.outputs.finish(sum)
 	return sum

@@ -132,29 +132,39 @@ func stopRuleNames() string {
 // a duration string, or the same "ttft_p99=2000,tpot_p99=80" text --slo
 // takes. null or an empty object is no objective.
 func sloOption(raw json.RawMessage) (summary.SLO, error) {
+	return millisOption(raw, sloKeys, ParseSLO,
+		"want an object such as { ttft_p99: 2000, tpot_p99: 50 } (milliseconds)", "unknown objective; want ttft_p99 or tpot_p99")
+}
+
+// millisOption reads an option of latencies by key: an object whose keys
+// are those of fields, each a number of milliseconds or a duration
+// string (null skipped), or the text parseText takes. wantObject and
+// unknownKey are the errors of a value that is neither and of a key
+// fields lacks.
+func millisOption[T any](raw json.RawMessage, fields map[string]func(*T) *float64, parseText func(string) (T, error), wantObject, unknownKey string) (T, error) {
+	var zero, out T
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
-		return ParseSLO(text)
+		return parseText(text)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return summary.SLO{}, errors.New("want an object such as { ttft_p99: 2000, tpot_p99: 50 } (milliseconds)")
+	var values map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &values); err != nil {
+		return zero, errors.New(wantObject)
 	}
-	var slo summary.SLO
-	for _, key := range slices.Sorted(maps.Keys(fields)) {
-		field, known := sloKeys[key]
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		field, known := fields[key]
 		if !known {
-			return summary.SLO{}, fmt.Errorf("%s: unknown objective; want ttft_p99 or tpot_p99", key)
+			return zero, fmt.Errorf("%s: %s", key, unknownKey)
 		}
 		var v any
-		if err := json.Unmarshal(fields[key], &v); err != nil || v == nil {
+		if err := json.Unmarshal(values[key], &v); err != nil || v == nil {
 			continue
 		}
 		ms, err := parseMillis(strings.TrimSpace(fmt.Sprint(v)))
 		if err != nil {
-			return summary.SLO{}, fmt.Errorf("%s: %w", key, err)
+			return zero, fmt.Errorf("%s: %w", key, err)
 		}
-		*field(&slo) = ms
+		*field(&out) = ms
 	}
-	return slo, nil
+	return out, nil
 }

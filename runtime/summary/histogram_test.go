@@ -146,6 +146,10 @@ func TestReadJSONErrors(t *testing.T) {
 // and of the latency rows.
 func TestHeadline(t *testing.T) {
 	s := summary.Build(twoScenarioReport(t), testMeta)
+	if _, ok := s.Serving.Headline["request_goodput"]; ok {
+		t.Errorf("request_goodput in the headline of a run without goodput bounds")
+	}
+	s.Serving.SetGoodput(summary.GoodputBounds{TTFT: 50}, 4, 10)
 	h := s.Serving.Headline
 	keys := slices.Sorted(maps.Keys(h))
 	if want := slices.Sorted(slices.Values(summary.HeadlineKeys())); !slices.Equal(keys, want) {
@@ -166,7 +170,7 @@ func TestHeadline(t *testing.T) {
 	itlMean := 160.0 / 28
 	want := map[string]float64{
 		"duration": 10, "completed": 10, "total_input_tokens": 960, "total_output_tokens": 900,
-		"request_throughput": 1, "output_throughput": 90, "total_token_throughput": 186,
+		"request_throughput": 1, "request_goodput": 0.4, "output_throughput": 90, "total_token_throughput": 186,
 		"mean_ttft_ms": 76, "median_ttft_ms": ttft.P["p50"], "std_ttft_ms": math.Sqrt(10040 - 76*76),
 		"p90_ttft_ms": ttft.P["p90"], "p95_ttft_ms": ttft.P["p95"], "p99_ttft_ms": ttft.P["p99"],
 		"mean_itl_ms": itlMean, "std_itl_ms": math.Sqrt(1000.0/28 - itlMean*itlMean), "p99_itl_ms": itl.P["p99"],

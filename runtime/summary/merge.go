@@ -399,6 +399,7 @@ func sumServing(results []*Summary, sc func(*Summary) *ScenarioSummary) Serving 
 		s.WarmupRequests += b.WarmupRequests
 		s.WarmupIterations += b.WarmupIterations
 		s.DroppedIterations += b.DroppedIterations
+		s.Goodput = addGoodput(s.Goodput, b.Goodput)
 	}
 	return s
 }

@@ -455,3 +455,25 @@ func TestMergeErrors(t *testing.T) {
 		t.Error("a merge of nothing succeeded")
 	}
 }
+
+// Goodput counts add up, and the merged goodput is over the merged
+// window; a result without bounds adds nothing.
+func TestMergeGoodput(t *testing.T) {
+	bounds := summary.GoodputBounds{TTFT: 500}
+	a := result(t, "a", t0, 10*time.Second, 10, 20, 30)
+	a.Serving.SetGoodput(bounds, 2, 3)
+	b := result(t, "b", t0.Add(5*time.Second), 10*time.Second, 40, 50)
+	b.Serving.SetGoodput(bounds, 1, 2)
+	none := result(t, "c", t0, 15*time.Second, 60)
+	got, err := summary.Merge(a, b, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got.Serving.Goodput
+	if g == nil || g.Bounds != bounds || g.Good != 3 || g.Requests != 5 || !near(g.RequestGoodput, 3.0/15) {
+		t.Errorf("merged goodput %+v, want 3 of 5 good over 15 s", g)
+	}
+	if a.Serving.Goodput.RequestGoodput != 0.2 {
+		t.Errorf("goodput of one result %+v, want 2 good over 10 s", a.Serving.Goodput)
+	}
+}

@@ -195,6 +195,9 @@ type Serving struct {
 	DroppedIterations int64   `json:"dropped_iterations"`
 	LagP50            float64 `json:"iteration_lag_p50_ms"`
 	LagP99            float64 `json:"iteration_lag_p99_ms"`
+	// Goodput is how many requests met the run's per-request bounds
+	// (options.goodput, --goodput); nil when none are given.
+	Goodput *Goodput `json:"goodput,omitempty"`
 	// Headline repeats the block's main figures under the keys of vLLM's
 	// benchmark_serving results (duration, completed, mean_ttft_ms,
 	// p99_itl_ms, ...; see HeadlineKeys), for tools written for those
@@ -397,6 +400,7 @@ func (s *Serving) finish(dur time.Duration, stats statsFunc) {
 		s.OutputTokenThroughput = float64(s.OutputTokens) / secs
 		s.TotalTokenThroughput = float64(s.OutputTokens+s.PromptTokens) / secs
 	}
+	s.Goodput.finish(dur)
 	s.Headline = headline(*s, stats)
 }
 
@@ -414,11 +418,12 @@ var headlineLatencies = []struct{ name, metric string }{
 }
 
 // HeadlineKeys returns every key a headline can have, in the order
-// docs/results.md lists them: the counts and throughputs, then mean_X_ms,
+// docs/results.md lists them: the counts and throughputs (request_goodput
+// with goodput bounds only), then mean_X_ms,
 // median_X_ms, std_X_ms and pN_X_ms for X in ttft, tpot, itl and e2el.
 func HeadlineKeys() []string {
 	keys := []string{"duration", "completed", "total_input_tokens", "total_output_tokens",
-		"request_throughput", "output_throughput", "total_token_throughput"}
+		"request_throughput", "request_goodput", "output_throughput", "total_token_throughput"}
 	for _, l := range headlineLatencies {
 		keys = append(keys, "mean_"+l.name+"_ms", "median_"+l.name+"_ms", "std_"+l.name+"_ms")
 		for _, p := range headlinePercentiles {
@@ -441,6 +446,9 @@ func headline(s Serving, stats statsFunc) map[string]float64 {
 		"request_throughput":     s.RequestThroughput,
 		"output_throughput":      s.OutputTokenThroughput,
 		"total_token_throughput": s.TotalTokenThroughput,
+	}
+	if s.Goodput != nil {
+		h["request_goodput"] = s.Goodput.RequestGoodput
 	}
 	for _, l := range headlineLatencies {
 		st := stats(l.metric)

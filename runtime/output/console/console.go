@@ -112,6 +112,9 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	}
 	r.printf("\n")
 	r.printf("  total throughput ... %s tok/s (input + output)\n", textfmt.Num(s.TotalTokenThroughput))
+	if g := s.Goodput; g != nil {
+		r.printf("  goodput ............ %s req/s (%d of %d requests met %s)\n", textfmt.Num(g.RequestGoodput), g.Good, g.Requests, g.Bounds)
+	}
 	r.printf("  iterations ......... %d", s.Iterations)
 	if s.InterruptedIterations > 0 {
 		r.printf(", %d interrupted", s.InterruptedIterations)

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+)
+
+// flightCounter is the simulator behind a handler that counts the
+// generation requests it gets and the most in flight at once.
+type flightCounter struct {
+	next http.Handler
+
+	mu                        sync.Mutex
+	inFlight, peak, generated int
+}
+
+func (c *flightCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/completions") {
+		c.next.ServeHTTP(w, r)
+		return
+	}
+	c.mu.Lock()
+	c.inFlight++
+	c.generated++
+	c.peak = max(c.peak, c.inFlight)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
+	}()
+	c.next.ServeHTTP(w, r)
+}
+
+// counts returns the generation requests received and the peak in flight.
+func (c *flightCounter) counts() (generated, peak int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.generated, c.peak
+}
+
+// startCountedSim starts the simulator on 127.0.0.1 behind a flightCounter
+// and returns its URL, without /v1 (as vLLM's --base-url).
+func startCountedSim(t *testing.T) (string, *flightCounter) {
+	t.Helper()
+	sim, err := llmsim.New(llmsim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	c := &flightCounter{next: sim.Handler()}
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	return srv.URL, c
+}
+
+// vllmKeys are the keys of vllm bench serve's result, in its order, for
+// --save-detailed with --goodput, --metadata tp=1 and --metric-percentiles
+// 50,99 over --percentile-metrics ttft,tpot,itl,e2el (vllm/benchmarks/
+// serve.py: main_async's result_json, then benchmark's result and
+// process_one_metric's keys). llmrun writes them all but queue_times
+// (docs/bench.md).
+var vllmKeys = []string{
+	"date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "tp",
+	"request_rate", "burstiness", "max_concurrency",
+	"duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
+	"request_throughput", "request_goodput", "output_throughput", "total_token_throughput",
+	"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "generated_texts", "errors",
+	"max_output_tokens_per_s", "max_concurrent_requests", "rtfx",
+	"mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p50_ttft_ms", "p99_ttft_ms",
+	"mean_tpot_ms", "median_tpot_ms", "std_tpot_ms", "p50_tpot_ms", "p99_tpot_ms",
+	"mean_itl_ms", "median_itl_ms", "std_itl_ms", "p50_itl_ms", "p99_itl_ms",
+	"mean_e2el_ms", "median_e2el_ms", "std_e2el_ms", "p50_e2el_ms", "p99_e2el_ms",
+}
+
+// orderedKeys returns the keys of the JSON object in b, in order.
+func orderedKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object: %v", err)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// readResult reads vLLM's result file at path.
+func readResult(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+// llmrun bench sends exactly --num-prompts requests, at most
+// --max-concurrency at once (the others wait: none is dropped), prints
+// vLLM's block and saves vLLM's keys, in vLLM's order.
+func TestBenchSavesVLLMResult(t *testing.T) {
+	t.Parallel()
+	url, counter := startCountedSim(t)
+	dir := t.TempDir()
+	export := filepath.Join(dir, "llmrun.json")
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--backend", "vllm", "--num-prompts", "30",
+		"--request-rate", "200", "--burstiness", "0.5", "--max-concurrency", "3",
+		"--random-input-len", "32", "--random-output-len", "8", "--random-range-ratio", "0.5",
+		"--goodput", "ttft:60000", "e2el:60000", "--metric-percentiles", "50,99", "--percentile-metrics", "ttft,tpot,itl,e2el",
+		"--metadata", "tp=1", "--save-result", "--save-detailed", "--result-dir", filepath.Join(dir, "results"),
+		"--no-preflight", "-q", "--summary-export", export)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// 200 arrivals per second of requests that each take 100 ms or more
+	// reach the cap.
+	if generated, peak := counter.counts(); generated != 30 || peak != 3 {
+		t.Errorf("the server got %d requests, %d at most at once; want exactly 30, 3 at once", generated, peak)
+	}
+	for _, line := range []string{
+		"Traffic request rate: 200.0\nBurstiness factor: 0.5 (Gamma distribution)\nMaximum request concurrency: 3\n",
+		"============ Serving Benchmark Result ============\n",
+		"Successful requests:                     30        \n",
+		"Maximum request concurrency:             3         \n",
+		"Request rate configured (RPS):           200.00    \n",
+		"Request goodput (req/s):",
+		"---------------Time to First Token----------------\n",
+		"P50 E2EL (ms):",
+		"\n==================================================\n",
+	} {
+		if !strings.Contains(stdout, line) {
+			t.Errorf("vLLM's block lacks %q:\n%s", line, stdout)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "results", "vllm-200.0qps-concurrency3-llmsim-1-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("result files %v, want one named as vLLM names it", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys := orderedKeys(t, b); !slices.Equal(keys, vllmKeys) {
+		t.Errorf("keys\n%v\nwant vLLM's\n%v", keys, vllmKeys)
+	}
+	r := readResult(t, files[0])
+	for key, want := range map[string]any{"num_prompts": 30.0, "completed": 30.0, "failed": 0.0, "max_concurrency": 3.0,
+		"request_rate": 200.0, "burstiness": 0.5, "backend": "vllm", "model_id": "llmsim-1", "tp": "1", "label": nil} {
+		if r[key] != want {
+			t.Errorf("%s = %v, want %v", key, r[key], want)
+		}
+	}
+	if r["request_goodput"] != r["request_throughput"] {
+		t.Errorf("request_goodput %v, want request_throughput %v: every request met bounds of a minute", r["request_goodput"], r["request_throughput"])
+	}
+	for _, key := range []string{"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "generated_texts", "errors"} {
+		if list, _ := r[key].([]any); len(list) != 30 {
+			t.Errorf("%d %s, want 30", len(list), key)
+		}
+	}
+	for i, gaps := range r["itls"].([]any) {
+		n := r["output_lens"].([]any)[i].(float64)
+		if len(gaps.([]any)) != int(n)-1 || r["generated_texts"].([]any)[i] == "" || r["errors"].([]any)[i] != "" {
+			t.Errorf("request %d: %d itls for %v tokens, text %q, error %q; want a gap per token after the first, a text, no error",
+				i, len(gaps.([]any)), n, r["generated_texts"].([]any)[i], r["errors"].([]any)[i])
+		}
+	}
+	for _, l := range r["output_lens"].([]any) {
+		if n := l.(float64); n < 4 || n > 12 {
+			t.Errorf("output length %v, want within 8·[0.5, 1.5]", n)
+		}
+	}
+	if peak := r["max_concurrent_requests"].(float64); peak < 1 || peak > 3 {
+		t.Errorf("max_concurrent_requests %v, want 1 to 3", peak)
+	}
+	// The same run is llmrun's too: its result file has its goodput.
+	if s := readSummary(t, export); s.Serving.OK != 30 || s.Serving.Goodput == nil || s.Serving.Goodput.Good != 30 {
+		t.Errorf("llmrun's result: %d ok, goodput %+v", s.Serving.OK, s.Serving.Goodput)
+	}
+}
+
+// At --request-rate inf, all the requests go at once, up to
+// --max-concurrency; the result holds no per-request lists without
+// --save-detailed, and --result-filename names it.
+func TestBenchInfiniteRate(t *testing.T) {
+	t.Parallel()
+	url, counter := startCountedSim(t)
+	dir := t.TempDir()
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--backend", "openai-chat", "--endpoint", "/v1/chat/completions",
+		"--num-prompts", "12", "--max-concurrency", "4", "--random-input-len", "16", "--random-output-len", "4",
+		"--save-result", "--result-dir", dir, "--result-filename", "out.json", "--no-preflight", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if generated, peak := counter.counts(); generated != 12 || peak != 4 {
+		t.Errorf("the server got %d requests, %d at most at once; want exactly 12, 4 at once", generated, peak)
+	}
+	if strings.Contains(stdout, "Request rate configured") || strings.Contains(stdout, "goodput") {
+		t.Errorf("vLLM's block at rate inf without --goodput:\n%s", stdout)
+	}
+	r := readResult(t, filepath.Join(dir, "out.json"))
+	if r["request_rate"] != "inf" || r["request_goodput"] != nil || r["completed"] != 12.0 {
+		t.Errorf("request_rate %v, request_goodput %v, completed %v; want inf, null, 12", r["request_rate"], r["request_goodput"], r["completed"])
+	}
+	for _, key := range []string{"input_lens", "ttfts", "errors", "p99_e2el_ms"} {
+		if _, ok := r[key]; ok {
+			t.Errorf("%s saved without --save-detailed or e2el in --percentile-metrics", key)
+		}
+	}
+}
+
+// Bad flags are refused before anything runs, naming the flag.
+func TestBenchBadFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--num-prompts", "0"}, "--num-prompts must be at least 1"},
+		{[]string{"--request-rate", "fast"}, `--request-rate "fast"`},
+		{[]string{"--request-rate", "-2"}, "--request-rate must be positive"},
+		{[]string{"--burstiness", "0"}, "--burstiness must be a positive"},
+		{[]string{"--max-concurrency", "0"}, "--max-concurrency must be greater than 0"},
+		{[]string{"--goodput", "itl:5"}, `--goodput: "itl": unknown metric`},
+		{[]string{"--goodput", "ttft=5"}, "--goodput"},
+		{[]string{"--metadata", "novalue"}, "KEY=VALUE"},
+		{[]string{"--dataset-name", "prefix_repetition"}, "prefix_repetition: not supported by llmrun bench yet"},
+		{[]string{"--dataset-name", "sharegpt"}, "needs --dataset-path"},
+		{[]string{"--dataset-name", "hf"}, `--dataset-name "hf"`},
+		{[]string{"--dataset-path", "x.json"}, "--dataset-path: cannot be used with --dataset-name random"},
+		{[]string{"--backend", "tgi"}, `--backend "tgi": not supported`},
+		{[]string{"--random-range-ratio", "1"}, "--random-range-ratio must be in [0, 1)"},
+		{[]string{"--percentile-metrics", "ttft,client_queue_time"}, `"client_queue_time" is not supported`},
+		{[]string{"--metric-percentiles", "99,x"}, "--metric-percentiles"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	} {
+		code, _, stderr := command(t, "bench", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+func TestExpandMultiValued(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"--goodput ttft:5 tpot:6 --seed 1":      "--goodput ttft:5 --goodput tpot:6 --seed 1",
+		"--goodput=ttft:5 tpot:6":               "--goodput=ttft:5 --goodput tpot:6",
+		"--metadata a=1 b=2 c=3":                "--metadata a=1 --metadata b=2 --metadata c=3",
+		"--model m --goodput e2el:9":            "--model m --goodput e2el:9",
+		"--goodput ttft:5 --metadata a=1 stray": "--goodput ttft:5 --metadata a=1 --metadata stray",
+	} {
+		if got := strings.Join(expandMultiValued(strings.Fields(in)), " "); got != want {
+			t.Errorf("expandMultiValued(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// A custom dataset's prompts are sent in order, wrapping around, each
+// asking for --output-len tokens; --out works as in llmrun run.
+func TestBenchCustomDataset(t *testing.T) {
+	t.Parallel()
+	url, counter := startCountedSim(t)
+	data := writeScript(t, "prompts.jsonl", "{\"prompt\": \"hello there\"}\n{\"prompt\": \"what is up\"}\n")
+	dir := t.TempDir()
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "custom", "--dataset-path", data,
+		"--num-prompts", "3", "--output-len", "5", "--save-result", "--result-filename", filepath.Join(dir, "r.json"), "--no-preflight", "-q",
+		"--out", "jsonl="+filepath.Join(dir, "requests.jsonl"))
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, filepath.Join(dir, "r.json"))
+	if generated, _ := counter.counts(); generated != 3 || r["completed"] != 3.0 || r["total_output_tokens"] != 15.0 {
+		t.Errorf("%d requests, completed %v, %v output tokens; want 3, 3 and 15", generated, r["completed"], r["total_output_tokens"])
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "requests.jsonl")); err != nil || strings.Count(string(b), "\n") != 3 {
+		t.Errorf("--out jsonl: %v, %q; want a line per request", err, b)
+	}
+}
+
+// --num-warmups requests go first and count in no figure of the result.
+func TestBenchWarmups(t *testing.T) {
+	t.Parallel()
+	url, counter := startCountedSim(t)
+	path := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--num-prompts", "5", "--num-warmups", "2", "--request-rate", "100",
+		"--random-input-len", "8", "--random-output-len", "3", "--save-result", "--save-detailed", "--result-filename", path, "--no-preflight", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	r := readResult(t, path)
+	if generated, _ := counter.counts(); generated != 7 || r["completed"] != 5.0 || len(r["input_lens"].([]any)) != 5 || r["num_prompts"] != 5.0 {
+		t.Errorf("the server got %d requests; the result has %v completed, %d input_lens, num_prompts %v; want 7, 5, 5, 5",
+			generated, r["completed"], len(r["input_lens"].([]any)), r["num_prompts"])
+	}
+}

@@ -1,0 +1,245 @@
+// Package vllmbench runs `vllm bench serve`'s benchmark on llmrun's engine:
+// from vLLM's options (Options, as its flags name them) it builds the
+// run's script (Script: exactly NumPrompts requests, arrivals from the
+// gamma process RequestRate and Burstiness define, at most MaxConcurrency
+// in flight, the others waiting), collects each request's record
+// (Recorder), and turns the run's summary and records into vLLM's result
+// (NewResult): the "Serving Benchmark Result" block it prints and the JSON
+// it saves, under vLLM's keys (vllm/benchmarks/serve.py). docs/bench.md
+// maps every flag and key.
+package vllmbench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// Options are vllm bench serve's options that llmrun honours, as its
+// flags name them.
+type Options struct {
+	Backend  string // --backend: openai, vllm (completions) or openai-chat
+	Endpoint string // --endpoint, "/v1/completions" by default
+	Label    string // --label, the result file's prefix (default Backend)
+	Model    string // --model; "" asks the server (/v1/models)
+	// Tokenizer is --tokenizer, the result's tokenizer_id (default Model).
+	Tokenizer string
+
+	DatasetName string // --dataset-name: random, sharegpt or custom
+	DatasetPath string // --dataset-path, for sharegpt and custom
+
+	RandomInputLen   int     // --random-input-len
+	RandomOutputLen  int     // --random-output-len
+	RandomRangeRatio float64 // --random-range-ratio, in [0, 1)
+	RandomPrefixLen  int     // --random-prefix-len
+	// OutputLen is --sharegpt-output-len / --custom-output-len: the
+	// answer length of a dataset's requests, 0 for the dataset's own.
+	OutputLen int
+
+	NumPrompts     int     // --num-prompts
+	NumWarmups     int     // --num-warmups: requests before, in no figure
+	RequestRate    float64 // --request-rate; +Inf sends all at once
+	Burstiness     float64 // --burstiness: 1 is Poisson
+	MaxConcurrency int     // --max-concurrency; 0 for none
+
+	Goodput summary.GoodputBounds // --goodput
+
+	PercentileMetrics []string  // --percentile-metrics: ttft, tpot, itl, e2el
+	MetricPercentiles []float64 // --metric-percentiles
+
+	IgnoreEOS   bool     // --ignore-eos (implied by the random dataset)
+	Temperature *float64 // --temperature; nil sends none
+
+	// Metadata are --metadata's KEY=VALUE pairs, in order.
+	Metadata [][2]string
+	// SaveDetailed is --save-detailed: the result has the per-request
+	// lists, generated texts included (kept only then).
+	SaveDetailed bool
+}
+
+// Defaults are vllm bench serve's defaults.
+func Defaults() Options {
+	return Options{
+		Backend: "openai", Endpoint: "/v1/completions", DatasetName: "random",
+		RandomInputLen: 1024, RandomOutputLen: 128, NumPrompts: 1000,
+		RequestRate: math.Inf(1), Burstiness: 1,
+		PercentileMetrics: []string{"ttft", "tpot", "itl"}, MetricPercentiles: []float64{99},
+	}
+}
+
+// PercentileMetrics are the metrics --percentile-metrics may name, in the
+// order vLLM prints them.
+var PercentileMetrics = []string{"ttft", "tpot", "itl", "e2el"}
+
+// backends maps the backends llmrun speaks to the API the requests use.
+var backends = map[string]string{"openai": "completions", "vllm": "completions", "openai-chat": "chat"}
+
+// api is the request API of o's backend and endpoint: "completions" (a
+// prompt) or "chat" (messages).
+func (o Options) api() string {
+	if strings.HasSuffix(o.Endpoint, "/chat/completions") {
+		return "chat"
+	}
+	return backends[o.Backend]
+}
+
+// BaseURL is the base URL llmrun's client takes for o's endpoint on the
+// server at server (vLLM's --base-url, no /v1): the endpoint without its
+// last part, "/completions" or "/chat/completions".
+func (o Options) BaseURL(server string) string {
+	dir := strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/completions"), "/chat")
+	return strings.TrimSuffix(server, "/") + dir
+}
+
+// Validate checks o as vLLM does, naming the flag of the first wrong
+// option.
+func (o Options) Validate() error {
+	if _, ok := backends[o.Backend]; !ok {
+		names := slices.Sorted(func(yield func(string) bool) {
+			for n := range backends {
+				if !yield(n) {
+					return
+				}
+			}
+		})
+		return fmt.Errorf("--backend %q: not supported by llmrun bench; want one of %s", o.Backend, strings.Join(names, ", "))
+	}
+	if !strings.HasSuffix(o.Endpoint, "/completions") {
+		return fmt.Errorf("--endpoint %q: want an OpenAI endpoint such as /v1/completions or /v1/chat/completions", o.Endpoint)
+	}
+	switch o.DatasetName {
+	case "random":
+		if o.DatasetPath != "" {
+			return fmt.Errorf("--dataset-path: cannot be used with --dataset-name random")
+		}
+	case "sharegpt", "custom":
+		if o.DatasetPath == "" {
+			return fmt.Errorf("--dataset-name %s needs --dataset-path", o.DatasetName)
+		}
+	case "prefix_repetition":
+		return errors.New("--dataset-name prefix_repetition: not supported by llmrun bench yet; use random with --random-prefix-len, or a script with the data module's prompts.sharedPrefix")
+	default:
+		return fmt.Errorf("--dataset-name %q: not supported by llmrun bench; want random, sharegpt or custom", o.DatasetName)
+	}
+	switch {
+	case o.NumPrompts < 1:
+		return fmt.Errorf("--num-prompts must be at least 1, got %d", o.NumPrompts)
+	case o.NumWarmups < 0:
+		return fmt.Errorf("--num-warmups must not be negative, got %d", o.NumWarmups)
+	case o.RandomInputLen < 1:
+		return fmt.Errorf("--random-input-len must be at least 1, got %d", o.RandomInputLen)
+	case o.RandomOutputLen < 1:
+		return fmt.Errorf("--random-output-len must be at least 1, got %d", o.RandomOutputLen)
+	case o.RandomPrefixLen < 0:
+		return fmt.Errorf("--random-prefix-len must not be negative, got %d", o.RandomPrefixLen)
+	case !(o.RandomRangeRatio >= 0 && o.RandomRangeRatio < 1):
+		return fmt.Errorf("--random-range-ratio must be in [0, 1), got %v", o.RandomRangeRatio)
+	case o.OutputLen < 0:
+		return fmt.Errorf("--sharegpt-output-len must not be negative, got %d", o.OutputLen)
+	case !(o.RequestRate > 0):
+		return fmt.Errorf("--request-rate must be positive or inf, got %v", o.RequestRate)
+	case !(o.Burstiness > 0) || math.IsInf(o.Burstiness, 0):
+		return fmt.Errorf("--burstiness must be a positive number, got %v", o.Burstiness)
+	case o.MaxConcurrency < 0:
+		return fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
+	case o.Temperature != nil && (*o.Temperature < 0 || math.IsNaN(*o.Temperature)):
+		return fmt.Errorf("--temperature must not be negative, got %v", *o.Temperature)
+	}
+	for _, m := range o.PercentileMetrics {
+		if !slices.Contains(PercentileMetrics, m) {
+			return fmt.Errorf("--percentile-metrics: %q is not supported by llmrun bench; want some of %s", m, strings.Join(PercentileMetrics, ","))
+		}
+	}
+	for _, p := range o.MetricPercentiles {
+		if !(p > 0 && p < 100) && p != 100 {
+			return fmt.Errorf("--metric-percentiles: %v is not a percentile in (0, 100]", p)
+		}
+	}
+	return nil
+}
+
+// randomRange is the lengths vLLM's random dataset draws around n:
+// integers from floor(n·(1−r)) to ceil(n·(1+r)), inclusive, at least 1
+// (vllm/benchmarks/datasets.py, RandomDataset).
+func (o Options) randomRange(n int) (low, high int) {
+	low = max(1, int(math.Floor(float64(n)*(1-o.RandomRangeRatio))))
+	return low, max(low, int(math.Ceil(float64(n)*(1+o.RandomRangeRatio))))
+}
+
+// ParseList parses a comma-separated list, as --percentile-metrics takes
+// it.
+func ParseList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ParsePercentiles parses --metric-percentiles: "25,50,99.9".
+func ParsePercentiles(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range ParseList(s) {
+		p, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want numbers such as 50,90,99", f)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty: want numbers such as 50,90,99")
+	}
+	return out, nil
+}
+
+// ParseMetadata parses --metadata's KEY=VALUE pairs as vLLM does: the
+// key and the value trimmed, the first = splitting them.
+func ParseMetadata(items []string) ([][2]string, error) {
+	var out [][2]string
+	for _, item := range items {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, fmt.Errorf("--metadata %q: invalid metadata format; please use KEY=VALUE format", item)
+		}
+		out = append(out, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+	}
+	return out, nil
+}
+
+// pyFloat formats v as Python's str(float) does for the values a rate
+// takes: "inf", "20.0", "0.5".
+func pyFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "inf"
+	}
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// PrintTraffic writes the lines vLLM prints of the traffic before its run:
+// "Traffic request rate: 20.0", "Burstiness factor: 0.5 (Gamma
+// distribution)", "Maximum request concurrency: 64" (None without).
+func (o Options) PrintTraffic(w io.Writer) error {
+	distribution := "Gamma distribution"
+	if o.Burstiness == 1 {
+		distribution = "Poisson process"
+	}
+	conc := "None"
+	if o.MaxConcurrency > 0 {
+		conc = strconv.Itoa(o.MaxConcurrency)
+	}
+	_, err := fmt.Fprintf(w, "Traffic request rate: %s\nBurstiness factor: %s (%s)\nMaximum request concurrency: %s\n",
+		pyFloat(o.RequestRate), pyFloat(o.Burstiness), distribution, conc)
+	return err
+}

@@ -1,0 +1,105 @@
+package vllmbench
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules"
+)
+
+// ModuleName is the import name of the Collector's module in the
+// benchmark's script.
+const ModuleName = "llmrun/vllmbench"
+
+// Request is what vLLM's result keeps of one request (its
+// RequestFuncOutput): latencies in ms, the gaps between token-bearing
+// chunks, the text and the error.
+type Request struct {
+	Start        time.Time
+	OK           bool
+	TTFT, TPOT   float64
+	E2E          float64
+	InputTokens  int
+	OutputTokens int
+	ITL          []float64
+	Text, Error  string
+	RequestedLen int // the prompt length the dataset asked for, 0 when unknown
+}
+
+// Collector is the benchmark script's module: its record(result,
+// promptTokens) keeps what vLLM's result needs of each request. Warmup
+// requests, and requests the run itself cut (error class "canceled"),
+// are not kept, as llmrun's records keep none.
+type Collector struct {
+	mu       sync.Mutex
+	requests []Request
+}
+
+var _ modules.Module = (*Collector)(nil)
+
+// NewInstance implements modules.Module.
+func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
+	exports := vu.Runtime().NewObject()
+	record := func(result *goja.Object, requested int) {
+		if st := vu.State(); st == nil || !st.Warmup {
+			c.record(vu.Runtime(), result, requested)
+		}
+	}
+	if err := exports.Set("record", record); err != nil {
+		return nil, fmt.Errorf("%s module: %w", ModuleName, err)
+	}
+	return collectorInstance{exports}, nil
+}
+
+type collectorInstance struct{ exports *goja.Object }
+
+func (i collectorInstance) Exports() *goja.Object { return i.exports }
+
+// record reads llm.stream's result object.
+func (c *Collector) record(rt *goja.Runtime, result *goja.Object, requested int) {
+	if result == nil {
+		panic(rt.NewTypeError("record(result): want the result of llm.stream"))
+	}
+	num := func(name string) float64 {
+		if v := result.Get(name); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+			return v.ToFloat()
+		}
+		return 0
+	}
+	str := func(name string) string {
+		if v := result.Get(name); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+			return v.String()
+		}
+		return ""
+	}
+	if str("errorClass") == "canceled" {
+		return
+	}
+	r := Request{
+		OK: result.Get("ok").ToBoolean(), TTFT: num("ttft"), TPOT: num("tpot"), E2E: num("e2e"),
+		InputTokens: int(num("promptTokens")), OutputTokens: int(num("outputTokens")),
+		Text: str("text"), Error: str("error"), RequestedLen: requested,
+	}
+	if v := result.Get("itl"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+		if err := rt.ExportTo(v, &r.ITL); err != nil {
+			panic(rt.NewTypeError("record(result): result.itl: %v", err))
+		}
+	}
+	r.Start = time.Now().Add(-time.Duration(r.E2E * float64(time.Millisecond)))
+	c.mu.Lock()
+	c.requests = append(c.requests, r)
+	c.mu.Unlock()
+}
+
+// Requests returns the requests kept, in the order they started.
+func (c *Collector) Requests() []Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.requests)
+	slices.SortStableFunc(out, func(a, b Request) int { return a.Start.Compare(b.Start) })
+	return out
+}

@@ -1,0 +1,124 @@
+package vllmbench
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// maxInfVUs bounds the VUs of a run at --request-rate inf without
+// --max-concurrency: vLLM then has every request in flight at once; llmrun
+// at most this many, each VU a JavaScript runtime of its own.
+const maxInfVUs = 1024
+
+// ScenarioName is the name of the run's one scenario.
+const ScenarioName = "bench"
+
+// script is the benchmark's scenario: params and the scenario are
+// filled in as JSON.
+const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
+import llm from 'llm';
+import { lengths, prompts, dataset } from 'data';
+import { record } from '%s';
+
+const p = %s;
+export const options = { scenarios: { %s: %s } };
+
+let next;
+if (p.dataset === 'random') {
+  const inputLens = lengths.uniform({ min: p.inputLow, max: p.inputHigh });
+  const outputLens = lengths.uniform({ min: p.outputLow, max: p.outputHigh });
+  const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: 1, prefixTokens: p.prefixLen }) : null;
+  next = () => {
+    const n = inputLens.sample();
+    return { text: shared ? shared.prompt(n, 0).text : prompts.synthetic(n), tokens: p.prefixLen + n, out: outputLens.sample() };
+  };
+} else {
+  const records = dataset(p.path);
+  next = () => {
+    const r = records.next();
+    return { text: r.prompt, tokens: r.promptTokens, out: p.outputLen || r.outputTokens || 128 };
+  };
+}
+
+export default function () {
+  const r = next();
+  const body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
+  body.max_tokens = r.out;
+  if (p.ignoreEOS) body.ignore_eos = true;
+  if (p.temperature !== null) body.temperature = p.temperature;
+  const opts = { uniquePrompt: p.prefixLen === 0, itl: true, text: p.keepText };
+  if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
+  record(llm.stream(body, opts), typeof r.tokens === 'number' ? r.tokens : 0);
+}
+`
+
+// Script returns the run's script for o, which imports the Collector's
+// module (ModuleName): one scenario that sends exactly
+// o.NumWarmups + o.NumPrompts requests. With an infinite rate, they are
+// shared by o.MaxConcurrency VUs (at most maxInfVUs without it), each
+// sending its next as soon as its last ended; with a finite rate, a
+// constant-arrival-rate scenario starts them at gaps drawn from the
+// gamma process of o.Burstiness (Poisson at 1), waiting at
+// o.MaxConcurrency (maxInfVUs without it) in flight. datasetPath is o.DatasetPath as the run
+// opens it (absolute).
+func Script(o Options, datasetPath string) ([]byte, error) {
+	inLow, inHigh := o.randomRange(o.RandomInputLen)
+	outLow, outHigh := o.randomRange(o.RandomOutputLen)
+	params := map[string]any{
+		"dataset": o.DatasetName, "path": datasetPath, "api": o.api(),
+		"inputLow": inLow, "inputHigh": inHigh, "outputLow": outLow, "outputHigh": outHigh,
+		"prefixLen": o.RandomPrefixLen, "outputLen": o.OutputLen,
+		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "temperature": o.Temperature,
+		"keepText": o.SaveDetailed,
+	}
+	if o.DatasetName != "random" {
+		params["prefixLen"] = 0
+	}
+	pj, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("the benchmark's parameters: %w", err)
+	}
+	sj, err := json.Marshal(o.scenario())
+	if err != nil {
+		return nil, fmt.Errorf("the benchmark's scenario: %w", err)
+	}
+	return fmt.Appendf(nil, script, ModuleName, pj, ScenarioName, sj), nil
+}
+
+// scenario is the run's scenario, as options.scenarios takes it: its
+// first o.NumWarmups iterations are llmrun's warmup, in no figure.
+func (o Options) scenario() map[string]any {
+	sc := o.schedule()
+	sc["iterations"] = o.NumPrompts + o.NumWarmups
+	if o.NumWarmups > 0 {
+		sc["warmup"] = o.NumWarmups
+	}
+	return sc
+}
+
+// schedule is the scenario's executor and when its iterations start.
+func (o Options) schedule() map[string]any {
+	if math.IsInf(o.RequestRate, 1) {
+		vus := min(o.NumPrompts+o.NumWarmups, maxInfVUs)
+		if o.MaxConcurrency > 0 {
+			vus = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
+		}
+		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": "24h"}
+	}
+	sc := map[string]any{
+		"executor": "constant-arrival-rate", "rate": o.RequestRate, "timeUnit": "1s",
+		"duration": "24h", "arrival": "poisson",
+	}
+	if o.Burstiness != 1 {
+		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
+	}
+	// At the cap, arrivals wait: none is dropped, as none is in vLLM.
+	limit := min(o.NumPrompts+o.NumWarmups, maxInfVUs)
+	if o.MaxConcurrency > 0 {
+		limit = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
+	}
+	sc["preAllocatedVUs"] = min(limit, int(math.Ceil(o.RequestRate))+1)
+	sc["maxVUs"], sc["maxConcurrency"] = limit, limit
+	return sc
+}
