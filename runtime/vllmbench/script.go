@@ -59,7 +59,8 @@ export default function () {
 // shared by o.MaxConcurrency VUs (at most maxInfVUs without it), each
 // sending its next as soon as its last ended; with a finite rate, a
 // constant-arrival-rate scenario starts them at gaps drawn from the
-// gamma process of o.Burstiness (Poisson at 1), waiting at
+// gamma process of o.Burstiness (Poisson at 1), rescaled so that the last
+// starts at exactly their number / o.RequestRate, waiting at
 // o.MaxConcurrency (maxInfVUs without it) in flight. datasetPath is o.DatasetPath as the run
 // opens it (absolute).
 func Script(o Options, datasetPath string) ([]byte, error) {
@@ -106,9 +107,12 @@ func (o Options) schedule() map[string]any {
 		}
 		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": "24h"}
 	}
+	// normalize: the gaps rescaled so that the last arrival falls at
+	// exactly (warmups + prompts) / rate, as vLLM's get_request does
+	// without a ramp-up.
 	sc := map[string]any{
 		"executor": "constant-arrival-rate", "rate": o.RequestRate, "timeUnit": "1s",
-		"duration": "24h", "arrival": "poisson",
+		"duration": "24h", "arrival": "poisson", "normalize": true,
 	}
 	if o.Burstiness != 1 {
 		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
