@@ -1,7 +1,8 @@
 // Package vllmbench runs `vllm bench serve`'s benchmark on llmrun's engine:
 // from vLLM's options (Options, as its flags name them) it builds the
 // run's script (Script: exactly NumPrompts requests, arrivals from the
-// gamma process RequestRate and Burstiness define, at most MaxConcurrency
+// gamma process RequestRate and Burstiness define, rescaled as vLLM's so
+// that the last falls at NumPrompts / RequestRate, at most MaxConcurrency
 // in flight, the others waiting), collects each request's record
 // (Recorder), and turns the run's summary and records into vLLM's result
 // (NewResult): the "Serving Benchmark Result" block it prints and the JSON
