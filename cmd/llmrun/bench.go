@@ -64,14 +64,19 @@ func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
 	fs.StringVar(&o.Model, "model", "", "model (default the first model the server lists)")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer the prompts are measured with: cl100k_base, o200k_base or a tokenizer.json path (default cl100k_base); also the result's tokenizer_id")
-	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, sharegpt or custom")
+	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, prefix_repetition, sharegpt or custom")
 	fs.StringVar(&f.datasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON) and custom (JSONL with prompt)")
 	fs.IntVar(&o.RandomInputLen, "random-input-len", o.RandomInputLen, "random dataset: input tokens per request")
 	fs.IntVar(&o.RandomOutputLen, "random-output-len", o.RandomOutputLen, "random dataset: output tokens per request")
 	fs.Float64Var(&o.RandomRangeRatio, "random-range-ratio", 0, "random dataset: lengths uniform in [len·(1−r), len·(1+r)]")
 	fs.IntVar(&o.RandomPrefixLen, "random-prefix-len", 0, "random dataset: tokens of a prefix every prompt shares, before its input")
+	pr := &o.PrefixRepetition
+	fs.IntVar(&pr.PrefixLen, "prefix-repetition-prefix-len", pr.PrefixLen, "prefix_repetition dataset: tokens of each shared prefix")
+	fs.IntVar(&pr.SuffixLen, "prefix-repetition-suffix-len", pr.SuffixLen, "prefix_repetition dataset: tokens of each request's own suffix, after its prefix")
+	fs.IntVar(&pr.NumPrefixes, "prefix-repetition-num-prefixes", pr.NumPrefixes, "prefix_repetition dataset: distinct prefixes, each repeated by num-prompts / this many requests")
+	fs.IntVar(&pr.OutputLen, "prefix-repetition-output-len", pr.OutputLen, "prefix_repetition dataset: output tokens per request")
 	fs.IntVar(&f.inputLen, "input-len", 0, "same as --random-input-len")
-	fs.IntVar(&f.outputLen, "output-len", 0, "output tokens for every dataset (--random-output-len, --sharegpt-output-len, --custom-output-len)")
+	fs.IntVar(&f.outputLen, "output-len", 0, "output tokens for every dataset (--random-output-len, --prefix-repetition-output-len, --sharegpt-output-len, --custom-output-len)")
 	fs.IntVar(&f.sharegptOutputLen, "sharegpt-output-len", 0, "sharegpt: output tokens per request (default each conversation's answer length)")
 	fs.IntVar(&f.customOutputLen, "custom-output-len", 0, "custom: output tokens per request (default each record's output_tokens)")
 	fs.IntVar(&o.NumPrompts, "num-prompts", o.NumPrompts, "requests to send, exactly")
@@ -241,12 +246,12 @@ func (f *benchFlags) options(fs *pflag.FlagSet, o *vllmbench.Options) (string, e
 	if fs.Changed("max-concurrency") && o.MaxConcurrency <= 0 {
 		return "", fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
 	}
-	o.DatasetPath, o.Tokenizer = f.datasetPath, f.tokenizer
+	o.DatasetPath, o.Tokenizer, o.Seed = f.datasetPath, f.tokenizer, f.seed
 	if f.inputLen > 0 {
 		o.RandomInputLen = f.inputLen
 	}
 	if f.outputLen > 0 {
-		o.RandomOutputLen, o.OutputLen = f.outputLen, f.outputLen
+		o.RandomOutputLen, o.OutputLen, o.PrefixRepetition.OutputLen = f.outputLen, f.outputLen, f.outputLen
 	}
 	if o.DatasetName == "sharegpt" && f.sharegptOutputLen > 0 {
 		o.OutputLen = f.sharegptOutputLen

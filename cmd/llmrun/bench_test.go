@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // flightCounter is the simulator behind a handler that counts the
@@ -52,15 +55,26 @@ func (c *flightCounter) counts() (generated, peak int) {
 // and returns its URL, without /v1 (as vLLM's --base-url).
 func startCountedSim(t *testing.T) (string, *flightCounter) {
 	t.Helper()
+	var c *flightCounter
+	url := startSimBehind(t, func(sim http.Handler) http.Handler {
+		c = &flightCounter{next: sim}
+		return c
+	})
+	return url, c
+}
+
+// startSimBehind starts the simulator on 127.0.0.1 behind the handler
+// wrap makes of it, and returns its URL, without /v1.
+func startSimBehind(t *testing.T, wrap func(sim http.Handler) http.Handler) string {
+	t.Helper()
 	sim, err := llmsim.New(llmsim.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
-	c := &flightCounter{next: sim.Handler()}
-	srv := httptest.NewServer(c)
+	srv := httptest.NewServer(wrap(sim.Handler()))
 	t.Cleanup(srv.Close)
-	return srv.URL, c
+	return srv.URL
 }
 
 // vllmKeys are the keys of vllm bench serve's result, in its order, for
@@ -247,7 +261,14 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--goodput", "itl:5"}, `--goodput: "itl": unknown metric`},
 		{[]string{"--goodput", "ttft=5"}, "--goodput"},
 		{[]string{"--metadata", "novalue"}, "KEY=VALUE"},
-		{[]string{"--dataset-name", "prefix_repetition"}, "prefix_repetition: not supported by llmrun bench yet"},
+		{[]string{"--dataset-name", "prefix_repetition", "--num-prompts", "5", "--prefix-repetition-num-prefixes", "6"},
+			"--num-prompts (5) must be greater than or equal to --prefix-repetition-num-prefixes (6)"},
+		{[]string{"--dataset-name", "prefix_repetition", "--prefix-repetition-prefix-len", "0", "--prefix-repetition-suffix-len", "0"},
+			"a prompt needs at least 1 token"},
+		{[]string{"--dataset-name", "prefix_repetition", "--prefix-repetition-num-prefixes", "0"}, "--prefix-repetition-num-prefixes must be at least 1"},
+		{[]string{"--dataset-name", "prefix_repetition", "--prefix-repetition-output-len", "0"}, "--prefix-repetition-output-len must be at least 1"},
+		{[]string{"--dataset-name", "prefix_repetition", "--prefix-repetition-suffix-len", "-1"}, "--prefix-repetition-suffix-len must not be negative"},
+		{[]string{"--dataset-name", "prefix_repetition", "--dataset-path", "x.json"}, "--dataset-path: cannot be used with --dataset-name prefix_repetition"},
 		{[]string{"--dataset-name", "sharegpt"}, "needs --dataset-path"},
 		{[]string{"--dataset-name", "hf"}, `--dataset-name "hf"`},
 		{[]string{"--dataset-path", "x.json"}, "--dataset-path: cannot be used with --dataset-name random"},
@@ -315,5 +336,116 @@ func TestBenchWarmups(t *testing.T) {
 	if generated, _ := counter.counts(); generated != 7 || r["completed"] != 5.0 || len(r["input_lens"].([]any)) != 5 || r["num_prompts"] != 5.0 {
 		t.Errorf("the server got %d requests; the result has %v completed, %d input_lens, num_prompts %v; want 7, 5, 5, 5",
 			generated, r["completed"], len(r["input_lens"].([]any)), r["num_prompts"])
+	}
+}
+
+// bodyRecorder is the simulator behind a handler that keeps the prompt and
+// max_tokens of each completions request.
+type bodyRecorder struct {
+	next http.Handler
+
+	mu     sync.Mutex
+	bodies []completionBody
+}
+
+type completionBody struct {
+	Prompt    string `json:"prompt"`
+	MaxTokens int    `json:"max_tokens"`
+}
+
+func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/completions") {
+		raw, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var body completionBody
+		if err := json.Unmarshal(raw, &body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		b.mu.Lock()
+		b.bodies = append(b.bodies, body)
+		b.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+	}
+	b.next.ServeHTTP(w, r)
+}
+
+// --dataset-name prefix_repetition sends vLLM's dataset: exactly
+// --num-prompts requests, each one of --prefix-repetition-num-prefixes
+// prefixes of exactly --prefix-repetition-prefix-len tokens, as many
+// requests each, then its own suffix of --prefix-repetition-suffix-len
+// tokens, asking for --prefix-repetition-output-len; the simulator's
+// prefix cache serves the repeated prefixes. At a finite rate the
+// arrivals are vLLM's rescaled ones: the last at exactly N / rate.
+func TestBenchPrefixRepetition(t *testing.T) {
+	t.Parallel()
+	var rec *bodyRecorder
+	url := startSimBehind(t, func(sim http.Handler) http.Handler {
+		rec = &bodyRecorder{next: sim}
+		return rec
+	})
+	export := filepath.Join(t.TempDir(), "llmrun.json")
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "prefix_repetition",
+		"--prefix-repetition-prefix-len", "40", "--prefix-repetition-suffix-len", "12",
+		"--prefix-repetition-num-prefixes", "3", "--prefix-repetition-output-len", "7",
+		"--num-prompts", "30", "--request-rate", "200", "--max-concurrency", "4", "--seed", "5",
+		"--no-preflight", "-q", "--summary-export", export)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	tok, err := tokenizer.Load("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	bodies := slices.Clone(rec.bodies)
+	rec.mu.Unlock()
+	if len(bodies) != 30 {
+		t.Fatalf("the server got %d requests, want exactly 30", len(bodies))
+	}
+	perPrefix := map[string]int{}
+	for i, b := range bodies {
+		ids, err := tok.Encode(b.Prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != 52 || b.MaxTokens != 7 {
+			t.Fatalf("request %d: %d prompt tokens, max_tokens %d; want 40 + 12, and 7", i, len(ids), b.MaxTokens)
+		}
+		prefix, err := tok.Decode(ids[:40])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(b.Prompt, prefix) {
+			t.Fatalf("request %d: its first 40 tokens %q are not its text's start", i, prefix)
+		}
+		if n, err := tok.Count(prefix); err != nil || n != 40 {
+			t.Fatalf("request %d: prefix of %d tokens (%v), want 40", i, n, err)
+		}
+		if n, err := tok.Count(strings.TrimPrefix(b.Prompt[len(prefix):], " ")); err != nil || n != 12 {
+			t.Fatalf("request %d: suffix of %d tokens (%v), want 12", i, n, err)
+		}
+		perPrefix[prefix]++
+	}
+	if len(perPrefix) != 3 {
+		t.Fatalf("%d distinct prefixes, want 3", len(perPrefix))
+	}
+	for prefix, n := range perPrefix {
+		if n != 10 {
+			t.Errorf("prefix %.30q… repeated by %d requests, want 30 / 3 = 10", prefix, n)
+		}
+	}
+	if !strings.Contains(stdout, "served from the prefix cache") {
+		t.Errorf("the summary reports no prefix-cache share:\n%s", stdout)
+	}
+	s := readSummary(t, export)
+	if s.Serving.CachedTokens <= 0 || s.Serving.OK != 30 {
+		t.Errorf("%d ok, %d input tokens from the prefix cache; want 30, and some", s.Serving.OK, s.Serving.CachedTokens)
+	}
+	if len(s.Meta.LoadShape) != 1 || !strings.Contains(s.Meta.LoadShape[0].Description, "the last at 150ms") {
+		t.Errorf("load shape %+v, want 30 arrivals at 200/s, the last at 150ms", s.Meta.LoadShape)
 	}
 }

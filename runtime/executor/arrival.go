@@ -179,6 +179,11 @@ type ConstantArrivalRate struct {
 	// ended, before its duration, which then bounds only when they may
 	// start.
 	Iterations *int `json:"iterations"`
+	// Normalize, with Iterations, rescales the drawn gaps as vLLM's bench
+	// does: the gaps keep their relative sizes, and the last of the
+	// Iterations arrivals falls at exactly Iterations / rate (in
+	// timeUnits), the first one gap after the start.
+	Normalize bool `json:"normalize"`
 }
 
 // Validate implements Config.
@@ -191,6 +196,9 @@ func (c *ConstantArrivalRate) Validate() error {
 	}
 	if c.Iterations != nil && *c.Iterations < 1 {
 		return fmt.Errorf("iterations must be at least 1, got %d", *c.Iterations)
+	}
+	if c.Normalize && c.Iterations == nil {
+		return fmt.Errorf("normalize needs iterations: it rescales the gaps so that the last of them starts at iterations / rate")
 	}
 	if err := c.arrivalFields.validate(); err != nil {
 		return err
@@ -213,7 +221,11 @@ func (c *ConstantArrivalRate) Plan() Plan {
 // Describe implements Config.
 func (c *ConstantArrivalRate) Describe() string {
 	if c.Iterations != nil {
-		return fmt.Sprintf("%s at %s %s, started within %s, %s", textfmt.Count(*c.Iterations, "iteration"), num(c.Rate), textfmt.Per(c.unit()), c.Duration.D, c.describe())
+		within := fmt.Sprintf("started within %s", c.Duration.D)
+		if c.Normalize {
+			within = fmt.Sprintf("the last at %s", c.lastStart())
+		}
+		return fmt.Sprintf("%s at %s %s, %s, %s", textfmt.Count(*c.Iterations, "iteration"), num(c.Rate), textfmt.Per(c.unit()), within, c.describe())
 	}
 	return fmt.Sprintf("%s %s for %s, %s", textfmt.Count(c.Rate, "iteration"), textfmt.Per(c.unit()), c.Duration.D, c.describe())
 }
@@ -221,7 +233,16 @@ func (c *ConstantArrivalRate) Describe() string {
 // Schedule returns the planned starts, for the given scenario seed.
 func (c *ConstantArrivalRate) Schedule(seed uint64) *Schedule {
 	cv := newCurve(c.Rate, []Stage{NewStage(c.Duration.D, c.Rate)}, c.unit())
+	if c.Normalize {
+		return newNormalizedSchedule(c.process(), c.burstiness(), seed, cv, *c.Iterations)
+	}
 	return newSchedule(c.process(), c.burstiness(), seed, cv, true, false)
+}
+
+// lastStart is when the last iteration starts with Normalize:
+// Iterations / rate timeUnits after the start.
+func (c *ConstantArrivalRate) lastStart() time.Duration {
+	return time.Duration(math.Round(float64(*c.Iterations) / c.Rate * float64(c.unit())))
 }
 
 // NewExecutor implements Config.

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"math"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -125,5 +127,56 @@ func TestConstantArrivalRateIterations(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// With normalize, the N arrivals of iterations are vLLM's: the last
+// starts at exactly N / rate, the first one gap after the start, and the
+// gaps are those the same seed draws without normalize, each scaled by
+// one factor.
+func TestConstantArrivalRateNormalize(t *testing.T) {
+	const common = `"rate": 20, "timeUnit": "2s", "iterations": 50, "duration": "1h", "preAllocatedVUs": 1`
+	for _, process := range []string{`"arrival": "poisson"`, `"arrival": "gamma", "burstiness": 0.3`, `"arrival": "constant"`} {
+		t.Run(process, func(t *testing.T) {
+			var normalized []time.Duration
+			synctest.Test(t, func(t *testing.T) {
+				cfg := decode(t, "constant-arrival-rate", `{`+common+`, `+process+`, "normalize": true}`)
+				// One VU, whose iterations take no time: each arrival finds it free.
+				runInBubble(t, cfg, fixed([]VU{&startLog{starts: &normalized, origin: time.Now()}}))
+			})
+			if len(normalized) != 50 {
+				t.Fatalf("%d iterations started, want 50", len(normalized))
+			}
+			// 50 arrivals at 20 per 2 s: the last at exactly 5 s.
+			if last := normalized[49]; last != 5*time.Second {
+				t.Errorf("the last of 50 arrivals started at %v, want exactly 50 / rate = 5s", last)
+			}
+			if normalized[0] <= 0 {
+				t.Errorf("the first arrival started at %v, want one gap after the start, as vLLM's", normalized[0])
+			}
+			// The same seed without normalize starts at 0, then draws the
+			// same gaps: the normalized starts are their sums, times one
+			// factor (within the nanosecond each planned start is rounded
+			// to).
+			raw := schedule(t, "constant-arrival-rate", `{`+common+`, `+process+`}`, 1)
+			factor := float64(normalized[49]) / float64(raw[50])
+			for i, start := range normalized {
+				want := float64(raw[i+1]) * factor
+				if got := float64(start); math.Abs(got-want) > factor+1 {
+					t.Fatalf("arrival %d at %v, want the unnormalized %v × %.6f = %v", i, start, raw[i+1], factor, time.Duration(want))
+				}
+			}
+		})
+	}
+}
+
+func TestNormalizeNeedsIterations(t *testing.T) {
+	cfg := &ConstantArrivalRate{}
+	err := decodeStrictForTest(`{"rate": 1, "duration": "1s", "preAllocatedVUs": 1, "normalize": true}`, cfg)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "normalize needs iterations") {
+		t.Fatalf("got %v, want normalize refused without iterations", err)
 	}
 }

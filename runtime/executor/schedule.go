@@ -58,13 +58,16 @@ type Schedule struct {
 	closed bool // an arrival at exactly the end is planned (ramping-arrival-rate)
 	u      float64
 	comp   float64 // Kahan compensation of u
-	done   bool
+	// scale maps u to the operational time the curve inverts: 1, or a
+	// normalized schedule's factor (newNormalizedSchedule).
+	scale float64
+	done  bool
 }
 
 // newSchedule returns the schedule of process over c: the first arrival at
 // the start (atStart, constant-arrival-rate as in k6) or after one gap.
 func newSchedule(process string, burstiness float64, seed uint64, c *curve, atStart, closed bool) *Schedule {
-	s := &Schedule{curve: c, closed: closed}
+	s := &Schedule{curve: c, closed: closed, scale: 1}
 	rng := newRand(seed)
 	switch process {
 	case ArrivalPoisson:
@@ -75,6 +78,24 @@ func newSchedule(process string, burstiness float64, seed uint64, c *curve, atSt
 	}
 	if !atStart {
 		s.advance()
+	}
+	return s
+}
+
+// newNormalizedSchedule returns the schedule of process over c whose n-th
+// arrival falls at exactly operational time n, as vLLM's bench places its
+// arrivals (vllm/benchmarks/serve.py, get_request): the first arrival one
+// gap after the start, and the cumulative gaps scaled by n over the sum of
+// the first n. The gaps are those newSchedule draws for seed, drawn once
+// more up front to sum them.
+func newNormalizedSchedule(process string, burstiness float64, seed uint64, c *curve, n int) *Schedule {
+	sum := newSchedule(process, burstiness, seed, c, false, false)
+	for range n - 1 {
+		sum.advance()
+	}
+	s := newSchedule(process, burstiness, seed, c, false, false)
+	if sum.u > 0 {
+		s.scale = float64(n) / sum.u
 	}
 	return s
 }
@@ -96,7 +117,7 @@ func (s *Schedule) Next() (time.Duration, bool) {
 	if s.done {
 		return 0, false
 	}
-	t, ok := s.curve.at(s.u, s.closed)
+	t, ok := s.curve.at(s.u*s.scale, s.closed)
 	if !ok {
 		s.done = true
 		return 0, false
@@ -149,7 +170,7 @@ func (s *Schedule) SkipTo(offset time.Duration) int {
 func (s *Schedule) skipRandom(offset time.Duration, l float64) int {
 	n := 0
 	for ; n < maxDraws; n++ {
-		t, ok := s.curve.at(s.u, s.closed)
+		t, ok := s.curve.at(s.u*s.scale, s.closed)
 		if !ok {
 			s.done = true
 			return n
@@ -159,9 +180,9 @@ func (s *Schedule) skipRandom(offset time.Duration, l float64) int {
 		}
 		s.advance()
 	}
-	if l > s.u {
-		n += int(l - s.u)
-		s.u, s.comp = l, 0
+	if u := l / s.scale; u > s.u {
+		n += int(u - s.u)
+		s.u, s.comp = u, 0
 		s.advance()
 	}
 	return n

@@ -1,7 +1,8 @@
 // Package vllmbench runs `vllm bench serve`'s benchmark on llmrun's engine:
 // from vLLM's options (Options, as its flags name them) it builds the
 // run's script (Script: exactly NumPrompts requests, arrivals from the
-// gamma process RequestRate and Burstiness define, at most MaxConcurrency
+// gamma process RequestRate and Burstiness define, rescaled as vLLM's so
+// that the last falls at NumPrompts / RequestRate, at most MaxConcurrency
 // in flight, the others waiting), collects each request's record
 // (Recorder), and turns the run's summary and records into vLLM's result
 // (NewResult): the "Serving Benchmark Result" block it prints and the JSON
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +33,7 @@ type Options struct {
 	// Tokenizer is --tokenizer, the result's tokenizer_id (default Model).
 	Tokenizer string
 
-	DatasetName string // --dataset-name: random, sharegpt or custom
+	DatasetName string // --dataset-name: random, prefix_repetition, sharegpt or custom
 	DatasetPath string // --dataset-path, for sharegpt and custom
 
 	RandomInputLen   int     // --random-input-len
@@ -41,6 +43,12 @@ type Options struct {
 	// OutputLen is --sharegpt-output-len / --custom-output-len: the
 	// answer length of a dataset's requests, 0 for the dataset's own.
 	OutputLen int
+
+	// PrefixRepetition is the prefix_repetition dataset's shape.
+	PrefixRepetition PrefixRepetition
+	// Seed is --seed, which also orders the prefix_repetition dataset's
+	// requests.
+	Seed int64
 
 	NumPrompts     int     // --num-prompts
 	NumWarmups     int     // --num-warmups: requests before, in no figure
@@ -63,12 +71,24 @@ type Options struct {
 	SaveDetailed bool
 }
 
+// PrefixRepetition is vLLM's prefix_repetition dataset
+// (PrefixRepetitionRandomDataset): NumPrefixes random prefixes of
+// PrefixLen tokens, each request one of them followed by a random suffix
+// of SuffixLen tokens, and asking for OutputLen tokens.
+type PrefixRepetition struct {
+	PrefixLen   int // --prefix-repetition-prefix-len
+	SuffixLen   int // --prefix-repetition-suffix-len
+	NumPrefixes int // --prefix-repetition-num-prefixes
+	OutputLen   int // --prefix-repetition-output-len
+}
+
 // Defaults are vllm bench serve's defaults.
 func Defaults() Options {
 	return Options{
 		Backend: "openai", Endpoint: "/v1/completions", DatasetName: "random",
 		RandomInputLen: 1024, RandomOutputLen: 128, NumPrompts: 1000,
 		RequestRate: math.Inf(1), Burstiness: 1,
+		PrefixRepetition:  PrefixRepetition{PrefixLen: 256, SuffixLen: 256, NumPrefixes: 10, OutputLen: 128},
 		PercentileMetrics: []string{"ttft", "tpot", "itl"}, MetricPercentiles: []float64{99},
 	}
 }
@@ -123,9 +143,14 @@ func (o Options) Validate() error {
 			return fmt.Errorf("--dataset-name %s needs --dataset-path", o.DatasetName)
 		}
 	case "prefix_repetition":
-		return errors.New("--dataset-name prefix_repetition: not supported by llmrun bench yet; use random with --random-prefix-len, or a script with the data module's prompts.sharedPrefix")
+		if o.DatasetPath != "" {
+			return fmt.Errorf("--dataset-path: cannot be used with --dataset-name prefix_repetition")
+		}
+		if err := o.PrefixRepetition.validate(o.NumPrompts); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("--dataset-name %q: not supported by llmrun bench; want random, sharegpt or custom", o.DatasetName)
+		return fmt.Errorf("--dataset-name %q: not supported by llmrun bench; want random, prefix_repetition, sharegpt or custom", o.DatasetName)
 	}
 	switch {
 	case o.NumPrompts < 1:
@@ -163,6 +188,45 @@ func (o Options) Validate() error {
 	}
 	return nil
 }
+
+// validate checks p for a run of numPrompts requests, as vLLM does.
+func (p PrefixRepetition) validate(numPrompts int) error {
+	switch {
+	case p.PrefixLen < 0:
+		return fmt.Errorf("--prefix-repetition-prefix-len must not be negative, got %d", p.PrefixLen)
+	case p.SuffixLen < 0:
+		return fmt.Errorf("--prefix-repetition-suffix-len must not be negative, got %d", p.SuffixLen)
+	case p.PrefixLen+p.SuffixLen < 1:
+		return errors.New("--prefix-repetition-prefix-len and --prefix-repetition-suffix-len are both 0: a prompt needs at least 1 token")
+	case p.NumPrefixes < 1:
+		return fmt.Errorf("--prefix-repetition-num-prefixes must be at least 1, got %d", p.NumPrefixes)
+	case p.OutputLen < 1:
+		return fmt.Errorf("--prefix-repetition-output-len must be at least 1, got %d", p.OutputLen)
+	case numPrompts >= 1 && numPrompts < p.NumPrefixes:
+		return fmt.Errorf("--num-prompts (%d) must be greater than or equal to --prefix-repetition-num-prefixes (%d)", numPrompts, p.NumPrefixes)
+	}
+	return nil
+}
+
+// prefixOrder is the prefix each of the n requests of the
+// prefix_repetition dataset repeats, in the order they are sent: as
+// vLLM's, each prefix for n / NumPrefixes requests, shuffled (by seed).
+// vLLM sends no more than NumPrefixes × (n / NumPrefixes) requests;
+// llmrun sends n, the n mod NumPrefixes left over repeating the first
+// prefixes once more each.
+func (p PrefixRepetition) prefixOrder(n int, seed int64) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i % p.NumPrefixes
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), prefixOrderStream))
+	rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return order
+}
+
+// prefixOrderStream keeps prefixOrder's random stream apart from the
+// others a seed starts.
+const prefixOrderStream = 0x7072656669786f72 // "prefixor"
 
 // randomRange is the lengths vLLM's random dataset draws around n:
 // integers from floor(n·(1−r)) to ceil(n·(1+r)), inclusive, at least 1

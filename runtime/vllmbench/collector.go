@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -33,10 +34,14 @@ type Request struct {
 // Collector is the benchmark script's module: its record(result,
 // promptTokens) keeps what vLLM's result needs of each request. Warmup
 // requests, and requests the run itself cut (error class "canceled"),
-// are not kept, as llmrun's records keep none.
+// are not kept, as llmrun's records keep none. Its sequence() numbers the
+// run's requests across VUs: 0, 1, 2… for the benchmark's, and apart,
+// for the warmup's.
 type Collector struct {
 	mu       sync.Mutex
 	requests []Request
+
+	sent, warmups atomic.Int64
 }
 
 var _ modules.Module = (*Collector)(nil)
@@ -49,8 +54,16 @@ func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
 			c.record(vu.Runtime(), result, requested)
 		}
 	}
-	if err := exports.Set("record", record); err != nil {
-		return nil, fmt.Errorf("%s module: %w", ModuleName, err)
+	sequence := func() int64 {
+		if st := vu.State(); st != nil && st.Warmup {
+			return c.warmups.Add(1) - 1
+		}
+		return c.sent.Add(1) - 1
+	}
+	for name, f := range map[string]any{"record": record, "sequence": sequence} {
+		if err := exports.Set(name, f); err != nil {
+			return nil, fmt.Errorf("%s module: %w", ModuleName, err)
+		}
 	}
 	return collectorInstance{exports}, nil
 }

@@ -19,7 +19,7 @@ const ScenarioName = "bench"
 const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
 import llm from 'llm';
 import { lengths, prompts, dataset } from 'data';
-import { record } from '%s';
+import { record, sequence } from '%s';
 
 const p = %s;
 export const options = { scenarios: { %s: %s } };
@@ -32,6 +32,13 @@ if (p.dataset === 'random') {
   next = () => {
     const n = inputLens.sample();
     return { text: shared ? shared.prompt(n, 0).text : prompts.synthetic(n), tokens: p.prefixLen + n, out: outputLens.sample() };
+  };
+} else if (p.dataset === 'prefix_repetition') {
+  const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: p.numPrefixes, prefixTokens: p.prefixLen }) : null;
+  next = () => {
+    const group = p.prefixOrder[sequence() %% p.prefixOrder.length];
+    const text = shared ? shared.prompt(p.suffixLen, group).text : prompts.synthetic(p.suffixLen);
+    return { text, tokens: p.prefixLen + p.suffixLen, out: p.outputLen };
   };
 } else {
   const records = dataset(p.path);
@@ -47,7 +54,7 @@ export default function () {
   body.max_tokens = r.out;
   if (p.ignoreEOS) body.ignore_eos = true;
   if (p.temperature !== null) body.temperature = p.temperature;
-  const opts = { uniquePrompt: p.prefixLen === 0, itl: true, text: p.keepText };
+  const opts = { uniquePrompt: p.uniquePrompt, itl: true, text: p.keepText };
   if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
   record(llm.stream(body, opts), typeof r.tokens === 'number' ? r.tokens : 0);
 }
@@ -59,7 +66,8 @@ export default function () {
 // shared by o.MaxConcurrency VUs (at most maxInfVUs without it), each
 // sending its next as soon as its last ended; with a finite rate, a
 // constant-arrival-rate scenario starts them at gaps drawn from the
-// gamma process of o.Burstiness (Poisson at 1), waiting at
+// gamma process of o.Burstiness (Poisson at 1), rescaled so that the last
+// starts at exactly their number / o.RequestRate, waiting at
 // o.MaxConcurrency (maxInfVUs without it) in flight. datasetPath is o.DatasetPath as the run
 // opens it (absolute).
 func Script(o Options, datasetPath string) ([]byte, error) {
@@ -70,9 +78,15 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 		"inputLow": inLow, "inputHigh": inHigh, "outputLow": outLow, "outputHigh": outHigh,
 		"prefixLen": o.RandomPrefixLen, "outputLen": o.OutputLen,
 		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "temperature": o.Temperature,
-		"keepText": o.SaveDetailed,
+		"keepText": o.SaveDetailed, "uniquePrompt": o.DatasetName != "prefix_repetition" && o.RandomPrefixLen == 0,
 	}
-	if o.DatasetName != "random" {
+	switch o.DatasetName {
+	case "random":
+	case "prefix_repetition":
+		pr := o.PrefixRepetition
+		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes
+		params["outputLen"], params["prefixOrder"] = pr.OutputLen, pr.prefixOrder(o.NumPrompts, o.Seed)
+	default:
 		params["prefixLen"] = 0
 	}
 	pj, err := json.Marshal(params)
@@ -106,9 +120,12 @@ func (o Options) schedule() map[string]any {
 		}
 		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": "24h"}
 	}
+	// normalize: the gaps rescaled so that the last arrival falls at
+	// exactly (warmups + prompts) / rate, as vLLM's get_request does
+	// without a ramp-up.
 	sc := map[string]any{
 		"executor": "constant-arrival-rate", "rate": o.RequestRate, "timeUnit": "1s",
-		"duration": "24h", "arrival": "poisson",
+		"duration": "24h", "arrival": "poisson", "normalize": true,
 	}
 	if o.Burstiness != 1 {
 		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
