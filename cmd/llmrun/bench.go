@@ -189,7 +189,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	outcome := runner.Run(ctx, runner.Config{
 		Engine: engineCfg, TestID: "bench", Goodput: o.Goodput, Outputs: f.outs, SummaryExport: f.summaryExport,
 		Getenv: getenv, NoPreflight: f.noPreflight, Stdout: stdout, Stderr: screen, Quiet: f.quiet,
-		Color: useColor(f.noColor, stdout, getenv), Version: version(),
+		Color: useColor(f.noColor, stdout, getenv), Version: version(), Command: "llmrun bench",
 	})
 	code := outcomeCode(outcome)
 	if outcome.Summary == nil {

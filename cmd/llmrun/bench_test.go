@@ -449,3 +449,22 @@ func TestBenchPrefixRepetition(t *testing.T) {
 		t.Errorf("load shape %+v, want 30 arrivals at 200/s, the last at 150ms", s.Meta.LoadShape)
 	}
 }
+
+// What llmrun bench says of its run on stderr is begun with its own name:
+// a server that cannot be reached fails the preflight, and no request is
+// sent.
+func TestBenchMessagesNameTheCommand(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := command(t, "bench", "--base-url", "http://127.0.0.1:1", "--num-prompts", "3")
+	if code != exitPreflight {
+		t.Errorf("exit %d, want %d (preflight failed)", code, exitPreflight)
+	}
+	for _, want := range []string{"llmrun bench: preflight: ", "llmrun bench: no load was sent"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "llmrun run:") {
+		t.Errorf("stderr names llmrun run:\n%s", stderr)
+	}
+}

@@ -31,8 +31,9 @@ import (
 	"github.com/llmrun/llmrun/runtime/timeline"
 )
 
-// name prefixes every line the runner writes to Config.Stderr.
-const name = "llmrun run"
+// defaultCommand prefixes every line the runner writes to Config.Stderr
+// unless Config.Command names another command.
+const defaultCommand = "llmrun run"
 
 // Config is what a run is made of.
 type Config struct {
@@ -76,6 +77,9 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Version is llmrun's, for the banner and the summary.
 	Version string
+	// Command prefixes the lines the runner writes to Stderr ("llmrun
+	// run" when empty).
+	Command string
 }
 
 // Outcome is how a run ended: its verdict, and what went wrong after it.
@@ -97,6 +101,9 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	r := &run{cfg: cfg, target: llm.RedactURL(cfg.Engine.LLM.BaseURL)}
 	if r.cfg.Getenv == nil {
 		r.cfg.Getenv = func(string) string { return "" }
+	}
+	if r.cfg.Command == "" {
+		r.cfg.Command = defaultCommand
 	}
 	if r.cfg.Stdout == nil {
 		r.cfg.Stdout = io.Discard
@@ -160,7 +167,7 @@ type run struct {
 }
 
 func (r *run) printf(format string, args ...any) {
-	fmt.Fprintf(r.cfg.Stderr, name+": "+format+"\n", args...)
+	fmt.Fprintf(r.cfg.Stderr, r.cfg.Command+": "+format+"\n", args...)
 }
 
 // startSimulator starts the built-in simulator and points the run at it.
@@ -206,11 +213,11 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	engineCfg.Requests = &r.sinks
 	engineCfg.StopChain = r.stopSweep
 	if r.engine, r.criteria, err = Load(ctx, engineCfg, r.cfg.SLO); err != nil {
-		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
+		return ReportLoadError(r.cfg.Stderr, r.cfg.Command, engineCfg.ScriptPath, err), false
 	}
 	bounds, err := Goodput(r.engine.Options(), r.cfg.Goodput)
 	if err != nil {
-		return ReportLoadError(r.cfg.Stderr, name, engineCfg.ScriptPath, err), false
+		return ReportLoadError(r.cfg.Stderr, r.cfg.Command, engineCfg.ScriptPath, err), false
 	}
 	if !bounds.IsZero() {
 		r.sinks.goodput = &goodputCounter{bounds: bounds}
@@ -223,7 +230,7 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 		r.printf("interrupted before the test started")
 		return Interrupted, false
 	}
-	if !preflightPassed(r.cfg.Stderr, r.probes) {
+	if !preflightPassed(r.cfg.Stderr, r.cfg.Command, r.probes) {
 		return PreflightFailed, false
 	}
 	return Passed, true
@@ -262,11 +269,11 @@ func (r *run) execute(ctx context.Context) Outcome {
 	}
 	if rep == nil {
 		r.outputs.finish(nil) // what they hold is flushed, their goroutines end
-		return Outcome{Verdict: ReportLoadError(r.cfg.Stderr, name, r.cfg.Engine.ScriptPath, runErr)}
+		return Outcome{Verdict: ReportLoadError(r.cfg.Stderr, r.cfg.Command, r.cfg.Engine.ScriptPath, runErr)}
 	}
 	sum := r.assemble(rep)
 	o := r.writeSummary(ctx, sum)
-	o.Verdict = verdict(ctx, rep, runErr, sum, r.cfg.Stderr)
+	o.Verdict = verdict(ctx, rep, runErr, sum, r.cfg.Stderr, r.cfg.Command)
 	return o
 }
 

@@ -11,20 +11,21 @@ import (
 
 // preflightPassed reports whether the run may start after its preflight:
 // no probe failed in a way no load can fix. It says on stderr what failed
-// and what to fix, and warns of the failures the run may get past.
-func preflightPassed(stderr io.Writer, probes []llm.Probe) bool {
+// and what to fix, and warns of the failures the run may get past, each
+// line begun with command.
+func preflightPassed(stderr io.Writer, command string, probes []llm.Probe) bool {
 	passed := true
 	for _, p := range probes {
 		switch {
 		case p.Fatal:
 			passed = false
-			fmt.Fprintf(stderr, "%s: preflight: %s (model %s) failed with %s: %s\n  fix: %s\n", name, p.Target, orNone(p.Model), p.Class, p.Error, p.Fix)
+			fmt.Fprintf(stderr, "%s: preflight: %s (model %s) failed with %s: %s\n  fix: %s\n", command, p.Target, orNone(p.Model), p.Class, p.Error, p.Fix)
 		case !p.OK:
-			fmt.Fprintf(stderr, "%s: preflight: warning: %s (model %s) failed with %s: %s; the run goes on, as load may get past it\n", name, p.Target, orNone(p.Model), p.Class, p.Error)
+			fmt.Fprintf(stderr, "%s: preflight: warning: %s (model %s) failed with %s: %s; the run goes on, as load may get past it\n", command, p.Target, orNone(p.Model), p.Class, p.Error)
 		}
 	}
 	if !passed {
-		fmt.Fprintf(stderr, "%s: no load was sent; --no-preflight skips this check\n", name)
+		fmt.Fprintf(stderr, "%s: no load was sent; --no-preflight skips this check\n", command)
 	}
 	return passed
 }

@@ -64,30 +64,30 @@ func (v Verdict) String() string {
 // verdict is a finished run's verdict, by precedence: interrupted,
 // invalid options or a script error, stopped by the early stop, aborted
 // by a threshold, no successful request, a failed threshold; Passed
-// otherwise. It says on stderr why a run did not pass, where the summary
-// does not.
-func verdict(ctx context.Context, rep *engine.Report, runErr error, sum *summary.Summary, stderr io.Writer) Verdict {
+// otherwise. It says on stderr, in lines begun with command, why a run
+// did not pass, where the summary does not.
+func verdict(ctx context.Context, rep *engine.Report, runErr error, sum *summary.Summary, stderr io.Writer, command string) Verdict {
 	switch {
 	case ctx.Err() != nil:
 		for _, err := range besidesInterruption(runErr) {
-			fmt.Fprintf(stderr, "\n%s: %v\n", name, err)
+			fmt.Fprintf(stderr, "\n%s: %v\n", command, err)
 		}
 		return Interrupted
 	case runErr != nil:
-		fmt.Fprintf(stderr, "\n%s: %v\n", name, runErr)
+		fmt.Fprintf(stderr, "\n%s: %v\n", command, runErr)
 		var cfgErr *engine.ConfigError
 		if errors.As(runErr, &cfgErr) {
 			return InvalidConfig
 		}
 		return ScriptError
 	case rep.EarlyStopped != nil:
-		fmt.Fprintf(stderr, "\n%s: stopped early: %s\n", name, rep.EarlyStopped)
+		fmt.Fprintf(stderr, "\n%s: stopped early: %s\n", command, rep.EarlyStopped)
 		return EarlyStopped
 	case rep.AbortedBy != nil:
 		return ThresholdAborted
 	}
 	if why := sum.NoSuccess(); why != "" {
-		fmt.Fprintf(stderr, "\n%s: %s: a run without a successful request does not pass (see the errors in the summary)\n", name, why)
+		fmt.Fprintf(stderr, "\n%s: %s: a run without a successful request does not pass (see the errors in the summary)\n", command, why)
 		return NoSuccess
 	}
 	if threshold.AnyFailed(rep.Thresholds) {

@@ -14,7 +14,7 @@ func TestInterruptedRunReportsItsOtherErrors(t *testing.T) {
 	cancel()
 	var stderr strings.Builder
 	runErr := errors.Join(context.Canceled, errors.New("teardown() stopped 10s after the interruption"))
-	if v := verdict(ctx, nil, runErr, nil, &stderr); v != Interrupted {
+	if v := verdict(ctx, nil, runErr, nil, &stderr, defaultCommand); v != Interrupted {
 		t.Errorf("verdict %v, want %v", v, Interrupted)
 	}
 	if got := stderr.String(); !strings.Contains(got, "teardown() stopped 10s after the interruption") || strings.Contains(got, "canceled") {

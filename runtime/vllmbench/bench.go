@@ -4,7 +4,7 @@
 // gamma process RequestRate and Burstiness define, rescaled as vLLM's so
 // that the last falls at NumPrompts / RequestRate, at most MaxConcurrency
 // in flight, the others waiting), collects each request's record
-// (Recorder), and turns the run's summary and records into vLLM's result
+// (Collector), and turns the run's summary and records into vLLM's result
 // (NewResult): the "Serving Benchmark Result" block it prints and the JSON
 // it saves, under vLLM's keys (vllm/benchmarks/serve.py). docs/bench.md
 // maps every flag and key.
