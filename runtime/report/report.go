@@ -138,7 +138,7 @@ func newPage(s *summary.Summary) *page {
 		Thresholds: thresholdRows(s),
 	}
 	for _, sh := range s.Meta.LoadShape {
-		p.Shapes = append(p.Shapes, sh.Name+": "+cmp.Or(sh.Description, sh.Executor))
+		p.Shapes = append(p.Shapes, sh.Name+": "+cmp.Or(sh.Description, sh.Executor)+startOf(sh))
 	}
 	slo := effectiveSLO(s)
 	if slo != (summary.SLO{}) {
@@ -732,4 +732,20 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// startOf says when a scenario started, beside its description: after
+// the scenario it was chained to, or at its start time ("" at the run's
+// start).
+func startOf(sh summary.ScenarioShape) string {
+	delay := sh.StartTime != "" && sh.StartTime != "0s"
+	switch {
+	case sh.StartAfter != "" && delay:
+		return ", " + sh.StartTime + " after " + sh.StartAfter + " ended"
+	case sh.StartAfter != "":
+		return ", after " + sh.StartAfter
+	case delay:
+		return ", from " + sh.StartTime
+	}
+	return ""
 }

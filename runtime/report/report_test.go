@@ -806,3 +806,22 @@ func TestRenderNil(t *testing.T) {
 		t.Error("Render(nil) succeeded")
 	}
 }
+
+// The load shape says when each scenario started: at the run's start,
+// from a start time, or after the scenario it was chained to.
+func TestLoadShapeSaysWhenAScenarioStarted(t *testing.T) {
+	for _, tc := range []struct {
+		shape summary.ScenarioShape
+		want  string
+	}{
+		{summary.ScenarioShape{StartTime: "0s"}, ""},
+		{summary.ScenarioShape{}, ""},
+		{summary.ScenarioShape{StartTime: "30s"}, ", from 30s"},
+		{summary.ScenarioShape{StartTime: "0s", StartAfter: "c1"}, ", after c1"},
+		{summary.ScenarioShape{StartTime: "5s", StartAfter: "c1"}, ", 5s after c1 ended"},
+	} {
+		if got := startOf(tc.shape); got != tc.want {
+			t.Errorf("startOf(%+v) = %q, want %q", tc.shape, got, tc.want)
+		}
+	}
+}
