@@ -645,7 +645,7 @@ func (e *Engine) lifecycleCall(ctx context.Context, name string, fn goja.Callabl
 	return res, nil
 }
 
-// Progress is a live view of a running test, for the progress line, the
+// Progress is a live view of a running test, for the console's live view, the
 // timeline and the live outputs.
 type Progress struct {
 	Elapsed   time.Duration

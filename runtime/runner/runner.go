@@ -7,7 +7,7 @@
 // returns the Outcome, from which a command takes its exit code.
 //
 // The console is one of the summary writers (output.SummaryWriter, not an
-// --out output): it prints the banner before the run, the progress line
+// --out output): it prints the banner before the run, the live view
 // during it and the summary at its end.
 package runner
 

@@ -21,7 +21,7 @@ import (
 )
 
 // Console is the output of a run to the terminal: before the run, the
-// banner on Stdout; while it goes, the live progress line on Stderr; at
+// banner on Stdout; while it goes, the live view on Stderr; at
 // its end, the summary on Stdout, as the run's other summary writers get
 // it.
 type Console struct {

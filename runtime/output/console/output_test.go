@@ -33,7 +33,7 @@ func TestRenderJSONMatchesTheConsole(t *testing.T) {
 	}
 }
 
-// A quiet console prints no banner and starts no progress line.
+// A quiet console prints no banner and starts no live view.
 func TestQuietConsolePrintsNoBanner(t *testing.T) {
 	var out strings.Builder
 	c := &console.Console{Stdout: &out, Stderr: &out, Quiet: true}

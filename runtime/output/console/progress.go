@@ -8,7 +8,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
-// ProgressWindow is how far back the progress line's output tok/s looks:
+// ProgressWindow is how far back the live view's run-wide output tok/s looks:
 // long enough to smooth over the ticks of a few readings, short enough to
 // follow the tokens as they arrive.
 const ProgressWindow = 3 * time.Second
@@ -32,7 +32,7 @@ type tokenReading struct {
 	tokens  int64
 }
 
-// Line records the reading p and formats the progress line.
+// Line records the reading p and formats the live view's heading line.
 func (m *ProgressMeter) Line(p engine.Progress) string {
 	return fmt.Sprintf("running %7s  VUs %d/%d  requests %d  failed %d  output %s tok/s",
 		p.Elapsed.Truncate(100*time.Millisecond), p.ActiveVUs, p.MaxVUs, p.Requests, p.Failed, textfmt.Num(m.rate(p.Elapsed, p.OutputTokens)))

@@ -8,7 +8,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/console"
 )
 
-// The progress line's output tok/s is that of the last few seconds of
+// The live view's heading line: its output tok/s is that of the last few seconds of
 // readings: it rises and falls with the tokens as they arrive, and drops
 // to 0 when they stop, however many arrived before.
 func TestProgressMeter(t *testing.T) {
