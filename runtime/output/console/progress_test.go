@@ -8,9 +8,9 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/console"
 )
 
-// The live view's heading line: its output tok/s is that of the last few seconds of
-// readings: it rises and falls with the tokens as they arrive, and drops
-// to 0 when they stop, however many arrived before.
+// The live view's heading line: its output tok/s is that of the last few
+// seconds of readings: it rises and falls with the tokens as they arrive,
+// and drops to 0 when they stop, however many arrived before.
 func TestProgressMeter(t *testing.T) {
 	s := func(secs float64) time.Duration { return time.Duration(secs * float64(time.Second)) }
 	tests := []struct {
