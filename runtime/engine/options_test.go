@@ -6,7 +6,22 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 )
+
+// middleThird is the part 1/3:2/3 of 0,1/3,2/3,1.
+func middleThird(t *testing.T) segment.Part {
+	t.Helper()
+	s, err := segment.Parse("1/3:2/3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := segment.NewPart(nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func TestResolveScenarios(t *testing.T) {
 	three, five, ten := 3, 5, 10
@@ -43,6 +58,11 @@ func TestResolveScenarios(t *testing.T) {
 			"constant-vus", "3 looping VUs for 1m0s"},
 		{"-s replaces the script's scenarios", `{"scenarios": {"a": {"executor": "constant-vus", "duration": "1s"}}}`, Overrides{Stages: cliStages},
 			"ramping-vus", "up to 5"},
+		// an execution segment takes its part of the resolved scenarios
+		{"segment of the shorthand", `{"vus": 10, "duration": "10s"}`, Overrides{Segment: middleThird(t)}, "constant-vus", "3 looping VUs for 10s"},
+		{"segment of a scenario", `{"scenarios": {"chat": {"executor": "shared-iterations", "vus": 6, "iterations": 100}}}`,
+			Overrides{Segment: middleThird(t)}, "shared-iterations", "33 iterations shared among 2 VUs"},
+		{"segment of the command line", `{}`, Overrides{VUs: &five, Iterations: &ten, Segment: middleThird(t)}, "shared-iterations", "3 iterations shared among 2 VUs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
