@@ -106,7 +106,7 @@ func TestSegmentFlags(t *testing.T) {
 	}{
 		{[]string{"--seed", "1", "--execution-segment", "2/3:1/3"}, "--execution-segment: \"2/3:1/3\": the start must be less than the end"},
 		{[]string{"--seed", "1", "--execution-segment", "0:1/2", "--execution-segment-sequence", "0,1/3,1"}, "--execution-segment 0:1/2: segment 0:1/2 is not one of the sequence's segments"},
-		{[]string{"--seed", "1", "--execution-segment", "0:1/2", "--execution-segment-sequence", "0,1/2"}, "--execution-segment-sequence: \"0,1/2\": the points must go from 0 to 1"},
+		{[]string{"--seed", "1", "--execution-segment", "0:1/2", "--execution-segment-sequence", "0,1/2,1/2"}, "--execution-segment-sequence: point 3 (1/2) is not greater than the one before it (1/2)"},
 		{[]string{"--seed", "1", "--execution-segment-sequence", "0,1/2,1"}, "--execution-segment-sequence needs --execution-segment"},
 		{[]string{"--execution-segment", "0:1/2"}, "--execution-segment needs --seed"},
 	}

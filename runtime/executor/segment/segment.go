@@ -86,16 +86,17 @@ func parsePoint(text string) (*big.Rat, error) {
 type Sequence []Segment
 
 // ParseSequence reads the points "0,1/3,2/3,1": at least two, strictly
-// increasing, from 0 to 1.
+// increasing. As in k6, points that do not reach 0 or 1 are completed
+// with them: "1/3,2/3" is the sequence 0,1/3,2/3,1.
 func ParseSequence(text string) (Sequence, error) {
 	fields := strings.Split(text, ",")
-	points := make([]*big.Rat, 0, len(fields))
+	points := make([]*big.Rat, 0, len(fields)+2)
 	for i, f := range fields {
 		p, err := parsePoint(f)
 		if err != nil {
 			return nil, fmt.Errorf("point %d: %w", i+1, err)
 		}
-		if i > 0 && p.Cmp(points[i-1]) <= 0 {
+		if i > 0 && p.Cmp(points[len(points)-1]) <= 0 {
 			return nil, fmt.Errorf("point %d (%s) is not greater than the one before it (%s): points must increase", i+1, strings.TrimSpace(f), strings.TrimSpace(fields[i-1]))
 		}
 		points = append(points, p)
@@ -103,8 +104,11 @@ func ParseSequence(text string) (Sequence, error) {
 	if len(points) < 2 {
 		return nil, fmt.Errorf("%q: want at least two points, such as 0,1/2,1", text)
 	}
-	if points[0].Sign() != 0 || points[len(points)-1].Cmp(big.NewRat(1, 1)) != 0 {
-		return nil, fmt.Errorf("%q: the points must go from 0 to 1", text)
+	if points[0].Sign() != 0 {
+		points = append([]*big.Rat{new(big.Rat)}, points...)
+	}
+	if one := big.NewRat(1, 1); points[len(points)-1].Cmp(one) != 0 {
+		points = append(points, one)
 	}
 	seq := make(Sequence, len(points)-1)
 	for i := range seq {

@@ -63,9 +63,18 @@ func TestParseSequence(t *testing.T) {
 		t.Errorf("sequence %s", got)
 	}
 	for in, want := range map[string]string{
+		"1/3,2/3": "0,1/3,2/3,1",
+		"0,1/2":   "0,1/2,1",
+		"1/4,1":   "0,1/4,1",
+	} {
+		seq, err := ParseSequence(in)
+		if err != nil || seq.String() != want {
+			t.Errorf("ParseSequence(%q) = %s, %v; want %s, completed with 0 and 1", in, seq, err, want)
+		}
+	}
+	for in, want := range map[string]string{
 		"0":           "at least two points",
-		"0,1/2":       "from 0 to 1",
-		"1/4,1":       "from 0 to 1",
+		"1":           "at least two points",
 		"0,1/2,1/2,1": "point 3 (1/2) is not greater",
 		"0,x,1":       "point 2",
 	} {
