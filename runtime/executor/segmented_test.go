@@ -87,9 +87,10 @@ func TestSegmentsAddUpToTheWholePlan(t *testing.T) {
 		{"shared-iterations", `{"vus": 7, "iterations": 100}`, 100 * time.Millisecond},
 		{"per-vu-iterations", `{"vus": 7, "iterations": 13}`, 100 * time.Millisecond},
 		{"constant-arrival-rate", `{"rate": 37, "duration": "10s", "preAllocatedVUs": 10}`, 50 * time.Millisecond},
-		{"constant-arrival-rate", `{"rate": 20, "timeUnit": "1s", "duration": "30s", "preAllocatedVUs": 10, "arrival": "poisson"}`, 50 * time.Millisecond},
+		{"constant-arrival-rate", `{"rate": 20, "timeUnit": "1s", "duration": "10s", "preAllocatedVUs": 10, "arrival": "poisson"}`, 50 * time.Millisecond},
 		{"constant-arrival-rate", `{"rate": 20, "duration": "30s", "preAllocatedVUs": 10, "arrival": "gamma", "burstiness": 0.5, "iterations": 101, "normalize": true}`, 50 * time.Millisecond},
 		{"constant-arrival-rate", `{"rate": 20, "duration": "30s", "preAllocatedVUs": 10, "iterations": 77}`, 50 * time.Millisecond},
+		{"constant-arrival-rate", `{"rate": 30, "duration": "5s", "preAllocatedVUs": 10, "maxConcurrency": 6}`, 50 * time.Millisecond},
 		{"ramping-arrival-rate", `{"startRate": 0, "stages": [{"duration": "10s", "target": 50}, {"duration": "5s", "target": 5}], "preAllocatedVUs": 10, "arrival": "poisson"}`, 10 * time.Millisecond},
 	}
 	for _, tc := range tests {
