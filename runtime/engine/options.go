@@ -188,13 +188,11 @@ const scenarioName = "default"
 
 // ResolveScenarios resolves the load shape: command-line overrides first,
 // then the script's scenarios, then its vus/duration/iterations/stages
-// shorthand, with k6's rules, then the execution segment's part of each.
-// The result is sorted by start time, then name.
+// shorthand, with k6's rules, then the execution segment's part of each,
+// whose VUs together must stay within the limit of one process. The
+// result is sorted by start time, then name.
 func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 	scs, err := loadShape(o, ov)
-	if err == nil {
-		err = checkTotalVUs(scs)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +200,9 @@ func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 		for i := range scs {
 			scs[i].Config = scs[i].Config.Segment(ov.Segment)
 		}
+	}
+	if err := checkTotalVUs(scs); err != nil {
+		return nil, err
 	}
 	if o.Warmup == nil {
 		return scs, nil

@@ -153,3 +153,24 @@ func TestOptionErrorsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// The limit of VUs per process applies to a segment's part: a plan too big
+// for one process runs split.
+func TestSegmentVULimit(t *testing.T) {
+	o, err := ParseOptions([]byte(`{"scenarios": {
+		"a": {"executor": "constant-vus", "vus": 60000, "duration": "1m"},
+		"b": {"executor": "constant-vus", "vus": 60000, "duration": "1m"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResolveScenarios(o, Overrides{}); err == nil || !strings.Contains(err.Error(), "up to 120000 VUs together") {
+		t.Errorf("the whole plan: %v, want the limit of VUs per process", err)
+	}
+	scs, err := ResolveScenarios(o, Overrides{Segment: middleThird(t)})
+	if err != nil {
+		t.Fatalf("a third of the plan: %v", err)
+	}
+	if n := scs[0].Config.MaxVUs() + scs[1].Config.MaxVUs(); n != 40000 {
+		t.Errorf("a third of 120000 VUs is %d", n)
+	}
+}
