@@ -204,13 +204,13 @@ func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 	if err := checkTotalVUs(scs); err != nil {
 		return nil, err
 	}
-	if o.Warmup == nil {
-		return scs, nil
-	}
 	for i := range scs {
-		if !scs[i].warmupSet {
+		if !scs[i].warmupSet && o.Warmup != nil {
 			scs[i].Warmup = *o.Warmup
 		}
+		// The whole plan's first iterations are dealt as its arrivals
+		// are: this part warms up with its share of them.
+		scs[i].Warmup.Iterations = ov.Segment.ScaleInt(scs[i].Warmup.Iterations)
 	}
 	return scs, nil
 }

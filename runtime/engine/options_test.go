@@ -174,3 +174,24 @@ func TestSegmentVULimit(t *testing.T) {
 		t.Errorf("a third of 120000 VUs is %d", n)
 	}
 }
+
+// A segment warms up with its share of the whole plan's warmup iterations;
+// a warmup duration is every segment's.
+func TestSegmentWarmup(t *testing.T) {
+	o, err := ParseOptions([]byte(`{"warmup": {"iterations": 10}, "scenarios": {
+		"a": {"executor": "constant-arrival-rate", "rate": 10, "duration": "1m", "preAllocatedVUs": 3},
+		"b": {"executor": "constant-vus", "vus": 3, "duration": "1m", "warmup": {"duration": "5s"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs, err := ResolveScenarios(o, Overrides{Segment: middleThird(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := scs[0].Warmup; w.Iterations != 3 {
+		t.Errorf("scenario a's warmup %+v, want the middle third's 3 of 10 iterations", w)
+	}
+	if w := scs[1].Warmup; w.Duration != 5*time.Second || w.Iterations != 0 {
+		t.Errorf("scenario b's warmup %+v, want its 5s", w)
+	}
+}
