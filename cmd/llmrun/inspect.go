@@ -55,6 +55,9 @@ type inspection struct {
 	MaxDurationS float64 `json:"max_duration_s"`
 	// HandleSummary is true when the script exports handleSummary.
 	HandleSummary bool `json:"handle_summary"`
+	// ExecutionSegment is --execution-segment's part, "1/3:2/3 of
+	// 0,1/3,2/3,1": the scenarios are that part of the plan.
+	ExecutionSegment string `json:"execution_segment,omitempty"`
 }
 
 // inspectedScenario is one resolved scenario; the string durations are Go
@@ -106,6 +109,9 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
 	}
 	in := inspect(script, e)
+	if !a.segment.Whole() {
+		in.ExecutionSegment = a.segment.String()
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -144,6 +150,11 @@ func (in *inspection) render(w io.Writer) error {
 	if _, err := fmt.Fprintf(w, "script: %s\n%s, up to %s, at most %s (graceful stops included)\n",
 		in.Script, textfmt.Count(len(in.Scenarios), "scenario"), textfmt.Count(in.MaxVUs, "VU"), in.MaxDuration); err != nil {
 		return err
+	}
+	if in.ExecutionSegment != "" {
+		if _, err := fmt.Fprintf(w, "execution segment %s: the VUs, iterations and arrivals below are this process's share\n", in.ExecutionSegment); err != nil {
+			return err
+		}
 	}
 	if in.HandleSummary {
 		if _, err := fmt.Fprintln(w, "handleSummary(): exported; it replaces the default end-of-run summary"); err != nil {

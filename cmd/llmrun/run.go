@@ -19,6 +19,7 @@ import (
 	"github.com/llmrun/llmrun/modules/tokenizer"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
@@ -59,6 +60,8 @@ type runFlags struct {
 	idleTimeout   time.Duration
 	tokenizer     string
 	seed          int64
+	segment       string
+	sequence      string
 	summaryExport string
 	outs          []string
 	tags          []string
@@ -87,6 +90,8 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(tokenizer.Encodings, ", ")+", a Hugging Face model id ORG/NAME[@REVISION], or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
+	fs.StringVar(&f.segment, "execution-segment", "", "run only this part of the test plan, e.g. 1/3:2/3 (also 0:1/3, 50%:100%, 0.5:1): one process of several that together run it all; needs --seed (see docs/distributed.md)")
+	fs.StringVar(&f.sequence, "execution-segment-sequence", "", "the points that cut the plan among the processes, e.g. 0,1/3,2/3,1; --execution-segment is one of its segments (default: the segment and the gaps on either side)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples (default: drawn for each run, printed and stored, so that no run replays the last one's prompts)")
 	fs.StringVar(&f.summaryExport, "summary-export", "", "write the end-of-run summary as JSON to this file")
 	fs.StringArrayVar(&f.outs, "out", nil, "also send results to NAME=VALUE (repeatable): json=FILE (the result file), jsonl=FILE or csv=FILE (a record per request), "+
@@ -150,6 +155,9 @@ type scriptArgs struct {
 	goodput summary.GoodputBounds
 	// seedDrawn says that the run's seed was drawn, not given with --seed.
 	seedDrawn bool
+	// segment is the --execution-segment's part of the plan; the zero
+	// Part runs it all.
+	segment segment.Part
 }
 
 // parseScriptArgs parses a run-style command line into f. When ok is false
@@ -159,7 +167,8 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		fmt.Fprintf(stderr, cmd+": "+format+"\n", args...)
 		return scriptArgs{}, exitUsage, false
 	}
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return scriptArgs{}, exitOK, false
 		}
@@ -169,15 +178,22 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		return fail("expected one script, got %d arguments\nRun '%s --help' for usage.", fs.NArg(), cmd)
 	}
 	a.script = fs.Arg(0)
+	if a.segment, err = parseSegment(fs, *f); err != nil {
+		return fail("%v", err)
+	}
 	if !fs.Changed("seed") {
 		f.seed, a.seedDrawn = drawSeed(), true
 	}
-	var err error
 	if a.source, err = loadScript(a.script); err != nil {
 		return fail("%v", err)
 	}
 	if a.env, err = scriptEnv(*f, getenv); err != nil {
 		return fail("%v", err)
+	}
+	if !a.segment.Whole() {
+		// The script knows which part of the plan it runs.
+		a.env[segmentEnv] = a.segment.Segment().String()
+		a.env[sequenceEnv] = a.segment.Sequence().String()
 	}
 	if a.llm, err = llmConfig(ctx, *f, getenv); err != nil {
 		if ctx.Err() != nil {
@@ -203,6 +219,43 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		}
 	}
 	return a, exitOK, true
+}
+
+// The __ENV variables that tell a script the execution segment it runs,
+// set with --execution-segment only.
+const (
+	segmentEnv  = "LLMRUN_EXECUTION_SEGMENT"
+	sequenceEnv = "LLMRUN_EXECUTION_SEGMENT_SEQUENCE"
+)
+
+// parseSegment reads --execution-segment and --execution-segment-sequence
+// into the part of the plan this process runs. Every process of a split
+// run must draw the same arrivals, so a segment needs --seed.
+func parseSegment(fs *pflag.FlagSet, f runFlags) (segment.Part, error) {
+	if f.segment == "" {
+		if f.sequence != "" {
+			return segment.Part{}, errors.New("--execution-segment-sequence needs --execution-segment: the segment of the sequence this process runs")
+		}
+		return segment.Part{}, nil
+	}
+	seg, err := segment.Parse(f.segment)
+	if err != nil {
+		return segment.Part{}, fmt.Errorf("--execution-segment: %w", err)
+	}
+	var seq segment.Sequence
+	if f.sequence != "" {
+		if seq, err = segment.ParseSequence(f.sequence); err != nil {
+			return segment.Part{}, fmt.Errorf("--execution-segment-sequence: %w", err)
+		}
+	}
+	part, err := segment.NewPart(seq, seg)
+	if err != nil {
+		return segment.Part{}, fmt.Errorf("--execution-segment %s: %w", f.segment, err)
+	}
+	if !fs.Changed("seed") {
+		return segment.Part{}, errors.New("--execution-segment needs --seed, the same in every process, so that the processes draw the same arrivals and split them")
+	}
+	return part, nil
 }
 
 // maxDrawnSeed bounds a drawn seed: short enough to retype, and exact as a
@@ -252,7 +305,7 @@ func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer
 		Source:     a.source,
 		SourceFS:   a.sourceFS(),
 		Env:        a.env,
-		Overrides:  overrides(fs, f),
+		Overrides:  overrides(fs, f, a.segment),
 		LLM:        a.llm,
 		Seed:       f.seed,
 		Tags:       a.tags,
@@ -260,9 +313,10 @@ func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer
 	}
 }
 
-// overrides turns the load-shape flags the user set into engine overrides.
-func overrides(fs *pflag.FlagSet, f runFlags) engine.Overrides {
-	var o engine.Overrides
+// overrides turns the load-shape flags the user set, and the execution
+// segment, into engine overrides.
+func overrides(fs *pflag.FlagSet, f runFlags, part segment.Part) engine.Overrides {
+	o := engine.Overrides{Segment: part}
 	if fs.Changed("vus") {
 		o.VUs = &f.vus
 	}

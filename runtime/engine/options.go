@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 )
 
 // Options are the script's `export const options`, decoded strictly: an
@@ -55,6 +56,11 @@ type Overrides struct {
 	Duration   *time.Duration
 	Iterations *int
 	Stages     []executor.Stage
+	// Segment is the execution segment this process runs of every
+	// scenario (--execution-segment); the zero Part runs the whole plan.
+	// It does not replace the script's scenarios: it takes its part of
+	// each, once they are resolved.
+	Segment segment.Part
 }
 
 func (o Overrides) any() bool {
@@ -182,20 +188,29 @@ const scenarioName = "default"
 
 // ResolveScenarios resolves the load shape: command-line overrides first,
 // then the script's scenarios, then its vus/duration/iterations/stages
-// shorthand, with k6's rules. The result is sorted by start time, then
-// name.
+// shorthand, with k6's rules, then the execution segment's part of each,
+// whose VUs together must stay within the limit of one process. The
+// result is sorted by start time, then name.
 func ResolveScenarios(o *Options, ov Overrides) ([]Scenario, error) {
 	scs, err := loadShape(o, ov)
-	if err == nil {
-		err = checkTotalVUs(scs)
+	if err != nil {
+		return nil, err
 	}
-	if err != nil || o.Warmup == nil {
-		return scs, err
+	if !ov.Segment.Whole() {
+		for i := range scs {
+			scs[i].Config = scs[i].Config.Segment(ov.Segment)
+		}
+	}
+	if err := checkTotalVUs(scs); err != nil {
+		return nil, err
 	}
 	for i := range scs {
-		if !scs[i].warmupSet {
+		if !scs[i].warmupSet && o.Warmup != nil {
 			scs[i].Warmup = *o.Warmup
 		}
+		// The whole plan's first iterations are dealt as its arrivals
+		// are: this part warms up with its share of them.
+		scs[i].Warmup.Iterations = ov.Segment.ScaleInt(scs[i].Warmup.Iterations)
 	}
 	return scs, nil
 }

@@ -6,7 +6,22 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 )
+
+// middleThird is the part 1/3:2/3 of 0,1/3,2/3,1.
+func middleThird(t *testing.T) segment.Part {
+	t.Helper()
+	s, err := segment.Parse("1/3:2/3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := segment.NewPart(nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func TestResolveScenarios(t *testing.T) {
 	three, five, ten := 3, 5, 10
@@ -43,6 +58,11 @@ func TestResolveScenarios(t *testing.T) {
 			"constant-vus", "3 looping VUs for 1m0s"},
 		{"-s replaces the script's scenarios", `{"scenarios": {"a": {"executor": "constant-vus", "duration": "1s"}}}`, Overrides{Stages: cliStages},
 			"ramping-vus", "up to 5"},
+		// an execution segment takes its part of the resolved scenarios
+		{"segment of the shorthand", `{"vus": 10, "duration": "10s"}`, Overrides{Segment: middleThird(t)}, "constant-vus", "3 looping VUs for 10s"},
+		{"segment of a scenario", `{"scenarios": {"chat": {"executor": "shared-iterations", "vus": 6, "iterations": 100}}}`,
+			Overrides{Segment: middleThird(t)}, "shared-iterations", "33 iterations shared among 2 VUs"},
+		{"segment of the command line", `{}`, Overrides{VUs: &five, Iterations: &ten, Segment: middleThird(t)}, "shared-iterations", "3 iterations shared among 2 VUs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,5 +151,47 @@ func TestOptionErrorsNameTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to contain %q", tc.options, err, tc.want)
 		}
+	}
+}
+
+// The limit of VUs per process applies to a segment's part: a plan too big
+// for one process runs split.
+func TestSegmentVULimit(t *testing.T) {
+	o, err := ParseOptions([]byte(`{"scenarios": {
+		"a": {"executor": "constant-vus", "vus": 60000, "duration": "1m"},
+		"b": {"executor": "constant-vus", "vus": 60000, "duration": "1m"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResolveScenarios(o, Overrides{}); err == nil || !strings.Contains(err.Error(), "up to 120000 VUs together") {
+		t.Errorf("the whole plan: %v, want the limit of VUs per process", err)
+	}
+	scs, err := ResolveScenarios(o, Overrides{Segment: middleThird(t)})
+	if err != nil {
+		t.Fatalf("a third of the plan: %v", err)
+	}
+	if n := scs[0].Config.MaxVUs() + scs[1].Config.MaxVUs(); n != 40000 {
+		t.Errorf("a third of 120000 VUs is %d", n)
+	}
+}
+
+// A segment warms up with its share of the whole plan's warmup iterations;
+// a warmup duration is every segment's.
+func TestSegmentWarmup(t *testing.T) {
+	o, err := ParseOptions([]byte(`{"warmup": {"iterations": 10}, "scenarios": {
+		"a": {"executor": "constant-arrival-rate", "rate": 10, "duration": "1m", "preAllocatedVUs": 3},
+		"b": {"executor": "constant-vus", "vus": 3, "duration": "1m", "warmup": {"duration": "5s"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs, err := ResolveScenarios(o, Overrides{Segment: middleThird(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := scs[0].Warmup; w.Iterations != 3 {
+		t.Errorf("scenario a's warmup %+v, want the middle third's 3 of 10 iterations", w)
+	}
+	if w := scs[1].Warmup; w.Duration != 5*time.Second || w.Iterations != 0 {
+		t.Errorf("scenario b's warmup %+v, want its 5s", w)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
@@ -34,6 +35,8 @@ type arrivalFields struct {
 	// the next arrival waits for one to end (and its lag grows) instead of
 	// being dropped.
 	MaxConcurrency *int `json:"maxConcurrency"`
+	// part is the execution segment whose arrivals the scenario starts.
+	part segment.Part
 }
 
 // DefaultTimeUnit is k6's default timeUnit.
@@ -213,7 +216,7 @@ func (c *ConstantArrivalRate) MaxDuration() time.Duration { return c.Duration.D 
 func (c *ConstantArrivalRate) Plan() Plan {
 	p := Plan{Duration: c.Duration.D}
 	if c.Iterations != nil {
-		p.Iterations = int64(*c.Iterations)
+		p.Iterations = c.part.Scale(int64(*c.Iterations))
 	}
 	return p
 }
@@ -225,7 +228,7 @@ func (c *ConstantArrivalRate) Describe() string {
 		if c.Normalize {
 			within = fmt.Sprintf("the last at %s", c.lastStart())
 		}
-		return fmt.Sprintf("%s at %s %s, %s, %s", textfmt.Count(*c.Iterations, "iteration"), num(c.Rate), textfmt.Per(c.unit()), within, c.describe())
+		return fmt.Sprintf("%s at %s %s, %s, %s", textfmt.Count(c.part.Scale(int64(*c.Iterations)), "iteration"), num(c.Rate), textfmt.Per(c.unit()), within, c.describe())
 	}
 	return fmt.Sprintf("%s %s for %s, %s", textfmt.Count(c.Rate, "iteration"), textfmt.Per(c.unit()), c.Duration.D, c.describe())
 }
@@ -233,10 +236,14 @@ func (c *ConstantArrivalRate) Describe() string {
 // Schedule returns the planned starts, for the given scenario seed.
 func (c *ConstantArrivalRate) Schedule(seed uint64) *Schedule {
 	cv := newCurve(c.Rate, []Stage{NewStage(c.Duration.D, c.Rate)}, c.unit())
+	var s *Schedule
 	if c.Normalize {
-		return newNormalizedSchedule(c.process(), c.burstiness(), seed, cv, *c.Iterations)
+		s = newNormalizedSchedule(c.process(), c.burstiness(), seed, cv, *c.Iterations)
+	} else {
+		s = newSchedule(c.process(), c.burstiness(), seed, cv, true, false)
 	}
-	return newSchedule(c.process(), c.burstiness(), seed, cv, true, false)
+	s.part = c.part
+	return s
 }
 
 // lastStart is when the last iteration starts with Normalize:
@@ -249,7 +256,7 @@ func (c *ConstantArrivalRate) lastStart() time.Duration {
 func (c *ConstantArrivalRate) NewExecutor(seed uint64) Executor {
 	limit := int64(-1)
 	if c.Iterations != nil {
-		limit = int64(*c.Iterations)
+		limit = c.part.Scale(int64(*c.Iterations))
 	}
 	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, limit: limit, schedule: func() *Schedule { return c.Schedule(seed) }}
 }
@@ -308,7 +315,9 @@ func (c *RampingArrivalRate) Describe() string {
 
 // Schedule returns the planned starts, for the given scenario seed.
 func (c *RampingArrivalRate) Schedule(seed uint64) *Schedule {
-	return newSchedule(c.process(), c.burstiness(), seed, newCurve(c.StartRate, c.Stages, c.unit()), false, true)
+	s := newSchedule(c.process(), c.burstiness(), seed, newCurve(c.StartRate, c.Stages, c.unit()), false, true)
+	s.part = c.part
+	return s
 }
 
 // NewExecutor implements Config.

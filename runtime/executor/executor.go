@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 )
 
 // VU runs iterations for an executor.
@@ -67,6 +69,12 @@ type Config interface {
 	Describe() string
 	// Plan is what the executor is set to do, for a live view's progress.
 	Plan() Plan
+	// Segment returns the configuration of one execution segment's part
+	// of this one (see segment.Part): running the parts of every segment
+	// of a sequence, one per process, runs this whole configuration. It
+	// is called on a valid configuration, and its result is not
+	// validated again.
+	Segment(p segment.Part) Config
 	// NewExecutor returns the executor that runs this configuration. seed
 	// drives the random arrival processes (see SeedFor); the others
 	// ignore it.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
@@ -24,6 +25,8 @@ type RampingVUs struct {
 	StartVUs         int      `json:"startVUs"`
 	Stages           []Stage  `json:"stages"`
 	GracefulRampDown Duration `json:"gracefulRampDown"`
+	// part is the execution segment the VUs are counted for (Segment).
+	part segment.Part
 }
 
 // Validate implements Config.
@@ -40,7 +43,7 @@ func (c *RampingVUs) Validate() error {
 	if c.GracefulRampDown.D < 0 {
 		return fmt.Errorf("gracefulRampDown must not be negative, got %s", c.GracefulRampDown.D)
 	}
-	if c.MaxVUs() < 1 {
+	if c.wholeMaxVUs() < 1 {
 		return fmt.Errorf("startVUs or a stage's target must be at least 1: the stages never run a VU")
 	}
 	return c.validate()
@@ -53,14 +56,21 @@ func (c *RampingVUs) rampDown() time.Duration {
 	return DefaultGracefulRampDown
 }
 
-// MaxVUs implements Config: the largest of startVUs and the targets.
-func (c *RampingVUs) MaxVUs() int {
+// MaxVUs implements Config: the largest of startVUs and the targets (of
+// the segment's part).
+func (c *RampingVUs) MaxVUs() int { return c.part.ScaleInt(c.wholeMaxVUs()) }
+
+// wholeMaxVUs is the largest of startVUs and the targets.
+func (c *RampingVUs) wholeMaxVUs() int {
 	n := c.StartVUs
 	for _, st := range c.Stages {
 		n = max(n, int(st.target()))
 	}
 	return n
 }
+
+// startVUs is StartVUs, of the segment's part.
+func (c *RampingVUs) startVUs() int { return c.part.ScaleInt(c.StartVUs) }
 
 // PreAllocatedVUs implements Config.
 func (c *RampingVUs) PreAllocatedVUs() int { return c.MaxVUs() }
@@ -74,7 +84,7 @@ func (c *RampingVUs) Plan() Plan { return Plan{Duration: stagesDuration(c.Stages
 // Describe implements Config.
 func (c *RampingVUs) Describe() string {
 	return fmt.Sprintf("up to %s over %s for %s, from %d (gracefulRampDown %s, gracefulStop %s)",
-		textfmt.Count(c.MaxVUs(), "looping VU"), textfmt.Count(len(c.Stages), "stage"), stagesDuration(c.Stages), c.StartVUs, c.rampDown(), c.graceful())
+		textfmt.Count(c.MaxVUs(), "looping VU"), textfmt.Count(len(c.Stages), "stage"), stagesDuration(c.Stages), c.startVUs(), c.rampDown(), c.graceful())
 }
 
 // NewExecutor implements Config.
@@ -88,10 +98,28 @@ type vuStep struct {
 }
 
 // steps is the target as a step function: each change of the number of
-// active VUs. Ramping from a to b over d, the count reaches each value v
-// between them at the point of the line from (start, a) to (start+d, b)
-// where it equals v.
+// active VUs of the segment's part, when the whole plan's count changes
+// its part (wholeSteps).
 func (c *RampingVUs) steps() []vuStep {
+	if c.part.Whole() {
+		return c.wholeSteps()
+	}
+	var out []vuStep
+	last := c.startVUs()
+	for _, st := range c.wholeSteps() {
+		if v := c.part.ScaleInt(st.vus); v != last {
+			out = append(out, vuStep{st.at, v})
+			last = v
+		}
+	}
+	return out
+}
+
+// wholeSteps is the whole plan's target as a step function: each change
+// of the number of active VUs. Ramping from a to b over d, the count
+// reaches each value v between them at the point of the line from
+// (start, a) to (start+d, b) where it equals v.
+func (c *RampingVUs) wholeSteps() []vuStep {
 	var out []vuStep
 	from := c.StartVUs
 	var at time.Duration
@@ -121,7 +149,7 @@ func (c *RampingVUs) targetAt(t time.Duration) int {
 	steps := c.steps()
 	i := sort.Search(len(steps), func(i int) bool { return steps[i].at > t })
 	if i == 0 {
-		return c.StartVUs
+		return c.startVUs()
 	}
 	return steps[i-1].vus
 }
@@ -155,7 +183,7 @@ func (e rampingVUs) Run(ctx context.Context, pool Pool) error {
 	start := time.Now()
 	vus := pool.VUs()[:c.MaxVUs()]
 	r := &ramp{slots: make([]rampSlot, len(vus)), changed: make(chan struct{})}
-	r.target.Store(int64(c.StartVUs))
+	r.target.Store(int64(c.startVUs()))
 
 	var wg sync.WaitGroup
 	for i, vu := range vus {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 )
 
 // Arrival processes of the arrival-rate executors.
@@ -62,6 +64,10 @@ type Schedule struct {
 	// normalized schedule's factor (newNormalizedSchedule).
 	scale float64
 	done  bool
+	// part is the execution segment whose arrivals the schedule returns:
+	// of the whole plan's arrivals, numbered from 0, those it owns.
+	part  segment.Part
+	index int64 // the number of the next arrival of the whole plan
 }
 
 // newSchedule returns the schedule of process over c: the first arrival at
@@ -111,9 +117,23 @@ func (s *Schedule) advance() {
 	s.u = t
 }
 
-// Next returns the next planned start, or false when the schedule has
-// ended.
+// Next returns the next planned start of the segment's part, or false
+// when the schedule has ended.
 func (s *Schedule) Next() (time.Duration, bool) {
+	for {
+		t, ok := s.next()
+		if !ok {
+			return 0, false
+		}
+		s.index++
+		if s.part.Owns(s.index - 1) {
+			return t, true
+		}
+	}
+}
+
+// next returns the next planned start of the whole plan.
+func (s *Schedule) next() (time.Duration, bool) {
 	if s.done {
 		return 0, false
 	}
@@ -141,8 +161,16 @@ func (s *Schedule) Drain() int {
 }
 
 // SkipTo skips the planned starts at or before offset and returns how
-// many it skipped, as Drain counts them.
+// many of the segment's part it skipped, as Drain counts them.
 func (s *Schedule) SkipTo(offset time.Duration) int {
+	n := int64(s.skipTo(offset))
+	s.index += n
+	return int(s.part.Count(s.index-n, s.index))
+}
+
+// skipTo skips the planned starts of the whole plan at or before offset
+// and returns how many it skipped.
+func (s *Schedule) skipTo(offset time.Duration) int {
 	if s.done {
 		return 0
 	}
@@ -199,15 +227,15 @@ func (s *Schedule) lastU() float64 {
 // curve is a piecewise-linear rate over time, and the inverse of its
 // integral.
 type curve struct {
-	segs  []segment
+	segs  []piece
 	end   time.Duration
 	total float64 // Λ(end)
-	i     int     // the segment of the last lookup: lookups only go forward
+	i     int     // the piece of the last lookup: lookups only go forward
 }
 
-// segment is a stretch of the curve: the rate goes linearly from r0 to r1
+// piece is a stretch of the curve: the rate goes linearly from r0 to r1
 // (per second) over dur seconds, from start; l0 and l1 are Λ at both ends.
-type segment struct {
+type piece struct {
 	start  time.Duration
 	dur    float64
 	r0, r1 float64
@@ -226,7 +254,7 @@ func newCurve(startRate float64, stages []Stage, unit time.Duration) *curve {
 		to := st.target() * perSecond
 		d := st.Duration.D.Seconds()
 		if st.Duration.D > 0 {
-			seg := segment{start: at, dur: d, r0: from, r1: to, l0: l}
+			seg := piece{start: at, dur: d, r0: from, r1: to, l0: l}
 			seg.l1 = l + (from+to)/2*d
 			l = seg.l1
 			c.segs = append(c.segs, seg)

@@ -302,6 +302,9 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 		OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		RunID: r.info.ID, TestID: r.info.TestID, Tags: r.info.Tags, SLO: r.criteria.SLO, Options: resolvedOptions(r.engine),
 	})
+	if seg := r.cfg.Engine.Overrides.Segment; !seg.Whole() {
+		sum.Meta.ExecutionSegment, sum.Meta.ExecutionSegmentSequence = seg.Segment().String(), seg.Sequence().String()
+	}
 	sum.Preflight = r.probes
 	sum.Timeline = r.sinks.timeline.Points(rep.End)
 	if r.sinks.goodput != nil {

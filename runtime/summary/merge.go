@@ -231,6 +231,8 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 		Options:      first.Options,
 		SLO:          first.SLO,
 	}
+	m.ExecutionSegment = str(func(m *Meta) string { return m.ExecutionSegment })
+	m.ExecutionSegmentSequence = str(func(m *Meta) string { return m.ExecutionSegmentSequence })
 	models := map[string]bool{}
 	shapes := map[string]int{}
 	for i, r := range results {

@@ -141,6 +141,12 @@ type Meta struct {
 	Merged []string `json:"merged_from,omitempty"`
 	// SLO is the run's --slo, which capacity verdicts and reports use.
 	SLO SLO `json:"slo,omitzero"`
+	// ExecutionSegment is the part of the test plan the run ran
+	// (--execution-segment, "1/3:2/3") and ExecutionSegmentSequence the
+	// sequence it is a segment of ("0,1/3,2/3,1"); empty for a whole
+	// plan. Merged, the inputs' distinct values are joined with ", ".
+	ExecutionSegment         string `json:"execution_segment,omitempty"`
+	ExecutionSegmentSequence string `json:"execution_segment_sequence,omitempty"`
 }
 
 // ScenarioShape describes one scenario's load.
