@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,65 +12,113 @@ import (
 )
 
 // event is what a connection's goroutine tells the coordinator: an
-// instance said hello (or could not), or an arrived instance left.
+// instance said hello (or could not), said it is ready, or left.
 type event struct {
 	conn  net.Conn
 	hello hello
 	err   error
+	ready bool
 	left  bool
 }
 
+// outcome is how the coordinator's wait ended.
+type outcome struct {
+	run Run
+	err error
+}
+
 // coordinator is instance 0's side: the connections it holds and the
-// instances that have arrived.
+// instances that have arrived and are ready.
 type coordinator struct {
-	cfg     Config
-	events  chan event
-	done    chan struct{}
-	wg      sync.WaitGroup
+	cfg    Config
+	runID  string
+	events chan event
+	// own is closed when instance 0 is ready; done when the meeting ends.
+	own, done       chan struct{}
+	ownOnce, doneMu sync.Once
+	result          chan outcome
+	wg              sync.WaitGroup
+
+	// The loop's own state.
 	arrived map[int]net.Conn
+	ready   map[int]bool
 	conns   map[net.Conn]bool
 }
 
-// coordinate accepts instances on ln until all have arrived, sends them
-// the run, and waits for its start. It closes ln and every connection
-// before it returns.
-func coordinate(ctx context.Context, cfg Config, ln net.Listener) (Run, error) {
+// coordinate starts instance 0's side on ln: it welcomes instances as they
+// arrive, and once all and instance 0 itself are ready, sends the start.
+// The meeting's Close closes ln and every connection.
+func coordinate(cfg Config, ln net.Listener) *Meeting {
 	c := &coordinator{
 		cfg:     cfg,
+		runID:   newRunID(),
 		events:  make(chan event),
+		own:     make(chan struct{}),
 		done:    make(chan struct{}),
+		result:  make(chan outcome, 1),
 		arrived: map[int]net.Conn{},
+		ready:   map[int]bool{},
 		conns:   map[net.Conn]bool{},
 	}
 	accepted := make(chan net.Conn)
 	c.wg.Go(func() { c.accept(ln, accepted) })
-	defer func() {
-		close(c.done)
+	c.wg.Go(func() {
+		c.result <- c.loop(accepted)
 		ln.Close()
 		for conn := range c.conns {
 			conn.Close()
 		}
-		c.wg.Wait()
-	}()
+	})
+	return &Meeting{RunID: c.runID, ready: c.start, close: c.close}
+}
 
-	arriveCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	for len(c.arrived) < cfg.Instances-1 {
+// start is instance 0's Meeting.Start: it is ready; wait for the others.
+func (c *coordinator) start(ctx context.Context) (Run, time.Time, error) {
+	c.ownOnce.Do(func() { close(c.own) })
+	select {
+	case o := <-c.result:
+		c.result <- o
+		return o.run, o.run.Start, o.err
+	case <-ctx.Done():
+		c.close()
+		return Run{}, time.Time{}, fmt.Errorf("rendezvous: waiting for the instances: %w", context.Cause(ctx))
+	}
+}
+
+// close ends the meeting and waits for its goroutines.
+func (c *coordinator) close() {
+	c.doneMu.Do(func() { close(c.done) })
+	c.wg.Wait()
+}
+
+// loop runs the rendezvous until all are ready, it fails, or the meeting
+// is closed.
+func (c *coordinator) loop(accepted <-chan net.Conn) outcome {
+	var timeout <-chan time.Time
+	own := c.own
+	for own != nil || len(c.ready) < c.cfg.Instances-1 {
 		select {
 		case conn := <-accepted:
 			c.admit(conn)
 		case ev := <-c.events:
 			if err := c.handle(ev); err != nil {
 				c.refuseAll(err)
-				return Run{}, err
+				return outcome{err: err}
 			}
-		case <-arriveCtx.Done():
-			err := c.missing(ctx)
+		case <-own:
+			own = nil
+			t := time.NewTimer(c.cfg.Timeout)
+			defer t.Stop()
+			timeout = t.C
+		case <-timeout:
+			err := c.missing()
 			c.refuseAll(err)
-			return Run{}, err
+			return outcome{err: err}
+		case <-c.done:
+			return outcome{err: errors.New("rendezvous: closed before the start")}
 		}
 	}
-	return c.start(ctx)
+	return c.send()
 }
 
 // accept hands ln's connections to the coordinator until ln closes.
@@ -101,8 +148,9 @@ func (c *coordinator) admit(conn net.Conn) {
 	c.wg.Go(func() { c.read(conn) })
 }
 
-// read reads a connection's hello, then waits for it to close: an
-// instance that leaves before the start no longer counts as arrived.
+// read reads a connection's hello, then whether it is ready, then waits
+// for it to close: an instance that leaves before the start no longer
+// counts as arrived.
 func (c *coordinator) read(conn net.Conn) {
 	r := newReader(conn)
 	var h hello
@@ -110,8 +158,14 @@ func (c *coordinator) read(conn net.Conn) {
 	if !c.tell(event{conn: conn, hello: h, err: err}) || err != nil {
 		return
 	}
-	var extra hello
-	for receive(r, conn, time.Time{}, &extra) == nil {
+	for {
+		var m readiness
+		if err := receive(r, conn, time.Time{}, &m); err != nil {
+			break
+		}
+		if m.Ready && !c.tell(event{conn: conn, hello: h, ready: true}) {
+			return
+		}
 	}
 	c.tell(event{conn: conn, hello: h, left: true})
 }
@@ -129,24 +183,33 @@ func (c *coordinator) tell(ev event) bool {
 
 // handle takes in one event; the error it returns ends the rendezvous.
 func (c *coordinator) handle(ev event) error {
-	if ev.left {
-		if c.arrived[ev.hello.Instance] == ev.conn {
-			delete(c.arrived, ev.hello.Instance)
+	i := ev.hello.Instance
+	switch {
+	case ev.left:
+		if c.arrived[i] == ev.conn {
+			delete(c.arrived, i)
+			delete(c.ready, i)
 		}
 		c.drop(ev.conn)
-		return nil
-	}
-	if ev.err != nil {
+	case ev.ready:
+		if c.arrived[i] == ev.conn {
+			c.ready[i] = true
+		}
+	case ev.err != nil:
 		// Not an instance (a probe, a scanner) or one that failed before it
 		// spoke: it retries, or never counted.
 		c.drop(ev.conn)
-		return nil
+	default:
+		if err := c.check(ev.hello); err != nil {
+			send(ev.conn, reply{Error: err.Error()})
+			return err
+		}
+		if err := send(ev.conn, reply{RunID: c.runID}); err != nil {
+			c.drop(ev.conn)
+			return nil
+		}
+		c.arrived[i] = ev.conn
 	}
-	if err := c.check(ev.hello); err != nil {
-		send(ev.conn, reply{Error: err.Error()})
-		return err
-	}
-	c.arrived[ev.hello.Instance] = ev.conn
 	return nil
 }
 
@@ -174,49 +237,62 @@ func (c *coordinator) drop(conn net.Conn) {
 }
 
 // missing is the error of a rendezvous whose time ran out: the instances
-// that did not arrive, or why the wait ended.
-func (c *coordinator) missing(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("rendezvous: waiting for the instances: %w", context.Cause(ctx))
-	}
-	var idx []string
+// that did not arrive, and those that arrived but were not ready.
+func (c *coordinator) missing() error {
+	var absent, unready []string
 	for i := 1; i < c.cfg.Instances; i++ {
-		if c.arrived[i] == nil {
-			idx = append(idx, strconv.Itoa(i))
+		switch {
+		case c.arrived[i] == nil:
+			absent = append(absent, strconv.Itoa(i))
+		case !c.ready[i]:
+			unready = append(unready, strconv.Itoa(i))
 		}
 	}
-	noun := "instances"
-	if len(idx) == 1 {
-		noun = "instance"
+	var parts []string
+	if len(absent) > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s of %d did not arrive at %s", instances(absent), strings.Join(absent, ", "), c.cfg.Instances, c.cfg.Address))
 	}
-	return fmt.Errorf("rendezvous: %s %s of %d did not arrive at %s within %v", noun, strings.Join(idx, ", "), c.cfg.Instances, c.cfg.Address, c.cfg.Timeout)
+	if len(unready) > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s arrived but did not finish initialising", instances(unready), strings.Join(unready, ", ")))
+	}
+	return fmt.Errorf("rendezvous: %s within %v of instance 0 being ready", strings.Join(parts, "; "), c.cfg.Timeout)
+}
+
+// instances is the noun for a list of n indices.
+func instances(idx []string) string {
+	if len(idx) == 1 {
+		return "instance"
+	}
+	return "instances"
 }
 
 // refuseAll tells every arrived instance why the rendezvous failed.
 func (c *coordinator) refuseAll(err error) {
-	for _, conn := range c.arrived {
-		send(conn, reply{Error: err.Error()})
-	}
+	c.broadcast(func() reply { return reply{Error: err.Error()} })
 }
 
-// start draws the run, sends it to every instance, and waits for its
-// start.
-func (c *coordinator) start(ctx context.Context) (Run, error) {
-	run := Run{ID: newRunID(), Start: time.Now().Add(c.cfg.Lead)}
-	idx := make([]int, 0, len(c.arrived))
-	for i := range c.arrived {
-		idx = append(idx, i)
+// send draws the start and sends it to every instance, each with its
+// delay from the moment of sending.
+func (c *coordinator) send() outcome {
+	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead)}
+	err := c.broadcast(func() reply {
+		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: int64(time.Until(run.Start))}
+	})
+	return outcome{run: run, err: err}
+}
+
+// broadcast sends every arrived instance the reply msg makes at the moment
+// of sending, to all at once, so that one slow reader delays no other.
+func (c *coordinator) broadcast(msg func() reply) error {
+	errs := make([]error, c.cfg.Instances)
+	var wg sync.WaitGroup
+	for i, conn := range c.arrived {
+		wg.Go(func() {
+			if err := send(conn, msg()); err != nil {
+				errs[i] = fmt.Errorf("rendezvous: sending to instance %d: %w", i, err)
+			}
+		})
 	}
-	sort.Ints(idx)
-	var errs []error
-	for _, i := range idx {
-		m := reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: int64(time.Until(run.Start))}
-		if err := send(c.arrived[i], m); err != nil {
-			errs = append(errs, fmt.Errorf("rendezvous: sending the start to instance %d: %w", i, err))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return Run{}, err
-	}
-	return waitStart(ctx, run, time.Until(run.Start))
+	wg.Wait()
+	return errors.Join(errs...)
 }

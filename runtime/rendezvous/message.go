@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// hello is what an instance says when it arrives: it has initialised its
-// VUs and is ready to start.
+// hello is what an instance says when it arrives.
 type hello struct {
 	Protocol  int    `json:"protocol"`
 	Instance  int    `json:"instance"`
@@ -18,8 +17,14 @@ type hello struct {
 	Plan      string `json:"plan"`
 }
 
-// reply is instance 0's answer: the run and how long from the moment it
-// was sent the start is, or why the rendezvous failed.
+// readiness is what an instance says once its VUs are initialised.
+type readiness struct {
+	Ready bool `json:"ready"`
+}
+
+// reply is instance 0's answer: the welcome (the run id alone), the start
+// (the run id, and how long from the moment it was sent the start is), or
+// why the rendezvous failed.
 type reply struct {
 	RunID string `json:"run_id,omitempty"`
 	// Start is instance 0's start time in Unix nanoseconds, the same for

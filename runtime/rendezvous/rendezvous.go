@@ -2,17 +2,20 @@
 //
 // Instance 0 listens at the rendezvous address (and nowhere else); the
 // other instances connect to it, retrying with backoff while it is not up
-// yet. Each says its index, the protocol version and a hash of its test
-// plan once it has initialised its VUs. When all have arrived, instance 0
-// draws one run id and one start time a short lead ahead, and sends both
-// to every instance; each waits until that start and returns the Run.
-// A misconfigured group (an index given twice or out of range, another
-// instance count, another plan or protocol) is refused for everyone with
-// an error that names the instance; instances that never arrive end the
-// wait after the timeout with an error that names them.
+// yet. Each arrives (Arrive) saying its index, the protocol version and a
+// hash of its test plan, and is welcomed with the run's id, drawn by
+// instance 0, so that its outputs carry the shared id from their start.
+// Once its VUs are initialised it says it is ready (Meeting.Start). When
+// all are ready, instance 0 draws one start time a short lead ahead and
+// sends it to every instance; each waits until that start and returns
+// the Run. A misconfigured group (an index given twice or out of range,
+// another instance count, another plan or protocol) is refused for
+// everyone with an error that names the instance; instances that never
+// arrive, or never get ready, end the wait after the timeout with an
+// error that names them.
 //
 // The start reaches each instance as a delay from the moment it was sent,
-// so the instances' start differs by the one-way network delay only, not
+// so the instances' starts differ by the one-way network delay only, not
 // by the difference of their clocks; the start time each instance returns
 // is instance 0's, the same for all. After the start nothing is exchanged:
 // an instance lost during the run does not stop the others.
@@ -105,32 +108,84 @@ func PlanHash(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Join takes part in the rendezvous cfg describes and returns once the
-// shared start has come: instance 0 listens and coordinates, the others
-// connect. With one instance it draws the run at once, listening nowhere.
-func Join(ctx context.Context, cfg Config) (Run, error) {
+// Meeting is an instance's place in the rendezvous between its arrival
+// and the start: it knows the run's id already.
+type Meeting struct {
+	// RunID is the run's id, drawn by instance 0, the same for all.
+	RunID string
+	// ready says this instance is ready, waits for the others and the
+	// start, and returns the run and when (by this instance's clock) it
+	// starts.
+	ready func(ctx context.Context) (Run, time.Time, error)
+	close func()
+}
+
+// Arrive joins the rendezvous cfg describes and returns once instance 0
+// has said the run's id: instance 0 listens (and returns at once), the
+// others connect, retrying for cfg.Timeout while instance 0 is not up. A
+// misconfigured instance is refused here. With one instance it draws the
+// run id and listens nowhere. Call Start once the VUs are initialised,
+// and Close in any case.
+func Arrive(ctx context.Context, cfg Config) (*Meeting, error) {
 	if err := cfg.validate(); err != nil {
-		return Run{}, err
+		return nil, err
 	}
 	if cfg.Instance != 0 {
-		return join(ctx, cfg, func(ctx context.Context) (net.Conn, error) {
+		return arrive(ctx, cfg, func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", cfg.Address)
 		})
 	}
 	if cfg.Instances == 1 {
-		run := Run{ID: newRunID(), Start: time.Now()}
-		return run, nil
+		id := newRunID()
+		return &Meeting{RunID: id, close: func() {},
+			ready: func(ctx context.Context) (Run, time.Time, error) {
+				now := time.Now()
+				return Run{ID: id, Start: now}, now, ctx.Err()
+			}}, nil
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Address)
 	if err != nil {
-		return Run{}, fmt.Errorf("rendezvous: instance 0 cannot listen: %w", err)
+		return nil, fmt.Errorf("rendezvous: instance 0 cannot listen: %w", err)
 	}
 	if cfg.Listening != nil {
 		cfg.Listening(ln.Addr())
 	}
-	return coordinate(ctx, cfg, ln)
+	return coordinate(cfg, ln), nil
+}
+
+// Start says this instance is ready (its VUs initialised), waits until
+// all are and instance 0 has sent the start, then until the start, and
+// returns the run. Instance 0 waits for the others for cfg.Timeout and
+// names those that did not come; the others wait as long as instance 0
+// may. Call it once.
+func (m *Meeting) Start(ctx context.Context) (Run, error) {
+	run, at, err := m.ready(ctx)
+	m.close()
+	if err != nil {
+		return Run{}, err
+	}
+	if !wait.Sleep(ctx, time.Until(at)) {
+		return Run{}, fmt.Errorf("rendezvous: waiting for the start: %w", context.Cause(ctx))
+	}
+	return run, nil
+}
+
+// Close leaves the rendezvous: instance 0 stops listening and closes its
+// connections; another instance hangs up. It may be called more than
+// once, and after Start.
+func (m *Meeting) Close() { m.close() }
+
+// Join arrives and starts at once: for an instance that is ready when it
+// arrives.
+func Join(ctx context.Context, cfg Config) (Run, error) {
+	m, err := Arrive(ctx, cfg)
+	if err != nil {
+		return Run{}, err
+	}
+	defer m.Close()
+	return m.Start(ctx)
 }
 
 func (cfg *Config) validate() error {
@@ -163,12 +218,4 @@ func newRunID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// waitStart waits until d from now, or until ctx ends.
-func waitStart(ctx context.Context, run Run, d time.Duration) (Run, error) {
-	if !wait.Sleep(ctx, d) {
-		return Run{}, fmt.Errorf("rendezvous: waiting for the start: %w", context.Cause(ctx))
-	}
-	return run, nil
 }

@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -92,10 +93,19 @@ func (g *pipeGroup) start(ctx context.Context, i int) {
 	}
 	g.wg.Go(func() {
 		var r result
+		var m *Meeting
+		var err error
 		if i == 0 {
-			r.run, r.err = coordinate(ctx, cfg, ln)
+			m = coordinate(cfg, ln)
 		} else {
-			r.run, r.err = join(ctx, cfg, g.net.dial)
+			m, err = arrive(ctx, cfg, g.net.dial)
+		}
+		if r.err = err; err == nil {
+			r.run, r.err = m.Start(ctx)
+			m.Close()
+			if r.err == nil && r.run.ID != m.RunID {
+				r.err = fmt.Errorf("started run %q, welcomed to %q", r.run.ID, m.RunID)
+			}
 		}
 		r.returned = time.Now()
 		g.mu.Lock()
@@ -138,7 +148,7 @@ func TestMissingInstancesAreNamed(t *testing.T) {
 		g.start(t.Context(), 1)
 		g.start(t.Context(), 3)
 		g.wg.Wait()
-		want := "instances 2, 4 of 5 did not arrive at pipe:1 within 30s"
+		want := "instances 2, 4 of 5 did not arrive at pipe:1 within 30s of instance 0 being ready"
 		for i, r := range g.results {
 			if r.err == nil || !strings.Contains(r.err.Error(), want) {
 				t.Errorf("instance %d: error %v, want one saying %q", i, r.err, want)
@@ -157,7 +167,7 @@ func TestCoordinatorNeverComes(t *testing.T) {
 		g.start(t.Context(), 1)
 		g.wg.Wait()
 		r := g.results[1]
-		want := "instance 1: no start from instance 0 at pipe:1 within 10s (last: connection refused)"
+		want := "instance 1: instance 0 not reached at pipe:1 within 10s (last: connection refused)"
 		if r.err == nil || !strings.Contains(r.err.Error(), want) {
 			t.Errorf("error %v, want one saying %q", r.err, want)
 		}
@@ -184,6 +194,31 @@ func TestLeftBeforeStart(t *testing.T) {
 		g.wg.Wait()
 		if g.results[0].err != nil || g.results[2].err != nil || g.results[0].run.ID != g.results[2].run.ID {
 			t.Errorf("instance 0: %+v, instance 2: %+v, want one run", g.results[0], g.results[2])
+		}
+	})
+}
+
+func TestArrivedButNotReadyIsNamed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 3, Plan: "p", Timeout: 30 * time.Second})
+		g.start(t.Context(), 0)
+		g.start(t.Context(), 1)
+		cfg := g.cfg
+		cfg.Instance = 2
+		if err := cfg.validate(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := arrive(t.Context(), cfg, g.net.dial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		g.wg.Wait()
+		want := "instance 2 arrived but did not finish initialising within 30s"
+		for i, r := range g.results {
+			if r.err == nil || !strings.Contains(r.err.Error(), want) {
+				t.Errorf("instance %d: error %v, want one saying %q", i, r.err, want)
+			}
 		}
 	})
 }
