@@ -107,10 +107,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	fs.SetInterspersed(true)
 	var f runFlags
 	f.register(fs)
+	var inst instanceFlags
+	inst.register(fs)
 	fs.Usage = func() { printHelp(stdout, fmt.Sprintf(runUsage, stockList()), fs) }
 	a, code, ok := parseScriptArgs(ctx, "llmrun run", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code
+	}
+	rendezvousCfg, err := inst.config(fs, getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitUsage
 	}
 	if f.progressEvery <= 0 {
 		fmt.Fprintf(stderr, "llmrun run: --progress-interval must be positive, got %s\n", f.progressEvery)
@@ -135,6 +142,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		ProgressInterval: f.progressEvery,
 		Color:            useColor(f.noColor, stdout, getenv),
 		Version:          version(),
+		Rendezvous:       rendezvousCfg,
 	}))
 }
 
