@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,16 +150,36 @@ func readMerged(t *testing.T, files ...string) (string, error) {
 }
 
 // Instance 0 of 2 whose other instance never comes fails within the
-// timeout, naming it.
+// timeout, naming it; instance 1 whose instance 0 never comes too. Neither
+// runs load or writes a result file.
 func TestMissingInstanceIsNamed(t *testing.T) {
 	script := writeScript(t, "instance.js", instanceScript)
-	start := time.Now()
-	code, _, stderr := cli(t, t.Context(), nil, "run", "--quiet", "--instances", "2", "--instance", "0", "--rendezvous", "127.0.0.1:0", "--rendezvous-timeout", "2s", script)
-	if code == 0 || !strings.Contains(stderr, "instance 1 of 2 did not arrive at 127.0.0.1:0 within 2s") {
-		t.Errorf("exit %d, stderr:\n%s\nwant a failure naming instance 1", code, stderr)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if took := time.Since(start); took > time.Minute {
-		t.Errorf("took %v to give up after a 2s timeout", took)
+	nobody := ln.Addr().String()
+	ln.Close()
+	tests := []struct {
+		instance, address, want string
+	}{
+		{"0", "127.0.0.1:0", "instance 1 of 2 did not arrive at 127.0.0.1:0 within 2s"},
+		{"1", nobody, "instance 1: instance 0 not reached at " + nobody + " within 2s"},
+	}
+	for _, tt := range tests {
+		export := filepath.Join(t.TempDir(), "summary.json")
+		start := time.Now()
+		code, _, stderr := cli(t, t.Context(), nil, "run", "--quiet", "--instances", "2", "--instance", tt.instance, "--rendezvous", tt.address,
+			"--rendezvous-timeout", "2s", "--summary-export", export, script)
+		if code != exitError || !strings.Contains(stderr, tt.want) {
+			t.Errorf("instance %s: exit %d, stderr:\n%s\nwant %d and %q", tt.instance, code, stderr, exitError, tt.want)
+		}
+		if _, err := os.Stat(export); err == nil {
+			t.Errorf("instance %s: a run that never started wrote a result file", tt.instance)
+		}
+		if took := time.Since(start); took > time.Minute {
+			t.Errorf("instance %s: took %v to give up after a 2s timeout", tt.instance, took)
+		}
 	}
 }
 
