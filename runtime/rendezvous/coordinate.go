@@ -115,7 +115,9 @@ func (c *coordinator) loop(accepted <-chan net.Conn) outcome {
 			c.refuseAll(err)
 			return outcome{err: err}
 		case <-c.done:
-			return outcome{err: errors.New("rendezvous: closed before the start")}
+			err := errors.New("rendezvous: instance 0 stopped before the start")
+			c.refuseAll(err)
+			return outcome{err: err}
 		}
 	}
 	return c.send()

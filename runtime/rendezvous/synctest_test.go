@@ -222,3 +222,20 @@ func TestArrivedButNotReadyIsNamed(t *testing.T) {
 		}
 	})
 }
+
+// TestCoordinatorStops: instance 0 that stops before the start (its VUs
+// failed to initialise) tells the others so.
+func TestCoordinatorStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 2, Plan: "p", Timeout: 30 * time.Second})
+		m := coordinate(g.cfg, g.net.listen())
+		g.start(t.Context(), 1)
+		synctest.Wait()
+		m.Close()
+		g.wg.Wait()
+		want := "instance 0 refused instance 1: instance 0 stopped before the start"
+		if err := g.results[1].err; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one saying %q", err, want)
+		}
+	})
+}
