@@ -130,3 +130,24 @@ func TestRunRefusedInfluxToken(t *testing.T) {
 		t.Errorf("an unknown output: exit %d, %s", code, stderr)
 	}
 }
+
+// An instance of a distributed run tags its points with its index.
+func TestInstanceTagsInfluxPoints(t *testing.T) {
+	t.Parallel()
+	db := influxtest.Start(t)
+	script := writeScript(t, "instance.js", instanceScript)
+	export := filepath.Join(t.TempDir(), "summary.json")
+	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": db.Token, "LLMRUN_INSTANCES": "1", "JOB_COMPLETION_INDEX": "0"}
+	code, stdout, stderr := cli(t, context.Background(), env, "run", "-q", "--out", "influxdb="+db.URL+"?bucket="+db.Bucket, "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	where := fmt.Sprintf(`WHERE run_id = '%s' AND instance = '0'`, s.Meta.RunID)
+	if n := influxCount(t, db, `SELECT COUNT(e2e) FROM llm_request `+where); n != 3 {
+		t.Errorf("%d llm_request points tagged instance 0, want 3", n)
+	}
+	if n := influxCount(t, db, `SELECT COUNT(completed) FROM llm_run `+where); n != 1 {
+		t.Errorf("%d llm_run points tagged instance 0, want 1", n)
+	}
+}

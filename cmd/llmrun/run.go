@@ -112,10 +112,20 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	fs.SetInterspersed(true)
 	var f runFlags
 	f.register(fs)
+	var inst instanceFlags
+	inst.register(fs)
 	fs.Usage = func() { printHelp(stdout, fmt.Sprintf(runUsage, stockList()), fs) }
 	a, code, ok := parseScriptArgs(ctx, "llmrun run", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code
+	}
+	rendezvousCfg, err := inst.config(fs, getenv, stderr)
+	if err == nil && rendezvousCfg != nil && a.segment.Whole() {
+		err = a.shareAmong(fs, rendezvousCfg.Instance, rendezvousCfg.Instances)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitUsage
 	}
 	if f.progressEvery <= 0 {
 		fmt.Fprintf(stderr, "llmrun run: --progress-interval must be positive, got %s\n", f.progressEvery)
@@ -140,6 +150,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		ProgressInterval: f.progressEvery,
 		Color:            useColor(f.noColor, stdout, getenv),
 		Version:          version(),
+		Rendezvous:       rendezvousCfg,
 	}))
 }
 
@@ -219,6 +230,36 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		}
 	}
 	return a, exitOK, true
+}
+
+// shareAmong makes the run instance i's equal share of the plan among n
+// instances, for a distributed run given no --execution-segment: the
+// segment i/n:(i+1)/n of the sequence 0,1/n,…,1. Like any segment, it
+// needs --seed.
+func (a *scriptArgs) shareAmong(fs *pflag.FlagSet, i, n int) error {
+	if n == 1 {
+		return nil
+	}
+	points := make([]string, n+1)
+	for k := range points {
+		points[k] = fmt.Sprintf("%d/%d", k, n)
+	}
+	seq, err := segment.ParseSequence(strings.Join(points, ","))
+	if err == nil {
+		var seg segment.Segment
+		if seg, err = segment.Parse(points[i] + ":" + points[i+1]); err == nil {
+			a.segment, err = segment.NewPart(seq, seg)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("--instances %d: instance %d's share of the plan: %w", n, i, err)
+	}
+	if !fs.Changed("seed") {
+		return fmt.Errorf("--instances %d needs --seed, the same in every instance, so that the instances draw the same arrivals and split them", n)
+	}
+	a.env[segmentEnv] = a.segment.Segment().String()
+	a.env[sequenceEnv] = a.segment.Sequence().String()
+	return nil
 }
 
 // The __ENV variables that tell a script the execution segment it runs,

@@ -98,6 +98,12 @@ type Config struct {
 	// (Report.ChainStops). The sweeps' stop (options.capacity.stop) is
 	// one.
 	StopChain func(sofar *Report) string
+	// BeforeStart, when set, is called once the VUs are initialised and
+	// setup() has run, just before the scenarios start; it returns when
+	// they should start (the instances of a distributed run wait for each
+	// other in it). Its error ends the run before any scenario, after
+	// teardown().
+	BeforeStart func(ctx context.Context) error
 }
 
 // Engine runs one script. Load it, look at its scenarios, then Run it once.
@@ -370,6 +376,16 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	// collector's next goal is then set from the heap the run starts with
 	// (see runtime/gctune).
 	runtime.GC()
+	if e.cfg.BeforeStart != nil {
+		if err := e.cfg.BeforeStart(ctx); err != nil {
+			teardownCtx, stopTeardown := afterInterrupt(ctx, e.interruptGrace)
+			teardownErr := e.teardown(teardownCtx, setupJSON)
+			stopTeardown()
+			rep := e.report(time.Now(), time.Now(), ctx)
+			rep.Client = health.NotMeasured("the run did not start, so no scenario ran")
+			return rep, errors.Join(err, teardownErr)
+		}
+	}
 	start := time.Now()
 	e.startNanos.Store(start.UnixNano())
 	probe := health.Start()

@@ -844,3 +844,50 @@ func TestModulesComeFromTheConfig(t *testing.T) {
 		t.Errorf("'llm' in Config.Modules: error = %v", err)
 	}
 }
+
+// BeforeStart runs after setup() and before the first iteration; its
+// error ends the run before any iteration, and teardown() still runs.
+func TestBeforeStart(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		logs := &logBuffer{}
+		cfg := testConfig(t, `
+export const options = { vus: 1, iterations: 1 };
+export function setup() { console.log('setup ran'); }
+export default function () { console.log('iteration ran'); }
+export function teardown() { console.log('teardown ran'); }
+`, nil, logs)
+		var before string
+		cfg.BeforeStart = func(context.Context) error {
+			before = logs.String()
+			if fail {
+				return errors.New("instance 2 did not arrive")
+			}
+			return nil
+		}
+		rep, err := runBounded(t, t.Context(), load(t, cfg))
+		if strings.Contains(before, "iteration ran") || !strings.Contains(before, "setup ran") {
+			t.Errorf("BeforeStart ran after %q, want after setup() and before the iterations", before)
+		}
+		want := []string{"setup ran", "iteration ran", "teardown ran"}
+		if fail {
+			if err == nil || !strings.Contains(err.Error(), "instance 2 did not arrive") || rep == nil {
+				t.Errorf("Run returned %v, want BeforeStart's error and a report", err)
+			}
+			want = []string{"setup ran", "teardown ran"}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if out := logs.String(); strings.Count(out, " ran") != len(want) || !containsAll(out, want) {
+			t.Errorf("fail=%v: console output %q, want exactly %q", fail, out, want)
+		}
+	}
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

@@ -225,13 +225,13 @@ func defaultTestID(script string) string {
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
-// resolvedOptions are the scenarios as the engine resolved them (script,
+// resolvedOptions are scenarios as the engine resolved them (script,
 // config file and command line together), for the result file: each
 // scenario's executor settings with its exec, start time and tags. Scenario
 // env is left out: it may hold secrets.
-func resolvedOptions(e *engine.Engine) json.RawMessage {
-	scenarios := make(map[string]map[string]any, len(e.Scenarios()))
-	for _, sc := range e.Scenarios() {
+func resolvedOptions(scs []engine.Scenario) json.RawMessage {
+	scenarios := make(map[string]map[string]any, len(scs))
+	for _, sc := range scs {
 		fields := map[string]any{}
 		if b, err := json.Marshal(sc.Config); err == nil {
 			json.Unmarshal(b, &fields)

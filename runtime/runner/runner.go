@@ -15,17 +15,21 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 	"github.com/llmrun/llmrun/runtime/timeline"
@@ -80,6 +84,13 @@ type Config struct {
 	// Command prefixes the lines the runner writes to Stderr ("llmrun
 	// run" when empty).
 	Command string
+	// Rendezvous, when set, makes the run one instance of a distributed
+	// run: it meets the other instances there (its Plan is the runner's
+	// to fill in) for the shared run id, before the outputs start, and for
+	// the shared start, once its VUs are initialised and setup() has run.
+	// Every sample, record and point is tagged with the instance's index,
+	// and the result file's start is the shared start.
+	Rendezvous *rendezvous.Config
 }
 
 // Outcome is how a run ended: its verdict, and what went wrong after it.
@@ -110,6 +121,14 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	}
 	if r.cfg.Stderr == nil {
 		r.cfg.Stderr = io.Discard
+	}
+	if cfg.Rendezvous != nil {
+		r.cfg.Engine.Tags = maps.Clone(cfg.Engine.Tags)
+		if r.cfg.Engine.Tags == nil {
+			r.cfg.Engine.Tags = map[string]string{}
+		}
+		r.cfg.Engine.Tags["instance"] = strconv.Itoa(cfg.Rendezvous.Instance)
+		defer r.leave()
 	}
 	if cfg.Engine.LLM.BaseURL == "" {
 		stop, err := r.startSimulator(ctx)
@@ -164,6 +183,11 @@ type run struct {
 	results   []output.FileFlag
 	info      output.Run
 	sinks     fanOut
+	// meeting is the rendezvous this instance arrived at; startErr why
+	// the instances did not start together, sharedStart when they did.
+	meeting     *rendezvous.Meeting
+	startErr    error
+	sharedStart time.Time
 }
 
 func (r *run) printf(format string, args ...any) {
@@ -212,6 +236,9 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	r.sinks.outputs = outputs
 	engineCfg.Requests = &r.sinks
 	engineCfg.StopChain = r.stopSweep
+	if r.cfg.Rendezvous != nil {
+		engineCfg.BeforeStart = r.startTogether
+	}
 	if r.engine, r.criteria, err = Load(ctx, engineCfg, r.cfg.SLO); err != nil {
 		return ReportLoadError(r.cfg.Stderr, r.cfg.Command, engineCfg.ScriptPath, err), false
 	}
@@ -222,18 +249,81 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	if !bounds.IsZero() {
 		r.sinks.goodput = &goodputCounter{bounds: bounds}
 	}
-	if r.cfg.NoPreflight {
+	if !r.cfg.NoPreflight {
+		r.probes = r.engine.Preflight(ctx)
+		if ctx.Err() != nil {
+			r.printf("interrupted before the test started")
+			return Interrupted, false
+		}
+		if !preflightPassed(r.cfg.Stderr, r.cfg.Command, r.probes) {
+			return PreflightFailed, false
+		}
+	}
+	return r.arrive(ctx)
+}
+
+// arrive meets the other instances of a distributed run for the run's
+// id, which the outputs carry from their start.
+func (r *run) arrive(ctx context.Context) (Verdict, bool) {
+	rc := r.cfg.Rendezvous
+	if rc == nil {
 		return Passed, true
 	}
-	r.probes = r.engine.Preflight(ctx)
-	if ctx.Err() != nil {
-		r.printf("interrupted before the test started")
-		return Interrupted, false
+	cfg := *rc
+	plan, err := r.wholePlan()
+	if err != nil {
+		r.printf("%v", err)
+		return Errored, false
 	}
-	if !preflightPassed(r.cfg.Stderr, r.cfg.Command, r.probes) {
-		return PreflightFailed, false
+	cfg.Plan = plan
+	m, err := rendezvous.Arrive(ctx, cfg)
+	if err != nil {
+		r.printf("%v", err)
+		if ctx.Err() != nil {
+			return Interrupted, false
+		}
+		return Errored, false
 	}
+	r.meeting, r.info.ID = m, m.RunID
 	return Passed, true
+}
+
+// wholePlan is the hash of the test plan the instances of a distributed
+// run must share: the script, and the scenarios as resolved before the
+// execution segment takes this process's part of them (each instance has
+// its own part), with the segment sequence they are cut by.
+func (r *run) wholePlan() (string, error) {
+	whole := r.cfg.Engine.Overrides
+	whole.Segment = segment.Part{}
+	opts := r.engine.Options()
+	scs, err := engine.ResolveScenarios(&opts, whole)
+	if err != nil {
+		return "", fmt.Errorf("resolving the whole test plan for the rendezvous: %w", err)
+	}
+	var seq string
+	if part := r.cfg.Engine.Overrides.Segment; !part.Whole() {
+		seq = part.Sequence().String()
+	}
+	return rendezvous.PlanHash([]byte(r.engine.ScriptSHA256()), resolvedOptions(scs), []byte(seq)), nil
+}
+
+// startTogether is the engine's BeforeStart in a distributed run: it
+// waits for every instance to be ready and for the shared start.
+func (r *run) startTogether(ctx context.Context) error {
+	run, err := r.meeting.Start(ctx)
+	if err != nil {
+		r.startErr = err
+		return err
+	}
+	r.sharedStart = run.Start
+	return nil
+}
+
+// leave leaves the rendezvous, if the run arrived at one.
+func (r *run) leave() {
+	if r.meeting != nil {
+		r.meeting.Close()
+	}
 }
 
 // execute starts the outputs, runs the engine and the timeline, and
@@ -271,6 +361,11 @@ func (r *run) execute(ctx context.Context) Outcome {
 		r.outputs.finish(nil) // what they hold is flushed, their goroutines end
 		return Outcome{Verdict: ReportLoadError(r.cfg.Stderr, r.cfg.Command, r.cfg.Engine.ScriptPath, runErr)}
 	}
+	if r.startErr != nil && ctx.Err() == nil {
+		r.outputs.finish(nil)
+		r.printf("%v", runErr)
+		return Outcome{Verdict: Errored}
+	}
 	sum := r.assemble(rep)
 	o := r.writeSummary(ctx, sum)
 	o.Verdict = verdict(ctx, rep, runErr, sum, r.cfg.Stderr, r.cfg.Command)
@@ -300,10 +395,13 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 		Tool: "llmrun", Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, ScriptSHA256: r.engine.ScriptSHA256(),
 		Target: r.target, BaseURL: llm.RedactURL(r.cfg.Engine.LLM.BaseURL), Seed: r.cfg.Engine.Seed, SeedDrawn: r.cfg.SeedDrawn, Host: host,
 		OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
-		RunID: r.info.ID, TestID: r.info.TestID, Tags: r.info.Tags, SLO: r.criteria.SLO, Options: resolvedOptions(r.engine),
+		RunID: r.info.ID, TestID: r.info.TestID, Tags: r.info.Tags, SLO: r.criteria.SLO, Options: resolvedOptions(r.engine.Scenarios()),
 	})
 	if seg := r.cfg.Engine.Overrides.Segment; !seg.Whole() {
 		sum.Meta.ExecutionSegment, sum.Meta.ExecutionSegmentSequence = seg.Segment().String(), seg.Sequence().String()
+	}
+	if !r.sharedStart.IsZero() {
+		sum.Meta.Start = r.sharedStart
 	}
 	sum.Preflight = r.probes
 	sum.Timeline = r.sinks.timeline.Points(rep.End)

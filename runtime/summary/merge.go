@@ -168,7 +168,8 @@ func checkInputs(results []*Summary) error {
 			return &HashMismatchError{Index: i, Hash: r.Meta.ScriptSHA256, FirstHash: first.Meta.ScriptSHA256}
 		}
 		for j, prev := range results[:i] {
-			if prev == r || r.Meta.RunID != "" && r.Meta.RunID == prev.Meta.RunID && r.Meta.Start.Equal(prev.Meta.Start) {
+			if prev == r || r.Meta.RunID != "" && r.Meta.RunID == prev.Meta.RunID && r.Meta.Start.Equal(prev.Meta.Start) &&
+				r.Meta.Tags["instance"] == prev.Meta.Tags["instance"] {
 				return &InputError{i, fmt.Errorf("the same run as result %d (run_id %q): merging it twice would count it twice", j+1, r.Meta.RunID)}
 			}
 		}

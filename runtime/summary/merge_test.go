@@ -477,3 +477,20 @@ func TestMergeGoodput(t *testing.T) {
 		t.Errorf("goodput of one result %+v, want 2 good over 10 s", a.Serving.Goodput)
 	}
 }
+
+// The instances of one distributed run share its run_id and start; their
+// instance tags tell them apart, so they merge.
+func TestMergeInstancesOfOneRun(t *testing.T) {
+	a, b := result(t, "r", t0, time.Second, 10), result(t, "r", t0, time.Second, 10)
+	if _, err := summary.Merge(a, b); err == nil {
+		t.Fatal("the same run twice merged")
+	}
+	a.Meta.Tags, b.Meta.Tags = map[string]string{"instance": "0"}, map[string]string{"instance": "1"}
+	merged, err := summary.Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Meta.RunID != "r" || merged.Metrics["llm_requests"].Values["count"] != 2*a.Metrics["llm_requests"].Values["count"] {
+		t.Errorf("merged run %q with %v requests, want run r with twice %v", merged.Meta.RunID, merged.Metrics["llm_requests"].Values, a.Metrics["llm_requests"].Values)
+	}
+}

@@ -1,0 +1,117 @@
+package rendezvous
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/llmrun/llmrun/internal/wait"
+)
+
+// arrive is the side of an instance other than 0: it reaches instance 0
+// (retrying while it is not up, for cfg.Timeout), says hello, and returns
+// the meeting once welcomed with the run's id.
+func arrive(ctx context.Context, cfg Config, dial func(context.Context) (net.Conn, error)) (*Meeting, error) {
+	arriveCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	for backoff := retryMin; ; backoff = min(2*backoff, retryMax) {
+		m, retry, err := attempt(arriveCtx, cfg, dial)
+		if err == nil || !retry {
+			return m, err
+		}
+		if !wait.Sleep(arriveCtx, backoff) {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("rendezvous: instance %d: waiting for instance 0: %w", cfg.Instance, context.Cause(ctx))
+			}
+			return nil, fmt.Errorf("rendezvous: instance %d: instance 0 not reached at %s within %v (last: %v)", cfg.Instance, cfg.Address, cfg.Timeout, err)
+		}
+	}
+}
+
+// attempt connects once and waits for instance 0's welcome. retry says
+// whether a failure is worth another attempt (instance 0 not up yet, or
+// the connection lost before a reply).
+func attempt(ctx context.Context, cfg Config, dial func(context.Context) (net.Conn, error)) (*Meeting, bool, error) {
+	conn, err := dial(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	defer stop()
+	r := newReader(conn)
+	m, retry, err := welcome(ctx, cfg, conn, r)
+	if err != nil {
+		conn.Close()
+		return nil, retry, err
+	}
+	return m, false, nil
+}
+
+// welcome says hello on conn and reads instance 0's answer.
+func welcome(ctx context.Context, cfg Config, conn net.Conn, r *bufio.Reader) (*Meeting, bool, error) {
+	if err := send(conn, hello{Protocol: Protocol, Instance: cfg.Instance, Instances: cfg.Instances, Plan: cfg.Plan}); err != nil {
+		return nil, true, err
+	}
+	deadline, _ := ctx.Deadline()
+	var w reply
+	if err := receive(r, conn, deadline, &w); err != nil {
+		return nil, true, err
+	}
+	if err := refusal(cfg, w); err != nil {
+		return nil, false, err
+	}
+	if w.RunID == "" {
+		return nil, false, fmt.Errorf("rendezvous: instance %d: instance 0 sent no run id", cfg.Instance)
+	}
+	closed := false
+	return &Meeting{
+		RunID: w.RunID,
+		ready: func(ctx context.Context) (Run, time.Time, error) { return ready(ctx, cfg, conn, r) },
+		close: func() {
+			if !closed {
+				closed = true
+				conn.Close()
+			}
+		},
+	}, false, nil
+}
+
+// ready says this instance is ready and waits for the start, as long as
+// instance 0 may wait for the others (cfg.Timeout) and a write's time.
+func ready(ctx context.Context, cfg Config, conn net.Conn, r *bufio.Reader) (Run, time.Time, error) {
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	defer stop()
+	fail := func(err error) (Run, time.Time, error) {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return Run{}, time.Time{}, fmt.Errorf("rendezvous: instance %d: waiting for the start from instance 0: %w", cfg.Instance, err)
+	}
+	if err := send(conn, readiness{Ready: true}); err != nil {
+		return fail(err)
+	}
+	var m reply
+	if err := receive(r, conn, time.Now().Add(cfg.Timeout+writeTimeout), &m); err != nil {
+		return fail(err)
+	}
+	received := time.Now()
+	if err := refusal(cfg, m); err != nil {
+		return Run{}, time.Time{}, err
+	}
+	if m.RunID == "" || m.Start == 0 {
+		return fail(errors.New("instance 0 sent no run id or start"))
+	}
+	return Run{ID: m.RunID, Start: time.Unix(0, m.Start)}, received.Add(time.Duration(m.Delay)), nil
+}
+
+// refusal is the error instance 0's reply carries, if any.
+func refusal(cfg Config, m reply) error {
+	if m.Error == "" {
+		return nil
+	}
+	return fmt.Errorf("rendezvous: instance 0 refused instance %d: %s", cfg.Instance, strings.TrimPrefix(m.Error, "rendezvous: "))
+}

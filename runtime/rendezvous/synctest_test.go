@@ -1,0 +1,241 @@
+package rendezvous
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// pipeNet is an in-memory network of one address for tests in a synctest
+// bubble, where real sockets do not let time advance.
+type pipeNet struct {
+	mu sync.Mutex
+	ln *pipeListener
+}
+
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (n *pipeNet) listen() *pipeListener {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ln = &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	return n.ln
+}
+
+func (n *pipeNet) dial(ctx context.Context) (net.Conn, error) {
+	n.mu.Lock()
+	ln := n.ln
+	n.mu.Unlock()
+	if ln == nil {
+		return nil, errors.New("connection refused")
+	}
+	client, server := net.Pipe()
+	select {
+	case ln.conns <- server:
+		return client, nil
+	case <-ln.closed:
+	case <-ctx.Done():
+	}
+	client.Close()
+	server.Close()
+	return nil, errors.New("connection refused")
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// pipeGroup runs the instances of cfg on n, each started by its own call.
+type pipeGroup struct {
+	net     *pipeNet
+	cfg     Config
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	results map[int]result
+}
+
+func (g *pipeGroup) start(ctx context.Context, i int) {
+	cfg := g.cfg
+	cfg.Instance = i
+	if err := cfg.validate(); err != nil {
+		panic(err)
+	}
+	var ln net.Listener
+	if i == 0 {
+		ln = g.net.listen()
+	}
+	g.wg.Go(func() {
+		var r result
+		var m *Meeting
+		var err error
+		if i == 0 {
+			m = coordinate(cfg, ln)
+		} else {
+			m, err = arrive(ctx, cfg, g.net.dial)
+		}
+		if r.err = err; err == nil {
+			r.run, r.err = m.Start(ctx)
+			m.Close()
+			if r.err == nil && r.run.ID != m.RunID {
+				r.err = fmt.Errorf("started run %q, welcomed to %q", r.run.ID, m.RunID)
+			}
+		}
+		r.returned = time.Now()
+		g.mu.Lock()
+		g.results[i] = r
+		g.mu.Unlock()
+	})
+}
+
+func newPipeGroup(cfg Config) *pipeGroup {
+	cfg.Address = "pipe:1"
+	return &pipeGroup{net: &pipeNet{}, cfg: cfg, results: map[int]result{}}
+}
+
+func TestStartIsExactAfterLateArrival(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 3, Plan: "p", Timeout: 30 * time.Second, Lead: time.Second})
+		t0 := time.Now()
+		g.start(t.Context(), 1)
+		g.start(t.Context(), 0)
+		time.Sleep(20 * time.Second)
+		g.start(t.Context(), 2)
+		g.wg.Wait()
+		want := t0.Add(21 * time.Second)
+		for i, r := range g.results {
+			if r.err != nil {
+				t.Fatalf("instance %d: %v", i, r.err)
+			}
+			if !r.run.Start.Equal(want) || !r.returned.Equal(want) || r.run.ID != g.results[0].run.ID {
+				t.Errorf("instance %d: run %+v returned at +%v, want the start and return at +21s", i, r.run, r.returned.Sub(t0))
+			}
+		}
+	})
+}
+
+func TestMissingInstancesAreNamed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 5, Plan: "p", Timeout: 30 * time.Second})
+		t0 := time.Now()
+		g.start(t.Context(), 0)
+		g.start(t.Context(), 1)
+		g.start(t.Context(), 3)
+		g.wg.Wait()
+		want := "instances 2, 4 of 5 did not arrive at pipe:1 within 30s of instance 0 being ready"
+		for i, r := range g.results {
+			if r.err == nil || !strings.Contains(r.err.Error(), want) {
+				t.Errorf("instance %d: error %v, want one saying %q", i, r.err, want)
+			}
+		}
+		if took := g.results[0].returned.Sub(t0); took != 30*time.Second {
+			t.Errorf("instance 0 gave up after %v, want 30s", took)
+		}
+	})
+}
+
+func TestCoordinatorNeverComes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 2, Plan: "p", Timeout: 10 * time.Second})
+		t0 := time.Now()
+		g.start(t.Context(), 1)
+		g.wg.Wait()
+		r := g.results[1]
+		want := "instance 1: instance 0 not reached at pipe:1 within 10s (last: connection refused)"
+		if r.err == nil || !strings.Contains(r.err.Error(), want) {
+			t.Errorf("error %v, want one saying %q", r.err, want)
+		}
+		if took := r.returned.Sub(t0); took < 10*time.Second || took > 11*time.Second {
+			t.Errorf("gave up after %v, want 10s", took)
+		}
+	})
+}
+
+// TestLeftBeforeStart: an instance that arrives and leaves before the
+// others no longer counts; the group waits for it to come back.
+func TestLeftBeforeStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 3, Plan: "p", Timeout: 30 * time.Second})
+		g.start(t.Context(), 0)
+		ctx, cancel := context.WithCancel(t.Context())
+		g.start(ctx, 1)
+		synctest.Wait()
+		cancel()
+		synctest.Wait()
+		g.start(t.Context(), 2)
+		time.Sleep(time.Second)
+		g.start(t.Context(), 1)
+		g.wg.Wait()
+		if g.results[0].err != nil || g.results[2].err != nil || g.results[0].run.ID != g.results[2].run.ID {
+			t.Errorf("instance 0: %+v, instance 2: %+v, want one run", g.results[0], g.results[2])
+		}
+	})
+}
+
+func TestArrivedButNotReadyIsNamed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 3, Plan: "p", Timeout: 30 * time.Second})
+		g.start(t.Context(), 0)
+		g.start(t.Context(), 1)
+		cfg := g.cfg
+		cfg.Instance = 2
+		if err := cfg.validate(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := arrive(t.Context(), cfg, g.net.dial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		g.wg.Wait()
+		want := "instance 2 arrived but did not finish initialising within 30s"
+		for i, r := range g.results {
+			if r.err == nil || !strings.Contains(r.err.Error(), want) {
+				t.Errorf("instance %d: error %v, want one saying %q", i, r.err, want)
+			}
+		}
+	})
+}
+
+// TestCoordinatorStops: instance 0 that stops before the start (its VUs
+// failed to initialise) tells the others so.
+func TestCoordinatorStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 2, Plan: "p", Timeout: 30 * time.Second})
+		m := coordinate(g.cfg, g.net.listen())
+		g.start(t.Context(), 1)
+		synctest.Wait()
+		m.Close()
+		g.wg.Wait()
+		want := "instance 0 refused instance 1: instance 0 stopped before the start"
+		if err := g.results[1].err; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one saying %q", err, want)
+		}
+	})
+}
