@@ -144,8 +144,9 @@ func TestInstanceTagsInfluxPoints(t *testing.T) {
 	}
 	s := readSummary(t, export)
 	where := fmt.Sprintf(`WHERE run_id = '%s' AND instance = '0'`, s.Meta.RunID)
-	if n := influxCount(t, db, `SELECT COUNT(e2e) FROM llm_request `+where); n != 3 {
-		t.Errorf("%d llm_request points tagged instance 0, want 3", n)
+	// The one instance runs the whole plan: instanceScript's 9 iterations.
+	if n := influxCount(t, db, `SELECT COUNT(e2e) FROM llm_request `+where); n != 9 {
+		t.Errorf("%d llm_request points tagged instance 0, want 9", n)
 	}
 	if n := influxCount(t, db, `SELECT COUNT(completed) FROM llm_run `+where); n != 1 {
 		t.Errorf("%d llm_run points tagged instance 0, want 1", n)
