@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,8 +138,21 @@ func TestInstancesStartTogether(t *testing.T) {
 	if hi-lo > 500 || lo < start-1 {
 		t.Errorf("first iterations %.0f to %.0f ms after the shared start, want all at it", lo-start, hi-start)
 	}
-	if _, err := readMerged(t, result(0), result(1), result(2)); err != nil {
-		t.Errorf("the instances' results do not merge: %v", err)
+	all, err := readMerged(t, result(0), result(1), result(2))
+	if err != nil {
+		t.Fatalf("the instances' results do not merge: %v", err)
+	}
+	if m := readSummary(t, all); m.Meta.Instances != 3 || m.Meta.MissingInstances != nil || m.Serving.Requests != 9 {
+		t.Errorf("merged: %d instances, missing %v, %d requests; want 3, none, the plan's 9", m.Meta.Instances, m.Meta.MissingInstances, m.Serving.Requests)
+	}
+	// Without instance 1's result, the merge says so.
+	out := filepath.Join(t.TempDir(), "partial.json")
+	code, _, stderr := command(t, "merge", "-o", out, result(0), result(2))
+	if code != 0 || !strings.Contains(stderr, "no result of instance 1 was given") {
+		t.Errorf("merging instances 0 and 2: exit %d, stderr %q; want a warning naming instance 1", code, stderr)
+	}
+	if m := readSummary(t, out); !slices.Equal(m.Meta.MissingInstances, []int{1}) {
+		t.Errorf("partial merge: missing_instances %v, want [1]", m.Meta.MissingInstances)
 	}
 }
 

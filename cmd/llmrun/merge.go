@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
@@ -83,7 +84,23 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	fmt.Fprintf(stderr, "llmrun merge: %s (%s): %s, %d completed, %d failed over %.1f s, written to %s\n",
 		textfmt.Count(len(files), "result"), strings.Join(merged.Meta.Merged, ", "), textfmt.Count(sv.Requests, "request"), sv.OK, sv.Failed, sv.DurationSeconds, to)
+	if missing := merged.Meta.MissingInstances; len(missing) > 0 {
+		fmt.Fprintf(stderr, "llmrun merge: warning: run %s had %s; no result of %s was given, so the merged figures are the others' only (missing_instances in the result)\n",
+			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), instanceList(missing))
+	}
 	return exitOK
+}
+
+// instanceList names instance indices: "instance 2", "instances 0, 3".
+func instanceList(indices []int) string {
+	parts := make([]string, len(indices))
+	for i, n := range indices {
+		parts[i] = strconv.Itoa(n)
+	}
+	if len(parts) == 1 {
+		return "instance " + parts[0]
+	}
+	return "instances " + strings.Join(parts, ", ")
 }
 
 // mergeError says what Merge found wrong, naming files rather than the

@@ -400,6 +400,9 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	if seg := r.cfg.Engine.Overrides.Segment; !seg.Whole() {
 		sum.Meta.ExecutionSegment, sum.Meta.ExecutionSegmentSequence = seg.Segment().String(), seg.Sequence().String()
 	}
+	if rc := r.cfg.Rendezvous; rc != nil && rc.Instances > 1 {
+		sum.Meta.Instances = rc.Instances
+	}
 	if !r.sharedStart.IsZero() {
 		sum.Meta.Start = r.sharedStart
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -196,10 +197,12 @@ func checkRows(rows []LatencyRow, ms map[string]MetricSummary) error {
 	return nil
 }
 
-// inputLabel names a result in Merged: its run_id, else its host, else its
-// position.
+// inputLabel names a result in Merged: its run_id (with its instance, for
+// an instance of a distributed run), else its host, else its position.
 func inputLabel(s *Summary, i int) string {
 	switch {
+	case s.Meta.RunID != "" && s.Meta.Tags["instance"] != "":
+		return s.Meta.RunID + " instance " + s.Meta.Tags["instance"]
 	case s.Meta.RunID != "":
 		return s.Meta.RunID
 	case s.Meta.Host != "":
@@ -279,7 +282,37 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 		}
 	}
 	m.Models = slices.Sorted(maps.Keys(models))
+	mergeInstances(&m, results)
 	return m
+}
+
+// mergeInstances sets the instances of a merged distributed run: their
+// count, the indices given as the "instance" tag (joined, in order) and,
+// when every result is of one run, the indices of the instances whose
+// results are missing.
+func mergeInstances(m *Meta, results []*Summary) {
+	given := map[int]bool{}
+	var tags []string
+	for _, r := range results {
+		m.Instances = max(m.Instances, r.Meta.Instances)
+		tag := r.Meta.Tags["instance"]
+		if i, err := strconv.Atoi(tag); err == nil && !given[i] {
+			given[i] = true
+			tags = append(tags, tag)
+		}
+	}
+	if len(tags) > 1 {
+		slices.SortFunc(tags, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+		m.Tags["instance"] = strings.Join(tags, ", ")
+	}
+	if m.Instances == 0 || m.RunID == "" {
+		return
+	}
+	for i := range m.Instances {
+		if !given[i] {
+			m.MissingInstances = append(m.MissingInstances, i)
+		}
+	}
 }
 
 // joinDistinct joins the distinct non-empty values of a field of the

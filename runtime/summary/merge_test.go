@@ -494,3 +494,32 @@ func TestMergeInstancesOfOneRun(t *testing.T) {
 		t.Errorf("merged run %q with %v requests, want run r with twice %v", merged.Meta.RunID, merged.Metrics["llm_requests"].Values, a.Metrics["llm_requests"].Values)
 	}
 }
+
+// A merge of some of a distributed run's instances says which are
+// missing, lists the instances it has, and names each input by its
+// instance; a complete merge misses none.
+func TestMergeSaysWhichInstancesAreMissing(t *testing.T) {
+	instance := func(i string) *summary.Summary {
+		s := result(t, "r", t0, time.Second, 10)
+		s.Meta.Instances, s.Meta.Tags = 4, map[string]string{"instance": i}
+		return s
+	}
+	merged, err := summary.Merge(instance("2"), instance("0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := merged.Meta
+	if m.Instances != 4 || !slices.Equal(m.MissingInstances, []int{1, 3}) || m.Tags["instance"] != "0, 2" {
+		t.Errorf("instances %d, missing %v, tag %q; want 4, [1 3], \"0, 2\"", m.Instances, m.MissingInstances, m.Tags["instance"])
+	}
+	if want := []string{"r instance 2", "r instance 0"}; !slices.Equal(m.Merged, want) {
+		t.Errorf("merged_from %q, want %q", m.Merged, want)
+	}
+	all, err := summary.Merge(instance("0"), instance("1"), instance("2"), instance("3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Meta.MissingInstances != nil {
+		t.Errorf("every instance given, yet missing %v", all.Meta.MissingInstances)
+	}
+}

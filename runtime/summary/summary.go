@@ -147,6 +147,12 @@ type Meta struct {
 	// plan. Merged, the inputs' distinct values are joined with ", ".
 	ExecutionSegment         string `json:"execution_segment,omitempty"`
 	ExecutionSegmentSequence string `json:"execution_segment_sequence,omitempty"`
+	// Instances is how many instances the run had (--instances), when
+	// more than one; each instance's index is its "instance" tag.
+	// MissingInstances, in a merged result of one run, are the indices of
+	// the instances whose results were not in the merge.
+	Instances        int   `json:"instances,omitempty"`
+	MissingInstances []int `json:"missing_instances,omitempty"`
 }
 
 // ScenarioShape describes one scenario's load.
