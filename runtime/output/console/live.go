@@ -27,8 +27,13 @@ const LiveWindow = 5 * time.Second
 // scenario its whole run's. AddRequest is safe for concurrent use and
 // costs a lock and the aggregation of one record; Block and Lines read.
 type Live struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	// start is the origin of the seconds requests are counted in, and now
+	// the clock the readings take the current second from (time.Now):
+	// both the view's own, not the engine's, whose elapsed time counts
+	// from a later start.
 	start time.Time
+	now   func() time.Time
 	// window is how far back a running scenario's figures look.
 	window    time.Duration
 	scenarios map[string]*liveScenario
@@ -63,7 +68,7 @@ type liveSecond struct {
 // running scenarios' figures cover the last windowLen (at least a second).
 func NewLive(start time.Time, windowLen time.Duration) *Live {
 	windowLen = max(windowLen.Truncate(time.Second), time.Second)
-	return &Live{start: start, window: windowLen, scenarios: map[string]*liveScenario{}, byTags: map[*metrics.TagSet]*liveScenario{}}
+	return &Live{start: start, now: time.Now, window: windowLen, scenarios: map[string]*liveScenario{}, byTags: map[*metrics.TagSet]*liveScenario{}}
 }
 
 // AddRequest counts a request that ended; it implements llm.RequestSink.
@@ -146,16 +151,18 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 		default:
 			r.windowed = true
 			l.merged.Reset()
-			now := int64(p.Elapsed / time.Second)
-			for sec := now - int64(len(s.seconds)) + 2; sec <= now; sec++ {
-				if sec < 0 {
-					continue
-				}
+			// The window's whole seconds and the current one, which the
+			// ring holds (len(s.seconds) = window + 1), over the time they
+			// span.
+			elapsed := l.now().Sub(l.start)
+			from := int64(elapsed/time.Second) - int64(l.window/time.Second)
+			for sec := max(from, 0); sec <= from+int64(len(s.seconds))-1; sec++ {
 				if b := &s.seconds[sec%int64(len(s.seconds))]; b.second == sec {
 					l.merged.Merge(&b.agg)
 				}
 			}
-			r.fill(&l.merged, min(l.window, sp.Measured))
+			span := elapsed - time.Duration(max(from, 0))*time.Second
+			r.fill(&l.merged, min(span, sp.Measured))
 			r.tokRate = rate
 		}
 		rows[i] = r

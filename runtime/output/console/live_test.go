@@ -23,6 +23,7 @@ func record(tags *metrics.TagSet, start time.Time, at time.Duration, ttft float6
 func TestLiveFigures(t *testing.T) {
 	start := time.Unix(1000, 0)
 	l := NewLive(start, 5*time.Second)
+	l.now = func() time.Time { return start.Add(20 * time.Second) }
 	c1 := metrics.NewTagSet(map[string]string{"scenario": "c1"})
 	c2 := metrics.NewTagSet(map[string]string{"scenario": "c2", "model": "m"})
 	// c1 ran from 0 to 10 s: 10 requests at 100 ms.
@@ -127,5 +128,24 @@ func BenchmarkLiveAddRequest(b *testing.B) {
 		r.TTFT = float64(50 + i%200)
 		l.AddRequest(r)
 		i++
+	}
+}
+
+// A running scenario's window is its last whole seconds and the current
+// one, over the time they span: at 20.5 s, a 5 s window counts what ended
+// from 15 s on, over 5.5 s, however the engine counts its own time.
+func TestLiveWindowSpansItsSeconds(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := NewLive(start, 5*time.Second)
+	l.now = func() time.Time { return start.Add(20*time.Second + 500*time.Millisecond) }
+	tags := metrics.NewTagSet(map[string]string{"scenario": "s"})
+	for _, at := range []time.Duration{14900 * time.Millisecond, 15100 * time.Millisecond, 17 * time.Second, 20400 * time.Millisecond} {
+		l.AddRequest(record(tags, start, at, 100, ""))
+	}
+	rows := l.rows(engine.Progress{Scenarios: []engine.ScenarioProgress{
+		{Name: "s", Phase: engine.PhaseRunning, Elapsed: 9 * time.Second, Measured: 9 * time.Second, Duration: time.Minute},
+	}})
+	if r := rows[0]; r.requests != 3 || r.reqRate != 3/5.5 {
+		t.Errorf("window: %d requests at %v req/s, want 3 (from 15 s on) over 5.5 s", r.requests, r.reqRate)
 	}
 }
