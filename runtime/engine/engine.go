@@ -687,7 +687,10 @@ type Progress struct {
 
 // Progress reads the live counters; safe to call while Run runs.
 func (e *Engine) Progress() Progress {
-	p := Progress{ActiveVUs: e.run.active.Load(), MaxVUs: e.maxVUs}
+	p := Progress{MaxVUs: e.maxVUs}
+	for _, l := range e.live {
+		p.ActiveVUs += l.active.Load()
+	}
 	if start := e.startNanos.Load(); start != 0 {
 		p.Elapsed = time.Since(time.Unix(0, start))
 	}

@@ -134,7 +134,7 @@ func (l *scenarioLive) progress(sc *Scenario, now time.Time) ScenarioProgress {
 		return p
 	}
 	p.Elapsed = now.Sub(time.Unix(0, start))
-	warming := l.warmup.warming(time.Unix(0, start), now)
+	warming := l.warmup.warming(now)
 	if !warming {
 		p.Measured = now.Sub(l.warmup.measuredStart(now))
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -80,7 +79,6 @@ type runState struct {
 	// arrivals counts the output tokens of the measured requests as they
 	// arrive.
 	arrivals *tokenArrivals
-	active   atomic.Int64
 }
 
 func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig, run *runState, sink metrics.Sink) (*vu, error) {
@@ -185,10 +183,8 @@ func (v *vu) parseJSON(b []byte) (goja.Value, error) {
 // exception it threw.
 func (v *vu) RunIteration(ctx context.Context) {
 	v.inst.SetIteration(v.state.Iteration)
-	v.run.active.Add(1)
 	v.live.active.Add(1)
 	defer func() {
-		v.run.active.Add(-1)
 		v.live.active.Add(-1)
 		v.live.iterations.Add(1)
 	}()
@@ -196,12 +192,8 @@ func (v *vu) RunIteration(ctx context.Context) {
 	b := v.run.builtin
 	start := time.Now()
 	warm := v.live.warmup.claim(start)
-	if v.lagged {
-		v.lagged = false
-		if !warm {
-			v.sink.AddSamples([]metrics.Sample{{Metric: b.iterationLag, Tags: v.state.Tags, Time: start, Value: ms(v.lag)}})
-		}
-	}
+	lagged := v.lagged && !warm
+	v.lagged = false
 	if warm {
 		// Warmup requests count in no figure of the summary: their
 		// samples are kept apart, and the modules keep nothing else of
@@ -224,6 +216,9 @@ func (v *vu) RunIteration(ctx context.Context) {
 		v.samples = append(v.samples, metrics.Sample{Metric: m, Tags: tags, Time: now, Value: value})
 	}
 	v.samples = v.samples[:0]
+	if lagged {
+		v.samples = append(v.samples, metrics.Sample{Metric: b.iterationLag, Tags: tags, Time: start, Value: ms(v.lag)})
+	}
 	switch {
 	case warm && !interrupted:
 		add(b.warmupIterations, 1)

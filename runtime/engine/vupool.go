@@ -74,7 +74,7 @@ func (p *scenarioPool) IterationLag(v executor.VU, lag time.Duration) {
 // scenario is still in its warmup are left out, as warmup is of every
 // figure.
 func (p *scenarioPool) DroppedIterations(n int) {
-	if g := p.live.warmup; g.warming(g.start, time.Now()) {
+	if p.live.warmup.warming(time.Now()) {
 		return
 	}
 	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.droppedIterations, Tags: p.tags, Time: time.Now(), Value: float64(n)}})

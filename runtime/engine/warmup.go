@@ -113,15 +113,15 @@ func (g *warmupGate) claim(now time.Time) bool {
 	return warm
 }
 
-// warming says whether the scenario, which started at start, is still in
-// its warmup at now: its warmup duration not over, or no measured
-// iteration started after its warmup iterations.
-func (g *warmupGate) warming(start, now time.Time) bool {
+// warming says whether the scenario, begun, is still in its warmup at
+// now: its warmup duration not over, or no measured iteration started
+// after its warmup iterations.
+func (g *warmupGate) warming(now time.Time) bool {
 	switch {
 	case g.w.Iterations > 0:
 		return g.measured.Load() == 0
 	case g.w.Duration > 0:
-		return now.Before(start.Add(g.w.Duration))
+		return now.Before(g.start.Add(g.w.Duration))
 	}
 	return false
 }
