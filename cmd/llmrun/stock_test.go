@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,6 +109,18 @@ func TestStockConcurrencySweepStopsAtSaturation(t *testing.T) {
 	}
 	if s.Serving.Failed != 0 || s.Meta.Interrupted {
 		t.Errorf("failed %d, interrupted %v: skipped levels are neither", s.Serving.Failed, s.Meta.Interrupted)
+	}
+	// The result file's options say how the levels were chained.
+	var opts struct {
+		Scenarios map[string]struct {
+			StartAfter string `json:"startAfter"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(s.Meta.Options, &opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := opts.Scenarios["c2"].StartAfter + "," + opts.Scenarios["c8"].StartAfter; got != "c1,c4" || opts.Scenarios["c1"].StartAfter != "" {
+		t.Errorf("options' startAfter of c1, c2, c8: %q, %q; want none, then c1,c4", opts.Scenarios["c1"].StartAfter, got)
 	}
 }
 

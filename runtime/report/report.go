@@ -414,7 +414,7 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO) []*Chart {
 	if failed > 0 {
 		requests.Title = "Requests over time: requests completed and failed per second"
 		requests.Series = append(requests.Series, series{Name: "failed/s", Points: fails})
-		requests.Caption = plural(failed, "request") + " failed."
+		requests.Caption = textfmt.Count(failed, "request") + " failed."
 	}
 	return []*Chart{
 		buildChart(chartSpec{
@@ -550,7 +550,7 @@ func capacitySection(s *summary.Summary, slo summary.SLO) *capacityView {
 	if slo.TTFTP99 > 0 {
 		ttft.Refs = append(slices.Clone(levelRefs), sloLine(slo))
 	}
-	successChart := textChart("sweep-success", "success rate 100 % throughout: "+plural(requests, "request")+", 0 failed")
+	successChart := textChart("sweep-success", "success rate 100 % throughout: "+textfmt.Count(requests, "request")+", 0 failed")
 	if !allSucceeded || failed > 0 {
 		successChart = buildChart(chartSpec{
 			Name: "sweep-success", Title: "Success rate by " + variable,
@@ -695,14 +695,6 @@ func scenarioTable(s *summary.Summary) *table {
 		return nil
 	}
 	return t
-}
-
-// plural counts n of a noun: "1 request", "2 requests".
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
 
 // percent formats a ratio as a percentage.

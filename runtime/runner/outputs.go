@@ -227,7 +227,8 @@ func defaultTestID(script string) string {
 
 // resolvedOptions are scenarios as the engine resolved them (script,
 // config file and command line together), for the result file: each
-// scenario's executor settings with its exec, start time and tags. Scenario
+// scenario's executor settings with its exec, start time (and startAfter),
+// warmup and tags, as options name them. Scenario
 // env is left out: it may hold secrets.
 func resolvedOptions(scs []engine.Scenario) json.RawMessage {
 	scenarios := make(map[string]map[string]any, len(scs))
@@ -237,6 +238,15 @@ func resolvedOptions(scs []engine.Scenario) json.RawMessage {
 			json.Unmarshal(b, &fields)
 		}
 		fields["executor"], fields["exec"], fields["startTime"] = sc.Executor, sc.Exec, sc.StartTime.String()
+		if sc.StartAfter != "" {
+			fields["startAfter"] = sc.StartAfter
+		}
+		switch {
+		case sc.Warmup.Iterations > 0:
+			fields["warmup"] = sc.Warmup.Iterations
+		case sc.Warmup.Duration > 0:
+			fields["warmup"] = sc.Warmup.Duration.String()
+		}
 		if len(sc.Tags) > 0 {
 			fields["tags"] = sc.Tags
 		}
