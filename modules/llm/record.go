@@ -119,8 +119,10 @@ func (f *RecordField) value(r *Record) reflect.Value { return reflect.ValueOf(r)
 // record fills rec with what outputs keep of the request, tagged tags;
 // scratch is reused to find the ITL p99 and returned for the next call.
 func (r *Result) record(rec *Record, tags *metrics.TagSet, scratch []float64) []float64 {
-	*rec = Record{Time: r.End(), Tags: tags, OK: r.OK, ErrorClass: string(r.Class), Status: r.Status, E2E: r.E2E}
+	*rec = Record{Time: r.End(), Tags: tags, OK: r.OK, Status: r.Status, E2E: r.E2E}
 	if !r.OK {
+		// Every output writes the class Record.Class says.
+		rec.ErrorClass = cmp.Or(string(r.Class), "unknown")
 		return scratch
 	}
 	rec.TTFT, rec.TTFO, rec.TPOT = r.TTFT, r.TTFO, r.TPOT

@@ -121,8 +121,6 @@ func requestPoint(r *llm.Record, fields []requestField, tags []metrics.Tag, at t
 			p.AddField(name, f.Int(r))
 		case f.Kind == reflect.Bool:
 			p.AddField(name, f.Bool(r))
-		case name == "error_class":
-			p.AddField(name, r.Class())
 		default:
 			p.AddField(name, f.String(r))
 		}
