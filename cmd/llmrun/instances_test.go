@@ -135,7 +135,9 @@ func TestInstancesStartTogether(t *testing.T) {
 	}
 	start := float64(first.Meta.Start.UnixMilli())
 	t.Logf("first iterations %.0f to %.0f ms after the shared start: a skew of %.0f ms", lo-start, hi-start, hi-lo)
-	if hi-lo > 500 || lo < start-1 {
+	// A loose bound: on a loaded machine a process may wait for a CPU; the
+	// figure itself is logged above.
+	if hi-lo > 2000 || lo < start-1 {
 		t.Errorf("first iterations %.0f to %.0f ms after the shared start, want all at it", lo-start, hi-start)
 	}
 	all, err := readMerged(t, result(0), result(1), result(2))
