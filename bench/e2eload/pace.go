@@ -78,8 +78,8 @@ func runPacing(rate, i int, bin, dir string, sim *simproc.Proc, p pinning) (paci
 	if err != nil {
 		return pc, err
 	}
-	fmt.Printf("  %d arrivals/s: %d requests completed, %d dropped; started late by p50 %.3f ms, p99 %.3f ms; scheduling delay p99 %.1f ms; llmrun's CPU %.0f %% of its CPUs, peak RSS %.0f MB; load average %s\n",
-		rate, pc.completed, pc.dropped, pc.lagP50, pc.lagP99, pc.schedP99, 100*pc.cpu, mb(f.peakRSS), loadAverage())
+	fmt.Printf("  %d arrivals/s: %d requests completed, %d dropped; started late by p50 %.3f ms, p99 %.3f ms; scheduling delay p99 %.1f ms; llmrun's CPU %.0f %% of its CPUs, peak RSS %s; load average %s\n",
+		rate, pc.completed, pc.dropped, pc.lagP50, pc.lagP99, pc.schedP99, 100*pc.cpu, rssText(mb(f.peakRSS), 0), loadAverage())
 	return pc, nil
 }
 

@@ -63,7 +63,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
 	fs.IntVar(&f.port, "port", 8000, "server port, without --base-url")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
 	fs.StringVar(&o.Model, "model", "", "model (default the first model the server lists)")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer the prompts are measured with: cl100k_base, o200k_base or a tokenizer.json path (default cl100k_base); also the result's tokenizer_id")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer the prompts are measured with: cl100k_base, o200k_base, a tokenizer.json path or a model directory, or a Hugging Face model id ORG/NAME[@REVISION] (default cl100k_base; see docs/workloads.md); also the result's tokenizer_id")
 	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, prefix_repetition, sharegpt or custom")
 	fs.StringVar(&f.datasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON) and custom (JSONL with prompt)")
 	fs.IntVar(&o.RandomInputLen, "random-input-len", o.RandomInputLen, "random dataset: input tokens per request")

@@ -221,7 +221,7 @@ func (c *coordinator) check(h hello) error {
 	case h.Protocol != Protocol:
 		return fmt.Errorf("rendezvous: instance %d speaks protocol %d, instance 0 speaks %d: run the same llmrun version on every instance", h.Instance, h.Protocol, Protocol)
 	case h.Instances != c.cfg.Instances:
-		return fmt.Errorf("rendezvous: instance %d was told of %d instances, instance 0 of %d", h.Instance, h.Instances, c.cfg.Instances)
+		return fmt.Errorf("rendezvous: instance %d was told of %d instances, instance 0 of %d: give every instance the same --instances", h.Instance, h.Instances, c.cfg.Instances)
 	case h.Instance <= 0 || h.Instance >= c.cfg.Instances:
 		return fmt.Errorf("rendezvous: an instance says it is instance %d: the others must be 1 to %d (0 is the one listening)", h.Instance, c.cfg.Instances-1)
 	case c.arrived[h.Instance] != nil:
@@ -257,7 +257,7 @@ func (c *coordinator) missing() error {
 	if len(unready) > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s arrived but did not finish initialising", instances(unready), strings.Join(unready, ", ")))
 	}
-	return fmt.Errorf("rendezvous: %s within %v of instance 0 being ready", strings.Join(parts, "; "), c.cfg.Timeout)
+	return fmt.Errorf("rendezvous: %s within %v of instance 0 being ready: start every instance with the same --instances and --rendezvous, or raise --rendezvous-timeout", strings.Join(parts, "; "), c.cfg.Timeout)
 }
 
 // instances is the noun for a list of n indices.

@@ -27,7 +27,7 @@ func arrive(ctx context.Context, cfg Config, dial func(context.Context) (net.Con
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("rendezvous: instance %d: waiting for instance 0: %w", cfg.Instance, context.Cause(ctx))
 			}
-			return nil, fmt.Errorf("rendezvous: instance %d: instance 0 not reached at %s within %v (last: %v)", cfg.Instance, cfg.Address, cfg.Timeout, err)
+			return nil, fmt.Errorf("rendezvous: instance %d: instance 0 not reached at %s within %v (last: %v): start instance 0 with the same --rendezvous address, or raise --rendezvous-timeout", cfg.Instance, cfg.Address, cfg.Timeout, err)
 		}
 	}
 }

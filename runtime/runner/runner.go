@@ -165,7 +165,7 @@ func Load(ctx context.Context, cfg engine.Config, slo *summary.SLO) (*engine.Eng
 	}
 	if crit.Stop != "" && crit.Stop != capacity.StopNever && !slices.ContainsFunc(e.Scenarios(), func(sc engine.Scenario) bool { return sc.StartAfter != "" }) {
 		return nil, capacity.Criteria{}, &engine.ConfigError{Field: "options.capacity.stop",
-			Err: fmt.Errorf("%q stops a sweep whose levels are chained with startAfter, and no scenario has startAfter", crit.Stop)}
+			Err: fmt.Errorf("%q stops a sweep whose levels are chained with startAfter, and no scenario has startAfter: chain the levels with startAfter, or leave options.capacity.stop out", crit.Stop)}
 	}
 	return e, crit, nil
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // etagPattern is the shape of a blob name: the hub's ETags are a git
@@ -117,7 +119,7 @@ func (h Hub) readBody(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > h.MaxSize {
-		return nil, fmt.Errorf("larger than the %d bytes allowed", h.MaxSize)
+		return nil, fmt.Errorf("larger than the %s allowed: download tokenizer.json yourself and pass its path", capped.Size(h.MaxSize))
 	}
 	return data, nil
 }

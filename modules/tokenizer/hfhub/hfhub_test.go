@@ -384,7 +384,7 @@ func TestFileErrors(t *testing.T) {
 		{"org/no-file", `no tokenizer.json in org/no-file at revision "main"`},
 		{"org/forbidden", "org/forbidden is gated or private"},
 		{"org/broken", "tokenizer.json of org/broken: downloading from " + srv.URL + " (500 Internal Server Error) failed"},
-		{"org/huge", "larger than the 1024 bytes allowed"},
+		{"org/huge", "larger than the 1 KiB allowed"},
 		{"org/no-commit", "sent no commit hash"},
 	} {
 		hub := Hub{CacheDir: t.TempDir(), Endpoint: srv.URL, MaxSize: 1024}
