@@ -247,6 +247,16 @@ func (f *benchFlags) options(fs *pflag.FlagSet, o *vllmbench.Options) (string, e
 		return "", fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
 	}
 	o.DatasetPath, o.Tokenizer, o.Seed = f.datasetPath, f.tokenizer, f.seed
+	// vLLM's shorthand lengths, 0 for "not given": a negative one is an
+	// error, not the default.
+	for _, l := range []struct {
+		flag string
+		n    int
+	}{{"input-len", f.inputLen}, {"output-len", f.outputLen}, {"sharegpt-output-len", f.sharegptOutputLen}, {"custom-output-len", f.customOutputLen}} {
+		if l.n < 0 {
+			return "", fmt.Errorf("--%s must not be negative, got %d", l.flag, l.n)
+		}
+	}
 	if f.inputLen > 0 {
 		o.RandomInputLen = f.inputLen
 	}

@@ -277,6 +277,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--percentile-metrics", "ttft,client_queue_time"}, `"client_queue_time" is not supported`},
 		{[]string{"--metric-percentiles", "99,x"}, "--metric-percentiles"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
+		{[]string{"--output-len", "-5"}, "--output-len must not be negative, got -5"},
+		{[]string{"--dataset-name", "sharegpt", "--sharegpt-output-len", "-1"}, "--sharegpt-output-len must not be negative"},
 	} {
 		code, _, stderr := command(t, "bench", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -165,8 +165,6 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--random-prefix-len must not be negative, got %d", o.RandomPrefixLen)
 	case !(o.RandomRangeRatio >= 0 && o.RandomRangeRatio < 1):
 		return fmt.Errorf("--random-range-ratio must be in [0, 1), got %v", o.RandomRangeRatio)
-	case o.OutputLen < 0:
-		return fmt.Errorf("--sharegpt-output-len must not be negative, got %d", o.OutputLen)
 	case !(o.RequestRate > 0):
 		return fmt.Errorf("--request-rate must be positive or inf, got %v", o.RequestRate)
 	case !(o.Burstiness > 0) || math.IsInf(o.Burstiness, 0):
