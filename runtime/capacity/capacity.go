@@ -53,6 +53,10 @@ const (
 	StopAtSLOMiss StopRule = "slo"
 )
 
+// Stops says whether the criteria stop a chained sweep early: a stop rule
+// other than StopNever.
+func (c Criteria) Stops() bool { return c.Stop != "" && c.Stop != StopNever }
+
 // StopRules are the stop rules, as options.capacity.stop names them.
 var StopRules = []StopRule{StopNever, StopAtSaturation, StopAtSLOMiss}
 
@@ -62,7 +66,7 @@ var StopRules = []StopRule{StopNever, StopAtSaturation, StopAtSLOMiss}
 // among these levels, or a level that misses the SLO (any level, not
 // only the last: levels run in the order the script chains them).
 func StopReason(s *summary.Summary, crit Criteria) string {
-	if s == nil || crit.Stop == "" || crit.Stop == StopNever {
+	if s == nil || !crit.Stops() {
 		return ""
 	}
 	variable, levels := sweep(s)

@@ -163,7 +163,7 @@ func Load(ctx context.Context, cfg engine.Config, slo *summary.SLO) (*engine.Eng
 	if err != nil {
 		return nil, capacity.Criteria{}, err
 	}
-	if crit.Stop != "" && crit.Stop != capacity.StopNever && !slices.ContainsFunc(e.Scenarios(), func(sc engine.Scenario) bool { return sc.StartAfter != "" }) {
+	if crit.Stops() && !slices.ContainsFunc(e.Scenarios(), func(sc engine.Scenario) bool { return sc.StartAfter != "" }) {
 		return nil, capacity.Criteria{}, &engine.ConfigError{Field: "options.capacity.stop",
 			Err: fmt.Errorf("%q stops a sweep whose levels are chained with startAfter, and no scenario has startAfter: chain the levels with startAfter, or leave options.capacity.stop out", crit.Stop)}
 	}
@@ -419,7 +419,7 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 // stopSweep is the engine's StopChain: the reason the run's sweep stops
 // (options.capacity.stop) after the levels that ended, "" to go on.
 func (r *run) stopSweep(sofar *engine.Report) string {
-	if r.criteria.Stop == "" || r.criteria.Stop == capacity.StopNever {
+	if !r.criteria.Stops() {
 		return ""
 	}
 	sum := summary.Build(sofar, summary.Meta{SLO: r.criteria.SLO})
