@@ -201,11 +201,7 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	if a.env, err = scriptEnv(*f, getenv); err != nil {
 		return fail("%v", err)
 	}
-	if !a.segment.Whole() {
-		// The script knows which part of the plan it runs.
-		a.env[segmentEnv] = a.segment.Segment().String()
-		a.env[sequenceEnv] = a.segment.Sequence().String()
-	}
+	a.setSegment(a.segment)
 	if a.llm, err = llmConfig(ctx, *f, getenv); err != nil {
 		if ctx.Err() != nil {
 			// A signal stopped the download of --tokenizer's model.
@@ -244,11 +240,12 @@ func (a *scriptArgs) shareAmong(fs *pflag.FlagSet, i, n int) error {
 	for k := range points {
 		points[k] = fmt.Sprintf("%d/%d", k, n)
 	}
+	var part segment.Part
 	seq, err := segment.ParseSequence(strings.Join(points, ","))
 	if err == nil {
 		var seg segment.Segment
 		if seg, err = segment.Parse(points[i] + ":" + points[i+1]); err == nil {
-			a.segment, err = segment.NewPart(seq, seg)
+			part, err = segment.NewPart(seq, seg)
 		}
 	}
 	if err != nil {
@@ -257,9 +254,18 @@ func (a *scriptArgs) shareAmong(fs *pflag.FlagSet, i, n int) error {
 	if !fs.Changed("seed") {
 		return fmt.Errorf("--instances %d needs --seed, the same in every instance, so that the instances draw the same arrivals and split them", n)
 	}
-	a.env[segmentEnv] = a.segment.Segment().String()
-	a.env[sequenceEnv] = a.segment.Sequence().String()
+	a.setSegment(part)
 	return nil
+}
+
+// setSegment makes part the part of the plan the run runs, and tells the
+// script which in __ENV (nothing for the whole plan).
+func (a *scriptArgs) setSegment(part segment.Part) {
+	a.segment = part
+	if !part.Whole() {
+		a.env[segmentEnv] = part.Segment().String()
+		a.env[sequenceEnv] = part.Sequence().String()
+	}
 }
 
 // The __ENV variables that tell a script the execution segment it runs,
