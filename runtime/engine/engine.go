@@ -130,6 +130,11 @@ type Engine struct {
 	// live holds what a live view reads of each scenario, in the order
 	// of scenarios.
 	live []*scenarioLive
+	// env is the run's __ENV (VU 0's); envs each scenario's, with its
+	// own variables, in the order of scenarios. Every VU of a scenario
+	// reads the one Env.
+	env  *js.Env
+	envs []*js.Env
 	// interruptGrace is InterruptGrace (shorter in tests).
 	interruptGrace time.Duration
 
@@ -180,7 +185,8 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 
-	e.vu0, err = e.newVU(ctx, 0, nil)
+	e.env = js.NewEnv(cfg.Env, nil)
+	e.vu0, err = e.newVU(ctx, 0, e.env)
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +208,13 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.live = make([]*scenarioLive, len(e.scenarios))
+	e.envs = make([]*js.Env, len(e.scenarios))
 	for i, sc := range e.scenarios {
 		e.live[i] = &scenarioLive{warmup: newWarmupGate(sc.Warmup)}
+		e.envs[i] = e.env
+		if len(sc.Env) > 0 {
+			e.envs[i] = js.NewEnv(cfg.Env, sc.Env)
+		}
 	}
 	if e.thresholds, err = loadThresholds(e.options.Thresholds, e.registry); err != nil {
 		return nil, err
@@ -259,21 +270,12 @@ func (e *Engine) Options() Options { return *e.options }
 // ScriptSHA256 is the hex SHA-256 of the script's source.
 func (e *Engine) ScriptSHA256() string { return e.sha256 }
 
-// newVU creates VU id with the run's environment plus env (a scenario's
-// own variables, which win).
-func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*vu, error) {
-	merged := e.cfg.Env
-	if len(env) > 0 {
-		merged = maps.Clone(e.cfg.Env)
-		if merged == nil {
-			merged = make(map[string]string, len(env))
-		}
-		maps.Copy(merged, env)
-	}
+// newVU creates VU id whose script reads env as __ENV.
+func (e *Engine) newVU(ctx context.Context, id int64, env *js.Env) (*vu, error) {
 	return newVU(ctx, id, e.script, instanceConfig{
 		registry: e.registry,
 		modules:  e.modules,
-		env:      merged,
+		env:      env,
 		logger:   e.cfg.Logger,
 		seed:     e.cfg.Seed,
 		// VU 0 parses the summary for handleSummary, and every VU
@@ -286,7 +288,7 @@ func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*v
 type instanceConfig struct {
 	registry *metrics.Registry
 	modules  *modules.Registry
-	env      map[string]string
+	env      *js.Env
 	logger   *slog.Logger
 	seed     int64
 	// parsesJSON says that the VU needs the runtime's own JSON.parse,
@@ -462,10 +464,10 @@ func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
 // 1 in scenario order.
 func (e *Engine) initVUs(ctx context.Context) ([][]*vu, error) {
 	vus := make([]*vu, e.preVUs)
-	envs := make([]map[string]string, 0, e.preVUs)
-	for _, sc := range e.scenarios {
+	envs := make([]*js.Env, 0, e.preVUs)
+	for i, sc := range e.scenarios {
 		for range sc.Config.PreAllocatedVUs() {
-			envs = append(envs, sc.Env)
+			envs = append(envs, e.envs[i])
 		}
 	}
 	ids := make(chan int)

@@ -21,11 +21,17 @@ import (
 // benchEngine loads src as a script for a benchmark, aimed at baseURL.
 func benchEngine(b *testing.B, baseURL, src string) *Engine {
 	b.Helper()
+	return benchEngineEnv(b, baseURL, src, nil)
+}
+
+// benchEngineEnv is benchEngine whose script reads env as __ENV.
+func benchEngineEnv(b *testing.B, baseURL, src string, env map[string]string) *Engine {
+	b.Helper()
 	path := filepath.Join(b.TempDir(), "script.js")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	e, err := Load(context.Background(), Config{ScriptPath: path, Seed: 1, Logger: slog.New(slog.DiscardHandler),
+	e, err := Load(context.Background(), Config{ScriptPath: path, Seed: 1, Logger: slog.New(slog.DiscardHandler), Env: env,
 		LLM: llm.Config{BaseURL: baseURL, Model: testModel}, Modules: standard.Modules(standard.Options{Seed: 1})})
 	if err != nil {
 		b.Fatal(err)
@@ -118,6 +124,7 @@ func BenchmarkIdleVUMemory(b *testing.B) {
 	type script struct {
 		name, src    string
 		afterRequest bool
+		env          map[string]string
 	}
 	scripts := []script{{name: "small", src: idleVUScript}}
 	for _, path := range []string{"../../bench/stream.js", "../../examples/mixed-workload.js"} {
@@ -127,11 +134,18 @@ func BenchmarkIdleVUMemory(b *testing.B) {
 		}
 		scripts = append(scripts, script{name: filepath.Base(path), src: string(src)})
 	}
-	scripts = append(scripts, script{name: "stream.js-after-request", src: scripts[1].src, afterRequest: true})
+	// A Kubernetes pod's environment names every service of its
+	// namespace: 100 variables of 40 bytes.
+	podEnv := make(map[string]string, 100)
+	for i := range 100 {
+		podEnv[fmt.Sprintf("SERVICE_%02d_PORT_8080_TCP", i)] = fmt.Sprintf("tcp://10.96.%d.1:8080", i)
+	}
+	scripts = append(scripts, script{name: "stream.js-after-request", src: scripts[1].src, afterRequest: true},
+		script{name: "stream.js-env-100", src: scripts[1].src, env: podEnv})
 	for _, script := range scripts {
 		for _, n := range []int{1000, 10000} {
 			b.Run(fmt.Sprintf("%s/vus-%d", script.name, n), func(b *testing.B) {
-				e := benchEngine(b, srv.URL+"/v1", script.src)
+				e := benchEngineEnv(b, srv.URL+"/v1", script.src, script.env)
 				tags := metrics.NewTagSet(scenarioTags(&e.scenarios[0], e.options.Tags))
 				var perVU float64
 				for b.Loop() {

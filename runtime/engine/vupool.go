@@ -17,6 +17,7 @@ import (
 type scenarioPool struct {
 	e     *Engine
 	sc    *Scenario
+	index int
 	vus   []executor.VU
 	setup []byte
 	tags  *metrics.TagSet
@@ -30,6 +31,7 @@ func (e *Engine) newPool(i int, vus []*vu, setupJSON []byte) (*scenarioPool, err
 	p := &scenarioPool{
 		e:     e,
 		sc:    sc,
+		index: i,
 		vus:   make([]executor.VU, len(vus)),
 		setup: setupJSON,
 		tags:  metrics.NewTagSet(scenarioTags(sc, e.options.Tags)),
@@ -52,7 +54,7 @@ func (p *scenarioPool) VUs() []executor.VU { return p.vus }
 // runs the script's init code in it and binds it to the scenario.
 func (p *scenarioPool) NewVU(ctx context.Context) (executor.VU, error) {
 	id := p.e.nextVUID.Add(1)
-	v, err := p.e.newVU(ctx, id, p.sc.Env)
+	v, err := p.e.newVU(ctx, id, p.e.envs[p.index])
 	if err != nil {
 		return nil, fmt.Errorf("initialising VU %d for scenario %s: %w", id, p.sc.Name, err)
 	}

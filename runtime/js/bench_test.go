@@ -35,7 +35,7 @@ func BenchmarkInstantiate(b *testing.B) {
 	s := mustCompile(b, "script.ts", benchScript)
 	cfg := InstanceConfig{
 		Modules: registry(b, map[string]modules.Module{"fake": &fakeModule{}}),
-		Env:     map[string]string{"BASE_URL": "http://localhost:8000", "API_KEY": "k"},
+		Env:     NewEnv(map[string]string{"BASE_URL": "http://localhost:8000", "API_KEY": "k"}, nil),
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,10 +1,7 @@
 package js
 
 import (
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/dop251/goja"
 )
@@ -12,10 +9,11 @@ import (
 // setGlobals defines the globals every script sees: __ENV, __VU, __ITER,
 // console and open.
 func (inst *Instance) setGlobals(rt *goja.Runtime, cfg InstanceConfig) error {
-	env, err := frozenEnv(rt, cfg.Env)
-	if err != nil {
-		return fmt.Errorf("setting __ENV: %w", err)
+	vars := cfg.Env
+	if vars == nil {
+		vars = &Env{}
 	}
+	env := rt.NewDynamicObject(envObject{env: vars, rt: rt})
 	global := rt.GlobalObject()
 	// __VU and __ITER read the instance's fields, so that setting them
 	// costs the engine nothing in JavaScript.
@@ -72,25 +70,4 @@ func defineLazily(rt *goja.Runtime, name string, build func() goja.Value) error 
 		return built
 	})
 	return global.DefineAccessorProperty(name, accessor, accessor, goja.FLAG_TRUE, goja.FLAG_FALSE)
-}
-
-// frozenEnv returns env as a frozen object, keys in sorted order. Each
-// property is made read-only as it is defined and the object then made
-// non-extensible, which is what Object.freeze leaves, without its pass
-// over every property (an allocation per variable, in every VU).
-func frozenEnv(rt *goja.Runtime, env map[string]string) (*goja.Object, error) {
-	obj := rt.NewObject()
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if err := obj.DefineDataProperty(k, rt.ToValue(env[k]), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
-			return nil, err
-		}
-	}
-	preventExtensions, ok := goja.AssertFunction(rt.Get("Object").ToObject(rt).Get("preventExtensions"))
-	if !ok {
-		return nil, errors.New("the runtime has no Object.preventExtensions function")
-	}
-	if _, err := preventExtensions(nil, obj); err != nil {
-		return nil, err
-	}
-	return obj, nil
 }

@@ -65,7 +65,7 @@ export function init() { return seen; }
 export default function () { return describeConsole(); }
 `)
 	inst := mustInstantiate(t, s, InstanceConfig{
-		Env:     map[string]string{"B": "2", "A": "1", "C_LONG": "three"},
+		Env:     NewEnv(map[string]string{"B": "2", "A": "1", "C_LONG": "three"}, nil),
 		Modules: registry(t, map[string]modules.Module{"fake": orderedModule{}}),
 	})
 	const fn = `function "github.com/llmrun/llmrun/runtime/js.newConsole.func1" 0 true`
@@ -76,7 +76,7 @@ export default function () { return describeConsole(); }
 		"__ENV,__ITER,__VU,console,open",
 		consoleSeen,
 		`open:function "github.com/llmrun/llmrun/runtime/js.(*opener).open-fm" 0 true require:function "github.com/llmrun/llmrun/runtime/js.(*requirer).require-fm" 0 true`,
-		`env:A,B,C_LONG true {"A":"1","B":"2","C_LONG":"three"} true false value-e-,value-e-,value-e- true`,
+		`env:A,B,C_LONG false {"A":"1","B":"2","C_LONG":"three"} false true valuewec,valuewec,valuewec true`,
 		`Error: unknown module "nope"; the modules are: fake | true | true | true | [object Error] | stack,message | Error: unknown module "nope"; the modules are: fake`,
 		`Error: open("1"): unknown mode "x"; use 'b' to read bytes | true | true | true | [object Error] | stack,message | Error: open("1"): unknown mode "x"; use 'b' to read bytes`,
 	}, "\n")
@@ -85,6 +85,31 @@ export default function () { return describeConsole(); }
 	}
 	if got := mustCall(t, inst, "default").String(); got != consoleSeen {
 		t.Errorf("an iteration saw console as:\n%s\nwant:\n%s", got, consoleSeen)
+	}
+}
+
+// __ENV reads like a frozen object, and refuses changes with a TypeError
+// that says how to get a copy a script may change.
+func TestEnvIsReadOnly(t *testing.T) {
+	const copyFirst = " of __ENV (copy it first: const env = { ...__ENV })"
+	tests := []struct{ name, src, want string }{
+		{"read", "export default () => [__ENV.A, __ENV.NONE, 'A' in __ENV, 'NONE' in __ENV, __ENV['B_2']].join(',');", "1,,true,false,two"},
+		{"enumerated", "export default () => [Object.keys(__ENV), Object.values(__ENV), JSON.stringify(__ENV)].join(' ');", `A,B_2 1,two {"A":"1","B_2":"two"}`},
+		{"copied", "const env = { ...__ENV }; env.A = 'mine'; env.C = 'new';\nexport default () => [env.A, env.C, __ENV.A, Object.keys(env)].join(',');", "mine,new,1,A,B_2,C"},
+		{"assigned", "export default () => { try { __ENV.A = 'x'; } catch (e) { return String(e) + ' ' + __ENV.A; } };", "TypeError: Cannot assign to read only property 'A'" + copyFirst + " 1"},
+		{"added", "export default () => { try { __ENV.NEW = 'x'; } catch (e) { return e.name + ' ' + ('NEW' in __ENV); } };", "TypeError false"},
+		{"deleted", "export default () => { try { delete __ENV.A; } catch (e) { return String(e) + ' ' + __ENV.A; } };", "TypeError: Cannot delete property 'A'" + copyFirst + " 1"},
+		{"deleted absent", "export default () => String(delete __ENV.NONE);", "true"},
+		{"redefined", "export default () => { try { Object.defineProperty(__ENV, 'A', { value: 'x' }); } catch (e) { return e.name + ' ' + __ENV.A; } };", "TypeError 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := NewEnv(map[string]string{"A": "1", "B_2": "2"}, map[string]string{"B_2": "two"})
+			inst := mustInstantiate(t, mustCompile(t, "script.js", tt.src), InstanceConfig{Env: env})
+			if got := mustCall(t, inst, "default").String(); got != tt.want {
+				t.Errorf("default() = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -103,7 +128,7 @@ func TestGlobalsReplaced(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			inst := mustInstantiate(t, mustCompile(t, "script.js", describeGlobals+tt.src), InstanceConfig{Env: map[string]string{"A": "1"}})
+			inst := mustInstantiate(t, mustCompile(t, "script.js", describeGlobals+tt.src), InstanceConfig{Env: NewEnv(map[string]string{"A": "1"}, nil)})
 			if got := mustCall(t, inst, "default").String(); got != tt.want {
 				t.Errorf("default() = %q, want %q", got, tt.want)
 			}

@@ -22,8 +22,8 @@ type InstanceConfig struct {
 	VUID int64
 	// Modules are the Go modules the script can import, by name.
 	Modules *modules.Registry
-	// Env is the script's __ENV.
-	Env map[string]string
+	// Env is the script's __ENV; nil means no variables.
+	Env *Env
 	// Logger receives console output, with the VU's number as "vu";
 	// nil means slog.Default().
 	Logger *slog.Logger

@@ -88,7 +88,7 @@ func TestOptionsJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			inst := mustInstantiate(t, mustCompile(t, "script.js", tt.src), InstanceConfig{Env: map[string]string{"VUS": "7"}})
+			inst := mustInstantiate(t, mustCompile(t, "script.js", tt.src), InstanceConfig{Env: NewEnv(map[string]string{"VUS": "7"}, nil)})
 			got, err := inst.OptionsJSON()
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -125,7 +125,7 @@ export default function () {
   return [__ENV.BASE_URL, Object.keys(__ENV).join('+'), frozen, initVU, __VU, __ITER].join(',');
 }
 `)
-	inst := mustInstantiate(t, s, InstanceConfig{VUID: 3, Env: map[string]string{"BASE_URL": "http://h", "API_KEY": "k"}})
+	inst := mustInstantiate(t, s, InstanceConfig{VUID: 3, Env: NewEnv(map[string]string{"BASE_URL": "http://h", "API_KEY": "k"}, nil)})
 	tests := []struct {
 		vu, iter int64
 		want     string
