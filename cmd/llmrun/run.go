@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/big"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,8 +121,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return code
 	}
 	rendezvousCfg, err := inst.config(fs, getenv, stderr)
-	if err == nil && rendezvousCfg != nil && a.segment.Whole() {
-		err = a.shareAmong(fs, rendezvousCfg.Instance, rendezvousCfg.Instances)
+	if err == nil && rendezvousCfg != nil {
+		a.env[instanceEnv], a.env[instancesEnv] = strconv.Itoa(rendezvousCfg.Instance), strconv.Itoa(rendezvousCfg.Instances)
+		if a.segment.Whole() {
+			err = a.shareAmong(fs, rendezvousCfg.Instance, rendezvousCfg.Instances)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
@@ -269,10 +273,13 @@ func (a *scriptArgs) setSegment(part segment.Part) {
 }
 
 // The __ENV variables that tell a script the execution segment it runs,
-// set with --execution-segment only.
+// set with --execution-segment (or an instance's share) only, and the
+// instance it is, set with --instances only.
 const (
-	segmentEnv  = "LLMRUN_EXECUTION_SEGMENT"
-	sequenceEnv = "LLMRUN_EXECUTION_SEGMENT_SEQUENCE"
+	segmentEnv   = "LLMRUN_EXECUTION_SEGMENT"
+	sequenceEnv  = "LLMRUN_EXECUTION_SEGMENT_SEQUENCE"
+	instanceEnv  = "LLMRUN_INSTANCE"
+	instancesEnv = "LLMRUN_INSTANCES"
 )
 
 // parseSegment reads --execution-segment and --execution-segment-sequence
