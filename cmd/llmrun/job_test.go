@@ -77,7 +77,7 @@ func waitAll(t *testing.T, procs ...*instanceProcess) {
 }
 
 // everyExecutorScript has one short scenario of every executor, with
-// counts no instance count of the test divides evenly. vus_<scenario>
+// counts that 3 and 5 mostly divide unevenly. vus_<scenario>
 // counts the VUs that ran an iteration of each scenario.
 const everyExecutorScript = `
 import llm from 'llm';
