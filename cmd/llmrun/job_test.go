@@ -37,9 +37,13 @@ type jobTest struct {
 
 func newJobTest(t *testing.T, script string) jobTest {
 	t.Helper()
+	j := jobTest{script: writeScript(t, "job.js", script), dir: t.TempDir()}
+	// Registered after the directories, so run before their removal: a
+	// test that fails ends its processes first.
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
-	return jobTest{ctx: ctx, script: writeScript(t, "job.js", script), dir: t.TempDir()}
+	j.ctx = ctx
+	return j
 }
 
 // result is the result file of instance i of a Job of n.
