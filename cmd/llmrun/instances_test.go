@@ -20,12 +20,18 @@ import (
 
 // instanceScript records when its first iteration started, in Unix ms:
 // 9 iterations of 3 VUs in all, shared among the instances.
-const instanceScript = `
+var instanceScript = instancesScript(3)
+
+// instancesScript is instanceScript's plan for n instances: one VU and 3
+// iterations each.
+func instancesScript(n int) string { return fmt.Sprintf(instancesScriptFormat, n, 3*n) }
+
+const instancesScriptFormat = `
 import llm from 'llm';
 import { Gauge } from 'metrics';
 const first = new Gauge('first_iteration_unix_ms');
 let started = false;
-export const options = { vus: 3, iterations: 9 };
+export const options = { vus: %d, iterations: %d };
 export default function () {
   if (!started) { started = true; first.add(Date.now()); }
   llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
@@ -34,18 +40,24 @@ export default function () {
 
 // instanceProcess is llmrun run as one instance, in a process of its own.
 type instanceProcess struct {
-	cmd    *exec.Cmd
-	stderr strings.Builder
-	mu     sync.Mutex
-	done   chan struct{}
+	cmd  *exec.Cmd
+	done chan struct{}
+
+	mu      sync.Mutex
+	stderr  strings.Builder
+	changed chan struct{} // closed, and replaced, at each line of stderr
 }
 
-// startInstance starts this test binary as llmrun run with args; listening,
-// when not nil, gets the address instance 0 says it listens at.
-func startInstance(t *testing.T, ctx context.Context, listening chan<- string, args ...string) *instanceProcess {
+// startInstance starts this test binary as llmrun run with args, env
+// added to its environment ("NAME=value").
+func startInstance(t *testing.T, ctx context.Context, env []string, args ...string) *instanceProcess {
 	t.Helper()
-	p := &instanceProcess{cmd: exec.CommandContext(ctx, llmrunBinary(t), append([]string{"run", "--quiet"}, args...)...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1")
+	p := &instanceProcess{
+		cmd:     exec.CommandContext(ctx, llmrunBinary(t), append([]string{"run", "--quiet"}, args...)...),
+		done:    make(chan struct{}),
+		changed: make(chan struct{}),
+	}
+	p.cmd.Env = append(append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1"), env...)
 	pipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -53,65 +65,95 @@ func startInstance(t *testing.T, ctx context.Context, listening chan<- string, a
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	at := regexp.MustCompile(`waiting for the others at (\S+)`)
 	go func() {
 		defer close(p.done)
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
 			p.mu.Lock()
 			p.stderr.WriteString(sc.Text() + "\n")
+			close(p.changed)
+			p.changed = make(chan struct{})
 			p.mu.Unlock()
-			if m := at.FindStringSubmatch(sc.Text()); m != nil && listening != nil {
-				listening <- m[1]
-			}
 		}
 	}()
 	return p
+}
+
+// await waits until the process's stderr matches re and returns the
+// match; it fails the test if the process ends first or ctx does.
+func (p *instanceProcess) await(t *testing.T, ctx context.Context, re *regexp.Regexp) []string {
+	t.Helper()
+	for {
+		p.mu.Lock()
+		m, changed := re.FindStringSubmatch(p.stderr.String()), p.changed
+		p.mu.Unlock()
+		if m != nil {
+			return m
+		}
+		select {
+		case <-changed:
+		case <-p.done:
+			if m := re.FindStringSubmatch(p.output()); m != nil {
+				return m
+			}
+			_, stderr := p.wait()
+			t.Fatalf("the process ended before its stderr said %q:\n%s", re, stderr)
+		case <-ctx.Done():
+			t.Fatalf("%v before the process's stderr said %q:\n%s", ctx.Err(), re, p.output())
+		}
+	}
+}
+
+// output is what the process wrote on stderr so far.
+func (p *instanceProcess) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
 }
 
 // wait returns the process's exit code and stderr.
 func (p *instanceProcess) wait() (int, string) {
 	<-p.done
 	p.cmd.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd.ProcessState.ExitCode(), p.stderr.String()
+	return p.cmd.ProcessState.ExitCode(), p.output()
 }
 
-// Three processes given --instances 3 start together: one run id, one
-// start, and their first iterations within a few milliseconds; with no
-// --execution-segment each runs its equal share of the plan, 3 of its 9
-// iterations.
+// listeningAt is what instance 0 says on stderr once it listens.
+var listeningAt = regexp.MustCompile(`waiting for the others at (\S+)`)
+
+// Three processes given --instances 3, or five given 5, start together:
+// one run id, one start, and their first iterations within a few
+// milliseconds; with no --execution-segment each runs its equal share of
+// the plan, 3 iterations of its one VU.
 func TestInstancesStartTogether(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		t.Run(fmt.Sprintf("%d instances", n), func(t *testing.T) { startTogether(t, n) })
+	}
+}
+
+func startTogether(t *testing.T, n int) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	script := writeScript(t, "instance.js", instanceScript)
+	script := writeScript(t, "instance.js", instancesScript(n))
 	result := func(i int) string { return filepath.Join(dir, fmt.Sprintf("instance%d.json", i)) }
 	records := func(i int) string { return filepath.Join(dir, fmt.Sprintf("instance%d.jsonl", i)) }
 	args := func(i int, addr string) []string {
-		return []string{"--instances", "3", "--instance", strconv.Itoa(i), "--rendezvous", addr, "--seed", "7", "--summary-export", result(i),
+		return []string{"--instances", strconv.Itoa(n), "--instance", strconv.Itoa(i), "--rendezvous", addr, "--seed", "7", "--summary-export", result(i),
 			"--out", "jsonl=" + records(i), script}
 	}
-	listening := make(chan string, 1)
-	procs := []*instanceProcess{startInstance(t, ctx, listening, args(0, "127.0.0.1:0")...)}
-	var addr string
-	select {
-	case addr = <-listening:
-	case <-procs[0].done:
-		_, stderr := procs[0].wait()
-		t.Fatalf("instance 0 ended before it listened:\n%s", stderr)
+	procs := []*instanceProcess{startInstance(t, ctx, nil, args(0, "127.0.0.1:0")...)}
+	addr := procs[0].await(t, ctx, listeningAt)[1]
+	// The last first: the order they arrive in does not matter.
+	for i := n - 1; i > 0; i-- {
+		procs = append(procs, startInstance(t, ctx, nil, args(i, addr)...))
 	}
-	// Instance 2 first: the order they arrive in does not matter.
-	procs = append(procs, startInstance(t, ctx, nil, args(2, addr)...), startInstance(t, ctx, nil, args(1, addr)...))
-	for i, p := range procs {
-		if code, stderr := p.wait(); code != 0 {
-			t.Fatalf("process %d exited %d:\n%s", i, code, stderr)
-		}
-	}
+	waitAll(t, procs...)
 	first := readSummary(t, result(0))
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for i := range 3 {
+	files := make([]string, n)
+	for i := range n {
+		files[i] = result(i)
 		s := readSummary(t, result(i))
 		if s.Meta.RunID != first.Meta.RunID || !s.Meta.Start.Equal(first.Meta.Start) {
 			t.Errorf("instance %d: run %q started %v, instance 0: run %q started %v", i, s.Meta.RunID, s.Meta.Start, first.Meta.RunID, first.Meta.Start)
@@ -134,24 +176,24 @@ func TestInstancesStartTogether(t *testing.T) {
 		lo, hi = min(lo, at), max(hi, at)
 	}
 	start := float64(first.Meta.Start.UnixMilli())
-	t.Logf("first iterations %.0f to %.0f ms after the shared start: a skew of %.0f ms", lo-start, hi-start, hi-lo)
+	t.Logf("%d instances: first iterations %.0f to %.0f ms after the shared start: a skew of %.0f ms", n, lo-start, hi-start, hi-lo)
 	// A loose bound: on a loaded machine a process may wait for a CPU; the
 	// figure itself is logged above.
 	if hi-lo > 2000 || lo < start-1 {
 		t.Errorf("first iterations %.0f to %.0f ms after the shared start, want all at it", lo-start, hi-start)
 	}
-	all, err := readMerged(t, result(0), result(1), result(2))
+	all, err := readMerged(t, files...)
 	if err != nil {
 		t.Fatalf("the instances' results do not merge: %v", err)
 	}
-	if m := readSummary(t, all); m.Meta.Instances != 3 || m.Meta.MissingInstances != nil || m.Serving.Requests != 9 {
-		t.Errorf("merged: %d instances, missing %v, %d requests; want 3, none, the plan's 9", m.Meta.Instances, m.Meta.MissingInstances, m.Serving.Requests)
+	if m := readSummary(t, all); m.Meta.Instances != n || m.Meta.MissingInstances != nil || m.Serving.Requests != int64(3*n) {
+		t.Errorf("merged: %d instances, missing %v, %d requests; want %d, none, the plan's %d", m.Meta.Instances, m.Meta.MissingInstances, m.Serving.Requests, n, 3*n)
 	}
 	// Without instance 1's result, the merge says so.
 	out := filepath.Join(t.TempDir(), "partial.json")
-	code, _, stderr := command(t, "merge", "-o", out, result(0), result(2))
+	code, _, stderr := command(t, "merge", append([]string{"-o", out}, slices.Delete(files, 1, 2)...)...)
 	if code != 0 || !strings.Contains(stderr, "no result of instance 1 was given") {
-		t.Errorf("merging instances 0 and 2: exit %d, stderr %q; want a warning naming instance 1", code, stderr)
+		t.Errorf("merging all instances but 1: exit %d, stderr %q; want a warning naming instance 1", code, stderr)
 	}
 	if m := readSummary(t, out); !slices.Equal(m.Meta.MissingInstances, []int{1}) {
 		t.Errorf("partial merge: missing_instances %v, want [1]", m.Meta.MissingInstances)

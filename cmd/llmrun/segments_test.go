@@ -14,13 +14,15 @@ import (
 )
 
 // segmentedScript has a scenario of each kind the segments divide: shared
-// iterations and a constant arrival rate with a number of iterations.
+// iterations and a constant arrival rate with a number of iterations,
+// whose arrivals wait for a VU (maxConcurrency) rather than being dropped
+// when a loaded machine keeps the VUs busy.
 const segmentedScript = `
 import llm from 'llm';
 export const options = {
   scenarios: {
     shared: { executor: 'shared-iterations', vus: 4, iterations: 20 },
-    arrivals: { executor: 'constant-arrival-rate', rate: 40, duration: '20s', iterations: 31, preAllocatedVUs: 6, arrival: 'poisson' },
+    arrivals: { executor: 'constant-arrival-rate', rate: 40, duration: '20s', iterations: 31, preAllocatedVUs: 6, maxConcurrency: 6, arrival: 'poisson' },
   },
 };
 export function setup() {
