@@ -23,6 +23,7 @@ const (
 	mInterval = "llm_interval"
 	mRunStart = "llm_run_start"
 	mRun      = "llm_run"
+	mResult   = "llm_result"
 )
 
 // allScenarios is the scenario tag of the run-wide llm_interval point.
@@ -145,12 +146,7 @@ func startPoint(run output.Run, tags runTags) *write.Point {
 // and each scenario's when there are several (models gives each
 // scenario's models, as its requests were tagged).
 func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string][]string) []*write.Point {
-	if !s.Meta.Start.IsZero() {
-		at = s.Meta.Start
-	}
-	if at.IsZero() {
-		at = time.Now()
-	}
+	at = runTime(s, at)
 	p := tags.point(mRun, at, "model", joinModels(s.Meta.Models))
 	servingFields(p, s.Serving)
 	latencyFields(p, s.Latency)
@@ -194,6 +190,18 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 		}
 	}
 	return points
+}
+
+// runTime is the time of a finished run's points: its summary's start,
+// else start, else now.
+func runTime(s *summary.Summary, start time.Time) time.Time {
+	switch {
+	case !s.Meta.Start.IsZero():
+		return s.Meta.Start
+	case !start.IsZero():
+		return start
+	}
+	return time.Now()
 }
 
 // executorOf is the executor of the run's scenario name, "" when unknown.
