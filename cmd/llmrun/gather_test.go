@@ -179,3 +179,39 @@ func TestMergeInfluxCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// The run of one process, gathered from InfluxDB, is its own result:
+// what merge gives of its result file.
+func TestGatherSingleRunFromInfluxDB(t *testing.T) {
+	t.Parallel()
+	db := influxtest.Start(t)
+	env := map[string]string{influxdb.TokenEnv: db.Token}
+	url := db.URL + "?bucket=" + db.Bucket
+	dir := t.TempDir()
+	export := filepath.Join(dir, "run.json")
+	script := writeScript(t, "instance.js", instanceScript)
+	code, _, stderr := cli(t, t.Context(), env, "run", "-q", "--out", "influxdb="+url, "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	own := readSummary(t, export)
+	fromInflux := filepath.Join(dir, "influx.json")
+	code, _, stderr = cli(t, t.Context(), env, "merge", "--influxdb", url, "--run-id", own.Meta.RunID, "-o", fromInflux)
+	if code != exitOK {
+		t.Fatalf("merge --influxdb: exit %d\n%s", code, stderr)
+	}
+	fromFile, err := readMerged(t, export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resultJSON(t, fromInflux), resultJSON(t, fromFile); !reflect.DeepEqual(got, want) {
+		t.Errorf("merge --influxdb of one run differs from merge of its result file")
+	}
+	if got := readSummary(t, fromInflux); !reflect.DeepEqual(got.Serving, own.Serving) || !reflect.DeepEqual(got.Latency, own.Latency) {
+		t.Errorf("merge --influxdb of one run: serving %+v, latency %+v; want the run's own %+v, %+v", got.Serving, got.Latency, own.Serving, own.Latency)
+	}
+	code, _, stderr = cli(t, t.Context(), env, "merge", "--influxdb", url, "--run-id", "no-such-run")
+	if code != exitError || !strings.Contains(stderr, "no result of run no-such-run in InfluxDB") {
+		t.Errorf("merge --influxdb of an unknown run: exit %d, stderr %q", code, stderr)
+	}
+}
