@@ -221,7 +221,8 @@ func (o *Output) Finish(ctx context.Context, s *summary.Summary) summary.OutputR
 
 // finalPoints are the points of the finished run, in the groups they are
 // written in: its llm_run points, then its result document as llm_result
-// points (unless that cannot be encoded, which is counted as a drop).
+// points, at most a batch a write (unless that cannot be encoded, which
+// is counted as a drop).
 func (o *Output) finalPoints(s *summary.Summary) [][]item {
 	var run []item
 	for _, p := range runPoints(s, o.tags, o.run.Start, o.agg.scenarioModels()) {
@@ -231,7 +232,7 @@ func (o *Output) finalPoints(s *summary.Summary) [][]item {
 	doc, err := resultDocument(s)
 	var results [][]*write.Point
 	if err == nil {
-		results, err = resultPoints(doc, o.tags, runTime(s, o.run.Start))
+		results, err = resultPoints(doc, o.tags, runTime(s, o.run.Start), o.cfg.Batch)
 	}
 	if err != nil {
 		o.buf.discard(1, "the llm_result points: "+err.Error())

@@ -32,10 +32,11 @@ const (
 
 // resultPoints are the llm_result points of a run's result document (its
 // JSON as the result file holds it), at time at, in groups of at most
-// resultPointsPerWrite: one point per chunk, tagged with the run's tags
+// perWrite (and resultPointsPerWrite): one point per chunk, tagged with the run's tags
 // and the chunk's index, each with the chunk count, the document's size
 // and its SHA-256, so that a reader knows when it has all of it.
-func resultPoints(doc []byte, tags runTags, at time.Time) ([][]*write.Point, error) {
+func resultPoints(doc []byte, tags runTags, at time.Time, perWrite int) ([][]*write.Point, error) {
+	perWrite = max(1, min(perWrite, resultPointsPerWrite))
 	chunks, err := encodeResult(doc, resultChunkChars)
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func resultPoints(doc []byte, tags runTags, at time.Time) ([][]*write.Point, err
 	sum := hex.EncodeToString(digest[:])
 	var groups [][]*write.Point
 	for i, c := range chunks {
-		if i%resultPointsPerWrite == 0 {
+		if i%perWrite == 0 {
 			groups = append(groups, nil)
 		}
 		p := tags.point(mResult, at, "chunk", strconv.Itoa(i)).

@@ -146,11 +146,14 @@ func TestStoredResults(t *testing.T) {
 }
 
 // A result file larger than one chunk is stored as several llm_result
-// points, tagged as the run's other points, and read back byte for byte.
+// points, in writes of at most a batch, tagged as the run's other points,
+// and read back byte for byte.
 func testResultRoundTrip(t *testing.T, s *influxtest.Server) {
 	run := testRun(t)
 	run.Tags = map[string]string{"env": "ci", "instance": "1"}
-	o := startOutput(t, testConfig(s), run)
+	cfg := testConfig(s)
+	cfg.Batch = 1 // a write per chunk
+	o := startOutput(t, cfg, run)
 	sum := testSummary(run.Start)
 	// Random tag values gzip cannot shrink: some 130 KB of base64.
 	sum.Meta.Tags = map[string]string{"noise": string(randomDocument(t, 200_000))}
