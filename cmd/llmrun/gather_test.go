@@ -89,6 +89,10 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if n := influxCount(t, db, fmt.Sprintf(`SELECT COUNT(instances) FROM llm_run WHERE run_id = '%s' AND instances = 3`, runID)); n != 3 {
+		t.Errorf("%d llm_run points say the run had 3 instances, want each instance's", n)
+	}
+
 	// trend: one run of three instances, whose figures are those of the
 	// merged result, the whole plan's 9 requests.
 	code, stdout, stderr := cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "spread")
@@ -136,6 +140,11 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	}
 	if m := readSummary(t, partial); !slices.Equal(m.Meta.MissingInstances, []int{2}) || m.Meta.Instances != 3 {
 		t.Errorf("partial merge: %d instances, missing %v; want 3, [2]", m.Meta.Instances, m.Meta.MissingInstances)
+	}
+	// With instance 0's llm_run point alone, trend still knows the run
+	// had three instances.
+	if _, err := db.InfluxQL(ctx, fmt.Sprintf(`DELETE FROM llm_run WHERE run_id = '%s' AND instance != '0'`, runID)); err != nil {
+		t.Fatal(err)
 	}
 	code, stdout, _ = cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "spread")
 	if code != exitOK || !strings.Contains(stdout, "3 instances, figures of their results merged (instance 2 missing") {

@@ -114,7 +114,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	var runs []regression.Run
 	var notes []string
 	for _, r := range records {
-		if len(r.Instances) > 0 {
+		if r.Distributed() {
 			var note string
 			if r, note, err = gatherRun(ctx, cfg, r, f.scenario); err != nil {
 				fmt.Fprintf(stderr, "llmrun trend: warning: run %s left out: %v\n", r.RunID, err)
@@ -155,7 +155,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 // results stored in InfluxDB, merged as llmrun merge merges them: its
 // figures are those one process running the whole plan would have
 // stored. The note says how many instances the run had and which are
-// missing ("" for a run of one).
+// missing.
 func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, scenario string) (influxdb.RunRecord, string, error) {
 	results, names, err := storedResults(ctx, cfg, r.RunID)
 	if err != nil {
@@ -171,9 +171,6 @@ func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, s
 	}
 	r.Fields, r.Version = fields, merged.Meta.Version
 	m := merged.Meta
-	if m.Instances < 2 {
-		return r, "", nil
-	}
 	note := fmt.Sprintf("run %s: %s, figures of their results merged", r.RunID, textfmt.Count(m.Instances, "instance"))
 	if len(m.MissingInstances) > 0 {
 		note += fmt.Sprintf(" (%s missing: no result stored)", instanceList(m.MissingInstances))

@@ -44,10 +44,18 @@ type RunRecord struct {
 	// Fields holds the numeric fields (integers and floats) by name.
 	Fields map[string]float64
 	// Instances are the instance tags of the run's points, in order, when
-	// its processes were instances of one run (--instances): its Fields
-	// are then those of the first of them only, and the run's figures are
-	// those of its instances' results merged (ReadResults).
+	// its processes were instances of one run (--instances).
 	Instances []string
+}
+
+// Distributed says whether the record is of a run of several instances:
+// its Fields are then those of one of them only, and the run's figures
+// are those of its instances' results merged (ReadResults). It is, when
+// its points carry several instance tags or say that it had several
+// instances (their instances field: an instance whose companions stored
+// nothing does not know it alone).
+func (r RunRecord) Distributed() bool {
+	return len(r.Instances) > 1 || r.Fields["instances"] > 1
 }
 
 // maxPointsPerRun bounds the llm_run points History reads per run it

@@ -353,3 +353,28 @@ func TestHistoryGroupsInstances(t *testing.T) {
 		t.Errorf("instances %q, %q, %q; want none, 0,1,2, none", runs[0].Instances, got, runs[2].Instances)
 	}
 }
+
+func TestRunRecordDistributed(t *testing.T) {
+	tests := []struct {
+		name      string
+		instances []string
+		field     float64
+		want      bool
+	}{
+		{"a run of one process", nil, 0, false},
+		{"a run of one instance", []string{"0"}, 0, false},
+		{"instances' points", []string{"0", "1"}, 3, true},
+		{"one instance's point of three", []string{"0"}, 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := influxdb.RunRecord{Instances: tt.instances, Fields: map[string]float64{}}
+			if tt.field != 0 {
+				r.Fields["instances"] = tt.field
+			}
+			if got := r.Distributed(); got != tt.want {
+				t.Errorf("Distributed() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -178,6 +178,7 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 	p.AddField("host", s.Meta.Host)
 	p.AddField("load_shape", strings.Join(shapes, "; "))
 	p.AddField("seed", s.Meta.Seed)
+	instancesField(p, s.Meta.Instances)
 	points := []*write.Point{p}
 	if len(s.Scenarios) > 1 {
 		for _, sc := range s.Scenarios {
@@ -186,10 +187,20 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 			latencyFields(p, sc.Latency)
 			intervalFields(p, regression.Estimates(regression.Block{Serving: sc.Serving, Metrics: sc.Metrics,
 				ClosedLoop: regression.ClosedLoop(executorOf(s, sc.Name))}, regression.DefaultConfidence))
+			instancesField(p, s.Meta.Instances)
 			points = append(points, p)
 		}
 	}
 	return points
+}
+
+// instancesField adds the instances field of a run of several instances
+// (--instances) to an llm_run point: trend knows from it that the point
+// holds one instance's figures, and reads the run's merged results.
+func instancesField(p *write.Point, instances int) {
+	if instances > 1 {
+		p.AddField("instances", instances)
+	}
 }
 
 // runTime is the time of a finished run's points: its summary's start,
