@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -204,6 +205,25 @@ func TestGatherSingleRunFromInfluxDB(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	own := readSummary(t, export)
+	// What the run stored is its result file, byte for byte, but for the
+	// outputs' reports.
+	cfg, err := influxdb.ParseConfig(url, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := influxdb.ReadResults(t.Context(), cfg, own.Meta.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutOutputs := *own
+	withoutOutputs.Outputs = nil
+	var want bytes.Buffer
+	if err := withoutOutputs.WriteJSON(&want); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 1 || stored[0].Instance != "" || !bytes.Equal(stored[0].Document, want.Bytes()) {
+		t.Errorf("stored %d results; want the result file without its outputs, byte for byte", len(stored))
+	}
 	fromInflux := filepath.Join(dir, "influx.json")
 	code, _, stderr = cli(t, t.Context(), env, "merge", "--influxdb", url, "--run-id", own.Meta.RunID, "-o", fromInflux)
 	if code != exitOK {
