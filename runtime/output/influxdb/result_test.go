@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +212,65 @@ func testResultMissingChunk(t *testing.T, s *influxtest.Server) {
 	want := fmt.Sprintf("the result instance 2 of run %s stored is incomplete or damaged: 1 of its", run.ID)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "missing (chunk 1)") {
 		t.Errorf("error %v, want one saying %q and naming chunk 1", err, want)
+	}
+}
+
+// Points that are not chunks of one whole result are refused with what
+// is wrong with them.
+func TestStoredChunks(t *testing.T) {
+	doc := []byte(`{"schema_version":3}`)
+	chunks, err := encodeResult(doc, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	columns := []string{"time", "chunk", "chunks", "bytes", "sha256", "data", "instance"}
+	point := func(i int, count int, sum string) []any {
+		return []any{json.Number("1"), strconv.Itoa(i), json.Number(strconv.Itoa(count)), json.Number(strconv.Itoa(len(doc))), sum, chunks[i], "1"}
+	}
+	all := func() [][]any {
+		var rows [][]any
+		for i := range chunks {
+			rows = append(rows, point(i, len(chunks), digest(doc)))
+		}
+		return rows
+	}
+	tests := []struct {
+		name string
+		rows [][]any
+		want string // "" for the document
+	}{
+		{"every chunk, in any order", append(all()[1:], all()[0]), ""},
+		{"a chunk twice", append(all(), all()[0]), ""},
+		{"the first chunk missing", all()[1:], fmt.Sprintf("1 of its %d chunks are missing (chunk 0)", len(chunks))},
+		{"a chunk of another result", append(all()[1:], point(0, len(chunks), digest([]byte("x")))), "chunk 0 is of another result"},
+		{"a chunk beyond the count", append(all(), point(1, 1, digest(doc))), "chunk 1 of 1"},
+		{"a chunk tag that is no index", [][]any{{json.Number("1"), "first", json.Number("1"), json.Number("3"), "ab", "x", "1"}}, `chunk tag is "first"`},
+		{"no checksum", [][]any{{json.Number("1"), "0", json.Number("1"), json.Number("3"), nil, "x", "1"}}, "lacks its chunks, bytes or sha256"},
+		{"a short row", [][]any{{json.Number("1")}}, "a row of 1 values for 7 columns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := &storedParts{chunks: map[int]string{}}
+			var err error
+			for _, row := range tt.rows {
+				var c storedChunk
+				if c, err = resultChunk(columns, row); err == nil {
+					err = parts.add(c)
+				}
+				if err != nil {
+					break
+				}
+			}
+			var got []byte
+			if err == nil {
+				got, err = parts.document()
+			}
+			switch {
+			case tt.want == "" && (err != nil || !bytes.Equal(got, doc)):
+				t.Errorf("got %q, error %v; want the document", got, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+		})
 	}
 }
