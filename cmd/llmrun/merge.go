@@ -10,11 +10,13 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 const mergeUsage = `Usage: llmrun merge RESULT.json... [-o MERGED.json]
+       llmrun merge --influxdb URL --run-id ID [-o MERGED.json]
 
 Merges the result files of several processes that ran one test (the same
 script, on several load generators at once, or one after another), as
@@ -25,16 +27,26 @@ from the earliest start to the latest end, and thresholds are evaluated
 again on the merged figures, as is a sweep's capacity verdict.
 docs/results.md lists every rule.
 
+With --influxdb and --run-id it merges the results that the instances of
+one run (--instances) stored in InfluxDB with --out influxdb=URL (their
+llm_result points), read with InfluxQL over the v1 /query API: no shared
+storage is needed. URL takes the options of --out influxdb=URL (bucket,
+db, rp); the token is read from $LLMRUN_INFLUXDB_TOKEN (on InfluxDB 1.8,
+user:password). A result whose points are not all there or fail their
+checksum is an error that names its instance; an instance that stored no
+result is missing, as with files.
+
 Files whose scripts differ (script_sha256) do not merge. The merged file
 has the same schema and can be merged again, compared (llmrun compare) or
 read by anything that reads a result file.
 
-Exit codes: 0 merged, 1 a file could not be read or written, or the files
-do not merge, 2 bad command line.
+Exit codes: 0 merged, 1 a file or InfluxDB could not be read or written,
+or the results do not merge, 2 bad command line.
 
 Examples:
   llmrun merge gen-1.json gen-2.json gen-3.json -o all.json
   llmrun merge results/*.json > all.json
+  llmrun merge --influxdb 'http://127.0.0.1:8086?bucket=llmrun' --run-id 3f9c2a7e51d04b86 -o all.json
 
 Flags:
 `
@@ -42,14 +54,31 @@ Flags:
 // mergeCommand runs "llmrun merge".
 func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun merge", mergeUsage, stdout, stderr)
-	var outPath string
+	var outPath, influxURL, runID string
 	cmd.flags.StringVarP(&outPath, "output", "o", "", "write the merged result to this file (default: standard output)")
+	cmd.flags.StringVar(&influxURL, "influxdb", "", "read the results of run --run-id from this InfluxDB, as in --out influxdb=URL, instead of files")
+	cmd.flags.StringVar(&runID, "run-id", "", "with --influxdb: the run whose instances' results to merge (its meta.run_id)")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
 	files := cmd.flags.Args()
-	if len(files) == 0 {
+	fromInflux := influxURL != "" || runID != ""
+	switch {
+	case fromInflux && len(files) > 0:
+		return cmd.usageError("give result files or --influxdb with --run-id, not both")
+	case fromInflux && influxURL == "":
+		return cmd.usageError("--run-id needs --influxdb URL")
+	case fromInflux && runID == "":
+		return cmd.usageError("--influxdb needs --run-id: the run whose results to merge")
+	case !fromInflux && len(files) == 0:
 		return cmd.usageError("no result file given")
+	}
+	var cfg influxdb.Config
+	if fromInflux {
+		var err error
+		if cfg, err = influxdb.ParseConfig(influxURL, getenv); err != nil {
+			return cmd.usageError("--influxdb: %v", err)
+		}
 	}
 	if outPath != "" {
 		if err := output.CheckPath(outPath); err != nil {
@@ -57,22 +86,23 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return exitError
 		}
 	}
-	results := make([]*summary.Summary, len(files))
-	for i, f := range files {
-		s, err := summary.ReadJSON(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
-			return exitError
-		}
-		results[i] = s
+	var results []*summary.Summary
+	var names []string
+	var err error
+	if fromInflux {
+		results, names, err = storedResults(ctx, cfg, runID)
+	} else {
+		results, names, err = resultFiles(files)
 	}
-	merged, err := summary.Merge(results...)
 	if err != nil {
-		fmt.Fprintf(stderr, "llmrun merge: %s\n", mergeError(err, files))
+		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
 		return exitError
 	}
-	// A sweep is judged again on the merged scenarios, as run judges one.
-	merged.Capacity = capacity.Assess(merged, capacity.CriteriaOf(results[0]))
+	merged, err := mergeResults(results, names)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
+		return exitError
+	}
 	if err := writeMerged(outPath, merged, stdout); err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
 		return exitError
@@ -83,12 +113,63 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		to = "standard output"
 	}
 	fmt.Fprintf(stderr, "llmrun merge: %s (%s): %s, %d completed, %d failed over %.1f s, written to %s\n",
-		textfmt.Count(len(files), "result"), strings.Join(merged.Meta.Merged, ", "), textfmt.Count(sv.Requests, "request"), sv.OK, sv.Failed, sv.DurationSeconds, to)
+		textfmt.Count(len(results), "result"), strings.Join(merged.Meta.Merged, ", "), textfmt.Count(sv.Requests, "request"), sv.OK, sv.Failed, sv.DurationSeconds, to)
 	if missing := merged.Meta.MissingInstances; len(missing) > 0 {
-		fmt.Fprintf(stderr, "llmrun merge: warning: run %s had %s; no result of %s was given, so the merged figures are the others' only (missing_instances in the result)\n",
-			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), instanceList(missing))
+		given := "given"
+		if fromInflux {
+			given = "stored in InfluxDB"
+		}
+		fmt.Fprintf(stderr, "llmrun merge: warning: run %s had %s; no result of %s was %s, so the merged figures are the others' only (missing_instances in the result)\n",
+			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), instanceList(missing), given)
 	}
 	return exitOK
+}
+
+// resultFiles reads result files, each named by its path.
+func resultFiles(files []string) ([]*summary.Summary, []string, error) {
+	results := make([]*summary.Summary, len(files))
+	for i, f := range files {
+		s, err := summary.ReadJSON(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		results[i] = s
+	}
+	return results, files, nil
+}
+
+// storedResults reads the results the processes of run runID stored in
+// InfluxDB, each named by its instance: none is an error.
+func storedResults(ctx context.Context, cfg influxdb.Config, runID string) ([]*summary.Summary, []string, error) {
+	stored, err := influxdb.ReadResults(ctx, cfg, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(stored) == 0 {
+		return nil, nil, fmt.Errorf("no result of run %s in InfluxDB at %s (llm_result points): check the run id (meta.run_id) and the bucket; runs stored by an llmrun before 'merge --influxdb' have none", runID, cfg)
+	}
+	results := make([]*summary.Summary, len(stored))
+	names := make([]string, len(stored))
+	for i, r := range stored {
+		names[i] = "the result of " + r.Name(runID) + " in InfluxDB"
+		if results[i], err = summary.Parse(names[i], r.Document); err != nil {
+			return nil, nil, err
+		}
+	}
+	return results, names, nil
+}
+
+// mergeResults merges results, named in errors by names, into the result
+// of the whole test, whose sweep is judged again on the merged scenarios
+// as run judges one: what llmrun merge writes, from files or InfluxDB,
+// and what trend compares of a run of several instances.
+func mergeResults(results []*summary.Summary, names []string) (*summary.Summary, error) {
+	merged, err := summary.Merge(results...)
+	if err != nil {
+		return nil, errors.New(mergeError(err, names))
+	}
+	merged.Capacity = capacity.Assess(merged, capacity.CriteriaOf(results[0]))
+	return merged, nil
 }
 
 // instanceList names instance indices: "instance 2", "instances 0, 3".
@@ -103,8 +184,8 @@ func instanceList(indices []int) string {
 	return "instances " + strings.Join(parts, ", ")
 }
 
-// mergeError says what Merge found wrong, naming files rather than the
-// results' positions.
+// mergeError says what Merge found wrong, naming the results (files)
+// rather than their positions.
 func mergeError(err error, files []string) string {
 	var hm *summary.HashMismatchError
 	var ie *summary.InputError

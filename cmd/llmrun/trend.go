@@ -35,6 +35,11 @@ part before "/" and the retention policy the part after it, or those the
 db= and rp= options name (on 2.x, the DBRP mapping's). The token is read
 from $LLMRUN_INFLUXDB_TOKEN (on InfluxDB 1.8, user:password).
 
+The instances of one run (--instances) share its run id: trend reads them
+as one run, whose figures are those of their results merged (as llmrun
+merge --influxdb merges them), and says how many instances it had and
+which are missing.
+
 Exit codes: 0 no figure credibly regressed (or there is no history yet),
 109 a figure regressed (or, with --strict, was inconclusive), 1 InfluxDB
 could not be read or holds no run of the test, 2 bad command line.
@@ -106,10 +111,32 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s\n", title, f.since, cfg)
 		return exitError
 	}
-	runs := make([]regression.Run, len(records))
-	for i, r := range records {
-		runs[i] = regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version}
-		runs[i].Figures, runs[i].Confidence = regression.FromFields(r.Fields)
+	var runs []regression.Run
+	var notes []string
+	for _, r := range records {
+		if r.Distributed() {
+			var note string
+			if r, note, err = gatherRun(ctx, cfg, r, f.scenario); err != nil {
+				fmt.Fprintf(stderr, "llmrun trend: warning: run %s left out: %v\n", r.RunID, err)
+				continue
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+		}
+		run := regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version}
+		run.Figures, run.Confidence = regression.FromFields(r.Fields)
+		runs = append(runs, run)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s could be read\n", title, f.since, cfg)
+		return exitError
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stdout, n)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(stdout)
 	}
 	style := textfmt.Style{Color: useColor(f.verdict.noColor, stdout, getenv)}
 	rep := regression.Report{Title: title, Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts),
@@ -122,6 +149,33 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return exitRegression
 	}
 	return exitOK
+}
+
+// gatherRun rebuilds the record of a run of several instances from their
+// results stored in InfluxDB, merged as llmrun merge merges them: its
+// figures are those one process running the whole plan would have
+// stored. The note says how many instances the run had and which are
+// missing.
+func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, scenario string) (influxdb.RunRecord, string, error) {
+	results, names, err := storedResults(ctx, cfg, r.RunID)
+	if err != nil {
+		return r, "", err
+	}
+	merged, err := mergeResults(results, names)
+	if err != nil {
+		return r, "", err
+	}
+	fields, ok := influxdb.RunFields(merged, scenario)
+	if !ok {
+		return r, "", fmt.Errorf("its merged result has no scenario %q", scenario)
+	}
+	r.Fields, r.Version = fields, merged.Meta.Version
+	m := merged.Meta
+	note := fmt.Sprintf("run %s: %s, figures of their results merged", r.RunID, textfmt.Count(m.Instances, "instance"))
+	if len(m.MissingInstances) > 0 {
+		note += fmt.Sprintf(" (%s missing: no result stored)", instanceList(m.MissingInstances))
+	}
+	return r, note, nil
 }
 
 // trendTitle names the runs compared: the testid, model and scenario.

@@ -94,16 +94,23 @@ func (b *buffer) push(it item) {
 	}
 }
 
-// pushFront queues points ahead of the others, beyond the bound: the
-// run's few llm_run points, which matter most, go first at the end.
-func (b *buffer) pushFront(its []item) {
+// pushFront queues groups of points ahead of the others, in order, each
+// group sent in a write of its own, beyond the bound: the run's llm_run
+// and llm_result points, which matter most, go first at the end.
+func (b *buffer) pushFront(groups ...[]item) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || len(its) == 0 {
+	if b.closed {
 		return
 	}
-	b.pending += len(its)
-	b.chunks = append([][]item{its}, b.chunks...)
+	var front [][]item
+	for _, its := range groups {
+		if len(its) > 0 {
+			b.pending += len(its)
+			front = append(front, its)
+		}
+	}
+	b.chunks = append(front, b.chunks...)
 }
 
 // take hands the oldest chunk to the writer, nil when none is queued; its
@@ -165,6 +172,13 @@ func (b *buffer) close(reason func(lastErr string) string) (written, dropped int
 		b.pending, b.chunks = 0, nil
 	}
 	return b.written, b.dropped, maps.Clone(b.reasons), b.lastErr
+}
+
+// discard counts n points dropped before they were queued, for reason.
+func (b *buffer) discard(n int, reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.drop(n, reason)
 }
 
 // drop counts n dropped points; b.mu is held.

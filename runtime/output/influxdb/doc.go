@@ -1,11 +1,14 @@
 // Package influxdb is the --out influxdb=URL output: every measured request
-// as an llm_request point, periodic llm_interval aggregates and one llm_run
-// point per run (and per scenario), written asynchronously in batches with
-// bounded memory to InfluxDB 2.x/3.x or 1.8+ (through its v2 compatibility
-// API), with github.com/influxdata/influxdb-client-go/v2. The schema is
-// fixed in docs/influxdb.md. History reads the llm_run points back for
-// llmrun trend with InfluxQL over the v1 /query API, which InfluxDB 1.x,
-// 2.x (through a DBRP mapping) and 3.x answer, Flux or not.
+// as an llm_request point, periodic llm_interval aggregates, one llm_run
+// point per run (and per scenario) and the run's result file as
+// llm_result points (gzipped, base64, in chunks), written asynchronously
+// in batches with bounded memory to InfluxDB 2.x/3.x or 1.8+ (through its
+// v2 compatibility API), with github.com/influxdata/influxdb-client-go/v2.
+// The schema is fixed in docs/influxdb.md. History reads the llm_run
+// points back for llmrun trend, and ReadResults the result files of a
+// run's instances for llmrun merge --influxdb, with InfluxQL over the v1
+// /query API, which InfluxDB 1.x, 2.x (through a DBRP mapping) and 3.x
+// answer, Flux or not.
 //
 // Start writes the llm_run_start point itself, which checks the URL, the
 // bucket and the token before the run begins. From then on AddRequest

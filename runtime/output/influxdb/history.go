@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
@@ -41,12 +43,31 @@ type RunRecord struct {
 	Version, Target string
 	// Fields holds the numeric fields (integers and floats) by name.
 	Fields map[string]float64
+	// Instances are the instance tags of the run's points, in order, when
+	// its processes were instances of one run (--instances).
+	Instances []string
 }
 
+// Distributed says whether the record is of a run of several instances:
+// its Fields are then those of one of them only, and the run's figures
+// are those of its instances' results merged (ReadResults). It is, when
+// its points carry several instance tags or say that it had several
+// instances (their instances field: an instance whose companions stored
+// nothing does not know it alone).
+func (r RunRecord) Distributed() bool {
+	return len(r.Instances) > 1 || r.Fields["instances"] > 1
+}
+
+// maxPointsPerRun bounds the llm_run points History reads per run it
+// returns: the instances of one run it can see together.
+const maxPointsPerRun = 1024
+
 // History reads the llm_run points of f.TestID from the server of cfg,
-// with one InfluxQL query (HistoryQuery) over the v1 /query API, which
+// with an InfluxQL query (HistoryQuery) over the v1 /query API, which
 // every InfluxDB line answers: 1.x, 2.x through a DBRP mapping, 3.x. It
-// returns one record per run, newest first, at most f.Runs.
+// returns one record per run, newest first, at most f.Runs: the points of
+// a run's instances, which share its run_id, are one record. When they
+// take more than f.Runs points, it asks again for more.
 func History(ctx context.Context, cfg Config, f Filter) ([]RunRecord, error) {
 	if f.TestID == "" {
 		return nil, errors.New("influxdb history: no testid")
@@ -54,54 +75,90 @@ func History(ctx context.Context, cfg Config, f Filter) ([]RunRecord, error) {
 	if f.Runs < 1 || f.Since <= 0 {
 		return nil, fmt.Errorf("influxdb history: want at least one run over a positive period, have %s over %s", textfmt.Count(f.Runs, "run"), f.Since)
 	}
-	found, err := influxQL(ctx, cfg, HistoryQuery(f, time.Now()))
-	if err != nil {
-		return nil, err
-	}
-	var runs []RunRecord
-	for _, s := range found {
-		for _, row := range s.Values {
-			r, err := runRecord(s.Columns, row)
-			if err != nil {
-				db, _ := cfg.queryTarget()
-				return nil, fmt.Errorf("influxdb %s: reading the llm_run points of database %q: %w", cfg.URL, db, err)
-			}
-			runs = append(runs, r)
+	now := time.Now()
+	for limit := f.Runs; ; limit *= 4 {
+		runs, points, err := history(ctx, cfg, historyQuery(f, now, limit))
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) >= f.Runs || points < limit || limit >= f.Runs*maxPointsPerRun {
+			return runs[:min(len(runs), f.Runs)], nil
 		}
 	}
-	return runs, nil
+}
+
+// history runs a query of llm_run points and returns them as one record
+// per run_id, in the order of their first points, and how many points
+// it read.
+func history(ctx context.Context, cfg Config, stmt string) ([]RunRecord, int, error) {
+	found, err := influxQL(ctx, cfg, stmt)
+	if err != nil {
+		return nil, 0, err
+	}
+	var runs []RunRecord
+	byID := map[string]int{}
+	points := 0
+	for _, s := range found {
+		for _, row := range s.Values {
+			r, instance, err := runRecord(s.Columns, row)
+			if err != nil {
+				db, _ := cfg.queryTarget()
+				return nil, 0, fmt.Errorf("influxdb %s: reading the llm_run points of database %q: %w", cfg.URL, db, err)
+			}
+			points++
+			i, seen := byID[r.RunID]
+			if !seen {
+				i, byID[r.RunID] = len(runs), len(runs)
+				runs = append(runs, r)
+			}
+			if instance != "" && !slices.Contains(runs[i].Instances, instance) {
+				runs[i].Instances = append(runs[i].Instances, instance)
+			}
+		}
+	}
+	for i := range runs {
+		slices.SortFunc(runs[i].Instances, compareInstances)
+	}
+	return runs, points, nil
 }
 
 // HistoryQuery returns the InfluxQL statement History runs at now: every
 // column of the llm_run points of the filter's testid, of its scenario or
 // else the whole-run points (no scenario tag, which a scenario equal to
 // the empty string matches), of its model when set, since now-f.Since,
-// newest first, at most f.Runs.
+// newest first, at most f.Runs; History asks for more points when the
+// runs have several instances.
 func HistoryQuery(f Filter, now time.Time) string {
+	return historyQuery(f, now, f.Runs)
+}
+
+// historyQuery is HistoryQuery for at most limit points.
+func historyQuery(f Filter, now time.Time, limit int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "SELECT * FROM %s WHERE %s = %s AND %s = %s", influxQLIdent("llm_run"),
 		influxQLIdent("testid"), influxQLString(f.TestID), influxQLIdent("scenario"), influxQLString(f.Scenario))
 	if f.Model != "" {
 		fmt.Fprintf(&b, " AND %s = %s", influxQLIdent("model"), influxQLString(f.Model))
 	}
-	fmt.Fprintf(&b, " AND time >= %s ORDER BY time DESC LIMIT %d", influxQLString(now.Add(-f.Since).UTC().Format(time.RFC3339)), f.Runs)
+	fmt.Fprintf(&b, " AND time >= %s ORDER BY time DESC LIMIT %d", influxQLString(now.Add(-f.Since).UTC().Format(time.RFC3339)), limit)
 	return b.String()
 }
 
 // runRecord converts a row of SELECT *: the time, the tags and metadata
 // strings by name, every number as a field (booleans, other strings and
-// absent values left out).
-func runRecord(columns []string, values []any) (RunRecord, error) {
+// absent values left out); and the point's instance tag.
+func runRecord(columns []string, values []any) (r RunRecord, instance string, err error) {
 	if len(values) != len(columns) {
-		return RunRecord{}, fmt.Errorf("a row of %d values for %d columns", len(values), len(columns))
+		return RunRecord{}, "", fmt.Errorf("a row of %d values for %d columns", len(values), len(columns))
 	}
-	r := RunRecord{Fields: map[string]float64{}}
-	strs := map[string]*string{"run_id": &r.RunID, "model": &r.Model, "scenario": &r.Scenario, "version": &r.Version, "target": &r.Target}
+	r = RunRecord{Fields: map[string]float64{}}
+	strs := map[string]*string{"run_id": &r.RunID, "model": &r.Model, "scenario": &r.Scenario, "version": &r.Version, "target": &r.Target,
+		"instance": &instance}
 	for i, col := range columns {
 		if col == "time" {
 			t, err := pointTime(values[i])
 			if err != nil {
-				return RunRecord{}, err
+				return RunRecord{}, "", err
 			}
 			r.Time = t
 			continue
@@ -110,7 +167,7 @@ func runRecord(columns []string, values []any) (RunRecord, error) {
 		case json.Number:
 			n, err := v.Float64()
 			if err != nil {
-				return RunRecord{}, fmt.Errorf("field %s: %w", col, err)
+				return RunRecord{}, "", fmt.Errorf("field %s: %w", col, err)
 			}
 			r.Fields[col] = n
 		case string:
@@ -119,7 +176,38 @@ func runRecord(columns []string, values []any) (RunRecord, error) {
 			}
 		}
 	}
-	return r, nil
+	return r, instance, nil
+}
+
+// RunFields are the numeric fields of the llm_run point a run of summary
+// s stores: the whole run's, or with a scenario that scenario's (false
+// when the run stores none for it). They are the figures History reads,
+// for a summary merged from the results of a run's instances.
+func RunFields(s *summary.Summary, scenario string) (map[string]float64, bool) {
+	for _, p := range runPoints(s, runTags{}, s.Meta.Start, nil) {
+		name := ""
+		for _, t := range p.TagList() {
+			if t.Key == "scenario" {
+				name = t.Value
+			}
+		}
+		if name != scenario {
+			continue
+		}
+		fields := map[string]float64{}
+		for _, f := range p.FieldList() {
+			switch v := f.Value.(type) {
+			case int64:
+				fields[f.Key] = float64(v)
+			case uint64:
+				fields[f.Key] = float64(v)
+			case float64:
+				fields[f.Key] = v
+			}
+		}
+		return fields, true
+	}
+	return nil, false
 }
 
 // pointTime reads a time column: epoch nanoseconds as asked, or RFC 3339

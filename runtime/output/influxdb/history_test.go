@@ -322,3 +322,59 @@ func TestHistoryQuery(t *testing.T) {
 		})
 	}
 }
+
+// The llm_run points of a run's instances, which share its run_id, are
+// one run, with the instances' tags; History reads past them to return
+// the runs asked for.
+func TestHistoryGroupsInstances(t *testing.T) {
+	t.Parallel()
+	s := influxtest.Start(t)
+	now := time.Now()
+	point := func(runID, instance string, age time.Duration) *write.Point {
+		tags := map[string]string{"run_id": runID, "testid": "spread"}
+		if instance != "" {
+			tags["instance"] = instance
+		}
+		return influxdb2.NewPoint("llm_run", tags, map[string]any{"requests": int64(3), "version": "v1"}, now.Add(-age))
+	}
+	writePoints(t, s, []*write.Point{
+		point("newest", "", time.Minute),
+		point("spread", "2", 2*time.Minute), point("spread", "0", 2*time.Minute), point("spread", "1", 2*time.Minute),
+		point("older", "", 3*time.Minute), point("oldest", "", 4*time.Minute),
+	})
+	runs, err := influxdb.History(context.Background(), historyConfig(t, s, ""), influxdb.Filter{TestID: "spread", Runs: 3, Since: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runIDs(runs); got != "newest,spread,older" {
+		t.Fatalf("runs %s, want newest,spread,older", got)
+	}
+	if got := strings.Join(runs[1].Instances, ","); got != "0,1,2" || runs[0].Instances != nil || runs[2].Instances != nil {
+		t.Errorf("instances %q, %q, %q; want none, 0,1,2, none", runs[0].Instances, got, runs[2].Instances)
+	}
+}
+
+func TestRunRecordDistributed(t *testing.T) {
+	tests := []struct {
+		name      string
+		instances []string
+		field     float64
+		want      bool
+	}{
+		{"a run of one process", nil, 0, false},
+		{"a run of one instance", []string{"0"}, 0, false},
+		{"instances' points", []string{"0", "1"}, 3, true},
+		{"one instance's point of three", []string{"0"}, 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := influxdb.RunRecord{Instances: tt.instances, Fields: map[string]float64{}}
+			if tt.field != 0 {
+				r.Fields["instances"] = tt.field
+			}
+			if got := r.Distributed(); got != tt.want {
+				t.Errorf("Distributed() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -20,7 +20,7 @@ func oneScenario(start time.Time) *summary.Summary {
 func totalPoints(t *testing.T, s *influxtest.Server, runID string) int64 {
 	t.Helper()
 	n := 0
-	for _, m := range []string{mRunStart, mRequest, mInterval, mRun} {
+	for _, m := range []string{mRunStart, mRequest, mInterval, mRun, mResult} {
 		n += countPoints(t, s, m, runID)
 	}
 	return int64(n)
@@ -68,7 +68,9 @@ func TestShortOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := o.Finish(context.Background(), oneScenario(run.Start))
-	if want := int64(1 + 250 + 2 + 1); rep.Written != want || rep.Dropped != 0 || len(rep.Reasons) != 0 {
+	// llm_run_start, the requests, two llm_interval points, llm_run and
+	// one llm_result point.
+	if want := int64(1 + 250 + 2 + 1 + 1); rep.Written != want || rep.Dropped != 0 || len(rep.Reasons) != 0 {
 		t.Errorf("report %+v, want %d written, none dropped", rep, want)
 	}
 	if !strings.Contains(rep.Err, "connection refused") {
@@ -105,7 +107,7 @@ func TestLongOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := o.Finish(context.Background(), oneScenario(run.Start))
-	const produced = 1 + 200 + 2 + 1
+	const produced = 1 + 200 + 2 + 1 + 1
 	if rep.Dropped < 150 || rep.Written+rep.Dropped != produced {
 		t.Errorf("report %+v, want at least 150 of %d dropped, the rest written", rep, produced)
 	}
@@ -144,8 +146,8 @@ func TestFinishWhileDown(t *testing.T) {
 	if took := time.Since(begin); took > 3*time.Second {
 		t.Errorf("Finish took %s with a 1s flush timeout", took)
 	}
-	if rep.Written != 1 || rep.Dropped != 100+2+1 {
-		t.Errorf("report %+v, want llm_run_start written, 103 dropped", rep)
+	if rep.Written != 1 || rep.Dropped != 100+2+1+1 {
+		t.Errorf("report %+v, want llm_run_start written, 104 dropped", rep)
 	}
 	for r := range rep.Reasons {
 		if !strings.HasPrefix(r, "not written within the 1s flush timeout: ") || !strings.Contains(r, "connection refused") {

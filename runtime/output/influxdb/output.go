@@ -12,6 +12,7 @@ import (
 
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
+	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/output"
@@ -218,6 +219,35 @@ func (o *Output) Finish(ctx context.Context, s *summary.Summary) summary.OutputR
 	return o.report
 }
 
+// finalPoints are the points of the finished run, in the groups they are
+// written in: its llm_run points, then its result document as llm_result
+// points, at most a batch a write (unless that cannot be encoded, which
+// is counted as a drop).
+func (o *Output) finalPoints(s *summary.Summary) [][]item {
+	var run []item
+	for _, p := range runPoints(s, o.tags, o.run.Start, o.agg.scenarioModels()) {
+		run = append(run, item{point: p})
+	}
+	groups := [][]item{run}
+	doc, err := resultDocument(s)
+	var results [][]*write.Point
+	if err == nil {
+		results, err = resultPoints(doc, o.tags, runTime(s, o.run.Start), o.cfg.Batch)
+	}
+	if err != nil {
+		o.buf.discard(1, "the llm_result points: "+err.Error())
+		return groups
+	}
+	for _, ps := range results {
+		its := make([]item, len(ps))
+		for i, p := range ps {
+			its[i] = item{point: p}
+		}
+		groups = append(groups, its)
+	}
+	return groups
+}
+
 // finish is Finish, once.
 func (o *Output) finish(ctx context.Context, s *summary.Summary) summary.OutputReport {
 	timeout := o.cfg.FlushTimeout
@@ -232,11 +262,7 @@ func (o *Output) finish(ctx context.Context, s *summary.Summary) summary.OutputR
 		<-o.tickerDone
 	}
 	if s != nil {
-		var its []item
-		for _, p := range runPoints(s, o.tags, o.run.Start, o.agg.scenarioModels()) {
-			its = append(its, item{point: p})
-		}
-		o.buf.pushFront(its)
+		o.buf.pushFront(o.finalPoints(s)...)
 	}
 	var reason func(lastErr string) string
 	switch {

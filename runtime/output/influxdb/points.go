@@ -23,6 +23,7 @@ const (
 	mInterval = "llm_interval"
 	mRunStart = "llm_run_start"
 	mRun      = "llm_run"
+	mResult   = "llm_result"
 )
 
 // allScenarios is the scenario tag of the run-wide llm_interval point.
@@ -145,12 +146,7 @@ func startPoint(run output.Run, tags runTags) *write.Point {
 // and each scenario's when there are several (models gives each
 // scenario's models, as its requests were tagged).
 func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string][]string) []*write.Point {
-	if !s.Meta.Start.IsZero() {
-		at = s.Meta.Start
-	}
-	if at.IsZero() {
-		at = time.Now()
-	}
+	at = runTime(s, at)
 	p := tags.point(mRun, at, "model", joinModels(s.Meta.Models))
 	servingFields(p, s.Serving)
 	latencyFields(p, s.Latency)
@@ -182,6 +178,7 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 	p.AddField("host", s.Meta.Host)
 	p.AddField("load_shape", strings.Join(shapes, "; "))
 	p.AddField("seed", s.Meta.Seed)
+	instancesField(p, s.Meta.Instances)
 	points := []*write.Point{p}
 	if len(s.Scenarios) > 1 {
 		for _, sc := range s.Scenarios {
@@ -190,10 +187,32 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 			latencyFields(p, sc.Latency)
 			intervalFields(p, regression.Estimates(regression.Block{Serving: sc.Serving, Metrics: sc.Metrics,
 				ClosedLoop: regression.ClosedLoop(executorOf(s, sc.Name))}, regression.DefaultConfidence))
+			instancesField(p, s.Meta.Instances)
 			points = append(points, p)
 		}
 	}
 	return points
+}
+
+// instancesField adds the instances field of a run of several instances
+// (--instances) to an llm_run point: trend knows from it that the point
+// holds one instance's figures, and reads the run's merged results.
+func instancesField(p *write.Point, instances int) {
+	if instances > 1 {
+		p.AddField("instances", instances)
+	}
+}
+
+// runTime is the time of a finished run's points: its summary's start,
+// else start, else now.
+func runTime(s *summary.Summary, start time.Time) time.Time {
+	switch {
+	case !s.Meta.Start.IsZero():
+		return s.Meta.Start
+	case !start.IsZero():
+		return start
+	}
+	return time.Now()
 }
 
 // executorOf is the executor of the run's scenario name, "" when unknown.

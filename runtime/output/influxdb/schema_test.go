@@ -61,7 +61,7 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 
 	sum := testSummary(run.Start)
 	rep := o.Finish(context.Background(), sum)
-	if want := int64(1 + len(records) + 3 + 3); rep.Written != want || rep.Dropped != 0 || rep.Err != "" || len(rep.Reasons) != 0 {
+	if want := int64(1 + len(records) + 3 + 3 + 1); rep.Written != want || rep.Dropped != 0 || rep.Err != "" || len(rep.Reasons) != 0 {
 		t.Errorf("report %+v, want %d written and nothing else", rep, want)
 	}
 	if rep.Output != "influxdb "+s.URL+" (bucket llmrun/autogen)" {

@@ -49,8 +49,8 @@ func testStartErrors(t *testing.T, s *influxtest.Server) {
 			if time.Since(begin) > time.Second {
 				t.Errorf("Finish after a failed Start took %s", time.Since(begin))
 			}
-			if rep.Written != 0 || rep.Dropped != 2 || rep.Err != err.Error() || len(rep.Reasons) != 1 {
-				t.Errorf("report %+v, want 2 dropped (the request and llm_run) and the start error", rep)
+			if rep.Written != 0 || rep.Dropped != 3 || rep.Err != err.Error() || len(rep.Reasons) != 1 {
+				t.Errorf("report %+v, want 3 dropped (the request, llm_run and llm_result) and the start error", rep)
 			}
 			for r := range rep.Reasons {
 				if !strings.HasPrefix(r, "not written: the output did not start: influxdb: ") {
