@@ -256,6 +256,10 @@ func (e *Engine) MaxVUs() int { return e.maxVUs }
 // line's flags are applied to the scenarios, not here).
 func (e *Engine) Options() Options { return *e.options }
 
+// ScriptFiles are the absolute paths of the script and the files it
+// imports, on disk; none for a script built into llmrun.
+func (e *Engine) ScriptFiles() []string { return e.script.Files() }
+
 // ScriptSHA256 is the hex SHA-256 of the script's source.
 func (e *Engine) ScriptSHA256() string { return e.sha256 }
 
