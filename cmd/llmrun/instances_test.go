@@ -44,8 +44,17 @@ type instanceProcess struct {
 // when not nil, gets the address instance 0 says it listens at.
 func startInstance(t *testing.T, ctx context.Context, listening chan<- string, args ...string) *instanceProcess {
 	t.Helper()
-	p := &instanceProcess{cmd: exec.CommandContext(ctx, llmrunBinary(t), append([]string{"run", "--quiet"}, args...)...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1")
+	cmd := exec.CommandContext(ctx, llmrunBinary(t), append([]string{"run", "--quiet"}, args...)...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1")
+	return startProcess(t, cmd, listening)
+}
+
+// startProcess starts cmd, this test binary as llmrun, and reads its
+// stderr; listening, when not nil, gets the address instance 0 says it
+// listens at.
+func startProcess(t *testing.T, cmd *exec.Cmd, listening chan<- string) *instanceProcess {
+	t.Helper()
+	p := &instanceProcess{cmd: cmd, done: make(chan struct{})}
 	pipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +76,20 @@ func startInstance(t *testing.T, ctx context.Context, listening chan<- string, a
 		}
 	}()
 	return p
+}
+
+// listeningAt is the address instance 0, p, says it listens at on
+// listening; the test fails if p ends first.
+func listeningAt(t *testing.T, p *instanceProcess, listening <-chan string) string {
+	t.Helper()
+	select {
+	case addr := <-listening:
+		return addr
+	case <-p.done:
+		_, stderr := p.wait()
+		t.Fatalf("instance 0 ended before it listened:\n%s", stderr)
+		return ""
+	}
 }
 
 // wait returns the process's exit code and stderr.
@@ -95,13 +118,7 @@ func TestInstancesStartTogether(t *testing.T) {
 	}
 	listening := make(chan string, 1)
 	procs := []*instanceProcess{startInstance(t, ctx, listening, args(0, "127.0.0.1:0")...)}
-	var addr string
-	select {
-	case addr = <-listening:
-	case <-procs[0].done:
-		_, stderr := procs[0].wait()
-		t.Fatalf("instance 0 ended before it listened:\n%s", stderr)
-	}
+	addr := listeningAt(t, procs[0], listening)
 	// Instance 2 first: the order they arrive in does not matter.
 	procs = append(procs, startInstance(t, ctx, nil, args(2, addr)...), startInstance(t, ctx, nil, args(1, addr)...))
 	for i, p := range procs {
