@@ -143,12 +143,15 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return usageError("%v", err)
 	}
 
+	if f.baseURL == "" {
+		// $LLMRUN_BASE_URL and $OPENAI_BASE_URL do not reach the pods.
+		fmt.Fprintf(stderr, "%s: no --base-url: each pod benchmarks the built-in simulator it starts\n", cmd)
+	}
 	if a.llm.BaseURL == "" {
 		a.llm.BaseURL = inspectPlaceholderURL
 		if a.llm.Model == "" {
 			a.llm.Model = llmsim.DefaultConfig().Model
 		}
-		fmt.Fprintf(stderr, "%s: no --base-url: each pod benchmarks the built-in simulator it starts\n", cmd)
 	}
 	engineCfg := a.engineConfig(fs, f, stderr)
 	e, _, err := runner.Load(ctx, engineCfg, a.slo)

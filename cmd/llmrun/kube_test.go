@@ -71,7 +71,7 @@ func TestKubeManifests(t *testing.T) {
 	const apiKey, influxToken = "sk-do-not-leak-4711", "influx-do-not-leak-0815"
 	code, stdout, stderr := llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey, "LLMRUN_INFLUXDB_TOKEN=" + influxToken},
 		"kube", "chat.js", "--instances", "4", "--image", "registry.example/llmrun:v1", "--namespace", "load", "--secret", "llmrun-keys",
-		"--file", "data/prompts.txt", "--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving")
+		"--file", "data/prompts.txt", "--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving", "-s", "10s:2", "-s", "20s:4")
 	if code != exitOK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
@@ -131,13 +131,13 @@ func TestKubeManifests(t *testing.T) {
 		}
 	}
 	args := strings.Join(c.Args, " ")
-	for _, want := range []string{"run ", "--base-url=http://vllm.serving:8000", "--tag=team=serving", "--seed=", "--out=influxdb=http://influxdb:8086?bucket=llmrun",
+	for _, want := range []string{"run ", "--base-url=http://vllm.serving:8000", "--tag=team=serving", "--stage=10s:2 --stage=20s:4", "--seed=", "--out=influxdb=http://influxdb:8086?bucket=llmrun",
 		"--out=json=- " + kube.MountDir + "/chat.js"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
 		}
 	}
-	// 4 VUs among 4 instances: 1 stream each.
+	// The stages' 4 VUs at most among 4 instances: 1 stream each.
 	want := kube.Size(1)
 	for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
 		if cpu, mem := rl[corev1.ResourceCPU], rl[corev1.ResourceMemory]; cpu.String() != want.CPU || mem.String() != want.Memory {
