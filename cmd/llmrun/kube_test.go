@@ -233,7 +233,7 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 	for i := 1; i < instances; i++ {
 		procs = append(procs, startProcess(t, pod(i, addr), nil))
 	}
-	var concatenated, prefixed strings.Builder
+	var concatenated, prefixed, withoutPod1 strings.Builder
 	for i, p := range procs {
 		code, stderr := p.wait()
 		if code != 0 {
@@ -242,6 +242,9 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 		// kubectl logs gives a pod's stdout and stderr as one log.
 		log := p.cmd.Stdout.(*bytes.Buffer).String() + stderr
 		concatenated.WriteString(log)
+		if i != 1 {
+			withoutPod1.WriteString(log)
+		}
 		for line := range strings.Lines(log) {
 			fmt.Fprintf(&prefixed, "[pod/chat-%d-x7k2p/llmrun] %s", i, line)
 		}
@@ -268,6 +271,15 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 	}
 	if s := readSummary(t, out); s.Serving.Requests != 12 || s.Meta.Instances != instances {
 		t.Errorf("merged from stdin: %d requests, %d instances; want 12 and 3", s.Serving.Requests, s.Meta.Instances)
+	}
+
+	// Without pod 1's log, the merge says which instance is missing.
+	if err := os.WriteFile(logs, []byte(withoutPod1.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = command(t, "merge", "-o", out, logs)
+	if s := readSummary(t, out); code != exitOK || !strings.Contains(stderr, "no result of instance 1 was given") || s.Serving.Requests >= 12 {
+		t.Errorf("merging without pod 1: exit %d, %d requests, stderr %q; want a warning naming instance 1 and fewer than 12", code, s.Serving.Requests, stderr)
 	}
 
 	// A log cut inside instance 1's block is an error naming it.
