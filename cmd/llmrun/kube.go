@@ -97,6 +97,17 @@ func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&k.rendezvousTimeout, "rendezvous-timeout", rendezvous.DefaultTimeout, "how long the pods wait for each other (raise it when images take long to pull)")
 }
 
+// resources are --cpu and --memory, or where not given, sized's.
+func (k kubeFlags) resources(sized kube.Resources) kube.Resources {
+	if k.cpu != "" {
+		sized.CPU = k.cpu
+	}
+	if k.memory != "" {
+		sized.Memory = k.memory
+	}
+	return sized
+}
+
 // kubeOnlyFlags are kube's flags that are not passed to the pods as they
 // are (--rendezvous-timeout is, when given).
 var kubeOnlyFlags = []string{"instances", "image", "namespace", "name", "secret", "cpu", "memory", "file", "cluster-domain"}
@@ -142,6 +153,18 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if err != nil {
 		return usageError("%v", err)
 	}
+	// Checked before the script is loaded; the files, the command line and
+	// the sizing follow from loading it.
+	c := kube.Config{
+		Name: k.name, Namespace: k.namespace, Image: k.image, Instances: k.instances, ClusterDomain: k.clusterDomain,
+		Secret: k.secret, SecretEnv: secretEnv, Resources: k.resources(kube.Size(0)),
+	}
+	if c.Name == "" {
+		c.Name = defaultKubeName(a.script)
+	}
+	if err := c.Check(); err != nil {
+		return usageError("%v", err)
+	}
 
 	if f.baseURL == "" {
 		// $LLMRUN_BASE_URL and $OPENAI_BASE_URL do not reach the pods.
@@ -178,24 +201,8 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if k.secret == "" && (f.baseURL != "" || hasOut(f.outs, "influxdb")) {
 		fmt.Fprintf(stderr, "%s: no --secret: the pods get no API key and no InfluxDB token\n", cmd)
 	}
-	c := kube.Config{
-		Name: k.name, Namespace: k.namespace, Image: k.image, Instances: k.instances, ClusterDomain: k.clusterDomain,
-		Secret: k.secret, SecretEnv: secretEnv, Files: layout.Files, WorkDir: layout.WorkDir,
-		Args:      podArgs(fs, f, a.seedDrawn, script),
-		Resources: kube.Size((e.MaxVUs() + k.instances - 1) / k.instances),
-	}
-	if c.Name == "" {
-		c.Name = defaultKubeName(a.script)
-	}
-	if k.cpu != "" {
-		c.Resources.CPU = k.cpu
-	}
-	if k.memory != "" {
-		c.Resources.Memory = k.memory
-	}
-	if err := c.Check(); err != nil {
-		return usageError("%v", err)
-	}
+	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, f, a.seedDrawn, script)
+	c.Resources = k.resources(kube.Size((e.MaxVUs() + k.instances - 1) / k.instances))
 	if err := kube.Write(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitError
