@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,9 +29,10 @@ const kubeUsage = `Usage: llmrun kube SCRIPT --instances N --image IMAGE [flags]
 Writes to standard output the Kubernetes manifests that run SCRIPT as one
 run of N instances (docs/distributed.md, "On Kubernetes"):
 
-  - a ConfigMap with the script, the files it imports and every file given
-    with --file, mounted in each pod where the command line and the script
-    find them;
+  - a ConfigMap with the script, the files it imports, the files it reads
+    as it loads (open(), datasets, configuration and tokenizer files) and
+    every file given with --file, mounted in each pod where the command
+    line and the script find them;
   - a headless Service through which the instances reach instance 0's
     rendezvous (port 7000);
   - an Indexed Job of N pods (completions = parallelism = N, no retries),
@@ -44,8 +46,10 @@ Apply them, wait for the Job, and merge the pods' logs:
   kubectl wait --for=condition=complete job/llmrun-chat --timeout=1h
   kubectl logs -l job-name=llmrun-chat --tail=-1 --prefix --max-log-requests 4 | llmrun merge - -o all.json
 
-The script is loaded here, as "llmrun inspect" loads it, to size the pods
-and check that it loads from the ConfigMap's files alone. The pods see
+The script is loaded here, as "llmrun inspect" loads it, to find the files
+it reads, size the pods and check that it loads from the ConfigMap's files
+alone; --file adds a file it reads only later (in setup() or an
+iteration). The pods see
 none of this shell's environment: give --base-url and --model as flags.
 API keys reach them only from the Secret named by --secret, by reference:
 the key named by --api-key-env (default OPENAI_API_KEY) and, with --out
@@ -65,7 +69,7 @@ to load.
 
 Examples:
   llmrun kube chat.js --instances 8 --image ghcr.io/me/llmrun:v1 --base-url http://vllm.serving:8000 --secret llmrun-keys
-  llmrun kube sweep.js --instances 4 --image me/llmrun:v1 --file prompts.jsonl --out influxdb=http://influxdb:8086?bucket=llmrun --secret llmrun-keys
+  llmrun kube sweep.js --instances 4 --image me/llmrun:v1 --file later.jsonl --out influxdb=http://influxdb:8086?bucket=llmrun --secret llmrun-keys
 
 Flags (and every flag of "llmrun run", except those that write files):
 `
@@ -92,7 +96,7 @@ func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.secret, "secret", "", "Secret the API key and the InfluxDB token come from, each from the key of its variable's name (default: none, and no secret in the pods)")
 	fs.StringVar(&k.cpu, "cpu", "", "CPU of each pod, e.g. 2 or 1500m (default: sized from the plan)")
 	fs.StringVar(&k.memory, "memory", "", "memory of each pod, e.g. 1Gi (default: sized from the plan)")
-	fs.StringArrayVar(&k.files, "file", nil, "also put this file in the ConfigMap: a file the script or a flag reads (open(), a dataset, CONFIG); repeatable")
+	fs.StringArrayVar(&k.files, "file", nil, "also put this file in the ConfigMap: one the script reads only after loading (the files it reads as it loads are found); repeatable")
 	fs.StringVar(&k.clusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain, in instance 0's name")
 	fs.DurationVar(&k.rendezvousTimeout, "rendezvous-timeout", rendezvous.DefaultTimeout, "how long the pods wait for each other (raise it when images take long to pull)")
 }
@@ -177,11 +181,14 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		}
 	}
 	engineCfg := a.engineConfig(fs, f, stderr)
+	var read filesRead
+	engineCfg.FileRead = read.add
 	e, _, err := runner.Load(ctx, engineCfg, a.slo)
 	if err != nil {
 		return verdictCodes[runner.ReportLoadError(stderr, cmd, a.script, err)]
 	}
-	layout, err := kube.NewLayout(".", append(e.ScriptFiles(), k.files...))
+	engineCfg.FileRead = nil
+	layout, err := kube.NewLayout(".", slices.Concat(e.ScriptFiles(), read.list(), k.files))
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitError
@@ -190,7 +197,7 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if a.source == nil {
 		script = layout.InPod(a.script)
 		if err := loadsFromFiles(ctx, engineCfg, layout, a.script); err != nil {
-			fmt.Fprintf(stderr, "%s: the script does not load from the ConfigMap's files alone (the script, its imports and each --file): %v\n", cmd, err)
+			fmt.Fprintf(stderr, "%s: the script does not load from the ConfigMap's files alone (the script, its imports, the files it read and each --file): %v\n", cmd, err)
 			return exitError
 		}
 	}
@@ -289,8 +296,8 @@ func podArgs(fs *pflag.FlagSet, f runFlags, seedDrawn bool, script string) []str
 }
 
 // loadsFromFiles loads the script as the pods will, from a copy of the
-// ConfigMap's files alone: a file the script opens (relative to itself)
-// and that no --file named fails here rather than in every pod.
+// ConfigMap's files alone: a file the pods would miss fails here rather
+// than in every pod.
 func loadsFromFiles(ctx context.Context, cfg engine.Config, layout *kube.Layout, script string) error {
 	dir, err := os.MkdirTemp("", "llmrun-kube-")
 	if err != nil {
@@ -308,11 +315,39 @@ func loadsFromFiles(ctx context.Context, cfg engine.Config, layout *kube.Layout,
 	}
 	cfg.ScriptPath = filepath.Join(dir, strings.TrimPrefix(layout.InPod(script), kube.MountDir+"/"))
 	cfg.Modules = nil
+	// A relative path is the pods' too: their working directory is this
+	// one's place among the files. An absolute one outside the copy is a
+	// file of this machine's.
+	var read filesRead
+	cfg.FileRead = read.add
 	if _, _, err := runner.Load(ctx, cfg, nil); err != nil {
 		// Named as the pods will name it.
 		return errors.New(strings.ReplaceAll(err.Error(), dir, kube.MountDir))
 	}
+	for _, path := range read.list() {
+		if rel, err := filepath.Rel(dir, path); filepath.IsAbs(path) && (err != nil || strings.HasPrefix(rel, "..")) {
+			return fmt.Errorf("it reads %s by its absolute path, which the pods do not have: name it relative to the script", path)
+		}
+	}
 	return nil
+}
+
+// filesRead collects the files a script reads as it loads.
+type filesRead struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (r *filesRead) add(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paths = append(r.paths, path)
+}
+
+func (r *filesRead) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.paths)
 }
 
 // nonName are the characters a Kubernetes name cannot have.

@@ -37,7 +37,7 @@ func kubeDir(t *testing.T) string {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, content := range map[string]string{"chat.js": kubeScript, "data/prompts.txt": "Say hi.\nSay bye.\n"} {
+	for name, content := range map[string]string{"chat.js": kubeScript, "data/prompts.txt": "Say hi.\nSay bye.\n", "notes.txt": "read later"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -63,15 +63,15 @@ func llmrunIn(t *testing.T, dir string, env []string, args ...string) (int, stri
 
 // The manifests decode strictly into Kubernetes' types and say what a
 // distributed run needs: an Indexed Job of N pods that reach instance 0
-// through a headless Service, keys from the Secret by reference only,
-// and pods sized from the plan.
+// through a headless Service, the script and the file it opens, keys
+// from the Secret by reference only, and pods sized from the plan.
 func TestKubeManifests(t *testing.T) {
 	t.Parallel()
 	dir := kubeDir(t)
 	const apiKey, influxToken = "sk-do-not-leak-4711", "influx-do-not-leak-0815"
 	code, stdout, stderr := llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey, "LLMRUN_INFLUXDB_TOKEN=" + influxToken},
 		"kube", "chat.js", "--instances", "4", "--image", "registry.example/llmrun:v1", "--namespace", "load", "--secret", "llmrun-keys",
-		"--file", "data/prompts.txt", "--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving", "-s", "10s:2", "-s", "20s:4")
+		"--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving", "-s", "10s:2", "-s", "20s:4")
 	if code != exitOK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
@@ -153,13 +153,18 @@ func TestKubeManifests(t *testing.T) {
 	}
 
 	// --cpu and --memory say otherwise; without --secret there is no
-	// secret in the pods at all.
+	// secret in the pods at all; --file adds a file the script reads only
+	// later.
 	code, stdout, stderr = llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey}, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1",
-		"--file", "data/prompts.txt", "--cpu", "3", "--memory", "2Gi", "--seed", "5", "--name", "small")
+		"--file", "notes.txt", "--cpu", "3", "--memory", "2Gi", "--seed", "5", "--name", "small")
 	if code != exitOK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
-	c = kubetest.Decode(t, stdout).Container(t)
+	m = kubetest.Decode(t, stdout)
+	if files := m.Files(t); len(files) != 3 || string(files["notes.txt"]) != "read later" {
+		t.Errorf("with --file notes.txt, the ConfigMap's files: %q", files)
+	}
+	c = m.Container(t)
 	if cpu, mem := c.Resources.Limits[corev1.ResourceCPU], c.Resources.Limits[corev1.ResourceMemory]; cpu.String() != "3" || mem.String() != "2Gi" {
 		t.Errorf("limits %v, want cpu 3 and memory 2Gi", c.Resources.Limits)
 	}
@@ -191,7 +196,7 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 	defer cancel()
 	const instances = 3
 	code, stdout, stderr := llmrunIn(t, kubeDir(t), nil, "kube", "chat.js", "--instances", strconv.Itoa(instances), "--image", "llmrun:test",
-		"--file", "data/prompts.txt", "--name", "chat")
+		"--name", "chat")
 	if code != exitOK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
@@ -307,7 +312,7 @@ func TestKubeBadInput(t *testing.T) {
 	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), kube.MaxFiles+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"kube", script, "--file", data, "--seed", "1"}
+	base := []string{"kube", script, "--seed", "1"}
 	tests := []struct {
 		name string
 		args []string
@@ -338,10 +343,12 @@ func TestKubeBadInput(t *testing.T) {
 			}
 		})
 	}
-	// A data file the script opens and no --file names fails here, not in
-	// every pod.
-	code, _, stderr := cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "2", "--image", "x")
-	if code != exitError || !strings.Contains(stderr, "the script does not load from the ConfigMap's files alone") || !strings.Contains(stderr, `open("./data/prompts.txt")`) {
-		t.Errorf("a data file left out: exit %d, stderr:\n%s", code, stderr)
+	// A file the script reads by its absolute path would be missing in
+	// every pod: it fails here.
+	absolute := writeScript(t, "absolute.js", strings.Replace(kubeScript, "./data/prompts.txt", data, 1))
+	code, _, stderr := cli(t, t.Context(), nil, "kube", absolute, "--seed", "1", "--instances", "2", "--image", "x")
+	if code != exitError || !strings.Contains(stderr, "the script does not load from the ConfigMap's files alone") ||
+		!strings.Contains(stderr, "it reads "+data+" by its absolute path") {
+		t.Errorf("a file read by its absolute path: exit %d, stderr:\n%s", code, stderr)
 	}
 }

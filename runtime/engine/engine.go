@@ -84,6 +84,11 @@ type Config struct {
 	Seed int64
 	// Logger receives the script's console output.
 	Logger *slog.Logger
+	// FileRead, when set, is told the path of every file the script reads
+	// with open(); the modules that read files are told by their own
+	// options (standard.Options.FileRead). It may be called from several
+	// VUs at once.
+	FileRead func(path string)
 	// Modules are the Go modules scripts can import besides 'llm', which
 	// the engine makes itself with the run's hooks; package standard
 	// gives llmrun's (metrics, llmrun, llmrun/config, data). nil: 'llm'
@@ -279,6 +284,7 @@ func (e *Engine) newVU(ctx context.Context, id int64, env map[string]string) (*v
 		modules:  e.modules,
 		env:      merged,
 		logger:   e.cfg.Logger,
+		fileRead: e.cfg.FileRead,
 		seed:     e.cfg.Seed,
 		// VU 0 parses the summary for handleSummary, and every VU
 		// setup's data.
@@ -292,6 +298,7 @@ type instanceConfig struct {
 	modules  *modules.Registry
 	env      map[string]string
 	logger   *slog.Logger
+	fileRead func(path string)
 	seed     int64
 	// parsesJSON says that the VU needs the runtime's own JSON.parse,
 	// which every runtime would otherwise build and keep.
