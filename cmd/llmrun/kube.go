@@ -187,7 +187,6 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if err != nil {
 		return verdictCodes[runner.ReportLoadError(stderr, cmd, a.script, err)]
 	}
-	engineCfg.FileRead = nil
 	layout, err := kube.NewLayout(".", slices.Concat(e.ScriptFiles(), read.list(), k.files))
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
