@@ -5,11 +5,15 @@
 package kubetest
 
 import (
+	"fmt"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -21,7 +25,8 @@ type Manifests struct {
 }
 
 // Decode decodes a YAML stream of a ConfigMap, a Service and a Job, in
-// that order, rejecting unknown fields.
+// that order, rejecting unknown fields, and checks the names, keys and
+// paths the API server would refuse.
 func Decode(t *testing.T, stream string) *Manifests {
 	t.Helper()
 	docs := strings.Split(stream, "\n---\n")
@@ -39,7 +44,50 @@ func Decode(t *testing.T, stream string) *Manifests {
 			t.Fatalf("document %d is a %q, want a %s", i+1, kind, want)
 		}
 	}
+	m.validate(t)
 	return &m
+}
+
+// validate checks what the API server would refuse beyond the types: the
+// names, the ConfigMap's keys, the pods' hostnames (NAME-INDEX, a DNS
+// label) and the volume's paths.
+func (m *Manifests) validate(t *testing.T) {
+	t.Helper()
+	for what, errs := range map[string][]string{
+		"the name " + m.Job.Name:  validation.IsDNS1123Label(m.Job.Name),
+		"the last pod's hostname": validation.IsDNS1123Label(fmt.Sprintf("%s-%d", m.Job.Name, max(0, deref(m.Job.Spec.Completions)-1))),
+	} {
+		if len(errs) > 0 {
+			t.Errorf("%s: %v", what, errs)
+		}
+	}
+	for key := range m.ConfigMap.Data {
+		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+			t.Errorf("ConfigMap key %q: %v", key, errs)
+		}
+	}
+	for key := range m.ConfigMap.BinaryData {
+		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+			t.Errorf("ConfigMap key %q: %v", key, errs)
+		}
+	}
+	for _, v := range m.Job.Spec.Template.Spec.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		for _, it := range v.ConfigMap.Items {
+			if path.IsAbs(it.Path) || slices.Contains(strings.Split(it.Path, "/"), "..") {
+				t.Errorf("volume item path %q: must be relative, without '..'", it.Path)
+			}
+		}
+	}
+}
+
+func deref(p *int32) int {
+	if p == nil {
+		return 0
+	}
+	return int(*p)
 }
 
 // Container is the Job's one container.
