@@ -52,12 +52,16 @@ type instanceProcess struct {
 // added to its environment ("NAME=value").
 func startInstance(t *testing.T, ctx context.Context, env []string, args ...string) *instanceProcess {
 	t.Helper()
-	p := &instanceProcess{
-		cmd:     exec.CommandContext(ctx, llmrunBinary(t), append([]string{"run", "--quiet"}, args...)...),
-		done:    make(chan struct{}),
-		changed: make(chan struct{}),
-	}
-	p.cmd.Env = append(append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1"), env...)
+	cmd := exec.CommandContext(ctx, llmrunBinary(t), append([]string{"run", "--quiet"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1"), env...)
+	return startProcess(t, cmd)
+}
+
+// startProcess starts cmd, this test binary as llmrun, and reads its
+// stderr.
+func startProcess(t *testing.T, cmd *exec.Cmd) *instanceProcess {
+	t.Helper()
+	p := &instanceProcess{cmd: cmd, done: make(chan struct{}), changed: make(chan struct{})}
 	pipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

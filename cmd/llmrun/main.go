@@ -52,6 +52,10 @@ Usage:
                               regression)
   llmrun merge A.json B.json ... -o ALL.json
                               merge the results of several processes exactly
+                              (or of the pods in "kubectl logs")
+  llmrun kube SCRIPT --instances N --image IMAGE [flags]
+                              write the Kubernetes manifests that run a
+                              script as N instances of one run
   llmrun report RESULT.json -o report.html
                               write a self-contained HTML report with charts
   llmrun version              print the version
@@ -102,6 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return compareCommand(ctx, rest, stdout, stderr, getenv)
 	case "merge":
 		return mergeCommand(ctx, rest, stdout, stderr, getenv)
+	case "kube":
+		return kubeCommand(ctx, rest, stdout, stderr, getenv)
 	case "report":
 		return reportCommand(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":

@@ -405,7 +405,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	commands := map[string]string{
 		"run": "--vus", "inspect": "--json", "sim": "--max-num-seqs", "trend": "--influxdb",
-		"compare": "--threshold", "merge": "--output", "report": "--slo", "bench": "--num-prompts",
+		"compare": "--threshold", "merge": "--output", "report": "--slo", "bench": "--num-prompts", "kube": "--image",
 	}
 	for name, flag := range commands {
 		for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {

@@ -1,21 +1,25 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/output/logblock"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
-const mergeUsage = `Usage: llmrun merge RESULT.json... [-o MERGED.json]
+const mergeUsage = `Usage: llmrun merge RESULT.json|LOG|-... [-o MERGED.json]
        llmrun merge --influxdb URL --run-id ID [-o MERGED.json]
 
 Merges the result files of several processes that ran one test (the same
@@ -40,13 +44,20 @@ Files whose scripts differ (script_sha256) do not merge. The merged file
 has the same schema and can be merged again, compared (llmrun compare) or
 read by anything that reads a result file.
 
-Exit codes: 0 merged, 1 a file or InfluxDB could not be read or written,
-or the results do not merge, 2 bad command line.
+An input may also be a log (or - for standard input) holding the result
+blocks that "llmrun run --out json=-" prints, such as the "kubectl logs"
+of the pods of "llmrun kube": every block in it is a result to merge, its
+SHA-256 checked; a block cut short or altered is an error naming its
+instance.
+
+Exit codes: 0 merged, 1 a file, a log or InfluxDB could not be read or
+written, or the results do not merge, 2 bad command line.
 
 Examples:
   llmrun merge gen-1.json gen-2.json gen-3.json -o all.json
   llmrun merge results/*.json > all.json
   llmrun merge --influxdb 'http://127.0.0.1:8086?bucket=llmrun' --run-id 3f9c2a7e51d04b86 -o all.json
+  kubectl logs -l job-name=chat --tail=-1 --prefix --max-log-requests 8 | llmrun merge - -o all.json
 
 Flags:
 `
@@ -125,17 +136,22 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	return exitOK
 }
 
-// resultFiles reads result files, each named by its path.
-func resultFiles(files []string) ([]*summary.Summary, []string, error) {
-	results := make([]*summary.Summary, len(files))
-	for i, f := range files {
-		s, err := summary.ReadJSON(f)
+// resultFiles reads the inputs merge is given, result files or logs
+// holding result blocks, and returns the results and what names each in
+// errors.
+func resultFiles(inputs []string) ([]*summary.Summary, []string, error) {
+	var (
+		results []*summary.Summary
+		labels  []string
+	)
+	for _, in := range inputs {
+		rs, ls, err := readResults(in, os.Stdin)
 		if err != nil {
 			return nil, nil, err
 		}
-		results[i] = s
+		results, labels = append(results, rs...), append(labels, ls...)
 	}
-	return results, files, nil
+	return results, labels, nil
 }
 
 // storedResults reads the results the processes of run runID stored in
@@ -210,3 +226,59 @@ func writeMerged(path string, s *summary.Summary, stdout io.Writer) error {
 	}
 	return nil
 }
+
+// stdinName is the input "-": standard input.
+const stdinName = "-"
+
+// readResults reads one input of merge: a result file, or a log holding
+// result blocks (runtime/output/logblock), from the file name or, for
+// "-", from stdin. It returns the results and what names each in errors.
+func readResults(name string, stdin io.Reader) ([]*summary.Summary, []string, error) {
+	var (
+		b   []byte
+		err error
+	)
+	if name == stdinName {
+		b, err = io.ReadAll(io.LimitReader(stdin, maxLogSize+1))
+		if err == nil && int64(len(b)) > maxLogSize {
+			err = fmt.Errorf("more than %s", capped.Size(maxLogSize))
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading standard input: %w", err)
+		}
+		name = "standard input"
+	} else if info, statErr := os.Stat(name); statErr == nil && info.Mode().IsRegular() && info.Size() <= maxLogSize {
+		if b, err = os.ReadFile(name); err != nil {
+			return nil, nil, fmt.Errorf("cannot read %s: %w", name, err)
+		}
+	}
+	if b == nil || !logblock.Contains(b) {
+		var s *summary.Summary
+		if b == nil {
+			s, err = summary.ReadJSON(name)
+		} else {
+			s, err = summary.Parse(name, b)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*summary.Summary{s}, []string{name}, nil
+	}
+	blocks, err := logblock.Read(bytes.NewReader(b), summary.MaxResultFileSize)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	results := make([]*summary.Summary, len(blocks))
+	labels := make([]string, len(blocks))
+	for i, bl := range blocks {
+		labels[i] = fmt.Sprintf("%s (%s)", name, bl.Name())
+		if results[i], err = summary.Parse(labels[i], bl.Doc); err != nil {
+			return nil, nil, err
+		}
+	}
+	return results, labels, nil
+}
+
+// maxLogSize bounds a log merge reads: the logs of many pods, each with
+// its result block and its live view's lines.
+const maxLogSize = 1 << 30

@@ -141,3 +141,32 @@ func TestMergeCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// A run's result printed with --out json=- comes after the summary, and
+// merge reads it back from the log it landed in as the result file
+// itself.
+func TestMergeReadsPrintedResult(t *testing.T) {
+	t.Parallel()
+	script := writeScript(t, "printed.js", fmt.Sprintf(chatScript, 4))
+	export := filepath.Join(t.TempDir(), "result.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "3", "--summary-export", export, "--out", "json=-", script)
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	begin := strings.Index(stdout, "llmrun-result ")
+	if begin < 0 || !strings.Contains(stdout[:begin], "TTFT") || !strings.HasSuffix(stdout, " end\n") {
+		t.Fatalf("stdout: want the summary, then the result block:\n%s", stdout)
+	}
+	log := filepath.Join(t.TempDir(), "run.log")
+	if err := os.WriteFile(log, []byte("some other line\n"+stdout+stderr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := readMerged(t, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := readSummary(t, export), readSummary(t, merged)
+	if got.Serving.Requests != 3 || got.Serving.OutputTokens != want.Serving.OutputTokens || got.Meta.Merged[0] != want.Meta.RunID {
+		t.Errorf("merged from the log: %d requests, %d tokens, run %v; want 3, %d, %s", got.Serving.Requests, got.Serving.OutputTokens, got.Meta.Merged, want.Serving.OutputTokens, want.Meta.RunID)
+	}
+}

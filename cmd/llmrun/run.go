@@ -389,13 +389,7 @@ func overrides(fs *pflag.FlagSet, f runFlags, part segment.Part) engine.Override
 // stageFlag collects the repeatable --stage DURATION:TARGET.
 type stageFlag []executor.Stage
 
-func (s *stageFlag) String() string {
-	parts := make([]string, len(*s))
-	for i, st := range *s {
-		parts[i] = st.String()
-	}
-	return strings.Join(parts, ",")
-}
+func (s *stageFlag) String() string { return strings.Join(s.GetSlice(), ",") }
 
 func (s *stageFlag) Set(v string) error {
 	st, err := executor.ParseStage(v)
@@ -407,6 +401,30 @@ func (s *stageFlag) Set(v string) error {
 }
 
 func (s *stageFlag) Type() string { return "DURATION:TARGET" }
+
+// GetSlice implements pflag.SliceValue: the stages one by one, as --stage
+// takes them (llmrun kube passes them on).
+func (s *stageFlag) GetSlice() []string {
+	out := make([]string, len(*s))
+	for i, st := range *s {
+		out[i] = st.String()
+	}
+	return out
+}
+
+// Append implements pflag.SliceValue.
+func (s *stageFlag) Append(v string) error { return s.Set(v) }
+
+// Replace implements pflag.SliceValue.
+func (s *stageFlag) Replace(vs []string) error {
+	*s = nil
+	for _, v := range vs {
+		if err := s.Set(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // scriptEnv builds __ENV: the process environment (unless disabled), then
 // each -e KEY=VALUE.

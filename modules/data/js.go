@@ -39,6 +39,10 @@ type Module struct {
 	// BaseDir is where relative file paths are looked up first (the
 	// script's directory); then the working directory.
 	BaseDir string
+	// FileRead, when set, is told the path of every file the module
+	// finds for the script (a dataset, a tokenizer file); it may be
+	// called from several VUs at once.
+	FileRead func(path string)
 
 	datasets Datasets
 
@@ -99,8 +103,18 @@ func (in *instance) stream() *rand.Rand {
 }
 
 // path resolves a file path given by a script: as is when absolute, else
-// next to the script, else in the working directory.
+// next to the script, else in the working directory; FileRead is told the
+// path found.
 func (m *Module) path(p string) (string, error) {
+	found, err := m.find(p)
+	if err == nil && m.FileRead != nil {
+		m.FileRead(found)
+	}
+	return found, err
+}
+
+// find is path without telling FileRead.
+func (m *Module) find(p string) (string, error) {
 	if filepath.IsAbs(p) {
 		return p, nil
 	}

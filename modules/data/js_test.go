@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,7 +166,8 @@ func TestJSSharedPrefix(t *testing.T) {
 }
 
 func TestJSDataset(t *testing.T) {
-	m := &Module{Seed: 1, BaseDir: "testdata/datasets"}
+	var read []string
+	m := &Module{Seed: 1, BaseDir: "testdata/datasets", FileRead: func(path string) { read = append(read, path) }}
 	vu := newDataVU(t, m, 1)
 	got := vu.Run(`
 		const ds = data.dataset('sharegpt.json');
@@ -190,6 +192,10 @@ func TestJSDataset(t *testing.T) {
 
 	if msg := runErr(vu, `data.dataset('missing.jsonl')`); !strings.Contains(msg, "missing.jsonl: no such file (looked for testdata/datasets/missing.jsonl and missing.jsonl)") {
 		t.Errorf("missing file: %q", msg)
+	}
+	// The file the script read, once; not the one it did not find.
+	if want := []string{"testdata/datasets/sharegpt.json"}; !slices.Equal(read, want) {
+		t.Errorf("FileRead told %q, want %q", read, want)
 	}
 	if msg := runErr(vu, `data.dataset('prompts.jsonl', { format: 'yaml' })`); !strings.Contains(msg, `unknown dataset format "yaml"`) {
 		t.Errorf("unknown format: %q", msg)

@@ -22,17 +22,21 @@ import (
 // load reads a file relative to the working directory (configuration
 // belongs to the run, not to the script), in the format its extension
 // names. settings reads __ENV.CONFIG when set (see Settings).
-type Module struct{}
+type Module struct {
+	// FileRead, when set, is told the path of every configuration file
+	// the script reads; it may be called from several VUs at once.
+	FileRead func(path string)
+}
 
 // NewInstance implements modules.Module.
-func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
+func (m Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	rt := vu.Runtime()
 	exports := rt.NewObject()
 	load := func(path string) any {
 		if !vu.InitContext() {
 			panic(rt.NewTypeError("load(%q): configuration files are read in init code (the top level of the script), not in iterations", path))
 		}
-		cfg, err := Load(path)
+		cfg, err := m.load(path)
 		if err != nil {
 			panic(rt.NewGoError(err))
 		}
@@ -60,7 +64,7 @@ func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 		var file map[string]any
 		if path := env["CONFIG"]; path != "" {
 			var err error
-			if file, err = Load(path); err != nil {
+			if file, err = m.load(path); err != nil {
 				panic(rt.NewGoError(err))
 			}
 		}
@@ -97,3 +101,12 @@ func (Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 type instance struct{ exports *goja.Object }
 
 func (i instance) Exports() *goja.Object { return i.exports }
+
+// load is Load, telling FileRead the file read.
+func (m Module) load(path string) (map[string]any, error) {
+	cfg, err := Load(path)
+	if err == nil && m.FileRead != nil {
+		m.FileRead(path)
+	}
+	return cfg, err
+}

@@ -16,10 +16,14 @@ func TestJSLoadAndParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := modulestest.NewVU(t)
-	v.Expose("config", settings.Module{})
+	var read []string
+	v.Expose("config", settings.Module{FileRead: func(p string) { read = append(read, p) }})
 	v.SetGlobal("path", path)
 	if got := v.Run(`const c = config.load(path); c.levels.join('+') + ' ' + c.slo.ttft_p99_ms`).String(); got != "1+2 1500" {
 		t.Errorf("load: %q", got)
+	}
+	if len(read) != 1 || read[0] != path {
+		t.Errorf("FileRead told %q, want %s", read, path)
 	}
 	if got := v.Run(`config.parse('rate = 4.5', 'toml').rate`).ToFloat(); got != 4.5 {
 		t.Errorf("parse: %v", got)

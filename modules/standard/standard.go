@@ -32,6 +32,10 @@ type Options struct {
 	// summary, for the script's textSummary(data); nil makes
 	// textSummary throw.
 	TextSummary func(summaryJSON []byte, color bool) (string, error)
+	// FileRead, when set, is told the path of every file the modules
+	// read for the script (datasets, tokenizer and configuration files);
+	// it may be called from several VUs at once.
+	FileRead func(path string)
 }
 
 // Modules returns a registry of the standard modules, configured with o.
@@ -43,8 +47,8 @@ func Modules(o Options) *modules.Registry {
 	}{
 		{"metrics", metricsjs.Module{}},
 		{"llmrun", checks.Module{TextSummary: o.TextSummary}},
-		{"llmrun/config", settings.Module{}},
-		{"data", &data.Module{Seed: o.Seed, Tokenizer: o.Tokenizer, BaseDir: o.BaseDir}},
+		{"llmrun/config", settings.Module{FileRead: o.FileRead}},
+		{"data", &data.Module{Seed: o.Seed, Tokenizer: o.Tokenizer, BaseDir: o.BaseDir, FileRead: o.FileRead}},
 	} {
 		if err := r.Register(m.name, m.module); err != nil {
 			// The names above are constants: only a mistake in this list

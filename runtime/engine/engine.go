@@ -84,6 +84,11 @@ type Config struct {
 	Seed int64
 	// Logger receives the script's console output.
 	Logger *slog.Logger
+	// FileRead, when set, is told the path of every file the script reads
+	// with open(); the modules that read files are told by their own
+	// options (standard.Options.FileRead). It may be called from several
+	// VUs at once.
+	FileRead func(path string)
 	// Modules are the Go modules scripts can import besides 'llm', which
 	// the engine makes itself with the run's hooks; package standard
 	// gives llmrun's (metrics, llmrun, llmrun/config, data). nil: 'llm'
@@ -267,6 +272,10 @@ func (e *Engine) MaxVUs() int { return e.maxVUs }
 // line's flags are applied to the scenarios, not here).
 func (e *Engine) Options() Options { return *e.options }
 
+// ScriptFiles are the absolute paths of the script and the files it
+// imports, on disk; none for a script built into llmrun.
+func (e *Engine) ScriptFiles() []string { return e.script.Files() }
+
 // ScriptSHA256 is the hex SHA-256 of the script's source.
 func (e *Engine) ScriptSHA256() string { return e.sha256 }
 
@@ -277,6 +286,7 @@ func (e *Engine) newVU(ctx context.Context, id int64, env *js.Env) (*vu, error) 
 		modules:  e.modules,
 		env:      env,
 		logger:   e.cfg.Logger,
+		fileRead: e.cfg.FileRead,
 		seed:     e.cfg.Seed,
 		// VU 0 parses the summary for handleSummary, and every VU
 		// setup's data.
@@ -290,6 +300,7 @@ type instanceConfig struct {
 	modules  *modules.Registry
 	env      *js.Env
 	logger   *slog.Logger
+	fileRead func(path string)
 	seed     int64
 	// parsesJSON says that the VU needs the runtime's own JSON.parse,
 	// which every runtime would otherwise build and keep.

@@ -101,11 +101,12 @@ func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig,
 	seed := cfg.seed + id
 	v.rt.SetRandSource(rand.New(rand.NewPCG(uint64(seed), uint64(seed>>32)^0x9e3779b97f4a7c15)).Float64)
 	inst, err := script.Instantiate(js.InstanceConfig{
-		VU:      v,
-		VUID:    id,
-		Modules: cfg.modules,
-		Env:     cfg.env,
-		Logger:  cfg.logger,
+		VU:       v,
+		VUID:     id,
+		Modules:  cfg.modules,
+		Env:      cfg.env,
+		Logger:   cfg.logger,
+		FileRead: cfg.fileRead,
 	})
 	if err != nil {
 		return nil, err

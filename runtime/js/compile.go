@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -73,11 +74,25 @@ func CompileFS(filename string, src []byte, fsys fs.FS) (*Script, error) {
 		return nil, fmt.Errorf("compiling %s: %w", filename, err)
 	}
 	code = cheaperInterop(code)
-	s := &Script{filename: filename, dir: dir, sources: sourceFiles(filename, dir, m)}
+	s := &Script{filename: filename, dir: dir, sources: sourceFiles(filename, dir, m, fsys == nil)}
 	if s.program, err = compileProgram(filepath.Join(filepath.Dir(filename), bundleName), code, gojaMap); err != nil {
 		return nil, s.syntaxError(err)
 	}
 	return s, nil
+}
+
+// Files are the absolute paths of the script's files on disk, sorted:
+// the script and every file it imports (what a copy of the script needs
+// to compile elsewhere); none for a script built into llmrun.
+func (s *Script) Files() []string {
+	var paths []string
+	for _, f := range s.sources {
+		if f.path != "" {
+			paths = append(paths, f.path)
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths)
 }
 
 func buildOptions(filename, dir string, src []byte) api.BuildOptions {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,13 +111,22 @@ func TestRelativeImports(t *testing.T) {
 		"lib/data.json": `{"prompts": ["a", "b"]}`,
 		"lib/cjs.js":    "module.exports = { twice: (x) => 2 * x };\n",
 	})
-	inst := mustInstantiate(t, mustCompile(t, filepath.Join(dir, "script.js"), `import { greet } from './lib/util.ts';
+	script := mustCompile(t, filepath.Join(dir, "script.js"), `import { greet } from './lib/util.ts';
 import data from './lib/data.json';
 import cjs from './lib/cjs.js';
 export default function () { return [greet('you'), data.prompts.length, cjs.twice(2)].join(','); }
-`), InstanceConfig{})
+`)
+	inst := mustInstantiate(t, script, InstanceConfig{})
 	if got := mustCall(t, inst, "default").String(); got != "hello you,2,4" {
 		t.Errorf("default() = %q", got)
+	}
+	// The files a copy of the script needs: the script and its imports.
+	var want []string
+	for _, name := range []string{"lib/cjs.js", "lib/data.json", "lib/util.ts", "script.js"} {
+		want = append(want, filepath.Join(dir, name))
+	}
+	if got := script.Files(); !slices.Equal(got, want) {
+		t.Errorf("Files() = %q, want %q", got, want)
 	}
 }
 
@@ -217,6 +227,9 @@ func TestCompileFSImports(t *testing.T) {
 	}
 	if got := mustCall(t, mustInstantiate(t, s, InstanceConfig{}), "default").String(); got != "c:16" {
 		t.Errorf("default() = %q", got)
+	}
+	if files := s.Files(); files != nil {
+		t.Errorf("Files() = %q for a script built into llmrun, want none on disk", files)
 	}
 	_, err = CompileFS("stock:broken.js", []byte("import { x } from './lib/missing.js';\nexport default function () {}\n"), fsys)
 	if err == nil || !strings.Contains(err.Error(), "./lib/missing.js is not among the scripts built into llmrun") {

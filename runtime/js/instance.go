@@ -27,6 +27,9 @@ type InstanceConfig struct {
 	// Logger receives console output, with the VU's number as "vu";
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// FileRead, when set, is told the path of every file open() reads;
+	// it may be called from several VUs at once.
+	FileRead func(path string)
 }
 
 // fieldNames maps Go struct fields and methods to script properties by

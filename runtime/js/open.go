@@ -19,8 +19,9 @@ import (
 // which for code bundled from an imported file is that file's directory.
 type opener struct {
 	thrower
-	script *Script
-	vu     modules.VU
+	script   *Script
+	vu       modules.VU
+	fileRead func(path string) // nil: nobody asked
 }
 
 func (o *opener) open(call goja.FunctionCall) goja.Value {
@@ -54,6 +55,9 @@ func (o *opener) open(call goja.FunctionCall) goja.Value {
 			o.throw("open(%q): %s: %v", name, path, pathErr.Err)
 		}
 		o.throw("open(%q): %v", name, err)
+	}
+	if o.fileRead != nil {
+		o.fileRead(path)
 	}
 	if binary {
 		return rt.ToValue(rt.NewArrayBuffer(data))

@@ -33,13 +33,20 @@ func TestOpen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustCompile(t, filepath.Join(dir, "script.js"), tt.src)
-			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t)})
+			var read []string
+			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), FileRead: func(path string) { read = append(read, path) }})
 			if tt.wantErr != "" {
 				var se *ScriptError
 				if !errors.As(err, &se) || se.Message != tt.wantErr || se.Line != 1 {
 					t.Fatalf("error = %v, want a ScriptError at line 1: %s", err, tt.wantErr)
 				}
+				if read != nil {
+					t.Errorf("FileRead told %q of an open() that failed", read)
+				}
 				return
+			}
+			if len(read) != 1 || !strings.HasPrefix(read[0], dir) {
+				t.Errorf("FileRead told %q, want the one file read, by its path", read)
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -14,7 +14,10 @@ type sourceFile struct {
 	// filename, or an imported file's path joined to the script's directory.
 	name string
 	// dir is the file's absolute directory, which open() resolves against.
-	dir   string
+	dir string
+	// path is the file's absolute path on disk; "" for a file built into
+	// llmrun.
+	path  string
 	lines []string
 }
 
@@ -27,13 +30,18 @@ func (f *sourceFile) line(n int) string {
 }
 
 // sourceFiles lists the files of esbuild's source map, whose paths are
-// relative to dir, by the names goja gives them in positions.
-func sourceFiles(filename, dir string, m sourceMap) map[string]*sourceFile {
+// relative to dir, by the names goja gives them in positions; onDisk says
+// that they are files on disk, not built into llmrun.
+func sourceFiles(filename, dir string, m sourceMap, onDisk bool) map[string]*sourceFile {
 	files := make(map[string]*sourceFile, len(m.Sources))
 	for i, src := range m.Sources {
+		path := filepath.Join(dir, filepath.FromSlash(src))
 		f := &sourceFile{
 			name: displayName(filename, src),
-			dir:  filepath.Dir(filepath.Join(dir, filepath.FromSlash(src))),
+			dir:  filepath.Dir(path),
+		}
+		if onDisk {
+			f.path = path
 		}
 		if i < len(m.SourcesContent) {
 			f.lines = strings.Split(m.SourcesContent[i], "\n")

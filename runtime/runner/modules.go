@@ -13,7 +13,8 @@ import (
 // besides 'llm': llmrun's standard set, seeded with the run's seed, with
 // the run's default tokenizer, relative paths looked up first in the
 // script's directory (the working directory for a script built into the
-// binary), and textSummary rendering as the console does. Run uses them
+// binary), textSummary rendering as the console does, and every file they
+// read told to cfg.FileRead, as open() tells it. Run uses them
 // when cfg.Modules is nil.
 func StandardModules(cfg engine.Config) *modules.Registry {
 	baseDir := ""
@@ -25,5 +26,6 @@ func StandardModules(cfg engine.Config) *modules.Registry {
 		Tokenizer:   cfg.LLM.Tokenizer,
 		BaseDir:     baseDir,
 		TextSummary: console.RenderJSON,
+		FileRead:    cfg.FileRead,
 	})
 }

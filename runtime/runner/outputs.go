@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/html"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/output/logblock"
 	"github.com/llmrun/llmrun/runtime/output/prometheus"
 	"github.com/llmrun/llmrun/runtime/output/records"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -154,6 +157,9 @@ func checkOutputFiles(results []output.FileFlag, outs []string) (Verdict, error)
 		return InvalidOutputs, err
 	}
 	for _, f := range files {
+		if printed(f) {
+			continue
+		}
 		if err := output.CheckPath(f.Path); err != nil {
 			return Errored, fmt.Errorf("%s: cannot write there: %w", f, err)
 		}
@@ -161,12 +167,41 @@ func checkOutputFiles(results []output.FileFlag, outs []string) (Verdict, error)
 	return Passed, nil
 }
 
+// StdoutResult is the path of "--out json=-": the result file printed to
+// standard output after the summary, as a block of marked lines
+// (runtime/output/logblock) that "llmrun merge" reads back from a log.
+const StdoutResult = "-"
+
+// printed reports whether f is "--out json=-", printed rather than
+// written to a file.
+func printed(f output.FileFlag) bool {
+	return f.Flag == "--out json" && f.Path == StdoutResult
+}
+
 // resultFile is a result file as a summary writer: the summary as JSON,
-// written whole or not at all.
-type resultFile struct{ output.FileFlag }
+// written whole or not at all; for StdoutResult, a block on stdout.
+type resultFile struct {
+	output.FileFlag
+	stdout io.Writer
+}
 
 // WriteSummary implements output.SummaryWriter.
 func (f resultFile) WriteSummary(_ context.Context, s *summary.Summary) error {
+	if printed(f.FileFlag) {
+		var doc bytes.Buffer
+		err := s.WriteJSON(&doc)
+		if err == nil {
+			instance := s.Meta.Tags["instance"]
+			if instance == "" {
+				instance = logblock.NoInstance
+			}
+			err = logblock.Write(f.stdout, s.Meta.RunID, instance, doc.Bytes())
+		}
+		if err != nil {
+			return fmt.Errorf("%s: the result was not printed: %w", f, err)
+		}
+		return nil
+	}
 	if err := output.WriteFile(f.Path, s.WriteJSON); err != nil {
 		return fmt.Errorf("%s: the result file was not written: %w", f, err)
 	}

@@ -23,7 +23,7 @@ func TestFailedResultFileLeavesNoPartialFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{fresh, old} {
-		if err := (resultFile{output.FileFlag{Flag: "--summary-export", Path: path}}).WriteSummary(t.Context(), s); err == nil ||
+		if err := (resultFile{FileFlag: output.FileFlag{Flag: "--summary-export", Path: path}}).WriteSummary(t.Context(), s); err == nil ||
 			!strings.Contains(err.Error(), "--summary-export "+path+": the result file was not written") {
 			t.Errorf("%s: error %v", path, err)
 		}

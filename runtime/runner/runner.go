@@ -441,7 +441,7 @@ func (r *run) writeSummary(ctx context.Context, sum *summary.Summary) Outcome {
 	}
 	writers := []output.SummaryWriter{view}
 	for _, f := range r.results {
-		writers = append(writers, resultFile{f})
+		writers = append(writers, resultFile{f, r.cfg.Stdout})
 	}
 	o := Outcome{Summary: sum}
 	for _, w := range writers {

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/kube"
+	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/rendezvous"
+	"github.com/llmrun/llmrun/runtime/runner"
+	"github.com/llmrun/llmrun/scripts"
+)
+
+const kubeUsage = `Usage: llmrun kube SCRIPT --instances N --image IMAGE [flags] [run flags]
+
+Writes to standard output the Kubernetes manifests that run SCRIPT as one
+run of N instances (docs/distributed.md, "On Kubernetes"):
+
+  - a ConfigMap with the script, the files it imports, the files it reads
+    as it loads (open(), datasets, configuration and tokenizer files) and
+    every file given with --file, mounted in each pod where the command
+    line and the script find them;
+  - a headless Service through which the instances reach instance 0's
+    rendezvous (port 7000);
+  - an Indexed Job of N pods (completions = parallelism = N, no retries),
+    each running "llmrun run" with the run flags given here, its share of
+    the plan, and --out json=-, which prints its result file to its log.
+
+Apply them, wait for the Job, and merge the pods' logs:
+
+  llmrun kube chat.js --instances 4 --image REGISTRY/llmrun:TAG --base-url http://vllm:8000 --secret llmrun-keys > chat.yaml
+  kubectl apply -f chat.yaml
+  kubectl wait --for=condition=complete job/llmrun-chat --timeout=1h
+  kubectl logs -l job-name=llmrun-chat --tail=-1 --prefix --max-log-requests 4 | llmrun merge - -o all.json
+
+The script is loaded here, as "llmrun inspect" loads it, to find the files
+it reads, size the pods and check that it loads from the ConfigMap's files
+alone; --file adds a file it reads only later (in setup() or an
+iteration). The pods see
+none of this shell's environment: give --base-url and --model as flags.
+API keys reach them only from the Secret named by --secret, by reference:
+the key named by --api-key-env (default OPENAI_API_KEY) and, with --out
+influxdb, LLMRUN_INFLUXDB_TOKEN, each from the Secret's key of the same
+name. Without --secret the pods get no secret at all. A flag that would
+put a secret in the manifests (a password or token in a URL, -e with a
+name like API_KEY or TOKEN) is refused.
+
+Each pod requests (and is limited to) 250m + 2 × S × 50 / 45,000 CPUs and
+128 MiB + 200 KiB × S of memory, S its share of the plan's VUs; --cpu and
+--memory say otherwise. Without --seed one is drawn, said on stderr and
+written into the manifests: every instance must use the same.
+
+Exit codes: 0 written, 1 a file could not be read or is too large for a
+ConfigMap, 2 bad command line, 104 invalid options, 107 the script failed
+to load.
+
+Examples:
+  llmrun kube chat.js --instances 8 --image ghcr.io/me/llmrun:v1 --base-url http://vllm.serving:8000 --secret llmrun-keys
+  llmrun kube sweep.js --instances 4 --image me/llmrun:v1 --file later.jsonl --out influxdb=http://influxdb:8086?bucket=llmrun --secret llmrun-keys
+
+Flags (and every flag of "llmrun run", except those that write files):
+`
+
+// kubeFlags are the flags of "llmrun kube" beside those of run.
+type kubeFlags struct {
+	instances         int
+	image             string
+	namespace         string
+	name              string
+	secret            string
+	cpu               string
+	memory            string
+	files             []string
+	clusterDomain     string
+	rendezvousTimeout time.Duration
+}
+
+func (k *kubeFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&k.instances, "instances", 0, "number of instances, one pod each (required)")
+	fs.StringVar(&k.image, "image", "", "the llmrun image the pods run, e.g. ghcr.io/me/llmrun:v1 (required; see the Dockerfile)")
+	fs.StringVar(&k.namespace, "namespace", "", "namespace of the manifests (default: kubectl's current)")
+	fs.StringVar(&k.name, "name", "", "name of the ConfigMap, Service and Job (default: llmrun- and the script's name)")
+	fs.StringVar(&k.secret, "secret", "", "Secret the API key and the InfluxDB token come from, each from the key of its variable's name (default: none, and no secret in the pods)")
+	fs.StringVar(&k.cpu, "cpu", "", "CPU of each pod, e.g. 2 or 1500m (default: sized from the plan)")
+	fs.StringVar(&k.memory, "memory", "", "memory of each pod, e.g. 1Gi (default: sized from the plan)")
+	fs.StringArrayVar(&k.files, "file", nil, "also put this file in the ConfigMap: one the script reads only after loading (the files it reads as it loads are found); repeatable")
+	fs.StringVar(&k.clusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain, in instance 0's name")
+	fs.DurationVar(&k.rendezvousTimeout, "rendezvous-timeout", rendezvous.DefaultTimeout, "how long the pods wait for each other (raise it when images take long to pull)")
+}
+
+// resources are --cpu and --memory, or where not given, sized's.
+func (k kubeFlags) resources(sized kube.Resources) kube.Resources {
+	if k.cpu != "" {
+		sized.CPU = k.cpu
+	}
+	if k.memory != "" {
+		sized.Memory = k.memory
+	}
+	return sized
+}
+
+// kubeOnlyFlags are kube's flags that are not passed to the pods as they
+// are (--rendezvous-timeout is, when given).
+var kubeOnlyFlags = []string{"instances", "image", "namespace", "name", "secret", "cpu", "memory", "file", "cluster-domain"}
+
+// refusedRunFlags are run's flags that make no sense in a pod of kube's:
+// files written in a pod are lost with it, and kube gives each instance
+// its part of the plan.
+var refusedRunFlags = map[string]string{
+	"summary-export":             "a file written in a pod is lost with it: the pods print their result files to their logs (--out json=-), or use --out influxdb",
+	"execution-segment":          "each instance runs its own share of the plan",
+	"execution-segment-sequence": "each instance runs its own share of the plan",
+}
+
+func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	const cmd = "llmrun kube"
+	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SetInterspersed(true)
+	f := runFlags{sendsNothing: true}
+	f.register(fs)
+	var k kubeFlags
+	k.register(fs)
+	fs.Usage = func() { printHelp(stdout, kubeUsage, fs) }
+	usageError := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, cmd+": "+format+"\nRun '%s --help' for usage.\n", append(args, cmd)...)
+		return exitUsage
+	}
+	a, code, ok := parseScriptArgs(ctx, cmd, fs, &f, args, stderr, getenv)
+	if !ok {
+		return code
+	}
+	switch {
+	case !fs.Changed("instances"):
+		return usageError("--instances N is required: the number of pods")
+	case k.instances < 1:
+		return usageError("--instances %d: at least 1", k.instances)
+	case k.image == "":
+		return usageError("--image is required: the llmrun image the pods run (built from the Dockerfile)")
+	case k.rendezvousTimeout <= 0:
+		return usageError("--rendezvous-timeout must be positive, got %v", k.rendezvousTimeout)
+	}
+	secretEnv, err := kubeChecks(fs, f, k)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	// Checked before the script is loaded; the files, the command line and
+	// the sizing follow from loading it.
+	c := kube.Config{
+		Name: k.name, Namespace: k.namespace, Image: k.image, Instances: k.instances, ClusterDomain: k.clusterDomain,
+		Secret: k.secret, SecretEnv: secretEnv, Resources: k.resources(kube.Size(0)),
+	}
+	if c.Name == "" {
+		c.Name = defaultKubeName(a.script)
+	}
+	if err := c.Check(); err != nil {
+		return usageError("%v", err)
+	}
+
+	if f.baseURL == "" {
+		// $LLMRUN_BASE_URL and $OPENAI_BASE_URL do not reach the pods.
+		fmt.Fprintf(stderr, "%s: no --base-url: each pod benchmarks the built-in simulator it starts\n", cmd)
+	}
+	if a.llm.BaseURL == "" {
+		a.llm.BaseURL = inspectPlaceholderURL
+		if a.llm.Model == "" {
+			a.llm.Model = llmsim.DefaultConfig().Model
+		}
+	}
+	engineCfg := a.engineConfig(fs, f, stderr)
+	var read filesRead
+	engineCfg.FileRead = read.add
+	e, _, err := runner.Load(ctx, engineCfg, a.slo)
+	if err != nil {
+		return verdictCodes[runner.ReportLoadError(stderr, cmd, a.script, err)]
+	}
+	layout, err := kube.NewLayout(".", slices.Concat(e.ScriptFiles(), read.list(), k.files))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return exitError
+	}
+	script := a.script
+	if a.source == nil {
+		script = layout.InPod(a.script)
+		if err := loadsFromFiles(ctx, engineCfg, layout, a.script); err != nil {
+			fmt.Fprintf(stderr, "%s: the script does not load from the ConfigMap's files alone (the script, its imports, the files it read and each --file): %v\n", cmd, err)
+			return exitError
+		}
+	}
+
+	if a.seedDrawn {
+		fmt.Fprintf(stderr, "%s: no --seed given: the instances all use --seed %d, written into the manifests\n", cmd, f.seed)
+	}
+	if k.secret == "" && (f.baseURL != "" || hasOut(f.outs, "influxdb")) {
+		fmt.Fprintf(stderr, "%s: no --secret: the pods get no API key and no InfluxDB token\n", cmd)
+	}
+	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, f, a.seedDrawn, script)
+	c.Resources = k.resources(kube.Size((e.MaxVUs() + k.instances - 1) / k.instances))
+	if err := kube.Write(stdout, c); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return exitError
+	}
+	return exitOK
+}
+
+// kubeChecks refuses the run flags a pod cannot use or that would put a
+// secret in the manifests, and returns the variables the pods get from
+// the Secret.
+func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]kube.SecretEnv, error) {
+	for name, why := range refusedRunFlags {
+		if fs.Changed(name) {
+			return nil, fmt.Errorf("--%s: not with kube: %s", name, why)
+		}
+	}
+	if err := kube.CheckURL("--base-url", f.baseURL); err != nil {
+		return nil, err
+	}
+	for _, spec := range f.outs {
+		name, value, _ := strings.Cut(spec, "=")
+		switch {
+		case name == "json" && value == runner.StdoutResult:
+			return nil, fmt.Errorf("--out %s: kube adds it", spec)
+		case name == "json" || name == "jsonl" || name == "csv" || name == "html":
+			return nil, fmt.Errorf("--out %s: a file written in a pod is lost with it: the pods print their result files to their logs (--out json=-), or use --out influxdb", spec)
+		}
+		if err := kube.CheckURL("--out "+name, value); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range f.env {
+		if key, _, _ := strings.Cut(kv, "="); kube.SecretName(key) {
+			return nil, fmt.Errorf("-e %s=…: the value of a variable named like a secret would be in the manifests in plain text: put it in the Secret instead (the pods' environment is in __ENV)", key)
+		}
+	}
+	keyEnv := f.apiKeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	if k.secret == "" {
+		if f.apiKeyEnv != "" {
+			return nil, fmt.Errorf("--api-key-env %s needs --secret: the pods get %s only from a Secret", f.apiKeyEnv, f.apiKeyEnv)
+		}
+		return nil, nil
+	}
+	env := []kube.SecretEnv{{Name: keyEnv, Required: f.apiKeyEnv != ""}}
+	if hasOut(f.outs, "influxdb") {
+		env = append(env, kube.SecretEnv{Name: influxdb.TokenEnv})
+	}
+	return env, nil
+}
+
+// hasOut reports whether the --out flags include the output kind.
+func hasOut(outs []string, kind string) bool {
+	for _, spec := range outs {
+		if name, _, _ := strings.Cut(spec, "="); name == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// podArgs is the command line of llmrun in the pods: run with the run
+// flags given, the seed, --out json=- and the script where the pods have it.
+func podArgs(fs *pflag.FlagSet, f runFlags, seedDrawn bool, script string) []string {
+	args := []string{"run"}
+	fs.Visit(func(fl *pflag.Flag) {
+		if slices.Contains(kubeOnlyFlags, fl.Name) {
+			return
+		}
+		if s, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range s.GetSlice() {
+				args = append(args, "--"+fl.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "--"+fl.Name+"="+fl.Value.String())
+	})
+	if seedDrawn {
+		args = append(args, fmt.Sprintf("--seed=%d", f.seed))
+	}
+	return append(args, "--out=json="+runner.StdoutResult, script)
+}
+
+// loadsFromFiles loads the script as the pods will, from a copy of the
+// ConfigMap's files alone: a file the pods would miss fails here rather
+// than in every pod.
+func loadsFromFiles(ctx context.Context, cfg engine.Config, layout *kube.Layout, script string) error {
+	dir, err := os.MkdirTemp("", "llmrun-kube-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, file := range layout.Files {
+		path := filepath.Join(dir, filepath.FromSlash(file.Path))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, file.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	cfg.ScriptPath = filepath.Join(dir, strings.TrimPrefix(layout.InPod(script), kube.MountDir+"/"))
+	cfg.Modules = nil
+	// A relative path is the pods' too: their working directory is this
+	// one's place among the files. An absolute one outside the copy is a
+	// file of this machine's.
+	var read filesRead
+	cfg.FileRead = read.add
+	if _, _, err := runner.Load(ctx, cfg, nil); err != nil {
+		// Named as the pods will name it.
+		return errors.New(strings.ReplaceAll(err.Error(), dir, kube.MountDir))
+	}
+	for _, path := range read.list() {
+		if rel, err := filepath.Rel(dir, path); filepath.IsAbs(path) && (err != nil || strings.HasPrefix(rel, "..")) {
+			return fmt.Errorf("it reads %s by its absolute path, which the pods do not have: name it relative to the script", path)
+		}
+	}
+	return nil
+}
+
+// filesRead collects the files a script reads as it loads.
+type filesRead struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (r *filesRead) add(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paths = append(r.paths, path)
+}
+
+func (r *filesRead) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.paths)
+}
+
+// nonName are the characters a Kubernetes name cannot have.
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// defaultKubeName names the manifests after the script: llmrun-chat for
+// chat.js or stock:chat.
+func defaultKubeName(script string) string {
+	base := filepath.Base(strings.TrimPrefix(script, scripts.Prefix))
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	name := "llmrun-" + strings.Trim(nonName.ReplaceAllString(strings.ToLower(base), "-"), "-")
+	return strings.TrimSuffix(name[:min(len(name), 40)], "-")
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/llmrun/llmrun/internal/kubetest"
+	"github.com/llmrun/llmrun/runtime/kube"
+)
+
+// kubeScript opens a data file, relative to itself, and runs 12
+// iterations on 4 VUs: a plan whose requests the merge must find exactly.
+const kubeScript = `
+import llm from 'llm';
+const prompts = open('./data/prompts.txt').trim().split('\n');
+export const options = { scenarios: { chat: { executor: 'shared-iterations', vus: 4, iterations: 12 } } };
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: prompts[__ITER % prompts.length] }], max_tokens: 4 });
+}
+`
+
+// kubeDir writes the script and its data file into a directory of their
+// own, as a user's test would be.
+func kubeDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"chat.js": kubeScript, "data/prompts.txt": "Say hi.\nSay bye.\n", "notes.txt": "read later"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// llmrunIn runs this test binary as llmrun in dir, with the environment
+// and env added, and returns its exit code, stdout and stderr.
+func llmrunIn(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), llmrunBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", asMainEnv+"=1"), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if _, exited := err.(*exec.ExitError); err != nil && !exited {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// The manifests decode strictly into Kubernetes' types and say what a
+// distributed run needs: an Indexed Job of N pods that reach instance 0
+// through a headless Service, the script and the file it opens, keys
+// from the Secret by reference only, and pods sized from the plan.
+func TestKubeManifests(t *testing.T) {
+	t.Parallel()
+	dir := kubeDir(t)
+	const apiKey, influxToken = "sk-do-not-leak-4711", "influx-do-not-leak-0815"
+	code, stdout, stderr := llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey, "LLMRUN_INFLUXDB_TOKEN=" + influxToken},
+		"kube", "chat.js", "--instances", "4", "--image", "registry.example/llmrun:v1", "--namespace", "load", "--secret", "llmrun-keys",
+		"--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving", "-s", "10s:2", "-s", "20s:4")
+	if code != exitOK {
+		t.Fatalf("kube: exit %d\n%s", code, stderr)
+	}
+	for _, secret := range []string{apiKey, influxToken} {
+		if strings.Contains(stdout, secret) || strings.Contains(stderr, secret) {
+			t.Errorf("the secret %q is in the output", secret)
+		}
+	}
+	if !strings.Contains(stderr, "no --seed given: the instances all use --seed ") {
+		t.Errorf("stderr does not say the seed was drawn:\n%s", stderr)
+	}
+	m := kubetest.Decode(t, stdout)
+	name := "llmrun-chat"
+	for _, md := range []struct{ kind, name, ns string }{
+		{"ConfigMap", m.ConfigMap.Name, m.ConfigMap.Namespace}, {"Service", m.Service.Name, m.Service.Namespace}, {"Job", m.Job.Name, m.Job.Namespace},
+	} {
+		if md.name != name || md.ns != "load" {
+			t.Errorf("%s %s in namespace %q, want %s in load", md.kind, md.name, md.ns, name)
+		}
+	}
+
+	js := m.Job.Spec
+	if js.CompletionMode == nil || *js.CompletionMode != "Indexed" || js.Completions == nil || *js.Completions != 4 ||
+		js.Parallelism == nil || *js.Parallelism != 4 || js.BackoffLimit == nil || *js.BackoffLimit != 0 {
+		t.Errorf("job spec: completionMode %v, completions %v, parallelism %v, backoffLimit %v; want Indexed, 4, 4, 0",
+			deref(js.CompletionMode), deref(js.Completions), deref(js.Parallelism), deref(js.BackoffLimit))
+	}
+	pod := js.Template.Spec
+	if pod.Subdomain != m.Service.Name || pod.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("pods: subdomain %q, restartPolicy %q; want the Service %q and Never", pod.Subdomain, pod.RestartPolicy, m.Service.Name)
+	}
+	svc := m.Service.Spec
+	if svc.ClusterIP != corev1.ClusterIPNone || len(svc.Selector) == 0 || len(svc.Ports) != 1 || svc.Ports[0].Port != kube.RendezvousPort {
+		t.Errorf("service: clusterIP %q, selector %v, ports %+v; want headless, a selector, port %d", svc.ClusterIP, svc.Selector, svc.Ports, kube.RendezvousPort)
+	}
+	for k, v := range svc.Selector {
+		if js.Template.Labels[k] != v {
+			t.Errorf("the Service selects %s=%s, which the pods' labels %v lack", k, v, js.Template.Labels)
+		}
+	}
+
+	c := m.Container(t)
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	if got := env["LLMRUN_INSTANCES"].Value; got != "4" {
+		t.Errorf("LLMRUN_INSTANCES %q, want 4", got)
+	}
+	if got, want := env["LLMRUN_RENDEZVOUS"].Value, name+"-0."+name+".$(POD_NAMESPACE).svc.cluster.local:7000"; got != want {
+		t.Errorf("LLMRUN_RENDEZVOUS %q, want %q", got, want)
+	}
+	for _, key := range []string{"OPENAI_API_KEY", "LLMRUN_INFLUXDB_TOKEN"} {
+		ref := env[key].ValueFrom
+		if env[key].Value != "" || ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "llmrun-keys" || ref.SecretKeyRef.Key != key {
+			t.Errorf("%s: %+v, want it from the Secret llmrun-keys's key %s", key, env[key], key)
+		}
+	}
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"run ", "--base-url=http://vllm.serving:8000", "--tag=team=serving", "--stage=10s:2 --stage=20s:4", "--seed=", "--out=influxdb=http://influxdb:8086?bucket=llmrun",
+		"--out=json=- " + kube.MountDir + "/chat.js"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	// The stages' 4 VUs at most among 4 instances: 1 stream each.
+	want := kube.Size(1)
+	for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+		if cpu, mem := rl[corev1.ResourceCPU], rl[corev1.ResourceMemory]; cpu.String() != want.CPU || mem.String() != want.Memory {
+			t.Errorf("resources %v, want cpu %s and memory %s", rl, want.CPU, want.Memory)
+		}
+	}
+	files := m.Files(t)
+	if string(files["chat.js"]) != kubeScript || string(files["data/prompts.txt"]) != "Say hi.\nSay bye.\n" || len(files) != 2 {
+		t.Errorf("the ConfigMap's files: %q", files)
+	}
+	if c.WorkingDir != kube.MountDir || c.VolumeMounts[0].MountPath != kube.MountDir {
+		t.Errorf("workingDir %q, mount %q: want both %s", c.WorkingDir, c.VolumeMounts[0].MountPath, kube.MountDir)
+	}
+
+	// --cpu and --memory say otherwise; without --secret there is no
+	// secret in the pods at all; --file adds a file the script reads only
+	// later.
+	code, stdout, stderr = llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey}, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1",
+		"--file", "notes.txt", "--cpu", "3", "--memory", "2Gi", "--seed", "5", "--name", "small")
+	if code != exitOK {
+		t.Fatalf("kube: exit %d\n%s", code, stderr)
+	}
+	m = kubetest.Decode(t, stdout)
+	if files := m.Files(t); len(files) != 3 || string(files["notes.txt"]) != "read later" {
+		t.Errorf("with --file notes.txt, the ConfigMap's files: %q", files)
+	}
+	c = m.Container(t)
+	if cpu, mem := c.Resources.Limits[corev1.ResourceCPU], c.Resources.Limits[corev1.ResourceMemory]; cpu.String() != "3" || mem.String() != "2Gi" {
+		t.Errorf("limits %v, want cpu 3 and memory 2Gi", c.Resources.Limits)
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			t.Errorf("without --secret, %s comes from a Secret", e.Name)
+		}
+	}
+	if n := strings.Count(strings.Join(c.Args, " "), "--seed="); n != 1 || !strings.Contains(strings.Join(c.Args, " "), "--seed=5") {
+		t.Errorf("args %q: want the given --seed=5 once", c.Args)
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// The pods of the generated Job, run here as processes with exactly the
+// Job's arguments and environment (the index Kubernetes sets, the
+// rendezvous on 127.0.0.1) and the ConfigMap's files, print results to
+// their logs that llmrun merge reads back into the whole plan: from the
+// logs concatenated, and with kubectl's --prefix.
+func TestKubePodsMergeFromLogs(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	const instances = 3
+	code, stdout, stderr := llmrunIn(t, kubeDir(t), nil, "kube", "chat.js", "--instances", strconv.Itoa(instances), "--image", "llmrun:test",
+		"--name", "chat")
+	if code != exitOK {
+		t.Fatalf("kube: exit %d\n%s", code, stderr)
+	}
+	m := kubetest.Decode(t, stdout)
+	mount := t.TempDir()
+	for path, data := range m.Files(t) {
+		p := filepath.Join(mount, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := m.Container(t)
+	inMount := func(s string) string { return strings.ReplaceAll(s, kube.MountDir, mount) }
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = inMount(a)
+	}
+	pod := func(i int, rendezvous string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, llmrunBinary(t), args...)
+		cmd.Dir = inMount(c.WorkingDir)
+		cmd.Env = []string{"NO_COLOR=1", asMainEnv + "=1", "JOB_COMPLETION_INDEX=" + strconv.Itoa(i), "PATH=" + os.Getenv("PATH")}
+		for _, e := range c.Env {
+			switch {
+			case e.Name == "LLMRUN_RENDEZVOUS":
+				cmd.Env = append(cmd.Env, e.Name+"="+rendezvous)
+			case e.ValueFrom == nil:
+				cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+			}
+		}
+		cmd.Stdout = &bytes.Buffer{}
+		return cmd
+	}
+	procs := []*instanceProcess{startProcess(t, pod(0, "127.0.0.1:0"))}
+	addr := procs[0].await(t, ctx, listeningAt)[1]
+	for i := 1; i < instances; i++ {
+		procs = append(procs, startProcess(t, pod(i, addr)))
+	}
+	var concatenated, prefixed, withoutPod1 strings.Builder
+	for i, p := range procs {
+		code, stderr := p.wait()
+		if code != 0 {
+			t.Fatalf("pod %d exited %d:\n%s", i, code, stderr)
+		}
+		// kubectl logs gives a pod's stdout and stderr as one log.
+		log := p.cmd.Stdout.(*bytes.Buffer).String() + stderr
+		concatenated.WriteString(log)
+		if i != 1 {
+			withoutPod1.WriteString(log)
+		}
+		for line := range strings.Lines(log) {
+			fmt.Fprintf(&prefixed, "[pod/chat-%d-x7k2p/llmrun] %s", i, line)
+		}
+	}
+	logs := filepath.Join(t.TempDir(), "logs.txt")
+	if err := os.WriteFile(logs, []byte(concatenated.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, err := readMerged(t, logs)
+	if err != nil {
+		t.Fatalf("merging the logs: %v", err)
+	}
+	if s := readSummary(t, all); s.Serving.Requests != 12 || s.Serving.OK != 12 || s.Meta.Instances != instances || s.Meta.MissingInstances != nil {
+		t.Errorf("merged: %d requests (%d ok), %d instances, missing %v; want the plan's 12, 3, none", s.Serving.Requests, s.Serving.OK, s.Meta.Instances, s.Meta.MissingInstances)
+	}
+
+	// From standard input, with kubectl's --prefix.
+	out := filepath.Join(t.TempDir(), "all.json")
+	merge := exec.CommandContext(ctx, llmrunBinary(t), "merge", "-", "-o", out)
+	merge.Env = append(os.Environ(), asMainEnv+"=1")
+	merge.Stdin = strings.NewReader(prefixed.String())
+	if b, err := merge.CombinedOutput(); err != nil {
+		t.Fatalf("merge - : %v\n%s", err, b)
+	}
+	if s := readSummary(t, out); s.Serving.Requests != 12 || s.Meta.Instances != instances {
+		t.Errorf("merged from stdin: %d requests, %d instances; want 12 and 3", s.Serving.Requests, s.Meta.Instances)
+	}
+
+	// Without pod 1's log, the merge says which instance is missing.
+	if err := os.WriteFile(logs, []byte(withoutPod1.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = command(t, "merge", "-o", out, logs)
+	if s := readSummary(t, out); code != exitOK || !strings.Contains(stderr, "no result of instance 1 was given") || s.Serving.Requests >= 12 {
+		t.Errorf("merging without pod 1: exit %d, %d requests, stderr %q; want a warning naming instance 1 and fewer than 12", code, s.Serving.Requests, stderr)
+	}
+
+	// A log cut inside instance 1's block is an error naming it.
+	var cut []string
+	for line := range strings.Lines(concatenated.String()) {
+		if strings.Contains(line, " 1 end") && strings.Contains(line, "llmrun-result ") {
+			continue
+		}
+		cut = append(cut, line)
+	}
+	if err := os.WriteFile(logs, []byte(strings.Join(cut, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readMerged(t, logs); err == nil || !strings.Contains(err.Error(), "instance 1: the block is cut short") {
+		t.Errorf("merging a log cut short: %v, want an error naming instance 1", err)
+	}
+}
+
+func TestKubeBadInput(t *testing.T) {
+	t.Parallel()
+	dir := kubeDir(t)
+	script := filepath.Join(dir, "chat.js")
+	data := filepath.Join(dir, "data", "prompts.txt")
+	big := filepath.Join(dir, "big.jsonl")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), kube.MaxFiles+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"kube", script, "--seed", "1"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no image", []string{"--instances", "2"}, exitUsage, "--image is required"},
+		{"no instances", []string{"--image", "x"}, exitUsage, "--instances N is required"},
+		{"zero instances", []string{"--instances", "0", "--image", "x"}, exitUsage, "--instances 0: at least 1"},
+		{"password in the base URL", []string{"--instances", "2", "--image", "x", "--base-url", "http://me:hunter2@vllm:8000"}, exitUsage, "--base-url: the URL carries a user or password"},
+		{"token in the InfluxDB URL", []string{"--instances", "2", "--image", "x", "--out", "influxdb=http://influxdb:8086?bucket=b&token=abc"}, exitUsage, `--out influxdb: the URL's parameter "token" looks like a secret`},
+		{"key in -e", []string{"--instances", "2", "--image", "x", "-e", "HF_TOKEN=abc"}, exitUsage, "-e HF_TOKEN=…: the value of a variable named like a secret"},
+		{"api key env without secret", []string{"--instances", "2", "--image", "x", "--api-key-env", "MY_KEY"}, exitUsage, "--api-key-env MY_KEY needs --secret"},
+		{"a file output", []string{"--instances", "2", "--image", "x", "--out", "json=r.json"}, exitUsage, "--out json=r.json: a file written in a pod is lost with it"},
+		{"a segment", []string{"--instances", "2", "--image", "x", "--execution-segment", "0:1/2"}, exitUsage, "--execution-segment: not with kube"},
+		{"bad cpu", []string{"--instances", "2", "--image", "x", "--cpu", "lots"}, exitUsage, `cpu "lots": want cores`},
+		{"bad name", []string{"--instances", "2", "--image", "x", "--name", "Chat_Test"}, exitUsage, `name "Chat_Test": want lower-case letters`},
+		{"a file too big", []string{"--instances", "2", "--image", "x", "--file", big}, exitError, big + " is larger than 1000 KiB, the most a ConfigMap holds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, t.Context(), nil, append(base, tt.args...)...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", code, stderr, tt.code, tt.want)
+			}
+			if stdout != "" {
+				t.Errorf("manifests written after an error:\n%.300s", stdout)
+			}
+		})
+	}
+	// A file the script reads by its absolute path would be missing in
+	// every pod: it fails here.
+	absolute := writeScript(t, "absolute.js", strings.Replace(kubeScript, "./data/prompts.txt", data, 1))
+	code, _, stderr := cli(t, t.Context(), nil, "kube", absolute, "--seed", "1", "--instances", "2", "--image", "x")
+	if code != exitError || !strings.Contains(stderr, "the script does not load from the ConfigMap's files alone") ||
+		!strings.Contains(stderr, "it reads "+data+" by its absolute path") {
+		t.Errorf("a file read by its absolute path: exit %d, stderr:\n%s", code, stderr)
+	}
+}

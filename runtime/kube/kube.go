@@ -1,0 +1,374 @@
+// Package kube writes the Kubernetes manifests of a distributed run: a
+// ConfigMap holding the script and the files it reads, a headless Service
+// through which the instances reach instance 0's rendezvous, and an
+// Indexed Job of one pod per instance, each running "llmrun run" with the
+// environment that makes it its instance (docs/distributed.md).
+//
+// The manifests are plain data written as YAML, with only the fields
+// llmrun sets: the package does not depend on the Kubernetes client
+// libraries (its tests decode the output strictly into k8s.io/api's
+// types). A secret never appears in them: API keys and the InfluxDB
+// token come from a Secret the user names, by reference.
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"unicode/utf8"
+
+	"sigs.k8s.io/yaml"
+)
+
+// RendezvousPort is the port instance 0 listens at, in its pod.
+const RendezvousPort = 7000
+
+// MountDir is where the ConfigMap's files are in the pods.
+const MountDir = "/llmrun/files"
+
+// Labels of the pods, which the Service selects.
+const (
+	nameLabel     = "app.kubernetes.io/name"
+	instanceLabel = "app.kubernetes.io/instance"
+)
+
+// Config is what the manifests are made of.
+type Config struct {
+	// Name names the ConfigMap, the Service and the Job: a DNS label.
+	Name string
+	// Namespace is the namespace of all three; "" for kubectl's current.
+	Namespace string
+	// Image is the llmrun image the pods run (its entrypoint is llmrun).
+	Image string
+	// Instances is the number of pods, each one instance of the run.
+	Instances int
+	// ClusterDomain is the cluster's DNS domain, "cluster.local" unless
+	// the cluster was set up otherwise.
+	ClusterDomain string
+	// Secret names the Secret the keys come from; "" for none.
+	Secret string
+	// SecretEnv are the environment variables set from the Secret, each
+	// from the key of its own name; Required says a pod must not start
+	// without it.
+	SecretEnv []SecretEnv
+	// Files are the ConfigMap's files, at paths relative to MountDir.
+	Files []File
+	// WorkDir is the pods' working directory, relative to MountDir ("."
+	// for MountDir itself): where the command line's relative paths are.
+	WorkDir string
+	// Args are the arguments of llmrun in the pods: "run", its flags and
+	// the script.
+	Args []string
+	// Resources are the requests and limits of each pod.
+	Resources Resources
+}
+
+// SecretEnv is an environment variable set from a key of the Secret.
+type SecretEnv struct {
+	Name     string
+	Required bool
+}
+
+// File is one file of the ConfigMap.
+type File struct {
+	// Path is where the file is under MountDir, slash-separated.
+	Path string
+	Data []byte
+}
+
+// namePattern is a DNS label (RFC 1123), which every name here must be.
+var namePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// maxNameLength leaves room in a pod's hostname, NAME-INDEX, for the
+// index within the 63 characters of a DNS label.
+const maxNameLength = 52
+
+// rendezvous is the address instance 0 listens at and the others connect
+// to: its pod's name under the Service, in full, so that instance 0 finds
+// itself in the /etc/hosts the kubelet writes before DNS knows it.
+func (c Config) rendezvous() string {
+	return fmt.Sprintf("%s-0.%s.$(POD_NAMESPACE).svc.%s:%d", c.Name, c.Name, c.ClusterDomain, RendezvousPort)
+}
+
+// Check checks the configuration, as Write does first.
+func (c Config) Check() error {
+	switch {
+	case c.Name == "" || len(c.Name) > maxNameLength || !namePattern.MatchString(c.Name):
+		return fmt.Errorf("name %q: want lower-case letters, digits and '-', starting and ending with a letter or digit, at most %d characters", c.Name, maxNameLength)
+	case c.Namespace != "" && !namePattern.MatchString(c.Namespace):
+		return fmt.Errorf("namespace %q: want lower-case letters, digits and '-'", c.Namespace)
+	case c.Image == "":
+		return errors.New("no image: name the llmrun image the pods run")
+	case c.Instances < 1:
+		return fmt.Errorf("instances %d: at least 1", c.Instances)
+	case c.ClusterDomain == "":
+		return errors.New("no cluster domain")
+	case c.Secret != "" && !namePattern.MatchString(c.Secret):
+		return fmt.Errorf("secret %q: want the name of a Secret: lower-case letters, digits and '-'", c.Secret)
+	case c.Secret == "" && len(c.SecretEnv) > 0:
+		return fmt.Errorf("%s from a Secret, but no Secret named", c.SecretEnv[0].Name)
+	}
+	return c.Resources.check()
+}
+
+// Write writes the ConfigMap, the Service and the Job as one YAML stream
+// of three documents.
+func Write(w io.Writer, c Config) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	if err := checkFiles(c.Files); err != nil {
+		return err
+	}
+	for i, doc := range []any{c.configMap(), c.service(), c.job()} {
+		b, err := yaml.Marshal(doc)
+		if err != nil {
+			return fmt.Errorf("writing the manifests: %w", err)
+		}
+		if i > 0 {
+			b = append([]byte("---\n"), b...)
+		}
+		if _, err := w.Write(b); err != nil {
+			return fmt.Errorf("writing the manifests: %w", err)
+		}
+	}
+	return nil
+}
+
+// The manifests' shapes: the fields llmrun sets of Kubernetes' types, by
+// their JSON names.
+
+type meta struct {
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+type configMap struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   meta              `json:"metadata"`
+	Data       map[string]string `json:"data,omitempty"`
+	BinaryData map[string][]byte `json:"binaryData,omitempty"`
+}
+
+type service struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	Metadata   meta        `json:"metadata"`
+	Spec       serviceSpec `json:"spec"`
+}
+
+type serviceSpec struct {
+	ClusterIP                string            `json:"clusterIP"`
+	Selector                 map[string]string `json:"selector"`
+	PublishNotReadyAddresses bool              `json:"publishNotReadyAddresses"`
+	Ports                    []servicePort     `json:"ports"`
+}
+
+type servicePort struct {
+	Name       string `json:"name"`
+	Port       int    `json:"port"`
+	TargetPort int    `json:"targetPort"`
+	Protocol   string `json:"protocol"`
+}
+
+type job struct {
+	APIVersion string  `json:"apiVersion"`
+	Kind       string  `json:"kind"`
+	Metadata   meta    `json:"metadata"`
+	Spec       jobSpec `json:"spec"`
+}
+
+type jobSpec struct {
+	CompletionMode string      `json:"completionMode"`
+	Completions    int         `json:"completions"`
+	Parallelism    int         `json:"parallelism"`
+	BackoffLimit   int         `json:"backoffLimit"`
+	Template       podTemplate `json:"template"`
+}
+
+type podTemplate struct {
+	Metadata podMeta `json:"metadata"`
+	Spec     podSpec `json:"spec"`
+}
+
+type podMeta struct {
+	Labels map[string]string `json:"labels"`
+}
+
+type podSpec struct {
+	Subdomain     string      `json:"subdomain"`
+	RestartPolicy string      `json:"restartPolicy"`
+	Containers    []container `json:"containers"`
+	Volumes       []volume    `json:"volumes"`
+}
+
+type container struct {
+	Name            string          `json:"name"`
+	Image           string          `json:"image"`
+	Args            []string        `json:"args"`
+	WorkingDir      string          `json:"workingDir"`
+	Env             []envVar        `json:"env"`
+	Ports           []containerPort `json:"ports"`
+	Resources       resources       `json:"resources"`
+	VolumeMounts    []volumeMount   `json:"volumeMounts"`
+	SecurityContext securityContext `json:"securityContext"`
+}
+
+type envVar struct {
+	Name      string        `json:"name"`
+	Value     string        `json:"value,omitempty"`
+	ValueFrom *envVarSource `json:"valueFrom,omitempty"`
+}
+
+type envVarSource struct {
+	FieldRef     *fieldRef     `json:"fieldRef,omitempty"`
+	SecretKeyRef *secretKeyRef `json:"secretKeyRef,omitempty"`
+}
+
+type fieldRef struct {
+	FieldPath string `json:"fieldPath"`
+}
+
+type secretKeyRef struct {
+	Name     string `json:"name"`
+	Key      string `json:"key"`
+	Optional bool   `json:"optional"`
+}
+
+type containerPort struct {
+	Name          string `json:"name"`
+	ContainerPort int    `json:"containerPort"`
+	Protocol      string `json:"protocol"`
+}
+
+type resources struct {
+	Requests map[string]string `json:"requests"`
+	Limits   map[string]string `json:"limits"`
+}
+
+type volumeMount struct {
+	Name      string `json:"name"`
+	MountPath string `json:"mountPath"`
+	ReadOnly  bool   `json:"readOnly"`
+}
+
+type volume struct {
+	Name      string          `json:"name"`
+	ConfigMap configMapVolume `json:"configMap"`
+}
+
+type configMapVolume struct {
+	Name  string    `json:"name"`
+	Items []keyPath `json:"items,omitempty"`
+}
+
+type keyPath struct {
+	Key  string `json:"key"`
+	Path string `json:"path"`
+}
+
+type securityContext struct {
+	RunAsNonRoot             bool         `json:"runAsNonRoot"`
+	AllowPrivilegeEscalation bool         `json:"allowPrivilegeEscalation"`
+	Capabilities             capabilities `json:"capabilities"`
+}
+
+type capabilities struct {
+	Drop []string `json:"drop"`
+}
+
+func (c Config) meta() meta {
+	return meta{Name: c.Name, Namespace: c.Namespace, Labels: c.labels()}
+}
+
+func (c Config) labels() map[string]string {
+	return map[string]string{nameLabel: "llmrun", instanceLabel: c.Name}
+}
+
+// fileKey is the ConfigMap key of the i-th file: keys allow only
+// letters, digits, '-', '_' and '.', so the path is mapped to its key by
+// the volume's items.
+func fileKey(i int) string { return "file-" + strconv.Itoa(i) }
+
+func (c Config) configMap() configMap {
+	cm := configMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: c.meta()}
+	for i, f := range c.Files {
+		if utf8.Valid(f.Data) {
+			if cm.Data == nil {
+				cm.Data = map[string]string{}
+			}
+			cm.Data[fileKey(i)] = string(f.Data)
+			continue
+		}
+		if cm.BinaryData == nil {
+			cm.BinaryData = map[string][]byte{}
+		}
+		cm.BinaryData[fileKey(i)] = f.Data
+	}
+	return cm
+}
+
+func (c Config) service() service {
+	return service{APIVersion: "v1", Kind: "Service", Metadata: c.meta(), Spec: serviceSpec{
+		ClusterIP: "None",
+		Selector:  c.labels(),
+		// The instances meet before any pod is ready: instance 0's name
+		// must resolve as soon as its pod has an address.
+		PublishNotReadyAddresses: true,
+		Ports:                    []servicePort{{Name: "rendezvous", Port: RendezvousPort, TargetPort: RendezvousPort, Protocol: "TCP"}},
+	}}
+}
+
+func (c Config) job() job {
+	items := make([]keyPath, len(c.Files))
+	for i, f := range c.Files {
+		items[i] = keyPath{Key: fileKey(i), Path: f.Path}
+	}
+	env := []envVar{
+		{Name: "POD_NAMESPACE", ValueFrom: &envVarSource{FieldRef: &fieldRef{FieldPath: "metadata.namespace"}}},
+		{Name: "LLMRUN_INSTANCES", Value: strconv.Itoa(c.Instances)},
+		{Name: "LLMRUN_RENDEZVOUS", Value: c.rendezvous()},
+	}
+	for _, s := range c.SecretEnv {
+		env = append(env, envVar{Name: s.Name, ValueFrom: &envVarSource{SecretKeyRef: &secretKeyRef{Name: c.Secret, Key: s.Name, Optional: !s.Required}}})
+	}
+	workDir := MountDir
+	if c.WorkDir != "." && c.WorkDir != "" {
+		workDir += "/" + c.WorkDir
+	}
+	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: c.meta(), Spec: jobSpec{
+		CompletionMode: "Indexed",
+		Completions:    c.Instances,
+		Parallelism:    c.Instances,
+		// A failed instance is a result (the merge names it missing), not
+		// something to retry behind the user's back.
+		BackoffLimit: 0,
+		Template: podTemplate{Metadata: podMeta{Labels: c.labels()}, Spec: podSpec{
+			// With a subdomain, a pod of an Indexed Job is named NAME-INDEX
+			// under the Service: instance 0 is NAME-0.NAME.
+			Subdomain:     c.Name,
+			RestartPolicy: "Never",
+			Containers: []container{{
+				Name:       "llmrun",
+				Image:      c.Image,
+				Args:       c.Args,
+				WorkingDir: workDir,
+				Env:        env,
+				Ports:      []containerPort{{Name: "rendezvous", ContainerPort: RendezvousPort, Protocol: "TCP"}},
+				Resources: resources{
+					Requests: map[string]string{"cpu": c.Resources.CPU, "memory": c.Resources.Memory},
+					Limits:   map[string]string{"cpu": c.Resources.CPU, "memory": c.Resources.Memory},
+				},
+				VolumeMounts: []volumeMount{{Name: "files", MountPath: MountDir, ReadOnly: true}},
+				SecurityContext: securityContext{
+					RunAsNonRoot: true, AllowPrivilegeEscalation: false, Capabilities: capabilities{Drop: []string{"ALL"}},
+				},
+			}},
+			Volumes: []volume{{Name: "files", ConfigMap: configMapVolume{Name: c.Name, Items: items}}},
+		}},
+	}}
+}

@@ -1,0 +1,255 @@
+// Package logblock carries a result file through a log: "llmrun run --out
+// json=-" prints it to standard output as a block of marked lines after
+// the summary, and "llmrun merge" finds the blocks again in what
+// "kubectl logs" (or any log collector) gathered of several processes.
+//
+// A block is the result file gzipped, in base64, cut into numbered lines
+// between a begin and an end line. Every line starts with Marker and
+// names the run and the instance, so that lines prefixed by a log
+// collector ("[pod/x/llmrun] ", a timestamp) or interleaved with other
+// processes' lines still parse; the begin line carries the SHA-256 of the
+// result file and the number of lines, so that a block cut short or
+// altered is an error naming its instance, never a wrong merge.
+//
+//	llmrun-result 3f9a… 0 begin sha256=… lines=12
+//	llmrun-result 3f9a… 0 1 H4sIAAAAAAAA/+y9…
+//	…
+//	llmrun-result 3f9a… 0 end
+package logblock
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Marker starts every line of a block.
+const Marker = "llmrun-result"
+
+// NoInstance is the instance field of a block written by a run that is
+// not one of several instances.
+const NoInstance = "-"
+
+// lineBytes is how many bytes of the gzipped file one line carries: 96
+// base64 characters, short enough for any log collector's line limit.
+const lineBytes = 72
+
+// Block is one result file found in a log.
+type Block struct {
+	RunID    string
+	Instance string // an instance index, or NoInstance
+	// Doc is the result file, checked against the block's SHA-256.
+	Doc []byte
+}
+
+// Name says which block this is in errors: "run 3f9a… instance 2".
+func (b Block) Name() string {
+	if b.Instance == NoInstance {
+		return "run " + b.RunID
+	}
+	return "run " + b.RunID + " instance " + b.Instance
+}
+
+// Write writes doc, a result file, to w as one block for the run and the
+// instance (NoInstance when the run is not one of several), in a single
+// write so that the block's lines stay together.
+func Write(w io.Writer, runID, instance string, doc []byte) error {
+	if runID == "" || strings.ContainsAny(runID, " \t\n") || instance == "" || strings.ContainsAny(instance, " \t\n") {
+		return fmt.Errorf("result block: run id %q and instance %q must be single words", runID, instance)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(doc); err != nil {
+		return fmt.Errorf("result block: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("result block: %w", err)
+	}
+	packed := gz.Bytes()
+	lines := (len(packed) + lineBytes - 1) / lineBytes
+	sum := sha256.Sum256(doc)
+	prefix := Marker + " " + runID + " " + instance + " "
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%sbegin sha256=%s lines=%d\n", prefix, hex.EncodeToString(sum[:]), lines)
+	for i := range lines {
+		chunk := packed[i*lineBytes : min((i+1)*lineBytes, len(packed))]
+		fmt.Fprintf(&out, "%s%d %s\n", prefix, i+1, base64.StdEncoding.EncodeToString(chunk))
+	}
+	fmt.Fprintf(&out, "%send\n", prefix)
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("result block: %w", err)
+	}
+	return nil
+}
+
+// Contains reports whether log holds the begin line of a block: it is a
+// log to read with Read, not a result file.
+func Contains(log []byte) bool {
+	for line := range bytes.Lines(log) {
+		if f := fieldsAfterMarker(string(line)); len(f) >= 3 && f[2] == "begin" {
+			return true
+		}
+	}
+	return false
+}
+
+// Read finds every block in log, in the order their begin lines come.
+// maxDoc bounds each result file once unpacked. A block cut short (no end
+// line, a line missing), a line that does not decode, or a file whose
+// SHA-256 is not the begin line's is an error naming the block's run and
+// instance; lines without Marker are skipped.
+func Read(log io.Reader, maxDoc int64) ([]Block, error) {
+	var (
+		order []*pending
+		open  = map[string]*pending{}
+	)
+	sc := bufio.NewScanner(log)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		f := fieldsAfterMarker(sc.Text())
+		if len(f) < 3 {
+			continue
+		}
+		b := Block{RunID: f[0], Instance: f[1]}
+		key := f[0] + " " + f[1]
+		p := open[key]
+		switch f[2] {
+		case "begin":
+			if p != nil {
+				return nil, fmt.Errorf("%s: line %d: a second block begins before the first ended (%s)", b.Name(), lineNo, p.progress())
+			}
+			p = &pending{Block: b}
+			if err := p.begin(f[3:]); err != nil {
+				return nil, fmt.Errorf("%s: line %d: %w", b.Name(), lineNo, err)
+			}
+			open[key] = p
+			order = append(order, p)
+		case "end":
+			if p == nil {
+				return nil, fmt.Errorf("%s: line %d: an end line without its begin line", b.Name(), lineNo)
+			}
+			if err := p.end(maxDoc); err != nil {
+				return nil, fmt.Errorf("%s: %w", b.Name(), err)
+			}
+			delete(open, key)
+		default:
+			if _, err := strconv.Atoi(f[2]); err != nil {
+				continue // prose that mentions the marker
+			}
+			if p == nil {
+				return nil, fmt.Errorf("%s: line %d: a data line without its begin line: the log lost the block's start", b.Name(), lineNo)
+			}
+			if err := p.add(f[2:]); err != nil {
+				return nil, fmt.Errorf("%s: line %d: %w", b.Name(), lineNo, err)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the log: line %d: %w", lineNo+1, err)
+	}
+	blocks := make([]Block, 0, len(order))
+	for _, p := range order {
+		if open[p.RunID+" "+p.Instance] == p {
+			return nil, fmt.Errorf("%s: the block is cut short: no end line (%s)", p.Name(), p.progress())
+		}
+		blocks = append(blocks, p.Block)
+	}
+	return blocks, nil
+}
+
+// fieldsAfterMarker are the words after Marker on a line, nil when the
+// line has none.
+func fieldsAfterMarker(line string) []string {
+	i := strings.Index(line, Marker+" ")
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(line[i+len(Marker)+1:])
+}
+
+// pending is a block being read.
+type pending struct {
+	Block
+	sum    string // hex SHA-256 from the begin line
+	lines  int    // data lines the begin line announced
+	got    int    // data lines read
+	packed []byte
+}
+
+func (p *pending) begin(fields []string) error {
+	for _, kv := range fields {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "sha256":
+			p.sum = v
+		case "lines":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("begin line: lines=%q: want a whole number ≥ 1", v)
+			}
+			p.lines = n
+		}
+	}
+	if len(p.sum) != 2*sha256.Size || p.lines == 0 {
+		return errors.New("begin line: want sha256=HEX and lines=N")
+	}
+	return nil
+}
+
+func (p *pending) add(fields []string) error {
+	n, err := strconv.Atoi(fields[0])
+	if err != nil || len(fields) != 2 {
+		return fmt.Errorf("want a data line \"N BASE64\", got %q", strings.Join(fields, " "))
+	}
+	if n != p.got+1 {
+		return fmt.Errorf("data line %d where line %d was due: the log lost or repeated lines", n, p.got+1)
+	}
+	if n > p.lines {
+		return fmt.Errorf("data line %d of a block of %d lines", n, p.lines)
+	}
+	chunk, err := base64.StdEncoding.DecodeString(fields[1])
+	if err != nil {
+		return fmt.Errorf("data line %d: not base64: %v", n, err)
+	}
+	p.packed = append(p.packed, chunk...)
+	p.got = n
+	return nil
+}
+
+func (p *pending) end(maxDoc int64) error {
+	if p.got != p.lines {
+		return fmt.Errorf("the block is cut short: %s", p.progress())
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(p.packed))
+	if err != nil {
+		return fmt.Errorf("the block does not unpack: %v", err)
+	}
+	doc, err := io.ReadAll(io.LimitReader(zr, maxDoc+1))
+	if err != nil {
+		return fmt.Errorf("the block does not unpack: %v", err)
+	}
+	if int64(len(doc)) > maxDoc {
+		return fmt.Errorf("the block unpacks to more than %d bytes", maxDoc)
+	}
+	sum := sha256.Sum256(doc)
+	if got := hex.EncodeToString(sum[:]); got != p.sum {
+		return fmt.Errorf("the result file's SHA-256 is %s, its begin line says %s: the log altered it", got, p.sum)
+	}
+	p.Doc = doc
+	return nil
+}
+
+// progress says how much of the block was read.
+func (p *pending) progress() string {
+	return fmt.Sprintf("%d of its %d data lines", p.got, p.lines)
+}

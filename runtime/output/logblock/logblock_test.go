@@ -1,0 +1,115 @@
+package logblock
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// block writes doc as a block and returns its lines.
+func block(t *testing.T, runID, instance string, doc []byte) []string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, runID, instance, doc); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+}
+
+// Two blocks written by two pods come back whole from their logs
+// concatenated, from their lines interleaved, and with kubectl's
+// "[pod/…]" prefix; other lines are skipped.
+func TestReadFindsEveryBlock(t *testing.T) {
+	// Incompressible, so that the blocks have many lines.
+	docs := [][]byte{make([]byte, 1000), []byte(`{"schema_version":3}`)}
+	rand.Read(docs[0])
+	a, b := block(t, "r1", "0", docs[0]), block(t, "r1", "1", docs[1])
+	if len(a) < 10 {
+		t.Fatalf("a block of %d lines; the test wants many", len(a))
+	}
+	prefixed := func(pod string, lines []string) []string {
+		out := make([]string, len(lines))
+		for i, l := range lines {
+			out[i] = "[pod/" + pod + "/llmrun] " + l
+		}
+		return out
+	}
+	var interleaved []string
+	for i := range max(len(a), len(b)) {
+		if i < len(a) {
+			interleaved = append(interleaved, a[i])
+		}
+		if i < len(b) {
+			interleaved = append(interleaved, b[i], "level=INFO msg=unrelated")
+		}
+	}
+	logs := map[string][]string{
+		"concatenated": append(append([]string{"summary line", "llmrun-result is mentioned here"}, a...), b...),
+		"interleaved":  interleaved,
+		"prefixed":     append(prefixed("job-0-abc", a), prefixed("job-1-def", b)...),
+	}
+	for name, lines := range logs {
+		t.Run(name, func(t *testing.T) {
+			log := []byte(strings.Join(lines, "\n") + "\n")
+			if !Contains(log) {
+				t.Fatal("Contains: false")
+			}
+			blocks, err := Read(bytes.NewReader(log), 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(blocks) != 2 {
+				t.Fatalf("%d blocks, want 2", len(blocks))
+			}
+			for i, want := range []Block{{"r1", "0", docs[0]}, {"r1", "1", docs[1]}} {
+				got := blocks[i]
+				if got.RunID != want.RunID || got.Instance != want.Instance || !bytes.Equal(got.Doc, want.Doc) {
+					t.Errorf("block %d: %s with %d bytes, want %s with %d", i, got.Name(), len(got.Doc), want.Name(), len(want.Doc))
+				}
+			}
+		})
+	}
+	if Contains([]byte(`{"meta":{}}`)) {
+		t.Error("Contains: true for a result file")
+	}
+}
+
+// A block the log cut short or altered is an error naming the instance.
+func TestReadRefusesDamagedBlocks(t *testing.T) {
+	doc := make([]byte, 500)
+	rand.Read(doc)
+	lines := block(t, "r7", "2", doc)
+	last := len(lines) - 1
+	otherSum := strings.Fields(block(t, "r7", "2", []byte("another result"))[0])[4]
+	forged := strings.Replace(lines[0], strings.Fields(lines[0])[4], otherSum, 1)
+	tests := []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"no end line", lines[:last], "run r7 instance 2: the block is cut short: no end line (" + fmt.Sprint(last-1) + " of its " + fmt.Sprint(last-1) + " data lines)"},
+		{"a line lost", append(append([]string{}, lines[:2]...), lines[3:]...), "run r7 instance 2: line 3: data line 3 where line 2 was due"},
+		{"lines missing at the end", append(append([]string{}, lines[:last-1]...), lines[last]), "the block is cut short: " + fmt.Sprint(last-2) + " of its " + fmt.Sprint(last-1)},
+		{"no begin line", lines[1:], "run r7 instance 2: line 1: a data line without its begin line"},
+		{"not base64", append(append([]string{lines[0]}, strings.Replace(lines[1], " 1 ", " 1 !!", 1)), lines[2:]...), "data line 1: not base64"},
+		{"another file's checksum", append([]string{forged}, lines[1:]...), "run r7 instance 2: the result file's SHA-256 is"},
+		{"begun twice", append([]string{lines[0]}, lines...), "a second block begins before the first ended"},
+		{"single instance", block(t, "r8", NoInstance, doc)[:2], "run r8: the block is cut short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(strings.Join(tt.lines, "\n")), 1<<20)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := Read(strings.NewReader(strings.Join(lines, "\n")), 100); err == nil || !strings.Contains(err.Error(), "more than 100 bytes") {
+		t.Errorf("a block larger than the bound: %v", err)
+	}
+	if err := Write(&bytes.Buffer{}, "two words", "0", doc); err == nil {
+		t.Error("Write took a run id with a space")
+	}
+}
