@@ -2,18 +2,15 @@ package influxdb
 
 import (
 	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
+	"github.com/llmrun/llmrun/runtime/output/packed"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -37,12 +34,10 @@ const (
 // and its SHA-256, so that a reader knows when it has all of it.
 func resultPoints(doc []byte, tags runTags, at time.Time, perWrite int) ([][]*write.Point, error) {
 	perWrite = max(1, min(perWrite, resultPointsPerWrite))
-	chunks, err := encodeResult(doc, resultChunkChars)
+	chunks, sum, err := encodeResult(doc, resultChunkChars)
 	if err != nil {
 		return nil, err
 	}
-	digest := sha256.Sum256(doc)
-	sum := hex.EncodeToString(digest[:])
 	var groups [][]*write.Point
 	for i, c := range chunks {
 		if i%perWrite == 0 {
@@ -64,19 +59,16 @@ func resultDocument(s *summary.Summary) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// encodeResult gzips doc, encodes it in standard base64 and cuts that
-// into chunks of at most chunkChars characters: at least one chunk, as
-// the gzip stream of even an empty document is not empty.
-func encodeResult(doc []byte, chunkChars int) ([]string, error) {
-	var z bytes.Buffer
-	w := gzip.NewWriter(&z)
-	if _, err := w.Write(doc); err != nil {
-		return nil, fmt.Errorf("compressing the result: %w", err)
+// encodeResult packs doc (gzip), encodes it in standard base64 and cuts
+// that into chunks of at most chunkChars characters: at least one chunk,
+// as the gzip stream of even an empty document is not empty. sum is the
+// document's SHA-256.
+func encodeResult(doc []byte, chunkChars int) (chunks []string, sum string, err error) {
+	gz, sum, err := packed.Pack(doc)
+	if err != nil {
+		return nil, "", err
 	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("compressing the result: %w", err)
-	}
-	return splitChunks(base64.StdEncoding.EncodeToString(z.Bytes()), chunkChars), nil
+	return splitChunks(base64.StdEncoding.EncodeToString(gz), chunkChars), sum, nil
 }
 
 // splitChunks cuts s into pieces of size characters, the last one
@@ -111,20 +103,12 @@ func decodeResult(chunks []string, size int64, sum string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the chunks are not base64: %w", err)
 	}
-	r, err := gzip.NewReader(bytes.NewReader(z))
+	doc, err := packed.Unpack(z, sum, size)
 	if err != nil {
-		return nil, fmt.Errorf("the chunks are not gzip: %w", err)
-	}
-	doc, err := io.ReadAll(io.LimitReader(r, size+1))
-	if err != nil {
-		return nil, fmt.Errorf("decompressing: %w", err)
+		return nil, err
 	}
 	if int64(len(doc)) != size {
 		return nil, fmt.Errorf("%d bytes, want %d", len(doc), size)
-	}
-	digest := sha256.Sum256(doc)
-	if got := hex.EncodeToString(digest[:]); got != sum {
-		return nil, fmt.Errorf("sha256 %s, want %s", got, sum)
 	}
 	return doc, nil
 }

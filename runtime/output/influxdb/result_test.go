@@ -64,7 +64,7 @@ func digest(doc []byte) string {
 // against its encoding: exactly one chunk, one character over, several.
 func TestResultChunksRoundTrip(t *testing.T) {
 	doc := randomDocument(t, 5000)
-	one, err := encodeResult(doc, 1<<20)
+	one, _, err := encodeResult(doc, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestResultChunksRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			chunks, err := encodeResult(tt.doc, tt.chunkChars)
+			chunks, _, err := encodeResult(tt.doc, tt.chunkChars)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestResultChunksRoundTrip(t *testing.T) {
 // checksum describe, are an error that says so.
 func TestResultChunksDamaged(t *testing.T) {
 	doc := randomDocument(t, 3000)
-	chunks, err := encodeResult(doc, 500)
+	chunks, _, err := encodeResult(doc, 500)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +123,10 @@ func TestResultChunksDamaged(t *testing.T) {
 		want   string
 	}{
 		{"no chunk", nil, int64(len(doc)), sum, "no chunk"},
-		{"a chunk left out", slices.Delete(slices.Clone(chunks), 1, 2), int64(len(doc)), sum, "decompressing"},
-		{"the last chunk left out", chunks[:len(chunks)-1], int64(len(doc)), sum, "decompressing"},
-		{"another checksum", chunks, int64(len(doc)), digest([]byte("other")), "sha256 " + sum + ", want"},
-		{"another size", chunks, int64(len(doc)) - 1, sum, fmt.Sprintf("want %d", len(doc)-1)},
+		{"a chunk left out", slices.Delete(slices.Clone(chunks), 1, 2), int64(len(doc)), sum, "does not unpack"},
+		{"the last chunk left out", chunks[:len(chunks)-1], int64(len(doc)), sum, "does not unpack"},
+		{"another checksum", chunks, int64(len(doc)), digest([]byte("other")), "SHA-256 is " + sum + ", not"},
+		{"another size", chunks, int64(len(doc)) - 1, sum, fmt.Sprintf("more than %d bytes", len(doc)-1)},
 		{"a size beyond a result file's", chunks, 1 << 40, sum, "want 0 to"},
 	}
 	for _, tt := range tests {
@@ -219,7 +219,7 @@ func testResultMissingChunk(t *testing.T, s *influxtest.Server) {
 // is wrong with them.
 func TestStoredChunks(t *testing.T) {
 	doc := []byte(`{"schema_version":3}`)
-	chunks, err := encodeResult(doc, 8)
+	chunks, _, err := encodeResult(doc, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,15 +20,15 @@ package logblock
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/llmrun/llmrun/runtime/output/packed"
 )
 
 // Marker starts every line of a block.
@@ -65,22 +65,16 @@ func Write(w io.Writer, runID, instance string, doc []byte) error {
 	if runID == "" || strings.ContainsAny(runID, " \t\n") || instance == "" || strings.ContainsAny(instance, " \t\n") {
 		return fmt.Errorf("result block: run id %q and instance %q must be single words", runID, instance)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(doc); err != nil {
+	packedDoc, sum, err := packed.Pack(doc)
+	if err != nil {
 		return fmt.Errorf("result block: %w", err)
 	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("result block: %w", err)
-	}
-	packed := gz.Bytes()
-	lines := (len(packed) + lineBytes - 1) / lineBytes
-	sum := sha256.Sum256(doc)
+	lines := (len(packedDoc) + lineBytes - 1) / lineBytes
 	prefix := Marker + " " + runID + " " + instance + " "
 	var out bytes.Buffer
-	fmt.Fprintf(&out, "%sbegin sha256=%s lines=%d\n", prefix, hex.EncodeToString(sum[:]), lines)
+	fmt.Fprintf(&out, "%sbegin sha256=%s lines=%d\n", prefix, sum, lines)
 	for i := range lines {
-		chunk := packed[i*lineBytes : min((i+1)*lineBytes, len(packed))]
+		chunk := packedDoc[i*lineBytes : min((i+1)*lineBytes, len(packedDoc))]
 		fmt.Fprintf(&out, "%s%d %s\n", prefix, i+1, base64.StdEncoding.EncodeToString(chunk))
 	}
 	fmt.Fprintf(&out, "%send\n", prefix)
@@ -230,20 +224,9 @@ func (p *pending) end(maxDoc int64) error {
 	if p.got != p.lines {
 		return fmt.Errorf("the block is cut short: %s", p.progress())
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(p.packed))
+	doc, err := packed.Unpack(p.packed, p.sum, maxDoc)
 	if err != nil {
-		return fmt.Errorf("the block does not unpack: %v", err)
-	}
-	doc, err := io.ReadAll(io.LimitReader(zr, maxDoc+1))
-	if err != nil {
-		return fmt.Errorf("the block does not unpack: %v", err)
-	}
-	if int64(len(doc)) > maxDoc {
-		return fmt.Errorf("the block unpacks to more than %d bytes", maxDoc)
-	}
-	sum := sha256.Sum256(doc)
-	if got := hex.EncodeToString(sum[:]); got != p.sum {
-		return fmt.Errorf("the result file's SHA-256 is %s, its begin line says %s: the log altered it", got, p.sum)
+		return err
 	}
 	p.Doc = doc
 	return nil

@@ -94,7 +94,7 @@ func TestReadRefusesDamagedBlocks(t *testing.T) {
 		{"lines missing at the end", append(append([]string{}, lines[:last-1]...), lines[last]), "the block is cut short: " + fmt.Sprint(last-2) + " of its " + fmt.Sprint(last-1)},
 		{"no begin line", lines[1:], "run r7 instance 2: line 1: a data line without its begin line"},
 		{"not base64", append(append([]string{lines[0]}, strings.Replace(lines[1], " 1 ", " 1 !!", 1)), lines[2:]...), "data line 1: not base64"},
-		{"another file's checksum", append([]string{forged}, lines[1:]...), "run r7 instance 2: the result file's SHA-256 is"},
+		{"another file's checksum", append([]string{forged}, lines[1:]...), "run r7 instance 2: the result's SHA-256 is"},
 		{"begun twice", append([]string{lines[0]}, lines...), "a second block begins before the first ended"},
 		{"single instance", block(t, "r8", NoInstance, doc)[:2], "run r8: the block is cut short"},
 	}

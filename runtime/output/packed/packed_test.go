@@ -1,0 +1,60 @@
+package packed
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPackUnpack(t *testing.T) {
+	doc := []byte(`{"version":3,"serving":{"requests":12}}` + strings.Repeat(" ", 1000))
+	gz, sum, err := Pack(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gz) >= len(doc) || len(sum) != 64 {
+		t.Fatalf("packed %d bytes into %d, sum %q: want smaller, and 64 hex digits", len(doc), len(gz), sum)
+	}
+	got, err := Unpack(gz, sum, int64(len(doc)))
+	if err != nil || !bytes.Equal(got, doc) {
+		t.Fatalf("Unpack = %q, %v; want the document back", got, err)
+	}
+	empty, emptySum, err := Pack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Unpack(empty, emptySum, 0); err != nil || len(got) != 0 {
+		t.Errorf("an empty document unpacks to %q, %v", got, err)
+	}
+
+	altered := bytes.Clone(gz)
+	altered[len(altered)/2] ^= 0xff
+	otherGz, _, err := Pack([]byte("another document"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		gz      []byte
+		max     int64
+		wantErr string
+	}{
+		{"too large", gz, int64(len(doc)) - 1, "unpacks to more than"},
+		{"not gzip", []byte("plain text"), 1 << 20, "does not unpack"},
+		{"cut short", gz[:len(gz)/2], 1 << 20, "does not unpack"},
+		{"altered", altered, 1 << 20, ""},
+		{"another document", otherGz, 1 << 20, "it was altered"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Unpack(tt.gz, sum, tt.max)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Unpack: %v, want an error saying %q", err, tt.wantErr)
+			}
+			if tt.name == "too large" && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("Unpack: %v, want ErrTooLarge", err)
+			}
+		})
+	}
+}
