@@ -139,10 +139,16 @@ func TestKubeManifests(t *testing.T) {
 	}
 	// The stages' 4 VUs at most among 4 instances: 1 stream each.
 	want := kube.Size(1)
-	for _, rl := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-		if cpu, mem := rl[corev1.ResourceCPU], rl[corev1.ResourceMemory]; cpu.String() != want.CPU || mem.String() != want.Memory {
-			t.Errorf("resources %v, want cpu %s and memory %s", rl, want.CPU, want.Memory)
-		}
+	if cpu, mem := c.Resources.Requests[corev1.ResourceCPU], c.Resources.Requests[corev1.ResourceMemory]; cpu.String() != want.CPU || mem.String() != want.Memory {
+		t.Errorf("requests %v, want cpu %s and memory %s", c.Resources.Requests, want.CPU, want.Memory)
+	}
+	// Memory is limited, and the Go runtime told to stay under 90 % of
+	// it; the CPU is not, lest the pod be throttled mid-request.
+	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; len(c.Resources.Limits) != 1 || !ok || mem.String() != want.Memory {
+		t.Errorf("limits %v, want memory %s alone", c.Resources.Limits, want.Memory)
+	}
+	if limit := envValue(c.Env, "GOMEMLIMIT"); limit != strconv.FormatInt(int64(0.9*float64(c.Resources.Limits.Memory().Value())), 10) {
+		t.Errorf("GOMEMLIMIT %q, want 90 %% of the memory limit %v", limit, c.Resources.Limits.Memory())
 	}
 	files := m.Files(t)
 	if string(files["chat.js"]) != kubeScript || string(files["data/prompts.txt"]) != "Say hi.\nSay bye.\n" || len(files) != 2 {
@@ -165,8 +171,11 @@ func TestKubeManifests(t *testing.T) {
 		t.Errorf("with --file notes.txt, the ConfigMap's files: %q", files)
 	}
 	c = m.Container(t)
-	if cpu, mem := c.Resources.Limits[corev1.ResourceCPU], c.Resources.Limits[corev1.ResourceMemory]; cpu.String() != "3" || mem.String() != "2Gi" {
-		t.Errorf("limits %v, want cpu 3 and memory 2Gi", c.Resources.Limits)
+	if cpu, mem := c.Resources.Requests[corev1.ResourceCPU], c.Resources.Limits[corev1.ResourceMemory]; cpu.String() != "3" || mem.String() != "2Gi" {
+		t.Errorf("requests %v, limits %v: want cpu 3 and memory 2Gi", c.Resources.Requests, c.Resources.Limits)
+	}
+	if limit := envValue(c.Env, "GOMEMLIMIT"); limit != "1932735283" {
+		t.Errorf("GOMEMLIMIT %q, want 90 %% of 2Gi", limit)
 	}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
@@ -350,4 +359,14 @@ func TestKubeBadInput(t *testing.T) {
 		!strings.Contains(stderr, "it reads "+data+" by its absolute path") {
 		t.Errorf("a file read by its absolute path: exit %d, stderr:\n%s", code, stderr)
 	}
+}
+
+// envValue is the value of the variable name in env, "" if absent.
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
 }

@@ -333,6 +333,9 @@ func (c Config) job() job {
 		{Name: "LLMRUN_INSTANCES", Value: strconv.Itoa(c.Instances)},
 		{Name: "LLMRUN_RENDEZVOUS", Value: c.rendezvous()},
 	}
+	// check() refused a memory that does not parse.
+	memLimit, _ := c.Resources.goMemLimit()
+	env = append(env, envVar{Name: "GOMEMLIMIT", Value: memLimit})
 	for _, s := range c.SecretEnv {
 		env = append(env, envVar{Name: s.Name, ValueFrom: &envVarSource{SecretKeyRef: &secretKeyRef{Name: c.Secret, Key: s.Name, Optional: !s.Required}}})
 	}
@@ -361,7 +364,7 @@ func (c Config) job() job {
 				Ports:      []containerPort{{Name: "rendezvous", ContainerPort: RendezvousPort, Protocol: "TCP"}},
 				Resources: resources{
 					Requests: map[string]string{"cpu": c.Resources.CPU, "memory": c.Resources.Memory},
-					Limits:   map[string]string{"cpu": c.Resources.CPU, "memory": c.Resources.Memory},
+					Limits:   map[string]string{"memory": c.Resources.Memory},
 				},
 				VolumeMounts: []volumeMount{{Name: "files", MountPath: MountDir, ReadOnly: true}},
 				SecurityContext: securityContext{

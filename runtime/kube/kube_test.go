@@ -149,3 +149,25 @@ func TestSecrets(t *testing.T) {
 		}
 	}
 }
+
+// The memory quantities --memory takes, as Kubernetes reads them, and
+// the GOMEMLIMIT each gives: 90 % of it.
+func TestGoMemLimit(t *testing.T) {
+	tests := []struct{ memory, limit, err string }{
+		{"145Mi", "136839168", ""},
+		{"2Gi", "1932735283", ""},
+		{"2G", "1800000000", ""},
+		{"1.5Gi", "1449551462", ""},
+		{"500k", "450000", ""},
+		{"1000", "900", ""},
+		{"512K", "", "want bytes"},
+		{"2gb", "", "want bytes"},
+		{"", "", "want bytes"},
+	}
+	for _, tt := range tests {
+		got, err := Resources{CPU: "1", Memory: tt.memory}.goMemLimit()
+		if got != tt.limit || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("memory %q: GOMEMLIMIT %q, %v; want %q, an error saying %q", tt.memory, got, err, tt.limit, tt.err)
+		}
+	}
+}

@@ -3,10 +3,17 @@ package kube
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 )
 
-// Resources are a pod's CPU and memory, as Kubernetes quantities: both
-// its request and its limit.
+// Resources are a pod's CPU and memory, as Kubernetes quantities. Both
+// are requested; the memory is also the pod's limit, and llmrun's Go
+// runtime is told to stay under 90 % of it (GOMEMLIMIT), since its
+// collector would otherwise let the heap grow 256 MiB past the live heap
+// (runtime/gctune), well beyond a small pod's limit. The CPU is not
+// limited: a pod that used its quota would be throttled until the next
+// period (100 ms), and the requests it was reading would measure that
+// pause as the server's latency.
 type Resources struct {
 	CPU    string // "2500m"
 	Memory string // "400Mi"
@@ -48,15 +55,43 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // decimal suffix ("512Mi", "2G").
 var (
 	cpuPattern    = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?|[0-9]+m)$`)
-	memoryPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?([KMGTPE]i?|k)?$`)
+	memoryPattern = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?)([kMGTPE]|[KMGTPE]i)?$`)
 )
 
 func (r Resources) check() error {
 	if !cpuPattern.MatchString(r.CPU) {
 		return fmt.Errorf("cpu %q: want cores (2, 1.5) or millicores (500m)", r.CPU)
 	}
-	if !memoryPattern.MatchString(r.Memory) {
-		return fmt.Errorf("memory %q: want bytes with a suffix such as 512Mi or 2Gi", r.Memory)
+	_, err := r.memoryBytes()
+	return err
+}
+
+// memorySuffixes are the multipliers of a memory quantity's suffixes.
+var memorySuffixes = map[string]float64{
+	"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+	"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60,
+}
+
+// memoryBytes is the memory in bytes.
+func (r Resources) memoryBytes() (float64, error) {
+	m := memoryPattern.FindStringSubmatch(r.Memory)
+	if m == nil {
+		return 0, fmt.Errorf("memory %q: want bytes, with a suffix such as 512Mi, 2Gi or 2G", r.Memory)
 	}
-	return nil
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("memory %q: %w", r.Memory, err)
+	}
+	return n * memorySuffixes[m[3]], nil
+}
+
+// goMemLimit is the GOMEMLIMIT of a pod with these resources: 90 % of
+// its memory, in bytes, leaving the rest to goroutine stacks and what
+// the Go runtime holds beyond its heap.
+func (r Resources) goMemLimit() (string, error) {
+	b, err := r.memoryBytes()
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(int64(0.9*b), 10), nil
 }
