@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,14 +11,17 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 const hubTestCommit = "4444444444444444444444444444444444444444"
 
 // startTokenizerHub starts a Hugging Face hub on 127.0.0.1 that serves
 // testdata/hf/sentencepiece.json as the tokenizer.json of every model but
-// "*/missing", and returns an environment pointing at it with an empty
-// cache, and its request count.
+// "*/missing" (not found), "*/flaky" (a server error on the first request
+// only) and "*/blocked" (no answer until the request or the test ends), and
+// returns an environment pointing at it with an empty cache, and its
+// request count.
 func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.Int64) {
 	t.Helper()
 	data, err := os.ReadFile("testdata/hf/sentencepiece.json")
@@ -24,16 +29,30 @@ func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.In
 		t.Fatal(err)
 	}
 	requests = new(atomic.Int64)
+	var flaked atomic.Bool
+	testEnded := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		if strings.Contains(r.URL.Path, "/missing/") || !strings.HasSuffix(r.URL.Path, "/resolve/main/tokenizer.json") {
 			http.NotFound(w, r)
 			return
 		}
+		if strings.Contains(r.URL.Path, "/flaky/") && !flaked.Swap(true) {
+			http.Error(w, "try again", http.StatusServiceUnavailable)
+			return
+		}
+		if strings.Contains(r.URL.Path, "/blocked/") {
+			select {
+			case <-r.Context().Done():
+			case <-testEnded:
+			}
+			return
+		}
 		w.Header().Set("X-Repo-Commit", hubTestCommit)
 		w.Write(data)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(testEnded) })
 	return map[string]string{"HF_ENDPOINT": srv.URL, "HF_HUB_CACHE": t.TempDir(), "HOME": t.TempDir()}, requests
 }
 
@@ -166,5 +185,78 @@ func TestLoadFileBeforeModelID(t *testing.T) {
 	}
 	if tok.Name() != filepath.Join("hub-test", "whole", "tokenizer.json") || requests.Load() != 0 {
 		t.Errorf("name %q, %d requests", tok.Name(), requests.Load())
+	}
+}
+
+// A load that failed is not kept: the next load of the same model tries
+// the hub again, and keeps what it gets.
+func TestLoadModelIDRetriesAFailure(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	if _, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env)); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("first load: %v, want the hub's 503", err)
+	}
+	tok, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env))
+	if err != nil {
+		t.Fatalf("second load: %v", err)
+	}
+	if again, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env)); err != nil || again != tok {
+		t.Errorf("third load: %v, %v; want the second's", again, err)
+	}
+	if n := requests.Load(); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+// A context ending stops a download at once, and a wait for another
+// caller's download; the next load, under a live context, downloads anew.
+func TestLoadModelIDStopsWithItsContext(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	const spec = "hub-test/blocked"
+	loaderCtx, stopLoader := context.WithCancel(t.Context())
+	loaded := make(chan error, 1)
+	go func() {
+		_, err := LoadEnv(loaderCtx, spec, getenvOf(env))
+		loaded <- err
+	}()
+	waitFor(t, func() bool { return requests.Load() == 1 })
+
+	waiterCtx, stopWaiter := context.WithCancel(t.Context())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := LoadEnv(waiterCtx, spec, getenvOf(env))
+		waited <- err
+	}()
+	stopWaiter()
+	if err := <-waited; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "tokenizer hub-test/blocked: waiting for its load") {
+		t.Errorf("waiter: %v, want its cancellation", err)
+	}
+	stopLoader()
+	if err := <-loaded; !errors.Is(err, context.Canceled) {
+		t.Errorf("loader: %v, want its cancellation", err)
+	}
+
+	again, stopAgain := context.WithCancel(t.Context())
+	go func() {
+		_, err := LoadEnv(again, spec, getenvOf(env))
+		loaded <- err
+	}()
+	waitFor(t, func() bool { return requests.Load() == 2 })
+	stopAgain()
+	if err := <-loaded; !errors.Is(err, context.Canceled) {
+		t.Errorf("loader after a stopped one: %v, want its cancellation", err)
+	}
+}
+
+// waitFor polls cond until it holds; the test's deadline bounds it.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("the condition never held")
+		case <-time.After(time.Millisecond):
+		}
 	}
 }
