@@ -170,7 +170,10 @@ func loadFile(path string) (Tokenizer, error) {
 // loadHub loads the tokenizer.json of a model of the Hugging Face hub,
 // named by its model id.
 func loadHub(ctx context.Context, repo hfhub.Repo, getenv func(string) string) (Tokenizer, error) {
-	hub := hfhub.FromEnv(getenv)
+	hub, err := hfhub.FromEnv(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
+	}
 	hub.MaxSize = hfMaxFile
 	hub.Timeout = hubDownloadTimeout
 	path, err := hub.File(ctx, repo, "tokenizer.json")

@@ -129,36 +129,56 @@ func TestFromEnv(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tokenDir, "token"), []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	hugeToken := filepath.Join(t.TempDir(), "huge-token")
+	if err := os.WriteFile(hugeToken, make([]byte, MaxTokenFile+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name string
-		env  map[string]string
-		want Hub
+		name    string
+		env     map[string]string
+		want    Hub
+		wantErr string
 	}{
-		{"defaults", nil, Hub{CacheDir: filepath.Join(home, ".cache/huggingface/hub"), Endpoint: DefaultEndpoint}},
-		{"XDG_CACHE_HOME", map[string]string{"XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/x/huggingface/hub", Endpoint: DefaultEndpoint}},
-		{"HF_HOME", map[string]string{"HF_HOME": "/h", "XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}},
-		{"HF_HOME with ~", map[string]string{"HF_HOME": "~/hf"}, Hub{CacheDir: filepath.Join(home, "hf/hub"), Endpoint: DefaultEndpoint}},
-		{"HF_HUB_CACHE wins", map[string]string{"HF_HUB_CACHE": "/c", "HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/c", Endpoint: DefaultEndpoint}},
-		{"legacy cache", map[string]string{"HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/legacy", Endpoint: DefaultEndpoint}},
-		{"endpoint", map[string]string{"HF_HOME": "/h", "HF_ENDPOINT": "http://127.0.0.1:9/"}, Hub{CacheDir: "/h/hub", Endpoint: "http://127.0.0.1:9"}},
-		{"token", map[string]string{"HF_HOME": "/h", "HF_TOKEN": " " + testToken + " "}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}},
-		{"token file", map[string]string{"HF_HOME": tokenDir}, Hub{CacheDir: filepath.Join(tokenDir, "hub"), Endpoint: DefaultEndpoint, Token: testToken}},
-		{"HF_TOKEN_PATH", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": filepath.Join(tokenDir, "token")}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}},
-		{"offline 1", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline yes", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "yes"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline On", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "On"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline true", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "TRUE"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"TRANSFORMERS_OFFLINE", map[string]string{"HF_HOME": "/h", "TRANSFORMERS_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline 0", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "0"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}},
-		{"offline no", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "no"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}},
+		{"defaults", nil, Hub{CacheDir: filepath.Join(home, ".cache/huggingface/hub"), Endpoint: DefaultEndpoint}, ""},
+		{"XDG_CACHE_HOME", map[string]string{"XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/x/huggingface/hub", Endpoint: DefaultEndpoint}, ""},
+		{"HF_HOME", map[string]string{"HF_HOME": "/h", "XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
+		{"HF_HOME with ~", map[string]string{"HF_HOME": "~/hf"}, Hub{CacheDir: filepath.Join(home, "hf/hub"), Endpoint: DefaultEndpoint}, ""},
+		{"HF_HUB_CACHE wins", map[string]string{"HF_HUB_CACHE": "/c", "HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/c", Endpoint: DefaultEndpoint}, ""},
+		{"legacy cache", map[string]string{"HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/legacy", Endpoint: DefaultEndpoint}, ""},
+		{"endpoint", map[string]string{"HF_HOME": "/h", "HF_ENDPOINT": "http://127.0.0.1:9/"}, Hub{CacheDir: "/h/hub", Endpoint: "http://127.0.0.1:9"}, ""},
+		{"token", map[string]string{"HF_HOME": "/h", "HF_TOKEN": " " + testToken + " "}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"token file", map[string]string{"HF_HOME": tokenDir}, Hub{CacheDir: filepath.Join(tokenDir, "hub"), Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"HF_TOKEN_PATH", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": filepath.Join(tokenDir, "token")}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"no token file", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": filepath.Join(tokenDir, "absent")}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
+		{"token file too large", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": hugeToken}, Hub{},
+			"the Hugging Face token file (HF_TOKEN_PATH, else $HF_HOME/token): " + hugeToken + " is larger than 64 KiB"},
+		{"token file a directory", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": tokenDir}, Hub{}, tokenDir + " is a directory"},
+		{"HF_TOKEN wins over a bad file", map[string]string{"HF_HOME": "/h", "HF_TOKEN": testToken, "HF_TOKEN_PATH": hugeToken},
+			Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"offline 1", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline yes", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "yes"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline On", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "On"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline true", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "TRUE"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"TRANSFORMERS_OFFLINE", map[string]string{"HF_HOME": "/h", "TRANSFORMERS_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline 0", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "0"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
+		{"offline no", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "no"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := FromEnv(func(k string) string {
+			got, err := FromEnv(func(k string) string {
 				if k == "HOME" {
 					return home
 				}
 				return tc.env[k]
 			})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got != tc.want {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
