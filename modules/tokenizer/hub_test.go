@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
 
 const hubTestCommit = "4444444444444444444444444444444444444444"
@@ -88,7 +90,7 @@ func TestLoadModelID(t *testing.T) {
 	if n := requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
-	snapshot := filepath.Join(env["HF_HUB_CACHE"], "models--hub-test--load-model-id", "snapshots", hubTestCommit, "tokenizer.json")
+	snapshot := hfhubtest.SnapshotPath(env["HF_HUB_CACHE"], "hub-test/load-model-id", hubTestCommit, "tokenizer.json")
 	if _, err := os.Stat(snapshot); err != nil {
 		t.Errorf("not cached: %v", err)
 	}

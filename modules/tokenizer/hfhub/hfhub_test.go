@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
 
 const (
@@ -206,8 +208,8 @@ func TestFileDownloadsIntoTheCache(t *testing.T) {
 				t.Errorf("%d requests, want %d", requests, want)
 			}
 			blob := map[bool]string{false: testEtag, true: testLFS}[lfs]
-			dir := filepath.Join(hub.CacheDir, "models--org--name")
-			if p != filepath.Join(dir, "snapshots", testCommit, "tokenizer.json") {
+			dir := hfhubtest.RepoDir(hub.CacheDir, "org/name")
+			if p != hfhubtest.SnapshotPath(hub.CacheDir, "org/name", testCommit, "tokenizer.json") {
 				t.Errorf("path %s", p)
 			}
 			if link, err := os.Readlink(p); err != nil || link != filepath.Join("..", "..", "blobs", blob) {
@@ -258,7 +260,7 @@ func TestFileRevisions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Join(hub.CacheDir, "models--org--name")
+			dir := hfhubtest.RepoDir(hub.CacheDir, "org/name")
 			refs, _ := filepath.Glob(filepath.Join(dir, "refs", "*"))
 			if tc.ref == "" {
 				if len(refs) != 0 {
@@ -267,7 +269,7 @@ func TestFileRevisions(t *testing.T) {
 			} else if ref, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(tc.ref))); err != nil || string(ref) != testCommit {
 				t.Errorf("%s: %q, %v", tc.ref, ref, err)
 			}
-			if p != filepath.Join(dir, "snapshots", testCommit, "tokenizer.json") {
+			if p != hfhubtest.SnapshotPath(hub.CacheDir, "org/name", testCommit, "tokenizer.json") {
 				t.Errorf("path %s", p)
 			}
 		})
@@ -280,26 +282,7 @@ func TestFileFromAPrefilledCache(t *testing.T) {
 	t.Parallel()
 	fake := newFakeHub(t, nil)
 	cache := t.TempDir()
-	dir := filepath.Join(cache, "models--org--name")
-	write := func(rel, data string) {
-		t.Helper()
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("blobs/"+testEtag, "cached")
-	write("refs/main", testCommit)
-	write("refs/v2", testCommit)
-	if err := os.MkdirAll(filepath.Join(dir, "snapshots", testCommit), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../../blobs/"+testEtag, filepath.Join(dir, "snapshots", testCommit, "tokenizer.json")); err != nil {
-		t.Fatal(err)
-	}
+	hfhubtest.Cache(t, cache, "org/name", testCommit, map[string][]byte{"tokenizer.json": []byte("cached")}, "main", "v2")
 	for _, offline := range []bool{false, true} {
 		hub := Hub{CacheDir: cache, Endpoint: fake.URL, Offline: offline}
 		for _, spec := range []string{"org/name", "org/name@v2", "org/name@" + testCommit} {

@@ -1,5 +1,6 @@
 // Package hfhubtest gives tests of code that reads the Hugging Face hub a
-// hub of their own on 127.0.0.1.
+// hub of their own on 127.0.0.1, and a Hugging Face cache filled as
+// huggingface_hub fills it.
 package hfhubtest
 
 import (
