@@ -251,6 +251,42 @@ func TestLoadModelIDStopsWithItsContext(t *testing.T) {
 	}
 }
 
+// A caller waiting for a load that its own caller's context stopped does
+// not take that cancellation for its own: it loads the tokenizer itself.
+func TestLoadModelIDWaiterOutlivesAStoppedLoader(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	const spec = "hub-waiter/blocked"
+	loaderCtx, stopLoader := context.WithCancel(t.Context())
+	loaded := make(chan error, 1)
+	go func() {
+		_, err := LoadEnv(loaderCtx, spec, getenvOf(env))
+		loaded <- err
+	}()
+	waitFor(t, func() bool { return requests.Load() == 1 })
+	waiterCtx, stopWaiter := context.WithCancel(t.Context())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := LoadEnv(waiterCtx, spec, getenvOf(env))
+		waited <- err
+	}()
+	stopLoader()
+	if err := <-loaded; !errors.Is(err, context.Canceled) {
+		t.Fatalf("loader: %v, want its cancellation", err)
+	}
+	for requests.Load() < 2 {
+		select {
+		case err := <-waited:
+			t.Fatalf("the waiter returned %v, not loading the tokenizer itself", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	stopWaiter()
+	if err := <-waited; !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "waiting for its load") {
+		t.Errorf("waiter: %v, want the cancellation of its own download", err)
+	}
+}
+
 // waitFor polls cond until it holds; the test's deadline bounds it.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()

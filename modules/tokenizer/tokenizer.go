@@ -105,10 +105,10 @@ func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Toke
 	return loadShared(ctx, spec, key, load)
 }
 
-// loadShared returns the tokenizer load makes for key (spec's), loading it once
-// for every concurrent caller. A caller that waits for another's load
-// stops waiting when ctx ends; when the other's load was stopped by its
-// own context, the caller loads it anew.
+// loadShared returns the tokenizer load makes for key (spec's), loading
+// it once for every concurrent caller. A caller that waits for another's
+// load stops waiting when ctx ends; when the other's load was stopped by
+// its own context, the caller loads it anew.
 func loadShared(ctx context.Context, spec, key string, load func() (Tokenizer, error)) (Tokenizer, error) {
 	for {
 		tokenizers.Lock()
