@@ -216,20 +216,10 @@ func TestLoadModelIDStopsWithItsContext(t *testing.T) {
 	t.Parallel()
 	env, requests := startTokenizerHub(t)
 	const spec = "hub-test/blocked"
-	loaderCtx, stopLoader := context.WithCancel(t.Context())
-	loaded := make(chan error, 1)
-	go func() {
-		_, err := LoadEnv(loaderCtx, spec, getenvOf(env))
-		loaded <- err
-	}()
-	waitFor(t, func() bool { return requests.Load() == 1 })
+	stopLoader, loaded := startLoad(t, spec, env)
+	waitFor(func() bool { return requests.Load() == 1 })
 
-	waiterCtx, stopWaiter := context.WithCancel(t.Context())
-	waited := make(chan error, 1)
-	go func() {
-		_, err := LoadEnv(waiterCtx, spec, getenvOf(env))
-		waited <- err
-	}()
+	stopWaiter, waited := startLoad(t, spec, env)
 	stopWaiter()
 	if err := <-waited; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "tokenizer hub-test/blocked: waiting for its load") {
 		t.Errorf("waiter: %v, want its cancellation", err)
@@ -239,14 +229,10 @@ func TestLoadModelIDStopsWithItsContext(t *testing.T) {
 		t.Errorf("loader: %v, want its cancellation", err)
 	}
 
-	again, stopAgain := context.WithCancel(t.Context())
-	go func() {
-		_, err := LoadEnv(again, spec, getenvOf(env))
-		loaded <- err
-	}()
-	waitFor(t, func() bool { return requests.Load() == 2 })
+	stopAgain, loadedAgain := startLoad(t, spec, env)
+	waitFor(func() bool { return requests.Load() == 2 })
 	stopAgain()
-	if err := <-loaded; !errors.Is(err, context.Canceled) {
+	if err := <-loadedAgain; !errors.Is(err, context.Canceled) {
 		t.Errorf("loader after a stopped one: %v, want its cancellation", err)
 	}
 }
@@ -257,19 +243,9 @@ func TestLoadModelIDWaiterOutlivesAStoppedLoader(t *testing.T) {
 	t.Parallel()
 	env, requests := startTokenizerHub(t)
 	const spec = "hub-waiter/blocked"
-	loaderCtx, stopLoader := context.WithCancel(t.Context())
-	loaded := make(chan error, 1)
-	go func() {
-		_, err := LoadEnv(loaderCtx, spec, getenvOf(env))
-		loaded <- err
-	}()
-	waitFor(t, func() bool { return requests.Load() == 1 })
-	waiterCtx, stopWaiter := context.WithCancel(t.Context())
-	waited := make(chan error, 1)
-	go func() {
-		_, err := LoadEnv(waiterCtx, spec, getenvOf(env))
-		waited <- err
-	}()
+	stopLoader, loaded := startLoad(t, spec, env)
+	waitFor(func() bool { return requests.Load() == 1 })
+	stopWaiter, waited := startLoad(t, spec, env)
 	stopLoader()
 	if err := <-loaded; !errors.Is(err, context.Canceled) {
 		t.Fatalf("loader: %v, want its cancellation", err)
@@ -287,14 +263,22 @@ func TestLoadModelIDWaiterOutlivesAStoppedLoader(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds; the test's deadline bounds it.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
+// startLoad loads spec from the hub of env in a goroutine, under a context
+// of its own; it returns what stops that context and where the load's
+// error arrives.
+func startLoad(t *testing.T, spec string, env map[string]string) (stop context.CancelFunc, result <-chan error) {
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := LoadEnv(ctx, spec, getenvOf(env))
+		done <- err
+	}()
+	return stop, done
+}
+
+// waitFor polls cond until it holds (go test's -timeout bounds the wait).
+func waitFor(cond func() bool) {
 	for !cond() {
-		select {
-		case <-t.Context().Done():
-			t.Fatal("the condition never held")
-		case <-time.After(time.Millisecond):
-		}
+		<-time.After(time.Millisecond)
 	}
 }
