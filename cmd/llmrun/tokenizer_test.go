@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
 
 func TestLLMConfigTokenizer(t *testing.T) {
@@ -94,7 +95,7 @@ export default function () {
 		}
 	}
 	run("hub-e2e/tok")
-	if _, err := os.Stat(filepath.Join(cache, "models--hub-e2e--tok", "snapshots", commit, "tokenizer.json")); err != nil {
+	if _, err := os.Stat(hfhubtest.SnapshotPath(cache, "hub-e2e/tok", commit, "tokenizer.json")); err != nil {
 		t.Errorf("not cached: %v", err)
 	}
 	env["HF_HUB_OFFLINE"] = "1"

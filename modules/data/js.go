@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -142,8 +143,9 @@ func samePath(a, b string) bool {
 	return errA == nil && errB == nil && absA == absB
 }
 
-// loadTokenizer loads the tokenizer spec names ("" for the run's default).
-func (m *Module) loadTokenizer(spec string) (tokenizer.Tokenizer, error) {
+// loadTokenizer loads the tokenizer spec names ("" for the run's default);
+// ctx ending (the VU's) stops a download.
+func (m *Module) loadTokenizer(ctx context.Context, spec string) (tokenizer.Tokenizer, error) {
 	if spec == "" {
 		spec = m.Tokenizer
 	}
@@ -161,12 +163,12 @@ func (m *Module) loadTokenizer(spec string) (tokenizer.Tokenizer, error) {
 			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
 	}
-	return tokenizer.Load(spec)
+	return tokenizer.LoadEnv(ctx, spec, os.Getenv)
 }
 
 // synthesizer returns the run's synthesizer for the tokenizer spec names.
-func (m *Module) synthesizer(spec string) (*Synthesizer, error) {
-	tok, err := m.loadTokenizer(spec)
+func (m *Module) synthesizer(ctx context.Context, spec string) (*Synthesizer, error) {
+	tok, err := m.loadTokenizer(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +250,7 @@ func tokenizerSpec(v goja.Value) string {
 // tokenizerObject is tokenizer(spec): { name, encode, decode, count }.
 func (in *instance) tokenizerObject(spec goja.Value) *goja.Object {
 	rt := in.vu.Runtime()
-	tok, err := in.m.loadTokenizer(tokenizerSpec(spec))
+	tok, err := in.m.loadTokenizer(in.vu.Context(), tokenizerSpec(spec))
 	if err != nil {
 		in.throw(err)
 	}
@@ -282,7 +284,7 @@ func (in *instance) tokenizerObject(spec goja.Value) *goja.Object {
 func (in *instance) synthetic(n goja.Value, opts goja.Value) string {
 	tokens := in.count("prompts.synthetic(n)", n)
 	o := in.options("prompts.synthetic(n, options)", opts, "prefix", "tokenizer")
-	s, err := in.m.synthesizer(tokenizerSpec(o["tokenizer"]))
+	s, err := in.m.synthesizer(in.vu.Context(), tokenizerSpec(o["tokenizer"]))
 	if err != nil {
 		in.throw(err)
 	}
@@ -308,7 +310,7 @@ func (in *instance) sharedPrefix(opts goja.Value) *goja.Object {
 			in.typeError("%s: %s is required", call, k)
 		}
 	}
-	s, err := in.m.synthesizer(tokenizerSpec(o["tokenizer"]))
+	s, err := in.m.synthesizer(in.vu.Context(), tokenizerSpec(o["tokenizer"]))
 	if err != nil {
 		in.throw(err)
 	}

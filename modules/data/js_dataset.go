@@ -45,7 +45,7 @@ func (in *instance) dataset(path string, opts goja.Value) *goja.Object {
 	if err != nil {
 		in.throw(err)
 	}
-	tok, err := in.m.loadTokenizer(tokenizerSpec(o["tokenizer"]))
+	tok, err := in.m.loadTokenizer(in.vu.Context(), tokenizerSpec(o["tokenizer"]))
 	if err != nil {
 		in.throw(err)
 	}

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules/modulestest"
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
 
 // newDataVU returns VU number n with the module m exposed as the global
@@ -307,5 +309,21 @@ func TestMissingFileNamesEachPlaceOnce(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("base dir %q: error %v, want %q", tc.baseDir, err, tc.want)
 		}
+	}
+}
+
+// A tokenizer downloaded from the hub stops with the VU: a stopped VU's
+// data.tokenizer() returns at once with its cancellation.
+func TestJSTokenizerDownloadStopsWithTheVU(t *testing.T) {
+	arrived := hfhubtest.StalledHub(t)
+	vu := newDataVU(t, &Module{Seed: 1}, 1)
+	ctx, stop := context.WithCancel(t.Context())
+	vu.Ctx = ctx
+	go func() {
+		<-arrived
+		stop()
+	}()
+	if msg := runErr(vu, `data.tokenizer('data-js-test/stalled')`); !strings.Contains(msg, "context canceled") {
+		t.Errorf("error %q, want the VU's cancellation", msg)
 	}
 }

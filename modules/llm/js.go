@@ -1,10 +1,12 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/tokenizer"
 )
 
 // Module is the 'llm' JavaScript module of one run. Its clients are shared
@@ -54,21 +57,36 @@ func NewModule(defaults Config, hooks Hooks) (*Module, error) {
 	return &Module{defaults: defaults, hooks: hooks, clients: make(map[string]*Client)}, nil
 }
 
-// client returns the shared client for cfg, creating it on first use.
-func (m *Module) client(cfg Config) (*Client, error) {
+// client returns the shared client for cfg, creating it on first use;
+// ctx ending (the VU's) stops the download of its tokenizer.
+func (m *Module) client(ctx context.Context, cfg Config) (*Client, error) {
 	key, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
+	}
+	m.mu.Lock()
+	c, ok := m.clients[string(key)]
+	m.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	if cfg.BaseURL == "" {
+		return nil, errors.New("no base URL: pass --base-url (or set LLMRUN_BASE_URL), or give baseURL to llm.client()")
+	}
+	if cfg.Tokenizer != "" {
+		// Loaded under ctx, and outside m.mu, so that a stopped VU stops
+		// a download and holds up no other VU; NewClient then takes the
+		// loaded tokenizer, which every client shares.
+		if _, err := tokenizer.LoadEnv(ctx, cfg.Tokenizer, os.Getenv); err != nil {
+			return nil, err
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if c, ok := m.clients[string(key)]; ok {
 		return c, nil
 	}
-	if cfg.BaseURL == "" {
-		return nil, errors.New("no base URL: pass --base-url (or set LLMRUN_BASE_URL), or give baseURL to llm.client()")
-	}
-	c, err := NewClient(cfg)
+	c, err = NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +98,12 @@ func (m *Module) client(cfg Config) (*Client, error) {
 // Targets returns the clients a run is known to send to before it starts:
 // the default client (the command line's target and model), when it has a
 // base URL, then each client the init code made, in the order they were
-// made. The preflight probes them.
-func (m *Module) Targets() []*Client {
+// made. The preflight probes them; ctx bounds the loading of the default
+// client's tokenizer.
+func (m *Module) Targets(ctx context.Context) []*Client {
 	var out []*Client
 	if m.defaults.BaseURL != "" {
-		if c, err := m.client(m.defaults); err == nil {
+		if c, err := m.client(ctx, m.defaults); err == nil {
 			out = append(out, c)
 		}
 	}
@@ -230,7 +249,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 			}
 		}
 	}
-	c, err := i.module.client(cfg)
+	c, err := i.module.client(i.vu.Context(), cfg)
 	if err != nil {
 		panic(rt.NewGoError(fmt.Errorf("llm.client(): %w", err)))
 	}
@@ -353,7 +372,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 	if c == nil {
 		if i.defaultClient == nil {
 			var err error
-			if i.defaultClient, err = i.module.client(i.module.defaults); err != nil {
+			if i.defaultClient, err = i.module.client(i.vu.Context(), i.module.defaults); err != nil {
 				panic(rt.NewGoError(fmt.Errorf("llm.stream(): %w", err)))
 			}
 		}

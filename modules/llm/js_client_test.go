@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
 
 // jsServer starts a test server of h and returns a module aimed at it,
@@ -170,5 +172,23 @@ func TestJSCanceledRequestRecordsNoError(t *testing.T) {
 	}
 	if e := rec.Errors(); len(e) != 0 {
 		t.Errorf("errors recorded %v for a canceled request", e)
+	}
+}
+
+// A client's tokenizer downloaded from the hub stops with the VU: a
+// stopped VU's llm.client() returns at once with its cancellation.
+func TestJSClientTokenizerDownloadStopsWithTheVU(t *testing.T) {
+	arrived := hfhubtest.StalledHub(t)
+	_, m, _ := jsServer(t, http.HandlerFunc(okStream))
+	v := newJSVU(t, m)
+	ctx, stop := context.WithCancel(t.Context())
+	v.Ctx = ctx
+	go func() {
+		<-arrived
+		stop()
+	}()
+	_, err := v.Runtime().RunString(`llm.client({ tokenizer: 'llm-js-test/stalled' })`)
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("error %v, want the VU's cancellation", err)
 	}
 }

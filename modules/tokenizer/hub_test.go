@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,14 +11,19 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
 
 const hubTestCommit = "4444444444444444444444444444444444444444"
 
 // startTokenizerHub starts a Hugging Face hub on 127.0.0.1 that serves
 // testdata/hf/sentencepiece.json as the tokenizer.json of every model but
-// "*/missing", and returns an environment pointing at it with an empty
-// cache, and its request count.
+// "*/missing" (not found), "*/flaky" (a server error on the first request
+// only) and "*/blocked" (no answer until the request or the test ends), and
+// returns an environment pointing at it with an empty cache, and its
+// request count.
 func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.Int64) {
 	t.Helper()
 	data, err := os.ReadFile("testdata/hf/sentencepiece.json")
@@ -24,16 +31,30 @@ func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.In
 		t.Fatal(err)
 	}
 	requests = new(atomic.Int64)
+	var flaked atomic.Bool
+	testEnded := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		if strings.Contains(r.URL.Path, "/missing/") || !strings.HasSuffix(r.URL.Path, "/resolve/main/tokenizer.json") {
 			http.NotFound(w, r)
 			return
 		}
+		if strings.Contains(r.URL.Path, "/flaky/") && !flaked.Swap(true) {
+			http.Error(w, "try again", http.StatusServiceUnavailable)
+			return
+		}
+		if strings.Contains(r.URL.Path, "/blocked/") {
+			select {
+			case <-r.Context().Done():
+			case <-testEnded:
+			}
+			return
+		}
 		w.Header().Set("X-Repo-Commit", hubTestCommit)
 		w.Write(data)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(testEnded) })
 	return map[string]string{"HF_ENDPOINT": srv.URL, "HF_HUB_CACHE": t.TempDir(), "HOME": t.TempDir()}, requests
 }
 
@@ -69,7 +90,7 @@ func TestLoadModelID(t *testing.T) {
 	if n := requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
-	snapshot := filepath.Join(env["HF_HUB_CACHE"], "models--hub-test--load-model-id", "snapshots", hubTestCommit, "tokenizer.json")
+	snapshot := hfhubtest.SnapshotPath(env["HF_HUB_CACHE"], "hub-test/load-model-id", hubTestCommit, "tokenizer.json")
 	if _, err := os.Stat(snapshot); err != nil {
 		t.Errorf("not cached: %v", err)
 	}
@@ -166,5 +187,98 @@ func TestLoadFileBeforeModelID(t *testing.T) {
 	}
 	if tok.Name() != filepath.Join("hub-test", "whole", "tokenizer.json") || requests.Load() != 0 {
 		t.Errorf("name %q, %d requests", tok.Name(), requests.Load())
+	}
+}
+
+// A load that failed is not kept: the next load of the same model tries
+// the hub again, and keeps what it gets.
+func TestLoadModelIDRetriesAFailure(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	if _, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env)); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("first load: %v, want the hub's 503", err)
+	}
+	tok, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env))
+	if err != nil {
+		t.Fatalf("second load: %v", err)
+	}
+	if again, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env)); err != nil || again != tok {
+		t.Errorf("third load: %v, %v; want the second's", again, err)
+	}
+	if n := requests.Load(); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+// A context ending stops a download at once, and a wait for another
+// caller's download; the next load, under a live context, downloads anew.
+func TestLoadModelIDStopsWithItsContext(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	const spec = "hub-test/blocked"
+	stopLoader, loaded := startLoad(t, spec, env)
+	waitFor(func() bool { return requests.Load() == 1 })
+
+	stopWaiter, waited := startLoad(t, spec, env)
+	stopWaiter()
+	if err := <-waited; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "tokenizer hub-test/blocked: waiting for its load") {
+		t.Errorf("waiter: %v, want its cancellation", err)
+	}
+	stopLoader()
+	if err := <-loaded; !errors.Is(err, context.Canceled) {
+		t.Errorf("loader: %v, want its cancellation", err)
+	}
+
+	stopAgain, loadedAgain := startLoad(t, spec, env)
+	waitFor(func() bool { return requests.Load() == 2 })
+	stopAgain()
+	if err := <-loadedAgain; !errors.Is(err, context.Canceled) {
+		t.Errorf("loader after a stopped one: %v, want its cancellation", err)
+	}
+}
+
+// A caller waiting for a load that its own caller's context stopped does
+// not take that cancellation for its own: it loads the tokenizer itself.
+func TestLoadModelIDWaiterOutlivesAStoppedLoader(t *testing.T) {
+	t.Parallel()
+	env, requests := startTokenizerHub(t)
+	const spec = "hub-waiter/blocked"
+	stopLoader, loaded := startLoad(t, spec, env)
+	waitFor(func() bool { return requests.Load() == 1 })
+	stopWaiter, waited := startLoad(t, spec, env)
+	stopLoader()
+	if err := <-loaded; !errors.Is(err, context.Canceled) {
+		t.Fatalf("loader: %v, want its cancellation", err)
+	}
+	for requests.Load() < 2 {
+		select {
+		case err := <-waited:
+			t.Fatalf("the waiter returned %v, not loading the tokenizer itself", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	stopWaiter()
+	if err := <-waited; !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "waiting for its load") {
+		t.Errorf("waiter: %v, want the cancellation of its own download", err)
+	}
+}
+
+// startLoad loads spec from the hub of env in a goroutine, under a context
+// of its own; it returns what stops that context and where the load's
+// error arrives.
+func startLoad(t *testing.T, spec string, env map[string]string) (stop context.CancelFunc, result <-chan error) {
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := LoadEnv(ctx, spec, getenvOf(env))
+		done <- err
+	}()
+	return stop, done
+}
+
+// waitFor polls cond until it holds (go test's -timeout bounds the wait).
+func waitFor(cond func() bool) {
+	for !cond() {
+		<-time.After(time.Millisecond)
 	}
 }

@@ -38,16 +38,20 @@ const DefaultEncoding = string(tiktokenlib.Cl100kBase)
 
 // tokenizers caches loaded tokenizers by spec (an encoding name, a
 // file's absolute path or "hf:" and a model id): a vocabulary is large and
-// read-only, so every VU and client of a process shares one.
+// read-only, so every VU and client of a process shares one. A load that
+// failed is forgotten, so that a later Load tries again.
 var tokenizers = struct {
 	sync.Mutex
 	m map[string]*tokenizerEntry
 }{m: map[string]*tokenizerEntry{}}
 
+// tokenizerEntry is one spec's load: done is closed once tok or err is
+// set; stopped tells that err came from its loader's context ending.
 type tokenizerEntry struct {
-	once sync.Once
-	tok  Tokenizer
-	err  error
+	done    chan struct{}
+	tok     Tokenizer
+	err     error
+	stopped bool
 }
 
 // hubDownloadTimeout bounds the download of a model's tokenizer.json.
@@ -74,7 +78,9 @@ func Load(spec string) (Tokenizer, error) {
 // Anything else is read as a tokenizer.json path, which fails as a file
 // that does not exist. Each tokenizer is loaded once per process and
 // shared: a later Load of the same spec returns it whatever its
-// environment.
+// environment, and a load that failed is tried again by the next. ctx
+// ending stops a download, and a wait for another caller's load of the
+// same spec.
 func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Tokenizer, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -96,15 +102,41 @@ func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Toke
 			key, load = abs, func() (Tokenizer, error) { return loadFile(spec) }
 		}
 	}
-	tokenizers.Lock()
-	e, ok := tokenizers.m[key]
-	if !ok {
-		e = &tokenizerEntry{}
-		tokenizers.m[key] = e
+	return loadShared(ctx, spec, key, load)
+}
+
+// loadShared returns the tokenizer load makes for key (spec's), loading
+// it once for every concurrent caller. A caller that waits for another's
+// load stops waiting when ctx ends; when the other's load was stopped by
+// its own context, the caller loads it anew.
+func loadShared(ctx context.Context, spec, key string, load func() (Tokenizer, error)) (Tokenizer, error) {
+	for {
+		tokenizers.Lock()
+		e, ok := tokenizers.m[key]
+		if !ok {
+			e = &tokenizerEntry{done: make(chan struct{})}
+			tokenizers.m[key] = e
+			tokenizers.Unlock()
+			e.tok, e.err = load()
+			if e.err != nil {
+				e.stopped = ctx.Err() != nil
+				tokenizers.Lock()
+				delete(tokenizers.m, key)
+				tokenizers.Unlock()
+			}
+			close(e.done)
+			return e.tok, e.err
+		}
+		tokenizers.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("tokenizer %s: waiting for its load: %w", spec, context.Cause(ctx))
+		}
+		if !e.stopped {
+			return e.tok, e.err
+		}
 	}
-	tokenizers.Unlock()
-	e.once.Do(func() { e.tok, e.err = load() })
-	return e.tok, e.err
 }
 
 // IsModelID reports whether spec names a Hugging Face model rather than a
@@ -138,7 +170,10 @@ func loadFile(path string) (Tokenizer, error) {
 // loadHub loads the tokenizer.json of a model of the Hugging Face hub,
 // named by its model id.
 func loadHub(ctx context.Context, repo hfhub.Repo, getenv func(string) string) (Tokenizer, error) {
-	hub := hfhub.FromEnv(getenv)
+	hub, err := hfhub.FromEnv(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
+	}
 	hub.MaxSize = hfMaxFile
 	hub.Timeout = hubDownloadTimeout
 	path, err := hub.File(ctx, repo, "tokenizer.json")

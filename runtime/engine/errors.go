@@ -151,8 +151,8 @@ const idPlaceholder = "<id>"
 // at least 8 letters and digits with a digit ("chatcmpl-<id>"); or else the
 // whole word when a part of it between '-' and '_' is at least 10 letters
 // and digits with a digit. Plain numbers (a status code, a count) and
-// model names ("Meta-Llama-3-8B-Instruct") stay. It allocates only when
-// msg has an id.
+// model names ("Meta-Llama-3-8B-Instruct") stay. A msg without an id is
+// its own key, with no allocation; one with ids allocates its key once.
 func MessageKey(msg string) string {
 	var b strings.Builder
 	copied := 0 // msg[:copied] is in b
@@ -166,6 +166,11 @@ func MessageKey(msg string) string {
 			end++
 		}
 		if at := idStart(msg[i:end]); at >= 0 {
+			if copied == 0 {
+				// One allocation for the key: ids are rarely shorter
+				// than their placeholder.
+				b.Grow(len(msg) + len(idPlaceholder))
+			}
 			b.WriteString(msg[copied : i+at])
 			b.WriteString(idPlaceholder)
 			copied = end

@@ -16,7 +16,7 @@ const maxProbes = 16
 // made), concurrently, before any VU starts, and returns what each showed,
 // in the targets' order. Its requests are in no statistic of the run.
 func (e *Engine) Preflight(ctx context.Context) []llm.Probe {
-	targets := e.llmModule.Targets()
+	targets := e.llmModule.Targets(ctx)
 	if len(targets) > maxProbes {
 		targets = targets[:maxProbes]
 	}

@@ -322,11 +322,10 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 	if objective > 0 {
 		spec.Refs = []refLine{{Value: objective, Label: "SLO " + label + " p99 " + textfmt.Millis(objective) + " ms", Mark: "slo"}}
 	}
-	i := slices.IndexFunc(rows, func(r summary.LatencyRow) bool { return r.Metric == metric })
-	if i < 0 || rows[i].Count == 0 {
+	r, ok := findLatency(rows, metric)
+	if !ok {
 		return buildChart(spec)
 	}
-	r := rows[i]
 	var pts []point
 	if hist != nil && hist.Count > 0 {
 		for _, p := range curvePercentiles {
@@ -570,13 +569,22 @@ func capacitySection(s *summary.Summary, slo summary.SLO) *capacityView {
 	return v
 }
 
+// findLatency is metric's row in latency rows; false when the rows have
+// none, or one without samples.
+func findLatency(rows []summary.LatencyRow, metric string) (summary.LatencyRow, bool) {
+	i := slices.IndexFunc(rows, func(r summary.LatencyRow) bool { return r.Metric == metric })
+	if i < 0 || rows[i].Count == 0 {
+		return summary.LatencyRow{}, false
+	}
+	return rows[i], true
+}
+
 // latencyOf is a percentile of a metric in latency rows, in ms, "-" when
 // the rows do not have it.
 func latencyOf(rows []summary.LatencyRow, metric, pct string) string {
-	for _, row := range rows {
-		if v, ok := row.P[pct]; ok && row.Metric == metric && row.Count > 0 {
-			return textfmt.Millis(v)
-		}
+	row, ok := findLatency(rows, metric)
+	if v, has := row.P[pct]; ok && has {
+		return textfmt.Millis(v)
 	}
 	return "-"
 }

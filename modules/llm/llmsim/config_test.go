@@ -2,12 +2,12 @@ package llmsim
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 	"github.com/spf13/pflag"
 )
 
@@ -102,19 +102,7 @@ func TestValidateTokenizerModelID(t *testing.T) {
 	}
 	cache := t.TempDir()
 	const commit = "6666666666666666666666666666666666666666"
-	snapshot := filepath.Join(cache, "models--sim-test--tok", "snapshots", commit)
-	if err := os.MkdirAll(snapshot, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(snapshot, "tokenizer.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(cache, "models--sim-test--tok", "refs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cache, "models--sim-test--tok", "refs", "main"), []byte(commit), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	hfhubtest.Cache(t, cache, "sim-test/tok", commit, map[string][]byte{"tokenizer.json": data}, "main")
 	t.Setenv("HF_HOME", t.TempDir())
 	t.Setenv("HF_HUB_CACHE", cache)
 	t.Setenv("HF_HUB_OFFLINE", "1")

@@ -11,11 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // DefaultEndpoint is the hub files are downloaded from when HF_ENDPOINT is
@@ -112,7 +115,10 @@ type Hub struct {
 //     $HF_HOME/token (what `huggingface-cli login` writes);
 //   - Offline: HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is 1, ON, YES or
 //     TRUE, in any case.
-func FromEnv(getenv func(string) string) Hub {
+//
+// A token file that does not exist is no token; one that cannot be read,
+// or holds more than MaxTokenFile bytes, is an error naming it.
+func FromEnv(getenv func(string) string) (Hub, error) {
 	userHome := getenv("HOME")
 	if userHome == "" {
 		userHome, _ = os.UserHomeDir()
@@ -134,12 +140,21 @@ func FromEnv(getenv func(string) string) Hub {
 	}
 	if h.Token == "" {
 		tokenPath := firstSet(expand(getenv("HF_TOKEN_PATH")), filepath.Join(home, "token"))
-		if data, err := os.ReadFile(tokenPath); err == nil && len(data) < 4096 {
+		data, err := capped.ReadFile(tokenPath, MaxTokenFile)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return Hub{}, fmt.Errorf("the Hugging Face token file (HF_TOKEN_PATH, else $HF_HOME/token): %w", err)
+		default:
 			h.Token = strings.TrimSpace(string(data))
 		}
 	}
-	return h
+	return h, nil
 }
+
+// MaxTokenFile bounds the token file FromEnv reads: a token is some 40
+// bytes.
+const MaxTokenFile = 64 << 10
 
 // isTrue reports whether v is one of the values huggingface_hub reads as
 // true.

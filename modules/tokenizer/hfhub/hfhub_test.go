@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
 
 const (
@@ -129,36 +131,56 @@ func TestFromEnv(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tokenDir, "token"), []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	hugeToken := filepath.Join(t.TempDir(), "huge-token")
+	if err := os.WriteFile(hugeToken, make([]byte, MaxTokenFile+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name string
-		env  map[string]string
-		want Hub
+		name    string
+		env     map[string]string
+		want    Hub
+		wantErr string
 	}{
-		{"defaults", nil, Hub{CacheDir: filepath.Join(home, ".cache/huggingface/hub"), Endpoint: DefaultEndpoint}},
-		{"XDG_CACHE_HOME", map[string]string{"XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/x/huggingface/hub", Endpoint: DefaultEndpoint}},
-		{"HF_HOME", map[string]string{"HF_HOME": "/h", "XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}},
-		{"HF_HOME with ~", map[string]string{"HF_HOME": "~/hf"}, Hub{CacheDir: filepath.Join(home, "hf/hub"), Endpoint: DefaultEndpoint}},
-		{"HF_HUB_CACHE wins", map[string]string{"HF_HUB_CACHE": "/c", "HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/c", Endpoint: DefaultEndpoint}},
-		{"legacy cache", map[string]string{"HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/legacy", Endpoint: DefaultEndpoint}},
-		{"endpoint", map[string]string{"HF_HOME": "/h", "HF_ENDPOINT": "http://127.0.0.1:9/"}, Hub{CacheDir: "/h/hub", Endpoint: "http://127.0.0.1:9"}},
-		{"token", map[string]string{"HF_HOME": "/h", "HF_TOKEN": " " + testToken + " "}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}},
-		{"token file", map[string]string{"HF_HOME": tokenDir}, Hub{CacheDir: filepath.Join(tokenDir, "hub"), Endpoint: DefaultEndpoint, Token: testToken}},
-		{"HF_TOKEN_PATH", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": filepath.Join(tokenDir, "token")}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}},
-		{"offline 1", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline yes", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "yes"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline On", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "On"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline true", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "TRUE"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"TRANSFORMERS_OFFLINE", map[string]string{"HF_HOME": "/h", "TRANSFORMERS_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}},
-		{"offline 0", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "0"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}},
-		{"offline no", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "no"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}},
+		{"defaults", nil, Hub{CacheDir: filepath.Join(home, ".cache/huggingface/hub"), Endpoint: DefaultEndpoint}, ""},
+		{"XDG_CACHE_HOME", map[string]string{"XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/x/huggingface/hub", Endpoint: DefaultEndpoint}, ""},
+		{"HF_HOME", map[string]string{"HF_HOME": "/h", "XDG_CACHE_HOME": "/x"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
+		{"HF_HOME with ~", map[string]string{"HF_HOME": "~/hf"}, Hub{CacheDir: filepath.Join(home, "hf/hub"), Endpoint: DefaultEndpoint}, ""},
+		{"HF_HUB_CACHE wins", map[string]string{"HF_HUB_CACHE": "/c", "HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/c", Endpoint: DefaultEndpoint}, ""},
+		{"legacy cache", map[string]string{"HUGGINGFACE_HUB_CACHE": "/legacy", "HF_HOME": "/h"}, Hub{CacheDir: "/legacy", Endpoint: DefaultEndpoint}, ""},
+		{"endpoint", map[string]string{"HF_HOME": "/h", "HF_ENDPOINT": "http://127.0.0.1:9/"}, Hub{CacheDir: "/h/hub", Endpoint: "http://127.0.0.1:9"}, ""},
+		{"token", map[string]string{"HF_HOME": "/h", "HF_TOKEN": " " + testToken + " "}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"token file", map[string]string{"HF_HOME": tokenDir}, Hub{CacheDir: filepath.Join(tokenDir, "hub"), Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"HF_TOKEN_PATH", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": filepath.Join(tokenDir, "token")}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"no token file", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": filepath.Join(tokenDir, "absent")}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
+		{"token file too large", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": hugeToken}, Hub{},
+			"the Hugging Face token file (HF_TOKEN_PATH, else $HF_HOME/token): " + hugeToken + " is larger than 64 KiB"},
+		{"token file a directory", map[string]string{"HF_HOME": "/h", "HF_TOKEN_PATH": tokenDir}, Hub{}, tokenDir + " is a directory"},
+		{"HF_TOKEN wins over a bad file", map[string]string{"HF_HOME": "/h", "HF_TOKEN": testToken, "HF_TOKEN_PATH": hugeToken},
+			Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Token: testToken}, ""},
+		{"offline 1", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline yes", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "yes"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline On", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "On"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline true", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "TRUE"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"TRANSFORMERS_OFFLINE", map[string]string{"HF_HOME": "/h", "TRANSFORMERS_OFFLINE": "1"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint, Offline: true}, ""},
+		{"offline 0", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "0"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
+		{"offline no", map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "no"}, Hub{CacheDir: "/h/hub", Endpoint: DefaultEndpoint}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := FromEnv(func(k string) string {
+			got, err := FromEnv(func(k string) string {
 				if k == "HOME" {
 					return home
 				}
 				return tc.env[k]
 			})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got != tc.want {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
@@ -186,8 +208,8 @@ func TestFileDownloadsIntoTheCache(t *testing.T) {
 				t.Errorf("%d requests, want %d", requests, want)
 			}
 			blob := map[bool]string{false: testEtag, true: testLFS}[lfs]
-			dir := filepath.Join(hub.CacheDir, "models--org--name")
-			if p != filepath.Join(dir, "snapshots", testCommit, "tokenizer.json") {
+			dir := hfhubtest.RepoDir(hub.CacheDir, "org/name")
+			if p != hfhubtest.SnapshotPath(hub.CacheDir, "org/name", testCommit, "tokenizer.json") {
 				t.Errorf("path %s", p)
 			}
 			if link, err := os.Readlink(p); err != nil || link != filepath.Join("..", "..", "blobs", blob) {
@@ -238,7 +260,7 @@ func TestFileRevisions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Join(hub.CacheDir, "models--org--name")
+			dir := hfhubtest.RepoDir(hub.CacheDir, "org/name")
 			refs, _ := filepath.Glob(filepath.Join(dir, "refs", "*"))
 			if tc.ref == "" {
 				if len(refs) != 0 {
@@ -247,7 +269,7 @@ func TestFileRevisions(t *testing.T) {
 			} else if ref, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(tc.ref))); err != nil || string(ref) != testCommit {
 				t.Errorf("%s: %q, %v", tc.ref, ref, err)
 			}
-			if p != filepath.Join(dir, "snapshots", testCommit, "tokenizer.json") {
+			if p != hfhubtest.SnapshotPath(hub.CacheDir, "org/name", testCommit, "tokenizer.json") {
 				t.Errorf("path %s", p)
 			}
 		})
@@ -260,26 +282,7 @@ func TestFileFromAPrefilledCache(t *testing.T) {
 	t.Parallel()
 	fake := newFakeHub(t, nil)
 	cache := t.TempDir()
-	dir := filepath.Join(cache, "models--org--name")
-	write := func(rel, data string) {
-		t.Helper()
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("blobs/"+testEtag, "cached")
-	write("refs/main", testCommit)
-	write("refs/v2", testCommit)
-	if err := os.MkdirAll(filepath.Join(dir, "snapshots", testCommit), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../../blobs/"+testEtag, filepath.Join(dir, "snapshots", testCommit, "tokenizer.json")); err != nil {
-		t.Fatal(err)
-	}
+	hfhubtest.Cache(t, cache, "org/name", testCommit, map[string][]byte{"tokenizer.json": []byte("cached")}, "main", "v2")
 	for _, offline := range []bool{false, true} {
 		hub := Hub{CacheDir: cache, Endpoint: fake.URL, Offline: offline}
 		for _, spec := range []string{"org/name", "org/name@v2", "org/name@" + testCommit} {

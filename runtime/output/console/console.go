@@ -339,7 +339,7 @@ func (r *renderer) capacity(s *summary.Summary) {
 	}
 	r.chainStops(s)
 	r.levels(s, len(bounds) > 0)
-	for _, line := range wrap(c.Method, 100) {
+	for _, line := range textfmt.Fit(strings.Fields(c.Method), " ", 100) {
 		r.printf("  %s\n", r.st.Faint(line))
 	}
 }
@@ -380,28 +380,6 @@ func (r *renderer) levels(s *summary.Summary, slo bool) {
 	r.printf("\n")
 	r.table(header, rows, 2)
 	r.printf("  %s\n", r.st.Faint("latencies in ms; throughputs over each level's own run time"))
-}
-
-// wrap breaks text into lines of at most width characters, between words
-// (a longer word has a line of its own).
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = w
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
-			line += " " + w
-		default:
-			lines = append(lines, line)
-			line = w
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
 }
 
 func (r *renderer) errors(s *summary.Summary) {
