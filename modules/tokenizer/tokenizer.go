@@ -77,9 +77,8 @@ func Load(spec string) (Tokenizer, error) {
 //
 // Anything else is read as a tokenizer.json path, which fails as a file
 // that does not exist. Each tokenizer is loaded once per process and
-// shared (a model's, once per cache directory): a later Load of the same
-// spec returns it whatever the rest of its environment, and a load that
-// failed is tried again by the next. ctx
+// shared: a later Load of the same spec returns it whatever its
+// environment, and a load that failed is tried again by the next. ctx
 // ending stops a download, and a wait for another caller's load of the
 // same spec.
 func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Tokenizer, error) {
@@ -94,12 +93,7 @@ func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Toke
 		}
 		repo, isRepo := hfhub.ParseRepo(spec)
 		if isRepo && !isFile(spec) {
-			hub, err := hfhub.FromEnv(getenv)
-			if err != nil {
-				return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
-			}
-			// A model's tokenizer in another cache is another file.
-			key, load = "hf:"+hub.CacheDir+":"+repo.String(), func() (Tokenizer, error) { return loadHub(ctx, hub, repo) }
+			key, load = "hf:"+repo.String(), func() (Tokenizer, error) { return loadHub(ctx, repo, getenv) }
 		} else {
 			abs, err := filepath.Abs(spec)
 			if err != nil {
@@ -174,8 +168,12 @@ func loadFile(path string) (Tokenizer, error) {
 }
 
 // loadHub loads the tokenizer.json of a model of the Hugging Face hub,
-// named by its model id, from hub's cache or downloaded into it.
-func loadHub(ctx context.Context, hub hfhub.Hub, repo hfhub.Repo) (Tokenizer, error) {
+// named by its model id.
+func loadHub(ctx context.Context, repo hfhub.Repo, getenv func(string) string) (Tokenizer, error) {
+	hub, err := hfhub.FromEnv(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
+	}
 	hub.MaxSize = hfMaxFile
 	hub.Timeout = hubDownloadTimeout
 	path, err := hub.File(ctx, repo, "tokenizer.json")
