@@ -179,8 +179,12 @@ func NewClient(cfg Config) (*Client, error) {
 	given, _ := url.Parse(cfg.BaseURL) // apiRoot parsed it
 	given.Path = strings.TrimRight(given.Path, "/")
 	given.RawPath, given.Fragment = "", ""
+	var rt http.RoundTripper = transport
+	if useH1(cfg, base, transport.Proxy) {
+		rt = newH1Transport(base, cfg.MaxConns, transport)
+	}
 	c := &Client{
-		http:      &http.Client{Transport: transport, CheckRedirect: checkRedirect},
+		http:      &http.Client{Transport: rt, CheckRedirect: checkRedirect},
 		base:      given,
 		api:       cfg.API,
 		endpoints: make(map[endpointKey]string, 2*len(protocols)),

@@ -145,7 +145,7 @@ func liveMemory() (heap, stacks int64) {
 }
 
 // waitUntil polls cond until it holds, failing b after inflightWait.
-func waitUntil(b *testing.B, what string, cond func() bool) {
+func waitUntil(b testing.TB, what string, cond func() bool) {
 	b.Helper()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()

@@ -64,8 +64,12 @@ func pipeServer(t *testing.T, h http.HandlerFunc, cfg Config) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := c.http.Transport.(*http.Transport)
-	tr.Proxy, tr.DialContext = nil, l.dial
+	switch tr := c.http.Transport.(type) {
+	case *http.Transport:
+		tr.Proxy, tr.DialContext = nil, l.dial
+	case *h1Transport:
+		tr.dial = l.dial
+	}
 	t.Cleanup(func() {
 		c.CloseIdleConnections()
 		srv.Close()

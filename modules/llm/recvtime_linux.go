@@ -63,6 +63,9 @@ func withReceiveTimes(conn net.Conn) net.Conn {
 	return c
 }
 
+// NetConn returns the TCP connection under c.
+func (c *stampedConn) NetConn() net.Conn { return c.Conn }
+
 // Read reads like net.TCPConn.Read, and records when what it read arrived.
 func (c *stampedConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {

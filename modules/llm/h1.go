@@ -1,0 +1,431 @@
+package llm
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// h1IdleTimeout is how long an idle connection is kept, as net/http's
+// IdleConnTimeout in newTransport.
+const h1IdleTimeout = 90 * time.Second
+
+// h1Transport is an HTTP/1.1 round tripper for one plain-text server
+// reached without a proxy. Unlike net/http's Transport, which keeps two
+// goroutines, their stacks and channels per connection and hands each
+// request and response between them, it does a request's I/O on the
+// caller's goroutine (the VU's): it writes the request, reads the response
+// head, and the response body reads the connection directly. Requests for
+// any other scheme or host (a redirect elsewhere) go to net/http's.
+//
+// A connection goes back to the idle ones only when its response was read
+// to the end and both sides allow keep-alive. A request that fails on a
+// reused connection is sent again on another one only as net/http would:
+// when nothing of it was written, or when the server closed the connection
+// without a byte of answer and the request is replayable (GET, HEAD, or
+// with an Idempotency-Key); a POST that may have reached the server is
+// never sent twice.
+type h1Transport struct {
+	host     string // the server's host:port; its requests go here
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	maxConns int // per host, idle ones included; 0: no cap
+	other    *http.Transport
+
+	mu    sync.Mutex
+	hosts map[string]*h1Host
+}
+
+// h1Host is the pool of connections to one address.
+type h1Host struct {
+	idle []*h1Conn // the oldest first
+	open int       // connections open, idle ones included
+	// waiters are the requests waiting for a connection under maxConns;
+	// when there are any, changed is closed (and replaced) as a
+	// connection goes idle or closes.
+	waiters int
+	changed chan struct{}
+}
+
+// h1Conn is one connection with its read buffer. Its write buffer is
+// taken only while a request is written (h1Writers).
+type h1Conn struct {
+	conn      net.Conn
+	br        *bufio.Reader
+	host      *h1Host
+	idleSince time.Time
+	reused    bool
+}
+
+// h1Writers are the write buffers of requests being written.
+var h1Writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, requestWriteBuffer) }}
+
+// useH1 reports whether a client of cfg for the server at base takes
+// h1Transport: plain-text HTTP/1.1 without a proxy (proxy is the
+// transport's proxy function).
+func useH1(cfg Config, base *url.URL, proxy func(*http.Request) (*url.URL, error)) bool {
+	if cfg.HTTP2 || base.Scheme != "http" {
+		return false
+	}
+	u, err := proxy(&http.Request{URL: base, Header: http.Header{}})
+	return err == nil && u == nil
+}
+
+// newH1Transport returns an h1Transport for the server at base that dials
+// as other does and hands other every request it does not serve.
+func newH1Transport(base *url.URL, maxConns int, other *http.Transport) *h1Transport {
+	return &h1Transport{host: hostPort(base), dial: other.DialContext, maxConns: maxConns, other: other, hosts: map[string]*h1Host{}}
+}
+
+// hostPort returns the host:port of an http URL.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// CloseIdleConnections closes the idle connections, the transport's own
+// and net/http's.
+func (t *h1Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	var idle []*h1Conn
+	for _, h := range t.hosts {
+		idle = append(idle, h.idle...)
+		h.idle = nil
+	}
+	t.mu.Unlock()
+	for _, pc := range idle {
+		t.closeConn(pc)
+	}
+	t.other.CloseIdleConnections()
+}
+
+// RoundTrip sends req and returns its response, whose body reads the
+// connection on the caller's goroutine.
+func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "http" || hostPort(req.URL) != t.host {
+		return t.other.RoundTrip(req)
+	}
+	ctx := req.Context()
+	trace := httptrace.ContextClientTrace(ctx)
+	for {
+		if trace != nil && trace.GetConn != nil {
+			trace.GetConn(t.host)
+		}
+		pc, err := t.getConn(ctx, trace)
+		if err != nil {
+			closeRequestBody(req)
+			return nil, err
+		}
+		resp, err := t.exchange(ctx, pc, req, trace)
+		if err == nil {
+			return resp, nil
+		}
+		if !pc.reused || !resendable(req, err) {
+			closeRequestBody(req)
+			return nil, err
+		}
+		if req, err = rewound(req); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// closeRequestBody closes the body of a request that will not be sent.
+func closeRequestBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// getConn returns an idle connection to the server, or a new one within
+// maxConns, waiting while the cap is reached.
+func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
+	for {
+		t.mu.Lock()
+		h := t.hosts[t.host]
+		if h == nil {
+			h = &h1Host{}
+			t.hosts[t.host] = h
+		}
+		if pc := t.takeIdle(h); pc != nil {
+			t.mu.Unlock()
+			if trace != nil && trace.GotConn != nil {
+				trace.GotConn(httptrace.GotConnInfo{Conn: pc.conn, Reused: true, WasIdle: true, IdleTime: time.Since(pc.idleSince)})
+			}
+			return pc, nil
+		}
+		if t.maxConns == 0 || h.open < t.maxConns {
+			h.open++
+			t.mu.Unlock()
+			return t.dialConn(ctx, h, trace)
+		}
+		if h.changed == nil {
+			h.changed = make(chan struct{})
+		}
+		changed := h.changed
+		h.waiters++
+		t.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+		t.mu.Lock()
+		h.waiters--
+		t.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// takeIdle returns the most recently idle connection of h that is still
+// usable, closing those idle too long or closed by the server; nil when
+// there is none. t.mu is held.
+func (t *h1Transport) takeIdle(h *h1Host) *h1Conn {
+	now := time.Now()
+	stale := 0
+	for stale < len(h.idle) && now.Sub(h.idle[stale].idleSince) > h1IdleTimeout {
+		stale++
+	}
+	for _, pc := range h.idle[:stale] {
+		t.dropLocked(pc)
+	}
+	h.idle = h.idle[stale:]
+	for len(h.idle) > 0 {
+		pc := h.idle[len(h.idle)-1]
+		h.idle[len(h.idle)-1] = nil
+		h.idle = h.idle[:len(h.idle)-1]
+		if !peerClosed(pc.conn) {
+			pc.reused = true
+			return pc
+		}
+		t.dropLocked(pc)
+	}
+	return nil
+}
+
+// dialConn opens a connection for h, whose open count already holds it.
+func (t *h1Transport) dialConn(ctx context.Context, h *h1Host, trace *httptrace.ClientTrace) (*h1Conn, error) {
+	conn, err := t.dial(ctx, "tcp", t.host)
+	if err != nil {
+		t.mu.Lock()
+		h.open--
+		t.signalLocked(h)
+		t.mu.Unlock()
+		return nil, err
+	}
+	pc := &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, responseReadBuffer), host: h}
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
+	}
+	return pc, nil
+}
+
+// putIdle keeps pc for another request, or closes it when the host has
+// as many idle ones as it keeps.
+func (t *h1Transport) putIdle(pc *h1Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := pc.host
+	if len(h.idle) >= maxIdleConnsPerHost {
+		t.dropLocked(pc)
+		return
+	}
+	pc.idleSince = time.Now()
+	h.idle = append(h.idle, pc)
+	t.signalLocked(h)
+}
+
+// closeConn closes pc, which is not idle, and frees its place.
+func (t *h1Transport) closeConn(pc *h1Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dropLocked(pc)
+}
+
+// dropLocked closes pc and frees its place; t.mu is held.
+func (t *h1Transport) dropLocked(pc *h1Conn) {
+	_ = pc.conn.Close()
+	pc.host.open--
+	t.signalLocked(pc.host)
+}
+
+// signalLocked wakes the requests waiting for a connection of h; t.mu is
+// held.
+func (t *h1Transport) signalLocked(h *h1Host) {
+	if h.waiters > 0 && h.changed != nil {
+		close(h.changed)
+		h.changed = nil
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// nothingWritten is the failure of a request of which no byte reached the
+// connection.
+type nothingWritten struct{ err error }
+
+func (e nothingWritten) Error() string { return e.err.Error() }
+func (e nothingWritten) Unwrap() error { return e.err }
+
+// errServerClosedIdle is the failure of a request on a reused connection
+// that the server closed without a byte of answer, as net/http names it.
+var errServerClosedIdle = errors.New("http: server closed idle connection")
+
+// exchange writes req on pc and reads the response head. The end of ctx
+// interrupts the connection's I/O until the response body is closed; a
+// failure closes pc.
+func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
+	stop := context.AfterFunc(ctx, func() { _ = pc.conn.SetDeadline(time.Unix(1, 0)) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		t.closeConn(pc)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	cw := countingWriter{w: pc.conn}
+	bw := h1Writers.Get().(*bufio.Writer)
+	bw.Reset(&cw)
+	err := req.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	h1Writers.Put(bw)
+	if err != nil {
+		if cw.n == 0 {
+			err = nothingWritten{err}
+		}
+		return fail(err)
+	}
+	if trace != nil && trace.WroteHeaders != nil {
+		trace.WroteHeaders()
+	}
+	if trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if _, err := pc.br.Peek(1); err != nil {
+		if pc.reused && errors.Is(err, io.EOF) {
+			err = errServerClosedIdle
+		}
+		return fail(err)
+	}
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
+	}
+	for {
+		resp, err := http.ReadResponse(pc.br, req)
+		if err != nil {
+			return fail(err)
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			b := &h1Body{t: t, pc: pc, body: resp.Body, stop: stop, ctx: ctx,
+				keep: !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols}
+			b.done = resp.ContentLength == 0 || req.Method == http.MethodHead
+			resp.Body = b
+			return resp, nil
+		}
+	}
+}
+
+// resendable reports whether req, which failed with err on a reused
+// connection, is sent again, by net/http's rule.
+func resendable(req *http.Request, err error) bool {
+	var nw nothingWritten
+	if errors.As(err, &nw) {
+		return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	}
+	return errors.Is(err, errServerClosedIdle) && replayable(req)
+}
+
+// replayable reports whether req may be sent twice: it is idempotent and
+// its body can be had again.
+func replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return key || xkey
+}
+
+// rewound returns req with its body from the start, for another attempt.
+func rewound(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, fmt.Errorf("sending the request again: %w", err)
+	}
+	again := *req
+	again.Body = body
+	return &again, nil
+}
+
+// h1Body is a response body read on the caller's goroutine. Closed after
+// its end, it gives its connection back for another request when both
+// sides allow keep-alive; otherwise it closes the connection.
+type h1Body struct {
+	t    *h1Transport
+	pc   *h1Conn
+	body io.ReadCloser
+	stop func() bool // ends the watch of ctx
+	ctx  context.Context
+	keep bool // keep-alive allowed
+	done bool // read to the end
+}
+
+func (b *h1Body) Read(p []byte) (int, error) {
+	if b.pc == nil {
+		return 0, errors.New("http: read on closed response body")
+	}
+	n, err := b.body.Read(p)
+	switch {
+	case err == io.EOF:
+		b.done = true
+	case err != nil && b.ctx.Err() != nil:
+		err = b.ctx.Err()
+	}
+	return n, err
+}
+
+func (b *h1Body) Close() error {
+	if b.pc == nil {
+		return nil
+	}
+	pc := b.pc
+	b.pc = nil
+	watched := b.stop()
+	if b.done && b.keep && watched && pc.br.Buffered() == 0 {
+		b.t.putIdle(pc)
+		return nil
+	}
+	b.t.closeConn(pc)
+	return nil
+}
