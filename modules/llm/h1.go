@@ -158,6 +158,13 @@ func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace)
 		}
 		if pc := t.takeIdle(h); pc != nil {
 			t.mu.Unlock()
+			// The peek is a system call: other requests need not wait for
+			// it on the lock.
+			if peerClosed(pc.conn) {
+				t.closeConn(pc)
+				continue
+			}
+			pc.reused = true
 			if trace != nil && trace.GotConn != nil {
 				trace.GotConn(httptrace.GotConnInfo{Conn: pc.conn, Reused: true, WasIdle: true, IdleTime: time.Since(pc.idleSince)})
 			}
@@ -187,9 +194,9 @@ func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace)
 	}
 }
 
-// takeIdle returns the most recently idle connection of h that is still
-// usable, closing those idle too long or closed by the server; nil when
-// there is none. t.mu is held.
+// takeIdle takes the most recently idle connection of h, closing those
+// idle too long; nil when there is none. The caller checks that the
+// server has not closed it. t.mu is held.
 func (t *h1Transport) takeIdle(h *h1Host) *h1Conn {
 	now := time.Now()
 	stale := 0
@@ -200,17 +207,13 @@ func (t *h1Transport) takeIdle(h *h1Host) *h1Conn {
 		t.dropLocked(pc)
 	}
 	h.idle = h.idle[stale:]
-	for len(h.idle) > 0 {
-		pc := h.idle[len(h.idle)-1]
-		h.idle[len(h.idle)-1] = nil
-		h.idle = h.idle[:len(h.idle)-1]
-		if !peerClosed(pc.conn) {
-			pc.reused = true
-			return pc
-		}
-		t.dropLocked(pc)
+	if len(h.idle) == 0 {
+		return nil
 	}
-	return nil
+	pc := h.idle[len(h.idle)-1]
+	h.idle[len(h.idle)-1] = nil
+	h.idle = h.idle[:len(h.idle)-1]
+	return pc
 }
 
 // dialConn opens a connection for h, whose open count already holds it.
