@@ -181,7 +181,7 @@ func NewClient(cfg Config) (*Client, error) {
 	given.RawPath, given.Fragment = "", ""
 	var rt http.RoundTripper = transport
 	if useH1(cfg, base, transport.Proxy) {
-		rt = newH1Transport(base, cfg.MaxConns, transport)
+		rt = newH1Transport(base, transport)
 	}
 	c := &Client{
 		http:      &http.Client{Transport: rt, CheckRedirect: checkRedirect},

@@ -10,13 +10,10 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 )
-
-// h1IdleTimeout is how long an idle connection is kept, as net/http's
-// IdleConnTimeout in newTransport.
-const h1IdleTimeout = 90 * time.Second
 
 // h1Transport is an HTTP/1.1 round tripper for one plain-text server
 // reached without a proxy. Unlike net/http's Transport, which keeps two
@@ -34,24 +31,23 @@ const h1IdleTimeout = 90 * time.Second
 // with an Idempotency-Key); a POST that may have reached the server is
 // never sent twice.
 type h1Transport struct {
-	host     string // the server's host:port; its requests go here
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
-	maxConns int // per host, idle ones included; 0: no cap
-	other    *http.Transport
+	host string // the server's host:port; its requests go here
+	// baseHost is the base URL's host as written: a request's URL host
+	// equal to it is the server's, without building host:port.
+	baseHost    string
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	maxConns    int           // idle ones included; 0: no cap
+	idleTimeout time.Duration // how long an idle connection is kept
+	other       *http.Transport
 
-	mu    sync.Mutex
-	hosts map[string]*h1Host
-}
-
-// h1Host is the pool of connections to one address.
-type h1Host struct {
+	mu   sync.Mutex
 	idle []*h1Conn // the oldest first
-	open int       // connections open, idle ones included
-	// waiters are the requests waiting for a connection under maxConns;
-	// when there are any, changed is closed (and replaced) as a
-	// connection goes idle or closes.
-	waiters int
-	changed chan struct{}
+	open int       // connections open or being dialled, idle ones included
+	// waiting are the requests waiting, in the order they came, for a
+	// connection under maxConns. A connection going idle is handed to the
+	// first of them, and a connection closing hands it its place (nil: it
+	// dials one), so that no request overtakes another that waits.
+	waiting []chan *h1Conn
 }
 
 // h1Conn is one connection with its read buffer. Its write buffer is
@@ -59,7 +55,6 @@ type h1Host struct {
 type h1Conn struct {
 	conn      net.Conn
 	br        *bufio.Reader
-	host      *h1Host
 	idleSince time.Time
 	reused    bool
 }
@@ -78,10 +73,12 @@ func useH1(cfg Config, base *url.URL, proxy func(*http.Request) (*url.URL, error
 	return err == nil && u == nil
 }
 
-// newH1Transport returns an h1Transport for the server at base that dials
-// as other does and hands other every request it does not serve.
-func newH1Transport(base *url.URL, maxConns int, other *http.Transport) *h1Transport {
-	return &h1Transport{host: hostPort(base), dial: other.DialContext, maxConns: maxConns, other: other, hosts: map[string]*h1Host{}}
+// newH1Transport returns an h1Transport for the server at base that dials,
+// caps connections and keeps idle ones as other does, and hands other
+// every request it does not serve.
+func newH1Transport(base *url.URL, other *http.Transport) *h1Transport {
+	return &h1Transport{host: hostPort(base), baseHost: base.Host, dial: other.DialContext, maxConns: other.MaxConnsPerHost,
+		idleTimeout: other.IdleConnTimeout, other: other}
 }
 
 // hostPort returns the host:port of an http URL.
@@ -96,22 +93,19 @@ func hostPort(u *url.URL) string {
 // and net/http's.
 func (t *h1Transport) CloseIdleConnections() {
 	t.mu.Lock()
-	var idle []*h1Conn
-	for _, h := range t.hosts {
-		idle = append(idle, h.idle...)
-		h.idle = nil
+	idle := t.idle
+	t.idle = nil
+	for _, pc := range idle {
+		t.dropLocked(pc)
 	}
 	t.mu.Unlock()
-	for _, pc := range idle {
-		t.closeConn(pc)
-	}
 	t.other.CloseIdleConnections()
 }
 
 // RoundTrip sends req and returns its response, whose body reads the
 // connection on the caller's goroutine.
 func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "http" || hostPort(req.URL) != t.host {
+	if req.URL.Scheme != "http" || req.URL.Host != t.baseHost && hostPort(req.URL) != t.host {
 		return t.other.RoundTrip(req)
 	}
 	ctx := req.Context()
@@ -147,105 +141,129 @@ func closeRequestBody(req *http.Request) {
 }
 
 // getConn returns an idle connection to the server, or a new one within
-// maxConns, waiting while the cap is reached.
+// maxConns, waiting its turn while the cap is reached.
 func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
 	for {
 		t.mu.Lock()
-		h := t.hosts[t.host]
-		if h == nil {
-			h = &h1Host{}
-			t.hosts[t.host] = h
-		}
-		if pc := t.takeIdle(h); pc != nil {
+		if pc := t.takeIdle(); pc != nil {
 			t.mu.Unlock()
-			// The peek is a system call: other requests need not wait for
-			// it on the lock.
-			if peerClosed(pc.conn) {
-				t.closeConn(pc)
-				continue
+			if pc = t.usable(pc); pc != nil {
+				return t.reuse(pc, trace), nil
 			}
-			pc.reused = true
-			if trace != nil && trace.GotConn != nil {
-				trace.GotConn(httptrace.GotConnInfo{Conn: pc.conn, Reused: true, WasIdle: true, IdleTime: time.Since(pc.idleSince)})
-			}
-			return pc, nil
+			continue
 		}
-		if t.maxConns == 0 || h.open < t.maxConns {
-			h.open++
+		if t.maxConns == 0 || t.open < t.maxConns {
+			t.open++
 			t.mu.Unlock()
-			return t.dialConn(ctx, h, trace)
+			return t.dialConn(ctx, trace)
 		}
-		if h.changed == nil {
-			h.changed = make(chan struct{})
-		}
-		changed := h.changed
-		h.waiters++
+		turn := make(chan *h1Conn, 1)
+		t.waiting = append(t.waiting, turn)
 		t.mu.Unlock()
 		select {
-		case <-changed:
+		case pc := <-turn:
+			if pc = t.usable(pc); pc == nil {
+				// The place of a connection that closed.
+				return t.dialConn(ctx, trace)
+			}
+			return t.reuse(pc, trace), nil
 		case <-ctx.Done():
-		}
-		t.mu.Lock()
-		h.waiters--
-		t.mu.Unlock()
-		if ctx.Err() != nil {
+			t.leaveQueue(turn)
 			return nil, ctx.Err()
 		}
 	}
 }
 
-// takeIdle takes the most recently idle connection of h, closing those
-// idle too long; nil when there is none. The caller checks that the
-// server has not closed it. t.mu is held.
-func (t *h1Transport) takeIdle(h *h1Host) *h1Conn {
-	now := time.Now()
-	stale := 0
-	for stale < len(h.idle) && now.Sub(h.idle[stale].idleSince) > h1IdleTimeout {
-		stale++
+// usable returns pc, an idle connection, unless the server closed it
+// while it was idle: then it closes it and returns nil, the place kept.
+// The peek is a system call, made without the pool's lock.
+func (t *h1Transport) usable(pc *h1Conn) *h1Conn {
+	if pc == nil || !peerClosed(pc.conn) {
+		return pc
 	}
-	for _, pc := range h.idle[:stale] {
-		t.dropLocked(pc)
+	_ = pc.conn.Close()
+	return nil
+}
+
+// reuse says that the request got pc, an idle connection.
+func (t *h1Transport) reuse(pc *h1Conn, trace *httptrace.ClientTrace) *h1Conn {
+	pc.reused = true
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: pc.conn, Reused: true, WasIdle: true, IdleTime: time.Since(pc.idleSince)})
 	}
-	h.idle = h.idle[stale:]
-	if len(h.idle) == 0 {
-		return nil
-	}
-	pc := h.idle[len(h.idle)-1]
-	h.idle[len(h.idle)-1] = nil
-	h.idle = h.idle[:len(h.idle)-1]
 	return pc
 }
 
-// dialConn opens a connection for h, whose open count already holds it.
-func (t *h1Transport) dialConn(ctx context.Context, h *h1Host, trace *httptrace.ClientTrace) (*h1Conn, error) {
+// leaveQueue takes turn, a request that stopped waiting, out of the
+// queue; what was handed to it meanwhile goes to the next.
+func (t *h1Transport) leaveQueue(turn chan *h1Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i := slices.Index(t.waiting, turn); i >= 0 {
+		t.waiting = slices.Delete(t.waiting, i, i+1)
+		return
+	}
+	if pc := <-turn; pc != nil {
+		t.putIdleLocked(pc)
+	} else {
+		t.freePlaceLocked()
+	}
+}
+
+// takeIdle takes the most recently idle connection, closing those idle
+// too long; nil when there is none. t.mu is held.
+func (t *h1Transport) takeIdle() *h1Conn {
+	now := time.Now()
+	stale := 0
+	for stale < len(t.idle) && now.Sub(t.idle[stale].idleSince) > t.idleTimeout {
+		t.dropLocked(t.idle[stale])
+		stale++
+	}
+	t.idle = t.idle[stale:]
+	if len(t.idle) == 0 {
+		return nil
+	}
+	pc := t.idle[len(t.idle)-1]
+	t.idle[len(t.idle)-1] = nil
+	t.idle = t.idle[:len(t.idle)-1]
+	return pc
+}
+
+// dialConn opens a connection in a place already counted in t.open.
+func (t *h1Transport) dialConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
 	conn, err := t.dial(ctx, "tcp", t.host)
 	if err != nil {
 		t.mu.Lock()
-		h.open--
-		t.signalLocked(h)
+		t.freePlaceLocked()
 		t.mu.Unlock()
 		return nil, err
 	}
-	pc := &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, responseReadBuffer), host: h}
+	pc := &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, responseReadBuffer)}
 	if trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
 	}
 	return pc, nil
 }
 
-// putIdle keeps pc for another request, or closes it when the host has
-// as many idle ones as it keeps.
+// putIdle hands pc to the first waiting request, or keeps it for the
+// next, or closes it when as many are idle as are kept.
 func (t *h1Transport) putIdle(pc *h1Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h := pc.host
-	if len(h.idle) >= maxIdleConnsPerHost {
-		t.dropLocked(pc)
-		return
-	}
+	t.putIdleLocked(pc)
+}
+
+func (t *h1Transport) putIdleLocked(pc *h1Conn) {
 	pc.idleSince = time.Now()
-	h.idle = append(h.idle, pc)
-	t.signalLocked(h)
+	switch {
+	case len(t.waiting) > 0:
+		t.waiting[0] <- pc
+		t.waiting = t.waiting[1:]
+	case len(t.idle) >= maxIdleConnsPerHost:
+		t.dropLocked(pc)
+	default:
+		t.idle = append(t.idle, pc)
+	}
 }
 
 // closeConn closes pc, which is not idle, and frees its place.
@@ -258,17 +276,19 @@ func (t *h1Transport) closeConn(pc *h1Conn) {
 // dropLocked closes pc and frees its place; t.mu is held.
 func (t *h1Transport) dropLocked(pc *h1Conn) {
 	_ = pc.conn.Close()
-	pc.host.open--
-	t.signalLocked(pc.host)
+	t.freePlaceLocked()
 }
 
-// signalLocked wakes the requests waiting for a connection of h; t.mu is
+// freePlaceLocked gives the place of a connection that closed (or was
+// never dialled) to the first waiting request, else frees it; t.mu is
 // held.
-func (t *h1Transport) signalLocked(h *h1Host) {
-	if h.waiters > 0 && h.changed != nil {
-		close(h.changed)
-		h.changed = nil
+func (t *h1Transport) freePlaceLocked() {
+	if len(t.waiting) > 0 {
+		t.waiting[0] <- nil
+		t.waiting = t.waiting[1:]
+		return
 	}
+	t.open--
 }
 
 // countingWriter counts the bytes written through it.

@@ -311,8 +311,7 @@ func TestH1MaxConns(t *testing.T) {
 	waitUntil(t, "the capped requests at the server, the others waiting", func() bool {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		h := tr.hosts[tr.host]
-		return h != nil && h.waiters == requests-maxConns && active.Load() == maxConns
+		return len(tr.waiting) == requests-maxConns && active.Load() == maxConns
 	})
 	releaseAll()
 	for range requests {
@@ -336,8 +335,7 @@ func TestH1WaitCanceled(t *testing.T) {
 	waitUntil(t, "the first request to hold the connection", func() bool {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		h := tr.hosts[tr.host]
-		return h != nil && h.open == 1
+		return tr.open == 1
 	})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
@@ -348,7 +346,7 @@ func TestH1WaitCanceled(t *testing.T) {
 	waitUntil(t, "the second request to wait", func() bool {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return tr.hosts[tr.host].waiters == 1
+		return len(tr.waiting) == 1
 	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
