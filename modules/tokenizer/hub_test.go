@@ -282,3 +282,23 @@ func waitFor(cond func() bool) {
 		<-time.After(time.Millisecond)
 	}
 }
+
+// A load that panics (a tokenizer file is outside input) leaves no entry
+// behind: the next load of the same key runs, and does not wait forever.
+func TestLoadSharedAfterAPanic(t *testing.T) {
+	const key = "test:panics-once"
+	func() {
+		defer func() { _ = recover() }()
+		loadShared(t.Context(), key, key, func() (Tokenizer, error) { panic("a malformed file") })
+	}()
+	want, err := Load("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	got, err := loadShared(ctx, key, key, func() (Tokenizer, error) { return want, nil })
+	if err != nil || got != want {
+		t.Errorf("after a panicking load: %v, %v; want the second load's tokenizer", got, err)
+	}
+}

@@ -109,6 +109,25 @@ func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Toke
 // it once for every concurrent caller. A caller that waits for another's
 // load stops waiting when ctx ends; when the other's load was stopped by
 // its own context, the caller loads it anew.
+// load runs load for e, the entry of key, and ends the waits for it.
+// A load that fails, or panics (a tokenizer file is outside input), is
+// not kept: the next caller tries again, and no waiter waits forever.
+func (e *tokenizerEntry) load(ctx context.Context, key string, load func() (Tokenizer, error)) {
+	defer func() {
+		if e.err != nil || e.tok == nil {
+			if e.err == nil {
+				e.err = fmt.Errorf("tokenizer %s: its load failed", key)
+			}
+			e.stopped = ctx.Err() != nil
+			tokenizers.Lock()
+			delete(tokenizers.m, key)
+			tokenizers.Unlock()
+		}
+		close(e.done)
+	}()
+	e.tok, e.err = load()
+}
+
 func loadShared(ctx context.Context, spec, key string, load func() (Tokenizer, error)) (Tokenizer, error) {
 	for {
 		tokenizers.Lock()
@@ -117,14 +136,7 @@ func loadShared(ctx context.Context, spec, key string, load func() (Tokenizer, e
 			e = &tokenizerEntry{done: make(chan struct{})}
 			tokenizers.m[key] = e
 			tokenizers.Unlock()
-			e.tok, e.err = load()
-			if e.err != nil {
-				e.stopped = ctx.Err() != nil
-				tokenizers.Lock()
-				delete(tokenizers.m, key)
-				tokenizers.Unlock()
-			}
-			close(e.done)
+			e.load(ctx, key, load)
 			return e.tok, e.err
 		}
 		tokenizers.Unlock()
