@@ -170,7 +170,7 @@ func checkInputs(results []*Summary) error {
 		}
 		for j, prev := range results[:i] {
 			if prev == r || r.Meta.RunID != "" && r.Meta.RunID == prev.Meta.RunID && r.Meta.Start.Equal(prev.Meta.Start) &&
-				r.Meta.Tags["instance"] == prev.Meta.Tags["instance"] {
+				sharesInstance(r, prev) {
 				return &InputError{i, fmt.Errorf("the same run as result %d (run_id %q): merging it twice would count it twice", j+1, r.Meta.RunID)}
 			}
 		}
@@ -286,24 +286,55 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 	return m
 }
 
+// instanceSeparator joins the instances of a merged result's tag.
+const instanceSeparator = ", "
+
+// instancesOf are the instances r holds: its "instance" tag, one index,
+// or the indices a merge joined; none when it has no such tag.
+func instancesOf(r *Summary) []int {
+	var out []int
+	for part := range strings.SplitSeq(r.Meta.Tags["instance"], instanceSeparator) {
+		if i, err := strconv.Atoi(part); err == nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// sharesInstance reports whether a and b, results of one run, hold an
+// instance in common, or are both of no instance: one of them would be
+// counted twice. Results merged from instances hold several.
+func sharesInstance(a, b *Summary) bool {
+	ia, ib := instancesOf(a), instancesOf(b)
+	if len(ia) == 0 || len(ib) == 0 {
+		return a.Meta.Tags["instance"] == b.Meta.Tags["instance"]
+	}
+	for _, i := range ia {
+		if slices.Contains(ib, i) {
+			return true
+		}
+	}
+	return false
+}
+
 // mergeInstances sets the instances of a merged distributed run: their
 // count, the indices given as the "instance" tag (joined, in order) and,
 // when every result is of one run, the indices of the instances whose
 // results are missing.
 func mergeInstances(m *Meta, results []*Summary) {
 	given := map[int]bool{}
-	var tags []string
 	for _, r := range results {
 		m.Instances = max(m.Instances, r.Meta.Instances)
-		tag := r.Meta.Tags["instance"]
-		if i, err := strconv.Atoi(tag); err == nil && !given[i] {
+		for _, i := range instancesOf(r) {
 			given[i] = true
-			tags = append(tags, tag)
 		}
 	}
-	if len(tags) > 1 {
-		slices.SortFunc(tags, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
-		m.Tags["instance"] = strings.Join(tags, ", ")
+	if len(given) > 1 {
+		tags := make([]string, 0, len(given))
+		for _, i := range slices.Sorted(maps.Keys(given)) {
+			tags = append(tags, strconv.Itoa(i))
+		}
+		m.Tags["instance"] = strings.Join(tags, instanceSeparator)
 	}
 	if m.Instances == 0 || m.RunID == "" {
 		return

@@ -523,3 +523,28 @@ func TestMergeSaysWhichInstancesAreMissing(t *testing.T) {
 		t.Errorf("every instance given, yet missing %v", all.Meta.MissingInstances)
 	}
 }
+
+// Merged results merge again: their instances count as given, and an
+// instance in two of them is the same result twice.
+func TestMergeMergedInstances(t *testing.T) {
+	instance := func(i string) *summary.Summary {
+		s := result(t, "r", t0, time.Second, 10)
+		s.Meta.Instances, s.Meta.Tags = 4, map[string]string{"instance": i}
+		return s
+	}
+	merge := func(parts ...*summary.Summary) *summary.Summary {
+		t.Helper()
+		m, err := summary.Merge(parts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	all := merge(merge(instance("0"), instance("1")), merge(instance("2"), instance("3")))
+	if m := all.Meta; m.MissingInstances != nil || m.Tags["instance"] != "0, 1, 2, 3" {
+		t.Errorf("two merged halves: missing %v, tag %q; want none, \"0, 1, 2, 3\"", m.MissingInstances, m.Tags["instance"])
+	}
+	if _, err := summary.Merge(merge(instance("0"), instance("1")), instance("1")); err == nil {
+		t.Error("instance 1 merged twice, once inside a merged result")
+	}
+}
