@@ -188,7 +188,12 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if err != nil {
 		return verdictCodes[runner.ReportLoadError(stderr, cmd, a.script, err)]
 	}
-	layout, err := kube.NewLayout(".", slices.Concat(e.ScriptFiles(), read.list(), k.files))
+	files := slices.Concat(e.ScriptFiles(), read.list(), k.files)
+	if info, err := os.Stat(f.tokenizer); err == nil && info.Mode().IsRegular() {
+		// --tokenizer FILE reaches the pods as given: the file goes with it.
+		files = append(files, f.tokenizer)
+	}
+	layout, err := kube.NewLayout(".", files)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitError

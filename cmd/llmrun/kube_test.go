@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -369,4 +371,29 @@ func envValue(env []corev1.EnvVar, name string) string {
 		}
 	}
 	return ""
+}
+
+// --tokenizer FILE reaches the pods as given, so the file goes into the
+// ConfigMap beside the script.
+func TestKubeCarriesTheTokenizerFile(t *testing.T) {
+	t.Parallel()
+	dir := kubeDir(t)
+	data, err := os.ReadFile("../../modules/tokenizer/testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tok.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := llmrunIn(t, dir, nil, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1", "--seed", "3", "--tokenizer", "tok.json")
+	if code != exitOK {
+		t.Fatalf("kube: exit %d\n%s", code, stderr)
+	}
+	m := kubetest.Decode(t, stdout)
+	if files := m.Files(t); !bytes.Equal(files["tok.json"], data) {
+		t.Errorf("the ConfigMap's files %v lack tok.json", slices.Collect(maps.Keys(files)))
+	}
+	if args := strings.Join(m.Container(t).Args, " "); !strings.Contains(args, "--tokenizer=tok.json") {
+		t.Errorf("args %q lack --tokenizer=tok.json", args)
+	}
 }

@@ -19,8 +19,13 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/llmrun/llmrun/internal/capped"
 	"sigs.k8s.io/yaml"
 )
+
+// maxConfigMapObject is the most a ConfigMap may come to: the 1 MiB
+// Kubernetes stores per object.
+const maxConfigMapObject = 1 << 20
 
 // RendezvousPort is the port instance 0 listens at, in its pod.
 const RendezvousPort = 7000
@@ -126,6 +131,12 @@ func Write(w io.Writer, c Config) error {
 		b, err := yaml.Marshal(doc)
 		if err != nil {
 			return fmt.Errorf("writing the manifests: %w", err)
+		}
+		if i == 0 && len(b) > maxConfigMapObject {
+			// Base64 (binary files) and YAML's escapes make the object
+			// larger than its files: kubectl apply would refuse it.
+			return fmt.Errorf("the ConfigMap comes to %d KiB once encoded, more than the %s Kubernetes stores in one object: give fewer or smaller files (--file), or mount large ones from a volume of your own",
+				(len(b)+1023)>>10, capped.Size(maxConfigMapObject))
 		}
 		if i > 0 {
 			b = append([]byte("---\n"), b...)

@@ -59,6 +59,10 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.Secret = "" }, "OPENAI_API_KEY from a Secret, but no Secret named"},
 		{func(c *Config) { c.Resources.Memory = "lots" }, `memory "lots"`},
 		{func(c *Config) { c.Files[1].Path = "../up.txt" }, `file "../up.txt": want a relative path without '..'`},
+		{func(c *Config) { c.Resources.Memory = "1" }, `memory "1": want at least 128Mi`},
+		// 900 KiB of binary data is 1.2 MB of base64: under the files'
+		// cap, over what Kubernetes stores.
+		{func(c *Config) { c.Files[1].Data = bytes.Repeat([]byte{0xff}, 900<<10) }, "KiB once encoded, more than the 1 MiB Kubernetes stores"},
 	}
 	for _, tt := range tests {
 		c := testConfig()

@@ -62,7 +62,10 @@ func (r Resources) check() error {
 	if !cpuPattern.MatchString(r.CPU) {
 		return fmt.Errorf("cpu %q: want cores (2, 1.5) or millicores (500m)", r.CPU)
 	}
-	_, err := r.memoryBytes()
+	b, err := r.memoryBytes()
+	if err == nil && b < baseMemoryMiB<<20 {
+		err = fmt.Errorf("memory %q: want at least %dMi, what llmrun needs before its first stream", r.Memory, baseMemoryMiB)
+	}
 	return err
 }
 
