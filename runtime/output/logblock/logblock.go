@@ -95,6 +95,24 @@ func Contains(log []byte) bool {
 	return false
 }
 
+// readLine returns the next line of br, without its newline. A line
+// longer than br's buffer is no block's (their lines are short, whatever
+// a log collector puts before them): it comes back empty, the rest of it
+// skipped, so that a process's long log line does not stop the reading.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		for err == bufio.ErrBufferFull {
+			_, err = br.ReadSlice('\n')
+		}
+		line = nil
+	}
+	if err == io.EOF && len(line) > 0 {
+		err = nil
+	}
+	return bytes.TrimRight(line, "\r\n"), err
+}
+
 // Read finds every block in log, in the order their begin lines come.
 // maxDoc bounds each result file once unpacked. A block cut short (no end
 // line, a line missing), a line that does not decode, or a file whose
@@ -105,12 +123,18 @@ func Read(log io.Reader, maxDoc int64) ([]Block, error) {
 		order []*pending
 		open  = map[string]*pending{}
 	)
-	sc := bufio.NewScanner(log)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	br := bufio.NewReaderSize(log, 64<<10)
 	lineNo := 0
-	for sc.Scan() {
+	for {
+		line, err := readLine(br)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the log: line %d: %w", lineNo+1, err)
+		}
 		lineNo++
-		f := fieldsAfterMarker(sc.Text())
+		f := fieldsAfterMarker(string(line))
 		if len(f) < 3 {
 			continue
 		}
@@ -147,9 +171,6 @@ func Read(log io.Reader, maxDoc int64) ([]Block, error) {
 				return nil, fmt.Errorf("%s: line %d: %w", b.Name(), lineNo, err)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading the log: line %d: %w", lineNo+1, err)
 	}
 	blocks := make([]Block, 0, len(order))
 	for _, p := range order {

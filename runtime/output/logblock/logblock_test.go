@@ -113,3 +113,15 @@ func TestReadRefusesDamagedBlocks(t *testing.T) {
 		t.Error("Write took a run id with a space")
 	}
 }
+
+// A line of another process longer than any block's (a script logging a
+// large object) is skipped, not an error that loses every block.
+func TestReadSkipsLongLines(t *testing.T) {
+	doc := []byte(`{"serving":{"requests":3}}`)
+	lines := append([]string{"console: " + strings.Repeat("x", 3<<20)}, block(t, "r1", "0", doc)...)
+	lines = append(lines, strings.Repeat("y", 200<<10))
+	blocks, err := Read(strings.NewReader(strings.Join(lines, "\n")), 1<<20)
+	if err != nil || len(blocks) != 1 || !bytes.Equal(blocks[0].Doc, doc) {
+		t.Fatalf("Read = %v, %v; want the one block", blocks, err)
+	}
+}
