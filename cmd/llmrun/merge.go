@@ -254,9 +254,13 @@ func readResults(name string, stdin io.Reader) ([]*summary.Summary, []string, er
 	}
 	if b == nil || !logblock.Contains(b) {
 		var s *summary.Summary
-		if b == nil {
+		switch {
+		case b == nil:
 			s, err = summary.ReadJSON(name)
-		} else {
+		case int64(len(b)) > summary.MaxResultFileSize:
+			// Not a log: a result file is held to its own bound.
+			err = fmt.Errorf("%s: more than the %s a result file may hold, and no result block of a log in it", name, capped.Size(summary.MaxResultFileSize))
+		default:
 			s, err = summary.Parse(name, b)
 		}
 		if err != nil {
