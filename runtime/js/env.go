@@ -36,29 +36,41 @@ func NewEnv(vars, overrides map[string]string) *Env {
 type envObject struct {
 	env *Env
 	rt  *goja.Runtime
+	// read are the values of the variables this VU read, made at the
+	// first read: a script that reads __ENV in every iteration allocates
+	// nothing after its first.
+	read map[string]goja.Value
 }
 
-func (o envObject) Get(name string) goja.Value {
-	v, ok := o.env.vars[name]
+func (o *envObject) Get(name string) goja.Value {
+	if v, ok := o.read[name]; ok {
+		return v
+	}
+	s, ok := o.env.vars[name]
 	if !ok {
 		return nil
 	}
-	return o.rt.ToValue(v)
+	if o.read == nil {
+		o.read = make(map[string]goja.Value, 1)
+	}
+	v := o.rt.ToValue(s)
+	o.read[name] = v
+	return v
 }
 
-func (o envObject) Has(name string) bool {
+func (o *envObject) Has(name string) bool {
 	_, ok := o.env.vars[name]
 	return ok
 }
 
 // Keys returns the shared sorted names; goja only reads them.
-func (o envObject) Keys() []string { return o.env.keys }
+func (o *envObject) Keys() []string { return o.env.keys }
 
-func (o envObject) Set(name string, _ goja.Value) bool {
+func (o *envObject) Set(name string, _ goja.Value) bool {
 	panic(o.rt.NewTypeError("Cannot assign to read only property '%s' of __ENV (copy it first: const env = { ...__ENV })", name))
 }
 
-func (o envObject) Delete(name string) bool {
+func (o *envObject) Delete(name string) bool {
 	if !o.Has(name) {
 		return true
 	}

@@ -13,7 +13,7 @@ func (inst *Instance) setGlobals(rt *goja.Runtime, cfg InstanceConfig) error {
 	if vars == nil {
 		vars = &Env{}
 	}
-	env := rt.NewDynamicObject(envObject{env: vars, rt: rt})
+	env := rt.NewDynamicObject(&envObject{env: vars, rt: rt})
 	global := rt.GlobalObject()
 	// __VU and __ITER read the instance's fields, so that setting them
 	// costs the engine nothing in JavaScript.

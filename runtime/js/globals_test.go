@@ -146,3 +146,18 @@ func TestRequireErrorReport(t *testing.T) {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
 }
+
+// Reading a variable of __ENV again allocates nothing: each VU makes a
+// variable's value once.
+func TestEnvReadAgainAllocatesNothing(t *testing.T) {
+	inst := mustInstantiate(t, mustCompile(t, "script.js", "export default () => __ENV.MODEL;"),
+		InstanceConfig{Env: NewEnv(map[string]string{"MODEL": "llama"}, nil)})
+	mustCall(t, inst, "default")
+	if got := mustCall(t, inst, "default").String(); got != "llama" {
+		t.Fatalf("default() = %q", got)
+	}
+	env := inst.rt.Get("__ENV").ToObject(inst.rt)
+	if allocs := testing.AllocsPerRun(100, func() { env.Get("MODEL") }); allocs != 0 {
+		t.Errorf("a read of __ENV.MODEL again: %v allocations, want 0", allocs)
+	}
+}
