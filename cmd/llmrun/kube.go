@@ -61,8 +61,9 @@ name like API_KEY or TOKEN) is refused.
 Each pod requests 250m + 2 × S × 50 / 45,000 CPUs and 128 MiB + 200 KiB
 × S of memory, S its share of the plan's VUs; --cpu and --memory say
 otherwise. The memory is also its limit (GOMEMLIMIT 90 % of it); the CPU
-is not limited, lest a throttled pod count its pauses as latency. Without --seed one is drawn, said on stderr and
-written into the manifests: every instance must use the same.
+is not limited, lest a throttled pod count its pauses as latency.
+Without --seed one is drawn, said on stderr and written into the
+manifests: every instance must use the same.
 
 Exit codes: 0 written, 1 a file could not be read or is too large for a
 ConfigMap, 2 bad command line, 104 invalid options, 107 the script failed
