@@ -170,7 +170,8 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// loadFile loads the Hugging Face tokenizer.json file at path.
+// loadFile loads the Hugging Face tokenizer.json file at path; on an
+// error the Tokenizer is a nil interface, not loadHF's nil pointer in one.
 func loadFile(path string) (Tokenizer, error) {
 	t, err := loadHF(path)
 	if err != nil {
