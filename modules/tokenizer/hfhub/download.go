@@ -187,6 +187,11 @@ func writeAtomic(path string, data []byte) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
+	if err == nil {
+		// On disk before its name is: after a crash the cache holds the
+		// whole file or none, never an empty blob that offline runs read.
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
