@@ -92,6 +92,9 @@ func History(ctx context.Context, cfg Config, f Filter) ([]RunRecord, error) {
 // it read.
 func history(ctx context.Context, cfg Config, stmt string) ([]RunRecord, int, error) {
 	found, err := influxQL(ctx, cfg, stmt)
+	if errors.Is(err, errAnswerTooLarge) {
+		return nil, 0, fmt.Errorf("%w (read fewer runs: a shorter --since or fewer --runs)", err)
+	}
 	if err != nil {
 		return nil, 0, err
 	}

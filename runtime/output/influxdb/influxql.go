@@ -142,6 +142,10 @@ func authorize(req *http.Request, token string) {
 	req.Header.Set("Authorization", "Token "+token)
 }
 
+// errAnswerTooLarge is readAnswer's error for an answer over its bound;
+// each caller says what to ask for instead.
+var errAnswerTooLarge = fmt.Errorf("the answer is larger than %d MiB", maxAnswerBytes>>20)
+
 // readAnswer reads a body of at most maxAnswerBytes.
 func readAnswer(body io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(body, maxAnswerBytes+1))
@@ -149,7 +153,7 @@ func readAnswer(body io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > maxAnswerBytes {
-		return nil, fmt.Errorf("the answer is larger than %d MiB (read fewer runs: a shorter --since or fewer --runs)", maxAnswerBytes>>20)
+		return nil, errAnswerTooLarge
 	}
 	return b, nil
 }

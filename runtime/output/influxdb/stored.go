@@ -53,6 +53,9 @@ func ReadResults(ctx context.Context, cfg Config, runID string) ([]StoredResult,
 		return nil, errors.New("influxdb: no run id")
 	}
 	found, err := influxQL(ctx, cfg, ResultsQuery(runID))
+	if errors.Is(err, errAnswerTooLarge) {
+		return nil, fmt.Errorf("%w (the run's stored results: merge the instances' result files, or their logs, instead)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
