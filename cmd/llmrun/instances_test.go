@@ -223,8 +223,20 @@ func TestMissingInstanceIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A listener that hangs up on every connection, kept open for the
+	// whole test: instance 0 is never reached at its address, and no other
+	// test can take the port meanwhile, as it could if it were closed.
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
 	nobody := ln.Addr().String()
-	ln.Close()
 	tests := []struct {
 		instance, address, want string
 	}{
