@@ -30,6 +30,9 @@ func TestLLMConfigTokenizer(t *testing.T) {
 	}
 }
 
+// hubRuns numbers the runs of TestRunTokenizerFromHub in the process.
+var hubRuns atomic.Int64
+
 // --tokenizer ORG/NAME downloads the model's tokenizer.json from the hub
 // (HF_ENDPOINT, here a fake one on 127.0.0.1) into the Hugging Face cache
 // (HF_HUB_CACHE) once; the script's tokenizer() is that tokenizer (it
@@ -51,10 +54,13 @@ func TestRunTokenizerFromHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	const commit = "5555555555555555555555555555555555555555"
+	// The process keeps every tokenizer it loaded by model id: a run of
+	// this test again (-count) takes a model id of its own.
+	model := fmt.Sprintf("hub-e2e-%d/tok", hubRuns.Add(1))
 	var requests atomic.Int64
 	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
-		if r.URL.Path != "/hub-e2e/tok/resolve/main/tokenizer.json" {
+		if r.URL.Path != "/"+model+"/resolve/main/tokenizer.json" {
 			http.NotFound(w, r)
 			return
 		}
@@ -94,12 +100,12 @@ export default function () {
 			}
 		}
 	}
-	run("hub-e2e/tok")
-	if _, err := os.Stat(hfhubtest.SnapshotPath(cache, "hub-e2e/tok", commit, "tokenizer.json")); err != nil {
+	run(model)
+	if _, err := os.Stat(hfhubtest.SnapshotPath(cache, model, commit, "tokenizer.json")); err != nil {
 		t.Errorf("not cached: %v", err)
 	}
 	env["HF_HUB_OFFLINE"] = "1"
-	run("hub-e2e/tok@" + commit)
+	run(model + "@" + commit)
 	if n := requests.Load(); n != 1 {
 		t.Errorf("%d requests to the hub, want 1", n)
 	}

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,23 +19,42 @@ import (
 
 const hubTestCommit = "4444444444444444444444444444444444444444"
 
+// testHub is a Hugging Face hub on 127.0.0.1 (startTokenizerHub).
+type testHub struct {
+	// env points at the hub, with an empty cache.
+	env map[string]string
+	// requests counts the requests it received.
+	requests atomic.Int64
+	// blocked receives a value when a request for a "*/blocked" model
+	// arrives.
+	blocked chan struct{}
+	// org is the organisation of the hub's models in the test: its own,
+	// since the process keeps every tokenizer it loaded by model id, and a
+	// test run again (-count) must not find those of its earlier run.
+	org string
+}
+
+// hubs numbers the test hubs of the process.
+var hubs atomic.Int64
+
+// model is the id of the model name in h's organisation.
+func (h *testHub) model(name string) string { return h.org + "/" + name }
+
 // startTokenizerHub starts a Hugging Face hub on 127.0.0.1 that serves
 // testdata/hf/sentencepiece.json as the tokenizer.json of every model but
 // "*/missing" (not found), "*/flaky" (a server error on the first request
-// only) and "*/blocked" (no answer until the request or the test ends), and
-// returns an environment pointing at it with an empty cache, and its
-// request count.
-func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.Int64) {
+// only) and "*/blocked" (no answer until the request or the test ends).
+func startTokenizerHub(t *testing.T) *testHub {
 	t.Helper()
 	data, err := os.ReadFile("testdata/hf/sentencepiece.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	requests = new(atomic.Int64)
+	h := &testHub{blocked: make(chan struct{}, 16), org: fmt.Sprintf("hub-test-%d", hubs.Add(1))}
 	var flaked atomic.Bool
 	testEnded := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
+		h.requests.Add(1)
 		if strings.Contains(r.URL.Path, "/missing/") || !strings.HasSuffix(r.URL.Path, "/resolve/main/tokenizer.json") {
 			http.NotFound(w, r)
 			return
@@ -44,6 +64,7 @@ func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.In
 			return
 		}
 		if strings.Contains(r.URL.Path, "/blocked/") {
+			h.blocked <- struct{}{}
 			select {
 			case <-r.Context().Done():
 			case <-testEnded:
@@ -55,7 +76,8 @@ func startTokenizerHub(t *testing.T) (env map[string]string, requests *atomic.In
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(testEnded) })
-	return map[string]string{"HF_ENDPOINT": srv.URL, "HF_HUB_CACHE": t.TempDir(), "HOME": t.TempDir()}, requests
+	h.env = map[string]string{"HF_ENDPOINT": srv.URL, "HF_HUB_CACHE": t.TempDir(), "HOME": t.TempDir()}
+	return h
 }
 
 func getenvOf(env map[string]string) func(string) string {
@@ -66,12 +88,13 @@ func getenvOf(env map[string]string) func(string) string {
 // tokenizer as the file, named by the model id.
 func TestLoadModelID(t *testing.T) {
 	t.Parallel()
-	env, requests := startTokenizerHub(t)
-	tok, err := LoadEnv(t.Context(), "hub-test/load-model-id", getenvOf(env))
+	hub := startTokenizerHub(t)
+	model := hub.model("load-model-id")
+	tok, err := LoadEnv(t.Context(), model, getenvOf(hub.env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok.Name() != "hub-test/load-model-id" {
+	if tok.Name() != model {
 		t.Errorf("name %q", tok.Name())
 	}
 	file, err := Load("testdata/hf/sentencepiece.json")
@@ -84,13 +107,13 @@ func TestLoadModelID(t *testing.T) {
 	if err1 != nil || err2 != nil || !slices.Equal(got, want) {
 		t.Errorf("encodes %v (%v), the file %v (%v)", got, err1, want, err2)
 	}
-	if again, err := LoadEnv(t.Context(), "hub-test/load-model-id@main", getenvOf(env)); err != nil || again != tok {
+	if again, err := LoadEnv(t.Context(), model+"@main", getenvOf(hub.env)); err != nil || again != tok {
 		t.Errorf("loaded again: %v, %v", again, err)
 	}
-	if n := requests.Load(); n != 1 {
+	if n := hub.requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
-	snapshot := hfhubtest.SnapshotPath(env["HF_HUB_CACHE"], "hub-test/load-model-id", hubTestCommit, "tokenizer.json")
+	snapshot := hfhubtest.SnapshotPath(hub.env["HF_HUB_CACHE"], model, hubTestCommit, "tokenizer.json")
 	if _, err := os.Stat(snapshot); err != nil {
 		t.Errorf("not cached: %v", err)
 	}
@@ -101,39 +124,40 @@ func TestLoadModelID(t *testing.T) {
 // process's own table does not hold), with no request.
 func TestLoadModelIDFromCacheOffline(t *testing.T) {
 	t.Parallel()
-	env, requests := startTokenizerHub(t)
-	if _, err := LoadEnv(t.Context(), "hub-test/offline", getenvOf(env)); err != nil {
+	hub := startTokenizerHub(t)
+	if _, err := LoadEnv(t.Context(), hub.model("offline"), getenvOf(hub.env)); err != nil {
 		t.Fatal(err)
 	}
-	env["HF_HUB_OFFLINE"] = "1"
-	tok, err := LoadEnv(t.Context(), "hub-test/offline@"+hubTestCommit, getenvOf(env))
+	hub.env["HF_HUB_OFFLINE"] = "1"
+	tok, err := LoadEnv(t.Context(), hub.model("offline")+"@"+hubTestCommit, getenvOf(hub.env))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n, err := tok.Count("hello"); err != nil || n == 0 {
 		t.Errorf("count %d, %v", n, err)
 	}
-	if n := requests.Load(); n != 1 {
+	if n := hub.requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
-	_, err = LoadEnv(t.Context(), "hub-test/offline-absent", getenvOf(env))
-	if err == nil || !strings.Contains(err.Error(), "tokenizer hub-test/offline-absent: tokenizer.json of hub-test/offline-absent: not in the Hugging Face cache") ||
+	absent := hub.model("offline-absent")
+	_, err = LoadEnv(t.Context(), absent, getenvOf(hub.env))
+	if err == nil || !strings.Contains(err.Error(), "tokenizer "+absent+": tokenizer.json of "+absent+": not in the Hugging Face cache") ||
 		!strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
 		t.Errorf("offline, not cached: %v", err)
 	}
-	if n := requests.Load(); n != 1 {
+	if n := hub.requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
 }
 
 func TestLoadModelIDErrors(t *testing.T) {
 	t.Parallel()
-	env, _ := startTokenizerHub(t)
-	_, err := LoadEnv(t.Context(), "hub-test/missing", getenvOf(env))
-	if err == nil || !strings.Contains(err.Error(), `no tokenizer.json in hub-test/missing at revision "main"`) {
+	hub := startTokenizerHub(t)
+	_, err := LoadEnv(t.Context(), hub.model("missing"), getenvOf(hub.env))
+	if err == nil || !strings.Contains(err.Error(), "no tokenizer.json in "+hub.model("missing")+` at revision "main"`) {
 		t.Errorf("404: %v", err)
 	}
-	_, err = LoadEnv(t.Context(), "hub-test-gpt2", getenvOf(env))
+	_, err = LoadEnv(t.Context(), "hub-test-gpt2", getenvOf(hub.env))
 	if err == nil || !strings.Contains(err.Error(), "a Hugging Face model id (ORG/NAME)") {
 		t.Errorf("neither: %v", err)
 	}
@@ -146,7 +170,7 @@ func TestLoadFileBeforeModelID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, requests := startTokenizerHub(t)
+	hub := startTokenizerHub(t)
 	t.Chdir(t.TempDir())
 	if !IsModelID("hub-test/local") {
 		t.Error("hub-test/local is not a model id before the file exists")
@@ -160,12 +184,12 @@ func TestLoadFileBeforeModelID(t *testing.T) {
 	if IsModelID("hub-test/local") {
 		t.Error("an existing file reads as a model id")
 	}
-	tok, err := LoadEnv(t.Context(), "hub-test/local", getenvOf(env))
+	tok, err := LoadEnv(t.Context(), "hub-test/local", getenvOf(hub.env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok.Name() != "hub-test/local" || requests.Load() != 0 {
-		t.Errorf("name %q, %d requests", tok.Name(), requests.Load())
+	if tok.Name() != "hub-test/local" || hub.requests.Load() != 0 {
+		t.Errorf("name %q, %d requests", tok.Name(), hub.requests.Load())
 	}
 	if _, err := Load(tok.Name()); err != nil {
 		t.Error(err)
@@ -181,12 +205,12 @@ func TestLoadFileBeforeModelID(t *testing.T) {
 	if IsModelID("hub-test/whole") {
 		t.Error("an existing directory reads as a model id")
 	}
-	tok, err = LoadEnv(t.Context(), "hub-test/whole", getenvOf(env))
+	tok, err = LoadEnv(t.Context(), "hub-test/whole", getenvOf(hub.env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok.Name() != filepath.Join("hub-test", "whole", "tokenizer.json") || requests.Load() != 0 {
-		t.Errorf("name %q, %d requests", tok.Name(), requests.Load())
+	if tok.Name() != filepath.Join("hub-test", "whole", "tokenizer.json") || hub.requests.Load() != 0 {
+		t.Errorf("name %q, %d requests", tok.Name(), hub.requests.Load())
 	}
 }
 
@@ -194,18 +218,19 @@ func TestLoadFileBeforeModelID(t *testing.T) {
 // the hub again, and keeps what it gets.
 func TestLoadModelIDRetriesAFailure(t *testing.T) {
 	t.Parallel()
-	env, requests := startTokenizerHub(t)
-	if _, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env)); err == nil || !strings.Contains(err.Error(), "503") {
+	hub := startTokenizerHub(t)
+	flaky := hub.model("flaky")
+	if _, err := LoadEnv(t.Context(), flaky, getenvOf(hub.env)); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("first load: %v, want the hub's 503", err)
 	}
-	tok, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env))
+	tok, err := LoadEnv(t.Context(), flaky, getenvOf(hub.env))
 	if err != nil {
 		t.Fatalf("second load: %v", err)
 	}
-	if again, err := LoadEnv(t.Context(), "hub-test/flaky", getenvOf(env)); err != nil || again != tok {
+	if again, err := LoadEnv(t.Context(), flaky, getenvOf(hub.env)); err != nil || again != tok {
 		t.Errorf("third load: %v, %v; want the second's", again, err)
 	}
-	if n := requests.Load(); n != 2 {
+	if n := hub.requests.Load(); n != 2 {
 		t.Errorf("%d requests, want 2", n)
 	}
 }
@@ -214,14 +239,14 @@ func TestLoadModelIDRetriesAFailure(t *testing.T) {
 // caller's download; the next load, under a live context, downloads anew.
 func TestLoadModelIDStopsWithItsContext(t *testing.T) {
 	t.Parallel()
-	env, requests := startTokenizerHub(t)
-	const spec = "hub-test/blocked"
-	stopLoader, loaded := startLoad(t, spec, env)
-	waitFor(func() bool { return requests.Load() == 1 })
+	hub := startTokenizerHub(t)
+	spec := hub.model("blocked")
+	stopLoader, loaded := startLoad(t, spec, hub.env)
+	<-hub.blocked
 
-	stopWaiter, waited := startLoad(t, spec, env)
+	stopWaiter, waited := startLoad(t, spec, hub.env)
 	stopWaiter()
-	if err := <-waited; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "tokenizer hub-test/blocked: waiting for its load") {
+	if err := <-waited; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "tokenizer "+spec+": waiting for its load") {
 		t.Errorf("waiter: %v, want its cancellation", err)
 	}
 	stopLoader()
@@ -229,11 +254,14 @@ func TestLoadModelIDStopsWithItsContext(t *testing.T) {
 		t.Errorf("loader: %v, want its cancellation", err)
 	}
 
-	stopAgain, loadedAgain := startLoad(t, spec, env)
-	waitFor(func() bool { return requests.Load() == 2 })
+	stopAgain, loadedAgain := startLoad(t, spec, hub.env)
+	<-hub.blocked
 	stopAgain()
 	if err := <-loadedAgain; !errors.Is(err, context.Canceled) {
 		t.Errorf("loader after a stopped one: %v, want its cancellation", err)
+	}
+	if n := hub.requests.Load(); n != 2 {
+		t.Errorf("%d requests, want 2", n)
 	}
 }
 
@@ -241,21 +269,19 @@ func TestLoadModelIDStopsWithItsContext(t *testing.T) {
 // not take that cancellation for its own: it loads the tokenizer itself.
 func TestLoadModelIDWaiterOutlivesAStoppedLoader(t *testing.T) {
 	t.Parallel()
-	env, requests := startTokenizerHub(t)
-	const spec = "hub-waiter/blocked"
-	stopLoader, loaded := startLoad(t, spec, env)
-	waitFor(func() bool { return requests.Load() == 1 })
-	stopWaiter, waited := startLoad(t, spec, env)
+	hub := startTokenizerHub(t)
+	spec := hub.model("blocked")
+	stopLoader, loaded := startLoad(t, spec, hub.env)
+	<-hub.blocked
+	stopWaiter, waited := startLoad(t, spec, hub.env)
 	stopLoader()
 	if err := <-loaded; !errors.Is(err, context.Canceled) {
 		t.Fatalf("loader: %v, want its cancellation", err)
 	}
-	for requests.Load() < 2 {
-		select {
-		case err := <-waited:
-			t.Fatalf("the waiter returned %v, not loading the tokenizer itself", err)
-		case <-time.After(time.Millisecond):
-		}
+	select {
+	case err := <-waited:
+		t.Fatalf("the waiter returned %v, not loading the tokenizer itself", err)
+	case <-hub.blocked:
 	}
 	stopWaiter()
 	if err := <-waited; !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "waiting for its load") {
@@ -274,13 +300,6 @@ func startLoad(t *testing.T, spec string, env map[string]string) (stop context.C
 		done <- err
 	}()
 	return stop, done
-}
-
-// waitFor polls cond until it holds (go test's -timeout bounds the wait).
-func waitFor(cond func() bool) {
-	for !cond() {
-		<-time.After(time.Millisecond)
-	}
 }
 
 // A load that panics (a tokenizer file is outside input) leaves no entry
