@@ -331,7 +331,7 @@ func loadsFromFiles(ctx context.Context, cfg engine.Config, layout *kube.Layout,
 		return errors.New(strings.ReplaceAll(err.Error(), dir, kube.MountDir))
 	}
 	for _, path := range read.list() {
-		if rel, err := filepath.Rel(dir, path); filepath.IsAbs(path) && (err != nil || strings.HasPrefix(rel, "..")) {
+		if filepath.IsAbs(path) && !kube.Within(path, dir) {
 			return fmt.Errorf("it reads %s by its absolute path, which the pods do not have: name it relative to the script", path)
 		}
 	}

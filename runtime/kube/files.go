@@ -80,14 +80,15 @@ func (l *Layout) InPod(path string) string {
 // commonDir is the deepest directory holding both a and b (absolute and
 // clean).
 func commonDir(a, b string) string {
-	for !within(b, a) {
+	for !Within(b, a) {
 		a = filepath.Dir(a)
 	}
 	return a
 }
 
-// within reports whether path is dir or below it.
-func within(path, dir string) bool {
+// Within reports whether path is dir or below it (both absolute or both
+// relative to the same directory).
+func Within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

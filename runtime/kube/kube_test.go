@@ -175,3 +175,23 @@ func TestGoMemLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestWithin(t *testing.T) {
+	tests := []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/w/run", "/w/run", true},
+		{"/w/run/data/p.txt", "/w/run", true},
+		{"/w/run/..data/p.txt", "/w/run", true}, // a name that starts with "..", not a parent
+		{"/w/run/..", "/w/run", false},
+		{"/w/other/p.txt", "/w/run", false},
+		{"/w/runner/p.txt", "/w/run", false},
+		{"/p.txt", "/w/run", false},
+	}
+	for _, tc := range tests {
+		if got := Within(filepath.FromSlash(tc.path), filepath.FromSlash(tc.dir)); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
+		}
+	}
+}
