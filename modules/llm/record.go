@@ -48,13 +48,13 @@ type Record struct {
 	ReasoningTokens int `record:"reasoning_tokens"`
 }
 
-// Class is a failed request's error class, "unknown" when the failure
+// Class is a failed request's error class, ErrUnknown when the failure
 // has none; "" for a request that is OK.
 func (r *Record) Class() string {
 	if r.OK {
 		return ""
 	}
-	return cmp.Or(r.ErrorClass, "unknown")
+	return cmp.Or(r.ErrorClass, string(ErrUnknown))
 }
 
 // RecordField is one figure of a Record, as the per-request files name
@@ -122,7 +122,7 @@ func (r *Result) record(rec *Record, tags *metrics.TagSet, scratch []float64) []
 	*rec = Record{Time: r.End(), Tags: tags, OK: r.OK, Status: r.Status, E2E: r.E2E}
 	if !r.OK {
 		// Every output writes the class Record.Class says.
-		rec.ErrorClass = cmp.Or(string(r.Class), "unknown")
+		rec.ErrorClass = string(cmp.Or(r.Class, ErrUnknown))
 		return scratch
 	}
 	rec.TTFT, rec.TTFO, rec.TPOT = r.TTFT, r.TTFO, r.TPOT

@@ -90,6 +90,9 @@ const (
 	// header whose name or value HTTP does not allow, or an invalid retry
 	// policy.
 	ErrInvalidRequest ErrorClass = "invalid_request"
+	// ErrUnknown is the class outputs write for a failed request that
+	// has none.
+	ErrUnknown ErrorClass = "unknown"
 )
 
 // ErrorClasses are every failure class, in the order of the docs.
