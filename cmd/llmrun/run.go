@@ -240,18 +240,8 @@ func (a *scriptArgs) shareAmong(fs *pflag.FlagSet, i, n int) error {
 	if n == 1 {
 		return nil
 	}
-	points := make([]string, n+1)
-	for k := range points {
-		points[k] = fmt.Sprintf("%d/%d", k, n)
-	}
-	var part segment.Part
-	seq, err := segment.ParseSequence(strings.Join(points, ","))
-	if err == nil {
-		var seg segment.Segment
-		if seg, err = segment.Parse(points[i] + ":" + points[i+1]); err == nil {
-			part, err = segment.NewPart(seq, seg)
-		}
-	}
+	seq := segment.Equal(n)
+	part, err := segment.NewPart(seq, seq[i])
 	if err != nil {
 		return fmt.Errorf("--instances %d: instance %d's share of the plan: %w", n, i, err)
 	}

@@ -117,6 +117,15 @@ func ParseSequence(text string) (Sequence, error) {
 	return seq, nil
 }
 
+// Equal is the sequence of n equal segments, 0,1/n,…,1 (n ≥ 1).
+func Equal(n int) Sequence {
+	seq := make(Sequence, n)
+	for i := range seq {
+		seq[i] = Segment{From: big.NewRat(int64(i), int64(n)), To: big.NewRat(int64(i+1), int64(n))}
+	}
+	return seq
+}
+
 // Filled is the sequence of s alone: s and the gaps before and after it.
 func Filled(s Segment) Sequence {
 	var seq Sequence

@@ -201,3 +201,21 @@ func TestWholePart(t *testing.T) {
 		t.Error("the zero Part is not the whole plan")
 	}
 }
+
+// Equal(n) is the sequence ParseSequence reads from 0,1/n,…,1.
+func TestEqual(t *testing.T) {
+	tests := []struct {
+		n    int
+		want string
+	}{
+		{1, "0,1"},
+		{2, "0,1/2,1"},
+		{3, "0,1/3,2/3,1"},
+		{4, "0,1/4,1/2,3/4,1"},
+	}
+	for _, tc := range tests {
+		if got := Equal(tc.n).String(); got != tc.want {
+			t.Errorf("Equal(%d) = %s, want %s", tc.n, got, tc.want)
+		}
+	}
+}
