@@ -257,3 +257,47 @@ func TestDefaultOnlyImports(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// The engine reads the script's exports, export by export, from its
+// namespace object when nothing in the bundle but esbuild's line names
+// module (namespaceExports): the same exports, live. A script that names
+// module sees module.exports as esbuild makes it.
+func TestNamespaceExports(t *testing.T) {
+	const exports = "export const options = { vus: 2 };\nexport let counter = 0;\nexport function bump() { counter++; }\nexport default function () { return counter; }\n"
+	tests := []struct {
+		name, src string
+		rewritten bool
+		seen      string
+	}{
+		{"module not named", exports, true, ""},
+		{"module named", exports + "export function seen() { return [module.exports.__esModule, Object.getOwnPropertyNames(module.exports), typeof Object.getOwnPropertyDescriptor(module.exports, 'bump').get].join(' '); }\n",
+			false, "true __esModule,bump,counter,default,options,seen function"},
+		{"module named before", "const m = typeof module;\n" + exports + "export function seen() { return m; }\n", false, "object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if rewritten := strings.Contains(cheaperInterop(bundle(t, "script.js", tt.src)), "\nmodule.exports = script_exports;\n"); rewritten != tt.rewritten {
+				t.Errorf("rewritten = %v, want %v", rewritten, tt.rewritten)
+			}
+			inst := mustInstantiate(t, mustCompile(t, "script.js", tt.src), InstanceConfig{})
+			if b, err := inst.OptionsJSON(); err != nil || string(b) != `{"vus":2}` {
+				t.Errorf("OptionsJSON() = %s, %v", b, err)
+			}
+			mustCall(t, inst, "bump")
+			if v, err := inst.Export("counter"); err != nil || v.ToInteger() != 1 {
+				t.Errorf("Export(counter) after bump() = %v, %v; want the live 1", v, err)
+			}
+			if v, err := inst.Export("nope"); err != nil || !goja.IsUndefined(v) {
+				t.Errorf("Export(nope) = %v, %v; want undefined", v, err)
+			}
+			if got := mustCall(t, inst, "default").ToInteger(); got != 1 {
+				t.Errorf("default() = %d", got)
+			}
+			if tt.seen != "" {
+				if got := mustCall(t, inst, "seen").String(); got != tt.seen {
+					t.Errorf("seen() = %q, want %q", got, tt.seen)
+				}
+			}
+		})
+	}
+}
