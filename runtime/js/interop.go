@@ -20,17 +20,20 @@ import (
 //   - __copyProps' getters keep its scope alive, with the last property
 //     descriptor it read.
 //
-// cheaperInterop rewrites them: __export and __copyProps walk the same
-// property names by index, __copyProps asks Object.getOwnPropertyDescriptor
-// (which it already takes) whether the target has a property, as
-// hasOwnProperty does, and lets go of the last descriptor, and __toESM
-// makes its object with an object literal's __proto__ rather than
-// Object.create. A default import of a Go module gets a plain object
-// instead of __toESM's (defaultOnlyImports). Then the declarations of the
-// helpers and builtins nothing uses any more are left out
-// (unusedDeclarations). A script sees the same objects: the same properties,
-// in the same order, with the same getters and prototypes. (The for-in
-// and for-of differ only for a script that makes an enumerable property
+// cheaperInterop rewrites them: __export walks, with for-in, a copy of
+// the object of its getters that has no prototype (made by an object
+// literal's __proto__ and spread, which take no builtin); __copyProps
+// walks the same property names by index, asks
+// Object.getOwnPropertyDescriptor (which it already takes) whether the
+// target has a property, as hasOwnProperty does, and lets go of the last
+// descriptor; __toESM makes its object with an object literal's __proto__
+// rather than Object.create. A default import of a Go module gets a plain
+// object instead of __toESM's (defaultOnlyImports), and module.exports is
+// the script's namespace object (namespaceExports). Then the declarations
+// of the helpers and builtins nothing uses any more are left out
+// (unusedDeclarations). A script sees the same objects: the same
+// properties, in the same order, with the same getters and prototypes.
+// (The walks differ only for a script that makes an enumerable property
 // of Object.prototype, or replaces the array iterator, before a module it
 // bundles defines its exports; esbuild's __export then throws.)
 //
@@ -42,8 +45,6 @@ import (
 // helperRewrite replaces one helper's text.
 type helperRewrite struct {
 	esbuild, cheaper string
-	// needs is a declaration of the bundle's that cheaper uses.
-	needs string
 }
 
 // cheaperCopyProps is __copyProps as helperRewrites writes it.
@@ -68,11 +69,10 @@ var __export = (target, all) => {
 `,
 		cheaper: `
 var __export = (target, all) => {
-  for (var names = __getOwnPropNames(all), i = 0, name; i < names.length; i++)
-    name = names[i], __defProp(target, name, { get: all[name], enumerable: true });
+  for (var name in all = { __proto__: null, ...all })
+    __defProp(target, name, { get: all[name], enumerable: true });
 };
 `,
-		needs: "\nvar __getOwnPropNames = Object.getOwnPropertyNames;\n",
 	},
 	{
 		esbuild: `
@@ -123,6 +123,7 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? { __proto__: 
 	{"__toCommonJS", "\nvar __toCommonJS = (mod) => __copyProps(__defProp({}, \"__esModule\", { value: true }), mod);\n"},
 	{"__copyProps", cheaperCopyProps},
 	{"__getOwnPropDesc", "\nvar __getOwnPropDesc = Object.getOwnPropertyDescriptor;\n"},
+	{"__getOwnPropNames", "\nvar __getOwnPropNames = Object.getOwnPropertyNames;\n"},
 }
 
 // goModuleImport is esbuild's namespace object of a Go module's import
@@ -231,9 +232,7 @@ func cheaperInterop(code string) string {
 	}
 	helpers, files := code[:end+1], code[end+1:]
 	for _, r := range helperRewrites {
-		if strings.Contains(helpers, r.needs) {
-			helpers = strings.Replace(helpers, r.esbuild, r.cheaper, 1)
-		}
+		helpers = strings.Replace(helpers, r.esbuild, r.cheaper, 1)
 	}
 	files = namespaceExports(defaultOnlyImports(files))
 	for _, d := range unusedDeclarations {

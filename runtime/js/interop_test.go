@@ -301,3 +301,19 @@ func TestNamespaceExports(t *testing.T) {
 		})
 	}
 }
+
+// A namespace object has the exports of any name, __proto__ and
+// integer-like ones included, in the order of an object's keys, with its
+// prototype Object.prototype: __export copies them onto an object without
+// a prototype before it walks them with for-in.
+func TestNamespaceOfOddExportNames(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"lib.js": "const a = 1, b = 2, c = 3;\nexport { c as z, a as \"__proto__\", b as \"0\" };\n",
+	})
+	s := mustCompile(t, filepath.Join(dir, "script.js"), "import * as lib from './lib.js';\nexport default function () { return [lib['__proto__'], lib[0], lib.z, describe(lib)].join(' | '); }\n"+describeObjects)
+	want := `1 | 2 | 3 | 0:get(function "0" 0 true "() => b")e- __proto__:get(function "__proto__" 0 true "() => a")e- z:get(function "z" 0 true "() => c")e- | symbols:0 | keys:0,__proto__,z | forin:0,__proto__,z | proto:Object.prototype | extensible:true | distinct getters:true`
+	if got := mustCall(t, mustInstantiate(t, s, InstanceConfig{}), "default").String(); got != want {
+		t.Errorf("default() =\n%s\nwant\n%s", got, want)
+	}
+}
