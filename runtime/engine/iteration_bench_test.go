@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -30,12 +28,7 @@ func tenTokenStream() string {
 // the whole request path (the JS call, the request, HTTP, decoding, the
 // result object, the samples), the server's net/http share included.
 func BenchmarkIterationAllocs(b *testing.B) {
-	stream := []byte(tenTokenStream())
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(stream)
-	}))
-	defer srv.Close()
+	srv := tenTokenServer(b)
 	e := benchEngine(b, srv.URL+"/v1", `
 import llm from 'llm';
 export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 1000, duration: '6s', preAllocatedVUs: 1 } } };

@@ -20,17 +20,20 @@ import (
 //   - __copyProps' getters keep its scope alive, with the last property
 //     descriptor it read.
 //
-// cheaperInterop rewrites them: __export and __copyProps walk the same
-// property names by index, __copyProps asks Object.getOwnPropertyDescriptor
-// (which it already takes) whether the target has a property, as
-// hasOwnProperty does, and lets go of the last descriptor, and __toESM
-// makes its object with an object literal's __proto__ rather than
-// Object.create. A default import of a Go module gets a plain object
-// instead of __toESM's (defaultOnlyImports). Then the declarations of the
-// helpers and builtins nothing uses any more are left out
-// (unusedDeclarations). A script sees the same objects: the same properties,
-// in the same order, with the same getters and prototypes. (The for-in
-// and for-of differ only for a script that makes an enumerable property
+// cheaperInterop rewrites them: __export walks, with for-in, a copy of
+// the object of its getters that has no prototype (made by an object
+// literal's __proto__ and spread, which take no builtin); __copyProps
+// walks the same property names by index, asks
+// Object.getOwnPropertyDescriptor (which it already takes) whether the
+// target has a property, as hasOwnProperty does, and lets go of the last
+// descriptor; __toESM makes its object with an object literal's __proto__
+// rather than Object.create. A default import of a Go module gets a plain
+// object instead of __toESM's (defaultOnlyImports), and module.exports is
+// the script's namespace object (namespaceExports). Then the declarations
+// of the helpers and builtins nothing uses any more are left out
+// (unusedDeclarations). A script sees the same objects: the same
+// properties, in the same order, with the same getters and prototypes.
+// (The walks differ only for a script that makes an enumerable property
 // of Object.prototype, or replaces the array iterator, before a module it
 // bundles defines its exports; esbuild's __export then throws.)
 //
@@ -42,9 +45,19 @@ import (
 // helperRewrite replaces one helper's text.
 type helperRewrite struct {
 	esbuild, cheaper string
-	// needs is a declaration of the bundle's that cheaper uses.
-	needs string
 }
+
+// cheaperCopyProps is __copyProps as helperRewrites writes it.
+const cheaperCopyProps = `
+var __copyProps = (to, from, except, desc) => {
+  if (from && typeof from === "object" || typeof from === "function") {
+    for (let keys = __getOwnPropNames(from), i = 0, key; i < keys.length; i++)
+      if (key = keys[i], !__getOwnPropDesc(to, key) && key !== except)
+        __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
+  }
+  return desc = void 0, to;
+};
+`
 
 var helperRewrites = []helperRewrite{
 	{
@@ -56,11 +69,10 @@ var __export = (target, all) => {
 `,
 		cheaper: `
 var __export = (target, all) => {
-  for (var names = __getOwnPropNames(all), i = 0, name; i < names.length; i++)
-    name = names[i], __defProp(target, name, { get: all[name], enumerable: true });
+  for (var name in all = { __proto__: null, ...all })
+    __defProp(target, name, { get: all[name], enumerable: true });
 };
 `,
-		needs: "\nvar __getOwnPropNames = Object.getOwnPropertyNames;\n",
 	},
 	{
 		esbuild: `
@@ -73,16 +85,7 @@ var __copyProps = (to, from, except, desc) => {
   return to;
 };
 `,
-		cheaper: `
-var __copyProps = (to, from, except, desc) => {
-  if (from && typeof from === "object" || typeof from === "function") {
-    for (let keys = __getOwnPropNames(from), i = 0, key; i < keys.length; i++)
-      if (key = keys[i], !__getOwnPropDesc(to, key) && key !== except)
-        __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
-  }
-  return desc = void 0, to;
-};
-`,
+		cheaper: cheaperCopyProps,
 	},
 	{
 		esbuild: `
@@ -95,9 +98,12 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? { __proto__: 
 }
 
 // unusedDeclarations are declarations of esbuild's that the rewrites may
-// leave unused: builtins the rewritten helpers no longer take, and
-// __toESM once every import that needed it is a default import
-// (defaultOnlyImports), then the builtin only it took. In this order,
+// leave unused: builtins the rewritten helpers no longer take, __toESM
+// once every import that needed it is a default import
+// (defaultOnlyImports), then the builtin only it took, and __toCommonJS
+// once the script's exports are its namespace object (namespaceExports),
+// then __copyProps when no namespace import or re-export needs it, and
+// the builtin only it took. In this order,
 // each is left out (its lines kept empty) when nothing else in the bundle
 // names it.
 var unusedDeclarations = []struct{ name, declaration string }{
@@ -114,6 +120,10 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? { __proto__: 
 ));
 `},
 	{"__getProtoOf", "\nvar __getProtoOf = Object.getPrototypeOf;\n"},
+	{"__toCommonJS", "\nvar __toCommonJS = (mod) => __copyProps(__defProp({}, \"__esModule\", { value: true }), mod);\n"},
+	{"__copyProps", cheaperCopyProps},
+	{"__getOwnPropDesc", "\nvar __getOwnPropDesc = Object.getOwnPropertyDescriptor;\n"},
+	{"__getOwnPropNames", "\nvar __getOwnPropNames = Object.getOwnPropertyNames;\n"},
 }
 
 // goModuleImport is esbuild's namespace object of a Go module's import
@@ -149,15 +159,12 @@ func defaultOnlyImports(code string) string {
 func onlyDefaultRead(code, name, decl string) bool {
 	first := true
 	for i := 0; ; {
-		j := strings.Index(code[i:], name)
-		if j < 0 {
+		at := nextIdentifier(code, name, i)
+		if at < 0 {
 			return !first
 		}
-		at, end := i+j, i+j+len(name)
+		end := at + len(name)
 		i = end
-		if at > 0 && isIdentChar(code[at-1]) || end < len(code) && isIdentChar(code[end]) {
-			continue // part of another identifier
-		}
 		if first {
 			if at < len("var ") || !strings.HasPrefix(code[at-len("var "):], decl) {
 				return false
@@ -172,14 +179,52 @@ func onlyDefaultRead(code, name, decl string) bool {
 	}
 }
 
+// nextIdentifier returns where name next occurs in code from i on as a
+// whole identifier (not part of a longer one), or -1.
+func nextIdentifier(code, name string, i int) int {
+	for {
+		j := strings.Index(code[i:], name)
+		if j < 0 {
+			return -1
+		}
+		at, end := i+j, i+j+len(name)
+		if (at == 0 || !isIdentChar(code[at-1])) && (end == len(code) || !isIdentChar(code[end])) {
+			return at
+		}
+		i = end
+	}
+}
+
+// entryExports is the line by which esbuild makes module.exports of the
+// script's namespace object, the object of getters that __export made of
+// its exports: a copy of it with a getter per export that reads the
+// namespace's, and __esModule.
+var entryExports = regexp.MustCompile(`(?m)^module\.exports = __toCommonJS\(([A-Za-z_$][\w$]*)\);$`)
+
+// namespaceExports makes module.exports the script's namespace object
+// itself, rather than __toCommonJS's copy of it, when nothing but that
+// line names module: then only the engine reads module.exports, export
+// by export, and the namespace's getters give it what the copy's did (the
+// live value of each export, what it throws); no script can tell. The
+// copy cost a function per export (mixed-workload.js: four), and it and
+// __toCommonJS kept __toCommonJS, __copyProps and the builtin it took.
+func namespaceExports(code string) string {
+	m := entryExports.FindStringSubmatchIndex(code)
+	if m == nil || nextIdentifier(code, "module", m[1]) >= 0 || nextIdentifier(code[:m[0]], "module", 0) >= 0 {
+		return code
+	}
+	return code[:m[0]] + "module.exports = " + code[m[2]:m[3]] + ";" + code[m[1]:]
+}
+
 func isIdentChar(c byte) bool {
 	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // cheaperInterop rewrites the helpers at the top of esbuild's output code,
 // before the first file's code (which starts with a comment naming the
-// file, at the start of a line), and the namespace objects of default
-// imports of Go modules (defaultOnlyImports).
+// file, at the start of a line), the namespace objects of default
+// imports of Go modules (defaultOnlyImports), and module.exports
+// (namespaceExports).
 func cheaperInterop(code string) string {
 	end := strings.Index(code, "\n//")
 	if end < 0 {
@@ -187,11 +232,9 @@ func cheaperInterop(code string) string {
 	}
 	helpers, files := code[:end+1], code[end+1:]
 	for _, r := range helperRewrites {
-		if strings.Contains(helpers, r.needs) {
-			helpers = strings.Replace(helpers, r.esbuild, r.cheaper, 1)
-		}
+		helpers = strings.Replace(helpers, r.esbuild, r.cheaper, 1)
 	}
-	files = defaultOnlyImports(files)
+	files = namespaceExports(defaultOnlyImports(files))
 	for _, d := range unusedDeclarations {
 		if strings.Count(helpers, d.name) == 1 && !strings.Contains(files, d.name) {
 			helpers = strings.Replace(helpers, d.declaration, strings.Repeat("\n", strings.Count(d.declaration, "\n")), 1)

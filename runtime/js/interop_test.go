@@ -257,3 +257,63 @@ func TestDefaultOnlyImports(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// The engine reads the script's exports, export by export, from its
+// namespace object when nothing in the bundle but esbuild's line names
+// module (namespaceExports): the same exports, live. A script that names
+// module sees module.exports as esbuild makes it.
+func TestNamespaceExports(t *testing.T) {
+	const exports = "export const options = { vus: 2 };\nexport let counter = 0;\nexport function bump() { counter++; }\nexport default function () { return counter; }\n"
+	tests := []struct {
+		name, src string
+		rewritten bool
+		seen      string
+	}{
+		{"module not named", exports, true, ""},
+		{"module named", exports + "export function seen() { return [module.exports.__esModule, Object.getOwnPropertyNames(module.exports), typeof Object.getOwnPropertyDescriptor(module.exports, 'bump').get].join(' '); }\n",
+			false, "true __esModule,bump,counter,default,options,seen function"},
+		{"module named before", "const m = typeof module;\n" + exports + "export function seen() { return m; }\n", false, "object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if rewritten := strings.Contains(cheaperInterop(bundle(t, "script.js", tt.src)), "\nmodule.exports = script_exports;\n"); rewritten != tt.rewritten {
+				t.Errorf("rewritten = %v, want %v", rewritten, tt.rewritten)
+			}
+			inst := mustInstantiate(t, mustCompile(t, "script.js", tt.src), InstanceConfig{})
+			if b, err := inst.OptionsJSON(); err != nil || string(b) != `{"vus":2}` {
+				t.Errorf("OptionsJSON() = %s, %v", b, err)
+			}
+			mustCall(t, inst, "bump")
+			if v, err := inst.Export("counter"); err != nil || v.ToInteger() != 1 {
+				t.Errorf("Export(counter) after bump() = %v, %v; want the live 1", v, err)
+			}
+			if v, err := inst.Export("nope"); err != nil || !goja.IsUndefined(v) {
+				t.Errorf("Export(nope) = %v, %v; want undefined", v, err)
+			}
+			if got := mustCall(t, inst, "default").ToInteger(); got != 1 {
+				t.Errorf("default() = %d", got)
+			}
+			if tt.seen != "" {
+				if got := mustCall(t, inst, "seen").String(); got != tt.seen {
+					t.Errorf("seen() = %q, want %q", got, tt.seen)
+				}
+			}
+		})
+	}
+}
+
+// A namespace object has the exports of any name, __proto__ and
+// integer-like ones included, in the order of an object's keys, with its
+// prototype Object.prototype: __export copies them onto an object without
+// a prototype before it walks them with for-in.
+func TestNamespaceOfOddExportNames(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"lib.js": "const a = 1, b = 2, c = 3;\nexport { c as z, a as \"__proto__\", b as \"0\" };\n",
+	})
+	s := mustCompile(t, filepath.Join(dir, "script.js"), "import * as lib from './lib.js';\nexport default function () { return [lib['__proto__'], lib[0], lib.z, describe(lib)].join(' | '); }\n"+describeObjects)
+	want := `1 | 2 | 3 | 0:get(function "0" 0 true "() => b")e- __proto__:get(function "__proto__" 0 true "() => a")e- z:get(function "z" 0 true "() => c")e- | symbols:0 | keys:0,__proto__,z | forin:0,__proto__,z | proto:Object.prototype | extensible:true | distinct getters:true`
+	if got := mustCall(t, mustInstantiate(t, s, InstanceConfig{}), "default").String(); got != want {
+		t.Errorf("default() =\n%s\nwant\n%s", got, want)
+	}
+}
