@@ -74,7 +74,7 @@ func encodeBody(body map[string]any) ([]byte, error) {
 	if ok {
 		out = bytes.Clone(e.buf)
 	}
-	if cap(e.buf) <= maxPooledBuffer { // put back only once done with buf
+	if cap(e.buf) <= maxPooledBuffer && cap(e.keys) <= maxPooledKeys { // put back only once done with buf
 		bodyEncoders.Put(e)
 	}
 	if !ok {
@@ -93,8 +93,12 @@ type bodyEncoder struct {
 }
 
 // bodyEncoders are the encoders of encodeBody; one whose buffer a huge
-// prompt grew past maxPooledBuffer is left to the collector, not kept.
+// prompt grew past maxPooledBuffer, or whose keys a huge object grew past
+// maxPooledKeys, is left to the collector, not kept.
 var bodyEncoders = sync.Pool{New: func() any { return new(bodyEncoder) }}
+
+// maxPooledKeys bounds the keys' slice a pooled bodyEncoder keeps (4 KiB).
+const maxPooledKeys = 256
 
 // maxBodyDepth is the deepest nesting appendJSON encodes itself; deeper
 // (a cycle included) is left to encoding/json and its error.
