@@ -1,6 +1,9 @@
 package llm
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // chunkScanner reads an OpenAI chunk in the shapes servers send, without
 // allocating and without reflection: the few values the client reads become
@@ -409,4 +412,75 @@ func (s *chunkScanner) space() {
 			return
 		}
 	}
+}
+
+// scanUsage fills u from data, a usage object, as json.Unmarshal would,
+// and reports whether it could; when it could not, u holds some of data's
+// values and encoding/json must decode data again, into a reset u. A
+// usage comes at the end of a stream, deep in the VU's stack, where
+// encoding/json's decoder would add some 3 KB of frames to it.
+func scanUsage(data []byte, u *usage) bool {
+	s := chunkScanner{data: data}
+	return s.usage(u) && s.pos == len(data)
+}
+
+func (s *chunkScanner) usage(u *usage) bool {
+	return s.object(func(key []byte) bool {
+		switch {
+		case keyIs(key, "prompt_tokens"):
+			return s.int(&u.PromptTokens)
+		case keyIs(key, "completion_tokens"):
+			return s.int(&u.CompletionTokens)
+		case keyIs(key, "prompt_tokens_details"):
+			return s.details("cached_tokens", &u.PromptTokensDetails.CachedTokens)
+		case keyIs(key, "completion_tokens_details"):
+			return s.details("reasoning_tokens", &u.CompletionTokensDetails.ReasoningTokens)
+		}
+		return s.skip()
+	})
+}
+
+// details reads an object of details, or null, which leaves it as it is,
+// whose member name is read into *n.
+func (s *chunkScanner) details(name string, n *int) bool {
+	return s.literal("null") || s.object(func(key []byte) bool {
+		if keyIs(key, name) {
+			return s.int(n)
+		}
+		return s.skip()
+	})
+}
+
+// int reads an integer into *n, or null, which leaves *n as it is. Any
+// other value, a number with a fraction or an exponent included, or one
+// out of an int's range, is left to encoding/json.
+func (s *chunkScanner) int(n *int) bool {
+	if s.literal("null") {
+		return true
+	}
+	negative := s.consume('-')
+	start := s.pos
+	if !s.consume('0') && !s.digits() {
+		return false
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == '.' || s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		return false
+	}
+	var v uint64
+	for _, c := range s.data[start:s.pos] {
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return false
+		}
+		v = v*10 + d
+	}
+	switch {
+	case !negative && v <= math.MaxInt:
+		*n = int(v)
+	case negative && v <= -math.MinInt:
+		*n = int(-v)
+	default:
+		return false
+	}
+	return true
 }

@@ -248,3 +248,53 @@ func TestChunkTextAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per chunk, text %q", n, text)
 	}
 }
+
+// TestScanUsageLikeEncodingJSON checks that a usage scanUsage reads is
+// the one json.Unmarshal decodes, and that it reads the usages servers
+// send: the shapes it leaves to encoding/json are the rare ones.
+func TestScanUsageLikeEncodingJSON(t *testing.T) {
+	for _, tc := range []struct {
+		data  string
+		reads bool
+	}{
+		{`{"prompt_tokens":9,"completion_tokens":10,"total_tokens":19}`, true},
+		{`{"prompt_tokens":9,"total_tokens":19,"completion_tokens":10,"prompt_tokens_details":{"cached_tokens":8}}`, true},
+		{`{"prompt_tokens":9,"completion_tokens":10,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":4,"audio_tokens":0}}`, true},
+		{`{ "Prompt_Tokens" : 9 , "COMPLETION_TOKENS":-0, "prompt_tokens_details":{"cached_tokens":null}, "x":[1,{"y":2}] }`, true},
+		{`{"prompt_tokens":1,"prompt_tokens":2,"completion_tokens":9223372036854775807}`, true},
+		{`{"completion_tokens":-9223372036854775808}`, true},
+		{`{}`, true},
+		{`{"completion_tokens":9223372036854775808}`, false},
+		{`{"completion_tokens":18446744073709551616}`, false},
+		{`{"completion_tokens":1.0}`, false},
+		{`{"completion_tokens":1e3}`, false},
+		{`{"completion_tokens":"10"}`, false},
+		{`{"completion_tokens":01}`, false},
+		{`{"completion_tokens":-}`, false},
+		{`{"prompt_tokens_details":[]}`, false},
+		{`{"prompt_tokens_details":{"cached_tokens":true}}`, false},
+		{`{"prompt_\u0074okens":3}`, false},
+		{`{"completion_tokens":1}x`, false},
+		{`{"completion_tokens":1`, false},
+		{`null`, false},
+		{` {"completion_tokens":1}`, false},
+	} {
+		t.Run(tc.data, func(t *testing.T) {
+			var got usage
+			got.PromptTokensDetails.CachedTokens = absentCount
+			if ok := scanUsage([]byte(tc.data), &got); ok != tc.reads {
+				t.Fatalf("scanUsage read it: %v, want %v", ok, tc.reads)
+			} else if !ok {
+				return
+			}
+			var want usage
+			want.PromptTokensDetails.CachedTokens = absentCount
+			if err := json.Unmarshal([]byte(tc.data), &want); err != nil {
+				t.Fatalf("scanUsage read what encoding/json refuses: %v", err)
+			}
+			if got != want {
+				t.Errorf("scanUsage read %+v, encoding/json %+v", got, want)
+			}
+		})
+	}
+}

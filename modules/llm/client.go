@@ -313,45 +313,52 @@ func (c *Client) CloseIdleConnections() {
 // else Config.Retry) says; the Result is then the final attempt's, with
 // Attempts and the classes of the attempts Retried.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
+	return c.stream(ctx, &req)
+}
+
+// stream is Stream of *req, which it leaves as it is: the VU's llm.stream
+// passes its request without a copy of it in the frames on its stack.
+func (c *Client) stream(ctx context.Context, req *Request) *Result {
 	var p prepared
-	var policy RetryPolicy
-	if res := c.begin(&req, &p, &policy); res != nil {
+	policy, res := c.begin(req, &p)
+	if res != nil {
 		return res
 	}
 	var retried []ErrorClass
 	for attempt := 1; ; attempt++ {
-		res := c.attempt(ctx, &p, &req)
+		res := c.attempt(ctx, &p, req)
 		res.Attempts, res.Retried = attempt, retried
-		if res.OK || attempt >= policy.Attempts || !policy.retries(res) || !backOff(ctx, &policy, attempt, res) {
+		if res.OK || attempt >= policy.Attempts || !policy.retries(res) || !backOff(ctx, policy, attempt, res) {
 			return res
 		}
 		retried = append(retried, res.Class)
 	}
 }
 
-// begin prepares req into p and its retry policy into policy, or returns
-// the Result of an invalid request. Stream's rare paths are functions of
-// their own, so that its frame, on the stack while the request goes, stays
-// small.
-func (c *Client) begin(req *Request, p *prepared, policy *RetryPolicy) *Result {
-	var err error
-	*p, err = c.prepare(*req)
+// begin prepares req into p and returns its retry policy (read only: the
+// client's, or the request's own), or the Result of an invalid request.
+// Stream's rare paths are functions of their own, so that its frame, on
+// the stack while the request goes, stays small.
+func (c *Client) begin(req *Request, p *prepared) (*RetryPolicy, *Result) {
+	err := c.prepare(req, p)
 	if err == nil {
 		err = checkHeaders(req.Headers)
 	}
 	if err == nil && req.Arrivals != nil {
 		p.arrived = req.Arrivals.Counter(p.model)
 	}
-	*policy = c.retry
+	policy := &c.retry
 	if err == nil && req.Retry != nil {
-		*policy, err = req.Retry.normalize()
+		var own RetryPolicy
+		own, err = req.Retry.normalize()
+		policy = &own
 	}
 	if err != nil {
 		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
 		res.Class, res.Error = ErrInvalidRequest, cleanMessage(err.Error(), c.secretsFor(req.Headers))
-		return res
+		return nil, res
 	}
-	return nil
+	return policy, nil
 }
 
 // backOff waits, as policy says, before the retry of the attempt-th
@@ -403,46 +410,101 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 }
 
 // send does the HTTP exchange, filling res; a failure sets res.Class. w
-// watches the request's timeouts, tr is the tracer of ctx.
+// watches the request's timeouts, tr is the tracer of ctx. Its rare paths
+// are functions of their own, so that its frame and those under it, on
+// the VU's stack while the request goes, stay small.
 func (c *Client) send(ctx context.Context, w *watchdog, tr *tracer, p *prepared, req *Request, res *Result) {
+	resp := c.roundTrip(ctx, tr, p, req, res)
+	if resp == nil {
+		return
+	}
+	res.Status, res.Proto = resp.StatusCode, resp.Proto
+	if code := resp.StatusCode; code < 200 || code >= 300 {
+		failStatus(resp, w, tr, res)
+		return
+	}
+	if err := readBody(p.proto, resp.Header, w.watch(resp.Body), req.KeepText, c.tok, p.arrived, tr.receiveClock(), res); err != nil {
+		resp.Body.Close() // drops a connection whose response is unfinished
+		failRead(ctx, err, res)
+		return
+	}
+	drainClose(resp.Body, w)
+	tr.release(resp.ProtoMajor == 1)
+}
+
+// roundTrip sends the request and returns its response, or nil once it
+// has set res's failure.
+func (c *Client) roundTrip(ctx context.Context, tr *tracer, p *prepared, req *Request, res *Result) *http.Response {
+	hreq := c.httpRequest(ctx, p, req, res)
+	if hreq == nil {
+		return nil
+	}
+	before := time.Now()
+	resp, err := c.http.Do(hreq)
+	res.Start = tr.start(before)
+	setTimings(tr, res)
+	if err != nil {
+		failSend(ctx, tr, err, res)
+		return nil
+	}
+	return resp
+}
+
+// httpRequest returns the HTTP request of p, or nil once it has set res's
+// failure.
+//
+//go:noinline
+func (c *Client) httpRequest(ctx context.Context, p *prepared, req *Request, res *Result) *http.Request {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(p.body))
 	if err != nil {
 		res.Start = time.Now()
 		res.Class, res.Error = ErrInvalidRequest, err.Error()
-		return
+		return nil
 	}
 	hreq.Header = c.headers(req.Headers, p.stream)
 	if hs, ok := p.proto.(headerSetter); ok {
 		hs.setHeaders(hreq.Header, c.apiKey)
 	}
-	before := time.Now()
-	resp, err := c.http.Do(hreq)
-	res.Start = tr.start(before)
+	return hreq
+}
+
+// setTimings sets res.Timings from tr, once the response started at
+// res.Start.
+//
+//go:noinline
+func setTimings(tr *tracer, res *Result) {
 	res.Timings = tr.timings(res.Start)
-	if err != nil {
-		res.E2E = ms(time.Since(res.Start))
-		if f := notHTTP(tr.firstBytes()); f != nil && ctx.Err() == nil {
-			err = f
-		}
-		dnsErr, tlsErr := tr.failures()
-		res.Class, res.Error = classify(ctx, err, "sending the request", sendClass(err, tr.connected(), dnsErr, tlsErr))
-		return
+}
+
+// failSend sets res's failure to send the request: err.
+//
+//go:noinline
+func failSend(ctx context.Context, tr *tracer, err error, res *Result) {
+	res.E2E = ms(time.Since(res.Start))
+	if f := notHTTP(tr.firstBytes()); f != nil && ctx.Err() == nil {
+		err = f
 	}
-	res.Status, res.Proto = resp.StatusCode, resp.Proto
-	if class, msg, after := statusError(resp); class != ErrNone {
-		res.E2E = ms(time.Since(res.Start))
-		res.Class, res.Error, res.RetryAfter = class, msg, after.Seconds()
-		drainClose(resp.Body, w)
-		tr.release(resp.ProtoMajor == 1)
-		return
-	}
-	if err := readBody(p.proto, resp.Header, w.watch(resp.Body), req.KeepText, c.tok, p.arrived, tr.receiveClock(), res); err != nil {
-		resp.Body.Close() // drops a connection whose response is unfinished
-		res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
-		return
-	}
+	dnsErr, tlsErr := tr.failures()
+	res.Class, res.Error = classify(ctx, err, "sending the request", sendClass(err, tr.connected(), dnsErr, tlsErr))
+}
+
+// failStatus sets res's failure of a response whose status is not 2xx,
+// and drains and closes it.
+//
+//go:noinline
+func failStatus(resp *http.Response, w *watchdog, tr *tracer, res *Result) {
+	res.E2E = ms(time.Since(res.Start))
+	class, msg, after := statusError(resp)
+	res.Class, res.Error, res.RetryAfter = class, msg, after.Seconds()
 	drainClose(resp.Body, w)
 	tr.release(resp.ProtoMajor == 1)
+}
+
+// failRead sets res's failure to read the response: err.
+//
+//go:noinline
+func failRead(ctx context.Context, err error, res *Result) {
+	res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 }
 
 // headers returns the headers of one request: the client's, then the

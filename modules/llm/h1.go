@@ -231,7 +231,7 @@ func (t *h1Transport) takeIdle() *h1Conn {
 
 // dialConn opens a connection in a place already counted in t.open.
 func (t *h1Transport) dialConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
-	conn, err := t.dial(ctx, "tcp", t.host)
+	conn, err := t.dialAside(ctx)
 	if err != nil {
 		t.mu.Lock()
 		t.freePlaceLocked()
@@ -243,6 +243,26 @@ func (t *h1Transport) dialConn(ctx context.Context, trace *httptrace.ClientTrace
 		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
 	}
 	return pc, nil
+}
+
+// dialResult is what a dial returned.
+type dialResult struct {
+	conn net.Conn
+	err  error
+}
+
+// dialAside dials t.host on a goroutine of its own, and waits for it. The
+// frames of net's dial are deep (some 2.5 KB under net.Dialer.DialContext):
+// on the caller's goroutine, a VU's, they would grow its stack to 16 KiB at
+// its first request, which it would then keep while it streams.
+func (t *h1Transport) dialAside(ctx context.Context) (net.Conn, error) {
+	done := make(chan dialResult, 1)
+	go func() {
+		conn, err := t.dial(ctx, "tcp", t.host)
+		done <- dialResult{conn, err}
+	}()
+	r := <-done
+	return r.conn, r.err
 }
 
 // putIdle hands pc to the first waiting request, or keeps it for the

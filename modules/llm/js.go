@@ -364,25 +364,48 @@ func streamFunction(rt *goja.Runtime, send func(body, opts goja.Value) *goja.Obj
 // stream sends one request with c (nil: the default client), records its
 // metrics and returns its result as a JavaScript object.
 func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
+	var req Request
+	call := i.streamRequest(&c, body, opts, &req)
+	res := c.stream(i.vu.Context(), &req)
+	return i.streamResult(res, call)
+}
+
+// streamCall is what llm.stream() reads from its arguments before the
+// request for after it.
+type streamCall struct {
+	opts *streamOptions
+	// requested is the prompt's length in tokens the script declared.
+	requested int
+	// measured is false in a warmup iteration.
+	measured bool
+}
+
+// streamRequest checks stream()'s arguments and makes its request into
+// req, and *c the module's default client when nil. It and streamResult
+// are functions of their own, so that the frame of stream, on the VU's
+// stack while the response streams, stays small.
+//
+//go:noinline
+func (i *instance) streamRequest(c **Client, body, opts goja.Value, req *Request) streamCall {
 	rt := i.vu.Runtime()
 	st := i.vu.State()
 	if st == nil {
 		panic(rt.NewTypeError("llm.stream() cannot be called in the init context; call it from the default function or a scenario's exec function"))
 	}
-	if c == nil {
+	if *c == nil {
 		if i.defaultClient == nil {
 			var err error
 			if i.defaultClient, err = i.module.client(i.vu.Context(), i.module.defaults); err != nil {
 				panic(rt.NewGoError(fmt.Errorf("llm.stream(): %w", err)))
 			}
 		}
-		c = i.defaultClient
+		*c = i.defaultClient
 	}
 	obj, ok := body.(*goja.Object)
 	if !ok || goja.IsNull(body) {
 		panic(rt.NewTypeError("llm.stream(body): body must be an object such as { messages: [...], max_tokens: 128 }"))
 	}
-	req := Request{Body: exportBody(rt, obj)}
+	*req = Request{Body: exportBody(rt, obj)}
 	o := exportStreamOptions(rt, opts)
 	if given(opts) {
 		d, _, err := jsDuration(o.Timeout)
@@ -394,34 +417,42 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 			panic(rt.NewTypeError("llm.stream(body, options): idleTimeout: %v", err))
 		}
 		if given(o.Retry) {
-			p, err := jsRetry(rt, c.retry, o.Retry)
+			p, err := jsRetry(rt, (*c).retry, o.Retry)
 			if err != nil {
 				panic(rt.NewTypeError("llm.stream(body, options): %v", err))
 			}
 			req.Retry = &p
 		}
 	}
-	requested := 0
+	call := streamCall{opts: o}
 	if given(o.PromptTokens) {
 		n, ok := o.PromptTokens.Export().(int64)
 		if !ok || n < 0 {
 			panic(rt.NewTypeError("llm.stream(body, options): promptTokens must be a whole number of tokens, got %s", o.PromptTokens))
 		}
-		requested = int(n)
+		call.requested = int(n)
 	}
 
 	// A warmup iteration's requests count in no result: only the early
 	// stop sees them.
-	measured, hooks := !st.Warmup, i.module.hooks
-	if measured && hooks.Arrivals != nil {
+	call.measured = !st.Warmup
+	if call.measured && i.module.hooks.Arrivals != nil {
 		req.Arrivals = i.scenarioArrivals(st.Scenario)
 	}
 	req.itlBuffer = i.itl[:0]
-	res := c.Stream(i.vu.Context(), req)
+	return call
+}
+
+// streamResult hands res, the result of call's request, to the hooks and
+// the samples, and returns its object for the script.
+//
+//go:noinline
+func (i *instance) streamResult(res *Result, call streamCall) *goja.Object {
 	defer i.keepITL(res.ITL)
-	res.RequestedPromptTokens, res.UniquePrompt = requested, o.UniquePrompt
+	rt, st, o, hooks := i.vu.Runtime(), i.vu.State(), call.opts, i.module.hooks
+	res.RequestedPromptTokens, res.UniquePrompt = call.requested, o.UniquePrompt
 	ended := res.Class != ErrCanceled
-	if measured && ended && !res.OK && hooks.Errors != nil {
+	if call.measured && ended && !res.OK && hooks.Errors != nil {
 		hooks.Errors.Record(string(res.Class), res.Error)
 	}
 	if ended && hooks.Observer != nil {
@@ -433,7 +464,7 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		tags = tags.Merge(metrics.NewTagSet(o.Tags))
 	}
 	i.addSamples(st.Samples, tags, res)
-	if measured && ended && hooks.Requests != nil {
+	if call.measured && ended && hooks.Requests != nil {
 		i.itlScratch = res.record(&i.record, tags, i.itlScratch)
 		hooks.Requests.AddRequest(&i.record)
 	}
@@ -484,17 +515,21 @@ func exportBody(rt *goja.Runtime, obj *goja.Object) map[string]any {
 	return *body
 }
 
+// noStreamOptions are the options of a stream() given none; never
+// written.
+var noStreamOptions streamOptions
+
 // exportStreamOptions exports stream()'s options; their zero value when
 // none were given.
-func exportStreamOptions(rt *goja.Runtime, opts goja.Value) streamOptions {
+func exportStreamOptions(rt *goja.Runtime, opts goja.Value) *streamOptions {
 	if !given(opts) {
-		return streamOptions{}
+		return &noStreamOptions
 	}
 	o := new(streamOptions)
 	if err := rt.ExportTo(opts, o); err != nil {
 		panic(rt.NewTypeError("llm.stream(body, options): %v", err))
 	}
-	return *o
+	return o
 }
 
 // maxKeptITL bounds the gaps' array a VU keeps between requests (8 KiB):

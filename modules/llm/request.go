@@ -31,50 +31,51 @@ type prepared struct {
 	arrived *metrics.CounterShard
 }
 
-// prepare builds the JSON body of req with its API's adapter, leaving
+// prepare builds the JSON body of req into p with its API's adapter, leaving
 // req.Body unchanged: it prepares a copy of its top level. The body may
 // be the caller's, or a script object's own Go map (an object of
 // llmrun/config exports to the map behind it), which the request must
 // not change.
-func (c *Client) prepare(req Request) (prepared, error) {
+func (c *Client) prepare(req *Request, p *prepared) error {
 	api, err := c.requestAPI(req)
 	if err != nil {
-		return prepared{}, err
+		return err
 	}
-	p := prepared{api: api, proto: protocols[api], stream: true}
+	*p = prepared{api: api, proto: protocols[api], stream: true}
 	body := make(map[string]any, len(req.Body)+3)
 	maps.Copy(body, req.Body)
 	if err := mergeExtraBody(body); err != nil {
-		return p, err
+		return err
 	}
-	if err := p.proto.prepare(&p, body, c.model); err != nil {
-		return p, err
+	if err := p.proto.prepare(p, body, c.model); err != nil {
+		return err
 	}
 	p.url = c.endpoints[endpointKey{api, p.stream}]
 	if m, ok := p.proto.(modelPather); ok {
 		p.url = m.modelURL(p.url, p.model, p.modelVersion) // the model is in the path
 	}
 	if p.body, err = encodeBody(body); err != nil {
-		return p, fmt.Errorf("encoding the request body: %w", err)
+		return fmt.Errorf("encoding the request body: %w", err)
 	}
-	return p, nil
+	return nil
 }
 
 // encodeBody is json.Marshal(body), byte for byte, without its reflection
 // over every map entry (two allocations each, and a sort): the values a
 // script's object exports to (maps, arrays, strings, numbers, booleans
-// and null) are appended directly, in a pooled buffer; any other value
-// goes through encoding/json, as do the bodies that would fail there.
+// and null) are appended directly, by a pooled bodyEncoder; any other
+// value goes through encoding/json, as do the bodies that would fail
+// there.
 func encodeBody(body map[string]any) ([]byte, error) {
-	buf := bodyBuffers.Get().(*[]byte)
-	b, ok := appendJSON((*buf)[:0], body, 0)
+	e := bodyEncoders.Get().(*bodyEncoder)
+	e.buf = e.buf[:0]
+	ok := e.value(body, 0)
 	var out []byte
 	if ok {
-		out = bytes.Clone(b)
+		out = bytes.Clone(e.buf)
 	}
-	if cap(b) <= maxPooledBuffer { // put back only once done with b
-		*buf = b
-		bodyBuffers.Put(buf)
+	if cap(e.buf) <= maxPooledBuffer && cap(e.keys) <= maxPooledKeys { // put back only once done with buf
+		bodyEncoders.Put(e)
 	}
 	if !ok {
 		return json.Marshal(body)
@@ -82,79 +83,106 @@ func encodeBody(body map[string]any) ([]byte, error) {
 	return out, nil
 }
 
-// bodyBuffers are the buffers encodeBody appends to; one a huge prompt
-// grew past maxPooledBuffer is left to the collector, not kept.
-var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// bodyEncoder appends a body's JSON to buf. keys holds the keys of the
+// objects being appended, one after the other, each object's sorted: in
+// a frame of its own, each object's keys made every level of a body's
+// nesting some 600 bytes deep on the VU's stack.
+type bodyEncoder struct {
+	buf  []byte
+	keys []string
+}
+
+// bodyEncoders are the encoders of encodeBody; one whose buffer a huge
+// prompt grew past maxPooledBuffer, or whose keys a huge object grew past
+// maxPooledKeys, is left to the collector, not kept.
+var bodyEncoders = sync.Pool{New: func() any { return new(bodyEncoder) }}
+
+// maxPooledKeys bounds the keys' slice a pooled bodyEncoder keeps (4 KiB).
+const maxPooledKeys = 256
 
 // maxBodyDepth is the deepest nesting appendJSON encodes itself; deeper
 // (a cycle included) is left to encoding/json and its error.
 const maxBodyDepth = 64
 
-// appendJSON appends v as encoding/json encodes it; false when v holds a
-// value it leaves to encoding/json: another type, a NaN or an infinity,
-// or nesting deeper than maxBodyDepth.
-func appendJSON(b []byte, v any, depth int) ([]byte, bool) {
+// value appends v as encoding/json encodes it; false when v holds a value
+// it leaves to encoding/json: another type, a NaN or an infinity, or
+// nesting deeper than maxBodyDepth.
+func (e *bodyEncoder) value(v any, depth int) bool {
 	if depth > maxBodyDepth {
-		return b, false
+		return false
 	}
+	ok := true
 	switch v := v.(type) {
 	case nil:
-		return append(b, "null"...), true
+		e.buf = append(e.buf, "null"...)
 	case bool:
-		return strconv.AppendBool(b, v), true
+		e.buf = strconv.AppendBool(e.buf, v)
 	case string:
-		return jsonstr.Append(b, v, true), true
+		e.buf = jsonstr.Append(e.buf, v, true)
 	case int64:
-		return strconv.AppendInt(b, v, 10), true
+		e.buf = strconv.AppendInt(e.buf, v, 10)
 	case int:
-		return strconv.AppendInt(b, int64(v), 10), true
+		e.buf = strconv.AppendInt(e.buf, int64(v), 10)
 	case float64:
-		return appendJSONFloat(b, v)
+		e.buf, ok = appendJSONFloat(e.buf, v)
 	case []any:
-		if v == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, item := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendJSON(b, item, depth+1); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return e.array(v, depth)
 	case map[string]any:
-		return appendJSONObject(b, v, depth)
+		return e.object(v, depth)
+	default:
+		return false
 	}
-	return b, false
+	return ok
 }
 
-// appendJSONObject appends m with its keys sorted, as encoding/json does.
-func appendJSONObject(b []byte, m map[string]any, depth int) ([]byte, bool) {
-	if m == nil {
-		return append(b, "null"...), true
+// array appends a as encoding/json does.
+func (e *bodyEncoder) array(a []any, depth int) bool {
+	if a == nil {
+		e.buf = append(e.buf, "null"...)
+		return true
 	}
-	var scratch [16]string
-	keys := scratch[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
+	e.buf = append(e.buf, '[')
+	for i, item := range a {
 		if i > 0 {
-			b = append(b, ',')
+			e.buf = append(e.buf, ',')
 		}
-		b = jsonstr.Append(b, k, true)
-		b = append(b, ':')
-		var ok bool
-		if b, ok = appendJSON(b, m[k], depth+1); !ok {
-			return b, false
+		if !e.value(item, depth+1) {
+			return false
 		}
 	}
-	return append(b, '}'), true
+	e.buf = append(e.buf, ']')
+	return true
+}
+
+// object appends m with its keys sorted, as encoding/json does.
+func (e *bodyEncoder) object(m map[string]any, depth int) bool {
+	if m == nil {
+		e.buf = append(e.buf, "null"...)
+		return true
+	}
+	start := len(e.keys)
+	defer func() {
+		clear(e.keys[start:]) // a pooled encoder holds no body's keys
+		e.keys = e.keys[:start]
+	}()
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	slices.Sort(e.keys[start:])
+	e.buf = append(e.buf, '{')
+	for i := range len(m) {
+		k := e.keys[start+i] // the values' objects append to e.keys
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = jsonstr.Append(e.buf, k, true)
+		e.buf = append(e.buf, ':')
+		if !e.value(m[k], depth+1) {
+			return false
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return true
 }
 
 // appendJSONFloat appends f as encoding/json does (ES6 number formatting);
@@ -229,7 +257,7 @@ func defaultModel(body map[string]any, model string) string {
 // requestAPI returns the API a request uses: the one it names, else the
 // client's (Config.API), else ChatCompletions for a body with "messages",
 // Completions for one with "prompt".
-func (c *Client) requestAPI(req Request) (API, error) {
+func (c *Client) requestAPI(req *Request) (API, error) {
 	api := req.API
 	if api == "" {
 		api = c.api

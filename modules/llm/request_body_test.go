@@ -97,8 +97,8 @@ func TestPrepareKeepsTheBody(t *testing.T) {
 			"extra_body": map[string]any{"top_k": int64(5)}}
 	}
 	kept := newBody()
-	shared, err := c.prepare(Request{Body: kept})
-	if err != nil {
+	var shared prepared
+	if err := c.prepare(&Request{Body: kept}, &shared); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := fmt.Sprint(kept), fmt.Sprint(newBody()); got != want {

@@ -265,8 +265,10 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 	if len(rr.usage) > 0 {
 		var u usage
 		u.PromptTokensDetails.CachedTokens = absentCount
-		if err := json.Unmarshal(rr.usage, &u); err != nil {
-			return &failure{ErrDecode, fmt.Errorf("usage: %w: %s", err, snippet(rr.usage))}
+		if !scanUsage(rr.usage, &u) {
+			if err := decodeUsage(rr.usage, &u); err != nil {
+				return err
+			}
 		}
 		res.OutputTokens, res.TokenSource = u.CompletionTokens, TokensFromUsage
 		res.PromptTokens = u.PromptTokens
@@ -278,6 +280,17 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 		res.Text = string(rr.text)
 	}
 	res.ToolCalls = rr.tools.result()
+	return nil
+}
+
+// decodeUsage decodes a usage object that scanUsage did not read into u
+// with encoding/json, which words any error.
+func decodeUsage(data []byte, u *usage) error {
+	*u = usage{}
+	u.PromptTokensDetails.CachedTokens = absentCount
+	if err := json.Unmarshal(data, u); err != nil {
+		return &failure{ErrDecode, fmt.Errorf("usage: %w: %s", err, snippet(data))}
+	}
 	return nil
 }
 

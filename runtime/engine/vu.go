@@ -204,7 +204,18 @@ func (v *vu) RunIteration(ctx context.Context) {
 		defer func() { v.state.Samples, v.state.Warmup = v.sink, false }()
 	}
 	_, err := v.interruptible(ctx, v.fn, v.args...)
+	v.endIteration(ctx, start, warm, lagged, err)
+}
+
+// endIteration records the metrics of the iteration that started at
+// start and ended with err (warm: a warmup iteration; lagged: it has a
+// lag to record). It is a function of its own so that the frame of
+// RunIteration, on the VU's stack while the iteration runs, stays small.
+//
+//go:noinline
+func (v *vu) endIteration(ctx context.Context, start time.Time, warm, lagged bool, err error) {
 	elapsed := time.Since(start)
+	b := v.run.builtin
 
 	v.state.Iteration++
 	interrupted := ctx.Err() != nil
