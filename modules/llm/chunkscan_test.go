@@ -280,21 +280,41 @@ func TestScanUsageLikeEncodingJSON(t *testing.T) {
 		{` {"completion_tokens":1}`, false},
 	} {
 		t.Run(tc.data, func(t *testing.T) {
-			var got usage
-			got.PromptTokensDetails.CachedTokens = absentCount
-			if ok := scanUsage([]byte(tc.data), &got); ok != tc.reads {
-				t.Fatalf("scanUsage read it: %v, want %v", ok, tc.reads)
-			} else if !ok {
-				return
-			}
-			var want usage
-			want.PromptTokensDetails.CachedTokens = absentCount
-			if err := json.Unmarshal([]byte(tc.data), &want); err != nil {
-				t.Fatalf("scanUsage read what encoding/json refuses: %v", err)
-			}
-			if got != want {
-				t.Errorf("scanUsage read %+v, encoding/json %+v", got, want)
+			if read := checkUsageLikeEncodingJSON(t, []byte(tc.data)); read != tc.reads {
+				t.Errorf("scanUsage read it: %v, want %v", read, tc.reads)
 			}
 		})
 	}
+}
+
+// checkUsageLikeEncodingJSON fails t when scanUsage reads data otherwise
+// than json.Unmarshal decodes it, or reads what encoding/json refuses;
+// it reports whether scanUsage read it.
+func checkUsageLikeEncodingJSON(t *testing.T, data []byte) bool {
+	t.Helper()
+	var got usage
+	got.PromptTokensDetails.CachedTokens = absentCount
+	if !scanUsage(data, &got) {
+		return false
+	}
+	var want usage
+	want.PromptTokensDetails.CachedTokens = absentCount
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatalf("scanUsage read %q, which encoding/json refuses: %v", data, err)
+	}
+	if got != want {
+		t.Errorf("scanUsage read %q as %+v, encoding/json %+v", data, got, want)
+	}
+	return true
+}
+
+// FuzzScanUsage checks scanUsage against encoding/json on arbitrary
+// usage objects: what it reads, it reads as encoding/json decodes it.
+func FuzzScanUsage(f *testing.F) {
+	f.Add([]byte(`{"prompt_tokens":9,"completion_tokens":10,"prompt_tokens_details":{"cached_tokens":8},"completion_tokens_details":{"reasoning_tokens":4}}`))
+	f.Add([]byte(`{ "Prompt_Tokens" : 9 , "COMPLETION_TOKENS":-0, "prompt_tokens_details":null, "x":[1,{"y":2}] }`))
+	f.Add([]byte(`{"completion_tokens":9223372036854775807,"completion_tokens":1e3}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkUsageLikeEncodingJSON(t, data)
+	})
 }
