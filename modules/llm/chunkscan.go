@@ -410,3 +410,78 @@ func (s *chunkScanner) space() {
 		}
 	}
 }
+
+// scanUsage fills u from data, an OpenAI usage, as json.Unmarshal(data, u)
+// would, and reports whether it could. It gives up as scanChunk does, and
+// on a count that is not a plain integer of at most maxScanDigits digits
+// or null, and on details that are neither an object nor null; u may then
+// hold some of data's values, and encoding/json decides.
+func scanUsage(data []byte, u *usage) bool {
+	s := chunkScanner{data: data}
+	return s.usage(u) && s.pos == len(data)
+}
+
+func (s *chunkScanner) usage(u *usage) bool {
+	return s.object(func(key []byte) bool {
+		switch {
+		case keyIs(key, "prompt_tokens"):
+			return s.count(&u.PromptTokens)
+		case keyIs(key, "completion_tokens"):
+			return s.count(&u.CompletionTokens)
+		case keyIs(key, "prompt_tokens_details"):
+			return s.countIn("cached_tokens", &u.PromptTokensDetails.CachedTokens)
+		case keyIs(key, "completion_tokens_details"):
+			return s.countIn("reasoning_tokens", &u.CompletionTokensDetails.ReasoningTokens)
+		}
+		return s.skip()
+	})
+}
+
+// countIn reads an object, or null, whose member name is a count read
+// into *n.
+func (s *chunkScanner) countIn(name string, n *int) bool {
+	if s.literal("null") {
+		return true
+	}
+	return s.object(func(key []byte) bool {
+		if keyIs(key, name) {
+			return s.count(n)
+		}
+		return s.skip()
+	})
+}
+
+// maxScanDigits is the most digits of a count the scanner reads itself:
+// fewer than overflow an int64.
+const maxScanDigits = 18
+
+// count reads a plain integer into *n, or null, which leaves *n.
+func (s *chunkScanner) count(n *int) bool {
+	if s.literal("null") {
+		return true
+	}
+	start := s.pos
+	if !s.number() {
+		return false
+	}
+	digits := s.data[start:s.pos]
+	negative := digits[0] == '-'
+	if negative {
+		digits = digits[1:]
+	}
+	if len(digits) > maxScanDigits {
+		return false
+	}
+	v := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' { // a fraction or an exponent
+			return false
+		}
+		v = v*10 + int(c-'0')
+	}
+	if negative {
+		v = -v
+	}
+	*n = v
+	return true
+}

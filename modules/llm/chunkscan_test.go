@@ -248,3 +248,87 @@ func TestChunkTextAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per chunk, text %q", n, text)
 	}
 }
+
+// usageSeeds are usages as servers send them and the edges encoding/json
+// decides: nulls, duplicate and differently cased keys, counts that are
+// not plain integers, too long or overflowing, details of the wrong kind.
+var usageSeeds = []string{
+	`{"prompt_tokens":9,"completion_tokens":10,"total_tokens":19}`,
+	`{"prompt_tokens":512,"completion_tokens":128,"total_tokens":640,"prompt_tokens_details":{"cached_tokens":256},"completion_tokens_details":{"reasoning_tokens":64}}`,
+	`{"prompt_tokens":1,"prompt_tokens_details":null,"completion_tokens_details":null}`,
+	`{"prompt_tokens":null,"completion_tokens":-0,"prompt_tokens_details":{"cached_tokens":null}}`,
+	`{"Prompt_Tokens":3,"COMPLETION_TOKENS":4,"prompt_tokens":5}`,
+	`{"prompt_tokens_details":{"cached_tokens":1},"prompt_tokens_details":{"x":2}}`,
+	`{"completion_tokens":1.0}`,
+	`{"completion_tokens":1e2}`,
+	`{"completion_tokens":"7"}`,
+	`{"completion_tokens":123456789012345678}`,
+	`{"completion_tokens":1234567890123456789}`,
+	`{"completion_tokens":99999999999999999999}`,
+	`{"completion_tokens":-123456789012345678}`,
+	`{"prompt_tokens_details":[]}`,
+	`{"prompt_tokens_details":{"cached_tokens":true}}`,
+	`{"x":{"y":[1,{"z":null}]},"completion_tokens":2}`,
+	`{"completion_tokens":2} `,
+	`{"completion_tokens":2,}`,
+	`{}`,
+	`null`,
+	`[]`,
+}
+
+// checkUsageLikeEncodingJSON checks that decodeUsage gives data what
+// encoding/json gives it, and fails where it fails.
+func checkUsageLikeEncodingJSON(t *testing.T, data []byte) {
+	t.Helper()
+	var want usage
+	want.PromptTokensDetails.CachedTokens = absentCount
+	wantErr := json.Unmarshal(data, &want)
+	got, err := decodeUsage(data)
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("decodeUsage error %v, encoding/json's %v: %q", err, wantErr, data)
+	case err == nil && got != want:
+		t.Fatalf("decodeUsage %+v, encoding/json %+v: %q", got, want, data)
+	}
+}
+
+func TestUsageDecode(t *testing.T) {
+	for _, data := range usageSeeds {
+		checkUsageLikeEncodingJSON(t, []byte(data))
+	}
+}
+
+// The usages servers send are read without encoding/json.
+func TestUsageScanned(t *testing.T) {
+	for _, data := range usageSeeds[:6] {
+		var u usage
+		if !scanUsage([]byte(data), &u) {
+			t.Errorf("left to encoding/json: %s", data)
+		}
+	}
+}
+
+// FuzzUsageDecode checks decodeUsage against encoding/json on arbitrary
+// usages: the same values, or both fail.
+func FuzzUsageDecode(f *testing.F) {
+	for _, data := range usageSeeds {
+		f.Add([]byte(data))
+	}
+	f.Fuzz(checkUsageLikeEncodingJSON)
+}
+
+// Decoding a usage allocates nothing.
+func TestUsageAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	data := []byte(usageSeeds[1])
+	n := testing.AllocsPerRun(100, func() {
+		if u, err := decodeUsage(data); err != nil || u.CompletionTokens != 128 {
+			t.Fatal(u, err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+}
