@@ -445,14 +445,22 @@ func (c *Client) send(ctx context.Context, w *watchdog, tr *tracer, p *prepared,
 	tr.release(resp.ProtoMajor == 1)
 }
 
+// acceptStream and acceptJSON are the Accept values of requests, one
+// slice for all of them as the client's own headers' are: nothing
+// changes a header's values in place.
+var (
+	acceptStream = []string{"text/event-stream"}
+	acceptJSON   = []string{"application/json"}
+)
+
 // headers returns the headers of one request: the client's, then the
 // request's own (extra).
 func (c *Client) headers(extra map[string]string, stream bool) http.Header {
 	h := make(http.Header, len(c.header)+len(extra)+1)
 	if stream {
-		h.Set("Accept", "text/event-stream")
+		h["Accept"] = acceptStream
 	} else {
-		h.Set("Accept", "application/json")
+		h["Accept"] = acceptJSON
 	}
 	for k, v := range c.header {
 		h[k] = v
