@@ -374,9 +374,13 @@ func backOff(ctx context.Context, policy *RetryPolicy, attempt int, res *Result)
 	return true
 }
 
-// attempt sends the request once.
+// attempt sends the request once; its Result is req.result when set.
 func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result {
-	res := &Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
+	res := req.result
+	if res == nil {
+		res = new(Result)
+	}
+	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
 	timeout := c.timeout
 	if req.Timeout > 0 {
 		timeout = req.Timeout

@@ -417,8 +417,9 @@ func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
 		req.Arrivals = i.scenarioArrivals(st.Scenario)
 	}
 	req.itlBuffer = i.itl[:0]
+	req.result = spareResults.Get().(*Result)
 	res := c.Stream(i.vu.Context(), req)
-	defer i.keepITL(res.ITL)
+	defer i.release(res)
 	res.RequestedPromptTokens, res.UniquePrompt = requested, o.UniquePrompt
 	ended := res.Class != ErrCanceled
 	if measured && ended && !res.OK && hooks.Errors != nil {
@@ -495,6 +496,19 @@ func exportStreamOptions(rt *goja.Runtime, opts goja.Value) streamOptions {
 		panic(rt.NewTypeError("llm.stream(body, options): %v", err))
 	}
 	return *o
+}
+
+// spareResults are the Results of requests whose script objects are made,
+// for other requests: the JS module needs a Result only until its object
+// copied it.
+var spareResults = sync.Pool{New: func() any { return new(Result) }}
+
+// release gives back res, once nothing reads it any more: its gaps'
+// array for the VU's next request, itself for any other.
+func (i *instance) release(res *Result) {
+	i.keepITL(res.ITL)
+	*res = Result{}
+	spareResults.Put(res)
 }
 
 // maxKeptITL bounds the gaps' array a VU keeps between requests (8 KiB):
