@@ -141,6 +141,12 @@ type Client struct {
 	secrets   []string
 	tok       tokenCounter // Config.Tokenizer's; nil: none
 	apiKey    string       // Config.APIKey, for adapters that send it otherwise (headerSetter)
+
+	// streamHeaders and wholeHeaders are the headers of every streaming
+	// and non-streaming request that adds none, under a protocol that
+	// sets none: net/http only reads a request's headers, so one map
+	// serves them all.
+	streamHeaders, wholeHeaders http.Header
 }
 
 // NewClient returns a client for the server cfg describes, with its own
@@ -220,6 +226,7 @@ func NewClient(cfg Config) (*Client, error) {
 	for k, v := range cfg.Headers {
 		c.header.Set(k, v)
 	}
+	c.streamHeaders, c.wholeHeaders = c.headers(nil, true), c.headers(nil, false)
 	c.secrets = appendSecrets(c.secrets, cfg.Headers)
 	c.secrets = urlSecrets(c.secrets, given)
 	longestFirst(c.secrets)
@@ -415,10 +422,7 @@ func (c *Client) send(ctx context.Context, w *watchdog, tr *tracer, p *prepared,
 		res.Class, res.Error = ErrInvalidRequest, err.Error()
 		return
 	}
-	hreq.Header = c.headers(req.Headers, p.stream)
-	if hs, ok := p.proto.(headerSetter); ok {
-		hs.setHeaders(hreq.Header, c.apiKey)
-	}
+	hreq.Header = c.requestHeaders(req.Headers, p)
 	before := time.Now()
 	resp, err := c.http.Do(hreq)
 	res.Start = tr.start(before)
@@ -456,6 +460,24 @@ var (
 	acceptStream = []string{"text/event-stream"}
 	acceptJSON   = []string{"application/json"}
 )
+
+// requestHeaders returns the headers of a request prepared as p with
+// headers of its own (extra): the shared ones of its kind when it has
+// none and its protocol sets none, else a map of its own.
+func (c *Client) requestHeaders(extra map[string]string, p *prepared) http.Header {
+	hs, sets := p.proto.(headerSetter)
+	switch {
+	case len(extra) == 0 && !sets && p.stream:
+		return c.streamHeaders
+	case len(extra) == 0 && !sets:
+		return c.wholeHeaders
+	}
+	h := c.headers(extra, p.stream)
+	if sets {
+		hs.setHeaders(h, c.apiKey)
+	}
+	return h
+}
 
 // headers returns the headers of one request: the client's, then the
 // request's own (extra).

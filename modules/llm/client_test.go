@@ -566,11 +566,11 @@ func TestManyConnections(t *testing.T) {
 }
 
 // The Accept header says what the request asks for, unless the request
-// sets its own; a request's own does not leak into the next.
+// sets its own; a request's own headers do not leak into the next.
 func TestAcceptHeader(t *testing.T) {
 	accepts := make(chan string, 1)
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		accepts <- r.Header.Get("Accept")
+		accepts <- r.Header.Get("Accept") + r.Header.Get("X-Extra")
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1}}`)
 	}, Config{Model: "m"})
@@ -579,9 +579,11 @@ func TestAcceptHeader(t *testing.T) {
 		want string
 	}{
 		{Request{Body: map[string]any{"prompt": "p"}}, "text/event-stream"},
-		{Request{Body: map[string]any{"prompt": "p"}, Headers: map[string]string{"accept": "*/*"}}, "*/*"},
+		{Request{Body: map[string]any{"prompt": "p"}, Headers: map[string]string{"accept": "*/*", "X-Extra": "+x"}}, "*/*+x"},
 		{Request{Body: map[string]any{"prompt": "p", "stream": false}}, "application/json"},
 		{Request{Body: map[string]any{"prompt": "p"}}, "text/event-stream"},
+		{Request{Body: map[string]any{"prompt": "p"}, Headers: map[string]string{"X-Extra": "+y"}}, "text/event-stream+y"},
+		{Request{Body: map[string]any{"prompt": "p", "stream": false}}, "application/json"},
 	} {
 		c.Stream(t.Context(), tc.req)
 		if got := <-accepts; got != tc.want {
