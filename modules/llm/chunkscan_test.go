@@ -249,10 +249,59 @@ func TestChunkTextAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestScanUsageLikeEncodingJSON checks that a usage scanUsage reads is
-// the one json.Unmarshal decodes, and that it reads the usages servers
-// send: the shapes it leaves to encoding/json are the rare ones.
-func TestScanUsageLikeEncodingJSON(t *testing.T) {
+// usageSeeds are usages as servers send them and the edges encoding/json
+// decides: nulls, duplicate and differently cased keys, counts that are
+// not plain integers, too long or overflowing, details of the wrong kind.
+var usageSeeds = []string{
+	`{"prompt_tokens":9,"completion_tokens":10,"total_tokens":19}`,
+	`{"prompt_tokens":512,"completion_tokens":128,"total_tokens":640,"prompt_tokens_details":{"cached_tokens":256},"completion_tokens_details":{"reasoning_tokens":64}}`,
+	`{"prompt_tokens":1,"prompt_tokens_details":null,"completion_tokens_details":null}`,
+	`{"prompt_tokens":null,"completion_tokens":-0,"prompt_tokens_details":{"cached_tokens":null}}`,
+	`{"Prompt_Tokens":3,"COMPLETION_TOKENS":4,"prompt_tokens":5}`,
+	`{"prompt_tokens_details":{"cached_tokens":1},"prompt_tokens_details":{"x":2}}`,
+	`{"completion_tokens":1.0}`,
+	`{"completion_tokens":1e2}`,
+	`{"completion_tokens":"7"}`,
+	`{"completion_tokens":123456789012345678}`,
+	`{"completion_tokens":1234567890123456789}`,
+	`{"completion_tokens":99999999999999999999}`,
+	`{"completion_tokens":-123456789012345678}`,
+	`{"prompt_tokens_details":[]}`,
+	`{"prompt_tokens_details":{"cached_tokens":true}}`,
+	`{"x":{"y":[1,{"z":null}]},"completion_tokens":2}`,
+	`{"completion_tokens":2} `,
+	`{"completion_tokens":2,}`,
+	`{}`,
+	`null`,
+	`[]`,
+}
+
+// checkUsageLikeEncodingJSON checks that decodeUsage gives data what
+// encoding/json gives it, and fails where it fails.
+func checkUsageLikeEncodingJSON(t *testing.T, data []byte) {
+	t.Helper()
+	var want usage
+	want.PromptTokensDetails.CachedTokens = absentCount
+	wantErr := json.Unmarshal(data, &want)
+	got, err := decodeUsage(data)
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("decodeUsage error %v, encoding/json's %v: %q", err, wantErr, data)
+	case err == nil && got != want:
+		t.Fatalf("decodeUsage %+v, encoding/json %+v: %q", got, want, data)
+	}
+}
+
+func TestUsageDecode(t *testing.T) {
+	for _, data := range usageSeeds {
+		checkUsageLikeEncodingJSON(t, []byte(data))
+	}
+}
+
+// The usages servers send are read by scanUsage, without encoding/json;
+// the shapes it leaves to encoding/json are the rare ones, and what it
+// reads, it reads as encoding/json decodes it.
+func TestScanUsage(t *testing.T) {
 	for _, tc := range []struct {
 		data  string
 		reads bool
@@ -279,42 +328,38 @@ func TestScanUsageLikeEncodingJSON(t *testing.T) {
 		{`null`, false},
 		{` {"completion_tokens":1}`, false},
 	} {
-		t.Run(tc.data, func(t *testing.T) {
-			if read := checkUsageLikeEncodingJSON(t, []byte(tc.data)); read != tc.reads {
-				t.Errorf("scanUsage read it: %v, want %v", read, tc.reads)
-			}
-		})
+		var u usage
+		u.PromptTokensDetails.CachedTokens = absentCount
+		if read := scanUsage([]byte(tc.data), &u); read != tc.reads {
+			t.Errorf("scanUsage read %s: %v, want %v", tc.data, read, tc.reads)
+		}
+		checkUsageLikeEncodingJSON(t, []byte(tc.data))
 	}
 }
 
-// checkUsageLikeEncodingJSON fails t when scanUsage reads data otherwise
-// than json.Unmarshal decodes it, or reads what encoding/json refuses;
-// it reports whether scanUsage read it.
-func checkUsageLikeEncodingJSON(t *testing.T, data []byte) bool {
-	t.Helper()
-	var got usage
-	got.PromptTokensDetails.CachedTokens = absentCount
-	if !scanUsage(data, &got) {
-		return false
+// FuzzUsageDecode checks decodeUsage against encoding/json on arbitrary
+// usages: the same values, or both fail.
+func FuzzUsageDecode(f *testing.F) {
+	for _, data := range usageSeeds {
+		f.Add([]byte(data))
 	}
-	var want usage
-	want.PromptTokensDetails.CachedTokens = absentCount
-	if err := json.Unmarshal(data, &want); err != nil {
-		t.Fatalf("scanUsage read %q, which encoding/json refuses: %v", data, err)
-	}
-	if got != want {
-		t.Errorf("scanUsage read %q as %+v, encoding/json %+v", data, got, want)
-	}
-	return true
-}
-
-// FuzzScanUsage checks scanUsage against encoding/json on arbitrary
-// usage objects: what it reads, it reads as encoding/json decodes it.
-func FuzzScanUsage(f *testing.F) {
-	f.Add([]byte(`{"prompt_tokens":9,"completion_tokens":10,"prompt_tokens_details":{"cached_tokens":8},"completion_tokens_details":{"reasoning_tokens":4}}`))
 	f.Add([]byte(`{ "Prompt_Tokens" : 9 , "COMPLETION_TOKENS":-0, "prompt_tokens_details":null, "x":[1,{"y":2}] }`))
 	f.Add([]byte(`{"completion_tokens":9223372036854775807,"completion_tokens":1e3}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		checkUsageLikeEncodingJSON(t, data)
+	f.Fuzz(checkUsageLikeEncodingJSON)
+}
+
+// Decoding a usage allocates nothing.
+func TestUsageAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	data := []byte(usageSeeds[1])
+	n := testing.AllocsPerRun(100, func() {
+		if u, err := decodeUsage(data); err != nil || u.CompletionTokens != 128 {
+			t.Fatal(u, err)
+		}
 	})
+	if n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmrun/llmrun/internal/capped"
@@ -141,6 +142,13 @@ type Client struct {
 	secrets   []string
 	tok       tokenCounter // Config.Tokenizer's; nil: none
 	apiKey    string       // Config.APIKey, for adapters that send it otherwise (headerSetter)
+
+	// streamHeaders and wholeHeaders are the headers of every streaming
+	// and non-streaming request that adds none, under a protocol that
+	// sets none: net/http only reads a request's headers, so one map
+	// serves them all. Each is made at the first such request (sharedHeaders):
+	// a VU's init code may make clients it never sends with.
+	streamHeaders, wholeHeaders atomic.Pointer[http.Header]
 }
 
 // NewClient returns a client for the server cfg describes, with its own
@@ -381,9 +389,13 @@ func backOff(ctx context.Context, policy *RetryPolicy, attempt int, res *Result)
 	return true
 }
 
-// attempt sends the request once.
+// attempt sends the request once; its Result is req.result when set.
 func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result {
-	res := &Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
+	res := req.result
+	if res == nil {
+		res = new(Result)
+	}
+	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
 	timeout := c.timeout
 	if req.Timeout > 0 {
 		timeout = req.Timeout
@@ -461,10 +473,7 @@ func (c *Client) httpRequest(ctx context.Context, p *prepared, req *Request, res
 		res.Class, res.Error = ErrInvalidRequest, err.Error()
 		return nil
 	}
-	hreq.Header = c.headers(req.Headers, p.stream)
-	if hs, ok := p.proto.(headerSetter); ok {
-		hs.setHeaders(hreq.Header, c.apiKey)
-	}
+	hreq.Header = c.requestHeaders(req.Headers, p)
 	return hreq
 }
 
@@ -507,14 +516,53 @@ func failRead(ctx context.Context, err error, res *Result) {
 	res.Class, res.Error = classify(ctx, err, "reading the response", readClass(err))
 }
 
+// acceptStream and acceptJSON are the Accept values of requests, one
+// slice for all of them as the client's own headers' are: nothing
+// changes a header's values in place.
+var (
+	acceptStream = []string{"text/event-stream"}
+	acceptJSON   = []string{"application/json"}
+)
+
+// requestHeaders returns the headers of a request prepared as p with
+// headers of its own (extra): the shared ones of its kind when it has
+// none and its protocol sets none, else a map of its own.
+func (c *Client) requestHeaders(extra map[string]string, p *prepared) http.Header {
+	hs, sets := p.proto.(headerSetter)
+	if len(extra) == 0 && !sets {
+		return c.sharedHeaders(p.stream)
+	}
+	h := c.headers(extra, p.stream)
+	if sets {
+		hs.setHeaders(h, c.apiKey)
+	}
+	return h
+}
+
+// sharedHeaders returns the headers of every streaming (or non-streaming)
+// request that adds none, made at the first. Two first requests at once
+// may each make them: either map serves.
+func (c *Client) sharedHeaders(stream bool) http.Header {
+	shared := &c.wholeHeaders
+	if stream {
+		shared = &c.streamHeaders
+	}
+	if h := shared.Load(); h != nil {
+		return *h
+	}
+	h := c.headers(nil, stream)
+	shared.Store(&h)
+	return h
+}
+
 // headers returns the headers of one request: the client's, then the
 // request's own (extra).
 func (c *Client) headers(extra map[string]string, stream bool) http.Header {
 	h := make(http.Header, len(c.header)+len(extra)+1)
 	if stream {
-		h.Set("Accept", "text/event-stream")
+		h["Accept"] = acceptStream
 	} else {
-		h.Set("Accept", "application/json")
+		h["Accept"] = acceptJSON
 	}
 	for k, v := range c.header {
 		h[k] = v

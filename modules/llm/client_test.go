@@ -564,3 +564,30 @@ func TestManyConnections(t *testing.T) {
 		t.Errorf("only %d of %d concurrent requests reached the server together", active.Load(), vus)
 	}
 }
+
+// The Accept header says what the request asks for, unless the request
+// sets its own; a request's own headers do not leak into the next.
+func TestAcceptHeader(t *testing.T) {
+	accepts := make(chan string, 1)
+	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		accepts <- r.Header.Get("Accept") + r.Header.Get("X-Extra")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1}}`)
+	}, Config{Model: "m"})
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Body: map[string]any{"prompt": "p"}}, "text/event-stream"},
+		{Request{Body: map[string]any{"prompt": "p"}, Headers: map[string]string{"accept": "*/*", "X-Extra": "+x"}}, "*/*+x"},
+		{Request{Body: map[string]any{"prompt": "p", "stream": false}}, "application/json"},
+		{Request{Body: map[string]any{"prompt": "p"}}, "text/event-stream"},
+		{Request{Body: map[string]any{"prompt": "p"}, Headers: map[string]string{"X-Extra": "+y"}}, "text/event-stream+y"},
+		{Request{Body: map[string]any{"prompt": "p", "stream": false}}, "application/json"},
+	} {
+		c.Stream(t.Context(), tc.req)
+		if got := <-accepts; got != tc.want {
+			t.Errorf("%v, %v: Accept %q, want %q", tc.req.Body, tc.req.Headers, got, tc.want)
+		}
+	}
+}

@@ -65,7 +65,8 @@ func (i *instance) newConversation(opts goja.Value) *goja.Object {
 			var h *Client
 			if cl, ok := o.Client.(*goja.Object); ok {
 				if v := cl.Get(clientHandle); v != nil {
-					h, _ = v.Export().(*Client)
+					ref, _ := v.Export().(clientRef)
+					h = ref.client
 				}
 			}
 			if h == nil {
@@ -202,3 +203,9 @@ func (c *conversation) messagesArray(rt *goja.Runtime) goja.Value {
 // clientHandle is the hidden property of an llm.client() object that holds
 // its *Client, for llm.conversation({ client }).
 const clientHandle = "__client"
+
+// clientRef is the value of an llm.client() object's clientHandle: its
+// *Client, which a script can neither read nor call. (The *Client itself,
+// as goja wraps a Go value, showed the client's Go methods to scripts,
+// and cost each VU the reflection of the type.)
+type clientRef struct{ client *Client }

@@ -155,3 +155,22 @@ func TestPromptTokensCheck(t *testing.T) {
 		t.Errorf("a request without promptTokens was checked: %+v", req)
 	}
 }
+
+// A conversation given a client sends with it (here a client of another
+// model, which the simulator answers as any), and the object of
+// llm.client() shows a script none of the Go client's methods.
+func TestConversationSendsWithItsClient(t *testing.T) {
+	_, m := startJSSim(t)
+	v := newJSVU(t, m)
+	v.Run(`const other = llm.client({ model: 'other-model' });
+const chat = llm.conversation({ client: other });`)
+	if r := stream(t, v, `llm.conversation().send('hello', { max_tokens: 2 })`); !r.OK || r.Model != jsModel {
+		t.Fatalf("the default client's conversation: %+v, want model %s", r, jsModel)
+	}
+	if r := stream(t, v, `chat.send('hello', { max_tokens: 2 })`); !r.OK || r.Model != "other-model" {
+		t.Errorf("the conversation of a client of other-model: %+v", r)
+	}
+	if got := v.Run(`typeof other.__client.Stream + ' ' + Object.keys(other.__client).length`).String(); got != "undefined 0" {
+		t.Errorf("the client's handle shows %q, want nothing", got)
+	}
+}

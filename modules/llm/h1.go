@@ -51,12 +51,28 @@ type h1Transport struct {
 }
 
 // h1Conn is one connection with its read buffer. Its write buffer is
-// taken only while a request is written (h1Writers).
+// taken only while a request is written (h1Writers). What each request
+// needs of it (written, interrupt, probe) is made once, with it, rather
+// than by every request.
 type h1Conn struct {
 	conn      net.Conn
 	br        *bufio.Reader
 	idleSince time.Time
 	reused    bool
+	// written counts the bytes of the request being written.
+	written countingWriter
+	// interrupt ends the connection's I/O under way, when the context of
+	// its request ends.
+	interrupt func()
+	probe     peerProbe
+}
+
+// newH1Conn returns conn ready for requests.
+func newH1Conn(conn net.Conn) *h1Conn {
+	pc := &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, responseReadBuffer), written: countingWriter{w: conn}}
+	pc.interrupt = func() { _ = conn.SetDeadline(time.Unix(1, 0)) }
+	pc.probe.init(conn)
+	return pc
 }
 
 // h1Writers are the write buffers of requests being written.
@@ -178,7 +194,7 @@ func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace)
 // while it was idle: then it closes it and returns nil, the place kept.
 // The peek is a system call, made without the pool's lock.
 func (t *h1Transport) usable(pc *h1Conn) *h1Conn {
-	if pc == nil || !peerClosed(pc.conn) {
+	if pc == nil || !pc.probe.peerClosed() {
 		return pc
 	}
 	_ = pc.conn.Close()
@@ -238,7 +254,7 @@ func (t *h1Transport) dialConn(ctx context.Context, trace *httptrace.ClientTrace
 		t.mu.Unlock()
 		return nil, err
 	}
-	pc := &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, responseReadBuffer)}
+	pc := newH1Conn(conn)
 	if trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
 	}
@@ -338,7 +354,7 @@ var errServerClosedIdle = errors.New("http: server closed idle connection")
 // interrupts the connection's I/O until the response body is closed; a
 // failure closes pc.
 func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, func() { _ = pc.conn.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, pc.interrupt)
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		t.closeConn(pc)
@@ -347,9 +363,10 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Reques
 		}
 		return nil, err
 	}
-	cw := countingWriter{w: pc.conn}
+	cw := &pc.written
+	cw.n = 0
 	bw := h1Writers.Get().(*bufio.Writer)
-	bw.Reset(&cw)
+	bw.Reset(cw)
 	err := req.Write(bw)
 	if err == nil {
 		err = bw.Flush()

@@ -4,6 +4,10 @@ package llm
 
 import "net"
 
-// peerClosed reports whether the server closed conn; on this system it
-// cannot tell, and the request finds out.
-func peerClosed(net.Conn) bool { return false }
+// peerProbe would tell whether the server closed an idle connection; on
+// this system it cannot, and the request finds out.
+type peerProbe struct{}
+
+func (*peerProbe) init(net.Conn) {}
+
+func (*peerProbe) peerClosed() bool { return false }

@@ -254,7 +254,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 		panic(rt.NewGoError(fmt.Errorf("llm.client(): %w", err)))
 	}
 	obj := rt.NewObject()
-	must(obj.DefineDataProperty(clientHandle, rt.ToValue(c), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
+	must(obj.DefineDataProperty(clientHandle, rt.ToValue(clientRef{c}), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE))
 	must(obj.Set("stream", streamFunction(rt, func(body, opts goja.Value) *goja.Object { return i.stream(c, body, opts) })))
 	must(obj.Set("model", cfg.Model))
 	must(obj.Set("baseURL", cfg.BaseURL))
@@ -440,15 +440,17 @@ func (i *instance) streamRequest(c **Client, body, opts goja.Value, req *Request
 		req.Arrivals = i.scenarioArrivals(st.Scenario)
 	}
 	req.itlBuffer = i.itl[:0]
+	req.result = spareResults.Get().(*Result)
 	return call
 }
 
 // streamResult hands res, the result of call's request, to the hooks and
-// the samples, and returns its object for the script.
+// the samples, and returns its object for the script; then res serves
+// another request.
 //
 //go:noinline
 func (i *instance) streamResult(res *Result, call streamCall) *goja.Object {
-	defer i.keepITL(res.ITL)
+	defer i.release(res)
 	rt, st, o, hooks := i.vu.Runtime(), i.vu.State(), call.opts, i.module.hooks
 	res.RequestedPromptTokens, res.UniquePrompt = call.requested, o.UniquePrompt
 	ended := res.Class != ErrCanceled
@@ -530,6 +532,19 @@ func exportStreamOptions(rt *goja.Runtime, opts goja.Value) *streamOptions {
 		panic(rt.NewTypeError("llm.stream(body, options): %v", err))
 	}
 	return o
+}
+
+// spareResults are the Results of requests whose script objects are made,
+// for other requests: the JS module needs a Result only until its object
+// copied it.
+var spareResults = sync.Pool{New: func() any { return new(Result) }}
+
+// release gives back res, once nothing reads it any more: its gaps'
+// array for the VU's next request, itself for any other.
+func (i *instance) release(res *Result) {
+	i.keepITL(res.ITL)
+	*res = Result{}
+	spareResults.Put(res)
 }
 
 // maxKeptITL bounds the gaps' array a VU keeps between requests (8 KiB):

@@ -467,3 +467,21 @@ func TestJSStreamLength(t *testing.T) {
 		t.Errorf("stream lengths = %s, want 2,2", got)
 	}
 }
+
+// A result object keeps its values after the VU's next requests, which
+// reuse what the module made for the first, ended otherwise: with fewer
+// tokens, or failed.
+func TestJSResultsOutliveTheirRequests(t *testing.T) {
+	_, m := startJSSim(t)
+	v := newJSVU(t, m)
+	got := v.Run(`(() => {
+  const first = llm.stream(` + body(12) + `, { itl: true });
+  const kept = JSON.stringify(first);
+  const second = llm.stream(` + body(4) + `);
+  const failed = llm.stream(` + body(4) + `, { timeout: '1us' });
+  return [JSON.stringify(first) === kept, first.outputTokens, first.itl.length, second.outputTokens, failed.ok, failed.errorClass].join(' ');
+})()`).String()
+	if want := "true 12 11 4 false timeout"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -207,6 +207,14 @@ func (c *chunk) finishReason() (string, error) {
 	if raw == nil {
 		return "", nil
 	}
+	switch string(raw) { // the usual reasons, without decoding nor allocating
+	case `"stop"`:
+		return "stop", nil
+	case `"length"`:
+		return "length", nil
+	case `"tool_calls"`:
+		return "tool_calls", nil
+	}
 	reason, err := jsonString(raw)
 	if err != nil {
 		return "", fmt.Errorf("finish_reason: %w", err)

@@ -326,3 +326,23 @@ func TestReadJSON(t *testing.T) {
 		})
 	}
 }
+
+// The finish reasons read without decoding are the ones encoding/json
+// gives, escaped or not, and the usual ones cost no allocation.
+func TestFinishReasonDecoded(t *testing.T) {
+	for _, raw := range []string{`"stop"`, `"length"`, `"tool_calls"`, `"content_filter"`, `"st\u006fp"`, `"l\u0065ngth"`, `"Stop"`, `5`} {
+		c := chunk{Choices: []choice{{FinishReason: []byte(raw)}}}
+		want, wantErr := jsonString([]byte(raw))
+		got, err := c.finishReason()
+		if got != want || (err == nil) != (wantErr == nil) {
+			t.Errorf("%s: %q, %v; want %q, %v", raw, got, err, want, wantErr)
+		}
+	}
+	if raceEnabled {
+		return
+	}
+	c := chunk{Choices: []choice{{FinishReason: []byte(`"length"`)}}}
+	if n := testing.AllocsPerRun(100, func() { c.finishReason() }); n != 0 {
+		t.Errorf("a usual finish reason allocates %v times, want 0", n)
+	}
+}

@@ -136,7 +136,13 @@ func finishTiming(res *Result) {
 }
 
 // mediaType returns a Content-Type's media type, without parameters.
+// The types servers send bare are returned as they are, without the map
+// of parameters mime.ParseMediaType makes.
 func mediaType(contentType string) string {
+	switch contentType {
+	case "text/event-stream", "application/json", "application/x-ndjson":
+		return contentType
+	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	return mt
 }

@@ -23,6 +23,10 @@ func (openaiProtocol) endpoint(base *url.URL, api API, _ bool) string {
 	return root.JoinPath("chat", "completions").String()
 }
 
+// includeUsage is the "stream_options" openaiProtocol adds, one value for
+// every request, never changed: the body that holds it is only encoded.
+var includeUsage = map[string]any{"include_usage": true}
+
 // prepare adds "stream": true unless the body sets "stream",
 // "stream_options": {"include_usage": true} to a streaming request that
 // does not set "stream_options", and the client's model unless the body
@@ -33,7 +37,7 @@ func (openaiProtocol) prepare(p *prepared, body map[string]any, model string) er
 		return err
 	}
 	if _, ok := body["stream_options"]; p.stream && !ok {
-		body["stream_options"] = map[string]any{"include_usage": true}
+		body["stream_options"] = includeUsage
 	}
 	p.model = defaultModel(body, model)
 	return nil

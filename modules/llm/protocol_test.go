@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -341,4 +342,16 @@ func fuzzRead(t *testing.T, data []byte, read func(rr *responseReader, body io.R
 		return nil
 	}
 	return res
+}
+
+// mediaType gives what mime.ParseMediaType gives, the bare types servers
+// send included.
+func TestMediaType(t *testing.T) {
+	for _, ct := range []string{"text/event-stream", "application/json", "application/x-ndjson", "text/event-stream; charset=utf-8",
+		"Text/Event-Stream", " application/json", "application/json; a=1; a=2", "", "bad"} {
+		want, _, _ := mime.ParseMediaType(ct)
+		if got := mediaType(ct); got != want {
+			t.Errorf("%q: %q, want %q", ct, got, want)
+		}
+	}
 }

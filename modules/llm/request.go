@@ -42,7 +42,8 @@ func (c *Client) prepare(req *Request, p *prepared) error {
 		return err
 	}
 	*p = prepared{api: api, proto: protocols[api], stream: true}
-	body := make(map[string]any, len(req.Body)+3)
+	body := bodyMaps.Get().(map[string]any)
+	defer putBodyMap(body)
 	maps.Copy(body, req.Body)
 	if err := mergeExtraBody(body); err != nil {
 		return err
@@ -58,6 +59,23 @@ func (c *Client) prepare(req *Request, p *prepared) error {
 		return fmt.Errorf("encoding the request body: %w", err)
 	}
 	return nil
+}
+
+// bodyMaps are the maps prepare copies bodies' top levels to. A copy is
+// needed only until encoded (what prepare keeps of it are strings), so
+// one serves request after request.
+var bodyMaps = sync.Pool{New: func() any { return make(map[string]any, 8) }}
+
+// maxPooledBodyKeys bounds the maps bodyMaps keeps: one a body of more
+// top-level fields grew is left to the collector.
+const maxPooledBodyKeys = 32
+
+// putBodyMap gives body back to bodyMaps, emptied.
+func putBodyMap(body map[string]any) {
+	if len(body) <= maxPooledBodyKeys {
+		clear(body)
+		bodyMaps.Put(body)
+	}
 }
 
 // encodeBody is json.Marshal(body), byte for byte, without its reflection

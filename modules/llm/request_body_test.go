@@ -109,6 +109,32 @@ func TestPrepareKeepsTheBody(t *testing.T) {
 	}
 }
 
+// A body prepares into its own fields only, whatever the bodies prepared
+// before it held (the maps their top levels were copied to serve again).
+func TestPreparedBodiesAreTheirOwn(t *testing.T) {
+	c, err := NewClient(Config{BaseURL: "http://127.0.0.1:1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		body map[string]any
+		want string
+	}{
+		{map[string]any{"prompt": "a", "model": "x", "temperature": 0.5, "stream_options": map[string]any{"include_usage": false}},
+			`{"model":"x","prompt":"a","stream":true,"stream_options":{"include_usage":false},"temperature":0.5}`},
+		{map[string]any{"prompt": "b", "stream": false}, `{"model":"m","prompt":"b","stream":false}`},
+		{map[string]any{"prompt": "c"}, `{"model":"m","prompt":"c","stream":true,"stream_options":{"include_usage":true}}`},
+	} {
+		var p prepared
+		if err := c.prepare(&Request{Body: tc.body}, &p); err != nil {
+			t.Fatal(err)
+		}
+		if string(p.body) != tc.want {
+			t.Errorf("body %s, want %s", p.body, tc.want)
+		}
+	}
+}
+
 // A script's body backed by a Go map (an object of llmrun/config, which
 // exports to the map behind it) is the script's: sending it leaves it as
 // it was, and a second client sending it sends its own model, not the

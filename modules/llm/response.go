@@ -263,12 +263,9 @@ func (rr *responseReader) take(res *Result, text bool) error {
 func (rr *responseReader) finish(res *Result, keepText bool) error {
 	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
 	if len(rr.usage) > 0 {
-		var u usage
-		u.PromptTokensDetails.CachedTokens = absentCount
-		if !scanUsage(rr.usage, &u) {
-			if err := decodeUsage(rr.usage, &u); err != nil {
-				return err
-			}
+		u, err := decodeUsage(rr.usage)
+		if err != nil {
+			return &failure{ErrDecode, fmt.Errorf("usage: %w: %s", err, snippet(rr.usage))}
 		}
 		res.OutputTokens, res.TokenSource = u.CompletionTokens, TokensFromUsage
 		res.PromptTokens = u.PromptTokens
@@ -283,15 +280,26 @@ func (rr *responseReader) finish(res *Result, keepText bool) error {
 	return nil
 }
 
-// decodeUsage decodes a usage object that scanUsage did not read into u
-// with encoding/json, which words any error.
-func decodeUsage(data []byte, u *usage) error {
-	*u = usage{}
+// decodeUsage decodes data, an OpenAI usage, as encoding/json does, its
+// cached tokens absentCount when it gives none: with scanUsage, without
+// allocating, when it can.
+func decodeUsage(data []byte) (usage, error) {
+	var u usage
 	u.PromptTokensDetails.CachedTokens = absentCount
-	if err := json.Unmarshal(data, u); err != nil {
-		return &failure{ErrDecode, fmt.Errorf("usage: %w: %s", err, snippet(data))}
+	if scanUsage(data, &u) {
+		return u, nil
 	}
-	return nil
+	return decodeUsageJSON(data)
+}
+
+// decodeUsageJSON is decodeUsage with encoding/json, for the usages
+// scanUsage leaves to it (its own function, so that only these allocate
+// the usage they decode into).
+func decodeUsageJSON(data []byte) (usage, error) {
+	var u usage
+	u.PromptTokensDetails.CachedTokens = absentCount
+	err := json.Unmarshal(data, &u)
+	return u, err
 }
 
 // bound cuts text, a text the response accumulates, to maxKeptText bytes

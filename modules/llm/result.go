@@ -64,6 +64,10 @@ type Request struct {
 	// as, from a caller that reuses it once done with the result (a VU's
 	// module instance): a stream then grows no new array of gaps.
 	itlBuffer []float64
+	// result, when set, is the Result that Stream fills and returns
+	// rather than a new one: the JS module's, given back for another
+	// request once the script's object copied it.
+	result *Result
 }
 
 // ErrorClass classifies a failed request. The empty class means success.
