@@ -3,13 +3,14 @@
 // MB, hundreds of goja runtimes and the requests in flight, is collected
 // about once a second at 1,000 requests/s; on one busy core each mark
 // phase, tens to hundreds of milliseconds long, delays the goroutines that
-// start arrivals and read responses. The
-// tuner leaves at least Headroom of new allocation between collections,
-// and half the live heap once that is larger (GOGC=50): the goal after
-// each cycle is the live heap plus the larger of the two, and Headroom
-// before the first. A large heap is mostly VUs and streams in flight
-// (10,000 of them hold about 700 MB), little of it garbage, and the
-// runtime's default would let it double.
+// start arrivals and read responses. The tuner leaves Headroom of new
+// allocation between collections while the heap stays within twice
+// Headroom, and no less than half the live heap (GOGC=50) beyond: the
+// goal after each cycle is the larger of min(live + Headroom,
+// 2 × Headroom) and 1.5 × live, and Headroom before the first. A large
+// heap is mostly VUs and streams in flight (10,000 of them hold some
+// 350 MB), little of it garbage, whose memory is what a run of that many
+// streams is short of, and the runtime's default would let it double.
 // It changes nothing the user set: with GOGC in the environment the
 // runtime keeps it, and GOMEMLIMIT still caps the heap either way.
 package gctune
@@ -24,7 +25,8 @@ import (
 // Headroom is the least the heap may grow between two collections.
 const Headroom = 256 << 20
 
-// largePercent is the GOGC of a live heap of twice Headroom or more.
+// largePercent is the least GOGC: a live heap of 4/3 of Headroom or more
+// may grow by half.
 const largePercent = 50
 
 // liveHeap is the runtime/metrics name of the heap the last cycle marked.
@@ -38,12 +40,17 @@ const liveHeap = "/gc/heap/live:bytes"
 const minLive = 4 << 20
 
 // Percent is the GOGC that gives a live heap of live bytes a goal of
-// live + max(live/2, Headroom). A heap below minLive counts as minLive.
+// max(min(live + Headroom, 2 × Headroom), 1.5 × live). A heap below
+// minLive counts as minLive.
 func Percent(live uint64) int {
+	live = max(live, minLive)
+	if live <= Headroom {
+		return int(Headroom * 100 / live)
+	}
 	if live >= 2*Headroom {
 		return largePercent
 	}
-	return int(Headroom * 100 / max(live, minLive))
+	return max(int((2*Headroom-live)*100/live), largePercent)
 }
 
 // Tuner retunes the collector after every cycle until Stop.

@@ -18,9 +18,12 @@ func TestPercent(t *testing.T) {
 		{64 << 20, 400},      // the heap: about GOGC=400
 		{128 << 20, 200},     // 128 MiB + 256 MiB
 		{Headroom, 100},      // 256 MiB + 256 MiB: the runtime's default
-		{384 << 20, 66},      // 384 MiB + 256 MiB
-		{2*Headroom - 1, 50}, // just below: rounds to half
-		{2 * Headroom, 50},   // from here on, half the live heap
+		{300 << 20, 70},      // 300 MiB + 212 MiB: a heap of 512 MiB
+		{320 << 20, 60},      // 320 MiB + 192 MiB: the same
+		{341 << 20, 50},      // from about 4/3 of Headroom, half the live heap
+		{384 << 20, 50},      // 384 MiB + 192 MiB
+		{2*Headroom - 1, 50}, // just below twice Headroom
+		{2 * Headroom, 50},   // and beyond
 		{4 << 30, 50},        // large heaps keep it
 	}
 	for _, tc := range tests {
