@@ -4,13 +4,14 @@
 // about once a second at 1,000 requests/s; on one busy core each mark
 // phase, tens to hundreds of milliseconds long, delays the goroutines that
 // start arrivals and read responses. The tuner leaves Headroom of new
-// allocation between collections while the heap stays within twice
-// Headroom, and no less than half the live heap (GOGC=50) beyond: the
-// goal after each cycle is the larger of min(live + Headroom,
-// 2 × Headroom) and 1.5 × live, and Headroom before the first. A large
-// heap is mostly VUs and streams in flight (10,000 of them hold some
-// 350 MB), little of it garbage, whose memory is what a run of that many
-// streams is short of, and the runtime's default would let it double.
+// allocation between collections while the heap stays within maxGoal,
+// and a quarter of the live heap (GOGC=25) beyond: the goal after each
+// cycle is the larger of min(live + Headroom, maxGoal) and 1.25 × live,
+// and Headroom before the first. A large heap is mostly VUs and streams
+// in flight (10,000 of them hold some 350 MB), little of it garbage:
+// memory is what a run of that many streams is short of, and its
+// collections are rare (its requests are long), so more of them cost
+// little; the runtime's default would let it double.
 // It changes nothing the user set: with GOGC in the environment the
 // runtime keeps it, and GOMEMLIMIT still caps the heap either way.
 package gctune
@@ -25,9 +26,13 @@ import (
 // Headroom is the least the heap may grow between two collections.
 const Headroom = 256 << 20
 
-// largePercent is the least GOGC: a live heap of 4/3 of Headroom or more
-// may grow by half.
-const largePercent = 50
+// maxGoal is the heap goal that a live heap above maxGoal − Headroom
+// keeps until it is a quarter of it.
+const maxGoal = Headroom + Headroom/2
+
+// largePercent is the least GOGC: a live heap of 0.8 × maxGoal or more
+// may grow by a quarter.
+const largePercent = 25
 
 // liveHeap is the runtime/metrics name of the heap the last cycle marked.
 const liveHeap = "/gc/heap/live:bytes"
@@ -40,17 +45,17 @@ const liveHeap = "/gc/heap/live:bytes"
 const minLive = 4 << 20
 
 // Percent is the GOGC that gives a live heap of live bytes a goal of
-// max(min(live + Headroom, 2 × Headroom), 1.5 × live). A heap below
-// minLive counts as minLive.
+// max(min(live + Headroom, maxGoal), 1.25 × live). A heap below minLive
+// counts as minLive.
 func Percent(live uint64) int {
 	live = max(live, minLive)
-	if live <= Headroom {
+	if live <= maxGoal-Headroom {
 		return int(Headroom * 100 / live)
 	}
-	if live >= 2*Headroom {
+	if live >= maxGoal {
 		return largePercent
 	}
-	return max(int((2*Headroom-live)*100/live), largePercent)
+	return max(int((maxGoal-live)*100/live), largePercent)
 }
 
 // Tuner retunes the collector after every cycle until Stop.

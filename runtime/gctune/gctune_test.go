@@ -16,15 +16,13 @@ func TestPercent(t *testing.T) {
 		{1 << 20, 6_400},     // below 4 MiB: the same
 		{4 << 20, 6_400},     // 4 MiB + 256 MiB
 		{64 << 20, 400},      // the heap: about GOGC=400
-		{128 << 20, 200},     // 128 MiB + 256 MiB
-		{Headroom, 100},      // 256 MiB + 256 MiB: the runtime's default
-		{300 << 20, 70},      // 300 MiB + 212 MiB: a heap of 512 MiB
-		{320 << 20, 60},      // 320 MiB + 192 MiB: the same
-		{341 << 20, 50},      // from about 4/3 of Headroom, half the live heap
-		{384 << 20, 50},      // 384 MiB + 192 MiB
-		{2*Headroom - 1, 50}, // just below twice Headroom
-		{2 * Headroom, 50},   // and beyond
-		{4 << 30, 50},        // large heaps keep it
+		{128 << 20, 200},     // 128 MiB + 256 MiB: a heap of maxGoal, 384 MiB
+		{192 << 20, 100},     // 192 MiB + 192 MiB: the same
+		{256 << 20, 50},      // 256 MiB + 128 MiB: the same
+		{300 << 20, 28},      // 300 MiB + 84 MiB: the same
+		{308 << 20, 25},      // from 0.8 × maxGoal, a quarter of the live heap
+		{maxGoal, 25},        // and beyond
+		{4 << 30, 25},        // large heaps keep it
 	}
 	for _, tc := range tests {
 		if got := Percent(tc.live); got != tc.want {
