@@ -9,7 +9,7 @@ import (
 // Resources are a pod's CPU and memory, as Kubernetes quantities. Both
 // are requested; the memory is also the pod's limit, and llmrun's Go
 // runtime is told to stay under 90 % of it (GOMEMLIMIT), since its
-// collector would otherwise let the heap grow 256 MiB past the live heap
+// collector would otherwise let the heap grow up to 256 MiB past the live heap
 // (runtime/gctune), well beyond a small pod's limit. The CPU is not
 // limited: a pod that used its quota would be throttled until the next
 // period (100 ms), and the requests it was reading would measure that
