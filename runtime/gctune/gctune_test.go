@@ -12,17 +12,17 @@ func TestPercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 6_400},           // before the first cycle: counted as 4 MiB, a first goal of 256 MiB
-		{1 << 20, 6_400},     // below 4 MiB: the same
-		{4 << 20, 6_400},     // 4 MiB + 256 MiB
-		{64 << 20, 400},      // the heap: about GOGC=400
-		{128 << 20, 200},     // 128 MiB + 256 MiB: a heap of maxGoal, 384 MiB
-		{192 << 20, 100},     // 192 MiB + 192 MiB: the same
-		{256 << 20, 50},      // 256 MiB + 128 MiB: the same
-		{300 << 20, 28},      // 300 MiB + 84 MiB: the same
-		{308 << 20, 25},      // from 0.8 × maxGoal, a quarter of the live heap
-		{maxGoal, 25},        // and beyond
-		{4 << 30, 25},        // large heaps keep it
+		{0, 6_400},       // before the first cycle: counted as 4 MiB, a first goal of 256 MiB
+		{1 << 20, 6_400}, // below 4 MiB: the same
+		{4 << 20, 6_400}, // 4 MiB + 256 MiB
+		{64 << 20, 400},  // the heap: about GOGC=400
+		{128 << 20, 200}, // 128 MiB + 256 MiB: a heap of maxGoal, 384 MiB
+		{192 << 20, 100}, // 192 MiB + 192 MiB: the same
+		{256 << 20, 50},  // 256 MiB + 128 MiB: the same
+		{300 << 20, 28},  // 300 MiB + 84 MiB: the same
+		{308 << 20, 25},  // from 0.8 × maxGoal, a quarter of the live heap
+		{maxGoal, 25},    // and beyond
+		{4 << 30, 25},    // large heaps keep it
 	}
 	for _, tc := range tests {
 		if got := Percent(tc.live); got != tc.want {
