@@ -163,10 +163,11 @@ func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace)
 		t.mu.Lock()
 		if pc := t.takeIdle(); pc != nil {
 			t.mu.Unlock()
-			if pc = t.usable(pc); pc != nil {
-				return t.reuse(pc, trace), nil
+			if pc = t.usable(pc); pc == nil {
+				// The place of a connection that closed.
+				return t.dialConn(ctx, trace)
 			}
-			continue
+			return t.reuse(pc, trace), nil
 		}
 		if t.maxConns == 0 || t.open < t.maxConns {
 			t.open++
@@ -231,7 +232,7 @@ func (t *h1Transport) leaveQueue(turn chan *h1Conn) {
 func (t *h1Transport) takeIdle() *h1Conn {
 	now := time.Now()
 	stale := 0
-	for stale < len(t.idle) && now.Sub(t.idle[stale].idleSince) > t.idleTimeout {
+	for stale < len(t.idle) && t.idleTimeout > 0 && now.Sub(t.idle[stale].idleSince) > t.idleTimeout {
 		t.dropLocked(t.idle[stale])
 		stale++
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countedServer starts a test server of h and counts the connections it
@@ -150,19 +152,27 @@ func TestH1KeepAlive(t *testing.T) {
 // TestH1ServerClosedIdle checks that a connection the server closed while
 // idle is not used again: the next request dials and succeeds.
 func TestH1ServerClosedIdle(t *testing.T) {
-	srv, accepted, closed := countedServer(t, okStream)
-	c, _ := h1Client(t, srv.URL, Config{})
-	if res := c.Stream(t.Context(), Request{Body: chatBody}); !res.OK {
-		t.Fatalf("%s: %s", res.Class, res.Error)
-	}
-	srv.CloseClientConnections()
-	waitUntil(t, "the server to close the idle connection", func() bool { return closed.Load() == 1 })
-	res := c.Stream(t.Context(), Request{Body: chatBody})
-	if !res.OK || res.Attempts != 1 {
-		t.Fatalf("after the server closed the idle connection: %s: %s (%d attempts)", res.Class, res.Error, res.Attempts)
-	}
-	if n := accepted.Load(); n != 2 {
-		t.Errorf("%d connections, want 2", n)
+	// With maxConns, the closed connection's place serves the new one: a
+	// place lost would leave the request waiting for its context.
+	for _, maxConns := range []int{0, 1} {
+		t.Run(fmt.Sprintf("maxConns %d", maxConns), func(t *testing.T) {
+			srv, accepted, closed := countedServer(t, okStream)
+			c, _ := h1Client(t, srv.URL, Config{MaxConns: maxConns})
+			if res := c.Stream(t.Context(), Request{Body: chatBody}); !res.OK {
+				t.Fatalf("%s: %s", res.Class, res.Error)
+			}
+			srv.CloseClientConnections()
+			waitUntil(t, "the server to close the idle connection", func() bool { return closed.Load() == 1 })
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			res := c.Stream(ctx, Request{Body: chatBody})
+			if !res.OK || res.Attempts != 1 {
+				t.Fatalf("after the server closed the idle connection: %s: %s (%d attempts)", res.Class, res.Error, res.Attempts)
+			}
+			if n := accepted.Load(); n != 2 {
+				t.Errorf("%d connections, want 2", n)
+			}
+		})
 	}
 }
 
