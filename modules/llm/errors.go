@@ -85,6 +85,8 @@ func sendClass(err error, connected bool, dnsErr, tlsErr error) ErrorClass {
 		return ErrTLS
 	case strings.Contains(err.Error(), "malformed HTTP "):
 		return ErrDecode // the server does not speak HTTP
+	case errors.Is(err, errHeadTooLarge), strings.Contains(err.Error(), "server response headers exceeded"):
+		return ErrDecode // net/http's Transport words its own bound so
 	case connected:
 		return ErrCut
 	}

@@ -56,7 +56,8 @@ type h1Transport struct {
 // than by every request.
 type h1Conn struct {
 	conn      net.Conn
-	br        *bufio.Reader
+	br        *bufio.Reader // reads head
+	head      headReader
 	idleSince time.Time
 	reused    bool
 	// written counts the bytes of the request being written.
@@ -69,10 +70,39 @@ type h1Conn struct {
 
 // newH1Conn returns conn ready for requests.
 func newH1Conn(conn net.Conn) *h1Conn {
-	pc := &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, responseReadBuffer), written: countingWriter{w: conn}}
+	pc := &h1Conn{conn: conn, head: headReader{r: conn, left: -1}, written: countingWriter{w: conn}}
+	pc.br = bufio.NewReaderSize(&pc.head, responseReadBuffer)
 	pc.interrupt = func() { _ = conn.SetDeadline(time.Unix(1, 0)) }
 	pc.probe.init(conn)
 	return pc
+}
+
+// maxResponseHead bounds a response's head, its status line and headers
+// (1xx responses before it included), as net/http's Transport does by
+// default (MaxResponseHeaderBytes).
+const maxResponseHead = 10 << 20
+
+// errHeadTooLarge is a response head over maxResponseHead.
+var errHeadTooLarge = errors.New("the response's head (status line and headers) is larger than 10 MiB")
+
+// headReader is what a connection's bufio.Reader reads from: the
+// connection, at most left bytes more while a response head is read
+// (left ≥ 0), without a bound once it is (left < 0).
+type headReader struct {
+	r    io.Reader
+	left int
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	if h.left < 0 {
+		return h.r.Read(p)
+	}
+	if h.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	n, err := h.r.Read(p[:min(len(p), h.left)])
+	h.left -= n
+	return n, err
 }
 
 // h1Writers are the write buffers of requests being written.
@@ -386,6 +416,8 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Reques
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
+	pc.head.left = maxResponseHead
+	defer func() { pc.head.left = -1 }()
 	if _, err := pc.br.Peek(1); err != nil {
 		if pc.reused && errors.Is(err, io.EOF) {
 			err = errServerClosedIdle

@@ -363,3 +363,38 @@ func TestH1WaitCanceled(t *testing.T) {
 		t.Errorf("waiting request: %v, want %v", err, context.Canceled)
 	}
 }
+
+// TestH1HeadBounded checks that a response head without end (a server
+// that sends headers forever) fails the request as decode once it passes
+// maxResponseHead, as net/http's Transport bounds it, instead of growing
+// the client's memory.
+func TestH1HeadBounded(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Go(func() {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		go io.Copy(io.Discard, conn)
+		line := "X-Filler: " + strings.Repeat("x", 1000) + "\r\n"
+		if _, err := io.WriteString(conn, "HTTP/1.1 200 OK\r\n"); err != nil {
+			return
+		}
+		for range 2 * maxResponseHead / len(line) { // twice the bound, then it stops
+			if _, err := io.WriteString(conn, line); err != nil {
+				return
+			}
+		}
+	})
+	c, _ := h1Client(t, "http://"+l.Addr().String(), Config{})
+	res := c.Stream(t.Context(), Request{Body: chatBody})
+	if res.OK || res.Class != ErrDecode || !strings.Contains(res.Error, "larger than 10 MiB") {
+		t.Errorf("an endless head: %s: %s, want decode naming the bound", res.Class, res.Error)
+	}
+}
