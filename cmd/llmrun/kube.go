@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -190,14 +191,22 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return verdictCodes[runner.ReportLoadError(stderr, cmd, a.script, err)]
 	}
 	files := slices.Concat(e.ScriptFiles(), read.list(), k.files)
+	tokenizerFile := false
 	if info, err := os.Stat(f.tokenizer); err == nil && info.Mode().IsRegular() {
-		// --tokenizer FILE reaches the pods as given: the file goes with it.
-		files = append(files, f.tokenizer)
+		// --tokenizer FILE: the file goes with the pods.
+		files, tokenizerFile = append(files, f.tokenizer), true
 	}
 	layout, err := kube.NewLayout(".", files)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitError
+	}
+	// A relative path is the pods' too (their working directory is this
+	// one's place among the files); an absolute one is named as the pods
+	// have it.
+	inPod := map[string]string{}
+	if tokenizerFile && filepath.IsAbs(f.tokenizer) {
+		inPod["tokenizer"] = layout.InPod(f.tokenizer)
 	}
 	script := a.script
 	if a.source == nil {
@@ -214,7 +223,7 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if k.secret == "" && (f.baseURL != "" || hasOut(f.outs, "influxdb")) {
 		fmt.Fprintf(stderr, "%s: no --secret: the pods get no API key and no InfluxDB token\n", cmd)
 	}
-	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, f, a.seedDrawn, script)
+	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, f, a.seedDrawn, script, inPod)
 	c.Resources = k.resources(kube.Size((e.MaxVUs() + k.instances - 1) / k.instances))
 	if err := kube.Write(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
@@ -280,8 +289,9 @@ func hasOut(outs []string, kind string) bool {
 }
 
 // podArgs is the command line of llmrun in the pods: run with the run
-// flags given, the seed, --out json=- and the script where the pods have it.
-func podArgs(fs *pflag.FlagSet, f runFlags, seedDrawn bool, script string) []string {
+// flags given (a flag in inPod with its value there: a file where the pods
+// have it), the seed, --out json=- and the script where the pods have it.
+func podArgs(fs *pflag.FlagSet, f runFlags, seedDrawn bool, script string, inPod map[string]string) []string {
 	args := []string{"run"}
 	fs.Visit(func(fl *pflag.Flag) {
 		if slices.Contains(kubeOnlyFlags, fl.Name) {
@@ -293,7 +303,7 @@ func podArgs(fs *pflag.FlagSet, f runFlags, seedDrawn bool, script string) []str
 			}
 			return
 		}
-		args = append(args, "--"+fl.Name+"="+fl.Value.String())
+		args = append(args, "--"+fl.Name+"="+cmp.Or(inPod[fl.Name], fl.Value.String()))
 	})
 	if seedDrawn {
 		args = append(args, fmt.Sprintf("--seed=%d", f.seed))

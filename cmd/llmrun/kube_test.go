@@ -373,8 +373,8 @@ func envValue(env []corev1.EnvVar, name string) string {
 	return ""
 }
 
-// --tokenizer FILE reaches the pods as given, so the file goes into the
-// ConfigMap beside the script.
+// --tokenizer FILE goes into the ConfigMap beside the script, and reaches
+// the pods as given when relative, where they have it when absolute.
 func TestKubeCarriesTheTokenizerFile(t *testing.T) {
 	t.Parallel()
 	dir := kubeDir(t)
@@ -395,5 +395,15 @@ func TestKubeCarriesTheTokenizerFile(t *testing.T) {
 	}
 	if args := strings.Join(m.Container(t).Args, " "); !strings.Contains(args, "--tokenizer=tok.json") {
 		t.Errorf("args %q lack --tokenizer=tok.json", args)
+	}
+
+	// Given by its absolute path, the file is named where the pods have it.
+	code, stdout, stderr = llmrunIn(t, dir, nil, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1", "--seed", "3", "--tokenizer", filepath.Join(dir, "tok.json"))
+	if code != exitOK {
+		t.Fatalf("kube --tokenizer ABSOLUTE: exit %d\n%s", code, stderr)
+	}
+	m = kubetest.Decode(t, stdout)
+	if want := "--tokenizer=" + kube.MountDir + "/tok.json"; !slices.Contains(m.Container(t).Args, want) {
+		t.Errorf("args %q lack %s", m.Container(t).Args, want)
 	}
 }
