@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -247,8 +248,10 @@ func readResults(name string, stdin io.Reader) ([]*summary.Summary, []string, er
 			return nil, nil, fmt.Errorf("reading standard input: %w", err)
 		}
 		name = "standard input"
-	} else if info, statErr := os.Stat(name); statErr == nil && info.Mode().IsRegular() && info.Size() <= maxLogSize {
-		if b, err = os.ReadFile(name); err != nil {
+	} else if info, statErr := os.Stat(name); statErr == nil && (info.Mode().IsRegular() || info.Mode()&fs.ModeNamedPipe != 0) {
+		// A file, or a pipe such as <(kubectl logs ...); what is neither is
+		// left to summary.ReadJSON, which names what it is.
+		if b, err = capped.ReadFile(name, maxLogSize); err != nil {
 			return nil, nil, fmt.Errorf("cannot read %s: %w", name, err)
 		}
 	}
