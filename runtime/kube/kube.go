@@ -83,8 +83,12 @@ type File struct {
 	Data []byte
 }
 
-// namePattern is a DNS label (RFC 1123), which every name here must be.
+// namePattern is a DNS label (RFC 1123), which a namespace must be.
 var namePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// serviceNamePattern is an RFC 1035 label, which the manifests' name must
+// be, the Service's being one: a DNS label that starts with a letter.
+var serviceNamePattern = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
 // maxNameLength leaves room in a pod's hostname, NAME-INDEX, for the
 // index within the 63 characters of a DNS label.
@@ -100,8 +104,8 @@ func (c Config) rendezvous() string {
 // Check checks the configuration, as Write does first.
 func (c Config) Check() error {
 	switch {
-	case c.Name == "" || len(c.Name) > maxNameLength || !namePattern.MatchString(c.Name):
-		return fmt.Errorf("name %q: want lower-case letters, digits and '-', starting and ending with a letter or digit, at most %d characters", c.Name, maxNameLength)
+	case c.Name == "" || len(c.Name) > maxNameLength || !serviceNamePattern.MatchString(c.Name):
+		return fmt.Errorf("name %q: want lower-case letters, digits and '-', starting with a letter and ending with a letter or digit, at most %d characters", c.Name, maxNameLength)
 	case c.Namespace != "" && !namePattern.MatchString(c.Namespace):
 		return fmt.Errorf("namespace %q: want lower-case letters, digits and '-'", c.Namespace)
 	case c.Image == "":

@@ -53,6 +53,7 @@ func TestConfigCheck(t *testing.T) {
 	}{
 		{func(c *Config) { c.Name = "" }, `name ""`},
 		{func(c *Config) { c.Name = strings.Repeat("a", 53) }, "at most 52 characters"},
+		{func(c *Config) { c.Name = "1chat" }, `name "1chat": want lower-case letters, digits and '-', starting with a letter`}, // a Service's name is an RFC 1035 label
 		{func(c *Config) { c.Namespace = "Load" }, `namespace "Load"`},
 		{func(c *Config) { c.Image = "" }, "no image"},
 		{func(c *Config) { c.Instances = 0 }, "instances 0: at least 1"},
