@@ -17,6 +17,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/internal/capped"
@@ -373,7 +374,7 @@ func (c Config) job() job {
 			Containers: []container{{
 				Name:       "llmrun",
 				Image:      c.Image,
-				Args:       c.Args,
+				Args:       escapeArgs(c.Args),
 				WorkingDir: workDir,
 				Env:        env,
 				Ports:      []containerPort{{Name: "rendezvous", ContainerPort: RendezvousPort, Protocol: "TCP"}},
@@ -389,4 +390,15 @@ func (c Config) job() job {
 			Volumes: []volume{{Name: "files", ConfigMap: configMapVolume{Name: c.Name, Items: items}}},
 		}},
 	}}
+}
+
+// escapeArgs writes args so that Kubernetes passes them as they are: it
+// expands $(NAME) in a container's args from its environment, and reads
+// $$ as a $ that expands nothing.
+func escapeArgs(args []string) []string {
+	escaped := make([]string, len(args))
+	for i, a := range args {
+		escaped[i] = strings.ReplaceAll(a, "$", "$$")
+	}
+	return escaped
 }

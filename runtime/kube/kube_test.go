@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,5 +195,20 @@ func TestWithin(t *testing.T) {
 		if got := Within(filepath.FromSlash(tc.path), filepath.FromSlash(tc.dir)); got != tc.want {
 			t.Errorf("Within(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
 		}
+	}
+}
+
+// A run flag's value reaches the pods as given: Kubernetes would expand
+// $(NAME) in args from the container's environment and read $$ as $.
+func TestArgsEscaped(t *testing.T) {
+	c := testConfig()
+	c.Args = []string{"run", "-e", "NOTE=$(POD_NAMESPACE) costs $$5", "/llmrun/files/chat.js"}
+	var b bytes.Buffer
+	if err := Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	got := kubetest.Decode(t, b.String()).Container(t).Args
+	if want := "NOTE=$$(POD_NAMESPACE) costs $$$$5"; !slices.Contains(got, want) {
+		t.Errorf("args %q, want %q among them", got, want)
 	}
 }
