@@ -118,7 +118,7 @@ var bodyEncoders = sync.Pool{New: func() any { return new(bodyEncoder) }}
 // maxPooledKeys bounds the keys' slice a pooled bodyEncoder keeps (4 KiB).
 const maxPooledKeys = 256
 
-// maxBodyDepth is the deepest nesting appendJSON encodes itself; deeper
+// maxBodyDepth is the deepest nesting bodyEncoder.value encodes itself; deeper
 // (a cycle included) is left to encoding/json and its error.
 const maxBodyDepth = 64
 

@@ -105,10 +105,6 @@ func LoadEnv(ctx context.Context, spec string, getenv func(string) string) (Toke
 	return loadShared(ctx, spec, key, load)
 }
 
-// loadShared returns the tokenizer load makes for key (spec's), loading
-// it once for every concurrent caller. A caller that waits for another's
-// load stops waiting when ctx ends; when the other's load was stopped by
-// its own context, the caller loads it anew.
 // load runs load for e, the entry of key, and ends the waits for it.
 // A load that fails, or panics (a tokenizer file is outside input), is
 // not kept: the next caller tries again, and no waiter waits forever.
@@ -128,6 +124,10 @@ func (e *tokenizerEntry) load(ctx context.Context, key string, load func() (Toke
 	e.tok, e.err = load()
 }
 
+// loadShared returns the tokenizer load makes for key (spec's), loading
+// it once for every concurrent caller. A caller that waits for another's
+// load stops waiting when ctx ends; when the other's load was stopped by
+// its own context, the caller loads it anew.
 func loadShared(ctx context.Context, spec, key string, load func() (Tokenizer, error)) (Tokenizer, error) {
 	for {
 		tokenizers.Lock()

@@ -26,8 +26,9 @@ import (
 // Headroom is the least the heap may grow between two collections.
 const Headroom = 256 << 20
 
-// maxGoal is the heap goal that a live heap above maxGoal − Headroom
-// keeps until it is a quarter of it.
+// maxGoal is the most a heap may grow to while a quarter of its live heap
+// is less: a live heap between maxGoal − Headroom and 0.8 × maxGoal gets
+// less than Headroom of room.
 const maxGoal = Headroom + Headroom/2
 
 // largePercent is the least GOGC: a live heap of 0.8 × maxGoal or more
