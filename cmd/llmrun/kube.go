@@ -115,9 +115,9 @@ func (k kubeFlags) resources(sized kube.Resources) kube.Resources {
 	return sized
 }
 
-// kubeOnlyFlags are kube's flags that are not passed to the pods as they
-// are (--rendezvous-timeout is, when given).
-var kubeOnlyFlags = []string{"instances", "image", "namespace", "name", "secret", "cpu", "memory", "file", "cluster-domain"}
+// kubeFlagPassed is the flag of kube's own (kubeFlags) that the pods are
+// given too, when it is given: "llmrun run" has it.
+const kubeFlagPassed = "rendezvous-timeout"
 
 // refusedRunFlags are run's flags that make no sense in a pod of kube's:
 // files written in a pod are lost with it, and kube gives each instance
@@ -130,18 +130,15 @@ var refusedRunFlags = map[string]string{
 
 func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	const cmd = "llmrun kube"
-	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	sc := newSubcommand(cmd, kubeUsage, stdout, stderr)
+	fs, usageError := sc.flags, sc.usageError
 	fs.SetInterspersed(true)
 	f := runFlags{sendsNothing: true}
 	f.register(fs)
 	var k kubeFlags
-	k.register(fs)
-	fs.Usage = func() { printHelp(stdout, kubeUsage, fs) }
-	usageError := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, cmd+": "+format+"\nRun '%s --help' for usage.\n", append(args, cmd)...)
-		return exitUsage
-	}
+	kubeOnly := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
+	k.register(kubeOnly)
+	fs.AddFlagSet(kubeOnly)
 	a, code, ok := parseScriptArgs(ctx, cmd, fs, &f, args, stderr, getenv)
 	if !ok {
 		return code
@@ -223,7 +220,7 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if k.secret == "" && (f.baseURL != "" || hasOut(f.outs, "influxdb")) {
 		fmt.Fprintf(stderr, "%s: no --secret: the pods get no API key and no InfluxDB token\n", cmd)
 	}
-	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, f, a.seedDrawn, script, inPod)
+	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, kubeOnly, f, a.seedDrawn, script, inPod)
 	c.Resources = k.resources(kube.Size((e.MaxVUs() + k.instances - 1) / k.instances))
 	if err := kube.Write(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
@@ -288,13 +285,14 @@ func hasOut(outs []string, kind string) bool {
 	return false
 }
 
-// podArgs is the command line of llmrun in the pods: run with the run
-// flags given (a flag in inPod with its value there: a file where the pods
-// have it), the seed, --out json=- and the script where the pods have it.
-func podArgs(fs *pflag.FlagSet, f runFlags, seedDrawn bool, script string, inPod map[string]string) []string {
+// podArgs is the command line of llmrun in the pods: run with the flags
+// of fs given but kubeOnly's (kubeFlagPassed apart), each flag in inPod
+// with its value there (a file where the pods have it), the seed,
+// --out json=- and the script where the pods have it.
+func podArgs(fs, kubeOnly *pflag.FlagSet, f runFlags, seedDrawn bool, script string, inPod map[string]string) []string {
 	args := []string{"run"}
 	fs.Visit(func(fl *pflag.Flag) {
-		if slices.Contains(kubeOnlyFlags, fl.Name) {
+		if kubeOnly.Lookup(fl.Name) != nil && fl.Name != kubeFlagPassed {
 			return
 		}
 		if s, ok := fl.Value.(pflag.SliceValue); ok {

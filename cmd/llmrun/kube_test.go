@@ -73,7 +73,7 @@ func TestKubeManifests(t *testing.T) {
 	const apiKey, influxToken = "sk-do-not-leak-4711", "influx-do-not-leak-0815"
 	code, stdout, stderr := llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey, "LLMRUN_INFLUXDB_TOKEN=" + influxToken},
 		"kube", "chat.js", "--instances", "4", "--image", "registry.example/llmrun:v1", "--namespace", "load", "--secret", "llmrun-keys",
-		"--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving", "-s", "10s:2", "-s", "20s:4")
+		"--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving", "-s", "10s:2", "-s", "20s:4", "--rendezvous-timeout", "3m")
 	if code != exitOK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
@@ -134,9 +134,15 @@ func TestKubeManifests(t *testing.T) {
 	}
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{"run ", "--base-url=http://vllm.serving:8000", "--tag=team=serving", "--stage=10s:2 --stage=20s:4", "--seed=", "--out=influxdb=http://influxdb:8086?bucket=llmrun",
-		"--out=json=- " + kube.MountDir + "/chat.js"} {
+		"--out=json=- " + kube.MountDir + "/chat.js", "--rendezvous-timeout=3m0s"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	// kube's own flags stay out of the pods' command line.
+	for _, own := range []string{"--instances", "--image", "--namespace", "--secret"} {
+		if strings.Contains(args, own) {
+			t.Errorf("args %q carry kube's own %s", args, own)
 		}
 	}
 	// The stages' 4 VUs at most among 4 instances: 1 stream each.
