@@ -246,7 +246,7 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]kube.SecretEnv, e
 		switch {
 		case name == "json" && value == runner.StdoutResult:
 			return nil, fmt.Errorf("--out %s: kube adds it", spec)
-		case name == "json" || name == "jsonl" || name == "csv" || name == "html":
+		case runner.WritesFile(name, value):
 			return nil, fmt.Errorf("--out %s: a file written in a pod is lost with it: the pods print their result files to their logs (--out json=-), or use --out influxdb", spec)
 		}
 		if err := kube.CheckURL("--out "+name, value); err != nil {

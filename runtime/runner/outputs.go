@@ -140,6 +140,12 @@ func resultFiles(summaryExport string, outs []string) (files []output.FileFlag, 
 // fileOutputs are the --out kinds whose value is the file they write.
 var fileOutputs = []string{"jsonl", "csv", "html"}
 
+// WritesFile reports whether the --out output name=value writes a file:
+// json (but json=StdoutResult, printed), and the fileOutputs.
+func WritesFile(name, value string) bool {
+	return name == "json" && value != StdoutResult || slices.Contains(fileOutputs, name)
+}
+
 // checkOutputFiles checks, before the run, every file the run is to write:
 // the result files and the --out outputs that write a file. Two flags
 // naming one file are a bad command line (exitUsage); a file that cannot

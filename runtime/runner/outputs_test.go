@@ -61,3 +61,22 @@ func TestFailedStartFinishesTheStartedOutputs(t *testing.T) {
 		t.Errorf("the first output still listens on %s after the second failed to start", first)
 	}
 }
+
+func TestWritesFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        bool
+	}{
+		{"json", "r.json", true},
+		{"json", StdoutResult, false},
+		{"jsonl", "r.jsonl", true},
+		{"csv", "r.csv", true},
+		{"html", "r.html", true},
+		{"influxdb", "http://127.0.0.1:8086", false},
+		{"prometheus", "127.0.0.1:9090", false},
+	} {
+		if got := WritesFile(tc.name, tc.value); got != tc.want {
+			t.Errorf("WritesFile(%q, %q) = %v, want %v", tc.name, tc.value, got, tc.want)
+		}
+	}
+}
