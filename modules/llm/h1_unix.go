@@ -51,16 +51,10 @@ func (p *peerProbe) peerClosed() bool {
 // tcpConn finds the connection under the wrappers llmrun puts around
 // one; nil when it is none of them.
 func tcpConn(conn net.Conn) net.Conn {
-	for {
-		switch c := conn.(type) {
-		case *net.TCPConn:
+	for ; conn != nil; conn = innerConn(conn) {
+		if c, ok := conn.(*net.TCPConn); ok {
 			return c
-		case *headConn:
-			conn = c.Conn
-		case interface{ NetConn() net.Conn }:
-			conn = c.NetConn()
-		default:
-			return nil
 		}
 	}
+	return nil
 }

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 	"time"
 )
@@ -33,17 +32,23 @@ func dialWithReceiveTimes(dial func(ctx context.Context, network, addr string) (
 // through the wrappers llmrun and crypto/tls put around it; nil when it has
 // none (no receive timestamps on this system or this connection).
 func connReceiveClock(conn net.Conn) receiveClock {
-	for conn != nil {
-		switch c := conn.(type) {
-		case receiveClock:
+	for ; conn != nil; conn = innerConn(conn) {
+		if c, ok := conn.(receiveClock); ok {
 			return c
-		case *headConn:
-			conn = c.Conn
-		case *tls.Conn:
-			conn = c.NetConn()
-		default:
-			return nil
 		}
+	}
+	return nil
+}
+
+// innerConn returns the connection that conn, a wrapper of llmrun's
+// (headConn, stampedConn) or crypto/tls's, holds; nil when conn is none
+// of them.
+func innerConn(conn net.Conn) net.Conn {
+	switch c := conn.(type) {
+	case *headConn:
+		return c.Conn
+	case interface{ NetConn() net.Conn }: // *tls.Conn, stampedConn
+		return c.NetConn()
 	}
 	return nil
 }
