@@ -381,6 +381,14 @@ func (e nothingWritten) Unwrap() error { return e.err }
 // that the server closed without a byte of answer, as net/http names it.
 var errServerClosedIdle = errors.New("http: server closed idle connection")
 
+// noAnswer is the failure to read any byte of an answer on a reused
+// connection (a reset) other than its end: as with errServerClosedIdle,
+// net/http sends a replayable request again.
+type noAnswer struct{ err error }
+
+func (e noAnswer) Error() string { return e.err.Error() }
+func (e noAnswer) Unwrap() error { return e.err }
+
 // exchange writes req on pc and reads the response head. The end of ctx
 // interrupts the connection's I/O until the response body is closed; a
 // failure closes pc.
@@ -419,8 +427,12 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Reques
 	pc.head.left = maxResponseHead
 	defer func() { pc.head.left = -1 }()
 	if _, err := pc.br.Peek(1); err != nil {
-		if pc.reused && errors.Is(err, io.EOF) {
+		switch {
+		case !pc.reused || ctx.Err() != nil:
+		case errors.Is(err, io.EOF):
 			err = errServerClosedIdle
+		default:
+			err = noAnswer{err}
 		}
 		return fail(err)
 	}
@@ -443,13 +455,16 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Reques
 }
 
 // resendable reports whether req, which failed with err on a reused
-// connection, is sent again, by net/http's rule.
+// connection, is sent again, by net/http's rule: one of which no byte was
+// written, when its body can be had again; one of which no byte of answer
+// came back, when it is replayable.
 func resendable(req *http.Request, err error) bool {
 	var nw nothingWritten
 	if errors.As(err, &nw) {
 		return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	}
-	return errors.Is(err, errServerClosedIdle) && replayable(req)
+	var na noAnswer
+	return (errors.Is(err, errServerClosedIdle) || errors.As(err, &na)) && replayable(req)
 }
 
 // replayable reports whether req may be sent twice: it is idempotent and

@@ -184,11 +184,15 @@ func TestH1ClosedWithoutAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		header   string
+		reset    bool // the server resets the connection rather than closing it
 		wantOK   bool
+		wantErr  string
 		accepted int32
 	}{
-		{"post", "", false, 1},
-		{"idempotent post", "Idempotency-Key", true, 2},
+		{"post", "", false, false, "server closed idle connection", 1},
+		{"idempotent post", "Idempotency-Key", false, true, "", 2},
+		{"post, reset", "", true, false, "connection reset by peer", 1},
+		{"idempotent post, reset", "Idempotency-Key", true, true, "", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -206,7 +210,7 @@ func TestH1ClosedWithoutAnswer(t *testing.T) {
 						return
 					}
 					accepted.Add(1)
-					wg.Go(func() { serveDroppingSecond(conn, &served) })
+					wg.Go(func() { serveDroppingSecond(conn, &served, tc.reset) })
 				}
 			})
 			base := "http://" + l.Addr().String()
@@ -230,8 +234,8 @@ func TestH1ClosedWithoutAnswer(t *testing.T) {
 				if i == 1 && (err == nil) != tc.wantOK {
 					t.Errorf("second request: error %v, want ok %v", err, tc.wantOK)
 				}
-				if i == 1 && err != nil && !strings.Contains(err.Error(), "server closed idle connection") {
-					t.Errorf("second request: error %v, want the server closed the idle connection", err)
+				if i == 1 && err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("second request: error %v, want %q", err, tc.wantErr)
 				}
 			}
 			if n := accepted.Load(); n != tc.accepted {
@@ -242,8 +246,9 @@ func TestH1ClosedWithoutAnswer(t *testing.T) {
 }
 
 // serveDroppingSecond answers the requests on conn with "ok", except the
-// second the listener gets, on which it closes the connection unanswered.
-func serveDroppingSecond(conn net.Conn, served *atomic.Int32) {
+// second the listener gets, on which it closes the connection unanswered,
+// or resets it.
+func serveDroppingSecond(conn net.Conn, served *atomic.Int32, reset bool) {
 	defer conn.Close()
 	br := bufio.NewReader(conn)
 	for {
@@ -253,6 +258,9 @@ func serveDroppingSecond(conn net.Conn, served *atomic.Int32) {
 		}
 		_, _ = io.Copy(io.Discard, req.Body)
 		if served.Add(1) == 2 {
+			if reset {
+				_ = conn.(*net.TCPConn).SetLinger(0) // the close sends RST
+			}
 			return
 		}
 		if _, err := io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
