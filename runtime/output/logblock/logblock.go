@@ -88,6 +88,9 @@ func Write(w io.Writer, runID, instance string, doc []byte) error {
 // log to read with Read, not a result file.
 func Contains(log []byte) bool {
 	for line := range bytes.Lines(log) {
+		if !bytes.Contains(line, []byte(Marker+" ")) {
+			continue // most of a log: no string made of it
+		}
 		if f := fieldsAfterMarker(string(line)); len(f) >= 3 && f[2] == "begin" {
 			return true
 		}
