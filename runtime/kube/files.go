@@ -65,7 +65,22 @@ func NewLayout(workDir string, paths []string) (*Layout, error) {
 		}
 		l.Files = append(l.Files, File{Path: relSlash(root, p), Data: data})
 	}
+	if !l.holdsWorkDir() {
+		l.Files = append(l.Files, File{Path: l.WorkDir + "/" + WorkDirMarker})
+	}
 	return l, nil
+}
+
+// WorkDirMarker is the empty file put in the pods' working directory when
+// no file of the script's lies in it: the ConfigMap's volume holds only
+// the directories of its files, and is read-only, so a pod whose working
+// directory it lacks could not start.
+const WorkDirMarker = ".llmrun-workdir"
+
+// holdsWorkDir reports whether the files put the working directory in
+// the volume: it is MountDir itself, or a file lies in it or below.
+func (l *Layout) holdsWorkDir() bool {
+	return l.WorkDir == "." || slices.ContainsFunc(l.Files, func(f File) bool { return strings.HasPrefix(f.Path, l.WorkDir+"/") })
 }
 
 // InPod is where the local file path (relative to the working directory,

@@ -122,6 +122,19 @@ func TestLayout(t *testing.T) {
 	if got := l.InPod("chat.js"); got != MountDir+"/tests/chat.js" {
 		t.Errorf("InPod(chat.js) = %s", got)
 	}
+	// From a directory that holds none of the files, the pods' working
+	// directory is there all the same, with the marker.
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err = NewLayout(empty, []string{filepath.Join(work, "chat.js")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.WorkDir != "empty" || len(l.Files) != 2 || l.Files[1].Path != "empty/"+WorkDirMarker || len(l.Files[1].Data) != 0 {
+		t.Errorf("layout from a directory without files: workdir %s, files %v", l.WorkDir, l.Files)
+	}
 	if _, err := NewLayout(work, []string{"big.bin"}); err == nil || !strings.Contains(err.Error(), filepath.Join(work, "big.bin")+" is larger than 1000 KiB") {
 		t.Errorf("a file too large: %v", err)
 	}
