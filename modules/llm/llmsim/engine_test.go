@@ -224,11 +224,12 @@ func TestCloseCutsRequests(t *testing.T) {
 	}
 }
 
-// The server's own view of TTFT, which clients compare with theirs, is
-// served at GET /stats.
+// The server's own view of TTFT and of the gaps between tokens, which
+// clients compare with theirs, is served at GET /stats.
 func TestStatsReportServerSideTTFT(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.PrefillBase, cfg.PrefillPerToken = 30*time.Millisecond, 0
+	cfg.DecodeBase, cfg.DecodePerSeq = 20*time.Millisecond, 0
 	r := listen(t, cfg)
 	for range 2 {
 		mustStream(t, r, "/v1/completions", completionsBody("hello", map[string]any{"max_tokens": 3}))
@@ -239,5 +240,12 @@ func TestStatsReportServerSideTTFT(t *testing.T) {
 	}
 	if mean := st.TTFTSum / time.Duration(st.FirstTokens); mean < 30*time.Millisecond || mean > time.Second {
 		t.Errorf("server-side mean TTFT %v, want ≈ 30ms", mean)
+	}
+	// 3 tokens a stream, each decode step flushed alone: 2 gaps a stream.
+	if st.FlushGaps != 4 {
+		t.Fatalf("%d flush gaps, want 4 (2 streams of 3 tokens)", st.FlushGaps)
+	}
+	if mean := st.FlushGapSum / time.Duration(st.FlushGaps); mean < 15*time.Millisecond || mean > time.Second {
+		t.Errorf("server-side mean gap %v, want ≈ 20ms", mean)
 	}
 }

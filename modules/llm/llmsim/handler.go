@@ -47,8 +47,12 @@ type completion struct {
 	server  *Server
 	// fault is the mid-stream fault the stream meets, nil for none.
 	fault *Fault
-	// timedFirst is set once the first token is flushed and timed.
-	timedFirst bool
+	// timedFirst is set once the first token is flushed and timed;
+	// flushedTokens and lastFlush are the tokens flushed so far and when
+	// the last of them was, for the gaps between flushes.
+	timedFirst    bool
+	flushedTokens int
+	lastFlush     time.Time
 }
 
 // tokenCounts are a response's token counts, for its usage.

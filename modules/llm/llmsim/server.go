@@ -24,6 +24,8 @@ type Server struct {
 
 	firstTokens    atomic.Uint64 // streams whose first token was flushed
 	firstTokenNano atomic.Int64  // their summed arrival → first-token-flushed times
+	flushGaps      atomic.Uint64 // later flushes of tokens
+	flushGapNano   atomic.Int64  // their summed times since the stream's previous flush
 
 	faults map[string]*atomic.Uint64 // injected faults by name; keys fixed by New
 }
@@ -32,6 +34,12 @@ type Server struct {
 func (s *Server) recordFirstToken(d time.Duration) {
 	s.firstTokens.Add(1)
 	s.firstTokenNano.Add(int64(d))
+}
+
+// recordFlushGap notes the time between two flushes of a stream's tokens.
+func (s *Server) recordFlushGap(d time.Duration) {
+	s.flushGaps.Add(1)
+	s.flushGapNano.Add(int64(d))
 }
 
 // Stats is a snapshot of a Server's counters.
@@ -52,6 +60,12 @@ type Stats struct {
 	// measure to see their own overhead.
 	FirstTokens uint64
 	TTFTSum     time.Duration
+	// FlushGaps counts the flushes of tokens after each stream's first;
+	// their mean server-side gap (previous flush to this one, the
+	// server's inter-token latency when a chunk carries one token) is
+	// FlushGapSum / FlushGaps.
+	FlushGaps   uint64
+	FlushGapSum time.Duration
 	// PrefixCacheQueries counts the prompt tokens of the requests
 	// admitted while the prefix cache is on, PrefixCacheHits those found
 	// in it: the hit rate is PrefixCacheHits / PrefixCacheQueries.
@@ -111,6 +125,8 @@ func (s *Server) Stats() Stats {
 		DecodeSteps:  e.decodeSteps.Load(),
 		FirstTokens:  s.firstTokens.Load(),
 		TTFTSum:      time.Duration(s.firstTokenNano.Load()),
+		FlushGaps:    s.flushGaps.Load(),
+		FlushGapSum:  time.Duration(s.flushGapNano.Load()),
 		Faults:       faults,
 
 		PrefixCacheQueries: e.prefixQueries.Load(),

@@ -85,12 +85,27 @@ func (c *completion) send(ctx context.Context, out *sse, from, to int, end bool)
 		if out.rc.Flush() != nil {
 			return false
 		}
-		if sent > 0 && !c.timedFirst {
-			c.timedFirst = true
-			c.server.recordFirstToken(time.Since(c.arrived))
-		}
+		c.timeFlush(sent)
 		if sent == to {
 			return true
 		}
 	}
+}
+
+// timeFlush notes the server-side timing of a flush that took the stream
+// to sent tokens: its first token's TTFT, or the gap since the previous
+// flush of tokens. A flush of no new token (the final chunks alone) is
+// not timed.
+func (c *completion) timeFlush(sent int) {
+	if sent == c.flushedTokens {
+		return
+	}
+	now := time.Now()
+	if !c.timedFirst {
+		c.timedFirst = true
+		c.server.recordFirstToken(now.Sub(c.arrived))
+	} else {
+		c.server.recordFlushGap(now.Sub(c.lastFlush))
+	}
+	c.flushedTokens, c.lastFlush = sent, now
 }
