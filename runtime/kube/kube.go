@@ -486,7 +486,11 @@ func (c Config) job() job {
 
 // wholeSeconds is d in seconds, rounded up.
 func wholeSeconds(d time.Duration) int64 {
-	return int64((d + time.Second - 1) / time.Second)
+	s := int64(d / time.Second)
+	if d%time.Second != 0 {
+		s++
+	}
+	return s
 }
 
 // escapeArgs writes args so that Kubernetes passes them as they are: it

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,6 +300,15 @@ func TestJobLifetimeAndSpread(t *testing.T) {
 	m := kubetest.Decode(t, b.String())
 	if d := m.Job.Spec.ActiveDeadlineSeconds; d == nil || *d != 91 {
 		t.Errorf("activeDeadlineSeconds %v, want 91", kubetest.Deref(d))
+	}
+	// The longest duration there is does not overflow as it is rounded up.
+	c.ActiveDeadline = time.Duration(math.MaxInt64)
+	b.Reset()
+	if err := Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	if d := kubetest.Decode(t, b.String()).Job.Spec.ActiveDeadlineSeconds; d == nil || *d != math.MaxInt64/int64(time.Second)+1 {
+		t.Errorf("the longest deadline: activeDeadlineSeconds %v, want %d", kubetest.Deref(d), math.MaxInt64/int64(time.Second)+1)
 	}
 	if ttl := m.Job.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != 86400 {
 		t.Errorf("ttlSecondsAfterFinished %v, want 86400: a day", kubetest.Deref(ttl))
