@@ -22,6 +22,7 @@ require (
 	golang.org/x/text v0.42.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
+	k8s.io/pod-security-admission v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )
 
@@ -53,6 +54,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
+	k8s.io/component-base v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect

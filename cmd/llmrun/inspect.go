@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -129,10 +128,8 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 // inspect describes a loaded engine's scenarios.
 func inspect(script string, e *engine.Engine) *inspection {
 	in := &inspection{Script: script, ScriptSHA256: e.ScriptSHA256(), MaxVUs: e.MaxVUs(), HandleSummary: e.HasHandleSummary()}
-	var end time.Duration
 	for _, sc := range e.Scenarios() {
 		d := sc.Config.MaxDuration()
-		end = max(end, sc.LatestStart+d)
 		in.Scenarios = append(in.Scenarios, inspectedScenario{
 			Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec,
 			StartTime: sc.StartTime.String(), StartTimeS: sc.StartTime.Seconds(), StartAfter: sc.StartAfter,
@@ -141,6 +138,7 @@ func inspect(script string, e *engine.Engine) *inspection {
 			Description: sc.Describe(), Tags: sc.Tags,
 		})
 	}
+	end := e.MaxDuration()
 	in.MaxDuration, in.MaxDurationS = end.String(), end.Seconds()
 	return in
 }

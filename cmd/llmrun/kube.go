@@ -55,9 +55,18 @@ none of this shell's environment: give --base-url and --model as flags.
 API keys reach them only from the Secret named by --secret, by reference:
 the key named by --api-key-env (default OPENAI_API_KEY) and, with --out
 influxdb, LLMRUN_INFLUXDB_TOKEN, each from the Secret's key of the same
-name. Without --secret the pods get no secret at all. A flag that would
-put a secret in the manifests (a password or token in a URL, -e with a
-name like API_KEY or TOKEN) is refused.
+name, which must exist (an empty one for a server that needs none): a
+pod without it does not start (CreateContainerConfigError). Without
+--secret the pods get no secret at all. A flag that would put a secret
+in the manifests (a password or token in a URL, -e with a name like
+API_KEY or TOKEN) is refused. A URL naming the loopback (127.0.0.1,
+localhost) gets a warning: in a pod, that is the pod.
+
+The pods pass Pod Security "restricted" (seccomp RuntimeDefault, non-root,
+no privilege escalation, no capabilities, a read-only root with emptyDir
+volumes for HOME and TMPDIR), spread over the nodes where they can, and
+the Job is stopped at --active-deadline and deleted, with its pods' logs,
+--ttl-after-finished after it finished.
 
 Each pod requests 250m + 2 × S × 50 / 45,000 CPUs and 128 MiB + 200 KiB
 × S of memory, S its share of the plan's VUs; --cpu and --memory say
@@ -89,6 +98,8 @@ type kubeFlags struct {
 	files             []string
 	clusterDomain     string
 	rendezvousTimeout time.Duration
+	activeDeadline    time.Duration
+	ttlAfterFinished  time.Duration
 }
 
 func (k *kubeFlags) register(fs *pflag.FlagSet) {
@@ -102,6 +113,8 @@ func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&k.files, "file", nil, "also put this file in the ConfigMap: one the script reads only after loading (the files it reads as it loads are found); repeatable")
 	fs.StringVar(&k.clusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain, in instance 0's name")
 	fs.DurationVar(&k.rendezvousTimeout, "rendezvous-timeout", rendezvous.DefaultTimeout, "how long the pods wait for each other (raise it when images take long to pull)")
+	fs.DurationVar(&k.activeDeadline, "active-deadline", 0, "how long the Job may run before Kubernetes stops its pods, activeDeadlineSeconds (default: the longest the run can take, its rendezvous timeout, setup and teardown timeouts and scenarios with their graceful stops, plus "+kube.StartMargin.String()+")")
+	fs.DurationVar(&k.ttlAfterFinished, "ttl-after-finished", kube.DefaultTTLAfterFinished, "how long Kubernetes keeps the finished Job and its pods, whose logs hold the results, before deleting them, ttlSecondsAfterFinished")
 }
 
 // resources are --cpu and --memory, or where not given, sized's.
@@ -162,6 +175,13 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	c := kube.Config{
 		Name: k.name, Namespace: k.namespace, Image: k.image, Instances: k.instances, ClusterDomain: k.clusterDomain,
 		Secret: k.secret, SecretEnv: secretEnv, Resources: k.resources(kube.Size(0)),
+		ActiveDeadline: k.activeDeadline, TTLAfterFinished: k.ttlAfterFinished,
+	}
+	deadlineGiven := fs.Changed("active-deadline")
+	if !deadlineGiven {
+		// Until the script is loaded: the deadline of a run that takes no
+		// time once its pods have met.
+		c.ActiveDeadline = kube.DefaultActiveDeadline(k.rendezvousTimeout)
 	}
 	if c.Name == "" {
 		c.Name = defaultKubeName(a.script)
@@ -173,6 +193,9 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if f.baseURL == "" {
 		// $LLMRUN_BASE_URL and $OPENAI_BASE_URL do not reach the pods.
 		fmt.Fprintf(stderr, "%s: no --base-url: each pod benchmarks the built-in simulator it starts\n", cmd)
+	}
+	for _, warning := range loopbackWarnings(f) {
+		fmt.Fprintf(stderr, "%s: %s\n", cmd, warning)
 	}
 	if a.llm.BaseURL == "" {
 		a.llm.BaseURL = inspectPlaceholderURL
@@ -222,6 +245,13 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	}
 	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, kubeOnly, f, a.seedDrawn, script, inPod)
 	c.Resources = k.resources(kube.Size((e.MaxVUs() + k.instances - 1) / k.instances))
+	switch plan := e.MaxDuration(); {
+	case !deadlineGiven:
+		c.ActiveDeadline = kube.DefaultActiveDeadline(k.rendezvousTimeout + e.MaxRunTime())
+	case c.ActiveDeadline < plan:
+		fmt.Fprintf(stderr, "%s: --active-deadline %v may stop the pods before the run ends: its scenarios alone may take up to %v, graceful stops included (llmrun inspect shows them); without the flag the deadline allows for the whole run\n",
+			cmd, c.ActiveDeadline, plan)
+	}
 	if err := kube.Write(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitError
@@ -232,7 +262,7 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 // kubeChecks refuses the run flags a pod cannot use or that would put a
 // secret in the manifests, and returns the variables the pods get from
 // the Secret.
-func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]kube.SecretEnv, error) {
+func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 	for name, why := range refusedRunFlags {
 		if fs.Changed(name) {
 			return nil, fmt.Errorf("--%s: not with kube: %s", name, why)
@@ -268,11 +298,27 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]kube.SecretEnv, e
 		}
 		return nil, nil
 	}
-	env := []kube.SecretEnv{{Name: keyEnv, Required: f.apiKeyEnv != ""}}
+	env := []string{keyEnv}
 	if hasOut(f.outs, "influxdb") {
-		env = append(env, kube.SecretEnv{Name: influxdb.TokenEnv})
+		env = append(env, influxdb.TokenEnv)
 	}
 	return env, nil
+}
+
+// loopbackWarnings warn of the URLs given to the pods (--base-url, --out)
+// that name this machine's loopback, which in a pod is the pod.
+func loopbackWarnings(f runFlags) []string {
+	var warnings []string
+	if w := kube.LoopbackWarning("--base-url "+f.baseURL, f.baseURL); w != "" {
+		warnings = append(warnings, w)
+	}
+	for _, spec := range f.outs {
+		_, value, _ := strings.Cut(spec, "=")
+		if w := kube.LoopbackWarning("--out "+spec, value); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	return warnings
 }
 
 // hasOut reports whether the --out flags include the output kind.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -85,6 +86,10 @@ func TestKubeManifests(t *testing.T) {
 	if !strings.Contains(stderr, "no --seed given: the instances all use --seed ") {
 		t.Errorf("stderr does not say the seed was drawn:\n%s", stderr)
 	}
+	if strings.Contains(stderr, "loopback") {
+		t.Errorf("a warning about the loopback, for URLs that are not:\n%s", stderr)
+	}
+	// Pod Security "restricted" admits the pods: Decode checks it.
 	m := kubetest.Decode(t, stdout)
 	name := "llmrun-chat"
 	for _, md := range []struct{ kind, name, ns string }{
@@ -99,7 +104,7 @@ func TestKubeManifests(t *testing.T) {
 	if js.CompletionMode == nil || *js.CompletionMode != "Indexed" || js.Completions == nil || *js.Completions != 4 ||
 		js.Parallelism == nil || *js.Parallelism != 4 || js.BackoffLimit == nil || *js.BackoffLimit != 0 {
 		t.Errorf("job spec: completionMode %v, completions %v, parallelism %v, backoffLimit %v; want Indexed, 4, 4, 0",
-			deref(js.CompletionMode), deref(js.Completions), deref(js.Parallelism), deref(js.BackoffLimit))
+			kubetest.Deref(js.CompletionMode), kubetest.Deref(js.Completions), kubetest.Deref(js.Parallelism), kubetest.Deref(js.BackoffLimit))
 	}
 	pod := js.Template.Spec
 	if pod.Subdomain != m.Service.Name || pod.RestartPolicy != corev1.RestartPolicyNever {
@@ -126,11 +131,35 @@ func TestKubeManifests(t *testing.T) {
 	if got, want := env["LLMRUN_RENDEZVOUS"].Value, name+"-0."+name+".$(POD_NAMESPACE).svc.cluster.local:7000"; got != want {
 		t.Errorf("LLMRUN_RENDEZVOUS %q, want %q", got, want)
 	}
+	// Each key from the Secret, which must exist and hold it: a misnamed
+	// Secret keeps the pods from starting rather than sending requests
+	// without a key.
 	for _, key := range []string{"OPENAI_API_KEY", "LLMRUN_INFLUXDB_TOKEN"} {
 		ref := env[key].ValueFrom
-		if env[key].Value != "" || ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "llmrun-keys" || ref.SecretKeyRef.Key != key {
-			t.Errorf("%s: %+v, want it from the Secret llmrun-keys's key %s", key, env[key], key)
+		if env[key].Value != "" || ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "llmrun-keys" || ref.SecretKeyRef.Key != key ||
+			ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional {
+			t.Errorf("%s: %+v, want it from the Secret llmrun-keys's key %s, not optional", key, env[key], key)
 		}
+	}
+	// The deadline allows for the whole run: the rendezvous timeout (3m),
+	// setup's and teardown's default timeouts (60 s each), the plan's
+	// longest (as llmrun inspect has it) and 10 minutes to start; the
+	// finished Job is kept a day.
+	code, inspected, stderr := llmrunIn(t, dir, nil, "inspect", "--json", "chat.js", "-s", "10s:2", "-s", "20s:4")
+	if code != exitOK {
+		t.Fatalf("inspect: exit %d\n%s", code, stderr)
+	}
+	var plan struct {
+		MaxDurationS float64 `json:"max_duration_s"`
+	}
+	if err := json.Unmarshal([]byte(inspected), &plan); err != nil || plan.MaxDurationS <= 30 {
+		t.Fatalf("inspect --json: %v, max_duration_s %v; want the stages' 30 s and a graceful stop", err, plan.MaxDurationS)
+	}
+	if want := int64(3*60 + 60 + plan.MaxDurationS + 60 + 10*60); js.ActiveDeadlineSeconds == nil || *js.ActiveDeadlineSeconds != want {
+		t.Errorf("activeDeadlineSeconds %v, want %d", kubetest.Deref(js.ActiveDeadlineSeconds), want)
+	}
+	if js.TTLSecondsAfterFinished == nil || *js.TTLSecondsAfterFinished != 24*60*60 {
+		t.Errorf("ttlSecondsAfterFinished %v, want a day", kubetest.Deref(js.TTLSecondsAfterFinished))
 	}
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{"run ", "--base-url=http://vllm.serving:8000", "--tag=team=serving", "--stage=10s:2 --stage=20s:4", "--seed=", "--out=influxdb=http://influxdb:8086?bucket=llmrun",
@@ -155,7 +184,7 @@ func TestKubeManifests(t *testing.T) {
 	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; len(c.Resources.Limits) != 1 || !ok || mem.String() != want.Memory {
 		t.Errorf("limits %v, want memory %s alone", c.Resources.Limits, want.Memory)
 	}
-	if limit := envValue(c.Env, "GOMEMLIMIT"); limit != strconv.FormatInt(int64(0.9*float64(c.Resources.Limits.Memory().Value())), 10) {
+	if limit := kubetest.EnvValue(c.Env, "GOMEMLIMIT"); limit != strconv.FormatInt(int64(0.9*float64(c.Resources.Limits.Memory().Value())), 10) {
 		t.Errorf("GOMEMLIMIT %q, want 90 %% of the memory limit %v", limit, c.Resources.Limits.Memory())
 	}
 	files := m.Files(t)
@@ -170,7 +199,7 @@ func TestKubeManifests(t *testing.T) {
 	// secret in the pods at all; --file adds a file the script reads only
 	// later.
 	code, stdout, stderr = llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey}, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1",
-		"--file", "notes.txt", "--cpu", "3", "--memory", "2Gi", "--seed", "5", "--name", "small")
+		"--file", "notes.txt", "--cpu", "3", "--memory", "2Gi", "--seed", "5", "--name", "small", "--active-deadline", "1h", "--ttl-after-finished", "90m")
 	if code != exitOK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
@@ -182,7 +211,7 @@ func TestKubeManifests(t *testing.T) {
 	if cpu, mem := c.Resources.Requests[corev1.ResourceCPU], c.Resources.Limits[corev1.ResourceMemory]; cpu.String() != "3" || mem.String() != "2Gi" {
 		t.Errorf("requests %v, limits %v: want cpu 3 and memory 2Gi", c.Resources.Requests, c.Resources.Limits)
 	}
-	if limit := envValue(c.Env, "GOMEMLIMIT"); limit != "1932735283" {
+	if limit := kubetest.EnvValue(c.Env, "GOMEMLIMIT"); limit != "1932735283" {
 		t.Errorf("GOMEMLIMIT %q, want 90 %% of 2Gi", limit)
 	}
 	for _, e := range c.Env {
@@ -193,13 +222,43 @@ func TestKubeManifests(t *testing.T) {
 	if n := strings.Count(strings.Join(c.Args, " "), "--seed="); n != 1 || !strings.Contains(strings.Join(c.Args, " "), "--seed=5") {
 		t.Errorf("args %q: want the given --seed=5 once", c.Args)
 	}
+	if d, ttl := m.Job.Spec.ActiveDeadlineSeconds, m.Job.Spec.TTLSecondsAfterFinished; d == nil || *d != 3600 || ttl == nil || *ttl != 5400 {
+		t.Errorf("activeDeadlineSeconds %v, ttlSecondsAfterFinished %v; want --active-deadline's 3600 and --ttl-after-finished's 5400", kubetest.Deref(d), kubetest.Deref(ttl))
+	}
+	for _, own := range []string{"--active-deadline", "--ttl-after-finished"} {
+		if strings.Contains(strings.Join(c.Args, " "), own) {
+			t.Errorf("args %q carry kube's own %s", c.Args, own)
+		}
+	}
 }
 
-func deref[T any](p *T) any {
-	if p == nil {
-		return nil
+// A URL given to the pods that names the loopback is this machine's to
+// the user, but the pod's own inside it: kube warns, naming the flag and
+// what to give instead, and still writes the manifests.
+func TestKubeWarnsOfLoopbackURLs(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(kubeDir(t), "chat.js")
+	base := []string{"kube", script, "--seed", "1", "--instances", "2", "--image", "x"}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--base-url", "http://127.0.0.1:8000"}, []string{"--base-url http://127.0.0.1:8000: 127.0.0.1 is the loopback, which inside a pod is the pod itself"}},
+		{[]string{"--base-url", "http://localhost:8000/v1", "--out", "influxdb=http://[::1]:8086?bucket=llmrun"},
+			[]string{"--base-url http://localhost:8000/v1: localhost is the loopback", "--out influxdb=http://[::1]:8086?bucket=llmrun: ::1 is the loopback"}},
+		{[]string{"--base-url", "http://0.0.0.0:8000"}, []string{"--base-url http://0.0.0.0:8000: 0.0.0.0 is the loopback"}},
 	}
-	return *p
+	for _, tt := range tests {
+		code, stdout, stderr := cli(t, t.Context(), nil, append(base, tt.args...)...)
+		if code != exitOK || stdout == "" {
+			t.Errorf("%q: exit %d, %d bytes of manifests; want them written\n%s", tt.args, code, len(stdout), stderr)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(stderr, "llmrun kube: "+want) || !strings.Contains(stderr, "a Service's name (http://SERVICE.NAMESPACE.svc:PORT)") {
+				t.Errorf("%q: stderr\n%s\nwant a warning %q saying what to give instead", tt.args, stderr, want)
+			}
+		}
+	}
 }
 
 // The pods of the generated Job, run here as processes with exactly the
@@ -238,10 +297,20 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 		cmd := exec.CommandContext(ctx, llmrunBinary(t), args...)
 		cmd.Dir = inMount(c.WorkingDir)
 		cmd.Env = []string{"NO_COLOR=1", asMainEnv + "=1", "JOB_COMPLETION_INDEX=" + strconv.Itoa(i), "PATH=" + os.Getenv("PATH")}
+		// Each pod's own emptyDir volumes (HOME, TMPDIR): a directory here
+		// for each.
+		scratch := map[string]string{}
+		for _, vm := range c.VolumeMounts {
+			if vm.MountPath != kube.MountDir {
+				scratch[vm.MountPath] = t.TempDir()
+			}
+		}
 		for _, e := range c.Env {
 			switch {
 			case e.Name == "LLMRUN_RENDEZVOUS":
 				cmd.Env = append(cmd.Env, e.Name+"="+rendezvous)
+			case scratch[e.Value] != "":
+				cmd.Env = append(cmd.Env, e.Name+"="+scratch[e.Value])
 			case e.ValueFrom == nil:
 				cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 			}
@@ -319,6 +388,22 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 	}
 }
 
+// A deadline shorter than the scenarios can take is the user's to give,
+// but kube says the pods may be stopped before the run ends.
+func TestKubeDeadlineShorterThanThePlan(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(kubeDir(t), "chat.js")
+	// shared-iterations: at most its maxDuration (10m) and graceful stop (30s).
+	code, stdout, stderr := cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "2", "--image", "x", "--active-deadline", "5m")
+	if code != exitOK || stdout == "" || !strings.Contains(stderr, "--active-deadline 5m0s may stop the pods before the run ends: its scenarios alone may take up to 10m30s") {
+		t.Errorf("exit %d, %d bytes of manifests, stderr:\n%s\nwant them written and a warning that the plan takes up to 10m30s", code, len(stdout), stderr)
+	}
+	code, _, stderr = cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "2", "--image", "x", "--active-deadline", "11m")
+	if code != exitOK || strings.Contains(stderr, "--active-deadline") {
+		t.Errorf("a deadline past the plan: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
 func TestKubeBadInput(t *testing.T) {
 	t.Parallel()
 	dir := kubeDir(t)
@@ -347,6 +432,9 @@ func TestKubeBadInput(t *testing.T) {
 		{"bad cpu", []string{"--instances", "2", "--image", "x", "--cpu", "lots"}, exitUsage, `cpu "lots": want cores`},
 		{"bad name", []string{"--instances", "2", "--image", "x", "--name", "Chat_Test"}, exitUsage, `name "Chat_Test": want lower-case letters`},
 		{"a file too big", []string{"--instances", "2", "--image", "x", "--file", big}, exitError, big + " is larger than 1000 KiB, the most a ConfigMap holds"},
+		{"no deadline", []string{"--instances", "2", "--image", "x", "--active-deadline", "0s"}, exitUsage, "active deadline 0s: want a positive duration"},
+		{"no TTL", []string{"--instances", "2", "--image", "x", "--ttl-after-finished", "0s"}, exitUsage, "TTL after finished 0s: want a positive duration"},
+		{"a TTL too long", []string{"--instances", "2", "--image", "x", "--ttl-after-finished", "600000h"}, exitUsage, "TTL after finished 600000h0m0s: want a positive duration of at most 596523h14m7s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -367,16 +455,6 @@ func TestKubeBadInput(t *testing.T) {
 		!strings.Contains(stderr, "it reads "+data+" by its absolute path") {
 		t.Errorf("a file read by its absolute path: exit %d, stderr:\n%s", code, stderr)
 	}
-}
-
-// envValue is the value of the variable name in env, "" if absent.
-func envValue(env []corev1.EnvVar, name string) string {
-	for _, e := range env {
-		if e.Name == name {
-			return e.Value
-		}
-	}
-	return ""
 }
 
 // --tokenizer FILE goes into the ConfigMap beside the script, and reaches

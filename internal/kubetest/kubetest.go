@@ -1,7 +1,9 @@
 // Package kubetest decodes the manifests "llmrun kube" writes into the
 // Kubernetes API's own types, strictly: a field those types do not have,
 // or a value of the wrong type, fails the test, as kubectl apply's
-// server-side validation would refuse it.
+// server-side validation would refuse it; and so does a pod that Pod
+// Security admission's "restricted" level would refuse, checked by the
+// admission plugin's own library.
 package kubetest
 
 import (
@@ -14,6 +16,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	psa "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 )
 
@@ -45,7 +49,34 @@ func Decode(t *testing.T, stream string) *Manifests {
 		}
 	}
 	m.validate(t)
+	if refused := PodSecurity(t, psa.LevelRestricted, &m.Job.Spec.Template); refused != "" {
+		t.Errorf("Pod Security %q refuses the Job's pods: %s", psa.LevelRestricted, refused)
+	}
 	return &m
+}
+
+// PodSecurity is what Pod Security admission says of pods made from the
+// template at level, in the latest version of its checks: "" if it admits
+// them, else its reasons, as the API server words them
+// ("seccompProfile (pod or container \"llmrun\" must set …)").
+func PodSecurity(t *testing.T, level psa.Level, pod *corev1.PodTemplateSpec) string {
+	t.Helper()
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatalf("Pod Security's checks: %v", err)
+	}
+	result := policy.AggregateCheckResults(evaluator.EvaluatePod(psa.LevelVersion{Level: level, Version: psa.LatestVersion()}, &pod.ObjectMeta, &pod.Spec))
+	if result.Allowed {
+		return ""
+	}
+	reasons := make([]string, len(result.ForbiddenReasons))
+	for i, reason := range result.ForbiddenReasons {
+		reasons[i] = reason
+		if detail := result.ForbiddenDetails[i]; detail != "" {
+			reasons[i] += " (" + detail + ")"
+		}
+	}
+	return strings.Join(reasons, ", ")
 }
 
 // validate checks what the API server would refuse beyond the types: the
@@ -90,6 +121,25 @@ func deref(p *int32) int {
 	return int(*p)
 }
 
+// Deref is what p points to, or nil: an optional field of the API's
+// types, as a test prints it.
+func Deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// EnvValue is the value of the variable name in env, "" if absent.
+func EnvValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
 // Container is the Job's one container.
 func (m *Manifests) Container(t *testing.T) corev1.Container {
 	t.Helper()
@@ -104,11 +154,12 @@ func (m *Manifests) Container(t *testing.T) corev1.Container {
 func (m *Manifests) Files(t *testing.T) map[string][]byte {
 	t.Helper()
 	vols := m.Job.Spec.Template.Spec.Volumes
-	if len(vols) != 1 || vols[0].ConfigMap == nil || vols[0].ConfigMap.Name != m.ConfigMap.Name {
-		t.Fatalf("the Job's volumes %+v: want the ConfigMap %s", vols, m.ConfigMap.Name)
+	i := slices.IndexFunc(vols, func(v corev1.Volume) bool { return v.ConfigMap != nil })
+	if i < 0 || vols[i].ConfigMap.Name != m.ConfigMap.Name || slices.ContainsFunc(vols[i+1:], func(v corev1.Volume) bool { return v.ConfigMap != nil }) {
+		t.Fatalf("the Job's volumes %+v: want one of the ConfigMap %s", vols, m.ConfigMap.Name)
 	}
 	files := map[string][]byte{}
-	for _, it := range vols[0].ConfigMap.Items {
+	for _, it := range vols[i].ConfigMap.Items {
 		data, ok := m.ConfigMap.Data[it.Key]
 		if !ok {
 			bin, ok := m.ConfigMap.BinaryData[it.Key]

@@ -15,9 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/internal/capped"
@@ -33,6 +35,16 @@ const RendezvousPort = 7000
 
 // MountDir is where the ConfigMap's files are in the pods.
 const MountDir = "/llmrun/files"
+
+// The pods' root filesystem is read-only: what llmrun writes in a run (a
+// Hugging Face tokenizer it downloads, under HOME's .cache) goes to
+// emptyDir volumes of at most ScratchSize each, at HomeDir (HOME) and
+// TempDir (TMPDIR).
+const (
+	HomeDir     = "/llmrun/home"
+	TempDir     = "/tmp"
+	ScratchSize = "1Gi"
+)
 
 // Labels of the pods, which the Service selects.
 const (
@@ -56,9 +68,9 @@ type Config struct {
 	// Secret names the Secret the keys come from; "" for none.
 	Secret string
 	// SecretEnv are the environment variables set from the Secret, each
-	// from the key of its own name; Required says a pod must not start
-	// without it.
-	SecretEnv []SecretEnv
+	// from the key of its own name. A pod does not start without the
+	// Secret and each of these keys.
+	SecretEnv []string
 	// Files are the ConfigMap's files, at paths relative to MountDir.
 	Files []File
 	// WorkDir is the pods' working directory, relative to MountDir ("."
@@ -69,13 +81,32 @@ type Config struct {
 	Args []string
 	// Resources are the requests and limits of each pod.
 	Resources Resources
+	// ActiveDeadline is how long the Job may run, from its start, before
+	// Kubernetes stops its pods (activeDeadlineSeconds), in whole seconds
+	// rounded up.
+	ActiveDeadline time.Duration
+	// TTLAfterFinished is how long the finished Job and its pods, and so
+	// their logs, are kept before Kubernetes deletes them
+	// (ttlSecondsAfterFinished), in whole seconds rounded up.
+	TTLAfterFinished time.Duration
 }
 
-// SecretEnv is an environment variable set from a key of the Secret.
-type SecretEnv struct {
-	Name     string
-	Required bool
-}
+// DefaultTTLAfterFinished keeps a finished Job's pods, whose logs hold
+// the results, for a day.
+const DefaultTTLAfterFinished = 24 * time.Hour
+
+// StartMargin is what DefaultActiveDeadline allows beyond the run for
+// the rest of a pod's life: pulling the image, starting, the preflight
+// and writing the result.
+const StartMargin = 10 * time.Minute
+
+// DefaultActiveDeadline is the Job's deadline for a run that takes at
+// most run once its pods have started (the rendezvous, setup, the
+// scenarios, teardown): run and StartMargin.
+func DefaultActiveDeadline(run time.Duration) time.Duration { return run + StartMargin }
+
+// maxTTL is the most ttlSecondsAfterFinished holds: an int32 of seconds.
+const maxTTL = math.MaxInt32 * time.Second
 
 // File is one file of the ConfigMap.
 type File struct {
@@ -118,7 +149,11 @@ func (c Config) Check() error {
 	case c.Secret != "" && !namePattern.MatchString(c.Secret):
 		return fmt.Errorf("secret %q: want the name of a Secret: lower-case letters, digits and '-'", c.Secret)
 	case c.Secret == "" && len(c.SecretEnv) > 0:
-		return fmt.Errorf("%s from a Secret, but no Secret named", c.SecretEnv[0].Name)
+		return fmt.Errorf("%s from a Secret, but no Secret named", c.SecretEnv[0])
+	case c.ActiveDeadline <= 0:
+		return fmt.Errorf("active deadline %v: want a positive duration", c.ActiveDeadline)
+	case c.TTLAfterFinished <= 0 || c.TTLAfterFinished > maxTTL:
+		return fmt.Errorf("TTL after finished %v: want a positive duration of at most %v (Kubernetes deletes the pods, and their logs with them, once it has passed)", c.TTLAfterFinished, maxTTL)
 	}
 	return c.Resources.check()
 }
@@ -199,11 +234,13 @@ type job struct {
 }
 
 type jobSpec struct {
-	CompletionMode string      `json:"completionMode"`
-	Completions    int         `json:"completions"`
-	Parallelism    int         `json:"parallelism"`
-	BackoffLimit   int         `json:"backoffLimit"`
-	Template       podTemplate `json:"template"`
+	CompletionMode          string      `json:"completionMode"`
+	Completions             int         `json:"completions"`
+	Parallelism             int         `json:"parallelism"`
+	BackoffLimit            int         `json:"backoffLimit"`
+	ActiveDeadlineSeconds   int64       `json:"activeDeadlineSeconds"`
+	TTLSecondsAfterFinished int64       `json:"ttlSecondsAfterFinished"`
+	Template                podTemplate `json:"template"`
 }
 
 type podTemplate struct {
@@ -216,10 +253,33 @@ type podMeta struct {
 }
 
 type podSpec struct {
-	Subdomain     string      `json:"subdomain"`
-	RestartPolicy string      `json:"restartPolicy"`
-	Containers    []container `json:"containers"`
-	Volumes       []volume    `json:"volumes"`
+	Subdomain                    string                     `json:"subdomain"`
+	RestartPolicy                string                     `json:"restartPolicy"`
+	AutomountServiceAccountToken bool                       `json:"automountServiceAccountToken"`
+	SecurityContext              podSecurityContext         `json:"securityContext"`
+	TopologySpreadConstraints    []topologySpreadConstraint `json:"topologySpreadConstraints"`
+	Containers                   []container                `json:"containers"`
+	Volumes                      []volume                   `json:"volumes"`
+}
+
+type podSecurityContext struct {
+	RunAsNonRoot   bool           `json:"runAsNonRoot"`
+	SeccompProfile seccompProfile `json:"seccompProfile"`
+}
+
+type seccompProfile struct {
+	Type string `json:"type"`
+}
+
+type topologySpreadConstraint struct {
+	MaxSkew           int           `json:"maxSkew"`
+	TopologyKey       string        `json:"topologyKey"`
+	WhenUnsatisfiable string        `json:"whenUnsatisfiable"`
+	LabelSelector     labelSelector `json:"labelSelector"`
+}
+
+type labelSelector struct {
+	MatchLabels map[string]string `json:"matchLabels"`
 }
 
 type container struct {
@@ -250,9 +310,8 @@ type fieldRef struct {
 }
 
 type secretKeyRef struct {
-	Name     string `json:"name"`
-	Key      string `json:"key"`
-	Optional bool   `json:"optional"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
 }
 
 type containerPort struct {
@@ -273,8 +332,13 @@ type volumeMount struct {
 }
 
 type volume struct {
-	Name      string          `json:"name"`
-	ConfigMap configMapVolume `json:"configMap"`
+	Name      string           `json:"name"`
+	ConfigMap *configMapVolume `json:"configMap,omitempty"`
+	EmptyDir  *emptyDirVolume  `json:"emptyDir,omitempty"`
+}
+
+type emptyDirVolume struct {
+	SizeLimit string `json:"sizeLimit"`
 }
 
 type configMapVolume struct {
@@ -290,6 +354,7 @@ type keyPath struct {
 type securityContext struct {
 	RunAsNonRoot             bool         `json:"runAsNonRoot"`
 	AllowPrivilegeEscalation bool         `json:"allowPrivilegeEscalation"`
+	ReadOnlyRootFilesystem   bool         `json:"readOnlyRootFilesystem"`
 	Capabilities             capabilities `json:"capabilities"`
 }
 
@@ -348,12 +413,17 @@ func (c Config) job() job {
 		{Name: "POD_NAMESPACE", ValueFrom: &envVarSource{FieldRef: &fieldRef{FieldPath: "metadata.namespace"}}},
 		{Name: "LLMRUN_INSTANCES", Value: strconv.Itoa(c.Instances)},
 		{Name: "LLMRUN_RENDEZVOUS", Value: c.rendezvous()},
+		{Name: "HOME", Value: HomeDir},
+		{Name: "TMPDIR", Value: TempDir},
 	}
 	// check() refused a memory that does not parse.
 	memLimit, _ := c.Resources.goMemLimit()
 	env = append(env, envVar{Name: "GOMEMLIMIT", Value: memLimit})
-	for _, s := range c.SecretEnv {
-		env = append(env, envVar{Name: s.Name, ValueFrom: &envVarSource{SecretKeyRef: &secretKeyRef{Name: c.Secret, Key: s.Name, Optional: !s.Required}}})
+	// Not optional: a misnamed Secret or key keeps the pods from starting
+	// (CreateContainerConfigError), rather than sending requests without
+	// a key.
+	for _, name := range c.SecretEnv {
+		env = append(env, envVar{Name: name, ValueFrom: &envVarSource{SecretKeyRef: &secretKeyRef{Name: c.Secret, Key: name}}})
 	}
 	workDir := MountDir
 	if c.WorkDir != "." && c.WorkDir != "" {
@@ -365,12 +435,26 @@ func (c Config) job() job {
 		Parallelism:    c.Instances,
 		// A failed instance is a result (the merge names it missing), not
 		// something to retry behind the user's back.
-		BackoffLimit: 0,
+		BackoffLimit:            0,
+		ActiveDeadlineSeconds:   wholeSeconds(c.ActiveDeadline),
+		TTLSecondsAfterFinished: wholeSeconds(c.TTLAfterFinished),
 		Template: podTemplate{Metadata: podMeta{Labels: c.labels()}, Spec: podSpec{
 			// With a subdomain, a pod of an Indexed Job is named NAME-INDEX
 			// under the Service: instance 0 is NAME-0.NAME.
 			Subdomain:     c.Name,
 			RestartPolicy: "Never",
+			// llmrun does not talk to the Kubernetes API.
+			AutomountServiceAccountToken: false,
+			// With the container's, what Pod Security's "restricted"
+			// level requires.
+			SecurityContext: podSecurityContext{RunAsNonRoot: true, SeccompProfile: seccompProfile{Type: "RuntimeDefault"}},
+			// One node's CPU, network or noisy neighbour would otherwise
+			// weigh on several instances at once; preferred, so that a
+			// cluster of fewer nodes still runs them all.
+			TopologySpreadConstraints: []topologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: "ScheduleAnyway",
+				LabelSelector: labelSelector{MatchLabels: c.labels()},
+			}},
 			Containers: []container{{
 				Name:       "llmrun",
 				Image:      c.Image,
@@ -382,14 +466,31 @@ func (c Config) job() job {
 					Requests: map[string]string{"cpu": c.Resources.CPU, "memory": c.Resources.Memory},
 					Limits:   map[string]string{"memory": c.Resources.Memory},
 				},
-				VolumeMounts: []volumeMount{{Name: "files", MountPath: MountDir, ReadOnly: true}},
+				VolumeMounts: []volumeMount{
+					{Name: "files", MountPath: MountDir, ReadOnly: true},
+					{Name: "home", MountPath: HomeDir},
+					{Name: "tmp", MountPath: TempDir},
+				},
 				SecurityContext: securityContext{
-					RunAsNonRoot: true, AllowPrivilegeEscalation: false, Capabilities: capabilities{Drop: []string{"ALL"}},
+					RunAsNonRoot: true, AllowPrivilegeEscalation: false, ReadOnlyRootFilesystem: true, Capabilities: capabilities{Drop: []string{"ALL"}},
 				},
 			}},
-			Volumes: []volume{{Name: "files", ConfigMap: configMapVolume{Name: c.Name, Items: items}}},
+			Volumes: []volume{
+				{Name: "files", ConfigMap: &configMapVolume{Name: c.Name, Items: items}},
+				{Name: "home", EmptyDir: &emptyDirVolume{SizeLimit: ScratchSize}},
+				{Name: "tmp", EmptyDir: &emptyDirVolume{SizeLimit: ScratchSize}},
+			},
 		}},
 	}}
+}
+
+// wholeSeconds is d in seconds, rounded up.
+func wholeSeconds(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second != 0 {
+		s++
+	}
+	return s
 }
 
 // escapeArgs writes args so that Kubernetes passes them as they are: it

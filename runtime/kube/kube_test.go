@@ -2,11 +2,16 @@ package kube
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	psa "k8s.io/pod-security-admission/api"
 
 	"github.com/llmrun/llmrun/internal/kubetest"
 )
@@ -14,14 +19,17 @@ import (
 func testConfig() Config {
 	return Config{
 		Name: "chat", Image: "llmrun:v1", Instances: 3, ClusterDomain: "cluster.local",
-		Secret: "keys", SecretEnv: []SecretEnv{{Name: "OPENAI_API_KEY", Required: true}, {Name: "LLMRUN_INFLUXDB_TOKEN"}},
+		Secret: "keys", SecretEnv: []string{"OPENAI_API_KEY", "LLMRUN_INFLUXDB_TOKEN"},
 		Files:   []File{{Path: "chat.js", Data: []byte("export default function () {}\n")}, {Path: "data/blob.bin", Data: []byte{0xff, 0x00, 0xfe}}},
 		WorkDir: ".", Args: []string{"run", "--seed=1", "/llmrun/files/chat.js"}, Resources: Size(10),
+		ActiveDeadline: DefaultActiveDeadline(5 * time.Minute), TTLAfterFinished: DefaultTTLAfterFinished,
 	}
 }
 
 // Write's manifests decode strictly into the Kubernetes API types, binary
-// files included, with each secret by reference.
+// files included, with each secret by reference to a Secret and key that
+// must exist: a misnamed one keeps the pods from starting, rather than
+// sending requests without a key.
 func TestWriteDecodesStrictly(t *testing.T) {
 	var b bytes.Buffer
 	if err := Write(&b, testConfig()); err != nil {
@@ -36,8 +44,9 @@ func TestWriteDecodesStrictly(t *testing.T) {
 		ref := e.ValueFrom
 		switch e.Name {
 		case "OPENAI_API_KEY", "LLMRUN_INFLUXDB_TOKEN":
-			if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "keys" || *ref.SecretKeyRef.Optional != (e.Name != "OPENAI_API_KEY") {
-				t.Errorf("%s: %+v, want from the Secret keys, optional unless required", e.Name, e)
+			if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "keys" || ref.SecretKeyRef.Key != e.Name ||
+				ref.SecretKeyRef.Optional != nil && *ref.SecretKeyRef.Optional {
+				t.Errorf("%s: %+v, want it from the Secret keys's key of its name, not optional", e.Name, ref)
 			}
 		case "POD_NAMESPACE":
 			if ref == nil || ref.FieldRef == nil || ref.FieldRef.FieldPath != "metadata.namespace" {
@@ -62,6 +71,9 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.Resources.Memory = "lots" }, `memory "lots"`},
 		{func(c *Config) { c.Files[1].Path = "../up.txt" }, `file "../up.txt": want a relative path without '..'`},
 		{func(c *Config) { c.Resources.Memory = "1" }, `memory "1": want at least 128Mi`},
+		{func(c *Config) { c.ActiveDeadline = 0 }, "active deadline 0s: want a positive duration"},
+		{func(c *Config) { c.TTLAfterFinished = -time.Hour }, "TTL after finished -1h0m0s: want a positive duration"},
+		{func(c *Config) { c.TTLAfterFinished = 70 * 365 * 24 * time.Hour }, "TTL after finished 613200h0m0s: want a positive duration of at most 596523h14m7s"},
 		// 900 KiB of binary data is 1.2 MB of base64: under the files'
 		// cap, over what Kubernetes stores.
 		{func(c *Config) { c.Files[1].Data = bytes.Repeat([]byte{0xff}, 900<<10) }, "KiB once encoded, more than the 1 MiB Kubernetes stores"},
@@ -223,5 +235,130 @@ func TestArgsEscaped(t *testing.T) {
 	got := kubetest.Decode(t, b.String()).Container(t).Args
 	if want := "NOTE=$$(POD_NAMESPACE) costs $$$$5"; !slices.Contains(got, want) {
 		t.Errorf("args %q, want %q among them", got, want)
+	}
+}
+
+// The pods pass Pod Security's "restricted" level, as the admission
+// plugin's own checks judge it (kubetest.Decode checks every manifest so),
+// and with a read-only root filesystem still have a writable HOME and
+// TMPDIR: emptyDir volumes, bounded.
+func TestPodSecurityRestricted(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, testConfig()); err != nil {
+		t.Fatal(err)
+	}
+	m := kubetest.Decode(t, b.String())
+	template := m.Job.Spec.Template
+	if refused := kubetest.PodSecurity(t, psa.LevelRestricted, &template); refused != "" {
+		t.Fatalf("restricted refuses the pods: %s", refused)
+	}
+	c := m.Container(t)
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("container security context %+v: want a read-only root filesystem", sc)
+	}
+	if template.Spec.AutomountServiceAccountToken == nil || *template.Spec.AutomountServiceAccountToken {
+		t.Errorf("automountServiceAccountToken %v, want false: llmrun does not talk to the API", template.Spec.AutomountServiceAccountToken)
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, dir := range []struct{ env, path string }{{"HOME", HomeDir}, {"TMPDIR", TempDir}} {
+		if got := kubetest.EnvValue(c.Env, dir.env); got != dir.path {
+			t.Errorf("%s %q, want %s", dir.env, got, dir.path)
+		}
+		i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == dir.path })
+		if i < 0 {
+			t.Errorf("nothing mounted at %s, the %s of a read-only root", dir.path, dir.env)
+			continue
+		}
+		v := volumes[c.VolumeMounts[i].Name]
+		if c.VolumeMounts[i].ReadOnly || v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.String() != ScratchSize {
+			t.Errorf("%s: mount %+v of volume %+v, want a writable emptyDir of at most %s", dir.path, c.VolumeMounts[i], v, ScratchSize)
+		}
+	}
+
+	// The check bites: without the pod's seccomp profile, restricted
+	// refuses the pods, naming it.
+	template.Spec.SecurityContext.SeccompProfile = nil
+	if refused := kubetest.PodSecurity(t, psa.LevelRestricted, &template); !strings.Contains(refused, "seccompProfile") {
+		t.Errorf("without a seccomp profile, restricted says %q; want a refusal naming seccompProfile", refused)
+	}
+}
+
+// The Job stops its pods at its deadline and is deleted a while after it
+// finished, both in whole seconds, rounded up; its pods spread over the
+// nodes, counting only this run's pods, and still schedule when they
+// cannot.
+func TestJobLifetimeAndSpread(t *testing.T) {
+	c := testConfig()
+	c.ActiveDeadline = 90*time.Second + 500*time.Millisecond
+	var b bytes.Buffer
+	if err := Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	m := kubetest.Decode(t, b.String())
+	if d := m.Job.Spec.ActiveDeadlineSeconds; d == nil || *d != 91 {
+		t.Errorf("activeDeadlineSeconds %v, want 91", kubetest.Deref(d))
+	}
+	// The longest duration there is does not overflow as it is rounded up.
+	c.ActiveDeadline = time.Duration(math.MaxInt64)
+	b.Reset()
+	if err := Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	if d := kubetest.Decode(t, b.String()).Job.Spec.ActiveDeadlineSeconds; d == nil || *d != math.MaxInt64/int64(time.Second)+1 {
+		t.Errorf("the longest deadline: activeDeadlineSeconds %v, want %d", kubetest.Deref(d), math.MaxInt64/int64(time.Second)+1)
+	}
+	if ttl := m.Job.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != 86400 {
+		t.Errorf("ttlSecondsAfterFinished %v, want 86400: a day", kubetest.Deref(ttl))
+	}
+	pod := m.Job.Spec.Template
+	spread := pod.Spec.TopologySpreadConstraints
+	if len(spread) != 1 || spread[0].TopologyKey != corev1.LabelHostname || spread[0].WhenUnsatisfiable != corev1.ScheduleAnyway ||
+		spread[0].MaxSkew != 1 || spread[0].LabelSelector == nil {
+		t.Fatalf("topologySpreadConstraints %+v: want one of maxSkew 1 over %s, ScheduleAnyway, with a selector", spread, corev1.LabelHostname)
+	}
+	selector := spread[0].LabelSelector.MatchLabels
+	for k, v := range selector {
+		if pod.Labels[k] != v {
+			t.Errorf("the spread selects %s=%s, which the pods' labels %v lack", k, v, pod.Labels)
+		}
+	}
+	if selector[instanceLabel] != c.Name {
+		t.Errorf("the spread selects %v: want this run's pods only (%s=%s)", selector, instanceLabel, c.Name)
+	}
+}
+
+func TestLoopbackWarning(t *testing.T) {
+	for raw, loopback := range map[string]string{
+		"http://127.0.0.1:8000/v1":     "127.0.0.1",
+		"http://127.1.2.3:8000":        "127.1.2.3",
+		"http://localhost:8000":        "localhost",
+		"http://LocalHost.:8000":       "LocalHost.",
+		"http://vllm.localhost":        "vllm.localhost",
+		"http://[::1]:8000":            "::1",
+		"http://0.0.0.0:8000":          "0.0.0.0",
+		"http://[::]:8086?bucket=b":    "::",
+		"127.0.0.1:18000":              "127.0.0.1", // without a scheme
+		"http://vllm.serving:8000":     "",
+		"http://10.0.0.7:8000":         "",
+		"https://api.example.com/v1":   "",
+		"http://localhost.example.com": "",
+		"-":                            "",
+		"":                             "",
+	} {
+		got := LoopbackWarning("--base-url "+raw, raw)
+		if loopback == "" {
+			if got != "" {
+				t.Errorf("%q: warned %q", raw, got)
+			}
+			continue
+		}
+		for _, want := range []string{"--base-url " + raw + ": " + loopback + " is the loopback", "inside a pod is the pod itself", "Service's name"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%q: warning %q, want it to say %q", raw, got, want)
+			}
+		}
 	}
 }
