@@ -53,6 +53,7 @@ func historyPoints(runs []historyRun, now time.Time) []*write.Point {
 			st["scenario"] = sc
 			pts = append(pts, influxdb2.NewPoint("llm_run", st, map[string]any{
 				"requests": int64(50), "success_rate": 1.0, "output_throughput": 200.0 + float64(i), "ttft_p99": r.ttftP99 + float64(i+1),
+				"ttft_p50": r.ttftP99 / 2, "tpot_p99": 12.5,
 			}, start))
 		}
 		noise := map[string]string{"run_id": r.runID, "testid": r.testid, "scenario": "_all"}
