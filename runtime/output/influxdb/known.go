@@ -69,7 +69,8 @@ const maxListed = 20
 // testid has no run since f.Since, the test ids that have (newest first,
 // at most maxListed, and how many more) and the nearest to f's; else, for
 // its scenario, model and tags that its runs lack, the values they have
-// and the nearest. Each line is one flag's, as "--flag …: …".
+// and the nearest, a line per flag ("--flag value: …"); when its runs have
+// each value but none has them all, a line that says so.
 func MissReport(ctx context.Context, cfg Config, f Filter) ([]string, error) {
 	testids, err := TagValues(ctx, cfg, "testid", nil, f.Since)
 	if err != nil {
