@@ -20,8 +20,12 @@ const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
 Reads the runs of a test that "llmrun run --out influxdb=URL --testid ID"
 stored in InfluxDB (their llm_run points), prints the last ones with their
 headline figures, and compares the newest run with the median of the runs
-before it. A figure regressed when it is worse than the median by more
-than --tolerance (relative) and credibly so: beyond the noise of both the
+before it. --model, --scenario and --tag KEY=VALUE (the --tag pairs of the
+runs) narrow the runs read; when no run matches, trend lists the test ids,
+scenarios, models or tag values that exist, and the nearest.
+
+A figure regressed when it is worse than the median by more than
+--tolerance (relative) and credibly so: beyond the noise of both the
 runs' own samples (the confidence intervals each run stored) and, with
 three previous runs or more, of their spread from run to run (their
 median absolute deviation). A change beyond the tolerance within that
@@ -48,6 +52,7 @@ Examples:
   llmrun trend --influxdb 'http://127.0.0.1:8086?org=perf&bucket=llmrun' --testid nightly-chat
   llmrun trend --influxdb http://127.0.0.1:8086 --testid nightly-chat --model llama-3-8b \
       --metric ttft_p99,output_throughput --tolerance 5%
+  llmrun trend --influxdb http://127.0.0.1:8086 --testid nightly-chat --tag env=staging --scenario rag
 
 Flags:
 `
@@ -55,6 +60,7 @@ Flags:
 // trendFlags are the flags of "llmrun trend".
 type trendFlags struct {
 	influxURL, testid, model, scenario string
+	tags                               []string
 	runs                               int
 	since                              string
 	verdict                            verdictFlags
@@ -65,6 +71,7 @@ func (f *trendFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.testid, "testid", "", "the test whose runs to compare: run's --testid (required)")
 	fs.StringVar(&f.model, "model", "", "only the runs whose model tag is this (a run of several models has them sorted, joined with \",\")")
 	fs.StringVar(&f.scenario, "scenario", "", "compare this scenario's figures (default: the whole runs')")
+	fs.StringArrayVar(&f.tags, "tag", nil, "only the runs stored with run's --tag KEY=VALUE (repeatable: all must match)")
 	fs.IntVar(&f.runs, "runs", 10, "runs to read: the newest and up to RUNS-1 before it, whose median is the baseline")
 	f.verdict.register(fs, "tolerance")
 	fs.StringVar(&f.since, "since", "365d", "how far back to look for runs: days (90d), weeks (12w) or a duration (48h)")
@@ -100,8 +107,13 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return usageError("--since: %v", err)
 	}
+	tags, err := trendTags(f.tags)
+	if err != nil {
+		return usageError("%v", err)
+	}
 
-	records, err := influxdb.History(ctx, cfg, influxdb.Filter{TestID: f.testid, Model: f.model, Scenario: f.scenario, Runs: f.runs, Since: since})
+	filter := influxdb.Filter{TestID: f.testid, Model: f.model, Scenario: f.scenario, Tags: tags, Runs: f.runs, Since: since}
+	records, err := influxdb.History(ctx, cfg, filter)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun trend: %v\n", err)
 		return exitError
@@ -109,6 +121,13 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	title := trendTitle(f)
 	if len(records) == 0 {
 		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s\n", title, f.since, cfg)
+		lines, err := influxdb.MissReport(ctx, cfg, filter)
+		if err != nil {
+			lines = []string{fmt.Sprintf("what the server holds could not be listed: %v", err)}
+		}
+		for _, l := range lines {
+			fmt.Fprintf(stderr, "  %s\n", l)
+		}
 		return exitError
 	}
 	var runs []regression.Run
@@ -178,11 +197,37 @@ func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, s
 	return r, note, nil
 }
 
-// trendTitle names the runs compared: the testid, model and scenario.
+// trendReservedTags are the tags --tag may not name: trend selects by
+// them with flags of their own, or reads them together.
+var trendReservedTags = map[string]string{
+	"testid": "select it with --testid", "model": "select it with --model", "scenario": "select it with --scenario",
+	"run_id": "trend compares runs, which --testid selects", "instance": "trend reads the instances of a run together",
+}
+
+// trendTags reads the --tag KEY=VALUE flags as run's --tag does, and
+// refuses the tags trend selects by otherwise.
+func trendTags(kvs []string) (map[string]string, error) {
+	tags, err := parseTags(kvs)
+	if err != nil {
+		return nil, err
+	}
+	for k := range tags {
+		if instead, ok := trendReservedTags[k]; ok {
+			return nil, fmt.Errorf("--tag %s=%s: %s is not a tag --tag selects by: %s", k, tags[k], k, instead)
+		}
+	}
+	return tags, nil
+}
+
+// trendTitle names the runs compared: the testid, model, tags and
+// scenario.
 func trendTitle(f trendFlags) string {
 	title := "testid " + f.testid
 	if f.model != "" {
 		title += ", model " + f.model
+	}
+	for _, kv := range f.tags {
+		title += ", tag " + kv
 	}
 	if f.scenario != "" {
 		return title + ", scenario " + f.scenario

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -62,6 +63,8 @@ type trendHistory struct {
 	// spread scales the runs' jitter (0: 1); old runs have no intervals.
 	spread float64
 	old    bool
+	// env is the runs' --tag env (default staging).
+	env string
 }
 
 // trendPoints follows the schema of docs/influxdb.md: per run an llm_run
@@ -69,10 +72,11 @@ type trendHistory struct {
 // measurements, with the same tags and large values, that trend ignores.
 func trendPoints(h trendHistory, now time.Time) []*write.Point {
 	var pts []*write.Point
+	env := cmp.Or(h.env, "staging")
 	for i := range h.runs {
-		runID := fmt.Sprintf("%s-%s-%02d-0123456789abcdef", h.testid, h.model, i)
+		runID := fmt.Sprintf("%s-%s-%s-%02d-0123456789abcdef", h.testid, h.model, env, i)
 		start := now.Add(-time.Duration(i) * 24 * time.Hour)
-		tags := map[string]string{"run_id": runID, "testid": h.testid, "model": h.model, "env": "staging"}
+		tags := map[string]string{"run_id": runID, "testid": h.testid, "model": h.model, "env": env}
 		fields := map[string]any{
 			"duration_s": 600.0, "requests": int64(1200), "completed": int64(1176), "failed": int64(24), "interrupted": int64(0),
 			"iterations": int64(1200), "aborted": false, "interrupted_run": false, "thresholds_failed": int64(0),
@@ -107,7 +111,7 @@ func trendPoints(h trendHistory, now time.Time) []*write.Point {
 			trendFigures(sf, figures, h.old && i > 0)
 			pts = append(pts, influxdb2.NewPoint("llm_run", st, sf, start))
 		}
-		all := map[string]string{"run_id": runID, "testid": h.testid, "scenario": "_all", "env": "staging"}
+		all := map[string]string{"run_id": runID, "testid": h.testid, "scenario": "_all", "env": env}
 		pts = append(pts,
 			influxdb2.NewPoint("llm_run_start", map[string]string{"run_id": runID, "testid": h.testid}, map[string]any{"max_vus": int64(16)}, start),
 			influxdb2.NewPoint("llm_interval", all, map[string]any{"ttft_p99": 1e6, "req_per_s": 1e6, "active_vus": int64(16)}, start.Add(5*time.Second)),
@@ -254,6 +258,94 @@ func TestTrend(t *testing.T) {
 	}
 }
 
+// trend selects runs by their --tag pairs, prints the run's version on a
+// scenario's rows, and a selection that matches no run lists what exists
+// and the nearest.
+func TestTrendSelects(t *testing.T) {
+	t.Parallel()
+	srv := influxtest.Start(t)
+	now := time.Now().Add(-time.Hour).Truncate(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var pts []*write.Point
+	for _, h := range []trendHistory{
+		// One test in two environments: staging steady, prod regressed.
+		{testid: "nightly-chat", model: "llama", runs: 6, scenarios: []string{"chat", "rag"}},
+		{testid: "nightly-chat", model: "llama", runs: 3, env: "prod", newest: map[string]float64{"ttft_p99": 400 * 1.3}},
+		{testid: "nightly-code", model: "qwen", runs: 2},
+	} {
+		pts = append(pts, trendPoints(h, now)...)
+	}
+	client := influxdb2.NewClient(srv.URL, srv.Token)
+	defer client.Close()
+	if err := client.WriteAPIBlocking("", srv.Bucket).WritePoint(ctx, pts...); err != nil {
+		t.Fatalf("planting the histories: %v", err)
+	}
+	env := map[string]string{influxdb.TokenEnv: srv.Token}
+	trend := func(args ...string) (int, string, string) {
+		t.Helper()
+		return cli(t, ctx, env, append([]string{"trend", "--influxdb", srv.URL + "?bucket=" + srv.Bucket}, args...)...)
+	}
+	for _, c := range []struct {
+		name     string
+		args     []string
+		code     int
+		want     []string // in stdout
+		wantRuns int
+	}{
+		{"staging", []string{"--tag", "env=staging"}, exitOK, []string{"testid nightly-chat, tag env=staging, whole runs: 6 runs"}, 6},
+		{"prod", []string{"--tag", "env=prod"}, exitRegression, []string{"testid nightly-chat, tag env=prod, whole runs: 3 runs", "✗ regression beyond 10 %: ttft_p99 +"}, 3},
+		{"both tags", []string{"--tag", "env=prod", "--tag", "gpu="}, exitRegression, []string{"3 runs"}, 3},
+		// The version of each run is on the scenario's rows too.
+		{"a scenario", []string{"--scenario", "rag"}, exitOK, []string{"scenario rag: 6 runs", "v0.9.0", "v0.4.0"}, 6},
+		{"a scenario and a tag", []string{"--tag", "env=staging", "--scenario", "rag"}, exitOK, []string{"scenario rag: 6 runs", "v0.9.0", "v0.4.0"}, 6},
+	} {
+		code, stdout, stderr := trend(append([]string{"--testid", "nightly-chat"}, c.args...)...)
+		if code != c.code || stderr != "" {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", c.name, code, c.code, stdout, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%s: the output lacks %q:\n%s", c.name, w, stdout)
+			}
+		}
+		if n := strings.Count(stdout, "│ nightly- │"); n != c.wantRuns {
+			t.Errorf("%s: %d runs listed, want %d:\n%s", c.name, n, c.wantRuns, stdout)
+		}
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string // in stderr
+	}{
+		{"a misspelt testid", []string{"--testid", "nightly-caht"}, []string{
+			"no run of testid nightly-caht, whole runs in the last 365d",
+			"--testid nightly-caht: no run has it; the test ids with runs then, newest first: nightly-chat, nightly-code (did you mean --testid nightly-chat?)"}},
+		{"a misspelt scenario", []string{"--testid", "nightly-chat", "--scenario", "rga"}, []string{
+			"no run of testid nightly-chat, scenario rga",
+			"--scenario rga: no run has it; the scenarios of its runs of several scenarios (a run of one stores only its whole run's figures): chat, rag (did you mean --scenario rag?)"}},
+		{"a misspelt tag value", []string{"--testid", "nightly-chat", "--tag", "env=stagin"}, []string{
+			"--tag env=stagin: no run has it; the values of tag env on its runs: env=prod, env=staging (did you mean --tag env=staging?)"}},
+		{"a tag no run has", []string{"--testid", "nightly-chat", "--tag", "gpu=h100"}, []string{
+			"--tag gpu=h100: no run has one (the values of tag gpu on its runs: none)"}},
+		{"a misspelt model", []string{"--testid", "nightly-chat", "--model", "lama"}, []string{
+			"--model lama: no run has it; the models of its runs: llama (did you mean --model llama?)"}},
+		{"values that exist apart", []string{"--testid", "nightly-chat", "--tag", "env=prod", "--scenario", "rag"}, []string{
+			"none has them all together"}},
+	} {
+		code, stdout, stderr := trend(c.args...)
+		if code != exitError || stdout != "" {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", c.name, code, exitError, stdout, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", c.name, w, stderr)
+			}
+		}
+	}
+}
+
 // Bad command lines exit 2 before anything is read.
 func TestTrendCommandLine(t *testing.T) {
 	t.Parallel()
@@ -274,6 +366,9 @@ func TestTrendCommandLine(t *testing.T) {
 		{[]string{"--influxdb", "http://127.0.0.1:1?token=secret", "--testid", "x"}, "LLMRUN_INFLUXDB_TOKEN"},
 		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "extra"}, `"extra"`},
 		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--bogus"}, "bogus"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tag", "env"}, "KEY=VALUE"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tag", "model=llama"}, "--model"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tag", "instance=0"}, "instances of a run together"},
 	} {
 		code, stdout, stderr := cli(t, ctx, nil, append([]string{"trend"}, c.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) || stdout != "" {

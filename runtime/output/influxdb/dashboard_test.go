@@ -1,9 +1,11 @@
 package influxdb_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/runtime/output/influxdb"
 )
 
 // dashboardFile is the Grafana dashboard of the examples.
@@ -69,6 +72,9 @@ type dashboard struct {
 	Templating struct {
 		List []struct {
 			Name, Type, Query string
+			IncludeAll        bool
+			AllValue          string
+			Multi             bool
 		}
 	}
 }
@@ -111,8 +117,19 @@ var (
 
 // influxQLWords are the unquoted words the dashboard's queries may use:
 // keywords, functions and Grafana's macros.
-var influxQLWords = []string{"SELECT", "FROM", "WHERE", "AND", "GROUP", "BY", "AS", "time", "fill", "none", "mean", "max", "sum",
-	"SHOW", "TAG", "VALUES", "WITH", "KEY", "$timeFilter", "$__interval"}
+var influxQLWords = []string{"SELECT", "FROM", "WHERE", "AND", "OR", "GROUP", "BY", "AS", "time", "fill", "none", "mean", "max", "sum",
+	"SHOW", "TAG", "KEYS", "VALUES", "WITH", "KEY", "tag", "$timeFilter", "$__interval"}
+
+// tagKeyVariable is the dashboard's variable whose value is a tag key, the
+// one identifier a query may name by a variable ("$tag"::tag).
+const tagKeyVariable = "$tag"
+
+// grafanaMacros are the macros Grafana puts in a query besides the
+// dashboard's variables.
+var grafanaMacros = []string{"timeFilter", "__interval"}
+
+// variableRef is a variable or macro in a query: $name.
+var variableRef = regexp.MustCompile(`\$(\w+)`)
 
 // checkInfluxQL fails t unless the InfluxQL query reads one measurement of
 // the schema, selects only its fields (or, from llm_interval, the
@@ -144,7 +161,7 @@ func checkInfluxQL(t *testing.T, name, q string) {
 	}
 	rest = regexLiteral.ReplaceAllString(rest, "//")
 	for _, m := range quotedIdent.FindAllStringSubmatch(rest, -1) {
-		if !slices.Contains(schemaTags, m[2]) {
+		if !slices.Contains(schemaTags, m[2]) && m[2] != tagKeyVariable {
 			t.Errorf("%s: %q is no tag of the schema", name, m[2])
 		}
 	}
@@ -157,9 +174,10 @@ func checkInfluxQL(t *testing.T, name, q string) {
 }
 
 // The dashboard is valid JSON for an InfluxDB data source chosen on
-// import, with the testid and model variables, and each panel has a raw
-// InfluxQL query of the schema's measurements, fields and tags, for the
-// chosen testid and the dashboard's time range.
+// import, with the testid, model, scenario and tag variables, and each
+// panel has a raw InfluxQL query of the schema's measurements, fields and
+// tags, for the chosen testid, tag value and the dashboard's time range,
+// that names only variables the dashboard defines.
 func TestDashboard(t *testing.T) {
 	d, panels := readDashboard(t)
 	if d.SchemaVersion < 36 {
@@ -175,8 +193,28 @@ func TestDashboard(t *testing.T) {
 			checkInfluxQL(t, "variable "+v.Name, v.Query)
 		}
 	}
-	if !strings.HasPrefix(vars["testid"], "SHOW TAG VALUES") || !strings.HasPrefix(vars["model"], "SHOW TAG VALUES") {
-		t.Errorf("variables %v: want testid and model, each of SHOW TAG VALUES", vars)
+	for _, name := range []string{"testid", "model", "scenario", "tagvalue"} {
+		if !strings.HasPrefix(vars[name], "SHOW TAG VALUES FROM ") {
+			t.Errorf("variable %s: %q, want SHOW TAG VALUES", name, vars[name])
+		}
+	}
+	if want := `SHOW TAG KEYS FROM "llm_run"`; vars["tag"] != want {
+		t.Errorf("variable tag: %q, want %q", vars["tag"], want)
+	}
+	for _, v := range d.Templating.List {
+		if (v.Name == "scenario" || v.Name == "tagvalue") && (!v.IncludeAll || v.AllValue != ".*" || !v.Multi) {
+			t.Errorf("variable %s: want several values or All, as .*", v.Name)
+		}
+	}
+	defined := func(where, q string) {
+		for _, m := range variableRef.FindAllStringSubmatch(q, -1) {
+			if _, ok := vars[m[1]]; !ok && !slices.Contains(grafanaMacros, m[1]) {
+				t.Errorf("%s: $%s is no variable of the dashboard:\n%s", where, m[1], q)
+			}
+		}
+	}
+	for _, v := range d.Templating.List {
+		defined("variable "+v.Name, v.Query)
 	}
 	if len(panels) < 9 {
 		t.Errorf("%d panels, want the 4 per-run trends and the 5 live-run panels", len(panels))
@@ -192,6 +230,16 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("panel %q: want a raw time series query of ${DS_INFLUXDB}, the testid and the time range:\n%s", p.Title, q.Query)
 			}
 			checkInfluxQL(t, "panel "+p.Title, q.Query)
+			defined("panel "+p.Title, q.Query)
+			want := []string{`"$tag"::tag =~ /^$tagvalue$/`}
+			if strings.Contains(q.Query, `"llm_run"`) {
+				want = append(want, `"model" =~ /^$model$/`, `("scenario" = '' OR "scenario" =~ /^$scenario$/)`)
+			}
+			for _, w := range want {
+				if !strings.Contains(q.Query, w) {
+					t.Errorf("panel %q: the query does not filter by %s:\n%s", p.Title, w, q.Query)
+				}
+			}
 			if m := fromClause.FindStringSubmatch(q.Query); m != nil {
 				measurements = append(measurements, m[1])
 			}
@@ -210,18 +258,23 @@ func grafanaRegex(v string) string {
 	return strings.ReplaceAll(regexp.QuoteMeta(v), "/", `\/`)
 }
 
-// grafanaMacros replaces Grafana's macros and the variables as Grafana
-// does: $timeFilter by the range from-to in epoch milliseconds,
-// $__interval by 10s, $testid by testid and $model by the regex of model
-// (".*" for All).
-func grafanaMacros(from, to time.Time, testid, modelRegex string) *strings.Replacer {
-	return strings.NewReplacer("$timeFilter", fmt.Sprintf("time >= %dms and time <= %dms", from.UnixMilli(), to.UnixMilli()),
-		"$__interval", "10s", "$testid", testid, "$model", modelRegex)
+// grafanaVariables replaces Grafana's macros and the dashboard's
+// variables as Grafana does: $timeFilter by the range from-to in epoch
+// milliseconds, $__interval by 10s, and each $name of vars by its value
+// (for a variable in a regex, grafanaRegex of its value, or ".*" for
+// All); a longer name first, so that $tagvalue is not $tag's.
+func grafanaVariables(from, to time.Time, vars map[string]string) *strings.Replacer {
+	names := slices.SortedFunc(maps.Keys(vars), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	pairs := []string{"$timeFilter", fmt.Sprintf("time >= %dms and time <= %dms", from.UnixMilli(), to.UnixMilli()), "$__interval", "10s"}
+	for _, n := range names {
+		pairs = append(pairs, "$"+n, vars[n])
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // influxQLRows runs a statement on the server's database and returns its
-// rows, by column name, across series; it fails t when the server reports
-// an error.
+// rows, by column name (and the series' tags by name), across series; it
+// fails t when the server reports an error.
 func influxQLRows(t *testing.T, s *influxtest.Server, name, stmt string) []map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -234,6 +287,7 @@ func influxQLRows(t *testing.T, s *influxtest.Server, name, stmt string) []map[s
 	var answer struct {
 		Results []struct {
 			Series []struct {
+				Tags    map[string]string
 				Columns []string
 				Values  [][]any
 			}
@@ -248,6 +302,9 @@ func influxQLRows(t *testing.T, s *influxtest.Server, name, stmt string) []map[s
 		for _, se := range r.Series {
 			for _, vs := range se.Values {
 				row := map[string]any{}
+				for k, v := range se.Tags {
+					row[k] = v
+				}
 				for i, c := range se.Columns {
 					row[c] = vs[i]
 				}
@@ -258,11 +315,58 @@ func influxQLRows(t *testing.T, s *influxtest.Server, name, stmt string) []map[s
 	return rows
 }
 
+// dashboardCase is a choice of the dashboard's variables, and the rows
+// each kind of panel finds with it: across runs (llm_run), per scenario
+// (llm_interval's scenarios), run-wide (llm_interval's _all); -1: some,
+// -2: not checked.
+type dashboardCase struct {
+	name                        string
+	vars                        map[string]string
+	perRun, perScenario, runAll int
+}
+
+// checkPanels runs every panel's query with each case's variables on the
+// server, over the time range from-to, and fails t when one finds other
+// rows than the case wants.
+func checkPanels(t *testing.T, s *influxtest.Server, panels []dashboardPanel, from, to time.Time, cases []dashboardCase) {
+	t.Helper()
+	for _, c := range cases {
+		for _, p := range panels {
+			for _, q := range p.Targets {
+				want := c.runAll
+				switch {
+				case strings.Contains(q.Query, `"llm_run"`):
+					want = c.perRun
+				case strings.Contains(q.Query, `"scenario" != '_all'`):
+					want = c.perScenario
+				}
+				stmt := grafanaVariables(from, to, c.vars).Replace(q.Query)
+				rows := influxQLRows(t, s, "panel "+p.Title, stmt)
+				if want == -1 && len(rows) == 0 || want >= 0 && len(rows) != want {
+					t.Errorf("%s: panel %q: %d rows, want %d (-1: some):\n%s", c.name, p.Title, len(rows), want, stmt)
+				}
+			}
+		}
+	}
+}
+
+// variableValues runs the variable's query with vars and returns the
+// values it offers (SHOW TAG VALUES' value, SHOW TAG KEYS' tagKey).
+func variableValues(t *testing.T, s *influxtest.Server, query string, vars map[string]string) []any {
+	t.Helper()
+	var values []any
+	for _, r := range influxQLRows(t, s, "variable", grafanaVariables(time.Time{}, time.Time{}, vars).Replace(query)) {
+		values = append(values, cmp.Or(r["value"], r["tagKey"]))
+	}
+	return values
+}
+
 // The dashboard's queries run on a real server (InfluxDB 1.8, Flux off)
 // with the values Grafana would put in: each finds the points planted,
-// the across-runs panels one per run (whole-run points only) of the chosen
-// model or All, none of another model, and the variables list the testid
-// and the model.
+// the across-runs panels one per run for the whole run and one per chosen
+// scenario, of the chosen model or All, none of another model, and none
+// of another tag value; the variables list the testid, the model, the
+// scenarios and the tag.
 func TestDashboardQueries(t *testing.T) {
 	d, panels := readDashboard(t)
 	s := influxtest.Start(t)
@@ -270,57 +374,109 @@ func TestDashboardQueries(t *testing.T) {
 	const testid, model = "dash", "meta/llama-3.1-8b"
 	var runs []historyRun
 	for i := range 3 {
-		runs = append(runs, historyRun{testid: testid, model: model, runID: fmt.Sprintf("d%d", i), age: time.Duration(i) * 24 * time.Hour, ttftP99: 100, scenarios: []string{"chat", "rag"}})
+		runs = append(runs, historyRun{testid: testid, model: model, runID: fmt.Sprintf("d%d", i), age: time.Duration(i) * 24 * time.Hour, ttftP99: 100,
+			scenarios: []string{"chat", "rag"}, tag: [2]string{"env", "staging"}})
 	}
 	pts := historyPoints(runs, now)
 	for i := range 4 {
 		at := now.Add(time.Duration(i) * 5 * time.Second)
-		all := map[string]string{"run_id": "d0", "testid": testid, "scenario": "_all"}
+		all := map[string]string{"run_id": "d0", "testid": testid, "scenario": "_all", "env": "staging"}
 		pts = append(pts,
 			influxdb2.NewPoint("llm_interval", all, map[string]any{"requests": int64(10), "failed": int64(1), "req_per_s": 2.0,
 				"output_tok_per_s": 400.0, "active_vus": int64(8), "errors_timeout": int64(1)}, at),
-			influxdb2.NewPoint("llm_interval", map[string]string{"run_id": "d0", "testid": testid, "scenario": "chat"},
+			influxdb2.NewPoint("llm_interval", map[string]string{"run_id": "d0", "testid": testid, "scenario": "chat", "env": "staging"},
 				map[string]any{"requests": int64(10), "ttft_p50": 50.0, "ttft_p99": 90.0, "errors_timeout": int64(1)}, at))
 	}
 	writePoints(t, s, pts)
 	from, to := now.Add(-200*24*time.Hour), time.Now().Add(time.Hour)
-	for _, p := range panels {
-		for _, q := range p.Targets {
-			perRun := strings.Contains(q.Query, `"llm_run"`)
-			for _, c := range []struct {
-				model string
-				want  int // rows, or -1: some
-			}{{grafanaRegex(model), -1}, {".*", -1}, {grafanaRegex("other/model"), 0}} {
-				if perRun && c.want == -1 {
-					c.want = len(runs)
-				}
-				stmt := grafanaMacros(from, to, testid, c.model).Replace(q.Query)
-				rows := influxQLRows(t, s, "panel "+p.Title, stmt)
-				if c.want == -1 && len(rows) == 0 || c.want >= 0 && len(rows) != c.want {
-					t.Errorf("panel %q with model /%s/: %d rows, want %d (-1: some):\n%s", p.Title, c.model, len(rows), c.want, stmt)
-				}
-				if !strings.Contains(q.Query, "$model") {
-					break
-				}
-			}
+	vars := func(kv ...string) map[string]string {
+		m := map[string]string{"testid": testid, "model": ".*", "scenario": ".*", "tag": "env", "tagvalue": ".*"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
 		}
+		return m
 	}
+	n := len(runs)
+	checkPanels(t, s, panels, from, to, []dashboardCase{
+		{"every scenario, All", vars(), 3 * n, -1, -1},
+		{"the model", vars("model", grafanaRegex(model)), 3 * n, -1, -1},
+		{"another model", vars("model", grafanaRegex("other/model")), 0, -1, -1},
+		{"scenario rag", vars("scenario", "rag"), 2 * n, 0, -1},
+		{"scenarios chat and rag", vars("scenario", "(chat|rag)"), 3 * n, -1, -1},
+		{"the tag value", vars("tagvalue", "staging"), 3 * n, -1, -1},
+		{"another tag value", vars("tagvalue", "prod"), 0, 0, 0},
+		{"a tag key the runs lack", vars("tag", "gpu", "tagvalue", "h100"), 0, 0, 0},
+	})
 	errorsPanel := slices.IndexFunc(panels, func(p dashboardPanel) bool { return p.Title == "Errors by class" })
 	if errorsPanel < 0 {
 		t.Fatal("no panel Errors by class")
 	}
-	rows := influxQLRows(t, s, "errors by class", grafanaMacros(from, to, testid, ".*").Replace(panels[errorsPanel].Targets[0].Query))
+	rows := influxQLRows(t, s, "errors by class", grafanaVariables(from, to, vars()).Replace(panels[errorsPanel].Targets[0].Query))
 	if len(rows) == 0 || rows[0]["sum_errors_timeout"] == nil {
 		t.Errorf("errors by class: %v, want the sums of errors_timeout", rows)
 	}
 	for _, v := range d.Templating.List {
-		want := map[string]string{"testid": testid, "model": model}[v.Name]
-		var values []any
-		for _, r := range influxQLRows(t, s, "variable "+v.Name, grafanaMacros(from, to, testid, ".*").Replace(v.Query)) {
-			values = append(values, r["value"])
+		values := variableValues(t, s, v.Query, vars())
+		for _, want := range map[string][]string{"testid": {testid}, "model": {model}, "scenario": {"chat", "rag"}, "tag": {"env", "run_id"}, "tagvalue": {"staging"}}[v.Name] {
+			if !slices.Contains(values, any(want)) {
+				t.Errorf("variable %s: %s is not among its values %v", v.Name, want, values)
+			}
 		}
-		if !slices.Contains(values, any(want)) {
-			t.Errorf("variable %s: %s is not among its values %v", v.Name, want, values)
+	}
+}
+
+// The dashboard charts what llmrun writes: with the points of a run of two
+// scenarios stored through the Output (run with --tag env=ci), the
+// across-runs panels chart the whole run and each chosen scenario of the
+// chosen model, the live panels find points, and another tag value finds
+// none; the variables offer its scenarios and its tag.
+func TestDashboardOnAStoredRun(t *testing.T) {
+	d, panels := readDashboard(t)
+	s := influxtest.Start(t)
+	start := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	const testid = "dash-stored"
+	influxdb.WriteTestRun(t, s, testid, start)
+	from, to := start.Add(-time.Hour), time.Now().Add(time.Hour)
+	vars := func(kv ...string) map[string]string {
+		m := map[string]string{"testid": testid, "model": ".*", "scenario": ".*", "tag": "env", "tagvalue": "ci"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, c := range []struct {
+		dashboardCase
+		series []string // model/scenario of the across-runs panels' series, sorted
+	}{
+		{dashboardCase{"its tag value", vars(), -2, -1, -1}, []string{"m1,m2/", "m1/chat", "m2/batch"}},
+		{dashboardCase{"scenario chat", vars("scenario", "chat"), -2, -1, -1}, []string{"m1,m2/", "m1/chat"}},
+		{dashboardCase{"scenario batch of model m2", vars("scenario", "batch", "model", "m2"), -2, -1, -1}, []string{"m2/batch"}},
+		{dashboardCase{"another tag value", vars("tagvalue", "prod"), 0, 0, 0}, nil},
+	} {
+		checkPanels(t, s, panels, from, to, []dashboardCase{c.dashboardCase})
+		var series []string
+		for _, p := range panels {
+			for _, q := range p.Targets {
+				if !strings.Contains(q.Query, `"llm_run"`) {
+					continue
+				}
+				for _, r := range influxQLRows(t, s, "panel "+p.Title, grafanaVariables(from, to, c.vars).Replace(q.Query)) {
+					if k := fmt.Sprintf("%v/%v", r["model"], r["scenario"]); !slices.Contains(series, k) {
+						series = append(series, k)
+					}
+				}
+			}
+		}
+		if slices.Sort(series); !slices.Equal(series, c.series) {
+			t.Errorf("%s: the across-runs panels chart %q, want %q", c.name, series, c.series)
+		}
+	}
+	for _, v := range d.Templating.List {
+		values := variableValues(t, s, v.Query, vars())
+		for _, want := range map[string][]string{"testid": {testid}, "model": {"m1", "m2", "m1,m2"}, "scenario": {"chat", "batch"}, "tag": {"env"}, "tagvalue": {"ci"}}[v.Name] {
+			if !slices.Contains(values, any(want)) {
+				t.Errorf("variable %s: %s is not among its values %v", v.Name, want, values)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +20,10 @@ type Filter struct {
 	TestID string
 	// Model, when set, keeps the runs whose model tag is exactly Model.
 	Model string
+	// Tags keeps the runs whose points have every one of these tags (the
+	// --tag pairs of llmrun run) with its value; a tag whose value is ""
+	// matches the runs without it.
+	Tags map[string]string
 	// Scenario, when set, reads that scenario's per-scenario points;
 	// when empty, the whole-run points (those without a scenario tag).
 	Scenario string
@@ -38,8 +43,8 @@ type RunRecord struct {
 	Model string
 	// Scenario is the scenario tag; "" on a whole-run point.
 	Scenario string
-	// Version and Target are the whole-run point's metadata fields
-	// ("" on a per-scenario point).
+	// Version and Target are the run's metadata fields: those of its
+	// whole-run point, also for a scenario's record.
 	Version, Target string
 	// Fields holds the numeric fields (integers and floats) by name.
 	Fields map[string]float64
@@ -82,9 +87,48 @@ func History(ctx context.Context, cfg Config, f Filter) ([]RunRecord, error) {
 			return nil, err
 		}
 		if len(runs) >= f.Runs || points < limit || limit >= f.Runs*maxPointsPerRun {
-			return runs[:min(len(runs), f.Runs)], nil
+			runs = runs[:min(len(runs), f.Runs)]
+			if f.Scenario != "" {
+				err = addRunMetadata(ctx, cfg, f, runs)
+			}
+			return runs, err
 		}
 	}
+}
+
+// addRunMetadata sets the version and target of the scenario records
+// runs (newest first) from their runs' whole-run points, which alone
+// store them: one query of the whole-run points of f's runs over the
+// times of runs.
+func addRunMetadata(ctx context.Context, cfg Config, f Filter, runs []RunRecord) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	whole := f
+	whole.Scenario = ""
+	stmt := fmt.Sprintf("SELECT %s, %s, %s FROM %s WHERE %s AND time <= %s", influxQLIdent("version"), influxQLIdent("target"),
+		influxQLIdent("run_id"), influxQLIdent(mRun), whole.conditions(runs[len(runs)-1].Time), influxQLString(runs[0].Time.UTC().Format(time.RFC3339Nano)))
+	found, err := influxQL(ctx, cfg, stmt)
+	if err != nil {
+		return err
+	}
+	byID := map[string]RunRecord{}
+	for _, s := range found {
+		for _, row := range s.Values {
+			r, _, err := runRecord(s.Columns, row)
+			if err != nil {
+				db, _ := cfg.queryTarget()
+				return fmt.Errorf("influxdb %s: reading the whole-run llm_run points of database %q: %w", cfg.URL, db, err)
+			}
+			byID[r.RunID] = r
+		}
+	}
+	for i := range runs {
+		if w, ok := byID[runs[i].RunID]; ok {
+			runs[i].Version, runs[i].Target = w.Version, w.Target
+		}
+	}
+	return nil
 }
 
 // history runs a query of llm_run points and returns them as one record
@@ -128,22 +172,31 @@ func history(ctx context.Context, cfg Config, stmt string) ([]RunRecord, int, er
 // HistoryQuery returns the InfluxQL statement History runs at now: every
 // column of the llm_run points of the filter's testid, of its scenario or
 // else the whole-run points (no scenario tag, which a scenario equal to
-// the empty string matches), of its model when set, since now-f.Since,
-// newest first, at most f.Runs; History asks for more points when the
-// runs have several instances.
+// the empty string matches), of its model when set, with its tags, since
+// now-f.Since, newest first, at most f.Runs; History asks for more points
+// when the runs have several instances.
 func HistoryQuery(f Filter, now time.Time) string {
 	return historyQuery(f, now, f.Runs)
 }
 
 // historyQuery is HistoryQuery for at most limit points.
 func historyQuery(f Filter, now time.Time, limit int) string {
+	return fmt.Sprintf("SELECT * FROM %s WHERE %s ORDER BY time DESC LIMIT %d", influxQLIdent(mRun), f.conditions(now.Add(-f.Since)), limit)
+}
+
+// conditions are the WHERE conditions of f's llm_run points stored from
+// time from on: its testid, its scenario (or none), its model when set,
+// its tags (as tags, in the order of their keys).
+func (f Filter) conditions(from time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "SELECT * FROM %s WHERE %s = %s AND %s = %s", influxQLIdent("llm_run"),
-		influxQLIdent("testid"), influxQLString(f.TestID), influxQLIdent("scenario"), influxQLString(f.Scenario))
+	fmt.Fprintf(&b, "%s = %s AND %s = %s", influxQLIdent("testid"), influxQLString(f.TestID), influxQLIdent("scenario"), influxQLString(f.Scenario))
 	if f.Model != "" {
 		fmt.Fprintf(&b, " AND %s = %s", influxQLIdent("model"), influxQLString(f.Model))
 	}
-	fmt.Fprintf(&b, " AND time >= %s ORDER BY time DESC LIMIT %d", influxQLString(now.Add(-f.Since).UTC().Format(time.RFC3339)), limit)
+	for _, k := range slices.Sorted(maps.Keys(f.Tags)) {
+		fmt.Fprintf(&b, " AND %s = %s", influxQLTag(k), influxQLString(f.Tags[k]))
+	}
+	fmt.Fprintf(&b, " AND time >= %s", influxQLString(from.UTC().Format(time.RFC3339)))
 	return b.String()
 }
 

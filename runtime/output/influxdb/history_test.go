@@ -2,6 +2,7 @@ package influxdb_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -52,6 +53,7 @@ func historyPoints(runs []historyRun, now time.Time) []*write.Point {
 			st["scenario"] = sc
 			pts = append(pts, influxdb2.NewPoint("llm_run", st, map[string]any{
 				"requests": int64(50), "success_rate": 1.0, "output_throughput": 200.0 + float64(i), "ttft_p99": r.ttftP99 + float64(i+1),
+				"ttft_p50": r.ttftP99 / 2, "tpot_p99": 12.5,
 			}, start))
 		}
 		noise := map[string]string{"run_id": r.runID, "testid": r.testid, "scenario": "_all"}
@@ -177,6 +179,12 @@ func TestHistory(t *testing.T) {
 		{"model llama", cfg, influxdb.Filter{TestID: "nightly", Model: "llama", Runs: 10}, "r4,r2,r1"},
 		{"since 1000 days", cfg, influxdb.Filter{TestID: "nightly", Runs: 10, Since: 1000 * day}, "r4,r3,r2,r1,r5"},
 		{"scenario rag", cfg, influxdb.Filter{TestID: "nightly", Scenario: "rag", Runs: 10}, "r4,r2,r1"},
+		{"tag env staging", cfg, influxdb.Filter{TestID: "nightly", Tags: map[string]string{"env": "staging"}, Runs: 10}, "r4,r1"},
+		{"tag env staging of scenario chat", cfg, influxdb.Filter{TestID: "nightly", Scenario: "chat", Tags: map[string]string{"env": "staging"}, Runs: 10}, "r4,r1"},
+		{"tags env and gpu", cfg, influxdb.Filter{TestID: "nightly", Tags: map[string]string{"env": "staging", "gpu": "h100"}, Runs: 10}, ""},
+		{"no tag env", cfg, influxdb.Filter{TestID: "nightly", Tags: map[string]string{"env": ""}, Runs: 10}, "r3,r2"},
+		{"a tag named as a field", cfg, influxdb.Filter{TestID: "nightly", Tags: map[string]string{"requests": "100"}, Runs: 10}, ""},
+		{"a hostile tag", cfg, influxdb.Filter{TestID: "nightly", Tags: map[string]string{`e"nv' OR ''='`: "x' OR ''='"}, Runs: 10}, ""},
 		{"a testid with quotes, ${, a backslash and a statement", cfg, influxdb.Filter{TestID: hostileID, Runs: 10}, "w1"},
 		{"a model with quotes, a newline and OR", cfg, influxdb.Filter{TestID: "nightly", Model: "llama' OR \"model\" != '\n", Runs: 10}, ""},
 		{"an unknown testid", cfg, influxdb.Filter{TestID: "none", Runs: 10}, ""},
@@ -194,6 +202,41 @@ func TestHistory(t *testing.T) {
 	rag := read(cfg, influxdb.Filter{TestID: "nightly", Scenario: "rag", Runs: 1})
 	if len(rag) != 1 || rag[0].Scenario != "rag" || rag[0].Fields["ttft_p99"] != 106 || rag[0].Fields["output_throughput"] != 201 {
 		t.Errorf("scenario rag's newest point: %+v", rag)
+	}
+	if rag[0].Version != "v1.2.3" || rag[0].Target != "http://gpu-1:8000/v1" {
+		t.Errorf("scenario rag's newest run: version %q, target %q; want its whole-run point's", rag[0].Version, rag[0].Target)
+	}
+
+	// A miss lists what exists: the newest 20 test ids and how many more,
+	// the nearest among them all.
+	var many []historyRun
+	for i := range 22 {
+		many = append(many, historyRun{testid: fmt.Sprintf("t%02d", i), runID: fmt.Sprintf("t%02d", i), age: time.Duration(i+1) * time.Minute, ttftP99: 1})
+	}
+	plantHistory(t, s, many, now)
+	for _, c := range []struct {
+		name string
+		f    influxdb.Filter
+		want string
+	}{
+		{"a misspelt testid", influxdb.Filter{TestID: "nightyl"}, "--testid nightyl: no run has it; the test ids with runs then, newest first: " +
+			"t00, t01, t02, t03, t04, t05, t06, t07, t08, t09, t10, t11, t12, t13, t14, t15, t16, t17, t18, t19 and 5 more (did you mean --testid nightly?)"},
+		{"a testid too far from any", influxdb.Filter{TestID: "benchmark-of-code"}, "t19 and 5 more"},
+		{"a misspelt scenario", influxdb.Filter{TestID: "nightly", Scenario: "cht"}, "--scenario cht: no run has it; the scenarios of its runs of several scenarios " +
+			"(a run of one stores only its whole run's figures): chat, rag (did you mean --scenario chat?)"},
+		{"a scenario of a test without", influxdb.Filter{TestID: "other", Scenario: "chat"}, "--scenario chat: no run has one (the scenarios of its runs of several scenarios " +
+			"(a run of one stores only its whole run's figures): none)"},
+		{"a tag value", influxdb.Filter{TestID: "nightly", Tags: map[string]string{"gpu": "a100"}}, "--tag gpu=a100: no run has it; the values of tag gpu on its runs: gpu=h100"},
+		{"values that exist apart", influxdb.Filter{TestID: "nightly", Model: "qwen", Tags: map[string]string{"gpu": "h100"}}, "none has them all together"},
+	} {
+		c.f.Runs, c.f.Since = 10, 365*day
+		lines, err := influxdb.MissReport(ctx, cfg, c.f)
+		if err != nil || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%s: %q, %v; want a line with %q", c.name, lines, err, c.want)
+		}
+		if c.name == "a testid too far from any" && strings.Contains(lines[0], "did you mean") {
+			t.Errorf("%s: %q suggests a test id far from it", c.name, lines[0])
+		}
 	}
 }
 
@@ -311,6 +354,8 @@ func TestHistoryQuery(t *testing.T) {
 			`SELECT * FROM "llm_run" WHERE "testid" = 'nightly' AND "scenario" = '' AND time >= '2025-05-02T12:00:00Z' ORDER BY time DESC LIMIT 10`},
 		{"a scenario and a model", influxdb.Filter{TestID: "t", Model: "llama-3.1-8b", Scenario: "chat", Runs: 3, Since: time.Hour},
 			`SELECT * FROM "llm_run" WHERE "testid" = 't' AND "scenario" = 'chat' AND "model" = 'llama-3.1-8b' AND time >= '2025-06-01T11:00:00Z' ORDER BY time DESC LIMIT 3`},
+		{"tags", influxdb.Filter{TestID: "t", Tags: map[string]string{"gpu": "h100", "env": "staging"}, Runs: 3, Since: time.Hour},
+			`SELECT * FROM "llm_run" WHERE "testid" = 't' AND "scenario" = '' AND "env"::tag = 'staging' AND "gpu"::tag = 'h100' AND time >= '2025-06-01T11:00:00Z' ORDER BY time DESC LIMIT 3`},
 		{"hostile values", influxdb.Filter{TestID: `it's \ "x"`, Model: "m\nx' OR ''='", Scenario: `\'`, Runs: 1, Since: time.Hour},
 			`SELECT * FROM "llm_run" WHERE "testid" = 'it\'s \\ "x"' AND "scenario" = '\\\'' AND "model" = 'm\nx\' OR \'\'=\'' AND time >= '2025-06-01T11:00:00Z' ORDER BY time DESC LIMIT 1`},
 	}
@@ -320,6 +365,10 @@ func TestHistoryQuery(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+	got := influxdb.TagValuesQuery("scenario", map[string]string{"testid": "it's"}, time.Hour, now)
+	if want := `SELECT last("requests") FROM "llm_run" WHERE "testid"::tag = 'it\'s' AND time >= '2025-06-01T11:00:00Z' GROUP BY "scenario"`; got != want {
+		t.Errorf("TagValuesQuery:\ngot  %s\nwant %s", got, want)
 	}
 }
 

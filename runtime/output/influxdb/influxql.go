@@ -25,11 +25,12 @@ const (
 	messageBytes = 200
 )
 
-// answerSeries is one series of an InfluxQL answer: its rows, each with
-// a value (or nil) per column.
+// answerSeries is one series of an InfluxQL answer: the tags it was
+// grouped by, its rows, each with a value (or nil) per column.
 type answerSeries struct {
-	Columns []string `json:"columns"`
-	Values  [][]any  `json:"values"`
+	Tags    map[string]string `json:"tags"`
+	Columns []string          `json:"columns"`
+	Values  [][]any           `json:"values"`
 }
 
 // queryAnswer is the JSON answer of /query: a result per statement, with
@@ -222,3 +223,8 @@ func influxQLString(s string) string { return quoteInfluxQL(s, `'`) }
 
 // influxQLIdent is name as an InfluxQL (quoted) identifier.
 func influxQLIdent(name string) string { return quoteInfluxQL(name, `"`) }
+
+// influxQLTag is the tag key as an InfluxQL identifier cast to a tag
+// ("key"::tag), so that a condition on it never reads a field of the
+// same name.
+func influxQLTag(key string) string { return influxQLIdent(key) + "::tag" }

@@ -36,22 +36,7 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 		t.Fatal(err)
 	}
 	base := run.Start.Add(time.Second)
-	tags := func(kv ...string) *metrics.TagSet {
-		m := map[string]string{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return metrics.NewTagSet(m)
-	}
-	records := []llm.Record{
-		{Time: base, Tags: tags("scenario", "chat", "model", "m1", "workload", "short", "turn", "1"), OK: true, Status: 200,
-			TTFT: 120.5, TTFO: 130, TPOT: 12.25, E2E: 1500, ITLMean: 12, ITLP99: 30, OutputTokens: 100, PromptTokens: 500, CachedTokens: 64, ReasoningTokens: 10},
-		{Time: base.Add(time.Second), Tags: tags("scenario", "chat", "model", "m1", "workload", "long", "turn", "2"), OK: true, Status: 200,
-			TTFT: 200, TPOT: 20, E2E: 2500, OutputTokens: 50, PromptTokens: 1000},
-		{Time: base.Add(2 * time.Second), Tags: tags("scenario", "chat", "model", "m1", "workload", "short", "turn", "1"), ErrorClass: "http_5xx", Status: 503, E2E: 80},
-		{Time: base, Tags: tags("scenario", "batch", "model", "m2"), OK: true, Status: 200, TTFT: 300, TPOT: 5, E2E: 800, OutputTokens: 20, PromptTokens: 10},
-		{Time: base.Add(3 * time.Second), Tags: tags("scenario", "batch", "model", "m2"), ErrorClass: "timeout", E2E: 30000},
-	}
+	records := testRecords(base)
 	var r llm.Record // reused, as a VU may
 	for _, rec := range records {
 		r = rec
@@ -283,6 +268,28 @@ func checkIntervals(t *testing.T, r row) {
 		}
 		delete(r, k)
 		delete(r, name+"_ci_hi")
+	}
+}
+
+// testRecords are the records of testSummary's run, from base on: three
+// requests of scenario chat (model m1; one failed) and two of batch (m2;
+// one failed).
+func testRecords(base time.Time) []llm.Record {
+	tags := func(kv ...string) *metrics.TagSet {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return metrics.NewTagSet(m)
+	}
+	return []llm.Record{
+		{Time: base, Tags: tags("scenario", "chat", "model", "m1", "workload", "short", "turn", "1"), OK: true, Status: 200,
+			TTFT: 120.5, TTFO: 130, TPOT: 12.25, E2E: 1500, ITLMean: 12, ITLP99: 30, OutputTokens: 100, PromptTokens: 500, CachedTokens: 64, ReasoningTokens: 10},
+		{Time: base.Add(time.Second), Tags: tags("scenario", "chat", "model", "m1", "workload", "long", "turn", "2"), OK: true, Status: 200,
+			TTFT: 200, TPOT: 20, E2E: 2500, OutputTokens: 50, PromptTokens: 1000},
+		{Time: base.Add(2 * time.Second), Tags: tags("scenario", "chat", "model", "m1", "workload", "short", "turn", "1"), ErrorClass: "http_5xx", Status: 503, E2E: 80},
+		{Time: base, Tags: tags("scenario", "batch", "model", "m2"), OK: true, Status: 200, TTFT: 300, TPOT: 5, E2E: 800, OutputTokens: 20, PromptTokens: 10},
+		{Time: base.Add(3 * time.Second), Tags: tags("scenario", "batch", "model", "m2"), ErrorClass: "timeout", E2E: 30000},
 	}
 }
 
