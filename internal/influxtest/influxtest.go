@@ -234,8 +234,8 @@ func (s *Server) identify() error {
 	}
 	resp.Body.Close()
 	if got := resp.Header.Get(versionHeader); resp.StatusCode != http.StatusNoContent || got != s.version {
-		return fmt.Errorf("the server at %s is not the influxd %s started: GET /ping answered %s with %s %q, want 204 No Content with %q",
-			s.URL, s.version, resp.Status, versionHeader, got, s.version)
+		return fmt.Errorf("the server at %s is not the influxd started (%s): GET /ping answered %s with %s %q, want 204 No Content with %q",
+			s.URL, s.bin, resp.Status, versionHeader, got, s.version)
 	}
 	return nil
 }
@@ -255,11 +255,14 @@ func describe(addr string) string {
 		return fmt.Sprintf("another process holds (GET /ping: %v)", err)
 	}
 	resp.Body.Close()
-	server := resp.Header.Get("Server")
 	if v := resp.Header.Get(versionHeader); v != "" {
 		return fmt.Sprintf("another InfluxDB (%s %s) holds", versionHeader, v)
 	}
-	return fmt.Sprintf("another server holds: GET /ping answers %s with no %s header (Server %q)", resp.Status, versionHeader, server)
+	what := fmt.Sprintf("another server holds: GET /ping answers %s with no %s header", resp.Status, versionHeader)
+	if server := resp.Header.Get("Server"); server != "" {
+		what += fmt.Sprintf(" (Server %q)", server)
+	}
+	return what
 }
 
 // listenWatch passes influxd's output on to w and sends the address of

@@ -94,22 +94,29 @@ func TestRestartRefusesAnImpostor(t *testing.T) {
 	}
 }
 
-// An influxd told to listen where the simulator listens fails to start,
-// naming the simulator, instead of handing the test the simulator.
+// An influxd told to listen where another server listens (the
+// simulator, or another test's influxd) fails to start, naming what holds
+// the address, instead of handing the test that server.
 func TestLaunchRefusesAnImpostor(t *testing.T) {
-	bin, err := Binary()
-	if err != nil {
-		t.Skip(err)
+	other := Start(t)
+	bin, _ := Binary()
+	tests := []struct {
+		name, url, want string
+	}{
+		{"simulator", decoy(t, "127.0.0.1:0").URL(), "another server holds: GET /ping answers 404 Not Found with no X-Influxdb-Version header"},
+		{"influxd", other.URL, "another InfluxDB (X-Influxdb-Version " + other.version + ") holds"},
 	}
-	sim := decoy(t, "127.0.0.1:0")
-	addr := strings.TrimPrefix(sim.URL(), "http://")
-	s, err := launch(bin, t.TempDir(), addr)
-	if err == nil {
-		s.Close()
-		t.Fatalf("launch on the simulator's address %s succeeded", addr)
-	}
-	if want := "influxd could not listen on " + addr + ", which another server holds"; !strings.Contains(err.Error(), want) {
-		t.Errorf("launch: %v\nwant it to say %q", err, want)
+	for _, tt := range tests {
+		addr := strings.TrimPrefix(tt.url, "http://")
+		s, err := launch(bin, t.TempDir(), addr)
+		if err == nil {
+			s.Close()
+			t.Errorf("%s: launch on its address %s succeeded", tt.name, addr)
+			continue
+		}
+		if want := "influxd could not listen on " + addr + ", which " + tt.want; !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: launch: %v\nwant it to say %q", tt.name, err, want)
+		}
 	}
 }
 
