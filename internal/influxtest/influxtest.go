@@ -1,5 +1,6 @@
 // Package influxtest runs a real InfluxDB 1.8 server for tests, as
-// net/http/httptest does for HTTP handlers: on 127.0.0.1, on free ports,
+// net/http/httptest does for HTTP handlers: on 127.0.0.1, on ports it
+// chooses itself (so no other test's server can be mistaken for it),
 // with a temporary data directory, authentication on, one database, and
 // Flux off: llmrun writes through the v2 compatibility API and reads
 // through InfluxQL on /query, which every InfluxDB line answers, so its
@@ -13,17 +14,19 @@
 package influxtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,11 +50,14 @@ type Server struct {
 	Bucket string
 
 	bin     string
+	version string // the binary's version, as X-Influxdb-Version names it
 	dir     string
 	config  string
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	logFile *os.File
+	// logStart is where in logFile the output of the last start begins.
+	logStart int64
 }
 
 // Binary returns the influxd to run, or why there is none.
@@ -88,24 +94,28 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// launchAttempts bounds how often Launch picks new ports when influxd
-// finds one taken: a port free when picked can be taken before influxd
-// binds it (by another test's connection) on a busy machine.
-const launchAttempts = 5
-
-// Launch runs the influxd bin with its data in dir, on free ports of
-// 127.0.0.1, makes the admin user and the database, and returns the
-// server; Close stops it.
+// Launch runs the influxd bin with its data in dir, on a port of
+// 127.0.0.1 it chooses itself, makes the admin user and the database, and
+// returns the server; Close stops it.
 func Launch(bin, dir string) (*Server, error) {
-	var s *Server
-	var err error
-	for range launchAttempts {
-		s, err = launchOnce(bin, dir)
-		if !errors.Is(err, errPortTaken) {
-			break
-		}
-	}
+	return launch(bin, dir, "127.0.0.1:0")
+}
+
+// launch runs influxd with its HTTP API on httpAddr ("127.0.0.1:0" for a
+// port of its own choosing), makes the admin user and the database, and
+// returns the server.
+func launch(bin, dir, httpAddr string) (*Server, error) {
+	version, err := binaryVersion(bin)
 	if err != nil {
+		return nil, err
+	}
+	s := &Server{bin: bin, dir: dir, version: version, Token: User + ":" + Password, Bucket: Database + "/autogen",
+		config: filepath.Join(dir, "influxdb.conf")}
+	if s.logFile, err = os.Create(filepath.Join(dir, "influxd.log")); err != nil {
+		return nil, err
+	}
+	if err := s.start(httpAddr); err != nil {
+		s.Close()
 		return nil, err
 	}
 	// With no user yet, InfluxDB 1.8 accepts the statement that creates
@@ -119,22 +129,30 @@ func Launch(bin, dir string) (*Server, error) {
 	return s, nil
 }
 
-// errPortTaken is an influxd that exited at start because one of its
-// ports was taken.
-var errPortTaken = errors.New("a port influxd was given is taken")
-
-// launchOnce runs influxd on two ports free now.
-func launchOnce(bin, dir string) (*Server, error) {
-	s := &Server{bin: bin, dir: dir, Token: User + ":" + Password, Bucket: Database + "/autogen"}
-	ports, err := freePorts(2)
+// binaryVersion is the version the influxd bin reports, as its HTTP API
+// names it in the X-Influxdb-Version header: "1.8.10" for a release,
+// "unknown" for one built with go install.
+func binaryVersion(bin string) (string, error) {
+	out, err := exec.Command(bin, "version").Output()
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("%s version: %w", bin, err)
 	}
-	httpPort, rpcPort := ports[0], ports[1]
-	s.URL = "http://127.0.0.1:" + httpPort
-	s.config = filepath.Join(dir, "influxdb.conf")
+	m := versionLine.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("%s version printed no InfluxDB version: %q", bin, out)
+	}
+	return string(m[1]), nil
+}
+
+// versionLine is what `influxd version` prints: "InfluxDB v1.8.10 (git: 1.8 688e697c51)".
+var versionLine = regexp.MustCompile(`^InfluxDB v(\S+)`)
+
+// writeConfig writes influxd's configuration: its HTTP API on httpAddr,
+// its RPC service on a port of its own choosing, and a log at level info,
+// which names the address the HTTP API listens on.
+func (s *Server) writeConfig(httpAddr string) error {
 	conf := fmt.Sprintf(`reporting-disabled = true
-bind-address = "127.0.0.1:%s"
+bind-address = "127.0.0.1:0"
 [meta]
   dir = %q
 [data]
@@ -143,7 +161,7 @@ bind-address = "127.0.0.1:%s"
   query-log-enabled = false
 [http]
   enabled = true
-  bind-address = "127.0.0.1:%s"
+  bind-address = %q
   auth-enabled = true
   flux-enabled = false
   log-enabled = false
@@ -152,28 +170,27 @@ bind-address = "127.0.0.1:%s"
 [continuous_queries]
   enabled = false
 [logging]
-  level = "warn"
-`, rpcPort, filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), httpPort)
-	if err := os.WriteFile(s.config, []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	if s.logFile, err = os.Create(filepath.Join(dir, "influxd.log")); err != nil {
-		return nil, err
-	}
-	if err := s.start(); err != nil {
-		s.Close()
-		if strings.Contains(s.log(), "address already in use") {
-			return nil, fmt.Errorf("%w: %w", errPortTaken, err)
-		}
-		return nil, err
-	}
-	return s, nil
+  format = "logfmt"
+  level = "info"
+`, filepath.Join(s.dir, "meta"), filepath.Join(s.dir, "data"), filepath.Join(s.dir, "wal"), httpAddr)
+	return os.WriteFile(s.config, []byte(conf), 0o600)
 }
 
-// start runs influxd and waits until it answers /health.
-func (s *Server) start() error {
+// start runs influxd with its HTTP API on httpAddr and returns once the
+// server is known to be this influxd: its own log says it listens on the
+// address, which no other process can then hold, and /ping there answers
+// with the X-Influxdb-Version of the binary.
+func (s *Server) start(httpAddr string) error {
+	if err := s.writeConfig(httpAddr); err != nil {
+		return err
+	}
+	var err error
+	if s.logStart, err = s.logFile.Seek(0, io.SeekCurrent); err != nil {
+		return err
+	}
+	watch := &listenWatch{w: s.logFile, addr: make(chan string, 1)}
 	s.cmd = exec.Command(s.bin, "run", "-config", s.config)
-	s.cmd.Stdout, s.cmd.Stderr = s.logFile, s.logFile
+	s.cmd.Stdout, s.cmd.Stderr = watch, watch
 	if err := s.cmd.Start(); err != nil {
 		s.cmd = nil
 		return fmt.Errorf("starting influxd: %w", err)
@@ -183,25 +200,103 @@ func (s *Server) start() error {
 		cmd.Wait()
 		close(done)
 	}(s.cmd, s.exited)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(s.URL + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+	timeout := time.NewTimer(startTimeout)
+	defer timeout.Stop()
+	select {
+	case addr := <-watch.addr:
+		s.URL = "http://" + addr
+		if err := s.identify(); err != nil {
+			s.Stop()
+			return err
 		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("influxd exited at start; its log:\n%s", s.log())
-		default:
+		return nil
+	case <-s.exited:
+		s.cmd = nil
+		if strings.Contains(s.log(), "address already in use") {
+			return fmt.Errorf("influxd could not listen on %s, which %s", httpAddr, describe(httpAddr))
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("influxd did not answer /health within 30 s; its log:\n%s", s.log())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return fmt.Errorf("influxd exited at start; its log:\n%s", s.log())
+	case <-timeout.C:
+		s.Stop()
+		return fmt.Errorf("influxd said within %s on no address that it listens; its log:\n%s", startTimeout, s.log())
 	}
+}
+
+// startTimeout bounds how long influxd may take to listen.
+const startTimeout = 30 * time.Second
+
+// identify checks that the server at s.URL is the influxd s runs: /ping
+// answers 204 with the binary's version in X-Influxdb-Version.
+func (s *Server) identify() error {
+	resp, err := identityClient.Get(s.URL + "/ping")
+	if err != nil {
+		return fmt.Errorf("influxd at %s: GET /ping: %w", s.URL, err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get(versionHeader); resp.StatusCode != http.StatusNoContent || got != s.version {
+		return fmt.Errorf("the server at %s is not the influxd started (%s): GET /ping answered %s with %s %q, want 204 No Content with %q",
+			s.URL, s.bin, resp.Status, versionHeader, got, s.version)
+	}
+	return nil
+}
+
+// versionHeader is the header in which InfluxDB 1.x names its version on
+// every response of its HTTP API.
+const versionHeader = "X-Influxdb-Version"
+
+// identityClient bounds the requests that check who answers.
+var identityClient = &http.Client{Timeout: 10 * time.Second}
+
+// describe says what answers GET /ping at addr, for the error of an
+// influxd that found its address taken.
+func describe(addr string) string {
+	resp, err := identityClient.Get("http://" + addr + "/ping")
+	if err != nil {
+		return fmt.Sprintf("another process holds (GET /ping: %v)", err)
+	}
+	resp.Body.Close()
+	if v := resp.Header.Get(versionHeader); v != "" {
+		return fmt.Sprintf("another InfluxDB (%s %s) holds", versionHeader, v)
+	}
+	what := fmt.Sprintf("another server holds: GET /ping answers %s with no %s header", resp.Status, versionHeader)
+	if server := resp.Header.Get("Server"); server != "" {
+		what += fmt.Sprintf(" (Server %q)", server)
+	}
+	return what
+}
+
+// listenWatch passes influxd's output on to w and sends the address of
+// its first "Listening on HTTP" line on addr.
+type listenWatch struct {
+	w    io.Writer
+	addr chan string
+	mu   sync.Mutex
+	buf  []byte
+	sent bool
+}
+
+// listeningOn is the line influxd logs once its HTTP API listens.
+var listeningOn = regexp.MustCompile(`msg="Listening on HTTP" .*\baddr=(\S+)`)
+
+func (l *listenWatch) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	if !l.sent {
+		l.buf = append(l.buf, p...)
+		for {
+			i := bytes.IndexByte(l.buf, '\n')
+			if i < 0 {
+				break
+			}
+			if m := listeningOn.FindSubmatch(l.buf[:i]); m != nil {
+				l.addr <- string(m[1])
+				l.sent, l.buf = true, nil
+				break
+			}
+			l.buf = l.buf[i+1:]
+		}
+	}
+	l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Stop stops the server (an outage); Restart starts it again on the same
@@ -228,12 +323,18 @@ func (s *Server) Close() {
 	}
 }
 
-// Restart starts a stopped server again, with its data.
+// Restart starts a stopped server again, with its data, on its port. A
+// port another process took meanwhile is an error that says what answers
+// there: the test never talks to it.
 func (s *Server) Restart() error {
 	if s.cmd != nil {
 		return errors.New("influxtest: Restart of a running server")
 	}
-	return s.start()
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return err
+	}
+	return s.start(u.Host)
 }
 
 // InfluxQL runs an InfluxQL statement against the database with the admin
@@ -261,23 +362,8 @@ func (s *Server) InfluxQL(ctx context.Context, stmt string) ([]byte, error) {
 	return body, nil
 }
 
+// log is what influxd wrote since it was last started.
 func (s *Server) log() string {
 	b, _ := os.ReadFile(s.logFile.Name())
-	return string(b)
-}
-
-// freePorts returns n distinct TCP ports free on 127.0.0.1 now.
-func freePorts(n int) ([]string, error) {
-	ports := make([]string, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		// Held until all are picked, so that they differ.
-		defer l.Close()
-		_, port, _ := net.SplitHostPort(l.Addr().String())
-		ports = append(ports, port)
-	}
-	return ports, nil
+	return string(b[min(s.logStart, int64(len(b))):])
 }

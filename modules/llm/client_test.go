@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/internal/refused"
 )
 
 var chatBody = map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}, "max_tokens": 8}
@@ -41,19 +43,6 @@ func sleep(r *http.Request, d time.Duration) bool {
 	case <-r.Context().Done():
 		return false
 	}
-}
-
-// refusedURL is the URL of a 127.0.0.1 port nothing listens on: the
-// connection is refused.
-func refusedURL(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
 }
 
 // newServer starts a test server on 127.0.0.1 and a client of it.
@@ -139,7 +128,7 @@ func TestStreamTimings(t *testing.T) {
 }
 
 func TestStreamErrors(t *testing.T) {
-	refused := refusedURL(t)
+	refused := refused.URL(t)
 	// hijack answers with raw bytes and closes the connection.
 	hijack := func(raw string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

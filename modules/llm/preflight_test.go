@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/internal/refused"
 )
 
 // A probe of the simulator succeeds in every API, and learns how the
@@ -53,7 +55,7 @@ func TestProbeLearnsReasoningAndTokensPerChunk(t *testing.T) {
 // Failures no load can fix are fatal, with what to fix; those load may get
 // past (a busy or warming server) are not.
 func TestProbeFailures(t *testing.T) {
-	refused := refusedURL(t)
+	refused := refused.URL(t)
 	status := func(code int, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) { http.Error(w, body, code) }
 	}

@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/internal/refused"
 )
 
 func TestEarlyStopOptions(t *testing.T) {
@@ -95,12 +96,7 @@ func TestEarlyStopper(t *testing.T) {
 // A run against a port nothing listens on stops after its first requests,
 // saying why; with earlyStop: false it runs its course.
 func TestEarlyStopStopsARunAgainstADeadTarget(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + l.Addr().String() + "/v1"
-	l.Close()
+	dead := refused.URL(t) + "/v1"
 	for _, tc := range []struct {
 		option  string
 		stopped bool

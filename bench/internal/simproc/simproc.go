@@ -1,12 +1,16 @@
 // Package simproc runs "llmrun sim" as a process of its own, for the
 // benchmarks that measure a client against it: it builds the llmrun
 // binary, starts the simulator and waits for the address it serves on,
-// reads its counters from GET /stats, and stops it as Ctrl-C would.
+// checks that the server there is the one it started (GET /stats names
+// the instance id it gave), reads its counters from GET /stats, and
+// stops it as Ctrl-C would.
 package simproc
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,11 +76,18 @@ type Proc struct {
 
 // Start runs argv (a command line that ends in "llmrun sim ..."), its
 // output going to stdout and stderr, and returns once it has printed the
-// address it serves on. A simulator that cannot bind its address exits,
-// and Start returns that: a benchmark never measures whatever else
-// listens there.
+// address it serves on and GET /stats there names the instance id Start
+// gave it (--instance-id). A simulator that cannot bind its address
+// exits, and Start returns that; a server at the address printed that is
+// not the simulator started is an error too: a benchmark never measures
+// whatever else listens there.
 func Start(argv []string, stdout, stderr io.Writer) (*Proc, error) {
+	id, err := instanceID()
+	if err != nil {
+		return nil, err
+	}
 	first := &firstLine{w: stdout, line: make(chan string, 1)}
+	argv = append(slices.Clip(argv), "--instance-id", id)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = first, stderr
 	if err := cmd.Start(); err != nil {
@@ -94,6 +106,10 @@ func Start(argv []string, stdout, stderr io.Writer) (*Proc, error) {
 			return nil, fmt.Errorf("llmrun sim's first line names no address: %q", line)
 		}
 		p.Model, p.URL = m[1], m[2]
+		if err := p.identify(id); err != nil {
+			p.Stop()
+			return nil, err
+		}
 		return p, nil
 	case <-p.exited:
 		return nil, fmt.Errorf("llmrun sim exited at start (%v)", p.err)
@@ -141,6 +157,30 @@ func (p *Proc) Stats(ctx context.Context) (llmsim.Stats, error) {
 		return st, fmt.Errorf("GET /stats: %w", err)
 	}
 	return st, nil
+}
+
+// identify checks that the server at p.URL is the simulator started with
+// the instance id id.
+func (p *Proc) identify(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	st, err := p.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("the server at %s, which llmrun sim printed, is not the simulator started: %w", p.URL, err)
+	}
+	if st.InstanceID != id {
+		return fmt.Errorf("the server at %s, which llmrun sim printed, is not the simulator started: GET /stats names instance %q, want %q", p.URL, st.InstanceID, id)
+	}
+	return nil
+}
+
+// instanceID is a name no other simulator has, for Start to give its own.
+func instanceID() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("drawing an instance id: %w", err)
+	}
+	return "simproc-" + hex.EncodeToString(b), nil
 }
 
 // Stop interrupts the simulator, as Ctrl-C would, and returns its exit

@@ -60,6 +60,11 @@ type Config struct {
 	// Faults are injected at random into generation requests; their
 	// rates must add up to at most 1.
 	Faults []FaultRule
+	// InstanceID is a name the simulator's starter chose, answered in GET
+	// /stats (Stats.InstanceID) and in no response that llmrun measures,
+	// so that a harness can tell the simulator it started from another
+	// server on the address. Empty by default.
+	InstanceID string
 }
 
 // TokenizerDefault is Config.Tokenizer's default; TokenizerBytes names
@@ -110,6 +115,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 		"evicted least recently used first; prefill skips a prompt's cached leading blocks; 0 disables", PrefixBlockTokens))
 	fs.Var(&faultFlag{rules: &c.Faults}, "fault", "inject a fault into a share of requests, such as http_5xx:0.05 or "+
 		"reset:0.01:after=10 (repeatable)")
+	fs.StringVar(&c.InstanceID, "instance-id", c.InstanceID, "a name of your choosing that GET /stats answers, to tell this simulator from another server on the address")
 }
 
 // Validate reports every field that is out of range.

@@ -46,7 +46,7 @@ func TestAddFlags(t *testing.T) {
 		"--model=m", "--seed=9", "--max-num-seqs=8", "--max-num-batched-tokens=512", "--max-model-len=4096",
 		"--default-max-tokens=64", "--output-mean=32", "--prefill-base=1ms", "--prefill-per-token=2µs",
 		"--decode-base=3ms", "--decode-per-seq=4µs", "--fault=http_5xx:0.05", "--fault", "reset:0.01:after=10",
-		"--tokenizer=o200k_base", "--prefix-cache-blocks=64",
+		"--tokenizer=o200k_base", "--prefix-cache-blocks=64", "--instance-id=ci-7f3a",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestAddFlags(t *testing.T) {
 		Model: "m", Seed: 9, MaxNumSeqs: 8, MaxNumBatchedTokens: 512, MaxModelLen: 4096,
 		DefaultMaxTokens: 64, OutputMean: 32, PrefillBase: time.Millisecond, PrefillPerToken: 2 * time.Microsecond,
 		DecodeBase: 3 * time.Millisecond, DecodePerSeq: 4 * time.Microsecond,
-		Tokenizer: "o200k_base", PrefixCacheBlocks: 64,
+		Tokenizer: "o200k_base", PrefixCacheBlocks: 64, InstanceID: "ci-7f3a",
 		Faults: []FaultRule{
 			{Fault: Fault{Name: "http_5xx", Status: 500}, Rate: 0.05},
 			{Fault: Fault{Name: "reset", After: 10}, Rate: 0.01},

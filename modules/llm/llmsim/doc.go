@@ -11,7 +11,8 @@
 //   - GET /v1/models lists the configured model.
 //   - GET /health answers 200 with an empty body.
 //   - GET /stats answers the server's counters (Stats) as JSON, the
-//     prefix cache's hits and queries among them.
+//     prefix cache's hits and queries among them, and Config.InstanceID,
+//     the name its starter gave it to tell it from another server.
 //   - Anthropic's POST /v1/messages, Ollama's POST /api/chat and
 //     /api/generate, TGI's POST /generate_stream, Triton's POST
 //     /v2/models/{model}[/versions/{version}]/generate_stream and

@@ -2,6 +2,8 @@ package llmsim
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -247,5 +249,29 @@ func TestStatsReportServerSideTTFT(t *testing.T) {
 	}
 	if mean := st.FlushGapSum / time.Duration(st.FlushGaps); mean < 15*time.Millisecond || mean > time.Second {
 		t.Errorf("server-side mean gap %v, want ≈ 20ms", mean)
+	}
+}
+
+// The instance id its starter chose is answered by GET /stats, and by no
+// response that llmrun measures: not in a completion's headers or body.
+func TestStatsNameTheInstance(t *testing.T) {
+	const id = "harness-5d1e9c"
+	cfg := fastConfig()
+	cfg.InstanceID = id
+	r := listen(t, cfg)
+	resp, err := post(t.Context(), testClient(t), r.URL(), "/v1/chat/completions", chatBody("hi", map[string]any{"max_tokens": 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(body), id) || strings.Contains(fmt.Sprint(resp.Header), id) {
+		t.Errorf("a completion carries the instance id:\n%v\n%s", resp.Header, body)
+	}
+	if st := getStats(t, r); st.InstanceID != id {
+		t.Errorf("GET /stats names instance %q, want %q", st.InstanceID, id)
 	}
 }

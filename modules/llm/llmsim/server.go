@@ -77,6 +77,8 @@ type Stats struct {
 	// are left out. A mid-stream fault counts when it strikes, not when a
 	// stream that ended first drew it.
 	Faults map[string]uint64
+	// InstanceID is Config.InstanceID: who the simulator is.
+	InstanceID string
 }
 
 // New validates cfg and returns a Server whose engine is running.
@@ -128,6 +130,7 @@ func (s *Server) Stats() Stats {
 		FlushGaps:    s.flushGaps.Load(),
 		FlushGapSum:  time.Duration(s.flushGapNano.Load()),
 		Faults:       faults,
+		InstanceID:   s.cfg.InstanceID,
 
 		PrefixCacheQueries: e.prefixQueries.Load(),
 		PrefixCacheHits:    e.prefixHits.Load(),

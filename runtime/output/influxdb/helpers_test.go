@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -80,18 +79,6 @@ func selectRows(t testing.TB, s *influxtest.Server, stmt string) []row {
 func countPoints(t testing.TB, s *influxtest.Server, measurement, runID string) int {
 	t.Helper()
 	return len(selectRows(t, s, fmt.Sprintf(`SELECT * FROM %s WHERE run_id='%s'`, measurement, runID)))
-}
-
-// closedAddr returns a port of 127.0.0.1 nothing listens on.
-func closedAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // okRecord is a completed request of the scenario, ended at at.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/internal/refused"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 )
 
@@ -259,18 +259,6 @@ func TestHistoryNewField(t *testing.T) {
 	}
 }
 
-// closedURL returns the URL of a port of 127.0.0.1 nothing listens on.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
-
 // answering returns the URL of a server on 127.0.0.1 that answers every
 // request with status and body, body repeated until it is at least size
 // bytes long.
@@ -299,7 +287,7 @@ func TestHistoryErrors(t *testing.T) {
 		f(&cfg)
 		return cfg
 	}
-	gone, proxy, huge := closedURL(t), answering(t, http.StatusBadGateway, "<html><body>502 Bad Gateway</body></html>", 0),
+	gone, proxy, huge := refused.URL(t), answering(t, http.StatusBadGateway, "<html><body>502 Bad Gateway</body></html>", 0),
 		answering(t, http.StatusOK, strings.Repeat(" ", 1<<16), 65<<20)
 	tests := []struct {
 		name string

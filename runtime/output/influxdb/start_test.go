@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/internal/refused"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -23,7 +24,7 @@ func testStartErrors(t *testing.T, s *influxtest.Server) {
 		{"wrong token", func(c *Config) { c.Token = secret }, []string{"refused the token in LLMRUN_INFLUXDB_TOKEN", "HTTP 401", s.URL, "user:password"}},
 		{"no token", func(c *Config) { c.Token = "" }, []string{"wants a token", "HTTP 401", "set LLMRUN_INFLUXDB_TOKEN"}},
 		{"unknown database", func(c *Config) { c.Bucket = "nope/autogen" }, []string{`bucket "nope/autogen" not found at ` + s.URL}},
-		{"unreachable", func(c *Config) { c.URL = "http://" + closedAddr(t) }, []string{"cannot reach InfluxDB at http://127.0.0.1:"}},
+		{"unreachable", func(c *Config) { c.URL = refused.URL(t) }, []string{"cannot reach InfluxDB at http://127.0.0.1:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
