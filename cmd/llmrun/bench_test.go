@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -468,5 +469,48 @@ func TestBenchMessagesNameTheCommand(t *testing.T) {
 	}
 	if strings.Contains(stderr, "llmrun run:") {
 		t.Errorf("stderr names llmrun run:\n%s", stderr)
+	}
+}
+
+// Two runs of llmrun bench with the default seed send the same requests:
+// the same prompts with the same lengths and max_tokens, however its VUs
+// shared them; the second, with --base-url ending in /v1 (which llmrun
+// run takes too), reaches the same server. The server's prefix cache
+// served the second run's prompts, and the warning says what fixes that
+// here: another --seed, since bench's seed is fixed.
+func TestBenchDefaultSeedRepeatsTheRun(t *testing.T) {
+	t.Parallel()
+	var rec *bodyRecorder
+	url := startSimBehind(t, func(sim http.Handler) http.Handler {
+		rec = &bodyRecorder{next: sim}
+		return rec
+	})
+	dir := t.TempDir()
+	var sent [2][]completionBody
+	var totals [2]any
+	var stdouts [2]string
+	for i, base := range []string{url, url + "/v1/"} {
+		name := fmt.Sprintf("run%d.json", i)
+		code, stdout, stderr := command(t, "bench", "--base-url", base, "--num-prompts", "24", "--max-concurrency", "6",
+			"--random-input-len", "300", "--random-output-len", "6", "--random-range-ratio", "0.9",
+			"--save-result", "--result-dir", dir, "--result-filename", name, "--no-preflight", "-q")
+		if code != exitOK {
+			t.Fatalf("run %d (--base-url %s): exit %d\nstdout:\n%s\nstderr:\n%s", i+1, base, code, stdout, stderr)
+		}
+		rec.mu.Lock()
+		sent[i], rec.bodies = rec.bodies, nil
+		rec.mu.Unlock()
+		slices.SortFunc(sent[i], func(a, b completionBody) int { return strings.Compare(a.Prompt, b.Prompt) })
+		totals[i] = readResult(t, filepath.Join(dir, name))["total_input_tokens"]
+		stdouts[i] = stdout
+	}
+	if len(sent[0]) != 24 || !slices.Equal(sent[0], sent[1]) {
+		t.Errorf("the two runs sent %d and %d requests, the same ones: %v; want the same 24", len(sent[0]), len(sent[1]), slices.Equal(sent[0], sent[1]))
+	}
+	if totals[0] != totals[1] {
+		t.Errorf("total_input_tokens %v then %v, want the same", totals[0], totals[1])
+	}
+	if !strings.Contains(stdouts[1], "run with another --seed than 0") || strings.Contains(stdouts[1], "run without --seed") {
+		t.Errorf("the second run's prefix-cache warning does not give bench's fix:\n%s", stdouts[1])
 	}
 }

@@ -110,11 +110,13 @@ func (o Options) api() string {
 }
 
 // BaseURL is the base URL llmrun's client takes for o's endpoint on the
-// server at server (vLLM's --base-url, no /v1): the endpoint without its
-// last part, "/completions" or "/chat/completions".
+// server at server (vLLM's --base-url): server, with or without its /v1
+// as llmrun run's --base-url (the client adds /v1 where it is missing),
+// followed by what the endpoint has before its "/v1/completions" or
+// "/v1/chat/completions".
 func (o Options) BaseURL(server string) string {
 	dir := strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/completions"), "/chat")
-	return strings.TrimSuffix(server, "/") + dir
+	return strings.TrimSuffix(server, "/") + strings.TrimSuffix(dir, "/v1")
 }
 
 // Validate checks o as vLLM does, naming the flag of the first wrong
@@ -233,6 +235,28 @@ func (o Options) randomRange(n int) (low, high int) {
 	low = max(1, int(math.Floor(float64(n)*(1-o.RandomRangeRatio))))
 	return low, max(low, int(math.Ceil(float64(n)*(1+o.RandomRangeRatio))))
 }
+
+// randomLengths are the random dataset's input and output lengths of
+// each of the run's requests, the warmups' after the benchmark's: drawn
+// from the seed before the run, as vLLM's RandomDataset draws them, so
+// that a seed gives the same lengths to the same requests whichever VU
+// sends them.
+func (o Options) randomLengths() (inputs, outputs []int) {
+	n := o.NumPrompts + o.NumWarmups
+	inLow, inHigh := o.randomRange(o.RandomInputLen)
+	outLow, outHigh := o.randomRange(o.RandomOutputLen)
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), randomLengthsStream))
+	inputs, outputs = make([]int, n), make([]int, n)
+	for i := range n {
+		inputs[i] = inLow + rng.IntN(inHigh-inLow+1)
+		outputs[i] = outLow + rng.IntN(outHigh-outLow+1)
+	}
+	return inputs, outputs
+}
+
+// randomLengthsStream keeps randomLengths' random stream apart from the
+// others a seed starts.
+const randomLengthsStream = 0x6c656e67746873 // "lengths"
 
 // ParseList parses a comma-separated list, as --percentile-metrics takes
 // it.

@@ -61,16 +61,28 @@ func TestNamesAndLayout(t *testing.T) {
 }
 
 // The API follows the backend and the endpoint; the base URL is the
-// endpoint's directory on the server.
+// server's, with or without its /v1 (which the client adds when missing,
+// as for llmrun run), followed by what the endpoint has before its /v1.
 func TestEndpoints(t *testing.T) {
 	t.Parallel()
 	o := Defaults()
-	if o.api() != "completions" || o.BaseURL("http://h:8000/") != "http://h:8000/v1" {
-		t.Errorf("default: api %s, base URL %s", o.api(), o.BaseURL("http://h:8000/"))
+	for server, want := range map[string]string{
+		"http://h:8000/": "http://h:8000", "http://h:8000/v1": "http://h:8000/v1", "http://h:8000/v1/": "http://h:8000/v1",
+	} {
+		if got := o.BaseURL(server); got != want {
+			t.Errorf("default endpoint on %s: base URL %s, want %s", server, got, want)
+		}
+	}
+	if o.api() != "completions" {
+		t.Errorf("default: api %s", o.api())
 	}
 	o.Backend, o.Endpoint = "openai-chat", "/v1/chat/completions"
-	if o.api() != "chat" || o.BaseURL("http://h:8000") != "http://h:8000/v1" {
+	if o.api() != "chat" || o.BaseURL("http://h:8000") != "http://h:8000" {
 		t.Errorf("chat: api %s, base URL %s", o.api(), o.BaseURL("http://h:8000"))
+	}
+	o.Endpoint = "/openai/v1/completions"
+	if got := o.BaseURL("http://h:8000"); got != "http://h:8000/openai" {
+		t.Errorf("endpoint %s: base URL %s, want http://h:8000/openai", o.Endpoint, got)
 	}
 }
 
