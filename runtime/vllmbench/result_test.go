@@ -102,3 +102,30 @@ func TestRandomRange(t *testing.T) {
 		}
 	}
 }
+
+// Floats are written as Python's json.dump writes them, integers as
+// integers: a reader of vLLM's files finds the same numbers, 20.0 where
+// vLLM writes 20.0.
+func TestPythonNumbers(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[float64]string{
+		20: "20.0", 0: "0.0", 0.5: "0.5", 1e-4: "0.0001", 1e-5: "1e-05", 1.5e16: "1.5e+16", 123456.789: "123456.789",
+		-2: "-2.0", math.Inf(1): "Infinity", math.NaN(): "NaN",
+	} {
+		if got := pythonFloat(v); got != want {
+			t.Errorf("pythonFloat(%v) = %s, want %s", v, got, want)
+		}
+	}
+	if got := pyFloat(math.Inf(1)); got != "inf" {
+		t.Errorf("pyFloat(+Inf) = %s, want inf (Python's str)", got)
+	}
+	r := &Result{values: map[string]any{}}
+	r.set("num_prompts", 3)
+	r.set("request_rate", 20.0)
+	r.set("itls", [][]float64{{0.25, 1}, {}})
+	r.set("label", nil)
+	b, err := r.MarshalJSON()
+	if want := `{"num_prompts": 3, "request_rate": 20.0, "itls": [[0.25, 1.0], []], "label": null}`; err != nil || string(b) != want {
+		t.Errorf("MarshalJSON: %s, %v; want %s", b, err, want)
+	}
+}

@@ -51,12 +51,15 @@ if (p.dataset === 'random') {
 }
 
 export default function () {
-  const r = next(sequence());
+  const i = sequence();
+  const r = next(i);
   const body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
   body.max_tokens = r.out;
+  if (p.api === 'completions' && p.logprobs !== null) body.logprobs = p.logprobs;
   if (p.ignoreEOS) body.ignore_eos = true;
-  if (p.temperature !== null) body.temperature = p.temperature;
+  Object.assign(body, p.sampling, p.extraBody);
   const opts = { uniquePrompt: p.uniquePrompt, itl: true, text: p.keepText };
+  if (p.requestIdPrefix !== '') opts.headers = { 'x-request-id': p.requestIdPrefix + i };
   if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
   record(llm.stream(body, opts), typeof r.tokens === 'number' ? r.tokens : 0);
 }
@@ -76,7 +79,8 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	params := map[string]any{
 		"dataset": o.DatasetName, "path": datasetPath, "api": o.api(),
 		"prefixLen": o.RandomPrefixLen, "outputLen": o.OutputLen,
-		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "temperature": o.Temperature,
+		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "sampling": o.Sampling, "extraBody": o.ExtraBody,
+		"logprobs": o.Logprobs, "requestIdPrefix": o.RequestIDPrefix,
 		"keepText": o.SaveDetailed, "uniquePrompt": o.DatasetName != "prefix_repetition" && o.RandomPrefixLen == 0,
 	}
 	switch o.DatasetName {
