@@ -87,7 +87,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
 	fs.StringVar(&o.EndpointType, "endpoint-type", "", "earlier vLLMs' name of --backend: the API of the requests and the result's endpoint_type")
 	fs.StringVar(&o.Endpoint, "endpoint", o.Endpoint, "API endpoint, appended to --base-url")
 	fs.StringVar(&o.Label, "label", "", "prefix of the result file's name (default --backend)")
-	fs.StringVar(&f.baseURL, "base-url", "", "server URL without the endpoint, e.g. http://127.0.0.1:8000")
+	fs.StringVar(&f.baseURL, "base-url", "", "server URL without the endpoint, with or without /v1, e.g. http://127.0.0.1:8000")
 	fs.StringVar(&f.host, "host", "127.0.0.1", "server host, without --base-url")
 	fs.IntVar(&f.port, "port", 8000, "server port, without --base-url")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
