@@ -30,9 +30,12 @@ shapes (1: Poisson; inf: all at once), at most --max-concurrency in flight
 (the others wait), then prints llmrun's summary and vLLM's "Serving
 Benchmark Result" block; --save-result writes vLLM's JSON result.
 
-The server is --base-url (as vLLM's: no /v1; --endpoint is appended), else
+The server is --base-url (with or without /v1, as in "llmrun run"), else
 --host and --port, else $LLMRUN_BASE_URL or $OPENAI_BASE_URL, else the
 built-in simulator. --out and --summary-export work as in "llmrun run".
+Every flag of vllm bench serve is taken: implemented, ignored (named once)
+or refused; docs/bench.md has the table. The default seed, 0, repeats a run
+exactly.
 
   llmrun bench --backend vllm --model meta-llama/Llama-3.1-8B-Instruct \
     --dataset-name random --random-input-len 1024 --random-output-len 128 \
@@ -45,24 +48,55 @@ Flags:
 // benchFlags are llmrun bench's flags beside vllmbench.Options.
 type benchFlags struct {
 	baseURL, host, apiKeyEnv, requestRate, percentileMetrics, metricPercentiles string
-	datasetPath, tokenizer, resultDir, resultFilename, summaryExport            string
-	inputLen, outputLen, sharegptOutputLen, customOutputLen, port               int
-	temperature                                                                 float64
+	datasetPath, tokenizer, resultDir, resultFilename, summaryExport, extraBody string
+	inputLen, outputLen, sharegptOutputLen, customOutputLen, port, logprobs     int
+	readyCheckTimeoutSec                                                        int
+	sampling                                                                    samplingFlags
 	seed                                                                        int64
 	timeout                                                                     time.Duration
-	goodput, metadata, outs                                                     []string
-	saveResult, quiet, noColor, noPreflight                                     bool
+	goodput, metadata, headers, outs                                            []string
+	saveResult, appendResult, insecure, quiet, noColor, noPreflight             bool
+}
+
+// samplingFlags are vLLM's sampling parameters, sent under their body
+// keys when given.
+type samplingFlags struct {
+	temperature, topP, minP, frequencyPenalty, presencePenalty, repetitionPenalty float64
+	topK                                                                          int
+}
+
+// given returns the sampling parameters given, under their body keys.
+func (s *samplingFlags) given(fs *pflag.FlagSet) map[string]any {
+	out := map[string]any{}
+	for flag, v := range map[string]any{
+		"temperature": s.temperature, "top-p": s.topP, "top-k": s.topK, "min-p": s.minP,
+		"frequency-penalty": s.frequencyPenalty, "presence-penalty": s.presencePenalty, "repetition-penalty": s.repetitionPenalty,
+	} {
+		if fs.Changed(flag) {
+			out[strings.ReplaceAll(flag, "-", "_")] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
-	fs.StringVar(&o.Backend, "backend", o.Backend, "openai or vllm (the completions API), or openai-chat")
+	fs.StringVar(&o.Backend, "backend", o.Backend, "openai, vllm, sglang, lmdeploy, scalellm or llama.cpp (the completions API), or openai-chat")
+	fs.StringVar(&o.EndpointType, "endpoint-type", "", "earlier vLLMs' name of --backend: the API of the requests and the result's endpoint_type")
 	fs.StringVar(&o.Endpoint, "endpoint", o.Endpoint, "API endpoint, appended to --base-url")
 	fs.StringVar(&o.Label, "label", "", "prefix of the result file's name (default --backend)")
-	fs.StringVar(&f.baseURL, "base-url", "", "server URL without the endpoint, e.g. http://127.0.0.1:8000")
+	fs.StringVar(&f.baseURL, "base-url", "", "server URL without the endpoint, with or without /v1, e.g. http://127.0.0.1:8000")
 	fs.StringVar(&f.host, "host", "127.0.0.1", "server host, without --base-url")
 	fs.IntVar(&f.port, "port", 8000, "server port, without --base-url")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (default OPENAI_API_KEY)")
 	fs.StringVar(&o.Model, "model", "", "model (default the first model the server lists)")
+	fs.StringVar(&o.ServedModelName, "served-model-name", "", "the model the requests name, when not --model (which stays the result's model_id)")
+	fs.StringArrayVar(&f.headers, "header", nil, "KEY=VALUE headers sent with every request, e.g. --header x-tenant=a x-trace=1")
+	fs.StringVar(&o.RequestIDPrefix, "request-id-prefix", "", "send x-request-id: PREFIX + the request's number (default none)")
+	fs.BoolVar(&f.insecure, "insecure", false, "accept any TLS certificate of an https server")
+	fs.IntVar(&f.readyCheckTimeoutSec, "ready-check-timeout-sec", 0, "before the run, wait up to this many seconds for the endpoint to answer a request, probing every 5 s (default no wait)")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer the prompts are measured with: cl100k_base, o200k_base, a tokenizer.json path or a model directory, or a Hugging Face model id ORG/NAME[@REVISION] (default cl100k_base; see docs/workloads.md); also the result's tokenizer_id")
 	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, prefix_repetition, sharegpt or custom")
 	fs.StringVar(&f.datasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON) and custom (JSONL with prompt)")
@@ -88,9 +122,18 @@ func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
 	fs.StringVar(&f.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are reported: ttft, tpot, itl, e2el")
 	fs.StringVar(&f.metricPercentiles, "metric-percentiles", "99", "percentiles reported, e.g. 25,50,99")
 	fs.BoolVar(&o.IgnoreEOS, "ignore-eos", false, "send ignore_eos (always with the random dataset, as vLLM)")
-	fs.Float64Var(&f.temperature, "temperature", 0, "temperature of the requests (default none sent)")
+	fs.Float64Var(&f.sampling.temperature, "temperature", 0, "temperature of the requests (default none sent)")
+	fs.Float64Var(&f.sampling.topP, "top-p", 0, "top_p of the requests (default none sent)")
+	fs.IntVar(&f.sampling.topK, "top-k", 0, "top_k of the requests (default none sent)")
+	fs.Float64Var(&f.sampling.minP, "min-p", 0, "min_p of the requests (default none sent)")
+	fs.Float64Var(&f.sampling.frequencyPenalty, "frequency-penalty", 0, "frequency_penalty of the requests (default none sent)")
+	fs.Float64Var(&f.sampling.presencePenalty, "presence-penalty", 0, "presence_penalty of the requests (default none sent)")
+	fs.Float64Var(&f.sampling.repetitionPenalty, "repetition-penalty", 0, "repetition_penalty of the requests (default none sent)")
+	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object whose keys are set in every request's body, e.g. '{"chat_template_kwargs":{"enable_thinking":false}}'`)
+	fs.IntVar(&f.logprobs, "logprobs", 0, "logprobs of the completions API's requests (default none sent)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the lengths, prompts and arrivals (and of the simulator)")
 	fs.BoolVar(&f.saveResult, "save-result", false, "write vLLM's JSON result")
+	fs.BoolVar(&f.appendResult, "append-result", false, "append vLLM's JSON result to the result file, on a line of its own")
 	fs.BoolVar(&o.SaveDetailed, "save-detailed", false, "with --save-result, add the per-request lists (input_lens, output_lens, ttfts, itls, start_times, generated_texts, errors)")
 	fs.StringVar(&f.resultDir, "result-dir", "", "directory of the result file (made if missing)")
 	fs.StringVar(&f.resultFilename, "result-filename", "", "name of the result file (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)")
@@ -101,11 +144,54 @@ func (f *benchFlags) register(fs *pflag.FlagSet, o *vllmbench.Options) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live view")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "send no preflight request")
+	// vLLM's other flags: taken, so that vLLM's command lines parse, then
+	// ignored or refused (checkVLLMFlags).
+	for _, vf := range vllmbench.Flags {
+		if vf.Use == vllmbench.Implemented {
+			continue
+		}
+		usage := fmt.Sprintf("vLLM's; %s", vf.Why)
+		switch vf.Arity {
+		case vllmbench.NoValue:
+			fs.Bool(vf.Name, false, usage)
+		case vllmbench.OneValue:
+			fs.String(vf.Name, "", usage)
+		default:
+			fs.StringArray(vf.Name, nil, usage)
+		}
+		_ = fs.MarkHidden(vf.Name)
+	}
+}
+
+// checkVLLMFlags refuses the first of vLLM's refused flags given, and
+// returns the ignored ones given.
+func checkVLLMFlags(fs *pflag.FlagSet) ([]vllmbench.Flag, error) {
+	var ignored []vllmbench.Flag
+	for _, vf := range vllmbench.Flags {
+		if !fs.Changed(vf.Name) {
+			continue
+		}
+		switch vf.Use {
+		case vllmbench.Refused:
+			return nil, vf.Refusal()
+		case vllmbench.Ignored:
+			ignored = append(ignored, vf)
+		}
+	}
+	return ignored, nil
 }
 
 // multiValued are the flags that take several values, as vLLM's nargs:
 // --goodput ttft:500 tpot:50.
-var multiValued = map[string]bool{"--goodput": true, "--metadata": true}
+var multiValued = func() map[string]bool {
+	m := map[string]bool{}
+	for _, vf := range vllmbench.Flags {
+		if vf.Arity == vllmbench.Values {
+			m["--"+vf.Name] = true
+		}
+	}
+	return m
+}()
 
 // expandMultiValued rewrites "--goodput a b" into "--goodput a --goodput
 // b": the words after such a flag, up to the next flag, are its values.
@@ -142,12 +228,19 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if c.flags.NArg() > 0 {
 		return c.usageError("unexpected argument %q: llmrun bench takes only flags", c.flags.Arg(0))
 	}
+	ignored, err := checkVLLMFlags(c.flags)
+	if err != nil {
+		return c.usageError("%v", err)
+	}
 	server, err := f.options(c.flags, &o)
 	if err == nil {
 		err = o.Validate()
 	}
 	if err != nil {
 		return c.usageError("%v", err)
+	}
+	if notice := vllmbench.IgnoredNotice(ignored); notice != "" {
+		fmt.Fprintf(stderr, "llmrun bench: %s\n", notice)
 	}
 	datasetPath := ""
 	if o.DatasetPath != "" {
@@ -159,7 +252,11 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return c.usageError("%v", err)
 	}
-	llmCfg, err := llmConfig(ctx, runFlags{baseURL: server, apiKeyEnv: f.apiKeyEnv, model: o.Model, timeout: f.timeout,
+	sent := o.Model
+	if o.ServedModelName != "" {
+		sent = o.ServedModelName
+	}
+	llmCfg, err := llmConfig(ctx, runFlags{baseURL: server, apiKeyEnv: f.apiKeyEnv, model: sent, timeout: f.timeout,
 		idleTimeout: llm.DefaultIdleTimeout, tokenizer: f.tokenizer}, getenv)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -169,7 +266,16 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		return c.usageError("%v", err)
 	}
-	if f.saveResult && f.resultDir != "" {
+	if llmCfg.Headers, err = parseHeaders(f.headers); err != nil {
+		return c.usageError("%v", err)
+	}
+	llmCfg.TLS.InsecureSkipVerify = f.insecure
+	if f.readyCheckTimeoutSec > 0 && llmCfg.BaseURL != "" {
+		if code, ok := waitReady(ctx, llmCfg, o, time.Duration(f.readyCheckTimeoutSec)*time.Second, stderr); !ok {
+			return code
+		}
+	}
+	if (f.saveResult || f.appendResult) && f.resultDir != "" {
 		if err := os.MkdirAll(f.resultDir, 0o755); err != nil {
 			return c.usageError("--result-dir: %v", output.WithoutPath(err))
 		}
@@ -178,7 +284,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	engineCfg := engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
 		Env: map[string]string{}, Logger: consoleLogger(screen)}
 	engineCfg.Modules = runner.StandardModules(engineCfg)
-	collector := &vllmbench.Collector{}
+	collector := &vllmbench.Collector{Prompts: o.NumPrompts}
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 		return exitError
@@ -206,9 +312,9 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := result.Print(stdout); err != nil {
 		return exitError
 	}
-	if f.saveResult {
+	if f.saveResult || f.appendResult {
 		path := vllmbench.FileName(o, model, date, f.resultDir, f.resultFilename)
-		err := output.WriteFile(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(result) })
+		err := saveResult(path, result, f.appendResult)
 		if err != nil {
 			fmt.Fprintf(stderr, "llmrun bench: --save-result %s: %v\n", path, err)
 			return exitCode(code, afterRun{lost: true})
@@ -240,8 +346,17 @@ func (f *benchFlags) options(fs *pflag.FlagSet, o *vllmbench.Options) (string, e
 	if o.MetricPercentiles, err = vllmbench.ParsePercentiles(f.metricPercentiles); err != nil {
 		return "", fmt.Errorf("--metric-percentiles: %w", err)
 	}
-	if fs.Changed("temperature") {
-		o.Temperature = &f.temperature
+	o.Sampling = f.sampling.given(fs)
+	if f.extraBody != "" {
+		if err := json.Unmarshal([]byte(f.extraBody), &o.ExtraBody); err != nil || o.ExtraBody == nil {
+			return "", fmt.Errorf("--extra-body %q: want a JSON object, e.g. '{\"top_k\": 20}'", f.extraBody)
+		}
+	}
+	if fs.Changed("logprobs") {
+		o.Logprobs = &f.logprobs
+	}
+	if f.readyCheckTimeoutSec < 0 {
+		return "", fmt.Errorf("--ready-check-timeout-sec must not be negative, got %d", f.readyCheckTimeoutSec)
 	}
 	if fs.Changed("max-concurrency") && o.MaxConcurrency <= 0 {
 		return "", fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
@@ -276,4 +391,76 @@ func (f *benchFlags) options(fs *pflag.FlagSet, o *vllmbench.Options) (string, e
 		return o.BaseURL(fmt.Sprintf("http://%s:%d", f.host, f.port)), nil
 	}
 	return "", nil
+}
+
+// parseHeaders parses --header's KEY=VALUE pairs as vLLM does: the first
+// = splits them, key and value trimmed.
+func parseHeaders(items []string) (map[string]string, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, item := range items {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--header %q: invalid header format; please use KEY=VALUE format", item)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+// waitReady is --ready-check-timeout-sec: it waits for the server of cfg
+// to answer a request of o's API, telling each failure on stderr; false
+// with the exit code when it did not in time.
+func waitReady(ctx context.Context, cfg llm.Config, o vllmbench.Options, timeout time.Duration, stderr io.Writer) (int, bool) {
+	cfg.API = o.API()
+	client, err := llm.NewClient(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun bench: --ready-check-timeout-sec: %v\n", err)
+		return exitUsage, false
+	}
+	defer client.CloseIdleConnections()
+	fmt.Fprintf(stderr, "llmrun bench: waiting up to %s for the endpoint to become ready\n", timeout)
+	_, err = vllmbench.WaitReady(ctx, client.Probe, timeout, vllmbench.ReadyRetryInterval, func(p llm.Probe) {
+		fmt.Fprintf(stderr, "llmrun bench: the endpoint is not ready: %s\n", p.Error)
+	})
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "llmrun bench: interrupted while waiting for the endpoint\n")
+		return exitInterrupted, false
+	case err != nil:
+		fmt.Fprintf(stderr, "llmrun bench: --ready-check-timeout-sec %d: %v; no load was sent\n", int(timeout.Seconds()), err)
+		return exitPreflight, false
+	}
+	return 0, true
+}
+
+// saveResult writes result to path as vLLM's json.dump does (its
+// separators, no newline after), or with appending adds it to the file's
+// end, after a newline when the file is not empty (vLLM's
+// --append-result).
+func saveResult(path string, result *vllmbench.Result, appending bool) error {
+	b, err := result.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if !appending {
+		return output.WriteFile(path, func(w io.Writer) error {
+			_, err := w.Write(b)
+			return err
+		})
+	}
+	file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if st, err := file.Stat(); err == nil && st.Size() > 0 {
+		b = append([]byte("\n"), b...)
+	}
+	if _, err := file.Write(b); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
 }

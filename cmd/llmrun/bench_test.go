@@ -13,8 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/runtime/vllmbench"
 )
 
 // flightCounter is the simulator behind a handler that counts the
@@ -55,12 +58,19 @@ func (c *flightCounter) counts() (generated, peak int) {
 // and returns its URL, without /v1 (as vLLM's --base-url).
 func startCountedSim(t *testing.T) (string, *flightCounter) {
 	t.Helper()
-	var c *flightCounter
+	return startWrappedSim(t, func(sim http.Handler) *flightCounter { return &flightCounter{next: sim} })
+}
+
+// startWrappedSim starts the simulator on 127.0.0.1 behind the handler
+// wrap makes of it, and returns its URL, without /v1, and that handler.
+func startWrappedSim[H http.Handler](t *testing.T, wrap func(sim http.Handler) H) (string, H) {
+	t.Helper()
+	var h H
 	url := startSimBehind(t, func(sim http.Handler) http.Handler {
-		c = &flightCounter{next: sim}
-		return c
+		h = wrap(sim)
+		return h
 	})
-	return url, c
+	return url, h
 }
 
 // startSimBehind starts the simulator on 127.0.0.1 behind the handler
@@ -79,10 +89,11 @@ func startSimBehind(t *testing.T, wrap func(sim http.Handler) http.Handler) stri
 
 // vllmKeys are the keys of vllm bench serve's result, in its order, for
 // --save-detailed with --goodput, --metadata tp=1 and --metric-percentiles
-// 50,99 over --percentile-metrics ttft,tpot,itl,e2el (vllm/benchmarks/
-// serve.py: main_async's result_json, then benchmark's result and
-// process_one_metric's keys). llmrun writes them all but queue_times
-// (docs/bench.md).
+// 50,99 over --percentile-metrics ttft,tpot,itl,e2el, recorded from
+// vllm/benchmarks/serve.py at commit 009e6d4a1cd6ba3fb2a9fc00f4ec06f5297232a1
+// (main_async's result_json, then benchmark's result dict and
+// process_one_metric's keys). llmrun writes them all but queue_times, and
+// no other (docs/bench.md).
 var vllmKeys = []string{
 	"date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "tp",
 	"request_rate", "burstiness", "max_concurrency",
@@ -270,9 +281,15 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--dataset-name", "prefix_repetition", "--prefix-repetition-suffix-len", "-1"}, "--prefix-repetition-suffix-len must not be negative"},
 		{[]string{"--dataset-name", "prefix_repetition", "--dataset-path", "x.json"}, "--dataset-path: cannot be used with --dataset-name prefix_repetition"},
 		{[]string{"--dataset-name", "sharegpt"}, "needs --dataset-path"},
-		{[]string{"--dataset-name", "hf"}, `--dataset-name "hf"`},
+		{[]string{"--dataset-name", "hf"}, `--dataset-name "hf": a vLLM dataset llmrun bench does not support`},
 		{[]string{"--dataset-path", "x.json"}, "--dataset-path: cannot be used with --dataset-name random"},
-		{[]string{"--backend", "tgi"}, `--backend "tgi": not supported`},
+		{[]string{"--backend", "tgi"}, "--backend tgi: a vLLM backend llmrun bench does not support"},
+		{[]string{"--backend", "openai-embeddings"}, "--backend openai-embeddings: a vLLM backend llmrun bench does not support (embedding requests); it speaks llama.cpp, lmdeploy, openai, openai-chat, scalellm, sglang, vllm"},
+		{[]string{"--endpoint-type", "nope"}, `--endpoint-type "nope": not a backend of vLLM`},
+		{[]string{"--extra-body", "[1]"}, `--extra-body "[1]": want a JSON object`},
+		{[]string{"--header", "novalue"}, `--header "novalue": invalid header format`},
+		{[]string{"--ready-check-timeout-sec", "-1"}, "--ready-check-timeout-sec must not be negative"},
+		{[]string{"--temperature", "-1"}, "--temperature must not be negative"},
 		{[]string{"--random-range-ratio", "1"}, "--random-range-ratio must be in [0, 1)"},
 		{[]string{"--percentile-metrics", "ttft,client_queue_time"}, `"client_queue_time" is not supported`},
 		{[]string{"--metric-percentiles", "99,x"}, "--metric-percentiles"},
@@ -342,12 +359,23 @@ func TestBenchWarmups(t *testing.T) {
 }
 
 // bodyRecorder is the simulator behind a handler that keeps the prompt and
-// max_tokens of each completions request.
+// max_tokens of each completions request, and of every generation request
+// its path, whole body and headers.
 type bodyRecorder struct {
 	next http.Handler
 
-	mu     sync.Mutex
-	bodies []completionBody
+	mu      sync.Mutex
+	bodies  []completionBody
+	raw     []map[string]any
+	headers []http.Header
+	paths   []string
+}
+
+// startRecordedSim starts the simulator on 127.0.0.1 behind a
+// bodyRecorder and returns its URL, without /v1.
+func startRecordedSim(t *testing.T) (string, *bodyRecorder) {
+	t.Helper()
+	return startWrappedSim(t, func(sim http.Handler) *bodyRecorder { return &bodyRecorder{next: sim} })
 }
 
 type completionBody struct {
@@ -363,12 +391,18 @@ func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var body completionBody
+		var whole map[string]any
 		if err := json.Unmarshal(raw, &body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := json.Unmarshal(raw, &whole); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		b.mu.Lock()
 		b.bodies = append(b.bodies, body)
+		b.raw, b.headers, b.paths = append(b.raw, whole), append(b.headers, r.Header.Clone()), append(b.paths, r.URL.Path)
 		b.mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 	}
@@ -384,11 +418,7 @@ func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // arrivals are vLLM's rescaled ones: the last at exactly N / rate.
 func TestBenchPrefixRepetition(t *testing.T) {
 	t.Parallel()
-	var rec *bodyRecorder
-	url := startSimBehind(t, func(sim http.Handler) http.Handler {
-		rec = &bodyRecorder{next: sim}
-		return rec
-	})
+	url, rec := startRecordedSim(t)
 	export := filepath.Join(t.TempDir(), "llmrun.json")
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "prefix_repetition",
 		"--prefix-repetition-prefix-len", "40", "--prefix-repetition-suffix-len", "12",
@@ -468,5 +498,202 @@ func TestBenchMessagesNameTheCommand(t *testing.T) {
 	}
 	if strings.Contains(stderr, "llmrun run:") {
 		t.Errorf("stderr names llmrun run:\n%s", stderr)
+	}
+}
+
+// Two runs of llmrun bench with the default seed send the same requests:
+// the same prompts with the same lengths and max_tokens, however its VUs
+// shared them; the second, with --base-url ending in /v1 (which llmrun
+// run takes too), reaches the same server. The server's prefix cache
+// served the second run's prompts, and the warning says what fixes that
+// here: another --seed, since bench's seed is fixed.
+func TestBenchDefaultSeedRepeatsTheRun(t *testing.T) {
+	t.Parallel()
+	url, rec := startRecordedSim(t)
+	dir := t.TempDir()
+	var sent [2][]completionBody
+	var stdouts [2]string
+	for i, base := range []string{url, url + "/v1/"} {
+		code, stdout, stderr := command(t, "bench", "--base-url", base, "--num-prompts", "24", "--max-concurrency", "6",
+			"--random-input-len", "300", "--random-output-len", "6", "--random-range-ratio", "0.9",
+			"--append-result", "--result-dir", dir, "--result-filename", "runs.json", "--no-preflight", "-q")
+		if code != exitOK {
+			t.Fatalf("run %d (--base-url %s): exit %d\nstdout:\n%s\nstderr:\n%s", i+1, base, code, stdout, stderr)
+		}
+		rec.mu.Lock()
+		sent[i], rec.bodies = rec.bodies, nil
+		rec.mu.Unlock()
+		slices.SortFunc(sent[i], func(a, b completionBody) int { return strings.Compare(a.Prompt, b.Prompt) })
+		stdouts[i] = stdout
+	}
+	// --append-result wrote both runs' results into one file, a line each.
+	b, err := os.ReadFile(filepath.Join(dir, "runs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("--append-result twice: %d lines, want 2:\n%s", len(lines), b)
+	}
+	var totals [2]any
+	for i, line := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		totals[i] = r["total_input_tokens"]
+	}
+	if len(sent[0]) != 24 || !slices.Equal(sent[0], sent[1]) {
+		t.Errorf("the two runs sent %d and %d requests, the same ones: %v; want the same 24", len(sent[0]), len(sent[1]), slices.Equal(sent[0], sent[1]))
+	}
+	if totals[0] != totals[1] {
+		t.Errorf("total_input_tokens %v then %v, want the same", totals[0], totals[1])
+	}
+	if !strings.Contains(stdouts[1], "run with another --seed than 0") || strings.Contains(stdouts[1], "run without --seed") {
+		t.Errorf("the second run's prefix-cache warning does not give bench's fix:\n%s", stdouts[1])
+	}
+}
+
+// Every flag of vllm bench serve parses: the implemented ones are
+// llmrun bench's own, the ignored ones are named once on one line, and a
+// refused one stops llmrun bench before anything is sent, saying that it
+// is a vLLM flag llmrun does not support and why.
+func TestBenchTakesEveryVLLMFlag(t *testing.T) {
+	t.Parallel()
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	o := vllmbench.Defaults()
+	var f benchFlags
+	f.register(fs, &o)
+	for _, vf := range vllmbench.Flags {
+		if fs.Lookup(vf.Name) == nil {
+			t.Errorf("--%s (%v) is not a flag of llmrun bench", vf.Name, vf.Use)
+		}
+		if vf.Use != vllmbench.Refused {
+			continue
+		}
+		args := []string{"--" + vf.Name}
+		if vf.Arity != vllmbench.NoValue {
+			args = append(args, "x")
+		}
+		code, _, stderr := command(t, "bench", args...)
+		want := "--" + vf.Name + " is a vLLM flag llmrun bench does not support: " + vf.Why
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want %d and %q", args, code, stderr, exitUsage, want)
+		}
+	}
+	url, counter := startCountedSim(t)
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
+		"--trust-remote-code", "--disable-tqdm", "--tokenizer-mode", "auto", "--disable-tqdm", "--no-preflight", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	want := "llmrun bench: ignoring vLLM flags that cannot matter here: --tokenizer-mode (llmrun's tokenizers (tiktoken encodings, tokenizer.json) have one mode); " +
+		"--disable-tqdm (llmrun shows no tqdm bar; -q turns its live view off); --trust-remote-code (llmrun's tokenizers run no code from the model's repository)\n"
+	if !strings.Contains(stderr, want) || strings.Count(stderr, "ignoring") != 1 {
+		t.Errorf("stderr does not name the ignored flags once:\n%s\nwant\n%s", stderr, want)
+	}
+	if generated, _ := counter.counts(); generated != 3 {
+		t.Errorf("the server got %d requests, want 3", generated)
+	}
+}
+
+// The flags that shape vLLM's requests shape llmrun bench's: the sampling
+// parameters and --extra-body (over them) in the body, --logprobs with
+// the completions API, --header and --request-id-prefix as headers,
+// --served-model-name as the model sent while --model stays the result's
+// model_id; --backend sglang is the completions API, --endpoint-type
+// openai-chat the chat API and the result's endpoint_type. The result's
+// tokenizer_id is the tokenizer that counted the prompts, and its numbers
+// are written as vLLM's json.dump writes them.
+func TestBenchSendsVLLMRequestFields(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args                       []string
+		path, endpointType, prompt string
+		logprobs                   any
+	}{
+		{args: []string{"--backend", "sglang"}, path: "/v1/completions", endpointType: "sglang", prompt: "prompt", logprobs: 2.0},
+		{args: []string{"--backend", "sglang", "--endpoint-type", "openai-chat"}, path: "/v1/chat/completions", endpointType: "openai-chat", prompt: "messages"},
+	} {
+		url, rec := startRecordedSim(t)
+		dir := t.TempDir()
+		args := append([]string{"--base-url", url, "--num-prompts", "4", "--max-concurrency", "2",
+			"--random-input-len", "8", "--random-output-len", "3", "--request-rate", "1000", "--burstiness", "1",
+			"--model", "org/Real-Model", "--served-model-name", "llmsim-1",
+			"--temperature", "0.5", "--top-p", "0.9", "--top-k", "5", "--min-p", "0.1", "--frequency-penalty", "0.25",
+			"--presence-penalty", "0.5", "--repetition-penalty", "1.1", "--extra-body", `{"top_k": 7, "foo": "bar"}`, "--logprobs", "2",
+			"--header", "x-tenant=a", "x-trace = 1", "--request-id-prefix", "req-",
+			"--save-result", "--result-dir", dir, "--result-filename", "r.json", "--no-preflight", "-q"}, tc.args...)
+		code, stdout, stderr := command(t, "bench", args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", tc.args, code, stdout, stderr)
+		}
+		rec.mu.Lock()
+		raw, headers, paths := slices.Clone(rec.raw), slices.Clone(rec.headers), slices.Clone(rec.paths)
+		rec.mu.Unlock()
+		if len(raw) != 4 {
+			t.Fatalf("%v: the server got %d requests, want 4", tc.args, len(raw))
+		}
+		var ids []string
+		for i, body := range raw {
+			for key, want := range map[string]any{"model": "llmsim-1", "temperature": 0.5, "top_p": 0.9, "top_k": 7.0, "min_p": 0.1,
+				"frequency_penalty": 0.25, "presence_penalty": 0.5, "repetition_penalty": 1.1, "foo": "bar", "logprobs": tc.logprobs, "ignore_eos": true} {
+				if body[key] != want {
+					t.Errorf("%v: request %d: %s = %v, want %v", tc.args, i, key, body[key], want)
+				}
+			}
+			if _, ok := body[tc.prompt]; !ok || paths[i] != tc.path {
+				t.Errorf("%v: request %d to %s without %s: %v", tc.args, i, paths[i], tc.prompt, body)
+			}
+			if headers[i].Get("x-tenant") != "a" || headers[i].Get("x-trace") != "1" {
+				t.Errorf("%v: request %d: headers %v, want x-tenant: a and x-trace: 1", tc.args, i, headers[i])
+			}
+			ids = append(ids, headers[i].Get("x-request-id"))
+		}
+		slices.Sort(ids)
+		if want := []string{"req-0", "req-1", "req-2", "req-3"}; !slices.Equal(ids, want) {
+			t.Errorf("%v: x-request-id %v, want %v", tc.args, ids, want)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"endpoint_type": "` + tc.endpointType + `", "backend": "sglang", "label": null, "model_id": "org/Real-Model", "tokenizer_id": "cl100k_base", "num_prompts": 4, `,
+			`"request_rate": 1000.0, "burstiness": 1.0, "max_concurrency": 2, `, `"rtfx": 0.0`, `"completed": 4, "failed": 0, `} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%v: the result lacks %s:\n%s", tc.args, want, b)
+			}
+		}
+	}
+}
+
+// --ready-check-timeout-sec waits for the endpoint: one that never answers
+// ends llmrun bench when the time is up, with the last failure, and no
+// benchmark request is sent.
+func TestBenchReadyCheckTimesOut(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	probes := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		probes++
+		mu.Unlock()
+		http.Error(w, "loading the model", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	code, _, stderr := command(t, "bench", "--base-url", srv.URL, "--num-prompts", "5", "--model", "m", "--ready-check-timeout-sec", "1", "-q")
+	if code != exitPreflight {
+		t.Errorf("exit %d, want %d", code, exitPreflight)
+	}
+	for _, want := range []string{"llmrun bench: waiting up to 1s for the endpoint to become ready", "llmrun bench: the endpoint is not ready: ",
+		"llmrun bench: --ready-check-timeout-sec 1: the endpoint was not ready within 1s: ", "503", "no load was sent"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if probes != 1 {
+		t.Errorf("the server got %d requests in 1 s, want the 1 probe (the next would come 5 s later)", probes)
 	}
 }

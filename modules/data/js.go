@@ -103,6 +103,22 @@ func (in *instance) stream() *rand.Rand {
 	return newStream(in.m.Seed, uint64(in.vu.ID()), in.streams)
 }
 
+// drawStream is the stream a synthetic text is drawn from: the VU's own
+// without the option draw, else the stream of the run's seed and that
+// number, so that the text drawn for a number is the same in every run of
+// the seed whichever VU draws it (a benchmark numbering its requests sends
+// the same prompts in the same order).
+func (in *instance) drawStream(call string, draw goja.Value) *rand.Rand {
+	if !given(draw) {
+		return in.rng
+	}
+	return newStream(in.m.Seed, drawStreamKey, uint64(in.count(call+": draw", draw)))
+}
+
+// drawStreamKey keeps the numbered draws' streams apart from the VUs' and
+// the prefixes'.
+const drawStreamKey = 0x64726177 // "draw"
+
 // path resolves a file path given by a script: as is when absolute, else
 // next to the script, else in the working directory; FileRead is told the
 // path found.
@@ -283,16 +299,18 @@ func (in *instance) tokenizerObject(spec goja.Value) *goja.Object {
 // synthetic is prompts.synthetic(n, { prefix, tokenizer }).
 func (in *instance) synthetic(n goja.Value, opts goja.Value) string {
 	tokens := in.count("prompts.synthetic(n)", n)
-	o := in.options("prompts.synthetic(n, options)", opts, "prefix", "tokenizer")
+	const call = "prompts.synthetic(n, options)"
+	o := in.options(call, opts, "prefix", "tokenizer", "draw")
 	s, err := in.m.synthesizer(in.vu.Context(), tokenizerSpec(o["tokenizer"]))
 	if err != nil {
 		in.throw(err)
 	}
+	rng := in.drawStream(call, o["draw"])
 	var text string
 	if p := o["prefix"]; given(p) {
-		text, err = s.WithPrefix(in.rng, p.String(), tokens)
+		text, err = s.WithPrefix(rng, p.String(), tokens)
 	} else {
-		text, err = s.Text(in.rng, tokens)
+		text, err = s.Text(rng, tokens)
 	}
 	if err != nil {
 		in.throw(err)
@@ -323,13 +341,15 @@ func (in *instance) sharedPrefix(opts goja.Value) *goja.Object {
 	must(obj.Set("groups", len(g.Prefixes)))
 	must(obj.Set("prefixTokens", g.PrefixTokens))
 	must(obj.Set("prefixes", slices.Clone(g.Prefixes)))
-	must(obj.Set("prompt", func(suffixTokens, group goja.Value) *goja.Object {
+	must(obj.Set("prompt", func(suffixTokens, group, opts goja.Value) *goja.Object {
+		const call = "prompt(suffixTokens, group, options)"
 		n := in.count("prompt(suffixTokens)", suffixTokens)
 		gi := -1
 		if given(group) {
 			gi = in.count("prompt(suffixTokens, group)", group)
 		}
-		p, err := g.Prompt(in.rng, gi, n)
+		o := in.options(call, opts, "draw")
+		p, err := g.Prompt(in.drawStream(call, o["draw"]), gi, n)
 		if err != nil {
 			in.throw(err)
 		}

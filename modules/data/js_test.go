@@ -327,3 +327,34 @@ func TestJSTokenizerDownloadStopsWithTheVU(t *testing.T) {
 		t.Errorf("error %q, want the VU's cancellation", msg)
 	}
 }
+
+// TestJSNumberedDraws: a text drawn with { draw: i } depends on the seed
+// and i alone, not on the VU that draws it nor on what it drew before, so
+// that a benchmark numbering its requests sends the same prompts in every
+// run of a seed however its VUs shared them.
+func TestJSNumberedDraws(t *testing.T) {
+	const src = `
+		const g = data.prompts.sharedPrefix({ groups: 2, prefixTokens: 5 });
+		const skip = %d;
+		for (let i = 0; i < skip; i++) data.prompts.synthetic(7);
+		[data.prompts.synthetic(12, { draw: 3 }), g.prompt(6, 1, { draw: 3 }).text].join('|');
+	`
+	draw := func(seed, vuNum int64, skip int) string {
+		return newDataVU(t, &Module{Seed: seed}, vuNum).Run(fmt.Sprintf(src, skip)).String()
+	}
+	a := draw(1, 1, 0)
+	for _, other := range []struct {
+		vu   int64
+		skip int
+	}{{2, 0}, {1, 5}, {7, 2}} {
+		if got := draw(1, other.vu, other.skip); got != a {
+			t.Errorf("VU %d after %d draws: %q, VU 1 first: %q", other.vu, other.skip, got, a)
+		}
+	}
+	if b := draw(2, 1, 0); b == a {
+		t.Errorf("seeds 1 and 2 drew the same %q", a)
+	}
+	if msg := runErr(newDataVU(t, &Module{Seed: 1}, 1), `data.prompts.synthetic(3, { draw: -1 })`); !strings.Contains(msg, "draw") {
+		t.Errorf("draw -1: %q", msg)
+	}
+}

@@ -137,7 +137,7 @@ func Merge(results ...*Summary) (*Summary, error) {
 		Client:        mergeClients(results, labels),
 		TokenChecks:   mergeTokenChecks(results),
 		PromptCheck:   mergePromptChecks(results),
-		UniqueCache:   mergeUniqueCaches(results),
+		UniqueCache:   mergeUniqueCaches(results, meta),
 		Thresholds:    mergeThresholds(results, set, dur),
 		Outputs:       mergeOutputs(results),
 		Timeline:      mergeTimelines(results, meta.Start),
@@ -669,8 +669,8 @@ func mergePromptChecks(results []*Summary) *PromptCheck {
 }
 
 // mergeUniqueCaches adds up the unique-prompt checks and judges the sums;
-// nil when no result has one.
-func mergeUniqueCaches(results []*Summary) *UniqueCache {
+// nil when no result has one. meta is the merged run's.
+func mergeUniqueCaches(results []*Summary, meta Meta) *UniqueCache {
 	var sum UniqueCache
 	for _, r := range results {
 		if u := r.UniqueCache; u != nil {
@@ -683,7 +683,7 @@ func mergeUniqueCaches(results []*Summary) *UniqueCache {
 	if sum.Requests == 0 {
 		return nil
 	}
-	return newUniqueCache(sum.Requests, sum.CachedRequests, sum.PromptTokens, sum.CachedTokens)
+	return newUniqueCache(sum.Requests, sum.CachedRequests, sum.PromptTokens, sum.CachedTokens, meta)
 }
 
 // mergeThresholds evaluates the results' thresholds again on the merged

@@ -104,3 +104,31 @@ func TestUniqueCache(t *testing.T) {
 		t.Errorf("merged unique prompt cache %+v", u)
 	}
 }
+
+// The replayed-prompts warning gives the fix that fits the run's seed: a
+// given seed (--seed, or llmrun bench's fixed one) is replaced by another,
+// a drawn one is new at the next run.
+func TestUniqueCacheFixFollowsTheSeed(t *testing.T) {
+	for _, tc := range []struct {
+		seed      int64
+		drawn     bool
+		want, not string
+	}{
+		{seed: 0, want: "run with another --seed than 0, or restart the server", not: "without --seed"},
+		{seed: 7, want: "run with another --seed than 7", not: "without --seed"},
+		{seed: 7, drawn: true, want: "run again (a new seed is drawn) or restart the server", not: "another --seed"},
+	} {
+		f := newFixture()
+		tags := tagSet("scenario", "default", "model", "m")
+		for range 4 {
+			f.value("llm_unique_prompt_tokens", tags.With("source", "usage"), t0, 512)
+			f.value("llm_unique_prompt_tokens", tags.With("source", "cached"), t0, 512)
+		}
+		meta := testMeta
+		meta.Seed, meta.SeedDrawn = tc.seed, tc.drawn
+		u := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, meta).UniqueCache
+		if u == nil || !strings.Contains(u.Warning, tc.want) || strings.Contains(u.Warning, tc.not) {
+			t.Errorf("seed %d (drawn %v): warning %+v, want %q and not %q", tc.seed, tc.drawn, u, tc.want, tc.not)
+		}
+	}
+}

@@ -319,7 +319,7 @@ func Build(rep *engine.Report, meta Meta) *Summary {
 		Client:            clientReport(rep),
 		TokenChecks:       tokenChecks(snap),
 		PromptCheck:       promptCheck(snap),
-		UniqueCache:       uniqueCache(snap),
+		UniqueCache:       uniqueCache(snap, meta),
 		Thresholds:        thresholds(rep),
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
@@ -892,20 +892,21 @@ type UniqueCache struct {
 // summary warns.
 const MaxUniqueCachedShare = 0.05
 
-// uniqueCache sums llm_unique_prompt_tokens by source.
-func uniqueCache(snap *metrics.Snapshot) *UniqueCache {
+// uniqueCache sums llm_unique_prompt_tokens by source, for the run of
+// meta.
+func uniqueCache(snap *metrics.Snapshot, meta Meta) *UniqueCache {
 	cached := snap.Stats("llm_unique_prompt_tokens", metrics.NewTagSet(map[string]string{"source": "cached"}))
 	if cached == nil || cached.Count == 0 {
 		return nil
 	}
 	usage := sum(snap, "llm_unique_prompt_tokens", metrics.NewTagSet(map[string]string{"source": string(llm.TokensFromUsage)}))
-	return newUniqueCache(cached.Count, cached.NonZero, count(usage), count(cached.Sum))
+	return newUniqueCache(cached.Count, cached.NonZero, count(usage), count(cached.Sum), meta)
 }
 
-// newUniqueCache judges what a server's cache served of unique prompts:
-// a warning beyond MaxUniqueCachedShare of their tokens and
-// MaxTemplateTokens a request.
-func newUniqueCache(requests, cachedRequests, prompt, cached int64) *UniqueCache {
+// newUniqueCache judges what a server's cache served of unique prompts of
+// the run of meta: a warning beyond MaxUniqueCachedShare of their tokens
+// and MaxTemplateTokens a request, with the fix for that run's seed.
+func newUniqueCache(requests, cachedRequests, prompt, cached int64, meta Meta) *UniqueCache {
 	u := &UniqueCache{Requests: requests, CachedRequests: cachedRequests, PromptTokens: prompt, CachedTokens: cached}
 	if prompt > 0 {
 		u.SharePercent = 100 * float64(cached) / float64(prompt)
@@ -913,10 +914,21 @@ func newUniqueCache(requests, cachedRequests, prompt, cached int64) *UniqueCache
 	if u.SharePercent > 100*MaxUniqueCachedShare && float64(cached)/float64(requests) > MaxTemplateTokens {
 		u.Warning = fmt.Sprintf("%d of %d requests whose prompts the script declared unique (uniquePrompt) were served from the server's prefix cache, %.1f %% of their prompt tokens: "+
 			"the server had seen these prompts before — a run given an earlier run's --seed replays its prompts — so their TTFT is a cache hit's, not a prefill's; "+
-			"run without --seed (a new seed is drawn), or restart the server, to measure cold prefills",
-			cachedRequests, requests, u.SharePercent)
+			"%s, to measure cold prefills",
+			cachedRequests, requests, u.SharePercent, coldCacheFix(meta))
 	}
 	return u
+}
+
+// coldCacheFix is how to send the run of meta prompts the server has not
+// seen: a seed drawn for the run is new at the next run; a given one
+// (--seed, or llmrun bench's, fixed as vLLM's) replays its prompts until
+// another is given.
+func coldCacheFix(meta Meta) string {
+	if meta.SeedDrawn {
+		return "run again (a new seed is drawn) or restart the server"
+	}
+	return fmt.Sprintf("run with another --seed than %d, or restart the server", meta.Seed)
 }
 
 func thresholds(rep *engine.Report) []ThresholdResult {

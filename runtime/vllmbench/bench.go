@@ -14,23 +14,33 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // Options are vllm bench serve's options that llmrun honours, as its
 // flags name them.
 type Options struct {
-	Backend  string // --backend: openai, vllm (completions) or openai-chat
-	Endpoint string // --endpoint, "/v1/completions" by default
-	Label    string // --label, the result file's prefix (default Backend)
-	Model    string // --model; "" asks the server (/v1/models)
-	// Tokenizer is --tokenizer, the result's tokenizer_id (default Model).
+	Backend string // --backend: one of Backends
+	// EndpointType is --endpoint-type (earlier vLLMs' name of the
+	// backend): when given, the API of the requests and the result's
+	// endpoint_type.
+	EndpointType string
+	Endpoint     string // --endpoint, "/v1/completions" by default
+	Label        string // --label, the result file's prefix (default Backend)
+	Model        string // --model; "" asks the server (/v1/models)
+	// ServedModelName is --served-model-name: the model the requests name,
+	// when it is not Model (which stays the result's model_id).
+	ServedModelName string
+	// Tokenizer is --tokenizer, the result's tokenizer_id (default
+	// llmrun's, cl100k_base).
 	Tokenizer string
 
 	DatasetName string // --dataset-name: random, prefix_repetition, sharegpt or custom
@@ -61,8 +71,18 @@ type Options struct {
 	PercentileMetrics []string  // --percentile-metrics: ttft, tpot, itl, e2el
 	MetricPercentiles []float64 // --metric-percentiles
 
-	IgnoreEOS   bool     // --ignore-eos (implied by the random dataset)
-	Temperature *float64 // --temperature; nil sends none
+	IgnoreEOS bool // --ignore-eos (implied by the random dataset)
+	// Sampling are the sampling parameters given (--temperature, --top-p,
+	// --top-k, --min-p, --frequency-penalty, --presence-penalty,
+	// --repetition-penalty), under their keys in the request body.
+	Sampling map[string]any
+	// ExtraBody is --extra-body: keys set in every request's body, over
+	// the others (vLLM's order).
+	ExtraBody map[string]any
+	Logprobs  *int // --logprobs, sent with the completions API only (as vLLM)
+	// RequestIDPrefix is --request-id-prefix: request i carries the header
+	// x-request-id: RequestIDPrefix + i.
+	RequestIDPrefix string
 
 	// Metadata are --metadata's KEY=VALUE pairs, in order.
 	Metadata [][2]string
@@ -97,38 +117,82 @@ func Defaults() Options {
 // order vLLM prints them.
 var PercentileMetrics = []string{"ttft", "tpot", "itl", "e2el"}
 
-// backends maps the backends llmrun speaks to the API the requests use.
-var backends = map[string]string{"openai": "completions", "vllm": "completions", "openai-chat": "chat"}
+// Backends maps the backends of vLLM (--backend, --endpoint-type) that
+// llmrun speaks to the API of their requests: those whose request function
+// is vLLM's async_request_openai_completions or
+// async_request_openai_chat_completions (its OPENAI_COMPATIBLE_BACKENDS,
+// vllm/benchmarks/lib/endpoint_request_func.py), with the names earlier
+// vLLMs gave the completions one (vllm/benchmarks/backend_request_func.py).
+var Backends = map[string]string{
+	"openai": "completions", "vllm": "completions", "openai-chat": "chat",
+	"sglang": "completions", "lmdeploy": "completions", "scalellm": "completions", "llama.cpp": "completions",
+}
 
-// api is the request API of o's backend and endpoint: "completions" (a
-// prompt) or "chat" (messages).
+// otherBackends are vLLM's backends that llmrun bench does not speak, and
+// why.
+var otherBackends = map[string]string{
+	"openai-audio":              "transcription requests",
+	"openai-embeddings":         "embedding requests",
+	"openai-embeddings-chat":    "embedding requests",
+	"openai-embeddings-clip":    "embedding requests",
+	"openai-embeddings-vlm2vec": "embedding requests",
+	"infinity-embeddings":       "embedding requests",
+	"infinity-embeddings-clip":  "embedding requests",
+	"vllm-pooling":              "pooling requests",
+	"vllm-rerank":               "rerank requests",
+	"tgi":                       "TGI's /generate_stream (llmrun run speaks it: api 'tgi')",
+	"tensorrt-llm":              "TensorRT-LLM's generate_stream",
+	"deepspeed-mii":             "DeepSpeed-MII's API",
+}
+
+// backendError is the error of a backend llmrun bench does not speak,
+// given with flag.
+func backendError(flag, name string) error {
+	names := slices.Sorted(maps.Keys(Backends))
+	if what, ok := otherBackends[name]; ok {
+		return fmt.Errorf("%s %s: a vLLM backend llmrun bench does not support (%s); it speaks %s", flag, name, what, strings.Join(names, ", "))
+	}
+	return fmt.Errorf("%s %q: not a backend of vLLM that llmrun bench supports; want one of %s", flag, name, strings.Join(names, ", "))
+}
+
+// api is the request API of o's backend (or endpoint type) and endpoint:
+// "completions" (a prompt) or "chat" (messages).
 func (o Options) api() string {
 	if strings.HasSuffix(o.Endpoint, "/chat/completions") {
 		return "chat"
 	}
-	return backends[o.Backend]
+	if o.EndpointType != "" {
+		return Backends[o.EndpointType]
+	}
+	return Backends[o.Backend]
+}
+
+// API is the llm module's API of o's requests.
+func (o Options) API() llm.API {
+	if o.api() == "chat" {
+		return llm.ChatCompletions
+	}
+	return llm.Completions
 }
 
 // BaseURL is the base URL llmrun's client takes for o's endpoint on the
-// server at server (vLLM's --base-url, no /v1): the endpoint without its
-// last part, "/completions" or "/chat/completions".
+// server at server (vLLM's --base-url): server, with or without its /v1
+// as llmrun run's --base-url (the client adds /v1 where it is missing),
+// followed by what the endpoint has before its "/v1/completions" or
+// "/v1/chat/completions".
 func (o Options) BaseURL(server string) string {
 	dir := strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/completions"), "/chat")
-	return strings.TrimSuffix(server, "/") + dir
+	return strings.TrimSuffix(server, "/") + strings.TrimSuffix(dir, "/v1")
 }
 
 // Validate checks o as vLLM does, naming the flag of the first wrong
 // option.
 func (o Options) Validate() error {
-	if _, ok := backends[o.Backend]; !ok {
-		names := slices.Sorted(func(yield func(string) bool) {
-			for n := range backends {
-				if !yield(n) {
-					return
-				}
-			}
-		})
-		return fmt.Errorf("--backend %q: not supported by llmrun bench; want one of %s", o.Backend, strings.Join(names, ", "))
+	if _, ok := Backends[o.Backend]; !ok {
+		return backendError("--backend", o.Backend)
+	}
+	if _, ok := Backends[o.EndpointType]; o.EndpointType != "" && !ok {
+		return backendError("--endpoint-type", o.EndpointType)
 	}
 	if !strings.HasSuffix(o.Endpoint, "/completions") {
 		return fmt.Errorf("--endpoint %q: want an OpenAI endpoint such as /v1/completions or /v1/chat/completions", o.Endpoint)
@@ -150,7 +214,7 @@ func (o Options) Validate() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("--dataset-name %q: not supported by llmrun bench; want random, prefix_repetition, sharegpt or custom", o.DatasetName)
+		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, prefix_repetition, sharegpt or custom (a JSONL file of prompts)", o.DatasetName)
 	}
 	switch {
 	case o.NumPrompts < 1:
@@ -171,8 +235,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--burstiness must be a positive number, got %v", o.Burstiness)
 	case o.MaxConcurrency < 0:
 		return fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
-	case o.Temperature != nil && (*o.Temperature < 0 || math.IsNaN(*o.Temperature)):
-		return fmt.Errorf("--temperature must not be negative, got %v", *o.Temperature)
+	}
+	if t, ok := o.Sampling["temperature"].(float64); ok && !(t >= 0) {
+		return fmt.Errorf("--temperature must not be negative, got %v", t)
 	}
 	for _, m := range o.PercentileMetrics {
 		if !slices.Contains(PercentileMetrics, m) {
@@ -234,6 +299,28 @@ func (o Options) randomRange(n int) (low, high int) {
 	return low, max(low, int(math.Ceil(float64(n)*(1+o.RandomRangeRatio))))
 }
 
+// randomLengths are the random dataset's input and output lengths of
+// each of the run's requests, the warmups' after the benchmark's: drawn
+// from the seed before the run, as vLLM's RandomDataset draws them, so
+// that a seed gives the same lengths to the same requests whichever VU
+// sends them.
+func (o Options) randomLengths() (inputs, outputs []int) {
+	n := o.NumPrompts + o.NumWarmups
+	inLow, inHigh := o.randomRange(o.RandomInputLen)
+	outLow, outHigh := o.randomRange(o.RandomOutputLen)
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), randomLengthsStream))
+	inputs, outputs = make([]int, n), make([]int, n)
+	for i := range n {
+		inputs[i] = inLow + rng.IntN(inHigh-inLow+1)
+		outputs[i] = outLow + rng.IntN(outHigh-outLow+1)
+	}
+	return inputs, outputs
+}
+
+// randomLengthsStream keeps randomLengths' random stream apart from the
+// others a seed starts.
+const randomLengthsStream = 0x6c656e67746873 // "lengths"
+
 // ParseList parses a comma-separated list, as --percentile-metrics takes
 // it.
 func ParseList(s string) []string {
@@ -276,17 +363,13 @@ func ParseMetadata(items []string) ([][2]string, error) {
 	return out, nil
 }
 
-// pyFloat formats v as Python's str(float) does for the values a rate
-// takes: "inf", "20.0", "0.5".
+// pyFloat formats v as Python's str(float) does: as json.dump writes it
+// (pythonFloat) but for the infinities, "inf" and "-inf".
 func pyFloat(v float64) string {
-	if math.IsInf(v, 1) {
-		return "inf"
+	if math.IsInf(v, 0) {
+		return strings.ToLower(strings.TrimSuffix(pythonFloat(v), "inity"))
 	}
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
+	return pythonFloat(v)
 }
 
 // PrintTraffic writes the lines vLLM prints of the traffic before its run:

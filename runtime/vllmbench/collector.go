@@ -35,9 +35,13 @@ type Request struct {
 // promptTokens) keeps what vLLM's result needs of each request. Warmup
 // requests, and requests the run itself cut (error class "canceled"),
 // are not kept, as llmrun's records keep none. Its sequence() numbers the
-// run's requests across VUs: 0, 1, 2… for the benchmark's, and apart,
-// for the warmup's.
+// run's requests across VUs in the order they start: 0, 1, 2… for the
+// benchmark's, Prompts, Prompts+1… for the warmup's.
 type Collector struct {
+	// Prompts is the number of the benchmark's requests (--num-prompts):
+	// the warmup's are numbered after them.
+	Prompts int
+
 	mu       sync.Mutex
 	requests []Request
 
@@ -56,7 +60,7 @@ func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
 	}
 	sequence := func() int64 {
 		if st := vu.State(); st != nil && st.Warmup {
-			return c.warmups.Add(1) - 1
+			return int64(c.Prompts) + c.warmups.Add(1) - 1
 		}
 		return c.sent.Add(1) - 1
 	}

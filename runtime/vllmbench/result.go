@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/tokenizer"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -21,7 +22,7 @@ type Run struct {
 	Requests  []Request // in the order they started (Collector.Requests)
 	ModelID   string
 	Date      time.Time
-	Tokenizer string // the tokenizer's id; "" is the model's
+	Tokenizer string // the tokenizer's id (--tokenizer); "" is llmrun's default, cl100k_base
 }
 
 // Result is vLLM's result of a benchmark: its keys and values in the
@@ -45,7 +46,10 @@ func (r *Result) Get(key string) (any, bool) { v, ok := r.values[key]; return v,
 // Keys returns the result's keys, in order.
 func (r *Result) Keys() []string { return slices.Clone(r.keys) }
 
-// MarshalJSON writes the result as vLLM's JSON object, keys in its order.
+// MarshalJSON writes the result as vLLM's JSON object, as Python's
+// json.dump writes it: keys in vLLM's order, ", " and ": " between them,
+// and floats as Python writes them (20.0, 0.0, 1e-05), integers without a
+// point.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -54,16 +58,69 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 			b.WriteString(", ")
 		}
 		kj, _ := json.Marshal(k)
-		vj, err := json.Marshal(r.values[k])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
 		b.Write(kj)
 		b.WriteString(": ")
-		b.Write(vj)
+		if err := writePython(&b, r.values[k]); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// writePython writes v as Python's json.dump writes the value vLLM has
+// there: a float64 (also in lists, and lists of lists) as pythonFloat,
+// anything else as encoding/json.
+func writePython(b *bytes.Buffer, v any) error {
+	list := func(n int, item func(int) error) error {
+		b.WriteByte('[')
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if err := item(i); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	}
+	switch v := v.(type) {
+	case float64:
+		b.WriteString(pythonFloat(v))
+		return nil
+	case []float64:
+		return list(len(v), func(i int) error { return writePython(b, v[i]) })
+	case [][]float64:
+		return list(len(v), func(i int) error { return writePython(b, v[i]) })
+	}
+	j, err := json.Marshal(v)
+	b.Write(j)
+	return err
+}
+
+// pythonFloat writes v as Python's float repr (which json.dump uses): the
+// shortest digits that read back as v, with a point ("20.0"), in
+// exponent form below 1e-4 and from 1e16 ("1e-05", "1.5e+16"); NaN and
+// the infinities as json.dump writes them (NaN, Infinity, -Infinity),
+// which Python's json.load reads back.
+func pythonFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
+	}
+	if v != 0 && (math.Abs(v) < 1e-4 || math.Abs(v) >= 1e16) {
+		return strconv.FormatFloat(v, 'e', -1, 64)
+	}
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 // NewResult computes vLLM's result of a run, as `vllm bench serve`
@@ -81,10 +138,14 @@ func NewResult(o Options, run Run) *Result {
 	}
 	tokenizerID := run.Tokenizer
 	if tokenizerID == "" {
-		tokenizerID = run.ModelID
+		tokenizerID = tokenizer.DefaultEncoding
+	}
+	endpointType := o.Backend
+	if o.EndpointType != "" {
+		endpointType = o.EndpointType
 	}
 	r.set("date", run.Date.Format("20060102-150405"))
-	r.set("endpoint_type", o.Backend)
+	r.set("endpoint_type", endpointType)
 	r.set("backend", o.Backend)
 	r.set("label", label)
 	r.set("model_id", run.ModelID)

@@ -61,16 +61,28 @@ func TestNamesAndLayout(t *testing.T) {
 }
 
 // The API follows the backend and the endpoint; the base URL is the
-// endpoint's directory on the server.
+// server's, with or without its /v1 (which the client adds when missing,
+// as for llmrun run), followed by what the endpoint has before its /v1.
 func TestEndpoints(t *testing.T) {
 	t.Parallel()
 	o := Defaults()
-	if o.api() != "completions" || o.BaseURL("http://h:8000/") != "http://h:8000/v1" {
-		t.Errorf("default: api %s, base URL %s", o.api(), o.BaseURL("http://h:8000/"))
+	for server, want := range map[string]string{
+		"http://h:8000/": "http://h:8000", "http://h:8000/v1": "http://h:8000/v1", "http://h:8000/v1/": "http://h:8000/v1",
+	} {
+		if got := o.BaseURL(server); got != want {
+			t.Errorf("default endpoint on %s: base URL %s, want %s", server, got, want)
+		}
+	}
+	if o.api() != "completions" {
+		t.Errorf("default: api %s", o.api())
 	}
 	o.Backend, o.Endpoint = "openai-chat", "/v1/chat/completions"
-	if o.api() != "chat" || o.BaseURL("http://h:8000") != "http://h:8000/v1" {
+	if o.api() != "chat" || o.BaseURL("http://h:8000") != "http://h:8000" {
 		t.Errorf("chat: api %s, base URL %s", o.api(), o.BaseURL("http://h:8000"))
+	}
+	o.Endpoint = "/openai/v1/completions"
+	if got := o.BaseURL("http://h:8000"); got != "http://h:8000/openai" {
+		t.Errorf("endpoint %s: base URL %s, want http://h:8000/openai", o.Endpoint, got)
 	}
 }
 
@@ -88,5 +100,32 @@ func TestRandomRange(t *testing.T) {
 		if low, high := o.randomRange(tc.n); low != tc.low || high != tc.high {
 			t.Errorf("randomRange(%d) at r %v = %d…%d, want %d…%d", tc.n, tc.r, low, high, tc.low, tc.high)
 		}
+	}
+}
+
+// Floats are written as Python's json.dump writes them, integers as
+// integers: a reader of vLLM's files finds the same numbers, 20.0 where
+// vLLM writes 20.0.
+func TestPythonNumbers(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[float64]string{
+		20: "20.0", 0: "0.0", 0.5: "0.5", 1e-4: "0.0001", 1e-5: "1e-05", 1.5e16: "1.5e+16", 123456.789: "123456.789",
+		-2: "-2.0", math.Inf(1): "Infinity", math.NaN(): "NaN",
+	} {
+		if got := pythonFloat(v); got != want {
+			t.Errorf("pythonFloat(%v) = %s, want %s", v, got, want)
+		}
+	}
+	if got := pyFloat(math.Inf(1)); got != "inf" {
+		t.Errorf("pyFloat(+Inf) = %s, want inf (Python's str)", got)
+	}
+	r := &Result{values: map[string]any{}}
+	r.set("num_prompts", 3)
+	r.set("request_rate", 20.0)
+	r.set("itls", [][]float64{{0.25, 1}, {}})
+	r.set("label", nil)
+	b, err := r.MarshalJSON()
+	if want := `{"num_prompts": 3, "request_rate": 20.0, "itls": [[0.25, 1.0], []], "label": null}`; err != nil || string(b) != want {
+		t.Errorf("MarshalJSON: %s, %v; want %s", b, err, want)
 	}
 }

@@ -18,43 +18,48 @@ const ScenarioName = "bench"
 // filled in as JSON.
 const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
 import llm from 'llm';
-import { lengths, prompts, dataset } from 'data';
+import { prompts, dataset } from 'data';
 import { record, sequence } from '%s';
 
 const p = %s;
 export const options = { scenarios: { %s: %s } };
 
+// Each request is numbered (sequence) in the order it starts, and its
+// lengths and text are those of its number, drawn from the seed: the
+// same in every run of the seed, however the VUs shared the requests.
 let next;
 if (p.dataset === 'random') {
-  const inputLens = lengths.uniform({ min: p.inputLow, max: p.inputHigh });
-  const outputLens = lengths.uniform({ min: p.outputLow, max: p.outputHigh });
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: 1, prefixTokens: p.prefixLen }) : null;
-  next = () => {
-    const n = inputLens.sample();
-    return { text: shared ? shared.prompt(n, 0).text : prompts.synthetic(n), tokens: p.prefixLen + n, out: outputLens.sample() };
+  next = (i) => {
+    const n = p.inputLens[i];
+    const text = shared ? shared.prompt(n, 0, { draw: i }).text : prompts.synthetic(n, { draw: i });
+    return { text, tokens: p.prefixLen + n, out: p.outputLens[i] };
   };
 } else if (p.dataset === 'prefix_repetition') {
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: p.numPrefixes, prefixTokens: p.prefixLen }) : null;
-  next = () => {
-    const group = p.prefixOrder[sequence() %% p.prefixOrder.length];
-    const text = shared ? shared.prompt(p.suffixLen, group).text : prompts.synthetic(p.suffixLen);
+  next = (i) => {
+    const group = p.prefixOrder[i %% p.prefixOrder.length];
+    const text = shared ? shared.prompt(p.suffixLen, group, { draw: i }).text : prompts.synthetic(p.suffixLen, { draw: i });
     return { text, tokens: p.prefixLen + p.suffixLen, out: p.outputLen };
   };
 } else {
   const records = dataset(p.path);
-  next = () => {
-    const r = records.next();
+  next = (i) => {
+    const r = records.get(i %% records.length);
     return { text: r.prompt, tokens: r.promptTokens, out: p.outputLen || r.outputTokens || 128 };
   };
 }
 
 export default function () {
-  const r = next();
+  const i = sequence();
+  const r = next(i);
   const body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
   body.max_tokens = r.out;
+  if (p.api === 'completions' && p.logprobs !== null) body.logprobs = p.logprobs;
   if (p.ignoreEOS) body.ignore_eos = true;
-  if (p.temperature !== null) body.temperature = p.temperature;
+  Object.assign(body, p.sampling, p.extraBody);
   const opts = { uniquePrompt: p.uniquePrompt, itl: true, text: p.keepText };
+  if (p.requestIdPrefix !== '') opts.headers = { 'x-request-id': p.requestIdPrefix + i };
   if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
   record(llm.stream(body, opts), typeof r.tokens === 'number' ? r.tokens : 0);
 }
@@ -71,17 +76,16 @@ export default function () {
 // o.MaxConcurrency (maxInfVUs without it) in flight. datasetPath is o.DatasetPath as the run
 // opens it (absolute).
 func Script(o Options, datasetPath string) ([]byte, error) {
-	inLow, inHigh := o.randomRange(o.RandomInputLen)
-	outLow, outHigh := o.randomRange(o.RandomOutputLen)
 	params := map[string]any{
 		"dataset": o.DatasetName, "path": datasetPath, "api": o.api(),
-		"inputLow": inLow, "inputHigh": inHigh, "outputLow": outLow, "outputHigh": outHigh,
 		"prefixLen": o.RandomPrefixLen, "outputLen": o.OutputLen,
-		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "temperature": o.Temperature,
+		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "sampling": o.Sampling, "extraBody": o.ExtraBody,
+		"logprobs": o.Logprobs, "requestIdPrefix": o.RequestIDPrefix,
 		"keepText": o.SaveDetailed, "uniquePrompt": o.DatasetName != "prefix_repetition" && o.RandomPrefixLen == 0,
 	}
 	switch o.DatasetName {
 	case "random":
+		params["inputLens"], params["outputLens"] = o.randomLengths()
 	case "prefix_repetition":
 		pr := o.PrefixRepetition
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes

@@ -1,0 +1,47 @@
+package vllmbench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm"
+)
+
+// ReadyRetryInterval is the wait between two of WaitReady's probes, as
+// vLLM's wait_for_endpoint (vllm/benchmarks/lib/ready_checker.py).
+const ReadyRetryInterval = 5 * time.Second
+
+// WaitReady waits for the server to answer a request, as vLLM's
+// --ready-check-timeout-sec: it sends probe again every interval until one
+// succeeds or timeout has passed since it began (or ctx ends), and returns
+// the successful probe's report, or an error with the last failure. tell,
+// when set, is told each failure.
+func WaitReady(ctx context.Context, probe func(context.Context) llm.Probe, timeout, interval time.Duration, tell func(llm.Probe)) (llm.Probe, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		p := probe(ctx)
+		if p.OK {
+			return p, nil
+		}
+		if tell != nil && ctx.Err() == nil {
+			tell(p)
+		}
+		wait := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return p, fmt.Errorf("the endpoint was not ready within %s: %s", timeout, failure(p))
+		case <-wait.C:
+		}
+	}
+}
+
+// failure says how a probe failed.
+func failure(p llm.Probe) string {
+	if p.Error != "" {
+		return p.Error
+	}
+	return string(p.Class)
+}
