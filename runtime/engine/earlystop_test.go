@@ -4,16 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
 )
 
 func TestEarlyStopOptions(t *testing.T) {
@@ -300,74 +295,4 @@ func TestVUBackoff(t *testing.T) {
 	if d := b.pause(5 * time.Millisecond); d != 5*time.Millisecond {
 		t.Errorf("a cap below the first pause pauses %v, want the cap", d)
 	}
-}
-
-// startDyingSim starts a fast simulator that dies once it has taken
-// answered requests: it cuts the requests in flight, closes its listener
-// and its connections, so that every later request is refused.
-func startDyingSim(t *testing.T, answered int64) string {
-	t.Helper()
-	sim, err := llmsim.New(fastSimConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var taken atomic.Int64
-	die := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := taken.Add(1); n == answered {
-			close(die)
-		}
-		sim.Handler().ServeHTTP(w, r)
-	}))
-	dead := make(chan struct{})
-	go func() {
-		defer close(dead)
-		<-die
-		sim.Close()
-		srv.Close()
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-die:
-		default:
-			close(die)
-		}
-		<-dead
-	})
-	return srv.URL
-}
-
-// A server that dies in the middle of a run stops it, by the mid-run
-// rule, some 5 s later (the default), and its VUs back off meanwhile: a
-// few requests a second reach the dead port, not thousands. Without the
-// rule the run would go on to its end.
-func TestEarlyStopStopsARunWhoseServerDies(t *testing.T) {
-	t.Parallel()
-	cfg := testConfig(t, `import llm from 'llm';
-export const options = { scenarios: { s: { executor: 'constant-vus', vus: 4, duration: '40s' } } };
-export default function () { llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }); }`, nil, nil)
-	cfg.LLM.BaseURL = startDyingSim(t, 40) + "/v1"
-	e := load(t, cfg)
-	rep, err := runBounded(t, t.Context(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := rep.EarlyStopped
-	if stop == nil || !stop.MidRun || stop.Class != "connect" || !rep.Interrupted {
-		t.Fatalf("early stop %+v, interrupted %t: want the mid-run rule on connect failures", stop, rep.Interrupted)
-	}
-	if silent := stop.At - stop.Since; silent < 5*time.Second || stop.At > 30*time.Second || stop.Requests < 10 {
-		t.Errorf("stopped at %v after %d failures since %v: want 10 or more failures over 5 s or more, well before the end", stop.At, stop.Requests, stop.Since)
-	}
-	rate := rep.Snapshot.Stats("llm_failed", nil)
-	failed := rate.NonZero
-	ok := rate.Count - failed
-	// In the 5 s and some after the death, each of the 4 VUs sends at most
-	// 9 requests in the first 1.3 s (pauses of 10 ms to 640 ms), then one
-	// a second: some 60 in all, where a VU without a pause sends
-	// thousands.
-	if ok < 30 || failed < 10 || failed > 100 {
-		t.Errorf("%d requests ok, %d failed: want about 40 ok, then a paced few refused", ok, failed)
-	}
-	t.Logf("%d ok, %d failed; %s", ok, failed, stop)
 }

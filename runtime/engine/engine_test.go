@@ -33,7 +33,9 @@ const testModel = "test-model"
 // step, unless decode overrides the decode step.
 func startSim(t *testing.T, decode time.Duration) *llmsim.Running {
 	t.Helper()
-	cfg := fastSimConfig()
+	cfg := llmsim.DefaultConfig()
+	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
+	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
 	if decode > 0 {
 		cfg.DecodeBase = decode
 	}
@@ -43,15 +45,6 @@ func startSim(t *testing.T, decode time.Duration) *llmsim.Running {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	return srv
-}
-
-// fastSimConfig is the configuration of a fast simulator: about 1 ms per
-// prefill and per decode step.
-func fastSimConfig() llmsim.Config {
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	return cfg
 }
 
 // logBuffer collects the script's console output.
