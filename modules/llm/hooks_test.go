@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -14,8 +15,10 @@ type recorded struct {
 	mu       sync.Mutex
 	errors   []recordedError
 	observed []recordedError
-	records  []Record
-	counts   map[[2]string]*metrics.ShardedCounter
+	// observedBy are the IDs of the VUs of the observed requests.
+	observedBy []int64
+	records    []Record
+	counts     map[[2]string]*metrics.ShardedCounter
 }
 
 // recordedError is a class and a message given to an ErrorRecorder or a
@@ -42,10 +45,11 @@ func (r *recorded) Record(class, message string) {
 }
 
 // ObserveRequest implements RequestObserver.
-func (r *recorded) ObserveRequest(ok bool, class, message string) {
+func (r *recorded) ObserveRequest(vu modules.VU, ok bool, class, message string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.observed = append(r.observed, recordedError{class, message})
+	r.observedBy = append(r.observedBy, vu.ID())
 }
 
 // Counter implements ArrivalCounters, with counters of one shard.
@@ -81,6 +85,13 @@ func (r *recorded) Observed() []recordedError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.observed)
+}
+
+// ObservedBy returns the IDs of the VUs of the outcomes observed so far.
+func (r *recorded) ObservedBy() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.observedBy)
 }
 
 // Tokens returns the output tokens of model counted so far in scenario.

@@ -458,7 +458,7 @@ func (i *instance) streamResult(res *Result, call streamCall) *goja.Object {
 		hooks.Errors.Record(string(res.Class), res.Error)
 	}
 	if ended && hooks.Observer != nil {
-		hooks.Observer.ObserveRequest(res.OK, string(res.Class), res.Error)
+		hooks.Observer.ObserveRequest(i.vu, res.OK, string(res.Class), res.Error)
 	}
 
 	tags := i.tags(st.Tags, res.Model)

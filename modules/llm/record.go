@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -143,7 +144,8 @@ type Hooks struct {
 	// for the outputs that store every request.
 	Requests RequestSink
 	// Observer sees how every request ended, warmup included (the run's
-	// early stop watches the first ones).
+	// early stop watches them, and paces the VUs whose requests do not
+	// reach the target).
 	Observer RequestObserver
 	// Errors receives the messages of the measured failed requests, for
 	// the summary.
@@ -162,13 +164,13 @@ type RequestSink interface {
 	AddRequest(r *Record)
 }
 
-// RequestObserver sees how each request ended: ok, or failed with an
-// error class and a message (already free of secrets). Requests the run
-// itself stopped (ErrCanceled) are not observed. ObserveRequest is called
-// from every VU's goroutine, must be safe for concurrent use and must not
-// block.
+// RequestObserver sees how each request ended, and which VU sent it: ok,
+// or failed with an error class and a message (already free of secrets).
+// Requests the run itself stopped (ErrCanceled) are not observed.
+// ObserveRequest is called from every VU's goroutine (the one of the VU
+// named), must be safe for concurrent use and must not block.
 type RequestObserver interface {
-	ObserveRequest(ok bool, class, message string)
+	ObserveRequest(vu modules.VU, ok bool, class, message string)
 }
 
 // ErrorRecorder collects the messages of failed requests, by error class,

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -71,5 +72,8 @@ func TestWarmupRequestsAreOnlyObserved(t *testing.T) {
 	}
 	if o := rec.Observed(); len(o) != 2 || o[0].Class != "" || o[1].Class != "http_5xx" {
 		t.Errorf("observed %v, want an ok request then an http_5xx", o)
+	}
+	if by := rec.ObservedBy(); !slices.Equal(by, []int64{v.ID(), v.ID()}) {
+		t.Errorf("observed requests of VUs %v, want both of VU %d", by, v.ID())
 	}
 }

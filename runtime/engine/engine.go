@@ -404,7 +404,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	probe := health.Start()
 	runCtx, stopRun := context.WithCancel(ctx)
 	aborted := e.watchThresholds(runCtx, start, stopRun)
-	stopper := newEarlyStopper(e.earlyStop(), stopRun)
+	stopper := newEarlyStopper(e.earlyStop(), start, stopRun)
 	e.run.earlyStop.watch(stopper)
 	windows, chainStops, runErr := e.runScenarios(runCtx, vus, setupJSON)
 	e.run.earlyStop.watch(nil)

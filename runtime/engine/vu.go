@@ -45,6 +45,8 @@ type vu struct {
 	// arrival-rate executor just before it (scenarioPool.IterationLag).
 	lag    time.Duration
 	lagged bool
+	// backoff paces the VU while its requests do not reach the target.
+	backoff vuBackoff
 
 	interruptDone chan struct{}
 	// jsonParse is the runtime's own JSON.parse, taken before the script
@@ -207,6 +209,11 @@ func (v *vu) RunIteration(ctx context.Context) {
 	v.endIteration(ctx, start, warm, lagged, err)
 }
 
+// Backoff implements executor.BackingOff: how long the VU pauses before
+// its next iteration while its requests fail before they reach the target
+// (vuBackoff, options.earlyStop.backoff).
+func (v *vu) Backoff() time.Duration { return v.backoff.pause(v.run.earlyStop.backoffCap()) }
+
 // endIteration records the metrics of the iteration that started at
 // start and ended with err (warm: a warmup iteration; lagged: it has a
 // lag to record). It is a function of its own so that the frame of
@@ -218,6 +225,7 @@ func (v *vu) endIteration(ctx context.Context, start time.Time, warm, lagged boo
 	b := v.run.builtin
 
 	v.state.Iteration++
+	v.backoff.endIteration()
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		v.run.errors.record(err.Error())

@@ -25,6 +25,16 @@ type VU interface {
 	RunIteration(ctx context.Context)
 }
 
+// BackingOff is a VU that may ask to pause before its next iteration:
+// Backoff is how long (0: no pause), the engine's while the VU's requests
+// fail before they reach the target. The closed-loop executors (the VU
+// starts its next iteration when the last one ended) honour it; the
+// arrival-rate executors do not: their iterations start on the schedule
+// the options plan, however the last ones ended.
+type BackingOff interface {
+	Backoff() time.Duration
+}
+
 // Pool is the engine's side of one running scenario: the VUs the executor
 // may use, each already bound to the scenario (exec function, tags, env,
 // setup data), and the recorder of what only the executor sees. Its
@@ -169,6 +179,25 @@ func stopContexts(ctx context.Context, d, g time.Duration) (start, iter context.
 // stopContexts, and not once the running ones are interrupted (the
 // cancellation of iter reaches start a moment after iter).
 func starting(start, iter context.Context) bool { return start.Err() == nil && iter.Err() == nil }
+
+// backOff pauses vu, when it is a BackingOff, for its Backoff, or until
+// ctx ends (no iteration may start any more).
+func backOff(ctx context.Context, vu VU) {
+	b, ok := vu.(BackingOff)
+	if !ok {
+		return
+	}
+	d := b.Backoff()
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
 
 // loop runs body once per VU, each in its own goroutine, and waits for all.
 func loop(vus []VU, body func(VU)) {

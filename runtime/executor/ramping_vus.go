@@ -275,6 +275,7 @@ func (r *ramp) runSlot(i int, vu VU, startCtx, iterCtx context.Context) {
 			s.cancel = nil
 			s.mu.Unlock()
 			cancelIt()
+			backOff(startCtx, vu)
 		}
 		if !starting(startCtx, iterCtx) {
 			return

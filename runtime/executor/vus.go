@@ -59,6 +59,7 @@ func (e constantVUs) Run(ctx context.Context, pool Pool) error {
 	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
 		for starting(startCtx, iterCtx) {
 			vu.RunIteration(iterCtx)
+			backOff(startCtx, vu)
 		}
 	})
 	return nil
@@ -151,6 +152,9 @@ func (e sharedIterations) Run(ctx context.Context, pool Pool) error {
 	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
 		for starting(startCtx, iterCtx) && started.Add(1) <= total {
 			vu.RunIteration(iterCtx)
+			if started.Load() < total {
+				backOff(startCtx, vu)
+			}
 		}
 	})
 	return nil
@@ -178,6 +182,9 @@ func (e perVUIterations) Run(ctx context.Context, pool Pool) error {
 	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
 		for i := 0; i < e.cfg.Iterations && starting(startCtx, iterCtx); i++ {
 			vu.RunIteration(iterCtx)
+			if i+1 < e.cfg.Iterations {
+				backOff(startCtx, vu)
+			}
 		}
 	})
 	return nil

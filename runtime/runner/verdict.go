@@ -65,8 +65,13 @@ func (v Verdict) String() string {
 // invalid options or a script error, stopped by the early stop, aborted
 // by a threshold, no successful request, a failed threshold; Passed
 // otherwise. It says on stderr, in lines begun with command, why a run
-// did not pass, where the summary does not.
+// did not pass, where the summary does not, and repeats there a warning
+// that few requests succeeded (Summary.LowSuccess), which changes no
+// verdict.
 func verdict(ctx context.Context, rep *engine.Report, runErr error, sum *summary.Summary, stderr io.Writer, command string) Verdict {
+	if sum != nil && sum.LowSuccess != "" {
+		fmt.Fprintf(stderr, "\n%s: WARNING: %s\n", command, sum.LowSuccess)
+	}
 	switch {
 	case ctx.Err() != nil:
 		for _, err := range besidesInterruption(runErr) {

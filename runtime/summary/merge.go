@@ -147,6 +147,8 @@ func Merge(results ...*Summary) (*Summary, error) {
 		Metrics:       set.summaries(dur),
 	}
 	s.Serving.finish(dur, set.stats)
+	s.EarlyStopAt = earliestEarlyStop(results)
+	s.LowSuccess = lowSuccess(s.Serving)
 	s.ScriptErrors, s.OtherScriptErrors = mergeScriptErrors(results)
 	if s.Scenarios, err = mergeScenarios(results, order); err != nil {
 		return nil, err
@@ -344,6 +346,18 @@ func mergeInstances(m *Meta, results []*Summary) {
 			m.MissingInstances = append(m.MissingInstances, i)
 		}
 	}
+}
+
+// earliestEarlyStop is the earliest time into its run at which the early
+// stop stopped one of the results, 0 when it stopped none.
+func earliestEarlyStop(results []*Summary) float64 {
+	var at float64
+	for _, r := range results {
+		if r.EarlyStopAt > 0 && (at == 0 || r.EarlyStopAt < at) {
+			at = r.EarlyStopAt
+		}
+	}
+	return at
 }
 
 // joinDistinct joins the distinct non-empty values of a field of the

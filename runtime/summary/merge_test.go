@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -546,5 +547,51 @@ func TestMergeMergedInstances(t *testing.T) {
 	}
 	if _, err := summary.Merge(merge(instance("0"), instance("1")), instance("1")); err == nil {
 		t.Error("instance 1 merged twice, once inside a merged result")
+	}
+}
+
+// outcomes builds a small result of ok requests that succeeded and bad
+// ones that failed with http_5xx.
+func outcomes(t *testing.T, runID string, ok, bad int) *summary.Summary {
+	t.Helper()
+	f := newFixture()
+	for range ok {
+		f.request(tagSet("scenario", "default"), okResult("m", 10, 110, 10, 5))
+	}
+	for range bad {
+		f.request(tagSet("scenario", "default"), failed("m", llm.ErrHTTP5xx))
+	}
+	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
+		Start: t0, End: t0.Add(10 * time.Second)}
+	meta := testMeta
+	meta.RunID = runID
+	return summary.Build(rep, meta)
+}
+
+// A run, or a merge of runs, with fewer than 90 % of its requests ok
+// carries a warning that says so, thresholds or not; one without a
+// success leaves it to NoSuccess. A merged result stopped early says the
+// earliest time.
+func TestLowSuccessWarning(t *testing.T) {
+	for _, tc := range []struct {
+		ok, bad int
+		warns   bool
+	}{{9, 1, false}, {89, 11, true}, {123, 55827, true}, {0, 5, false}, {5, 0, false}} {
+		s := outcomes(t, "r", tc.ok, tc.bad)
+		if (s.LowSuccess != "") != tc.warns {
+			t.Errorf("%d ok, %d failed: warning %q, want one %t", tc.ok, tc.bad, s.LowSuccess, tc.warns)
+		}
+	}
+	if w := outcomes(t, "r", 123, 55827).LowSuccess; !strings.Contains(w, "only 123 of 55950 requests succeeded (success rate 0.22 %, below 90 %)") {
+		t.Errorf("warning %q does not give the figures", w)
+	}
+	a, b := outcomes(t, "a", 9, 1), outcomes(t, "b", 5, 5)
+	a.EarlyStopAt, b.EarlyStopAt = 7.5, 3.25
+	got, err := summary.Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.LowSuccess, "only 14 of 20 requests succeeded") || got.EarlyStopAt != 3.25 {
+		t.Errorf("merged: warning %q, early stop at %v s; want 14 of 20 and 3.25 s", got.LowSuccess, got.EarlyStopAt)
 	}
 }

@@ -90,8 +90,14 @@ type Summary struct {
 	// "" when none did.
 	AbortedBy string `json:"aborted_by,omitempty"`
 	// EarlyStop says why the early stop (options.earlyStop) stopped the
-	// run, "" when it did not.
-	EarlyStop string `json:"early_stop,omitempty"`
+	// run, "" when it did not; EarlyStopAt is when, in seconds into the
+	// run (the earliest of a merged result's).
+	EarlyStop   string  `json:"early_stop,omitempty"`
+	EarlyStopAt float64 `json:"early_stop_at_s,omitempty"`
+	// LowSuccess warns that fewer than MinSuccessRate of the requests
+	// succeeded, "" when the rate is above it or no request succeeded
+	// (NoSuccess says so).
+	LowSuccess string `json:"low_success,omitempty"`
 	// ChainStops are the chains of scenarios (startAfter) stopped before
 	// their end, a sweep stopped by options.capacity.stop: after which
 	// scenario, why, and the scenarios skipped (they never started, and
@@ -327,8 +333,9 @@ func Build(rep *engine.Report, meta Meta) *Summary {
 		s.AbortedBy = rep.AbortedBy.String()
 	}
 	if rep.EarlyStopped != nil {
-		s.EarlyStop = rep.EarlyStopped.String()
+		s.EarlyStop, s.EarlyStopAt = rep.EarlyStopped.String(), rep.EarlyStopped.At.Seconds()
 	}
+	s.LowSuccess = lowSuccess(s.Serving)
 	s.ChainStops = rep.ChainStops
 	addSubMetrics(s.Metrics, rep, dur)
 	if len(rep.Scenarios) > 1 {
@@ -1027,6 +1034,21 @@ func (s *Summary) NoSuccess() string {
 		return fmt.Sprintf("no request was sent: all %s threw (see the script errors)", textfmt.Count(sv.Iterations, "iteration"))
 	}
 	return ""
+}
+
+// MinSuccessRate is the share of requests that must succeed for a run's
+// end not to warn (Summary.LowSuccess), thresholds or not: below it the
+// figures describe failures as much as the server.
+const MinSuccessRate = 0.9
+
+// lowSuccess is the warning of a serving block whose success rate is
+// below MinSuccessRate, "" otherwise or when no request succeeded.
+func lowSuccess(sv Serving) string {
+	if sv.OK == 0 || sv.SuccessRate >= MinSuccessRate {
+		return ""
+	}
+	return fmt.Sprintf("only %d of %d requests succeeded (success rate %.2f %%, below %.0f %%): the latency and throughput figures describe what little succeeded; see the errors by class, and add a threshold such as llm_failed: ['rate<0.01'] to make the run fail on it",
+		sv.OK, sv.Requests, 100*sv.SuccessRate, 100*MinSuccessRate)
 }
 
 // CustomMetrics returns the names of the script's own metrics (those

@@ -453,3 +453,21 @@ func TestRenderSingulars(t *testing.T) {
 		}
 	}
 }
+
+// The early stop's reason, and a low success rate, show under the
+// serving block, in red.
+func TestRenderEarlyStopAndLowSuccess(t *testing.T) {
+	s := sampleSummary()
+	s.EarlyStop = "the server stopped answering: from 7.0 s into the run, …"
+	s.LowSuccess = "only 123 of 55950 requests succeeded (…)"
+	out := render(t, s, true)
+	for _, want := range []string{"\x1b[31mstopped early: the server stopped answering: from 7.0 s into the run, …",
+		"\x1b[31mWARNING: only 123 of 55950 requests succeeded (…)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if out := render(t, sampleSummary(), false); strings.Contains(out, "WARNING: only") {
+		t.Errorf("a run whose requests succeeded warns:\n%s", out)
+	}
+}

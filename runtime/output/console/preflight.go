@@ -41,8 +41,9 @@ func ProbeLine(p llm.Probe) string {
 }
 
 // outcome prints, under the serving block, what the preflight showed of
-// each target, and why the run does not pass when it stopped early or
-// measured no success (Summary.NoSuccess).
+// each target, why the run does not pass when it stopped early or
+// measured no success (Summary.NoSuccess), and a warning when few of its
+// requests succeeded (Summary.LowSuccess).
 func (r *renderer) outcome(s *summary.Summary) {
 	for _, p := range s.Preflight {
 		line := ProbeLine(p)
@@ -56,5 +57,8 @@ func (r *renderer) outcome(s *summary.Summary) {
 		r.printf("  %s\n", r.st.Red("stopped early: "+s.EarlyStop))
 	case s.NoSuccess() != "":
 		r.printf("  %s\n", r.st.Red(s.NoSuccess()+"; the run does not pass"))
+	}
+	if s.LowSuccess != "" {
+		r.printf("  %s\n", r.st.Red("WARNING: "+s.LowSuccess))
 	}
 }
