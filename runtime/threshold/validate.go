@@ -81,10 +81,21 @@ func (s *Set) Validate(reg *metrics.Registry) error {
 // suggest returns ` (did you mean "x"?)` for the registered metric closest
 // to name, or "" when none is close.
 func suggest(reg *metrics.Registry, name string) string {
-	best, bestD := "", max(2, len(name)/3)+1
+	var names []string
 	for _, m := range reg.All() {
-		if d := editDistance(name, m.Name); d < bestD {
-			best, bestD = m.Name, d
+		names = append(names, m.Name)
+	}
+	return didYouMean(name, names)
+}
+
+// didYouMean returns ` (did you mean "x"?)` for the name of names closest
+// to name by edit distance, or "" when none is close: within a third of
+// name's length, and at least 2.
+func didYouMean(name string, names []string) string {
+	best, bestD := "", max(2, len(name)/3)+1
+	for _, n := range names {
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
 		}
 	}
 	if best == "" {
