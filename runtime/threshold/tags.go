@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/llmrun/llmrun/runtime/spelling"
 )
 
 // ClosedTag is a tag whose every value is known when the script loads: a
@@ -36,11 +38,15 @@ func (c ClosedTag) check(metric, value string) error {
 		return nil
 	}
 	values := slices.Sorted(slices.Values(c.Values))
+	var nearest string
+	if n := spelling.Nearest(value, values); n != "" {
+		nearest = fmt.Sprintf(" (did you mean %q?)", n)
+	}
 	var msg string
 	if c.Noun != "" {
-		msg = fmt.Sprintf("no %s is named %q%s: the %ss are %s", c.Noun, value, didYouMean(value, values), c.Noun, strings.Join(values, ", "))
+		msg = fmt.Sprintf("no %s is named %q%s: the %ss are %s", c.Noun, value, nearest, c.Noun, strings.Join(values, ", "))
 	} else {
-		msg = fmt.Sprintf("%s has no value %q on %s%s: its values are %s", c.Name, value, metric, didYouMean(value, values), strings.Join(values, ", "))
+		msg = fmt.Sprintf("%s has no value %q on %s%s: its values are %s", c.Name, value, metric, nearest, strings.Join(values, ", "))
 	}
 	if c.Note != "" {
 		msg += "; " + c.Note

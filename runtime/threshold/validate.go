@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/spelling"
 )
 
 // methods are the aggregations each metric type allows: k6's table.
@@ -81,46 +82,13 @@ func (s *Set) Validate(reg *metrics.Registry) error {
 // suggest returns ` (did you mean "x"?)` for the registered metric closest
 // to name, or "" when none is close.
 func suggest(reg *metrics.Registry, name string) string {
-	var names []string
+	var known []string
 	for _, m := range reg.All() {
-		names = append(names, m.Name)
+		known = append(known, m.Name)
 	}
-	return didYouMean(name, names)
-}
-
-// didYouMean returns ` (did you mean "x"?)` for the name of names closest
-// to name by edit distance, or "" when none is close: within a third of
-// name's length, and at least 2.
-func didYouMean(name string, names []string) string {
-	best, bestD := "", max(2, len(name)/3)+1
-	for _, n := range names {
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
+	best := spelling.Nearest(name, known)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between two ASCII names.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

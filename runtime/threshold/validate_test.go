@@ -124,17 +124,3 @@ func TestValidateCustomMetricsAfterInit(t *testing.T) {
 		t.Errorf("Validate(nil) = %v", err)
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		d    int
-	}{
-		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"llm_ttf", "llm_ttft", 1},
-		{"kitten", "sitting", 3}, {"lat", "lat", 0}, {"ab", "ba", 2},
-	} {
-		if got := editDistance(tt.a, tt.b); got != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
-		}
-	}
-}

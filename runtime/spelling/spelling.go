@@ -1,0 +1,38 @@
+// Package spelling finds the name a user probably meant: the nearest of
+// the known names by edit distance, for the "did you mean" of a message.
+package spelling
+
+// Nearest returns the known name closest to name by edit distance, when
+// it is close enough to be a slip (at most max(2, len(name)/3) edits), or
+// "" when none is. Among equally close names, the first known wins.
+func Nearest(name string, known []string) string {
+	best, bestD := "", max(2, len(name)/3)+1
+	for _, k := range known {
+		if d := Distance(name, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// Distance is the Levenshtein distance between two names, counted in
+// bytes.
+func Distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
