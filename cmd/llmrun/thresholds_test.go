@@ -302,3 +302,42 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 		t.Errorf("summary lacks the skipped threshold:\n%s", stdout)
 	}
 }
+
+// A 1-VU plan split three ways runs in one part: the two parts without a
+// VU of it skip its thresholds, the whole metric's too (no scenario ran
+// there), and pass; the part that ran it judges them.
+func TestThresholdsOfAnExecutionSegmentWithoutVUs(t *testing.T) {
+	t.Parallel()
+	script := writeScript(t, "segments.js", `
+import llm from 'llm';
+export const options = {
+  scenarios: { one: { executor: 'constant-vus', vus: 1, duration: '300ms' } },
+  thresholds: { 'llm_ttft{scenario:one}': ['p(99)<60000'], 'llm_ttft': ['p(99)<60000'] },
+};
+export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
+`)
+	judged := 0
+	for _, seg := range []string{"0:1/3", "1/3:2/3", "2/3:1"} {
+		export := filepath.Join(t.TempDir(), "summary.json")
+		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1",
+			"--execution-segment", seg, "--execution-segment-sequence", "0,1/3,2/3,1", "--summary-export", export, script)
+		if code != exitOK {
+			t.Fatalf("segment %s: exit %d\n%s\n%s", seg, code, stdout, stderr)
+		}
+		ths := readSummary(t, export).Thresholds
+		if len(ths) != 2 || ths[0].Skipped != ths[1].Skipped || !ths[0].Passed || !ths[1].Passed {
+			t.Fatalf("segment %s: thresholds %+v, want both judged or both skipped, passed", seg, ths)
+		}
+		if !ths[0].Skipped {
+			judged++
+			continue
+		}
+		const why = "this execution segment has no VU of it"
+		if ths[0].Note != "skipped: scenario one did not run ("+why+")" || ths[1].Note != "skipped: no scenario ran (one: "+why+")" {
+			t.Errorf("segment %s: notes %q, %q", seg, ths[0].Note, ths[1].Note)
+		}
+	}
+	if judged != 1 {
+		t.Errorf("%d parts judged the thresholds, want the 1 that ran the VU", judged)
+	}
+}

@@ -61,11 +61,14 @@ func (e *Engine) closedTags() []threshold.ClosedTag {
 }
 
 // thresholdEnd is what the final evaluation of the thresholds knows of
-// the run's end: the scenarios that never started, and why (a stopped
-// chain skipped them, or this execution segment has no VU of them).
+// the run's end: its scenarios, those that never started, and why (a
+// stopped chain skipped them, or this execution segment has no VU of
+// them).
 func (e *Engine) thresholdEnd(stops []ChainStop) threshold.End {
+	names := make([]string, len(e.scenarios))
 	notRun := make(map[string]string)
-	for _, sc := range e.scenarios {
+	for i, sc := range e.scenarios {
+		names[i] = sc.Name
 		if !e.cfg.Overrides.Segment.Whole() && sc.Config.MaxVUs() == 0 {
 			notRun[sc.Name] = "this execution segment has no VU of it"
 		}
@@ -75,7 +78,7 @@ func (e *Engine) thresholdEnd(stops []ChainStop) threshold.End {
 			notRun[name] = "its chain stopped after " + c.After
 		}
 	}
-	return threshold.End{NotRun: notRun}
+	return threshold.End{Scenarios: names, NotRun: notRun}
 }
 
 // watchThresholds evaluates the thresholds every ThresholdInterval while

@@ -76,17 +76,21 @@ func (s *Set) Evaluate(snap *metrics.Snapshot, elapsed time.Duration) []Result {
 
 // End is what the final evaluation knows of how the run ended.
 type End struct {
-	// NotRun are the scenarios that never started, each with why
-	// ("skipped after c32: ..."): the thresholds that select one of them
-	// by its scenario tag and have no samples are skipped.
-	NotRun map[string]string
+	// Scenarios are the run's scenarios, and NotRun those that never
+	// started, each with why ("its chain stopped after c32"): a threshold
+	// without samples is skipped when the scenario its selector names
+	// did not run, or, when it names none, when no scenario ran (an
+	// execution segment with no VU of any).
+	Scenarios []string
+	NotRun    map[string]string
 }
 
 // EvaluateEnd checks every threshold against the final snapshot of the
 // run, as Evaluate does, and gives the verdict of those without samples:
 //
-//   - a threshold whose selector names a scenario of end.NotRun is
-//     skipped: it passes, noted "skipped: scenario X did not run (why)";
+//   - a threshold whose selector names a scenario of end.NotRun, or that
+//     names none when every scenario is in end.NotRun, is skipped: it
+//     passes, noted "skipped: scenario X did not run (why)";
 //   - noSamples: 'pass' passes it, noSamples: 'fail' fails it;
 //   - otherwise a counter is judged with count 0 and rate 0, a rate with
 //     rate 0, each noted "no samples, counted as 0", and a gauge or a
@@ -183,18 +187,22 @@ func (t *Threshold) withoutSamples(r *Result, typ metrics.Type, end *End) bool {
 	return true
 }
 
-// notRun says why the scenario t's selector names did not run, if it did
-// not.
+// notRun says why the scenarios t selects did not run, if none did: the
+// one its selector names, or else every scenario of the run.
 func (e *End) notRun(t *Threshold) (string, bool) {
-	name, ok := t.Tags.Get("scenario")
-	if !ok {
+	if name, ok := t.Tags.Get("scenario"); ok {
+		why, ok := e.NotRun[name]
+		return fmt.Sprintf("scenario %s did not run (%s)", name, why), ok
+	}
+	if len(e.Scenarios) == 0 {
 		return "", false
 	}
-	why, ok := e.NotRun[name]
-	if !ok {
-		return "", false
+	for _, name := range e.Scenarios {
+		if _, ok := e.NotRun[name]; !ok {
+			return "", false
+		}
 	}
-	return fmt.Sprintf("scenario %s did not run (%s)", name, why), true
+	return fmt.Sprintf("no scenario ran (%s: %s)", e.Scenarios[0], e.NotRun[e.Scenarios[0]]), true
 }
 
 // observe computes an aggregation of non-empty (or counter) stats; false when

@@ -452,3 +452,30 @@ func TestEvaluateDuringRun(t *testing.T) {
 		}
 	}
 }
+
+// A threshold that names no scenario is skipped only when no scenario
+// ran at all (an execution segment with no VU of any).
+func TestNoSamplesWhenNoScenarioRan(t *testing.T) {
+	f := newFixture(t)
+	set := f.mustParse(t, `{"lat": ["p(99)<10"], "reqs": ["count>0"]}`)
+	const why = "this execution segment has no VU of it"
+	tests := []struct {
+		name    string
+		end     End
+		skipped bool
+	}{
+		{"none ran", End{Scenarios: []string{"a", "b"}, NotRun: map[string]string{"a": why, "b": why}}, true},
+		{"one ran", End{Scenarios: []string{"a", "b"}, NotRun: map[string]string{"b": why}}, false},
+		{"no scenario known", End{NotRun: map[string]string{"b": why}}, false},
+	}
+	for _, tt := range tests {
+		for _, r := range set.EvaluateEnd(f.agg.Snapshot(), time.Second, tt.end) {
+			if r.Skipped != tt.skipped || r.Passed != tt.skipped {
+				t.Errorf("%s: %s: skipped %v, want %v", tt.name, r, r.Skipped, tt.skipped)
+			}
+			if tt.skipped && r.Note != "skipped: no scenario ran (a: "+why+")" {
+				t.Errorf("%s: %s: note %q", tt.name, r, r.Note)
+			}
+		}
+	}
+}
