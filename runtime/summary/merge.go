@@ -696,9 +696,11 @@ func mergeThresholds(results []*Summary, set metricSet, dur time.Duration) []Thr
 	for _, r := range results {
 		for _, t := range r.Thresholds {
 			k := key{t.Metric, t.Threshold}
-			if _, ok := first[k]; !ok {
+			if f, ok := first[k]; !ok {
 				order = append(order, k)
 				first[k], passed[k], skipped[k] = t, true, true
+			} else if f.Skipped && !t.Skipped {
+				first[k] = t // a result that judged it speaks for it
 			}
 			passed[k] = passed[k] && t.Passed
 			skipped[k] = skipped[k] && t.Skipped
@@ -715,9 +717,9 @@ func mergeThresholds(results []*Summary, set metricSet, dur time.Duration) []Thr
 
 // reevaluate evaluates a threshold on the merged metrics over dur, as
 // runtime/threshold does at the end of a run. A threshold whose metric no
-// result has keeps the first result's outcome (each result judged the same
-// absence of samples), passed only if it passed in every result, skipped
-// only if skipped in every one.
+// result has keeps the outcome of the first result that did not skip it
+// (each result judged the same absence of samples), passed only if it
+// passed in every result, skipped only if skipped in every one.
 func reevaluate(t ThresholdResult, passedAll bool, set metricSet, dur time.Duration) ThresholdResult {
 	t.Passed = passedAll
 	notes := "not re-evaluated after merge: "
