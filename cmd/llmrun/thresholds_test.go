@@ -341,3 +341,32 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 		t.Errorf("%d parts judged the thresholds, want the 1 that ran the VU", judged)
 	}
 }
+
+// setup() and teardown() tag their samples with their own names, which a
+// threshold may select when the script exports them, and not otherwise.
+func TestThresholdOnSetupsSamples(t *testing.T) {
+	t.Parallel()
+	const script = `
+import llm from 'llm';
+export const options = { iterations: 1, thresholds: { 'llm_ttft{scenario:setup}': ['p(99)<60000'] } };
+SETUP
+export default function () {}
+`
+	tests := []struct {
+		name, setup string
+		code        int
+		want        string
+	}{
+		{"exported", "export function setup() { llm.stream({ prompt: 'hi', max_tokens: 2 }); }", exitOK, "✓ llm_ttft{scenario:setup}"},
+		{"not exported", "", exitInvalidConfig, `no scenario is named "setup": the scenarios are default`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeScript(t, "setup.js", strings.Replace(script, "SETUP", tc.setup, 1))
+			code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", path)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, tc.code, tc.want, stdout, stderr)
+			}
+		})
+	}
+}

@@ -38,14 +38,21 @@ func (e *Engine) loadThresholds() (*threshold.Set, error) {
 
 // closedTags are the tags whose every value is known once the scenarios
 // are resolved: scenario, on every metric (the engine tags each sample
-// with its scenario's name), and error_class on llm_errors and
-// llm_retries (the llm module's classes, which it sets over any tag of
-// the script's). Other tags (model, group, turn, check, the script's own)
-// take values only the run knows.
+// with its scenario's name, or setup or teardown in those functions), and
+// error_class on llm_errors and llm_retries (the llm module's classes,
+// which it sets over any tag of the script's). Other tags (model, group,
+// turn, check, the script's own) take values only the run knows.
 func (e *Engine) closedTags() []threshold.ClosedTag {
-	names := make([]string, len(e.scenarios))
-	for i, sc := range e.scenarios {
-		names[i] = sc.Name
+	names := make([]string, 0, len(e.scenarios)+2)
+	for _, sc := range e.scenarios {
+		names = append(names, sc.Name)
+	}
+	for _, fn := range []string{"setup", "teardown"} {
+		// An export that cannot be read is taken as there: running
+		// it says what is wrong.
+		if _, ok, err := e.vu0.inst.Function(fn); ok || err != nil {
+			names = append(names, fn)
+		}
 	}
 	scenario := threshold.ClosedTag{Name: "scenario", Values: names, Noun: "scenario"}
 	if e.cfg.Overrides.any() && len(e.options.Scenarios) > 0 {
