@@ -253,8 +253,8 @@ type ThresholdResult struct {
 	// samples, counted as 0") or not evaluated.
 	Note string `json:"note,omitempty"`
 	// Skipped says that the threshold was not judged: the scenario its
-	// selector names never started (a stopped sweep skipped it). It
-	// passed.
+	// selector names never started (a stopped sweep skipped it, or the
+	// execution segment had no VU of it), or no scenario did. It passed.
 	Skipped bool `json:"skipped,omitempty"`
 }
 

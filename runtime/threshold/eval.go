@@ -21,7 +21,9 @@ type Result struct {
 	// aggregation does not apply to its metric fails.
 	Passed bool
 	// Evaluated is false when there was nothing to compare: no samples on
-	// a non-counter metric, no elapsed time for a counter's rate, or an
+	// a gauge or a trend (during the run, on a rate too), a threshold
+	// skipped or given its verdict by noSamples, no elapsed time for a
+	// counter's rate, or an
 	// aggregation that does not apply (only without Validate). Note says
 	// which.
 	Evaluated bool
@@ -30,7 +32,7 @@ type Result struct {
 	// (0); other types are not.
 	NoSamples bool
 	// Skipped is true when the threshold was not judged because the
-	// scenario its selector names never started (End.NotRun); it passes.
+	// scenarios it selects never started (End.NotRun); it passes.
 	Skipped bool
 	// Note explains a result without samples or not evaluated: "no
 	// samples", "skipped: ...".
