@@ -23,9 +23,8 @@ type Result struct {
 	// Evaluated is false when there was nothing to compare: no samples on
 	// a gauge or a trend (during the run, on a rate too), a threshold
 	// skipped or given its verdict by noSamples, no elapsed time for a
-	// counter's rate, or an
-	// aggregation that does not apply (only without Validate). Note says
-	// which.
+	// counter's rate, or an aggregation that does not apply (only without
+	// Validate). Note says which.
 	Evaluated bool
 	// NoSamples is true when the metric or sub-metric had no samples. A
 	// counter is still evaluated (its count is 0), and at the end a rate
