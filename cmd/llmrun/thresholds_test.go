@@ -174,3 +174,199 @@ export function rag() { llm.stream({ prompt: 'long context', max_tokens: 3, igno
 		t.Errorf("summary:\n%s", stdout)
 	}
 }
+
+// A selector naming a scenario the options do not have (the issue's typo
+// of chat), or an error class llmrun does not have, is refused when the
+// script loads, naming the nearest real one; so is one naming a scenario
+// the command line's load flags replaced.
+func TestThresholdOnAValueThatCannotOccurIsRefused(t *testing.T) {
+	t.Parallel()
+	const script = `
+import llm from 'llm';
+export const options = {
+  scenarios: {
+    chat: { executor: 'shared-iterations', vus: 1, iterations: 1, exec: 'chat' },
+    rag: { executor: 'shared-iterations', vus: 1, iterations: 1, exec: 'rag' },
+  },
+  thresholds: { THRESHOLDS },
+};
+export function chat() { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
+export function rag() { llm.stream({ prompt: 'context', max_tokens: 2 }); }
+`
+	tests := []struct {
+		name, thresholds string
+		flags            []string
+		want             string
+	}{
+		{"the issue's typo", `'llm_ttft{scenario:chta}': ['p(99)<500']`, nil,
+			`options.thresholds["llm_ttft{scenario:chta}"]: no scenario is named "chta" (did you mean "chat"?): the scenarios are chat, rag`},
+		{"an error class", `'llm_errors{error_class:http_500}': ['count<1']`, nil,
+			`options.thresholds["llm_errors{error_class:http_500}"]: error_class has no value "http_500" on llm_errors (did you mean "http_5xx"?)`},
+		{"scenarios replaced by flags", `'llm_ttft{scenario:chat}': ['p(99)<500']`, []string{"-d", "1s"},
+			`no scenario is named "chat": the scenarios are default; the command line's load flags (--vus, --duration, --iterations, --stage) replaced the script's scenarios (chat, rag) with one named "default"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeScript(t, "typo.js", strings.Replace(script, "THRESHOLDS", tc.thresholds, 1))
+			args := append(append([]string{"run", "-q"}, tc.flags...), path)
+			code, stdout, stderr := cli(t, context.Background(), nil, args...)
+			if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q\nstdout %s\nstderr %s", code, exitInvalidConfig, tc.want, stdout, stderr)
+			}
+		})
+	}
+}
+
+// At the end of a run, a latency threshold that saw no sample fails and
+// says so (exit 99), unless it accepts none (noSamples: 'pass'); a counter
+// without samples counts 0, and passes count<1.
+func TestThresholdsWithoutSamples(t *testing.T) {
+	t.Parallel()
+	const script = `
+import llm from 'llm';
+export const options = {
+  iterations: 2,
+  thresholds: {
+    'llm_ttft{model:no-such-model}': [TTFT],
+    'llm_errors': ['count<1'],
+  },
+};
+export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
+`
+	tests := []struct {
+		name, ttft string
+		code       int
+		want       []string
+	}{
+		{"fails", `'p(99)<500'`, exitThresholds, []string{
+			"✗ llm_ttft{model:no-such-model}", "no samples: no p(99) to judge (noSamples: 'pass' accepts that)",
+			"✓ llm_errors", "no samples, counted as 0"}},
+		{"accepted", `{ threshold: 'p(99)<500', noSamples: 'pass' }`, exitOK, []string{
+			"✓ llm_ttft{model:no-such-model}", "no samples (accepted: noSamples is 'pass')", "✓ llm_errors"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeScript(t, "empty.js", strings.Replace(script, "TTFT", tc.ttft, 1))
+			export := filepath.Join(t.TempDir(), "summary.json")
+			code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--summary-export", export, path)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("summary lacks %q:\n%s", w, stdout)
+				}
+			}
+			s := readSummary(t, export)
+			if len(s.Thresholds) != 2 || s.Thresholds[1].Value != 0 || !s.Thresholds[1].Passed || s.Thresholds[0].Passed != (tc.code == exitOK) {
+				t.Errorf("result file's thresholds %+v", s.Thresholds)
+			}
+		})
+	}
+}
+
+// A sweep stopped early skips its later levels: their thresholds are
+// reported skipped, not failed, and the run passes. (An SLO no request
+// meets stops it after its first level.)
+func TestThresholdsOfASkippedSweepLevel(t *testing.T) {
+	t.Parallel()
+	script := writeScript(t, "sweep.js", `
+import llm from 'llm';
+export const options = {
+  scenarios: {
+    c1: { executor: 'shared-iterations', vus: 1, iterations: 2, tags: { concurrency: '1' } },
+    c2: { executor: 'shared-iterations', vus: 2, iterations: 4, startAfter: 'c1', tags: { concurrency: '2' } },
+  },
+  slo: { ttft_p99: 0.001 },
+  capacity: { stop: 'slo' },
+  thresholds: {
+    'llm_ttft{scenario:c1}': ['p(99)<60000'],
+    'llm_ttft{scenario:c2}': ['p(99)<60000'],
+  },
+};
+export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
+`)
+	export := filepath.Join(t.TempDir(), "summary.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--summary-export", export, script)
+	if code != exitOK {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitOK, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	if len(s.ChainStops) != 1 || strings.Join(s.ChainStops[0].Skipped, ",") != "c2" {
+		t.Fatalf("chain stops %+v, want c2 skipped", s.ChainStops)
+	}
+	if len(s.Thresholds) != 2 || s.Thresholds[0].Skipped || !s.Thresholds[1].Skipped || !s.Thresholds[1].Passed {
+		t.Errorf("thresholds %+v, want c1's judged and c2's skipped", s.Thresholds)
+	}
+	if want := "- llm_ttft{scenario:c2}"; !strings.Contains(stdout, want) || !strings.Contains(stdout, "skipped: scenario c2 did not run (its chain stopped after c1)") {
+		t.Errorf("summary lacks the skipped threshold:\n%s", stdout)
+	}
+}
+
+// A 1-VU plan split three ways runs in one part: the two parts without a
+// VU of it skip its thresholds, the whole metric's too (no scenario ran
+// there), and pass; the part that ran it judges them.
+func TestThresholdsOfAnExecutionSegmentWithoutVUs(t *testing.T) {
+	t.Parallel()
+	script := writeScript(t, "segments.js", `
+import llm from 'llm';
+export const options = {
+  scenarios: { one: { executor: 'constant-vus', vus: 1, duration: '300ms' } },
+  thresholds: { 'llm_ttft{scenario:one}': ['p(99)<60000'], 'llm_ttft': ['p(99)<60000'] },
+};
+export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
+`)
+	judged := 0
+	for _, seg := range []string{"0:1/3", "1/3:2/3", "2/3:1"} {
+		export := filepath.Join(t.TempDir(), "summary.json")
+		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1",
+			"--execution-segment", seg, "--execution-segment-sequence", "0,1/3,2/3,1", "--summary-export", export, script)
+		if code != exitOK {
+			t.Fatalf("segment %s: exit %d\n%s\n%s", seg, code, stdout, stderr)
+		}
+		ths := readSummary(t, export).Thresholds
+		if len(ths) != 2 || ths[0].Skipped != ths[1].Skipped || !ths[0].Passed || !ths[1].Passed {
+			t.Fatalf("segment %s: thresholds %+v, want both judged or both skipped, passed", seg, ths)
+		}
+		if !ths[0].Skipped {
+			judged++
+			continue
+		}
+		const why = "this execution segment has no VU of it"
+		if ths[0].Note != "skipped: scenario one did not run ("+why+")" || ths[1].Note != "skipped: no scenario ran (one: "+why+")" {
+			t.Errorf("segment %s: notes %q, %q", seg, ths[0].Note, ths[1].Note)
+		}
+	}
+	if judged != 1 {
+		t.Errorf("%d parts judged the thresholds, want the 1 that ran the VU", judged)
+	}
+}
+
+// setup() and teardown() tag their samples with their own names, which a
+// threshold may select when the script exports them, and not otherwise.
+func TestThresholdOnSetupsSamples(t *testing.T) {
+	t.Parallel()
+	const script = `
+import llm from 'llm';
+export const options = { iterations: 1, thresholds: { 'llm_ttft{scenario:setup}': ['p(99)<60000'] } };
+SETUP
+export default function () {}
+`
+	tests := []struct {
+		name, setup string
+		code        int
+		want        string
+	}{
+		{"exported", "export function setup() { llm.stream({ prompt: 'hi', max_tokens: 2 }); }", exitOK, "✓ llm_ttft{scenario:setup}"},
+		{"not exported", "", exitInvalidConfig, `no scenario is named "setup": the scenarios are default`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeScript(t, "setup.js", strings.Replace(script, "SETUP", tc.setup, 1))
+			code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", path)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, tc.code, tc.want, stdout, stderr)
+			}
+		})
+	}
+}

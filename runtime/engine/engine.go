@@ -221,7 +221,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 			e.envs[i] = js.NewEnv(cfg.Env, sc.Env)
 		}
 	}
-	if e.thresholds, err = loadThresholds(e.options.Thresholds, e.registry); err != nil {
+	if e.thresholds, err = e.loadThresholds(); err != nil {
 		return nil, err
 	}
 	for i := range e.scenarios {
@@ -421,7 +421,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	stopTeardown()
 	rep := e.report(start, end, ctx)
 	rep.Windows, rep.Client, rep.ChainStops = windows, client, chainStops
-	rep.Thresholds = e.thresholds.Evaluate(rep.Snapshot, rep.Duration())
+	rep.Thresholds = e.thresholds.EvaluateEnd(rep.Snapshot, rep.Duration(), e.thresholdEnd(chainStops))
 	if abort, ok := <-aborted; ok {
 		rep.AbortedBy, rep.Interrupted = &abort, true
 	}

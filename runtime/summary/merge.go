@@ -75,7 +75,7 @@ func (e *HashMismatchError) Error() string {
 //     a run caps them.
 //   - Thresholds are evaluated again on the merged metrics; one whose
 //     metric no result has keeps its verdict (passed only if it passed in
-//     every result).
+//     every result, skipped only if skipped in every one).
 //   - The client report is the worst one's figures, with every result's
 //     warnings; the timeline adds the points that end in the same second
 //     since the merged start (best effort: the points' percentiles are the
@@ -706,28 +706,34 @@ func mergeThresholds(results []*Summary, set metricSet, dur time.Duration) []Thr
 	type key struct{ metric, threshold string }
 	var order []key
 	first := map[key]ThresholdResult{}
-	passed := map[key]bool{}
+	passed, skipped := map[key]bool{}, map[key]bool{}
 	for _, r := range results {
 		for _, t := range r.Thresholds {
 			k := key{t.Metric, t.Threshold}
-			if _, ok := first[k]; !ok {
+			if f, ok := first[k]; !ok {
 				order = append(order, k)
-				first[k], passed[k] = t, true
+				first[k], passed[k], skipped[k] = t, true, true
+			} else if f.Skipped && !t.Skipped {
+				first[k] = t // a result that judged it speaks for it
 			}
 			passed[k] = passed[k] && t.Passed
+			skipped[k] = skipped[k] && t.Skipped
 		}
 	}
 	out := make([]ThresholdResult, len(order))
 	for i, k := range order {
-		out[i] = reevaluate(first[k], passed[k], set, dur)
+		t := first[k]
+		t.Skipped = skipped[k]
+		out[i] = reevaluate(t, passed[k], set, dur)
 	}
 	return out
 }
 
 // reevaluate evaluates a threshold on the merged metrics over dur, as
 // runtime/threshold does at the end of a run. A threshold whose metric no
-// result has keeps the first result's outcome (each result judged the same
-// absence of samples), passed only if it passed in every result.
+// result has keeps the outcome of the first result that did not skip it
+// (each result judged the same absence of samples), passed only if it
+// passed in every result, skipped only if skipped in every one.
 func reevaluate(t ThresholdResult, passedAll bool, set metricSet, dur time.Duration) ThresholdResult {
 	t.Passed = passedAll
 	notes := "not re-evaluated after merge: "
@@ -768,7 +774,7 @@ func reevaluate(t ThresholdResult, passedAll bool, set metricSet, dur time.Durat
 	case threshold.MethodMed, threshold.MethodPercentile:
 		v = m.st.Percentile(expr.P)
 	}
-	t.Value, t.Passed, t.Note = v, expr.Op.Compare(v, expr.Bound), ""
+	t.Value, t.Passed, t.Note, t.Skipped = v, expr.Op.Compare(v, expr.Bound), "", false
 	return t
 }
 

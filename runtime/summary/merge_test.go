@@ -42,7 +42,7 @@ func evaluateThresholds(t *testing.T, rep *engine.Report, src string) {
 	if err := set.Validate(rep.Registry); err != nil {
 		t.Fatal(err)
 	}
-	rep.Thresholds = set.Evaluate(rep.Snapshot, rep.Duration())
+	rep.Thresholds = set.EvaluateEnd(rep.Snapshot, rep.Duration(), threshold.End{})
 }
 
 // sumDerived says whether a figure is computed from a floating-point sum
@@ -593,5 +593,30 @@ func TestLowSuccessWarning(t *testing.T) {
 	}
 	if !strings.Contains(got.LowSuccess, "only 14 of 20 requests succeeded") || got.EarlyStopAt != 3.25 {
 		t.Errorf("merged: warning %q, early stop at %v s; want 14 of 20 and 3.25 s", got.LowSuccess, got.EarlyStopAt)
+	}
+}
+
+// A threshold skipped in every result (the scenario it names ran in none)
+// stays skipped; one that a result judged on samples is judged again on
+// the merged metrics, not skipped; one that failed for want of samples in
+// a result and was skipped in another (given first) stays failed, with
+// the failing result's note.
+func TestMergeSkippedThresholds(t *testing.T) {
+	const key = "llm_ttft{scenario:default}"
+	skipped := summary.ThresholdResult{Metric: "llm_ttft{scenario:c2}", Threshold: "p(99)<100", Passed: true, Skipped: true, Note: "skipped: scenario c2 did not run (x)"}
+	empty := summary.ThresholdResult{Metric: "llm_ttft{scenario:c3}", Threshold: "p(99)<100", Note: "no samples: no p(99) to judge (noSamples: 'pass' accepts that)"}
+	a := result(t, "a", t0, 10*time.Second, 10)
+	b := result(t, "b", t0, 10*time.Second)
+	a.Metrics[key] = a.Metrics["llm_ttft"]
+	a.Thresholds = []summary.ThresholdResult{{Metric: key, Threshold: "p(99)<100", Value: 10, Passed: true}, skipped, empty}
+	b.Thresholds = []summary.ThresholdResult{{Metric: key, Threshold: "p(99)<100", Passed: true, Skipped: true, Note: "skipped: x"}, skipped, skipped}
+	b.Thresholds[2].Metric = empty.Metric
+	got, err := summary.Merge(b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []summary.ThresholdResult{{Metric: key, Threshold: "p(99)<100", Value: 10, Passed: true}, skipped, empty}
+	if !reflect.DeepEqual(got.Thresholds, want) {
+		t.Errorf("merged thresholds\n got %+v\nwant %+v", got.Thresholds, want)
 	}
 }

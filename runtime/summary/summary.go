@@ -255,8 +255,13 @@ type ThresholdResult struct {
 	Threshold string  `json:"threshold"`
 	Value     float64 `json:"value"`
 	Passed    bool    `json:"passed"`
-	// Note explains a threshold that was not evaluated ("no samples").
+	// Note explains an outcome without samples ("no samples", "no
+	// samples, counted as 0") or not evaluated.
 	Note string `json:"note,omitempty"`
+	// Skipped says that the threshold was not judged: the scenario its
+	// selector names never started (a stopped sweep skipped it, or the
+	// execution segment had no VU of it), or no scenario did. It passed.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // ErrorClassCount is the number of failed requests of one class.
@@ -941,7 +946,7 @@ func coldCacheFix(meta Meta) string {
 func thresholds(rep *engine.Report) []ThresholdResult {
 	out := make([]ThresholdResult, len(rep.Thresholds))
 	for i, r := range rep.Thresholds {
-		out[i] = ThresholdResult{Metric: r.Key, Threshold: r.Source, Value: r.Value, Passed: r.Passed, Note: r.Note}
+		out[i] = ThresholdResult{Metric: r.Key, Threshold: r.Source, Value: r.Value, Passed: r.Passed, Note: r.Note, Skipped: r.Skipped}
 	}
 	return out
 }

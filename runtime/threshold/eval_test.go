@@ -182,7 +182,7 @@ func TestSubMetricsAcrossScenarios(t *testing.T) {
 		if r.NoSamples != noSamples || r.Evaluated == noSamples {
 			t.Errorf("%s: NoSamples %v, Evaluated %v", r, r.NoSamples, r.Evaluated)
 		}
-		if noSamples && r.Note != "no samples" {
+		if noSamples && r.Note != "no samples yet" {
 			t.Errorf("%s: Note %q", r, r.Note)
 		}
 	}
@@ -288,46 +288,119 @@ func TestCounterRateOverElapsed(t *testing.T) {
 	}
 }
 
-func TestNoSamples(t *testing.T) {
+// noSamplesThresholds are thresholds on metrics and sub-metrics of every
+// type without samples, for TestNoSamplesDuringRun and TestNoSamplesAtEnd.
+const noSamplesThresholds = `{
+	"reqs": ["count<10", "count>0", "rate<1", "rate>0"],
+	"failed": [{"threshold": "rate>0.9", "abortOnFail": true}, "rate<0.01"],
+	"inflight": ["value>100"],
+	"llm_ttft": [{"threshold": "p(95)<1", "abortOnFail": true}],
+	"lat{scenario:rag}": ["avg<1", {"threshold": "max>1000", "noSamples": "pass"}],
+	"reqs{scenario:rag}": ["count==0", {"threshold": "count<1", "noSamples": "fail"}]
+}`
+
+type noSamplesWant struct {
+	passed, evaluated bool
+	note              string
+}
+
+// checkNoSamples evaluates noSamplesThresholds on a snapshot with one
+// sample of another sub-metric, and on none, with eval.
+func checkNoSamples(t *testing.T, eval func(*Set, *metrics.Snapshot) []Result, wants []noSamplesWant) {
+	t.Helper()
 	f := newFixture(t)
 	f.add("lat", map[string]string{"scenario": "chat"}, 5)
-	set := f.mustParse(t, `{
-		"reqs": ["count<10", "count>0", "rate<1", "rate>0"],
-		"failed": [{"threshold": "rate>0.9", "abortOnFail": true}],
-		"inflight": ["value>100"],
-		"llm_ttft": [{"threshold": "p(95)<1", "abortOnFail": true}],
-		"lat{scenario:rag}": ["avg<1", "max>1000"],
-		"reqs{scenario:rag}": ["count==0"]
-	}`)
-	type want struct {
-		passed, evaluated bool
-		value             float64
-		note              string
-	}
-	wants := []want{
-		{true, true, 0, ""},  // count<10: nothing counted is 0
-		{false, true, 0, ""}, // count>0
-		{true, true, 0, ""},  // rate<1
-		{false, true, 0, ""}, // rate>0
-		{true, false, 0, "no samples"},
-		{true, false, 0, "no samples"},
-		{true, false, 0, "no samples"},
-		{true, false, 0, "no samples"},
-		{true, false, 0, "no samples"},
-		{true, true, 0, ""}, // a sub-metric of a counter without samples
-	}
+	set := f.mustParse(t, noSamplesThresholds)
 	for _, snap := range []*metrics.Snapshot{f.agg.Snapshot(), nil} {
-		results := set.Evaluate(snap, 10*time.Second)
+		results := eval(set, snap)
+		if len(results) != len(wants) {
+			t.Fatalf("%d results, want %d", len(results), len(wants))
+		}
 		for i, r := range results {
 			w := wants[i]
-			if r.Passed != w.passed || r.Evaluated != w.evaluated || r.Value != w.value || r.Note != w.note || !r.NoSamples || r.Abort {
+			if r.Passed != w.passed || r.Evaluated != w.evaluated || r.Value != 0 || r.Note != w.note || !r.NoSamples || r.Abort || r.Skipped {
 				t.Errorf("%s: %+v, want %+v", r, r, w)
 			}
 		}
 	}
-	r := set.Evaluate(nil, time.Second)[4]
-	if got := r.String(); got != "failed rate>0.9: passed (no samples)" {
+}
+
+// During the run, a metric without samples yet fails nothing but a
+// counter's comparison with 0, and aborts nothing.
+func TestNoSamplesDuringRun(t *testing.T) {
+	checkNoSamples(t, func(s *Set, snap *metrics.Snapshot) []Result { return s.Evaluate(snap, 10*time.Second) }, []noSamplesWant{
+		{true, true, ""},  // count<10: nothing counted is 0
+		{false, true, ""}, // count>0
+		{true, true, ""},  // rate<1
+		{false, true, ""}, // rate>0
+		{true, false, "no samples yet"},
+		{true, false, "no samples yet"},
+		{true, false, "no samples yet"},
+		{true, false, "no samples yet"},
+		{true, false, "no samples yet"},
+		{true, false, "no samples yet"},
+		{true, true, ""}, // a sub-metric of a counter without samples
+		{true, true, ""},
+	})
+	r := newFixture(t).mustParse(t, noSamplesThresholds).Evaluate(nil, time.Second)[4]
+	if got := r.String(); got != "failed rate>0.9: passed (no samples yet)" {
 		t.Errorf("String() = %q", got)
+	}
+}
+
+// At the end, counters and rates without samples count 0, gauges and
+// trends fail, and noSamples overrides both.
+func TestNoSamplesAtEnd(t *testing.T) {
+	const zero = "no samples, counted as 0"
+	checkNoSamples(t, func(s *Set, snap *metrics.Snapshot) []Result { return s.EvaluateEnd(snap, 10*time.Second, End{}) }, []noSamplesWant{
+		{true, true, zero},  // count<10
+		{false, true, zero}, // count>0
+		{true, true, zero},  // rate<1
+		{false, true, zero}, // rate>0
+		{false, true, zero}, // failed rate>0.9: no request failed, none passed either
+		{true, true, zero},  // failed rate<0.01: no request failed
+		{false, false, "no samples: no value to judge (noSamples: 'pass' accepts that)"},
+		{false, false, "no samples: no p(95) to judge (noSamples: 'pass' accepts that)"},
+		{false, false, "no samples: no avg to judge (noSamples: 'pass' accepts that)"},
+		{true, false, "no samples (accepted: noSamples is 'pass')"},
+		{true, true, zero},
+		{false, false, "no samples (noSamples is 'fail')"},
+	})
+}
+
+// At the end, a threshold on a scenario that never started is skipped,
+// whatever its type and noSamples; one with samples is judged.
+func TestNoSamplesOfAScenarioThatDidNotRun(t *testing.T) {
+	f := newFixture(t)
+	f.add("lat", map[string]string{"scenario": "c1"}, 5)
+	set := f.mustParse(t, `{
+		"lat{scenario:c1}": ["p(99)<10"],
+		"lat{scenario:c2}": ["p(99)<10", {"threshold": "avg<1", "noSamples": "fail"}],
+		"reqs{scenario:c2}": ["count>5"],
+		"lat{scenario:c3}": ["p(99)<10"],
+		"lat": ["max<10"]
+	}`)
+	end := End{NotRun: map[string]string{"c2": "its chain stopped after c1", "c1": "never"}}
+	results := set.EvaluateEnd(f.agg.Snapshot(), time.Second, end)
+	const skip = "skipped: scenario c2 did not run (its chain stopped after c1)"
+	want := []struct {
+		passed, skipped bool
+		note            string
+	}{
+		{true, false, ""}, // c1 has samples: judged, whatever NotRun says
+		{true, true, skip},
+		{true, true, skip},
+		{true, true, skip},
+		{false, false, "no samples: no p(99) to judge (noSamples: 'pass' accepts that)"},
+		{true, false, ""},
+	}
+	for i, r := range results {
+		if w := want[i]; r.Passed != w.passed || r.Skipped != w.skipped || r.Note != w.note {
+			t.Errorf("%s: passed %v skipped %v note %q, want %+v", r, r.Passed, r.Skipped, r.Note, w)
+		}
+	}
+	if !AnyFailed(results) {
+		t.Error("AnyFailed = false: lat{scenario:c3} had no samples and did not count as skipped")
 	}
 }
 
@@ -376,6 +449,33 @@ func TestEvaluateDuringRun(t *testing.T) {
 		r := set.Evaluate(f.agg.Snapshot(), s.elapsed)[0]
 		if r.Passed != s.passed || r.Abort != s.abort {
 			t.Errorf("step %d: %s abort %v, want passed %v abort %v", i, r, r.Abort, s.passed, s.abort)
+		}
+	}
+}
+
+// A threshold that names no scenario is skipped only when no scenario
+// ran at all (an execution segment with no VU of any).
+func TestNoSamplesWhenNoScenarioRan(t *testing.T) {
+	f := newFixture(t)
+	set := f.mustParse(t, `{"lat": ["p(99)<10"], "reqs": ["count>0"]}`)
+	const why = "this execution segment has no VU of it"
+	tests := []struct {
+		name    string
+		end     End
+		skipped bool
+	}{
+		{"none ran", End{Scenarios: []string{"a", "b"}, NotRun: map[string]string{"a": why, "b": why}}, true},
+		{"one ran", End{Scenarios: []string{"a", "b"}, NotRun: map[string]string{"b": why}}, false},
+		{"no scenario known", End{NotRun: map[string]string{"b": why}}, false},
+	}
+	for _, tt := range tests {
+		for _, r := range set.EvaluateEnd(f.agg.Snapshot(), time.Second, tt.end) {
+			if r.Skipped != tt.skipped || r.Passed != tt.skipped {
+				t.Errorf("%s: %s: skipped %v, want %v", tt.name, r, r.Skipped, tt.skipped)
+			}
+			if tt.skipped && r.Note != "skipped: no scenario ran (a: "+why+")" {
+				t.Errorf("%s: %s: note %q", tt.name, r, r.Note)
+			}
 		}
 	}
 }

@@ -11,7 +11,7 @@
 // A key is a metric name, optionally with a tag filter in braces (a
 // sub-metric: the series whose tags include every listed tag); its value is
 // one threshold or a list of them, each an expression string or an object
-// {threshold, abortOnFail, delayAbortEval}. An expression is
+// {threshold, abortOnFail, delayAbortEval, noSamples}. An expression is
 // "aggregation operator number" (see ParseExpression), and the aggregations
 // allowed depend on the metric's type, as in k6:
 //
@@ -21,18 +21,28 @@
 //	trend    avg, min, max, med, p(N)
 //
 // The engine calls Parse on the options, Validate once the init context has
-// registered every custom metric, Evaluate on a fresh snapshot every few
-// seconds during the run (ShouldAbort says whether to stop) and once more at
-// the end (AnyFailed decides the exit code).
+// registered every custom metric and CheckTags once the scenarios are
+// known, Evaluate on a fresh snapshot every few seconds during the run
+// (ShouldAbort says whether to stop) and EvaluateEnd once at the end
+// (AnyFailed decides the exit code).
 //
 // Where k6 is silent or odd, this package decides:
 //
-//   - A metric or sub-metric without samples: a counter is evaluated with
-//     count 0 and rate 0 (nothing was counted, so count>10 fails and
-//     count<10 passes, as in k6). Other types have no value to judge: the
-//     threshold is not evaluated, passes, and its Result says NoSamples and
-//     not Evaluated; it never aborts the run. (k6 in practice passes them
-//     too, silently: grafana/k6#4283 shows an empty rate passing rate>=0.9.)
+//   - A metric or sub-metric without samples passes vacuously nowhere. At
+//     the end of the run (EvaluateEnd) a counter counts 0 and a rate is 0
+//     (nothing was counted, nothing failed: count<10 and rate<0.01 pass,
+//     count>10 and rate>0.9 fail), and a gauge or a trend fails: it has
+//     no value to judge, and a latency nobody measured is no latency
+//     within bounds (k6 passes them: grafana/k6#4283 shows an empty rate
+//     passing rate>=0.9). The object form's noSamples: 'pass' accepts no
+//     samples, noSamples: 'fail' refuses them whatever the type. A
+//     threshold whose selector names a scenario that never started
+//     (skipped by a stopped chain, or given no VU in this execution
+//     segment) is skipped: it passes, noted why. During the run
+//     (Evaluate) no sample yet is no failure: only counters are judged,
+//     at 0, so nothing aborts a run for want of samples.
+//   - A selector naming a value its tag cannot take (CheckTags: a
+//     scenario the options do not have) is refused when the script loads.
 //   - Counter rate is count divided by the elapsed time given to Evaluate;
 //     with an elapsed time of zero or less it is not evaluated.
 //   - Each evaluation stands alone: a threshold that failed during the run
@@ -79,6 +89,10 @@ type Threshold struct {
 	// DelayAbortEval of the run has elapsed.
 	AbortOnFail    bool
 	DelayAbortEval time.Duration
+	// NoSamples is what the final evaluation makes of a metric without
+	// samples: NoSamplesPass, NoSamplesFail, or "" for the metric type's
+	// rule (see EvaluateEnd).
+	NoSamples string
 
 	// def is the metric's definition, set by Validate.
 	def *metrics.Metric
@@ -132,7 +146,8 @@ func entryError(key string, i int, err error) *Error {
 // Parse parses the JSON of `options.thresholds`: an object whose keys are
 // metric names with optional tag filters and whose values are a threshold or
 // an array of them, each a string expression or an object
-// {"threshold": "...", "abortOnFail": bool, "delayAbortEval": duration}.
+// {"threshold": "...", "abortOnFail": bool, "delayAbortEval": duration,
+// "noSamples": "pass" or "fail"}.
 // Empty input and null give an empty set. The first problem is returned as
 // an *Error naming the key and entry. Metric names are checked for form
 // only; Validate checks that they exist.
@@ -210,7 +225,15 @@ func parseKey(key string, raw json.RawMessage) ([]*Threshold, error) {
 	return out, nil
 }
 
-var entryFields = map[string]bool{"threshold": true, "abortOnFail": true, "delayAbortEval": true}
+// The values of a threshold's noSamples field.
+const (
+	// NoSamplesPass passes a threshold whose metric had no sample.
+	NoSamplesPass = "pass"
+	// NoSamplesFail fails it, a counter's and a rate's too.
+	NoSamplesFail = "fail"
+)
+
+var entryFields = map[string]bool{"threshold": true, "abortOnFail": true, "delayAbortEval": true, "noSamples": true}
 
 func parseEntry(raw json.RawMessage) (*Threshold, error) {
 	raw = bytes.TrimSpace(raw)
@@ -227,7 +250,7 @@ func parseEntry(raw json.RawMessage) (*Threshold, error) {
 		}
 		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			if !entryFields[f] {
-				return nil, fmt.Errorf("unknown field %q: want threshold, abortOnFail or delayAbortEval", f)
+				return nil, fmt.Errorf("unknown field %q: want threshold, abortOnFail, delayAbortEval or noSamples", f)
 			}
 		}
 		src, ok := fields["threshold"]
@@ -252,6 +275,11 @@ func parseEntry(raw json.RawMessage) (*Threshold, error) {
 				return nil, fmt.Errorf(`"delayAbortEval" must not be negative, got %s`, d)
 			}
 			t.DelayAbortEval = d
+		}
+		if v, ok := fields["noSamples"]; ok {
+			if err := json.Unmarshal(v, &t.NoSamples); err != nil || (t.NoSamples != NoSamplesPass && t.NoSamples != NoSamplesFail) {
+				return nil, fmt.Errorf(`"noSamples" must be %q or %q, got %s`, NoSamplesPass, NoSamplesFail, bytes.TrimSpace(v))
+			}
 		}
 	default:
 		return nil, fmt.Errorf("must be an expression string or an object, got %s", jsonKind(raw))

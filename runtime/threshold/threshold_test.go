@@ -16,7 +16,8 @@ func TestParseForms(t *testing.T) {
 		"reqs": "count>=10",
 		"failed": { "threshold": "rate<0.1", "abortOnFail": false, "delayAbortEval": 1500 },
 		"lat": [],
-		"inflight": ["value<5", {"threshold": "value>0", "delayAbortEval": null}]
+		"inflight": ["value<5", {"threshold": "value>0", "delayAbortEval": null}],
+		"gone": [{"threshold": "p(99)<1", "noSamples": "pass"}, {"threshold": "count<1", "noSamples": "fail"}]
 	}`))
 	if err != nil {
 		t.Fatal(err)
@@ -27,15 +28,18 @@ func TestParseForms(t *testing.T) {
 		source, expr      string
 		abort             bool
 		delay             time.Duration
+		noSamples         string
 	}
 	want := []row{
-		{"llm_ttft{scenario:chat}", "llm_ttft", "scenario:chat", 0, "p(95)<500", "p(95)<500", false, 0},
-		{"llm_ttft{scenario:chat}", "llm_ttft", "scenario:chat", 1, "rate<0.01", "rate<0.01", true, 10 * time.Second},
-		{"llm_ttft{scenario:chat}", "llm_ttft", "scenario:chat", 2, "avg < 300", "avg<300", false, 0},
-		{"reqs", "reqs", "", 0, "count>=10", "count>=10", false, 0},
-		{"failed", "failed", "", 0, "rate<0.1", "rate<0.1", false, 1500 * time.Millisecond},
-		{"inflight", "inflight", "", 0, "value<5", "value<5", false, 0},
-		{"inflight", "inflight", "", 1, "value>0", "value>0", false, 0},
+		{"llm_ttft{scenario:chat}", "llm_ttft", "scenario:chat", 0, "p(95)<500", "p(95)<500", false, 0, ""},
+		{"llm_ttft{scenario:chat}", "llm_ttft", "scenario:chat", 1, "rate<0.01", "rate<0.01", true, 10 * time.Second, ""},
+		{"llm_ttft{scenario:chat}", "llm_ttft", "scenario:chat", 2, "avg < 300", "avg<300", false, 0, ""},
+		{"reqs", "reqs", "", 0, "count>=10", "count>=10", false, 0, ""},
+		{"failed", "failed", "", 0, "rate<0.1", "rate<0.1", false, 1500 * time.Millisecond, ""},
+		{"inflight", "inflight", "", 0, "value<5", "value<5", false, 0, ""},
+		{"inflight", "inflight", "", 1, "value>0", "value>0", false, 0, ""},
+		{"gone", "gone", "", 0, "p(99)<1", "p(99)<1", false, 0, NoSamplesPass},
+		{"gone", "gone", "", 1, "count<1", "count<1", false, 0, NoSamplesFail},
 	}
 	got := set.Thresholds()
 	if len(got) != len(want) || set.Len() != len(want) {
@@ -43,7 +47,7 @@ func TestParseForms(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		r := row{g.Key, g.Metric, g.Tags.Key(), g.Index, g.Source, g.Expr.String(), g.AbortOnFail, g.DelayAbortEval}
+		r := row{g.Key, g.Metric, g.Tags.Key(), g.Index, g.Source, g.Expr.String(), g.AbortOnFail, g.DelayAbortEval, g.NoSamples}
 		if r != w {
 			t.Errorf("threshold %d = %+v\nwant %+v", i, r, w)
 		}
@@ -123,8 +127,11 @@ func TestParseErrors(t *testing.T) {
 		{`{"lat": [{}]}`, `thresholds["lat"][0]: missing "threshold": want {threshold: "p(95)<500", abortOnFail: true}`},
 		{`{"lat": [{"abortOnFail": true}]}`, `thresholds["lat"][0]: missing "threshold": want {threshold: "p(95)<500", abortOnFail: true}`},
 		{`{"lat": [{"threshold": 5}]}`, `thresholds["lat"][0]: "threshold" must be a string, got a number`},
-		{`{"lat": [{"threshold": "avg<1", "abortOnfail": true}]}`, `thresholds["lat"][0]: unknown field "abortOnfail": want threshold, abortOnFail or delayAbortEval`},
-		{`{"lat": [{"threshold": "avg<1", "z": 1, "a": 2}]}`, `thresholds["lat"][0]: unknown field "a": want threshold, abortOnFail or delayAbortEval`},
+		{`{"lat": [{"threshold": "avg<1", "abortOnfail": true}]}`, `thresholds["lat"][0]: unknown field "abortOnfail": want threshold, abortOnFail, delayAbortEval or noSamples`},
+		{`{"lat": [{"threshold": "avg<1", "z": 1, "a": 2}]}`, `thresholds["lat"][0]: unknown field "a": want threshold, abortOnFail, delayAbortEval or noSamples`},
+		{`{"lat": [{"threshold": "avg<1", "noSamples": "ok"}]}`, `thresholds["lat"][0]: "noSamples" must be "pass" or "fail", got "ok"`},
+		{`{"lat": [{"threshold": "avg<1", "noSamples": true}]}`, `thresholds["lat"][0]: "noSamples" must be "pass" or "fail", got true`},
+		{`{"lat": [{"threshold": "avg<1", "noSamples": null}]}`, `thresholds["lat"][0]: "noSamples" must be "pass" or "fail", got null`},
 		{`{"lat": [{"threshold": "avg<1", "abortOnFail": "yes"}]}`, `thresholds["lat"][0]: "abortOnFail" must be true or false, got a string`},
 		{`{"lat": [{"threshold": "avg<1", "abortOnFail": null}]}`, `thresholds["lat"][0]: "abortOnFail" must be true or false, got null`},
 		{`{"lat": [{"threshold": "avg<1", "abortOnFail": 1}]}`, `thresholds["lat"][0]: "abortOnFail" must be true or false, got a number`},

@@ -459,8 +459,11 @@ func (r *renderer) thresholds(s *summary.Summary) {
 		if unit := thresholdUnit(s, t); unit != "" {
 			observed += " " + unit
 		}
-		if !t.Passed {
+		switch {
+		case !t.Passed:
 			mark = r.st.Red("✗")
+		case t.Skipped:
+			mark = r.st.Faint("-")
 		}
 		if t.Note != "" {
 			observed = t.Note
