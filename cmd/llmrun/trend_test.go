@@ -314,7 +314,7 @@ func TestTrendMachineLimited(t *testing.T) {
 			[]string{"machine-limited: the newest run hogged-l (", "): its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
 				"machine-limited: run hogged-l (", "the latencies and throughputs compared with it are inconclusive", " limited ",
 				"inconclusive: machine-limited: the clients of runs hogged-l, hogged-l were limited: " + limit, "+13.1 %",
-				"✓ no credible regression beyond 10 %", "machine-limited; --strict fails them)"},
+				"? machine-limited, no verdict beyond 10 %: tpot_p50 +13.1 % (a regression but for the machine's limit)"},
 			[]string{"│ regression", "✗"}},
 		{"--strict fails it", []string{"--testid", "hogged", "--strict"}, exitRegression, nil,
 			[]string{"--strict fails the inconclusive figures: ", "tpot_p50 +13.1 %"}, nil},

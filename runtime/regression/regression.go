@@ -273,6 +273,9 @@ type Comparison struct {
 	// LeftOut are the previous runs with the figure left out of the
 	// baseline as machine-limited, newest first.
 	LeftOut []Run
+	// Unlimited is the verdict the figure would have had its runs'
+	// machines not been limited, when Doubt is MachineLimited.
+	Unlimited Verdict
 }
 
 // Why a verdict is Inconclusive.
@@ -389,6 +392,7 @@ func machineLimited(c *Comparison, newest Run, limited []Run, baselineLimited bo
 			who[i] = "the clients of runs " + strings.Join(runs, ", ") + " were limited: " + l
 		}
 	}
+	c.Unlimited = c.Verdict
 	c.inconclusive(MachineLimited, strings.Join(who, "; ")+"; the change may be the machine's, not the server's")
 }
 

@@ -330,25 +330,26 @@ func TestTrendCompareMachineLimited(t *testing.T) {
 		leftOut   int
 		flagged   []string // run labels the reason names
 		unflagged []string
+		unlimited Verdict // the verdict but for the machine's limit
 	}{
 		{"a limited newest run's regression", "tpot_p50", []float64{115.4, 100}, []Health{limited, healthy},
-			Inconclusive, MachineLimited, 100, 0, []string{"a-run"}, []string{"b-run"}},
+			Inconclusive, MachineLimited, 100, 0, []string{"a-run"}, []string{"b-run"}, Regression},
 		{"a limited newest run's unchanged figure", "ttft_p50", []float64{101, 100}, []Health{limited, healthy},
-			Inconclusive, MachineLimited, 100, 0, []string{"a-run"}, nil},
+			Inconclusive, MachineLimited, 100, 0, []string{"a-run"}, nil, Unchanged},
 		{"a limited baseline's throughput", "output_throughput", []float64{80, 100}, []Health{healthy, limited},
-			Inconclusive, MachineLimited, 100, 0, []string{"b-run"}, []string{"a-run"}},
+			Inconclusive, MachineLimited, 100, 0, []string{"b-run"}, []string{"a-run"}, Regression},
 		{"both limited", "e2e_p99", []float64{130, 100}, []Health{limited, limited},
-			Inconclusive, MachineLimited, 100, 0, []string{"the clients of runs a-run, b-run were"}, nil},
+			Inconclusive, MachineLimited, 100, 0, []string{"the clients of runs a-run, b-run were"}, nil, Regression},
 		{"the success rate of a limited run is judged", "success_rate", []float64{0.5, 0.99}, []Health{limited, healthy},
-			Regression, "", 0.99, 0, nil, nil},
+			Regression, "", 0.99, 0, nil, nil, ""},
 		{"a limited previous run is left out of the median", "ttft_p50", []float64{100, 100, 200, 101, 99}, []Health{healthy, healthy, limited, healthy, healthy},
-			Unchanged, "", 100, 1, nil, nil},
+			Unchanged, "", 100, 1, nil, nil, ""},
 		{"a regression against the healthy previous runs stands", "ttft_p50", []float64{130, 100, 200, 101, 99}, []Health{healthy, healthy, limited, healthy, healthy},
-			Regression, "", 100, 1, nil, nil},
+			Regression, "", 100, 1, nil, nil, ""},
 		{"runs without a reading are judged as measured", "tpot_p50", []float64{130, 100}, []Health{unknown, unknown},
-			Regression, "", 100, 0, nil, nil},
+			Regression, "", 100, 0, nil, nil, ""},
 		{"healthy runs", "tpot_p50", []float64{130, 100}, []Health{healthy, healthy},
-			Regression, "", 100, 0, nil, nil},
+			Regression, "", 100, 0, nil, nil, ""},
 	} {
 		fig, _ := Lookup(c.figure)
 		rs := runs(c.figure, 0.01, c.values...)
@@ -372,6 +373,9 @@ func TestTrendCompareMachineLimited(t *testing.T) {
 		}
 		if c.doubt == MachineLimited && math.Abs(got.Change-(c.values[0]/c.base-1)) > 1e-9 {
 			t.Errorf("%s: change %g, want it computed for the record", c.name, got.Change)
+		}
+		if c.doubt == MachineLimited && got.Unlimited != c.unlimited {
+			t.Errorf("%s: %s but for the machine's limit, want %s", c.name, got.Unlimited, c.unlimited)
 		}
 	}
 }
@@ -406,13 +410,19 @@ func TestTrendRenderMachineLimited(t *testing.T) {
 		"machine-limited: the current run: its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
 		"inconclusive (machine-limited)", "+15.4 %",
 		"  tpot_p50, output_throughput inconclusive: machine-limited: run current-'s client was limited: " + limit,
-		"✓ no credible regression beyond 10 % (2 figures inconclusive, 2 of them machine-limited; --strict fails them)"} {
+		"? machine-limited, no verdict beyond 10 %: tpot_p50 +15.4 %, output_throughput -15.0 % (a regression but for the machine's limit); rerun on a quieter machine, --strict fails them"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("a limited current run: the output lacks %q:\n%s", want, out)
 		}
 	}
 	if rep.Failed() || strings.Contains(out, "the baseline:") || strings.Contains(out, "│ regression") {
 		t.Errorf("a limited current run: failed %t, or the baseline named, or a regression:\n%s", rep.Failed(), out)
+	}
+	steady := runs("tpot_p50", 0.01, 20.1, 20)
+	steady[0].Health = limited
+	if rep, out := render(steady, false, RenderPair); rep.Failed() ||
+		!strings.Contains(out, "✓ no credible regression beyond 10 % (1 figure inconclusive, 1 of them machine-limited; --strict fails them)") {
+		t.Errorf("a limited current run, unchanged: failed %t:\n%s", rep.Failed(), out)
 	}
 	if rep, out := render(pair(limited, healthy), true, RenderPair); !rep.Failed() || !strings.Contains(out, "--strict fails the inconclusive figures: tpot_p50 +15.4 %, output_throughput -15.0 %") {
 		t.Errorf("a limited current run under --strict: failed %t:\n%s", rep.Failed(), out)

@@ -264,11 +264,14 @@ func conclusion(r Report, st textfmt.Style) string {
 		return strings.Join(out, ", ")
 	}
 	reg, inc := Regressions(r.Comparisons), Inconclusives(r.Comparisons)
+	hidden := matching(inc, func(c Comparison) bool { return c.Doubt == MachineLimited && c.Unlimited == Regression })
 	switch {
 	case len(reg) > 0:
 		return st.Bold(st.Red(fmt.Sprintf("✗ regression beyond %s: %s", tol, names(reg))))
 	case r.Strict && len(inc) > 0:
 		return st.Bold(st.Red(fmt.Sprintf("✗ no credible regression beyond %s, but --strict fails the inconclusive figures: %s", tol, names(inc))))
+	case len(hidden) > 0:
+		return st.Bold(fmt.Sprintf("? machine-limited, no verdict beyond %s: %s (a regression but for the machine's limit); rerun on a quieter machine, --strict fails them", tol, names(hidden)))
 	case len(inc) > 0:
 		limited := ""
 		if n := len(withDoubt(inc, MachineLimited)); n > 0 {
