@@ -85,11 +85,11 @@ func main() {
 }
 
 // tally counts the verdicts of one kind of check.
-type tally struct{ checks, regressions, inconclusive, machineLimited int }
+type tally struct{ checks, regressions, inconclusive, machineLimited, butForLimit int }
 
 func (t tally) String() string {
-	return fmt.Sprintf("%d checks: %d with a regression (exit 109), %d with an inconclusive figure, %d with a figure inconclusive as machine-limited",
-		t.checks, t.regressions, t.inconclusive, t.machineLimited)
+	return fmt.Sprintf("%d checks: %d with a regression (exit 109), %d with an inconclusive figure, %d with a figure inconclusive as machine-limited, %d of them a regression but for the machine's limit",
+		t.checks, t.regressions, t.inconclusive, t.machineLimited, t.butForLimit)
 }
 
 func run(c config) error {
@@ -220,13 +220,20 @@ type outcome struct {
 	// machineLimited counts the figures inconclusive because a run's
 	// machine limited it.
 	machineLimited int
-	output         string
+	// butForLimit says that a figure would have regressed but for the
+	// machine's limit.
+	butForLimit bool
+	output      string
 }
 
 func (o outcome) String() string {
 	switch {
 	case o.code == 109:
 		return "REGRESSION " + strings.Join(o.regressed, ", ")
+	case o.butForLimit:
+		return fmt.Sprintf("pass, a regression but for the machine's limit (%d inconclusive, %d of them machine-limited)", o.inconclusive, o.machineLimited)
+	case o.machineLimited > 0:
+		return fmt.Sprintf("pass (%d inconclusive, %d of them machine-limited)", o.inconclusive, o.machineLimited)
 	case o.inconclusive > 0:
 		return fmt.Sprintf("pass (%d inconclusive)", o.inconclusive)
 	}
@@ -243,6 +250,9 @@ func (t *tally) add(o outcome) {
 	}
 	if o.machineLimited > 0 {
 		t.machineLimited++
+	}
+	if o.butForLimit {
+		t.butForLimit++
 	}
 }
 
@@ -262,10 +272,16 @@ func verdict(ctx context.Context, bin string, env []string, args ...string) (out
 		if strings.Contains(line, "│ regression") {
 			o.regressed = append(o.regressed, strings.TrimSpace(strings.Split(line, "│")[1]))
 		}
-		if strings.Contains(line, " inconclusive: ") {
-			o.inconclusive++
-			if strings.Contains(line, "inconclusive: machine-limited") {
-				o.machineLimited++
+		// "  ttft_p99, tpot_p99 inconclusive: reason": the figures of one
+		// reason share a line.
+		if strings.HasPrefix(line, "? machine-limited, no verdict") {
+			o.butForLimit = true
+		}
+		if names, reason, ok := strings.Cut(line, " inconclusive: "); ok {
+			n := len(strings.Split(names, ","))
+			o.inconclusive += n
+			if strings.HasPrefix(reason, "machine-limited") {
+				o.machineLimited += n
 			}
 		}
 	}
