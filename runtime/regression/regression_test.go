@@ -437,6 +437,19 @@ func TestTrendRenderMachineLimited(t *testing.T) {
 		t.Errorf("a current run without a reading: failed %t:\n%s", rep.Failed(), out)
 	}
 
+	// Other reasons keep a line per figure, even when they are the same.
+	few := unbounded(20, 12, "12 requests cannot bound a p99 at 99 % confidence: it takes 528")
+	fewRuns := []Run{{ID: "cur", Health: healthy, Figures: map[string]Estimate{"tpot_p99": few, "itl_p99": few}},
+		{ID: "base", Health: healthy, Figures: map[string]Estimate{"tpot_p99": few, "itl_p99": few}}}
+	fewFigs := []Figure{{"tpot_p99", "ms", LowerIsBetter}, {"itl_p99", "ms", LowerIsBetter}}
+	var b bytes.Buffer
+	if err := RenderPair(&b, Report{Runs: fewRuns, Figures: fewFigs, Comparisons: Compare(fewRuns, fewFigs, o), Options: o}, textfmt.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "\n  tpot_p99 inconclusive: too few samples") || !strings.Contains(out, "\n  itl_p99 inconclusive: too few samples") {
+		t.Errorf("figures too few samples bound: not a line each:\n%s", out)
+	}
+
 	// trend: the runs table has each run's health, and the limited
 	// previous run is left out of the baseline.
 	rs := runs("tpot_p50", 0.01, 20.1, 20, 30, 20.2, 19.9)

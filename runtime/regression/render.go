@@ -229,20 +229,29 @@ func healthNotes(w io.Writer, r Report, roles []string) error {
 	return nil
 }
 
-// conclude prints why each inconclusive figure is, the figures of one
-// reason on one line, then the last line: the regressions, or that there
-// is none.
+// conclude prints why each inconclusive figure is, the machine-limited
+// figures of one reason on one line, then the last line: the
+// regressions, or that there is none.
 func conclude(w io.Writer, r Report, st textfmt.Style) error {
-	var reasons []string
-	figures := map[string][]string{}
-	for _, c := range Inconclusives(r.Comparisons) {
-		if _, seen := figures[c.Reason]; !seen {
-			reasons = append(reasons, c.Reason)
-		}
-		figures[c.Reason] = append(figures[c.Reason], c.Figure.Name)
+	type line struct {
+		figures []string
+		reason  string
 	}
-	for _, reason := range reasons {
-		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", strings.Join(figures[reason], ", "), reason); err != nil {
+	var lines []line
+	limited := map[string]int{} // a machine-limited reason's line
+	for _, c := range Inconclusives(r.Comparisons) {
+		i, seen := limited[c.Reason]
+		if !seen || c.Doubt != MachineLimited {
+			i = len(lines)
+			lines = append(lines, line{reason: c.Reason})
+			if c.Doubt == MachineLimited {
+				limited[c.Reason] = i
+			}
+		}
+		lines[i].figures = append(lines[i].figures, c.Figure.Name)
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", strings.Join(l.figures, ", "), l.reason); err != nil {
 			return err
 		}
 	}
