@@ -14,6 +14,14 @@
 //
 //     go run ./bench/verdicts -runs 20 -duration 8s -load 1
 //
+// With -hog N, N CPUs' worth of busy loops run during the even-numbered
+// identical runs only: every compare pairs a run whose machine was taken
+// by another process with one whose machine was not, the case of a
+// saturated CI host; their verdicts should be inconclusive
+// (machine-limited), never a regression.
+//
+//	go run ./bench/verdicts -runs 10 -duration 8s -load 0 -hog 2
+//
 // It prints a line per run and the counts; docs/results.md shows a run of
 // it.
 package main
@@ -54,7 +62,7 @@ type config struct {
 	runs          int
 	duration      time.Duration
 	vus, in, out  int
-	load          int
+	load, hog     int
 	influxd, keep string
 }
 
@@ -66,6 +74,7 @@ func main() {
 	flag.IntVar(&c.in, "input", 512, "prompt tokens of each request")
 	flag.IntVar(&c.out, "output", 32, "output tokens of each request")
 	flag.IntVar(&c.load, "load", 1, "CPUs' worth of busy loops in other processes while the runs go")
+	flag.IntVar(&c.hog, "hog", 0, "CPUs' worth of busy loops in other processes during the even-numbered identical runs only (0: none)")
 	flag.StringVar(&c.influxd, "influxd", os.Getenv("LLMRUN_INFLUXD"), "influxd 1.8 binary for the trend half (default $LLMRUN_INFLUXD; none: no trend)")
 	flag.StringVar(&c.keep, "keep", "", "directory to keep the result files in (default: a temporary one, removed)")
 	flag.Parse()
@@ -76,10 +85,11 @@ func main() {
 }
 
 // tally counts the verdicts of one kind of check.
-type tally struct{ checks, regressions, inconclusive int }
+type tally struct{ checks, regressions, inconclusive, machineLimited, butForLimit int }
 
 func (t tally) String() string {
-	return fmt.Sprintf("%d checks: %d with a regression (exit 109), %d with an inconclusive figure", t.checks, t.regressions, t.inconclusive)
+	return fmt.Sprintf("%d checks: %d with a regression (exit 109), %d with an inconclusive figure, %d with a figure inconclusive as machine-limited, %d of them a regression but for the machine's limit",
+		t.checks, t.regressions, t.inconclusive, t.machineLimited, t.butForLimit)
 }
 
 func run(c config) error {
@@ -127,7 +137,11 @@ func run(c config) error {
 
 	fmt.Printf("%d runs of %d VUs for %s, %d prompt and %d output tokens, against llmrun sim (prefill 20 ms + 50 µs a token) and one twice as slow to prefill;\n",
 		c.runs, c.vus, c.duration, c.in, c.out)
-	fmt.Printf("%d CPUs, %d of them kept busy by another process; llmrun %s\n\n", runtime.NumCPU(), c.load, influxNote(influxURL))
+	fmt.Printf("%d CPUs, %d of them kept busy by another process", runtime.NumCPU(), c.load)
+	if c.hog > 0 {
+		fmt.Printf(", %d more during the even-numbered identical runs", c.hog)
+	}
+	fmt.Printf("; llmrun %s\n\n", influxNote(influxURL))
 	env := append(os.Environ(), "LLMRUN_INFLUXDB_TOKEN="+token)
 	var sameCompare, sameTrend, slowCompare tally
 	var lastTrend, lastSlow string
@@ -139,10 +153,20 @@ func run(c config) error {
 		if influxURL != "" {
 			args = append(args, "--out", "influxdb="+influxURL, "--testid", "verdicts")
 		}
-		if _, err := llmrun(ctx, bin, env, append(args, script)...); err != nil {
+		hogged := c.hog > 0 && i%2 == 0
+		stopHog := func() {}
+		if hogged {
+			stopHog = busy(c.hog)
+		}
+		_, err := llmrun(ctx, bin, env, append(args, script)...)
+		stopHog()
+		if err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
 		line := fmt.Sprintf("run %2d", i)
+		if hogged {
+			line += " (hog)"
+		}
 		if i > 1 {
 			prev := filepath.Join(dir, fmt.Sprintf("normal-%02d.json", i-1))
 			v, err := verdict(ctx, bin, env, "compare", prev, file)
@@ -193,13 +217,23 @@ type outcome struct {
 	code         int
 	regressed    []string
 	inconclusive int
-	output       string
+	// machineLimited counts the figures inconclusive because a run's
+	// machine limited it.
+	machineLimited int
+	// butForLimit says that a figure would have regressed but for the
+	// machine's limit.
+	butForLimit bool
+	output      string
 }
 
 func (o outcome) String() string {
 	switch {
 	case o.code == 109:
 		return "REGRESSION " + strings.Join(o.regressed, ", ")
+	case o.butForLimit:
+		return fmt.Sprintf("pass, a regression but for the machine's limit (%d inconclusive, %d of them machine-limited)", o.inconclusive, o.machineLimited)
+	case o.machineLimited > 0:
+		return fmt.Sprintf("pass (%d inconclusive, %d of them machine-limited)", o.inconclusive, o.machineLimited)
 	case o.inconclusive > 0:
 		return fmt.Sprintf("pass (%d inconclusive)", o.inconclusive)
 	}
@@ -213,6 +247,12 @@ func (t *tally) add(o outcome) {
 	}
 	if o.inconclusive > 0 {
 		t.inconclusive++
+	}
+	if o.machineLimited > 0 {
+		t.machineLimited++
+	}
+	if o.butForLimit {
+		t.butForLimit++
 	}
 }
 
@@ -232,8 +272,17 @@ func verdict(ctx context.Context, bin string, env []string, args ...string) (out
 		if strings.Contains(line, "│ regression") {
 			o.regressed = append(o.regressed, strings.TrimSpace(strings.Split(line, "│")[1]))
 		}
-		if strings.Contains(line, " inconclusive: ") {
-			o.inconclusive++
+		// "  ttft_p99, tpot_p99 inconclusive: reason": the figures of one
+		// reason share a line.
+		if strings.HasPrefix(line, "? machine-limited, no verdict") {
+			o.butForLimit = true
+		}
+		if names, reason, ok := strings.Cut(line, " inconclusive: "); ok {
+			n := len(strings.Split(names, ","))
+			o.inconclusive += n
+			if strings.HasPrefix(reason, "machine-limited") {
+				o.machineLimited += n
+			}
 		}
 	}
 	return o, nil

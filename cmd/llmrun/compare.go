@@ -24,9 +24,15 @@ are better higher, latencies lower. Figures have the names of "llmrun
 trend": request_throughput, ttft_p99, e2e_p90, ...; vLLM's names
 (p99_ttft_ms, median_e2el_ms, ...) are accepted too.
 
+When either file's client-health section says its client was limited by
+its own machine (llmrun's own load, or other processes or the hypervisor
+taking the CPU), its latencies and throughputs may be the machine's, not
+the server's: they are inconclusive (machine-limited), and the output
+names the run and its limit. The success rate is judged as always.
+
 Exit codes: 0 no figure credibly regressed, 109 a figure regressed (or,
-with --strict, was inconclusive), 1 a file could not be read, 2 bad
-command line.
+with --strict, was inconclusive, machine-limited included), 1 a file could
+not be read, 2 bad command line.
 
 Examples:
   llmrun compare baseline.json current.json

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -41,6 +42,39 @@ func plantedResult(t *testing.T, dir, name string, seed uint64, n int, ttft floa
 	return path
 }
 
+// compareCase is a command line of llmrun compare, its exit code, and
+// what its output must and must not hold.
+type compareCase struct {
+	name      string
+	args      []string
+	code      int
+	want      []string
+	forbidden []string
+}
+
+// runCompareCases runs each case as a subtest.
+func runCompareCases(t *testing.T, tests []compareCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := command(t, "compare", tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("output lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, f := range tc.forbidden {
+				if strings.Contains(stdout, f) {
+					t.Errorf("output has %q:\n%s", f, stdout)
+				}
+			}
+		})
+	}
+}
+
 // compare judges the current run against the baseline credibly: a
 // regression beyond the threshold and the noise fails (exit 109), a run
 // like the baseline passes, a change too few samples can bound is
@@ -58,13 +92,7 @@ func TestCompare(t *testing.T) {
 	few := plantedResult(t, dir, "few", 7, 12, 150, time.Second, nil)
 	fewSlower := plantedResult(t, dir, "few-slower", 8, 12, 250, time.Second, nil)
 
-	tests := []struct {
-		name      string
-		args      []string
-		code      int
-		want      []string
-		forbidden []string
-	}{
+	tests := []compareCase{
 		{"runs of one server pass", []string{base, same}, exitOK,
 			[]string{"baseline: " + base, "current:  " + same, "✓ no", "regression beyond 10 %", "ttft_p99 (ms)", "99 % CI", " 600 "}, []string{"✗", "│ regression"}},
 		{"latency up is a regression", []string{base, slower}, exitRegression,
@@ -84,24 +112,7 @@ func TestCompare(t *testing.T) {
 			[]string{"--strict fails the inconclusive figures: ttft_p99"}, nil},
 		{"a lower --confidence", []string{base, same, "--confidence", "95%"}, exitOK, []string{"95 % confidence", "95 % CI"}, nil},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := command(t, "compare", tc.args...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(stdout, w) {
-					t.Errorf("output lacks %q:\n%s", w, stdout)
-				}
-			}
-			for _, f := range tc.forbidden {
-				if strings.Contains(stdout, f) {
-					t.Errorf("output has %q:\n%s", f, stdout)
-				}
-			}
-		})
-	}
+	runCompareCases(t, tests)
 	if _, _, stderr := command(t, "compare", base, otherScript); !strings.Contains(stderr, "different scripts") || !strings.Contains(stderr, "sha256 def") {
 		t.Errorf("no note on different scripts: %q", stderr)
 	}
@@ -139,4 +150,55 @@ func TestCompareCommandLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Two runs of one server, the current one's client limited by its own
+// machine (the case of issue 26: "other processes used 99 % of the 2
+// CPUs"), a 30 % slower TTFT: not a regression but inconclusive, naming
+// the limited run and its limit, exit 0; --strict fails it. The success
+// rate is still judged, and a file without a client-health reading is
+// judged as measured.
+func TestCompareMachineLimited(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const n, dur = 600, 60 * time.Second
+	const limit = "other processes on this machine took the CPU (other processes used 99 % of the 2 CPUs)"
+	quiet := &health.Machine{Seconds: 60, CPUs: 2, Busy: 0.3, Others: 0.2, Load1: 0.5, OthersLoad: 0.4, RunQueueWait: 0.05}
+	crowded := &health.Machine{Seconds: 60, CPUs: 2, Busy: 1, Others: 0.99, Load1: 4.2, OthersLoad: 4.1, RunQueueWait: 0.5}
+	client := func(m *health.Machine, cause string) func(s *summary.Summary) {
+		return func(s *summary.Summary) {
+			s.Client = health.Report{CPU: 0.05, Procs: 2, SchedDelayP99: 0.4, Machine: m, Cause: cause}
+		}
+	}
+	base := plantedResult(t, dir, "base", 1, n, 150, dur, client(quiet, ""))
+	limitedSlower := plantedResult(t, dir, "limited-slower", 3, n, 195, dur, client(crowded, limit))
+	limitedBase := plantedResult(t, dir, "limited-base", 1, n, 150, dur, client(crowded, limit))
+	slower := plantedResult(t, dir, "slower", 3, n, 195, dur, client(quiet, ""))
+	unknownSlower := plantedResult(t, dir, "unknown-slower", 3, n, 195, dur, nil)
+	limitedFailing := plantedResult(t, dir, "limited-failing", 3, n, 150, dur, func(s *summary.Summary) {
+		client(crowded, limit)(s)
+		s.Serving.OK, s.Serving.Failed, s.Serving.SuccessRate = n/2, n/2, 0.5
+	})
+
+	tests := []compareCase{
+		{"a limited current run is inconclusive", []string{base, limitedSlower}, exitOK, []string{
+			"machine-limited: the current run: its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
+			"ttft_p50 (ms)", "inconclusive (machine-limited)",
+			"inconclusive: machine-limited: run limited-'s client was limited: " + limit + "; the change may be the machine's, not the server's",
+			"? machine-limited, no verdict beyond 10 %: ", "ttft_p50 +", "(a regression but for the machine's limit); rerun on a quieter machine, --strict fails them"},
+			[]string{"│ regression", "✗", "machine-limited: the baseline"}},
+		{"--strict fails it", []string{base, limitedSlower, "--strict"}, exitRegression,
+			[]string{"✗ no credible regression beyond 10 %, but --strict fails the inconclusive figures: ", "ttft_p50 +"}, nil},
+		{"a limited baseline", []string{limitedBase, slower}, exitOK, []string{
+			"machine-limited: the baseline: its client was limited: " + limit + "; the latencies and throughputs compared with it are inconclusive",
+			"inconclusive (machine-limited)", "? machine-limited, no verdict beyond 10 %: "}, []string{"│ regression", "machine-limited: the current run"}},
+		{"a limited current run like its baseline", []string{base, limitedBase}, exitOK,
+			[]string{"✓ no credible regression beyond 10 % (", "machine-limited; --strict fails them)"}, []string{"│ regression", "?"}},
+		{"healthy runs regress", []string{base, slower}, exitRegression, []string{"✗ regression beyond 10 %: ttft_p50 +"}, []string{"machine-limited", "client health unknown"}},
+		{"a file without a reading is judged as measured", []string{base, unknownSlower}, exitRegression,
+			[]string{"client health unknown (no reading stored: written before llmrun kept it, or not measured), judged as measured: the current run", "✗ regression beyond 10 %: ttft_p50 +"}, nil},
+		{"the success rate of a limited run is judged", []string{base, limitedFailing, "--metric", "success_rate,ttft_p50"}, exitRegression,
+			[]string{"✗ regression beyond 10 %: success_rate -50.0 %", "inconclusive (machine-limited)"}, nil},
+	}
+	runCompareCases(t, tests)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/regression"
 )
 
 // resultJSON is a result file as generic JSON, without "outputs": what
@@ -107,6 +108,10 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	want, _ := influxdb.RunFields(readSummary(t, fromFiles), "")
 	if !reflect.DeepEqual(gathered.Fields, want) || gathered.Fields["requests"] != 9 {
 		t.Errorf("trend's figures of the run:\n%v\nwant those of the merged result files (9 requests):\n%v", gathered.Fields, want)
+	}
+	if h := regression.HealthOf(readSummary(t, fromFiles).Client); gathered.Health != h || !h.Known {
+		t.Errorf("trend's client health of the run: %v %q, want that of the merged result files, every instance's limit: %v %q",
+			gathered.Health, gathered.Health.Limit, h, h.Limit)
 	}
 
 	// merge --influxdb: the same result as merge of the files.

@@ -32,6 +32,14 @@ median absolute deviation). A change beyond the tolerance within that
 noise, or a figure too few samples bound, is inconclusive. Throughputs and
 the success rate are better higher, latency percentiles lower.
 
+A run whose client was limited by its own machine (its client-health
+reading: llmrun's own load, or other processes or the hypervisor taking
+the CPU) measured latencies and throughputs that may be the machine's:
+the newest run's are inconclusive (machine-limited), a previous run's are
+left out of the baseline; the output names each such run and its limit.
+Runs stored before llmrun kept the reading are judged as measured, their
+health shown as unknown.
+
 The runs are read with InfluxQL over the v1 /query API, which InfluxDB
 1.x, 2.x (through a DBRP mapping) and 3.x answer; Flux is not needed. URL
 takes the options of --out influxdb=URL: the database read is the bucket's
@@ -45,7 +53,8 @@ merge --influxdb merges them), and says how many instances it had and
 which are missing.
 
 Exit codes: 0 no figure credibly regressed (or there is no history yet),
-109 a figure regressed (or, with --strict, was inconclusive), 1 InfluxDB
+109 a figure regressed (or, with --strict, was inconclusive, machine-limited
+included), 1 InfluxDB
 could not be read or holds no run of the test, 2 bad command line.
 
 Examples:
@@ -143,7 +152,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 				notes = append(notes, note)
 			}
 		}
-		run := regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version}
+		run := regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version, Health: r.Health}
 		run.Figures, run.Confidence = regression.FromFields(r.Fields)
 		runs = append(runs, run)
 	}
@@ -188,7 +197,7 @@ func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, s
 	if !ok {
 		return r, "", fmt.Errorf("its merged result has no scenario %q", scenario)
 	}
-	r.Fields, r.Version = fields, merged.Meta.Version
+	r.Fields, r.Version, r.Health = fields, merged.Meta.Version, regression.HealthOf(merged.Client)
 	m := merged.Meta
 	note := fmt.Sprintf("run %s: %s, figures of their results merged", r.RunID, textfmt.Count(m.Instances, "instance"))
 	if len(m.MissingInstances) > 0 {

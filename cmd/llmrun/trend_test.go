@@ -65,6 +65,22 @@ type trendHistory struct {
 	old    bool
 	// env is the runs' --tag env (default staging).
 	env string
+	// clients are the runs' client health, newest first: a limit, "ok"
+	// for none, or "" (and runs beyond the list) for a point stored
+	// before llmrun kept it.
+	clients []string
+}
+
+// trendClient adds the client-health fields of a run's health to its
+// point's fields: a limit, "ok", or "" for none.
+func trendClient(fields map[string]any, client string) {
+	switch client {
+	case "":
+	case "ok":
+		fields["client_limited"] = false
+	default:
+		fields["client_limited"], fields["client_limit"] = true, client
+	}
 }
 
 // trendPoints follows the schema of docs/influxdb.md: per run an llm_run
@@ -95,6 +111,11 @@ func trendPoints(h trendHistory, now time.Time) []*write.Point {
 			figures[k] = v
 		}
 		trendFigures(fields, figures, h.old && i > 0)
+		client := ""
+		if i < len(h.clients) {
+			client = h.clients[i]
+		}
+		trendClient(fields, client)
 		pts = append(pts, influxdb2.NewPoint("llm_run", tags, fields, start))
 		for j, sc := range h.scenarios {
 			st := maps.Clone(tags)
@@ -109,6 +130,7 @@ func trendPoints(h trendHistory, now time.Time) []*write.Point {
 				figures[k] = v
 			}
 			trendFigures(sf, figures, h.old && i > 0)
+			trendClient(sf, client)
 			pts = append(pts, influxdb2.NewPoint("llm_run", st, sf, start))
 		}
 		all := map[string]string{"run_id": runID, "testid": h.testid, "scenario": "_all", "env": env}
@@ -131,16 +153,30 @@ func trendLine(stdout, figure string) string {
 	return ""
 }
 
-func TestTrend(t *testing.T) {
-	t.Parallel()
+// plantTrend starts an InfluxDB and writes the histories in it, their
+// newest runs an hour ago; it returns a context bounding the test, the
+// server, the environment with its token and the URL trend reads.
+func plantTrend(t *testing.T, hs []trendHistory) (context.Context, *influxtest.Server, map[string]string, string) {
+	t.Helper()
 	srv := influxtest.Start(t)
 	now := time.Now().Add(-time.Hour).Truncate(time.Second)
 	client := influxdb2.NewClient(srv.URL, srv.Token)
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	var pts []*write.Point
-	for _, h := range []trendHistory{
+	for _, h := range hs {
+		pts = append(pts, trendPoints(h, now)...)
+	}
+	if err := client.WriteAPIBlocking("", srv.Bucket).WritePoint(ctx, pts...); err != nil {
+		t.Fatalf("planting the histories: %v", err)
+	}
+	return ctx, srv, map[string]string{influxdb.TokenEnv: srv.Token}, srv.URL + "?bucket=" + srv.Bucket
+}
+
+func TestTrend(t *testing.T) {
+	t.Parallel()
+	hs := []trendHistory{
 		{testid: "stable", model: "llama", runs: 6},
 		{testid: "ttft-regressed", model: "llama", runs: 6, newest: map[string]float64{"ttft_p99": 400 * 1.3}},
 		{testid: "throughput-dropped", model: "llama", runs: 6, newest: map[string]float64{"output_throughput": 500 * 0.7}},
@@ -155,14 +191,8 @@ func TestTrend(t *testing.T) {
 		// The first run with intervals after runs stored before they were
 		// kept: the previous runs' spread judges.
 		{testid: "old", model: "llama", runs: 6, old: true, newest: map[string]float64{"ttft_p99": 400 * 1.3}},
-	} {
-		pts = append(pts, trendPoints(h, now)...)
 	}
-	if err := client.WriteAPIBlocking("", srv.Bucket).WritePoint(ctx, pts...); err != nil {
-		t.Fatalf("planting the histories: %v", err)
-	}
-	env := map[string]string{influxdb.TokenEnv: srv.Token}
-	url := srv.URL + "?bucket=" + srv.Bucket
+	ctx, srv, env, url := plantTrend(t, hs)
 	trend := func(args ...string) (int, string, string) {
 		t.Helper()
 		return cli(t, ctx, env, append([]string{"trend", "--influxdb", url}, args...)...)
@@ -341,6 +371,73 @@ func TestTrendSelects(t *testing.T) {
 		for _, w := range c.want {
 			if !strings.Contains(stderr, w) {
 				t.Errorf("%s: stderr lacks %q:\n%s", c.name, w, stderr)
+			}
+		}
+	}
+}
+
+// A newest run whose client its machine limited is inconclusive on its
+// latencies and throughputs, naming the run and its limit, exit 0 (109
+// with --strict); a limited previous run is left out of the baseline;
+// points stored before the client-health fields are read as unknown and
+// judged as measured.
+func TestTrendMachineLimited(t *testing.T) {
+	t.Parallel()
+	const limit = "other processes on this machine took the CPU (other processes used 99 % of the 2 CPUs)"
+	slower := map[string]float64{"tpot_p50": 20 * 1.154}
+	hs := []trendHistory{
+		{testid: "hogged", model: "llama", runs: 2, newest: slower, clients: []string{limit, limit}},
+		{testid: "hogged-scenario", model: "llama", runs: 2, scenarios: []string{"chat", "rag"}, ragNewest: map[string]float64{"tpot_p50": 1.5 * 20 * 1.154}, clients: []string{limit, "ok"}},
+		{testid: "one-hogged-before", model: "llama", runs: 6, newest: map[string]float64{"tpot_p50": 20 * 1.3}, clients: []string{"ok", "ok", limit, "ok", "ok", "ok"}},
+		{testid: "healthy", model: "llama", runs: 2, newest: slower, clients: []string{"ok", "ok"}},
+		{testid: "stored-before", model: "llama", runs: 3, newest: slower, clients: []string{"ok"}},
+	}
+	ctx, _, env, url := plantTrend(t, hs)
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		code      int
+		verdicts  map[string]string
+		want      []string
+		forbidden []string
+	}{
+		{"a limited newest run", []string{"--testid", "hogged"}, exitOK,
+			map[string]string{"tpot_p50": "inconclusive (machine-limited)", "output_throughput": "inconclusive (machine-limited)", "success_rate": "unchanged"},
+			[]string{"machine-limited: the newest run hogged-l (", "): its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
+				"machine-limited: run hogged-l (", "the latencies and throughputs compared with it are inconclusive", " limited ",
+				"inconclusive: machine-limited: the clients of runs hogged-l, hogged-l were limited: " + limit, "+13.1 %",
+				"? machine-limited, no verdict beyond 10 %: tpot_p50 +13.1 % (a regression but for the machine's limit)"},
+			[]string{"│ regression", "✗"}},
+		{"--strict fails it", []string{"--testid", "hogged", "--strict"}, exitRegression, nil,
+			[]string{"--strict fails the inconclusive figures: ", "tpot_p50 +13.1 %"}, nil},
+		{"a scenario's points carry the health", []string{"--testid", "hogged-scenario", "--scenario", "rag"}, exitOK,
+			map[string]string{"tpot_p50": "inconclusive (machine-limited)"}, []string{"machine-limited: the newest run", " ok "}, []string{"│ regression"}},
+		{"a limited previous run is left out", []string{"--testid", "one-hogged-before"}, exitRegression,
+			map[string]string{"tpot_p50": "regression", "ttft_p50": "unchanged"},
+			[]string{"machine-limited: run one-hogg (", "left out of the baseline of latencies and throughputs", "✗ regression beyond 10 %: tpot_p50 +"}, nil},
+		{"healthy runs regress", []string{"--testid", "healthy"}, exitRegression, map[string]string{"tpot_p50": "regression"},
+			[]string{"✗ regression beyond 10 %: tpot_p50 +"}, []string{"machine-limited", "unknown"}},
+		{"points stored before the fields are unknown", []string{"--testid", "stored-before"}, exitRegression, map[string]string{"tpot_p50": "regression"},
+			[]string{" unknown ", "client health unknown (no reading stored: written before llmrun kept it, or not measured), judged as measured: run stored-b (", "✗ regression beyond 10 %: tpot_p50 +"},
+			[]string{"machine-limited", "the newest run stored-b"}},
+	} {
+		code, stdout, stderr := cli(t, ctx, env, append([]string{"trend", "--influxdb", url}, tc.args...)...)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.name, code, tc.code, stdout, stderr)
+		}
+		for fig, want := range tc.verdicts {
+			if line := trendLine(stdout, fig); !strings.Contains(line, " "+want+" ") {
+				t.Errorf("%s: %s: %q, want the verdict %q\n%s", tc.name, fig, line, want, stdout)
+			}
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%s: the output lacks %q:\n%s", tc.name, w, stdout)
+			}
+		}
+		for _, f := range tc.forbidden {
+			if strings.Contains(stdout, f) {
+				t.Errorf("%s: the output has %q:\n%s", tc.name, f, stdout)
 			}
 		}
 	}

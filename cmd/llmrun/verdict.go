@@ -27,7 +27,7 @@ func (f *verdictFlags) register(fs *pflag.FlagSet, toleranceName string) {
 	f.toleranceName = toleranceName
 	fs.StringVar(&f.tolerance, toleranceName, "10%", "relative change allowed before a figure counts as regressed: 10% or 0.1")
 	fs.StringVar(&f.confidence, "confidence", "99%", "confidence level a change must clear to count: 99% (or 0.99); lower finds smaller changes in fewer samples, and more that are noise")
-	fs.BoolVar(&f.strict, "strict", false, "an inconclusive figure (too few samples, or a change within the noise) fails too (exit 109)")
+	fs.BoolVar(&f.strict, "strict", false, "an inconclusive figure (too few samples, a change within the noise, or a machine-limited run) fails too (exit 109)")
 	fs.StringSliceVar(&f.metrics, "metric", nil, "figures to compare, comma-separated or repeated (default: request_throughput, output_throughput, success_rate, ttft_p50, ttft_p99, tpot_p50, tpot_p99, itl_p99, e2e_p99)")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
 }

@@ -186,6 +186,26 @@ func (r Report) OwnCause() string {
 	return ""
 }
 
+// Limit names what limited the client's measurement, "" when nothing
+// did: the cause the probe found (llmrun's own load, its garbage
+// collector, other processes or the hypervisor taking the CPU), or else
+// goroutines that waited longer than MaxSchedDelayP99 for a CPU for a
+// cause not found. A run it names is machine-limited: its latencies may
+// include the client's waits, and its throughputs the client's pace,
+// rather than the server's (docs/results.md). It reads the report's
+// stored figures, so a result file read back gives the same answer.
+func (r Report) Limit() string {
+	switch {
+	case !r.Measured():
+		return ""
+	case r.Cause != "":
+		return r.Cause
+	case r.schedDelayed():
+		return fmt.Sprintf("llmrun's goroutines waited %.1f ms (p99) for a CPU, for a cause not found", r.SchedDelayP99)
+	}
+	return ""
+}
+
 // schedDelayed says whether goroutines waited longer than
 // MaxSchedDelayP99 for a CPU.
 func (r Report) schedDelayed() bool {

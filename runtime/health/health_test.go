@@ -90,6 +90,9 @@ func TestJudge(t *testing.T) {
 		if tc.cause == "" && r.Cause != "" || !strings.HasPrefix(r.Cause, tc.cause) {
 			t.Errorf("%s: cause %q, want %q", tc.name, r.Cause, tc.cause)
 		}
+		if r.Cause != "" && r.Limit() != r.Cause {
+			t.Errorf("%s: limit %q, want the cause %q", tc.name, r.Limit(), r.Cause)
+		}
 		if (r.OwnCause() != "") != tc.blamesOwn || strings.Contains(r.Cause, "own load") != tc.blamesOwn {
 			t.Errorf("%s: own cause %q, cause %q; want llmrun's own load blamed: %v", tc.name, r.OwnCause(), r.Cause, tc.blamesOwn)
 		}
@@ -136,6 +139,36 @@ func TestIdleProcessIsHealthy(t *testing.T) {
 	r := p.Stop()
 	if r.CPU > 0.5 || r.Procs < 1 {
 		t.Errorf("an idle process: %+v", r)
+	}
+}
+
+// A run is machine-limited when the probe named a cause, or when its
+// goroutines waited long for a CPU for a cause not found; the limit is
+// read from the report's figures, as a result file stores them.
+func TestLimit(t *testing.T) {
+	quiet := &Machine{CPUs: 2, Others: 0.2, Load1: 0.9, OthersLoad: 0.8, RunQueueWait: 0.05}
+	tests := []struct {
+		name string
+		r    Report
+		want string // "" for none
+	}{
+		{"healthy", Report{CPU: 0.3, Procs: 2, SchedDelayP99: 1, Machine: quiet}, ""},
+		{"other processes", Report{CPU: 0.1, Procs: 2, Machine: &Machine{CPUs: 2, Others: 0.99}}, "other processes on this machine took the CPU (other processes used 99 % of the 2 CPUs)"},
+		{"own CPU", Report{CPU: 0.95, Procs: 2, Machine: quiet}, "llmrun's own load (its process used 95 % of its 2 CPUs)"},
+		{"a delay without a cause", Report{CPU: 0.2, Procs: 2, SchedDelayP99: 12, Machine: quiet}, "llmrun's goroutines waited 12.0 ms (p99) for a CPU, for a cause not found"},
+		{"a delay at its limit", Report{CPU: 0.2, Procs: 2, SchedDelayP99: 5, Machine: quiet}, ""},
+		{"not measured", NotMeasured("setup() did not complete"), ""},
+	}
+	for _, tc := range tests {
+		r := tc.r
+		r.judge()
+		if got := r.Limit(); got != tc.want {
+			t.Errorf("%s: limit %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	stored := Report{CPU: 0.1, Procs: 2, Cause: "the hypervisor took the CPU (steal)"}
+	if got := stored.Limit(); got != stored.Cause {
+		t.Errorf("a report read back: limit %q, want its stored cause %q", got, stored.Cause)
 	}
 }
 

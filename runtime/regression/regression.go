@@ -6,7 +6,10 @@
 // A change counts only when it exceeds the tolerance and is credible given
 // the samples behind both figures — their confidence intervals, from the
 // runs' histograms and counts — and, with three previous runs or more, the
-// spread of those runs. Each figure's verdict is a regression, an
+// spread of those runs. A run whose client was limited by its own machine
+// (its Health) measured latencies and throughputs that may be the
+// machine's: the newest run's are inconclusive, a previous run's are left
+// out of the baseline. Each figure's verdict is a regression, an
 // improvement, unchanged, or inconclusive with the reason. docs/results.md
 // states the method with its formulas. The package holds no I/O but the
 // rendering of its tables.
@@ -157,7 +160,43 @@ type Run struct {
 	// Confidence is the level of the figures' intervals; 0 when they have
 	// none (a run stored before llmrun kept them).
 	Confidence float64
+	// Health is what the run's client-health reading said of the machine
+	// that measured it.
+	Health Health
 }
+
+// Health is what a run's client-health reading says of the machine that
+// measured it.
+type Health struct {
+	// Known says whether the run carries the reading: result files and
+	// llm_run points written before llmrun judged it, or of a run that
+	// ended before its measurement began, do not.
+	Known bool
+	// Limit names what limited the client (health.Report.Limit), "" when
+	// nothing did.
+	Limit string
+}
+
+// Limited says whether the run is machine-limited: its client-health
+// reading named a limit.
+func (h Health) Limited() bool { return h.Known && h.Limit != "" }
+
+// String is the reading in a word: "ok", "limited" or "unknown".
+func (h Health) String() string {
+	switch {
+	case !h.Known:
+		return "unknown"
+	case h.Limited():
+		return "limited"
+	}
+	return "ok"
+}
+
+// MachineSensitive says whether a client short of CPU measures the figure
+// wrong: a latency, which includes the client's waits, or a throughput,
+// which follows the client's pace. The success rate counts the server's
+// answers, which a busy client does not change.
+func (f Figure) MachineSensitive() bool { return f.Unit != "%" }
 
 // Options are how Compare judges.
 type Options struct {
@@ -189,8 +228,9 @@ const (
 	Regression Verdict = "regression"
 	// Improved: better by more than the tolerance, credibly.
 	Improved Verdict = "improved"
-	// Inconclusive: beyond the tolerance but within the noise, or too few
-	// samples to bound the figure; Comparison.Doubt says which.
+	// Inconclusive: beyond the tolerance but within the noise, too few
+	// samples to bound the figure, or measured by a machine-limited
+	// client; Comparison.Doubt says which.
 	Inconclusive Verdict = "inconclusive"
 	// NoHistory: nothing to compare with: a single run, or no previous
 	// run with the figure, or a baseline of 0.
@@ -225,10 +265,17 @@ type Comparison struct {
 	// bounded); valid for every verdict but NoHistory and NoData.
 	Change, ChangeLo, ChangeHi float64
 	Verdict                    Verdict
-	// Doubt is why a verdict is Inconclusive, TooFewSamples or TooNoisy
-	// ("" for other verdicts), and Reason the same in full: how many
-	// samples it takes, or the change's interval.
+	// Doubt is why a verdict is Inconclusive, TooFewSamples, TooNoisy or
+	// MachineLimited ("" for other verdicts), and Reason the same in full:
+	// how many samples it takes, the change's interval, or which runs'
+	// clients were limited, and by what.
 	Doubt, Reason string
+	// LeftOut are the previous runs with the figure left out of the
+	// baseline as machine-limited, newest first.
+	LeftOut []Run
+	// Unlimited is the verdict the figure would have had its runs'
+	// machines not been limited, when Doubt is MachineLimited.
+	Unlimited Verdict
 }
 
 // Why a verdict is Inconclusive.
@@ -238,6 +285,10 @@ const (
 	// TooNoisy: the change is beyond the tolerance, and its interval
 	// reaches the other side of zero.
 	TooNoisy = "too noisy"
+	// MachineLimited: a latency or a throughput of a comparison whose
+	// newest run, or every previous run, was measured by a client its own
+	// machine limited: the change may be the machine's, not the server's.
+	MachineLimited = "machine-limited"
 )
 
 // inconclusive makes c's verdict Inconclusive for doubt, detail saying more.
@@ -251,18 +302,35 @@ const epsilon = 1e-9
 
 // Compare compares the newest of runs (runs[0]; runs are newest first)
 // with the median of the others, figure by figure, as Options says (see
-// the package comment and docs/results.md).
+// the package comment and docs/results.md). A machine-sensitive figure
+// (MachineSensitive) leaves the previous machine-limited runs out of its
+// baseline when any other run has it, and is inconclusive
+// (MachineLimited) when the newest run is machine-limited or every
+// previous one is; its change is still computed, for the record.
 func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 	out := make([]Comparison, 0, len(figures))
 	for _, f := range figures {
 		c := Comparison{Figure: f, Verdict: NoHistory, Spread: math.NaN()}
-		var prev []Estimate
+		var prev, limited []Estimate
+		var limitedRuns []Run
 		if len(runs) > 0 {
 			for _, r := range runs[1:] {
-				if e, ok := r.Figures[f.Name]; ok {
-					prev = append(prev, rescale(e, r.Confidence, o.confidence(), f))
+				e, ok := r.Figures[f.Name]
+				if !ok {
+					continue
 				}
+				e = rescale(e, r.Confidence, o.confidence(), f)
+				if f.MachineSensitive() && r.Health.Limited() {
+					limited, limitedRuns = append(limited, e), append(limitedRuns, r)
+					continue
+				}
+				prev = append(prev, e)
 			}
+		}
+		if len(prev) > 0 {
+			c.LeftOut = limitedRuns
+		} else {
+			prev = limited
 		}
 		c.BaselineRuns = len(prev)
 		if len(prev) > 0 {
@@ -284,10 +352,60 @@ func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 			// No relative change to compute: NoHistory.
 		default:
 			judge(&c, prev, o)
+			if f.MachineSensitive() {
+				machineLimited(&c, runs[0], limitedRuns, len(c.LeftOut) == 0)
+			}
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// machineLimited makes c's verdict Inconclusive (MachineLimited) when
+// the newest run was machine-limited, or, when baselineLimited, the
+// previous runs limited, every one of which was.
+func machineLimited(c *Comparison, newest Run, limited []Run, baselineLimited bool) {
+	var flagged []Run
+	if newest.Health.Limited() {
+		flagged = append(flagged, newest)
+	}
+	if baselineLimited {
+		flagged = append(flagged, limited...)
+	}
+	if len(flagged) == 0 {
+		return
+	}
+	// The runs of one limit are named together.
+	var limits []string
+	labels := map[string][]string{}
+	for _, r := range flagged {
+		if _, seen := labels[r.Health.Limit]; !seen {
+			limits = append(limits, r.Health.Limit)
+		}
+		labels[r.Health.Limit] = append(labels[r.Health.Limit], r.Label())
+	}
+	who := make([]string, len(limits))
+	for i, l := range limits {
+		if runs := labels[l]; len(runs) == 1 {
+			who[i] = "run " + runs[0] + "'s client was limited: " + l
+		} else {
+			who[i] = "the clients of runs " + strings.Join(runs, ", ") + " were limited: " + l
+		}
+	}
+	c.Unlimited = c.Verdict
+	c.inconclusive(MachineLimited, strings.Join(who, "; ")+"; the change may be the machine's, not the server's")
+}
+
+// Label names the run in a few characters: its run_id's first ones, else
+// its start.
+func (r Run) Label() string {
+	switch {
+	case len(r.ID) > shortID:
+		return r.ID[:shortID]
+	case r.ID != "":
+		return r.ID
+	}
+	return r.Time.UTC().Format("2006-01-02 15:04:05")
 }
 
 // judge sets the change, its interval and the verdict of c, whose newest
@@ -435,19 +553,24 @@ func sampleCounts(es []Estimate) []float64 {
 
 // Regressions returns the comparisons whose verdict is Regression.
 func Regressions(cs []Comparison) []Comparison {
-	return withVerdict(cs, Regression)
+	return matching(cs, func(c Comparison) bool { return c.Verdict == Regression })
 }
 
 // Inconclusives returns the comparisons whose verdict is Inconclusive.
 func Inconclusives(cs []Comparison) []Comparison {
-	return withVerdict(cs, Inconclusive)
+	return matching(cs, func(c Comparison) bool { return c.Verdict == Inconclusive })
 }
 
-// withVerdict returns the comparisons whose verdict is v.
-func withVerdict(cs []Comparison, v Verdict) []Comparison {
+// withDoubt returns the comparisons whose doubt is d.
+func withDoubt(cs []Comparison, d string) []Comparison {
+	return matching(cs, func(c Comparison) bool { return c.Doubt == d })
+}
+
+// matching returns the comparisons for which keep is true.
+func matching(cs []Comparison, keep func(Comparison) bool) []Comparison {
 	var out []Comparison
 	for _, c := range cs {
-		if c.Verdict == v {
+		if keep(c) {
 			out = append(out, c)
 		}
 	}

@@ -2,6 +2,7 @@ package regression
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -306,5 +307,165 @@ func TestTrendRender(t *testing.T) {
 	}
 	if out := b.String(); !strings.Contains(out, "1 run,") || strings.Count(out, "no history") != 4 {
 		t.Errorf("a single run: want 'no history' for the three figures and at the end:\n%s", out)
+	}
+}
+
+// A machine-limited run's latencies and throughputs prove nothing: the
+// newest run's are inconclusive, naming it and its limit; a previous
+// one's are left out of the baseline, or make the figure inconclusive
+// when every previous run was limited. The success rate is judged as
+// always, and a run without a reading is judged as measured.
+func TestTrendCompareMachineLimited(t *testing.T) {
+	const limit = "other processes on this machine took the CPU (other processes used 99 % of the 2 CPUs)"
+	limited, healthy, unknown := Health{Known: true, Limit: limit}, Health{Known: true}, Health{}
+	tol := Options{Tolerance: 0.1}
+	for _, c := range []struct {
+		name      string
+		figure    string
+		values    []float64 // newest first
+		health    []Health
+		want      Verdict
+		doubt     string
+		base      float64
+		leftOut   int
+		flagged   []string // run labels the reason names
+		unflagged []string
+		unlimited Verdict // the verdict but for the machine's limit
+	}{
+		{"a limited newest run's regression", "tpot_p50", []float64{115.4, 100}, []Health{limited, healthy},
+			Inconclusive, MachineLimited, 100, 0, []string{"a-run"}, []string{"b-run"}, Regression},
+		{"a limited newest run's unchanged figure", "ttft_p50", []float64{101, 100}, []Health{limited, healthy},
+			Inconclusive, MachineLimited, 100, 0, []string{"a-run"}, nil, Unchanged},
+		{"a limited baseline's throughput", "output_throughput", []float64{80, 100}, []Health{healthy, limited},
+			Inconclusive, MachineLimited, 100, 0, []string{"b-run"}, []string{"a-run"}, Regression},
+		{"both limited", "e2e_p99", []float64{130, 100}, []Health{limited, limited},
+			Inconclusive, MachineLimited, 100, 0, []string{"the clients of runs a-run, b-run were"}, nil, Regression},
+		{"the success rate of a limited run is judged", "success_rate", []float64{0.5, 0.99}, []Health{limited, healthy},
+			Regression, "", 0.99, 0, nil, nil, ""},
+		{"a limited previous run is left out of the median", "ttft_p50", []float64{100, 100, 200, 101, 99}, []Health{healthy, healthy, limited, healthy, healthy},
+			Unchanged, "", 100, 1, nil, nil, ""},
+		{"a regression against the healthy previous runs stands", "ttft_p50", []float64{130, 100, 200, 101, 99}, []Health{healthy, healthy, limited, healthy, healthy},
+			Regression, "", 100, 1, nil, nil, ""},
+		{"runs without a reading are judged as measured", "tpot_p50", []float64{130, 100}, []Health{unknown, unknown},
+			Regression, "", 100, 0, nil, nil, ""},
+		{"healthy runs", "tpot_p50", []float64{130, 100}, []Health{healthy, healthy},
+			Regression, "", 100, 0, nil, nil, ""},
+	} {
+		fig, _ := Lookup(c.figure)
+		rs := runs(c.figure, 0.01, c.values...)
+		for i := range rs {
+			rs[i].Health = c.health[i]
+		}
+		got := Compare(rs, []Figure{fig}, tol)[0]
+		if got.Verdict != c.want || got.Doubt != c.doubt || math.Abs(got.Baseline-c.base) > 1e-9 || len(got.LeftOut) != c.leftOut {
+			t.Errorf("%s: %s (%s), baseline %g, %d left out; want %s (%s), %g, %d: %s",
+				c.name, got.Verdict, got.Doubt, got.Baseline, len(got.LeftOut), c.want, c.doubt, c.base, c.leftOut, got.Reason)
+		}
+		for _, id := range c.flagged {
+			if !strings.Contains(got.Reason, id) || !strings.Contains(got.Reason, "limited: "+limit) {
+				t.Errorf("%s: the reason does not name run %s and its limit: %q", c.name, id, got.Reason)
+			}
+		}
+		for _, id := range c.unflagged {
+			if strings.Contains(got.Reason, id) {
+				t.Errorf("%s: the reason names run %s, which was not limited: %q", c.name, id, got.Reason)
+			}
+		}
+		if c.doubt == MachineLimited && math.Abs(got.Change-(c.values[0]/c.base-1)) > 1e-9 {
+			t.Errorf("%s: change %g, want it computed for the record", c.name, got.Change)
+		}
+		if c.doubt == MachineLimited && got.Unlimited != c.unlimited {
+			t.Errorf("%s: %s but for the machine's limit, want %s", c.name, got.Unlimited, c.unlimited)
+		}
+	}
+}
+
+// The output names the run whose client was limited, by its role and
+// with its limit, groups the figures it made inconclusive on one line,
+// passes unless --strict, and shows each run's client health.
+func TestTrendRenderMachineLimited(t *testing.T) {
+	const limit = "other processes on this machine took the CPU (other processes used 99 % of the 2 CPUs)"
+	figs := []Figure{{"tpot_p50", "ms", LowerIsBetter}, {"output_throughput", "tok/s", HigherIsBetter}, {"success_rate", "%", HigherIsBetter}}
+	est := func(v float64) Estimate { return Estimate{Value: v, Lo: 0.99 * v, Hi: 1.01 * v, N: 1000} }
+	pair := func(current, baseline Health) []Run {
+		return []Run{
+			{ID: "current-run-id", Health: current, Figures: map[string]Estimate{"tpot_p50": est(23.08), "output_throughput": est(850), "success_rate": est(1)}},
+			{ID: "baseline-run-id", Health: baseline, Figures: map[string]Estimate{"tpot_p50": est(20), "output_throughput": est(1000), "success_rate": est(1)}},
+		}
+	}
+	o := Options{Tolerance: 0.1}
+	render := func(rs []Run, strict bool, show func(io.Writer, Report, textfmt.Style) error) (Report, string) {
+		t.Helper()
+		rep := Report{Title: "baseline a.json, current b.json", Runs: rs, Figures: figs, Comparisons: Compare(rs, figs, o), Options: o, Strict: strict}
+		var b bytes.Buffer
+		if err := show(&b, rep, textfmt.Style{}); err != nil {
+			t.Fatal(err)
+		}
+		return rep, b.String()
+	}
+	healthy, limited := Health{Known: true}, Health{Known: true, Limit: limit}
+
+	rep, out := render(pair(limited, healthy), false, RenderPair)
+	for _, want := range []string{
+		"machine-limited: the current run: its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
+		"inconclusive (machine-limited)", "+15.4 %",
+		"  tpot_p50, output_throughput inconclusive: machine-limited: run current-'s client was limited: " + limit,
+		"? machine-limited, no verdict beyond 10 %: tpot_p50 +15.4 %, output_throughput -15.0 % (a regression but for the machine's limit); rerun on a quieter machine, --strict fails them"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a limited current run: the output lacks %q:\n%s", want, out)
+		}
+	}
+	if rep.Failed() || strings.Contains(out, "the baseline:") || strings.Contains(out, "│ regression") {
+		t.Errorf("a limited current run: failed %t, or the baseline named, or a regression:\n%s", rep.Failed(), out)
+	}
+	steady := runs("tpot_p50", 0.01, 20.1, 20)
+	steady[0].Health = limited
+	if rep, out := render(steady, false, RenderPair); rep.Failed() ||
+		!strings.Contains(out, "✓ no credible regression beyond 10 % (1 figure inconclusive, 1 of them machine-limited; --strict fails them)") {
+		t.Errorf("a limited current run, unchanged: failed %t:\n%s", rep.Failed(), out)
+	}
+	if rep, out := render(pair(limited, healthy), true, RenderPair); !rep.Failed() || !strings.Contains(out, "--strict fails the inconclusive figures: tpot_p50 +15.4 %, output_throughput -15.0 %") {
+		t.Errorf("a limited current run under --strict: failed %t:\n%s", rep.Failed(), out)
+	}
+	if rep, out := render(pair(healthy, limited), false, RenderPair); rep.Failed() ||
+		!strings.Contains(out, "machine-limited: the baseline: its client was limited: "+limit+"; the latencies and throughputs compared with it are inconclusive") ||
+		strings.Contains(out, "the current run:") {
+		t.Errorf("a limited baseline: failed %t:\n%s", rep.Failed(), out)
+	}
+	if rep, out := render(pair(Health{}, healthy), false, RenderPair); !rep.Failed() ||
+		!strings.Contains(out, "client health unknown (no reading stored: written before llmrun kept it, or not measured), judged as measured: the current run") {
+		t.Errorf("a current run without a reading: failed %t:\n%s", rep.Failed(), out)
+	}
+
+	// Other reasons keep a line per figure, even when they are the same.
+	few := unbounded(20, 12, "12 requests cannot bound a p99 at 99 % confidence: it takes 528")
+	fewRuns := []Run{{ID: "cur", Health: healthy, Figures: map[string]Estimate{"tpot_p99": few, "itl_p99": few}},
+		{ID: "base", Health: healthy, Figures: map[string]Estimate{"tpot_p99": few, "itl_p99": few}}}
+	fewFigs := []Figure{{"tpot_p99", "ms", LowerIsBetter}, {"itl_p99", "ms", LowerIsBetter}}
+	var b bytes.Buffer
+	if err := RenderPair(&b, Report{Runs: fewRuns, Figures: fewFigs, Comparisons: Compare(fewRuns, fewFigs, o), Options: o}, textfmt.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "\n  tpot_p99 inconclusive: too few samples") || !strings.Contains(out, "\n  itl_p99 inconclusive: too few samples") {
+		t.Errorf("figures too few samples bound: not a line each:\n%s", out)
+	}
+
+	// trend: the runs table has each run's health, and the limited
+	// previous run is left out of the baseline.
+	rs := runs("tpot_p50", 0.01, 20.1, 20, 30, 20.2, 19.9)
+	for i, h := range []Health{healthy, healthy, limited, {}, healthy} {
+		rs[i].Health = h
+	}
+	rep, out = render(rs, false, Render)
+	for _, want := range []string{"client", " limited ", " unknown ", " ok ",
+		"machine-limited: run c-run (2025-05-30 02:00): its client was limited: " + limit + "; left out of the baseline of latencies and throughputs",
+		"client health unknown (no reading stored: written before llmrun kept it, or not measured), judged as measured: run d-run (2025-05-29 02:00)",
+		"✓ no regression beyond 10 %"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("trend: the output lacks %q:\n%s", want, out)
+		}
+	}
+	if rep.Failed() {
+		t.Errorf("trend: a stable history fails:\n%s", out)
 	}
 }

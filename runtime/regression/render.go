@@ -49,28 +49,34 @@ func Render(w io.Writer, r Report, st textfmt.Style) error {
 	if _, err := fmt.Fprintf(w, "%s: %d run%s, newest first\n\n", r.Title, len(r.Runs), plural); err != nil {
 		return err
 	}
-	header := []string{"started (UTC)", "run", "version"}
+	header := []string{"started (UTC)", "run", "version", "client"}
 	for _, f := range r.Figures {
 		header = append(header, f.Name+"\n"+f.Unit)
 	}
 	var rows [][]string
 	for _, run := range r.Runs {
-		id := run.ID
-		if len(id) > shortID {
-			id = id[:shortID]
-		}
-		row := []string{run.Time.UTC().Format("2006-01-02 15:04"), id, run.Version}
+		row := []string{run.Time.UTC().Format("2006-01-02 15:04"), run.Label(), run.Version, run.Health.String()}
 		for _, f := range r.Figures {
 			e, ok := run.Figures[f.Name]
 			row = append(row, f.format(e.Value, ok))
 		}
 		rows = append(rows, row)
 	}
-	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}
 	for range r.Figures {
 		align = append(align, tw.AlignRight)
 	}
 	if err := textfmt.Table(w, header, align, rows); err != nil {
+		return err
+	}
+	roles := make([]string, len(r.Runs))
+	for i, run := range r.Runs {
+		roles[i] = "run " + run.Label() + " (" + run.Time.UTC().Format("2006-01-02 15:04") + ")"
+		if i == 0 {
+			roles[i] = "the newest " + roles[i]
+		}
+	}
+	if err := healthNotes(w, r, roles); err != nil {
 		return err
 	}
 
@@ -104,8 +110,14 @@ func RenderPair(w io.Writer, r Report, st textfmt.Style) error {
 		return fmt.Errorf("comparing a pair of runs: got %d", len(r.Runs))
 	}
 	conf := percent(r.Options.confidence(), false)
-	if _, err := fmt.Fprintf(w, "%s\n\ncurrent run against the baseline (tolerance %s, %s confidence)\n",
-		r.Title, percent(r.Options.Tolerance, false), conf); err != nil {
+	if _, err := fmt.Fprintf(w, "%s\n", r.Title); err != nil {
+		return err
+	}
+	if err := healthNotes(w, r, []string{"the current run", "the baseline"}); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "\ncurrent run against the baseline (tolerance %s, %s confidence)\n",
+		percent(r.Options.Tolerance, false), conf); err != nil {
 		return err
 	}
 	var rows [][]string
@@ -178,11 +190,68 @@ func spread(c Comparison) string {
 	return fmt.Sprintf("±%.1f %%", 100*c.Spread)
 }
 
-// conclude prints why each inconclusive figure is, then the last line:
-// the regressions, or that there is none.
+// healthNotes prints a line for each run, named by its role (roles[i]
+// names r.Runs[i]), whose client was machine-limited, saying by what and
+// what becomes of its latencies and throughputs, and one for the runs
+// without a client-health reading; nothing when every run has one and none
+// was limited.
+func healthNotes(w io.Writer, r Report, roles []string) error {
+	healthyPrev := 0
+	for _, run := range r.Runs[min(1, len(r.Runs)):] {
+		if !run.Health.Limited() {
+			healthyPrev++
+		}
+	}
+	var unknown []string
+	for i, run := range r.Runs {
+		var effect string
+		switch {
+		case !run.Health.Known:
+			unknown = append(unknown, roles[i])
+			continue
+		case !run.Health.Limited():
+			continue
+		case i == 0:
+			effect = "its latencies and throughputs are inconclusive"
+		case healthyPrev > 0:
+			effect = "left out of the baseline of latencies and throughputs"
+		default:
+			effect = "the latencies and throughputs compared with it are inconclusive"
+		}
+		if _, err := fmt.Fprintf(w, "machine-limited: %s: its client was limited: %s; %s\n", roles[i], run.Health.Limit, effect); err != nil {
+			return err
+		}
+	}
+	if len(unknown) > 0 {
+		_, err := fmt.Fprintf(w, "client health unknown (no reading stored: written before llmrun kept it, or not measured), judged as measured: %s\n", strings.Join(unknown, ", "))
+		return err
+	}
+	return nil
+}
+
+// conclude prints why each inconclusive figure is, the machine-limited
+// figures of one reason on one line, then the last line: the
+// regressions, or that there is none.
 func conclude(w io.Writer, r Report, st textfmt.Style) error {
+	type line struct {
+		figures []string
+		reason  string
+	}
+	var lines []line
+	limited := map[string]int{} // a machine-limited reason's line
 	for _, c := range Inconclusives(r.Comparisons) {
-		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", c.Figure.Name, c.Reason); err != nil {
+		i, seen := limited[c.Reason]
+		if !seen || c.Doubt != MachineLimited {
+			i = len(lines)
+			lines = append(lines, line{reason: c.Reason})
+			if c.Doubt == MachineLimited {
+				limited[c.Reason] = i
+			}
+		}
+		lines[i].figures = append(lines[i].figures, c.Figure.Name)
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", strings.Join(l.figures, ", "), l.reason); err != nil {
 			return err
 		}
 	}
@@ -204,13 +273,20 @@ func conclusion(r Report, st textfmt.Style) string {
 		return strings.Join(out, ", ")
 	}
 	reg, inc := Regressions(r.Comparisons), Inconclusives(r.Comparisons)
+	hidden := matching(inc, func(c Comparison) bool { return c.Doubt == MachineLimited && c.Unlimited == Regression })
 	switch {
 	case len(reg) > 0:
 		return st.Bold(st.Red(fmt.Sprintf("✗ regression beyond %s: %s", tol, names(reg))))
 	case r.Strict && len(inc) > 0:
 		return st.Bold(st.Red(fmt.Sprintf("✗ no credible regression beyond %s, but --strict fails the inconclusive figures: %s", tol, names(inc))))
+	case len(hidden) > 0:
+		return st.Bold(fmt.Sprintf("? machine-limited, no verdict beyond %s: %s (a regression but for the machine's limit); rerun on a quieter machine, --strict fails them", tol, names(hidden)))
 	case len(inc) > 0:
-		return st.Green(fmt.Sprintf("✓ no credible regression beyond %s (%s inconclusive; --strict fails them)", tol, textfmt.Count(len(inc), "figure")))
+		limited := ""
+		if n := len(withDoubt(inc, MachineLimited)); n > 0 {
+			limited = fmt.Sprintf(", %d of them machine-limited", n)
+		}
+		return st.Green(fmt.Sprintf("✓ no credible regression beyond %s (%s inconclusive%s; --strict fails them)", tol, textfmt.Count(len(inc), "figure"), limited))
 	}
 	return st.Green(fmt.Sprintf("✓ no regression beyond %s", tol))
 }

@@ -1,6 +1,9 @@
 package regression
 
-import "github.com/llmrun/llmrun/runtime/summary"
+import (
+	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
 
 // latencyFields are the prefixes of the latency fields, by the metric of
 // their latency row: the names of the llm_run points.
@@ -13,8 +16,15 @@ var latencyFields = map[string]string{"llm_ttft": "ttft", "llm_tpot": "tpot", "l
 // L_p95, L_p99 and L_max from each latency's histogram (see Estimates). A
 // figure the run lacks is absent: the success rate of a run without
 // requests, throughputs without a window, the latencies of a run without
-// completed requests.
+// completed requests. Its Health is that of the file's client section.
 func FromSummary(s *summary.Summary, conf float64) Run {
 	return Run{ID: s.Meta.RunID, Time: s.Meta.Start, Version: s.Meta.Version,
-		Figures: Estimates(RunBlock(s), conf), Confidence: conf}
+		Figures: Estimates(RunBlock(s), conf), Confidence: conf, Health: HealthOf(s.Client)}
+}
+
+// HealthOf is what a client-health report says of the run: unknown when
+// the report was not measured (a run that ended before its measurement
+// began, or a result file written before llmrun kept the report).
+func HealthOf(c health.Report) Health {
+	return Health{Known: c.Measured(), Limit: c.Limit()}
 }

@@ -28,7 +28,7 @@ func schemaFields() map[string][]string {
 	run := []string{"duration_s", "requests", "completed", "failed", "interrupted", "success_rate", "request_throughput",
 		"output_throughput", "total_token_throughput", "input_tokens", "output_tokens", "cached_tokens", "mean_input_tokens",
 		"mean_output_tokens", "iterations", "dropped_iterations", "thresholds_passed", "thresholds_failed", "aborted",
-		"interrupted_run", "client_warnings", "version", "script", "script_sha256", "target", "base_url", "host", "load_shape", "seed", "instances"}
+		"interrupted_run", "client_warnings", "client_limited", "client_limit", "version", "script", "script_sha256", "target", "base_url", "host", "load_shape", "seed", "instances"}
 	for _, l := range []string{"ttft", "tpot", "itl", "e2e", "ttfb"} {
 		for _, s := range []string{"mean", "p50", "p90", "p95", "p99", "max"} {
 			run = append(run, l+"_"+s)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -51,6 +52,9 @@ type RunRecord struct {
 	// Instances are the instance tags of the run's points, in order, when
 	// its processes were instances of one run (--instances).
 	Instances []string
+	// Health is the client health the point stores (client_limited and
+	// client_limit); unknown on a point stored before them.
+	Health regression.Health
 }
 
 // Distributed says whether the record is of a run of several instances:
@@ -201,15 +205,17 @@ func (f Filter) conditions(from time.Time) string {
 }
 
 // runRecord converts a row of SELECT *: the time, the tags and metadata
-// strings by name, every number as a field (booleans, other strings and
-// absent values left out); and the point's instance tag.
+// strings by name, every number as a field, the client's health
+// (booleans, other strings and absent values left out); and the point's
+// instance tag.
 func runRecord(columns []string, values []any) (r RunRecord, instance string, err error) {
 	if len(values) != len(columns) {
 		return RunRecord{}, "", fmt.Errorf("a row of %d values for %d columns", len(values), len(columns))
 	}
 	r = RunRecord{Fields: map[string]float64{}}
+	limited := false
 	strs := map[string]*string{"run_id": &r.RunID, "model": &r.Model, "scenario": &r.Scenario, "version": &r.Version, "target": &r.Target,
-		"instance": &instance}
+		"instance": &instance, "client_limit": &r.Health.Limit}
 	for i, col := range columns {
 		if col == "time" {
 			t, err := pointTime(values[i])
@@ -230,7 +236,18 @@ func runRecord(columns []string, values []any) (r RunRecord, instance string, er
 			if p := strs[col]; p != nil {
 				*p = v
 			}
+		case bool:
+			if col == "client_limited" {
+				r.Health.Known = true
+				limited = v
+			}
 		}
+	}
+	switch {
+	case !limited:
+		r.Health.Limit = ""
+	case r.Health.Limit == "":
+		r.Health.Limit = "a limit not stored"
 	}
 	return r, instance, nil
 }

@@ -170,6 +170,7 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 	p.AddField("aborted", s.AbortedBy != "")
 	p.AddField("interrupted_run", s.Meta.Interrupted)
 	p.AddField("client_warnings", len(s.Client.Warnings))
+	clientFields(p, regression.HealthOf(s.Client))
 	p.AddField("version", s.Meta.Version)
 	p.AddField("script", s.Meta.Script)
 	p.AddField("script_sha256", s.Meta.ScriptSHA256)
@@ -188,10 +189,26 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 			intervalFields(p, regression.Estimates(regression.Block{Serving: sc.Serving, Metrics: sc.Metrics,
 				ClosedLoop: regression.ClosedLoop(executorOf(s, sc.Name))}, regression.DefaultConfidence))
 			instancesField(p, s.Meta.Instances)
+			clientFields(p, regression.HealthOf(s.Client))
 			points = append(points, p)
 		}
 	}
 	return points
+}
+
+// clientFields add the run's client health to an llm_run point, for
+// llmrun trend to know a machine-limited run: client_limited, and
+// client_limit naming the limit when there is one; neither when the
+// client was not measured, which trend reads as unknown, like a point
+// stored before these fields.
+func clientFields(p *write.Point, h regression.Health) {
+	if !h.Known {
+		return
+	}
+	p.AddField("client_limited", h.Limited())
+	if h.Limited() {
+		p.AddField("client_limit", h.Limit)
+	}
 }
 
 // instancesField adds the instances field of a run of several instances

@@ -17,6 +17,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -157,17 +158,17 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 			"cached_tokens": 64.0, "mean_input_tokens": 503.3, "mean_output_tokens": 56.7,
 			"iterations": 7.0, "dropped_iterations": 2.0, "thresholds_passed": 2.0, "thresholds_failed": 1.0, "aborted": true, "interrupted_run": false,
 			"client_warnings": 2.0, "version": "1.2.3", "script": "chat.js", "script_sha256": "abc123", "target": "vllm", "base_url": "http://127.0.0.1:8000/v1",
-			"host": "runner-1", "load_shape": "2 VUs for 60s; 1 VU for 30s", "seed": 42.0},
+			"host": "runner-1", "load_shape": "2 VUs for 60s; 1 VU for 30s", "seed": 42.0, "client_limited": true, "client_limit": machineLimit},
 			latency("ttft", 200, 190, 280, 290, 299, 300), latency("e2e", 1600, 1500, 2400, 2450, 2490, 2500))
 		chat := with(runTags, row{"time": at, "model": "m1", "scenario": "chat",
 			"duration_s": 60.0, "requests": 3.0, "completed": 2.0, "failed": 1.0, "interrupted": 1.0, "success_rate": 2.0 / 3,
 			"request_throughput": 0.04, "output_throughput": 2.25, "total_token_throughput": 27.25, "input_tokens": 1500.0, "output_tokens": 150.0,
-			"cached_tokens": 64.0, "mean_input_tokens": 750.0, "mean_output_tokens": 75.0},
+			"cached_tokens": 64.0, "mean_input_tokens": 750.0, "mean_output_tokens": 75.0, "client_limited": true, "client_limit": machineLimit},
 			latency("ttft", 160, 120, 190, 195, 199, 200))
 		batch := with(runTags, row{"time": at, "model": "m2", "scenario": "batch",
 			"duration_s": 30.0, "requests": 2.0, "completed": 1.0, "failed": 1.0, "interrupted": 0.0, "success_rate": 0.5,
 			"request_throughput": 0.03, "output_throughput": 0.75, "total_token_throughput": 1.25, "input_tokens": 10.0, "output_tokens": 20.0,
-			"cached_tokens": 0.0, "mean_input_tokens": 10.0, "mean_output_tokens": 20.0},
+			"cached_tokens": 0.0, "mean_input_tokens": 10.0, "mean_output_tokens": 20.0, "client_limited": true, "client_limit": machineLimit},
 			latency("e2e", 800, 800, 800, 800, 800, 800))
 		got := map[any]row{}
 		for _, r := range selectRows(t, s, "SELECT * FROM llm_run"+where) {
@@ -195,7 +196,8 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 			for _, r := range got {
 				if r.RunID == run.ID {
 					found = true
-					if want := map[string]float64{"": 0.05, "chat": 0.04}[sc]; r.Fields["request_throughput"] != want || r.Scenario != sc || !r.Time.Equal(run.Start) {
+					if want := map[string]float64{"": 0.05, "chat": 0.04}[sc]; r.Fields["request_throughput"] != want || r.Scenario != sc || !r.Time.Equal(run.Start) ||
+						r.Health != (regression.Health{Known: true, Limit: machineLimit}) {
 						t.Errorf("History of scenario %q read %+v", sc, r)
 					}
 				}
@@ -232,8 +234,8 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 		for _, f := range []string{"success_rate", "request_throughput", "output_throughput", "total_token_throughput"} {
 			floats(runFields, f+"_ci_lo", f+"_ci_hi")
 		}
-		runFields["aborted"], runFields["interrupted_run"] = "boolean", "boolean"
-		for _, k := range []string{"version", "script", "script_sha256", "target", "base_url", "host", "load_shape"} {
+		runFields["aborted"], runFields["interrupted_run"], runFields["client_limited"] = "boolean", "boolean", "boolean"
+		for _, k := range []string{"version", "script", "script_sha256", "target", "base_url", "host", "load_shape", "client_limit"} {
 			runFields[k] = "string"
 		}
 		for m, want := range map[string]map[string]string{"llm_request": request, "llm_interval": interval, "llm_run": runFields, "llm_run_start": ints("max_vus")} {
@@ -293,7 +295,11 @@ func testRecords(base time.Time) []llm.Record {
 	}
 }
 
-// testSummary is the summary of a two-scenario run that started at start.
+// machineLimit is what limited the client of testSummary's run.
+const machineLimit = "other processes on this machine took the CPU (other processes used 99 % of the 2 CPUs)"
+
+// testSummary is the summary of a two-scenario run that started at start,
+// whose client was machine-limited.
 func testSummary(start time.Time) *summary.Summary {
 	row := func(metric string, mean, p50, p90, p95, p99, max float64) summary.LatencyRow {
 		return summary.LatencyRow{Metric: metric, Count: 3, Mean: mean, Min: 1, Max: max, P: map[string]float64{"p50": p50, "p90": p90, "p95": p95, "p99": p99}}
@@ -317,7 +323,7 @@ func testSummary(start time.Time) *summary.Summary {
 		Thresholds: []summary.ThresholdResult{{Metric: "llm_ttft", Threshold: "p(99)<2000", Passed: true}, {Metric: "llm_failed", Threshold: "rate<0.1"},
 			{Metric: "llm_e2e", Threshold: "p(50)<5000", Passed: true, Note: "no samples"}},
 		AbortedBy: "llm_failed rate<0.1",
-		Client:    health.Report{Warnings: []string{"CPU", "lag"}},
+		Client:    health.Report{CPU: 0.1, Procs: 2, Cause: machineLimit, Warnings: []string{"CPU", "lag"}},
 	}
 }
 
