@@ -256,7 +256,7 @@ func (r scenarioRow) figures(sep string) string {
 	if r.ttft99 > 0 {
 		ttft = textfmt.Num(r.ttft50) + "/" + textfmt.Num(r.ttft99) + " ms"
 	}
-	parts := []string{textfmt.Num(r.reqRate) + " req/s", textfmt.Num(r.tokRate) + " tok/s", "TTFT " + ttft, errorsText(r.errors)}
+	parts := []string{textfmt.Num(r.reqRate) + " req/s", textfmt.Num(r.tokRate) + " tok/s", "TTFT p50/p99 " + ttft, errorsText(r.errors)}
 	if sep == "\t" {
 		parts = []string{textfmt.Num(r.reqRate), textfmt.Num(r.tokRate), ttft, errorsText(r.errors)}
 	}

@@ -75,8 +75,8 @@ func TestLiveFigures(t *testing.T) {
 	ended := map[string]bool{}
 	lines := l.Lines(p, ended)
 	wantLines := []string{
-		"[20s] c1: done 100%, VUs 0/4, 1 req/s, 100 tok/s, TTFT 100/100 ms, 0 errors (whole run)",
-		"[20s] c2: running 25% ETA 30s, VUs 4/4, 1.40 req/s, 50 tok/s, TTFT 210.0/230 ms, timeout 2, http_5xx 1 (last 5s)",
+		"[20s] c1: done 100%, VUs 0/4, 1 req/s, 100 tok/s, TTFT p50/p99 100/100 ms, 0 errors (whole run)",
+		"[20s] c2: running 25% ETA 30s, VUs 4/4, 1.40 req/s, 50 tok/s, TTFT p50/p99 210.0/230 ms, timeout 2, http_5xx 1 (last 5s)",
 		"[20s] c5: not run",
 	}
 	if strings.Join(lines, "\n") != strings.Join(wantLines, "\n") {
