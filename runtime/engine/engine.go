@@ -328,6 +328,10 @@ type Report struct {
 	RequestErrors map[string][]ErrorCount
 	// Interrupted is true when the run was stopped before its end.
 	Interrupted bool
+	// Final is each scenario's progress at the end of the run, in the
+	// order of Scenarios: where an interrupted one stopped, how many VUs
+	// each used at most.
+	Final []ScenarioProgress
 	// Client is how the load generator itself fared during the window.
 	Client health.Report
 	// Thresholds are the thresholds evaluated at the end, in option order.
@@ -467,6 +471,7 @@ func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
 		OtherScriptErrors: other,
 		RequestErrors:     e.run.requestErrors.list(),
 		Interrupted:       ctx.Err() != nil,
+		Final:             e.Progress().Scenarios,
 	}
 }
 
@@ -577,6 +582,7 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 			pools[i].live.start.Store(start.UnixNano())
 			err := sc.Config.NewExecutor(executor.SeedFor(e.cfg.Seed, sc.Name)).Run(ctx, pools[i])
 			end := time.Now()
+			pools[i].live.interrupted.Store(ctx.Err() != nil)
 			pools[i].live.end.Store(end.UnixNano())
 			w := Window{Start: pools[i].live.warmup.measuredStart(end), End: end}
 			mu.Lock()

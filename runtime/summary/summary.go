@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,10 +164,27 @@ type ScenarioShape struct {
 	StartTime string `json:"start_time"`
 	// StartAfter names the scenario this one started after (startAfter),
 	// StartTime being then a delay after its end.
-	StartAfter  string            `json:"start_after,omitempty"`
-	Description string            `json:"description"`
-	MaxVUs      int               `json:"max_vus"`
-	Tags        map[string]string `json:"tags,omitempty"`
+	StartAfter  string `json:"start_after,omitempty"`
+	Description string `json:"description"`
+	MaxVUs      int    `json:"max_vus"`
+	// PeakVUs is the most VUs that ran an iteration at once: the VUs it
+	// used, out of MaxVUs (0 in results written before it was kept).
+	PeakVUs int               `json:"peak_vus,omitempty"`
+	Tags    map[string]string `json:"tags,omitempty"`
+	// InterruptedAt is the share of its plan (0 to 1: its duration, or
+	// its iterations) done when the run's stop (a signal, the early stop,
+	// an abort) ended it; absent when it ran to its end or never started.
+	InterruptedAt *float64 `json:"interrupted_at,omitempty"`
+}
+
+// VUs says the VUs the scenario used out of its maxVUs: "3/8", or "-/8"
+// when the result did not keep the VUs used.
+func (sh ScenarioShape) VUs() string {
+	used := "-"
+	if sh.PeakVUs > 0 {
+		used = strconv.Itoa(sh.PeakVUs)
+	}
+	return used + "/" + strconv.Itoa(sh.MaxVUs)
 }
 
 // Serving is the headline block; throughputs are over the measured window.
@@ -305,7 +323,7 @@ func Build(rep *engine.Report, meta Meta) *Summary {
 	dur := rep.Duration()
 	meta.Start, meta.End, meta.Interrupted = rep.Start, rep.End, rep.Interrupted
 	meta.Models = snap.TagValues("llm_requests", "model")
-	meta.LoadShape = shapes(rep.Scenarios)
+	meta.LoadShape = shapes(rep.Scenarios, rep.Final)
 	s := &Summary{
 		SchemaVersion:     SchemaVersion,
 		Meta:              meta,
@@ -355,11 +373,22 @@ func snapStats(snap *metrics.Snapshot, filter *metrics.TagSet) statsFunc {
 	return func(metric string) *metrics.Stats { return snap.Stats(metric, filter) }
 }
 
-func shapes(scs []engine.Scenario) []ScenarioShape {
+// shapes describes the scenarios scs, with what final, their progress at
+// the end of the run (in the same order, when known), says of the VUs
+// they used and where an interrupted one stopped.
+func shapes(scs []engine.Scenario, final []engine.ScenarioProgress) []ScenarioShape {
 	out := make([]ScenarioShape, len(scs))
 	for i, sc := range scs {
 		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(), StartAfter: sc.StartAfter,
 			Description: sc.Describe(), MaxVUs: sc.Config.MaxVUs(), Tags: sc.Tags}
+		if i >= len(final) {
+			continue
+		}
+		out[i].PeakVUs = int(final[i].PeakVUs)
+		if final[i].StoppedEarly() {
+			at := final[i].Fraction()
+			out[i].InterruptedAt = &at
+		}
 	}
 	return out
 }
