@@ -3,6 +3,8 @@ package engine
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/executor"
 )
 
 // Phase is where a scenario stands in a run, for a live view.
@@ -56,6 +58,9 @@ type ScenarioProgress struct {
 	ActiveVUs int64
 	PeakVUs   int64
 	MaxVUs    int
+	// Dropped counts its arrival-rate iterations planned but not started
+	// (warmup left out), by cause (executor.DropCause).
+	Dropped [executor.DropCauses]int64
 	// Interrupted says that the run was stopped (a signal, the early
 	// stop, an abort) before the scenario ended on its own: once done,
 	// Fraction is then where it stopped.
@@ -122,6 +127,9 @@ type scenarioLive struct {
 	active     atomic.Int64
 	peak       atomic.Int64
 	iterations atomic.Int64
+	// dropped counts its planned iterations not started, warmup left
+	// out, by cause.
+	dropped [executor.DropCauses]atomic.Int64
 	// notRun says that the scenario ended without starting; interrupted
 	// that the run was stopped before its executor returned on its own.
 	notRun      atomic.Bool
@@ -142,6 +150,9 @@ func (l *scenarioLive) progress(sc *Scenario, now time.Time) ScenarioProgress {
 		Name: sc.Name, Duration: plan.Duration, StartTime: sc.StartTime, StartAfter: sc.StartAfter, Iterations: plan.Iterations,
 		IterationsEnded: l.iterations.Load(), ActiveVUs: l.active.Load(), PeakVUs: l.peak.Load(), MaxVUs: sc.Config.MaxVUs(),
 		Interrupted: l.interrupted.Load(),
+	}
+	for i := range l.dropped {
+		p.Dropped[i] = l.dropped[i].Load()
 	}
 	start, end := l.start.Load(), l.end.Load()
 	switch {

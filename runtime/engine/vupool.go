@@ -75,10 +75,11 @@ func (p *scenarioPool) IterationLag(v executor.VU, lag time.Duration) {
 // DroppedIterations implements executor.Pool. Arrivals dropped while the
 // scenario is still in its warmup are left out, as warmup is of every
 // figure.
-func (p *scenarioPool) DroppedIterations(n int) {
+func (p *scenarioPool) DroppedIterations(n int, cause executor.DropCause) {
 	if p.live.warmup.warming(time.Now()) {
 		return
 	}
+	p.live.dropped[cause].Add(int64(n))
 	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.droppedIterations, Tags: p.tags, Time: time.Now(), Value: float64(n)}})
 }
 

@@ -422,41 +422,41 @@ func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arriva
 		}
 		if !r.acquireSlot(startCtx) {
 			if ctx.Err() == nil && !r.failedYet() {
-				r.drop(1 + s.Drain())
+				r.drop(1+s.Drain(), DropCapped)
 			}
 			return
 		}
 		if r.tooLate(planned) {
 			// Behind: the scenario ended before this start was reached.
 			r.release()
-			r.drop(1 + s.Drain())
+			r.drop(1+s.Drain(), DropEnded)
 			return
 		}
 		if r.start(planned) {
 			r.count(1)
 			continue
 		}
-		r.drop(1)
+		r.drop(1, DropBusy)
 		if r.left == 0 {
 			return
 		}
 		if !r.awaitVU(ctx, timer) {
 			if ctx.Err() == nil && !r.failedYet() {
-				r.drop(s.Drain())
+				r.drop(s.Drain(), DropBusy)
 			}
 			return
 		}
-		r.drop(s.SkipTo(time.Since(start)))
+		r.drop(s.SkipTo(time.Since(start)), DropBusy)
 	}
 }
 
-// drop counts n planned iterations as dropped, no more than the limit
-// leaves.
-func (r *arrivalRun) drop(n int) {
+// drop counts n planned iterations as dropped for cause, no more than
+// the limit leaves.
+func (r *arrivalRun) drop(n int, cause DropCause) {
 	if r.left >= 0 {
 		n = int(min(int64(n), r.left))
 	}
-	r.pool.DroppedIterations(n)
+	r.pool.DroppedIterations(n, cause)
 	r.count(n)
 }
 
@@ -564,7 +564,7 @@ func (r *arrivalRun) initAndIterate(planned time.Time) {
 	}
 	w := &worker{vu: vu}
 	if r.tooLate(planned) {
-		r.pool.DroppedIterations(1)
+		r.pool.DroppedIterations(1, DropLateVU)
 		r.idle <- w
 		r.release()
 		r.wg.Done()

@@ -730,22 +730,53 @@ func lagCause(c health.Report) string {
 	return "the cause was not found (checked: " + c.Checked() + "; none above its limit); VUs initialised during the run (preAllocatedVUs below what the rate needs) also start iterations late"
 }
 
-// dropWarnings explain dropped iterations: a capped scenario's were still
-// waiting for its cap when it ended, by design; the others found every
-// VU busy, and the warning says what the probe found.
+// dropWarnings explain dropped iterations by their cause: a capped
+// scenario's were still waiting for its cap when it ended, by design;
+// others found every VU busy, and the warning says what the probe found;
+// others were reached only after their scenario ended, or their VU was
+// initialised too late, VUs being free.
 func dropWarnings(rep *engine.Report, capped map[string]cappedScenario) []string {
 	var out []string
-	rest := count(sum(rep.Snapshot, "dropped_iterations", nil))
-	for _, sc := range rep.Scenarios {
-		if s := capped[sc.Name]; s.dropped > 0 {
-			rest -= s.dropped
-			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were still waiting for its maxConcurrency cap (%d) when it ended and were not started, by design", s.dropped, s.name, s.cap))
+	var busy int64
+	for i, sc := range rep.Scenarios {
+		d := drops(rep, i, capped[sc.Name].cap > 0)
+		if n := d[executor.DropCapped]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were still waiting for its maxConcurrency cap (%d) when it ended and were not started, by design", n, sc.Name, capped[sc.Name].cap))
+		}
+		busy += d[executor.DropBusy]
+		used := ""
+		if i < len(rep.Final) {
+			used = fmt.Sprintf(" (at most %d of its %d VUs ran at once)", rep.Final[i].PeakVUs, rep.Final[i].MaxVUs)
+		}
+		if n := d[executor.DropEnded]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the scenario ended before its schedule, running late, reached them, not for want of VUs%s; %s", n, sc.Name, used, lagCause(rep.Client)))
+		}
+		if n := d[executor.DropLateVU]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the VU initialised for them during the run was ready only after the scenario ended%s; raise preAllocatedVUs so that the VUs are initialised before the run", n, sc.Name, used))
 		}
 	}
-	if rest > 0 {
-		out = append(out, fmt.Sprintf("%d planned iterations were dropped: every one of maxVUs was busy at a planned start; %s", rest, dropCause(rep.Client)))
+	if busy > 0 {
+		out = append(out, fmt.Sprintf("%d planned iterations were dropped: every one of maxVUs was busy at a planned start; %s", busy, dropCause(rep.Client)))
 	}
 	return out
+}
+
+// drops are scenario i's dropped iterations by cause, as the engine
+// counted them; from dropped_iterations when the report has no final
+// progress: a capped scenario's were waiting for its cap, the others'
+// found every VU busy.
+func drops(rep *engine.Report, i int, capped bool) [executor.DropCauses]int64 {
+	if i < len(rep.Final) {
+		return rep.Final[i].Dropped
+	}
+	var d [executor.DropCauses]int64
+	n := count(sum(rep.Snapshot, "dropped_iterations", scenarioFilter(rep.Scenarios[i].Name)))
+	if capped {
+		d[executor.DropCapped] = n
+	} else {
+		d[executor.DropBusy] = n
+	}
+	return d
 }
 
 // dropCause says what the probe found that left no VU free.
