@@ -446,11 +446,16 @@ func llmConfig(ctx context.Context, f runFlags, getenv func(string) string) (llm
 			return cfg, fmt.Errorf("--tokenizer: %w", err)
 		}
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = getenv("LLMRUN_BASE_URL")
+	from := "--base-url"
+	for _, env := range []string{"LLMRUN_BASE_URL", "OPENAI_BASE_URL"} {
+		if cfg.BaseURL == "" {
+			cfg.BaseURL, from = getenv(env), "$"+env
+		}
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = getenv("OPENAI_BASE_URL")
+	if cfg.BaseURL != "" {
+		if err := llm.CheckBaseURL(cfg.BaseURL); err != nil {
+			return cfg, fmt.Errorf("%s: %w", from, err)
+		}
 	}
 	if cfg.Model == "" {
 		cfg.Model = getenv("LLMRUN_MODEL")
