@@ -230,8 +230,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		if !ok {
-			return nil, &ConfigError{Field: "options.scenarios." + e.scenarios[i].Name + ".exec",
-				Err: fmt.Errorf("the script exports no function %q", e.scenarios[i].Exec)}
+			return nil, e.noExec(&e.scenarios[i])
 		}
 		e.maxVUs += e.scenarios[i].Config.MaxVUs()
 		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
