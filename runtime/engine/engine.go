@@ -202,6 +202,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.options, err = ParseOptions(optsJSON); err != nil {
 		return nil, err
 	}
+	for _, w := range bareDurationWarnings(optsJSON) {
+		e.log().Warn(w)
+	}
 	if len(cfg.Tags) > 0 {
 		e.options.Tags = maps.Clone(e.options.Tags)
 		if e.options.Tags == nil {

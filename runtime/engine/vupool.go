@@ -86,9 +86,13 @@ func (p *scenarioPool) DroppedIterations(n int, cause executor.DropCause) {
 // Warn implements executor.Pool: the warning goes to the run's logger
 // (stderr), naming the scenario.
 func (p *scenarioPool) Warn(msg string) {
-	log := p.e.cfg.Logger
-	if log == nil {
-		log = slog.Default()
+	p.e.log().Warn(msg, "scenario", p.sc.Name)
+}
+
+// log is the run's logger (stderr): Config.Logger, else slog's default.
+func (e *Engine) log() *slog.Logger {
+	if e.cfg.Logger == nil {
+		return slog.Default()
 	}
-	log.Warn(msg, "scenario", p.sc.Name)
+	return e.cfg.Logger
 }
