@@ -187,6 +187,15 @@ func (sh ScenarioShape) VUs() string {
 	return used + "/" + strconv.Itoa(sh.MaxVUs)
 }
 
+// Stopped says where the run's stop ended the scenario: "chat at 30%";
+// "" when it ran to its end.
+func (sh ScenarioShape) Stopped() string {
+	if sh.InterruptedAt == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s at %.0f%%", sh.Name, 100**sh.InterruptedAt)
+}
+
 // Serving is the headline block; throughputs are over the measured window.
 type Serving struct {
 	DurationSeconds float64 `json:"duration_s"`

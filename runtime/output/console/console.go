@@ -236,8 +236,8 @@ func (r *renderer) scenarios(s *summary.Summary) {
 	var stopped []string
 	for _, sh := range s.Meta.LoadShape {
 		shapes[sh.Name] = sh
-		if sh.InterruptedAt != nil && slices.ContainsFunc(scs, func(sc summary.ScenarioSummary) bool { return sc.Name == sh.Name }) {
-			stopped = append(stopped, fmt.Sprintf("%s at %.0f%%", sh.Name, 100**sh.InterruptedAt))
+		if sh.Stopped() != "" && slices.ContainsFunc(scs, func(sc summary.ScenarioSummary) bool { return sc.Name == sh.Name }) {
+			stopped = append(stopped, sh.Stopped())
 		}
 	}
 	header := []string{"scenario", "VUs used/max", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}
