@@ -259,10 +259,9 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	llmCfg, err := llmConfig(ctx, runFlags{baseURL: server, apiKeyEnv: f.apiKeyEnv, model: sent, timeout: f.timeout,
 		idleTimeout: llm.DefaultIdleTimeout, tokenizer: f.tokenizer}, getenv)
 	if err != nil {
-		if ctx.Err() != nil {
-			// A signal stopped the download of --tokenizer's model.
+		if code := llmConfigCode(ctx, err); code != exitUsage {
 			fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
-			return exitInterrupted
+			return code
 		}
 		return c.usageError("%v", err)
 	}

@@ -207,12 +207,8 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	}
 	a.setSegment(a.segment)
 	if a.llm, err = llmConfig(ctx, *f, getenv); err != nil {
-		if ctx.Err() != nil {
-			// A signal stopped the download of --tokenizer's model.
-			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-			return scriptArgs{}, exitInterrupted, false
-		}
-		return fail("%v", err)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return scriptArgs{}, llmConfigCode(ctx, err), false
 	}
 	if a.tags, err = parseTags(f.tags); err != nil {
 		return fail("%v", err)
@@ -437,8 +433,24 @@ func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error
 	return env, nil
 }
 
+// llmConfigCode is the exit code of llmConfig's error: a signal stopped
+// the download of --tokenizer's model, an invalid base URL is an invalid
+// configuration (as the engine would find it), any other a bad flag.
+func llmConfigCode(ctx context.Context, err error) int {
+	var invalid *engine.ConfigError
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &invalid):
+		return exitInvalidConfig
+	}
+	return exitUsage
+}
+
 // llmConfig resolves the llm module's defaults from flags and environment;
-// ctx bounds the download of a Hugging Face model's tokenizer.
+// ctx bounds the download of a Hugging Face model's tokenizer; an invalid
+// base URL is a *engine.ConfigError naming the flag or variable it came
+// from.
 func llmConfig(ctx context.Context, f runFlags, getenv func(string) string) (llm.Config, error) {
 	cfg := llm.Config{BaseURL: f.baseURL, Model: f.model, Timeout: f.timeout, Tokenizer: f.tokenizer}
 	if cfg.Tokenizer != "" {
@@ -446,11 +458,16 @@ func llmConfig(ctx context.Context, f runFlags, getenv func(string) string) (llm
 			return cfg, fmt.Errorf("--tokenizer: %w", err)
 		}
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = getenv("LLMRUN_BASE_URL")
+	from := "--base-url"
+	for _, env := range []string{"LLMRUN_BASE_URL", "OPENAI_BASE_URL"} {
+		if cfg.BaseURL == "" {
+			cfg.BaseURL, from = getenv(env), "$"+env
+		}
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = getenv("OPENAI_BASE_URL")
+	if cfg.BaseURL != "" {
+		if err := llm.CheckBaseURL(cfg.BaseURL); err != nil {
+			return cfg, &engine.ConfigError{Field: from, Err: err}
+		}
 	}
 	if cfg.Model == "" {
 		cfg.Model = getenv("LLMRUN_MODEL")

@@ -234,8 +234,20 @@ func NewClient(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// CheckBaseURL says what is wrong with a server's base URL, nil when
+// llm.client() would accept it.
+func CheckBaseURL(raw string) error {
+	_, err := apiRoot(raw)
+	return err
+}
+
 // apiRoot parses a base URL into the API root, ending in "/v1".
 func apiRoot(raw string) (*url.URL, error) {
+	if raw != "" && !strings.Contains(raw, "://") {
+		// host:port alone, which url.Parse takes for a scheme or refuses
+		// ("first path segment in URL cannot contain colon").
+		return nil, fmt.Errorf("invalid base URL: it has no scheme: add http:// (%s) or https://", RedactURL("http://"+raw))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("invalid base URL: %w", err)

@@ -361,7 +361,9 @@ func TestNewClientErrors(t *testing.T) {
 		msg  string
 	}{
 		{"empty URL", Config{}, "invalid base URL"},
-		{"no scheme", Config{BaseURL: "localhost:8000"}, "invalid base URL"},
+		{"no scheme", Config{BaseURL: "localhost:8000"}, "invalid base URL: it has no scheme: add http:// (http://localhost:8000) or https://"},
+		{"no scheme, an IP", Config{BaseURL: "127.0.0.1:18000/v1"}, "add http:// (http://127.0.0.1:18000/v1)"},
+		{"no scheme, a password", Config{BaseURL: "user:hunter2@host:8000"}, "add http:// (http://user:xxxxx@host:8000)"},
 		{"other scheme", Config{BaseURL: "ftp://host/v1"}, "invalid base URL"},
 		{"no host", Config{BaseURL: "http:///v1"}, "invalid base URL"},
 		{"bad URL", Config{BaseURL: "http://host:port:x"}, "invalid base URL"},

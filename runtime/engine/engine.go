@@ -202,6 +202,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.options, err = ParseOptions(optsJSON); err != nil {
 		return nil, err
 	}
+	for _, w := range bareDurationWarnings(optsJSON) {
+		e.log().Warn(w)
+	}
 	if len(cfg.Tags) > 0 {
 		e.options.Tags = maps.Clone(e.options.Tags)
 		if e.options.Tags == nil {
@@ -230,8 +233,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		if !ok {
-			return nil, &ConfigError{Field: "options.scenarios." + e.scenarios[i].Name + ".exec",
-				Err: fmt.Errorf("the script exports no function %q", e.scenarios[i].Exec)}
+			return nil, e.noExec(&e.scenarios[i])
 		}
 		e.maxVUs += e.scenarios[i].Config.MaxVUs()
 		e.preVUs += e.scenarios[i].Config.PreAllocatedVUs()
@@ -328,6 +330,10 @@ type Report struct {
 	RequestErrors map[string][]ErrorCount
 	// Interrupted is true when the run was stopped before its end.
 	Interrupted bool
+	// Final is each scenario's progress at the end of the run, in the
+	// order of Scenarios: where an interrupted one stopped, how many VUs
+	// each used at most.
+	Final []ScenarioProgress
 	// Client is how the load generator itself fared during the window.
 	Client health.Report
 	// Thresholds are the thresholds evaluated at the end, in option order.
@@ -467,6 +473,7 @@ func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
 		OtherScriptErrors: other,
 		RequestErrors:     e.run.requestErrors.list(),
 		Interrupted:       ctx.Err() != nil,
+		Final:             e.Progress().Scenarios,
 	}
 }
 
@@ -577,6 +584,7 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 			pools[i].live.start.Store(start.UnixNano())
 			err := sc.Config.NewExecutor(executor.SeedFor(e.cfg.Seed, sc.Name)).Run(ctx, pools[i])
 			end := time.Now()
+			pools[i].live.interrupted.Store(ctx.Err() != nil)
 			pools[i].live.end.Store(end.UnixNano())
 			w := Window{Start: pools[i].live.warmup.measuredStart(end), End: end}
 			mu.Lock()

@@ -3,6 +3,8 @@ package engine
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/executor"
 )
 
 // Phase is where a scenario stands in a run, for a live view.
@@ -50,19 +52,29 @@ type ScenarioProgress struct {
 	// IterationsEnded counts its iterations that ended, warmup and
 	// interrupted ones included.
 	IterationsEnded int64
-	// ActiveVUs are the VUs running one of its iterations; MaxVUs the
-	// most it may use.
+	// ActiveVUs are the VUs running one of its iterations; PeakVUs the
+	// most that ran one at once so far (the VUs it used); MaxVUs the most
+	// it may use.
 	ActiveVUs int64
+	PeakVUs   int64
 	MaxVUs    int
+	// Dropped counts its arrival-rate iterations planned but not started
+	// (warmup left out), by cause (executor.DropCause).
+	Dropped [executor.DropCauses]int64
+	// Interrupted says that the run was stopped (a signal, the early
+	// stop, an abort) before the scenario ended on its own: once done,
+	// Fraction is then where it stopped.
+	Interrupted bool
 }
 
 // Fraction is how much of the scenario's plan is done, from 0 to 1 (0 if
 // it did not run): the
 // iterations ended out of those planned for an iteration-based executor
 // (or the time out of its maxDuration, when that is further), the time
-// out of its duration for the others. It is 1 once done.
+// out of its duration for the others. It is 1 once done, unless the run
+// was interrupted first: then it is where the scenario stopped.
 func (s ScenarioProgress) Fraction() float64 {
-	if s.Phase == PhaseDone {
+	if s.Phase == PhaseDone && !s.Interrupted {
 		return 1
 	}
 	f := 0.0
@@ -73,6 +85,12 @@ func (s ScenarioProgress) Fraction() float64 {
 		f = max(f, float64(s.IterationsEnded)/float64(s.Iterations))
 	}
 	return min(f, 1)
+}
+
+// StoppedEarly says that the run's stop ended the scenario before its
+// plan was done: Fraction is where it stopped.
+func (s ScenarioProgress) StoppedEarly() bool {
+	return s.Phase == PhaseDone && s.Interrupted && s.Fraction() < 1
 }
 
 // Remaining estimates how long the scenario has left before its planned
@@ -107,9 +125,22 @@ type scenarioLive struct {
 	// return; 0 before.
 	start, end atomic.Int64
 	active     atomic.Int64
+	peak       atomic.Int64
 	iterations atomic.Int64
-	// notRun says that the scenario ended without starting.
-	notRun atomic.Bool
+	// dropped counts its planned iterations not started, warmup left
+	// out, by cause.
+	dropped [executor.DropCauses]atomic.Int64
+	// notRun says that the scenario ended without starting; interrupted
+	// that the run was stopped before its executor returned on its own.
+	notRun      atomic.Bool
+	interrupted atomic.Bool
+}
+
+// begin counts an iteration that starts, and the most running at once.
+func (l *scenarioLive) begin() {
+	n := l.active.Add(1)
+	for peak := l.peak.Load(); n > peak && !l.peak.CompareAndSwap(peak, n); peak = l.peak.Load() {
+	}
 }
 
 // progress reads l as the progress of scenario sc at now.
@@ -117,7 +148,11 @@ func (l *scenarioLive) progress(sc *Scenario, now time.Time) ScenarioProgress {
 	plan := sc.Config.Plan()
 	p := ScenarioProgress{
 		Name: sc.Name, Duration: plan.Duration, StartTime: sc.StartTime, StartAfter: sc.StartAfter, Iterations: plan.Iterations,
-		IterationsEnded: l.iterations.Load(), ActiveVUs: l.active.Load(), MaxVUs: sc.Config.MaxVUs(),
+		IterationsEnded: l.iterations.Load(), ActiveVUs: l.active.Load(), PeakVUs: l.peak.Load(), MaxVUs: sc.Config.MaxVUs(),
+		Interrupted: l.interrupted.Load(),
+	}
+	for i := range l.dropped {
+		p.Dropped[i] = l.dropped[i].Load()
 	}
 	start, end := l.start.Load(), l.end.Load()
 	switch {

@@ -119,6 +119,7 @@ func TestScenarioProgressFractionAndRemaining(t *testing.T) {
 		{"iterations ahead of time", ScenarioProgress{Phase: PhaseRunning, Duration: 10 * time.Minute, Iterations: 10, IterationsEnded: 5, Elapsed: 10 * time.Second}, 0.5, 10 * time.Second, true},
 		{"maxDuration nearer than the iterations", ScenarioProgress{Phase: PhaseRunning, Duration: 20 * time.Second, Iterations: 100, IterationsEnded: 10, Elapsed: 15 * time.Second}, 0.75, 5 * time.Second, true},
 		{"done early", ScenarioProgress{Phase: PhaseDone, Duration: time.Minute, Elapsed: time.Second}, 1, 0, false},
+		{"interrupted", ScenarioProgress{Phase: PhaseDone, Interrupted: true, Duration: time.Minute, Elapsed: 18 * time.Second}, 0.3, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.p.Fraction(); got != tc.fraction {
@@ -130,4 +131,45 @@ func TestScenarioProgressFractionAndRemaining(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A run stopped at 3 s of a 10 s scenario reports where that scenario
+// stopped (30 %, not done), while one that had ended on its own is done;
+// each reports the VUs it used at most beside its maxVUs.
+func TestReportSaysWhereAnInterruptedScenarioStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := load(t, testConfig(t, `
+import { sleep } from 'llmrun';
+export const options = {
+  scenarios: {
+    short: { executor: 'constant-vus', vus: 3, duration: '1s' },
+    long: { executor: 'constant-arrival-rate', rate: 2, timeUnit: '1s', duration: '10s', preAllocatedVUs: 1, maxVUs: 8 },
+  },
+};
+export default function () { sleep(0.3); }
+`, nil, nil))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		reports := make(chan *Report, 1)
+		go func() {
+			rep, _ := e.Run(ctx)
+			reports <- rep
+		}()
+		synctest.Wait()
+		time.Sleep(3 * time.Second)
+		cancel()
+		rep := <-reports
+		if len(rep.Final) != 2 {
+			t.Fatalf("Final has %d scenarios, want 2", len(rep.Final))
+		}
+		long, short := rep.Final[0], rep.Final[1] // in the order of their names
+		if short.Phase != PhaseDone || short.Interrupted || short.Fraction() != 1 || short.PeakVUs != 3 || short.MaxVUs != 3 {
+			t.Errorf("short: %q, interrupted %v, fraction %v, VUs used %d of %d; want done, not interrupted, 1, 3 of 3",
+				short.Phase, short.Interrupted, short.Fraction(), short.PeakVUs, short.MaxVUs)
+		}
+		if long.Phase != PhaseDone || !long.Interrupted || long.Fraction() != 0.3 || long.PeakVUs != 1 || long.MaxVUs != 8 {
+			t.Errorf("long: %q, interrupted %v, fraction %v, VUs used %d of %d; want done, interrupted, 0.3, 1 of 8",
+				long.Phase, long.Interrupted, long.Fraction(), long.PeakVUs, long.MaxVUs)
+		}
+	})
 }

@@ -160,6 +160,9 @@ export default function () { sleep(0.2); }
 		if iterations+dropped != 20 || dropped < 15 {
 			t.Errorf("iterations %v + dropped %v: want 20 planned, most dropped (one VU, 200ms iterations)", iterations, dropped)
 		}
+		if got := rep.Final[0].Dropped; got[executor.DropBusy] != int64(dropped) {
+			t.Errorf("drops by cause %v, want all %v for want of a VU (one VU, busy throughout)", got, dropped)
+		}
 		out := logs.String()
 		if n := strings.Count(out, "dropped_iterations"); n != 1 || !strings.Contains(out, "scenario=slow") || !strings.Contains(out, "WARN") {
 			t.Errorf("want one warning naming the scenario, got %d:\n%s", n, out)

@@ -89,6 +89,10 @@ type Scenario struct {
 	Warmup    Warmup
 	warmupSet bool
 	Config    executor.Config
+	// shorthand is where the vus/duration/iterations/stages shorthand
+	// that made the scenario was given ("command line", "options"); ""
+	// for a scenario of options.scenarios.
+	shorthand string
 }
 
 // ConfigError is a problem in the options or flags; it names the field.
@@ -365,7 +369,7 @@ func shorthand(sh shorthandFields, where string) ([]Scenario, error) {
 		if err := c.Validate(); err != nil {
 			return nil, shorthandError(where, stagesField, err)
 		}
-		return []Scenario{{Name: scenarioName, Executor: "ramping-vus", Exec: defaultExec, Config: c}}, nil
+		return []Scenario{{Name: scenarioName, Executor: "ramping-vus", Exec: defaultExec, Config: c, shorthand: where}}, nil
 	case iterations != nil:
 		c := &executor.SharedIterations{}
 		c.VUs, c.Iterations = n, *iterations
@@ -389,7 +393,7 @@ func shorthand(sh shorthandFields, where string) ([]Scenario, error) {
 	if _, ok := cfg.(*executor.ConstantVUs); ok {
 		name = "constant-vus"
 	}
-	return []Scenario{{Name: scenarioName, Executor: name, Exec: defaultExec, Config: cfg}}, nil
+	return []Scenario{{Name: scenarioName, Executor: name, Exec: defaultExec, Config: cfg, shorthand: where}}, nil
 }
 
 // shorthandError names the field of a shorthand option an error is about

@@ -186,7 +186,7 @@ func (v *vu) parseJSON(b []byte) (goja.Value, error) {
 // exception it threw.
 func (v *vu) RunIteration(ctx context.Context) {
 	v.inst.SetIteration(v.state.Iteration)
-	v.live.active.Add(1)
+	v.live.begin()
 	defer func() {
 		v.live.active.Add(-1)
 		v.live.iterations.Add(1)

@@ -75,19 +75,24 @@ func (p *scenarioPool) IterationLag(v executor.VU, lag time.Duration) {
 // DroppedIterations implements executor.Pool. Arrivals dropped while the
 // scenario is still in its warmup are left out, as warmup is of every
 // figure.
-func (p *scenarioPool) DroppedIterations(n int) {
+func (p *scenarioPool) DroppedIterations(n int, cause executor.DropCause) {
 	if p.live.warmup.warming(time.Now()) {
 		return
 	}
+	p.live.dropped[cause].Add(int64(n))
 	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.droppedIterations, Tags: p.tags, Time: time.Now(), Value: float64(n)}})
 }
 
 // Warn implements executor.Pool: the warning goes to the run's logger
 // (stderr), naming the scenario.
 func (p *scenarioPool) Warn(msg string) {
-	log := p.e.cfg.Logger
-	if log == nil {
-		log = slog.Default()
+	p.e.log().Warn(msg, "scenario", p.sc.Name)
+}
+
+// log is the run's logger (stderr): Config.Logger, else slog's default.
+func (e *Engine) log() *slog.Logger {
+	if e.cfg.Logger == nil {
+		return slog.Default()
 	}
-	log.Warn(msg, "scenario", p.sc.Name)
+	return e.cfg.Logger
 }

@@ -420,43 +420,49 @@ func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arriva
 		if !r.waitFor(ctx, timer, planned) {
 			return
 		}
-		if !r.acquireSlot(startCtx) {
+		ok, waited := r.acquireSlot(startCtx)
+		if !ok {
 			if ctx.Err() == nil && !r.failedYet() {
-				r.drop(1 + s.Drain())
+				r.drop(1+s.Drain(), DropCapped)
 			}
 			return
 		}
 		if r.tooLate(planned) {
-			// Behind: the scenario ended before this start was reached.
+			// Behind: the scenario ended before this start was reached,
+			// while it waited for the cap or the loop ran late.
+			cause := DropEnded
+			if waited {
+				cause = DropCapped
+			}
 			r.release()
-			r.drop(1 + s.Drain())
+			r.drop(1+s.Drain(), cause)
 			return
 		}
 		if r.start(planned) {
 			r.count(1)
 			continue
 		}
-		r.drop(1)
+		r.drop(1, DropBusy)
 		if r.left == 0 {
 			return
 		}
 		if !r.awaitVU(ctx, timer) {
 			if ctx.Err() == nil && !r.failedYet() {
-				r.drop(s.Drain())
+				r.drop(s.Drain(), DropBusy)
 			}
 			return
 		}
-		r.drop(s.SkipTo(time.Since(start)))
+		r.drop(s.SkipTo(time.Since(start)), DropBusy)
 	}
 }
 
-// drop counts n planned iterations as dropped, no more than the limit
-// leaves.
-func (r *arrivalRun) drop(n int) {
+// drop counts n planned iterations as dropped for cause, no more than
+// the limit leaves.
+func (r *arrivalRun) drop(n int, cause DropCause) {
 	if r.left >= 0 {
 		n = int(min(int64(n), r.left))
 	}
-	r.pool.DroppedIterations(n)
+	r.pool.DroppedIterations(n, cause)
 	r.count(n)
 }
 
@@ -494,18 +500,24 @@ func (r *arrivalRun) waitFor(ctx context.Context, timer *time.Timer, planned tim
 
 // acquireSlot takes a concurrency slot, when maxConcurrency is set: at
 // maxConcurrency the arrival waits, late, for an iteration to end, until
-// the scenario's end. False when it did not get one.
-func (r *arrivalRun) acquireSlot(startCtx context.Context) bool {
+// the scenario's end. ok is false when it did not get one; waited says
+// that it found the cap reached.
+func (r *arrivalRun) acquireSlot(startCtx context.Context) (ok, waited bool) {
 	if r.slots == nil {
-		return true
+		return true, false
 	}
 	select {
 	case r.slots <- struct{}{}:
-		return true
+		return true, false
+	default:
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return true, true
 	case <-startCtx.Done():
 	case <-r.failed:
 	}
-	return false
+	return false, true
 }
 
 // awaitVU waits, after a drop, until a VU is free again; false when the
@@ -564,7 +576,7 @@ func (r *arrivalRun) initAndIterate(planned time.Time) {
 	}
 	w := &worker{vu: vu}
 	if r.tooLate(planned) {
-		r.pool.DroppedIterations(1)
+		r.pool.DroppedIterations(1, DropLateVU)
 		r.idle <- w
 		r.release()
 		r.wg.Done()

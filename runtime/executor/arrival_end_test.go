@@ -41,10 +41,13 @@ func runInBubble(t *testing.T, cfg Config, pool Pool) time.Duration {
 // starts it could not make are counted as dropped, all of them, without
 // the loop waking once for each.
 func TestArrivalRateFallingBehindEndsOnTime(t *testing.T) {
-	tests := []struct{ name, js string }{
-		{"constant-arrival-rate", `{"rate": 1000000, "duration": "1h", "preAllocatedVUs": 1, "gracefulStop": "0s"}`},
-		{"ramping-arrival-rate", `{"startRate": 1000000, "stages": [{"duration": "1h", "target": 1000000}], "preAllocatedVUs": 1, "gracefulStop": "0s"}`},
-		{"constant-arrival-rate", `{"rate": 1000000, "duration": "1h", "preAllocatedVUs": 1, "maxConcurrency": 1, "gracefulStop": "0s"}`},
+	tests := []struct {
+		name, js string
+		cause    DropCause // of every drop
+	}{
+		{"constant-arrival-rate", `{"rate": 1000000, "duration": "1h", "preAllocatedVUs": 1, "gracefulStop": "0s"}`, DropBusy},
+		{"ramping-arrival-rate", `{"startRate": 1000000, "stages": [{"duration": "1h", "target": 1000000}], "preAllocatedVUs": 1, "gracefulStop": "0s"}`, DropBusy},
+		{"constant-arrival-rate", `{"rate": 1000000, "duration": "1h", "preAllocatedVUs": 1, "maxConcurrency": 1, "gracefulStop": "0s"}`, DropCapped},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,6 +66,9 @@ func TestArrivalRateFallingBehindEndsOnTime(t *testing.T) {
 				if got, want := int64(len(starts))+pool.dropped.Load(), int64(3_600_000_000); got != want {
 					t.Errorf("started %d + dropped %d = %d, want every planned start (%d) accounted for", len(starts), pool.dropped.Load(), got, want)
 				}
+				if got := pool.byCause[tc.cause].Load(); got != pool.dropped.Load() {
+					t.Errorf("%d of %d drops counted for cause %d, want all", got, pool.dropped.Load(), tc.cause)
+				}
 			})
 		})
 	}
@@ -80,8 +86,8 @@ func TestArrivalRateStartsNoIterationAfterTheEnd(t *testing.T) {
 		if len(starts) != 0 {
 			t.Errorf("iterations started at %v, after the scenario's end at 1s", starts)
 		}
-		if pool.dropped.Load() != 1 {
-			t.Errorf("dropped %d iterations, want the 1 whose VU was ready only after the end", pool.dropped.Load())
+		if pool.dropped.Load() != 1 || pool.byCause[DropLateVU].Load() != 1 {
+			t.Errorf("dropped %d iterations (%d for a VU ready late), want the 1 whose VU was ready only after the end", pool.dropped.Load(), pool.byCause[DropLateVU].Load())
 		}
 		if el > 3*time.Second {
 			t.Errorf("Run took %v", el)

@@ -62,9 +62,9 @@ func (p fixedPool) NewVU(context.Context) (executor.VU, error) {
 	return nil, fmt.Errorf("this pool creates no VU")
 }
 
-func (fixedPool) IterationLag(executor.VU, time.Duration) {}
-func (fixedPool) DroppedIterations(int)                   {}
-func (fixedPool) Warn(msg string)                         { fmt.Println("warning:", msg) }
+func (fixedPool) IterationLag(executor.VU, time.Duration)   {}
+func (fixedPool) DroppedIterations(int, executor.DropCause) {}
+func (fixedPool) Warn(msg string)                           { fmt.Println("warning:", msg) }
 
 // An Executor runs iterations on the VUs of a Pool, the engine's side of
 // a scenario: here, shared-iterations shares 10 iterations among 3 VUs

@@ -55,12 +55,31 @@ type Pool interface {
 	// out with its other samples.
 	IterationLag(vu VU, lag time.Duration)
 	// DroppedIterations records n planned iterations that were not
-	// started (the dropped_iterations metric).
-	DroppedIterations(n int)
+	// started (the dropped_iterations metric), and why.
+	DroppedIterations(n int, cause DropCause)
 	// Warn tells the user about a load-shape problem (on stderr);
 	// executors warn once per cause.
 	Warn(msg string)
 }
+
+// DropCause is why planned arrival-rate iterations were not started.
+type DropCause int
+
+const (
+	// DropBusy: every one of maxVUs was busy at their planned start.
+	DropBusy DropCause = iota
+	// DropEnded: the scenario ended before the schedule, behind, reached
+	// their planned start; VUs may have been free.
+	DropEnded
+	// DropLateVU: the VU initialised for one during the run was ready
+	// only after the scenario ended.
+	DropLateVU
+	// DropCapped: they still waited for a maxConcurrency slot when the
+	// scenario ended.
+	DropCapped
+	// DropCauses is the number of causes.
+	DropCauses
+)
 
 // Config is an executor's configuration.
 type Config interface {

@@ -19,6 +19,7 @@ type testPool struct {
 
 	created atomic.Int64
 	dropped atomic.Int64
+	byCause [DropCauses]atomic.Int64
 	mu      sync.Mutex
 	lags    []time.Duration
 	warns   []string
@@ -49,7 +50,10 @@ func (p *testPool) IterationLag(_ VU, d time.Duration) {
 	p.mu.Unlock()
 }
 
-func (p *testPool) DroppedIterations(n int) { p.dropped.Add(int64(n)) }
+func (p *testPool) DroppedIterations(n int, cause DropCause) {
+	p.dropped.Add(int64(n))
+	p.byCause[cause].Add(int64(n))
+}
 
 func (p *testPool) Warn(msg string) {
 	p.mu.Lock()

@@ -77,6 +77,28 @@ func (inst *Instance) Function(name string) (goja.Callable, bool, error) {
 	}, true, nil
 }
 
+// FunctionNames returns the names of the script's exported functions, in
+// the order of its exports ("default" for the default export); an export
+// that cannot be read is left out.
+func (inst *Instance) FunctionNames() ([]string, error) {
+	var names []string
+	err := inst.interruptible(func() error {
+		keys, err := jsvalue.Keys(inst.rt, inst.exports)
+		if err != nil {
+			return fmt.Errorf("%s: listing the exports: %w", inst.script.filename, err)
+		}
+		for _, k := range keys {
+			if v, err := jsvalue.Get(inst.rt, inst.exports, k); err == nil {
+				if _, ok := goja.AssertFunction(v); ok {
+					names = append(names, k)
+				}
+			}
+		}
+		return nil
+	})
+	return names, err
+}
+
 var promiseType = reflect.TypeFor[*goja.Promise]()
 
 // settled returns the value of v, or of v's promise once settled.

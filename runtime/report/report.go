@@ -234,6 +234,15 @@ func alerts(s *summary.Summary) []string {
 	if s.Meta.Interrupted {
 		out = append(out, "the run was interrupted before its end: figures cover the part that ran")
 	}
+	var stopped []string
+	for _, sh := range s.Meta.LoadShape {
+		if at := sh.Stopped(); at != "" {
+			stopped = append(stopped, at)
+		}
+	}
+	if len(stopped) > 0 {
+		out = append(out, "interrupted before the end of its plan: "+strings.Join(stopped, ", "))
+	}
 	if s.AbortedBy != "" {
 		out = append(out, "the run was aborted early by a threshold: "+s.AbortedBy)
 	}
@@ -678,9 +687,9 @@ func thresholdRows(s *summary.Summary) []thresholdRow {
 // for a sweep's levels, which the levels table has; nil when no scenario
 // is left.
 func scenarioTable(s *summary.Summary) *table {
-	vus := map[string]int{}
+	shapes := map[string]summary.ScenarioShape{}
 	for _, sh := range s.Meta.LoadShape {
-		vus[sh.Name] = sh.MaxVUs
+		shapes[sh.Name] = sh
 	}
 	levels := map[string]bool{}
 	if s.Capacity != nil {
@@ -688,14 +697,14 @@ func scenarioTable(s *summary.Summary) *table {
 			levels[l.Scenario] = true
 		}
 	}
-	t := &table{Header: []string{"scenario", "VUs", "ok", "failed", "success", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}, FirstFigure: 1}
+	t := &table{Header: []string{"scenario", "VUs used/max", "ok", "failed", "success", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}, FirstFigure: 1}
 	for _, sc := range s.Scenarios {
 		if levels[sc.Name] {
 			continue
 		}
 		p := func(metric, pct string) string { return latencyOf(sc.Latency, metric, pct) }
 		sv := sc.Serving
-		t.Rows = append(t.Rows, []string{sc.Name, strconv.Itoa(vus[sc.Name]), strconv.FormatInt(sv.OK, 10), strconv.FormatInt(sv.Failed, 10), percent(sv.SuccessRate),
+		t.Rows = append(t.Rows, []string{sc.Name, shapes[sc.Name].VUs(), strconv.FormatInt(sv.OK, 10), strconv.FormatInt(sv.Failed, 10), percent(sv.SuccessRate),
 			textfmt.Num(sv.RequestThroughput), textfmt.Num(sv.OutputTokenThroughput),
 			p("llm_ttft", "p50"), p("llm_ttft", "p99"), p("llm_tpot", "p50"), p("llm_tpot", "p99"), p("llm_e2e", "p99")})
 	}

@@ -825,3 +825,19 @@ func TestLoadShapeSaysWhenAScenarioStarted(t *testing.T) {
 		}
 	}
 }
+
+// The scenario table shows the VUs each scenario used out of its maxVUs
+// ("-" for a result that did not keep them), and the alerts name a
+// scenario the run's stop ended before its plan, with where it stopped.
+func TestScenarioTableShowsVUsUsedAndWhereAScenarioStopped(t *testing.T) {
+	s := steadyRun()
+	at := 0.3
+	s.Meta.LoadShape = []summary.ScenarioShape{{Name: "chat", MaxVUs: 16, PeakVUs: 12, InterruptedAt: &at}, {Name: "rag", MaxVUs: 4}}
+	s.Scenarios = []summary.ScenarioSummary{{Name: "chat"}, {Name: "rag"}}
+	out, _ := render(t, s)
+	for _, want := range []string{"VUs used/max", "<td>chat</td><td class=\"num\">12/16</td>", "<td>rag</td><td class=\"num\">-/4</td>", "interrupted before the end of its plan: chat at 30%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		defer stop()
 	}
 	if r.cfg.Engine.LLM.Model == "" {
-		r.cfg.Engine.LLM.Model = r.discoverModel(ctx)
+		r.cfg.Engine.LLM.Model, r.modelNote = r.discoverModel(ctx)
 	}
 	if verdict, ok := r.prepare(ctx); !ok {
 		return Outcome{Verdict: verdict}
@@ -188,6 +188,9 @@ type run struct {
 	meeting     *rendezvous.Meeting
 	startErr    error
 	sharedStart time.Time
+	// modelNote says why no model was found for requests that name none;
+	// "" when one was, or none was looked for.
+	modelNote string
 }
 
 func (r *run) printf(format string, args ...any) {
@@ -255,9 +258,12 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 			r.printf("interrupted before the test started")
 			return Interrupted, false
 		}
-		if !preflightPassed(r.cfg.Stderr, r.cfg.Command, r.probes) {
+		if !preflightPassed(r.cfg.Stderr, r.cfg.Command, r.probes, r.modelNote) {
 			return PreflightFailed, false
 		}
+	}
+	if r.modelNote != "" {
+		r.printf("%s", r.modelNote)
 	}
 	return r.arrive(ctx)
 }

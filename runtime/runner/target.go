@@ -11,9 +11,10 @@ import (
 
 // preflightPassed reports whether the run may start after its preflight:
 // no probe failed in a way no load can fix. It says on stderr what failed
-// and what to fix, and warns of the failures the run may get past, each
-// line begun with command.
-func preflightPassed(stderr io.Writer, command string, probes []llm.Probe) bool {
+// and what to fix, then note (a lesser finding, such as the model not
+// being found, that the failure may explain; none when ""), and warns of
+// the failures the run may get past, each line begun with command.
+func preflightPassed(stderr io.Writer, command string, probes []llm.Probe, note string) bool {
 	passed := true
 	for _, p := range probes {
 		switch {
@@ -25,6 +26,9 @@ func preflightPassed(stderr io.Writer, command string, probes []llm.Probe) bool 
 		}
 	}
 	if !passed {
+		if note != "" {
+			fmt.Fprintf(stderr, "%s: also: %s\n", command, note)
+		}
 		fmt.Fprintf(stderr, "%s: no load was sent; --no-preflight skips this check\n", command)
 	}
 	return passed
@@ -42,21 +46,21 @@ func orNone(s string) string {
 const modelListTimeout = 10 * time.Second
 
 // discoverModel returns the first model the server lists, for requests
-// that name none; "" (after saying why on stderr) when it cannot tell. A
-// configuration the client refuses (a bad base URL) is left for the
+// that name none; "" with why when it cannot tell, which the run says
+// once it knows whether the preflight failed (whose failure comes first).
+// A configuration the client refuses (a bad base URL) is left for the
 // engine, which reports it as invalid options.
-func (r *run) discoverModel(ctx context.Context) string {
+func (r *run) discoverModel(ctx context.Context) (model, note string) {
 	client, err := llm.NewClient(r.cfg.Engine.LLM)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, modelListTimeout)
 	defer cancel()
 	models, err := client.Models(ctx)
 	if err != nil {
-		r.printf("no --model given, and the server's model could not be found (%v); requests that name no model are sent without one", err)
-		return ""
+		return "", fmt.Sprintf("no --model given, and the server's model could not be found (%v); requests that name no model are sent without one", err)
 	}
-	return models[0]
+	return models[0], ""
 }

@@ -10,18 +10,23 @@ import (
 
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // arrivals is what one constant-arrival-rate scenario was and recorded
 // in a 10 s run: its maxConcurrency (0: none), n iterations that each
-// started lag ms late and lasted duration ms, and dropped iterations.
+// started lag ms late and lasted duration ms, dropped iterations (for
+// want of a VU, or of a slot under its cap), ended ones its schedule
+// reached only after its end, and the most VUs busy at once (peak).
 type arrivals struct {
 	maxConcurrency int
 	n              int
 	lag, duration  float64
 	dropped        float64
+	ended          int64
+	peak           int64
 }
 
 // arrivalReport is a 10 s run of the scenarios in by, measured by client.
@@ -37,8 +42,8 @@ func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *
 		a, tags := by[name], tagSet("scenario", name)
 		f.value("iteration_lag", tags, t0, slices.Repeat([]float64{a.lag}, a.n)...)
 		f.value("iteration_duration", tags, t0, slices.Repeat([]float64{a.duration}, a.n)...)
-		if a.dropped > 0 {
-			f.value("dropped_iterations", tags, t0, a.dropped)
+		if all := a.dropped + float64(a.ended); all > 0 {
+			f.value("dropped_iterations", tags, t0, all)
 		}
 		capField := ""
 		if a.maxConcurrency > 0 {
@@ -47,10 +52,24 @@ func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *
 		options = append(options, fmt.Sprintf(`%q: {"executor": "constant-arrival-rate", "rate": 10, "duration": "10s", "preAllocatedVUs": 64%s}`, name, capField))
 		windows[name] = engine.Window{Start: t0, End: t0.Add(10 * time.Second)}
 	}
+	scs := scenarios(t, `{"scenarios": {`+strings.Join(options, ", ")+`}}`)
+	final := make([]engine.ScenarioProgress, len(scs))
+	for i, sc := range scs {
+		a := by[sc.Name]
+		p := engine.ScenarioProgress{Name: sc.Name, Phase: engine.PhaseDone, PeakVUs: a.peak, MaxVUs: sc.Config.MaxVUs()}
+		if a.maxConcurrency > 0 {
+			p.Dropped[executor.DropCapped] = int64(a.dropped)
+		} else {
+			p.Dropped[executor.DropBusy] = int64(a.dropped)
+		}
+		p.Dropped[executor.DropEnded] = a.ended
+		final[i] = p
+	}
 	return &engine.Report{
 		Snapshot:  f.agg.Snapshot(),
 		Registry:  f.reg,
-		Scenarios: scenarios(t, `{"scenarios": {`+strings.Join(options, ", ")+`}}`),
+		Scenarios: scs,
+		Final:     final,
 		Start:     t0,
 		End:       t0.Add(10 * time.Second),
 		Windows:   windows,
@@ -122,6 +141,10 @@ func TestClientReportNamesTheCause(t *testing.T) {
 			want: []string{
 				"arrival-rate iterations of scenario capped (maxConcurrency 4, 3.8 iterations in flight on average) started up to 200.0 ms late (p99): arrivals that found the maxConcurrency cap reached waited",
 				"arrival-rate iterations of scenario open started up to 20.0 ms late (p99): other processes on this machine took the CPU",
+			}},
+		{name: "dropped at the end with VUs free", client: quietHost, by: map[string]arrivals{"open": {n: 100, lag: 1, duration: 100, ended: 1, peak: 7}},
+			want: []string{
+				"1 planned iterations of scenario open were not started: the scenario ended before its schedule, running late, reached them, not for want of VUs (at most 7 of its 64 VUs ran at once); the cause was not found",
 			}},
 		{name: "on time", client: busyHost, by: map[string]arrivals{"open": {n: 100, lag: 1, duration: 100}}},
 	}

@@ -272,6 +272,8 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 		for _, sh := range rm.LoadShape {
 			if j, ok := shapes[sh.Name]; ok {
 				m.LoadShape[j].MaxVUs += sh.MaxVUs
+				m.LoadShape[j].PeakVUs += sh.PeakVUs
+				m.LoadShape[j].InterruptedAt = earliestStop(m.LoadShape[j].InterruptedAt, sh.InterruptedAt)
 				continue
 			}
 			shapes[sh.Name] = len(m.LoadShape)
@@ -861,4 +863,13 @@ func mergePreflights(results []*Summary) []llm.Probe {
 		}
 	}
 	return out
+}
+
+// earliestStop is where the first of two processes' parts of a scenario
+// stopped, nil when neither was interrupted.
+func earliestStop(a, b *float64) *float64 {
+	if a == nil || (b != nil && *b < *a) {
+		return b
+	}
+	return a
 }

@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,10 +170,36 @@ type ScenarioShape struct {
 	StartTime string `json:"start_time"`
 	// StartAfter names the scenario this one started after (startAfter),
 	// StartTime being then a delay after its end.
-	StartAfter  string            `json:"start_after,omitempty"`
-	Description string            `json:"description"`
-	MaxVUs      int               `json:"max_vus"`
-	Tags        map[string]string `json:"tags,omitempty"`
+	StartAfter  string `json:"start_after,omitempty"`
+	Description string `json:"description"`
+	MaxVUs      int    `json:"max_vus"`
+	// PeakVUs is the most VUs that ran an iteration at once: the VUs it
+	// used, out of MaxVUs (0 in results written before it was kept).
+	PeakVUs int               `json:"peak_vus,omitempty"`
+	Tags    map[string]string `json:"tags,omitempty"`
+	// InterruptedAt is the share of its plan (0 to 1: its duration, or
+	// its iterations) done when the run's stop (a signal, the early stop,
+	// an abort) ended it; absent when it ran to its end or never started.
+	InterruptedAt *float64 `json:"interrupted_at,omitempty"`
+}
+
+// VUs says the VUs the scenario used out of its maxVUs: "3/8", or "-/8"
+// when the result did not keep the VUs used.
+func (sh ScenarioShape) VUs() string {
+	used := "-"
+	if sh.PeakVUs > 0 {
+		used = strconv.Itoa(sh.PeakVUs)
+	}
+	return used + "/" + strconv.Itoa(sh.MaxVUs)
+}
+
+// Stopped says where the run's stop ended the scenario: "chat at 30%";
+// "" when it ran to its end.
+func (sh ScenarioShape) Stopped() string {
+	if sh.InterruptedAt == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s at %.0f%%", sh.Name, 100**sh.InterruptedAt)
 }
 
 // Serving is the headline block; throughputs are over the measured window.
@@ -316,7 +343,7 @@ func Build(rep *engine.Report, meta Meta) *Summary {
 	dur := rep.Duration()
 	meta.Start, meta.End, meta.Interrupted = rep.Start, rep.End, rep.Interrupted
 	meta.Models = snap.TagValues("llm_requests", "model")
-	meta.LoadShape = shapes(rep.Scenarios)
+	meta.LoadShape = shapes(rep.Scenarios, rep.Final)
 	s := &Summary{
 		SchemaVersion:     SchemaVersion,
 		Meta:              meta,
@@ -367,11 +394,22 @@ func snapStats(snap *metrics.Snapshot, filter *metrics.TagSet) statsFunc {
 	return func(metric string) *metrics.Stats { return snap.Stats(metric, filter) }
 }
 
-func shapes(scs []engine.Scenario) []ScenarioShape {
+// shapes describes the scenarios scs, with what final, their progress at
+// the end of the run (in the same order, when known), says of the VUs
+// they used and where an interrupted one stopped.
+func shapes(scs []engine.Scenario, final []engine.ScenarioProgress) []ScenarioShape {
 	out := make([]ScenarioShape, len(scs))
 	for i, sc := range scs {
 		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(), StartAfter: sc.StartAfter,
 			Description: sc.Describe(), MaxVUs: sc.Config.MaxVUs(), Tags: sc.Tags}
+		if i >= len(final) {
+			continue
+		}
+		out[i].PeakVUs = int(final[i].PeakVUs)
+		if final[i].StoppedEarly() {
+			at := final[i].Fraction()
+			out[i].InterruptedAt = &at
+		}
 	}
 	return out
 }
@@ -713,22 +751,53 @@ func lagCause(c health.Report) string {
 	return "the cause was not found (checked: " + c.Checked() + "; none above its limit); VUs initialised during the run (preAllocatedVUs below what the rate needs) also start iterations late"
 }
 
-// dropWarnings explain dropped iterations: a capped scenario's were still
-// waiting for its cap when it ended, by design; the others found every
-// VU busy, and the warning says what the probe found.
+// dropWarnings explain dropped iterations by their cause: a capped
+// scenario's were still waiting for its cap when it ended, by design;
+// others found every VU busy, and the warning says what the probe found;
+// others were reached only after their scenario ended, or their VU was
+// initialised too late, VUs being free.
 func dropWarnings(rep *engine.Report, capped map[string]cappedScenario) []string {
 	var out []string
-	rest := count(sum(rep.Snapshot, "dropped_iterations", nil))
-	for _, sc := range rep.Scenarios {
-		if s := capped[sc.Name]; s.dropped > 0 {
-			rest -= s.dropped
-			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were still waiting for its maxConcurrency cap (%d) when it ended and were not started, by design", s.dropped, s.name, s.cap))
+	var busy int64
+	for i, sc := range rep.Scenarios {
+		d := drops(rep, i, capped[sc.Name].cap > 0)
+		if n := d[executor.DropCapped]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were still waiting for its maxConcurrency cap (%d) when it ended and were not started, by design", n, sc.Name, capped[sc.Name].cap))
+		}
+		busy += d[executor.DropBusy]
+		used := ""
+		if i < len(rep.Final) {
+			used = fmt.Sprintf(" (at most %d of its %d VUs ran at once)", rep.Final[i].PeakVUs, rep.Final[i].MaxVUs)
+		}
+		if n := d[executor.DropEnded]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the scenario ended before its schedule, running late, reached them, not for want of VUs%s; %s", n, sc.Name, used, lagCause(rep.Client)))
+		}
+		if n := d[executor.DropLateVU]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the VU initialised for them during the run was ready only after the scenario ended%s; raise preAllocatedVUs so that the VUs are initialised before the run", n, sc.Name, used))
 		}
 	}
-	if rest > 0 {
-		out = append(out, fmt.Sprintf("%d planned iterations were dropped: every one of maxVUs was busy at a planned start; %s", rest, dropCause(rep.Client)))
+	if busy > 0 {
+		out = append(out, fmt.Sprintf("%d planned iterations were dropped: every one of maxVUs was busy at a planned start; %s", busy, dropCause(rep.Client)))
 	}
 	return out
+}
+
+// drops are scenario i's dropped iterations by cause, as the engine
+// counted them; from dropped_iterations when the report has no final
+// progress: a capped scenario's were waiting for its cap, the others'
+// found every VU busy.
+func drops(rep *engine.Report, i int, capped bool) [executor.DropCauses]int64 {
+	if i < len(rep.Final) {
+		return rep.Final[i].Dropped
+	}
+	var d [executor.DropCauses]int64
+	n := count(sum(rep.Snapshot, "dropped_iterations", scenarioFilter(rep.Scenarios[i].Name)))
+	if capped {
+		d[executor.DropCapped] = n
+	} else {
+		d[executor.DropBusy] = n
+	}
+	return d
 }
 
 // dropCause says what the probe found that left no VU free.

@@ -509,3 +509,44 @@ func TestNoSuccess(t *testing.T) {
 		}
 	}
 }
+
+// The load shape keeps the VUs each scenario used beside its maxVUs, and
+// where the run's stop ended one before its plan did; a merge of two
+// processes sums the VUs and keeps the earlier stop.
+func TestLoadShapeKeepsVUsUsedAndWhereAScenarioStopped(t *testing.T) {
+	scs := scenarios(t, `{"scenarios": {
+		"chat": {"executor": "constant-arrival-rate", "rate": 2, "duration": "10s", "preAllocatedVUs": 1, "maxVUs": 8},
+		"warm": {"executor": "constant-vus", "vus": 4, "duration": "1s"}}}`)
+	build := func(chatPeak int64, chatAt time.Duration) *summary.Summary {
+		f := newFixture()
+		rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scs, Start: t0, End: t0.Add(3 * time.Second), Interrupted: true,
+			Final: []engine.ScenarioProgress{
+				{Name: "chat", Phase: engine.PhaseDone, Interrupted: true, Elapsed: chatAt, Duration: 10 * time.Second, PeakVUs: chatPeak, MaxVUs: 8},
+				{Name: "warm", Phase: engine.PhaseDone, Interrupted: true, Elapsed: time.Second, Duration: time.Second, PeakVUs: 4, MaxVUs: 4},
+			}}
+		return summary.Build(rep, testMeta)
+	}
+	a := build(3, 3*time.Second)
+	var buf bytes.Buffer
+	if err := a.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	a, err := summary.Parse("a.json", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, warm := a.Meta.LoadShape[0], a.Meta.LoadShape[1]
+	if chat.VUs() != "3/8" || chat.InterruptedAt == nil || *chat.InterruptedAt != 0.3 {
+		t.Errorf("chat: VUs %s, interrupted at %v; want 3/8 at 0.3", chat.VUs(), chat.InterruptedAt)
+	}
+	if warm.VUs() != "4/4" || warm.InterruptedAt != nil {
+		t.Errorf("warm, which ran to its end: VUs %s, interrupted at %v; want 4/4, not interrupted", warm.VUs(), warm.InterruptedAt)
+	}
+	m, err := summary.Merge(a, build(2, 2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chat := m.Meta.LoadShape[0]; chat.VUs() != "5/16" || chat.InterruptedAt == nil || *chat.InterruptedAt != 0.2 {
+		t.Errorf("merged chat: VUs %s, interrupted at %v; want 5/16 at 0.2", chat.VUs(), chat.InterruptedAt)
+	}
+}

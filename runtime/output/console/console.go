@@ -232,20 +232,27 @@ func (r *renderer) scenarios(s *summary.Summary) {
 		return
 	}
 	r.heading("by scenario")
-	vus := map[string]int{}
+	shapes := map[string]summary.ScenarioShape{}
+	var stopped []string
 	for _, sh := range s.Meta.LoadShape {
-		vus[sh.Name] = sh.MaxVUs
+		shapes[sh.Name] = sh
+		if sh.Stopped() != "" && slices.ContainsFunc(scs, func(sc summary.ScenarioSummary) bool { return sc.Name == sh.Name }) {
+			stopped = append(stopped, sh.Stopped())
+		}
 	}
-	header := []string{"scenario", "VUs", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}
+	header := []string{"scenario", "VUs used/max", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"}
 	cached := anyCached(scs)
 	if cached {
 		header = append(header, "input cached")
 	}
 	rows := make([][]string, len(scs))
 	for i, sc := range scs {
-		rows[i] = append([]string{sc.Name, fmt.Sprint(vus[sc.Name])}, scenarioFigures(sc, cached)...)
+		rows[i] = append([]string{sc.Name, shapes[sc.Name].VUs()}, scenarioFigures(sc, cached)...)
 	}
 	r.table(header, rows, 1)
+	if len(stopped) > 0 {
+		r.printf("  %s\n", r.st.Red("interrupted before the end of its plan: "+strings.Join(stopped, ", ")+"; figures cover the part that ran"))
+	}
 	r.printf("  %s\n", r.st.Faint("latencies in ms; throughputs over each scenario's own run time; every scenario's full figures are in --summary-export"))
 }
 

@@ -27,7 +27,7 @@ func sampleSummary() *summary.Summary {
 		SchemaVersion: summary.SchemaVersion,
 		Meta: summary.Meta{Version: "v0.1.0", Script: "chat.js", ScriptSHA256: "0123456789abcdef", Target: "http://127.0.0.1:8000",
 			Models: []string{"m-a", "m-b"}, Seed: 42, Host: "box", CPUs: 8,
-			LoadShape: []summary.ScenarioShape{{Name: "chat", MaxVUs: 4}, {Name: "rag", MaxVUs: 2}}},
+			LoadShape: []summary.ScenarioShape{{Name: "chat", MaxVUs: 4, PeakVUs: 3}, {Name: "rag", MaxVUs: 2}}},
 		Serving: summary.Serving{DurationSeconds: 10, Requests: 14, OK: 10, Failed: 4, Interrupted: 1, SuccessRate: 10.0 / 14,
 			RequestThroughput: 1, OutputTokens: 900, PromptTokens: 960, MeanInputTokens: 96, MeanOutputTokens: 90,
 			OutputTokenThroughput: 90, TotalTokenThroughput: 186, Iterations: 15, InterruptedIterations: 1},
@@ -145,9 +145,9 @@ func TestRenderContent(t *testing.T) {
 		"TPOT":                {"10", "15.4", "10.1", "36.7", "36.7", "36.7", "36.7"},
 		"ITL":                 {"28", "5.714", "5.000", "10.0", "10.0", "10.0", "10.0"},
 		"E2E":                 {"10", "1236", "1050", "2000", "2000", "2000", "2000"},
-		"scenario":            {"VUs", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"},
-		"chat":                {"4", "8", "3", "0.80", "80", "40.0", "80.0", "-", "-", "-"},
-		"rag":                 {"2", "2", "1", "0.40", "20", "200.0", "200.0", "-", "-", "2000"},
+		"scenario":            {"VUs used/max", "ok", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p99"},
+		"chat":                {"3/4", "8", "3", "0.80", "80", "40.0", "80.0", "-", "-", "-"},
+		"rag":                 {"-/2", "2", "1", "0.40", "20", "200.0", "200.0", "-", "-", "2000"},
 		"request error class": {"count"},
 		"http_5xx":            {"2"},
 		"timeout":             {"1"},
@@ -253,6 +253,24 @@ func TestRenderMinimal(t *testing.T) {
 		if strings.Contains(out, absent) {
 			t.Errorf("an empty summary shows %q:\n%s", absent, out)
 		}
+	}
+}
+
+// A scenario the run's stop ended before its plan did is named with
+// where it stopped under the by-scenario table; one that ran to its end
+// is not.
+func TestRenderInterruptedScenario(t *testing.T) {
+	s := sampleSummary()
+	s.Meta.Interrupted = true
+	at := 0.3
+	s.Meta.LoadShape[0].InterruptedAt = &at
+	out := render(t, s, false)
+	want := "  interrupted before the end of its plan: chat at 30%; figures cover the part that ran\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "rag at") {
+		t.Errorf("rag, which ran to its end, is said to be interrupted:\n%s", out)
 	}
 }
 

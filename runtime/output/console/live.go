@@ -202,7 +202,7 @@ func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []strin
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\tphase\tprogress\tVUs\treq/s\ttok/s\tTTFT p50/p99\terrors\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.p.Name, r.p.Phase, r.bar(p.Elapsed), vus(r.p), r.figures("\t"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.p.Name, phase(r.p), r.bar(p.Elapsed), vus(r.p), r.figures("\t"))
 	}
 	tw.Flush()
 	lines := append([]string{head}, strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")...)
@@ -238,10 +238,24 @@ func (l *Live) Lines(p engine.Progress, done map[string]bool) []string {
 		if !r.windowed {
 			span = "whole run"
 		}
+		at := strings.TrimSpace(r.percent())
+		if r.p.StoppedEarly() {
+			at = "at " + at
+		}
 		lines = append(lines, fmt.Sprintf("[%s] %s: %s %s, VUs %s, %s (%s)",
-			p.Elapsed.Round(time.Second), r.p.Name, r.p.Phase, strings.TrimSpace(r.percent()), vus(r.p), r.figures(", "), span))
+			p.Elapsed.Round(time.Second), r.p.Name, phase(r.p), at, vus(r.p), r.figures(", "), span))
 	}
 	return lines
+}
+
+// phase is what the view calls a scenario's phase: "interrupted" for one
+// the run's stop ended before its plan did, its percent then saying
+// where it stopped.
+func phase(p engine.ScenarioProgress) string {
+	if p.StoppedEarly() {
+		return "interrupted"
+	}
+	return string(p.Phase)
 }
 
 // vus is a scenario's VUs at work out of its most.
@@ -256,7 +270,7 @@ func (r scenarioRow) figures(sep string) string {
 	if r.ttft99 > 0 {
 		ttft = textfmt.Num(r.ttft50) + "/" + textfmt.Num(r.ttft99) + " ms"
 	}
-	parts := []string{textfmt.Num(r.reqRate) + " req/s", textfmt.Num(r.tokRate) + " tok/s", "TTFT " + ttft, errorsText(r.errors)}
+	parts := []string{textfmt.Num(r.reqRate) + " req/s", textfmt.Num(r.tokRate) + " tok/s", "TTFT p50/p99 " + ttft, errorsText(r.errors)}
 	if sep == "\t" {
 		parts = []string{textfmt.Num(r.reqRate), textfmt.Num(r.tokRate), ttft, errorsText(r.errors)}
 	}

@@ -75,8 +75,8 @@ func TestLiveFigures(t *testing.T) {
 	ended := map[string]bool{}
 	lines := l.Lines(p, ended)
 	wantLines := []string{
-		"[20s] c1: done 100%, VUs 0/4, 1 req/s, 100 tok/s, TTFT 100/100 ms, 0 errors (whole run)",
-		"[20s] c2: running 25% ETA 30s, VUs 4/4, 1.40 req/s, 50 tok/s, TTFT 210.0/230 ms, timeout 2, http_5xx 1 (last 5s)",
+		"[20s] c1: done 100%, VUs 0/4, 1 req/s, 100 tok/s, TTFT p50/p99 100/100 ms, 0 errors (whole run)",
+		"[20s] c2: running 25% ETA 30s, VUs 4/4, 1.40 req/s, 50 tok/s, TTFT p50/p99 210.0/230 ms, timeout 2, http_5xx 1 (last 5s)",
 		"[20s] c5: not run",
 	}
 	if strings.Join(lines, "\n") != strings.Join(wantLines, "\n") {
@@ -147,5 +147,34 @@ func TestLiveWindowSpansItsSeconds(t *testing.T) {
 	}})
 	if r := rows[0]; r.requests != 3 || r.reqRate != 3/5.5 {
 		t.Errorf("window: %d requests at %v req/s, want 3 (from 15 s on) over 5.5 s", r.requests, r.reqRate)
+	}
+}
+
+// A scenario the run's stop ended at 30 % of its plan is shown as
+// interrupted there, in the table and in the plain lines, not as done
+// 100 %; one that ended on its own before the stop is done.
+func TestLiveShowsWhereAnInterruptedScenarioStopped(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := NewLive(start, 5*time.Second)
+	l.now = func() time.Time { return start.Add(3 * time.Second) }
+	p := engine.Progress{
+		Elapsed: 3 * time.Second, MaxVUs: 12,
+		Scenarios: []engine.ScenarioProgress{
+			{Name: "chat", Phase: engine.PhaseDone, Interrupted: true, Elapsed: 3 * time.Second, Measured: 3 * time.Second, Duration: 10 * time.Second, PeakVUs: 3, MaxVUs: 8},
+			{Name: "warm", Phase: engine.PhaseDone, Interrupted: true, Elapsed: time.Second, Measured: time.Second, Duration: time.Second, PeakVUs: 4, MaxVUs: 4},
+		},
+	}
+	var meter ProgressMeter
+	block := strings.Join(l.Block(p, &meter, 0), "\n")
+	for _, want := range []string{"chat      interrupted  ███░░░░░░░░░  30%", "warm      done         ████████████ 100%"} {
+		if !strings.Contains(block, want) {
+			t.Errorf("Block lacks %q:\n%s", want, block)
+		}
+	}
+	lines := strings.Join(l.Lines(p, map[string]bool{}), "\n")
+	for _, want := range []string{"[3s] chat: interrupted at 30%,", "[3s] warm: done 100%,"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("Lines lack %q:\n%s", want, lines)
+		}
 	}
 }
