@@ -231,7 +231,7 @@ func (o outcome) String() string {
 	case o.code == 109:
 		return "REGRESSION " + strings.Join(o.regressed, ", ")
 	case o.butForLimit:
-		return fmt.Sprintf("pass, a regression but for the machine's limit (%d inconclusive, %d of them machine-limited)", o.inconclusive, o.machineLimited)
+		return fmt.Sprintf("NO VERDICT (exit 112), a regression but for the machine's limit (%d inconclusive, %d of them machine-limited)", o.inconclusive, o.machineLimited)
 	case o.machineLimited > 0:
 		return fmt.Sprintf("pass (%d inconclusive, %d of them machine-limited)", o.inconclusive, o.machineLimited)
 	case o.inconclusive > 0:
@@ -263,8 +263,8 @@ func verdict(ctx context.Context, bin string, env []string, args ...string) (out
 	o := outcome{output: out}
 	var exit *exec.ExitError
 	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == 109:
-		o.code = 109
+	case errors.As(err, &exit) && (exit.ExitCode() == 109 || exit.ExitCode() == 112):
+		o.code = exit.ExitCode()
 	case err != nil:
 		return o, fmt.Errorf("%s: %w\n%s", args[0], err, out)
 	}
@@ -297,7 +297,7 @@ func llmrun(ctx context.Context, bin string, env []string, args ...string) (stri
 	out, err := cmd.Output()
 	if err != nil {
 		var exit *exec.ExitError
-		if errors.As(err, &exit) && exit.ExitCode() == 109 {
+		if errors.As(err, &exit) && (exit.ExitCode() == 109 || exit.ExitCode() == 112) {
 			return string(out), err
 		}
 		return string(out), fmt.Errorf("llmrun %s: %w\n%s", args[0], err, stderr.String())

@@ -31,8 +31,9 @@ the server's: they are inconclusive (machine-limited), and the output
 names the run and its limit. The success rate is judged as always.
 
 Exit codes: 0 no figure credibly regressed, 109 a figure regressed (or,
-with --strict, was inconclusive, machine-limited included), 1 a file could
-not be read, 2 bad command line.
+with --strict, was inconclusive, machine-limited included), 112 no
+verdict (a machine-limited figure moved as a regression would), 1 a file
+could not be read, 2 bad command line.
 
 Examples:
   llmrun compare baseline.json current.json
@@ -81,8 +82,11 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
 		return exitError
 	}
-	if rep.Failed() {
+	switch {
+	case rep.Failed():
 		return exitRegression
+	case rep.Undecided():
+		return exitMachineLimited
 	}
 	return exitOK
 }

@@ -181,15 +181,17 @@ func TestCompareMachineLimited(t *testing.T) {
 	})
 
 	tests := []compareCase{
-		{"a limited current run is inconclusive", []string{base, limitedSlower}, exitOK, []string{
+		// A figure that moved as a regression would, in a run whose
+		// machine limited it, neither fails nor passes the gate.
+		{"a limited current run is inconclusive", []string{base, limitedSlower}, exitMachineLimited, []string{
 			"machine-limited: the current run: its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
 			"ttft_p50 (ms)", "inconclusive (machine-limited)",
 			"inconclusive: machine-limited: run limited-'s client was limited: " + limit + "; the change may be the machine's, not the server's",
-			"? machine-limited, no verdict beyond 10 %: ", "ttft_p50 +", "(a regression but for the machine's limit); rerun on a quieter machine, --strict fails them"},
+			"? machine-limited, no verdict beyond 10 %: ", "ttft_p50 +", "(a regression but for the machine's limit): no verdict, exit 112; rerun on a quieter machine"},
 			[]string{"│ regression", "✗", "machine-limited: the baseline"}},
 		{"--strict fails it", []string{base, limitedSlower, "--strict"}, exitRegression,
 			[]string{"✗ no credible regression beyond 10 %, but --strict fails the inconclusive figures: ", "ttft_p50 +"}, nil},
-		{"a limited baseline", []string{limitedBase, slower}, exitOK, []string{
+		{"a limited baseline", []string{limitedBase, slower}, exitMachineLimited, []string{
 			"machine-limited: the baseline: its client was limited: " + limit + "; the latencies and throughputs compared with it are inconclusive",
 			"inconclusive (machine-limited)", "? machine-limited, no verdict beyond 10 %: "}, []string{"│ regression", "machine-limited: the current run"}},
 		{"a limited current run like its baseline", []string{base, limitedBase}, exitOK,

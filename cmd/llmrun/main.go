@@ -31,6 +31,7 @@ const (
 	exitRegression     = 109 // llmrun trend (or compare) found a regression
 	exitPreflight      = 110 // the preflight request failed in a way no load can fix: nothing was run
 	exitNoSuccess      = 111 // no request succeeded, or the early stop stopped the run
+	exitMachineLimited = 112 // llmrun trend (or compare): no verdict, a machine-limited figure moved as a regression would
 )
 
 const usage = `llmrun: load and benchmark runner for LLM serving

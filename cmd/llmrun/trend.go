@@ -54,7 +54,8 @@ which are missing.
 
 Exit codes: 0 no figure credibly regressed (or there is no history yet),
 109 a figure regressed (or, with --strict, was inconclusive, machine-limited
-included), 1 InfluxDB
+included), 112 no verdict (a machine-limited figure moved as a regression
+would), 1 InfluxDB
 could not be read or holds no run of the test, 2 bad command line.
 
 Examples:
@@ -173,8 +174,11 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "llmrun trend: printing the report: %v\n", err)
 		return exitError
 	}
-	if rep.Failed() {
+	switch {
+	case rep.Failed():
 		return exitRegression
+	case rep.Undecided():
+		return exitMachineLimited
 	}
 	return exitOK
 }

@@ -377,8 +377,9 @@ func TestTrendSelects(t *testing.T) {
 }
 
 // A newest run whose client its machine limited is inconclusive on its
-// latencies and throughputs, naming the run and its limit, exit 0 (109
-// with --strict); a limited previous run is left out of the baseline;
+// latencies and throughputs, naming the run and its limit: no verdict,
+// exit 112, when one moved as a regression would (109 with --strict); a
+// limited previous run is left out of the baseline;
 // points stored before the client-health fields are read as unknown and
 // judged as measured.
 func TestTrendMachineLimited(t *testing.T) {
@@ -401,16 +402,16 @@ func TestTrendMachineLimited(t *testing.T) {
 		want      []string
 		forbidden []string
 	}{
-		{"a limited newest run", []string{"--testid", "hogged"}, exitOK,
+		{"a limited newest run", []string{"--testid", "hogged"}, exitMachineLimited,
 			map[string]string{"tpot_p50": "inconclusive (machine-limited)", "output_throughput": "inconclusive (machine-limited)", "success_rate": "unchanged"},
 			[]string{"machine-limited: the newest run hogged-l (", "): its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
 				"machine-limited: run hogged-l (", "the latencies and throughputs compared with it are inconclusive", " limited ",
 				"inconclusive: machine-limited: the clients of runs hogged-l, hogged-l were limited: " + limit, "+13.1 %",
-				"? machine-limited, no verdict beyond 10 %: tpot_p50 +13.1 % (a regression but for the machine's limit)"},
+				"? machine-limited, no verdict beyond 10 %: tpot_p50 +13.1 % (a regression but for the machine's limit): no verdict, exit 112"},
 			[]string{"│ regression", "✗"}},
 		{"--strict fails it", []string{"--testid", "hogged", "--strict"}, exitRegression, nil,
 			[]string{"--strict fails the inconclusive figures: ", "tpot_p50 +13.1 %"}, nil},
-		{"a scenario's points carry the health", []string{"--testid", "hogged-scenario", "--scenario", "rag"}, exitOK,
+		{"a scenario's points carry the health", []string{"--testid", "hogged-scenario", "--scenario", "rag"}, exitMachineLimited,
 			map[string]string{"tpot_p50": "inconclusive (machine-limited)"}, []string{"machine-limited: the newest run", " ok "}, []string{"│ regression"}},
 		{"a limited previous run is left out", []string{"--testid", "one-hogged-before"}, exitRegression,
 			map[string]string{"tpot_p50": "regression", "ttft_p50": "unchanged"},

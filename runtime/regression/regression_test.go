@@ -410,21 +410,21 @@ func TestTrendRenderMachineLimited(t *testing.T) {
 		"machine-limited: the current run: its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
 		"inconclusive (machine-limited)", "+15.4 %",
 		"  tpot_p50, output_throughput inconclusive: machine-limited: run current-'s client was limited: " + limit,
-		"? machine-limited, no verdict beyond 10 %: tpot_p50 +15.4 %, output_throughput -15.0 % (a regression but for the machine's limit); rerun on a quieter machine, --strict fails them"} {
+		"? machine-limited, no verdict beyond 10 %: tpot_p50 +15.4 %, output_throughput -15.0 % (a regression but for the machine's limit): no verdict, exit 112; rerun on a quieter machine"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("a limited current run: the output lacks %q:\n%s", want, out)
 		}
 	}
-	if rep.Failed() || strings.Contains(out, "the baseline:") || strings.Contains(out, "│ regression") {
-		t.Errorf("a limited current run: failed %t, or the baseline named, or a regression:\n%s", rep.Failed(), out)
+	if rep.Failed() || !rep.Undecided() || strings.Contains(out, "the baseline:") || strings.Contains(out, "│ regression") {
+		t.Errorf("a limited current run: failed %t, undecided %t (want false, true), or the baseline named, or a regression:\n%s", rep.Failed(), rep.Undecided(), out)
 	}
 	steady := runs("tpot_p50", 0.01, 20.1, 20)
 	steady[0].Health = limited
-	if rep, out := render(steady, false, RenderPair); rep.Failed() ||
+	if rep, out := render(steady, false, RenderPair); rep.Failed() || rep.Undecided() ||
 		!strings.Contains(out, "✓ no credible regression beyond 10 % (1 figure inconclusive, 1 of them machine-limited; --strict fails them)") {
 		t.Errorf("a limited current run, unchanged: failed %t:\n%s", rep.Failed(), out)
 	}
-	if rep, out := render(pair(limited, healthy), true, RenderPair); !rep.Failed() || !strings.Contains(out, "--strict fails the inconclusive figures: tpot_p50 +15.4 %, output_throughput -15.0 %") {
+	if rep, out := render(pair(limited, healthy), true, RenderPair); !rep.Failed() || rep.Undecided() || !strings.Contains(out, "--strict fails the inconclusive figures: tpot_p50 +15.4 %, output_throughput -15.0 %") {
 		t.Errorf("a limited current run under --strict: failed %t:\n%s", rep.Failed(), out)
 	}
 	if rep, out := render(pair(healthy, limited), false, RenderPair); rep.Failed() ||

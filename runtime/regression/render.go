@@ -34,6 +34,20 @@ func (r Report) Failed() bool {
 	return len(Regressions(r.Comparisons)) > 0 || (r.Strict && len(Inconclusives(r.Comparisons)) > 0)
 }
 
+// Undecided reports whether the comparison, though it did not fail, must
+// not pass a gate either: a figure that a machine-limited run made
+// inconclusive moved beyond the tolerance as a regression would, so the
+// comparison cannot tell a slower server from a starved client.
+func (r Report) Undecided() bool {
+	return !r.Failed() && len(hiddenRegressions(r.Comparisons)) > 0
+}
+
+// hiddenRegressions are the machine-limited figures that would have
+// been regressions.
+func hiddenRegressions(cs []Comparison) []Comparison {
+	return matching(cs, func(c Comparison) bool { return c.Doubt == MachineLimited && c.Unlimited == Regression })
+}
+
 // shortID is how many characters of a run_id the runs table shows.
 const shortID = 8
 
@@ -273,14 +287,14 @@ func conclusion(r Report, st textfmt.Style) string {
 		return strings.Join(out, ", ")
 	}
 	reg, inc := Regressions(r.Comparisons), Inconclusives(r.Comparisons)
-	hidden := matching(inc, func(c Comparison) bool { return c.Doubt == MachineLimited && c.Unlimited == Regression })
+	hidden := hiddenRegressions(inc)
 	switch {
 	case len(reg) > 0:
 		return st.Bold(st.Red(fmt.Sprintf("✗ regression beyond %s: %s", tol, names(reg))))
 	case r.Strict && len(inc) > 0:
 		return st.Bold(st.Red(fmt.Sprintf("✗ no credible regression beyond %s, but --strict fails the inconclusive figures: %s", tol, names(inc))))
 	case len(hidden) > 0:
-		return st.Bold(fmt.Sprintf("? machine-limited, no verdict beyond %s: %s (a regression but for the machine's limit); rerun on a quieter machine, --strict fails them", tol, names(hidden)))
+		return st.Bold(fmt.Sprintf("? machine-limited, no verdict beyond %s: %s (a regression but for the machine's limit): no verdict, exit 112; rerun on a quieter machine", tol, names(hidden)))
 	case len(inc) > 0:
 		limited := ""
 		if n := len(withDoubt(inc, MachineLimited)); n > 0 {
