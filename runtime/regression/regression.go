@@ -363,8 +363,12 @@ func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 
 // machineLimited makes c's verdict Inconclusive (MachineLimited) when
 // the newest run was machine-limited, or, when baselineLimited, the
-// previous runs limited, every one of which was.
+// previous runs limited, every one of which was. A figure too few samples
+// bound keeps that doubt: a faster machine would not bound it either.
 func machineLimited(c *Comparison, newest Run, limited []Run, baselineLimited bool) {
+	if c.Doubt == TooFewSamples {
+		return
+	}
 	var flagged []Run
 	if newest.Health.Limited() {
 		flagged = append(flagged, newest)

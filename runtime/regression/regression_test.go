@@ -350,11 +350,18 @@ func TestTrendCompareMachineLimited(t *testing.T) {
 			Regression, "", 100, 0, nil, nil, ""},
 		{"healthy runs", "tpot_p50", []float64{130, 100}, []Health{healthy, healthy},
 			Regression, "", 100, 0, nil, nil, ""},
+		{"a p99 too few samples bound stays so in a limited run", "ttft_p99", []float64{130, 100}, []Health{limited, healthy},
+			Inconclusive, TooFewSamples, 100, 0, nil, nil, ""},
 	} {
 		fig, _ := Lookup(c.figure)
 		rs := runs(c.figure, 0.01, c.values...)
 		for i := range rs {
 			rs[i].Health = c.health[i]
+			if c.doubt == TooFewSamples {
+				e := rs[i].Figures[c.figure]
+				e.Hi = math.Inf(1)
+				rs[i].Figures[c.figure] = e
+			}
 		}
 		got := Compare(rs, []Figure{fig}, tol)[0]
 		if got.Verdict != c.want || got.Doubt != c.doubt || math.Abs(got.Baseline-c.base) > 1e-9 || len(got.LeftOut) != c.leftOut {
