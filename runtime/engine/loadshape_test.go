@@ -79,12 +79,13 @@ export default function () {
 
 	want := tags("scenario", "chat", "workload", "chat", "team", "serving")
 	iterations := sum(rep, "iterations", want)
-	// The planned 100 are all accounted for below (started or dropped);
-	// how many started depends on the machine's load (94 under -race on
-	// 2 busy cores), so the bound here only catches an executor that
-	// falls far behind. Pacing is measured by BenchmarkEnginePacing.
-	if iterations < 80 || iterations > 100 {
-		t.Errorf("iterations = %v, want 50/s × 2s = 100 (−20%%)", iterations)
+	// The planned 100 are all accounted for below (started or dropped).
+	// How many started depends on the machine: when it kept up, at least
+	// 80 (pacing is measured by BenchmarkEnginePacing); when it did not,
+	// the run must say so in its client-health reading rather than fall
+	// behind unexplained.
+	if iterations > 100 || (iterations < 80 && rep.Client.Limit() == "") {
+		t.Errorf("iterations = %v, want 50/s × 2s = 100 (−20%%), or fewer with the client's limit named (client health: %+v)", iterations, rep.Client)
 	}
 	if got := count(rep, "llm_requests", want); float64(got) != iterations {
 		t.Errorf("llm_requests = %d, want one per iteration (%v)", got, iterations)
