@@ -35,8 +35,7 @@ func bareDurationWarnings(data []byte) []string {
 			}
 		}
 	}
-	var warnShape func(obj any, path string, keys []string)
-	warnShape = func(obj any, path string, keys []string) {
+	warnShape := func(obj any, path string, keys []string) {
 		warnIn(obj, path, keys)
 		m, _ := obj.(map[string]any)
 		stages, _ := m["stages"].([]any)
