@@ -110,7 +110,7 @@ export default function () { llm.stream({ messages: [{ role: 'user', content: 'h
 
 // A run in which half the requests fail passes when no threshold says
 // otherwise, but warns of its success rate in the summary, on stderr and
-// in the result file.
+// in the result file, below 90 % or the floor its options set.
 func TestLowSuccessRateWarns(t *testing.T) {
 	t.Parallel()
 	url := startSim(t, llmsim.DefaultConfig())
@@ -126,5 +126,19 @@ export default function () {
 	}
 	if s := readSummary(t, export); !strings.Contains(s.LowSuccess, want) {
 		t.Errorf("low_success %q", s.LowSuccess)
+	}
+
+	// A run that expects failures (faults injected on purpose) sets its
+	// own floor, or none.
+	for _, opts := range []string{"{ minSuccessRate: 0.4 }", "{ minSuccessRate: 0 }"} {
+		script := writeScript(t, "expected.js", `import llm from 'llm';
+export const options = { earlyStop: `+opts+` };
+export default function () {
+  llm.stream({ prompt: 'hi', max_tokens: 4 }, { headers: __ITER % 2 ? { 'X-Llmsim-Fault': 'http_5xx' } : {} });
+}`)
+		code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--base-url", url, "-i", "10", script)
+		if code != exitOK || strings.Contains(stdout+stderr, "WARNING: only") {
+			t.Errorf("earlyStop %s: exit %d, want 0 and no warning\n%s\n%s", opts, code, stdout, stderr)
+		}
 	}
 }

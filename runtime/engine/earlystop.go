@@ -30,14 +30,18 @@ import (
 //     and at least MidRun.Requests requests in a row failed with a class
 //     among MidRun.Classes (the server stopped answering), the run stops.
 //
+// A run that ends with fewer than MinSuccessRate of its requests ok (and
+// some ok) warns (the summary's LowSuccess).
+//
 // In options it is false, true (the defaults), or an object
 //
 //	{ requests: 10, classes: ['connect', 'dns', 'tls', 'http_4xx'],
 //	  midRun: { for: '5s', requests: 10, classes: ['connect', 'dns', 'tls'] },
-//	  backoff: '1s' }
+//	  backoff: '1s', minSuccessRate: 0.9 }
 //
 // whose missing fields take these defaults; midRun: false turns the
-// second rule off, backoff: false the backoff.
+// second rule off, backoff: false the backoff, minSuccessRate: 0 the
+// warning.
 type EarlyStop struct {
 	Off      bool
 	Requests int
@@ -47,6 +51,18 @@ type EarlyStop struct {
 	// iteration while its requests fail without reaching the target
 	// (UnreachableClasses); 0 is no pause. See vuBackoff.
 	Backoff time.Duration
+	// MinSuccessRate is the success rate (0 to 1) below which the run's
+	// end warns; 0 is no warning.
+	MinSuccessRate float64
+}
+
+// SuccessFloor is the success rate below which the run's end warns: 0
+// when the early stop is off.
+func (s EarlyStop) SuccessFloor() float64 {
+	if s.Off {
+		return 0
+	}
+	return s.MinSuccessRate
 }
 
 // MidRunStop is the rule of EarlyStop that watches the whole run: no
@@ -73,11 +89,13 @@ func DefaultEarlyStop() EarlyStop {
 		Classes:  append(slices.Clone(UnreachableClasses), string(llm.ErrHTTP4xx)),
 		MidRun:   MidRunStop{For: 5 * time.Second, Requests: 10, Classes: slices.Clone(UnreachableClasses)},
 		Backoff:  time.Second,
+		// Below 90 % the figures describe failures as much as the server.
+		MinSuccessRate: 0.9,
 	}
 }
 
 // earlyStopForm is the object form of options.earlyStop.
-const earlyStopForm = "{ requests: 10, classes: [...], midRun: { for: '5s', requests: 10, classes: [...] }, backoff: '1s' }"
+const earlyStopForm = "{ requests: 10, classes: [...], midRun: { for: '5s', requests: 10, classes: [...] }, backoff: '1s', minSuccessRate: 0.9 }"
 
 // UnmarshalJSON reads the forms above; an unknown class, a count below 1
 // or a duration that is not one is an error that names its field.
@@ -98,9 +116,16 @@ func (s *EarlyStop) UnmarshalJSON(b []byte) error {
 		Classes  []string        `json:"classes"`
 		MidRun   json.RawMessage `json:"midRun"`
 		Backoff  json.RawMessage `json:"backoff"`
+		MinRate  *float64        `json:"minSuccessRate"`
 	}
 	if err := decodeStrict(b, &o); err != nil {
 		return fmt.Errorf("earlyStop takes %s: %s%w", earlyStopForm, fieldPrefix(err), jsonReason(err))
+	}
+	if o.MinRate != nil {
+		if *o.MinRate < 0 || *o.MinRate > 1 {
+			return fmt.Errorf("earlyStop.minSuccessRate is a share of the requests, from 0 (no warning) to 1, got %g", *o.MinRate)
+		}
+		s.MinSuccessRate = *o.MinRate
 	}
 	var err error
 	if s.Requests, err = stopRequests("earlyStop.requests", o.Requests, s.Requests); err != nil {
@@ -220,11 +245,12 @@ func (s EarlyStop) MarshalJSON() ([]byte, error) {
 		backoff = s.Backoff.String()
 	}
 	return json.Marshal(struct {
-		Requests int      `json:"requests"`
-		Classes  []string `json:"classes"`
-		MidRun   any      `json:"midRun"`
-		Backoff  any      `json:"backoff"`
-	}{s.Requests, s.Classes, midRun, backoff})
+		Requests       int      `json:"requests"`
+		Classes        []string `json:"classes"`
+		MidRun         any      `json:"midRun"`
+		Backoff        any      `json:"backoff"`
+		MinSuccessRate float64  `json:"minSuccessRate"`
+	}{s.Requests, s.Classes, midRun, backoff, s.MinSuccessRate})
 }
 
 // failureClasses lists the classes of failed requests, for messages.

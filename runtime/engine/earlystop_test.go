@@ -35,6 +35,10 @@ func TestEarlyStopOptions(t *testing.T) {
 		})},
 		{json: `{"backoff": false}`, want: with(func(s *EarlyStop) { s.Backoff = 0 })},
 		{json: `{"backoff": "250ms"}`, want: with(func(s *EarlyStop) { s.Backoff = 250 * time.Millisecond })},
+		{json: `{"minSuccessRate": 0.5}`, want: with(func(s *EarlyStop) { s.MinSuccessRate = 0.5 })},
+		{json: `{"minSuccessRate": 0}`, want: with(func(s *EarlyStop) { s.MinSuccessRate = 0 })},
+		{json: `{"minSuccessRate": 1.5}`, err: "earlyStop.minSuccessRate is a share of the requests, from 0 (no warning) to 1, got 1.5"},
+		{json: `{"minSuccessRate": "90%"}`, err: "minSuccessRate"},
 		{json: `{"requests": 0}`, err: "earlyStop.requests must be at least 1"},
 		{json: `{"classes": ["boom"]}`, err: `earlyStop.classes: unknown error class "boom"`},
 		{json: `{"classes": ["canceled"]}`, err: `unknown error class "canceled"`},
@@ -79,8 +83,22 @@ func TestEarlyStopOptions(t *testing.T) {
 	}
 }
 
+// The warning's floor is the option's, and none when the early stop is
+// off.
+func TestSuccessFloor(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want float64
+	}{{`true`, 0.9}, {`{"minSuccessRate": 0.5}`, 0.5}, {`false`, 0}} {
+		var s EarlyStop
+		if err := json.Unmarshal([]byte(tc.json), &s); err != nil || s.SuccessFloor() != tc.want {
+			t.Errorf("%s: floor %g (%v), want %g", tc.json, s.SuccessFloor(), err, tc.want)
+		}
+	}
+}
+
 func sameEarlyStop(a, b EarlyStop) bool {
-	return a.Off == b.Off && a.Requests == b.Requests && slices.Equal(a.Classes, b.Classes) && a.Backoff == b.Backoff &&
+	return a.Off == b.Off && a.Requests == b.Requests && slices.Equal(a.Classes, b.Classes) && a.Backoff == b.Backoff && a.MinSuccessRate == b.MinSuccessRate &&
 		a.MidRun.Off == b.MidRun.Off && (a.MidRun.Off || a.MidRun.For == b.MidRun.For && a.MidRun.Requests == b.MidRun.Requests &&
 		slices.Equal(a.MidRun.Classes, b.MidRun.Classes))
 }

@@ -344,6 +344,9 @@ type Report struct {
 	// EarlyStopped says why the early stop (options.earlyStop) stopped
 	// the run; nil when it did not.
 	EarlyStopped *EarlyStopped
+	// MinSuccessRate is the success rate below which the run's end warns
+	// (options.earlyStop.minSuccessRate; 0 with earlyStop: false).
+	MinSuccessRate float64
 	// ChainStops are the chains of scenarios (startAfter) that
 	// Config.StopChain stopped, in the order it did; a skipped scenario
 	// never started, so it has no window and no figures.
@@ -474,6 +477,7 @@ func (e *Engine) report(start, end time.Time, ctx context.Context) *Report {
 		RequestErrors:     e.run.requestErrors.list(),
 		Interrupted:       ctx.Err() != nil,
 		Final:             e.Progress().Scenarios,
+		MinSuccessRate:    e.earlyStop().SuccessFloor(),
 	}
 }
 

@@ -108,7 +108,7 @@ func TestOptionErrorsNameTheField(t *testing.T) {
 	tests := []struct{ options, want string }{
 		{`{"vu": 3}`, "options.vu: unknown field"},
 		{`{"vus": "many"}`, "options.vus: expected a whole number, got a string"},
-		{`{"earlyStop": {"requests": 1.5}}`, "options.earlyStop: earlyStop takes { requests: 10, classes: [...], midRun: { for: '5s', requests: 10, classes: [...] }, backoff: '1s' }: requests: expected a whole number, got 1.5"},
+		{`{"earlyStop": {"requests": 1.5}}`, "options.earlyStop: earlyStop takes { requests: 10, classes: [...], midRun: { for: '5s', requests: 10, classes: [...] }, backoff: '1s', minSuccessRate: 0.9 }: requests: expected a whole number, got 1.5"},
 		{`{"warmup": {"iterations": "ten"}, "vus": 1, "duration": "1s"}`, "options.warmup: warmup takes { iterations: N } or { duration: '30s' }: iterations: expected a whole number, got a string"},
 		{`{"vus": 1.5, "duration": "1s"}`, "options.vus: expected a whole number, got 1.5"},
 		{`{"vus": 100000000000000000000, "duration": "1s"}`, "options.vus: 100000000000000000000 is too large a number"},

@@ -148,7 +148,7 @@ func Merge(results ...*Summary) (*Summary, error) {
 	}
 	s.Serving.finish(dur, set.stats)
 	s.EarlyStopAt = earliestEarlyStop(results)
-	s.LowSuccess = lowSuccess(s.Serving)
+	s.LowSuccess = lowSuccess(s.Serving, s.Meta.successFloor())
 	s.ScriptErrors, s.OtherScriptErrors = mergeScriptErrors(results)
 	if s.Scenarios, err = mergeScenarios(results, order); err != nil {
 		return nil, err
@@ -236,6 +236,8 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 		End:          first.End,
 		Options:      first.Options,
 		SLO:          first.SLO,
+		// The instances of one run share its options, and so their floor.
+		MinSuccessRate: first.MinSuccessRate,
 	}
 	m.ExecutionSegment = str(func(m *Meta) string { return m.ExecutionSegment })
 	m.ExecutionSegmentSequence = str(func(m *Meta) string { return m.ExecutionSegmentSequence })

@@ -551,8 +551,14 @@ func TestMergeMergedInstances(t *testing.T) {
 }
 
 // outcomes builds a small result of ok requests that succeeded and bad
-// ones that failed with http_5xx.
+// ones that failed with http_5xx, of a run that warns below 90 %.
 func outcomes(t *testing.T, runID string, ok, bad int) *summary.Summary {
+	t.Helper()
+	return outcomesWarningBelow(t, runID, ok, bad, 0.9)
+}
+
+// outcomesWarningBelow is outcomes of a run that warns below floor.
+func outcomesWarningBelow(t *testing.T, runID string, ok, bad int, floor float64) *summary.Summary {
 	t.Helper()
 	f := newFixture()
 	for range ok {
@@ -562,7 +568,7 @@ func outcomes(t *testing.T, runID string, ok, bad int) *summary.Summary {
 		f.request(tagSet("scenario", "default"), failed("m", llm.ErrHTTP5xx))
 	}
 	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
-		Start: t0, End: t0.Add(10 * time.Second)}
+		Start: t0, End: t0.Add(10 * time.Second), MinSuccessRate: floor}
 	meta := testMeta
 	meta.RunID = runID
 	return summary.Build(rep, meta)
@@ -593,6 +599,37 @@ func TestLowSuccessWarning(t *testing.T) {
 	}
 	if !strings.Contains(got.LowSuccess, "only 14 of 20 requests succeeded") || got.EarlyStopAt != 3.25 {
 		t.Errorf("merged: warning %q, early stop at %v s; want 14 of 20 and 3.25 s", got.LowSuccess, got.EarlyStopAt)
+	}
+}
+
+// options.earlyStop.minSuccessRate moves the warning's floor, 0 turns it
+// off; the result keeps the floor, so that a merge warns as the run did,
+// and a result written before it was kept warns below 90 %.
+func TestLowSuccessWarningFloor(t *testing.T) {
+	for _, tc := range []struct {
+		ok, bad int
+		floor   float64
+		want    string
+	}{
+		{5, 5, 0.4, ""},
+		{3, 7, 0.4, "only 3 of 10 requests succeeded (success rate 30.00 %, below 40 %)"},
+		{1, 99, 0, ""},
+	} {
+		s := outcomesWarningBelow(t, "r", tc.ok, tc.bad, tc.floor)
+		if !strings.Contains(s.LowSuccess, tc.want) || (tc.want == "") != (s.LowSuccess == "") {
+			t.Errorf("%d ok, %d failed, floor %g: warning %q, want %q", tc.ok, tc.bad, tc.floor, s.LowSuccess, tc.want)
+		}
+		if s.Meta.MinSuccessRate == nil || *s.Meta.MinSuccessRate != tc.floor {
+			t.Errorf("floor %g: the result keeps %v", tc.floor, s.Meta.MinSuccessRate)
+		}
+	}
+	a, b := outcomesWarningBelow(t, "a", 5, 5, 0.4), outcomesWarningBelow(t, "b", 4, 6, 0.4)
+	if got, err := summary.Merge(a, b); err != nil || got.LowSuccess != "" {
+		t.Errorf("merged at floor 40 %%, 45 %% ok: warning %q (%v), want none", got.LowSuccess, err)
+	}
+	a.Meta.MinSuccessRate, b.Meta.MinSuccessRate = nil, nil
+	if got, err := summary.Merge(a, b); err != nil || !strings.Contains(got.LowSuccess, "below 90 %") {
+		t.Errorf("merged results without a floor: warning %q (%v), want the default 90 %%", got.LowSuccess, err)
 	}
 }
 

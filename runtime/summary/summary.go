@@ -95,9 +95,9 @@ type Summary struct {
 	// run (the earliest of a merged result's).
 	EarlyStop   string  `json:"early_stop,omitempty"`
 	EarlyStopAt float64 `json:"early_stop_at_s,omitempty"`
-	// LowSuccess warns that fewer than MinSuccessRate of the requests
-	// succeeded, "" when the rate is above it or no request succeeded
-	// (NoSuccess says so).
+	// LowSuccess warns that fewer than Meta.MinSuccessRate of the
+	// requests succeeded, "" when the rate is above it or no request
+	// succeeded (NoSuccess says so).
 	LowSuccess string `json:"low_success,omitempty"`
 	// ChainStops are the chains of scenarios (startAfter) stopped before
 	// their end, a sweep stopped by options.capacity.stop: after which
@@ -160,6 +160,19 @@ type Meta struct {
 	// the instances whose results were not in the merge.
 	Instances        int   `json:"instances,omitempty"`
 	MissingInstances []int `json:"missing_instances,omitempty"`
+	// MinSuccessRate is the success rate below which the run warned
+	// (options.earlyStop.minSuccessRate; 0: no warning); absent in
+	// results written before it was kept, which warned below the
+	// default.
+	MinSuccessRate *float64 `json:"min_success_rate,omitempty"`
+}
+
+// successFloor is the success rate below which the run warns.
+func (m Meta) successFloor() float64 {
+	if m.MinSuccessRate == nil {
+		return engine.DefaultEarlyStop().MinSuccessRate
+	}
+	return *m.MinSuccessRate
 }
 
 // ScenarioShape describes one scenario's load.
@@ -367,7 +380,9 @@ func Build(rep *engine.Report, meta Meta) *Summary {
 	if rep.EarlyStopped != nil {
 		s.EarlyStop, s.EarlyStopAt = rep.EarlyStopped.String(), rep.EarlyStopped.At.Seconds()
 	}
-	s.LowSuccess = lowSuccess(s.Serving)
+	floor := rep.MinSuccessRate
+	s.Meta.MinSuccessRate = &floor
+	s.LowSuccess = lowSuccess(s.Serving, floor)
 	s.ChainStops = rep.ChainStops
 	addSubMetrics(s.Metrics, rep, dur)
 	if len(rep.Scenarios) > 1 {
@@ -1110,19 +1125,14 @@ func (s *Summary) NoSuccess() string {
 	return ""
 }
 
-// MinSuccessRate is the share of requests that must succeed for a run's
-// end not to warn (Summary.LowSuccess), thresholds or not: below it the
-// figures describe failures as much as the server.
-const MinSuccessRate = 0.9
-
 // lowSuccess is the warning of a serving block whose success rate is
-// below MinSuccessRate, "" otherwise or when no request succeeded.
-func lowSuccess(sv Serving) string {
-	if sv.OK == 0 || sv.SuccessRate >= MinSuccessRate {
+// below floor, "" otherwise, when no request succeeded or floor is 0.
+func lowSuccess(sv Serving, floor float64) string {
+	if sv.OK == 0 || sv.SuccessRate >= floor {
 		return ""
 	}
 	return fmt.Sprintf("only %d of %d requests succeeded (success rate %.2f %%, below %.0f %%): the latency and throughput figures describe what little succeeded; see the errors by class, and add a threshold such as llm_failed: ['rate<0.01'] to make the run fail on it",
-		sv.OK, sv.Requests, 100*sv.SuccessRate, 100*MinSuccessRate)
+		sv.OK, sv.Requests, 100*sv.SuccessRate, 100*floor)
 }
 
 // CustomMetrics returns the names of the script's own metrics (those
