@@ -130,6 +130,23 @@ export default function () { return [greet('you'), data.prompts.length, cjs.twic
 	}
 }
 
+// TestFilesNamedWithURLCharacters: the source map names its files as URLs;
+// Files names them as they are on disk (llmrun kube reads them).
+func TestFilesNamedWithURLCharacters(t *testing.T) {
+	for _, name := range []string{"a(b).js", "x%y.js", "c#d.js", "é.js", "with space.js"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"lib (1)/util%20.js": "export const x = 1;\n"})
+			script := mustCompile(t, filepath.Join(dir, name), "import { x } from './lib (1)/util%20.js';\nexport default function () { return x; }\n")
+			want := []string{filepath.Join(dir, "lib (1)/util%20.js"), filepath.Join(dir, name)}
+			slices.Sort(want)
+			if got := script.Files(); !slices.Equal(got, want) {
+				t.Errorf("Files() = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
 func TestSyntaxErrors(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"lib.ts": "export const x: number = ;\n"})

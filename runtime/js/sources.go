@@ -35,7 +35,8 @@ func (f *sourceFile) line(n int) string {
 func sourceFiles(filename, dir string, m sourceMap, onDisk bool) map[string]*sourceFile {
 	files := make(map[string]*sourceFile, len(m.Sources))
 	for i, src := range m.Sources {
-		path := filepath.Join(dir, filepath.FromSlash(src))
+		// The source map's sources are URLs: a(b).js is a%28b%29.js there.
+		path := filepath.Join(dir, filepath.FromSlash(unescapePath(src)))
 		f := &sourceFile{
 			name: displayName(filename, src),
 			dir:  filepath.Dir(path),
@@ -62,7 +63,12 @@ func positionName(filename, src string) string {
 
 // displayName is positionName without URL escapes: a path.
 func displayName(filename, src string) string {
-	name := positionName(filename, src)
+	return unescapePath(positionName(filename, src))
+}
+
+// unescapePath is the path a URL's path names: name without its escapes,
+// or name itself when they do not parse.
+func unescapePath(name string) string {
 	if p, err := url.PathUnescape(name); err == nil {
 		return p
 	}
