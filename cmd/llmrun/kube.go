@@ -57,9 +57,11 @@ the key named by --api-key-env (default OPENAI_API_KEY) and, with --out
 influxdb, LLMRUN_INFLUXDB_TOKEN, each from the Secret's key of the same
 name, which must exist (an empty one for a server that needs none): a
 pod without it does not start (CreateContainerConfigError). Without
---secret the pods get no secret at all. A flag that would put a secret
-in the manifests (a password or token in a URL, -e with a name like
-API_KEY or TOKEN) is refused. A URL naming the loopback (127.0.0.1,
+--secret the pods get no secret at all; --secret-env NAME gives them
+another variable from the Secret's key NAME. A flag that would put a
+secret in the manifests (a password or token in a URL's user, query or
+fragment, -e or --tag with a name like API_KEY, TOKEN, PAT, BEARER,
+COOKIE or SESSION) is refused. A URL naming the loopback (127.0.0.1,
 localhost) gets a warning: in a pod, that is the pod.
 
 The pods pass Pod Security "restricted" (seccomp RuntimeDefault, non-root,
@@ -93,6 +95,7 @@ type kubeFlags struct {
 	namespace         string
 	name              string
 	secret            string
+	secretEnv         []string
 	cpu               string
 	memory            string
 	files             []string
@@ -108,6 +111,7 @@ func (k *kubeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.namespace, "namespace", "", "namespace of the manifests (default: kubectl's current)")
 	fs.StringVar(&k.name, "name", "", "name of the ConfigMap, Service and Job (default: llmrun- and the script's name)")
 	fs.StringVar(&k.secret, "secret", "", "Secret the API key and the InfluxDB token come from, each from the key of its variable's name (default: none, and no secret in the pods)")
+	fs.StringArrayVar(&k.secretEnv, "secret-env", nil, "also give the pods this variable from the Secret's key of the same name, by reference (needs --secret; repeatable)")
 	fs.StringVar(&k.cpu, "cpu", "", "CPU of each pod, e.g. 2 or 1500m (default: sized from the plan)")
 	fs.StringVar(&k.memory, "memory", "", "memory of each pod, e.g. 1Gi (default: sized from the plan)")
 	fs.StringArrayVar(&k.files, "file", nil, "also put this file in the ConfigMap: one the script reads only after loading (the files it reads as it loads are found); repeatable")
@@ -284,8 +288,13 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 		}
 	}
 	for _, kv := range f.env {
-		if key, _, _ := strings.Cut(kv, "="); kube.SecretName(key) {
-			return nil, fmt.Errorf("-e %s=…: the value of a variable named like a secret would be in the manifests in plain text: put it in the Secret instead (the pods' environment is in __ENV)", key)
+		if err := kube.CheckSetting("-e", kv); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range f.tags {
+		if err := kube.CheckSetting("--tag", kv); err != nil {
+			return nil, err
 		}
 	}
 	keyEnv := f.apiKeyEnv
@@ -296,11 +305,22 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 		if f.apiKeyEnv != "" {
 			return nil, fmt.Errorf("--api-key-env %s needs --secret: the pods get %s only from a Secret", f.apiKeyEnv, f.apiKeyEnv)
 		}
+		if len(k.secretEnv) > 0 {
+			return nil, fmt.Errorf("--secret-env %s needs --secret: the pods get it only from a Secret", k.secretEnv[0])
+		}
 		return nil, nil
 	}
 	env := []string{keyEnv}
 	if hasOut(f.outs, "influxdb") {
 		env = append(env, influxdb.TokenEnv)
+	}
+	for _, name := range k.secretEnv {
+		if !envName.MatchString(name) {
+			return nil, fmt.Errorf("--secret-env %q: want a variable's name (letters, digits and '_', not starting with a digit)", name)
+		}
+		if !slices.Contains(env, name) {
+			env = append(env, name)
+		}
 	}
 	return env, nil
 }
@@ -409,6 +429,10 @@ func (r *filesRead) list() []string {
 	defer r.mu.Unlock()
 	return slices.Clone(r.paths)
 }
+
+// envName is the name of a variable a Secret's key can give (and a
+// Secret's key can be).
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // nonName are the characters a Kubernetes name cannot have.
 var nonName = regexp.MustCompile(`[^a-z0-9]+`)

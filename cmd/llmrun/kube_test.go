@@ -425,7 +425,16 @@ func TestKubeBadInput(t *testing.T) {
 		{"zero instances", []string{"--instances", "0", "--image", "x"}, exitUsage, "--instances 0: at least 1"},
 		{"password in the base URL", []string{"--instances", "2", "--image", "x", "--base-url", "http://me:hunter2@vllm:8000"}, exitUsage, "--base-url: the URL carries a user or password"},
 		{"token in the InfluxDB URL", []string{"--instances", "2", "--image", "x", "--out", "influxdb=http://influxdb:8086?bucket=b&token=abc"}, exitUsage, `--out influxdb: the URL's parameter "token" looks like a secret`},
-		{"key in -e", []string{"--instances", "2", "--image", "x", "-e", "HF_TOKEN=abc"}, exitUsage, "-e HF_TOKEN=…: the value of a variable named like a secret"},
+		{"key in -e", []string{"--instances", "2", "--image", "x", "-e", "HF_TOKEN=abc"}, exitUsage, "-e HF_TOKEN=…: named like a secret"},
+		{"bearer in -e", []string{"--instances", "2", "--image", "x", "-e", "BEARER=abc"}, exitUsage, "-e BEARER=…: named like a secret, whose value the manifests would hold in plain text: put it in the Secret named by --secret"},
+		{"cookie in -e", []string{"--instances", "2", "--image", "x", "-e", "SESSION_COOKIE=abc"}, exitUsage, "-e SESSION_COOKIE=…: named like a secret"},
+		{"PAT in -e", []string{"--instances", "2", "--image", "x", "-e", "GITHUB_PAT=ghp_abc"}, exitUsage, "-e GITHUB_PAT=…: named like a secret"},
+		{"URL with a token in -e", []string{"--instances", "2", "--image", "x", "-e", "TARGET=http://h:1/v1?access_token=abc"}, exitUsage, `-e TARGET: the URL's parameter "access_token" looks like a secret`},
+		{"key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "api_key=abc"}, exitUsage, "--tag api_key=…: named like a secret"},
+		{"camel-case key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "apiKey=abc"}, exitUsage, "--tag apiKey=…: named like a secret"},
+		{"token in a URL fragment", []string{"--instances", "2", "--image", "x", "--base-url", "http://vllm:8000/v1#token=abc"}, exitUsage, `--base-url: the URL's fragment's parameter "token" looks like a secret`},
+		{"secret env without secret", []string{"--instances", "2", "--image", "x", "--secret-env", "GITHUB_PAT"}, exitUsage, "--secret-env GITHUB_PAT needs --secret"},
+		{"secret env not a name", []string{"--instances", "2", "--image", "x", "--secret", "s", "--secret-env", "A=B"}, exitUsage, `--secret-env "A=B": want a variable's name`},
 		{"api key env without secret", []string{"--instances", "2", "--image", "x", "--api-key-env", "MY_KEY"}, exitUsage, "--api-key-env MY_KEY needs --secret"},
 		{"a file output", []string{"--instances", "2", "--image", "x", "--out", "json=r.json"}, exitUsage, "--out json=r.json: a file written in a pod is lost with it"},
 		{"a segment", []string{"--instances", "2", "--image", "x", "--execution-segment", "0:1/2"}, exitUsage, "--execution-segment: not with kube"},
@@ -489,5 +498,33 @@ func TestKubeCarriesTheTokenizerFile(t *testing.T) {
 	m = kubetest.Decode(t, stdout)
 	if want := "--tokenizer=" + kube.MountDir + "/tok.json"; !slices.Contains(m.Container(t).Args, want) {
 		t.Errorf("args %q lack %s", m.Container(t).Args, want)
+	}
+}
+
+// --secret-env gives the pods a variable of the user's from the Secret,
+// by reference: what a secret refused in -e is told to use instead.
+func TestKubeSecretEnvByReference(t *testing.T) {
+	t.Parallel()
+	dir := kubeDir(t)
+	code, stdout, stderr := llmrunIn(t, dir, []string{"GITHUB_PAT=ghp_do-not-leak"},
+		"kube", "chat.js", "--seed", "1", "--instances", "2", "--image", "x", "--secret", "llmrun-keys", "--secret-env", "GITHUB_PAT", "--secret-env", "OPENAI_API_KEY")
+	if code != exitOK {
+		t.Fatalf("kube: exit %d\n%s", code, stderr)
+	}
+	if strings.Contains(stdout, "ghp_do-not-leak") {
+		t.Error("the secret's value is in the manifests")
+	}
+	m := kubetest.Decode(t, stdout)
+	var refs []string
+	for _, env := range m.Container(t).Env {
+		if ref := env.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
+			if ref.SecretKeyRef.Name != "llmrun-keys" || ref.SecretKeyRef.Key != env.Name {
+				t.Errorf("%s from %s's key %s, want llmrun-keys's key %s", env.Name, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key, env.Name)
+			}
+			refs = append(refs, env.Name)
+		}
+	}
+	if want := []string{"OPENAI_API_KEY", "GITHUB_PAT"}; !slices.Equal(refs, want) {
+		t.Errorf("variables from the Secret: %q, want %q", refs, want)
 	}
 }

@@ -159,9 +159,27 @@ func TestLayout(t *testing.T) {
 }
 
 func TestSecrets(t *testing.T) {
+	for setting, want := range map[string]string{
+		"GITHUB_PAT=ghp_x":            "-e GITHUB_PAT=…: named like a secret",
+		"MODE=http://u:p@h:1/":        "-e MODE: the URL carries a user or password",
+		"TARGET=http://h:1/#bearer=x": `-e TARGET: the URL's fragment's parameter "bearer"`,
+		"MAX_TOKENS=5":                "",
+		"NO_VALUE":                    "",
+	} {
+		err := CheckSetting("-e", setting)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("CheckSetting(%q) = %v, want %q", setting, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "ghp_x") {
+			t.Errorf("CheckSetting(%q) names the value: %v", setting, err)
+		}
+	}
 	for name, want := range map[string]bool{
 		"OPENAI_API_KEY": true, "HF_TOKEN": true, "db.password": true, "api-key": true, "apikey": true,
-		"MAX_TOKENS": false, "KEYWORDS": false, "CONFIG": false, "bucket": false,
+		"BEARER": true, "SESSION_COOKIE": true, "GITHUB_PAT": true, "api_key": true, "apiKey": true, "X-Auth-Token": true,
+		"DB_PASSWD": true, "AWS_CREDENTIAL": true, "sessionId": true, "my secret": true, "Token": true,
+		"MAX_TOKENS": false, "KEYWORDS": false, "CONFIG": false, "bucket": false, "PATH": false, "PATTERN": false,
+		"AUTHOR": false, "SESSIONS": false, "MODEL": false, "": false,
 	} {
 		if got := SecretName(name); got != want {
 			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
@@ -172,6 +190,11 @@ func TestSecrets(t *testing.T) {
 		"http://u:p@vllm:8000":              "carries a user or password",
 		"http://influx:8086?bucket=b&rp=r":  "",
 		"http://influx:8086?access_token=x": `parameter "access_token"`,
+		"http://vllm:8000/v1#token=x":       `fragment's parameter "token"`,
+		"http://vllm:8000/v1#a=1&api_key=x": `fragment's parameter "api_key"`,
+		"http://vllm:8000/v1?api%5Fkey=x":   `parameter "api%5Fkey"`,
+		"http://vllm:8000/v1#section-2":     "",
+		"http://vllm:8000/v1?max_tokens=5":  "",
 		"127.0.0.1:9090":                    "",
 	} {
 		err := CheckURL("--x", raw)
