@@ -220,7 +220,11 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		// --tokenizer FILE: the file goes with the pods.
 		files, tokenizerFile = append(files, f.tokenizer), true
 	}
-	layout, err := kube.NewLayout(".", files)
+	scriptFile := a.script
+	if a.source != nil {
+		scriptFile = ""
+	}
+	layout, err := kube.NewLayout(".", scriptFile, files)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitError

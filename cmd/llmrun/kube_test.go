@@ -413,6 +413,7 @@ func TestKubeBadInput(t *testing.T) {
 	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), kube.MaxFiles+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	outside := writeScript(t, "keys.txt", "sk-do-not-ship")
 	base := []string{"kube", script, "--seed", "1"}
 	tests := []struct {
 		name string
@@ -440,6 +441,8 @@ func TestKubeBadInput(t *testing.T) {
 		{"a segment", []string{"--instances", "2", "--image", "x", "--execution-segment", "0:1/2"}, exitUsage, "--execution-segment: not with kube"},
 		{"bad cpu", []string{"--instances", "2", "--image", "x", "--cpu", "lots"}, exitUsage, `cpu "lots": want cores`},
 		{"bad name", []string{"--instances", "2", "--image", "x", "--name", "Chat_Test"}, exitUsage, `name "Chat_Test": want lower-case letters`},
+		{"the environment as a file", []string{"--instances", "2", "--image", "x", "--file", "/proc/self/environ"}, exitError, "/proc/self/environ: refused: it is under /proc"},
+		{"a file outside the script's tree", []string{"--instances", "2", "--image", "x", "--file", outside}, exitError, outside + ": refused: it lies outside " + dir + ", the script's tree"},
 		{"a file too big", []string{"--instances", "2", "--image", "x", "--file", big}, exitError, big + " is larger than 1000 KiB, the most a ConfigMap holds"},
 		{"no deadline", []string{"--instances", "2", "--image", "x", "--active-deadline", "0s"}, exitUsage, "active deadline 0s: want a positive duration"},
 		{"no TTL", []string{"--instances", "2", "--image", "x", "--ttl-after-finished", "0s"}, exitUsage, "TTL after finished 0s: want a positive duration"},
@@ -458,11 +461,25 @@ func TestKubeBadInput(t *testing.T) {
 	}
 	// A file the script reads by its absolute path would be missing in
 	// every pod: it fails here.
-	absolute := writeScript(t, "absolute.js", strings.Replace(kubeScript, "./data/prompts.txt", data, 1))
+	absolute := filepath.Join(dir, "absolute.js")
+	if err := os.WriteFile(absolute, []byte(strings.Replace(kubeScript, "./data/prompts.txt", data, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, _, stderr := cli(t, t.Context(), nil, "kube", absolute, "--seed", "1", "--instances", "2", "--image", "x")
 	if code != exitError || !strings.Contains(stderr, "the script does not load from the ConfigMap's files alone") ||
 		!strings.Contains(stderr, "it reads "+data+" by its absolute path") {
 		t.Errorf("a file read by its absolute path: exit %d, stderr:\n%s", code, stderr)
+	}
+	// Nor may the script read the machine's environment into the
+	// ConfigMap through "..".
+	environ := filepath.Join(dir, "environ.js")
+	up := strings.Repeat("../", strings.Count(dir, "/")+1)
+	if err := os.WriteFile(environ, []byte(strings.Replace(kubeScript, "./data/prompts.txt", up+"proc/self/environ", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, t.Context(), nil, "kube", environ, "--seed", "1", "--instances", "2", "--image", "x")
+	if code != exitError || !strings.Contains(stderr, "/proc/self/environ: refused: it is under /proc") || stdout != "" {
+		t.Errorf("a script reading /proc/self/environ: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

@@ -28,18 +28,24 @@ type Layout struct {
 }
 
 // NewLayout reads the files at paths (relative to workDir, or absolute)
-// into a Layout with workDir. A file that is not a regular file, or that
-// would make the files larger together than MaxFiles, is an error naming
-// it.
-func NewLayout(workDir string, paths []string) (*Layout, error) {
+// into a Layout with workDir. A file outside the script's tree (Tree) or
+// of the system's (SystemDirs), that is not a regular file, or that would
+// make the files larger together than MaxFiles, is an error naming it.
+// script is the script's path (relative to workDir, or absolute); "" for
+// a script built into llmrun.
+func NewLayout(workDir, script string, paths []string) (*Layout, error) {
 	workDir, err := filepath.Abs(workDir)
 	if err != nil {
 		return nil, fmt.Errorf("the working directory: %w", err)
 	}
+	tree := Tree(workDir, script)
 	abs := make([]string, 0, len(paths))
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(workDir, p)
+		}
+		if err := checkSource(tree, filepath.Clean(p)); err != nil {
+			return nil, err
 		}
 		abs = append(abs, filepath.Clean(p))
 	}
@@ -69,6 +75,71 @@ func NewLayout(workDir string, paths []string) (*Layout, error) {
 		l.Files = append(l.Files, File{Path: l.WorkDir + "/" + WorkDirMarker})
 	}
 	return l, nil
+}
+
+// SystemDirs hold the files of the machine's system, not of a script's:
+// /proc/self/environ is llmrun's whole environment, API keys included.
+var SystemDirs = []string{"/proc", "/sys", "/dev"}
+
+// Tree is the directory whose files the ConfigMap may take: the working
+// directory (absolute) when it holds the script (kube run from the
+// project's top, tests/chat.js reading shared/prompts.txt), else the
+// script's own directory; the working directory for a built-in script.
+func Tree(workDir, script string) string {
+	if script == "" {
+		return workDir
+	}
+	if !filepath.IsAbs(script) {
+		script = filepath.Join(workDir, script)
+	}
+	if script = filepath.Clean(script); Within(script, workDir) {
+		return workDir
+	}
+	return filepath.Dir(script)
+}
+
+// checkSource refuses the file at path (absolute and clean) when it, or what its links lead to, is under one of
+// SystemDirs or outside tree: the ConfigMap, which whoever reads the
+// namespace reads, would hold it in plain text.
+func checkSource(tree, path string) error {
+	systemFile := func(p string) error {
+		if dir := systemDir(p); dir != "" {
+			return fmt.Errorf("%s: refused: it is under %s, the machine's system (such as llmrun's own environment, API keys included), not a file of the script's; the ConfigMap would hold it in plain text", path, dir)
+		}
+		return nil
+	}
+	if err := systemFile(path); err != nil {
+		return err
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("reading a file for the ConfigMap: %w", err)
+	}
+	if err := systemFile(resolved); err != nil {
+		return err
+	}
+	realTree, err := filepath.EvalSymlinks(tree)
+	if err != nil {
+		return fmt.Errorf("the script's directory: %w", err)
+	}
+	if !Within(resolved, realTree) {
+		via := ""
+		if resolved != path {
+			via = " (through a link, to " + resolved + ")"
+		}
+		return fmt.Errorf("%s: refused: it lies outside %s%s, the script's tree, and the ConfigMap takes only that tree's files: copy it into the tree, or mount it from a volume of your own", path, tree, via)
+	}
+	return nil
+}
+
+// systemDir is the one of SystemDirs path is in, or "".
+func systemDir(path string) string {
+	for _, dir := range SystemDirs {
+		if Within(path, dir) {
+			return dir
+		}
+	}
+	return ""
 }
 
 // WorkDirMarker is the empty file put in the pods' working directory when

@@ -124,15 +124,16 @@ func TestLayout(t *testing.T) {
 		}
 	}
 	work := filepath.Join(root, "tests")
-	l, err := NewLayout(work, []string{"chat.js", filepath.Join(root, "shared/prompts.txt"), "chat.js"})
+	// From the project's top, the script's tree is the project.
+	l, err := NewLayout(root, "tests/chat.js", []string{"tests/chat.js", filepath.Join(root, "shared/prompts.txt"), "tests/chat.js"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Root != root || l.WorkDir != "tests" || len(l.Files) != 2 || l.Files[0].Path != "shared/prompts.txt" || l.Files[1].Path != "tests/chat.js" {
+	if l.Root != root || l.WorkDir != "." || len(l.Files) != 2 || l.Files[0].Path != "shared/prompts.txt" || l.Files[1].Path != "tests/chat.js" {
 		t.Errorf("layout: root %s, workdir %s, files %v", l.Root, l.WorkDir, l.Files)
 	}
-	if got := l.InPod("chat.js"); got != MountDir+"/tests/chat.js" {
-		t.Errorf("InPod(chat.js) = %s", got)
+	if got := l.InPod("tests/chat.js"); got != MountDir+"/tests/chat.js" {
+		t.Errorf("InPod(tests/chat.js) = %s", got)
 	}
 	// From a directory that holds none of the files, the pods' working
 	// directory is there all the same, with the marker.
@@ -140,21 +141,70 @@ func TestLayout(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, err = NewLayout(empty, []string{filepath.Join(work, "chat.js")})
+	l, err = NewLayout(empty, filepath.Join(work, "chat.js"), []string{filepath.Join(work, "chat.js")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.WorkDir != "empty" || len(l.Files) != 2 || l.Files[1].Path != "empty/"+WorkDirMarker || len(l.Files[1].Data) != 0 {
 		t.Errorf("layout from a directory without files: workdir %s, files %v", l.WorkDir, l.Files)
 	}
-	if _, err := NewLayout(work, []string{"big.bin"}); err == nil || !strings.Contains(err.Error(), filepath.Join(work, "big.bin")+" is larger than 1000 KiB") {
+	if _, err := NewLayout(work, "chat.js", []string{"big.bin"}); err == nil || !strings.Contains(err.Error(), filepath.Join(work, "big.bin")+" is larger than 1000 KiB") {
 		t.Errorf("a file too large: %v", err)
 	}
-	if _, err := NewLayout(work, []string{"half1", "half2"}); err == nil || !strings.Contains(err.Error(), filepath.Join(work, "half2")+" (512001 bytes) makes the ConfigMap's files 1024002 bytes in all") {
+	if _, err := NewLayout(work, "chat.js", []string{"half1", "half2"}); err == nil || !strings.Contains(err.Error(), filepath.Join(work, "half2")+" (512001 bytes) makes the ConfigMap's files 1024002 bytes in all") {
 		t.Errorf("files too large together: %v", err)
 	}
-	if _, err := NewLayout(work, []string{"missing.txt"}); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+	if _, err := NewLayout(work, "chat.js", []string{"missing.txt"}); err == nil || !strings.Contains(err.Error(), "missing.txt") {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// A file outside the script's tree, or of the system's, is refused
+// naming it, whether given as it is, through "..", or through a link.
+func TestLayoutRefusesFilesOutsideTheTree(t *testing.T) {
+	root := t.TempDir()
+	project := filepath.Join(root, "project")
+	for _, p := range []string{"project/chat.js", "project/data/ok.txt", "elsewhere/keys.txt"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"environ": "/proc/self/environ", "keys.txt": filepath.Join(root, "elsewhere/keys.txt"), "ok-link.txt": "data/ok.txt",
+	} {
+		if err := os.Symlink(target, filepath.Join(project, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up := strings.Repeat("../", strings.Count(project, "/"))
+	tests := []struct{ file, want string }{
+		{"data/ok.txt", ""},
+		{"ok-link.txt", ""},
+		{"/proc/self/environ", "/proc/self/environ: refused: it is under /proc"},
+		{up + "proc/self/environ", "/proc/self/environ: refused: it is under /proc"},
+		{"environ", filepath.Join(project, "environ") + ": refused: it is under /proc"},
+		{"/sys/kernel/hostname", "/sys/kernel/hostname: refused: it is under /sys"},
+		{"/dev/null", "/dev/null: refused: it is under /dev"},
+		{"../elsewhere/keys.txt", filepath.Join(root, "elsewhere/keys.txt") + ": refused: it lies outside " + project + ", the script's tree"},
+		{"keys.txt", filepath.Join(project, "keys.txt") + ": refused: it lies outside " + project + " (through a link, to " + filepath.Join(root, "elsewhere/keys.txt") + ")"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			l, err := NewLayout(project, "chat.js", []string{"chat.js", tt.file})
+			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("NewLayout(%s) = %v, want %q", tt.file, err, tt.want)
+			}
+			if err == nil && len(l.Files) != 2 {
+				t.Errorf("files %v, want chat.js and %s", l.Files, tt.file)
+			}
+		})
+	}
+	// Run from elsewhere, the tree is the script's directory.
+	if _, err := NewLayout(filepath.Join(root, "elsewhere"), filepath.Join(project, "chat.js"), []string{"keys.txt"}); err == nil || !strings.Contains(err.Error(), "lies outside "+project) {
+		t.Errorf("a file of the working directory outside the script's: %v", err)
 	}
 }
 
