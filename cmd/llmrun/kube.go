@@ -276,6 +276,16 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 			return nil, fmt.Errorf("--%s: not with kube: %s", name, why)
 		}
 	}
+	for _, word := range []struct{ flag, value string }{{"--image", k.image}, {"--cluster-domain", k.clusterDomain}} {
+		if err := kube.CheckWord(word.flag, word.value); err != nil {
+			return nil, err
+		}
+	}
+	if f.apiKeyEnv != "" {
+		if err := kube.CheckEnvName("--api-key-env", f.apiKeyEnv); err != nil {
+			return nil, err
+		}
+	}
 	if err := kube.CheckURL("--base-url", f.baseURL); err != nil {
 		return nil, err
 	}
@@ -319,8 +329,8 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 		env = append(env, influxdb.TokenEnv)
 	}
 	for _, name := range k.secretEnv {
-		if !envName.MatchString(name) {
-			return nil, fmt.Errorf("--secret-env %q: want a variable's name (letters, digits and '_', not starting with a digit)", name)
+		if err := kube.CheckEnvName("--secret-env", name); err != nil {
+			return nil, err
 		}
 		if !slices.Contains(env, name) {
 			env = append(env, name)
@@ -433,10 +443,6 @@ func (r *filesRead) list() []string {
 	defer r.mu.Unlock()
 	return slices.Clone(r.paths)
 }
-
-// envName is the name of a variable a Secret's key can give (and a
-// Secret's key can be).
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // nonName are the characters a Kubernetes name cannot have.
 var nonName = regexp.MustCompile(`[^a-z0-9]+`)

@@ -135,6 +135,16 @@ func (c Config) rendezvous() string {
 
 // Check checks the configuration, as Write does first.
 func (c Config) Check() error {
+	for _, word := range []struct{ what, value string }{{"image", c.Image}, {"cluster domain", c.ClusterDomain}} {
+		if err := CheckWord(word.what, word.value); err != nil {
+			return err
+		}
+	}
+	for _, name := range c.SecretEnv {
+		if err := CheckEnvName("variable from the Secret", name); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.Name == "" || len(c.Name) > maxNameLength || !serviceNamePattern.MatchString(c.Name):
 		return fmt.Errorf("name %q: want lower-case letters, digits and '-', starting with a letter and ending with a letter or digit, at most %d characters", c.Name, maxNameLength)

@@ -208,6 +208,36 @@ func TestLayoutRefusesFilesOutsideTheTree(t *testing.T) {
 	}
 }
 
+func TestCheckWord(t *testing.T) {
+	for value, want := range map[string]string{
+		"ghcr.io/me/llmrun:v1@sha256:abc": "",
+		"cluster.local":                   "",
+		"a$b":                             "",
+		"x\ny":                            `"x\ny": holds whitespace or a control character at byte 1`,
+		"x\ty":                            "holds whitespace",
+		"x y":                             "holds whitespace",
+		"x\u00a0y":                        "holds whitespace",
+		"x\x1b[31m":                       "holds whitespace or a control character at byte 1",
+		"x$(id)":                          "holds $(",
+		"x`id`":                           "holds `",
+		`x"y`:                             `holds "`,
+		"x'y":                             "holds '",
+	} {
+		err := CheckWord("--image", value)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), "--image ") || err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("CheckWord(%q) = %v, want %q", value, err, want)
+		}
+	}
+	c := Config{Name: "llmrun-x", Image: "x", Instances: 1, ClusterDomain: "cluster.local", Secret: "s", SecretEnv: []string{"A\nB"}, ActiveDeadline: time.Minute, TTLAfterFinished: time.Minute, Resources: Size(1)}
+	if err := c.Check(); err == nil || !strings.Contains(err.Error(), `variable from the Secret "A\nB"`) {
+		t.Errorf("Check with a secret variable holding a newline: %v", err)
+	}
+	c.SecretEnv, c.Image = nil, "x\n"
+	if err := c.Check(); err == nil || !strings.Contains(err.Error(), `image "x\n": holds whitespace`) {
+		t.Errorf("Check with an image holding a newline: %v", err)
+	}
+}
+
 func TestSecrets(t *testing.T) {
 	for setting, want := range map[string]string{
 		"GITHUB_PAT=ghp_x":            "-e GITHUB_PAT=…: named like a secret",
