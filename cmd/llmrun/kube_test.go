@@ -553,3 +553,28 @@ func TestKubeSecretEnvByReference(t *testing.T) {
 		t.Errorf("variables from the Secret: %q, want %q", refs, want)
 	}
 }
+
+// Every script name run takes, kube takes: the file keeps its name in the
+// pods, whatever the ConfigMap's keys and the manifests' name are.
+func TestKubeScriptNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"a(b).js", "x%y.js", "c#d.js", "é.js", "with space.js"} {
+		t.Run(name, func(t *testing.T) {
+			dir := kubeDir(t)
+			if err := os.Rename(filepath.Join(dir, "chat.js"), filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := llmrunIn(t, dir, nil, "kube", name, "--seed", "1", "--instances", "2", "--image", "x")
+			if code != exitOK {
+				t.Fatalf("kube %s: exit %d\n%s", name, code, stderr)
+			}
+			m := kubetest.Decode(t, stdout)
+			if files := m.Files(t); !bytes.Equal(files[name], []byte(kubeScript)) {
+				t.Errorf("the ConfigMap's files %q lack %s", slices.Collect(maps.Keys(files)), name)
+			}
+			if args := m.Container(t).Args; args[len(args)-1] != kube.MountDir+"/"+name {
+				t.Errorf("the pods run %q, want %s", args[len(args)-1], kube.MountDir+"/"+name)
+			}
+		})
+	}
+}
