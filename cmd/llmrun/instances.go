@@ -60,6 +60,8 @@ func (f instanceFlags) config(fs *pflag.FlagSet, getenv func(string) string, std
 	switch {
 	case n < 1:
 		return nil, fmt.Errorf("--instances %d: at least 1", n)
+	case n > rendezvous.MaxInstances:
+		return nil, fmt.Errorf("--instances %d: at most %d (docs/limits.md)", n, rendezvous.MaxInstances)
 	case instance == nil && n > 1:
 		return nil, fmt.Errorf("--instances %d needs --instance (or $LLMRUN_INSTANCE, or $JOB_COMPLETION_INDEX in a Kubernetes Indexed Job)", n)
 	case f.timeout <= 0:

@@ -270,6 +270,8 @@ func TestInstanceFlagErrors(t *testing.T) {
 		{nil, []string{"--instance", "1"}, "--instance and --rendezvous need --instances"},
 		{map[string]string{"LLMRUN_RENDEZVOUS": "h:1"}, nil, "need --instances (or $LLMRUN_INSTANCES)"},
 		{nil, []string{"--instances", "0"}, "--instances 0: at least 1"},
+		{nil, []string{"--instances", "10001", "--instance", "1", "--rendezvous", "h:1", "--seed", "1", "--rendezvous-timeout", "1s"}, "--instances 10001: at most 10000"},
+		{map[string]string{"LLMRUN_INSTANCES": "1000000000", "LLMRUN_INSTANCE": "1", "LLMRUN_RENDEZVOUS": "h:1"}, []string{"--seed", "1"}, "--instances 1000000000: at most 10000"},
 		{nil, []string{"--instances", "3", "--rendezvous", "h:1"}, "--instances 3 needs --instance"},
 		{nil, []string{"--instances", "3", "--instance", "3", "--rendezvous", "h:1"}, "--instance 3 of --instances 3: the index must be 0 to 2"},
 		{nil, []string{"--instances", "3", "--instance", "1"}, "--instances 3 needs --rendezvous HOST:PORT"},

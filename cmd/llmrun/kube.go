@@ -165,6 +165,8 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return usageError("--instances N is required: the number of pods")
 	case k.instances < 1:
 		return usageError("--instances %d: at least 1", k.instances)
+	case k.instances > rendezvous.MaxInstances:
+		return usageError("--instances %d: at most %d, the most instances a run has (docs/limits.md)", k.instances, rendezvous.MaxInstances)
 	case k.image == "":
 		return usageError("--image is required: the llmrun image the pods run (built from the Dockerfile)")
 	case k.rendezvousTimeout <= 0:

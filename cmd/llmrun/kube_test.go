@@ -424,6 +424,7 @@ func TestKubeBadInput(t *testing.T) {
 		{"no image", []string{"--instances", "2"}, exitUsage, "--image is required"},
 		{"no instances", []string{"--image", "x"}, exitUsage, "--instances N is required"},
 		{"zero instances", []string{"--instances", "0", "--image", "x"}, exitUsage, "--instances 0: at least 1"},
+		{"too many instances", []string{"--instances", "1000000000", "--image", "x"}, exitUsage, "--instances 1000000000: at most 10000"},
 		{"password in the base URL", []string{"--instances", "2", "--image", "x", "--base-url", "http://me:hunter2@vllm:8000"}, exitUsage, "--base-url: the URL carries a user or password"},
 		{"token in the InfluxDB URL", []string{"--instances", "2", "--image", "x", "--out", "influxdb=http://influxdb:8086?bucket=b&token=abc"}, exitUsage, `--out influxdb: the URL's parameter "token" looks like a secret`},
 		{"key in -e", []string{"--instances", "2", "--image", "x", "-e", "HF_TOKEN=abc"}, exitUsage, "-e HF_TOKEN=…: named like a secret"},

@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/internal/capped"
+	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"sigs.k8s.io/yaml"
 )
 
@@ -152,8 +153,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("namespace %q: want lower-case letters, digits and '-'", c.Namespace)
 	case c.Image == "":
 		return errors.New("no image: name the llmrun image the pods run")
-	case c.Instances < 1:
-		return fmt.Errorf("instances %d: at least 1", c.Instances)
+	case c.Instances < 1 || c.Instances > rendezvous.MaxInstances:
+		return fmt.Errorf("instances %d: want 1 to %d", c.Instances, rendezvous.MaxInstances)
 	case c.ClusterDomain == "":
 		return errors.New("no cluster domain")
 	case c.Secret != "" && !namePattern.MatchString(c.Secret):

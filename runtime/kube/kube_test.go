@@ -66,7 +66,8 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.Name = "1chat" }, `name "1chat": want lower-case letters, digits and '-', starting with a letter`}, // a Service's name is an RFC 1035 label
 		{func(c *Config) { c.Namespace = "Load" }, `namespace "Load"`},
 		{func(c *Config) { c.Image = "" }, "no image"},
-		{func(c *Config) { c.Instances = 0 }, "instances 0: at least 1"},
+		{func(c *Config) { c.Instances = 0 }, "instances 0: want 1 to 10000"},
+		{func(c *Config) { c.Instances = 10001 }, "instances 10001: want 1 to 10000"},
 		{func(c *Config) { c.Secret = "" }, "OPENAI_API_KEY from a Secret, but no Secret named"},
 		{func(c *Config) { c.Resources.Memory = "lots" }, `memory "lots"`},
 		{func(c *Config) { c.Files[1].Path = "../up.txt" }, `file "../up.txt": want a relative path without '..'`},

@@ -190,6 +190,8 @@ func Join(ctx context.Context, cfg Config) (Run, error) {
 
 func (cfg *Config) validate() error {
 	switch {
+	case cfg.Instances > MaxInstances:
+		return fmt.Errorf("rendezvous: %d instances: at most %d", cfg.Instances, MaxInstances)
 	case cfg.Instances < 1:
 		return fmt.Errorf("rendezvous: %d instances: at least 1 is needed", cfg.Instances)
 	case cfg.Instance < 0 || cfg.Instance >= cfg.Instances:

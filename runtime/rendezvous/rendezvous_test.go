@@ -283,6 +283,7 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{Config{Instances: 0}, "at least 1"},
+		{Config{Instances: MaxInstances + 1, Instance: 1, Address: "127.0.0.1:1", Timeout: time.Millisecond}, "10001 instances: at most 10000"},
 		{Config{Instances: 3, Instance: 3, Address: "h:1"}, "instance 3 of 3: the index must be 0 to 2"},
 		{Config{Instances: 3, Instance: -1, Address: "h:1"}, "the index must be 0 to 2"},
 		{Config{Instances: 2, Instance: 1}, "no address"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strings"
 )
 
 // MaxPeriod bounds the stripe pattern of a sequence: the least common
@@ -112,9 +113,10 @@ func (seq Sequence) String() string {
 	if len(seq) == 0 {
 		return ""
 	}
-	s := ratString(seq[0].From)
+	var b strings.Builder
+	b.WriteString(ratString(seq[0].From))
 	for _, t := range seq {
-		s += "," + ratString(t.To)
+		b.WriteString("," + ratString(t.To))
 	}
-	return s
+	return b.String()
 }
