@@ -26,7 +26,10 @@ last. No request is sent: llm.stream() cannot be called in init code.
 
 inspect accepts every flag of "llmrun run", so a run's command line can be
 checked by replacing "run" with "inspect"; the flags that only matter to a
-run are not listed here.
+run are not listed here. With --instances N --instance I (and --seed, as
+run needs), or --execution-segment, it prints that instance's or
+process's share of the plan; nothing listens at or connects to
+--rendezvous, which may be left out.
 
 Flags:
 `
@@ -57,6 +60,10 @@ type inspection struct {
 	// ExecutionSegment is --execution-segment's part, "1/3:2/3 of
 	// 0,1/3,2/3,1": the scenarios are that part of the plan.
 	ExecutionSegment string `json:"execution_segment,omitempty"`
+	// Instance is --instance's index of --instances (Instances): the
+	// scenarios are that instance's share of the plan.
+	Instance  *int `json:"instance,omitempty"`
+	Instances int  `json:"instances,omitempty"`
 }
 
 // inspectedScenario is one resolved scenario; the string durations are Go
@@ -89,11 +96,22 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			panic(err) // a flag of run was renamed: update runOnlyFlags
 		}
 	}
+	inst := instanceFlags{inspectOnly: true}
+	inst.register(fs)
+	if err := fs.MarkHidden("rendezvous-timeout"); err != nil {
+		panic(err)
+	}
 	asJSON := fs.Bool("json", false, "print the resolved scenarios as JSON")
 	fs.Usage = func() { printHelp(stdout, inspectUsage, fs) }
 	a, code, ok := parseScriptArgs(ctx, "llmrun inspect", fs, &f, args, stderr, getenv)
 	if !ok {
 		return code
+	}
+	// Nothing listens or connects: the flags only say which share.
+	instance, err := a.instanceOf(fs, inst, getenv, io.Discard)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun inspect: %v\n", err)
+		return exitUsage
 	}
 	script := a.script
 	if a.llm.BaseURL == "" {
@@ -110,6 +128,9 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	in := inspect(script, e)
 	if !a.segment.Whole() {
 		in.ExecutionSegment = a.segment.String()
+	}
+	if instance != nil {
+		in.Instance, in.Instances = &instance.Instance, instance.Instances
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -149,7 +170,16 @@ func (in *inspection) render(w io.Writer) error {
 		in.Script, textfmt.Count(len(in.Scenarios), "scenario"), textfmt.Count(in.MaxVUs, "VU"), in.MaxDuration); err != nil {
 		return err
 	}
-	if in.ExecutionSegment != "" {
+	switch {
+	case in.Instance != nil && in.ExecutionSegment != "":
+		if _, err := fmt.Fprintf(w, "instance %d of %d, execution segment %s: the VUs, iterations and arrivals below are this instance's share\n", *in.Instance, in.Instances, in.ExecutionSegment); err != nil {
+			return err
+		}
+	case in.Instance != nil:
+		if _, err := fmt.Fprintf(w, "instance %d of %d: the whole plan, as the only instance\n", *in.Instance, in.Instances); err != nil {
+			return err
+		}
+	case in.ExecutionSegment != "":
 		if _, err := fmt.Fprintf(w, "execution segment %s: the VUs, iterations and arrivals below are this process's share\n", in.ExecutionSegment); err != nil {
 			return err
 		}

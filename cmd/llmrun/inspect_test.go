@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -199,5 +201,46 @@ func TestInspectAPIKeyEnvUnset(t *testing.T) {
 	code, _, stderr = cli(t, context.Background(), nil, "run", "--api-key-env", "LLMRUN_TEST_UNSET_KEY", script)
 	if code != exitUsage || !strings.Contains(stderr, "the environment variable LLMRUN_TEST_UNSET_KEY is empty or unset") {
 		t.Errorf("run --api-key-env UNSET: exit %d, want %d\n%s", code, exitUsage, stderr)
+	}
+}
+
+// inspect --instances N --instance I prints instance I's share, as
+// docs/distributed.md says: the shares of all N add up to the plan.
+func TestInspectInstanceShare(t *testing.T) {
+	t.Parallel()
+	script := writeScript(t, "share.js", `export const options = { scenarios: { chat: { executor: 'shared-iterations', vus: 4, iterations: 10 } } };
+export default function () {}
+`)
+	vus, iterations := 0, 0
+	for i := range 3 {
+		// No --rendezvous: inspect meets no one.
+		code, stdout, stderr := cli(t, t.Context(), nil, "inspect", "--json", "--seed", "1", "--instances", "3", "--instance", strconv.Itoa(i), script)
+		if code != exitOK {
+			t.Fatalf("instance %d: exit %d\n%s", i, code, stderr)
+		}
+		var in inspection
+		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, stdout)
+		}
+		if in.Instance == nil || *in.Instance != i || in.Instances != 3 || in.ExecutionSegment == "" {
+			t.Errorf("instance %d: instance %v of %d, segment %q", i, in.Instance, in.Instances, in.ExecutionSegment)
+		}
+		vus += in.MaxVUs
+		var n int
+		if _, err := fmt.Sscanf(in.Scenarios[0].Description, "%d iterations", &n); err != nil {
+			t.Fatalf("instance %d: description %q", i, in.Scenarios[0].Description)
+		}
+		iterations += n
+	}
+	if vus != 4 || iterations != 10 {
+		t.Errorf("the instances' shares add up to %d VUs and %d iterations, want 4 and 10", vus, iterations)
+	}
+	code, stdout, stderr := cli(t, t.Context(), nil, "inspect", "--seed", "1", "--instances", "3", "--instance", "2", script)
+	if code != exitOK || !strings.Contains(stdout, "instance 2 of 3, execution segment 2/3:1 of 0,1/3,2/3,1: the VUs, iterations and arrivals below are this instance's share") {
+		t.Errorf("text: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = cli(t, t.Context(), nil, "inspect", "--instances", "3", script)
+	if code != exitUsage || !strings.Contains(stderr, "--instances 3 needs --instance") {
+		t.Errorf("--instances without --instance: exit %d\n%s", code, stderr)
 	}
 }

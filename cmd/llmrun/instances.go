@@ -19,6 +19,9 @@ type instanceFlags struct {
 	instance   int
 	rendezvous string
 	timeout    time.Duration
+	// inspectOnly says that nothing meets at the rendezvous (inspect):
+	// its address may be left out.
+	inspectOnly bool
 }
 
 func (f *instanceFlags) register(fs *pflag.FlagSet) {
@@ -74,7 +77,7 @@ func (f instanceFlags) config(fs *pflag.FlagSet, getenv func(string) string, std
 	if cfg.Instance < 0 || cfg.Instance >= n {
 		return nil, fmt.Errorf("--instance %d of --instances %d: the index must be 0 to %d", cfg.Instance, n, n-1)
 	}
-	if n > 1 {
+	if n > 1 && (address != "" || !f.inspectOnly) {
 		if address == "" {
 			return nil, fmt.Errorf("--instances %d needs --rendezvous HOST:PORT (or $LLMRUN_RENDEZVOUS): instance 0 listens there, the others connect", n)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/scripts"
@@ -120,13 +121,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if !ok {
 		return code
 	}
-	rendezvousCfg, err := inst.config(fs, getenv, stderr)
-	if err == nil && rendezvousCfg != nil {
-		a.env[instanceEnv], a.env[instancesEnv] = strconv.Itoa(rendezvousCfg.Instance), strconv.Itoa(rendezvousCfg.Instances)
-		if a.segment.Whole() {
-			err = a.shareAmong(fs, rendezvousCfg.Instance, rendezvousCfg.Instances)
-		}
-	}
+	rendezvousCfg, err := a.instanceOf(fs, inst, getenv, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 		return exitUsage
@@ -226,6 +221,23 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		}
 	}
 	return a, exitOK, true
+}
+
+// instanceOf reads the instance flags (instanceFlags.config) and makes
+// the run the instance's share of the plan, unless a segment was given;
+// nil when the run is not one of instances.
+func (a *scriptArgs) instanceOf(fs *pflag.FlagSet, inst instanceFlags, getenv func(string) string, stderr io.Writer) (*rendezvous.Config, error) {
+	cfg, err := inst.config(fs, getenv, stderr)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	a.env[instanceEnv], a.env[instancesEnv] = strconv.Itoa(cfg.Instance), strconv.Itoa(cfg.Instances)
+	if a.segment.Whole() {
+		if err := a.shareAmong(fs, cfg.Instance, cfg.Instances); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
 }
 
 // shareAmong makes the run instance i's equal share of the plan among n
