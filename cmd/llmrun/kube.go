@@ -50,7 +50,9 @@ Apply them, wait for the Job, and merge the pods' logs:
 The script is loaded here, as "llmrun inspect" loads it, to find the files
 it reads, size the pods and check that it loads from the ConfigMap's files
 alone; --file adds a file it reads only later (in setup() or an
-iteration). The pods see
+iteration). A file outside the script's tree (the current directory when
+it holds the script, else the script's directory; links followed), or
+under /proc, /sys or /dev, is refused. The pods see
 none of this shell's environment: give --base-url and --model as flags.
 API keys reach them only from the Secret named by --secret, by reference:
 the key named by --api-key-env (default OPENAI_API_KEY) and, with --out
@@ -77,8 +79,8 @@ is not limited, lest a throttled pod count its pauses as latency.
 Without --seed one is drawn, said on stderr and written into the
 manifests: every instance must use the same.
 
-Exit codes: 0 written, 1 a file could not be read or is too large for a
-ConfigMap, 2 bad command line, 104 invalid options, 107 the script failed
+Exit codes: 0 written, 1 a file could not be read, is refused or is too
+large for a ConfigMap, 2 bad command line, 104 invalid options, 107 the script failed
 to load.
 
 Examples:
@@ -106,7 +108,7 @@ type kubeFlags struct {
 }
 
 func (k *kubeFlags) register(fs *pflag.FlagSet) {
-	fs.IntVar(&k.instances, "instances", 0, "number of instances, one pod each (required)")
+	fs.IntVar(&k.instances, "instances", 0, fmt.Sprintf("number of instances, one pod each, at most %d (required)", rendezvous.MaxInstances))
 	fs.StringVar(&k.image, "image", "", "the llmrun image the pods run, e.g. ghcr.io/me/llmrun:v1 (required; see the Dockerfile)")
 	fs.StringVar(&k.namespace, "namespace", "", "namespace of the manifests (default: kubectl's current)")
 	fs.StringVar(&k.name, "name", "", "name of the ConfigMap, Service and Job (default: llmrun- and the script's name)")
