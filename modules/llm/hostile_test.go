@@ -131,6 +131,17 @@ func TestServerUsageIsValidated(t *testing.T) {
 			if res.Class != ErrDecode || !strings.Contains(res.Error, tc.want) {
 				t.Fatalf("class %q, error %q; want decode saying %q", res.Class, res.Error, tc.want)
 			}
+			// The result a script sees keeps none of the refused numbers.
+			for name, n := range map[string]int{"output": res.OutputTokens, "prompt": res.PromptTokens, "cached": res.CachedTokens, "reasoning": res.ReasoningTokens} {
+				if n < 0 || n > maxReportedTokens {
+					t.Errorf("the result keeps %d %s tokens", n, name)
+				}
+			}
+			for name, v := range res.ServerTimings {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Errorf("the result keeps %v ms as the %s duration", v, name)
+				}
+			}
 		})
 	}
 }

@@ -2,7 +2,9 @@ package llm
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -339,29 +341,41 @@ func sumCounts(parts ...int) int {
 // checkServerNumbers refuses the counts and durations a server reported
 // that cannot be true: a negative or absurdly large token count, a
 // negative or infinite duration. The request then fails as decode rather
-// than adding figures that would corrupt the run's sums.
+// than adding figures that would corrupt the run's sums, and each refused
+// number is cleared (a count made 0, a duration left out), so that the
+// result a script sees carries none of the numbers the summary refused.
+// It returns the first refusal.
 func (r *Result) checkServerNumbers() error {
 	counts := []struct {
 		name string
-		n    int
+		n    *int
 	}{
-		{"output tokens", r.OutputTokens},
-		{"prompt tokens", r.PromptTokens},
-		{"cached prompt tokens", r.CachedTokens},
-		{"reasoning tokens", r.ReasoningTokens},
+		{"output tokens", &r.OutputTokens},
+		{"prompt tokens", &r.PromptTokens},
+		{"cached prompt tokens", &r.CachedTokens},
+		{"reasoning tokens", &r.ReasoningTokens},
+	}
+	var err error
+	refuse := func(e error) {
+		if err == nil {
+			err = e
+		}
 	}
 	for _, c := range counts {
-		switch {
-		case c.n < 0:
-			return fmt.Errorf("the server reported %d %s: a count cannot be negative", c.n, c.name)
-		case c.n > maxReportedTokens:
-			return fmt.Errorf("the server reported more than %d %s for one response: not a plausible count", maxReportedTokens, c.name)
+		switch n := *c.n; {
+		case n < 0:
+			refuse(fmt.Errorf("the server reported %d %s: a count cannot be negative", n, c.name))
+			*c.n = 0
+		case n > maxReportedTokens:
+			refuse(fmt.Errorf("the server reported more than %d %s for one response: not a plausible count", maxReportedTokens, c.name))
+			*c.n = 0
 		}
 	}
-	for name, v := range r.ServerTimings {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("the server reported %v ms as the %s duration: not a plausible duration", v, name)
+	for _, name := range slices.Sorted(maps.Keys(r.ServerTimings)) {
+		if v := r.ServerTimings[name]; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			refuse(fmt.Errorf("the server reported %v ms as the %s duration: not a plausible duration", v, name))
+			delete(r.ServerTimings, name)
 		}
 	}
-	return nil
+	return err
 }
