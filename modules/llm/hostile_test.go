@@ -146,6 +146,37 @@ func TestServerUsageIsValidated(t *testing.T) {
 	}
 }
 
+// TestStreamOfNothingFails checks that a stream with no token, no usage
+// and no finish reason is a failure, not a success with 0 tokens, and
+// that an empty answer the model finished is still a success.
+func TestStreamOfNothingFails(t *testing.T) {
+	const sse = "text/event-stream"
+	for _, tc := range []struct {
+		name, body string
+		api        API
+		ok         bool
+	}{
+		{"chat, only [DONE]", "data: [DONE]\n\n", ChatCompletions, false},
+		{"chat, a role and [DONE]", "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\ndata: [DONE]\n\n", ChatCompletions, false},
+		{"anthropic, only message_stop", "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", Anthropic, false},
+		{"chat, an empty answer finished", "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", ChatCompletions, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hostileServer(t, tc.api, replyWith(sse, tc.body))
+			res := c.Stream(t.Context(), hostileRequest(tc.api))
+			if tc.ok {
+				if !res.OK {
+					t.Fatalf("class %q, error %q; want ok", res.Class, res.Error)
+				}
+				return
+			}
+			if res.OK || res.Class != ErrDecode || !strings.Contains(res.Error, "the server answered nothing") {
+				t.Fatalf("ok %t, class %q, error %q; want decode saying the server answered nothing", res.OK, res.Class, res.Error)
+			}
+		})
+	}
+}
+
 // okChat streams a short chat answer.
 func okChat(w http.ResponseWriter) {
 	startSSE(w)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -336,6 +337,19 @@ func sumCounts(parts ...int) int {
 		sum += min(p, maxReportedTokens+1)
 	}
 	return min(sum, maxReportedTokens+1)
+}
+
+// errAnsweredNothing is the failure of a stream that ended with nothing
+// in it (answeredNothing).
+var errAnsweredNothing = errors.New("the stream ended with no token, no usage and no finish reason (a bare data: [DONE]): the server answered nothing")
+
+// answeredNothing says whether a streamed answer ended with no token, no
+// count of the server's and no finish reason: not an answer that was
+// empty (a finish reason says the model stopped), but none at all, which
+// no request asking for tokens can take as a success. An embeddings
+// response is never streamed.
+func answeredNothing(res *Result) bool {
+	return res.Stream && res.Chunks == 0 && res.ReasoningChunks == 0 && res.OutputTokens == 0 && res.FinishReason == ""
 }
 
 // checkServerNumbers refuses the counts and durations a server reported
