@@ -189,6 +189,10 @@ func loadHub(ctx context.Context, repo hfhub.Repo, getenv func(string) string) (
 	}
 	hub.MaxSize = hfMaxFile
 	hub.Timeout = hubDownloadTimeout
+	hub.Check = func(data []byte) error {
+		_, err := parseHF("tokenizer.json", data)
+		return err
+	}
 	path, err := hub.File(ctx, repo, "tokenizer.json")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
