@@ -283,6 +283,21 @@ func TestLoadModelIDRefusesANonTokenizer(t *testing.T) {
 	}
 }
 
+// A cached tokenizer.json that does not parse (cached by another tool,
+// or by an earlier llmrun that cached what it did not read) fails naming
+// the cached file and saying how to download it again.
+func TestLoadModelIDFromABrokenCache(t *testing.T) {
+	t.Parallel()
+	hub := startTokenizerHub(t)
+	model := hub.model("broken-cache")
+	hfhubtest.Cache(t, hub.env["HF_HUB_CACHE"], model, hubTestCommit, map[string][]byte{"tokenizer.json": []byte("<html>")}, "main")
+	snapshot := hfhubtest.SnapshotPath(hub.env["HF_HUB_CACHE"], model, hubTestCommit, "tokenizer.json")
+	_, err := LoadEnv(t.Context(), model, getenvOf(hub.env))
+	if err == nil || !strings.Contains(err.Error(), snapshot) || !strings.Contains(err.Error(), "delete it to download it again") {
+		t.Errorf("error %v, want it to name %s and say how to download it again", err, snapshot)
+	}
+}
+
 // A context ending stops a download at once, and a wait for another
 // caller's download; the next load, under a live context, downloads anew.
 func TestLoadModelIDStopsWithItsContext(t *testing.T) {

@@ -199,7 +199,9 @@ func loadHub(ctx context.Context, repo hfhub.Repo, getenv func(string) string) (
 	}
 	t, err := loadHF(path)
 	if err != nil {
-		return nil, err
+		// A copy cached by another tool, or by an llmrun that cached
+		// what it downloaded unread.
+		return nil, fmt.Errorf("%w (the Hugging Face cache's copy of %s: delete it to download it again)", err, repo)
 	}
 	t.path = repo.String()
 	return t, nil
