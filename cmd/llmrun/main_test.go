@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -589,5 +590,33 @@ func TestPreflightAndEarlyStop(t *testing.T) {
 	s = readSummary(t, export)
 	if len(s.Preflight) != 1 || !s.Preflight[0].OK || !s.Preflight[0].UsageReported || s.Preflight[0].Model != "llmsim-1" || s.Serving.OK != 2 {
 		t.Errorf("preflight %+v, %d completed: want one ok probe with usage, and the run's 2 requests apart from it", s.Preflight, s.Serving.OK)
+	}
+}
+
+// A server that streams nothing but data: [DONE] stops the run at the
+// preflight, a failure no load explains; without the preflight, each of
+// its requests fails as decode rather than counting as ok with 0 tokens.
+func TestServerThatAnswersNothing(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", srv.URL, "--model", "m", "-i", "2", script)
+	if code != exitPreflight || !strings.Contains(stderr, "with no token, which no load explains") {
+		t.Fatalf("exit %d, want %d saying the server answered no token\n%s\n%s", code, exitPreflight, stdout, stderr)
+	}
+
+	export := filepath.Join(t.TempDir(), "nothing.json")
+	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", srv.URL, "--model", "m", "-i", "2", "--summary-export", export, script)
+	if code != exitNoSuccess {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitNoSuccess, stdout, stderr)
+	}
+	s := readSummary(t, export)
+	if s.Serving.OK != 0 || s.Serving.Failed != 2 || len(s.Errors) != 1 || s.Errors[0].Class != "decode" {
+		t.Errorf("ok %d, failed %d, errors %+v: want the 2 requests failed as decode", s.Serving.OK, s.Serving.Failed, s.Errors)
 	}
 }

@@ -632,6 +632,9 @@ func readBody(proto protocol, header http.Header, body io.Reader, keepText bool,
 	if err := res.checkServerNumbers(); err != nil {
 		return &failure{ErrDecode, err}
 	}
+	if answeredNothing(res) {
+		return &failure{ErrDecode, errAnsweredNothing}
+	}
 	if res.TextTruncated = rr.cut || rr.tools.cut; res.TextTruncated {
 		tok = nil // it would count the cut text
 	}

@@ -131,6 +131,48 @@ func TestServerUsageIsValidated(t *testing.T) {
 			if res.Class != ErrDecode || !strings.Contains(res.Error, tc.want) {
 				t.Fatalf("class %q, error %q; want decode saying %q", res.Class, res.Error, tc.want)
 			}
+			// The result a script sees keeps none of the refused numbers.
+			for name, n := range map[string]int{"output": res.OutputTokens, "prompt": res.PromptTokens, "cached": res.CachedTokens, "reasoning": res.ReasoningTokens} {
+				if n < 0 || n > maxReportedTokens {
+					t.Errorf("the result keeps %d %s tokens", n, name)
+				}
+			}
+			for name, v := range res.ServerTimings {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Errorf("the result keeps %v ms as the %s duration", v, name)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamOfNothingFails checks that a stream with no token, no usage
+// and no finish reason is a failure, not a success with 0 tokens, and
+// that an empty answer the model finished is still a success.
+func TestStreamOfNothingFails(t *testing.T) {
+	const sse = "text/event-stream"
+	for _, tc := range []struct {
+		name, body string
+		api        API
+		ok         bool
+	}{
+		{"chat, only [DONE]", "data: [DONE]\n\n", ChatCompletions, false},
+		{"chat, a role and [DONE]", "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\ndata: [DONE]\n\n", ChatCompletions, false},
+		{"anthropic, only message_stop", "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", Anthropic, false},
+		{"chat, an empty answer finished", "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", ChatCompletions, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hostileServer(t, tc.api, replyWith(sse, tc.body))
+			res := c.Stream(t.Context(), hostileRequest(tc.api))
+			if tc.ok {
+				if !res.OK {
+					t.Fatalf("class %q, error %q; want ok", res.Class, res.Error)
+				}
+				return
+			}
+			if res.OK || res.Class != ErrDecode || !strings.Contains(res.Error, "the server answered nothing") {
+				t.Fatalf("ok %t, class %q, error %q; want decode saying the server answered nothing", res.OK, res.Class, res.Error)
+			}
 		})
 	}
 }

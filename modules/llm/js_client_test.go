@@ -192,3 +192,31 @@ func TestJSClientTokenizerDownloadStopsWithTheVU(t *testing.T) {
 		t.Fatalf("error %v, want the VU's cancellation", err)
 	}
 }
+
+// The result a script gets of a request whose server numbers were refused
+// carries none of them: the summary refused them, and so does the script.
+func TestJSResultKeepsNoRefusedServerNumber(t *testing.T) {
+	for _, tc := range []struct {
+		name, usage string
+		prompt      int // the prompt count, kept when plausible
+	}{
+		{"negative", `{"prompt_tokens":3,"completion_tokens":-7}`, 3},
+		{"over 2^31-1", `{"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807}`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, m, _ := jsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				startSSE(w)
+				send(w, `{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}],"usage":`+tc.usage+`}`)
+				send(w, "[DONE]")
+			}))
+			v := newJSVU(t, m)
+			r := stream(t, v, `llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 })`)
+			if r.OK || r.ErrorClass != "decode" {
+				t.Fatalf("result %+v, want decode", r)
+			}
+			if r.OutputTokens != 0 || r.PromptTokens != tc.prompt {
+				t.Errorf("outputTokens %d, promptTokens %d: want 0 and %d", r.OutputTokens, r.PromptTokens, tc.prompt)
+			}
+		})
+	}
+}

@@ -29,7 +29,8 @@ type Probe struct {
 	Error  string     `json:"error,omitempty"`
 	// Fatal says that the failure is one load cannot fix (refused, DNS,
 	// TLS, a 4xx other than 429, an unknown model, an answer that is not
-	// the API's): the run must not start. Fix says what to change.
+	// the API's, a stream with no token in it): the run must not start.
+	// Fix says what to change.
 	Fatal bool   `json:"fatal,omitempty"`
 	Fix   string `json:"fix,omitempty"`
 	// ModelListed is "yes" when the server's model list names Model, "no"
@@ -125,6 +126,9 @@ func fatal(res *Result, target string) (bool, string) {
 	case ErrInvalidRequest:
 		return true, "llmrun could not build the request: " + res.Error
 	case ErrDecode:
+		if res.Error == errAnsweredNothing.Error() {
+			return true, fmt.Sprintf("%s answered the preflight's request for up to %d tokens with no token, which no load explains: check that it serves the model (--model) and generates; --no-preflight runs anyway, and every request of the run then fails the same way (decode)", target, probeMaxTokens)
+		}
 		return true, fmt.Sprintf("the answer is not one of the %s API: is %s a serving endpoint, and the API (llm.client({ api })) the server's?", res.API, target)
 	case ErrHTTP4xx:
 		switch res.Status {

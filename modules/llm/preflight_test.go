@@ -83,6 +83,10 @@ func TestProbeFailures(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<html>welcome</html>"))
 		}, class: ErrDecode, fatal: true, fix: "serving endpoint"},
+		{name: "a stream of nothing", h: func(w http.ResponseWriter, r *http.Request) {
+			startSSE(w)
+			send(w, "[DONE]")
+		}, class: ErrDecode, fatal: true, fix: "answered the preflight's request for up to 16 tokens with no token"},
 		{name: "overloaded", h: status(503, "loading the model"), class: ErrHTTP5xx},
 		{name: "rate limited", h: status(429, "slow down"), class: ErrHTTP429},
 	}

@@ -1,8 +1,11 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -336,32 +339,57 @@ func sumCounts(parts ...int) int {
 	return min(sum, maxReportedTokens+1)
 }
 
+// errAnsweredNothing is the failure of a stream that ended with nothing
+// in it (answeredNothing).
+var errAnsweredNothing = errors.New("the stream ended with no token, no usage and no finish reason (a bare data: [DONE]): the server answered nothing")
+
+// answeredNothing says whether a streamed answer ended with no token, no
+// count of the server's and no finish reason: not an answer that was
+// empty (a finish reason says the model stopped), but none at all, which
+// no request asking for tokens can take as a success. An embeddings
+// response is never streamed.
+func answeredNothing(res *Result) bool {
+	return res.Stream && res.Chunks == 0 && res.ReasoningChunks == 0 && res.OutputTokens == 0 && res.FinishReason == ""
+}
+
 // checkServerNumbers refuses the counts and durations a server reported
 // that cannot be true: a negative or absurdly large token count, a
 // negative or infinite duration. The request then fails as decode rather
-// than adding figures that would corrupt the run's sums.
+// than adding figures that would corrupt the run's sums, and each refused
+// number is cleared (a count made 0, a duration left out), so that the
+// result a script sees carries none of the numbers the summary refused.
+// It returns the first refusal.
 func (r *Result) checkServerNumbers() error {
 	counts := []struct {
 		name string
-		n    int
+		n    *int
 	}{
-		{"output tokens", r.OutputTokens},
-		{"prompt tokens", r.PromptTokens},
-		{"cached prompt tokens", r.CachedTokens},
-		{"reasoning tokens", r.ReasoningTokens},
+		{"output tokens", &r.OutputTokens},
+		{"prompt tokens", &r.PromptTokens},
+		{"cached prompt tokens", &r.CachedTokens},
+		{"reasoning tokens", &r.ReasoningTokens},
+	}
+	var err error
+	refuse := func(e error) {
+		if err == nil {
+			err = e
+		}
 	}
 	for _, c := range counts {
-		switch {
-		case c.n < 0:
-			return fmt.Errorf("the server reported %d %s: a count cannot be negative", c.n, c.name)
-		case c.n > maxReportedTokens:
-			return fmt.Errorf("the server reported more than %d %s for one response: not a plausible count", maxReportedTokens, c.name)
+		switch n := *c.n; {
+		case n < 0:
+			refuse(fmt.Errorf("the server reported %d %s: a count cannot be negative", n, c.name))
+			*c.n = 0
+		case n > maxReportedTokens:
+			refuse(fmt.Errorf("the server reported more than %d %s for one response: not a plausible count", maxReportedTokens, c.name))
+			*c.n = 0
 		}
 	}
-	for name, v := range r.ServerTimings {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("the server reported %v ms as the %s duration: not a plausible duration", v, name)
+	for _, name := range slices.Sorted(maps.Keys(r.ServerTimings)) {
+		if v := r.ServerTimings[name]; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			refuse(fmt.Errorf("the server reported %v ms as the %s duration: not a plausible duration", v, name))
+			delete(r.ServerTimings, name)
 		}
 	}
-	return nil
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,10 +41,19 @@ var hubs atomic.Int64
 // model is the id of the model name in h's organisation.
 func (h *testHub) model(name string) string { return h.org + "/" + name }
 
+// hubNonTokenizers are the bodies the test hub answers 200 with for
+// models that have no valid tokenizer.json, by model name.
+var hubNonTokenizers = map[string]string{
+	"html":    "<!DOCTYPE html><html><body>Sign in to continue</body></html>",
+	"garbled": `{"model": {"type": "BPE", "vocab": {"a": 0}`,
+	"empty":   "",
+}
+
 // startTokenizerHub starts a Hugging Face hub on 127.0.0.1 that serves
 // testdata/hf/sentencepiece.json as the tokenizer.json of every model but
 // "*/missing" (not found), "*/flaky" (a server error on the first request
-// only) and "*/blocked" (no answer until the request or the test ends).
+// only), "*/blocked" (no answer until the request or the test ends) and
+// those of hubNonTokenizers (200 with a body that is no tokenizer).
 func startTokenizerHub(t *testing.T) *testHub {
 	t.Helper()
 	data, err := os.ReadFile("testdata/hf/sentencepiece.json")
@@ -72,6 +82,13 @@ func startTokenizerHub(t *testing.T) *testHub {
 			return
 		}
 		w.Header().Set("X-Repo-Commit", hubTestCommit)
+		for model, body := range hubNonTokenizers {
+			if strings.Contains(r.URL.Path, "/"+model+"/") {
+				w.Header().Set("Content-Type", "text/html")
+				io.WriteString(w, body)
+				return
+			}
+		}
 		w.Write(data)
 	}))
 	t.Cleanup(srv.Close)
@@ -232,6 +249,52 @@ func TestLoadModelIDRetriesAFailure(t *testing.T) {
 	}
 	if n := hub.requests.Load(); n != 2 {
 		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+// A 200 whose body is no tokenizer (an HTML page, JSON cut short, an
+// empty body) is an error naming the URL and is not cached: the next load
+// asks the hub again, and fails the same way, rather than reading a
+// cached copy of the page.
+func TestLoadModelIDRefusesANonTokenizer(t *testing.T) {
+	t.Parallel()
+	for name, body := range hubNonTokenizers {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			hub := startTokenizerHub(t)
+			spec := hub.model(name)
+			url := hub.env["HF_ENDPOINT"] + "/" + spec + "/resolve/main/tokenizer.json"
+			for load := 1; load <= 2; load++ {
+				_, err := LoadEnv(t.Context(), spec, getenvOf(hub.env))
+				if err == nil || !strings.Contains(err.Error(), url+" answered 200 OK with ") || !strings.Contains(err.Error(), "not a valid tokenizer.json, so nothing was cached") {
+					t.Fatalf("load %d: %v, want an error naming %s", load, err, url)
+				}
+				if body == "" && !strings.Contains(err.Error(), "an empty body") {
+					t.Errorf("load %d: %v, want it to say the body is empty", load, err)
+				}
+				if entries, _ := os.ReadDir(hub.env["HF_HUB_CACHE"]); len(entries) != 0 {
+					t.Fatalf("load %d: the cache holds %v", load, entries)
+				}
+				if n := hub.requests.Load(); n != int64(load) {
+					t.Errorf("load %d: %d requests to the hub, want %d", load, n, load)
+				}
+			}
+		})
+	}
+}
+
+// A cached tokenizer.json that does not parse (cached by another tool,
+// or by an earlier llmrun that cached what it did not read) fails naming
+// the cached file and saying how to download it again.
+func TestLoadModelIDFromABrokenCache(t *testing.T) {
+	t.Parallel()
+	hub := startTokenizerHub(t)
+	model := hub.model("broken-cache")
+	hfhubtest.Cache(t, hub.env["HF_HUB_CACHE"], model, hubTestCommit, map[string][]byte{"tokenizer.json": []byte("<html>")}, "main")
+	snapshot := hfhubtest.SnapshotPath(hub.env["HF_HUB_CACHE"], model, hubTestCommit, "tokenizer.json")
+	_, err := LoadEnv(t.Context(), model, getenvOf(hub.env))
+	if err == nil || !strings.Contains(err.Error(), snapshot) || !strings.Contains(err.Error(), "delete it to download it again") {
+		t.Errorf("error %v, want it to name %s and say how to download it again", err, snapshot)
 	}
 }
 

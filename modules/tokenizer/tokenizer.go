@@ -189,13 +189,19 @@ func loadHub(ctx context.Context, repo hfhub.Repo, getenv func(string) string) (
 	}
 	hub.MaxSize = hfMaxFile
 	hub.Timeout = hubDownloadTimeout
+	hub.Check = func(data []byte) error {
+		_, err := parseHF("tokenizer.json", data)
+		return err
+	}
 	path, err := hub.File(ctx, repo, "tokenizer.json")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
 	}
 	t, err := loadHF(path)
 	if err != nil {
-		return nil, err
+		// A copy cached by another tool, or by an llmrun that cached
+		// what it downloaded unread.
+		return nil, fmt.Errorf("%w (the Hugging Face cache's copy of %s: delete it to download it again)", err, repo)
 	}
 	t.path = repo.String()
 	return t, nil

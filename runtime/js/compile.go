@@ -32,6 +32,9 @@ type Script struct {
 	// sources are the script's files by the name goja reports in
 	// positions, which is their path joined to the script's directory.
 	sources map[string]*sourceFile
+	// imports are the names the script imports by name from each Go
+	// module (namedImports), which its require checks.
+	imports map[string][]string
 }
 
 // Compile transforms a script with esbuild, once: TypeScript types are
@@ -74,7 +77,7 @@ func CompileFS(filename string, src []byte, fsys fs.FS) (*Script, error) {
 		return nil, fmt.Errorf("compiling %s: %w", filename, err)
 	}
 	code = cheaperInterop(code)
-	s := &Script{filename: filename, dir: dir, sources: sourceFiles(filename, dir, m, fsys == nil)}
+	s := &Script{filename: filename, dir: dir, sources: sourceFiles(filename, dir, m, fsys == nil), imports: namedImports(code)}
 	if s.program, err = compileProgram(filepath.Join(filepath.Dir(filename), bundleName), code, gojaMap); err != nil {
 		return nil, s.syntaxError(err)
 	}

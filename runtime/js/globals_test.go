@@ -147,6 +147,33 @@ func TestRequireErrorReport(t *testing.T) {
 	}
 }
 
+// A name imported from a Go module that does not export it fails at the
+// import, saying what the module exports; a namespace import reads an
+// absent name as undefined, as ES modules do.
+func TestNamedImportOfNoExport(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"absent", "import { nothing } from 'fake';\nexport default () => nothing();\n",
+			"script.js:1:25: Error: module 'fake' has no export 'nothing'; it exports: answer, client, info"},
+		{"absent beside a default import", "import fake, { client, nothing as none } from 'fake';\nexport default () => [fake, client, none()];\n",
+			"script.js:1:47: Error: module 'fake' has no export 'nothing'; it exports: answer, client, info"},
+		{"exported", "import { client, answer as a } from 'fake';\nexport default () => client('x') + a;\n", ""},
+		{"namespace", "import * as fake from 'fake';\nexport default () => typeof fake.nothing;\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustCompile(t, "script.js", tc.src)
+			_, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), Modules: registry(t, map[string]modules.Module{"fake": &fakeModule{}})})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+				t.Errorf("error:\n%v\nwant it to start with:\n%s", err, tc.want)
+			}
+		})
+	}
+}
+
 // Reading a variable of __ENV again allocates nothing: each VU makes a
 // variable's value once.
 func TestEnvReadAgainAllocatesNothing(t *testing.T) {

@@ -99,7 +99,7 @@ func (s *Script) runInit(rt *goja.Runtime, cfg InstanceConfig) (goja.Value, erro
 	if err := module.Set("exports", exports); err != nil {
 		return nil, fmt.Errorf("instantiating %s: %w", s.filename, err)
 	}
-	req := &requirer{thrower: newThrower(rt), vu: cfg.VU, modules: cfg.Modules}
+	req := &requirer{thrower: newThrower(rt), vu: cfg.VU, modules: cfg.Modules, imports: s.imports}
 	if _, err := run(exports, module, exports, rt.ToValue(req.require)); err != nil {
 		return nil, s.scriptError(rt, err)
 	}

@@ -1,6 +1,7 @@
 package js
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -16,6 +17,9 @@ type requirer struct {
 	thrower
 	vu      modules.VU
 	modules *modules.Registry
+	// imports are the names the script imports by name from each module
+	// (Script.imports).
+	imports map[string][]string
 	// loaded are the modules required so far: a script imports a few,
 	// which a list holds in less memory than a map, in every VU.
 	loaded []loadedModule
@@ -49,8 +53,23 @@ func (r *requirer) require(call goja.FunctionCall) goja.Value {
 	if exports == nil {
 		r.throw("module %q has no exports", name)
 	}
+	r.checkNamedImports(name, exports)
 	r.loaded = append(r.loaded, loadedModule{name, exports})
 	return exports
+}
+
+// checkNamedImports throws, at the import, when the script imports by
+// name something module does not export: without it, the import would
+// be undefined, and its first use fail far from it ("Value is not an
+// object: undefined").
+func (r *requirer) checkNamedImports(module string, exports *goja.Object) {
+	for _, name := range r.imports[module] {
+		if exports.Get(name) == nil {
+			exported := exports.Keys()
+			slices.Sort(exported)
+			r.throw("module '%s' has no export '%s'; it exports: %s", module, name, strings.Join(exported, ", "))
+		}
+	}
 }
 
 // names lists the registered modules, for errors.

@@ -28,14 +28,25 @@ const maxRedirects = 10
 // download fetches filename at repo's revision from the hub and stores it
 // in the cache: the bytes as blobs/ETAG, snapshots/COMMIT/filename linking
 // to it, and refs/REVISION holding COMMIT when the revision is a branch or
-// tag. Each piece is written whole or not at all.
+// tag. Each piece is written whole or not at all, and none before the
+// whole body has arrived and Check has taken it.
 func (h Hub) download(ctx context.Context, repo Repo, filename string) (string, error) {
-	if h.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
-		defer cancel()
-	}
 	u := h.Endpoint + "/" + repo.ID + "/resolve/" + url.PathEscape(repo.Revision) + "/" + url.PathEscape(filename)
+	if h.Timeout <= 0 {
+		return h.fetch(ctx, repo, filename, u)
+	}
+	timed, cancel := context.WithTimeout(ctx, h.Timeout)
+	defer cancel()
+	p, err := h.fetch(timed, repo, filename, u)
+	if err != nil && ctx.Err() == nil && errors.Is(timed.Err(), context.DeadlineExceeded) {
+		return "", fmt.Errorf("%s of %s: %s did not answer in full within %s: set HF_HUB_OFFLINE=1 to use the Hugging Face cache only, pass the path of a local tokenizer.json (or of the model's directory), or set HF_ENDPOINT to a hub (a mirror) that answers",
+			filename, repo, shownURL(u), h.Timeout)
+	}
+	return p, err
+}
+
+// fetch is download's request of u, ctx bounding it.
+func (h Hub) fetch(ctx context.Context, repo Repo, filename, u string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", fmt.Errorf("%s of %s: %w", filename, repo, err)
@@ -74,6 +85,12 @@ func (h Hub) download(ctx context.Context, repo Repo, filename string) (string, 
 	data, err := h.readBody(resp.Body)
 	if err != nil {
 		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, h.scrub(err))
+	}
+	if h.Check != nil {
+		if err := h.Check(data); err != nil {
+			return "", fmt.Errorf("%s of %s: %s answered %s with %s that is not a valid %s, so nothing was cached: %w",
+				filename, repo, shownURL(u), resp.Status, describeBody(resp.Header, data), filename, h.scrub(err))
+		}
 	}
 	if etag == "" {
 		sum := sha256.Sum256(data)
@@ -144,6 +161,30 @@ func (h Hub) statusError(repo Repo, filename string, resp *http.Response) error 
 		return fmt.Errorf("no %s in %s at revision %q on %s", filename, repo.ID, repo.Revision, where)
 	}
 	return fmt.Errorf("%s of %s: downloading from %s failed", filename, repo, where)
+}
+
+// shownURL is u, a file's URL on the hub, with the password HF_ENDPOINT
+// may hold hidden, for messages. (The hub's URLs have no query: the token
+// travels in a header, which scrub keeps out of errors.)
+func shownURL(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return parsed.Redacted()
+}
+
+// describeBody names what a body is, for an error about it: empty, or
+// its size and content type.
+func describeBody(header http.Header, data []byte) string {
+	if len(data) == 0 {
+		return "an empty body"
+	}
+	kind := header.Get("Content-Type")
+	if kind == "" {
+		kind = "no content type"
+	}
+	return fmt.Sprintf("a body of %s (%s)", capped.Size(int64(len(data))), kind)
 }
 
 // scrub removes the token from err's text, should any layer quote it.

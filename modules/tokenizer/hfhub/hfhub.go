@@ -102,6 +102,11 @@ type Hub struct {
 	MaxSize int64
 	// Timeout bounds a download, on top of the caller's context; 0: none.
 	Timeout time.Duration
+	// Check, when set, reads a downloaded file's bytes before they are
+	// cached, and refuses them (an error) unless they are what the file
+	// must be: a file refused is not cached, so that the next run asks
+	// the hub again rather than failing on the cached copy.
+	Check func(data []byte) error
 }
 
 // FromEnv returns the Hub the huggingface_hub library would use under the

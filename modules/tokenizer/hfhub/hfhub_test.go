@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
 )
@@ -181,7 +183,7 @@ func TestFromEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
 		})
@@ -398,6 +400,36 @@ func TestFileErrors(t *testing.T) {
 		if entries, _ := os.ReadDir(hub.CacheDir); len(entries) != 0 {
 			t.Errorf("%s: cache written: %v", tc.repo, entries)
 		}
+	}
+}
+
+// A hub that does not answer within Timeout is an error that names the
+// URL and the timeout, and says what to do, not a bare "context deadline
+// exceeded".
+func TestFileTimeout(t *testing.T) {
+	t.Parallel()
+	testEnded := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-testEnded:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(testEnded) })
+	endpoint := strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1)
+	hub := Hub{CacheDir: t.TempDir(), Endpoint: endpoint, Timeout: 20 * time.Millisecond}
+	_, err := hub.File(t.Context(), Repo{ID: "org/slow", Revision: "main"}, "tokenizer.json")
+	if err != nil && strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("the error shows the endpoint's password: %v", err)
+	}
+	for _, want := range []string{"http://user:xxxxx@" + strings.TrimPrefix(srv.URL, "http://") + "/org/slow/resolve/main/tokenizer.json did not answer in full within 20ms", "HF_HUB_OFFLINE=1", "local tokenizer.json", "HF_ENDPOINT"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(hub.CacheDir); len(entries) != 0 {
+		t.Errorf("cache written: %v", entries)
 	}
 }
 
