@@ -274,9 +274,17 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return code
 		}
 	}
-	if (f.saveResult || f.appendResult) && f.resultDir != "" {
-		if err := os.MkdirAll(f.resultDir, 0o755); err != nil {
-			return c.usageError("--result-dir: %v", output.WithoutPath(err))
+	if f.saveResult || f.appendResult {
+		if f.resultDir != "" {
+			if err := os.MkdirAll(f.resultDir, 0o755); err != nil {
+				return c.usageError("--result-dir: %v", output.WithoutPath(err))
+			}
+		}
+		// A result that cannot be written there fails now, as
+		// --summary-export's does, not after the whole benchmark.
+		if err := checkResultPath(o, f.resultDir, f.resultFilename); err != nil {
+			fmt.Fprintf(stderr, "llmrun bench: --save-result %v; no load was sent\n", err)
+			return exitError
 		}
 	}
 	screen := console.NewScreen(stderr)
@@ -433,6 +441,18 @@ func waitReady(ctx context.Context, cfg llm.Config, o vllmbench.Options, timeout
 		return exitPreflight, false
 	}
 	return 0, true
+}
+
+// checkResultPath checks, before the run, that the result file can be
+// written where it is to be, as output.CheckPath checks --summary-export's.
+// Without --result-filename, the file's name holds the model and the date,
+// known only after the run: a name of the same directory stands for it.
+func checkResultPath(o vllmbench.Options, dir, filename string) error {
+	path := vllmbench.FileName(o, "model", time.Now(), dir, filename)
+	if err := output.CheckPath(path); err != nil {
+		return fmt.Errorf("%s: cannot write there: %w", path, err)
+	}
+	return nil
 }
 
 // saveResult writes result to path as vLLM's json.dump does (its

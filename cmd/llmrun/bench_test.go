@@ -697,3 +697,37 @@ func TestBenchReadyCheckTimesOut(t *testing.T) {
 		t.Errorf("the server got %d requests in 1 s, want the 1 probe (the next would come 5 s later)", probes)
 	}
 }
+
+// A --save-result destination that cannot take the file is refused before
+// any request is sent, as --summary-export's is, not after the whole
+// benchmark when its result would be lost.
+func TestBenchSaveResultPathCheckedAtStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "taken.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing directory", []string{"--result-dir", dir, "--result-filename", "a/b/c.json"}, "does not exist"},
+		{"a directory", []string{"--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
+		{"append", []string{"--append-result", "--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url, counter := startCountedSim(t)
+			args := append([]string{"--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
+				"--save-result", "--no-preflight", "-q"}, tc.args...)
+			code, _, stderr := command(t, "bench", args...)
+			if code != exitError || !strings.Contains(stderr, "--save-result") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d, naming --save-result and %q", code, stderr, exitError, tc.want)
+			}
+			if generated, _ := counter.counts(); generated != 0 {
+				t.Errorf("the server got %d requests before the bad destination was refused", generated)
+			}
+		})
+	}
+}
