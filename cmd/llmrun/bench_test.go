@@ -267,6 +267,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--num-prompts", "0"}, "--num-prompts must be at least 1"},
 		{[]string{"--request-rate", "fast"}, `--request-rate "fast"`},
 		{[]string{"--request-rate", "-2"}, "--request-rate must be positive"},
+		{[]string{"--request-rate", "1e300"}, "--request-rate 1e+300 exceeds llmrun's limit of 1000000 requests per second"},
+		{[]string{"--num-prompts", "1000000000000", "--request-rate", "10"}, "beyond llmrun's limit of 8760h0m0s (365 days) for a run"},
 		{[]string{"--burstiness", "0"}, "--burstiness must be a positive"},
 		{[]string{"--max-concurrency", "0"}, "--max-concurrency must be greater than 0"},
 		{[]string{"--goodput", "itl:5"}, `--goodput: "itl": unknown metric`},

@@ -408,8 +408,16 @@ func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arriva
 	for r.left != 0 {
 		off, ok := s.Next()
 		if !ok {
-			// No arrival is left before the end: the scenario still
-			// lasts its duration, over which its throughput is measured.
+			// No arrival is left before the end: the iterations still
+			// to start had no planned start within the duration, and
+			// are counted, not forgotten; the scenario then ends with
+			// those started, as it does once all have started. Without
+			// iterations, it still lasts its duration, over which its
+			// throughput is measured.
+			if r.left > 0 {
+				r.drop(int(min(r.left, math.MaxInt)), DropUnscheduled)
+				return
+			}
 			select {
 			case <-startCtx.Done():
 			case <-r.failed:

@@ -186,3 +186,35 @@ func TestNormalizeNeedsIterations(t *testing.T) {
 		t.Fatalf("got %v, want normalize refused without iterations", err)
 	}
 }
+
+// Iterations planned beyond the duration (more than rate × duration, or a
+// normalized schedule whose last start falls after the end) are counted
+// as dropped for DropUnscheduled, not forgotten: started plus dropped is
+// the iterations asked for, and the scenario ends with those started.
+func TestConstantArrivalRateIterationsBeyondTheDuration(t *testing.T) {
+	for _, js := range []string{
+		`{"rate": 10, "iterations": 100, "duration": "5s", "preAllocatedVUs": 1, "arrival": "poisson", "normalize": true}`,
+		`{"rate": 10, "iterations": 100, "duration": "5s", "preAllocatedVUs": 1}`,
+	} {
+		t.Run(js, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := decode(t, "constant-arrival-rate", js)
+				var starts []time.Duration
+				pool := fixed([]VU{&startLog{starts: &starts, origin: time.Now()}})
+				el := runInBubble(t, cfg, pool)
+				if len(starts) == 0 || len(starts) >= 100 {
+					t.Fatalf("%d iterations started, want some but not all of 100 within 5 s at 10/s", len(starts))
+				}
+				if got := int64(len(starts)) + pool.dropped.Load(); got != 100 {
+					t.Errorf("started %d + dropped %d = %d, want the 100 iterations accounted for", len(starts), pool.dropped.Load(), got)
+				}
+				if got := pool.byCause[DropUnscheduled].Load(); got != pool.dropped.Load() {
+					t.Errorf("%d of %d drops counted as unscheduled, want all", got, pool.dropped.Load())
+				}
+				if el > 5*time.Second+30*time.Second {
+					t.Errorf("Run took %v, want the 5 s duration and its graceful stop at most", el)
+				}
+			})
+		})
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -231,10 +232,15 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--random-range-ratio must be in [0, 1), got %v", o.RandomRangeRatio)
 	case !(o.RequestRate > 0):
 		return fmt.Errorf("--request-rate must be positive or inf, got %v", o.RequestRate)
+	case !math.IsInf(o.RequestRate, 1) && o.RequestRate > executor.RateLimit:
+		return fmt.Errorf("--request-rate %v exceeds llmrun's limit of %d requests per second (see docs/limits.md); use inf to send them all at once", o.RequestRate, executor.RateLimit)
 	case !(o.Burstiness > 0) || math.IsInf(o.Burstiness, 0):
 		return fmt.Errorf("--burstiness must be a positive number, got %v", o.Burstiness)
 	case o.MaxConcurrency < 0:
 		return fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
+	}
+	if err := o.checkSchedule(); err != nil {
+		return err
 	}
 	if t, ok := o.Sampling["temperature"].(float64); ok && !(t >= 0) {
 		return fmt.Errorf("--temperature must not be negative, got %v", t)

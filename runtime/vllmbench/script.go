@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/llmrun/llmrun/runtime/executor"
 )
 
 // maxInfVUs bounds the VUs of a run at --request-rate inf without
@@ -122,14 +124,19 @@ func (o Options) schedule() map[string]any {
 		if o.MaxConcurrency > 0 {
 			vus = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
 		}
-		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": "24h"}
+		// No time bound short of llmrun's longest: the scenario ends
+		// when its iterations have.
+		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": executor.DurationLimit.String()}
 	}
 	// normalize: the gaps rescaled so that the last arrival falls at
 	// exactly (warmups + prompts) / rate, as vLLM's get_request does
-	// without a ramp-up.
+	// without a ramp-up. The duration is llmrun's longest, not that
+	// last arrival's: an arrival waiting for --max-concurrency may start
+	// later, and the scenario ends with its last request anyway
+	// (checkSchedule refuses a last arrival beyond it).
 	sc := map[string]any{
 		"executor": "constant-arrival-rate", "rate": o.RequestRate, "timeUnit": "1s",
-		"duration": "24h", "arrival": "poisson", "normalize": true,
+		"duration": executor.DurationLimit.String(), "arrival": "poisson", "normalize": true,
 	}
 	if o.Burstiness != 1 {
 		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
@@ -142,4 +149,17 @@ func (o Options) schedule() map[string]any {
 	sc["preAllocatedVUs"] = min(limit, int(math.Ceil(o.RequestRate))+1)
 	sc["maxVUs"], sc["maxConcurrency"] = limit, limit
 	return sc
+}
+
+// checkSchedule refuses, at a finite rate, a run whose last request would
+// start after llmrun's longest duration, the scenario's (schedule).
+func (o Options) checkSchedule() error {
+	if math.IsInf(o.RequestRate, 1) {
+		return nil
+	}
+	if secs := float64(o.NumPrompts+o.NumWarmups) / o.RequestRate; secs+1 > executor.DurationLimit.Seconds() {
+		return fmt.Errorf("--num-prompts %d (with %d warmups) at --request-rate %v: the last request would start after %.0f s, beyond llmrun's limit of %s (365 days) for a run (see docs/limits.md)",
+			o.NumPrompts, o.NumWarmups, o.RequestRate, secs, executor.DurationLimit)
+	}
+	return nil
 }
