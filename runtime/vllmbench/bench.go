@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -242,6 +243,9 @@ func (o Options) Validate() error {
 	if err := o.checkSchedule(); err != nil {
 		return err
 	}
+	if err := o.checkLengths(); err != nil {
+		return err
+	}
 	if t, ok := o.Sampling["temperature"].(float64); ok && !(t >= 0) {
 		return fmt.Errorf("--temperature must not be negative, got %v", t)
 	}
@@ -258,6 +262,54 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// maxOutputLen bounds an output length: the most tokens llmrun takes a
+// server's count of for one response (docs/limits.md).
+const maxOutputLen = math.MaxInt32
+
+// checkLengths refuses, before anything is drawn or allocated, a prompt
+// longer than the data module's data.MaxPromptTokens (the longest a
+// --random-range-ratio draw may give, with its prefix), prefixes longer
+// than it together, or an output length beyond maxOutputLen.
+func (o Options) checkLengths() error {
+	if o.RandomOutputLen > maxOutputLen {
+		return fmt.Errorf("--random-output-len %d exceeds llmrun's limit of %d tokens for a response (see docs/limits.md)", o.RandomOutputLen, maxOutputLen)
+	}
+	if o.PrefixRepetition.OutputLen > maxOutputLen {
+		return fmt.Errorf("--prefix-repetition-output-len %d exceeds llmrun's limit of %d tokens for a response (see docs/limits.md)", o.PrefixRepetition.OutputLen, maxOutputLen)
+	}
+	if o.OutputLen > maxOutputLen {
+		return fmt.Errorf("--output-len %d exceeds llmrun's limit of %d tokens for a response (see docs/limits.md)", o.OutputLen, maxOutputLen)
+	}
+	switch o.DatasetName {
+	case "random":
+		if err := data.CheckPromptTokens("--random-prefix-len", o.RandomPrefixLen); err != nil {
+			return err
+		}
+		if err := data.CheckPromptTokens("--random-input-len", o.RandomInputLen); err != nil {
+			return err
+		}
+		_, high := o.randomRange(o.RandomInputLen)
+		if err := data.CheckPromptTokens("--random-prefix-len + --random-input-len × (1 + --random-range-ratio)", o.RandomPrefixLen+high); err != nil {
+			return err
+		}
+	case "prefix_repetition":
+		pr := o.PrefixRepetition
+		if err := data.CheckPromptTokens("--prefix-repetition-prefix-len", pr.PrefixLen); err != nil {
+			return err
+		}
+		if err := data.CheckPromptTokens("--prefix-repetition-suffix-len", pr.SuffixLen); err != nil {
+			return err
+		}
+		if err := data.CheckPromptTokens("--prefix-repetition-prefix-len + --prefix-repetition-suffix-len", pr.PrefixLen+pr.SuffixLen); err != nil {
+			return err
+		}
+		if pr.PrefixLen > 0 && pr.NumPrefixes > data.MaxPromptTokens/pr.PrefixLen {
+			return fmt.Errorf("--prefix-repetition-num-prefixes %d × --prefix-repetition-prefix-len %d exceeds llmrun's limit of %d tokens for the prefixes together (see docs/limits.md)", pr.NumPrefixes, pr.PrefixLen, data.MaxPromptTokens)
+		}
+	}
+	return nil
+}
+
 // validate checks p for a run of numPrompts requests, as vLLM does.
 func (p PrefixRepetition) validate(numPrompts int) error {
 	switch {
@@ -265,7 +317,7 @@ func (p PrefixRepetition) validate(numPrompts int) error {
 		return fmt.Errorf("--prefix-repetition-prefix-len must not be negative, got %d", p.PrefixLen)
 	case p.SuffixLen < 0:
 		return fmt.Errorf("--prefix-repetition-suffix-len must not be negative, got %d", p.SuffixLen)
-	case p.PrefixLen+p.SuffixLen < 1:
+	case p.PrefixLen == 0 && p.SuffixLen == 0:
 		return errors.New("--prefix-repetition-prefix-len and --prefix-repetition-suffix-len are both 0: a prompt needs at least 1 token")
 	case p.NumPrefixes < 1:
 		return fmt.Errorf("--prefix-repetition-num-prefixes must be at least 1, got %d", p.NumPrefixes)
