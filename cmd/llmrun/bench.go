@@ -291,7 +291,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	engineCfg := engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
 		Env: map[string]string{}, Logger: consoleLogger(screen)}
 	engineCfg.Modules = runner.StandardModules(engineCfg)
-	collector := &vllmbench.Collector{Prompts: o.NumPrompts}
+	collector := vllmbench.NewCollector(o)
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 		return exitError

@@ -223,6 +223,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--num-prompts must be at least 1, got %d", o.NumPrompts)
 	case o.NumWarmups < 0:
 		return fmt.Errorf("--num-warmups must not be negative, got %d", o.NumWarmups)
+	case o.NumPrompts > MaxRequests || o.NumWarmups > MaxRequests-o.NumPrompts:
+		return fmt.Errorf("--num-prompts %d and --num-warmups %d: more than llmrun bench's limit of %d requests in one run, each kept for vLLM's result (see docs/limits.md); run several benchmarks", o.NumPrompts, o.NumWarmups, MaxRequests)
 	case o.RandomInputLen < 1:
 		return fmt.Errorf("--random-input-len must be at least 1, got %d", o.RandomInputLen)
 	case o.RandomOutputLen < 1:
@@ -261,6 +263,11 @@ func (o Options) Validate() error {
 	}
 	return nil
 }
+
+// MaxRequests bounds --num-prompts + --num-warmups: every request's
+// lengths are drawn before the run, and each benchmark request is kept
+// for vLLM's result (its percentiles are over all of them).
+const MaxRequests = 10_000_000
 
 // maxOutputLen bounds an output length: the most tokens llmrun takes a
 // server's count of for one response (docs/limits.md).

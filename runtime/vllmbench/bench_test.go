@@ -100,9 +100,37 @@ func TestBenchScheduleHoldsEveryPrompt(t *testing.T) {
 // is refused before it starts, naming the flags.
 func TestBenchScheduleBeyondTheDurationLimit(t *testing.T) {
 	o := Defaults()
-	o.NumPrompts, o.RequestRate = 1_000_000_000_000, 10
+	o.NumPrompts, o.RequestRate = 9_000_000, 0.1
 	err := o.Validate()
-	if err == nil || !strings.Contains(err.Error(), "--num-prompts 1000000000000") || !strings.Contains(err.Error(), "--request-rate 10") {
+	if err == nil || !strings.Contains(err.Error(), "--num-prompts 9000000") || !strings.Contains(err.Error(), "--request-rate 0.1") {
 		t.Errorf("got %v, want a refusal naming --num-prompts and --request-rate", err)
+	}
+}
+
+// The script every VU evaluates does not grow with the number of
+// requests: their lengths and prefixes are the Collector's, held once.
+func TestBenchScriptSizeIsFixed(t *testing.T) {
+	for _, dataset := range []string{"random", "prefix_repetition"} {
+		o := Defaults()
+		o.DatasetName, o.NumPrompts, o.NumWarmups = dataset, 1_000_000, 10
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		src, err := Script(o, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(src) > 16<<10 {
+			t.Errorf("%s: a script of %d bytes for 1,000,010 requests, want it independent of their number", dataset, len(src))
+		}
+		c := NewCollector(o)
+		if dataset == "random" && (len(c.Inputs) != 1_000_010 || len(c.Outputs) != 1_000_010) {
+			t.Errorf("the collector holds %d input and %d output lengths, want one of each per request", len(c.Inputs), len(c.Outputs))
+		}
+	}
+	o := Defaults()
+	o.NumPrompts, o.NumWarmups = MaxRequests, 1
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "limit of 10000000 requests") {
+		t.Errorf("%d requests: %v, want the limit named", MaxRequests+1, err)
 	}
 }

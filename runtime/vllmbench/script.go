@@ -21,7 +21,7 @@ const ScenarioName = "bench"
 const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
 import llm from 'llm';
 import { prompts, dataset } from 'data';
-import { record, sequence } from '%s';
+import { record, sequence, lengths, prefix } from '%s';
 
 const p = %s;
 export const options = { scenarios: { %s: %s } };
@@ -33,14 +33,14 @@ let next;
 if (p.dataset === 'random') {
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: 1, prefixTokens: p.prefixLen }) : null;
   next = (i) => {
-    const n = p.inputLens[i];
+    const [n, out] = lengths(i);
     const text = shared ? shared.prompt(n, 0, { draw: i }).text : prompts.synthetic(n, { draw: i });
-    return { text, tokens: p.prefixLen + n, out: p.outputLens[i] };
+    return { text, tokens: p.prefixLen + n, out };
   };
 } else if (p.dataset === 'prefix_repetition') {
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: p.numPrefixes, prefixTokens: p.prefixLen }) : null;
   next = (i) => {
-    const group = p.prefixOrder[i %% p.prefixOrder.length];
+    const group = prefix(i);
     const text = shared ? shared.prompt(p.suffixLen, group, { draw: i }).text : prompts.synthetic(p.suffixLen, { draw: i });
     return { text, tokens: p.prefixLen + p.suffixLen, out: p.outputLen };
   };
@@ -75,8 +75,10 @@ export default function () {
 // constant-arrival-rate scenario starts them at gaps drawn from the
 // gamma process of o.Burstiness (Poisson at 1), rescaled so that the last
 // starts at exactly their number / o.RequestRate, waiting at
-// o.MaxConcurrency (maxInfVUs without it) in flight. datasetPath is o.DatasetPath as the run
-// opens it (absolute).
+// o.MaxConcurrency (maxInfVUs without it) in flight. Each request's
+// lengths and prefix are the Collector's (NewCollector), held once for
+// the run rather than in the script every VU evaluates. datasetPath is
+// o.DatasetPath as the run opens it (absolute).
 func Script(o Options, datasetPath string) ([]byte, error) {
 	params := map[string]any{
 		"dataset": o.DatasetName, "path": datasetPath, "api": o.api(),
@@ -86,12 +88,11 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 		"keepText": o.SaveDetailed, "uniquePrompt": o.DatasetName != "prefix_repetition" && o.RandomPrefixLen == 0,
 	}
 	switch o.DatasetName {
-	case "random":
-		params["inputLens"], params["outputLens"] = o.randomLengths()
+	case "random": // its lengths are the Collector's (NewCollector)
 	case "prefix_repetition":
 		pr := o.PrefixRepetition
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes
-		params["outputLen"], params["prefixOrder"] = pr.OutputLen, pr.prefixOrder(o.NumPrompts, o.Seed)
+		params["outputLen"] = pr.OutputLen
 	default:
 		params["prefixLen"] = 0
 	}
