@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
@@ -291,6 +292,11 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	engineCfg := engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
 		Env: map[string]string{}, Logger: consoleLogger(screen)}
 	engineCfg.Modules = runner.StandardModules(engineCfg)
+	if dm, ok := engineCfg.Modules.Lookup("data"); ok {
+		if err := vllmbench.PreloadDataset(dm.(*data.Module), o, datasetPath); err != nil {
+			return c.usageError("%v", err)
+		}
+	}
 	collector := vllmbench.NewCollector(o)
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)

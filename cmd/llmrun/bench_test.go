@@ -741,3 +741,30 @@ func TestBenchSaveResultPathCheckedAtStart(t *testing.T) {
 		})
 	}
 }
+
+// --dataset-name, not the file's extension, says how --dataset-path is
+// read: a JSONL file given as sharegpt is refused before the run, naming
+// both flags rather than a line of the generated script; JSONL prompts
+// in a .json file run as custom.
+func TestBenchDatasetNameDecidesTheFormat(t *testing.T) {
+	t.Parallel()
+	url, counter := startCountedSim(t)
+	jsonl := "{\"prompt\": \"hello there\"}\n{\"prompt\": \"what is up\"}\n"
+	code, _, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "sharegpt", "--dataset-path", writeScript(t, "prompts.jsonl", jsonl),
+		"--num-prompts", "2", "--no-preflight", "-q")
+	if code != exitUsage || !strings.Contains(stderr, "(--dataset-name sharegpt): ") || !strings.Contains(stderr, "not a JSON array") ||
+		strings.Contains(stderr, "llmrun-bench.js") {
+		t.Errorf("sharegpt given a JSONL file: exit %d, stderr %q; want %d naming --dataset-path and --dataset-name, not the generated script", code, stderr, exitUsage)
+	}
+	if generated, _ := counter.counts(); generated != 0 {
+		t.Errorf("the server got %d requests for a dataset refused", generated)
+	}
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "custom", "--dataset-path", writeScript(t, "prompts.json", jsonl),
+		"--num-prompts", "2", "--output-len", "3", "--no-preflight", "-q")
+	if code != exitOK {
+		t.Fatalf("custom JSONL in a .json file: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if generated, _ := counter.counts(); generated != 2 {
+		t.Errorf("the server got %d requests, want the 2 of the custom dataset", generated)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/runtime/executor"
 )
 
@@ -45,7 +46,7 @@ if (p.dataset === 'random') {
     return { text, tokens: p.prefixLen + p.suffixLen, out: p.outputLen };
   };
 } else {
-  const records = dataset(p.path);
+  const records = dataset(p.path, { format: p.format });
   next = (i) => {
     const r = records.get(i %% records.length);
     return { text: r.prompt, tokens: r.promptTokens, out: p.outputLen || r.outputTokens || 128 };
@@ -66,6 +67,26 @@ export default function () {
   record(llm.stream(body, opts), typeof r.tokens === 'number' ? r.tokens : 0);
 }
 `
+
+// datasetFormats are the data module's formats of the file datasets
+// --dataset-name names: custom is vLLM's JSONL of prompts.
+var datasetFormats = map[string]data.Format{"sharegpt": data.FormatShareGPT, "custom": data.FormatJSONL}
+
+// PreloadDataset loads o's dataset file, at datasetPath (absolute), into
+// the run's data module as the script will ask for it, in the format
+// --dataset-name says: a file that cannot be read so is an error naming
+// the flags, before the run, not a line of the generated script. It does
+// nothing for the generated datasets.
+func PreloadDataset(dm *data.Module, o Options, datasetPath string) error {
+	format, ok := datasetFormats[o.DatasetName]
+	if !ok {
+		return nil
+	}
+	if err := dm.Preload(datasetPath, format); err != nil {
+		return fmt.Errorf("--dataset-path %s (--dataset-name %s): %w", o.DatasetPath, o.DatasetName, err)
+	}
+	return nil
+}
 
 // Script returns the run's script for o, which imports the Collector's
 // module (ModuleName): one scenario that sends exactly
@@ -94,7 +115,8 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes
 		params["outputLen"] = pr.OutputLen
 	default:
-		params["prefixLen"] = 0
+		// --dataset-name, not the file's extension, says how it is read.
+		params["prefixLen"], params["format"] = 0, datasetFormats[o.DatasetName]
 	}
 	pj, err := json.Marshal(params)
 	if err != nil {
