@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
@@ -274,16 +275,29 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return code
 		}
 	}
-	if (f.saveResult || f.appendResult) && f.resultDir != "" {
-		if err := os.MkdirAll(f.resultDir, 0o755); err != nil {
-			return c.usageError("--result-dir: %v", output.WithoutPath(err))
+	if f.saveResult || f.appendResult {
+		if f.resultDir != "" {
+			if err := os.MkdirAll(f.resultDir, 0o755); err != nil {
+				return c.usageError("--result-dir: %v", output.WithoutPath(err))
+			}
+		}
+		// A result that cannot be written there fails now, as
+		// --summary-export's does, not after the whole benchmark.
+		if err := checkResultPath(o, f.resultDir, f.resultFilename); err != nil {
+			fmt.Fprintf(stderr, "llmrun bench: --save-result %v; no load was sent\n", err)
+			return exitError
 		}
 	}
 	screen := console.NewScreen(stderr)
 	engineCfg := engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
 		Env: map[string]string{}, Logger: consoleLogger(screen)}
 	engineCfg.Modules = runner.StandardModules(engineCfg)
-	collector := &vllmbench.Collector{Prompts: o.NumPrompts}
+	if dm, ok := engineCfg.Modules.Lookup("data"); ok {
+		if err := vllmbench.PreloadDataset(dm.(*data.Module), o, datasetPath); err != nil {
+			return c.usageError("%v", err)
+		}
+	}
+	collector := vllmbench.NewCollector(o)
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 		return exitError
@@ -433,6 +447,18 @@ func waitReady(ctx context.Context, cfg llm.Config, o vllmbench.Options, timeout
 		return exitPreflight, false
 	}
 	return 0, true
+}
+
+// checkResultPath checks, before the run, that the result file can be
+// written where it is to be, as output.CheckPath checks --summary-export's.
+// Without --result-filename, the file's name holds the model and the date,
+// known only after the run: a name of the same directory stands for it.
+func checkResultPath(o vllmbench.Options, dir, filename string) error {
+	path := vllmbench.FileName(o, "model", time.Now(), dir, filename)
+	if err := output.CheckPath(path); err != nil {
+		return fmt.Errorf("%s: cannot write there: %w", path, err)
+	}
+	return nil
 }
 
 // saveResult writes result to path as vLLM's json.dump does (its

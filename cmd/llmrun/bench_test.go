@@ -267,6 +267,16 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--num-prompts", "0"}, "--num-prompts must be at least 1"},
 		{[]string{"--request-rate", "fast"}, `--request-rate "fast"`},
 		{[]string{"--request-rate", "-2"}, "--request-rate must be positive"},
+		{[]string{"--random-input-len", "2000000000"}, "--random-input-len: 2000000000 tokens exceeds llmrun's limit of 10000000 tokens for a prompt"},
+		{[]string{"--random-prefix-len", "2000000000"}, "--random-prefix-len: 2000000000 tokens exceeds llmrun's limit of 10000000 tokens for a prompt"},
+		{[]string{"--random-input-len", "8000000", "--random-range-ratio", "0.5"}, "--random-input-len × (1 + --random-range-ratio): 12000000 tokens exceeds"},
+		{[]string{"--random-output-len", "9000000000"}, "--random-output-len 9000000000 exceeds llmrun's limit of 2147483647 tokens for a response"},
+		{[]string{"--dataset-name", "prefix_repetition", "--prefix-repetition-num-prefixes", "1000000", "--num-prompts", "1000000"},
+			"--prefix-repetition-num-prefixes 1000000 × --prefix-repetition-prefix-len 256 exceeds llmrun's limit of 10000000 tokens"},
+		{[]string{"--dataset-name", "prefix_repetition", "--prefix-repetition-suffix-len", "9223372036854775807"}, "--prefix-repetition-suffix-len: 9223372036854775807 tokens exceeds"},
+		{[]string{"--request-rate", "1e300"}, "--request-rate 1e+300 exceeds llmrun's limit of 1000000 requests per second"},
+		{[]string{"--num-prompts", "9000000", "--request-rate", "0.1"}, "beyond llmrun's limit of 8760h0m0s (365 days) for a run"},
+		{[]string{"--num-prompts", "1000000000000", "--request-rate", "10"}, "--num-prompts 1000000000000 and --num-warmups 0: more than llmrun bench's limit of 10000000 requests"},
 		{[]string{"--burstiness", "0"}, "--burstiness must be a positive"},
 		{[]string{"--max-concurrency", "0"}, "--max-concurrency must be greater than 0"},
 		{[]string{"--goodput", "itl:5"}, `--goodput: "itl": unknown metric`},
@@ -695,5 +705,66 @@ func TestBenchReadyCheckTimesOut(t *testing.T) {
 	defer mu.Unlock()
 	if probes != 1 {
 		t.Errorf("the server got %d requests in 1 s, want the 1 probe (the next would come 5 s later)", probes)
+	}
+}
+
+// A --save-result destination that cannot take the file is refused before
+// any request is sent, as --summary-export's is, not after the whole
+// benchmark when its result would be lost.
+func TestBenchSaveResultPathCheckedAtStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "taken.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing directory", []string{"--result-dir", dir, "--result-filename", "a/b/c.json"}, "does not exist"},
+		{"a directory", []string{"--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
+		{"append", []string{"--append-result", "--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url, counter := startCountedSim(t)
+			args := append([]string{"--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
+				"--save-result", "--no-preflight", "-q"}, tc.args...)
+			code, _, stderr := command(t, "bench", args...)
+			if code != exitError || !strings.Contains(stderr, "--save-result") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d, naming --save-result and %q", code, stderr, exitError, tc.want)
+			}
+			if generated, _ := counter.counts(); generated != 0 {
+				t.Errorf("the server got %d requests before the bad destination was refused", generated)
+			}
+		})
+	}
+}
+
+// --dataset-name, not the file's extension, says how --dataset-path is
+// read: a JSONL file given as sharegpt is refused before the run, naming
+// both flags rather than a line of the generated script; JSONL prompts
+// in a .json file run as custom.
+func TestBenchDatasetNameDecidesTheFormat(t *testing.T) {
+	t.Parallel()
+	url, counter := startCountedSim(t)
+	jsonl := "{\"prompt\": \"hello there\"}\n{\"prompt\": \"what is up\"}\n"
+	code, _, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "sharegpt", "--dataset-path", writeScript(t, "prompts.jsonl", jsonl),
+		"--num-prompts", "2", "--no-preflight", "-q")
+	if code != exitUsage || !strings.Contains(stderr, "(--dataset-name sharegpt): ") || !strings.Contains(stderr, "not a JSON array") ||
+		strings.Contains(stderr, "llmrun-bench.js") {
+		t.Errorf("sharegpt given a JSONL file: exit %d, stderr %q; want %d naming --dataset-path and --dataset-name, not the generated script", code, stderr, exitUsage)
+	}
+	if generated, _ := counter.counts(); generated != 0 {
+		t.Errorf("the server got %d requests for a dataset refused", generated)
+	}
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "custom", "--dataset-path", writeScript(t, "prompts.json", jsonl),
+		"--num-prompts", "2", "--output-len", "3", "--no-preflight", "-q")
+	if code != exitOK {
+		t.Fatalf("custom JSONL in a .json file: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if generated, _ := counter.counts(); generated != 2 {
+		t.Errorf("the server got %d requests, want the 2 of the custom dataset", generated)
 	}
 }

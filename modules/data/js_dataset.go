@@ -21,6 +21,15 @@ type datasetRef struct {
 	cursor *atomic.Int64
 }
 
+// Preload loads the dataset file at path (absolute) in format for the
+// run, before any script asks for it: a program that wrote the script
+// (llmrun bench) reports a bad file against its own flag, and
+// dataset(path, { format }) then finds it loaded.
+func (m *Module) Preload(path string, format Format) error {
+	_, err := m.datasets.Open(path, format)
+	return err
+}
+
 // dataset is dataset(path, { format, tokenizer }): the file loaded once
 // for the run, as { path, format, length, skipped, get(i), sample(),
 // next() }.

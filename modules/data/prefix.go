@@ -30,6 +30,9 @@ func NewPrefixGroups(s *Synthesizer, seed int64, groups, prefixTokens int) (*Pre
 	if prefixTokens < 1 {
 		return nil, fmt.Errorf("shared prefix: prefixTokens must be ≥ 1, got %d", prefixTokens)
 	}
+	if groups > MaxPromptTokens/prefixTokens {
+		return nil, fmt.Errorf("shared prefix: %d groups of %d tokens exceed llmrun's limit of %d tokens for the prefixes together (see docs/limits.md)", groups, prefixTokens, MaxPromptTokens)
+	}
 	g := &PrefixGroups{Prefixes: make([]string, groups), PrefixTokens: prefixTokens, synth: s}
 	for i := range groups {
 		text, err := s.Text(newStream(seed, prefixStreamKey, uint64(i)), prefixTokens)

@@ -125,10 +125,28 @@ func (s *Synthesizer) appendWords(b []byte, r *rand.Rand, n int, bare bool) []by
 	return b
 }
 
+// MaxPromptTokens is the longest synthetic prompt, and the most tokens of
+// all a run's shared prefixes together: the longest context window of a
+// served model (10M tokens), so that no prompt asked for is refused that a
+// server could take, and none grows without bound (docs/limits.md).
+const MaxPromptTokens = 10_000_000
+
+// CheckPromptTokens refuses a prompt length above MaxPromptTokens; what
+// names the length asked for (a flag, a call).
+func CheckPromptTokens(what string, n int) error {
+	if n > MaxPromptTokens {
+		return fmt.Errorf("%s: %d tokens exceeds llmrun's limit of %d tokens for a prompt (see docs/limits.md)", what, n, MaxPromptTokens)
+	}
+	return nil
+}
+
 // Text returns a text of exactly n tokens, drawn from r.
 func (s *Synthesizer) Text(r *rand.Rand, n int) (string, error) {
 	if n < 0 {
 		return "", fmt.Errorf("synthetic prompt: length must be ≥ 0, got %d", n)
+	}
+	if err := CheckPromptTokens("synthetic prompt", n); err != nil {
+		return "", err
 	}
 	b := s.appendWords(make([]byte, 0, s.longest*n), r, n, true)
 	if s.additive {
@@ -149,6 +167,9 @@ func (s *Synthesizer) WithPrefix(r *rand.Rand, prefix string, n int) (string, er
 	}
 	if info.tokens > n {
 		return "", fmt.Errorf("synthetic prompt: the prefix alone has %d tokens, more than the %d asked for", info.tokens, n)
+	}
+	if err := CheckPromptTokens("synthetic prompt", n); err != nil {
+		return "", err
 	}
 	b := make([]byte, 0, len(prefix)+s.longest*(n-info.tokens))
 	b = append(b, prefix...)

@@ -86,3 +86,31 @@ func BenchmarkSynthesizerText(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
 }
+
+// A prompt longer than MaxPromptTokens, or shared prefixes longer than it
+// together, is refused before anything is allocated for it, naming the
+// limit; one at the limit's edge is not refused.
+func TestSyntheticLengthBound(t *testing.T) {
+	tok, err := tokenizer.Load("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSynthesizer(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	const want = "exceeds llmrun's limit of 10000000 tokens"
+	if _, err := s.Text(r, MaxPromptTokens+1); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Text(MaxPromptTokens+1): %v, want %q", err, want)
+	}
+	if _, err := s.WithPrefix(r, "You are a helpful assistant.", MaxPromptTokens+1); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("WithPrefix(MaxPromptTokens+1): %v, want %q", err, want)
+	}
+	if _, err := NewPrefixGroups(s, 1, MaxPromptTokens/256+1, 256); err == nil || !strings.Contains(err.Error(), "for the prefixes together") {
+		t.Errorf("NewPrefixGroups beyond the limit: %v", err)
+	}
+	if err := CheckPromptTokens("--random-input-len", MaxPromptTokens); err != nil {
+		t.Errorf("a prompt of exactly MaxPromptTokens: %v", err)
+	}
+}

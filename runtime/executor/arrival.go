@@ -203,6 +203,10 @@ func (c *ConstantArrivalRate) Validate() error {
 	if c.Normalize && c.Iterations == nil {
 		return fmt.Errorf("normalize needs iterations: it rescales the gaps so that the last of them starts at iterations / rate")
 	}
+	if c.Normalize && float64(*c.Iterations)/c.Rate*float64(c.unit()) > float64(DurationLimit) {
+		return fmt.Errorf("normalize: the last of %d iterations at %s %s would start at iterations / rate, after llmrun's limit of %s (365 days) for a duration %s",
+			*c.Iterations, num(c.Rate), textfmt.Per(c.unit()), DurationLimit, limitsDoc)
+	}
 	if err := c.arrivalFields.validate(); err != nil {
 		return err
 	}
@@ -235,15 +239,25 @@ func (c *ConstantArrivalRate) Describe() string {
 
 // Schedule returns the planned starts, for the given scenario seed.
 func (c *ConstantArrivalRate) Schedule(seed uint64) *Schedule {
+	s, _ := c.schedule(context.Background(), seed) // fails only with ctx
+	return s
+}
+
+// schedule is Schedule, stopped with ctx's error once ctx is done while
+// a normalized schedule draws its gaps up front.
+func (c *ConstantArrivalRate) schedule(ctx context.Context, seed uint64) (*Schedule, error) {
 	cv := newCurve(c.Rate, []Stage{NewStage(c.Duration.D, c.Rate)}, c.unit())
 	var s *Schedule
 	if c.Normalize {
-		s = newNormalizedSchedule(c.process(), c.burstiness(), seed, cv, *c.Iterations)
+		var err error
+		if s, err = newNormalizedSchedule(ctx, c.process(), c.burstiness(), seed, cv, *c.Iterations); err != nil {
+			return nil, err
+		}
 	} else {
 		s = newSchedule(c.process(), c.burstiness(), seed, cv, true, false)
 	}
 	s.part = c.part
-	return s
+	return s, nil
 }
 
 // lastStart is when the last iteration starts with Normalize:
@@ -258,7 +272,7 @@ func (c *ConstantArrivalRate) NewExecutor(seed uint64) Executor {
 	if c.Iterations != nil {
 		limit = c.part.Scale(int64(*c.Iterations))
 	}
-	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, limit: limit, schedule: func() *Schedule { return c.Schedule(seed) }}
+	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, limit: limit, schedule: func(ctx context.Context) (*Schedule, error) { return c.schedule(ctx, seed) }}
 }
 
 // RampingArrivalRate starts iterations at a rate that moves linearly from
@@ -322,7 +336,7 @@ func (c *RampingArrivalRate) Schedule(seed uint64) *Schedule {
 
 // NewExecutor implements Config.
 func (c *RampingArrivalRate) NewExecutor(seed uint64) Executor {
-	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), limit: -1, schedule: func() *Schedule { return c.Schedule(seed) }}
+	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), limit: -1, schedule: func(context.Context) (*Schedule, error) { return c.Schedule(seed), nil }}
 }
 
 // lateStart is how late after the scenario's end an iteration planned
@@ -340,8 +354,9 @@ type arrivalRate struct {
 	end time.Duration
 	// limit is how many iterations start or are dropped in all, -1 for
 	// no limit (ConstantArrivalRate.Iterations).
-	limit    int64
-	schedule func() *Schedule
+	limit int64
+	// schedule makes the planned starts; it fails only once ctx is done.
+	schedule func(ctx context.Context) (*Schedule, error)
 }
 
 // arrivalRun is the state of one run of an arrival-rate executor.
@@ -391,7 +406,11 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 		r.slots = make(chan struct{}, *e.f.MaxConcurrency)
 	}
 	defer r.alarm.Close()
-	e.schedule().run(ctx, startCtx, start, r)
+	// A signal while the schedule is made ends the scenario at once,
+	// as one during it does.
+	if s, err := e.schedule(ctx); err == nil {
+		s.run(ctx, startCtx, start, r)
+	}
 	r.wg.Wait()
 	close(r.done)
 	r.workers.Wait()
@@ -408,8 +427,16 @@ func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arriva
 	for r.left != 0 {
 		off, ok := s.Next()
 		if !ok {
-			// No arrival is left before the end: the scenario still
-			// lasts its duration, over which its throughput is measured.
+			// No arrival is left before the end: the iterations still
+			// to start had no planned start within the duration, and
+			// are counted, not forgotten; the scenario then ends with
+			// those started, as it does once all have started. Without
+			// iterations, it still lasts its duration, over which its
+			// throughput is measured.
+			if r.left > 0 {
+				r.drop(int(min(r.left, math.MaxInt)), DropUnscheduled)
+				return
+			}
 			select {
 			case <-startCtx.Done():
 			case <-r.failed:

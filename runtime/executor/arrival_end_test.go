@@ -185,4 +185,66 @@ func TestNormalizeNeedsIterations(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "normalize needs iterations") {
 		t.Fatalf("got %v, want normalize refused without iterations", err)
 	}
+	// A last start past the longest duration is refused, not described
+	// as an overflowed "the last at -2562047h47m16.854775808s".
+	cfg = &ConstantArrivalRate{}
+	err = decodeStrictForTest(`{"rate": 10, "duration": "8760h", "preAllocatedVUs": 1, "iterations": 1000000000000, "normalize": true}`, cfg)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "the last of 1000000000000 iterations at 10 per second would start at iterations / rate, after llmrun's limit of 8760h0m0s") {
+		t.Fatalf("got %v (%s), want the last start refused", err, cfg.Describe())
+	}
+}
+
+// Iterations planned beyond the duration (more than rate × duration, or a
+// normalized schedule whose last start falls after the end) are counted
+// as dropped for DropUnscheduled, not forgotten: started plus dropped is
+// the iterations asked for, and the scenario ends with those started.
+func TestConstantArrivalRateIterationsBeyondTheDuration(t *testing.T) {
+	for _, js := range []string{
+		`{"rate": 10, "iterations": 100, "duration": "5s", "preAllocatedVUs": 1, "arrival": "poisson", "normalize": true}`,
+		`{"rate": 10, "iterations": 100, "duration": "5s", "preAllocatedVUs": 1}`,
+	} {
+		t.Run(js, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := decode(t, "constant-arrival-rate", js)
+				var starts []time.Duration
+				pool := fixed([]VU{&startLog{starts: &starts, origin: time.Now()}})
+				el := runInBubble(t, cfg, pool)
+				if len(starts) == 0 || len(starts) >= 100 {
+					t.Fatalf("%d iterations started, want some but not all of 100 within 5 s at 10/s", len(starts))
+				}
+				if got := int64(len(starts)) + pool.dropped.Load(); got != 100 {
+					t.Errorf("started %d + dropped %d = %d, want the 100 iterations accounted for", len(starts), pool.dropped.Load(), got)
+				}
+				if got := pool.byCause[DropUnscheduled].Load(); got != pool.dropped.Load() {
+					t.Errorf("%d of %d drops counted as unscheduled, want all", got, pool.dropped.Load())
+				}
+				if el > 5*time.Second+30*time.Second {
+					t.Errorf("Run took %v, want the 5 s duration and its graceful stop at most", el)
+				}
+			})
+		})
+	}
+}
+
+// A normalized schedule draws its gaps up front, a second per hundred
+// million or so: a signal then stops the drawing, and the scenario ends
+// without starting an iteration.
+func TestNormalizedScheduleStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := decode(t, "constant-arrival-rate", `{"rate": 1000, "iterations": 2000000000, "duration": "8760h", "preAllocatedVUs": 1, "arrival": "poisson", "normalize": true}`).(*ConstantArrivalRate)
+	if s, err := cfg.schedule(ctx, 1); err != context.Canceled || s != nil {
+		t.Fatalf("schedule with a canceled context: %v, %v; want context.Canceled before the 2e9 gaps are drawn", s, err)
+	}
+	var starts []time.Duration
+	pool := fixed([]VU{&startLog{starts: &starts, origin: time.Now()}})
+	if err := cfg.NewExecutor(1).Run(ctx, pool); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(starts) != 0 || pool.dropped.Load() != 0 {
+		t.Errorf("started %d, dropped %d after the signal; want none", len(starts), pool.dropped.Load())
+	}
 }

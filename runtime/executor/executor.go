@@ -77,6 +77,11 @@ const (
 	// DropCapped: they still waited for a maxConcurrency slot when the
 	// scenario ended.
 	DropCapped
+	// DropUnscheduled: a scenario's iterations planned beyond its
+	// duration (iterations more than rate × duration allows, or a
+	// normalized schedule's last start after its end): they never had a
+	// start before its end.
+	DropUnscheduled
 	// DropCauses is the number of causes.
 	DropCauses
 )

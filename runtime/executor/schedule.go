@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -93,18 +94,28 @@ func newSchedule(process string, burstiness float64, seed uint64, c *curve, atSt
 // arrivals (vllm/benchmarks/serve.py, get_request): the first arrival one
 // gap after the start, and the cumulative gaps scaled by n over the sum of
 // the first n. The gaps are those newSchedule draws for seed, drawn once
-// more up front to sum them.
-func newNormalizedSchedule(process string, burstiness float64, seed uint64, c *curve, n int) *Schedule {
+// more up front to sum them; that stops, with ctx's error, once ctx is
+// done (a signal while a million gaps are drawn).
+func newNormalizedSchedule(ctx context.Context, process string, burstiness float64, seed uint64, c *curve, n int) (*Schedule, error) {
 	sum := newSchedule(process, burstiness, seed, c, false, false)
-	for range n - 1 {
+	for i := range n - 1 {
+		if i%drawsPerCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		sum.advance()
 	}
 	s := newSchedule(process, burstiness, seed, c, false, false)
 	if sum.u > 0 {
 		s.scale = float64(n) / sum.u
 	}
-	return s
+	return s, nil
 }
+
+// drawsPerCheck is how many gaps newNormalizedSchedule draws between two
+// looks at its context: well under a millisecond of drawing.
+const drawsPerCheck = 1 << 14
 
 func (s *Schedule) advance() {
 	if s.gap == nil {

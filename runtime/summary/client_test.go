@@ -26,6 +26,7 @@ type arrivals struct {
 	lag, duration  float64
 	dropped        float64
 	ended          int64
+	unscheduled    int64
 	peak           int64
 }
 
@@ -42,7 +43,7 @@ func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *
 		a, tags := by[name], tagSet("scenario", name)
 		f.value("iteration_lag", tags, t0, slices.Repeat([]float64{a.lag}, a.n)...)
 		f.value("iteration_duration", tags, t0, slices.Repeat([]float64{a.duration}, a.n)...)
-		if all := a.dropped + float64(a.ended); all > 0 {
+		if all := a.dropped + float64(a.ended+a.unscheduled); all > 0 {
 			f.value("dropped_iterations", tags, t0, all)
 		}
 		capField := ""
@@ -63,6 +64,7 @@ func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *
 			p.Dropped[executor.DropBusy] = int64(a.dropped)
 		}
 		p.Dropped[executor.DropEnded] = a.ended
+		p.Dropped[executor.DropUnscheduled] = a.unscheduled
 		final[i] = p
 	}
 	return &engine.Report{
@@ -142,6 +144,8 @@ func TestClientReportNamesTheCause(t *testing.T) {
 				"arrival-rate iterations of scenario capped (maxConcurrency 4, 3.8 iterations in flight on average) started up to 200.0 ms late (p99): arrivals that found the maxConcurrency cap reached waited",
 				"arrival-rate iterations of scenario open started up to 20.0 ms late (p99): other processes on this machine took the CPU",
 			}},
+		{name: "iterations planned beyond the duration", client: quietHost, by: map[string]arrivals{"open": {n: 42, lag: 1, duration: 100, unscheduled: 58}},
+			want: []string{"58 planned iterations of scenario open were not started: its duration ended before their planned start"}},
 		{name: "dropped at the end with VUs free", client: quietHost, by: map[string]arrivals{"open": {n: 100, lag: 1, duration: 100, ended: 1, peak: 7}},
 			want: []string{
 				"1 planned iterations of scenario open were not started: the scenario ended before its schedule, running late, reached them, not for want of VUs (at most 7 of its 64 VUs ran at once); the cause was not found",

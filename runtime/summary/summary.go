@@ -787,6 +787,9 @@ func dropWarnings(rep *engine.Report, capped map[string]cappedScenario) []string
 		if n := d[executor.DropEnded]; n > 0 {
 			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the scenario ended before its schedule, running late, reached them, not for want of VUs%s; %s", n, sc.Name, used, lagCause(rep.Client)))
 		}
+		if n := d[executor.DropUnscheduled]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: its duration ended before their planned start (its iterations need a longer duration at its rate)", n, sc.Name))
+		}
 		if n := d[executor.DropLateVU]; n > 0 {
 			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the VU initialised for them during the run was ready only after the scenario ended%s; raise preAllocatedVUs so that the VUs are initialised before the run", n, sc.Name, used))
 		}

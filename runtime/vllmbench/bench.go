@@ -21,7 +21,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -221,6 +223,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--num-prompts must be at least 1, got %d", o.NumPrompts)
 	case o.NumWarmups < 0:
 		return fmt.Errorf("--num-warmups must not be negative, got %d", o.NumWarmups)
+	case o.NumPrompts > MaxRequests || o.NumWarmups > MaxRequests-o.NumPrompts:
+		return fmt.Errorf("--num-prompts %d and --num-warmups %d: more than llmrun bench's limit of %d requests in one run, each kept for vLLM's result (see docs/limits.md); run several benchmarks", o.NumPrompts, o.NumWarmups, MaxRequests)
 	case o.RandomInputLen < 1:
 		return fmt.Errorf("--random-input-len must be at least 1, got %d", o.RandomInputLen)
 	case o.RandomOutputLen < 1:
@@ -231,10 +235,18 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--random-range-ratio must be in [0, 1), got %v", o.RandomRangeRatio)
 	case !(o.RequestRate > 0):
 		return fmt.Errorf("--request-rate must be positive or inf, got %v", o.RequestRate)
+	case !math.IsInf(o.RequestRate, 1) && o.RequestRate > executor.RateLimit:
+		return fmt.Errorf("--request-rate %v exceeds llmrun's limit of %d requests per second (see docs/limits.md); use inf to send them all at once", o.RequestRate, executor.RateLimit)
 	case !(o.Burstiness > 0) || math.IsInf(o.Burstiness, 0):
 		return fmt.Errorf("--burstiness must be a positive number, got %v", o.Burstiness)
 	case o.MaxConcurrency < 0:
 		return fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
+	}
+	if err := o.checkSchedule(); err != nil {
+		return err
+	}
+	if err := o.checkLengths(); err != nil {
+		return err
 	}
 	if t, ok := o.Sampling["temperature"].(float64); ok && !(t >= 0) {
 		return fmt.Errorf("--temperature must not be negative, got %v", t)
@@ -252,6 +264,59 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// MaxRequests bounds --num-prompts + --num-warmups: every request's
+// lengths are drawn before the run, and each benchmark request is kept
+// for vLLM's result (its percentiles are over all of them).
+const MaxRequests = 10_000_000
+
+// maxOutputLen bounds an output length: the most tokens llmrun takes a
+// server's count of for one response (docs/limits.md).
+const maxOutputLen = math.MaxInt32
+
+// checkLengths refuses, before anything is drawn or allocated, a prompt
+// longer than the data module's data.MaxPromptTokens (the longest a
+// --random-range-ratio draw may give, with its prefix), prefixes longer
+// than it together, or an output length beyond maxOutputLen.
+func (o Options) checkLengths() error {
+	if o.RandomOutputLen > maxOutputLen {
+		return fmt.Errorf("--random-output-len %d exceeds llmrun's limit of %d tokens for a response (see docs/limits.md)", o.RandomOutputLen, maxOutputLen)
+	}
+	if o.PrefixRepetition.OutputLen > maxOutputLen {
+		return fmt.Errorf("--prefix-repetition-output-len %d exceeds llmrun's limit of %d tokens for a response (see docs/limits.md)", o.PrefixRepetition.OutputLen, maxOutputLen)
+	}
+	if o.OutputLen > maxOutputLen {
+		return fmt.Errorf("--output-len %d exceeds llmrun's limit of %d tokens for a response (see docs/limits.md)", o.OutputLen, maxOutputLen)
+	}
+	switch o.DatasetName {
+	case "random":
+		if err := data.CheckPromptTokens("--random-prefix-len", o.RandomPrefixLen); err != nil {
+			return err
+		}
+		if err := data.CheckPromptTokens("--random-input-len", o.RandomInputLen); err != nil {
+			return err
+		}
+		_, high := o.randomRange(o.RandomInputLen)
+		if err := data.CheckPromptTokens("--random-prefix-len + --random-input-len × (1 + --random-range-ratio)", o.RandomPrefixLen+high); err != nil {
+			return err
+		}
+	case "prefix_repetition":
+		pr := o.PrefixRepetition
+		if err := data.CheckPromptTokens("--prefix-repetition-prefix-len", pr.PrefixLen); err != nil {
+			return err
+		}
+		if err := data.CheckPromptTokens("--prefix-repetition-suffix-len", pr.SuffixLen); err != nil {
+			return err
+		}
+		if err := data.CheckPromptTokens("--prefix-repetition-prefix-len + --prefix-repetition-suffix-len", pr.PrefixLen+pr.SuffixLen); err != nil {
+			return err
+		}
+		if pr.PrefixLen > 0 && pr.NumPrefixes > data.MaxPromptTokens/pr.PrefixLen {
+			return fmt.Errorf("--prefix-repetition-num-prefixes %d × --prefix-repetition-prefix-len %d exceeds llmrun's limit of %d tokens for the prefixes together (see docs/limits.md)", pr.NumPrefixes, pr.PrefixLen, data.MaxPromptTokens)
+		}
+	}
+	return nil
+}
+
 // validate checks p for a run of numPrompts requests, as vLLM does.
 func (p PrefixRepetition) validate(numPrompts int) error {
 	switch {
@@ -259,7 +324,7 @@ func (p PrefixRepetition) validate(numPrompts int) error {
 		return fmt.Errorf("--prefix-repetition-prefix-len must not be negative, got %d", p.PrefixLen)
 	case p.SuffixLen < 0:
 		return fmt.Errorf("--prefix-repetition-suffix-len must not be negative, got %d", p.SuffixLen)
-	case p.PrefixLen+p.SuffixLen < 1:
+	case p.PrefixLen == 0 && p.SuffixLen == 0:
 		return errors.New("--prefix-repetition-prefix-len and --prefix-repetition-suffix-len are both 0: a prompt needs at least 1 token")
 	case p.NumPrefixes < 1:
 		return fmt.Errorf("--prefix-repetition-num-prefixes must be at least 1, got %d", p.NumPrefixes)

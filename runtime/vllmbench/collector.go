@@ -31,6 +31,19 @@ type Request struct {
 	RequestedLen int // the prompt length the dataset asked for, 0 when unknown
 }
 
+// NewCollector returns the Collector of a run of o, with the lengths
+// and prefixes its requests are drawn (randomLengths, prefixOrder).
+func NewCollector(o Options) *Collector {
+	c := &Collector{Prompts: o.NumPrompts}
+	switch o.DatasetName {
+	case "random":
+		c.Inputs, c.Outputs = o.randomLengths()
+	case "prefix_repetition":
+		c.Prefixes = o.PrefixRepetition.prefixOrder(o.NumPrompts, o.Seed)
+	}
+	return c
+}
+
 // Collector is the benchmark script's module: its record(result,
 // promptTokens) keeps what vLLM's result needs of each request. Warmup
 // requests, and requests the run itself cut (error class "canceled"),
@@ -41,6 +54,12 @@ type Collector struct {
 	// Prompts is the number of the benchmark's requests (--num-prompts):
 	// the warmup's are numbered after them.
 	Prompts int
+	// Inputs and Outputs are the random dataset's lengths of each
+	// request, by its number; Prefixes the prefix_repetition dataset's
+	// prefix of each. Held here, once for the run, not in the script,
+	// which every VU evaluates: the script's lengths(i) and prefix(i)
+	// read them.
+	Inputs, Outputs, Prefixes []int
 
 	mu       sync.Mutex
 	requests []Request
@@ -64,7 +83,9 @@ func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
 		}
 		return c.sent.Add(1) - 1
 	}
-	for name, f := range map[string]any{"record": record, "sequence": sequence} {
+	lengths := func(i int) [2]int { return [2]int{c.Inputs[i], c.Outputs[i]} }
+	prefix := func(i int) int { return c.Prefixes[i%len(c.Prefixes)] }
+	for name, f := range map[string]any{"record": record, "sequence": sequence, "lengths": lengths, "prefix": prefix} {
 		if err := exports.Set(name, f); err != nil {
 			return nil, fmt.Errorf("%s module: %w", ModuleName, err)
 		}

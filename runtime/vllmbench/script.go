@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/runtime/executor"
 )
 
 // maxInfVUs bounds the VUs of a run at --request-rate inf without
@@ -19,7 +22,7 @@ const ScenarioName = "bench"
 const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
 import llm from 'llm';
 import { prompts, dataset } from 'data';
-import { record, sequence } from '%s';
+import { record, sequence, lengths, prefix } from '%s';
 
 const p = %s;
 export const options = { scenarios: { %s: %s } };
@@ -31,19 +34,19 @@ let next;
 if (p.dataset === 'random') {
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: 1, prefixTokens: p.prefixLen }) : null;
   next = (i) => {
-    const n = p.inputLens[i];
+    const [n, out] = lengths(i);
     const text = shared ? shared.prompt(n, 0, { draw: i }).text : prompts.synthetic(n, { draw: i });
-    return { text, tokens: p.prefixLen + n, out: p.outputLens[i] };
+    return { text, tokens: p.prefixLen + n, out };
   };
 } else if (p.dataset === 'prefix_repetition') {
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: p.numPrefixes, prefixTokens: p.prefixLen }) : null;
   next = (i) => {
-    const group = p.prefixOrder[i %% p.prefixOrder.length];
+    const group = prefix(i);
     const text = shared ? shared.prompt(p.suffixLen, group, { draw: i }).text : prompts.synthetic(p.suffixLen, { draw: i });
     return { text, tokens: p.prefixLen + p.suffixLen, out: p.outputLen };
   };
 } else {
-  const records = dataset(p.path);
+  const records = dataset(p.path, { format: p.format });
   next = (i) => {
     const r = records.get(i %% records.length);
     return { text: r.prompt, tokens: r.promptTokens, out: p.outputLen || r.outputTokens || 128 };
@@ -65,6 +68,26 @@ export default function () {
 }
 `
 
+// datasetFormats are the data module's formats of the file datasets
+// --dataset-name names: custom is vLLM's JSONL of prompts.
+var datasetFormats = map[string]data.Format{"sharegpt": data.FormatShareGPT, "custom": data.FormatJSONL}
+
+// PreloadDataset loads o's dataset file, at datasetPath (absolute), into
+// the run's data module as the script will ask for it, in the format
+// --dataset-name says: a file that cannot be read so is an error naming
+// the flags, before the run, not a line of the generated script. It does
+// nothing for the generated datasets.
+func PreloadDataset(dm *data.Module, o Options, datasetPath string) error {
+	format, ok := datasetFormats[o.DatasetName]
+	if !ok {
+		return nil
+	}
+	if err := dm.Preload(datasetPath, format); err != nil {
+		return fmt.Errorf("--dataset-path %s (--dataset-name %s): %w", o.DatasetPath, o.DatasetName, err)
+	}
+	return nil
+}
+
 // Script returns the run's script for o, which imports the Collector's
 // module (ModuleName): one scenario that sends exactly
 // o.NumWarmups + o.NumPrompts requests. With an infinite rate, they are
@@ -73,8 +96,10 @@ export default function () {
 // constant-arrival-rate scenario starts them at gaps drawn from the
 // gamma process of o.Burstiness (Poisson at 1), rescaled so that the last
 // starts at exactly their number / o.RequestRate, waiting at
-// o.MaxConcurrency (maxInfVUs without it) in flight. datasetPath is o.DatasetPath as the run
-// opens it (absolute).
+// o.MaxConcurrency (maxInfVUs without it) in flight. Each request's
+// lengths and prefix are the Collector's (NewCollector), held once for
+// the run rather than in the script every VU evaluates. datasetPath is
+// o.DatasetPath as the run opens it (absolute).
 func Script(o Options, datasetPath string) ([]byte, error) {
 	params := map[string]any{
 		"dataset": o.DatasetName, "path": datasetPath, "api": o.api(),
@@ -84,14 +109,14 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 		"keepText": o.SaveDetailed, "uniquePrompt": o.DatasetName != "prefix_repetition" && o.RandomPrefixLen == 0,
 	}
 	switch o.DatasetName {
-	case "random":
-		params["inputLens"], params["outputLens"] = o.randomLengths()
+	case "random": // its lengths are the Collector's (NewCollector)
 	case "prefix_repetition":
 		pr := o.PrefixRepetition
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes
-		params["outputLen"], params["prefixOrder"] = pr.OutputLen, pr.prefixOrder(o.NumPrompts, o.Seed)
+		params["outputLen"] = pr.OutputLen
 	default:
-		params["prefixLen"] = 0
+		// --dataset-name, not the file's extension, says how it is read.
+		params["prefixLen"], params["format"] = 0, datasetFormats[o.DatasetName]
 	}
 	pj, err := json.Marshal(params)
 	if err != nil {
@@ -122,14 +147,19 @@ func (o Options) schedule() map[string]any {
 		if o.MaxConcurrency > 0 {
 			vus = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
 		}
-		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": "24h"}
+		// No time bound short of llmrun's longest: the scenario ends
+		// when its iterations have.
+		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": executor.DurationLimit.String()}
 	}
 	// normalize: the gaps rescaled so that the last arrival falls at
 	// exactly (warmups + prompts) / rate, as vLLM's get_request does
-	// without a ramp-up.
+	// without a ramp-up. The duration is llmrun's longest, not that
+	// last arrival's: an arrival waiting for --max-concurrency may start
+	// later, and the scenario ends with its last request anyway
+	// (checkSchedule refuses a last arrival beyond it).
 	sc := map[string]any{
 		"executor": "constant-arrival-rate", "rate": o.RequestRate, "timeUnit": "1s",
-		"duration": "24h", "arrival": "poisson", "normalize": true,
+		"duration": executor.DurationLimit.String(), "arrival": "poisson", "normalize": true,
 	}
 	if o.Burstiness != 1 {
 		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
@@ -142,4 +172,17 @@ func (o Options) schedule() map[string]any {
 	sc["preAllocatedVUs"] = min(limit, int(math.Ceil(o.RequestRate))+1)
 	sc["maxVUs"], sc["maxConcurrency"] = limit, limit
 	return sc
+}
+
+// checkSchedule refuses, at a finite rate, a run whose last request would
+// start after llmrun's longest duration, the scenario's (schedule).
+func (o Options) checkSchedule() error {
+	if math.IsInf(o.RequestRate, 1) {
+		return nil
+	}
+	if secs := float64(o.NumPrompts+o.NumWarmups) / o.RequestRate; secs+1 > executor.DurationLimit.Seconds() {
+		return fmt.Errorf("--num-prompts %d (with %d warmups) at --request-rate %v: the last request would start after %.0f s, beyond llmrun's limit of %s (365 days) for a run (see docs/limits.md)",
+			o.NumPrompts, o.NumWarmups, o.RequestRate, secs, executor.DurationLimit)
+	}
+	return nil
 }
