@@ -15,24 +15,32 @@ const ReadyRetryInterval = 5 * time.Second
 // WaitReady waits for the server to answer a request, as vLLM's
 // --ready-check-timeout-sec: it sends probe again every interval until one
 // succeeds or timeout has passed since it began (or ctx ends), and returns
-// the successful probe's report, or an error with the last failure. tell,
-// when set, is told each failure.
+// the successful probe's report, or an error with the last failure the
+// server gave (not the probe the timeout cut, when an earlier one came
+// back). tell, when set, is told each failure.
 func WaitReady(ctx context.Context, probe func(context.Context) llm.Probe, timeout, interval time.Duration, tell func(llm.Probe)) (llm.Probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var last llm.Probe
+	answered := false
 	for {
 		p := probe(ctx)
 		if p.OK {
 			return p, nil
 		}
-		if tell != nil && ctx.Err() == nil {
-			tell(p)
+		if ctx.Err() == nil {
+			last, answered = p, true
+			if tell != nil {
+				tell(p)
+			}
+		} else if !answered {
+			last = p
 		}
 		wait := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
 			wait.Stop()
-			return p, fmt.Errorf("the endpoint was not ready within %s: %s", timeout, failure(p))
+			return last, fmt.Errorf("the endpoint was not ready within %s: %s", timeout, failure(last))
 		case <-wait.C:
 		}
 	}
