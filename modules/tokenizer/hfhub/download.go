@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,7 +55,7 @@ func (h Hub) download(ctx context.Context, repo Repo, filename string) (string, 
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, h.scrub(err))
+		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -73,7 +72,7 @@ func (h Hub) download(ctx context.Context, repo Repo, filename string) (string, 
 	}
 	data, err := h.readBody(resp.Body)
 	if err != nil {
-		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, h.scrub(err))
+		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, err)
 	}
 	if etag == "" {
 		sum := sha256.Sum256(data)
@@ -144,14 +143,6 @@ func (h Hub) statusError(repo Repo, filename string, resp *http.Response) error 
 		return fmt.Errorf("no %s in %s at revision %q on %s", filename, repo.ID, repo.Revision, where)
 	}
 	return fmt.Errorf("%s of %s: downloading from %s failed", filename, repo, where)
-}
-
-// scrub removes the token from err's text, should any layer quote it.
-func (h Hub) scrub(err error) error {
-	if h.Token == "" || !strings.Contains(err.Error(), h.Token) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), h.Token, "***"))
 }
 
 // store writes data into the cache in the hub's layout and returns the
