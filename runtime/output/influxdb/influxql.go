@@ -192,10 +192,10 @@ func unreachableError(ctx context.Context, cfg Config, err error) error {
 
 // answerError describes a query the server refused or failed, quoting its
 // status and message, with the usual remedy; it never includes the
-// token.
+// token, in any form the server echoes it.
 func answerError(cfg Config, resp *http.Response, msg string) error {
 	db, rp := cfg.queryTarget()
-	said := fmt.Sprintf("HTTP %s: %q", resp.Status, msg)
+	said := fmt.Sprintf("HTTP %s: %q", resp.Status, cfg.secrets().Redact(msg))
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		if cfg.Token == "" {
