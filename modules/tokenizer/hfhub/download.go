@@ -55,7 +55,7 @@ func (h Hub) download(ctx context.Context, repo Repo, filename string) (string, 
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, err)
+		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.shownEndpoint(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -68,11 +68,11 @@ func (h Hub) download(ctx context.Context, repo Repo, filename string) (string, 
 	}
 	if commit == "" {
 		return "", fmt.Errorf("%s of %s: %s sent no commit hash (X-Repo-Commit): is HF_ENDPOINT a Hugging Face hub?",
-			filename, repo, h.Endpoint)
+			filename, repo, h.shownEndpoint())
 	}
 	data, err := h.readBody(resp.Body)
 	if err != nil {
-		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, err)
+		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.shownEndpoint(), err)
 	}
 	if etag == "" {
 		sum := sha256.Sum256(data)
@@ -127,7 +127,7 @@ func (h Hub) readBody(r io.Reader) ([]byte, error) {
 // error code (X-Error-Code) when it sends one.
 func (h Hub) statusError(repo Repo, filename string, resp *http.Response) error {
 	code := resp.Header.Get("X-Error-Code")
-	where := fmt.Sprintf("%s (%s)", h.Endpoint, resp.Status)
+	where := fmt.Sprintf("%s (%s)", h.shownEndpoint(), resp.Status)
 	switch {
 	case code == "GatedRepo" || resp.StatusCode == http.StatusForbidden ||
 		(resp.StatusCode == http.StatusUnauthorized && code != "RepoNotFound"):
@@ -143,6 +143,16 @@ func (h Hub) statusError(repo Repo, filename string, resp *http.Response) error 
 		return fmt.Errorf("no %s in %s at revision %q on %s", filename, repo.ID, repo.Revision, where)
 	}
 	return fmt.Errorf("%s of %s: downloading from %s failed", filename, repo, where)
+}
+
+// shownEndpoint is the endpoint as messages show it: its password, if
+// any, replaced with "xxxxx".
+func (h Hub) shownEndpoint() string {
+	u, err := url.Parse(h.Endpoint)
+	if err != nil {
+		return h.Endpoint // File's error redacts what it can
+	}
+	return u.Redacted()
 }
 
 // store writes data into the cache in the hub's layout and returns the

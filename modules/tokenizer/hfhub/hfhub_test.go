@@ -439,7 +439,7 @@ func TestFileErrorsHoldNoSecret(t *testing.T) {
 	leaks := []string{token, url.QueryEscape(token), pass,
 		base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))}
 	for _, tc := range []struct{ repo, want string }{
-		{"org/broken", "(500 Internal Server Error) failed"},
+		{"org/broken", "downloading from http://hubuser:xxxxx@" + host + " (500 Internal Server Error) failed"},
 		{"org/loop", "redirects"},
 	} {
 		hub := Hub{CacheDir: t.TempDir(), Endpoint: "http://" + user + ":" + pass + "@" + host, Token: token, MaxSize: 1024}
