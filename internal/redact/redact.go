@@ -129,6 +129,25 @@ func (s Secrets) Redact(msg string) string {
 	return msg
 }
 
+// RedactCut is Redact of text that was cut at its end (the start of a
+// body read up to a bound): the start of a secret's form left at the
+// end, MinDerived bytes or longer, is replaced with Mask too.
+func (s Secrets) RedactCut(text string) string {
+	text = s.Redact(text)
+	lower, longest := asciiLower(text), 0
+	for _, f := range s.forms {
+		for n := min(len(f)-1, len(lower)); n >= MinDerived && n > longest; n-- {
+			if strings.HasSuffix(lower, f[:n]) {
+				longest = n
+			}
+		}
+	}
+	if longest == 0 {
+		return text
+	}
+	return text[:len(text)-longest] + Mask
+}
+
 // Clean is msg with its secrets redacted, then made safe to print (see
 // Escape), cut at limit bytes.
 func (s Secrets) Clean(msg string, limit int) string {

@@ -84,3 +84,18 @@ func TestCleanEscapesControls(t *testing.T) {
 		t.Errorf("Clean = %q, want %q", got, want)
 	}
 }
+
+func TestRedactCut(t *testing.T) {
+	var s Secrets
+	s.Add("sk-ant/abc+def=ghi")
+	for in, want := range map[string]string{
+		"you sent sk-ant/abc+d":              "you sent [REDACTED]",
+		"you sent SK-ANT%2FABC":              "you sent [REDACTED]",        // a start of an escaped, upper-cased form
+		"you sent sk-ant/abc+def=ghi and sk": "you sent [REDACTED] and sk", // shorter than MinDerived: left
+		"nothing of it":                      "nothing of it",
+	} {
+		if got := s.RedactCut(in); got != want {
+			t.Errorf("RedactCut(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

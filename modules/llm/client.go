@@ -374,7 +374,7 @@ func (c *Client) begin(req *Request, p *prepared) (*RetryPolicy, *Result) {
 	}
 	if err != nil {
 		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
-		res.Class, res.Error = ErrInvalidRequest, c.secretsFor(req.Headers).Clean(err.Error(), maxErrorLen)
+		res.Class, res.Error = ErrInvalidRequest, cleanError(err.Error(), c.secretsFor(req.Headers))
 		return nil, res
 	}
 	return policy, nil
@@ -427,7 +427,7 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 	c.send(ctx, w, tr, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
-		res.Error = c.secretsFor(req.Headers).Clean(res.Error, maxErrorLen)
+		res.Error = cleanError(res.Error, c.secretsFor(req.Headers))
 	}
 	return res
 }
@@ -606,9 +606,16 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 	if ok {
 		msg += " (Retry-After " + after.String() + ")"
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLen))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLen+1))
+	cut := len(body) > errorBodyLen
+	if cut {
+		body = body[:errorBodyLen]
+	}
 	if text := strings.TrimSpace(string(body)); text != "" {
 		msg += ": " + text
+	}
+	if cut {
+		msg += bodyCut
 	}
 	return class, msg, after
 }

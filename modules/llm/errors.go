@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/llmrun/llmrun/internal/redact"
 )
 
 // failure is an error with the class it is counted under.
@@ -132,3 +134,16 @@ func truncated(err error) bool {
 
 // maxErrorLen bounds a request's error message, in bytes once escaped.
 const maxErrorLen = 8 << 10
+
+// bodyCut ends a message whose quoted body statusError cut.
+const bodyCut = "… (cut)"
+
+// cleanError is msg, an error message that may quote a server's bytes,
+// with its secrets redacted (also the start of one where the quoted body
+// was cut), then made safe to print (redact.Escape).
+func cleanError(msg string, secrets redact.Secrets) string {
+	if text, ok := strings.CutSuffix(msg, bodyCut); ok {
+		msg = secrets.RedactCut(text) + bodyCut
+	}
+	return secrets.Clean(msg, maxErrorLen)
+}

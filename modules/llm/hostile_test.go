@@ -414,6 +414,15 @@ func TestSecretsAreRedactedInAllForms(t *testing.T) {
 			}
 		}
 	})
+	t.Run("the key where the quoted body is cut", func(t *testing.T) {
+		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "you sent "+strings.Repeat("x", errorBodyLen-len("you sent ")-6)+key+" and more", http.StatusUnauthorized)
+		}, Config{APIKey: key})
+		res := c.Stream(t.Context(), Request{Body: chatBody})
+		if res.Class != ErrHTTP4xx || !strings.HasSuffix(res.Error, "xx[REDACTED]… (cut)") {
+			t.Errorf("class %q, error %q; want the 401 with the start of the key at the cut redacted", res.Class, res.Error)
+		}
+	})
 	t.Run("a request's header holding the key", func(t *testing.T) {
 		const longer = key + "-and-more"
 		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {

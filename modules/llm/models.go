@@ -34,11 +34,11 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	req.Header = c.headers(nil, false)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, errors.New(c.secrets.Clean(fmt.Sprintf("listing models: %v", err), maxErrorLen))
+		return nil, errors.New(cleanError(fmt.Sprintf("listing models: %v", err), c.secrets))
 	}
 	defer resp.Body.Close()
 	if class, msg, _ := statusError(resp); class != ErrNone {
-		return nil, errors.New(c.secrets.Clean(fmt.Sprintf("listing models: %s", msg), maxErrorLen))
+		return nil, errors.New(cleanError(fmt.Sprintf("listing models: %s", msg), c.secrets))
 	}
 	var list struct {
 		Data []struct {
