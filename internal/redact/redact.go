@@ -103,9 +103,6 @@ func (s *Secrets) AddRawURL(raw string) {
 	}
 }
 
-// Empty reports whether s holds no secret.
-func (s Secrets) Empty() bool { return len(s.forms) == 0 }
-
 // Redact replaces every form of every secret in msg with Mask, in any
 // ASCII case, longest first so that no part of a longer one survives the
 // replacement of a shorter one.
