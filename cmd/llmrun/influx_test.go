@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,5 +153,50 @@ func TestInstanceTagsInfluxPoints(t *testing.T) {
 	}
 	if n := influxCount(t, db, `SELECT COUNT(completed) FROM llm_run `+where); n != 1 {
 		t.Errorf("%d llm_run points tagged instance 0, want 1", n)
+	}
+}
+
+// An InfluxDB that echoes the credentials in its 401, with a terminal
+// escape sequence around them, has neither printed by run --out influxdb,
+// trend or merge --influxdb: the token (as is, and a user:password's
+// password and Basic pair) is redacted and the escape shown as \x1b. The
+// answer is InfluxDB 2.x's error JSON ({"code","message"}, also what /query
+// answers there), with 1.8's "error" beside it.
+func TestInfluxSecretsEchoedAreRedacted(t *testing.T) {
+	t.Parallel()
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		said := "\x1b[31mbad auth: " + r.Header.Get("Authorization") + "\x1b[0m"
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		json.NewEncoder(w).Encode(map[string]string{"code": "unauthorized", "message": said, "error": said})
+	}))
+	t.Cleanup(echo.Close)
+	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 2))
+	url := echo.URL + "?bucket=llmrun"
+	for _, tc := range []struct {
+		name, token string
+		leaks       []string
+	}{
+		{"token", "plaintoken123SECRET", []string{"plaintoken123SECRET"}},
+		{"user:password", "llmuser:BasicPassw0rdSECRET", // sent as Token user:password, or Basic
+			[]string{"BasicPassw0rdSECRET", base64.StdEncoding.EncodeToString([]byte("llmuser:BasicPassw0rdSECRET"))}},
+	} {
+		env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": tc.token}
+		for _, args := range [][]string{
+			{"run", "-q", "-i", "1", "--out", "influxdb=" + url, script},
+			{"trend", "--no-color", "--influxdb", url, "--testid", "nightly"},
+			{"merge", "--influxdb", url, "--run-id", "some-run"},
+		} {
+			code, stdout, stderr := cli(t, t.Context(), env, args...)
+			out := stdout + stderr
+			if code == exitOK || !strings.Contains(out, `\x1b[31mbad auth: `) || !strings.Contains(out, " [REDACTED]") {
+				t.Errorf("%s, %s: exit %d, want a failure quoting the server, redacted\n%s", tc.name, args[0], code, out)
+			}
+			for _, leak := range append(tc.leaks, "\x1b") {
+				if strings.Contains(out, leak) {
+					t.Errorf("%s, %s: the output holds %q\n%s", tc.name, args[0], leak, out)
+				}
+			}
+		}
 	}
 }

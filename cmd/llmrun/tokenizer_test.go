@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,49 @@ func TestRunTokenizerDownloadInterrupted(t *testing.T) {
 	code, _, stderr := cli(t, ctx, env, "run", "-q", "--tokenizer", "hub-e2e/interrupted", script)
 	if code != exitInterrupted || !strings.Contains(stderr, "context canceled") {
 		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
+
+// A hub download that fails in a VU shows neither HF_ENDPOINT's
+// credentials nor HF_TOKEN, which the hub hands on URL-encoded in a
+// redirect, on the console or in the result file.
+func TestTokenizerDownloadErrorHoldsNoSecret(t *testing.T) {
+	const (
+		token = "hf_SECRETtok/abc+def=ghi"
+		pass  = "HubPassw0rd"
+	)
+	model := fmt.Sprintf("hub-e2e-%d/secret", hubRuns.Add(1))
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("token") {
+			http.Error(w, "oops", http.StatusInternalServerError)
+			return
+		}
+		http.Redirect(w, r, r.URL.Path+"?token="+url.QueryEscape(token), http.StatusFound)
+	}))
+	t.Cleanup(hub.Close)
+	endpoint := "http://hubuser:" + pass + "@" + strings.TrimPrefix(hub.URL, "http://")
+	// A VU reads the hub's settings from the process's environment.
+	t.Setenv("HF_ENDPOINT", endpoint)
+	t.Setenv("HF_TOKEN", token)
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	script := writeScript(t, "hub.js", `
+import { tokenizer } from 'data';
+export const options = { iterations: 1 };
+export default function () { tokenizer(__ENV.MODEL); }
+`)
+	export := filepath.Join(t.TempDir(), "result.json")
+	code, stdout, stderr := cli(t, t.Context(), nil, "run", "-e", "MODEL="+model, "--summary-export", export, script)
+	result, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatalf("exit %d, no result file: %v\n%s", code, err, stderr)
+	}
+	out := stdout + stderr + string(result)
+	if !strings.Contains(out, "500 Internal Server Error") {
+		t.Errorf("exit %d: the hub's failure is not shown\n%s", code, out)
+	}
+	for _, leak := range []string{pass, token, url.QueryEscape(token)} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the output holds %q\n%s", leak, out)
+		}
 	}
 }

@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/llmrun/llmrun/internal/capped"
+	"github.com/llmrun/llmrun/internal/redact"
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
@@ -139,7 +139,7 @@ type Client struct {
 	timeout   time.Duration
 	idle      time.Duration // 0: none
 	retry     RetryPolicy   // normalized
-	secrets   []string
+	secrets   redact.Secrets
 	tok       tokenCounter // Config.Tokenizer's; nil: none
 	apiKey    string       // Config.APIKey, for adapters that send it otherwise (headerSetter)
 
@@ -222,15 +222,14 @@ func NewClient(cfg Config) (*Client, error) {
 	c.header.Set("User-Agent", "llmrun")
 	if cfg.APIKey != "" {
 		c.header.Set("Authorization", "Bearer "+cfg.APIKey)
-		c.secrets = secretForms(c.secrets, cfg.APIKey)
+		c.secrets.Add(cfg.APIKey)
 		c.apiKey = cfg.APIKey
 	}
 	for k, v := range cfg.Headers {
 		c.header.Set(k, v)
 	}
-	c.secrets = appendSecrets(c.secrets, cfg.Headers)
-	c.secrets = urlSecrets(c.secrets, given)
-	longestFirst(c.secrets)
+	addHeaderSecrets(&c.secrets, cfg.Headers)
+	c.secrets.AddURL(given)
 	return c, nil
 }
 
@@ -375,7 +374,7 @@ func (c *Client) begin(req *Request, p *prepared) (*RetryPolicy, *Result) {
 	}
 	if err != nil {
 		res := &Result{API: p.api, Model: p.model, Stream: p.stream, Start: time.Now()}
-		res.Class, res.Error = ErrInvalidRequest, cleanMessage(err.Error(), c.secretsFor(req.Headers))
+		res.Class, res.Error = ErrInvalidRequest, cleanError(err.Error(), c.secretsFor(req.Headers))
 		return nil, res
 	}
 	return policy, nil
@@ -428,7 +427,7 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 	c.send(ctx, w, tr, p, req, res)
 	res.OK = res.Class == ErrNone
 	if !res.OK {
-		res.Error = cleanMessage(res.Error, c.secretsFor(req.Headers))
+		res.Error = cleanError(res.Error, c.secretsFor(req.Headers))
 	}
 	return res
 }
@@ -607,9 +606,16 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 	if ok {
 		msg += " (Retry-After " + after.String() + ")"
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLen))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLen+1))
+	cut := len(body) > errorBodyLen
+	if cut {
+		body = body[:errorBodyLen]
+	}
 	if text := strings.TrimSpace(string(body)); text != "" {
 		msg += ": " + text
+	}
+	if cut {
+		msg += bodyCut
 	}
 	return class, msg, after
 }
@@ -662,32 +668,28 @@ func drainClose(body io.ReadCloser, w *watchdog) {
 }
 
 // secretsFor returns the secrets that must not appear in the error
-// message of a request with headers, longest first: the client's, and the
-// values of its credential headers.
-func (c *Client) secretsFor(headers map[string]string) []string {
-	secrets := appendSecrets(slices.Clip(c.secrets), headers)
-	if len(secrets) > len(c.secrets) {
-		longestFirst(secrets)
-	}
+// message of a request with headers: the client's, and the values of its
+// credential headers.
+func (c *Client) secretsFor(headers map[string]string) redact.Secrets {
+	secrets := c.secrets
+	addHeaderSecrets(&secrets, headers)
 	return secrets
 }
 
-// appendSecrets appends the values of credential headers (names with
-// "auth", "key", "token", "secret" or "cookie"), and of an Authorization
-// value its credentials without the scheme, each in all its forms
-// (secretForms).
-func appendSecrets(dst []string, headers map[string]string) []string {
+// addHeaderSecrets adds to dst the values of credential headers (names
+// with "auth", "key", "token", "secret" or "cookie"), and of an
+// Authorization value its credentials without the scheme.
+func addHeaderSecrets(dst *redact.Secrets, headers map[string]string) {
 	for k, v := range headers {
 		name := strings.ToLower(k)
 		for _, word := range []string{"auth", "key", "token", "secret", "cookie"} {
 			if strings.Contains(name, word) {
-				dst = secretForms(dst, v)
+				dst.Add(v)
 				if _, cred, ok := strings.Cut(v, " "); ok {
-					dst = secretForms(dst, strings.TrimSpace(cred))
+					dst.Add(strings.TrimSpace(cred))
 				}
 				break
 			}
 		}
 	}
-	return dst
 }

@@ -4,17 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/llmrun/llmrun/internal/redact"
 )
 
 // failure is an error with the class it is counted under.
@@ -137,145 +135,15 @@ func truncated(err error) bool {
 // maxErrorLen bounds a request's error message, in bytes once escaped.
 const maxErrorLen = 8 << 10
 
-// minDerivedSecret is the shortest base URL query value treated as a
-// secret: shorter ones ("1", "on") would blank out unrelated text.
-const minDerivedSecret = 4
+// bodyCut ends a message whose quoted body statusError cut.
+const bodyCut = "… (cut)"
 
-// redact replaces every secret in msg. secrets are longest first
-// (longestFirst), so that no part of a longer one survives the replacement
-// of a shorter one.
-func redact(msg string, secrets []string) string {
-	for _, s := range secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, "[REDACTED]")
-		}
+// cleanError is msg, an error message that may quote a server's bytes,
+// with its secrets redacted (also the start of one where the quoted body
+// was cut), then made safe to print (redact.Escape).
+func cleanError(msg string, secrets redact.Secrets) string {
+	if text, ok := strings.CutSuffix(msg, bodyCut); ok {
+		msg = secrets.RedactCut(text) + bodyCut
 	}
-	return msg
-}
-
-// longestFirst sorts secrets as redact takes them.
-func longestFirst(secrets []string) {
-	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-}
-
-// cleanMessage is msg, an error message that may quote a server's bytes,
-// with its secrets redacted, then made safe to print: see escapeText.
-func cleanMessage(msg string, secrets []string) string {
-	return escapeText(redact(msg, secrets), maxErrorLen)
-}
-
-// secretForms appends to dst the forms a secret travels in: as is,
-// URL-encoded (query and path escaping) and base64-encoded (standard and
-// URL alphabets, padded or not).
-func secretForms(dst []string, secret string) []string {
-	if secret == "" {
-		return dst
-	}
-	forms := []string{
-		secret,
-		url.QueryEscape(secret),
-		url.PathEscape(secret),
-		base64.StdEncoding.EncodeToString([]byte(secret)),
-		base64.RawStdEncoding.EncodeToString([]byte(secret)),
-		base64.URLEncoding.EncodeToString([]byte(secret)),
-		base64.RawURLEncoding.EncodeToString([]byte(secret)),
-	}
-	for _, f := range forms {
-		if !slices.Contains(dst, f) {
-			dst = append(dst, f)
-		}
-	}
-	return dst
-}
-
-// urlSecrets appends the secrets a base URL holds, in all their forms
-// (secretForms): its password, its user:password pair (sent as Basic
-// auth), and the value of every query parameter.
-func urlSecrets(dst []string, u *url.URL) []string {
-	if u.User != nil {
-		if pass, ok := u.User.Password(); ok && pass != "" {
-			dst = secretForms(dst, pass)
-			dst = secretForms(dst, u.User.Username()+":"+pass)
-		}
-	}
-	for _, values := range u.Query() {
-		for _, v := range values {
-			if len(v) >= minDerivedSecret {
-				dst = secretForms(dst, v)
-			}
-		}
-	}
-	return dst
-}
-
-// escapeText makes text that may hold a server's bytes safe to print on a
-// terminal and to store: control characters (escape sequences, NUL, CR,
-// LF), Unicode line separators and bidirectional controls are written as
-// \xNN or \uNNNN, bytes that are not UTF-8 as \xNN. A text longer than
-// limit bytes once escaped is cut, and says so.
-func escapeText(text string, limit int) string {
-	const cut = "... (truncated)"
-	var scratch [6]byte
-	clean := 0
-	for clean < len(text) {
-		r, size := utf8.DecodeRuneInString(text[clean:])
-		if _, escaped := escapeRune(scratch[:0], r, size, text[clean]); escaped {
-			break
-		}
-		clean += size
-	}
-	if clean == len(text) && len(text) <= limit-len(cut) {
-		return text
-	}
-	var b strings.Builder
-	b.Grow(min(len(text), limit))
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		piece, escaped := escapeRune(scratch[:0], r, size, text[i])
-		n := size
-		if escaped {
-			n = len(piece)
-		}
-		if b.Len()+n > limit-len(cut) {
-			b.WriteString(cut)
-			break
-		}
-		if escaped {
-			b.Write(piece)
-		} else {
-			b.WriteString(text[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// escapeRune appends to dst how escapeText writes r, the rune of size
-// bytes starting with the byte first, and reports whether it is escaped;
-// dst needs a capacity of 6 not to grow.
-func escapeRune(dst []byte, r rune, size int, first byte) ([]byte, bool) {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		return appendHex(append(dst, `\x`...), uint32(first), 2), true
-	case r == '\n':
-		return append(dst, `\n`...), true
-	case r == '\r':
-		return append(dst, `\r`...), true
-	case r == '\t':
-		return append(dst, `\t`...), true
-	case r < 0x100 && unicode.IsControl(r):
-		return appendHex(append(dst, `\x`...), uint32(r), 2), true
-	case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029':
-		return appendHex(append(dst, `\u`...), uint32(r), 4), true
-	}
-	return dst, false
-}
-
-// appendHex appends v in hexadecimal, as digits digits.
-func appendHex(dst []byte, v uint32, digits int) []byte {
-	const hex = "0123456789abcdef"
-	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
-		dst = append(dst, hex[v>>shift&0xf])
-	}
-	return dst
+	return secrets.Clean(msg, maxErrorLen)
 }

@@ -23,6 +23,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/llmrun/llmrun/internal/redact"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -404,20 +405,24 @@ func TestEscapeText(t *testing.T) {
 		{strings.Repeat("a", 30), 30, strings.Repeat("a", 15) + "... (truncated)"},
 		{strings.Repeat("\x00", 30), 30, `\x00\x00\x00` + "... (truncated)"},
 	} {
-		if got := escapeText(tc.in, tc.limit); got != tc.want {
-			t.Errorf("escapeText(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
+		if got := redact.Escape(tc.in, tc.limit); got != tc.want {
+			t.Errorf("redact.Escape(%q, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
 		}
 	}
 	clean := strings.Repeat("a clean message, é 漢字 ", 20)
-	if n := testing.AllocsPerRun(100, func() { escapeText(clean, maxErrorLen) }); n != 0 {
-		t.Errorf("escapeText of clean text allocates %v times, want 0", n)
+	if n := testing.AllocsPerRun(100, func() { redact.Escape(clean, maxErrorLen) }); n != 0 {
+		t.Errorf("redact.Escape of clean text allocates %v times, want 0", n)
 	}
 }
 
 func TestSecretsAreRedactedInAllForms(t *testing.T) {
 	const key = "sk-ant/abc+def=ghi"
 	forms := []string{key, url.QueryEscape(key), url.PathEscape(key),
-		base64.StdEncoding.EncodeToString([]byte(key)), base64.RawURLEncoding.EncodeToString([]byte(key))}
+		base64.StdEncoding.EncodeToString([]byte(key)), base64.RawURLEncoding.EncodeToString([]byte(key)),
+		"sk-ant/abc%2Bdef%3Dghi",   // Python's quote(), '/' kept
+		"sk-ant%2fabc%2bdef%3dghi", // escapes in lower case
+		"SK-ANT/ABC+DEF=GHI",       // the key upper-cased
+	}
 	t.Run("api key", func(t *testing.T) {
 		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "you sent "+strings.Join(forms, " and "), http.StatusUnauthorized)
@@ -449,6 +454,15 @@ func TestSecretsAreRedactedInAllForms(t *testing.T) {
 			if strings.Contains(res.Error, leak) {
 				t.Errorf("error %q holds %q", res.Error, leak)
 			}
+		}
+	})
+	t.Run("the key where the quoted body is cut", func(t *testing.T) {
+		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "you sent "+strings.Repeat("x", errorBodyLen-len("you sent ")-6)+key+" and more", http.StatusUnauthorized)
+		}, Config{APIKey: key})
+		res := c.Stream(t.Context(), Request{Body: chatBody})
+		if res.Class != ErrHTTP4xx || !strings.HasSuffix(res.Error, "xx[REDACTED]… (cut)") {
+			t.Errorf("class %q, error %q; want the 401 with the start of the key at the cut redacted", res.Class, res.Error)
 		}
 	})
 	t.Run("a request's header holding the key", func(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/llmrun/llmrun/internal/redact"
 )
 
 // maxModelID bounds the length of a model ID taken from a server's list.
@@ -17,7 +19,7 @@ const maxModelID = 256
 // without control characters (an escape sequence would reach the
 // terminal with the target line).
 func plausibleModelID(id string) bool {
-	return id != "" && len(id) <= maxModelID && escapeText(id, maxErrorLen) == id
+	return id != "" && len(id) <= maxModelID && redact.Escape(id, maxErrorLen) == id
 }
 
 // Models lists the models the server serves (GET /v1/models), in its order,
@@ -32,11 +34,11 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	req.Header = c.headers(nil, false)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, errors.New(cleanMessage(fmt.Sprintf("listing models: %v", err), c.secrets))
+		return nil, errors.New(cleanError(fmt.Sprintf("listing models: %v", err), c.secrets))
 	}
 	defer resp.Body.Close()
 	if class, msg, _ := statusError(resp); class != ErrNone {
-		return nil, errors.New(cleanMessage(fmt.Sprintf("listing models: %s", msg), c.secrets))
+		return nil, errors.New(cleanError(fmt.Sprintf("listing models: %s", msg), c.secrets))
 	}
 	var list struct {
 		Data []struct {

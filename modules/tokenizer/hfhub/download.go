@@ -67,7 +67,7 @@ func (h Hub) fetch(ctx context.Context, repo Repo, filename, u string) (string, 
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, h.scrub(err))
+		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.shownEndpoint(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -80,16 +80,16 @@ func (h Hub) fetch(ctx context.Context, repo Repo, filename, u string) (string, 
 	}
 	if commit == "" {
 		return "", fmt.Errorf("%s of %s: %s sent no commit hash (X-Repo-Commit): is HF_ENDPOINT a Hugging Face hub?",
-			filename, repo, h.Endpoint)
+			filename, repo, h.shownEndpoint())
 	}
 	data, err := h.readBody(resp.Body)
 	if err != nil {
-		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.Endpoint, h.scrub(err))
+		return "", fmt.Errorf("%s of %s: downloading from %s: %w", filename, repo, h.shownEndpoint(), err)
 	}
 	if h.Check != nil {
 		if err := h.Check(data); err != nil {
 			return "", fmt.Errorf("%s of %s: %s answered %s with %s that is not a valid %s, so nothing was cached: %w",
-				filename, repo, shownURL(u), resp.Status, describeBody(resp.Header, data), filename, h.scrub(err))
+				filename, repo, shownURL(u), resp.Status, describeBody(resp.Header, data), filename, err)
 		}
 	}
 	if etag == "" {
@@ -145,7 +145,7 @@ func (h Hub) readBody(r io.Reader) ([]byte, error) {
 // error code (X-Error-Code) when it sends one.
 func (h Hub) statusError(repo Repo, filename string, resp *http.Response) error {
 	code := resp.Header.Get("X-Error-Code")
-	where := fmt.Sprintf("%s (%s)", h.Endpoint, resp.Status)
+	where := fmt.Sprintf("%s (%s)", h.shownEndpoint(), resp.Status)
 	switch {
 	case code == "GatedRepo" || resp.StatusCode == http.StatusForbidden ||
 		(resp.StatusCode == http.StatusUnauthorized && code != "RepoNotFound"):
@@ -165,7 +165,7 @@ func (h Hub) statusError(repo Repo, filename string, resp *http.Response) error 
 
 // shownURL is u, a file's URL on the hub, with the password HF_ENDPOINT
 // may hold hidden, for messages. (The hub's URLs have no query: the token
-// travels in a header, which scrub keeps out of errors.)
+// travels in a header, and File's error redacts it in any form.)
 func shownURL(u string) string {
 	parsed, err := url.Parse(u)
 	if err != nil {
@@ -187,12 +187,14 @@ func describeBody(header http.Header, data []byte) string {
 	return fmt.Sprintf("a body of %s (%s)", capped.Size(int64(len(data))), kind)
 }
 
-// scrub removes the token from err's text, should any layer quote it.
-func (h Hub) scrub(err error) error {
-	if h.Token == "" || !strings.Contains(err.Error(), h.Token) {
-		return err
+// shownEndpoint is the endpoint as messages show it: its password, if
+// any, replaced with "xxxxx".
+func (h Hub) shownEndpoint() string {
+	u, err := url.Parse(h.Endpoint)
+	if err != nil {
+		return h.Endpoint // File's error redacts what it can
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), h.Token, "***"))
+	return u.Redacted()
 }
 
 // store writes data into the cache in the hub's layout and returns the

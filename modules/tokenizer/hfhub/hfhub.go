@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/capped"
+	"github.com/llmrun/llmrun/internal/redact"
 )
 
 // DefaultEndpoint is the hub files are downloaded from when HF_ENDPOINT is
@@ -198,6 +199,9 @@ var ErrOffline = errors.New("not in the Hugging Face cache and offline mode (HF_
 // downloaded from the hub into the cache. A cached branch is not checked
 // for newer commits: pin a revision ("ORG/NAME@COMMIT") or delete the
 // cached one to pick a newer file.
+//
+// Its error holds neither the token nor the endpoint's credentials, in
+// any form a hub may echo them (see redact.Secrets).
 func (h Hub) File(ctx context.Context, repo Repo, filename string) (string, error) {
 	if p, ok := h.cached(repo, filename); ok {
 		return p, nil
@@ -206,8 +210,31 @@ func (h Hub) File(ctx context.Context, repo Repo, filename string) (string, erro
 		return "", fmt.Errorf("%s of %s: %w (cache %s): download it while online, or unset HF_HUB_OFFLINE",
 			filename, repo, ErrOffline, h.CacheDir)
 	}
-	return h.download(ctx, repo, filename)
+	p, err := h.download(ctx, repo, filename)
+	if err != nil {
+		return "", h.redacted(err)
+	}
+	return p, nil
 }
+
+// redacted is err with the hub's secrets redacted from its text: the
+// token, and the password and user:password pair of the endpoint's URL.
+// It still wraps err, for errors.Is.
+func (h Hub) redacted(err error) error {
+	var secrets redact.Secrets
+	secrets.Add(h.Token)
+	secrets.AddRawURL(h.Endpoint)
+	return redactedError{msg: secrets.Redact(err.Error()), err: err}
+}
+
+// redactedError is an error whose text is free of secrets.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
 
 // repoDir is the repository's directory in the cache.
 func (h Hub) repoDir(repo Repo) string {

@@ -2,9 +2,11 @@ package hfhub
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -442,5 +444,45 @@ func TestFileCanceled(t *testing.T) {
 	_, err := fake.hub(t).File(ctx, Repo{ID: "org/name", Revision: "main"}, "tokenizer.json")
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v", err)
+	}
+}
+
+// No error of a download holds the token or the endpoint's credentials,
+// in any form the hub echoes them.
+func TestFileErrorsHoldNoSecret(t *testing.T) {
+	t.Parallel()
+	const (
+		token = "hf_SECRETtok/abc+def=ghi"
+		user  = "hubuser"
+		pass  = "HubPassw0rd"
+	)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/org/broken/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "oops", http.StatusInternalServerError)
+	})
+	mux.HandleFunc("/org/loop/", func(w http.ResponseWriter, r *http.Request) {
+		// a hub that hands the token on in its redirect, URL-encoded, and
+		// never stops redirecting
+		http.Redirect(w, r, r.URL.Path+"?token="+url.QueryEscape(token), http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	leaks := []string{token, url.QueryEscape(token), pass,
+		base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))}
+	for _, tc := range []struct{ repo, want string }{
+		{"org/broken", "downloading from http://hubuser:xxxxx@" + host + " (500 Internal Server Error) failed"},
+		{"org/loop", "redirects"},
+	} {
+		hub := Hub{CacheDir: t.TempDir(), Endpoint: "http://" + user + ":" + pass + "@" + host, Token: token, MaxSize: 1024}
+		_, err := hub.File(t.Context(), Repo{ID: tc.repo, Revision: "main"}, "tokenizer.json")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: %v, want %q", tc.repo, err, tc.want)
+		}
+		for _, leak := range leaks {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%s: error %q holds %q", tc.repo, err, leak)
+			}
+		}
 	}
 }

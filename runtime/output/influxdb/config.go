@@ -8,6 +8,8 @@ import (
 	"time"
 
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
+
+	"github.com/llmrun/llmrun/internal/redact"
 )
 
 // TokenEnv is the environment variable the token is read from: never a
@@ -161,4 +163,20 @@ func (c Config) queryTarget() (db, rp string) {
 // NewClient returns a client for the server; the caller closes it.
 func (c Config) NewClient() influxdb2.Client {
 	return influxdb2.NewClientWithOptions(c.URL, c.Token, influxdb2.DefaultOptions().SetHTTPRequestTimeout(uint(30)))
+}
+
+// maxErrorText bounds an error's text once its secrets are redacted and
+// its control characters escaped (redact.Secrets.Clean).
+const maxErrorText = 4 << 10
+
+// secrets are the credentials c holds, for redact: the token and, when it
+// is user:password (sent as Basic authentication), the password and the
+// pair.
+func (c Config) secrets() redact.Secrets {
+	var s redact.Secrets
+	s.Add(c.Token)
+	if user, password, ok := strings.Cut(c.Token, ":"); ok {
+		s.AddBasic(user, password)
+	}
+	return s
 }

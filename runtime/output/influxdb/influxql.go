@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/llmrun/llmrun/internal/redact"
 )
 
 // Bounds of one InfluxQL query.
@@ -83,7 +85,7 @@ func influxQL(ctx context.Context, cfg Config, stmt string) ([]answerSeries, err
 	if err != nil {
 		return nil, fmt.Errorf("influxdb %s: reading the answer to a query of database %q: %w", cfg.URL, db, err)
 	}
-	found, msg := decodeAnswer(resp.StatusCode, body)
+	found, msg := decodeAnswer(resp.StatusCode, body, cfg.secrets())
 	if msg != "" {
 		return nil, answerError(cfg, resp, msg)
 	}
@@ -92,17 +94,18 @@ func influxQL(ctx context.Context, cfg Config, stmt string) ([]answerSeries, err
 
 // decodeAnswer returns the series of an answer of HTTP status code, its
 // numbers as json.Number; or, when the query failed, what the server said
-// (its JSON error, else the start of the body).
-func decodeAnswer(code int, body []byte) ([]answerSeries, string) {
+// (its JSON error, else the start of the body), its secrets redacted before
+// it is cut, so that no part of one is left.
+func decodeAnswer(code int, body []byte, secrets redact.Secrets) ([]answerSeries, string) {
 	var answer queryAnswer
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	err := dec.Decode(&answer)
 	if msg := answer.serverError(); msg != "" {
-		return nil, msg
+		return nil, secrets.Redact(msg)
 	}
 	if code != http.StatusOK || err != nil {
-		return nil, bodyStart(body)
+		return nil, bodyStart(secrets.Redact(string(body)))
 	}
 	var found []answerSeries
 	for _, r := range answer.Results {
@@ -161,8 +164,8 @@ func readAnswer(body io.Reader) ([]byte, error) {
 
 // bodyStart quotes the start of an answer that is no InfluxDB JSON (a
 // proxy's error page), as valid UTF-8.
-func bodyStart(body []byte) string {
-	s := strings.TrimSpace(string(body))
+func bodyStart(body string) string {
+	s := strings.TrimSpace(body)
 	if len(s) > messageBytes {
 		s = s[:messageBytes]
 		for !utf8.ValidString(s) {
@@ -191,8 +194,7 @@ func unreachableError(ctx context.Context, cfg Config, err error) error {
 }
 
 // answerError describes a query the server refused or failed, quoting its
-// status and message, with the usual remedy; it never includes the
-// token.
+// status and message (redacted by decodeAnswer), with the usual remedy.
 func answerError(cfg Config, resp *http.Response, msg string) error {
 	db, rp := cfg.queryTarget()
 	said := fmt.Sprintf("HTTP %s: %q", resp.Status, msg)

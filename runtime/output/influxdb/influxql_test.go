@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,20 @@ func TestQueryRequest(t *testing.T) {
 				t.Errorf("sent %s, Authorization %q, %v; want GET /query, %q, %v", got.method, got.auth, got.params, tt.auth, want)
 			}
 		})
+	}
+}
+
+// A token a server echoes where its answer is cut (messageBytes) is
+// redacted whole, not left in part.
+func TestDecodeAnswerRedactsBeforeCutting(t *testing.T) {
+	const token = "plaintoken123SECRET"
+	cfg := Config{Token: token}
+	for body, want := range map[string]string{
+		strings.Repeat("x", messageBytes-5) + token + " and more": strings.Repeat("x", messageBytes-5) + "[REDA…",
+		`{"error":"bad auth: ` + token + `"}`:                     "bad auth: [REDACTED]",
+	} {
+		if _, msg := decodeAnswer(http.StatusUnauthorized, []byte(body), cfg.secrets()); msg != want {
+			t.Errorf("decodeAnswer of %q: %q, want %q", body, msg, want)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func (o *Output) Start(ctx context.Context, run output.Run) error {
 
 	wctx, cancelWriter := context.WithCancel(context.WithoutCancel(ctx))
 	o.stopWriter, o.cancelWriter, o.writerDone = make(chan struct{}), cancelWriter, make(chan struct{})
-	w := newWriter(api, o.buf, o.tags)
+	w := newWriter(api, o.buf, o.tags, o.cfg.secrets())
 	go func() {
 		defer close(o.writerDone)
 		w.run(wctx, o.stopWriter)
@@ -113,7 +113,8 @@ func (e *startError) Error() string { return e.msg }
 // Unwrap returns the client's error.
 func (e *startError) Unwrap() error { return e.cause }
 
-// startError explains the failure of Start's first write.
+// startError explains the failure of Start's first write, without the
+// token in any form and with the server's control characters escaped.
 func (o *Output) startError(ctx context.Context, err error) error {
 	url := o.cfg.URL
 	var he *http2.Error
@@ -138,7 +139,7 @@ func (o *Output) startError(ctx context.Context, err error) error {
 	default:
 		msg = fmt.Sprintf("influxdb: writing to bucket %q at %s failed: %s", o.cfg.Bucket, url, errText(err))
 	}
-	return &startError{msg: msg, cause: err}
+	return &startError{msg: o.cfg.secrets().Clean(msg, maxErrorText), cause: err}
 }
 
 // httpDetail is an HTTP error as "401 Unauthorized" or "404 Not Found:

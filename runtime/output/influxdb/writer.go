@@ -16,6 +16,7 @@ import (
 	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
+	"github.com/llmrun/llmrun/internal/redact"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
@@ -47,6 +48,8 @@ type writer struct {
 	byKey  map[string]*series
 	// fields are the llm_request fields.
 	fields []requestField
+	// secrets are redacted from the errors the buffer keeps.
+	secrets redact.Secrets
 }
 
 // series is one llm_request series: its tags, sorted, and the time of
@@ -56,9 +59,10 @@ type series struct {
 	last time.Time
 }
 
-// newWriter returns a writer of buf's points through w.
-func newWriter(w api.WriteAPIBlocking, buf *buffer, tags runTags) *writer {
-	return &writer{api: w, buf: buf, tags: tags, byTags: map[string]*series{}, byKey: map[string]*series{},
+// newWriter returns a writer of buf's points through w, which redacts
+// secrets from the errors it reports.
+func newWriter(w api.WriteAPIBlocking, buf *buffer, tags runTags, secrets redact.Secrets) *writer {
+	return &writer{api: w, buf: buf, tags: tags, secrets: secrets, byTags: map[string]*series{}, byKey: map[string]*series{},
 		fields: requestFields()}
 }
 
@@ -113,10 +117,10 @@ func (w *writer) send(ctx context.Context, chunk []item, stop <-chan struct{}) b
 		}
 		retry, wait := retryable(err)
 		if !retry {
-			w.buf.rejected(len(points), partiallyWritten(err, len(points)), errText(err))
+			w.buf.rejected(len(points), partiallyWritten(err, len(points)), w.secrets.Clean(errText(err), maxErrorText))
 			return true
 		}
-		w.buf.fail(errText(err))
+		w.buf.fail(w.secrets.Clean(errText(err), maxErrorText))
 		wait = max(wait, jitter(backoff))
 		backoff = min(2*backoff, maxBackoff)
 		t := time.NewTimer(wait)
