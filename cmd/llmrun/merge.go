@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -244,7 +245,10 @@ const stdinName = "-"
 // holds no block is a result file. It returns the results and what names
 // each in errors.
 func readResults(name string, stdin io.Reader, budget *capped.Budget) ([]*summary.Summary, []string, error) {
-	var in io.Reader
+	var (
+		in   io.Reader
+		size int64 // the input's size, 0 when not known
+	)
 	if name == stdinName {
 		name = "standard input"
 		in = capped.NewReader(stdin, name, maxLogSize)
@@ -256,7 +260,7 @@ func readResults(name string, stdin io.Reader, budget *capped.Budget) ([]*summar
 			return nil, nil, fmt.Errorf("cannot read %s: %w", name, err)
 		}
 		defer f.Close()
-		in = f
+		in, size = f, info.Size()
 	} else {
 		s, err := summary.ReadJSON(name)
 		if err != nil {
@@ -266,7 +270,7 @@ func readResults(name string, stdin io.Reader, budget *capped.Budget) ([]*summar
 	}
 	// Until a block is found the input may be a result file: its start is
 	// kept, up to the bound of a result file.
-	head := &headKeeper{r: in, max: summary.MaxResultFileSize}
+	head := newHeadKeeper(in, size, summary.MaxResultFileSize)
 	var (
 		results  []*summary.Summary
 		labels   []string
@@ -301,25 +305,47 @@ func readResults(name string, stdin io.Reader, budget *capped.Budget) ([]*summar
 	return []*summary.Summary{s}, []string{name}, nil
 }
 
-// headKeeper reads r and keeps what it read, up to max bytes, until
-// dropped: the start of an input that may be a result file rather than a
-// log.
+// headKeeper reads r and keeps what it read, up to max bytes, while it
+// may be a result file: a JSON object, up to the first block found. It is
+// the start of an input that is a result file rather than a log, kept
+// without holding a log that is not one.
 type headKeeper struct {
 	r        io.Reader
 	max      int64
 	buf      []byte
-	overflow bool // more than max bytes were read before the drop
+	object   bool // the input starts as a JSON object
+	overflow bool // more than max bytes were read while keeping
 	dropped  bool
 }
 
+// newHeadKeeper keeps the start of r, of size bytes when known (else 0),
+// up to max.
+func newHeadKeeper(r io.Reader, size, max int64) *headKeeper {
+	return &headKeeper{r: r, max: max, buf: make([]byte, 0, min(size, max)+1)}
+}
+
+// notJSONKept is how much headKeeper keeps of an input that is not JSON:
+// enough for the error that says so.
+const notJSONKept = 1 << 10
+
 func (h *headKeeper) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
-	if !h.dropped && !h.overflow {
-		if int64(len(h.buf)+n) > h.max {
-			h.buf, h.overflow = nil, true
-		} else {
-			h.buf = append(h.buf, p[:n]...)
+	if h.dropped || h.overflow {
+		return n, err
+	}
+	h.buf = append(h.buf, p[:n]...)
+	if !h.object {
+		if start := bytes.TrimLeft(p[:n], " \t\r\n"); len(start) > 0 {
+			if start[0] != '{' {
+				// Not a result file: a log, or what Parse says is not JSON.
+				h.buf, h.dropped = bytes.Clone(h.buf[:min(len(h.buf), notJSONKept)]), true
+				return n, err
+			}
+			h.object = true
 		}
+	}
+	if int64(len(h.buf)) > h.max {
+		h.buf, h.overflow = nil, true
 	}
 	return n, err
 }

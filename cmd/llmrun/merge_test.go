@@ -260,3 +260,34 @@ func TestMergeRefusesBlocksBeyondItsBudget(t *testing.T) {
 		t.Errorf("merging blocks beyond the budget: %v, want %q", err, want)
 	}
 }
+
+// The start of an input merge reads is kept as a possible result file
+// only while it may be one: a JSON object, up to a result file's bound.
+// A log's lines are not kept.
+func TestMergeKeepsOnlyWhatMayBeAResultFile(t *testing.T) {
+	t.Parallel()
+	lines := strings.Repeat(strings.Repeat("x", 99)+"\n", 10_000)
+	tests := []struct {
+		name     string
+		input    string
+		max      int64
+		kept     int
+		overflow bool
+	}{
+		{"a log", "level=INFO msg=start\n" + lines, 1 << 20, notJSONKept, false},
+		{"a log after blank lines", "\n\n  " + lines, 1 << 20, notJSONKept, false},
+		{"a result file", "\n {\"schema_version\":3}\n", 1 << 20, 23, false},
+		{"a JSON object beyond a result file's bound", "{" + lines, 1 << 10, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHeadKeeper(strings.NewReader(tt.input), 0, tt.max)
+			if _, err := io.Copy(io.Discard, h); err != nil {
+				t.Fatal(err)
+			}
+			if len(h.buf) != tt.kept || h.overflow != tt.overflow || (tt.kept > 0 && !strings.HasPrefix(tt.input, string(h.buf))) {
+				t.Errorf("kept %d bytes (overflow %v), want the input's first %d (overflow %v)", len(h.buf), h.overflow, tt.kept, tt.overflow)
+			}
+		})
+	}
+}

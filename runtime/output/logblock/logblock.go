@@ -132,6 +132,9 @@ func Read(log io.Reader, maxDoc int64, budget *capped.Budget, found func(Block) 
 			return blocks, fmt.Errorf("reading the log: line %d: %w", lineNo+1, err)
 		}
 		lineNo++
+		if !bytes.Contains(line, []byte(Marker+" ")) {
+			continue // most of a log: no string made of it
+		}
 		f := fieldsAfterMarker(string(line))
 		if len(f) < 3 {
 			continue
