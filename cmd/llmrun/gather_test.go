@@ -207,7 +207,12 @@ func TestGatherSingleRunFromInfluxDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := influxdb.ReadResults(t.Context(), cfg, own.Meta.RunID)
+	var stored []influxdb.StoredResult
+	_, err = influxdb.ReadResults(t.Context(), cfg, own.Meta.RunID, nil, func(r influxdb.StoredResult) error {
+		r.Document = bytes.Clone(r.Document)
+		stored = append(stored, r)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,8 @@ An input may also be a log (or - for standard input) holding the result
 blocks that "llmrun run --out json=-" prints, such as the "kubectl logs"
 of the pods of "llmrun kube": every block in it is a result to merge, its
 SHA-256 checked; a block cut short or altered is an error naming its
-instance.
+instance. A log is read as a stream, each block parsed when it ends; the
+result files of one merge may unpack to 1 GiB in all.
 
 Exit codes: 0 merged, 1 a file, a log or InfluxDB could not be read or
 written, or the results do not merge, 2 bad command line.
@@ -101,10 +102,11 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	var results []*summary.Summary
 	var names []string
 	var err error
+	budget := newMergeBudget()
 	if fromInflux {
-		results, names, err = storedResults(ctx, cfg, runID)
+		results, names, err = storedResults(ctx, cfg, runID, budget)
 	} else {
-		results, names, err = resultFiles(files)
+		results, names, err = resultFiles(files, budget)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
@@ -138,15 +140,15 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 }
 
 // resultFiles reads the inputs merge is given, result files or logs
-// holding result blocks, and returns the results and what names each in
-// errors.
-func resultFiles(inputs []string) ([]*summary.Summary, []string, error) {
+// holding result blocks unpacked within budget, and returns the results
+// and what names each in errors.
+func resultFiles(inputs []string, budget *capped.Budget) ([]*summary.Summary, []string, error) {
 	var (
 		results []*summary.Summary
 		labels  []string
 	)
 	for _, in := range inputs {
-		rs, ls, err := readResults(in, os.Stdin)
+		rs, ls, err := readResults(in, os.Stdin, budget)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -156,22 +158,27 @@ func resultFiles(inputs []string) ([]*summary.Summary, []string, error) {
 }
 
 // storedResults reads the results the processes of run runID stored in
-// InfluxDB, each named by its instance: none is an error.
-func storedResults(ctx context.Context, cfg influxdb.Config, runID string) ([]*summary.Summary, []string, error) {
-	stored, err := influxdb.ReadResults(ctx, cfg, runID)
+// InfluxDB, each named by its instance and parsed as it is unpacked,
+// within budget: none is an error.
+func storedResults(ctx context.Context, cfg influxdb.Config, runID string, budget *capped.Budget) ([]*summary.Summary, []string, error) {
+	var (
+		results []*summary.Summary
+		names   []string
+	)
+	_, err := influxdb.ReadResults(ctx, cfg, runID, budget, func(r influxdb.StoredResult) error {
+		name := "the result of " + r.Name(runID) + " in InfluxDB"
+		s, err := summary.Parse(name, r.Document)
+		if err != nil {
+			return err
+		}
+		results, names = append(results, s), append(names, name)
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(stored) == 0 {
+	if len(results) == 0 {
 		return nil, nil, fmt.Errorf("no result of run %s in InfluxDB at %s (llm_result points): check the run id (meta.run_id) and the bucket; runs stored by an llmrun before 'merge --influxdb' have none", runID, cfg)
-	}
-	results := make([]*summary.Summary, len(stored))
-	names := make([]string, len(stored))
-	for i, r := range stored {
-		names[i] = "the result of " + r.Name(runID) + " in InfluxDB"
-		if results[i], err = summary.Parse(names[i], r.Document); err != nil {
-			return nil, nil, err
-		}
 	}
 	return results, names, nil
 }
@@ -233,59 +240,129 @@ const stdinName = "-"
 
 // readResults reads one input of merge: a result file, or a log holding
 // result blocks (runtime/output/logblock), from the file name or, for
-// "-", from stdin. It returns the results and what names each in errors.
-func readResults(name string, stdin io.Reader) ([]*summary.Summary, []string, error) {
+// "-", from stdin. A log is read as a stream, each block parsed as soon as
+// it ends and its bytes dropped, the blocks unpacked within budget; what
+// holds no block is a result file. It returns the results and what names
+// each in errors.
+func readResults(name string, stdin io.Reader, budget *capped.Budget) ([]*summary.Summary, []string, error) {
 	var (
-		b   []byte
-		err error
+		in   io.Reader
+		size int64 // the input's size, 0 when not known
 	)
 	if name == stdinName {
-		b, err = io.ReadAll(io.LimitReader(stdin, maxLogSize+1))
-		if err == nil && int64(len(b)) > maxLogSize {
-			err = fmt.Errorf("more than %s", capped.Size(maxLogSize))
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading standard input: %w", err)
-		}
 		name = "standard input"
-	} else if info, statErr := os.Stat(name); statErr == nil && (info.Mode().IsRegular() || info.Mode()&fs.ModeNamedPipe != 0) {
+		in = capped.NewReader(stdin, name, maxLogSize)
+	} else if info, err := os.Stat(name); err == nil && (info.Mode().IsRegular() || info.Mode()&fs.ModeNamedPipe != 0) {
 		// A file, or a pipe such as <(kubectl logs ...); what is neither is
 		// left to summary.ReadJSON, which names what it is.
-		if b, err = capped.ReadFile(name, maxLogSize); err != nil {
+		f, err := capped.Open(name, maxLogSize)
+		if err != nil {
 			return nil, nil, fmt.Errorf("cannot read %s: %w", name, err)
 		}
-	}
-	if b == nil || !logblock.Contains(b) {
-		var s *summary.Summary
-		switch {
-		case b == nil:
-			s, err = summary.ReadJSON(name)
-		case int64(len(b)) > summary.MaxResultFileSize:
-			// Not a log: a result file is held to its own bound.
-			err = fmt.Errorf("%s: more than the %s a result file may hold, and no result block of a log in it", name, capped.Size(summary.MaxResultFileSize))
-		default:
-			s, err = summary.Parse(name, b)
-		}
+		defer f.Close()
+		in, size = f, info.Size()
+	} else {
+		s, err := summary.ReadJSON(name)
 		if err != nil {
 			return nil, nil, err
 		}
 		return []*summary.Summary{s}, []string{name}, nil
 	}
-	blocks, err := logblock.Read(bytes.NewReader(b), summary.MaxResultFileSize)
-	if err != nil {
+	// Until a block is found the input may be a result file: its start is
+	// kept, up to the bound of a result file.
+	head := newHeadKeeper(in, size, summary.MaxResultFileSize)
+	var (
+		results  []*summary.Summary
+		labels   []string
+		parseErr error
+	)
+	n, err := logblock.Read(head, summary.MaxResultFileSize, budget, func(b logblock.Block) error {
+		head.drop()
+		label := fmt.Sprintf("%s (%s)", name, b.Name())
+		s, err := summary.Parse(label, b.Doc)
+		if err != nil {
+			parseErr = err
+			return err
+		}
+		results, labels = append(results, s), append(labels, label)
+		return nil
+	})
+	switch {
+	case parseErr != nil:
+		return nil, nil, parseErr
+	case err != nil:
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	case n > 0:
+		return results, labels, nil
+	case head.overflow:
+		// Not a log: a result file is held to its own bound.
+		return nil, nil, fmt.Errorf("%s: more than the %s a result file may hold, and no result block of a log in it", name, capped.Size(summary.MaxResultFileSize))
 	}
-	results := make([]*summary.Summary, len(blocks))
-	labels := make([]string, len(blocks))
-	for i, bl := range blocks {
-		labels[i] = fmt.Sprintf("%s (%s)", name, bl.Name())
-		if results[i], err = summary.Parse(labels[i], bl.Doc); err != nil {
-			return nil, nil, err
+	s, err := summary.Parse(name, head.buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*summary.Summary{s}, []string{name}, nil
+}
+
+// headKeeper reads r and keeps what it read, up to max bytes, while it
+// may be a result file: a JSON object, up to the first block found. It is
+// the start of an input that is a result file rather than a log, kept
+// without holding a log that is not one.
+type headKeeper struct {
+	r        io.Reader
+	max      int64
+	buf      []byte
+	object   bool // the input starts as a JSON object
+	overflow bool // more than max bytes were read while keeping
+	dropped  bool
+}
+
+// newHeadKeeper keeps the start of r, of size bytes when known (else 0),
+// up to max.
+func newHeadKeeper(r io.Reader, size, max int64) *headKeeper {
+	return &headKeeper{r: r, max: max, buf: make([]byte, 0, min(size, max)+1)}
+}
+
+// notJSONKept is how much headKeeper keeps of an input that is not JSON:
+// enough for the error that says so.
+const notJSONKept = 1 << 10
+
+func (h *headKeeper) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if h.dropped || h.overflow {
+		return n, err
+	}
+	h.buf = append(h.buf, p[:n]...)
+	if !h.object {
+		if start := bytes.TrimLeft(p[:n], " \t\r\n"); len(start) > 0 {
+			if start[0] != '{' {
+				// Not a result file: a log, or what Parse says is not JSON.
+				h.buf, h.dropped = bytes.Clone(h.buf[:min(len(h.buf), notJSONKept)]), true
+				return n, err
+			}
+			h.object = true
 		}
 	}
-	return results, labels, nil
+	if int64(len(h.buf)) > h.max {
+		h.buf, h.overflow = nil, true
+	}
+	return n, err
 }
+
+// drop stops keeping: the input is a log.
+func (h *headKeeper) drop() { h.buf, h.dropped = nil, true }
 
 // maxLogSize bounds a log merge reads: the logs of many pods, each with
 // its result block and its live view's lines.
 const maxLogSize = 1 << 30
+
+// maxMergeUnpacked bounds the result files one merge unpacks from logs or
+// InfluxDB, all together: 4 of the largest (summary.MaxResultFileSize),
+// thousands of real ones.
+var maxMergeUnpacked int64 = 1 << 30
+
+// newMergeBudget is the budget of the result files one merge unpacks.
+func newMergeBudget() *capped.Budget {
+	return capped.NewBudget(maxMergeUnpacked, "the result files one merge unpacks")
+}

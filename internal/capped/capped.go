@@ -55,7 +55,14 @@ func Open(path string, limit int64) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &limitedFile{f: f, r: io.LimitReader(f, limit+1), path: path, limit: limit}, nil
+	return &limitedFile{f: f, limitedReader: limitedReader{r: io.LimitReader(f, limit+1), path: path, limit: limit}}, nil
+}
+
+// NewReader returns a reader of at most limit bytes of r, named name in
+// its error: reading beyond them fails with a *TooLargeError, as for a
+// file Open opened.
+func NewReader(r io.Reader, name string, limit int64) io.Reader {
+	return &limitedReader{r: io.LimitReader(r, limit+1), path: name, limit: limit}
 }
 
 // checkMode accepts regular files and named pipes.
@@ -74,14 +81,21 @@ func checkMode(path string, mode fs.FileMode) error {
 
 // limitedFile reads a file up to its limit and fails one byte beyond.
 type limitedFile struct {
-	f     *os.File
+	f *os.File
+	limitedReader
+}
+
+func (l *limitedFile) Close() error { return l.f.Close() }
+
+// limitedReader reads up to its limit and fails one byte beyond.
+type limitedReader struct {
 	r     io.Reader
 	path  string
 	limit int64
 	read  int64
 }
 
-func (l *limitedFile) Read(p []byte) (int, error) {
+func (l *limitedReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.read += int64(n)
 	if l.read > l.limit {
@@ -89,8 +103,6 @@ func (l *limitedFile) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-func (l *limitedFile) Close() error { return l.f.Close() }
 
 // Size writes a byte count for users: "16 MiB", "1 GiB", "512 KiB".
 func Size(n int64) string {
@@ -104,4 +116,47 @@ func Size(n int64) string {
 	default:
 		return fmt.Sprintf("%d bytes", n)
 	}
+}
+
+// Budget is a cap on the bytes several reads take together, such as the
+// result files one merge unpacks: each read asks for what is Left before
+// it allocates, then Takes what it read.
+type Budget struct {
+	limit, used int64
+	what        string // what the cap bounds, for its error
+}
+
+// NewBudget returns a budget of limit bytes for what ("the result files
+// one merge unpacks"), named in its error.
+func NewBudget(limit int64, what string) *Budget {
+	return &Budget{limit: limit, what: what}
+}
+
+// Left is how many bytes the next read may take.
+func (b *Budget) Left() int64 { return b.limit - b.used }
+
+// Take counts n bytes read, failing with Exceeded when they are more than
+// Left.
+func (b *Budget) Take(n int64) error {
+	if n > b.Left() {
+		return b.Exceeded()
+	}
+	b.used += n
+	return nil
+}
+
+// Exceeded is the error of a read that needs more than the budget has
+// left; it names the cap.
+func (b *Budget) Exceeded() error {
+	return &BudgetError{What: b.what, Limit: b.limit}
+}
+
+// BudgetError is more bytes than a Budget allows.
+type BudgetError struct {
+	What  string
+	Limit int64
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("more than %s in all, the most llmrun takes of %s", Size(e.Limit), e.What)
 }

@@ -2,6 +2,7 @@ package capped
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,44 @@ func TestSize(t *testing.T) {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A reader of a stream fails one byte beyond its limit, naming the
+// stream and the cap; up to the limit it reads everything.
+func TestNewReader(t *testing.T) {
+	for _, tt := range []struct {
+		size    int
+		wantErr string
+	}{
+		{10, ""},
+		{11, "standard input is larger than 10 bytes, the most llmrun reads"},
+	} {
+		b, err := io.ReadAll(NewReader(strings.NewReader(strings.Repeat("x", tt.size)), "standard input", 10))
+		if tt.wantErr == "" && (err != nil || len(b) != tt.size) {
+			t.Errorf("%d bytes: read %d, %v; want them all", tt.size, len(b), err)
+		}
+		if tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr || len(b) > 10) {
+			t.Errorf("%d bytes: read %d, %v; want at most 10 and %q", tt.size, len(b), err, tt.wantErr)
+		}
+	}
+}
+
+// A budget takes reads until they pass its limit together, and then says
+// which cap they passed, taking nothing.
+func TestBudget(t *testing.T) {
+	b := NewBudget(1<<20, "the result files one merge unpacks")
+	for _, n := range []int64{600 << 10, 400 << 10} {
+		if err := b.Take(n); err != nil {
+			t.Fatalf("Take(%d): %v", n, err)
+		}
+	}
+	if b.Left() != 24<<10 {
+		t.Errorf("Left = %d, want %d", b.Left(), 24<<10)
+	}
+	err := b.Take(24<<10 + 1)
+	want := "more than 1 MiB in all, the most llmrun takes of the result files one merge unpacks"
+	if err == nil || err.Error() != want || b.Left() != 24<<10 {
+		t.Errorf("Take beyond the budget: %v, %d left; want %q and nothing taken", err, b.Left(), want)
 	}
 }

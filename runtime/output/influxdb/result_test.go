@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/internal/influxtest"
 )
 
@@ -145,6 +146,55 @@ func TestStoredResults(t *testing.T) {
 	s := influxtest.Start(t)
 	t.Run("round trip of several chunks", func(t *testing.T) { t.Parallel(); testResultRoundTrip(t, s) })
 	t.Run("a missing chunk", func(t *testing.T) { t.Parallel(); testResultMissingChunk(t, s) })
+	t.Run("results beyond the budget", func(t *testing.T) { t.Parallel(); testResultsBeyondBudget(t, s) })
+}
+
+// readResults reads the stored results of a run, keeping every one.
+func readResults(ctx context.Context, cfg Config, runID string, budget *capped.Budget) ([]StoredResult, error) {
+	var results []StoredResult
+	_, err := ReadResults(ctx, cfg, runID, budget, func(r StoredResult) error {
+		r.Document = bytes.Clone(r.Document)
+		results = append(results, r)
+		return nil
+	})
+	return results, err
+}
+
+// The results of a run together may not be more than the budget: the
+// result that would pass it is refused, before it is unpacked, naming
+// the cap, and the results before it were handed on one at a time.
+func testResultsBeyondBudget(t *testing.T, s *influxtest.Server) {
+	run := testRun(t)
+	var sizes []int64
+	for _, inst := range []string{"0", "1"} {
+		run.Tags = map[string]string{"instance": inst}
+		o := startOutput(t, testConfig(s), run)
+		sum := testSummary(run.Start)
+		doc, err := resultDocument(sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, int64(len(doc)))
+		if rep := o.Finish(context.Background(), sum); rep.Dropped != 0 {
+			t.Fatalf("report %+v, want nothing dropped", rep)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	total := sizes[0] + sizes[1] - 1
+	budget := capped.NewBudget(total, "the result files one merge unpacks")
+	var found []string
+	n, err := ReadResults(ctx, testConfig(s), run.ID, budget, func(r StoredResult) error {
+		found = append(found, r.Instance)
+		return nil
+	})
+	want := fmt.Sprintf("the result instance 1 of run %s stored, of %d bytes: more than %d bytes in all, the most llmrun takes of the result files one merge unpacks", run.ID, sizes[1], total)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one saying %q", err, want)
+	}
+	if n != 1 || !slices.Equal(found, []string{"0"}) {
+		t.Errorf("%d results handed on (%v), want instance 0's only", n, found)
+	}
 }
 
 // A result file larger than one chunk is stored as several llm_result
@@ -180,14 +230,14 @@ func testResultRoundTrip(t *testing.T, s *influxtest.Server) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	got, err := ReadResults(ctx, testConfig(s), run.ID)
+	got, err := readResults(ctx, testConfig(s), run.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].Instance != "1" || !bytes.Equal(got[0].Document, want) {
 		t.Fatalf("read %d results, want instance 1's %d bytes", len(got), len(want))
 	}
-	if none, err := ReadResults(ctx, testConfig(s), run.ID+"-other"); err != nil || len(none) != 0 {
+	if none, err := readResults(ctx, testConfig(s), run.ID+"-other", nil); err != nil || len(none) != 0 {
 		t.Errorf("another run: %d results, error %v; want none, no error", len(none), err)
 	}
 }
@@ -208,7 +258,7 @@ func testResultMissingChunk(t *testing.T, s *influxtest.Server) {
 	if _, err := s.InfluxQL(ctx, fmt.Sprintf(`DELETE FROM llm_result WHERE run_id='%s' AND chunk='1'`, run.ID)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ReadResults(ctx, testConfig(s), run.ID)
+	_, err := readResults(ctx, testConfig(s), run.ID, nil)
 	want := fmt.Sprintf("the result instance 2 of run %s stored is incomplete or damaged: 1 of its", run.ID)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "missing (chunk 1)") {
 		t.Errorf("error %v, want one saying %q and naming chunk 1", err, want)

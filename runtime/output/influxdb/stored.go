@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // StoredResult is the result document one process of a run stored as
@@ -45,22 +47,27 @@ func ResultsQuery(runID string) string {
 
 // ReadResults reads the result documents the processes of run runID
 // stored as llm_result points on the server of cfg (one InfluxQL query
-// over /query), ordered by instance. A result whose chunks are not all
-// there, disagree or fail their checksum is an error that names its
-// instance; a run with no llm_result point gives none and no error.
-func ReadResults(ctx context.Context, cfg Config, runID string) ([]StoredResult, error) {
+// over /query) and hands each to found, ordered by instance, unpacking
+// the next only once found has returned: its Document is valid only
+// during the call, so that the results are never all held unpacked. The
+// size each result declares is checked against budget (nil: none beyond
+// summary.MaxResultFileSize) before it is unpacked. A result whose chunks
+// are not all there, disagree or fail their checksum is an error that
+// names its instance; a run with no llm_result point gives none and no
+// error. ReadResults returns how many results it handed on.
+func ReadResults(ctx context.Context, cfg Config, runID string, budget *capped.Budget, found func(StoredResult) error) (int, error) {
 	if runID == "" {
-		return nil, errors.New("influxdb: no run id")
+		return 0, errors.New("influxdb: no run id")
 	}
-	found, err := influxQL(ctx, cfg, ResultsQuery(runID))
+	answer, err := influxQL(ctx, cfg, ResultsQuery(runID))
 	if errors.Is(err, errAnswerTooLarge) {
-		return nil, fmt.Errorf("%w (the run's stored results: merge the instances' result files, or their logs, instead)", err)
+		return 0, fmt.Errorf("%w (the run's stored results: merge the instances' result files, or their logs, instead)", err)
 	}
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	parts := map[string]*storedParts{}
-	for _, s := range found {
+	for _, s := range answer {
 		for _, row := range s.Values {
 			c, err := resultChunk(s.Columns, row)
 			if err == nil {
@@ -72,20 +79,28 @@ func ReadResults(ctx context.Context, cfg Config, runID string) ([]StoredResult,
 				err = p.add(c)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("influxdb %s: the llm_result points of %s: %w", cfg.URL, resultName(runID, c.instance), err)
+				return 0, fmt.Errorf("influxdb %s: the llm_result points of %s: %w", cfg.URL, resultName(runID, c.instance), err)
 			}
 		}
 	}
 	instances := slices.SortedFunc(maps.Keys(parts), compareInstances)
-	results := make([]StoredResult, 0, len(instances))
-	for _, inst := range instances {
-		doc, err := parts[inst].document()
-		if err != nil {
-			return nil, fmt.Errorf("influxdb %s: the result %s stored is incomplete or damaged: %w", cfg.URL, resultName(runID, inst), err)
+	for i, inst := range instances {
+		p := parts[inst]
+		if budget != nil {
+			if err := budget.Take(p.size); err != nil {
+				return i, fmt.Errorf("influxdb %s: the result %s stored, of %d bytes: %w", cfg.URL, resultName(runID, inst), p.size, err)
+			}
 		}
-		results = append(results, StoredResult{Instance: inst, Document: doc})
+		doc, err := p.document()
+		if err != nil {
+			return i, fmt.Errorf("influxdb %s: the result %s stored is incomplete or damaged: %w", cfg.URL, resultName(runID, inst), err)
+		}
+		delete(parts, inst)
+		if err := found(StoredResult{Instance: inst, Document: doc}); err != nil {
+			return i + 1, err
+		}
 	}
-	return results, nil
+	return len(instances), nil
 }
 
 // compareInstances orders instance tags by their number, then as text.

@@ -25,9 +25,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/runtime/output/packed"
 )
 
@@ -84,20 +86,6 @@ func Write(w io.Writer, runID, instance string, doc []byte) error {
 	return nil
 }
 
-// Contains reports whether log holds the begin line of a block: it is a
-// log to read with Read, not a result file.
-func Contains(log []byte) bool {
-	for line := range bytes.Lines(log) {
-		if !bytes.Contains(line, []byte(Marker+" ")) {
-			continue // most of a log: no string made of it
-		}
-		if f := fieldsAfterMarker(string(line)); len(f) >= 3 && f[2] == "begin" {
-			return true
-		}
-	}
-	return false
-}
-
 // readLine returns the next line of br, without its newline. A line
 // longer than br's buffer is no block's (their lines are short, whatever
 // a log collector puts before them): it comes back empty, the rest of it
@@ -116,27 +104,37 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), err
 }
 
-// Read finds every block in log, in the order their begin lines come.
-// maxDoc bounds each result file once unpacked. A block cut short (no end
-// line, a line missing), a line that does not decode, or a file whose
-// SHA-256 is not the begin line's is an error naming the block's run and
-// instance; lines without Marker are skipped.
-func Read(log io.Reader, maxDoc int64) ([]Block, error) {
+// Read finds every block in log and hands each to found as soon as its
+// end line is read, in the order the blocks end: the block's Doc is valid
+// only during the call, so that a log of many blocks never holds more
+// than one unpacked result file. maxDoc bounds each result file once
+// unpacked, budget all of them together (nil: no bound beyond maxDoc);
+// the budget is asked before a block is unpacked. A block cut short (no
+// begin or end line, a line missing), a line that does not decode, or a
+// file whose SHA-256 is not the begin line's is an error naming the
+// block's run and instance and the line; lines without Marker are
+// skipped, as is the log's rest after an error of found. Read returns how
+// many blocks it found.
+func Read(log io.Reader, maxDoc int64, budget *capped.Budget, found func(Block) error) (int, error) {
 	var (
-		order []*pending
-		open  = map[string]*pending{}
+		open   = map[string]*pending{}
+		order  []*pending // the open blocks, by their begin lines
+		blocks int
+		lineNo int
+		br     = bufio.NewReaderSize(log, 64<<10)
 	)
-	br := bufio.NewReaderSize(log, 64<<10)
-	lineNo := 0
 	for {
 		line, err := readLine(br)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the log: line %d: %w", lineNo+1, err)
+			return blocks, fmt.Errorf("reading the log: line %d: %w", lineNo+1, err)
 		}
 		lineNo++
+		if !bytes.Contains(line, []byte(Marker+" ")) {
+			continue // most of a log: no string made of it
+		}
 		f := fieldsAfterMarker(string(line))
 		if len(f) < 3 {
 			continue
@@ -147,40 +145,42 @@ func Read(log io.Reader, maxDoc int64) ([]Block, error) {
 		switch f[2] {
 		case "begin":
 			if p != nil {
-				return nil, fmt.Errorf("%s: line %d: a second block begins before the first ended (%s)", b.Name(), lineNo, p.progress())
+				return blocks, fmt.Errorf("%s: line %d: a second block begins before the first ended (%s)", b.Name(), lineNo, p.progress())
 			}
-			p = &pending{Block: b}
+			p = &pending{Block: b, beginLine: lineNo}
 			if err := p.begin(f[3:]); err != nil {
-				return nil, fmt.Errorf("%s: line %d: %w", b.Name(), lineNo, err)
+				return blocks, fmt.Errorf("%s: line %d: %w", b.Name(), lineNo, err)
 			}
 			open[key] = p
 			order = append(order, p)
 		case "end":
 			if p == nil {
-				return nil, fmt.Errorf("%s: line %d: an end line without its begin line", b.Name(), lineNo)
-			}
-			if err := p.end(maxDoc); err != nil {
-				return nil, fmt.Errorf("%s: %w", b.Name(), err)
+				return blocks, fmt.Errorf("%s: line %d: an end line without its begin line: the log lost the block's start", b.Name(), lineNo)
 			}
 			delete(open, key)
+			order = slices.DeleteFunc(order, func(o *pending) bool { return o == p })
+			if err := p.end(maxDoc, budget); err != nil {
+				return blocks, fmt.Errorf("%s (begun at line %d): %w", b.Name(), p.beginLine, err)
+			}
+			blocks++
+			if err := found(p.Block); err != nil {
+				return blocks, err
+			}
 		default:
 			if _, err := strconv.Atoi(f[2]); err != nil {
 				continue // prose that mentions the marker
 			}
 			if p == nil {
-				return nil, fmt.Errorf("%s: line %d: a data line without its begin line: the log lost the block's start", b.Name(), lineNo)
+				return blocks, fmt.Errorf("%s: line %d: data line %s without its begin line: the log lost the block's start", b.Name(), lineNo, f[2])
 			}
 			if err := p.add(f[2:]); err != nil {
-				return nil, fmt.Errorf("%s: line %d: %w", b.Name(), lineNo, err)
+				return blocks, fmt.Errorf("%s: line %d: %w", b.Name(), lineNo, err)
 			}
 		}
 	}
-	blocks := make([]Block, 0, len(order))
-	for _, p := range order {
-		if open[p.RunID+" "+p.Instance] == p {
-			return nil, fmt.Errorf("%s: the block is cut short: no end line (%s)", p.Name(), p.progress())
-		}
-		blocks = append(blocks, p.Block)
+	if len(order) > 0 {
+		p := order[0]
+		return blocks, fmt.Errorf("%s: the block is cut short: no end line after its begin line (line %d) and %s", p.Name(), p.beginLine, p.progress())
 	}
 	return blocks, nil
 }
@@ -202,6 +202,8 @@ type pending struct {
 	lines  int    // data lines the begin line announced
 	got    int    // data lines read
 	packed []byte
+	// beginLine is the log's line that began the block.
+	beginLine int
 }
 
 func (p *pending) begin(fields []string) error {
@@ -244,13 +246,26 @@ func (p *pending) add(fields []string) error {
 	return nil
 }
 
-func (p *pending) end(maxDoc int64) error {
+func (p *pending) end(maxDoc int64, budget *capped.Budget) error {
 	if p.got != p.lines {
 		return fmt.Errorf("the block is cut short: %s", p.progress())
 	}
-	doc, err := packed.Unpack(p.packed, p.sum, maxDoc)
+	limit := maxDoc
+	if budget != nil && budget.Left() < limit {
+		limit = budget.Left()
+	}
+	doc, err := packed.Unpack(p.packed, p.sum, limit)
+	p.packed = nil
+	if errors.Is(err, packed.ErrTooLarge) && limit < maxDoc {
+		return budget.Exceeded()
+	}
 	if err != nil {
 		return err
+	}
+	if budget != nil {
+		if err := budget.Take(int64(len(doc))); err != nil {
+			return err
+		}
 	}
 	p.Doc = doc
 	return nil

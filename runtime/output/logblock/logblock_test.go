@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // block writes doc as a block and returns its lines.
@@ -16,6 +20,17 @@ func block(t *testing.T, runID, instance string, doc []byte) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+}
+
+// readAll reads every block of log, keeping a copy of each.
+func readAll(log io.Reader, maxDoc int64, budget *capped.Budget) ([]Block, error) {
+	var blocks []Block
+	_, err := Read(log, maxDoc, budget, func(b Block) error {
+		b.Doc = bytes.Clone(b.Doc)
+		blocks = append(blocks, b)
+		return nil
+	})
+	return blocks, err
 }
 
 // Two blocks written by two pods come back whole from their logs
@@ -53,16 +68,14 @@ func TestReadFindsEveryBlock(t *testing.T) {
 	for name, lines := range logs {
 		t.Run(name, func(t *testing.T) {
 			log := []byte(strings.Join(lines, "\n") + "\n")
-			if !Contains(log) {
-				t.Fatal("Contains: false")
-			}
-			blocks, err := Read(bytes.NewReader(log), 1<<20)
+			blocks, err := readAll(bytes.NewReader(log), 1<<20, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(blocks) != 2 {
 				t.Fatalf("%d blocks, want 2", len(blocks))
 			}
+			slices.SortFunc(blocks, func(x, y Block) int { return strings.Compare(x.Instance, y.Instance) })
 			for i, want := range []Block{{"r1", "0", docs[0]}, {"r1", "1", docs[1]}} {
 				got := blocks[i]
 				if got.RunID != want.RunID || got.Instance != want.Instance || !bytes.Equal(got.Doc, want.Doc) {
@@ -71,8 +84,8 @@ func TestReadFindsEveryBlock(t *testing.T) {
 			}
 		})
 	}
-	if Contains([]byte(`{"meta":{}}`)) {
-		t.Error("Contains: true for a result file")
+	if n, err := Read(strings.NewReader(`{"meta":{}}`), 1<<20, nil, func(Block) error { return nil }); n != 0 || err != nil {
+		t.Errorf("a result file: %d blocks, error %v; want none", n, err)
 	}
 }
 
@@ -89,24 +102,25 @@ func TestReadRefusesDamagedBlocks(t *testing.T) {
 		lines []string
 		want  string
 	}{
-		{"no end line", lines[:last], "run r7 instance 2: the block is cut short: no end line (" + fmt.Sprint(last-1) + " of its " + fmt.Sprint(last-1) + " data lines)"},
+		{"no end line", lines[:last], "run r7 instance 2: the block is cut short: no end line after its begin line (line 1) and " + fmt.Sprint(last-1) + " of its " + fmt.Sprint(last-1) + " data lines"},
 		{"a line lost", append(append([]string{}, lines[:2]...), lines[3:]...), "run r7 instance 2: line 3: data line 3 where line 2 was due"},
 		{"lines missing at the end", append(append([]string{}, lines[:last-1]...), lines[last]), "the block is cut short: " + fmt.Sprint(last-2) + " of its " + fmt.Sprint(last-1)},
-		{"no begin line", lines[1:], "run r7 instance 2: line 1: a data line without its begin line"},
+		{"no begin line", lines[1:], "run r7 instance 2: line 1: data line 1 without its begin line: the log lost the block's start"},
+		{"only the end line", lines[last:], "run r7 instance 2: line 1: an end line without its begin line"},
 		{"not base64", append(append([]string{lines[0]}, strings.Replace(lines[1], " 1 ", " 1 !!", 1)), lines[2:]...), "data line 1: not base64"},
-		{"another file's checksum", append([]string{forged}, lines[1:]...), "run r7 instance 2: the result's SHA-256 is"},
+		{"another file's checksum", append([]string{forged}, lines[1:]...), "run r7 instance 2 (begun at line 1): the result's SHA-256 is"},
 		{"begun twice", append([]string{lines[0]}, lines...), "a second block begins before the first ended"},
 		{"single instance", block(t, "r8", NoInstance, doc)[:2], "run r8: the block is cut short"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Read(strings.NewReader(strings.Join(tt.lines, "\n")), 1<<20)
+			_, err := readAll(strings.NewReader(strings.Join(tt.lines, "\n")), 1<<20, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := Read(strings.NewReader(strings.Join(lines, "\n")), 100); err == nil || !strings.Contains(err.Error(), "more than 100 bytes") {
+	if _, err := readAll(strings.NewReader(strings.Join(lines, "\n")), 100, nil); err == nil || !strings.Contains(err.Error(), "more than 100 bytes") {
 		t.Errorf("a block larger than the bound: %v", err)
 	}
 	if err := Write(&bytes.Buffer{}, "two words", "0", doc); err == nil {
@@ -120,8 +134,72 @@ func TestReadSkipsLongLines(t *testing.T) {
 	doc := []byte(`{"serving":{"requests":3}}`)
 	lines := append([]string{"console: " + strings.Repeat("x", 3<<20)}, block(t, "r1", "0", doc)...)
 	lines = append(lines, strings.Repeat("y", 200<<10))
-	blocks, err := Read(strings.NewReader(strings.Join(lines, "\n")), 1<<20)
+	blocks, err := readAll(strings.NewReader(strings.Join(lines, "\n")), 1<<20, nil)
 	if err != nil || len(blocks) != 1 || !bytes.Equal(blocks[0].Doc, doc) {
 		t.Fatalf("Read = %v, %v; want the one block", blocks, err)
+	}
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// Each block is handed on when its end line is read, before the next
+// block's lines are: a log of many blocks holds one unpacked at a time.
+func TestReadHandsEachBlockOnAtItsEnd(t *testing.T) {
+	var log bytes.Buffer
+	var ends []int // the offset of each block's end
+	for i := range 3 {
+		doc := make([]byte, 300<<10) // incompressible: blocks longer than Read's buffer
+		rand.Read(doc)
+		if err := Write(&log, "r1", fmt.Sprint(i), doc); err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, log.Len())
+	}
+	src := &countingReader{r: bytes.NewReader(log.Bytes())}
+	found := 0
+	n, err := Read(src, 1<<20, nil, func(b Block) error {
+		if next := found + 1; next < len(ends) && src.n >= ends[next] {
+			t.Errorf("%s handed on after the log was read to byte %d, past the end of the next block (%d)", b.Name(), src.n, ends[next])
+		}
+		found++
+		return nil
+	})
+	if err != nil || n != 3 || found != 3 {
+		t.Fatalf("Read = %d, %v, %d found; want 3 blocks", n, err, found)
+	}
+}
+
+// The blocks of a log together may not unpack to more than the budget:
+// the block that would pass it is refused before it is unpacked whole,
+// naming the cap.
+func TestReadRefusesBlocksBeyondTheBudget(t *testing.T) {
+	var log bytes.Buffer
+	for i := range 3 {
+		if err := Write(&log, "r1", fmt.Sprint(i), bytes.Repeat([]byte("x"), 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	budget := capped.NewBudget(2500, "the result files one merge unpacks")
+	var found []string
+	_, err := Read(bytes.NewReader(log.Bytes()), 1<<20, budget, func(b Block) error {
+		found = append(found, b.Instance)
+		return nil
+	})
+	want := "run r1 instance 2 (begun at line 7): more than 2500 bytes in all, the most llmrun takes of the result files one merge unpacks"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if !slices.Equal(found, []string{"0", "1"}) {
+		t.Errorf("found %v before the error, want instances 0 and 1", found)
 	}
 }

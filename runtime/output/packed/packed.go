@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,14 +35,30 @@ func Pack(doc []byte) (gz []byte, sum string, err error) {
 var ErrTooLarge = errors.New("the result is too large")
 
 // Unpack returns the document gz holds, at most maxDoc bytes (more is
-// ErrTooLarge), and checks it against sum, the hex SHA-256 Pack gave.
+// ErrTooLarge), and checks it against sum, the hex SHA-256 Pack gave. The
+// document is read into one buffer of the size the gzip trailer gives
+// (which the gzip reader checks), not into one grown by doubling: a
+// document near maxDoc takes maxDoc bytes of memory, not twice as many.
 func Unpack(gz []byte, sum string, maxDoc int64) ([]byte, error) {
 	r, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		return nil, fmt.Errorf("the result does not unpack: %w", err)
 	}
-	doc, err := io.ReadAll(io.LimitReader(r, maxDoc+1))
-	if err != nil {
+	lr := io.LimitReader(r, maxDoc+1)
+	doc := make([]byte, min(trailerSize(gz), maxDoc)+1)
+	n := 0
+	for err == nil && n < len(doc) {
+		var m int
+		m, err = lr.Read(doc[n:])
+		n += m
+	}
+	doc = doc[:n]
+	if err == nil { // the buffer is full: the trailer did not tell the size
+		var rest []byte
+		rest, err = io.ReadAll(lr)
+		doc = append(doc, rest...)
+	}
+	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("the result does not unpack: %w", err)
 	}
 	if int64(len(doc)) > maxDoc {
@@ -52,4 +69,14 @@ func Unpack(gz []byte, sum string, maxDoc int64) ([]byte, error) {
 		return nil, fmt.Errorf("the result's SHA-256 is %s, not the %s it was packed with: it was altered", got, sum)
 	}
 	return doc, nil
+}
+
+// trailerSize is the size of the document gz holds as its gzip trailer
+// says (ISIZE: the size modulo 2^32, exact for a document under 4 GiB),
+// 0 when gz is too short to have one.
+func trailerSize(gz []byte) int64 {
+	if len(gz) < 4 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
 }

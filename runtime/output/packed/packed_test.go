@@ -3,6 +3,7 @@ package packed
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,26 @@ func TestPackUnpack(t *testing.T) {
 				t.Errorf("Unpack: %v, want ErrTooLarge", err)
 			}
 		})
+	}
+}
+
+// A document is unpacked into one buffer of its size, whatever the size
+// of the gzip stream: unpacking 8 MiB allocates little more than 8 MiB,
+// not the buffers a growing read leaves behind.
+func TestUnpackAllocatesTheDocumentOnce(t *testing.T) {
+	doc := bytes.Repeat([]byte(" "), 8<<20)
+	gz, sum, err := Pack(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := Unpack(gz, sum, 256<<20)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(got) != len(doc) {
+		t.Fatalf("Unpack: %d bytes, %v; want the document", len(got), err)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > uint64(len(doc))*5/4 {
+		t.Errorf("unpacking %d bytes allocated %d", len(doc), allocated)
 	}
 }
