@@ -53,13 +53,16 @@ const (
 	// connection.
 	maxMessage = 4096
 	// helloTimeout is how long instance 0 waits for a connection to say
-	// who it is before it drops it (a health probe, a port scanner).
-	helloTimeout = 10 * time.Second
+	// who it is before it drops it (a health probe, a port scanner): an
+	// instance says hello as soon as it is connected.
+	helloTimeout = 5 * time.Second
 	// writeTimeout bounds every write.
 	writeTimeout = 10 * time.Second
 	// maxStrangers caps the connections instance 0 holds that have not
-	// said who they are.
+	// said who they are; a newer one drops the oldest.
 	maxStrangers = 64
+	// maxRunID caps the length of a run id an instance accepts.
+	maxRunID = 64
 	// retryMin and retryMax bound the backoff between attempts to reach
 	// instance 0.
 	retryMin, retryMax = 50 * time.Millisecond, time.Second
