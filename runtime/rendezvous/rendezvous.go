@@ -8,11 +8,14 @@
 // Once its VUs are initialised it says it is ready (Meeting.Start). When
 // all are ready, instance 0 draws one start time a short lead ahead and
 // sends it to every instance; each waits until that start and returns
-// the Run. A misconfigured group (an index given twice or out of range,
-// another instance count, another plan or protocol) is refused for
-// everyone with an error that names the instance; instances that never
-// arrive, or never get ready, end the wait after the timeout with an
-// error that names them.
+// the Run. A misconfigured instance (an index given twice or out of
+// range, another instance count, another plan or protocol), or any peer
+// that is not an instance, is refused alone with an error that names the
+// difference; instance 0 counts it and goes on waiting. Instances that
+// never arrive, or never get ready, end the wait after the timeout with an
+// error that names them and the connections ignored. An instance checks
+// every field of instance 0's answers (the run id one printable word, the
+// delay within the timeout) and refuses the run otherwise.
 //
 // The start reaches each instance as a delay from the moment it was sent,
 // so the instances' starts differ by the one-way network delay only, not
