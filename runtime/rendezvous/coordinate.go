@@ -307,6 +307,10 @@ func (c *coordinator) missing() error {
 			unready = append(unready, strconv.Itoa(i))
 		}
 	}
+	note := c.ignoredNote()
+	if note != "" {
+		note = " (" + note + ")"
+	}
 	var parts []string
 	if len(absent) > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s of %d did not arrive at %s", instances(absent), strings.Join(absent, ", "), c.cfg.Instances, c.cfg.Address))
@@ -314,19 +318,19 @@ func (c *coordinator) missing() error {
 	if len(unready) > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s arrived but did not finish initialising", instances(unready), strings.Join(unready, ", ")))
 	}
-	return fmt.Errorf("rendezvous: %s within %v of instance 0 being ready: start every instance with the same --instances and --rendezvous, or raise --rendezvous-timeout%s", strings.Join(parts, "; "), c.cfg.Timeout, c.ignoredNote())
+	return fmt.Errorf("rendezvous: %s within %v of instance 0 being ready: start every instance with the same --instances and --rendezvous, or raise --rendezvous-timeout%s", strings.Join(parts, "; "), c.cfg.Timeout, note)
 }
 
 // ignoredNote says how many connections were ignored and why the first
-// was, if any were.
+// was, or nothing if none were.
 func (c *coordinator) ignoredNote() string {
 	switch c.ignored {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf(" (ignored 1 connection that was not an llmrun instance of this run, %s)", c.firstIgnored)
+		return fmt.Sprintf("ignored 1 connection that was not an llmrun instance of this run, %s", c.firstIgnored)
 	}
-	return fmt.Sprintf(" (ignored %d connections that were not llmrun instances of this run, the first %s)", c.ignored, c.firstIgnored)
+	return fmt.Sprintf("ignored %d connections that were not llmrun instances of this run, the first %s", c.ignored, c.firstIgnored)
 }
 
 // instances is the noun for a list of n indices.
@@ -345,7 +349,7 @@ func (c *coordinator) refuseAll(err error) {
 // send draws the start and sends it to every instance, each with its
 // delay from the moment of sending.
 func (c *coordinator) send() outcome {
-	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead)}
+	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead), Ignored: c.ignoredNote()}
 	err := c.broadcast(func() reply {
 		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: max(0, int64(time.Until(run.Start)))}
 	})

@@ -100,6 +100,9 @@ type Run struct {
 	ID string
 	// Start is when load starts, by instance 0's clock.
 	Start time.Time
+	// Ignored, on instance 0, says how many connections it ignored as not
+	// instances of this run and why the first was; empty when none were.
+	Ignored string
 }
 
 // PlanHash returns the hash that identifies a test plan made of parts (the

@@ -249,7 +249,12 @@ func TestRefusedHello(t *testing.T) {
 				t.Errorf("reply %+v, want an error saying %q, with no raw escape", m, tt.want)
 			}
 			g.join(ctx, 1, nil)
-			sameRun(t, g.wait(), 2)
+			results := g.wait()
+			sameRun(t, results, 2)
+			want := regexp.MustCompile(`^ignored 1 connection that was not an llmrun instance of this run, from 127\.0\.0\.1:\d+: `)
+			if note := results[0].run.Ignored; !want.MatchString(note) || !strings.Contains(note, tt.want) {
+				t.Errorf("instance 0's note %q, want one matching %s and saying %q", note, want, tt.want)
+			}
 		})
 	}
 }
