@@ -217,6 +217,38 @@ func readMerged(t *testing.T, files ...string) (string, error) {
 // Instance 0 of 2 whose other instance never comes fails within the
 // timeout, naming it; instance 1 whose instance 0 never comes too. Neither
 // runs load or writes a result file.
+// TestStrayHelloDoesNotEndTheRun: a line that is no llmrun hello, sent
+// to instance 0's port, is refused alone; the instances still run, and
+// instance 0 says what it ignored.
+func TestStrayHelloDoesNotEndTheRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	script := writeScript(t, "instance.js", instancesScript(2))
+	args := func(i int, addr string) []string {
+		return []string{"--instances", "2", "--instance", strconv.Itoa(i), "--rendezvous", addr, "--seed", "7", script}
+	}
+	p0 := startInstance(t, ctx, nil, args(0, "127.0.0.1:0")...)
+	addr := p0.await(t, ctx, listeningAt)[1]
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := conn.Write([]byte("null\n")); err != nil {
+		t.Fatal(err)
+	}
+	refusal, err := bufio.NewReader(conn).ReadString('\n')
+	conn.Close()
+	if err != nil || !strings.Contains(refusal, "a hello without a protocol number") {
+		t.Fatalf("instance 0 answered %q (%v), want a refusal", refusal, err)
+	}
+	waitAll(t, p0, startInstance(t, ctx, nil, args(1, addr)...))
+	want := regexp.MustCompile(`llmrun run: rendezvous: ignored 1 connection that was not an llmrun instance of this run, from 127\.0\.0\.1:\d+: a hello without a protocol number`)
+	if !want.MatchString(p0.output()) {
+		t.Errorf("instance 0's stderr:\n%s\nwant a line matching %s", p0.output(), want)
+	}
+}
+
 func TestMissingInstanceIsNamed(t *testing.T) {
 	script := writeScript(t, "instance.js", instanceScript)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -43,6 +44,13 @@ type coordinator struct {
 	arrived map[int]net.Conn
 	ready   map[int]bool
 	conns   map[net.Conn]bool
+	// strangers are the connections that have not said hello yet, oldest
+	// first.
+	strangers []net.Conn
+	// ignored counts the connections dropped as not instances of this run;
+	// firstIgnored says who the first was and why.
+	ignored      int
+	firstIgnored string
 }
 
 // coordinate starts instance 0's side on ln: it welcomes instances as they
@@ -139,15 +147,52 @@ func (c *coordinator) accept(ln net.Listener, accepted chan<- net.Conn) {
 	}
 }
 
-// admit starts reading a new connection, unless too many connections have
-// not said who they are.
+// admit starts reading a new connection. When maxStrangers connections
+// have not said who they are, the oldest of them is dropped: silent
+// connections cannot keep the instances out, which say hello at once.
 func (c *coordinator) admit(conn net.Conn) {
-	if len(c.conns)-len(c.arrived) >= maxStrangers {
-		conn.Close()
-		return
+	if len(c.strangers) >= maxStrangers {
+		oldest := c.strangers[0]
+		c.strangers = c.strangers[1:]
+		c.ignore(oldest, fmt.Sprintf("said nothing while %d newer connections came", maxStrangers))
 	}
+	c.strangers = append(c.strangers, conn)
 	c.conns[conn] = true
 	c.wg.Go(func() { c.read(conn) })
+}
+
+// identified takes conn off the strangers and reports whether it was one
+// (not dropped already).
+func (c *coordinator) identified(conn net.Conn) bool {
+	for i, s := range c.strangers {
+		if s == conn {
+			c.strangers = append(c.strangers[:i], c.strangers[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// ignore drops a connection that is not an instance of this run and
+// counts it, remembering why for the first.
+func (c *coordinator) ignore(conn net.Conn, why string) {
+	if c.ignored == 0 {
+		c.firstIgnored = fmt.Sprintf("from %s: %s", conn.RemoteAddr(), why)
+	}
+	c.ignored++
+	c.drop(conn)
+}
+
+// silence says why a connection sent no hello.
+func silence(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("said nothing within %v", helloTimeout)
+	case errors.Is(err, io.EOF):
+		return "hung up without a hello"
+	}
+	return err.Error()
 }
 
 // read reads a connection's hello, then whether it is ready, then waits
@@ -200,13 +245,22 @@ func (c *coordinator) handle(ev event) error {
 	case ev.err != nil:
 		// Not an instance (a probe, a scanner) or one that failed before it
 		// spoke: it retries, or never counted.
+		if c.identified(ev.conn) {
+			c.ignore(ev.conn, silence(ev.err))
+		}
 		c.drop(ev.conn)
 	default:
+		if !c.identified(ev.conn) {
+			return nil
+		}
+		// A hello that cannot join is refused to its sender alone: the
+		// run goes on waiting for the real instances.
 		if err := c.check(ev.hello); err != nil {
 			send(ev.conn, reply{Error: err.Error()})
-			return err
+			c.ignore(ev.conn, strings.TrimPrefix(err.Error(), "rendezvous: "))
+			return nil
 		}
-		if err := send(ev.conn, reply{RunID: c.runID}); err != nil {
+		if err := send(ev.conn, reply{RunID: c.runID, Protocol: Protocol}); err != nil {
 			c.drop(ev.conn)
 			return nil
 		}
@@ -215,11 +269,14 @@ func (c *coordinator) handle(ev event) error {
 	return nil
 }
 
-// check says why h cannot join this run, if it cannot.
+// check says why h cannot join this run, if it cannot. The peer's words
+// are quoted: they may be anything.
 func (c *coordinator) check(h hello) error {
 	switch {
+	case h.Protocol == 0:
+		return errors.New("rendezvous: a hello without a protocol number: not an llmrun instance")
 	case h.Protocol != Protocol:
-		return fmt.Errorf("rendezvous: instance %d speaks protocol %d, instance 0 speaks %d: run the same llmrun version on every instance", h.Instance, h.Protocol, Protocol)
+		return fmt.Errorf("rendezvous: the peer saying it is instance %d speaks protocol %d, instance 0 speaks protocol %d: run the same llmrun version on every instance", h.Instance, h.Protocol, Protocol)
 	case h.Instances != c.cfg.Instances:
 		return fmt.Errorf("rendezvous: instance %d was told of %d instances, instance 0 of %d: give every instance the same --instances", h.Instance, h.Instances, c.cfg.Instances)
 	case h.Instance <= 0 || h.Instance >= c.cfg.Instances:
@@ -227,7 +284,7 @@ func (c *coordinator) check(h hello) error {
 	case c.arrived[h.Instance] != nil:
 		return fmt.Errorf("rendezvous: instance %d arrived twice: give every instance its own index", h.Instance)
 	case h.Plan != c.cfg.Plan:
-		return fmt.Errorf("rendezvous: instance %d runs another test plan (hash %.12s, instance 0's is %.12s): give every instance the same script and options", h.Instance, h.Plan, c.cfg.Plan)
+		return fmt.Errorf("rendezvous: instance %d runs another test plan (hash %.12q, instance 0's is %.12q): give every instance the same script and options", h.Instance, h.Plan, c.cfg.Plan)
 	}
 	return nil
 }
@@ -250,6 +307,10 @@ func (c *coordinator) missing() error {
 			unready = append(unready, strconv.Itoa(i))
 		}
 	}
+	note := c.ignoredNote()
+	if note != "" {
+		note = " (" + note + ")"
+	}
 	var parts []string
 	if len(absent) > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s of %d did not arrive at %s", instances(absent), strings.Join(absent, ", "), c.cfg.Instances, c.cfg.Address))
@@ -257,7 +318,19 @@ func (c *coordinator) missing() error {
 	if len(unready) > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s arrived but did not finish initialising", instances(unready), strings.Join(unready, ", ")))
 	}
-	return fmt.Errorf("rendezvous: %s within %v of instance 0 being ready: start every instance with the same --instances and --rendezvous, or raise --rendezvous-timeout", strings.Join(parts, "; "), c.cfg.Timeout)
+	return fmt.Errorf("rendezvous: %s within %v of instance 0 being ready: start every instance with the same --instances and --rendezvous, or raise --rendezvous-timeout%s", strings.Join(parts, "; "), c.cfg.Timeout, note)
+}
+
+// ignoredNote says how many connections were ignored and why the first
+// was, or nothing if none were.
+func (c *coordinator) ignoredNote() string {
+	switch c.ignored {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("ignored 1 connection that was not an llmrun instance of this run, %s", c.firstIgnored)
+	}
+	return fmt.Sprintf("ignored %d connections that were not llmrun instances of this run, the first %s", c.ignored, c.firstIgnored)
 }
 
 // instances is the noun for a list of n indices.
@@ -276,9 +349,9 @@ func (c *coordinator) refuseAll(err error) {
 // send draws the start and sends it to every instance, each with its
 // delay from the moment of sending.
 func (c *coordinator) send() outcome {
-	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead)}
+	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead), Ignored: c.ignoredNote()}
 	err := c.broadcast(func() reply {
-		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: int64(time.Until(run.Start))}
+		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: max(0, int64(time.Until(run.Start)))}
 	})
 	return outcome{run: run, err: err}
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/llmrun/llmrun/internal/wait"
 )
@@ -59,18 +61,21 @@ func welcome(ctx context.Context, cfg Config, conn net.Conn, r *bufio.Reader) (*
 	deadline, _ := ctx.Deadline()
 	var w reply
 	if err := receive(r, conn, deadline, &w); err != nil {
+		if errors.As(err, new(malformedError)) {
+			return nil, false, notInstance0(cfg, err)
+		}
 		return nil, true, err
 	}
 	if err := refusal(cfg, w); err != nil {
 		return nil, false, err
 	}
-	if w.RunID == "" {
-		return nil, false, fmt.Errorf("rendezvous: instance %d: instance 0 sent no run id", cfg.Instance)
+	if err := checkWelcome(w); err != nil {
+		return nil, false, notInstance0(cfg, err)
 	}
 	closed := false
 	return &Meeting{
 		RunID: w.RunID,
-		ready: func(ctx context.Context) (Run, time.Time, error) { return ready(ctx, cfg, conn, r) },
+		ready: func(ctx context.Context) (Run, time.Time, error) { return ready(ctx, cfg, w.RunID, conn, r) },
 		close: func() {
 			if !closed {
 				closed = true
@@ -81,8 +86,9 @@ func welcome(ctx context.Context, cfg Config, conn net.Conn, r *bufio.Reader) (*
 }
 
 // ready says this instance is ready and waits for the start, as long as
-// instance 0 may wait for the others (cfg.Timeout) and a write's time.
-func ready(ctx context.Context, cfg Config, conn net.Conn, r *bufio.Reader) (Run, time.Time, error) {
+// instance 0 may wait for the others (cfg.Timeout) and a write's time. The
+// start must carry runID, the run id of the welcome.
+func ready(ctx context.Context, cfg Config, runID string, conn net.Conn, r *bufio.Reader) (Run, time.Time, error) {
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
 	fail := func(err error) (Run, time.Time, error) {
@@ -96,22 +102,74 @@ func ready(ctx context.Context, cfg Config, conn net.Conn, r *bufio.Reader) (Run
 	}
 	var m reply
 	if err := receive(r, conn, time.Now().Add(cfg.Timeout+writeTimeout), &m); err != nil {
+		if errors.As(err, new(malformedError)) {
+			return Run{}, time.Time{}, notInstance0(cfg, err)
+		}
 		return fail(err)
 	}
 	received := time.Now()
 	if err := refusal(cfg, m); err != nil {
 		return Run{}, time.Time{}, err
 	}
-	if m.RunID == "" || m.Start == 0 {
-		return fail(errors.New("instance 0 sent no run id or start"))
+	if err := checkStart(cfg, runID, m); err != nil {
+		return Run{}, time.Time{}, notInstance0(cfg, err)
 	}
 	return Run{ID: m.RunID, Start: time.Unix(0, m.Start)}, received.Add(time.Duration(m.Delay)), nil
 }
 
-// refusal is the error instance 0's reply carries, if any.
+// refusal is the error instance 0's reply carries, if any, quoted when it
+// holds what a terminal would not print as text.
 func refusal(cfg Config, m reply) error {
 	if m.Error == "" {
 		return nil
 	}
-	return fmt.Errorf("rendezvous: instance 0 refused instance %d: %s", cfg.Instance, strings.TrimPrefix(m.Error, "rendezvous: "))
+	why := strings.TrimPrefix(m.Error, "rendezvous: ")
+	if strings.ContainsFunc(why, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		why = strconv.Quote(why)
+	}
+	return fmt.Errorf("rendezvous: instance 0 refused instance %d: %s", cfg.Instance, why)
+}
+
+// notInstance0 is the error of an answer no llmrun instance 0 sends.
+func notInstance0(cfg Config, err error) error {
+	return fmt.Errorf("rendezvous: instance %d: the peer at %s is not an llmrun instance 0 of protocol %d: %w: check --rendezvous", cfg.Instance, cfg.Address, Protocol, err)
+}
+
+// checkWelcome says what is wrong with instance 0's welcome, if anything.
+func checkWelcome(w reply) error {
+	if w.Protocol != 0 && w.Protocol != Protocol {
+		return fmt.Errorf("it speaks protocol %d", w.Protocol)
+	}
+	return checkRunID(w.RunID)
+}
+
+// checkStart says what is wrong with instance 0's start, if anything: the
+// run id must be the welcome's, the start a time, and the delay within
+// what instance 0 may wait (the longer of the timeout and the lead).
+func checkStart(cfg Config, runID string, m reply) error {
+	maxDelay := max(cfg.Timeout, cfg.Lead)
+	switch {
+	case m.RunID != runID:
+		return fmt.Errorf("run_id %q in the start, %q in the welcome", m.RunID, runID)
+	case m.Start <= 0:
+		return fmt.Errorf("start_unix_nano %d: not a time", m.Start)
+	case m.Delay < 0 || m.Delay > int64(maxDelay):
+		return fmt.Errorf("delay_ns %d: not within 0 and %v (--rendezvous-timeout)", m.Delay, maxDelay)
+	}
+	return nil
+}
+
+// checkRunID says why id is not a run id, if it is not: a run id is one
+// word of printable ASCII, at most maxRunID bytes, as it is printed and
+// stored.
+func checkRunID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("no run_id")
+	case len(id) > maxRunID:
+		return fmt.Errorf("run_id of %d bytes: at most %d", len(id), maxRunID)
+	case strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' }):
+		return fmt.Errorf("run_id %q: not one word of printable ASCII", id)
+	}
+	return nil
 }

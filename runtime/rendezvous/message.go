@@ -34,7 +34,15 @@ type reply struct {
 	// nanoseconds: what the instance waits, whatever its clock says.
 	Delay int64  `json:"delay_ns,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Protocol is instance 0's protocol, in its welcome.
+	Protocol int `json:"protocol,omitempty"`
 }
+
+// malformedError is a line that is not a rendezvous message: whoever sent
+// it is not an llmrun instance.
+type malformedError struct{ reason string }
+
+func (e malformedError) Error() string { return e.reason }
 
 // send writes v as one JSON line, within writeTimeout.
 func send(conn net.Conn, v any) error {
@@ -57,13 +65,13 @@ func receive(r *bufio.Reader, conn net.Conn, deadline time.Time, v any) error {
 	}
 	line, err := r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
-		return fmt.Errorf("a message longer than %d bytes", maxMessage)
+		return malformedError{fmt.Sprintf("a message longer than %d bytes", maxMessage)}
 	}
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(line, v); err != nil {
-		return fmt.Errorf("a malformed message: %w", err)
+		return malformedError{"a malformed message: " + err.Error()}
 	}
 	return nil
 }

@@ -8,11 +8,14 @@
 // Once its VUs are initialised it says it is ready (Meeting.Start). When
 // all are ready, instance 0 draws one start time a short lead ahead and
 // sends it to every instance; each waits until that start and returns
-// the Run. A misconfigured group (an index given twice or out of range,
-// another instance count, another plan or protocol) is refused for
-// everyone with an error that names the instance; instances that never
-// arrive, or never get ready, end the wait after the timeout with an
-// error that names them.
+// the Run. A misconfigured instance (an index given twice or out of
+// range, another instance count, another plan or protocol), or any peer
+// that is not an instance, is refused alone with an error that names the
+// difference; instance 0 counts it and goes on waiting. Instances that
+// never arrive, or never get ready, end the wait after the timeout with an
+// error that names them and the connections ignored. An instance checks
+// every field of instance 0's answers (the run id one printable word, the
+// delay within the timeout) and refuses the run otherwise.
 //
 // The start reaches each instance as a delay from the moment it was sent,
 // so the instances' starts differ by the one-way network delay only, not
@@ -53,13 +56,16 @@ const (
 	// connection.
 	maxMessage = 4096
 	// helloTimeout is how long instance 0 waits for a connection to say
-	// who it is before it drops it (a health probe, a port scanner).
-	helloTimeout = 10 * time.Second
+	// who it is before it drops it (a health probe, a port scanner): an
+	// instance says hello as soon as it is connected.
+	helloTimeout = 5 * time.Second
 	// writeTimeout bounds every write.
 	writeTimeout = 10 * time.Second
 	// maxStrangers caps the connections instance 0 holds that have not
-	// said who they are.
+	// said who they are; a newer one drops the oldest.
 	maxStrangers = 64
+	// maxRunID caps the length of a run id an instance accepts.
+	maxRunID = 64
 	// retryMin and retryMax bound the backoff between attempts to reach
 	// instance 0.
 	retryMin, retryMax = 50 * time.Millisecond, time.Second
@@ -94,6 +100,9 @@ type Run struct {
 	ID string
 	// Start is when load starts, by instance 0's clock.
 	Start time.Time
+	// Ignored, on instance 0, says how many connections it ignored as not
+	// instances of this run and why the first was; empty when none were.
+	Ignored string
 }
 
 // PlanHash returns the hash that identifies a test plan made of parts (the

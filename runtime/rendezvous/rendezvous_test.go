@@ -2,9 +2,11 @@ package rendezvous
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -179,6 +181,9 @@ func TestCoordinatorComesUpLate(t *testing.T) {
 	sameRun(t, g.wait(), 3)
 }
 
+// TestRefused: a misconfigured instance is refused with an error that
+// names the difference; instance 0 goes on waiting, and the real instance
+// joins it.
 func TestRefused(t *testing.T) {
 	tests := []struct {
 		name string
@@ -191,70 +196,126 @@ func TestRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, g := listening(t, 2)
-			g.join(ctx, 1, tt.edit)
-			for i, r := range g.wait() {
-				if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
-					t.Errorf("instance %d: error %v, want one saying %q", i, r.err, tt.want)
-				}
+			cfg := g.base
+			cfg.Instance = 1
+			tt.edit(&cfg)
+			if _, err := Join(ctx, cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+			g.join(ctx, 1, nil)
+			sameRun(t, g.wait(), 2)
+		})
+	}
+}
+
+// TestRefusedHello sends lines no llmrun of this version sends: each is
+// refused to its sender alone, and the real instances still meet.
+func TestRefusedHello(t *testing.T) {
+	line := func(h hello) string {
+		b, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		line string
+		want string
+	}{
+		{"null", "a hello without a protocol number: not an llmrun instance"},
+		{"{}", "a hello without a protocol number"},
+		{line(hello{Protocol: Protocol, Instance: 2, Instances: 2, Plan: "p"}), "an instance says it is instance 2: the others must be 1 to 1"},
+		{line(hello{Protocol: Protocol, Instance: 0, Instances: 2, Plan: "p"}), "an instance says it is instance 0"},
+		{line(hello{Protocol: Protocol + 1, Instance: 0, Instances: 2, Plan: "p"}), "the peer saying it is instance 0 speaks protocol 2, instance 0 speaks protocol 1"},
+		{line(hello{Protocol: Protocol, Instance: 1, Instances: 2, Plan: "other"}), `instance 1 runs another test plan (hash "other"`},
+		{line(hello{Protocol: Protocol, Instance: 1, Instances: 2, Plan: "\x1b[31mred"}), `instance 1 runs another test plan (hash "\x1b[31mred"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			ctx, g := listening(t, 2)
+			conn, err := net.Dial("tcp", g.base.Address)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.Write([]byte(tt.line + "\n")); err != nil {
+				t.Fatal(err)
+			}
+			var m reply
+			if err := receive(newReader(conn), conn, time.Now().Add(30*time.Second), &m); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(m.Error, tt.want) || strings.ContainsRune(m.Error, 0x1b) {
+				t.Errorf("reply %+v, want an error saying %q, with no raw escape", m, tt.want)
+			}
+			g.join(ctx, 1, nil)
+			results := g.wait()
+			sameRun(t, results, 2)
+			want := regexp.MustCompile(`^ignored 1 connection that was not an llmrun instance of this run, from 127\.0\.0\.1:\d+: `)
+			if note := results[0].run.Ignored; !want.MatchString(note) || !strings.Contains(note, tt.want) {
+				t.Errorf("instance 0's note %q, want one matching %s and saying %q", note, want, tt.want)
 			}
 		})
 	}
 }
 
-// TestRefusedHello sends hellos no llmrun of this version sends.
-func TestRefusedHello(t *testing.T) {
-	tests := []struct {
-		hello hello
-		want  string
-	}{
-		{hello{Protocol: Protocol, Instance: 2, Instances: 2, Plan: "p"}, "an instance says it is instance 2: the others must be 1 to 1"},
-		{hello{Protocol: Protocol, Instance: 0, Instances: 2, Plan: "p"}, "an instance says it is instance 0"},
-		{hello{Protocol: Protocol + 1, Instance: 1, Instances: 2, Plan: "p"}, "instance 1 speaks protocol 2, instance 0 speaks 1"},
+// TestIgnoredAreReported: instance 0 whose instances did not come says
+// how many connections it ignored, and why the first.
+func TestIgnoredAreReported(t *testing.T) {
+	noLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var addr string
+	m, err := Arrive(ctx, Config{Instances: 2, Address: "127.0.0.1:0", Plan: "p", Timeout: 100 * time.Millisecond,
+		Listening: func(a net.Addr) { addr = a.String() }})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		noLeaks(t)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		g := newGroup(t, Config{Instances: 2, Plan: "p", Timeout: 30 * time.Second})
-		g.base.Address = g.listen(ctx)
-		conn, err := net.Dial("tcp", g.base.Address)
+	defer m.Close()
+	for range 3 {
+		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m reply
-		if err := send(conn, tt.hello); err != nil {
+		if _, err := conn.Write([]byte("null\n")); err != nil {
 			t.Fatal(err)
 		}
+		var m reply
 		if err := receive(newReader(conn), conn, time.Now().Add(30*time.Second), &m); err != nil {
 			t.Fatal(err)
 		}
 		conn.Close()
-		if !strings.Contains(m.Error, tt.want) {
-			t.Errorf("%+v: reply %+v, want an error saying %q", tt.hello, m, tt.want)
-		}
-		if err := g.wait()[0].err; err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%+v: instance 0's error %v, want one saying %q", tt.hello, err, tt.want)
-		}
-		cancel()
+	}
+	_, err = m.Start(ctx)
+	want := regexp.MustCompile(`instance 1 of 2 did not arrive at 127.0.0.1:0 within 100ms of instance 0 being ready: .* \(ignored 3 connections that were not llmrun instances of this run, the first from 127.0.0.1:\d+: a hello without a protocol number: not an llmrun instance\)$`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Errorf("error %v, want one matching %s", err, want)
 	}
 }
 
-// TestSameIndexTwice: whichever of the two comes second is refused, and
-// instance 0 tells the first why the group failed.
+// TestSameIndexTwice: whichever of the two comes second is refused; the
+// first stays and the run meets.
 func TestSameIndexTwice(t *testing.T) {
 	ctx, g := listening(t, 3)
-	twice := make(chan error, 1)
 	cfg := g.base
 	cfg.Instance = 1
-	go func() {
-		_, err := Join(ctx, cfg)
-		twice <- err
-	}()
-	g.join(ctx, 1, nil)
-	results := g.wait()
-	errs := []error{results[0].err, results[1].err, <-twice}
-	for i, err := range errs {
-		if err == nil || !strings.Contains(err.Error(), "instance 1 arrived twice") {
-			t.Errorf("join %d: error %v, want instance 1 arrived twice", i, err)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := Join(ctx, cfg)
+			errs <- err
+		}()
+	}
+	if err := <-errs; err == nil || !strings.Contains(err.Error(), "instance 1 arrived twice") {
+		t.Errorf("the second instance 1: error %v, want instance 1 arrived twice", err)
+	}
+	g.join(ctx, 2, nil)
+	if err := <-errs; err != nil {
+		t.Errorf("the first instance 1: %v", err)
+	}
+	for _, i := range []int{0, 2} {
+		if err := g.wait()[i].err; err != nil {
+			t.Errorf("instance %d: %v", i, err)
 		}
 	}
 }

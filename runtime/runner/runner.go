@@ -322,6 +322,9 @@ func (r *run) startTogether(ctx context.Context) error {
 		return err
 	}
 	r.sharedStart = run.Start
+	if run.Ignored != "" {
+		r.printf("rendezvous: %s", run.Ignored)
+	}
 	return nil
 }
 
