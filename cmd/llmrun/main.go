@@ -47,10 +47,12 @@ Usage:
   llmrun sim [flags]          serve the built-in LLM simulator over HTTP
   llmrun trend --influxdb URL --testid ID [flags]
                               compare the newest stored run of a test with
-                              the previous ones (exit 109 on a regression)
+                              the previous ones (exit 109 on a regression,
+                              112 when a machine-limited run leaves no verdict)
   llmrun compare BASELINE.json CURRENT.json [flags]
                               compare two result files (exit 109 on a
-                              regression)
+                              regression, 112 when a machine-limited run
+                              leaves no verdict)
   llmrun merge A.json B.json ... -o ALL.json
                               merge the results of several processes exactly
                               (or of the pods in "kubectl logs")
