@@ -638,7 +638,7 @@ func readBody(proto protocol, header http.Header, body io.Reader, keepText bool,
 	if err := res.checkServerNumbers(); err != nil {
 		return &failure{ErrDecode, err}
 	}
-	if answeredNothing(res) {
+	if res.answeredNothing = answeredNothing(res); res.answeredNothing {
 		return &failure{ErrDecode, errAnsweredNothing}
 	}
 	if res.TextTruncated = rr.cut || rr.tools.cut; res.TextTruncated {

@@ -126,7 +126,7 @@ func fatal(res *Result, target string) (bool, string) {
 	case ErrInvalidRequest:
 		return true, "llmrun could not build the request: " + res.Error
 	case ErrDecode:
-		if res.Error == errAnsweredNothing.Error() {
+		if res.answeredNothing {
 			return true, fmt.Sprintf("%s answered the preflight's request for up to %d tokens with no token, which no load explains: check that it serves the model (--model) and generates; --no-preflight runs anyway, and every request of the run then fails the same way (decode)", target, probeMaxTokens)
 		}
 		return true, fmt.Sprintf("the answer is not one of the %s API: is %s a serving endpoint, and the API (llm.client({ api })) the server's?", res.API, target)

@@ -279,6 +279,10 @@ type Result struct {
 	// Start is the time of the final attempt's start (with a monotonic
 	// reading).
 	Start time.Time `json:"-"`
+	// answeredNothing marks a stream that ended with nothing in it
+	// (errAnsweredNothing), for the preflight's fix; its message may be
+	// redacted or cut, a flag is not.
+	answeredNothing bool
 }
 
 // End is the time the request ended: its start plus E2E.
