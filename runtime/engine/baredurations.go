@@ -11,7 +11,7 @@ import (
 
 // The options that are durations, where a bare number is milliseconds
 // (as in k6): at the top of the options, in a scenario, in a stage and in
-// a warmup.
+// a warmup; and earlyStop's backoff and midRun.for.
 var (
 	topDurations      = []string{"duration", "setupTimeout", "teardownTimeout"}
 	scenarioDurations = []string{"duration", "gracefulStop", "gracefulRampDown", "maxDuration", "startTime", "timeUnit"}
@@ -45,6 +45,9 @@ func bareDurationWarnings(data []byte) []string {
 		warnIn(m["warmup"], path+".warmup", []string{"duration"})
 	}
 	warnShape(top, "options", topDurations)
+	earlyStop, _ := top["earlyStop"].(map[string]any)
+	warnIn(earlyStop, "options.earlyStop", []string{"backoff"})
+	warnIn(earlyStop["midRun"], "options.earlyStop.midRun", []string{"for"})
 	scenarios, _ := top["scenarios"].(map[string]any)
 	for _, name := range slices.Sorted(maps.Keys(scenarios)) {
 		warnShape(scenarios[name], "options.scenarios."+name, scenarioDurations)

@@ -22,6 +22,8 @@ func TestBareNumberDurationsWarn(t *testing.T) {
 			stages: [{ duration: '1s', target: 1 }, { duration: 2.5, target: 1 }], warmup: { duration: 20 } } } }`,
 			[]string{"options.scenarios.a.timeUnit: 1000 is 1000 ms: a duration without a unit is milliseconds, as in k6; write '1000s' for 1000 seconds, or '1s' to keep it",
 				"options.scenarios.a.stages[1].duration: 2.5 is 2.5 ms: a duration without a unit is milliseconds, as in k6; write '2.5s' for 2.5 seconds, or '2.5ms' to keep it", "options.scenarios.a.warmup.duration: 20 is 20 ms"}},
+		{"the early stop's", `{ vus: 1, duration: '1s', earlyStop: { backoff: 500, midRun: { for: 5000 } } }`,
+			[]string{"options.earlyStop.backoff: 500 is 500 ms", "options.earlyStop.midRun.for: 5000 is 5000 ms"}},
 		{"units and zeros", `{ scenarios: { chat: { executor: 'constant-vus', vus: 1, duration: '30ms', gracefulStop: 0 } }, setupTimeout: '1m' }`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
