@@ -76,11 +76,12 @@ func (p *scenarioPool) IterationLag(v executor.VU, lag time.Duration) {
 // scenario is still in its warmup are left out, as warmup is of every
 // figure.
 func (p *scenarioPool) DroppedIterations(n int, cause executor.DropCause) {
-	if p.live.warmup.warming(time.Now()) {
+	now := time.Now()
+	if p.live.warmup.warming(now) {
 		return
 	}
 	p.live.dropped[cause].Add(int64(n))
-	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.droppedIterations, Tags: p.tags, Time: time.Now(), Value: float64(n)}})
+	p.sink.AddSamples([]metrics.Sample{{Metric: p.e.run.builtin.droppedIterations, Tags: p.tags, Time: now, Value: float64(n)}})
 }
 
 // Warn implements executor.Pool: the warning goes to the run's logger
