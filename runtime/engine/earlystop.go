@@ -484,9 +484,6 @@ func (b *vuBackoff) pause(limit time.Duration) time.Duration {
 	if b.streak == 0 || limit <= 0 {
 		return 0
 	}
-	d := BackoffStart
-	for i := 1; i < b.streak && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
+	// BackoffStart << 20 is over 2 hours, past any cap worth setting.
+	return min(BackoffStart<<min(b.streak-1, 20), limit)
 }
