@@ -679,7 +679,8 @@ func TestBenchSendsVLLMRequestFields(t *testing.T) {
 
 // --ready-check-timeout-sec waits for the endpoint: one that never answers
 // ends llmrun bench when the time is up, with the last failure, and no
-// benchmark request is sent.
+// benchmark request is sent. 4 s, not 1: the probe's 503 must come back
+// within it on a loaded machine.
 func TestBenchReadyCheckTimesOut(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -691,12 +692,12 @@ func TestBenchReadyCheckTimesOut(t *testing.T) {
 		http.Error(w, "loading the model", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(srv.Close)
-	code, _, stderr := command(t, "bench", "--base-url", srv.URL, "--num-prompts", "5", "--model", "m", "--ready-check-timeout-sec", "1", "-q")
+	code, _, stderr := command(t, "bench", "--base-url", srv.URL, "--num-prompts", "5", "--model", "m", "--ready-check-timeout-sec", "4", "-q")
 	if code != exitPreflight {
 		t.Errorf("exit %d, want %d", code, exitPreflight)
 	}
-	for _, want := range []string{"llmrun bench: waiting up to 1s for the endpoint to become ready", "llmrun bench: the endpoint is not ready: ",
-		"llmrun bench: --ready-check-timeout-sec 1: the endpoint was not ready within 1s: ", "503", "no load was sent"} {
+	for _, want := range []string{"llmrun bench: waiting up to 4s for the endpoint to become ready", "llmrun bench: the endpoint is not ready: ",
+		"llmrun bench: --ready-check-timeout-sec 4: the endpoint was not ready within 4s: ", "503", "no load was sent"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -704,7 +705,7 @@ func TestBenchReadyCheckTimesOut(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if probes != 1 {
-		t.Errorf("the server got %d requests in 1 s, want the 1 probe (the next would come 5 s later)", probes)
+		t.Errorf("the server got %d requests in 4 s, want the 1 probe (the next would come 5 s later)", probes)
 	}
 }
 
