@@ -360,8 +360,12 @@ func TestDetectGoProcess(t *testing.T) {
 	if _, ok := families["go_goroutines"]; !ok {
 		t.Fatalf("the exposition lacks go_goroutines:\n%s", text.String())
 	}
-	if e := Detect(families); e != nil {
+	e := Detect(families)
+	if e != nil {
 		t.Errorf("Detect = %s, want none", e.Name)
+	}
+	if sel, ok := e.Lookup(families, Running, nil); ok {
+		t.Errorf("no engine found %s in %s", Running, sel.Source.Name)
 	}
 }
 

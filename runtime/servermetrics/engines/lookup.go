@@ -23,8 +23,12 @@ type Selection struct {
 // engine does not serve the figure or the target exposes none of its
 // sources. The text parser drops a family with no series, so a counter an
 // engine has declared but never incremented (SGLang's cached tokens before
-// the first hit) is not found until it is.
+// the first hit) is not found until it is. A nil engine (Detect's "none")
+// finds nothing.
 func (e *Engine) Lookup(families map[string]*dto.MetricFamily, f Figure, filter map[string]string) (Selection, bool) {
+	if e == nil {
+		return Selection{}, false
+	}
 	for _, src := range e.Figures[f] {
 		fam, ok := families[src.Name]
 		if !ok || !typeFits(fam.GetType(), src.Kind) {
