@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -417,6 +418,34 @@ func TestTable(t *testing.T) {
 					t.Errorf("%s %s: source %+v cannot hold a %s in %s", e.Name, f, s, def.Kind, def.Unit)
 				}
 			}
+		}
+	}
+}
+
+// TestProvenance: every recorded exposition opens with a comment that says
+// whether it was captured or composed, and from which commit of which
+// source.
+func TestProvenance(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.prom"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded expositions: %v", err)
+	}
+	commit := regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+	for _, file := range files {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var header strings.Builder
+		for _, line := range strings.Split(string(text), "\n") {
+			if !strings.HasPrefix(line, "#") || strings.HasPrefix(line, "# HELP ") || strings.HasPrefix(line, "# TYPE ") {
+				break
+			}
+			header.WriteString(line + "\n")
+		}
+		h := header.String()
+		if !commit.MatchString(h) || !(strings.Contains(h, "captured") || strings.Contains(h, "composed")) {
+			t.Errorf("%s: its opening comment names no source commit, or not whether it was captured or composed:\n%s", file, h)
 		}
 	}
 }
