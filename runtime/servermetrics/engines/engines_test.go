@@ -2,6 +2,7 @@ package engines
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -447,5 +448,27 @@ func TestProvenance(t *testing.T) {
 		if !commit.MatchString(h) || !(strings.Contains(h, "captured") || strings.Contains(h, "composed")) {
 			t.Errorf("%s: its opening comment names no source commit, or not whether it was captured or composed:\n%s", file, h)
 		}
+	}
+}
+
+// TestFilter: the filter that selects a figure's series carries the
+// source's own labels, which a caller's label of the same name does not
+// change.
+func TestFilter(t *testing.T) {
+	families := parseFile(t, "triton.prom")
+	e, _ := Preset("triton")
+	sel, ok := e.Lookup(families, Running, map[string]string{"model": "tensorrt_llm", "request_type": "max"})
+	if !ok {
+		t.Fatal("running not found")
+	}
+	want := map[string]string{"model": "tensorrt_llm", "request_type": "active"}
+	if got := sel.Source.Filter(map[string]string{"model": "tensorrt_llm", "request_type": "max"}); !maps.Equal(got, want) {
+		t.Errorf("Filter = %v, want %v", got, want)
+	}
+	if v, _ := sel.Value(); v != 6 {
+		t.Errorf("running = %v, want the active requests, 6", v)
+	}
+	if got := gauge("x").Filter(nil); len(got) != 0 {
+		t.Errorf("Filter of nothing = %v", got)
 	}
 }

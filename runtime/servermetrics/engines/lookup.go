@@ -34,9 +34,10 @@ func (e *Engine) Lookup(families map[string]*dto.MetricFamily, f Figure, filter 
 		if !ok || !typeFits(fam.GetType(), src.Kind) {
 			continue
 		}
+		want := src.Filter(filter)
 		var series []*dto.Metric
 		for _, m := range fam.GetMetric() {
-			if carries(m, src.Match) && carries(m, filter) {
+			if carries(m, want) {
 				series = append(series, m)
 			}
 		}
@@ -60,6 +61,22 @@ func typeFits(t dto.MetricType, k Kind) bool {
 		return t == dto.MetricType_HISTOGRAM
 	}
 	return false
+}
+
+// Filter is the label filter that selects a figure's series in this
+// source's family: the source's Match labels and the caller's, for code
+// that reads series by family name and labels (the window math of
+// runtime/servermetrics). The caller's labels do not override the
+// source's.
+func (src Source) Filter(filter map[string]string) map[string]string {
+	all := make(map[string]string, len(src.Match)+len(filter))
+	for k, v := range filter {
+		all[k] = v
+	}
+	for k, v := range src.Match {
+		all[k] = v
+	}
+	return all
 }
 
 func carries(m *dto.Metric, labels map[string]string) bool {
