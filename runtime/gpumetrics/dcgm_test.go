@@ -134,3 +134,71 @@ func TestReasonNames(t *testing.T) {
 		}
 	}
 }
+
+// dcgmExposition is a DCGM exporter's text for GPUs of the given power
+// (W) and energy counter (mJ; a negative one is not exported), in the
+// exporter's format (see testdata/README.md).
+func dcgmExposition(power []float64, energyMJ []int64) string {
+	var b strings.Builder
+	b.WriteString("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+	for i, w := range power {
+		fmt.Fprintf(&b, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",UUID=\"GPU-%d\",pci_bus_id=\"\",device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node\"} %f\n", i, i, i, w)
+	}
+	b.WriteString("# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since boot (in mJ).\n# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n")
+	for i, mj := range energyMJ {
+		if mj >= 0 {
+			fmt.Fprintf(&b, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"%d\",UUID=\"GPU-%d\",pci_bus_id=\"\",device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node\"} %d\n", i, i, i, mj)
+		}
+	}
+	return b.String()
+}
+
+func TestDCGMWindowEnergy(t *testing.T) {
+	tests := []struct {
+		name           string
+		start, end     []int64 // the counters at 0 s and 10 s, mJ
+		joules         float64
+		method         Method
+		perToken, perJ float64
+		gpuMethods     string
+	}{
+		{
+			name:  "both GPUs have the counter",
+			start: []int64{1_000_000, 7_000_000}, end: []int64{5_500_000, 9_500_000},
+			joules: 4500 + 2500, method: MethodCounter, perToken: 7000.0 / 3500, perJ: 3500.0 / 7000,
+			gpuMethods: "counter counter",
+		},
+		{
+			name:  "the second GPU has no counter: its power integrated",
+			start: []int64{1_000_000, -1}, end: []int64{5_500_000, -1},
+			joules: 4500 + 200*10, method: MethodMixed, perToken: 6500.0 / 3500, perJ: 3500.0 / 6500,
+			gpuMethods: "counter integral",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			readings := []Reading{
+				FromDCGM(parseExposition(t, dcgmExposition([]float64{400, 200}, tt.start)), at(0)),
+				FromDCGM(parseExposition(t, dcgmExposition([]float64{500, 200}, tt.end)), at(10)),
+			}
+			f := Summarize(readings, at(0), at(10), 3500)
+			var methods []string
+			for _, g := range f.GPUs {
+				methods = append(methods, string(g.Energy.Method))
+			}
+			if got := strings.Join(methods, " "); got != tt.gpuMethods {
+				t.Errorf("GPUs' methods %q, want %q", got, tt.gpuMethods)
+			}
+			e := f.All.Energy
+			if e.Joules == nil || *e.Joules != tt.joules || e.Method != tt.method {
+				t.Fatalf("energy %v J by %q, want %v J by %q", deref(e.Joules), e.Method, tt.joules, tt.method)
+			}
+			if !sameValue(f.JoulesPerOutputToken, &tt.perToken) || !sameValue(f.OutputTokensPerJoule, &tt.perJ) {
+				t.Errorf("J/token %v, tokens/J %v; want %v, %v", deref(f.JoulesPerOutputToken), deref(f.OutputTokensPerJoule), tt.perToken, tt.perJ)
+			}
+			if p := f.All.PowerW; *p.Mean != 650 || *p.Max != 700 {
+				t.Errorf("all power mean %v max %v, want 650 and 700", *p.Mean, *p.Max)
+			}
+		})
+	}
+}

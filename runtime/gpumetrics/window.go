@@ -92,21 +92,21 @@ func Summarize(readings []Reading, from, to time.Time, outputTokens int64) Figur
 	}
 	sort.SliceStable(in, func(i, j int) bool { return in[i].At.Before(in[j].At) })
 
-	series := map[string][]timedSample{}
+	byGPU := map[string][]timedSample{}
 	var keys []string
 	for _, r := range in {
 		for _, s := range r.GPUs {
 			key := s.GPU.Key()
-			if _, seen := series[key]; !seen {
+			if _, seen := byGPU[key]; !seen {
 				keys = append(keys, key)
 			}
-			series[key] = append(series[key], timedSample{at: r.At, GPUSample: s})
+			byGPU[key] = append(byGPU[key], timedSample{at: r.At, GPUSample: s})
 		}
 	}
 
 	f := Figures{From: from, To: to, OutputTokens: outputTokens}
 	for _, key := range keys {
-		f.GPUs = append(f.GPUs, gpuFigures(series[key]))
+		f.GPUs = append(f.GPUs, gpuFigures(byGPU[key]))
 	}
 	f.All = allFigures(in, keys, f.GPUs)
 	if j := f.All.Energy.Joules; j != nil && *j > 0 && outputTokens > 0 {
