@@ -75,7 +75,7 @@ type ScrapeError struct {
 	URL     string // the target, its credentials redacted
 	Kind    Kind
 	Status  int    // the HTTP status, for KindStatus
-	Snippet string // for KindMalformed: the start of the line that failed, escaped
+	Snippet string // the start of the line that failed (KindMalformed) or of the body (KindStatus), escaped
 	Err     error  // the cause
 }
 
@@ -122,8 +122,8 @@ func Scrape(ctx context.Context, client *http.Client, target string, timeout tim
 	defer resp.Body.Close()
 	at := time.Now()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := &ScrapeError{URL: shown, Kind: KindStatus, Status: resp.StatusCode, Err: fmt.Errorf("HTTP status %s", secrets.Clean(resp.Status, 128))}
-		return Snapshot{}, e
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, snippetLen+1))
+		return Snapshot{}, &ScrapeError{URL: shown, Kind: KindStatus, Status: resp.StatusCode, Err: fmt.Errorf("HTTP status %s", secrets.Clean(resp.Status, 128)), Snippet: snippet(head, 1, secrets)}
 	}
 	if resp.ContentLength > MaxBody {
 		return fail(KindTooLarge, fmt.Errorf("the body is %d bytes (Content-Length), more than the %s a scrape reads", resp.ContentLength, capped.Size(MaxBody)))

@@ -80,7 +80,7 @@ func TestScrapeFailures(t *testing.T) {
 			return serve(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "engine dead", http.StatusInternalServerError)
 			})
-		}, kind: KindStatus, status: 500},
+		}, kind: KindStatus, status: 500, snippet: "engine dead"},
 		{name: "404", url: func(t *testing.T) string { return serve(t, http.NotFound) }, kind: KindStatus, status: 404},
 		{name: "50 MiB with a length", url: func(t *testing.T) string {
 			return serve(t, func(w http.ResponseWriter, r *http.Request) {

@@ -119,7 +119,11 @@ func TestScraperSkipsWhileAScrapeRuns(t *testing.T) {
 		// read at each tick all the same.
 		time.Sleep(4500 * time.Millisecond)
 		synctest.Wait()
+		stopping := time.Now()
 		results := s.Stop()
+		if took := time.Since(stopping); took != 0 {
+			t.Errorf("Stop took %v: it waited for the hanging scrape", took)
+		}
 		slow, fast := results[0], results[1]
 		if slow.Target.Label != "slow" || fast.Target.URL != "http://ok/metrics" {
 			t.Fatalf("results out of the targets' order: %+v", results)
