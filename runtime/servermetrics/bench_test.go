@@ -41,9 +41,8 @@ func BenchmarkScrape(b *testing.B) {
 	b.ReportMetric(float64(perScrape.Nanoseconds()), "cpu-ns/scrape")
 	b.ReportMetric(100*perScrape.Seconds(), "%core@1s")
 	b.ReportMetric(float64(keptBytes(b, url, func(s Snapshot) Snapshot { return s })), "B-kept/snapshot")
-	b.ReportMetric(float64(keptBytes(b, url, func(s Snapshot) Snapshot {
-		return Snapshot{Time: s.Time, Families: keepFamilies(s.Families, nil)}
-	})), "B-kept/point")
+	var shared interner
+	b.ReportMetric(float64(keptBytes(b, url, func(s Snapshot) Snapshot { return shared.point(s, nil) })), "B-kept/point")
 }
 
 // cpuTime is the process's CPU time so far, user and system.

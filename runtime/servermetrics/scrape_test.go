@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/llmrun/llmrun/internal/redact"
 	"github.com/llmrun/llmrun/internal/refused"
 )
 
@@ -290,4 +291,25 @@ func TestScrapeCanceled(t *testing.T) {
 	if !errors.As(err, &scrapeErr) || scrapeErr.Kind != KindCanceled {
 		t.Fatalf("error %v, want a canceled scrape", err)
 	}
+}
+
+// Whatever a body holds, reading it never panics, and what a failure
+// quotes of it is escaped and bounded.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("# TYPE x counter\nx_total{a=\"b\"} 1\n"), "text/plain; version=0.0.4")
+	f.Add([]byte("x{a=\"\x1b[31m\"} NaN\ny 1 2 3\n"), "")
+	f.Add([]byte("\xff\xfe\x00\n\n\n"), "application/openmetrics-text; version=1.0.0")
+	f.Add([]byte("# TYPE h histogram\nh_bucket{le=\"x\"} 1\n"), "text/plain")
+	f.Add([]byte("\x05\x0a\x01x"), string(expfmt.FmtProtoDelim))
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		header := http.Header{"Content-Type": {contentType}}
+		_, line, err := parse(body, header)
+		if err == nil {
+			return
+		}
+		quoted := snippet(body, line, redact.Secrets{})
+		if len(quoted) > 2*snippetLen || strings.ContainsAny(quoted, "\x00\x1b\n\r") {
+			t.Errorf("snippet %q of line %d is not bounded and escaped", quoted, line)
+		}
+	})
 }

@@ -11,8 +11,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	dto "github.com/prometheus/client_model/go"
 )
 
 // DefaultInterval is how often a Scraper reads its targets when its
@@ -22,8 +20,8 @@ const DefaultInterval = time.Second
 // DefaultMaxPoints is how many periodic points a target's series keeps
 // at most when the Config names no bound: 16 minutes at one-second
 // intervals before the series is thinned, more points than a chart's
-// width. A point of vLLM's counters and gauges holds about 20 KB, so a
-// series about 20 MB.
+// width. A point of vLLM's counters and gauges holds about 10 KB, so a
+// series about 10 MB.
 const DefaultMaxPoints = 1000
 
 // Target is a URL a Scraper reads, with an optional label that names it
@@ -311,6 +309,7 @@ type series struct {
 	offered  int      // periodic scrapes offered so far
 	periodic int      // periodic points held
 	keep     []string // the families kept of a periodic scrape; nil: all
+	shared   interner // what the points repeat, held once
 }
 
 // point is a snapshot of a series, with the number of its periodic
@@ -327,7 +326,7 @@ func (s *series) addPeriodic(snap Snapshot) {
 	if index%s.stride != 0 {
 		return
 	}
-	snap = Snapshot{Time: snap.Time, Families: keepFamilies(snap.Families, s.keep)}
+	snap = s.shared.point(snap, s.keep)
 	s.insert(point{Snapshot: snap, index: index})
 	s.periodic++
 	if s.periodic >= s.max {
@@ -370,27 +369,6 @@ func (s *series) snapshots() []Snapshot {
 	out := make([]Snapshot, len(s.points))
 	for i, p := range s.points {
 		out[i] = p.Snapshot
-	}
-	return out
-}
-
-// keepFamilies is the families of all named in names; with no names,
-// its counters, gauges and untyped families.
-func keepFamilies(all map[string]*dto.MetricFamily, names []string) map[string]*dto.MetricFamily {
-	out := make(map[string]*dto.MetricFamily, len(names))
-	if names == nil {
-		for name, f := range all {
-			switch f.GetType() {
-			case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
-				out[name] = f
-			}
-		}
-		return out
-	}
-	for _, name := range names {
-		if f, ok := all[name]; ok {
-			out[name] = f
-		}
 	}
 	return out
 }

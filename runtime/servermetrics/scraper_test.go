@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -301,6 +302,56 @@ func TestScraperRefusesBadConfig(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSeriesPoint(t *testing.T) {
+	exposition := string(vllmText(t))
+	tests := []struct {
+		name     string
+		families []string
+		kept     int      // how many families are kept
+		want     []string // families kept
+		dropped  []string // families left out
+	}{
+		{name: "counters and gauges by default (23 of 37, the 14 histograms left out)", kept: 23, want: []string{"vllm:num_requests_running", "vllm:prompt_tokens_total", "python_info"}, dropped: []string{"vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds"}},
+		{name: "the families named", kept: 2, families: []string{"vllm:time_to_first_token_seconds", "vllm:num_requests_waiting", "vllm:absent"}, want: []string{"vllm:time_to_first_token_seconds", "vllm:num_requests_waiting"}, dropped: []string{"vllm:num_requests_running", "vllm:absent"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var shared interner
+			first := shared.point(parseText(t, exposition, at(0)), tt.families)
+			second := shared.point(parseText(t, exposition, at(1)), tt.families)
+			if len(first.Families) != tt.kept {
+				t.Errorf("%d families kept, want %d", len(first.Families), tt.kept)
+			}
+			for _, name := range tt.want {
+				a, b := first.Families[name], second.Families[name]
+				if a == nil {
+					t.Fatalf("%s was not kept", name)
+				}
+				if a.Help != nil {
+					t.Errorf("%s keeps its help text", name)
+				}
+				if len(a.GetMetric()[0].GetLabel()) > 0 && &a.GetMetric()[0].GetLabel()[0] != &b.GetMetric()[0].GetLabel()[0] {
+					t.Errorf("%s: the two points hold their label sets twice", name)
+				}
+			}
+			for _, name := range tt.dropped {
+				if first.Families[name] != nil {
+					t.Errorf("%s was kept", name)
+				}
+			}
+			for _, sel := range []Selector{{Name: "vllm:num_requests_waiting"}, {Name: "vllm:request_success_total", Labels: map[string]string{"finished_reason": "stop"}}} {
+				full, _ := Sum(parseText(t, exposition, at(0)), sel)
+				if got, ok := Sum(first, sel); ok && got != full {
+					t.Errorf("%v: the point says %v, the exposition %v", sel, got, full)
+				}
+			}
+			if h, ok := HistogramDelta(first, second, Selector{Name: "vllm:time_to_first_token_seconds"}); ok != slices.Contains(tt.want, "vllm:time_to_first_token_seconds") || (ok && h.Count != 0) {
+				t.Errorf("TTFT between two equal points: %+v, %v", h, ok)
 			}
 		})
 	}
