@@ -186,6 +186,8 @@ func parse(body []byte, header http.Header) (map[string]*dto.MetricFamily, int, 
 		families, err := decodeProto(body, expfmt.ResponseFormat(header))
 		return families, 0, err
 	}
+	// UTF8Validation takes the classic names (vLLM's, with ':') and the
+	// quoted UTF-8 names of the text format 1.0 alike.
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {

@@ -99,7 +99,8 @@ func (r TargetResult) Mark(name string) (Snapshot, bool) {
 // own, until Stop. A target that is slow, hangs or answers garbage delays
 // no other target and no caller: a scrape is bounded by its timeout, and
 // an interval that comes while the target's previous scrape still runs is
-// skipped and counted, not queued.
+// skipped and counted, not queued. The first periodic scrape comes one
+// interval after Start; a Mark scrapes at once.
 type Scraper struct {
 	cfg     Config
 	ctx     context.Context
