@@ -3,6 +3,7 @@ package servermetrics
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/llmrun/llmrun/internal/refused"
 )
 
 // pipeServer is a real net/http server reached over in-memory
@@ -354,5 +357,68 @@ func TestSeriesPoint(t *testing.T) {
 				t.Errorf("TTFT between two equal points: %+v, %v", h, ok)
 			}
 		})
+	}
+}
+
+// Over real sockets on 127.0.0.1, a good target's window figures come out
+// whole beside targets that refuse, fail, answer garbage or too much,
+// each failure counted under its kind.
+func TestScraperMarksOverRealSockets(t *testing.T) {
+	var served atomic.Int64
+	good := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		n := served.Add(1)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write([]byte("# TYPE vllm:request_success_total counter\nvllm:request_success_total{engine=\"0\"} " + strconv.FormatInt(100*n, 10) + "\n" +
+			bucketText(`engine="0"`, [5]int{int(10 * n), int(30 * n), int(90 * n), int(100 * n), int(100 * n)}, strconv.FormatInt(31*n, 10))))
+	})
+	bad := []struct {
+		url  string
+		kind Kind
+	}{
+		{refused.URL(t) + "/metrics", KindRefused},
+		{serve(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusServiceUnavailable) }), KindStatus},
+		{serve(t, text([]byte("garbage {{{\n"))), KindMalformed},
+		{serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(50<<20))
+		}), KindTooLarge},
+	}
+	targets := []Target{{URL: good}}
+	for _, b := range bad {
+		targets = append(targets, Target{URL: b.url})
+	}
+	s, err := Start(t.Context(), Config{Targets: targets, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Mark(t.Context(), "start"); err == nil {
+		t.Error("the failing targets' mark did not fail")
+	}
+	if err := s.Mark(t.Context(), "end"); err == nil {
+		t.Error("the failing targets' mark did not fail")
+	}
+	results := s.Stop()
+	from, ok1 := results[0].Mark("start")
+	to, ok2 := results[0].Mark("end")
+	if !ok1 || !ok2 {
+		t.Fatalf("the good target's marks: %+v", results[0].Marks)
+	}
+	if got, ok := CounterDelta(from, to, Selector{Name: "vllm:request_success_total"}); !ok || got != 100 {
+		t.Errorf("requests in the window %v (%v), want 100", got, ok)
+	}
+	h, _ := HistogramDelta(from, to, Selector{Name: "vllm:request_queue_time_seconds"})
+	if p50, ok := h.Quantile(0.5); !ok || math.Abs(p50-0.3) > 1e-12 {
+		t.Errorf("queue p50 %v (%v), want 0.3", p50, ok)
+	}
+	if results[0].Scrapes != 2 || len(results[0].Failures) != 0 {
+		t.Errorf("good target: %+v", results[0].Counts)
+	}
+	for i, b := range bad {
+		r := results[i+1]
+		if r.Failures[b.kind] != 2 || len(r.Failures) != 1 || r.Scrapes != 0 || len(r.Series) != 0 {
+			t.Errorf("%s: %+v, want 2 failures of kind %s", b.url, r.Counts, b.kind)
+		}
+		if _, ok := r.Mark("start"); ok || r.LastError == nil || r.LastError.Kind != b.kind {
+			t.Errorf("%s: a start snapshot, or last error %v", b.url, r.LastError)
+		}
 	}
 }
