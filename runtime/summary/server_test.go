@@ -14,21 +14,15 @@ import (
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
-func num(v float64) *float64 { return &v }
+var (
+	num        = summarytest.Num
+	gauge      = summarytest.Gauge
+	counter    = summarytest.Counter
+	vllmTarget = func() summary.ServerTarget { return summarytest.VLLMTarget(100, 5000) }
+	dcgmTarget = summarytest.DCGMTarget
+)
 
 func bits(v uint64) *uint64 { return &v }
-
-func gauge(unit string, mean, max float64) summary.WindowFigure {
-	return summary.WindowFigure{Kind: "gauge", Unit: unit, Mean: num(mean), Max: num(max)}
-}
-
-func counter(unit string, delta float64) summary.WindowFigure {
-	return summary.WindowFigure{Kind: "counter", Unit: unit, Delta: num(delta)}
-}
-
-func histogram(p50, p90, p99, count, sum float64) summary.WindowFigure {
-	return summary.WindowFigure{Kind: "histogram", Unit: "seconds", P50: num(p50), P90: num(p90), P99: num(p99), Count: num(count), Sum: num(sum)}
-}
 
 // clientRun is a run whose client counted 100 completed requests of 50
 // output tokens each, none failed, with one VU.
@@ -36,46 +30,6 @@ func clientRun() *summary.Summary {
 	return &summary.Summary{SchemaVersion: summary.SchemaVersion,
 		Meta:    summary.Meta{RunID: "r", ScriptSHA256: "abc", Start: t0, End: t0.Add(10 * time.Second), LoadShape: []summary.ScenarioShape{{Name: "default", MaxVUs: 1, PeakVUs: 1}}},
 		Serving: summary.Serving{Requests: 100, OK: 100, OutputTokens: 5000, MeanOutputTokens: 50}}
-}
-
-// vllmTarget is a vLLM server that agrees with clientRun.
-func vllmTarget() summary.ServerTarget {
-	return summary.ServerTarget{URL: "http://gpu-1:8000/metrics", Kind: summary.TargetServer, Engine: "vllm", Version: "0.11.0",
-		Scrapes: summary.Scrapes{OK: 11},
-		Figures: map[string]summary.WindowFigure{
-			string(engines.Running):            gauge("requests", 7.5, 8),
-			string(engines.Waiting):            gauge("requests", 0.5, 3),
-			string(engines.KVCacheUsage):       gauge("fraction", 0.41, 0.88),
-			string(engines.Preemptions):        counter("requests", 0),
-			string(engines.PrefixCacheQueries): counter("tokens", 2000),
-			string(engines.PrefixCacheHits):    counter("tokens", 500),
-			string(engines.QueueTime):          histogram(0.002, 0.01, 0.015, 100, 0.4),
-			string(engines.PrefillTime):        histogram(0.02, 0.05, 0.08, 100, 2.5),
-			string(engines.TTFT):               histogram(0.025, 0.07, 0.101, 100, 3.1),
-			string(engines.Requests):           counter("requests", 100),
-			string(engines.GenerationTokens):   counter("tokens", 5000),
-		}}
-}
-
-// dcgmTarget is a DCGM exporter of two GPUs that drew 1000 J.
-func dcgmTarget() summary.ServerTarget {
-	gpu := func(id string, util, power float64) summary.GPU {
-		return summary.GPU{ID: id, UUID: "GPU-" + id, Model: "NVIDIA H100", Host: "gpu-1", ClockEventReasons: bits(0),
-			Figures: map[string]summary.WindowFigure{
-				string(engines.GPUUtilization): gauge("fraction", util, 1),
-				string(engines.GPUMemoryUsed):  gauge("bytes", 60<<30, 61<<30),
-				string(engines.GPUPower):       gauge("watts", power, power+50),
-				string(engines.GPUEnergy):      counter("joules", power*10),
-			}}
-	}
-	return summary.ServerTarget{URL: "http://gpu-1:9400/metrics", Kind: summary.TargetGPU, Engine: "dcgm", Scrapes: summary.Scrapes{OK: 11},
-		GPUs: []summary.GPU{gpu("0", 0.8, 60), gpu("1", 0.6, 40)},
-		GPUTotal: &summary.GPU{Figures: map[string]summary.WindowFigure{
-			string(engines.GPUUtilization): gauge("fraction", 0.7, 1),
-			string(engines.GPUPower):       gauge("watts", 100, 190),
-			string(engines.GPUEnergy):      counter("joules", 1000),
-		}},
-		Energy: &summary.Energy{Joules: 1000, Method: summary.EnergyCounter}}
 }
 
 func attached(edit func(s *summary.Summary, targets []summary.ServerTarget)) *summary.Summary {
