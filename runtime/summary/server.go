@@ -62,7 +62,8 @@ type ServerTarget struct {
 	Kind string `json:"kind"`
 	// Engine is the preset's name (engines.Engine.Name: vllm, sglang,
 	// dcgm, ...), detected from the names the target exposes or forced
-	// (EngineForced); "" when none was found.
+	// (EngineForced), "nvidia-smi" for the local GPUs' sampling; "" when
+	// none was found.
 	Engine       string `json:"engine,omitempty"`
 	EngineForced bool   `json:"engine_forced,omitempty"`
 	// Version is the server's version, when it says it.
@@ -525,7 +526,7 @@ func countMismatch(n, lo, hi, edge float64, what, verb, client string) string {
 	if n < lo {
 		cause = "the metrics are of one replica of several behind the URL, or of another server than the one llmrun sent to"
 	}
-	return fmt.Sprintf("the server %s %s %s over the measured window, llmrun counted %s (beyond %.0f %% and the %.0f the requests in flight at the window's edge explain): %s",
+	return fmt.Sprintf("the server %s %s %s over the measured window, llmrun counted %s: further apart than %.0f %% and the %.0f that requests in flight at the window's start can explain; %s",
 		verb, textfmt.Num(n), what, client, 100*MaxTokenDisagreement, edge, cause)
 }
 

@@ -44,6 +44,9 @@ func (r *renderer) targetHeading(what string, t summary.ServerTarget) {
 		engine += " (preset)"
 	}
 	title := what + " · " + engine + " · " + t.URL
+	if t.Engine == t.URL {
+		title = what + " · " + t.URL // nvidia-smi names itself
+	}
 	if t.Instance != "" {
 		title += " (scraped by instance " + t.Instance + ")"
 	}

@@ -86,6 +86,9 @@ func TestRenderServer(t *testing.T) {
 			"█ server · Triton Inference Server · http://gpu-2:8002/metrics\n",
 			"█ gpu · Triton Inference Server · http://gpu-2:8002/metrics\n┌─────┬",
 		}, []string{"DCGM"}},
+		{"the local GPUs sampled with nvidia-smi", func(s *summary.Summary, ts []summary.ServerTarget) {
+			ts[1].URL, ts[1].Engine, ts[1].Energy.Method = "nvidia-smi", "nvidia-smi", summary.EnergyIntegrated
+		}, []string{"█ gpu · nvidia-smi\n  scrapes ............ 11 ok\n"}, nil},
 		{"an engine not found", func(s *summary.Summary, ts []summary.ServerTarget) {
 			ts[0].Engine, ts[0].Version = "", ""
 		}, []string{"█ server · unknown engine · http://gpu-1:8000/metrics\n"}, nil},
