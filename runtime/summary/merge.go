@@ -80,7 +80,9 @@ func (e *HashMismatchError) Error() string {
 //     warnings; the timeline adds the points that end in the same second
 //     since the merged start (best effort: the points' percentiles are the
 //     highest of the results', an upper bound). Early stops join; the
-//     preflight keeps each target's first probe. A capacity verdict is not merged:
+//     preflight keeps each target's first probe. The server section keeps
+//     one copy of each scrape target, never a sum (see mergeServers),
+//     and judges it against the merged figures. A capacity verdict is not merged:
 //     Capacity is nil, for the caller to assess the merged scenarios
 //     again (runtime/capacity does).
 //   - Meta: the models and tags are the union, hosts and other differing
@@ -153,6 +155,8 @@ func Merge(results ...*Summary) (*Summary, error) {
 	if s.Scenarios, err = mergeScenarios(results, order); err != nil {
 		return nil, err
 	}
+	s.Server = mergeServers(results, meta.Start)
+	s.finishServer()
 	return s, nil
 }
 

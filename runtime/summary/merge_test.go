@@ -334,7 +334,7 @@ func TestMergeRules(t *testing.T) {
 }
 
 // Files of versions 2 and 3 read back with their version, and merge into
-// a version-3 result whose timeline adds their points' output tokens (a
+// a version-4 result whose timeline adds their points' output tokens (a
 // version 2 file's, of the requests completed in each interval, are the
 // nearest it has to the tokens that arrived then).
 func TestVersions2And3ReadAndMerge(t *testing.T) {
@@ -353,6 +353,7 @@ func TestVersions2And3ReadAndMerge(t *testing.T) {
 	}
 	old, cur := result(t, "old", t0, 2*time.Second, 10), result(t, "cur", t0, 2*time.Second, 20)
 	old.SchemaVersion = 2
+	cur.SchemaVersion = 3
 	old.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1}, {T: 2, Seconds: 1, Requests: 1, OutputTokens: 10}}
 	cur.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1, OutputTokens: 6}, {T: 2, Seconds: 1, Requests: 1, OutputTokens: 4}}
 	var read []*summary.Summary
@@ -371,10 +372,10 @@ func TestVersions2And3ReadAndMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []summary.TimelinePoint{{T: 1, Seconds: 1, OutputTokens: 6}, {T: 2, Seconds: 1, Requests: 2, OutputTokens: 14}}
-	if merged.SchemaVersion != summary.SchemaVersion || summary.SchemaVersion != 3 || !reflect.DeepEqual(merged.Timeline, want) {
-		t.Errorf("merged: version %d, timeline %+v; want version 3, %+v", merged.SchemaVersion, merged.Timeline, want)
+	if merged.SchemaVersion != summary.SchemaVersion || summary.SchemaVersion != 4 || !reflect.DeepEqual(merged.Timeline, want) {
+		t.Errorf("merged: version %d, timeline %+v; want version 4, %+v", merged.SchemaVersion, merged.Timeline, want)
 	}
-	if again, err := summary.ReadJSON(write("merged.json", merged)); err != nil || again.SchemaVersion != 3 {
+	if again, err := summary.ReadJSON(write("merged.json", merged)); err != nil || again.SchemaVersion != 4 {
 		t.Errorf("the merged file read back: %v, %v", again, err)
 	}
 }
@@ -401,11 +402,11 @@ func TestMergeErrors(t *testing.T) {
 		{"an older schema", func(a, b *summary.Summary) []*summary.Summary {
 			b.SchemaVersion = 1
 			return []*summary.Summary{a, b}
-		}, 1, "schema_version 1, want 2 to 3"},
+		}, 1, "schema_version 1, want 2 to 4"},
 		{"a newer schema", func(a, b *summary.Summary) []*summary.Summary {
-			a.SchemaVersion = 4
+			a.SchemaVersion = 5
 			return []*summary.Summary{a, b}
-		}, 0, "schema_version 4, want 2 to 3"},
+		}, 0, "schema_version 5, want 2 to 4"},
 		{"a trend without its histogram", func(a, b *summary.Summary) []*summary.Summary {
 			m := b.Metrics["iteration_duration_x"]
 			m.Type, m.Values = "trend", map[string]float64{"count": 1}

@@ -94,8 +94,9 @@ func pathError(err error) error {
 // the file, the position (line:column) or the field (serving.requests),
 // when b is not JSON, not an llmrun result file, of another
 // schema_version, lacks the meta or serving section or the run's start or
-// end, has its end before its start, or has a count (any whole number but
-// the seed) negative or above MaxCount.
+// end, has its end before its start, has a server target without its URL
+// or of an unknown kind, or has a count (any whole number but the seed)
+// negative or above MaxCount.
 func Parse(name string, b []byte) (*Summary, error) {
 	var head struct {
 		SchemaVersion *int            `json:"schema_version"`
@@ -167,6 +168,9 @@ func (s *Summary) validate() error {
 		return errors.New("meta.end: missing; the run's end is needed for its throughputs")
 	case m.End.Before(m.Start):
 		return fmt.Errorf("meta.end: %s is before meta.start %s", m.End.Format(time.RFC3339Nano), m.Start.Format(time.RFC3339Nano))
+	}
+	if err := s.Server.validate(); err != nil {
+		return err
 	}
 	return checkCounts("", reflect.ValueOf(s).Elem())
 }

@@ -143,6 +143,7 @@ func TestBuildClampsAbsurdCounts(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"schema_version": 3, "meta": {"start": "2026-01-01T00:00:00Z", "end": "2026-01-01T00:00:01Z"}, "serving": {}}`))
 	f.Add([]byte(`{"schema_version": 2, "meta": {}, "serving": null}`))
+	f.Add([]byte(`{"schema_version": 4, "meta": {"start": "2026-01-01T00:00:00Z", "end": "2026-01-01T00:00:01Z"}, "serving": {}, "server": {"targets": [null, {"url": "u", "kind": "gpu", "gpus": [{"figures": {"gpu_power": {"mean": 1}}}]}]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := summary.Parse("fuzz.json", b)
 		if err != nil {

@@ -33,12 +33,14 @@ import (
 // headline and Meta's options and merged_from. Version 3 changed the
 // meaning of the timeline's output_tokens (TimelinePoint.OutputTokens):
 // the tokens that arrived in the interval, where version 2 has those of
-// the requests completed in it.
-const SchemaVersion = 3
+// the requests completed in it. Version 4 added the server section
+// (Summary.Server), which merge keeps one copy of per target.
+const SchemaVersion = 4
 
 // OldestSchemaVersion is the oldest version ReadJSON reads: a version-2
 // file differs only in its timeline's output_tokens, which keep their
-// meaning when read (Summary.SchemaVersion says which).
+// meaning when read (Summary.SchemaVersion says which); versions 2 and 3
+// have no server section.
 const OldestSchemaVersion = 2
 
 // Percentiles are the percentiles every latency row and trend carries.
@@ -84,6 +86,10 @@ type Summary struct {
 	// Timeline is the run interval by interval; the command fills it in
 	// from its timeline recorder.
 	Timeline []TimelinePoint `json:"timeline,omitempty"`
+	// Server is what the server's own metrics and its GPUs' telemetry
+	// said over the measured window (AttachServer); nil when no target
+	// was scraped, and in files of versions 2 and 3.
+	Server *Server `json:"server,omitempty"`
 	// Capacity is the verdict of a sweep (scenarios tagged with a
 	// concurrency or rate level); nil for other runs.
 	Capacity *Capacity `json:"capacity,omitempty"`

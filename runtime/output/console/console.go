@@ -47,6 +47,7 @@ func Render(w io.Writer, s *summary.Summary, st textfmt.Style) error {
 	if s.Capacity == nil {
 		r.latency(s.Latency)
 	}
+	r.server(s)
 	r.scenarios(s)
 	r.errors(s)
 	r.checks(s.Checks)
