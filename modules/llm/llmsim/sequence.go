@@ -3,6 +3,7 @@ package llmsim
 import (
 	"context"
 	"sync/atomic"
+	"time"
 )
 
 // sequence is one request inside the engine. The engine writes produced and
@@ -28,6 +29,20 @@ type sequence struct {
 	// cached is the prompt tokens found in the prefix cache, set by the
 	// engine when it admits the sequence.
 	cached atomic.Int64
+
+	// arrived is when the request reached the server and finish the
+	// finished_reason it gets when all its tokens are generated: set
+	// before it is submitted, for the engine's metrics.
+	arrived time.Time
+	finish  string
+	// The request's timeline, as vLLM's metrics divide it: queued by
+	// submit; scheduled (admitted), firstToken and lastToken by the
+	// engine goroutine.
+	queued, scheduled, firstToken, lastToken time.Time
+	// kvShared is how many of blocks hold a reference in the engine's
+	// KV accounting, kvPrivate the blocks it holds alone; both are the
+	// engine goroutine's.
+	kvShared, kvPrivate int
 }
 
 // newSequence returns a sequence that lives as long as ctx.
@@ -38,6 +53,13 @@ func newSequence(ctx context.Context, promptTokens, outputTokens int) *sequence 
 		done:         ctx.Done(),
 		ready:        make(chan struct{}, 1),
 	}
+}
+
+// from sets when the request arrived and the finished_reason it ends
+// with, and returns s.
+func (s *sequence) from(arrived time.Time, finish string) *sequence {
+	s.arrived, s.finish = arrived, finish
+	return s
 }
 
 // withBlocks sets the prompt's prefix-cache blocks and returns s.
