@@ -3,6 +3,7 @@ package llmsim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -164,9 +165,11 @@ func (c *Config) Validate() error {
 	check(c.PrefixCacheBlocks >= 0, "prefix-cache-blocks must not be negative, got %d", c.PrefixCacheBlocks)
 	check(c.KVCacheBlocks >= 1, "kv-cache-blocks must be at least 1, got %d", c.KVCacheBlocks)
 	check(c.GPUs >= 1 && c.GPUs <= maxGPUs, "gpus must be between 1 and %d, got %d", maxGPUs, c.GPUs)
-	check(c.GPUIdlePower >= 0, "gpu-idle-power must not be negative, got %g", c.GPUIdlePower)
-	check(c.GPUPowerPerSeq >= 0, "gpu-power-per-seq must not be negative, got %g", c.GPUPowerPerSeq)
-	check(c.GPUPowerLimit >= c.GPUIdlePower, "gpu-power-limit must be at least gpu-idle-power (%g), got %g", c.GPUIdlePower, c.GPUPowerLimit)
+	watts := func(w float64) bool { return w >= 0 && !math.IsInf(w, 1) }
+	check(watts(c.GPUIdlePower), "gpu-idle-power must be a finite number of watts, at least 0, got %g", c.GPUIdlePower)
+	check(watts(c.GPUPowerPerSeq), "gpu-power-per-seq must be a finite number of watts, at least 0, got %g", c.GPUPowerPerSeq)
+	check(watts(c.GPUPowerLimit) && c.GPUPowerLimit >= c.GPUIdlePower, "gpu-power-limit must be a finite number of watts, at least gpu-idle-power (%g), got %g",
+		c.GPUIdlePower, c.GPUPowerLimit)
 	for _, d := range []struct {
 		name string
 		v    time.Duration
