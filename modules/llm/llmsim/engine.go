@@ -49,6 +49,7 @@ type engine struct {
 	kvUsed       int
 	kvRefs       map[uint64]int
 	requests     *requestMetrics
+	epoch        time.Time // the sequences' timelines count from it
 	gpus         *gpuLoad
 	loadRunning  int
 }
@@ -70,8 +71,9 @@ func newEngine(cfg Config) *engine {
 		stopped:  make(chan struct{}),
 		kvRefs:   map[uint64]int{},
 		requests: newRequestMetrics(cfg.MaxModelLen),
-		gpus:     newGPULoad(cfg, time.Now()),
+		epoch:    time.Now(),
 	}
+	e.gpus = newGPULoad(cfg, e.epoch)
 	e.stop = sync.OnceFunc(func() {
 		close(e.quit)
 		<-e.stopped
@@ -88,7 +90,7 @@ func (e *engine) submit(s *sequence) error {
 		return errStopped
 	default:
 	}
-	s.queued = time.Now()
+	s.queued, s.arrival = time.Since(e.epoch), s.arrived.Sub(e.epoch)
 	e.waiting = append(e.waiting, s)
 	e.mu.Unlock()
 	e.received.Add(1)
@@ -202,9 +204,10 @@ func (e *engine) emit(batch []*sequence, now time.Time) {
 	m := e.requests
 	m.mu.Lock()
 	stepTokens := len(batch)
+	at := now.Sub(e.epoch)
 	for _, s := range batch {
 		s.advance()
-		stepTokens += e.tokenMade(s, now)
+		stepTokens += e.tokenMade(s, at)
 	}
 	m.iterationTokens.observe(float64(stepTokens))
 	m.mu.Unlock()
@@ -253,7 +256,7 @@ func (e *engine) admit(now time.Time) (admitted, prefillTokens int) {
 			cached := e.cachedTokens(s)
 			if n := s.promptTokens - cached; admitted == 0 || prefillTokens+n <= e.cfg.MaxNumBatchedTokens {
 				e.running = append(e.running, s)
-				s.scheduled = now
+				s.scheduled = now.Sub(e.epoch)
 				e.kvAdmit(s)
 				admitted++
 				prefillTokens += n

@@ -3,7 +3,6 @@ package llmsim
 import (
 	"net/http"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -68,7 +67,15 @@ func newHistogram(bounds []float64) histogram {
 
 // observe counts v in the first bucket whose bound is at least v.
 func (h *histogram) observe(v float64) {
-	h.counts[sort.SearchFloat64s(h.bounds, v)]++
+	lo, hi := 0, len(h.bounds)
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); h.bounds[mid] < v {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	h.counts[lo]++
 	h.sum += v
 }
 
@@ -126,11 +133,11 @@ func newRequestMetrics(maxModelLen int) *requestMetrics {
 func (m *requestMetrics) finished(s *sequence) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.e2e.observe(s.lastToken.Sub(s.arrived).Seconds())
-	m.queue.observe(s.scheduled.Sub(s.queued).Seconds())
-	m.prefill.observe(s.firstToken.Sub(s.scheduled).Seconds())
-	m.decode.observe(s.lastToken.Sub(s.firstToken).Seconds())
-	m.inference.observe(s.lastToken.Sub(s.scheduled).Seconds())
+	m.e2e.observe((s.lastToken - s.arrival).Seconds())
+	m.queue.observe((s.scheduled - s.queued).Seconds())
+	m.prefill.observe((s.firstToken - s.scheduled).Seconds())
+	m.decode.observe((s.lastToken - s.firstToken).Seconds())
+	m.inference.observe((s.lastToken - s.scheduled).Seconds())
 	m.promptLen.observe(float64(s.promptTokens))
 	m.generationLen.observe(float64(s.outputTokens))
 	if i := slices.Index(finishReasons, s.finish); i >= 0 {
@@ -138,21 +145,22 @@ func (m *requestMetrics) finished(s *sequence) {
 	}
 }
 
-// tokenMade records the token s was just given at now, under
-// e.requests.mu, and returns the prompt tokens it prefilled: all of its
-// prompt for its first token, as vLLM counts them, else none.
-func (e *engine) tokenMade(s *sequence, now time.Time) (prefilled int) {
+// tokenMade records the token s was just given at (since the engine's
+// epoch), under e.requests.mu, and returns the prompt tokens it
+// prefilled: all of its prompt for its first token, as vLLM counts them,
+// else none.
+func (e *engine) tokenMade(s *sequence, at time.Duration) (prefilled int) {
 	m := e.requests
 	n := int(s.produced.Load())
 	if n == 1 {
-		s.firstToken = now
-		m.ttft.observe(now.Sub(s.arrived).Seconds())
+		s.firstToken = at
+		m.ttft.observe((at - s.arrival).Seconds())
 		e.promptTokens.Add(uint64(s.promptTokens))
 		prefilled = s.promptTokens
 	} else {
-		m.interToken.observe(now.Sub(s.lastToken).Seconds())
+		m.interToken.observe((at - s.lastToken).Seconds())
 	}
-	s.lastToken = now
+	s.lastToken = at
 	e.kvGrow(s, n)
 	return prefilled
 }

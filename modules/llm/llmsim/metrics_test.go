@@ -317,3 +317,47 @@ func TestMetricsRunningWaitingKV(t *testing.T) {
 		t.Fatalf("requests gone: running %g, waiting %g, KV usage %g; want 0, 0, 0", run, wait, kv)
 	}
 }
+
+// TestBuckets125 checks vLLM's build_1_2_5_buckets, its docstring's
+// example among them.
+func TestBuckets125(t *testing.T) {
+	for _, c := range []struct {
+		max  int
+		want []float64
+	}{
+		{100, []float64{1, 2, 5, 10, 20, 50, 100}},
+		{1, []float64{1}},
+		{4, []float64{1, 2}},
+		{32768, []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000}},
+	} {
+		if got := buckets125(c.max); !slices.Equal(got, c.want) {
+			t.Errorf("buckets125(%d) = %v, want %v", c.max, got, c.want)
+		}
+	}
+}
+
+// TestHistogramObserve: a value counts in the first bucket whose upper
+// bound is at least the value (Prometheus' le), past the last in +Inf.
+func TestHistogramObserve(t *testing.T) {
+	for _, c := range []struct {
+		v          float64
+		cumulative []uint64 // for le 0.3, 0.5, 0.8
+	}{
+		{0, []uint64{1, 1, 1}},
+		{0.3, []uint64{1, 1, 1}},
+		{0.30001, []uint64{0, 1, 1}},
+		{0.8, []uint64{0, 0, 1}},
+		{9, []uint64{0, 0, 0}},
+	} {
+		h := newHistogram([]float64{0.3, 0.5, 0.8})
+		h.observe(c.v)
+		m := h.metric()
+		var got []uint64
+		for _, b := range m.Bucket {
+			got = append(got, b.GetCumulativeCount())
+		}
+		if !slices.Equal(got, c.cumulative) || m.GetSampleCount() != 1 || m.GetSampleSum() != c.v {
+			t.Errorf("observe(%g): buckets %v, count %d, sum %g; want %v, 1, %g", c.v, got, m.GetSampleCount(), m.GetSampleSum(), c.cumulative, c.v)
+		}
+	}
+}

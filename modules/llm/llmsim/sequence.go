@@ -21,6 +21,11 @@ type sequence struct {
 	// engine never blocks on a slow handler: tokens made while the handler
 	// is busy are picked up together at its next wait.
 	ready chan struct{}
+	// lastToken is when the last token was made, kvShared how many of
+	// blocks hold a reference in the engine's KV accounting and kvPrivate
+	// the blocks it holds alone: the engine goroutine's.
+	lastToken           time.Duration
+	kvShared, kvPrivate int
 
 	// blocks are the hashes of the prompt's full blocks, looked up in the
 	// prefix cache when cacheable (see prompt).
@@ -35,14 +40,10 @@ type sequence struct {
 	// before it is submitted, for the engine's metrics.
 	arrived time.Time
 	finish  string
-	// The request's timeline, as vLLM's metrics divide it: queued by
-	// submit; scheduled (admitted), firstToken and lastToken by the
-	// engine goroutine.
-	queued, scheduled, firstToken, lastToken time.Time
-	// kvShared is how many of blocks hold a reference in the engine's
-	// KV accounting, kvPrivate the blocks it holds alone; both are the
-	// engine goroutine's.
-	kvShared, kvPrivate int
+	// The request's timeline as vLLM's metrics divide it, in time since
+	// the engine's epoch: arrival and queued by submit; scheduled
+	// (admitted), firstToken and lastToken by the engine goroutine.
+	arrival, queued, scheduled, firstToken time.Duration
 }
 
 // newSequence returns a sequence that lives as long as ctx.
