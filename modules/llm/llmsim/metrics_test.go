@@ -361,3 +361,34 @@ func TestHistogramObserve(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsKVSharesPrefixBlocks: two running requests with the same
+// long prompt hold its cached blocks once, as vLLM's block pool shares
+// them, so the second adds far fewer blocks than its prompt fills.
+func TestMetricsKVSharesPrefixBlocks(t *testing.T) {
+	cfg := fastConfig()
+	cfg.DecodeBase = 20 * time.Millisecond
+	cfg.KVCacheBlocks = 1000
+	r := listen(t, cfg)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	prompt := strings.Repeat(" hello world", 800) // 1,600 tokens: 100 blocks
+	kvUsage := func(running int) float64 {
+		t.Helper()
+		eventually(t, 10*time.Second, "requests in flight", func() bool { return r.Server().Stats().Running == running })
+		return vllmValue(t, scrape(t, r, "/metrics"), "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE)
+	}
+
+	hold(ctx, t, r, prompt, &wg)
+	one := kvUsage(1)
+	if one < 100.0/1000 {
+		t.Fatalf("one request of 100 blocks: KV usage %g, want at least 0.1", one)
+	}
+	hold(ctx, t, r, prompt, &wg)
+	two := kvUsage(2)
+	if two <= one || two >= one+50.0/1000 {
+		t.Fatalf("KV usage %g with one request, %g with two sharing its 100 prompt blocks; want it to grow by its own few blocks", one, two)
+	}
+}
