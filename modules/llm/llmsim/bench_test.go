@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // BenchmarkEngineStep measures the engine's bookkeeping for one decode step
@@ -20,14 +21,14 @@ func BenchmarkEngineStep(b *testing.B) {
 		b.Run(fmt.Sprintf("seqs=%d", n), func(b *testing.B) {
 			cfg := DefaultConfig()
 			cfg.MaxNumSeqs = n
-			e := &engine{cfg: cfg}
+			e := newEngine(cfg)
 			for range n {
 				e.running = append(e.running, newSequence(b.Context(), 1, 1<<62))
 			}
 			for b.Loop() {
 				e.release()
-				e.admit()
-				e.emit(e.running)
+				e.admit(time.Now())
+				e.emit(e.running, time.Now())
 			}
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "tokens/s")
 		})

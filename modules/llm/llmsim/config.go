@@ -3,6 +3,7 @@ package llmsim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -57,6 +58,18 @@ type Config struct {
 	// leading blocks a prompt shares with earlier ones; 0 turns it off, as
 	// does the tokenizer "bytes".
 	PrefixCacheBlocks int
+	// KVCacheBlocks is the KV cache's pool, in blocks of
+	// PrefixBlockTokens tokens, against which GET /metrics reports the
+	// blocks the running sequences hold (vllm:kv_cache_usage_perc). The
+	// engine does not bound its batch by it.
+	KVCacheBlocks int
+	// GPUs is the number of simulated GPUs that GET /dcgm/metrics
+	// reports, serving the model together. Each draws GPUIdlePower plus
+	// GPUPowerPerSeq per running sequence, up to GPUPowerLimit (watts).
+	GPUs           int
+	GPUIdlePower   float64
+	GPUPowerPerSeq float64
+	GPUPowerLimit  float64
 	// Faults are injected at random into generation requests; their
 	// rates must add up to at most 1.
 	Faults []FaultRule
@@ -66,6 +79,9 @@ type Config struct {
 	// server on the address. Empty by default.
 	InstanceID string
 }
+
+// maxGPUs bounds Config.GPUs: a node of simulated GPUs.
+const maxGPUs = 64
 
 // TokenizerDefault is Config.Tokenizer's default; TokenizerBytes names
 // the tokenizer-free approximation.
@@ -92,6 +108,11 @@ func DefaultConfig() Config {
 		DecodePerSeq:        40 * time.Microsecond,
 		Tokenizer:           TokenizerDefault,
 		PrefixCacheBlocks:   16384,
+		KVCacheBlocks:       16384,
+		GPUs:                1,
+		GPUIdlePower:        70,
+		GPUPowerPerSeq:      2.5,
+		GPUPowerLimit:       700,
 	}
 }
 
@@ -113,6 +134,12 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 		"for ceil(bytes/4) per text (cheaper; no prefix cache)")
 	fs.IntVar(&c.PrefixCacheBlocks, "prefix-cache-blocks", c.PrefixCacheBlocks, fmt.Sprintf("prefix (KV) cache capacity in blocks of %d tokens, "+
 		"evicted least recently used first; prefill skips a prompt's cached leading blocks; 0 disables", PrefixBlockTokens))
+	fs.IntVar(&c.KVCacheBlocks, "kv-cache-blocks", c.KVCacheBlocks, fmt.Sprintf("KV cache pool in blocks of %d tokens, the whole of "+
+		"vllm:kv_cache_usage_perc in GET /metrics (it does not bound the batch)", PrefixBlockTokens))
+	fs.IntVar(&c.GPUs, "gpus", c.GPUs, "simulated GPUs reported by GET /dcgm/metrics")
+	fs.Float64Var(&c.GPUIdlePower, "gpu-idle-power", c.GPUIdlePower, "a simulated GPU's power draw with no running sequence, in watts")
+	fs.Float64Var(&c.GPUPowerPerSeq, "gpu-power-per-seq", c.GPUPowerPerSeq, "power a simulated GPU draws per running sequence, in watts")
+	fs.Float64Var(&c.GPUPowerLimit, "gpu-power-limit", c.GPUPowerLimit, "a simulated GPU's power limit, in watts")
 	fs.Var(&faultFlag{rules: &c.Faults}, "fault", "inject a fault into a share of requests, such as http_5xx:0.05 or "+
 		"reset:0.01:after=10 (repeatable)")
 	fs.StringVar(&c.InstanceID, "instance-id", c.InstanceID, "a name of your choosing that GET /stats answers, to tell this simulator from another server on the address")
@@ -136,6 +163,13 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	check(c.PrefixCacheBlocks >= 0, "prefix-cache-blocks must not be negative, got %d", c.PrefixCacheBlocks)
+	check(c.KVCacheBlocks >= 1, "kv-cache-blocks must be at least 1, got %d", c.KVCacheBlocks)
+	check(c.GPUs >= 1 && c.GPUs <= maxGPUs, "gpus must be between 1 and %d, got %d", maxGPUs, c.GPUs)
+	watts := func(w float64) bool { return w >= 0 && !math.IsInf(w, 1) }
+	check(watts(c.GPUIdlePower), "gpu-idle-power must be a finite number of watts, at least 0, got %g", c.GPUIdlePower)
+	check(watts(c.GPUPowerPerSeq), "gpu-power-per-seq must be a finite number of watts, at least 0, got %g", c.GPUPowerPerSeq)
+	check(watts(c.GPUPowerLimit) && c.GPUPowerLimit >= c.GPUIdlePower, "gpu-power-limit must be a finite number of watts, at least gpu-idle-power (%g), got %g",
+		c.GPUIdlePower, c.GPUPowerLimit)
 	for _, d := range []struct {
 		name string
 		v    time.Duration

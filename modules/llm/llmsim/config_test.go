@@ -19,13 +19,14 @@ func TestDefaultConfigIsValid(t *testing.T) {
 }
 
 func TestValidateReportsEveryField(t *testing.T) {
-	cfg := Config{PrefillBase: -time.Second, DecodePerSeq: -1, PrefixCacheBlocks: -1}
+	cfg := Config{PrefillBase: -time.Second, DecodePerSeq: -1, PrefixCacheBlocks: -1, GPUIdlePower: -1, GPUPowerPerSeq: -2, GPUPowerLimit: -3}
 	err := cfg.Validate()
 	if err == nil {
 		t.Fatal("zero config validated")
 	}
 	for _, field := range []string{"model", "max-num-seqs", "max-num-batched-tokens", "default-max-tokens",
-		"max-model-len", "output-mean", "prefill-base", "decode-per-seq", "tokenizer", "prefix-cache-blocks"} {
+		"max-model-len", "output-mean", "prefill-base", "decode-per-seq", "tokenizer", "prefix-cache-blocks",
+		"kv-cache-blocks", "gpus", "gpu-idle-power", "gpu-power-per-seq", "gpu-power-limit"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("error does not mention %s:\n%v", field, err)
 		}
@@ -47,6 +48,7 @@ func TestAddFlags(t *testing.T) {
 		"--default-max-tokens=64", "--output-mean=32", "--prefill-base=1ms", "--prefill-per-token=2µs",
 		"--decode-base=3ms", "--decode-per-seq=4µs", "--fault=http_5xx:0.05", "--fault", "reset:0.01:after=10",
 		"--tokenizer=o200k_base", "--prefix-cache-blocks=64", "--instance-id=ci-7f3a",
+		"--kv-cache-blocks=128", "--gpus=8", "--gpu-idle-power=60", "--gpu-power-per-seq=1.5", "--gpu-power-limit=400",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +58,7 @@ func TestAddFlags(t *testing.T) {
 		DefaultMaxTokens: 64, OutputMean: 32, PrefillBase: time.Millisecond, PrefillPerToken: 2 * time.Microsecond,
 		DecodeBase: 3 * time.Millisecond, DecodePerSeq: 4 * time.Microsecond,
 		Tokenizer: "o200k_base", PrefixCacheBlocks: 64, InstanceID: "ci-7f3a",
+		KVCacheBlocks: 128, GPUs: 8, GPUIdlePower: 60, GPUPowerPerSeq: 1.5, GPUPowerLimit: 400,
 		Faults: []FaultRule{
 			{Fault: Fault{Name: "http_5xx", Status: 500}, Rate: 0.05},
 			{Fault: Fault{Name: "reset", After: 10}, Rate: 0.01},
@@ -72,7 +75,7 @@ func TestAddFlags(t *testing.T) {
 	if def := fs.Lookup("max-num-seqs").DefValue; def != "256" {
 		t.Errorf("--max-num-seqs default %s, want the config's 256", def)
 	}
-	for flag, def := range map[string]string{"tokenizer": "cl100k_base", "prefix-cache-blocks": "16384"} {
+	for flag, def := range map[string]string{"tokenizer": "cl100k_base", "prefix-cache-blocks": "16384", "kv-cache-blocks": "16384", "gpus": "1"} {
 		if got := fs.Lookup(flag).DefValue; got != def {
 			t.Errorf("--%s default %s, want %s", flag, got, def)
 		}

@@ -13,6 +13,17 @@
 //   - GET /stats answers the server's counters (Stats) as JSON, the
 //     prefix cache's hits and queries among them, and Config.InstanceID,
 //     the name its starter gave it to tell it from another server.
+//   - GET /metrics answers the engine's state in vLLM's Prometheus
+//     metrics (names, types, labels and buckets of vLLM's
+//     PrometheusStatLogger; see metrics.go): running and waiting
+//     requests, KV cache usage against Config.KVCacheBlocks, prefix cache
+//     queries and hits, prompt and generation tokens, successes by
+//     finished_reason, and the per-request histograms (TTFT, inter-token
+//     latency, e2e, queue, prefill, decode, inference time). Its counters
+//     agree with /stats where both count the same thing.
+//   - GET /dcgm/metrics answers as NVIDIA's DCGM exporter would for
+//     Config.GPUs simulated GPUs (see dcgm.go): power rising with the
+//     running batch, and an energy counter that is its exact integral.
 //   - Anthropic's POST /v1/messages, Ollama's POST /api/chat and
 //     /api/generate, TGI's POST /generate_stream, Triton's POST
 //     /v2/models/{model}[/versions/{version}]/generate_stream and

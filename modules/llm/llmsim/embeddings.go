@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // DefaultEmbeddingDimensions is the dimension of the vectors POST
@@ -74,6 +75,7 @@ func embeddingInputs(raw json.RawMessage, p *prompter) (seeds [][]byte, tokens [
 // Faults that strike before the engine apply; mid-stream ones do not (a
 // header asking for one is refused, a drawn one is skipped).
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
 	data, aerr := readBody(w, r)
 	var body embeddingsRequest
 	var seeds [][]byte
@@ -120,7 +122,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	if f != nil && !s.intercept(ctx, w, f) {
 		return
 	}
-	seq := newSequence(ctx, j.promptTokens, 1)
+	seq := newSequence(ctx, j.promptTokens, 1).from(arrived, "stop")
 	if err := s.engine.submit(seq); err != nil {
 		unavailable(err).write(w)
 		return

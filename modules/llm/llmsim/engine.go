@@ -37,22 +37,47 @@ type engine struct {
 	// the blocks it holds.
 	prefixQueries, prefixHits atomic.Uint64
 	prefixBlocks              atomic.Int64
+
+	// The figures of GET /metrics that Stats has no field for: the
+	// prompt tokens of the sequences past their prefill, the KV blocks
+	// the running sequences hold (kvUsed, published as kvBlocks; kvRefs
+	// counts the running sequences that share each cached prompt
+	// block), the requests' histograms and the GPUs' load. kvUsed,
+	// kvRefs and loadRunning are the run goroutine's.
+	promptTokens atomic.Uint64
+	kvBlocks     atomic.Int64
+	kvUsed       int
+	kvRefs       map[uint64]int
+	requests     *requestMetrics
+	epoch        time.Time // the sequences' timelines count from it
+	gpus         *gpuLoad
+	loadRunning  int
 }
 
 // startEngine starts the engine goroutine; stop ends it.
 func startEngine(cfg Config) *engine {
+	e := newEngine(cfg)
+	go e.run()
+	return e
+}
+
+// newEngine returns an engine whose goroutine is not started.
+func newEngine(cfg Config) *engine {
 	e := &engine{
-		cfg:     cfg,
-		cache:   newPrefixCache(cfg.PrefixCacheBlocks),
-		wake:    make(chan struct{}, 1),
-		quit:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		cfg:      cfg,
+		cache:    newPrefixCache(cfg.PrefixCacheBlocks),
+		wake:     make(chan struct{}, 1),
+		quit:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+		kvRefs:   map[uint64]int{},
+		requests: newRequestMetrics(cfg.MaxModelLen),
+		epoch:    time.Now(),
 	}
+	e.gpus = newGPULoad(cfg, e.epoch)
 	e.stop = sync.OnceFunc(func() {
 		close(e.quit)
 		<-e.stopped
 	})
-	go e.run()
 	return e
 }
 
@@ -65,6 +90,7 @@ func (e *engine) submit(s *sequence) error {
 		return errStopped
 	default:
 	}
+	s.queued, s.arrival = time.Since(e.epoch), s.arrived.Sub(e.epoch)
 	e.waiting = append(e.waiting, s)
 	e.mu.Unlock()
 	e.received.Add(1)
@@ -104,9 +130,15 @@ func (e *engine) run() {
 	timer.Stop()
 	deadline := time.Now()
 	for {
+		now := time.Now()
 		e.release()
-		admitted, prefillTokens := e.admit()
+		admitted, prefillTokens := e.admit(now)
 		e.nRunning.Store(int64(len(e.running)))
+		e.kvBlocks.Store(int64(e.kvUsed))
+		if n := len(e.running); n != e.loadRunning {
+			e.gpus.set(now, n)
+			e.loadRunning = n
+		}
 		if len(e.running) == 0 {
 			select {
 			case <-e.wake:
@@ -140,7 +172,7 @@ func (e *engine) run() {
 		if admitted > 0 {
 			e.cacheBlocks(batch)
 		}
-		e.emit(batch)
+		e.emit(batch, time.Now())
 	}
 }
 
@@ -167,12 +199,20 @@ func (e *engine) cachedTokens(s *sequence) int {
 	return e.cache.match(blocks) * PrefixBlockTokens
 }
 
-// emit gives each sequence of batch its next token.
-func (e *engine) emit(batch []*sequence) {
+// emit gives each sequence of batch its next token, made at now.
+func (e *engine) emit(batch []*sequence, now time.Time) {
+	m := e.requests
+	m.mu.Lock()
+	stepTokens := len(batch)
+	at := now.Sub(e.epoch)
 	for _, s := range batch {
 		s.advance()
+		stepTokens += e.tokenMade(s, at)
 	}
+	m.iterationTokens.observe(float64(stepTokens))
+	m.mu.Unlock()
 	e.tokens.Add(uint64(len(batch)))
+	e.kvBlocks.Store(int64(e.kvUsed))
 }
 
 // release frees the slots of sequences that are finished or whose client
@@ -183,8 +223,11 @@ func (e *engine) release() {
 		switch {
 		case s.finished():
 			e.completed.Add(1)
+			e.kvFree(s)
+			e.requests.finished(s)
 		case s.gone():
 			e.canceled.Add(1)
+			e.kvFree(s)
 		default:
 			kept = append(kept, s)
 		}
@@ -197,7 +240,8 @@ func (e *engine) release() {
 // prefill token budget (the first one always fits), and drops waiting
 // sequences whose client has gone. It returns how many it admitted and
 // the prompt tokens they prefill: those the prefix cache does not hold.
-func (e *engine) admit() (admitted, prefillTokens int) {
+// The admitted sequences are scheduled at now.
+func (e *engine) admit(now time.Time) (admitted, prefillTokens int) {
 	free := e.cfg.MaxNumSeqs - len(e.running)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -212,6 +256,8 @@ func (e *engine) admit() (admitted, prefillTokens int) {
 			cached := e.cachedTokens(s)
 			if n := s.promptTokens - cached; admitted == 0 || prefillTokens+n <= e.cfg.MaxNumBatchedTokens {
 				e.running = append(e.running, s)
+				s.scheduled = now.Sub(e.epoch)
+				e.kvAdmit(s)
 				admitted++
 				prefillTokens += n
 				if s.cacheable {

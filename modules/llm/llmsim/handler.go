@@ -30,6 +30,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) { writeFamilies(w, s.vllmFamilies()) })
+	mux.HandleFunc("GET /dcgm/metrics", func(w http.ResponseWriter, _ *http.Request) { writeFamilies(w, s.dcgmFamilies(time.Now())) })
 	return mux
 }
 
@@ -116,7 +118,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 		created: time.Now().Unix(),
 		text:    text,
 		finish:  finish,
-		seq:     newSequence(ctx, j.promptTokens, outputTokens).withBlocks(j.blocks, j.cacheable),
+		seq:     newSequence(ctx, j.promptTokens, outputTokens).withBlocks(j.blocks, j.cacheable).from(arrived, finish),
 		engine:  s.engine,
 		arrived: arrived,
 		server:  s,

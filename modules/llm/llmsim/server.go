@@ -28,6 +28,8 @@ type Server struct {
 	flushGapNano   atomic.Int64  // their summed times since the stream's previous flush
 
 	faults map[string]*atomic.Uint64 // injected faults by name; keys fixed by New
+
+	gpus []gpuIdentity // the simulated GPUs of GET /dcgm/metrics
 }
 
 // recordFirstToken notes a stream's server-side TTFT.
@@ -94,7 +96,8 @@ func New(cfg Config) (*Server, error) {
 	if p.tok == nil {
 		cfg.PrefixCacheBlocks = 0 // no token ids, no prefix cache
 	}
-	s := &Server{cfg: cfg, prompter: p, engine: startEngine(cfg), started: time.Now(), faults: map[string]*atomic.Uint64{}}
+	s := &Server{cfg: cfg, prompter: p, engine: startEngine(cfg), started: time.Now(), faults: map[string]*atomic.Uint64{},
+		gpus: newGPUIdentities(cfg.GPUs, cfg.Seed)}
 	for name := range faultParams {
 		s.faults[name] = new(atomic.Uint64)
 	}
