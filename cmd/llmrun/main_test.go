@@ -116,10 +116,16 @@ func TestMeasuredTimingMatchesTheSimulator(t *testing.T) {
 	}
 	s := readSummary(t, export)
 	st := sim.Server().Stats()
-	if st.FirstTokens != iterations || st.FlushGaps != iterations*(maxTokens-1) {
-		t.Fatalf("the simulator timed %d first tokens and %d gaps, want %d and %d", st.FirstTokens, st.FlushGaps, iterations, iterations*(maxTokens-1))
+	// On a loaded machine the simulator's handler may wake after two
+	// tokens were generated and flush them together: fewer flushes, the
+	// same span. The server's gap per token is that span over the tokens
+	// after the first, which is what the client's ITL mean is too (two
+	// tokens in one read are one gap of about 0).
+	const gaps = iterations * (maxTokens - 1)
+	if st.FirstTokens != iterations || st.FlushGaps == 0 || st.FlushGaps > gaps {
+		t.Fatalf("the simulator timed %d first tokens and %d gaps, want %d and 1 to %d", st.FirstTokens, st.FlushGaps, iterations, gaps)
 	}
-	serverTTFT, serverGap := st.TTFTSum/time.Duration(st.FirstTokens), st.FlushGapSum/time.Duration(st.FlushGaps)
+	serverTTFT, serverGap := st.TTFTSum/time.Duration(st.FirstTokens), st.FlushGapSum/time.Duration(gaps)
 	if serverTTFT < prefill || serverGap < decode*9/10 {
 		t.Fatalf("the simulator's own TTFT %v and gap %v, below its configured %v and %v", serverTTFT, serverGap, prefill, decode)
 	}
@@ -137,8 +143,8 @@ func TestMeasuredTimingMatchesTheSimulator(t *testing.T) {
 	if s.Serving.OutputTokens != iterations*maxTokens {
 		t.Errorf("output tokens %d, want %d (ignore_eos and max_tokens honoured)", s.Serving.OutputTokens, iterations*maxTokens)
 	}
-	if got := latencyRow(t, s, "llm_itl").Count; got != iterations*(maxTokens-1) {
-		t.Errorf("ITL samples %d, want %d (one per gap)", got, iterations*(maxTokens-1))
+	if got := latencyRow(t, s, "llm_itl").Count; got != gaps {
+		t.Errorf("ITL samples %d, want %d (one per gap)", got, gaps)
 	}
 	for _, want := range []string{"TTFT", "TPOT", "ITL", "E2E", "request throughput", "✓ ok"} {
 		if !strings.Contains(stdout, want) {
