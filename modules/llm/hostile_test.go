@@ -857,9 +857,9 @@ func TestWholeResponseOverTheCap(t *testing.T) {
 	}
 
 	const limit = 1 << 20
-	body, err := readAtMost(nil, &repeatReader{'x', 3 * limit}, limit+1)
-	if err != nil || len(body) != limit+1 {
-		t.Fatalf("read %d bytes, error %v; want %d", len(body), err, limit+1)
+	body, more, err := readAtMost(nil, &repeatReader{'x', 3 * limit}, limit, -1)
+	if err != nil || len(body) != limit || !more {
+		t.Fatalf("read %d bytes, more %v, error %v; want %d and more", len(body), more, err, limit)
 	}
 	if cap(body) > limit+limit/8 {
 		t.Errorf("the buffer grew to %d bytes to read %d: want about the limit", cap(body), limit+1)
