@@ -71,4 +71,55 @@ func TestWholeResponseAtTheCapTakesItsSize(t *testing.T) {
 	}
 }
 
+// TestGiantLinesTakeTheirSize streams events whose one data line is close
+// to the 4 MiB line cap: the line is read into a buffer that stays with the
+// stream, decoded where it lies, and its text kept only up to 1 MiB, so
+// that the stream allocates one line's buffer as it grows (twice a line)
+// and the kept text, not three or four times each line's size.
+func TestGiantLinesTakeTheirSize(t *testing.T) {
+	const lines = 8
+	content := strings.Repeat("x", DefaultMaxLineSize-128)
+	for _, tc := range []struct {
+		name        string
+		api         API
+		contentType string
+		line, last  string
+		perLine     float64 // what each line may allocate, in lines
+	}{
+		// The line decoded in place; the buffer growing once, and the
+		// kept text, are 2.5 lines in all: 0.3 of a line each.
+		{"SSE", ChatCompletions, "text/event-stream", `data: {"choices":[{"index":0,"delta":{"content":"` + content + `"}}]}` + "\n\n",
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}` + "\n\ndata: [DONE]\n\n", 0.4},
+		// encoding/json copies the content out of an Ollama line: one
+		// line each, and the buffer and the kept text.
+		{"NDJSON", OllamaChat, "application/x-ndjson", `{"message":{"role":"assistant","content":"` + content + `"},"done":false}` + "\n",
+			`{"message":{"role":"assistant","content":""},"done":true,"done_reason":"length","eval_count":8}` + "\n", 1.4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			event := []byte(tc.line) // made once: the server's allocations count too
+			c := hostileServer(t, tc.api, func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", tc.contentType)
+				for range lines {
+					w.Write(event)
+				}
+				io.WriteString(w, tc.last)
+			})
+			req := hostileRequest(tc.api)
+			req.KeepText = true
+			var res *Result
+			allocated := allocatedBy(func() { res = c.Stream(t.Context(), req) })
+			if !res.OK || res.Chunks != lines || len(res.Text) != maxKeptText || !res.TextTruncated {
+				t.Fatalf("class %q (%s), %d chunks, text of %d bytes; want ok with %d chunks and the text cut at %d bytes",
+					res.Class, res.Error, res.Chunks, len(res.Text), lines, maxKeptText)
+			}
+			t.Logf("a stream of %d lines of %s allocated %s", lines, mib(len(tc.line)), mib(int(allocated)))
+			if per := float64(allocated) / float64(lines*len(tc.line)); per > tc.perLine {
+				t.Errorf("a stream of %d lines of %s allocated %s, %.2f lines per line; want at most %.1f",
+					lines, mib(len(tc.line)), mib(int(allocated)), per, tc.perLine)
+			}
+		})
+	}
+}
+
 func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
