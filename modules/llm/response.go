@@ -241,7 +241,11 @@ func holdsMore(r io.Reader) (bool, error) {
 // (Content-Length, which net/http holds the body to), -1 when it declares
 // none.
 func declaredLength(header http.Header) int64 {
-	n, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64)
+	v := header.Get("Content-Length")
+	if v == "" { // a stream: ParseInt would allocate its error
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
 		return -1
 	}

@@ -123,3 +123,27 @@ func TestGiantLinesTakeTheirSize(t *testing.T) {
 }
 
 func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// declaredLength reads Content-Length, and costs a stream, which declares
+// none, no allocation.
+func TestDeclaredLength(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int64
+	}{{"", -1}, {"0", 0}, {"67104768", 67104768}, {"-5", -1}, {"12x", -1}, {"99999999999999999999", -1}} {
+		h := http.Header{}
+		if tc.value != "" {
+			h.Set("Content-Length", tc.value)
+		}
+		if got := declaredLength(h); got != tc.want {
+			t.Errorf("Content-Length %q: %d, want %d", tc.value, got, tc.want)
+		}
+	}
+	if raceEnabled {
+		return // allocation counts are not meaningful under the race detector
+	}
+	stream := http.Header{"Content-Type": {"text/event-stream"}}
+	if n := testing.AllocsPerRun(100, func() { declaredLength(stream) }); n != 0 {
+		t.Errorf("%v allocations for a header without Content-Length", n)
+	}
+}
