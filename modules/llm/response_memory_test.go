@@ -11,7 +11,9 @@ import (
 )
 
 // allocatedBy reports the bytes allocated while f ran (the server's
-// included: it writes from a small buffer).
+// included: it writes from a small buffer). Under the race detector,
+// sync.Pool drops items at random, so that net/http's pooled copy buffers
+// are allocated again and again: the tests bound it only without.
 func allocatedBy(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -63,7 +65,7 @@ func TestWholeResponseAtTheCapTakesItsSize(t *testing.T) {
 				t.Errorf("text of %d bytes, truncated %v; want the first %d bytes of the answer, cut", len(res.Text), res.TextTruncated, maxKeptText)
 			}
 			t.Logf("a response of %s allocated %s", mib(size), mib(int(allocated)))
-			if per := float64(allocated) / float64(size); per > tc.bound {
+			if per := float64(allocated) / float64(size); per > tc.bound && !raceEnabled {
 				t.Errorf("a response of %d MiB allocated %d MiB (%.2f times its size), want at most %.1f times",
 					size>>20, allocated>>20, per, tc.bound)
 			}
@@ -114,7 +116,7 @@ func TestGiantLinesTakeTheirSize(t *testing.T) {
 					res.Class, res.Error, res.Chunks, len(res.Text), lines, maxKeptText)
 			}
 			t.Logf("a stream of %d lines of %s allocated %s", lines, mib(len(tc.line)), mib(int(allocated)))
-			if per := float64(allocated) / float64(lines*len(tc.line)); per > tc.perLine {
+			if per := float64(allocated) / float64(lines*len(tc.line)); per > tc.perLine && !raceEnabled {
 				t.Errorf("a stream of %d lines of %s allocated %s, %.2f lines per line; want at most %.1f",
 					lines, mib(len(tc.line)), mib(int(allocated)), per, tc.perLine)
 			}
