@@ -864,4 +864,9 @@ func TestWholeResponseOverTheCap(t *testing.T) {
 	if cap(body) > limit+limit/8 {
 		t.Errorf("the buffer grew to %d bytes to read %d: want about the limit", cap(body), limit+1)
 	}
+	// A declared length sizes the buffer at once, whatever dst holds.
+	body, more, err = readAtMost([]byte("head"), &repeatReader{'x', 10}, limit, 2)
+	if err != nil || more || string(body) != "headxxxxxxxxxx" {
+		t.Errorf("read %q, more %v, error %v; want the 10 bytes after the head", body, more, err)
+	}
 }

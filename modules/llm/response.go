@@ -202,7 +202,7 @@ func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result
 func readAtMost(dst []byte, r io.Reader, limit int, size int64) (_ []byte, more bool, err error) {
 	if size >= 0 {
 		// One more byte, so that the end is read without growing dst.
-		dst = slices.Grow(dst, int(min(size, int64(limit)))+1-len(dst))
+		dst = slices.Grow(dst, max(int(min(size, int64(limit)))+1-len(dst), 0))
 	}
 	for len(dst) < limit {
 		if len(dst) == cap(dst) {
