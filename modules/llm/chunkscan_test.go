@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // chunkDiff describes how two decoded chunks differ, "" when they hold the
@@ -209,7 +210,7 @@ func TestAppendUnquoted(t *testing.T) {
 	for _, raw := range []string{`""`, `"plain"`, `"héllo 世界"`, `"a\n\"b\"\u00e9\ud83d\ude00"`, `"\ud800"`, "\"\xff\xfe\"", `null`, `5`, `{"a":1}`} {
 		var want string
 		wantErr := json.Unmarshal([]byte(raw), &want)
-		got, err := appendUnquoted([]byte("x"), json.RawMessage(raw))
+		got, err := appendUnquoted([]byte("x"), json.RawMessage(raw), maxKeptText)
 		switch {
 		case (err == nil) != (wantErr == nil):
 			t.Errorf("%s: error %v, encoding/json's %v", raw, err, wantErr)
@@ -217,6 +218,30 @@ func TestAppendUnquoted(t *testing.T) {
 			t.Errorf("%s: failed leaving %q, want %q", raw, got, "x")
 		case err == nil && string(got) != "x"+want:
 			t.Errorf("%s: %q, want %q", raw, got, "x"+want)
+		}
+	}
+}
+
+// Short of room, appendUnquoted appends the start of the string exactly
+// as the whole decodes it, taking dst past its limit by one character at
+// most (escapes, surrogate pairs and invalid UTF-8 included).
+func TestAppendUnquotedStopsPastItsLimit(t *testing.T) {
+	for _, raw := range []string{`"plain text"`, `"héllo 世界 😀 done"`, `"a\n\"b\"\u00e9\ud83d\ude00\u4e16z\ud800\u0041"`, "\"ab\xff\xfe\xe4\xb8cd\"", `"\ud83d\ude00\ud83d\ude00"`} {
+		var whole string
+		if err := json.Unmarshal([]byte(raw), &whole); err != nil {
+			t.Fatal(err)
+		}
+		whole = "x" + whole
+		for limit := range len(whole) + 2 {
+			got, err := appendUnquoted([]byte("x"), json.RawMessage(raw), limit)
+			switch {
+			case err != nil:
+				t.Errorf("%s, limit %d: %v", raw, limit, err)
+			case !strings.HasPrefix(whole, string(got)):
+				t.Errorf("%s, limit %d: %q, not a start of %q", raw, limit, got, whole)
+			case len(got) < min(len(whole), limit+1) || len(got) > limit+1+utf8.UTFMax:
+				t.Errorf("%s, limit %d: %d bytes (%q), want %d to %d", raw, limit, len(got), got, min(len(whole), limit+1), limit+1+utf8.UTFMax)
+			}
 		}
 	}
 }
@@ -240,7 +265,7 @@ func TestChunkTextAllocatesNothing(t *testing.T) {
 			t.Fatal("tokens", reasoning, answer)
 		}
 		var err error
-		if text, err = c.appendText(text[:0]); err != nil {
+		if text, err = c.appendText(text[:0], maxKeptText); err != nil {
 			t.Fatal(err)
 		}
 	})

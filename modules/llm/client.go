@@ -629,7 +629,7 @@ func readBody(proto protocol, header http.Header, body io.Reader, keepText bool,
 	rr := getResponseReader()
 	defer rr.release()
 	rr.reasoning, rr.countText, rr.arrived, rr.cut = rr.reasoning[:0], tok != nil, arrived, false
-	rr.received = clock
+	rr.received, rr.declared = clock, declaredLength(header)
 	contentType := header.Get("Content-Type")
 	rr.head.r, rr.head.kept = body, 0
 	if err := proto.read(rr, contentType, &rr.head, keepText || tok != nil, res); err != nil {

@@ -857,11 +857,16 @@ func TestWholeResponseOverTheCap(t *testing.T) {
 	}
 
 	const limit = 1 << 20
-	body, err := readAtMost(nil, &repeatReader{'x', 3 * limit}, limit+1)
-	if err != nil || len(body) != limit+1 {
-		t.Fatalf("read %d bytes, error %v; want %d", len(body), err, limit+1)
+	body, more, err := readAtMost(nil, &repeatReader{'x', 3 * limit}, limit, -1)
+	if err != nil || len(body) != limit || !more {
+		t.Fatalf("read %d bytes, more %v, error %v; want %d and more", len(body), more, err, limit)
 	}
 	if cap(body) > limit+limit/8 {
 		t.Errorf("the buffer grew to %d bytes to read %d: want about the limit", cap(body), limit+1)
+	}
+	// A declared length sizes the buffer at once, whatever dst holds.
+	body, more, err = readAtMost([]byte("head"), &repeatReader{'x', 10}, limit, 2)
+	if err != nil || more || string(body) != "headxxxxxxxxxx" {
+		t.Errorf("read %q, more %v, error %v; want the 10 bytes after the head", body, more, err)
 	}
 }

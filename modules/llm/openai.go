@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -109,17 +110,17 @@ func (d *chunkDecoder) decode(data []byte, c *chunk) error {
 	if len(data) >= choiceScanFrom && choicesLen(data, maxChoices) > maxChoices {
 		return fmt.Errorf("more than %d choices", maxChoices)
 	}
-	if len(data) > maxPooledBuffer {
-		// A huge chunk, rare, is decoded in place by encoding/json: the
-		// decoder would copy it into its buffer first, doubling what it
-		// costs.
-		d.grown = true
-		return json.Unmarshal(data, c)
-	}
 	if scanChunk(data, c) {
 		return nil
 	}
 	c.reset()
+	if len(data) > maxPooledBuffer {
+		// A huge chunk the scanner left, rare, is decoded by
+		// json.Unmarshal: the decoder would copy it into its buffer
+		// first, doubling what it costs.
+		d.grown = true
+		return json.Unmarshal(data, c)
+	}
 	if d.dec == nil {
 		d.dec = json.NewDecoder(&d.src)
 	}
@@ -161,8 +162,8 @@ func (c *chunk) tokens() (reasoning, answer bool) {
 }
 
 // appendText appends the chunk's answer text (content or text, not
-// reasoning) to dst.
-func (c *chunk) appendText(dst []byte) ([]byte, error) {
+// reasoning) to dst, as far as dst may grow (appendUnquoted's limit).
+func (c *chunk) appendText(dst []byte, limit int) ([]byte, error) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		for _, raw := range [3]json.RawMessage{ch.Text, ch.Delta.Content, ch.Message.Content} {
@@ -170,7 +171,7 @@ func (c *chunk) appendText(dst []byte) ([]byte, error) {
 				continue
 			}
 			var err error
-			if dst, err = appendUnquoted(dst, raw); err != nil {
+			if dst, err = appendUnquoted(dst, raw, limit); err != nil {
 				return dst, fmt.Errorf("text: %w", err)
 			}
 		}
@@ -180,20 +181,79 @@ func (c *chunk) appendText(dst []byte) ([]byte, error) {
 
 // appendUnquoted appends the string that raw, a valid JSON value, holds
 // to dst; dst is returned unchanged with the error when raw is not a
-// string. A string without escapes in valid UTF-8, as most chunks' text
-// is, is appended as it is, allocating nothing; others are decoded by
-// encoding/json, which also turns invalid UTF-8 into U+FFFD.
-func appendUnquoted(dst []byte, raw json.RawMessage) ([]byte, error) {
+// string. Once dst would pass limit bytes, only the start of the string
+// is appended, taking dst past limit by one character at most (so that a
+// cut made at limit is seen and falls on a character boundary): a huge
+// string costs what is kept of it, not its size. A string without escapes
+// in valid UTF-8, as most chunks' text is, is appended as it is,
+// allocating nothing; others are decoded by encoding/json, which also
+// turns invalid UTF-8 into U+FFFD.
+func appendUnquoted(dst []byte, raw json.RawMessage, limit int) ([]byte, error) {
+	room := max(limit-len(dst)+1, 0)
 	if len(raw) >= 2 && raw[0] == '"' {
-		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		inner := raw[1 : len(raw)-1]
+		if len(inner) > room {
+			n := room
+			for n < len(inner) && !utf8.RuneStart(inner[n]) {
+				n++
+			}
+			inner = inner[:n]
+		}
+		if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 			return append(dst, inner...), nil
 		}
+		raw = quotedPrefix(raw, room)
 	}
 	s, err := jsonString(raw)
 	if err != nil {
 		return dst, err
 	}
 	return append(dst, s...), nil
+}
+
+// quotedPrefix returns the start of raw, a valid JSON string, that
+// decodes to at least its first n bytes (by one character at most),
+// exactly as the whole string decodes them, closed by a quote of its own
+// (raw itself when it is no longer). It is cut between units that decode
+// on their own: a byte, a UTF-8 character, an invalid byte (U+FFFD), an
+// escape, or a surrogate pair's two escapes.
+func quotedPrefix(raw json.RawMessage, n int) json.RawMessage {
+	i := 1
+	for decoded := 0; decoded < n; {
+		switch c := raw[i]; {
+		case c == '"':
+			return raw
+		case c == '\\' && raw[i+1] == 'u':
+			r := rune(hex4(raw[i+2 : i+6]))
+			i += 6
+			switch {
+			case !utf16.IsSurrogate(r):
+				decoded += utf8.RuneLen(r)
+			case len(raw) >= i+6 && raw[i] == '\\' && raw[i+1] == 'u' && utf16.DecodeRune(r, rune(hex4(raw[i+2:i+6]))) != utf8.RuneError:
+				decoded, i = decoded+4, i+6
+			default:
+				decoded += 3 // U+FFFD
+			}
+		case c == '\\':
+			decoded, i = decoded+1, i+2
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(raw[i:])
+			decoded, i = decoded+utf8.RuneLen(r), i+size
+		default:
+			decoded, i = decoded+1, i+1
+		}
+	}
+	if raw[i] == '"' {
+		return raw
+	}
+	return append(raw[:i:i], '"')
+}
+
+// hex4 is the value of four hexadecimal digits, checked by the JSON
+// scanner or decoder that found them.
+func hex4(b []byte) int {
+	v, _ := strconv.ParseUint(string(b), 16, 16)
+	return int(v)
 }
 
 // finishReason returns the last finish reason in the chunk, "" if none.

@@ -72,15 +72,15 @@ func (c *ollamaChunk) tokens() (reasoning, answer bool) {
 	return reasoning, answer
 }
 
-// appendText appends the chunk's answer text to dst.
-func (c *ollamaChunk) appendText(dst []byte) ([]byte, error) {
+// appendText appends the chunk's answer text to dst, as far as dst may
+// grow (appendUnquoted's limit).
+func (c *ollamaChunk) appendText(dst []byte, limit int) ([]byte, error) {
 	for _, raw := range [2]json.RawMessage{c.Message.Content, c.Response} {
 		if present(raw) {
-			s, err := jsonString(raw)
-			if err != nil {
+			var err error
+			if dst, err = appendUnquoted(dst, raw, limit); err != nil {
 				return dst, fmt.Errorf("text: %w", err)
 			}
-			dst = append(dst, s...)
 		}
 	}
 	return dst, nil
@@ -152,7 +152,7 @@ func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result)
 		reasoning, answer := c.tokens()
 		clock.tick(res, now, reasoning, answer)
 		if keepText && answer {
-			if rr.text, err = c.appendText(rr.text); err != nil {
+			if rr.text, err = c.appendText(rr.text, maxKeptText); err != nil {
 				return &failure{ErrDecode, err}
 			}
 			rr.text = rr.bound(rr.text)
@@ -180,7 +180,7 @@ func (rr *responseReader) readOllamaJSON(body io.Reader, keepText bool, res *Res
 	whole(res, reasoning, answer)
 	c.final(res)
 	if keepText && answer {
-		text, err := c.appendText(nil)
+		text, err := c.appendText(nil, maxJSONResponse) // counted whole, then cut
 		if err != nil {
 			return &failure{ErrDecode, err}
 		}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -39,6 +41,9 @@ type responseReader struct {
 	usage json.RawMessage // the last usage block seen
 	text  []byte
 	body  []byte // a non-streaming response
+	// declared is the length of the body the response declared, -1 when
+	// it declared none.
+	declared int64
 	// tools assembles the tool calls; reasoning holds the reasoning text
 	// when countText is set (the client counts tokens with a tokenizer).
 	tools     toolCalls
@@ -57,7 +62,7 @@ type responseReader struct {
 }
 
 var responseReaders = sync.Pool{
-	New: func() any { return &responseReader{sse: NewSSEReader(nil)} },
+	New: func() any { return &responseReader{sse: NewSSEReader(nil), declared: -1} },
 }
 
 func getResponseReader() *responseReader {
@@ -67,7 +72,7 @@ func getResponseReader() *responseReader {
 // release returns rr to the pool unless a huge response grew its buffers.
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
-	rr.arrived, rr.received, rr.head.r = nil, nil, nil
+	rr.arrived, rr.received, rr.head.r, rr.declared = nil, nil, nil, -1
 	// The last chunk's fields are slices of the line it was read from:
 	// dropping them lets a huge line's buffer go with the request.
 	rr.chunk.reset()
@@ -173,14 +178,15 @@ func eventDecodeFailure(n int, err error, data []byte) error {
 // a decode error is a decode failure quoting the start of the body.
 func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result, decode func(doc []byte) error) error {
 	res.Stream = false
+	var more bool
 	var err error
-	rr.body, err = readAtMost(rr.body[:0], body, maxJSONResponse+1)
+	rr.body, more, err = readAtMost(rr.body[:0], body, maxJSONResponse, rr.declared)
 	clock := rr.clock(start)
 	clock.now(res, err)
 	if err != nil {
 		return &failure{readClass(err), fmt.Errorf("reading the response: %w", err)}
 	}
-	if len(rr.body) > maxJSONResponse {
+	if more {
 		return &failure{ErrDecode, fmt.Errorf("response larger than %d bytes", maxJSONResponse)}
 	}
 	if err := decode(bytes.TrimSpace(rr.body)); err != nil {
@@ -189,10 +195,15 @@ func (rr *responseReader) readWhole(body io.Reader, start time.Time, res *Result
 	return nil
 }
 
-// readAtMost appends what r holds to dst, up to limit bytes, growing dst
-// by doubling but never past limit: a response that does not end takes
-// the limit, not twice it.
-func readAtMost(dst []byte, r io.Reader, limit int) ([]byte, error) {
+// readAtMost appends what r holds to dst, up to limit bytes, and reports
+// whether r held more. dst grows at once to size, the length the response
+// declared, when it is known (not negative), else by doubling; never past
+// limit: a response that does not end takes the limit, not twice it.
+func readAtMost(dst []byte, r io.Reader, limit int, size int64) (_ []byte, more bool, err error) {
+	if size >= 0 {
+		// One more byte, so that the end is read without growing dst.
+		dst = slices.Grow(dst, max(int(min(size, int64(limit)))+1-len(dst), 0))
+	}
 	for len(dst) < limit {
 		if len(dst) == cap(dst) {
 			dst = slices.Grow(dst, min(max(cap(dst), 4096), limit-len(dst)))
@@ -200,13 +211,45 @@ func readAtMost(dst []byte, r io.Reader, limit int) ([]byte, error) {
 		n, err := r.Read(dst[len(dst):min(cap(dst), limit)])
 		dst = dst[:len(dst)+n]
 		if err == io.EOF {
-			return dst, nil
+			return dst, false, nil
 		}
 		if err != nil {
-			return dst, err
+			return dst, false, err
 		}
 	}
-	return dst, nil
+	more, err = holdsMore(r)
+	return dst, more, err
+}
+
+// holdsMore reads one byte of r to tell whether it holds more.
+func holdsMore(r io.Reader) (bool, error) {
+	var b [1]byte
+	for {
+		n, err := r.Read(b[:])
+		switch {
+		case n > 0:
+			return true, nil
+		case err == io.EOF:
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+	}
+}
+
+// declaredLength is the length of the body a response's header declares
+// (Content-Length, which net/http holds the body to), -1 when it declares
+// none.
+func declaredLength(header http.Header) int64 {
+	v := header.Get("Content-Length")
+	if v == "" { // a stream: ParseInt would allocate its error
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // readJSON reads a whole non-streaming response. Its one answer arrives at
@@ -241,7 +284,7 @@ func (rr *responseReader) take(res *Result, text bool) error {
 		rr.usage = append(rr.usage[:0], rr.chunk.Usage...)
 	}
 	if text {
-		if rr.text, err = rr.chunk.appendText(rr.text); err != nil {
+		if rr.text, err = rr.chunk.appendText(rr.text, maxKeptText); err != nil {
 			return &failure{ErrDecode, err}
 		}
 		rr.text = rr.bound(rr.text)
@@ -250,7 +293,7 @@ func (rr *responseReader) take(res *Result, text bool) error {
 		return &failure{ErrDecode, err}
 	}
 	if rr.countText {
-		if rr.reasoning, err = rr.chunk.appendReasoning(rr.reasoning); err != nil {
+		if rr.reasoning, err = rr.chunk.appendReasoning(rr.reasoning, maxKeptText); err != nil {
 			return &failure{ErrDecode, err}
 		}
 		rr.reasoning = rr.bound(rr.reasoning)

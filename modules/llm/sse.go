@@ -25,9 +25,12 @@ const (
 	sseInitialBuf = 1 << 10
 	sseMaxEmpty   = 100 // reads returning 0, nil in a row before giving up
 	// sseKeepData is the largest event data buffer kept from one event
-	// to the next: a larger one, the buffer of a long line taken over
-	// (takeLine), is dropped once its event was read.
+	// to the next: a larger one is dropped once its event was read.
 	sseKeepData = 64 << 10
+	// sseRoom is what a buffer grown for a line of the maximum size holds
+	// beyond it, so that the blank line ending the line's event can be
+	// read while the line is its data (takeLine).
+	sseRoom = 4 << 10
 )
 
 var utf8BOM = []byte("\xEF\xBB\xBF")
@@ -52,8 +55,9 @@ type Event struct {
 // split across reads at any byte. Lines may be long (up to the maximum size,
 // DefaultMaxLineSize unless set): the memory one line takes stays about
 // that size, since the data of a long line is not copied out of the buffer
-// it was read into (takeLine). Buffers are reused, so reading events of
-// ordinary size allocates nothing in steady state.
+// it was read into (takeLine), and that buffer reads the next lines.
+// Buffers are reused, so reading events of ordinary size, or long ones
+// once the buffer has grown, allocates nothing in steady state.
 type SSEReader struct {
 	r   io.Reader
 	max int
@@ -63,11 +67,14 @@ type SSEReader struct {
 
 	buf        []byte // bytes read but not yet consumed: buf[start:end]
 	start, end int
-	scanned    int   // bytes of buf[start:end] known to hold no line end
-	skipLF     bool  // the last line ended with CR: a following LF belongs to it
-	started    bool  // a line was read (the BOM can only start the first)
-	rerr       error // the error the underlying reader returned
-	err        error // sticky error returned by Next
+	// base is where unread bytes may be moved to in buf: 0, or the end of
+	// a line that is the current event's data (takeLine).
+	base    int
+	scanned int   // bytes of buf[start:end] known to hold no line end
+	skipLF  bool  // the last line ended with CR: a following LF belongs to it
+	started bool  // a line was read (the BOM can only start the first)
+	rerr    error // the error the underlying reader returned
+	err     error // sticky error returned by Next
 
 	data    []byte // data field lines, each followed by '\n'
 	typ     []byte
@@ -111,7 +118,7 @@ func (s *SSEReader) Next() (Event, error) {
 	if cap(s.data) > sseKeepData {
 		s.data = nil
 	}
-	s.data = s.data[:0]
+	s.data, s.base = s.data[:0], 0
 	s.typ = s.typ[:0]
 	s.pending = false
 	for {
@@ -186,6 +193,9 @@ func (s *SSEReader) field(line []byte) error {
 			s.takeLine(value)
 			return nil
 		}
+		// A line taken over ends where its data's capacity does: this
+		// append moves the data out of buf.
+		s.base = 0
 		s.data = append(s.data, value...)
 		s.data = append(s.data, '\n')
 	case "event":
@@ -200,16 +210,14 @@ func (s *SSEReader) field(line []byte) error {
 }
 
 // takeLine makes value, the first data line of an event and a long one,
-// the event's data without copying it: the read buffer holding it becomes
-// the data buffer, and the bytes read after the line move to a new read
-// buffer. value is a slice of s.buf ending before the line ending
-// already consumed, which the appended '\n' overwrites.
+// the event's data without copying it: the data stays in the read buffer,
+// whose next reads go after it (base) until the next event. value is a
+// slice of s.buf ending before the line ending already consumed, which
+// the appended '\n' overwrites.
 func (s *SSEReader) takeLine(value []byte) {
-	rest := s.buf[s.start:s.end]
-	buf := make([]byte, max(len(rest), sseInitialBuf))
-	s.end, s.start, s.scanned = copy(buf, rest), 0, 0
-	s.buf = buf
-	s.data = append(value, '\n')
+	n := len(value) + 1
+	s.data = append(value, '\n')[:n:n]
+	s.base = s.start
 }
 
 // readLine returns the next line without its line ending. The line is valid
@@ -237,6 +245,9 @@ func (s *SSEReader) readLine() ([]byte, error) {
 			}
 		}
 		if s.rerr != nil {
+			if s.end-s.start > s.max { // an unfinished last line
+				return nil, fmt.Errorf("%w: line over %d bytes", ErrTooLong, s.max)
+			}
 			return nil, s.rerr
 		}
 		if err := s.fill(); err != nil {
@@ -272,18 +283,15 @@ func (s *SSEReader) scanLine() ([]byte, bool) {
 // fill reads more input, making room first by moving the unconsumed bytes
 // to the front of the buffer or growing it.
 func (s *SSEReader) fill() error {
-	if s.start > 0 {
-		s.end = copy(s.buf, s.buf[s.start:s.end])
-		s.start = 0
+	if s.start > s.base {
+		s.end = s.base + copy(s.buf[s.base:], s.buf[s.start:s.end])
+		s.start = s.base
 	}
-	if s.end > s.max { // buf[:end] is one unfinished line
+	if s.end-s.start > s.max { // buf[start:end] is one unfinished line
 		return fmt.Errorf("%w: line over %d bytes", ErrTooLong, s.max)
 	}
 	if s.end == len(s.buf) {
-		size := max(2*len(s.buf), sseInitialBuf)
-		buf := make([]byte, min(size, s.max+1))
-		copy(buf, s.buf[:s.end])
-		s.buf = buf
+		s.grow()
 	}
 	for range sseMaxEmpty {
 		n, err := s.r.Read(s.buf[s.end:])
@@ -298,4 +306,18 @@ func (s *SSEReader) fill() error {
 	}
 	s.rerr = io.ErrNoProgress
 	return nil
+}
+
+// grow makes room in a full buffer: a larger one, twice as large up to a
+// line of the maximum size and sseRoom, or, while the buffer holds the
+// event's data (base), a new one for the bytes after it.
+func (s *SSEReader) grow() {
+	unread := s.buf[s.start:s.end]
+	size := 2 * len(s.buf)
+	if s.base > 0 {
+		size = 2 * len(unread)
+	}
+	buf := make([]byte, min(max(size, sseInitialBuf), s.max+1+sseRoom))
+	s.start, s.end, s.base = 0, copy(buf, unread), 0
+	s.buf = buf
 }

@@ -160,8 +160,9 @@ func (c *chunk) appendToolCalls(tc *toolCalls) error {
 	return nil
 }
 
-// appendReasoning appends the chunk's reasoning text to dst.
-func (c *chunk) appendReasoning(dst []byte) ([]byte, error) {
+// appendReasoning appends the chunk's reasoning text to dst, as far as
+// dst may grow (appendUnquoted's limit).
+func (c *chunk) appendReasoning(dst []byte, limit int) ([]byte, error) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		for _, raw := range [4]json.RawMessage{ch.Delta.ReasoningContent, ch.Delta.Reasoning, ch.Message.ReasoningContent, ch.Message.Reasoning} {
@@ -169,7 +170,7 @@ func (c *chunk) appendReasoning(dst []byte) ([]byte, error) {
 				continue
 			}
 			var err error
-			if dst, err = appendUnquoted(dst, raw); err != nil {
+			if dst, err = appendUnquoted(dst, raw, limit); err != nil {
 				return dst, fmt.Errorf("reasoning: %w", err)
 			}
 		}
