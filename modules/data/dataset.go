@@ -85,6 +85,9 @@ type Dataset struct {
 
 	mu     sync.Mutex
 	counts map[string]*tokenCounts // by tokenizer name
+	// maxText is the longest text of a record, MaxPromptBytes but in
+	// tests.
+	maxText int
 }
 
 // tokenCounts caches the token counts of a dataset's records under one
@@ -140,6 +143,12 @@ func FormatOf(path string) (Format, error) {
 // MaxDatasetSize bounds a dataset file: its records are kept in memory.
 const MaxDatasetSize = 1 << 30
 
+// MaxPromptBytes bounds each text of a dataset's record (a message, a
+// completion), checked as the record is read, before its tokens are
+// counted: room for MaxPromptTokens tokens of any ordinary text (about
+// 4 bytes a token), and a bound on what one record costs to count.
+const MaxPromptBytes = 64 << 20
+
 // LoadDataset reads the dataset file path in format, or in the format its
 // extension tells (FormatOf) when format is "". The file is decoded as a
 // stream, one record at a time; it must be a regular file (or a named
@@ -169,12 +178,18 @@ func resolveFormat(path string, format Format) (Format, error) {
 // decodeDataset decodes a dataset in format from r; path names it in
 // errors.
 func decodeDataset(path string, format Format, r io.Reader) (*Dataset, error) {
+	return decodeDatasetCapped(path, format, r, MaxPromptBytes)
+}
+
+// decodeDatasetCapped is decodeDataset with a record's texts capped at
+// maxText bytes.
+func decodeDatasetCapped(path string, format Format, r io.Reader, maxText int) (*Dataset, error) {
 	src := &errorReader{r: r}
 	br := bufio.NewReaderSize(src, 64<<10)
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
-	d := &Dataset{Path: path, Format: format}
+	d := &Dataset{Path: path, Format: format, maxText: maxText}
 	var err error
 	switch format {
 	case FormatShareGPT:
@@ -220,6 +235,24 @@ func (e *errorReader) Read(b []byte) (int, error) {
 // recordError is an error in record n (1-based), which starts at line.
 func (d *Dataset) recordError(n, line int, format string, args ...any) error {
 	return fmt.Errorf("%s: record %d (line %d): %s", d.Path, n, line, fmt.Sprintf(format, args...))
+}
+
+// checkTexts refuses record n (1-based, at line) when one of its texts is
+// longer than d.maxText bytes.
+func (d *Dataset) checkTexts(n, line int, rec Record) error {
+	tooLong := func(what string, size int) error {
+		return d.recordError(n, line, "%s is %d bytes, more than llmrun's limit of %s for a prompt or message (see docs/limits.md)",
+			what, size, capped.Size(int64(d.maxText)))
+	}
+	for i, m := range rec.Messages {
+		if len(m.Content) > d.maxText {
+			return tooLong(fmt.Sprintf("message %d (%s)", i+1, m.Role), len(m.Content))
+		}
+	}
+	if len(rec.Completion) > d.maxText {
+		return tooLong("the completion", len(rec.Completion))
+	}
+	return nil
 }
 
 // newRecord makes a record of a conversation; ok is false when it has no
@@ -312,6 +345,9 @@ func (d *Dataset) decodeShareGPT(r io.Reader) error {
 			msgs[i] = Message{Role: role, Content: turn.Value}
 		}
 		if rec, ok := newRecord(string(elem.ID), msgs, "", 0); ok {
+			if err := d.checkTexts(n, line, rec); err != nil {
+				return err
+			}
 			d.Records = append(d.Records, rec)
 		} else {
 			d.Skipped++
@@ -497,6 +533,9 @@ func (d *Dataset) decodeJSONL(r io.Reader) error {
 		if !ok {
 			return d.recordError(n, line, `no message with role "user" in "messages"`)
 		}
+		if err := d.checkTexts(n, line, out); err != nil {
+			return err
+		}
 		d.Records = append(d.Records, out)
 	}
 	if err := sc.Err(); err != nil {
@@ -580,6 +619,9 @@ func (d *Dataset) decodeCSV(r io.Reader) error {
 			}
 		}
 		rec, _ := newRecord(field(row, "id"), promptMessages(field(row, "system"), field(row, "prompt")), field(row, "completion"), outputTokens)
+		if err := d.checkTexts(n, line, rec); err != nil {
+			return err
+		}
 		d.Records = append(d.Records, rec)
 	}
 }

@@ -249,21 +249,22 @@ func TestLoadDatasetErrors(t *testing.T) {
 	}
 }
 
-// TestLoadDatasetLongLine loads a JSONL line longer than 64 MiB.
+// TestLoadDatasetLongLine loads a JSONL line longer than 64 MiB, whose
+// texts are each within MaxPromptBytes.
 func TestLoadDatasetLongLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 65 MiB file")
 	}
-	prompt := strings.Repeat("x", 65<<20)
+	prompt, completion := strings.Repeat("x", 40<<20), strings.Repeat("y", 25<<20)
 	path := filepath.Join(t.TempDir(), "long.jsonl")
-	if err := os.WriteFile(path, []byte("{\"prompt\": \"a\"}\n{\"prompt\": \""+prompt+"\"}\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("{\"prompt\": \"a\"}\n{\"prompt\": \""+prompt+"\", \"completion\": \""+completion+"\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d, err := LoadDataset(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Records) != 2 || d.Records[1].Prompt != prompt {
+	if len(d.Records) != 2 || d.Records[1].Prompt != prompt || d.Records[1].Completion != completion {
 		t.Errorf("%d records", len(d.Records))
 	}
 }
