@@ -293,7 +293,11 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		Env: map[string]string{}, Logger: consoleLogger(screen)}
 	engineCfg.Modules = runner.StandardModules(engineCfg)
 	if dm, ok := engineCfg.Modules.Lookup("data"); ok {
-		if err := vllmbench.PreloadDataset(dm.(*data.Module), o, datasetPath); err != nil {
+		if err := vllmbench.PreloadDataset(ctx, dm.(*data.Module), o, datasetPath); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "llmrun bench: %v; no load was sent\n", err)
+				return exitInterrupted
+			}
 			return c.usageError("%v", err)
 		}
 	}

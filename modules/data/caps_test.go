@@ -15,11 +15,11 @@ func TestDatasetThatNeverEnds(t *testing.T) {
 	if err := os.Symlink("/dev/zero", link); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
-	_, err := LoadDataset(link, "")
+	_, err := LoadDataset(t.Context(), link, "")
 	if err == nil || !strings.Contains(err.Error(), link+" is a device, not a regular file") {
 		t.Errorf("error = %v, want one saying the file is a device", err)
 	}
-	if _, err := LoadDataset(t.TempDir(), FormatJSONL); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := LoadDataset(t.Context(), t.TempDir(), FormatJSONL); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a directory: error = %v", err)
 	}
 }

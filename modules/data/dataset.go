@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -153,13 +154,14 @@ const MaxPromptBytes = 64 << 20
 // extension tells (FormatOf) when format is "". The file is decoded as a
 // stream, one record at a time; it must be a regular file (or a named
 // pipe) of at most MaxDatasetSize bytes. An error names the file and,
-// where the fault is in a record, its number (1-based) and line.
-func LoadDataset(path string, format Format) (*Dataset, error) {
+// where the fault is in a record, its number (1-based) and line. When ctx
+// ends, so do the wait for a named pipe's writer and its reads.
+func LoadDataset(ctx context.Context, path string, format Format) (*Dataset, error) {
 	format, err := resolveFormat(path, format)
 	if err != nil {
 		return nil, err
 	}
-	f, err := capped.Open(path, MaxDatasetSize)
+	f, err := capped.OpenContext(ctx, path, MaxDatasetSize)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
@@ -801,7 +803,7 @@ type Datasets struct {
 	mu sync.Mutex
 	m  map[datasetKey]*datasetLoad
 	// load is LoadDataset, unless a test counts the loads.
-	load func(path string, format Format) (*Dataset, error)
+	load func(ctx context.Context, path string, format Format) (*Dataset, error)
 }
 
 type datasetKey struct {
@@ -817,10 +819,11 @@ type datasetLoad struct {
 }
 
 // Open returns the dataset at path in format ("" for the one its extension
-// tells), loading it on the first call: concurrent callers wait for that
-// load, and a failed load's error is returned to every caller. The
-// dataset's Path is the path its first caller gave.
-func (s *Datasets) Open(path string, format Format) (*Dataset, error) {
+// tells), loading it on the first call, under the first caller's ctx:
+// concurrent callers wait for that load, and a failed load's error is
+// returned to every caller. The dataset's Path is the path its first
+// caller gave.
+func (s *Datasets) Open(ctx context.Context, path string, format Format) (*Dataset, error) {
 	format, err := resolveFormat(path, format)
 	if err != nil {
 		return nil, err
@@ -845,7 +848,7 @@ func (s *Datasets) Open(path string, format Format) (*Dataset, error) {
 		if load == nil {
 			load = LoadDataset
 		}
-		l.d, l.err = load(path, format)
+		l.d, l.err = load(ctx, path, format)
 	})
 	return l.d, l.err
 }
