@@ -51,7 +51,7 @@ func TestDatasetTextCap(t *testing.T) {
 		{"at the cap", "prompt,completion\n" + atCap + "," + atCap + "\n", FormatCSV, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := decodeDatasetCapped("f", tc.format, strings.NewReader(tc.data), limit)
+			d, err := decodeDatasetCapped("f", tc.format, strings.NewReader(tc.data), datasetCaps{text: limit, record: 1 << 20})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("error %v, want the file loaded", err)
@@ -59,6 +59,46 @@ func TestDatasetTextCap(t *testing.T) {
 				t.Fatalf("prompt %q, want %q", d.Records[0].Prompt, atCap)
 			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
 				t.Fatalf("error %v, want one starting %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDatasetRecordCap refuses a ShareGPT conversation, or a JSONL line,
+// longer than the cap as it is read, naming the file, the record and its
+// line; one within the cap loads.
+func TestDatasetRecordCap(t *testing.T) {
+	const limit = 200
+	conv := func(text string) string { return `{"conversations":[{"from":"human","value":"` + text + `"}]}` }
+	// The cap counts what precedes a conversation (its comma, white
+	// space) too, and is checked before each read: these are well within
+	// it, and well over it in reads shorter than the cap.
+	within := strings.Repeat("a", limit-len(conv(""))-10)
+	over := strings.Repeat("b", 10*limit)
+	for _, tc := range []struct {
+		name, data string
+		format     Format
+		want       string // "" when the file loads
+	}{
+		{"sharegpt", "[" + conv(within) + ",\n" + conv(over) + "]", FormatShareGPT,
+			"f: record 2 (line 2): longer than 200 bytes"},
+		{"sharegpt first", "[\n\n" + conv(over) + "]", FormatShareGPT,
+			"f: record 1 (line 3): longer than 200 bytes"},
+		{"sharegpt within", "[" + conv(within) + ",\n" + conv(within) + "]", FormatShareGPT, ""},
+		{"jsonl", `{"prompt":"a"}` + "\n" + `{"prompt":"` + over + `"}`, FormatJSONL,
+			"f: line 2: longer than 200 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, piece := range []int{1, 7, 64} {
+				d, err := decodeDatasetCapped("f", tc.format, &smallReads{[]byte(tc.data), piece}, datasetCaps{text: limit, record: limit})
+				switch {
+				case tc.want == "" && err != nil:
+					t.Fatalf("reads of %d: error %v, want the file loaded", piece, err)
+				case tc.want == "" && len(d.Records) != 2:
+					t.Fatalf("reads of %d: %d records, want 2", piece, len(d.Records))
+				case tc.want != "" && errorText(err) != tc.want:
+					t.Fatalf("reads of %d: error %v, want %q", piece, err, tc.want)
+				}
 			}
 		})
 	}

@@ -86,10 +86,18 @@ type Dataset struct {
 
 	mu     sync.Mutex
 	counts map[string]*tokenCounts // by tokenizer name
-	// maxText is the longest text of a record, MaxPromptBytes but in
-	// tests.
-	maxText int
+	caps   datasetCaps
 }
+
+// datasetCaps are the bounds of a dataset's parts: defaultCaps but in
+// tests.
+type datasetCaps struct {
+	text   int // the longest text of a record (a message, a completion)
+	record int // the longest JSONL line or ShareGPT conversation
+}
+
+// defaultCaps are the documented bounds (docs/limits.md).
+var defaultCaps = datasetCaps{text: MaxPromptBytes, record: maxRecord}
 
 // tokenCounts caches the token counts of a dataset's records under one
 // tokenizer, -1 where not counted yet.
@@ -97,8 +105,9 @@ type tokenCounts struct {
 	prompt, output []atomic.Int32
 }
 
-// maxLine is the longest JSONL line LoadDataset reads.
-const maxLine = 256 << 20
+// maxRecord is the longest JSONL line, and ShareGPT conversation,
+// LoadDataset reads.
+const maxRecord = 256 << 20
 
 // utf8BOM is the byte order mark some editors put at the start of a file.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -180,18 +189,17 @@ func resolveFormat(path string, format Format) (Format, error) {
 // decodeDataset decodes a dataset in format from r; path names it in
 // errors.
 func decodeDataset(path string, format Format, r io.Reader) (*Dataset, error) {
-	return decodeDatasetCapped(path, format, r, MaxPromptBytes)
+	return decodeDatasetCapped(path, format, r, defaultCaps)
 }
 
-// decodeDatasetCapped is decodeDataset with a record's texts capped at
-// maxText bytes.
-func decodeDatasetCapped(path string, format Format, r io.Reader, maxText int) (*Dataset, error) {
+// decodeDatasetCapped is decodeDataset within caps.
+func decodeDatasetCapped(path string, format Format, r io.Reader, caps datasetCaps) (*Dataset, error) {
 	src := &errorReader{r: r}
 	br := bufio.NewReaderSize(src, 64<<10)
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
-	d := &Dataset{Path: path, Format: format, maxText: maxText}
+	d := &Dataset{Path: path, Format: format, caps: caps}
 	var err error
 	switch format {
 	case FormatShareGPT:
@@ -240,18 +248,18 @@ func (d *Dataset) recordError(n, line int, format string, args ...any) error {
 }
 
 // checkTexts refuses record n (1-based, at line) when one of its texts is
-// longer than d.maxText bytes.
+// longer than d.caps.text bytes.
 func (d *Dataset) checkTexts(n, line int, rec Record) error {
 	tooLong := func(what string, size int) error {
 		return d.recordError(n, line, "%s is %d bytes, more than llmrun's limit of %s for a prompt or message (see docs/limits.md)",
-			what, size, capped.Size(int64(d.maxText)))
+			what, size, capped.Size(int64(d.caps.text)))
 	}
 	for i, m := range rec.Messages {
-		if len(m.Content) > d.maxText {
+		if len(m.Content) > d.caps.text {
 			return tooLong(fmt.Sprintf("message %d (%s)", i+1, m.Role), len(m.Content))
 		}
 	}
-	if len(rec.Completion) > d.maxText {
+	if len(rec.Completion) > d.caps.text {
 		return tooLong("the completion", len(rec.Completion))
 	}
 	return nil
@@ -316,7 +324,7 @@ type shareGPTTurn struct {
 
 // decodeShareGPT decodes a ShareGPT array one conversation at a time.
 func (d *Dataset) decodeShareGPT(r io.Reader) error {
-	in := &positionReader{r: r, line: 1}
+	in := &positionReader{r: r, line: 1, limit: d.caps.record}
 	dec := json.NewDecoder(in)
 	tok, err := dec.Token()
 	if err == io.EOF {
@@ -330,6 +338,10 @@ func (d *Dataset) decodeShareGPT(r io.Reader) error {
 	for n := 1; dec.More(); n++ {
 		var elem shareGPTRecord
 		err := dec.Decode(&elem)
+		if errors.Is(err, errTooLong) {
+			line, _ := in.position(in.valueStart(n > 1))
+			return d.recordError(n, line, "longer than %s", capped.Size(int64(d.caps.record)))
+		}
 		if err != nil {
 			return d.jsonError(in, n, err)
 		}
@@ -417,13 +429,23 @@ func (d *Dataset) positionError(in *positionReader, at int64, err error) error {
 // file again.
 type positionReader struct {
 	r         io.Reader
+	limit     int    // the most bytes buf holds: a conversation and what the decoder read past it
 	buf       []byte // the bytes at offsets [base, base+len(buf))
 	base      int64
 	line      int   // the line of offset base, 1-based
 	lineStart int64 // the offset of that line's first byte
 }
 
+// errTooLong is a conversation longer than positionReader's limit.
+var errTooLong = errors.New("longer than the limit")
+
+// Read fails once buf holds more than limit bytes: the decoder reads
+// only while the value it decodes is not complete, so buf is then that
+// value (after its comma) cut short.
 func (p *positionReader) Read(b []byte) (int, error) {
+	if len(p.buf) > p.limit {
+		return 0, errTooLong
+	}
 	n, err := p.r.Read(b)
 	p.buf = append(p.buf, b[:n]...)
 	return n, err
@@ -500,7 +522,7 @@ type jsonMessage struct {
 // decodeJSONL decodes a JSONL dataset one line at a time.
 func (d *Dataset) decodeJSONL(r io.Reader) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, min(64<<10, d.caps.record)), d.caps.record)
 	line, n := 0, 0
 	for sc.Scan() {
 		line++
@@ -542,7 +564,7 @@ func (d *Dataset) decodeJSONL(r io.Reader) error {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s: line %d: longer than %d MiB", d.Path, line+1, maxLine>>20)
+			return fmt.Errorf("%s: line %d: longer than %s", d.Path, line+1, capped.Size(int64(d.caps.record)))
 		}
 		return err // a read error, which decodeDataset reports
 	}
