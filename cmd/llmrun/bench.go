@@ -290,10 +290,14 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	screen := console.NewScreen(stderr)
 	engineCfg := engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
-		Env: map[string]string{}, Logger: consoleLogger(screen)}
+		Env: map[string]string{}, Logger: consoleLogger(screen), InitTimeout: engine.DefaultInitTimeout}
 	engineCfg.Modules = runner.StandardModules(engineCfg)
 	if dm, ok := engineCfg.Modules.Lookup("data"); ok {
-		if err := vllmbench.PreloadDataset(dm.(*data.Module), o, datasetPath); err != nil {
+		if err := vllmbench.PreloadDataset(ctx, dm.(*data.Module), o, datasetPath); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "llmrun bench: %v; no load was sent\n", err)
+				return exitInterrupted
+			}
 			return c.usageError("%v", err)
 		}
 	}

@@ -60,6 +60,7 @@ type runFlags struct {
 	model         string
 	timeout       time.Duration
 	idleTimeout   time.Duration
+	initTimeout   time.Duration
 	tokenizer     string
 	seed          int64
 	segment       string
@@ -92,6 +93,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", llm.DefaultTimeout, "total timeout of one request")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "tokenizer ("+strings.Join(tokenizer.Encodings, ", ")+", a Hugging Face model id ORG/NAME[@REVISION], or a tokenizer.json file) that synthesized prompts are measured with, and that counts output tokens where the server sends no usage and checks its usage where it does")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest silence of a response body once it has started, e.g. between two chunks of a stream (0: none)")
+	fs.DurationVar(&f.initTimeout, "init-timeout", engine.DefaultInitTimeout, "longest the init code of one VU may run, module calls included; longer init code fails the run (exit 107; 0: no limit)")
 	fs.StringVar(&f.segment, "execution-segment", "", "run only this part of the test plan, e.g. 1/3:2/3 (also 0:1/3, 50%:100%, 0.5:1): one process of several that together run it all; needs --seed (see docs/distributed.md)")
 	fs.StringVar(&f.sequence, "execution-segment-sequence", "", "the points that cut the plan among the processes, e.g. 0,1/3,2/3,1; --execution-segment is one of its segments (default: the segment and the gaps on either side)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for the simulator, each VU's Math.random and the data module's lengths, prompts and samples (default: drawn for each run, printed and stored, so that no run replays the last one's prompts)")
@@ -188,6 +190,9 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		return fail("expected one script, got %d arguments\nRun '%s --help' for usage.", fs.NArg(), cmd)
 	}
 	a.script = fs.Arg(0)
+	if f.initTimeout < 0 {
+		return fail("--init-timeout must not be negative, got %s", f.initTimeout)
+	}
 	if a.segment, err = parseSegment(fs, *f); err != nil {
 		return fail("%v", err)
 	}
@@ -353,15 +358,16 @@ func (a scriptArgs) sourceFS() fs.FS {
 // engineConfig is the engine's configuration for the parsed command line.
 func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer) engine.Config {
 	return engine.Config{
-		ScriptPath: a.script,
-		Source:     a.source,
-		SourceFS:   a.sourceFS(),
-		Env:        a.env,
-		Overrides:  overrides(fs, f, a.segment),
-		LLM:        a.llm,
-		Seed:       f.seed,
-		Tags:       a.tags,
-		Logger:     consoleLogger(stderr),
+		ScriptPath:  a.script,
+		Source:      a.source,
+		SourceFS:    a.sourceFS(),
+		Env:         a.env,
+		Overrides:   overrides(fs, f, a.segment),
+		LLM:         a.llm,
+		Seed:        f.seed,
+		Tags:        a.tags,
+		Logger:      consoleLogger(stderr),
+		InitTimeout: f.initTimeout,
 	}
 }
 

@@ -5,6 +5,7 @@
 package capped
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -39,6 +40,13 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // reading beyond them fails with a *TooLargeError. The file must be a
 // regular file or a named pipe, as for ReadFile.
 func Open(path string, limit int64) (io.ReadCloser, error) {
+	return OpenContext(context.Background(), path, limit)
+}
+
+// OpenContext is Open whose waits end with ctx: a named pipe's wait for
+// a writer (which, left to open(2), nothing could interrupt) and its
+// reads, with an error naming the file that wraps ctx's cause.
+func OpenContext(ctx context.Context, path string, limit int64) (io.ReadCloser, error) {
 	// Stat first: opening a device can have effects, and opening a named
 	// pipe waits for a writer.
 	info, err := os.Stat(path)
@@ -51,7 +59,12 @@ func Open(path string, limit int64) (io.ReadCloser, error) {
 	if info.Mode().IsRegular() && info.Size() > limit {
 		return nil, &TooLargeError{Path: path, Limit: limit}
 	}
-	f, err := os.Open(path)
+	var f io.ReadCloser
+	if info.Mode()&fs.ModeNamedPipe != 0 {
+		f, err = openNamedPipe(ctx, path)
+	} else {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +94,7 @@ func checkMode(path string, mode fs.FileMode) error {
 
 // limitedFile reads a file up to its limit and fails one byte beyond.
 type limitedFile struct {
-	f *os.File
+	f io.Closer
 	limitedReader
 }
 

@@ -1,6 +1,7 @@
 package capped
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -105,5 +106,59 @@ func TestBudget(t *testing.T) {
 	want := "more than 1 MiB in all, the most llmrun takes of the result files one merge unpacks"
 	if err == nil || err.Error() != want || b.Left() != 24<<10 {
 		t.Errorf("Take beyond the budget: %v, %d left; want %q and nothing taken", err, b.Left(), want)
+	}
+}
+
+// TestOpenContextNamedPipe ends the wait for a named pipe's writer, and
+// a read that waits for a writer's bytes, when the context ends; a
+// writer that came reads as before.
+func TestOpenContextNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	opened := make(chan error, 1)
+	go func() {
+		f, err := OpenContext(ctx, fifo, 1<<20)
+		if err == nil {
+			f.Close()
+		}
+		opened <- err
+	}()
+	cancel()
+	err := <-opened
+	if !errors.Is(err, context.Canceled) || err.Error() != fifo+": interrupted while waiting for a writer on the named pipe: context canceled" {
+		t.Errorf("no writer: %v", err)
+	}
+
+	// A writer that stays silent: the read waits, until the context ends.
+	ctx, cancel = context.WithCancel(t.Context())
+	defer cancel()
+	writerIn := make(chan *os.File, 1)
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+		}
+		if _, err := w.Write([]byte("first")); err != nil {
+			t.Error(err)
+		}
+		writerIn <- w
+	}()
+	f, err := OpenContext(ctx, fifo, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := <-writerIn
+	defer w.Close()
+	buf := make([]byte, 16)
+	if n, err := f.Read(buf); err != nil || string(buf[:n]) != "first" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	cancel()
+	if _, err := f.Read(buf); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted while reading the named pipe") {
+		t.Errorf("a read the context ended: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -85,7 +86,18 @@ type Dataset struct {
 
 	mu     sync.Mutex
 	counts map[string]*tokenCounts // by tokenizer name
+	caps   datasetCaps
 }
+
+// datasetCaps are the bounds of a dataset's parts: defaultCaps but in
+// tests.
+type datasetCaps struct {
+	text   int // the longest text of a record (a message, a completion)
+	record int // the longest JSONL line or ShareGPT conversation
+}
+
+// defaultCaps are the documented bounds (docs/limits.md).
+var defaultCaps = datasetCaps{text: MaxPromptBytes, record: maxRecord}
 
 // tokenCounts caches the token counts of a dataset's records under one
 // tokenizer, -1 where not counted yet.
@@ -93,8 +105,9 @@ type tokenCounts struct {
 	prompt, output []atomic.Int32
 }
 
-// maxLine is the longest JSONL line LoadDataset reads.
-const maxLine = 256 << 20
+// maxRecord is the longest JSONL line, and ShareGPT conversation,
+// LoadDataset reads.
+const maxRecord = 256 << 20
 
 // utf8BOM is the byte order mark some editors put at the start of a file.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -140,17 +153,24 @@ func FormatOf(path string) (Format, error) {
 // MaxDatasetSize bounds a dataset file: its records are kept in memory.
 const MaxDatasetSize = 1 << 30
 
+// MaxPromptBytes bounds each text of a dataset's record (a message, a
+// completion), checked as the record is read, before its tokens are
+// counted: room for MaxPromptTokens tokens of any ordinary text (about
+// 4 bytes a token), and a bound on what one record costs to count.
+const MaxPromptBytes = 64 << 20
+
 // LoadDataset reads the dataset file path in format, or in the format its
 // extension tells (FormatOf) when format is "". The file is decoded as a
 // stream, one record at a time; it must be a regular file (or a named
 // pipe) of at most MaxDatasetSize bytes. An error names the file and,
-// where the fault is in a record, its number (1-based) and line.
-func LoadDataset(path string, format Format) (*Dataset, error) {
+// where the fault is in a record, its number (1-based) and line. When ctx
+// ends, so do the wait for a named pipe's writer and its reads.
+func LoadDataset(ctx context.Context, path string, format Format) (*Dataset, error) {
 	format, err := resolveFormat(path, format)
 	if err != nil {
 		return nil, err
 	}
-	f, err := capped.Open(path, MaxDatasetSize)
+	f, err := capped.OpenContext(ctx, path, MaxDatasetSize)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
@@ -169,12 +189,17 @@ func resolveFormat(path string, format Format) (Format, error) {
 // decodeDataset decodes a dataset in format from r; path names it in
 // errors.
 func decodeDataset(path string, format Format, r io.Reader) (*Dataset, error) {
+	return decodeDatasetCapped(path, format, r, defaultCaps)
+}
+
+// decodeDatasetCapped is decodeDataset within caps.
+func decodeDatasetCapped(path string, format Format, r io.Reader, caps datasetCaps) (*Dataset, error) {
 	src := &errorReader{r: r}
 	br := bufio.NewReaderSize(src, 64<<10)
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
-	d := &Dataset{Path: path, Format: format}
+	d := &Dataset{Path: path, Format: format, caps: caps}
 	var err error
 	switch format {
 	case FormatShareGPT:
@@ -220,6 +245,24 @@ func (e *errorReader) Read(b []byte) (int, error) {
 // recordError is an error in record n (1-based), which starts at line.
 func (d *Dataset) recordError(n, line int, format string, args ...any) error {
 	return fmt.Errorf("%s: record %d (line %d): %s", d.Path, n, line, fmt.Sprintf(format, args...))
+}
+
+// checkTexts refuses record n (1-based, at line) when one of its texts is
+// longer than d.caps.text bytes.
+func (d *Dataset) checkTexts(n, line int, rec Record) error {
+	tooLong := func(what string, size int) error {
+		return d.recordError(n, line, "%s is %d bytes, more than llmrun's limit of %s for a prompt or message (see docs/limits.md)",
+			what, size, capped.Size(int64(d.caps.text)))
+	}
+	for i, m := range rec.Messages {
+		if len(m.Content) > d.caps.text {
+			return tooLong(fmt.Sprintf("message %d (%s)", i+1, m.Role), len(m.Content))
+		}
+	}
+	if len(rec.Completion) > d.caps.text {
+		return tooLong("the completion", len(rec.Completion))
+	}
+	return nil
 }
 
 // newRecord makes a record of a conversation; ok is false when it has no
@@ -281,7 +324,7 @@ type shareGPTTurn struct {
 
 // decodeShareGPT decodes a ShareGPT array one conversation at a time.
 func (d *Dataset) decodeShareGPT(r io.Reader) error {
-	in := &positionReader{r: r, line: 1}
+	in := &positionReader{r: r, line: 1, limit: d.caps.record}
 	dec := json.NewDecoder(in)
 	tok, err := dec.Token()
 	if err == io.EOF {
@@ -295,6 +338,10 @@ func (d *Dataset) decodeShareGPT(r io.Reader) error {
 	for n := 1; dec.More(); n++ {
 		var elem shareGPTRecord
 		err := dec.Decode(&elem)
+		if errors.Is(err, errTooLong) {
+			line, _ := in.position(in.valueStart(n > 1))
+			return d.recordError(n, line, "longer than %s", capped.Size(int64(d.caps.record)))
+		}
 		if err != nil {
 			return d.jsonError(in, n, err)
 		}
@@ -312,6 +359,9 @@ func (d *Dataset) decodeShareGPT(r io.Reader) error {
 			msgs[i] = Message{Role: role, Content: turn.Value}
 		}
 		if rec, ok := newRecord(string(elem.ID), msgs, "", 0); ok {
+			if err := d.checkTexts(n, line, rec); err != nil {
+				return err
+			}
 			d.Records = append(d.Records, rec)
 		} else {
 			d.Skipped++
@@ -379,13 +429,23 @@ func (d *Dataset) positionError(in *positionReader, at int64, err error) error {
 // file again.
 type positionReader struct {
 	r         io.Reader
+	limit     int    // the most bytes buf holds: a conversation and what the decoder read past it
 	buf       []byte // the bytes at offsets [base, base+len(buf))
 	base      int64
 	line      int   // the line of offset base, 1-based
 	lineStart int64 // the offset of that line's first byte
 }
 
+// errTooLong is a conversation longer than positionReader's limit.
+var errTooLong = errors.New("longer than the limit")
+
+// Read fails once buf holds more than limit bytes: the decoder reads
+// only while the value it decodes is not complete, so buf is then that
+// value (after its comma) cut short.
 func (p *positionReader) Read(b []byte) (int, error) {
+	if len(p.buf) > p.limit {
+		return 0, errTooLong
+	}
 	n, err := p.r.Read(b)
 	p.buf = append(p.buf, b[:n]...)
 	return n, err
@@ -462,7 +522,7 @@ type jsonMessage struct {
 // decodeJSONL decodes a JSONL dataset one line at a time.
 func (d *Dataset) decodeJSONL(r io.Reader) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, min(64<<10, d.caps.record)), d.caps.record)
 	line, n := 0, 0
 	for sc.Scan() {
 		line++
@@ -497,11 +557,14 @@ func (d *Dataset) decodeJSONL(r io.Reader) error {
 		if !ok {
 			return d.recordError(n, line, `no message with role "user" in "messages"`)
 		}
+		if err := d.checkTexts(n, line, out); err != nil {
+			return err
+		}
 		d.Records = append(d.Records, out)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s: line %d: longer than %d MiB", d.Path, line+1, maxLine>>20)
+			return fmt.Errorf("%s: line %d: longer than %s", d.Path, line+1, capped.Size(int64(d.caps.record)))
 		}
 		return err // a read error, which decodeDataset reports
 	}
@@ -580,6 +643,9 @@ func (d *Dataset) decodeCSV(r io.Reader) error {
 			}
 		}
 		rec, _ := newRecord(field(row, "id"), promptMessages(field(row, "system"), field(row, "prompt")), field(row, "completion"), outputTokens)
+		if err := d.checkTexts(n, line, rec); err != nil {
+			return err
+		}
 		d.Records = append(d.Records, rec)
 	}
 }
@@ -759,7 +825,7 @@ type Datasets struct {
 	mu sync.Mutex
 	m  map[datasetKey]*datasetLoad
 	// load is LoadDataset, unless a test counts the loads.
-	load func(path string, format Format) (*Dataset, error)
+	load func(ctx context.Context, path string, format Format) (*Dataset, error)
 }
 
 type datasetKey struct {
@@ -775,10 +841,11 @@ type datasetLoad struct {
 }
 
 // Open returns the dataset at path in format ("" for the one its extension
-// tells), loading it on the first call: concurrent callers wait for that
-// load, and a failed load's error is returned to every caller. The
-// dataset's Path is the path its first caller gave.
-func (s *Datasets) Open(path string, format Format) (*Dataset, error) {
+// tells), loading it on the first call, under the first caller's ctx:
+// concurrent callers wait for that load, and a failed load's error is
+// returned to every caller. The dataset's Path is the path its first
+// caller gave.
+func (s *Datasets) Open(ctx context.Context, path string, format Format) (*Dataset, error) {
 	format, err := resolveFormat(path, format)
 	if err != nil {
 		return nil, err
@@ -803,7 +870,7 @@ func (s *Datasets) Open(path string, format Format) (*Dataset, error) {
 		if load == nil {
 			load = LoadDataset
 		}
-		l.d, l.err = load(path, format)
+		l.d, l.err = load(ctx, path, format)
 	})
 	return l.d, l.err
 }

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -120,7 +121,7 @@ func TestLoadDataset(t *testing.T) {
 	} {
 		t.Run(tc.file+"/"+string(tc.format), func(t *testing.T) {
 			path := filepath.Join(datasetDir, tc.file)
-			d, err := LoadDataset(path, tc.format)
+			d, err := LoadDataset(t.Context(), path, tc.format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +206,7 @@ func TestLoadDatasetMalformed(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadDataset(path, "")
+			_, err := LoadDataset(t.Context(), path, "")
 			if want := path + ": " + tc.want; errorText(err) != want {
 				t.Errorf("error\n%v\nwant\n%s", err, want)
 			}
@@ -223,7 +224,7 @@ func TestLoadDatasetBOM(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		d, err := LoadDataset(path, "")
+		d, err := LoadDataset(t.Context(), path, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,36 +235,37 @@ func TestLoadDatasetBOM(t *testing.T) {
 }
 
 func TestLoadDatasetErrors(t *testing.T) {
-	if _, err := LoadDataset(filepath.Join(datasetDir, "missing.jsonl"), ""); !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadDataset(t.Context(), filepath.Join(datasetDir, "missing.jsonl"), ""); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
-	if _, err := LoadDataset(filepath.Join(datasetDir, "prompts.jsonl"), "yaml"); errorText(err) != `unknown dataset format "yaml": want one of sharegpt, jsonl, csv` {
+	if _, err := LoadDataset(t.Context(), filepath.Join(datasetDir, "prompts.jsonl"), "yaml"); errorText(err) != `unknown dataset format "yaml": want one of sharegpt, jsonl, csv` {
 		t.Errorf("unknown format: %v", err)
 	}
-	if _, err := LoadDataset("prompts.txt", ""); err == nil || !strings.Contains(err.Error(), "pass a format") {
+	if _, err := LoadDataset(t.Context(), "prompts.txt", ""); err == nil || !strings.Contains(err.Error(), "pass a format") {
 		t.Errorf("unknown extension: %v", err)
 	}
 	// The wrong format for the file.
-	if _, err := LoadDataset(filepath.Join(datasetDir, "prompts.jsonl"), FormatShareGPT); err == nil || !strings.Contains(err.Error(), "not a JSON array") {
+	if _, err := LoadDataset(t.Context(), filepath.Join(datasetDir, "prompts.jsonl"), FormatShareGPT); err == nil || !strings.Contains(err.Error(), "not a JSON array") {
 		t.Errorf("JSONL as ShareGPT: %v", err)
 	}
 }
 
-// TestLoadDatasetLongLine loads a JSONL line longer than 64 MiB.
+// TestLoadDatasetLongLine loads a JSONL line longer than 64 MiB, whose
+// texts are each within MaxPromptBytes.
 func TestLoadDatasetLongLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 65 MiB file")
 	}
-	prompt := strings.Repeat("x", 65<<20)
+	prompt, completion := strings.Repeat("x", 40<<20), strings.Repeat("y", 25<<20)
 	path := filepath.Join(t.TempDir(), "long.jsonl")
-	if err := os.WriteFile(path, []byte("{\"prompt\": \"a\"}\n{\"prompt\": \""+prompt+"\"}\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("{\"prompt\": \"a\"}\n{\"prompt\": \""+prompt+"\", \"completion\": \""+completion+"\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d, err := LoadDataset(path, "")
+	d, err := LoadDataset(t.Context(), path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Records) != 2 || d.Records[1].Prompt != prompt {
+	if len(d.Records) != 2 || d.Records[1].Prompt != prompt || d.Records[1].Completion != completion {
 		t.Errorf("%d records", len(d.Records))
 	}
 }
@@ -333,10 +335,10 @@ func (f *brokenReader) Read([]byte) (int, error) { return 0, f.err }
 // TestDatasetsOpen opens one file from 1,000 goroutines at once.
 func TestDatasetsOpen(t *testing.T) {
 	var loads atomic.Int32
-	s := &Datasets{load: func(path string, format Format) (*Dataset, error) {
+	s := &Datasets{load: func(ctx context.Context, path string, format Format) (*Dataset, error) {
 		loads.Add(1)
 		time.Sleep(10 * time.Millisecond) // let the other callers arrive
-		return LoadDataset(path, format)
+		return LoadDataset(ctx, path, format)
 	}}
 	abs, err := filepath.Abs(filepath.Join(datasetDir, "sharegpt.json"))
 	if err != nil {
@@ -357,7 +359,7 @@ func TestDatasetsOpen(t *testing.T) {
 			case 2:
 				format = FormatShareGPT
 			}
-			got[i], errs[i] = s.Open(path, format)
+			got[i], errs[i] = s.Open(t.Context(), path, format)
 		})
 	}
 	close(start)
@@ -372,7 +374,7 @@ func TestDatasetsOpen(t *testing.T) {
 	}
 
 	// Another format is another dataset.
-	d, err := s.Open(filepath.Join(datasetDir, "sharegpt.json"), FormatJSONL)
+	d, err := s.Open(t.Context(), filepath.Join(datasetDir, "sharegpt.json"), FormatJSONL)
 	if err == nil || d != nil || loads.Load() != 2 {
 		t.Errorf("ShareGPT as JSONL: %p, %v, %d loads", d, err, loads.Load())
 	}
@@ -380,9 +382,9 @@ func TestDatasetsOpen(t *testing.T) {
 
 func TestDatasetsOpenError(t *testing.T) {
 	var loads atomic.Int32
-	s := &Datasets{load: func(path string, format Format) (*Dataset, error) {
+	s := &Datasets{load: func(ctx context.Context, path string, format Format) (*Dataset, error) {
 		loads.Add(1)
-		return LoadDataset(path, format)
+		return LoadDataset(ctx, path, format)
 	}}
 	path := filepath.Join(t.TempDir(), "bad.jsonl")
 	if err := os.WriteFile(path, []byte("{\"prompt\": \"a\"}\nnope\n"), 0o644); err != nil {
@@ -392,7 +394,7 @@ func TestDatasetsOpenError(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 100 {
 		wg.Go(func() {
-			if d, err := s.Open(path, ""); d != nil || errorText(err) != want {
+			if d, err := s.Open(t.Context(), path, ""); d != nil || errorText(err) != want {
 				t.Errorf("Open: %p, %v; want %s", d, err, want)
 			}
 		})
@@ -403,10 +405,10 @@ func TestDatasetsOpenError(t *testing.T) {
 	}
 	// The zero value works, and a format error is not cached.
 	var zero Datasets
-	if _, err := zero.Open("x.txt", ""); err == nil {
+	if _, err := zero.Open(t.Context(), "x.txt", ""); err == nil {
 		t.Error("x.txt opened")
 	}
-	if d, err := zero.Open(filepath.Join(datasetDir, "prompts.csv"), ""); err != nil || len(d.Records) != 3 {
+	if d, err := zero.Open(t.Context(), filepath.Join(datasetDir, "prompts.csv"), ""); err != nil || len(d.Records) != 3 {
 		t.Errorf("zero Datasets: %v", err)
 	}
 }
@@ -420,7 +422,7 @@ func TestDatasetTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, file := range []string{"sharegpt.json", "prompts.jsonl", "prompts.csv"} {
-			d, err := LoadDataset(filepath.Join(datasetDir, file), "")
+			d, err := LoadDataset(t.Context(), filepath.Join(datasetDir, file), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -452,7 +454,7 @@ func TestDatasetTokens(t *testing.T) {
 }
 
 func TestDatasetTokensCached(t *testing.T) {
-	d, err := LoadDataset(filepath.Join(datasetDir, "prompts.jsonl"), "")
+	d, err := LoadDataset(t.Context(), filepath.Join(datasetDir, "prompts.jsonl"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

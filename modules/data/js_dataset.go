@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -24,9 +25,10 @@ type datasetRef struct {
 // Preload loads the dataset file at path (absolute) in format for the
 // run, before any script asks for it: a program that wrote the script
 // (llmrun bench) reports a bad file against its own flag, and
-// dataset(path, { format }) then finds it loaded.
-func (m *Module) Preload(path string, format Format) error {
-	_, err := m.datasets.Open(path, format)
+// dataset(path, { format }) then finds it loaded. The load (the wait for
+// a named pipe's writer) ends when ctx does.
+func (m *Module) Preload(ctx context.Context, path string, format Format) error {
+	_, err := m.datasets.Open(ctx, path, format)
 	return err
 }
 
@@ -50,7 +52,7 @@ func (in *instance) dataset(path string, opts goja.Value) *goja.Object {
 	if err != nil {
 		in.throw(fmt.Errorf("dataset: %w", err))
 	}
-	ds, err := in.m.datasets.Open(p, format)
+	ds, err := in.m.datasets.Open(in.vu.Context(), p, format)
 	if err != nil {
 		in.throw(err)
 	}

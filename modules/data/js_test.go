@@ -258,7 +258,7 @@ func TestJSDatasetSharedAcrossVUs(t *testing.T) {
 	loaded := newVUs(m, fmt.Sprintf(`const ds = data.dataset(%q); const first = ds.get(0).prompt;`, path))
 	loadedBytes := heap() - base
 
-	ds, err := m.datasets.Open(path, "")
+	ds, err := m.datasets.Open(t.Context(), path, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	tiktokenlib "github.com/tiktoken-go/tokenizer"
 
@@ -261,10 +262,51 @@ func (t *tiktoken) Decode(ids []int) (string, error) {
 	return s, nil
 }
 
-func (t *tiktoken) Count(text string) (int, error) {
-	n, err := t.codec.Count(text)
-	if err != nil {
-		return 0, fmt.Errorf("%s: counting: %w", t.name, err)
+// countWindow is the most text a tiktoken encoding counts at once: the
+// codec's working set is many times the text it is given (its split
+// expression holds the text as runes, and a long pre-token merges in
+// tables of ~36 bytes per byte), so a long text is counted a window at a
+// time and costs a bounded working set, not a multiple of its size.
+const countWindow = 256 << 10
+
+func (t *tiktoken) Count(text string) (int, error) { return t.countWindows(text, countWindow) }
+
+// countWindows counts text a window of at most window bytes at a time.
+func (t *tiktoken) countWindows(text string, window int) (int, error) {
+	total := 0
+	for text != "" {
+		part, rest := cutWindow(text, window)
+		n, err := t.codec.Count(part)
+		if err != nil {
+			return 0, fmt.Errorf("%s: counting: %w", t.name, err)
+		}
+		total, text = total+n, rest
 	}
-	return n, nil
+	return total, nil
 }
+
+// cutWindow splits text into a first part of at most window bytes and the
+// rest. It cuts after the last ASCII letter that a space follows: no
+// pre-token of cl100k_base or o200k_base holds a letter and then a space,
+// and their split expressions look behind nothing, so each part splits
+// (and counts) as it does within the whole text. A window with no such
+// place (one pre-token longer than window, such as a run of letters with
+// no space) is cut before the last character that starts in it: its
+// count may then differ from the whole text's by a token or two per cut.
+func cutWindow(text string, window int) (part, rest string) {
+	if len(text) <= window {
+		return text, ""
+	}
+	for i := window - 1; i > 0; i-- {
+		if text[i] == ' ' && isASCIILetter(text[i-1]) {
+			return text[:i], text[i:]
+		}
+	}
+	i := window
+	for i > 1 && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	return text[:i], text[i:]
+}
+
+func isASCIILetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }

@@ -84,6 +84,10 @@ type Config struct {
 	Seed int64
 	// Logger receives the script's console output.
 	Logger *slog.Logger
+	// InitTimeout bounds the init code of each VU (DefaultInitTimeout
+	// on the command line), the module calls it makes included: longer
+	// init code is interrupted with an *InitTimeoutError. 0: no limit.
+	InitTimeout time.Duration
 	// FileRead, when set, is told the path of every file the script reads
 	// with open(); the modules that read files are told by their own
 	// options (standard.Options.FileRead). It may be called from several
@@ -284,12 +288,13 @@ func (e *Engine) ScriptSHA256() string { return e.sha256 }
 // newVU creates VU id whose script reads env as __ENV.
 func (e *Engine) newVU(ctx context.Context, id int64, env *js.Env) (*vu, error) {
 	return newVU(ctx, id, e.script, instanceConfig{
-		registry: e.registry,
-		modules:  e.modules,
-		env:      env,
-		logger:   e.cfg.Logger,
-		fileRead: e.cfg.FileRead,
-		seed:     e.cfg.Seed,
+		registry:    e.registry,
+		modules:     e.modules,
+		env:         env,
+		logger:      e.cfg.Logger,
+		fileRead:    e.cfg.FileRead,
+		seed:        e.cfg.Seed,
+		initTimeout: e.cfg.InitTimeout,
 		// VU 0 parses the summary for handleSummary, and every VU
 		// setup's data.
 		parsesJSON: id == 0 || e.hasSetup,
@@ -304,6 +309,8 @@ type instanceConfig struct {
 	logger   *slog.Logger
 	fileRead func(path string)
 	seed     int64
+	// initTimeout bounds the VU's init code, 0: no limit.
+	initTimeout time.Duration
 	// parsesJSON says that the VU needs the runtime's own JSON.parse,
 	// which every runtime would otherwise build and keep.
 	parsesJSON bool

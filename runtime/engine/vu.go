@@ -102,6 +102,10 @@ func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig,
 	}
 	seed := cfg.seed + id
 	v.rt.SetRandSource(rand.New(rand.NewPCG(uint64(seed), uint64(seed>>32)^0x9e3779b97f4a7c15)).Float64)
+	// The init code, and the module calls it makes, see a context that
+	// also ends at the VU's init time limit.
+	initCtx, stop := initContext(ctx, cfg.initTimeout)
+	v.ctx = initCtx
 	inst, err := script.Instantiate(js.InstanceConfig{
 		VU:       v,
 		VUID:     id,
@@ -110,6 +114,8 @@ func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig,
 		Logger:   cfg.logger,
 		FileRead: cfg.fileRead,
 	})
+	stop()
+	v.ctx = ctx
 	if err != nil {
 		return nil, err
 	}

@@ -120,10 +120,14 @@ func besidesInterruption(runErr error) []error {
 func ReportLoadError(stderr io.Writer, cmd, script string, err error) Verdict {
 	var scriptErr *js.ScriptError
 	var cfgErr *engine.ConfigError
+	var initTimeout *engine.InitTimeoutError
 	switch {
 	case errors.As(err, &cfgErr):
 		fmt.Fprintf(stderr, "%s: %s: %v\n", cmd, script, err)
 		return InvalidConfig
+	case errors.As(err, &initTimeout):
+		fmt.Fprintf(stderr, "%s: %s: %v\n", cmd, script, err)
+		return ScriptError
 	case errors.As(err, &scriptErr):
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return ScriptError

@@ -1,6 +1,7 @@
 package vllmbench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -76,13 +77,14 @@ var datasetFormats = map[string]data.Format{"sharegpt": data.FormatShareGPT, "cu
 // the run's data module as the script will ask for it, in the format
 // --dataset-name says: a file that cannot be read so is an error naming
 // the flags, before the run, not a line of the generated script. It does
-// nothing for the generated datasets.
-func PreloadDataset(dm *data.Module, o Options, datasetPath string) error {
+// nothing for the generated datasets. The load (the wait for a named
+// pipe's writer) ends when ctx does.
+func PreloadDataset(ctx context.Context, dm *data.Module, o Options, datasetPath string) error {
 	format, ok := datasetFormats[o.DatasetName]
 	if !ok {
 		return nil
 	}
-	if err := dm.Preload(datasetPath, format); err != nil {
+	if err := dm.Preload(ctx, datasetPath, format); err != nil {
 		return fmt.Errorf("--dataset-path %s (--dataset-name %s): %w", o.DatasetPath, o.DatasetName, err)
 	}
 	return nil
