@@ -281,8 +281,13 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 				return c.usageError("--result-dir: %v", output.WithoutPath(err))
 			}
 		}
-		// A result that cannot be written there fails now, as
-		// --summary-export's does, not after the whole benchmark.
+		// A result that cannot be written there, or that another output
+		// writes, fails now, as --summary-export's does, not after the
+		// whole benchmark.
+		if err := output.SamePaths(append(runner.FilesWritten(f.summaryExport, f.outs),
+			output.FileFlag{Flag: "--save-result", Path: resultPath(o, f.resultDir, f.resultFilename)})); err != nil {
+			return c.usageError("%v", err)
+		}
 		if err := checkResultPath(o, f.resultDir, f.resultFilename); err != nil {
 			fmt.Fprintf(stderr, "llmrun bench: --save-result %v; no load was sent\n", err)
 			return exitError
@@ -450,15 +455,21 @@ func waitReady(ctx context.Context, cfg llm.Config, o vllmbench.Options, timeout
 }
 
 // checkResultPath checks, before the run, that the result file can be
-// written where it is to be, as output.CheckPath checks --summary-export's.
-// Without --result-filename, the file's name holds the model and the date,
-// known only after the run: a name of the same directory stands for it.
+// written where it is to be (resultPath), as output.CheckPath checks
+// --summary-export's.
 func checkResultPath(o vllmbench.Options, dir, filename string) error {
-	path := vllmbench.FileName(o, "model", time.Now(), dir, filename)
+	path := resultPath(o, dir, filename)
 	if err := output.CheckPath(path); err != nil {
 		return fmt.Errorf("%s: cannot write there: %w", path, err)
 	}
 	return nil
+}
+
+// resultPath is the result file's path before the run: without
+// --result-filename, a name of the same directory stands for the one the
+// model and the date will give.
+func resultPath(o vllmbench.Options, dir, filename string) string {
+	return vllmbench.FileName(o, "model", time.Now(), dir, filename)
 }
 
 // saveResult writes result to path as vLLM's json.dump does (its

@@ -143,6 +143,11 @@ func TestOutputsSharingAFile(t *testing.T) {
 	if err := os.Symlink(same, link); err != nil {
 		t.Fatal(err)
 	}
+	notYet := filepath.Join(dir, "not-yet.jsonl")
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.Symlink("not-yet.jsonl", dangling); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		flags []string
 		want  string
@@ -150,6 +155,7 @@ func TestOutputsSharingAFile(t *testing.T) {
 		{[]string{"--out", "jsonl=" + same, "--out", "csv=" + same}, "--out jsonl=" + same + " and --out csv=" + same + " are the same file"},
 		{[]string{"--summary-export", same, "--out", "html=" + dir + "/./same.out"}, "--summary-export " + same + " and --out html="},
 		{[]string{"--summary-export", same, "--out", "json=" + link}, "are the same file"},
+		{[]string{"--out", "jsonl=" + notYet, "--summary-export", dangling}, "--summary-export " + dangling + " and --out jsonl=" + notYet + " are the same file, " + notYet + ":"},
 	} {
 		args := append(append([]string{"run", "-q", "-i", "1"}, tc.flags...), script)
 		code, _, stderr := cli(t, context.Background(), nil, args...)

@@ -148,26 +148,50 @@ func fileMode(path string) fs.FileMode {
 }
 
 // SamePaths returns an error naming the first two files that are one
-// file: the same cleaned absolute path (links in its directory resolved),
-// or, for files that exist, the same file by another name or link.
+// file, and the file they share: the same cleaned absolute path once
+// every symbolic link on the way is followed (a dangling link too: its
+// target is the file that will be written), or, for files that exist,
+// the same file by another name or a hard link.
 func SamePaths(files []FileFlag) error {
 	type seen struct {
 		file FileFlag
-		abs  string
+		real string
 		info os.FileInfo
 	}
 	var all []seen
 	for _, f := range files {
-		abs := absPath(f.Path)
+		real := resolvedPath(f.Path)
 		info, _ := os.Stat(f.Path)
 		for _, s := range all {
-			if s.abs == abs || info != nil && s.info != nil && os.SameFile(info, s.info) {
-				return fmt.Errorf("%s and %s are the same file: each output needs a file of its own", s.file, f)
+			if s.real == real || info != nil && s.info != nil && os.SameFile(info, s.info) {
+				return fmt.Errorf("%s and %s are the same file, %s: each output needs a file of its own", s.file, f, s.real)
 			}
 		}
-		all = append(all, seen{f, abs, info})
+		all = append(all, seen{f, real, info})
 	}
 	return nil
+}
+
+// maxLinks is the most symbolic links resolvedPath follows, as Linux's
+// MAXSYMLINKS: a longer chain is a loop, which writing the file reports.
+const maxLinks = 40
+
+// resolvedPath is the file that writing path writes: path made absolute
+// and clean, its directory's links resolved where it exists, and a link
+// at its end followed, dangling or not, to at most maxLinks links.
+func resolvedPath(path string) string {
+	abs := absPath(path)
+	for range maxLinks {
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return abs
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = absPath(target)
+	}
+	return abs
 }
 
 // absPath is path made absolute and clean, its directory's links
