@@ -726,9 +726,13 @@ func TestBenchSaveResultPathCheckedAtStart(t *testing.T) {
 		{"missing directory", []string{"--result-dir", dir, "--result-filename", "a/b/c.json"}, "does not exist"},
 		{"a directory", []string{"--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
 		{"append", []string{"--append-result", "--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
+		{"a device that refuses writes", []string{"--result-filename", "/dev/full"}, "it is a device other than /dev/null or a terminal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			if _, err := os.Stat("/dev/full"); err != nil && strings.Contains(tc.want, "device") {
+				t.Skipf("no /dev/full: %v", err)
+			}
 			url, counter := startCountedSim(t)
 			args := append([]string{"--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
 				"--save-result", "--no-preflight", "-q"}, tc.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -162,6 +163,54 @@ func TestOutputsSharingAFile(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %s; want %d and %q", tc.flags, code, stderr, exitUsage, tc.want)
 		}
+	}
+}
+
+// A device that opens but refuses every write (/dev/full, as a full
+// disk does): a result file there is refused before any request, as it
+// would be lost at the end; a records file there is told at its first
+// write, and the run's other outputs and its result are still written,
+// with exit 1 for the records lost.
+func TestDeviceThatRefusesWrites(t *testing.T) {
+	t.Parallel()
+	const full = "/dev/full"
+	if f, err := os.OpenFile(full, os.O_WRONLY, 0); err != nil {
+		t.Skipf("no %s: %v", full, err)
+	} else {
+		f.Close()
+	}
+	dir := t.TempDir()
+	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 2))
+	for _, flag := range []string{"--summary-export", "--out json=", "--out html="} {
+		name, value, _ := strings.Cut(flag, " ")
+		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "1", name, value+full, script)
+		want := strings.TrimSuffix(flag, " ")
+		if !strings.HasSuffix(flag, "=") {
+			want += " "
+		}
+		want += full + ": cannot write there: it is a device other than /dev/null or a terminal"
+		if code != exitError || !strings.Contains(stderr, want) || strings.Contains(stdout, "requests") {
+			t.Errorf("%s%s: exit %d, stdout %q, stderr %q; want %d before the run and %q", flag, full, code, stdout, stderr, exitError, want)
+		}
+	}
+	result, csv := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "5", "--out", "jsonl="+full, "--out", "csv="+csv,
+		"--summary-export", result, script)
+	told := "llmrun run: output jsonl /dev/full: write error: write /dev/full: no space left on device; its later records are dropped and counted, the run goes on"
+	if code != exitError || !strings.Contains(stderr, told) || !strings.Contains(stderr, "output jsonl /dev/full lost data: 0 written, 5 dropped") {
+		t.Errorf("exit %d, stderr %q; want %d, the write error told and the loss counted", code, stderr, exitError)
+	}
+	if b, err := os.ReadFile(csv); err != nil || strings.Count(string(b), "\n") != 6 {
+		t.Errorf("%s: %v, %q; want a header and 5 records", csv, err, b)
+	}
+	var doc struct {
+		Outputs []struct {
+			Output  string `json:"output"`
+			Dropped int    `json:"dropped"`
+		} `json:"outputs"`
+	}
+	if b, err := os.ReadFile(result); err != nil || json.Unmarshal(b, &doc) != nil || len(doc.Outputs) != 2 {
+		t.Errorf("%s: %v, %+v; want the result with both outputs' reports", result, err, doc)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mattn/go-isatty"
 )
 
 // FileFlag is a file llmrun writes, with the flag that named it: "--out
@@ -24,14 +26,24 @@ func (f FileFlag) String() string {
 	return f.Flag + " " + f.Path
 }
 
-// CheckPath checks, before anything is written, that a file can be
-// written at path the way every file output writes it: an existing file
-// that is not a regular one (a device such as /dev/null, a pipe) must open
-// for writing; otherwise the path must not be a directory and its
-// directory must exist and take a new file (results are written to a
-// temporary file there, then renamed). It creates nothing that it leaves
-// behind.
-func CheckPath(path string) error {
+// CheckPath checks, before anything is written, that a result file
+// (written once, whole, at the end) can be written at path the way
+// WriteFile writes it: an existing file that is not a regular one must
+// open for writing and, if it is a device, be /dev/null or a terminal,
+// for a device such as /dev/full accepts the file's opening and refuses
+// its every write, which would lose the result after the whole run;
+// otherwise the path must not be a directory and its directory must
+// exist and take a new file (results are written to a temporary file
+// there, then renamed). It creates nothing that it leaves behind.
+func CheckPath(path string) error { return checkPath(path, true) }
+
+// CheckStreamPath is CheckPath for a file written while the run goes
+// (--out jsonl=, csv=): any device opens, as a pipe does, for its first
+// write comes within a second of the first request, and its failure is
+// told then (output.Run's Warn).
+func CheckStreamPath(path string) error { return checkPath(path, false) }
+
+func checkPath(path string, wholeFile bool) error {
 	if path == "" {
 		return errors.New("want a file name")
 	}
@@ -44,11 +56,21 @@ func CheckPath(path string) error {
 		if err != nil {
 			return fmt.Errorf("cannot open it for writing: %v", WithoutPath(err))
 		}
+		defer f.Close()
+		if wholeFile && info.Mode()&fs.ModeDevice != 0 && !isatty.IsTerminal(f.Fd()) && !isDevNull(info) {
+			return errors.New("it is a device other than /dev/null or a terminal, which may refuse the result written at the end (/dev/full refuses every write): name a file")
+		}
 		return f.Close()
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("cannot look it up: %v", WithoutPath(err))
 	}
 	return checkDir(filepath.Dir(path))
+}
+
+// isDevNull reports whether info is /dev/null's.
+func isDevNull(info os.FileInfo) bool {
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(info, null)
 }
 
 // checkDir checks that dir exists and that a file can be created in it.

@@ -70,10 +70,25 @@ func TestCheckPath(t *testing.T) {
 		"/proc/x.json":                     "directory /proc is not writable",
 		filepath.Join(dir, "x.json"):       "",
 		"/dev/null":                        "",
+		"/dev/full":                        "it is a device other than /dev/null or a terminal",
+		"/dev/zero":                        "it is a device other than /dev/null or a terminal",
 	} {
+		if _, err := os.Stat(path); strings.HasPrefix(path, "/dev/") && err != nil {
+			continue
+		}
 		err := output.CheckPath(path)
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
 			t.Errorf("%s: error %v, want %q", path, err, want)
+		}
+	}
+	// A records file is written while the run goes: its failure is seen
+	// at its first write, so any device that opens will do.
+	for _, device := range []string{"/dev/null", "/dev/full"} {
+		if _, err := os.Stat(device); err != nil {
+			continue
+		}
+		if err := output.CheckStreamPath(device); err != nil {
+			t.Errorf("CheckStreamPath(%s): %v", device, err)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {

@@ -160,11 +160,21 @@ func checkOutputFiles(results []output.FileFlag, outs []string) (Verdict, error)
 		if printed(f) {
 			continue
 		}
-		if err := output.CheckPath(f.Path); err != nil {
+		check := output.CheckPath
+		if streamed(f) {
+			check = output.CheckStreamPath
+		}
+		if err := check(f.Path); err != nil {
 			return Errored, fmt.Errorf("%s: cannot write there: %w", f, err)
 		}
 	}
 	return Passed, nil
+}
+
+// streamed reports whether f is a file written while the run goes, not
+// once at its end: a records file (--out jsonl=, csv=).
+func streamed(f output.FileFlag) bool {
+	return f.Flag == "--out jsonl" || f.Flag == "--out csv"
 }
 
 // withFileOutputs is results and the files of the --out outputs (not
