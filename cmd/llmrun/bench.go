@@ -249,6 +249,9 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return c.usageError("--dataset-path: %v", err)
 		}
 	}
+	// As in vLLM, --save-detailed without --save-result saves nothing:
+	// the texts are then not kept at all.
+	o.SaveDetailed = o.SaveDetailed && (f.saveResult || f.appendResult)
 	source, err := vllmbench.Script(o, datasetPath)
 	if err != nil {
 		return c.usageError("%v", err)
@@ -303,6 +306,17 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 	}
 	collector := vllmbench.NewCollector(o)
+	var texts *vllmbench.TextSpill
+	if o.SaveDetailed {
+		// Each answer's text goes to a file beside the result as the
+		// request ends, not into memory until the end.
+		if texts, err = vllmbench.NewTextSpill(filepath.Dir(resultPath(o, f.resultDir, f.resultFilename))); err != nil {
+			fmt.Fprintf(stderr, "llmrun bench: %v; no load was sent\n", err)
+			return exitError
+		}
+		defer texts.Close()
+		collector.SpillTexts(texts)
+	}
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 		return exitError
@@ -325,7 +339,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	date := time.Now()
 	result := vllmbench.NewResult(o, vllmbench.Run{Summary: outcome.Summary, Requests: collector.Requests(), ModelID: model,
-		Date: date, Tokenizer: f.tokenizer})
+		Date: date, Tokenizer: f.tokenizer, Texts: texts})
 	fmt.Fprintln(stdout)
 	if err := result.Print(stdout); err != nil {
 		return exitError
@@ -477,26 +491,21 @@ func resultPath(o vllmbench.Options, dir, filename string) string {
 // end, after a newline when the file is not empty (vLLM's
 // --append-result).
 func saveResult(path string, result *vllmbench.Result, appending bool) error {
-	b, err := result.MarshalJSON()
-	if err != nil {
-		return err
-	}
 	if !appending {
-		return output.WriteFile(path, func(w io.Writer) error {
-			_, err := w.Write(b)
-			return err
-		})
+		return output.WriteFile(path, result.WriteJSON)
 	}
 	file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	if st, err := file.Stat(); err == nil && st.Size() > 0 {
-		b = append([]byte("\n"), b...)
+	if st, serr := file.Stat(); serr == nil && st.Size() > 0 {
+		_, err = file.WriteString("\n")
 	}
-	if _, err := file.Write(b); err != nil {
-		file.Close()
-		return err
+	if err == nil {
+		err = result.WriteJSON(file)
 	}
-	return file.Close()
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
