@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +132,49 @@ func TestSpillWriteErrorFailsTheResult(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "generated_texts: --save-detailed: writing the generated texts beside the result") {
 		t.Errorf("WriteJSON: %v, want the spill's write error", err)
 	}
+}
+
+// A result whose texts are spilled is written as a stream: writing 16
+// texts of 1 MiB allocates far less than one of them, where the whole
+// document in memory would be 16 MiB.
+func TestSpilledResultIsStreamed(t *testing.T) {
+	spill, err := NewTextSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spill.Close()
+	c := NewCollector(detailedOptions())
+	c.SpillTexts(spill)
+	start := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
+	text := strings.Repeat("a", 1<<20)
+	for i := range 16 {
+		c.add(Request{Start: start.Add(time.Duration(i) * time.Millisecond), OK: true, E2E: 1, OutputTokens: 1, Text: text})
+	}
+	run := detailedRun(c.Requests())
+	run.Texts = spill
+	result := NewResult(detailedOptions(), run)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var n countingWriter
+	err = result.WriteJSON(&n)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 16<<20 {
+		t.Fatalf("wrote %d bytes, want the 16 texts of 1 MiB", n)
+	}
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("writing %d MiB allocated %d KiB", n>>20, allocated>>10)
+	if allocated > 512<<10 {
+		t.Errorf("writing the result allocated %d KiB, want at most 512 KiB (a stream, not the document)", allocated>>10)
+	}
+}
+
+// countingWriter counts the bytes written to it, and keeps none.
+type countingWriter int64
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }
