@@ -65,7 +65,7 @@ func (s *TextSpill) copyTo(w io.Writer, ref textRef) error {
 		return err
 	}
 	if _, err := io.Copy(w, io.NewSectionReader(s.f, ref.off, ref.n)); err != nil {
-		return fmt.Errorf("--save-detailed: reading the generated texts back: %w", err)
+		return fmt.Errorf("--save-detailed: copying the generated texts into the result: %w", err)
 	}
 	return nil
 }
