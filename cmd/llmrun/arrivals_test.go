@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,5 +148,51 @@ func TestInfluxIntervalsBeforeTheRequestEnds(t *testing.T) {
 	}
 	if points == 0 {
 		t.Error("no llm_interval point of the scenario with output_tok_per_s > 0 and no request while the request streamed")
+	}
+}
+
+// A shared-iterations or per-vu-iterations scenario that its maxDuration
+// ends before it started all its iterations reports those as planned but
+// not started, as an arrival-rate scenario does those its duration left
+// out: in the result file's dropped_iterations, the summary's iterations
+// line and warning, the live view's last line (not "done 100%"), and to
+// a threshold on dropped_iterations. The iteration blocks until the
+// scenario's end interrupts it, so that exactly one of five starts.
+func TestIterationsCutByMaxDurationAreReported(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ executor, shape string }{
+		{"shared-iterations", "vus: 1, iterations: 5"},
+		{"per-vu-iterations", "vus: 1, iterations: 5"},
+	} {
+		t.Run(tc.executor, func(t *testing.T) {
+			t.Parallel()
+			script := writeScript(t, "cut.js", fmt.Sprintf(`
+import { sleep } from 'llmrun';
+export const options = {
+  scenarios: { cut: { executor: '%s', %s, maxDuration: '1s', gracefulStop: '0s' } },
+  thresholds: { dropped_iterations: ['count==0'] },
+};
+export default function () { sleep(3600); }
+`, tc.executor, tc.shape))
+			export := filepath.Join(t.TempDir(), "r.json")
+			code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--summary-export", export, script)
+			s := readSummary(t, export)
+			if s.Serving.DroppedIterations != 4 || s.Serving.InterruptedIterations != 1 {
+				t.Errorf("result file: %d dropped, %d interrupted; want 4 not started and the 1 started interrupted",
+					s.Serving.DroppedIterations, s.Serving.InterruptedIterations)
+			}
+			for _, want := range []string{"1 interrupted, 4 planned not started (dropped)",
+				"4 planned iterations of scenario cut were not started: its maxDuration ended it first"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("the summary lacks %q:\n%s", want, stdout)
+				}
+			}
+			if !strings.Contains(stderr, "cut: done 20%, 4 not started") || strings.Contains(stderr, "done 100%") {
+				t.Errorf("the live view's last line does not tell the iterations not started:\n%s", stderr)
+			}
+			if !strings.Contains(stdout, "dropped_iterations") || code == exitOK {
+				t.Errorf("exit %d, want the threshold on dropped_iterations failed:\n%s", code, stdout)
+			}
+		})
 	}
 }

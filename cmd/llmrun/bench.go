@@ -249,6 +249,9 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return c.usageError("--dataset-path: %v", err)
 		}
 	}
+	// As in vLLM, --save-detailed without --save-result saves nothing:
+	// the texts are then not kept at all.
+	o.SaveDetailed = o.SaveDetailed && (f.saveResult || f.appendResult)
 	source, err := vllmbench.Script(o, datasetPath)
 	if err != nil {
 		return c.usageError("%v", err)
@@ -281,8 +284,13 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 				return c.usageError("--result-dir: %v", output.WithoutPath(err))
 			}
 		}
-		// A result that cannot be written there fails now, as
-		// --summary-export's does, not after the whole benchmark.
+		// A result that cannot be written there, or that another output
+		// writes, fails now, as --summary-export's does, not after the
+		// whole benchmark.
+		if err := output.SamePaths(append(runner.FilesWritten(f.summaryExport, f.outs),
+			output.FileFlag{Flag: "--save-result", Path: resultPath(o, f.resultDir, f.resultFilename)})); err != nil {
+			return c.usageError("%v", err)
+		}
 		if err := checkResultPath(o, f.resultDir, f.resultFilename); err != nil {
 			fmt.Fprintf(stderr, "llmrun bench: --save-result %v; no load was sent\n", err)
 			return exitError
@@ -302,6 +310,17 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 	}
 	collector := vllmbench.NewCollector(o)
+	var texts *vllmbench.TextSpill
+	if o.SaveDetailed {
+		// Each answer's text goes to a file beside the result as the
+		// request ends, not into memory until the end.
+		if texts, err = vllmbench.NewTextSpill(filepath.Dir(resultPath(o, f.resultDir, f.resultFilename))); err != nil {
+			fmt.Fprintf(stderr, "llmrun bench: %v; no load was sent\n", err)
+			return exitError
+		}
+		defer texts.Close()
+		collector.SpillTexts(texts)
+	}
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 		return exitError
@@ -324,7 +343,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	date := time.Now()
 	result := vllmbench.NewResult(o, vllmbench.Run{Summary: outcome.Summary, Requests: collector.Requests(), ModelID: model,
-		Date: date, Tokenizer: f.tokenizer})
+		Date: date, Tokenizer: f.tokenizer, Texts: texts})
 	fmt.Fprintln(stdout)
 	if err := result.Print(stdout); err != nil {
 		return exitError
@@ -454,15 +473,21 @@ func waitReady(ctx context.Context, cfg llm.Config, o vllmbench.Options, timeout
 }
 
 // checkResultPath checks, before the run, that the result file can be
-// written where it is to be, as output.CheckPath checks --summary-export's.
-// Without --result-filename, the file's name holds the model and the date,
-// known only after the run: a name of the same directory stands for it.
+// written where it is to be (resultPath), as output.CheckPath checks
+// --summary-export's.
 func checkResultPath(o vllmbench.Options, dir, filename string) error {
-	path := vllmbench.FileName(o, "model", time.Now(), dir, filename)
+	path := resultPath(o, dir, filename)
 	if err := output.CheckPath(path); err != nil {
 		return fmt.Errorf("%s: cannot write there: %w", path, err)
 	}
 	return nil
+}
+
+// resultPath is the result file's path before the run: without
+// --result-filename, a name of the same directory stands for the one the
+// model and the date will give.
+func resultPath(o vllmbench.Options, dir, filename string) string {
+	return vllmbench.FileName(o, "model", time.Now(), dir, filename)
 }
 
 // saveResult writes result to path as vLLM's json.dump does (its
@@ -470,26 +495,21 @@ func checkResultPath(o vllmbench.Options, dir, filename string) error {
 // end, after a newline when the file is not empty (vLLM's
 // --append-result).
 func saveResult(path string, result *vllmbench.Result, appending bool) error {
-	b, err := result.MarshalJSON()
-	if err != nil {
-		return err
-	}
 	if !appending {
-		return output.WriteFile(path, func(w io.Writer) error {
-			_, err := w.Write(b)
-			return err
-		})
+		return output.WriteFile(path, result.WriteJSON)
 	}
 	file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	if st, err := file.Stat(); err == nil && st.Size() > 0 {
-		b = append([]byte("\n"), b...)
+	if st, serr := file.Stat(); serr == nil && st.Size() > 0 {
+		_, err = file.WriteString("\n")
 	}
-	if _, err := file.Write(b); err != nil {
-		file.Close()
-		return err
+	if err == nil {
+		err = result.WriteJSON(file)
 	}
-	return file.Close()
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

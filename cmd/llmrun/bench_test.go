@@ -726,9 +726,13 @@ func TestBenchSaveResultPathCheckedAtStart(t *testing.T) {
 		{"missing directory", []string{"--result-dir", dir, "--result-filename", "a/b/c.json"}, "does not exist"},
 		{"a directory", []string{"--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
 		{"append", []string{"--append-result", "--result-dir", dir, "--result-filename", "taken.json"}, "it is a directory"},
+		{"a device that refuses writes", []string{"--result-filename", "/dev/full"}, "it is a device other than /dev/null or a terminal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			if _, err := os.Stat("/dev/full"); err != nil && strings.Contains(tc.want, "device") {
+				t.Skipf("no /dev/full: %v", err)
+			}
 			url, counter := startCountedSim(t)
 			args := append([]string{"--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
 				"--save-result", "--no-preflight", "-q"}, tc.args...)
@@ -740,6 +744,31 @@ func TestBenchSaveResultPathCheckedAtStart(t *testing.T) {
 				t.Errorf("the server got %d requests before the bad destination was refused", generated)
 			}
 		})
+	}
+}
+
+// A --save-result file that another output also writes, by its name or
+// through a link that does not resolve yet, is refused before any
+// request is sent, naming both flags and the file.
+func TestBenchSaveResultSharingAFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	result := filepath.Join(dir, "r.json")
+	dangling := filepath.Join(dir, "link.json")
+	if err := os.Symlink("r.json", dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range [][]string{{"--summary-export", dangling}, {"--out", "jsonl=" + result}} {
+		url, counter := startCountedSim(t)
+		args := append([]string{"--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
+			"--save-result", "--result-dir", dir, "--result-filename", "r.json", "--no-preflight", "-q"}, other...)
+		code, _, stderr := command(t, "bench", args...)
+		if code != exitUsage || !strings.Contains(stderr, "--save-result "+result+" are the same file") {
+			t.Errorf("%v: exit %d, stderr %q; want %d, naming --save-result and the file", other, code, stderr, exitUsage)
+		}
+		if generated, _ := counter.counts(); generated != 0 {
+			t.Errorf("%v: the server got %d requests before the shared file was refused", other, generated)
+		}
 	}
 }
 

@@ -58,8 +58,9 @@ type ScenarioProgress struct {
 	ActiveVUs int64
 	PeakVUs   int64
 	MaxVUs    int
-	// Dropped counts its arrival-rate iterations planned but not started
-	// (warmup left out), by cause (executor.DropCause).
+	// Dropped counts its iterations planned but not started (warmup left
+	// out), by cause (executor.DropCause): arrival-rate ones, and an
+	// iteration-based scenario's that its maxDuration cut.
 	Dropped [executor.DropCauses]int64
 	// Interrupted says that the run was stopped (a signal, the early
 	// stop, an abort) before the scenario ended on its own: once done,
@@ -71,10 +72,14 @@ type ScenarioProgress struct {
 // it did not run): the
 // iterations ended out of those planned for an iteration-based executor
 // (or the time out of its maxDuration, when that is further), the time
-// out of its duration for the others. It is 1 once done, unless the run
+// out of its duration for the others. Once done it is 1, less the share
+// of planned iterations it did not start (NotStarted); unless the run
 // was interrupted first: then it is where the scenario stopped.
 func (s ScenarioProgress) Fraction() float64 {
 	if s.Phase == PhaseDone && !s.Interrupted {
+		if s.Iterations > 0 {
+			return 1 - min(float64(s.NotStarted())/float64(s.Iterations), 1)
+		}
 		return 1
 	}
 	f := 0.0
@@ -85,6 +90,16 @@ func (s ScenarioProgress) Fraction() float64 {
 		f = max(f, float64(s.IterationsEnded)/float64(s.Iterations))
 	}
 	return min(f, 1)
+}
+
+// NotStarted counts the scenario's planned iterations it did not start,
+// whatever the cause (Dropped).
+func (s ScenarioProgress) NotStarted() int64 {
+	var n int64
+	for _, d := range s.Dropped {
+		n += d
+	}
+	return n
 }
 
 // StoppedEarly says that the run's stop ended the scenario before its

@@ -62,7 +62,8 @@ type Pool interface {
 	Warn(msg string)
 }
 
-// DropCause is why planned arrival-rate iterations were not started.
+// DropCause is why planned iterations were not started: arrival-rate
+// ones, or an iteration-based scenario's that its maxDuration cut.
 type DropCause int
 
 const (
@@ -82,6 +83,9 @@ const (
 	// normalized schedule's last start after its end): they never had a
 	// start before its end.
 	DropUnscheduled
+	// DropMaxDuration: a shared-iterations or per-vu-iterations
+	// scenario's iterations not started when its maxDuration ended it.
+	DropMaxDuration
 	// DropCauses is the number of causes.
 	DropCauses
 )

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -157,7 +158,19 @@ func (e sharedIterations) Run(ctx context.Context, pool Pool) error {
 			}
 		}
 	})
+	countUnrun(ctx, pool, total, min(started.Load(), total))
 	return nil
+}
+
+// countUnrun counts the iterations of planned that never started when
+// the run went on but the scenario's maxDuration ended it first: they are
+// dropped (DropMaxDuration), not forgotten, so that the summary does not
+// call the scenario done. A run that was stopped (ctx) counts none: its
+// end is told as an interruption.
+func countUnrun(ctx context.Context, pool Pool, planned, started int64) {
+	if ctx.Err() == nil && started < planned {
+		pool.DroppedIterations(int(min(planned-started, math.MaxInt)), DropMaxDuration)
+	}
 }
 
 // PerVUIterations has each VU run the same number of iterations.
@@ -179,13 +192,16 @@ type perVUIterations struct{ cfg *PerVUIterations }
 func (e perVUIterations) Run(ctx context.Context, pool Pool) error {
 	startCtx, iterCtx, cancel := stopContexts(ctx, e.cfg.limit(), e.cfg.graceful())
 	defer cancel()
+	var started atomic.Int64
 	loop(pool.VUs()[:e.cfg.VUs], func(vu VU) {
 		for i := 0; i < e.cfg.Iterations && starting(startCtx, iterCtx); i++ {
+			started.Add(1)
 			vu.RunIteration(iterCtx)
 			if i+1 < e.cfg.Iterations {
 				backOff(startCtx, vu)
 			}
 		}
 	})
+	countUnrun(ctx, pool, int64(e.cfg.Iterations)*int64(e.cfg.VUs), started.Load())
 	return nil
 }

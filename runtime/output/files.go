@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mattn/go-isatty"
 )
 
 // FileFlag is a file llmrun writes, with the flag that named it: "--out
@@ -24,14 +26,24 @@ func (f FileFlag) String() string {
 	return f.Flag + " " + f.Path
 }
 
-// CheckPath checks, before anything is written, that a file can be
-// written at path the way every file output writes it: an existing file
-// that is not a regular one (a device such as /dev/null, a pipe) must open
-// for writing; otherwise the path must not be a directory and its
-// directory must exist and take a new file (results are written to a
-// temporary file there, then renamed). It creates nothing that it leaves
-// behind.
-func CheckPath(path string) error {
+// CheckPath checks, before anything is written, that a result file
+// (written once, whole, at the end) can be written at path the way
+// WriteFile writes it: an existing file that is not a regular one must
+// open for writing and, if it is a device, be /dev/null or a terminal,
+// for a device such as /dev/full accepts the file's opening and refuses
+// its every write, which would lose the result after the whole run;
+// otherwise the path must not be a directory and its directory must
+// exist and take a new file (results are written to a temporary file
+// there, then renamed). It creates nothing that it leaves behind.
+func CheckPath(path string) error { return checkPath(path, true) }
+
+// CheckStreamPath is CheckPath for a file written while the run goes
+// (--out jsonl=, csv=): any device opens, as a pipe does, for its first
+// write comes within a second of the first request, and its failure is
+// told then (output.Run's Warn).
+func CheckStreamPath(path string) error { return checkPath(path, false) }
+
+func checkPath(path string, wholeFile bool) error {
 	if path == "" {
 		return errors.New("want a file name")
 	}
@@ -44,11 +56,21 @@ func CheckPath(path string) error {
 		if err != nil {
 			return fmt.Errorf("cannot open it for writing: %v", WithoutPath(err))
 		}
+		defer f.Close()
+		if wholeFile && info.Mode()&fs.ModeDevice != 0 && !isatty.IsTerminal(f.Fd()) && !isDevNull(info) {
+			return errors.New("it is a device other than /dev/null or a terminal, which may refuse the result written at the end (/dev/full refuses every write): name a file")
+		}
 		return f.Close()
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("cannot look it up: %v", WithoutPath(err))
 	}
 	return checkDir(filepath.Dir(path))
+}
+
+// isDevNull reports whether info is /dev/null's.
+func isDevNull(info os.FileInfo) bool {
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(info, null)
 }
 
 // checkDir checks that dir exists and that a file can be created in it.
@@ -148,26 +170,50 @@ func fileMode(path string) fs.FileMode {
 }
 
 // SamePaths returns an error naming the first two files that are one
-// file: the same cleaned absolute path (links in its directory resolved),
-// or, for files that exist, the same file by another name or link.
+// file, and the file they share: the same cleaned absolute path once
+// every symbolic link on the way is followed (a dangling link too: its
+// target is the file that will be written), or, for files that exist,
+// the same file by another name or a hard link.
 func SamePaths(files []FileFlag) error {
 	type seen struct {
 		file FileFlag
-		abs  string
+		real string
 		info os.FileInfo
 	}
 	var all []seen
 	for _, f := range files {
-		abs := absPath(f.Path)
+		real := resolvedPath(f.Path)
 		info, _ := os.Stat(f.Path)
 		for _, s := range all {
-			if s.abs == abs || info != nil && s.info != nil && os.SameFile(info, s.info) {
-				return fmt.Errorf("%s and %s are the same file: each output needs a file of its own", s.file, f)
+			if s.real == real || info != nil && s.info != nil && os.SameFile(info, s.info) {
+				return fmt.Errorf("%s and %s are the same file, %s: each output needs a file of its own", s.file, f, s.real)
 			}
 		}
-		all = append(all, seen{f, abs, info})
+		all = append(all, seen{f, real, info})
 	}
 	return nil
+}
+
+// maxLinks is the most symbolic links resolvedPath follows, as Linux's
+// MAXSYMLINKS: a longer chain is a loop, which writing the file reports.
+const maxLinks = 40
+
+// resolvedPath is the file that writing path writes: path made absolute
+// and clean, its directory's links resolved where it exists, and a link
+// at its end followed, dangling or not, to at most maxLinks links.
+func resolvedPath(path string) string {
+	abs := absPath(path)
+	for range maxLinks {
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return abs
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = absPath(target)
+	}
+	return abs
 }
 
 // absPath is path made absolute and clean, its directory's links

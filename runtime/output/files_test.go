@@ -2,6 +2,7 @@ package output_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -69,10 +70,25 @@ func TestCheckPath(t *testing.T) {
 		"/proc/x.json":                     "directory /proc is not writable",
 		filepath.Join(dir, "x.json"):       "",
 		"/dev/null":                        "",
+		"/dev/full":                        "it is a device other than /dev/null or a terminal",
+		"/dev/zero":                        "it is a device other than /dev/null or a terminal",
 	} {
+		if _, err := os.Stat(path); strings.HasPrefix(path, "/dev/") && err != nil {
+			continue
+		}
 		err := output.CheckPath(path)
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
 			t.Errorf("%s: error %v, want %q", path, err, want)
+		}
+	}
+	// A records file is written while the run goes: its failure is seen
+	// at its first write, so any device that opens will do.
+	for _, device := range []string{"/dev/null", "/dev/full"} {
+		if _, err := os.Stat(device); err != nil {
+			continue
+		}
+		if err := output.CheckStreamPath(device); err != nil {
+			t.Errorf("CheckStreamPath(%s): %v", device, err)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -95,11 +111,70 @@ func TestSamePaths(t *testing.T) {
 	for _, other := range []string{sub + "/../sub/r.out", filepath.Join(dir, "alias", "r.out")} {
 		b := output.FileFlag{Flag: "--summary-export", Path: other}
 		err := output.SamePaths([]output.FileFlag{a, b})
-		if err == nil || err.Error() != "--out jsonl="+a.Path+" and --summary-export "+other+" are the same file: each output needs a file of its own" {
+		if err == nil || err.Error() != "--out jsonl="+a.Path+" and --summary-export "+other+" are the same file, "+a.Path+": each output needs a file of its own" {
 			t.Errorf("%s: %v", other, err)
 		}
 	}
 	if err := output.SamePaths([]output.FileFlag{a, {Flag: "--out csv", Path: filepath.Join(sub, "r.csv")}}); err != nil {
 		t.Errorf("two files: %v", err)
+	}
+}
+
+// A link that does not resolve yet still names the file it will write:
+// a dangling link, a chain of relative links, a link in a linked
+// directory; a hard link is the same file once it exists. A loop of
+// links is no file at all, and two other names are two files.
+func TestSamePathsFollowsLinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(dir, "a.jsonl")
+	link := func(target, name string) string {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, name)
+	}
+	dangling := link("a.jsonl", "b.json")
+	chain := link("c1", "c0")
+	link("sub/../c2", "c1")
+	link(a, "c2")
+	linkedDir := link(".", "here")
+	loop := link("loop2", "loop1")
+	link("loop1", "loop2")
+	existing := filepath.Join(dir, "x.json")
+	if err := os.WriteFile(existing, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.json")
+	if err := os.Link(existing, hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		first, second, shared string
+	}{
+		{a, dangling, a},
+		{dangling, a, a},
+		{chain, a, a},
+		{filepath.Join(linkedDir, "b.json"), a, a},
+		{existing, hard, existing},
+		{loop, filepath.Join(dir, "loop2"), ""},
+		{a, existing, ""},
+	} {
+		first := output.FileFlag{Flag: "--out jsonl", Path: tc.first}
+		second := output.FileFlag{Flag: "--summary-export", Path: tc.second}
+		err := output.SamePaths([]output.FileFlag{first, second})
+		want := ""
+		if tc.shared != "" {
+			want = first.String() + " and " + second.String() + " are the same file, " + tc.shared + ": each output needs a file of its own"
+		}
+		if got := fmt.Sprint(err); want == "" && err != nil || want != "" && got != want {
+			t.Errorf("%s, %s: got %v, want %q", tc.first, tc.second, err, want)
+		}
 	}
 }

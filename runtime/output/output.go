@@ -52,6 +52,11 @@ type Run struct {
 	// Progress reads the run's live figures (active VUs, output tokens
 	// arrived), for periodic points and scrapes.
 	Progress func() Progress
+	// Warn tells the user at once, while the run goes on, of a failure
+	// that the output's report will also carry at the end (a records
+	// file whose disk is full); nil when no one listens. It may be
+	// called from any goroutine.
+	Warn func(message string)
 }
 
 // Progress is a run's live state.

@@ -152,13 +152,7 @@ func WritesFile(name, value string) bool {
 // be written there fails as an output that cannot start does (Errored).
 // It returns Passed, or the verdict with the error.
 func checkOutputFiles(results []output.FileFlag, outs []string) (Verdict, error) {
-	files := slices.Clone(results)
-	for _, spec := range outs {
-		name, path, _ := strings.Cut(spec, "=")
-		if slices.Contains(fileOutputs, name) {
-			files = append(files, output.FileFlag{Flag: "--out " + name, Path: path})
-		}
-	}
+	files := withFileOutputs(results, outs)
 	if err := output.SamePaths(files); err != nil {
 		return InvalidOutputs, err
 	}
@@ -166,11 +160,43 @@ func checkOutputFiles(results []output.FileFlag, outs []string) (Verdict, error)
 		if printed(f) {
 			continue
 		}
-		if err := output.CheckPath(f.Path); err != nil {
+		check := output.CheckPath
+		if streamed(f) {
+			check = output.CheckStreamPath
+		}
+		if err := check(f.Path); err != nil {
 			return Errored, fmt.Errorf("%s: cannot write there: %w", f, err)
 		}
 	}
 	return Passed, nil
+}
+
+// streamed reports whether f is a file written while the run goes, not
+// once at its end: a records file (--out jsonl=, csv=).
+func streamed(f output.FileFlag) bool {
+	return f.Flag == "--out jsonl" || f.Flag == "--out csv"
+}
+
+// withFileOutputs is results and the files of the --out outputs (not
+// json=, which are results) that write one.
+func withFileOutputs(results []output.FileFlag, outs []string) []output.FileFlag {
+	files := slices.Clone(results)
+	for _, spec := range outs {
+		name, path, _ := strings.Cut(spec, "=")
+		if slices.Contains(fileOutputs, name) {
+			files = append(files, output.FileFlag{Flag: "--out " + name, Path: path})
+		}
+	}
+	return files
+}
+
+// FilesWritten is every file a run of --summary-export summaryExport and
+// --out outs writes (a result printed to standard output included), for
+// a command that writes files of its own to check against them with
+// output.SamePaths.
+func FilesWritten(summaryExport string, outs []string) []output.FileFlag {
+	results, others := resultFiles(summaryExport, outs)
+	return withFileOutputs(results, others)
 }
 
 // StdoutResult is the path of "--out json=-": the result file printed to

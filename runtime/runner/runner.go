@@ -122,6 +122,11 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	if r.cfg.Stderr == nil {
 		r.cfg.Stderr = io.Discard
 	}
+	// Outputs warn from their own goroutines while the live view draws:
+	// one Screen keeps their lines whole and clear of the view.
+	if _, ok := r.cfg.Stderr.(*console.Screen); !ok {
+		r.cfg.Stderr = console.NewScreen(r.cfg.Stderr)
+	}
 	if cfg.Rendezvous != nil {
 		r.cfg.Engine.Tags = maps.Clone(cfg.Engine.Tags)
 		if r.cfg.Engine.Tags == nil {
@@ -231,7 +236,8 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	r.console = &console.Console{Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr, Style: textfmt.Style{Color: r.cfg.Color}, Quiet: r.cfg.Quiet,
 		ProgressInterval: r.cfg.ProgressInterval}
 	r.sinks.console = r.console
-	r.info = output.Run{ID: newRunID(), TestID: r.cfg.TestID, Tags: r.cfg.Engine.Tags}
+	r.info = output.Run{ID: newRunID(), TestID: r.cfg.TestID, Tags: r.cfg.Engine.Tags,
+		Warn: func(message string) { r.printf("%s", message) }}
 	if r.info.TestID == "" {
 		r.info.TestID = defaultTestID(r.cfg.Engine.ScriptPath)
 	}

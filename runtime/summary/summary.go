@@ -254,8 +254,10 @@ type Serving struct {
 	// and are in no other figure.
 	WarmupRequests   int64 `json:"warmup_requests"`
 	WarmupIterations int64 `json:"warmup_iterations"`
-	// DroppedIterations are arrival-rate iterations never started; the
-	// lag figures are how late the others started (ms).
+	// DroppedIterations are planned iterations never started:
+	// arrival-rate ones, and those maxDuration cut from an
+	// iteration-based scenario; the lag figures are how late the
+	// arrival-rate ones that started did (ms).
 	DroppedIterations int64   `json:"dropped_iterations"`
 	LagP50            float64 `json:"iteration_lag_p50_ms"`
 	LagP99            float64 `json:"iteration_lag_p99_ms"`
@@ -795,6 +797,9 @@ func dropWarnings(rep *engine.Report, capped map[string]cappedScenario) []string
 		}
 		if n := d[executor.DropUnscheduled]; n > 0 {
 			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: its duration ended before their planned start (its iterations need a longer duration at its rate)", n, sc.Name))
+		}
+		if n := d[executor.DropMaxDuration]; n > 0 {
+			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: its maxDuration ended it first (its iterations need a longer maxDuration)", n, sc.Name))
 		}
 		if n := d[executor.DropLateVU]; n > 0 {
 			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the VU initialised for them during the run was ready only after the scenario ended%s; raise preAllocatedVUs so that the VUs are initialised before the run", n, sc.Name, used))

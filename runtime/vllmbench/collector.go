@@ -29,6 +29,9 @@ type Request struct {
 	ITL          []float64
 	Text, Error  string
 	RequestedLen int // the prompt length the dataset asked for, 0 when unknown
+	// spilled is where Text lies in the Collector's TextSpill, which then
+	// holds it instead of Text.
+	spilled textRef
 }
 
 // NewCollector returns the Collector of a run of o, with the lengths
@@ -60,6 +63,10 @@ type Collector struct {
 	// which every VU evaluates: the script's lengths(i) and prefix(i)
 	// read them.
 	Inputs, Outputs, Prefixes []int
+
+	// spill, when set, holds the requests' texts (--save-detailed,
+	// whose script alone keeps them).
+	spill *TextSpill
 
 	mu       sync.Mutex
 	requests []Request
@@ -128,10 +135,23 @@ func (c *Collector) record(rt *goja.Runtime, result *goja.Object, requested int)
 		}
 	}
 	r.Start = time.Now().Add(-time.Duration(r.E2E * float64(time.Millisecond)))
+	c.add(r)
+}
+
+// add keeps r, its text in the TextSpill when there is one.
+func (c *Collector) add(r Request) {
+	if c.spill != nil {
+		r.spilled, r.Text = c.spill.add(r.Text), ""
+	}
 	c.mu.Lock()
 	c.requests = append(c.requests, r)
 	c.mu.Unlock()
 }
+
+// SpillTexts has the Collector keep the requests' texts (--save-detailed)
+// in s rather than in memory; it is called before the run. Run.Texts
+// then names s.
+func (c *Collector) SpillTexts(s *TextSpill) { c.spill = s }
 
 // Requests returns the requests kept, in the order they started.
 func (c *Collector) Requests() []Request {

@@ -1,6 +1,7 @@
 package vllmbench
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,9 @@ type Run struct {
 	ModelID   string
 	Date      time.Time
 	Tokenizer string // the tokenizer's id (--tokenizer); "" is llmrun's default, cl100k_base
+	// Texts holds the requests' texts when the Collector spilled them
+	// (Collector.SpillTexts); nil when they are in Requests.
+	Texts *TextSpill
 }
 
 // Result is vLLM's result of a benchmark: its keys and values in the
@@ -46,12 +50,22 @@ func (r *Result) Get(key string) (any, bool) { v, ok := r.values[key]; return v,
 // Keys returns the result's keys, in order.
 func (r *Result) Keys() []string { return slices.Clone(r.keys) }
 
-// MarshalJSON writes the result as vLLM's JSON object, as Python's
-// json.dump writes it: keys in vLLM's order, ", " and ": " between them,
-// and floats as Python writes them (20.0, 0.0, 1e-05), integers without a
-// point.
+// MarshalJSON is the result as WriteJSON writes it.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// WriteJSON writes the result to w as vLLM's JSON object, as Python's
+// json.dump writes it: keys in vLLM's order, ", " and ": " between them,
+// and floats as Python writes them (20.0, 0.0, 1e-05), integers without a
+// point. Spilled texts (Run.Texts) are copied from their file as they
+// are written: the document is never whole in memory.
+func (r *Result) WriteJSON(w io.Writer) error {
+	b := bufio.NewWriter(w)
 	b.WriteByte('{')
 	for i, k := range r.keys {
 		if i > 0 {
@@ -60,18 +74,19 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		kj, _ := json.Marshal(k)
 		b.Write(kj)
 		b.WriteString(": ")
-		if err := writePython(&b, r.values[k]); err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
+		if err := writePython(b, r.values[k]); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
 		}
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return b.Flush()
 }
 
 // writePython writes v as Python's json.dump writes the value vLLM has
 // there: a float64 (also in lists, and lists of lists) as pythonFloat,
-// anything else as encoding/json.
-func writePython(b *bytes.Buffer, v any) error {
+// spilled texts as the list of their JSON strings, anything else as
+// encoding/json. A write error stays in b, which its Flush returns.
+func writePython(b *bufio.Writer, v any) error {
 	list := func(n int, item func(int) error) error {
 		b.WriteByte('[')
 		for i := range n {
@@ -93,6 +108,23 @@ func writePython(b *bytes.Buffer, v any) error {
 		return list(len(v), func(i int) error { return writePython(b, v[i]) })
 	case [][]float64:
 		return list(len(v), func(i int) error { return writePython(b, v[i]) })
+	case spilledTexts:
+		if v.refs == nil {
+			b.WriteString("null") // as encoding/json writes a nil list
+			return nil
+		}
+		// encoding/json's list: no space after its commas.
+		b.WriteByte('[')
+		for i, ref := range v.refs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := v.spill.copyTo(b, ref); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
 	}
 	j, err := json.Marshal(v)
 	b.Write(j)
@@ -196,7 +228,11 @@ func NewResult(o Options, run Run) *Result {
 	r.set("latencies", f.latencies)
 	if detailed {
 		r.set("start_times", f.startTimes)
-		r.set("generated_texts", f.texts)
+		if run.Texts != nil {
+			r.set("generated_texts", spilledTexts{run.Texts, f.spilled})
+		} else {
+			r.set("generated_texts", f.texts)
+		}
 		r.set("errors", f.errors)
 	}
 	r.set("max_output_tokens_per_s", peakOutputRate(run.Summary))
@@ -231,6 +267,7 @@ type figures struct {
 	itls                    [][]float64 // seconds
 	startTimes              []float64   // seconds since the first start
 	texts, errors           []string
+	spilled                 []textRef // where texts lie in Run.Texts
 }
 
 func measure(run Run, bounds summary.GoodputBounds) figures {
@@ -252,6 +289,7 @@ func measure(run Run, bounds summary.GoodputBounds) figures {
 		f.startTimes = append(f.startTimes, req.Start.Sub(first).Seconds())
 		f.inputLens = append(f.inputLens, input)
 		f.texts = append(f.texts, req.Text)
+		f.spilled = append(f.spilled, req.spilled)
 		f.errors = append(f.errors, req.Error)
 		if !req.OK {
 			f.failed++

@@ -120,12 +120,15 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	if s.InterruptedIterations > 0 {
 		r.printf(", %d interrupted", s.InterruptedIterations)
 	}
+	if s.DroppedIterations > 0 {
+		r.printf(", %d planned not started (dropped)", s.DroppedIterations)
+	}
 	r.printf("\n")
 	if s.WarmupIterations > 0 || s.WarmupRequests > 0 {
 		r.printf("  warmup ............. %s in %s, excluded from every figure\n", textfmt.Count(s.WarmupRequests, "request"), textfmt.Count(s.WarmupIterations, "iteration"))
 	}
-	if s.LagP99 > 0 || s.DroppedIterations > 0 {
-		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms; %d dropped\n", textfmt.Millis(s.LagP50), textfmt.Millis(s.LagP99), s.DroppedIterations)
+	if s.LagP99 > 0 {
+		r.printf("  arrivals ........... started late by p50 %s ms, p99 %s ms\n", textfmt.Millis(s.LagP50), textfmt.Millis(s.LagP99))
 	}
 }
 

@@ -318,11 +318,15 @@ func (r scenarioRow) bar(runElapsed time.Duration) string {
 	return strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled) + " " + r.percent()
 }
 
-// percent is r's percent done and, while known, its time left.
+// percent is r's percent done, while known its time left, and once done
+// the planned iterations it did not start.
 func (r scenarioRow) percent() string {
 	s := fmt.Sprintf("%3.0f%%", 100*r.p.Fraction())
 	if left, ok := r.p.Remaining(); ok {
 		s += " ETA " + left.Round(time.Second).String()
+	}
+	if n := r.p.NotStarted(); n > 0 && r.p.Phase == engine.PhaseDone && r.p.Iterations > 0 {
+		s += fmt.Sprintf(", %d not started", n)
 	}
 	return s
 }

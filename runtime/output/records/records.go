@@ -150,14 +150,15 @@ func (o *Output) Describe() string { return o.format.String() + " " + o.path }
 // Start creates (or truncates) the file, writes the CSV header, and starts
 // the writer, under a context that keeps ctx's values but not its end
 // (Finish ends it); it fails, naming the file, when the file cannot be
-// written.
-func (o *Output) Start(ctx context.Context, _ output.Run) error {
+// written. A write error later is told at once through run.Warn.
+func (o *Output) Start(ctx context.Context, run output.Run) error {
 	f, err := os.Create(o.path)
 	if err != nil {
 		o.startErr = fmt.Errorf("cannot create the file: %w", err)
 		return o.startErr
 	}
-	w := &fileWriter{f: f, bw: bufio.NewWriterSize(f, bufferSize), enc: newEncoder(o.format), q: o.q, flushed: time.Now()}
+	w := &fileWriter{f: f, bw: bufio.NewWriterSize(f, bufferSize), enc: newEncoder(o.format), q: o.q, flushed: time.Now(),
+		describe: o.Describe(), warn: run.Warn}
 	w.line = w.enc.header(w.line)
 	if _, err = w.bw.Write(w.line); err == nil {
 		err = w.bw.Flush()
@@ -244,6 +245,10 @@ type fileWriter struct {
 	flushed   time.Time
 	// failure is why writing stopped, "" while it works.
 	failure string
+	// describe names the output in a warning; warn, when not nil, is
+	// told of a write error as it happens.
+	describe string
+	warn     func(string)
 }
 
 // run writes the queued records as they come and flushes every
@@ -309,7 +314,7 @@ func (w *fileWriter) write(r *llm.Record) {
 	// A line longer than the buffer goes straight to the file.
 	if _, err := w.bw.Write(w.line); err != nil {
 		w.unflushed++
-		w.halt(fmt.Sprintf("write error: %v", err))
+		w.writeFailed(err)
 		return
 	}
 	w.unflushed++
@@ -326,12 +331,21 @@ func (w *fileWriter) flush() bool {
 	}
 	w.flushed = time.Now()
 	if err := w.bw.Flush(); err != nil {
-		w.halt(fmt.Sprintf("write error: %v", err))
+		w.writeFailed(err)
 		return false
 	}
 	w.q.wrote(w.unflushed)
 	w.unflushed = 0
 	return true
+}
+
+// writeFailed stops the writing after a write error, and tells it at
+// once: the run goes on, and its end may be hours away.
+func (w *fileWriter) writeFailed(err error) {
+	w.halt(fmt.Sprintf("write error: %v", err))
+	if w.warn != nil {
+		w.warn(fmt.Sprintf("output %s: %s; its later records are dropped and counted, the run goes on", w.describe, w.failure))
+	}
 }
 
 // halt stops the writing: the records in the buffer, and every later one,

@@ -260,15 +260,22 @@ func TestStartFailsOnAnUnwritablePath(t *testing.T) {
 	}
 }
 
+// devFull is /dev/full, a device that opens and refuses every write as a
+// full disk does; the test is skipped where there is none.
+func devFull(t *testing.T) string {
+	const full = "/dev/full"
+	f, err := os.OpenFile(full, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no %s: %v", full, err)
+	}
+	f.Close()
+	return full
+}
+
 // A write error (a full disk) stops the writing; every record is dropped
 // with it, and the report carries it.
 func TestWriteErrorDropsTheRest(t *testing.T) {
-	const full = "/dev/full"
-	if f, err := os.OpenFile(full, os.O_WRONLY, 0); err != nil {
-		t.Skipf("no %s: %v", full, err)
-	} else {
-		f.Close()
-	}
+	full := devFull(t)
 	o := newOutput(JSONL, full, DefaultQueue)
 	if err := o.Start(context.Background(), output.Run{}); err != nil {
 		t.Fatal(err)
@@ -289,6 +296,38 @@ func TestWriteErrorDropsTheRest(t *testing.T) {
 	if err := newOutput(CSV, full, 1).Start(context.Background(), output.Run{}); err == nil || !strings.Contains(err.Error(), full) {
 		t.Errorf("CSV's header on %s: %v", full, err)
 	}
+}
+
+// A write error is told through the run's Warn within the flush
+// interval of the record that met it, while the run goes, not only in
+// the report at its end. The bubble's clock makes that interval exact.
+func TestWriteErrorIsToldAtOnce(t *testing.T) {
+	full := devFull(t)
+	synctest.Test(t, func(t *testing.T) {
+		warnings := make(chan string, 4)
+		o := newOutput(JSONL, full, DefaultQueue)
+		if err := o.Start(context.Background(), output.Run{Warn: func(m string) { warnings <- m }}); err != nil {
+			t.Fatal(err)
+		}
+		recs := testRecords()
+		o.AddRequest(&recs[0])
+		time.Sleep(flushInterval)
+		synctest.Wait()
+		select {
+		case m := <-warnings:
+			want := "output jsonl /dev/full: write error: write /dev/full: no space left on device; its later records are dropped and counted, the run goes on"
+			if m != want {
+				t.Errorf("warning %q, want %q", m, want)
+			}
+		default:
+			t.Fatalf("no warning %s after the record", flushInterval)
+		}
+		o.AddRequest(&recs[0])
+		rep := o.Finish(context.Background(), nil)
+		if rep.Dropped != 2 || len(warnings) != 0 {
+			t.Errorf("report %+v, %d more warnings; want 2 dropped and one warning", rep, len(warnings))
+		}
+	})
 }
 
 // Lines reach the file while the run goes, within the flush interval. The
