@@ -4,6 +4,7 @@
 package summarytest
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -62,4 +63,17 @@ func Build(t testing.TB, dur time.Duration, results ...*llm.Result) *summary.Sum
 	}
 	rep := &engine.Report{Snapshot: agg.Snapshot(), Registry: reg, Scenarios: scs, Start: Start, End: Start.Add(dur)}
 	return summary.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
+}
+
+// SameFile says whether two summaries write the same result file.
+func SameFile(t testing.TB, a, b *summary.Summary) bool {
+	t.Helper()
+	var x, y bytes.Buffer
+	if err := a.WriteJSON(&x); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteJSON(&y); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
 }
