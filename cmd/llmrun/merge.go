@@ -102,7 +102,7 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	var err error
 	budget := newMergeBudget()
 	if fromInflux {
-		results, names, err = storedResults(ctx, cfg, runID, budget)
+		results, names, err = influxdb.ReadSummaries(ctx, cfg, runID, budget)
 	} else {
 		results, names, err = logblock.ReadResults(files, os.Stdin, budget)
 	}
@@ -135,31 +135,6 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), instanceList(missing), given)
 	}
 	return exitOK
-}
-
-// storedResults reads the results the processes of run runID stored in
-// InfluxDB, each named by its instance and parsed as it is unpacked
-// (never held unpacked), within budget: none is an error.
-func storedResults(ctx context.Context, cfg influxdb.Config, runID string, budget *capped.Budget) ([]*summary.Summary, []string, error) {
-	var (
-		results []*summary.Summary
-		names   []string
-	)
-	name := func(r influxdb.StoredResult) string { return "the result of " + r.Name(runID) + " in InfluxDB" }
-	parse := func(r influxdb.StoredResult, doc io.Reader) (*summary.Summary, error) {
-		return summary.ParseStream(name(r), doc, r.Unpack)
-	}
-	_, err := influxdb.ReadResults(ctx, cfg, runID, budget, parse, func(r influxdb.StoredResult, s *summary.Summary) error {
-		results, names = append(results, s), append(names, name(r))
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(results) == 0 {
-		return nil, nil, fmt.Errorf("no result of run %s in InfluxDB at %s (llm_result points): check the run id (meta.run_id) and the bucket; runs stored by an llmrun before 'merge --influxdb' have none", runID, cfg)
-	}
-	return results, names, nil
 }
 
 // mergeResults merges results, named in errors by names, into the result
