@@ -16,19 +16,12 @@ import (
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
-// resultDoc is the result file of a short run against a server whose
-// requests are chosen, with its run id and a timeline of points, the
-// bulk of a long run's result file.
+// resultDoc is the result file of a run of run id runID whose timeline
+// has points points.
 func resultDoc(t *testing.T, runID string, points int) []byte {
 	t.Helper()
-	s := summarytest.Build(t, time.Duration(points)*time.Second, summarytest.Streamed(120, 20, 25, 30), summarytest.Streamed(90, 15))
-	s.Meta.RunID = runID
-	for i := range points {
-		s.Timeline = append(s.Timeline, summary.TimelinePoint{T: float64(i + 1), Seconds: 1, Requests: int64(i % 7), OutputTokens: int64(i % 5000),
-			ActiveVUs: 8, InFlight: int64(i % 9), TTFTP50: 100 + float64(i%13)/7, TTFTP99: 400 + float64(i%17)/3, E2EP50: 900.5, E2EP99: 2000 + float64(i%11)})
-	}
 	var b bytes.Buffer
-	if err := s.WriteJSON(&b); err != nil {
+	if err := summarytest.LongRun(t, runID, points).WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
