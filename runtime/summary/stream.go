@@ -18,16 +18,36 @@ import (
 // parses to, not its bytes as well. A file Parse would refuse, or one not
 // as WriteJSON writes it (a field named in another case, or twice), is
 // read again whole from whole and given to Parse, so that the result, or
-// the error that says where and why, is always Parse's.
+// the error that says where and why, is always Parse's. A stream that
+// fails (a damaged gzip stream, a file beyond its bound) is its error.
 func ParseStream(name string, r io.Reader, whole func() ([]byte, error)) (*Summary, error) {
-	if s, err := decodeStream(r); err == nil {
+	in := &failedReader{r: r}
+	s, err := decodeStream(in)
+	switch {
+	case err == nil:
 		return s, nil
+	case in.err != nil:
+		return nil, in.err
 	}
 	b, err := whole()
 	if err != nil {
 		return nil, err
 	}
 	return Parse(name, b)
+}
+
+// failedReader reads r, keeping its first error but the end.
+type failedReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failedReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && f.err == nil {
+		f.err = err
+	}
+	return n, err
 }
 
 // errNotStreamed is a result file decodeStream leaves to Parse.

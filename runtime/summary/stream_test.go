@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -68,12 +69,44 @@ func TestParseStreamIsParse(t *testing.T) {
 	}
 }
 
-// A stream that fails (a damaged gzip stream, its checksum) is the
-// error of the file read whole, which says so.
+// A stream cut short is read again whole, and the error of the whole
+// (the gzip stream's, its checksum's) is ParseStream's; a stream that
+// fails is its error, without reading the whole again.
 func TestParseStreamFailingStream(t *testing.T) {
 	damaged := errors.New("the result does not unpack: unexpected EOF")
-	_, err := summary.ParseStream("r.json", strings.NewReader(`{"schema_version": 3, "meta": {`), func() ([]byte, error) { return nil, damaged })
-	if !errors.Is(err, damaged) {
-		t.Errorf("error %v, want the whole file's %v", err, damaged)
+	tooLarge := errors.New("the result is too large: it unpacks to more than 100 bytes")
+	tests := []struct {
+		name      string
+		stream    io.Reader
+		wantErr   error
+		wantWhole bool
+	}{
+		{"cut short", strings.NewReader(`{"schema_version": 3, "meta": {`), damaged, true},
+		{"failing", &failingReader{strings.NewReader(`{"schema_version": 3, "meta": {`), tooLarge}, tooLarge, false},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			readWhole := false
+			_, err := summary.ParseStream("r.json", tt.stream, func() ([]byte, error) {
+				readWhole = true
+				return nil, damaged
+			})
+			if !errors.Is(err, tt.wantErr) || readWhole != tt.wantWhole {
+				t.Errorf("error %v, read again whole %v; want %v, %v", err, readWhole, tt.wantErr, tt.wantWhole)
+			}
+		})
+	}
+}
+
+// failingReader gives its text, then fails with err.
+type failingReader struct {
+	text *strings.Reader
+	err  error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.text.Len() == 0 {
+		return 0, f.err
+	}
+	return f.text.Read(p)
 }

@@ -22,6 +22,7 @@ import (
 func TestReadSummariesParsesAsTheyUnpack(t *testing.T) {
 	s := influxtest.Start(t)
 	cfg := testConfig(s)
+	cfg.FlushTimeout = 2 * time.Minute // six writes of some 1 MB on a loaded machine
 	run := testRun(t)
 	var docBytes int
 	for i := range 6 {
@@ -37,7 +38,7 @@ func TestReadSummariesParsesAsTheyUnpack(t *testing.T) {
 			t.Fatalf("report %+v, want nothing dropped", rep)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var before, after runtime.MemStats
 	runtime.GC()
