@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -208,9 +209,10 @@ func TestGatherSingleRunFromInfluxDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stored []influxdb.StoredResult
-	_, err = influxdb.ReadResults(t.Context(), cfg, own.Meta.RunID, nil, func(r influxdb.StoredResult) error {
-		r.Document = bytes.Clone(r.Document)
-		stored = append(stored, r)
+	var docs [][]byte
+	readDoc := func(_ influxdb.StoredResult, doc io.Reader) ([]byte, error) { return io.ReadAll(doc) }
+	_, err = influxdb.ReadResults(t.Context(), cfg, own.Meta.RunID, nil, readDoc, func(r influxdb.StoredResult, doc []byte) error {
+		stored, docs = append(stored, r), append(docs, doc)
 		return nil
 	})
 	if err != nil {
@@ -222,7 +224,7 @@ func TestGatherSingleRunFromInfluxDB(t *testing.T) {
 	if err := withoutOutputs.WriteJSON(&want); err != nil {
 		t.Fatal(err)
 	}
-	if len(stored) != 1 || stored[0].Instance != "" || !bytes.Equal(stored[0].Document, want.Bytes()) {
+	if len(stored) != 1 || stored[0].Instance != "" || !bytes.Equal(docs[0], want.Bytes()) {
 		t.Errorf("stored %d results; want the result file without its outputs, byte for byte", len(stored))
 	}
 	fromInflux := filepath.Join(dir, "influx.json")

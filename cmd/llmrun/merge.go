@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -104,9 +102,9 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	var err error
 	budget := newMergeBudget()
 	if fromInflux {
-		results, names, err = storedResults(ctx, cfg, runID, budget)
+		results, names, err = influxdb.ReadSummaries(ctx, cfg, runID, budget)
 	} else {
-		results, names, err = resultFiles(files, budget)
+		results, names, err = logblock.ReadResults(files, os.Stdin, budget)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
@@ -137,50 +135,6 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), instanceList(missing), given)
 	}
 	return exitOK
-}
-
-// resultFiles reads the inputs merge is given, result files or logs
-// holding result blocks unpacked within budget, and returns the results
-// and what names each in errors.
-func resultFiles(inputs []string, budget *capped.Budget) ([]*summary.Summary, []string, error) {
-	var (
-		results []*summary.Summary
-		labels  []string
-	)
-	for _, in := range inputs {
-		rs, ls, err := readResults(in, os.Stdin, budget)
-		if err != nil {
-			return nil, nil, err
-		}
-		results, labels = append(results, rs...), append(labels, ls...)
-	}
-	return results, labels, nil
-}
-
-// storedResults reads the results the processes of run runID stored in
-// InfluxDB, each named by its instance and parsed as it is unpacked,
-// within budget: none is an error.
-func storedResults(ctx context.Context, cfg influxdb.Config, runID string, budget *capped.Budget) ([]*summary.Summary, []string, error) {
-	var (
-		results []*summary.Summary
-		names   []string
-	)
-	_, err := influxdb.ReadResults(ctx, cfg, runID, budget, func(r influxdb.StoredResult) error {
-		name := "the result of " + r.Name(runID) + " in InfluxDB"
-		s, err := summary.Parse(name, r.Document)
-		if err != nil {
-			return err
-		}
-		results, names = append(results, s), append(names, name)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(results) == 0 {
-		return nil, nil, fmt.Errorf("no result of run %s in InfluxDB at %s (llm_result points): check the run id (meta.run_id) and the bucket; runs stored by an llmrun before 'merge --influxdb' have none", runID, cfg)
-	}
-	return results, names, nil
 }
 
 // mergeResults merges results, named in errors by names, into the result
@@ -234,128 +188,6 @@ func writeMerged(path string, s *summary.Summary, stdout io.Writer) error {
 	}
 	return nil
 }
-
-// stdinName is the input "-": standard input.
-const stdinName = "-"
-
-// readResults reads one input of merge: a result file, or a log holding
-// result blocks (runtime/output/logblock), from the file name or, for
-// "-", from stdin. A log is read as a stream, each block parsed as soon as
-// it ends and its bytes dropped, the blocks unpacked within budget; what
-// holds no block is a result file. It returns the results and what names
-// each in errors.
-func readResults(name string, stdin io.Reader, budget *capped.Budget) ([]*summary.Summary, []string, error) {
-	var (
-		in   io.Reader
-		size int64 // the input's size, 0 when not known
-	)
-	if name == stdinName {
-		name = "standard input"
-		in = capped.NewReader(stdin, name, maxLogSize)
-	} else if info, err := os.Stat(name); err == nil && (info.Mode().IsRegular() || info.Mode()&fs.ModeNamedPipe != 0) {
-		// A file, or a pipe such as <(kubectl logs ...); what is neither is
-		// left to summary.ReadJSON, which names what it is.
-		f, err := capped.Open(name, maxLogSize)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cannot read %s: %w", name, err)
-		}
-		defer f.Close()
-		in, size = f, info.Size()
-	} else {
-		s, err := summary.ReadJSON(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		return []*summary.Summary{s}, []string{name}, nil
-	}
-	// Until a block is found the input may be a result file: its start is
-	// kept, up to the bound of a result file.
-	head := newHeadKeeper(in, size, summary.MaxResultFileSize)
-	var (
-		results  []*summary.Summary
-		labels   []string
-		parseErr error
-	)
-	n, err := logblock.Read(head, summary.MaxResultFileSize, budget, func(b logblock.Block) error {
-		head.drop()
-		label := fmt.Sprintf("%s (%s)", name, b.Name())
-		s, err := summary.Parse(label, b.Doc)
-		if err != nil {
-			parseErr = err
-			return err
-		}
-		results, labels = append(results, s), append(labels, label)
-		return nil
-	})
-	switch {
-	case parseErr != nil:
-		return nil, nil, parseErr
-	case err != nil:
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	case n > 0:
-		return results, labels, nil
-	case head.overflow:
-		// Not a log: a result file is held to its own bound.
-		return nil, nil, fmt.Errorf("%s: more than the %s a result file may hold, and no result block of a log in it", name, capped.Size(summary.MaxResultFileSize))
-	}
-	s, err := summary.Parse(name, head.buf)
-	if err != nil {
-		return nil, nil, err
-	}
-	return []*summary.Summary{s}, []string{name}, nil
-}
-
-// headKeeper reads r and keeps what it read, up to max bytes, while it
-// may be a result file: a JSON object, up to the first block found. It is
-// the start of an input that is a result file rather than a log, kept
-// without holding a log that is not one.
-type headKeeper struct {
-	r        io.Reader
-	max      int64
-	buf      []byte
-	object   bool // the input starts as a JSON object
-	overflow bool // more than max bytes were read while keeping
-	dropped  bool
-}
-
-// newHeadKeeper keeps the start of r, of size bytes when known (else 0),
-// up to max.
-func newHeadKeeper(r io.Reader, size, max int64) *headKeeper {
-	return &headKeeper{r: r, max: max, buf: make([]byte, 0, min(size, max)+1)}
-}
-
-// notJSONKept is how much headKeeper keeps of an input that is not JSON:
-// enough for the error that says so.
-const notJSONKept = 1 << 10
-
-func (h *headKeeper) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if h.dropped || h.overflow {
-		return n, err
-	}
-	h.buf = append(h.buf, p[:n]...)
-	if !h.object {
-		if start := bytes.TrimLeft(p[:n], " \t\r\n"); len(start) > 0 {
-			if start[0] != '{' {
-				// Not a result file: a log, or what Parse says is not JSON.
-				h.buf, h.dropped = bytes.Clone(h.buf[:min(len(h.buf), notJSONKept)]), true
-				return n, err
-			}
-			h.object = true
-		}
-	}
-	if int64(len(h.buf)) > h.max {
-		h.buf, h.overflow = nil, true
-	}
-	return n, err
-}
-
-// drop stops keeping: the input is a log.
-func (h *headKeeper) drop() { h.buf, h.dropped = nil, true }
-
-// maxLogSize bounds a log merge reads: the logs of many pods, each with
-// its result block and its live view's lines.
-const maxLogSize = 1 << 30
 
 // maxMergeUnpacked bounds the result files one merge unpacks from logs or
 // InfluxDB, all together: 4 of the largest (summary.MaxResultFileSize),

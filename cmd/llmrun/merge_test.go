@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,41 +202,6 @@ func TestMergeLogCutBeforeItsBeginLine(t *testing.T) {
 	}
 }
 
-// merge - reads standard input as a stream: each block is parsed when
-// its end line comes, so that a bad second block is an error while the
-// log is still being written, and no block waits for the end of the log.
-func TestMergeStreamsStandardInput(t *testing.T) {
-	t.Parallel()
-	doc, err := os.ReadFile(exportRun(t, writeScript(t, "stream.js", fmt.Sprintf(chatScript, 2)), 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Two blocks, the second not a result file; the log goes on.
-	log := logOf(t, doc, "0")
-	bad := bytes.NewBuffer(log)
-	if err := logblock.Write(bad, "3f9c2a7e51d04b86", "1", []byte("not a result")); err != nil {
-		t.Fatal(err)
-	}
-	r, w := io.Pipe()
-	defer w.Close()
-	go w.Write(bad.Bytes())
-	type read struct{ err error }
-	done := make(chan read, 1)
-	go func() {
-		_, _, err := readResults(stdinName, r, newMergeBudget())
-		done <- read{err}
-	}()
-	select {
-	case got := <-done:
-		want := "standard input (run 3f9c2a7e51d04b86 instance 1):1:2: not valid JSON"
-		if got.err == nil || !strings.Contains(got.err.Error(), want) {
-			t.Errorf("error %v, want %q", got.err, want)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("merge - waited for the end of standard input before parsing its blocks")
-	}
-}
-
 // The blocks of the logs one merge reads may not unpack to more than
 // maxMergeUnpacked together: the block past it is refused before it is
 // unpacked, naming the cap. Not parallel: it lowers the cap.
@@ -258,36 +222,5 @@ func TestMergeRefusesBlocksBeyondItsBudget(t *testing.T) {
 	want := fmt.Sprintf("%s: run 3f9c2a7e51d04b86 instance 2 (begun at line %d): more than %d bytes in all, the most llmrun takes of the result files one merge unpacks", log, begin, maxMergeUnpacked)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("merging blocks beyond the budget: %v, want %q", err, want)
-	}
-}
-
-// The start of an input merge reads is kept as a possible result file
-// only while it may be one: a JSON object, up to a result file's bound.
-// A log's lines are not kept.
-func TestMergeKeepsOnlyWhatMayBeAResultFile(t *testing.T) {
-	t.Parallel()
-	lines := strings.Repeat(strings.Repeat("x", 99)+"\n", 10_000)
-	tests := []struct {
-		name     string
-		input    string
-		max      int64
-		kept     int
-		overflow bool
-	}{
-		{"a log", "level=INFO msg=start\n" + lines, 1 << 20, notJSONKept, false},
-		{"a log after blank lines", "\n\n  " + lines, 1 << 20, notJSONKept, false},
-		{"a result file", "\n {\"schema_version\":3}\n", 1 << 20, 23, false},
-		{"a JSON object beyond a result file's bound", "{" + lines, 1 << 10, 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHeadKeeper(strings.NewReader(tt.input), 0, tt.max)
-			if _, err := io.Copy(io.Discard, h); err != nil {
-				t.Fatal(err)
-			}
-			if len(h.buf) != tt.kept || h.overflow != tt.overflow || (tt.kept > 0 && !strings.HasPrefix(tt.input, string(h.buf))) {
-				t.Errorf("kept %d bytes (overflow %v), want the input's first %d (overflow %v)", len(h.buf), h.overflow, tt.kept, tt.overflow)
-			}
-		})
 	}
 }

@@ -189,7 +189,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 // stored. The note says how many instances the run had and which are
 // missing.
 func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, scenario string) (influxdb.RunRecord, string, error) {
-	results, names, err := storedResults(ctx, cfg, r.RunID, newMergeBudget())
+	results, names, err := influxdb.ReadSummaries(ctx, cfg, r.RunID, newMergeBudget())
 	if err != nil {
 		return r, "", err
 	}

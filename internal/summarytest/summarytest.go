@@ -4,6 +4,7 @@
 package summarytest
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -62,4 +63,31 @@ func Build(t testing.TB, dur time.Duration, results ...*llm.Result) *summary.Sum
 	}
 	rep := &engine.Report{Snapshot: agg.Snapshot(), Registry: reg, Scenarios: scs, Start: Start, End: Start.Add(dur)}
 	return summary.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
+}
+
+// SameFile says whether two summaries write the same result file.
+func SameFile(t testing.TB, a, b *summary.Summary) bool {
+	t.Helper()
+	var x, y bytes.Buffer
+	if err := a.WriteJSON(&x); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteJSON(&y); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// LongRun returns the result of a run of run id runID whose timeline has
+// points points, a second each: the bulk of a long run's result file (a
+// day's timeline is 86,400 points).
+func LongRun(t testing.TB, runID string, points int) *summary.Summary {
+	t.Helper()
+	s := Build(t, time.Duration(points)*time.Second, Streamed(120, 20, 25, 30), Streamed(90, 15))
+	s.Meta.RunID = runID
+	for i := range points {
+		s.Timeline = append(s.Timeline, summary.TimelinePoint{T: float64(i + 1), Seconds: 1, Requests: int64(i % 7), OutputTokens: int64(i % 5000),
+			ActiveVUs: 8, InFlight: int64(i % 9), TTFTP50: 100 + float64(i%13)/7, TTFTP99: 400 + float64(i%17)/3, E2EP50: 900.5, E2EP99: 2000 + float64(i%11)})
+	}
+	return s
 }

@@ -359,13 +359,16 @@ func mergeInstances(m *Meta, results []*Summary) {
 // earliestEarlyStop is the earliest time into its run at which the early
 // stop stopped one of the results, 0 when it stopped none.
 func earliestEarlyStop(results []*Summary) float64 {
-	var at float64
+	var at *float64
 	for _, r := range results {
-		if r.EarlyStopAt > 0 && (at == 0 || r.EarlyStopAt < at) {
-			at = r.EarlyStopAt
+		if r.EarlyStopAt > 0 {
+			at = earliestStop(at, &r.EarlyStopAt)
 		}
 	}
-	return at
+	if at == nil {
+		return 0
+	}
+	return *at
 }
 
 // joinDistinct joins the distinct non-empty values of a field of the
@@ -871,8 +874,9 @@ func mergePreflights(results []*Summary) []llm.Probe {
 	return out
 }
 
-// earliestStop is where the first of two processes' parts of a scenario
-// stopped, nil when neither was interrupted.
+// earliestStop is the earlier of two processes' stops (of a scenario's
+// part, of the early stop), in seconds into their run; nil when neither
+// stopped.
 func earliestStop(a, b *float64) *float64 {
 	if a == nil || (b != nil && *b < *a) {
 		return b

@@ -603,6 +603,24 @@ func TestLowSuccessWarning(t *testing.T) {
 	}
 }
 
+// A merged result's early stop is the earliest of the results that the
+// early stop stopped; a result it did not stop (0) has no say.
+func TestMergeEarliestEarlyStop(t *testing.T) {
+	for _, tc := range []struct{ a, b, want float64 }{
+		{7.5, 3.25, 3.25}, {3.25, 7.5, 3.25}, {0, 4, 4}, {4, 0, 4}, {0, 0, 0},
+	} {
+		a, b := outcomes(t, "a", 9, 1), outcomes(t, "b", 5, 5)
+		a.EarlyStopAt, b.EarlyStopAt = tc.a, tc.b
+		got, err := summary.Merge(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.EarlyStopAt != tc.want {
+			t.Errorf("early stops at %v s and %v s: merged at %v s, want %v s", tc.a, tc.b, got.EarlyStopAt, tc.want)
+		}
+	}
+}
+
 // options.earlyStop.minSuccessRate moves the warning's floor, 0 turns it
 // off; the result keeps the floor, so that a merge warns as the run did,
 // and a result written before it was kept warns below 90 %.

@@ -98,33 +98,12 @@ func pathError(err error) error {
 // or of an unknown kind, or has a count (any whole number but the seed)
 // negative or above MaxCount.
 func Parse(name string, b []byte) (*Summary, error) {
-	var head struct {
-		SchemaVersion *int            `json:"schema_version"`
-		Meta          json.RawMessage `json:"meta"`
-		Serving       json.RawMessage `json:"serving"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
+	var h head
+	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, decodeError(name, b, err)
 	}
-	switch v := head.SchemaVersion; {
-	case v == nil:
-		return nil, fmt.Errorf("%s: not an llmrun result file: no schema_version", name)
-	case *v < OldestSchemaVersion:
-		return nil, fmt.Errorf("%s: schema_version %d, from an older llmrun; this one reads versions %d to %d, whose histograms merge and compare need: export the run again with this llmrun",
-			name, *v, OldestSchemaVersion, SchemaVersion)
-	case *v > SchemaVersion:
-		return nil, fmt.Errorf("%s: schema_version %d, from a newer llmrun; this one reads versions %d to %d", name, *v, OldestSchemaVersion, SchemaVersion)
-	}
-	for _, sec := range []struct {
-		field string
-		raw   json.RawMessage
-	}{{"meta", head.Meta}, {"serving", head.Serving}} {
-		if len(sec.raw) == 0 || bytes.Equal(sec.raw, []byte("null")) {
-			return nil, fmt.Errorf("%s: %s: missing; every result file has this section", name, sec.field)
-		}
-	}
-	if err := checkTimes(head.Meta); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if err := h.check(name); err != nil {
+		return nil, err
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -134,6 +113,39 @@ func Parse(name string, b []byte) (*Summary, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &s, nil
+}
+
+// head is what Parse checks of a result file before it decodes the rest.
+type head struct {
+	SchemaVersion *int            `json:"schema_version"`
+	Meta          json.RawMessage `json:"meta"`
+	Serving       json.RawMessage `json:"serving"`
+}
+
+// check checks the file's schema version, that it has its meta and
+// serving sections, and meta's times.
+func (h *head) check(name string) error {
+	switch v := h.SchemaVersion; {
+	case v == nil:
+		return fmt.Errorf("%s: not an llmrun result file: no schema_version", name)
+	case *v < OldestSchemaVersion:
+		return fmt.Errorf("%s: schema_version %d, from an older llmrun; this one reads versions %d to %d, whose histograms merge and compare need: export the run again with this llmrun",
+			name, *v, OldestSchemaVersion, SchemaVersion)
+	case *v > SchemaVersion:
+		return fmt.Errorf("%s: schema_version %d, from a newer llmrun; this one reads versions %d to %d", name, *v, OldestSchemaVersion, SchemaVersion)
+	}
+	for _, sec := range []struct {
+		field string
+		raw   json.RawMessage
+	}{{"meta", h.Meta}, {"serving", h.Serving}} {
+		if len(sec.raw) == 0 || bytes.Equal(sec.raw, []byte("null")) {
+			return fmt.Errorf("%s: %s: missing; every result file has this section", name, sec.field)
+		}
+	}
+	if err := checkTimes(h.Meta); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // checkTimes checks that meta's start and end, when present, are times
@@ -172,45 +184,76 @@ func (s *Summary) validate() error {
 	if err := s.Server.validate(); err != nil {
 		return err
 	}
-	return checkCounts("", reflect.ValueOf(s).Elem())
+	if err := checkCounts(reflect.ValueOf(s).Elem(), ""); err != nil {
+		return err
+	}
+	return nil
 }
 
-// checkCounts checks every whole number in v, at the JSON path path, but
-// meta.seed: each must be from 0 to MaxCount.
-func checkCounts(path string, v reflect.Value) error {
+// countError is a whole number that is no count: n, at the JSON path
+// whose parts, innermost first, are in reversed.
+type countError struct {
+	reversed []string // field names and indices ("[3]", `["llm_ttft"]`)
+	n        int64
+}
+
+func (e *countError) Error() string {
+	var path strings.Builder
+	for i := len(e.reversed) - 1; i >= 0; i-- {
+		part := e.reversed[i]
+		if path.Len() > 0 && !strings.HasPrefix(part, "[") {
+			path.WriteByte('.')
+		}
+		path.WriteString(part)
+	}
+	return fmt.Sprintf("%s: %d, want a count from 0 to %d", path.String(), e.n, int64(MaxCount))
+}
+
+// in puts the error's path inside part.
+func (e *countError) in(part string) *countError {
+	e.reversed = append(e.reversed, part)
+	return e
+}
+
+// checkCounts checks every whole number in v but meta.seed: each must be
+// from 0 to MaxCount. top is "" for the whole result, the field's name
+// for a field of it, "-" deeper. The error's path is built only when
+// there is one: a file of many elements is checked without a string made
+// for each.
+func checkCounts(v reflect.Value, top string) *countError {
 	switch v.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		if n := v.Int(); n < 0 || n > MaxCount {
-			return fmt.Errorf("%s: %d, want a count from 0 to %d", path, n, int64(MaxCount))
+			return &countError{n: n}
 		}
 	case reflect.Pointer:
 		if !v.IsNil() {
-			return checkCounts(path, v.Elem())
+			return checkCounts(v.Elem(), top)
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return nil // raw JSON, as meta.options
 		}
 		for i := range v.Len() {
-			if err := checkCounts(fmt.Sprintf("%s[%d]", path, i), v.Index(i)); err != nil {
-				return err
+			if err := checkCounts(v.Index(i), "-"); err != nil {
+				return err.in(fmt.Sprintf("[%d]", i))
 			}
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
-			if err := checkCounts(fmt.Sprintf("%s[%q]", path, it.Key().String()), it.Value()); err != nil {
-				return err
+			if err := checkCounts(it.Value(), "-"); err != nil {
+				return err.in(fmt.Sprintf("[%q]", it.Key().String()))
 			}
 		}
 	case reflect.Struct:
-		return checkStructCounts(path, v)
+		return checkStructCounts(v, top)
 	}
 	return nil
 }
 
 // checkStructCounts is checkCounts for a struct: its JSON fields.
-func checkStructCounts(path string, v reflect.Value) error {
-	if _, ok := v.Interface().(time.Time); ok {
+func checkStructCounts(v reflect.Value, top string) *countError {
+	if v.Type() == reflect.TypeFor[time.Time]() {
 		return nil
 	}
 	for i := range v.NumField() {
@@ -222,15 +265,15 @@ func checkStructCounts(path string, v reflect.Value) error {
 		if name == "" {
 			name = f.Name
 		}
-		p := name
-		if path != "" {
-			p = path + "." + name
-		}
-		if p == "meta.seed" || p == "schema_version" {
+		if (top == "" && name == "schema_version") || (top == "meta" && name == "seed") {
 			continue
 		}
-		if err := checkCounts(p, v.Field(i)); err != nil {
-			return err
+		inner := "-"
+		if top == "" {
+			inner = name
+		}
+		if err := checkCounts(v.Field(i), inner); err != nil {
+			return err.in(name)
 		}
 	}
 	return nil

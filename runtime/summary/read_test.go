@@ -50,6 +50,9 @@ func TestParseRefusesWhatCannotBeRight(t *testing.T) {
 		{"negative count", func(m map[string]any) {
 			m["scenarios"].([]any)[1].(map[string]any)["serving"].(map[string]any)["total_output_tokens"] = -1
 		}, "r.json: scenarios[1].serving.total_output_tokens: -1, want a count"},
+		{"negative count in a map", func(m map[string]any) {
+			m["metrics"].(map[string]any)["llm_ttft"].(map[string]any)["histogram"].(map[string]any)["count"] = -2
+		}, `r.json: metrics["llm_ttft"].histogram.count: -2, want a count`},
 		{"histogram count beyond a whole number", func(m map[string]any) {
 			m["metrics"].(map[string]any)["llm_ttft"].(map[string]any)["histogram"].(map[string]any)["count"] = json.Number("1e300")
 		}, `r.json:1:`},
@@ -75,6 +78,11 @@ func TestParseRefusesWhatCannotBeRight(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "int64") || strings.Contains(err.Error(), "struct") {
 				t.Errorf("error %q names Go types", err)
+			}
+			// Read as a stream, the file is refused with Parse's error.
+			streamed, streamErr := summary.ParseStream("r.json", bytes.NewReader(b), func() ([]byte, error) { return b, nil })
+			if streamed != nil || streamErr == nil || streamErr.Error() != err.Error() {
+				t.Errorf("ParseStream: summary %v, error %v; want Parse's error %q", streamed != nil, streamErr, err)
 			}
 		})
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
@@ -89,26 +91,36 @@ func splitChunks(s string, size int) []string {
 // decompresses them, and checks that the document has size bytes (at
 // most summary.MaxResultFileSize) and the SHA-256 sum (hex).
 func decodeResult(chunks []string, size int64, sum string) ([]byte, error) {
-	if len(chunks) == 0 {
-		return nil, errors.New("no chunk")
-	}
-	if size < 0 || size > summary.MaxResultFileSize {
-		return nil, fmt.Errorf("a result of %d bytes: want 0 to %d", size, summary.MaxResultFileSize)
-	}
-	var joined bytes.Buffer
-	for _, c := range chunks {
-		joined.WriteString(c)
-	}
-	z, err := base64.StdEncoding.DecodeString(joined.String())
-	if err != nil {
-		return nil, fmt.Errorf("the chunks are not base64: %w", err)
-	}
-	doc, err := packed.Unpack(z, sum, size)
-	if err != nil {
+	var doc []byte
+	var readErr error
+	if err := streamResult(chunks, size, sum, func(r io.Reader) { doc, readErr = io.ReadAll(r) }); err != nil {
 		return nil, err
 	}
-	if int64(len(doc)) != size {
-		return nil, fmt.Errorf("%d bytes, want %d", len(doc), size)
+	return doc, readErr
+}
+
+// streamResult hands decode the document the chunks encodeResult made
+// hold, as a stream, decoded and decompressed as decode reads, then
+// checks that it has size bytes (at most summary.MaxResultFileSize) and
+// the SHA-256 sum (hex). An error of the check is streamResult's whatever
+// decode made of the document, which must then not be used.
+func streamResult(chunks []string, size int64, sum string, decode func(io.Reader)) error {
+	if len(chunks) == 0 {
+		return errors.New("no chunk")
 	}
-	return doc, nil
+	if size < 0 || size > summary.MaxResultFileSize {
+		return fmt.Errorf("a result of %d bytes: want 0 to %d", size, summary.MaxResultFileSize)
+	}
+	parts := make([]io.Reader, len(chunks))
+	for i, c := range chunks {
+		parts[i] = strings.NewReader(c)
+	}
+	n, err := packed.Decode(base64.NewDecoder(base64.StdEncoding, io.MultiReader(parts...)), sum, size, decode)
+	if err != nil {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("%d bytes, want %d", n, size)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,12 +150,20 @@ func TestStoredResults(t *testing.T) {
 	t.Run("results beyond the budget", func(t *testing.T) { t.Parallel(); testResultsBeyondBudget(t, s) })
 }
 
+// storedDocument is a stored result read back whole.
+type storedDocument struct {
+	Instance string
+	Document []byte
+}
+
+// readDocument is a parse for ReadResults that keeps the document.
+func readDocument(_ StoredResult, doc io.Reader) ([]byte, error) { return io.ReadAll(doc) }
+
 // readResults reads the stored results of a run, keeping every one.
-func readResults(ctx context.Context, cfg Config, runID string, budget *capped.Budget) ([]StoredResult, error) {
-	var results []StoredResult
-	_, err := ReadResults(ctx, cfg, runID, budget, func(r StoredResult) error {
-		r.Document = bytes.Clone(r.Document)
-		results = append(results, r)
+func readResults(ctx context.Context, cfg Config, runID string, budget *capped.Budget) ([]storedDocument, error) {
+	var results []storedDocument
+	_, err := ReadResults(ctx, cfg, runID, budget, readDocument, func(r StoredResult, doc []byte) error {
+		results = append(results, storedDocument{r.Instance, doc})
 		return nil
 	})
 	return results, err
@@ -184,7 +193,7 @@ func testResultsBeyondBudget(t *testing.T, s *influxtest.Server) {
 	total := sizes[0] + sizes[1] - 1
 	budget := capped.NewBudget(total, "the result files one merge unpacks")
 	var found []string
-	n, err := ReadResults(ctx, testConfig(s), run.ID, budget, func(r StoredResult) error {
+	n, err := ReadResults(ctx, testConfig(s), run.ID, budget, readDocument, func(r StoredResult, _ []byte) error {
 		found = append(found, r.Instance)
 		return nil
 	})
@@ -313,7 +322,7 @@ func TestStoredChunks(t *testing.T) {
 			}
 			var got []byte
 			if err == nil {
-				got, err = parts.document()
+				got, err = StoredResult{parts: parts}.Unpack()
 			}
 			switch {
 			case tt.want == "" && (err != nil || !bytes.Equal(got, doc)):

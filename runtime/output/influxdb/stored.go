@@ -6,22 +6,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/llmrun/llmrun/internal/capped"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // StoredResult is the result document one process of a run stored as
-// llm_result points, reassembled.
+// llm_result points.
 type StoredResult struct {
 	// Instance is the process's instance tag; "" for a run without
 	// instances.
 	Instance string
-	// Document is the result file's JSON, byte for byte.
-	Document []byte
+	parts    *storedParts
+}
+
+// Unpack returns the result file's JSON whole, byte for byte, checked:
+// for a parse that needs all of it at once, such as to say where a file
+// that is not a result file goes wrong.
+func (r StoredResult) Unpack() ([]byte, error) {
+	chunks, err := r.parts.all()
+	if err != nil {
+		return nil, err
+	}
+	return decodeResult(chunks, r.parts.size, r.parts.sum)
 }
 
 // Name is how messages name the stored result: "instance 2 of run ID",
@@ -47,15 +59,17 @@ func ResultsQuery(runID string) string {
 
 // ReadResults reads the result documents the processes of run runID
 // stored as llm_result points on the server of cfg (one InfluxQL query
-// over /query) and hands each to found, ordered by instance, unpacking
-// the next only once found has returned: its Document is valid only
-// during the call, so that the results are never all held unpacked. The
-// size each result declares is checked against budget (nil: none beyond
-// summary.MaxResultFileSize) before it is unpacked. A result whose chunks
-// are not all there, disagree or fail their checksum is an error that
-// names its instance; a run with no llm_result point gives none and no
-// error. ReadResults returns how many results it handed on.
-func ReadResults(ctx context.Context, cfg Config, runID string, budget *capped.Budget, found func(StoredResult) error) (int, error) {
+// over /query) and, ordered by instance, hands each to parse as a stream,
+// decoded as parse reads it, then checks it and hands what parse made of
+// it to found: the results are never held unpacked, only what parse
+// makes of each. The size each result declares is checked against budget
+// (nil: none beyond summary.MaxResultFileSize) before it is unpacked. A
+// result whose chunks are not all there, disagree or fail their checksum
+// is an error that names its instance, whatever parse made of it; then
+// an error of parse is ReadResults' as it is. A run with no llm_result
+// point gives none and no error. ReadResults returns how many results it
+// handed to parse.
+func ReadResults[T any](ctx context.Context, cfg Config, runID string, budget *capped.Budget, parse func(StoredResult, io.Reader) (T, error), found func(StoredResult, T) error) (int, error) {
 	if runID == "" {
 		return 0, errors.New("influxdb: no run id")
 	}
@@ -91,16 +105,54 @@ func ReadResults(ctx context.Context, cfg Config, runID string, budget *capped.B
 				return i, fmt.Errorf("influxdb %s: the result %s stored, of %d bytes: %w", cfg.URL, resultName(runID, inst), p.size, err)
 			}
 		}
-		doc, err := p.document()
+		r := StoredResult{Instance: inst, parts: p}
+		var (
+			v        T
+			parseErr error
+		)
+		chunks, err := p.all()
+		if err == nil {
+			err = streamResult(chunks, p.size, p.sum, func(doc io.Reader) { v, parseErr = parse(r, doc) })
+		}
 		if err != nil {
 			return i, fmt.Errorf("influxdb %s: the result %s stored is incomplete or damaged: %w", cfg.URL, resultName(runID, inst), err)
 		}
 		delete(parts, inst)
-		if err := found(StoredResult{Instance: inst, Document: doc}); err != nil {
+		if parseErr != nil {
+			return i + 1, parseErr
+		}
+		if err := found(r, v); err != nil {
 			return i + 1, err
 		}
 	}
 	return len(instances), nil
+}
+
+// ReadSummaries reads the results the processes of run runID stored on
+// the server of cfg, as llmrun merge --influxdb and trend take them: each
+// parsed as it is unpacked (never held unpacked), within budget, and
+// named by its instance in errors ("the result of instance 2 of run ID
+// in InfluxDB"). A run with no stored result is an error.
+func ReadSummaries(ctx context.Context, cfg Config, runID string, budget *capped.Budget) ([]*summary.Summary, []string, error) {
+	var (
+		results []*summary.Summary
+		names   []string
+	)
+	name := func(r StoredResult) string { return "the result of " + r.Name(runID) + " in InfluxDB" }
+	parse := func(r StoredResult, doc io.Reader) (*summary.Summary, error) {
+		return summary.ParseStream(name(r), doc, r.Unpack)
+	}
+	_, err := ReadResults(ctx, cfg, runID, budget, parse, func(r StoredResult, s *summary.Summary) error {
+		results, names = append(results, s), append(names, name(r))
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(results) == 0 {
+		return nil, nil, fmt.Errorf("no result of run %s in InfluxDB at %s (llm_result points): check the run id (meta.run_id) and the bucket; runs stored by an llmrun before 'merge --influxdb' have none", runID, cfg)
+	}
+	return results, names, nil
 }
 
 // compareInstances orders instance tags by their number, then as text.
@@ -192,9 +244,8 @@ func (p *storedParts) add(c storedChunk) error {
 	return nil
 }
 
-// document joins the chunks and checks the result: every chunk there,
-// its size and checksum.
-func (p *storedParts) document() ([]byte, error) {
+// all returns the chunks in order, all there.
+func (p *storedParts) all() ([]string, error) {
 	var missing []string
 	chunks := make([]string, p.count)
 	for i := range chunks {
@@ -210,5 +261,5 @@ func (p *storedParts) document() ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%d of its %d chunks are missing (chunk %s)", lost, p.count, strings.Join(missing, ", "))
 	}
-	return decodeResult(chunks, p.size, p.sum)
+	return chunks, nil
 }

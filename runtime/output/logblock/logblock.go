@@ -48,8 +48,20 @@ const lineBytes = 72
 type Block struct {
 	RunID    string
 	Instance string // an instance index, or NoInstance
-	// Doc is the result file, checked against the block's SHA-256.
-	Doc []byte
+	// packed is the result file gzipped, sum its hex SHA-256 from the
+	// begin line, limit the most bytes it may unpack to once the block
+	// has ended.
+	packed []byte
+	sum    string
+	limit  int64
+}
+
+// Unpack returns the block's result file whole, checked against its
+// SHA-256: for a parse that needs all of it at once, such as to say
+// where a file that is not a result file goes wrong. It is valid only
+// during Read's parse.
+func (b Block) Unpack() ([]byte, error) {
+	return packed.Unpack(b.packed, b.sum, b.limit)
 }
 
 // Name says which block this is in errors: "run 3f9a… instance 2".
@@ -104,18 +116,20 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), err
 }
 
-// Read finds every block in log and hands each to found as soon as its
-// end line is read, in the order the blocks end: the block's Doc is valid
-// only during the call, so that a log of many blocks never holds more
-// than one unpacked result file. maxDoc bounds each result file once
-// unpacked, budget all of them together (nil: no bound beyond maxDoc);
-// the budget is asked before a block is unpacked. A block cut short (no
-// begin or end line, a line missing), a line that does not decode, or a
-// file whose SHA-256 is not the begin line's is an error naming the
-// block's run and instance and the line; lines without Marker are
-// skipped, as is the log's rest after an error of found. Read returns how
-// many blocks it found.
-func Read(log io.Reader, maxDoc int64, budget *capped.Budget, found func(Block) error) (int, error) {
+// Read finds every block in log and, as soon as its end line is read,
+// hands its result file to parse as a stream, then checks the file and
+// hands what parse made of it to found, in the order the blocks end: a
+// log of many blocks never holds even one result file unpacked, only what
+// parse makes of each. maxDoc bounds each result file once unpacked,
+// budget all of them together (nil: no bound beyond maxDoc); the budget
+// bounds a block before it is unpacked. A block cut short (no begin or
+// end line, a line missing), a line that does not decode, or a file whose
+// SHA-256 is not the begin line's is an error naming the block's run and
+// instance and the line, whatever parse made of it; then an error of
+// parse is Read's as it is. Lines without Marker are skipped, as is the
+// log's rest after an error of parse or found. Read returns how many
+// blocks it found.
+func Read[T any](log io.Reader, maxDoc int64, budget *capped.Budget, parse func(Block, io.Reader) (T, error), found func(Block, T) error) (int, error) {
 	var (
 		open   = map[string]*pending{}
 		order  []*pending // the open blocks, by their begin lines
@@ -159,11 +173,15 @@ func Read(log io.Reader, maxDoc int64, budget *capped.Budget, found func(Block) 
 			}
 			delete(open, key)
 			order = slices.DeleteFunc(order, func(o *pending) bool { return o == p })
-			if err := p.end(maxDoc, budget); err != nil {
+			v, parseErr, err := end(p, maxDoc, budget, parse)
+			if err != nil {
 				return blocks, fmt.Errorf("%s (begun at line %d): %w", b.Name(), p.beginLine, err)
 			}
 			blocks++
-			if err := found(p.Block); err != nil {
+			if parseErr != nil {
+				return blocks, parseErr
+			}
+			if err := found(p.Block, v); err != nil {
 				return blocks, err
 			}
 		default:
@@ -198,10 +216,8 @@ func fieldsAfterMarker(line string) []string {
 // pending is a block being read.
 type pending struct {
 	Block
-	sum    string // hex SHA-256 from the begin line
-	lines  int    // data lines the begin line announced
-	got    int    // data lines read
-	packed []byte
+	lines int // data lines the begin line announced
+	got   int // data lines read
 	// beginLine is the log's line that began the block.
 	beginLine int
 }
@@ -246,29 +262,33 @@ func (p *pending) add(fields []string) error {
 	return nil
 }
 
-func (p *pending) end(maxDoc int64, budget *capped.Budget) error {
+// end checks that the block p has all its lines, then parses its result
+// file as it is unpacked and checks it: an error of the block (err) comes
+// before parse's error (parseErr), and with either v is not to be used.
+func end[T any](p *pending, maxDoc int64, budget *capped.Budget, parse func(Block, io.Reader) (T, error)) (v T, parseErr, err error) {
 	if p.got != p.lines {
-		return fmt.Errorf("the block is cut short: %s", p.progress())
+		return v, nil, fmt.Errorf("the block is cut short: %s", p.progress())
 	}
-	limit := maxDoc
-	if budget != nil && budget.Left() < limit {
-		limit = budget.Left()
+	p.limit = maxDoc
+	if budget != nil && budget.Left() < p.limit {
+		p.limit = budget.Left()
 	}
-	doc, err := packed.Unpack(p.packed, p.sum, limit)
+	size, err := packed.Decode(bytes.NewReader(p.packed), p.sum, p.limit, func(doc io.Reader) {
+		v, parseErr = parse(p.Block, doc)
+	})
 	p.packed = nil
-	if errors.Is(err, packed.ErrTooLarge) && limit < maxDoc {
-		return budget.Exceeded()
+	if errors.Is(err, packed.ErrTooLarge) && p.limit < maxDoc {
+		return v, nil, budget.Exceeded()
 	}
 	if err != nil {
-		return err
+		return v, nil, err
 	}
 	if budget != nil {
-		if err := budget.Take(int64(len(doc))); err != nil {
-			return err
+		if err := budget.Take(size); err != nil {
+			return v, nil, err
 		}
 	}
-	p.Doc = doc
-	return nil
+	return v, parseErr, nil
 }
 
 // progress says how much of the block was read.

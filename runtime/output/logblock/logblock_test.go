@@ -22,12 +22,20 @@ func block(t *testing.T, runID, instance string, doc []byte) []string {
 	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 }
 
-// readAll reads every block of log, keeping a copy of each.
-func readAll(log io.Reader, maxDoc int64, budget *capped.Budget) ([]Block, error) {
-	var blocks []Block
-	_, err := Read(log, maxDoc, budget, func(b Block) error {
-		b.Doc = bytes.Clone(b.Doc)
-		blocks = append(blocks, b)
+// foundBlock is a block and its result file, read whole.
+type foundBlock struct {
+	Block
+	Doc []byte
+}
+
+// readDoc is a parse for Read that keeps the result file.
+func readDoc(_ Block, doc io.Reader) ([]byte, error) { return io.ReadAll(doc) }
+
+// readAll reads every block of log, keeping each with its result file.
+func readAll(log io.Reader, maxDoc int64, budget *capped.Budget) ([]foundBlock, error) {
+	var blocks []foundBlock
+	_, err := Read(log, maxDoc, budget, readDoc, func(b Block, doc []byte) error {
+		blocks = append(blocks, foundBlock{b, doc})
 		return nil
 	})
 	return blocks, err
@@ -75,8 +83,8 @@ func TestReadFindsEveryBlock(t *testing.T) {
 			if len(blocks) != 2 {
 				t.Fatalf("%d blocks, want 2", len(blocks))
 			}
-			slices.SortFunc(blocks, func(x, y Block) int { return strings.Compare(x.Instance, y.Instance) })
-			for i, want := range []Block{{"r1", "0", docs[0]}, {"r1", "1", docs[1]}} {
+			slices.SortFunc(blocks, func(x, y foundBlock) int { return strings.Compare(x.Instance, y.Instance) })
+			for i, want := range []foundBlock{{Block{RunID: "r1", Instance: "0"}, docs[0]}, {Block{RunID: "r1", Instance: "1"}, docs[1]}} {
 				got := blocks[i]
 				if got.RunID != want.RunID || got.Instance != want.Instance || !bytes.Equal(got.Doc, want.Doc) {
 					t.Errorf("block %d: %s with %d bytes, want %s with %d", i, got.Name(), len(got.Doc), want.Name(), len(want.Doc))
@@ -84,7 +92,7 @@ func TestReadFindsEveryBlock(t *testing.T) {
 			}
 		})
 	}
-	if n, err := Read(strings.NewReader(`{"meta":{}}`), 1<<20, nil, func(Block) error { return nil }); n != 0 || err != nil {
+	if n, err := Read(strings.NewReader(`{"meta":{}}`), 1<<20, nil, readDoc, func(Block, []byte) error { return nil }); n != 0 || err != nil {
 		t.Errorf("a result file: %d blocks, error %v; want none", n, err)
 	}
 }
@@ -167,7 +175,7 @@ func TestReadHandsEachBlockOnAtItsEnd(t *testing.T) {
 	}
 	src := &countingReader{r: bytes.NewReader(log.Bytes())}
 	found := 0
-	n, err := Read(src, 1<<20, nil, func(b Block) error {
+	n, err := Read(src, 1<<20, nil, readDoc, func(b Block, _ []byte) error {
 		if next := found + 1; next < len(ends) && src.n >= ends[next] {
 			t.Errorf("%s handed on after the log was read to byte %d, past the end of the next block (%d)", b.Name(), src.n, ends[next])
 		}
@@ -191,7 +199,7 @@ func TestReadRefusesBlocksBeyondTheBudget(t *testing.T) {
 	}
 	budget := capped.NewBudget(2500, "the result files one merge unpacks")
 	var found []string
-	_, err := Read(bytes.NewReader(log.Bytes()), 1<<20, budget, func(b Block) error {
+	_, err := Read(bytes.NewReader(log.Bytes()), 1<<20, budget, readDoc, func(b Block, _ []byte) error {
 		found = append(found, b.Instance)
 		return nil
 	})

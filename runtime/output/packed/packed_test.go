@@ -3,6 +3,7 @@ package packed
 import (
 	"bytes"
 	"errors"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -78,5 +79,49 @@ func TestUnpackAllocatesTheDocumentOnce(t *testing.T) {
 	}
 	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > uint64(len(doc))*5/4 {
 		t.Errorf("unpacking %d bytes allocated %d", len(doc), allocated)
+	}
+}
+
+// Decode checks the whole document, what its decode read of it and what
+// it left: a decode that stops early still sees the document refused
+// when its checksum or its size is wrong, and is told its size when not.
+func TestDecodeChecksWhatDecodeLeftUnread(t *testing.T) {
+	doc := []byte(`{"serving":{"requests":12}}` + strings.Repeat(" ", 5000))
+	gz, sum, err := Pack(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherSum, err := Pack([]byte("another document"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		sum      string
+		max      int64
+		wantSize int64
+		wantErr  string
+	}{
+		{"the document", sum, int64(len(doc)), int64(len(doc)), ""},
+		{"another checksum", otherSum, int64(len(doc)), int64(len(doc)), "it was altered"},
+		{"larger than the bound", sum, 1000, 1001, "unpacks to more than 1000 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var head []byte
+			size, err := Decode(bytes.NewReader(gz), tt.sum, tt.max, func(r io.Reader) {
+				head = make([]byte, 10)
+				_, err := io.ReadFull(r, head)
+				if err != nil {
+					t.Errorf("reading the document's start: %v", err)
+				}
+			})
+			if size != tt.wantSize || (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("Decode = %d, %v; want %d and an error saying %q", size, err, tt.wantSize, tt.wantErr)
+			}
+			if string(head) != string(doc[:10]) {
+				t.Errorf("decode read %q, want the document's start", head)
+			}
+		})
 	}
 }
