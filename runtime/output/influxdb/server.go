@@ -31,7 +31,8 @@ func serverPoints(s *summary.Summary, tags runTags, at time.Time) []*write.Point
 	if sec == nil {
 		return nil
 	}
-	all := tags.point(mServer, at, "target", allTargets)
+	model := joinModels(s.Meta.Models)
+	all := tags.point(mServer, at, "model", model, "target", allTargets)
 	all.AddField("targets", len(sec.Targets))
 	all.AddField("warnings", len(sec.Warnings))
 	if e := sec.Energy; e != nil {
@@ -46,7 +47,7 @@ func serverPoints(s *summary.Summary, tags runTags, at time.Time) []*write.Point
 	}
 	points := []*write.Point{all}
 	for _, t := range sec.Targets {
-		kv := []string{"target", llm.RedactURL(t.URL), "kind", t.Kind, "engine", t.Engine, "instance", t.Instance}
+		kv := []string{"model", model, "target", llm.RedactURL(t.URL), "kind", t.Kind, "engine", t.Engine, "instance", t.Instance}
 		p := tags.point(mServer, at, kv...)
 		figureFields(p, t.Figures)
 		if t.GPUTotal != nil {

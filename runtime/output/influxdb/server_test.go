@@ -30,7 +30,7 @@ func testServerSection(t *testing.T, s *influxtest.Server) {
 		t.Fatalf("report %+v", rep)
 	}
 	where := fmt.Sprintf(" WHERE run_id='%s'", run.ID)
-	runTags := row{"run_id": run.ID, "testid": "chat", "env": "ci"}
+	runTags := row{"run_id": run.ID, "testid": "chat", "env": "ci", "model": "m1,m2"}
 	at := run.Start.UTC().Format(time.RFC3339Nano)
 	vllm := row{"target": "http://user:xxxxx@gpu-1:8000/metrics?key=xxxxx", "kind": "server", "engine": "vllm"}
 	dcgm := row{"target": "http://gpu-1:9400/metrics", "kind": "gpu", "engine": "dcgm"}
