@@ -7,16 +7,16 @@ import (
 
 // ServerTargets are the scrape targets of a run's server section, as the
 // runner hands them to summary.AttachServer: a vLLM server whose series
-// has a point at 1, 2, ... seconds (running = t, waiting = 10 - t, KV
-// cache t/10), and a DCGM exporter of two GPUs that drew 1000 J (counted)
-// over the window, its series at the same times (utilisation t/10, power
-// 100 t W).
+// has a point at t = 1, 2, ... points seconds (running = t, waiting =
+// points - t, KV cache t/points), and a DCGM exporter of two GPUs that
+// drew 1000 J (counted) over the window, its series at the same times
+// (utilisation t/points, power 100 t W).
 func ServerTargets(points int) []summary.ServerTarget {
 	var server, gpu []summary.ServerPoint
 	for i := 1; i <= points; i++ {
-		t := float64(i)
-		server = append(server, summary.ServerPoint{T: t, Running: num(t), Waiting: num(10 - t), KVCacheUsage: num(t / 10)})
-		gpu = append(gpu, summary.ServerPoint{T: t, GPUUtilization: num(t / 10), GPUPower: num(100 * t)})
+		t, share := float64(i), float64(i)/float64(points)
+		server = append(server, summary.ServerPoint{T: t, Running: num(t), Waiting: num(float64(points - i)), KVCacheUsage: num(share)})
+		gpu = append(gpu, summary.ServerPoint{T: t, GPUUtilization: num(share), GPUPower: num(100 * t)})
 	}
 	return []summary.ServerTarget{
 		{URL: "http://gpu-1:8000/metrics", Kind: summary.TargetServer, Engine: "vllm", Version: "0.11.0",

@@ -84,9 +84,9 @@ func testServerSection(t *testing.T, s *influxtest.Server) {
 			for i := 1; i <= 3; i++ {
 				w := with(runTags, tags, row{"time": run.Start.Add(time.Duration(i) * time.Second).UTC().Format(time.RFC3339Nano)})
 				if tags["kind"] == summary.TargetGPU {
-					w["gpu_utilization"], w["gpu_power_watts"] = float64(i)/10, 100*float64(i)
+					w["gpu_utilization"], w["gpu_power_watts"] = float64(i)/3, 100*float64(i)
 				} else {
-					w["running"], w["waiting"], w["kv_cache_usage"] = float64(i), 10-float64(i), float64(i)/10
+					w["running"], w["waiting"], w["kv_cache_usage"] = float64(i), 3-float64(i), float64(i)/3
 				}
 				want = append(want, w)
 			}
