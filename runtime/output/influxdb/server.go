@@ -1,8 +1,10 @@
 package influxdb
 
 import (
+	"cmp"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
@@ -70,8 +72,8 @@ func serverPoints(s *summary.Summary, tags runTags, at time.Time) []*write.Point
 			p.AddField("scrapes_failed_"+kind, t.Scrapes.Failed[kind])
 		}
 		points = append(points, p)
-		for _, g := range t.GPUs {
-			points = append(points, gpuPoint(g, tags, at, kv))
+		for i, g := range t.GPUs {
+			points = append(points, gpuPoint(g, i, tags, at, kv))
 		}
 		for _, sp := range t.Series {
 			points = append(points, seriesPoint(sp, tags, at, kv))
@@ -80,13 +82,11 @@ func serverPoints(s *summary.Summary, tags runTags, at time.Time) []*write.Point
 	return points
 }
 
-// gpuPoint is the llm_server point of one GPU of a target whose tags are
-// kv.
-func gpuPoint(g summary.GPU, tags runTags, at time.Time, kv []string) *write.Point {
-	id := g.ID
-	if id == "" {
-		id = g.UUID
-	}
+// gpuPoint is the llm_server point of the i-th GPU of a target whose
+// tags are kv: its gpu tag is the GPU's index as the telemetry labels it,
+// else its UUID, else i, so that it never lands on the target's point.
+func gpuPoint(g summary.GPU, i int, tags runTags, at time.Time, kv []string) *write.Point {
+	id := cmp.Or(g.ID, g.UUID, strconv.Itoa(i))
 	p := tags.point(mServer, at, append(slices.Clip(kv), "gpu", id)...)
 	figureFields(p, g.Figures)
 	for k, v := range map[string]string{"gpu_uuid": g.UUID, "gpu_model": g.Model, "gpu_host": g.Host} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,6 +133,33 @@ func testServerSection(t *testing.T, s *influxtest.Server) {
 			t.Errorf("%d llm_run points, want 3: the run was not stored", n)
 		}
 	})
+}
+
+// Each llm_server point of a run has a series of its own, so that none
+// overwrites another: a GPU the telemetry names by neither index nor UUID
+// is told apart by its place.
+func TestServerPointsSeries(t *testing.T) {
+	targets := summarytest.ServerTargets(0)
+	for i := range targets[1].GPUs {
+		targets[1].GPUs[i].ID, targets[1].GPUs[i].UUID = "", ""
+	}
+	s := testSummary(time.Now())
+	s.AttachServer(targets)
+	seen := map[string]bool{}
+	for _, p := range serverPoints(s, runTags{id: "r", testID: "chat"}, s.Meta.Start) {
+		var key []string
+		for _, tag := range p.TagList() {
+			key = append(key, tag.Key+"="+tag.Value)
+		}
+		k := strings.Join(key, ",")
+		if seen[k] {
+			t.Errorf("two llm_server points of series %s", k)
+		}
+		seen[k] = true
+	}
+	if len(seen) != 5 {
+		t.Errorf("%d llm_server points, want 5: the section's, two targets', two GPUs'", len(seen))
+	}
 }
 
 // rowsNear says whether got has want's columns and no other, the numbers
