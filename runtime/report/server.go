@@ -94,8 +94,8 @@ func energyTile(sec *summary.Server) (field, bool) {
 	}
 	e := sec.Energy
 	// Three significant digits: a token's energy is a fraction of a joule.
-	return field{"energy per output token", fmt.Sprintf("%.3g J/tok (%.3g tok/J; %s J, %s)",
-		*e.JoulesPerOutputToken, *e.OutputTokensPerJoule, textfmt.Num(e.Joules), e.Method)}, true
+	// The joules and how they were measured are in the GPU table.
+	return field{"energy per output token", fmt.Sprintf("%.3g J/tok (%.3g tok/J)", *e.JoulesPerOutputToken, *e.OutputTokensPerJoule)}, true
 }
 
 // figure is a target's window figure by canonical name.

@@ -157,7 +157,7 @@ func TestServerSectionInTheReport(t *testing.T) {
 		charts  []string
 	}{
 		{"a server and a DCGM exporter", serverRun(120), []string{
-			"energy per output token0.00417 J/tok (240 tok/J; 1000 J, counter)",
+			"energy per output token0.00417 J/tok (240 tok/J)",
 			"enginevllm 0.11.0", "running requests (mean / max)7.50 / 8", "waiting requests (mean / max)0.50 / 3",
 			"KV-cache use (mean / max)41.00 % / 88.00 %", "preemptions2", "prefix-cache hit rate25.00 %",
 			"queue time, ms (p50 / p99)2.000 / 15.0", "prefill time, ms (p50 / p99)20.0 / 80.0", "TTFT in the server, ms (p50 / p99)25.0 / 101.0",
