@@ -4,9 +4,11 @@
 // the levels table and the latency-throughput curve with its SLO line and
 // capacity markers, then the figures against the level); the serving
 // headline, the latency table and charts drawn as inline SVG in Go
-// (latency percentiles, the run over time), labelled as pooled across
-// the levels in a sweep; then errors, checks, thresholds and the
-// per-scenario table. A chart with nothing to show is one line of text.
+// (latency percentiles, the run over time, with the server's and GPUs'
+// scraped figures on the same time axis when the result has a server
+// section), labelled as pooled across the levels in a sweep; then the
+// server's window figures beside llmrun's TTFT, errors, checks,
+// thresholds and the per-scenario table. A chart with nothing to show is one line of text.
 // The page needs no network access and no JavaScript; every text in it
 // goes through html/template's escaping.
 package report
@@ -77,6 +79,10 @@ type page struct {
 	Checks        []checkRow
 	Thresholds    []thresholdRow
 	Scenarios     *table
+
+	// Server and GPUs are the window figures of the run's server
+	// section's targets; nil without such targets.
+	Server, GPUs *table
 }
 
 // field is a labelled value.
@@ -132,6 +138,8 @@ func newPage(s *summary.Summary) *page {
 		Meta:       metaFields(s),
 		Alerts:     alerts(s),
 		Headline:   headline(s.Serving),
+		Server:     serverTable(s),
+		GPUs:       gpuTable(s.Server),
 		Latency:    latencyRows(s.Latency),
 		Errors:     errorRows(s.Errors),
 		Checks:     checkRows(s.Checks),
@@ -150,9 +158,16 @@ func newPage(s *summary.Summary) *page {
 	}{{"llm_ttft", "TTFT", slo.TTFTP99}, {"llm_tpot", "TPOT", slo.TPOTP99}, {"llm_itl", "ITL", 0}, {"llm_e2e", "E2E", 0}} {
 		p.LatencyCharts = append(p.LatencyCharts, percentileChart(s.Latency, histogramOf(s, m.metric), m.metric, m.label, m.objective))
 	}
-	if len(s.Timeline) > 0 {
-		p.Timeline = timelineCharts(s.Timeline, slo)
+	if tile, ok := energyTile(s.Server); ok {
+		p.Headline = append(p.Headline, tile)
 	}
+	// The server's series share the timeline's time axis, which spans
+	// both.
+	timeAxis := axisSpec{Label: "time since start (s)", Lo: 0, Hi: max(timelineEnd(s.Timeline), serverEnd(s.Server))}
+	if len(s.Timeline) > 0 {
+		p.Timeline = timelineCharts(s.Timeline, slo, timeAxis)
+	}
+	p.Timeline = append(p.Timeline, serverCharts(s.Server, timeAxis)...)
 	if s.Capacity != nil {
 		p.Capacity = capacitySection(s, slo)
 		p.Pooled = "All levels pooled: not the latency of any level. Each level's own figures are in the levels table above; these are the whole run's, which the thresholds judge."
@@ -247,6 +262,9 @@ func alerts(s *summary.Summary) []string {
 		out = append(out, "the run was aborted early by a threshold: "+s.AbortedBy)
 	}
 	out = append(out, s.Client.Warnings...)
+	if s.Server != nil {
+		out = append(out, s.Server.Warnings...)
+	}
 	for _, tc := range s.TokenChecks {
 		if tc.Warning != "" {
 			out = append(out, tc.Warning)
@@ -360,19 +378,26 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 	return buildChart(spec)
 }
 
-// timelineCharts draws the run over time: output throughput, requests
-// (and failures when there were any), latency and load, on the same time
-// axis. Requests have their own chart: their rate is the token rate over
-// the tokens per request, so on an axis of their own beside tokens the
-// two lines would lie on each other.
-func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO) []*Chart {
-	end := tl[len(tl)-1].T
-	var failed int64
+// timelineEnd is the time of the timeline's last interval's end, in
+// seconds since the run's start; 0 when it has none.
+func timelineEnd(tl []summary.TimelinePoint) float64 {
+	var end float64
 	for _, p := range tl {
 		end = max(end, p.T)
+	}
+	return end
+}
+
+// timelineCharts draws the run over time: output throughput, requests
+// (and failures when there were any), latency and load, on the same time
+// axis, timeAxis. Requests have their own chart: their rate is the token
+// rate over the tokens per request, so on an axis of their own beside
+// tokens the two lines would lie on each other.
+func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO, timeAxis axisSpec) []*Chart {
+	var failed int64
+	for _, p := range tl {
 		failed += p.Failed
 	}
-	timeAxis := axisSpec{Label: "time since start (s)", Lo: 0, Hi: end}
 	const height, smallHeight = 240, 170
 	var reqs, fails, toks, t50, t99, e50, e99, vus, inflight []point
 	for _, p := range tl {

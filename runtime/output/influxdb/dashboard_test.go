@@ -14,9 +14,11 @@ import (
 	"time"
 
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
+	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 )
 
 // dashboardFile is the Grafana dashboard of the examples.
@@ -34,7 +36,19 @@ func schemaFields() map[string][]string {
 			run = append(run, l+"_"+s)
 		}
 	}
+	server := []string{"prefix_cache_hit_rate", "energy_joules", "energy_method", "version", "gpus", "scrapes_ok", "scrapes_failed",
+		"scrapes_skipped", "gpu_uuid", "gpu_model", "gpu_host", "clock_event_reasons", "targets", "warnings", "output_tokens",
+		"joules_per_output_token", "output_tokens_per_joule"}
+	for _, d := range engines.Definitions {
+		stats := map[engines.Kind][]string{engines.Gauge: {"mean", "max"}, engines.Counter: {"delta"},
+			engines.Histogram: {"p50", "p90", "p99", "count", "sum"}}[d.Kind]
+		for _, st := range stats {
+			server = append(server, string(d.Figure)+"_"+st)
+		}
+	}
 	return map[string][]string{
+		"llm_server":        server,
+		"llm_server_series": {"running", "waiting", "kv_cache_usage", "gpu_utilization", "gpu_power_watts"},
 		"llm_request": {"ttft", "ttfo", "tpot", "e2e", "itl_mean", "itl_p99", "output_tokens", "input_tokens", "cached_tokens",
 			"reasoning_tokens", "ok", "status", "error_class"},
 		"llm_interval": {"requests", "failed", "req_per_s", "output_tok_per_s", "total_tok_per_s", "active_vus",
@@ -46,7 +60,7 @@ func schemaFields() map[string][]string {
 
 // schemaTags are the tags of the schema's points that the dashboard may
 // filter or group by.
-var schemaTags = []string{"run_id", "testid", "model", "scenario"}
+var schemaTags = []string{"run_id", "testid", "model", "scenario", "target", "kind", "gpu"}
 
 // dashboardPanel is the part of a Grafana panel the tests read.
 type dashboardPanel struct {
@@ -216,8 +230,8 @@ func TestDashboard(t *testing.T) {
 	for _, v := range d.Templating.List {
 		defined("variable "+v.Name, v.Query)
 	}
-	if len(panels) < 9 {
-		t.Errorf("%d panels, want the 4 per-run trends and the 5 live-run panels", len(panels))
+	if len(panels) < 19 {
+		t.Errorf("%d panels, want the 4 per-run trends, the 5 live-run panels, the 6 server panels across runs and the 4 over time", len(panels))
 	}
 	var measurements []string
 	for _, p := range panels {
@@ -232,8 +246,11 @@ func TestDashboard(t *testing.T) {
 			checkInfluxQL(t, "panel "+p.Title, q.Query)
 			defined("panel "+p.Title, q.Query)
 			want := []string{`"$tag"::tag =~ /^$tagvalue$/`}
-			if strings.Contains(q.Query, `"llm_run"`) {
+			switch m := fromClause.FindStringSubmatch(q.Query); {
+			case m != nil && m[1] == "llm_run":
 				want = append(want, `"model" =~ /^$model$/`, `("scenario" = '' OR "scenario" =~ /^$scenario$/)`)
+			case m != nil && strings.HasPrefix(m[1], "llm_server"):
+				want = append(want, `"model" =~ /^$model$/`)
 			}
 			for _, w := range want {
 				if !strings.Contains(q.Query, w) {
@@ -245,11 +262,50 @@ func TestDashboard(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"llm_run", "llm_interval"} {
+	for _, m := range []string{"llm_run", "llm_interval", "llm_server", "llm_server_series"} {
 		if !slices.Contains(measurements, m) {
 			t.Errorf("no panel reads %s", m)
 		}
 	}
+}
+
+// serverPoints are the llm_server points of each run, as a run that
+// scraped a vLLM server and a DCGM exporter of one GPU stores them (the
+// section's, each target's and the GPU's), and the first run's
+// llm_server_series points, all in one 10 s window.
+func serverPoints(runs []historyRun, now time.Time) []*write.Point {
+	var pts []*write.Point
+	for _, r := range runs {
+		start := now.Add(-r.age)
+		tags := func(kv ...string) map[string]string {
+			m := map[string]string{"run_id": r.runID, "testid": r.testid, "model": r.model, r.tag[0]: r.tag[1]}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i]] = kv[i+1]
+			}
+			return m
+		}
+		server := tags("target", "http://gpu-1:8000/metrics", "kind", "server", "engine", "vllm")
+		gpu := tags("target", "http://gpu-1:9400/metrics", "kind", "gpu", "engine", "dcgm")
+		pts = append(pts,
+			influxdb2.NewPoint("llm_server", tags("target", "_all"), map[string]any{"targets": int64(2), "energy_joules": 1000.0, "joules_per_output_token": 0.2}, start),
+			influxdb2.NewPoint("llm_server", server, map[string]any{"running_mean": 7.5, "running_max": 8.0, "waiting_mean": 0.5, "waiting_max": 3.0,
+				"kv_cache_usage_mean": 0.4, "kv_cache_usage_max": 0.9, "preemptions_delta": 0.0, "scrapes_ok": int64(60)}, start),
+			influxdb2.NewPoint("llm_server", gpu, map[string]any{"gpu_utilization_mean": 0.7, "gpu_utilization_max": 1.0, "gpu_power_mean": 300.0,
+				"gpu_power_max": 400.0, "gpus": int64(1)}, start),
+			influxdb2.NewPoint("llm_server", tags("target", "http://gpu-1:9400/metrics", "kind", "gpu", "engine", "dcgm", "gpu", "0"),
+				map[string]any{"gpu_utilization_mean": 0.7, "gpu_utilization_max": 1.0, "gpu_power_mean": 300.0, "gpu_power_max": 400.0}, start))
+		if r.age != 0 {
+			continue
+		}
+		window := now.Truncate(10 * time.Second)
+		for i := range 4 {
+			at := window.Add(time.Duration(i) * 2 * time.Second)
+			pts = append(pts,
+				influxdb2.NewPoint("llm_server_series", server, map[string]any{"running": 8.0, "waiting": float64(i), "kv_cache_usage": 0.5}, at),
+				influxdb2.NewPoint("llm_server_series", gpu, map[string]any{"gpu_utilization": 0.9, "gpu_power_watts": 350.0}, at))
+		}
+	}
+	return pts
 }
 
 // grafanaRegex formats a value as Grafana does a variable with All in a
@@ -317,12 +373,14 @@ func influxQLRows(t *testing.T, s *influxtest.Server, name, stmt string) []map[s
 
 // dashboardCase is a choice of the dashboard's variables, and the rows
 // each kind of panel finds with it: across runs (llm_run), per scenario
-// (llm_interval's scenarios), run-wide (llm_interval's _all); -1: some,
-// -2: not checked.
+// (llm_interval's scenarios), run-wide (llm_interval's _all), the
+// server's across runs (llm_server) and over time (llm_server_series);
+// -1: some, -2: not checked.
 type dashboardCase struct {
 	name                        string
 	vars                        map[string]string
 	perRun, perScenario, runAll int
+	server, serverSeries        int
 }
 
 // checkPanels runs every panel's query with each case's variables on the
@@ -335,6 +393,10 @@ func checkPanels(t *testing.T, s *influxtest.Server, panels []dashboardPanel, fr
 			for _, q := range p.Targets {
 				want := c.runAll
 				switch {
+				case strings.Contains(q.Query, `"llm_server"`):
+					want = c.server
+				case strings.Contains(q.Query, `"llm_server_series"`):
+					want = c.serverSeries
 				case strings.Contains(q.Query, `"llm_run"`):
 					want = c.perRun
 				case strings.Contains(q.Query, `"scenario" != '_all'`):
@@ -387,6 +449,7 @@ func TestDashboardQueries(t *testing.T) {
 			influxdb2.NewPoint("llm_interval", map[string]string{"run_id": "d0", "testid": testid, "scenario": "chat", "env": "staging"},
 				map[string]any{"requests": int64(10), "ttft_p50": 50.0, "ttft_p99": 90.0, "errors_timeout": int64(1)}, at))
 	}
+	pts = append(pts, serverPoints(runs, now)...)
 	writePoints(t, s, pts)
 	from, to := now.Add(-200*24*time.Hour), time.Now().Add(time.Hour)
 	vars := func(kv ...string) map[string]string {
@@ -398,14 +461,14 @@ func TestDashboardQueries(t *testing.T) {
 	}
 	n := len(runs)
 	checkPanels(t, s, panels, from, to, []dashboardCase{
-		{"every scenario, All", vars(), 3 * n, -1, -1},
-		{"the model", vars("model", grafanaRegex(model)), 3 * n, -1, -1},
-		{"another model", vars("model", grafanaRegex("other/model")), 0, -1, -1},
-		{"scenario rag", vars("scenario", "rag"), 2 * n, 0, -1},
-		{"scenarios chat and rag", vars("scenario", "(chat|rag)"), 3 * n, -1, -1},
-		{"the tag value", vars("tagvalue", "staging"), 3 * n, -1, -1},
-		{"another tag value", vars("tagvalue", "prod"), 0, 0, 0},
-		{"a tag key the runs lack", vars("tag", "gpu", "tagvalue", "h100"), 0, 0, 0},
+		{"every scenario, All", vars(), 3 * n, -1, -1, n, 1},
+		{"the model", vars("model", grafanaRegex(model)), 3 * n, -1, -1, n, 1},
+		{"another model", vars("model", grafanaRegex("other/model")), 0, -1, -1, 0, 0},
+		{"scenario rag", vars("scenario", "rag"), 2 * n, 0, -1, n, 1},
+		{"scenarios chat and rag", vars("scenario", "(chat|rag)"), 3 * n, -1, -1, n, 1},
+		{"the tag value", vars("tagvalue", "staging"), 3 * n, -1, -1, n, 1},
+		{"another tag value", vars("tagvalue", "prod"), 0, 0, 0, 0, 0},
+		{"a tag key the runs lack", vars("tag", "gpu", "tagvalue", "h100"), 0, 0, 0, 0, 0},
 	})
 	errorsPanel := slices.IndexFunc(panels, func(p dashboardPanel) bool { return p.Title == "Errors by class" })
 	if errorsPanel < 0 {
@@ -448,10 +511,10 @@ func TestDashboardOnAStoredRun(t *testing.T) {
 		dashboardCase
 		series []string // model/scenario of the across-runs panels' series, sorted
 	}{
-		{dashboardCase{"its tag value", vars(), -2, -1, -1}, []string{"m1,m2/", "m1/chat", "m2/batch"}},
-		{dashboardCase{"scenario chat", vars("scenario", "chat"), -2, -1, -1}, []string{"m1,m2/", "m1/chat"}},
-		{dashboardCase{"scenario batch of model m2", vars("scenario", "batch", "model", "m2"), -2, -1, -1}, []string{"m2/batch"}},
-		{dashboardCase{"another tag value", vars("tagvalue", "prod"), 0, 0, 0}, nil},
+		{dashboardCase{"its tag value", vars(), -2, -1, -1, 1, -1}, []string{"m1,m2/", "m1/chat", "m2/batch"}},
+		{dashboardCase{"scenario chat", vars("scenario", "chat"), -2, -1, -1, 1, -1}, []string{"m1,m2/", "m1/chat"}},
+		{dashboardCase{"scenario batch of model m2", vars("scenario", "batch", "model", "m2"), -2, -1, -1, 0, 0}, []string{"m2/batch"}},
+		{dashboardCase{"another tag value", vars("tagvalue", "prod"), 0, 0, 0, 0, 0}, nil},
 	} {
 		checkPanels(t, s, panels, from, to, []dashboardCase{c.dashboardCase})
 		var series []string

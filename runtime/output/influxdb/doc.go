@@ -1,9 +1,11 @@
 // Package influxdb is the --out influxdb=URL output: every measured request
 // as an llm_request point, periodic llm_interval aggregates, one llm_run
-// point per run (and per scenario) and the run's result file as
-// llm_result points (gzipped, base64, in chunks), written asynchronously
-// in batches with bounded memory to InfluxDB 2.x/3.x or 1.8+ (through its
-// v2 compatibility API), with github.com/influxdata/influxdb-client-go/v2.
+// point per run (and per scenario), the server section's window figures
+// and series as llm_server and llm_server_series points, and the run's
+// result file as llm_result points (gzipped, base64, in chunks), written
+// asynchronously in batches with bounded memory to InfluxDB 2.x/3.x or
+// 1.8+ (through its v2 compatibility API), with
+// github.com/influxdata/influxdb-client-go/v2.
 // The schema is fixed in docs/influxdb.md. History reads the llm_run
 // points back for llmrun trend, and ReadResults the result files of a
 // run's instances for llmrun merge --influxdb, with InfluxQL over the v1

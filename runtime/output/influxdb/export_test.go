@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
 // WriteTestRun stores on s what llmrun run --testid testid --tag env=ci
 // stores, through the Output: the points of a run of two scenarios (chat
-// and batch, testSummary's) and their requests (testRecords), started at
-// start; it returns the run's id.
+// and batch, testSummary's, with summarytest.ServerTargets' server
+// section) and their requests (testRecords), started at start; it returns
+// the run's id.
 func WriteTestRun(t *testing.T, s *influxtest.Server, testid string, start time.Time) string {
 	t.Helper()
 	run := output.Run{ID: fmt.Sprintf("%s-%s-%d", t.Name(), testid, start.UnixNano()), TestID: testid, Tags: map[string]string{"env": "ci"}, Start: start,
@@ -23,7 +25,9 @@ func WriteTestRun(t *testing.T, s *influxtest.Server, testid string, start time.
 	for i := range records {
 		o.AddRequest(&records[i])
 	}
-	if rep := o.Finish(context.Background(), testSummary(start)); rep.Dropped != 0 || rep.Err != "" {
+	sum := testSummary(start)
+	sum.AttachServer(summarytest.ServerTargets(3))
+	if rep := o.Finish(context.Background(), sum); rep.Dropped != 0 || rep.Err != "" {
 		t.Fatalf("writing the run: %+v", rep)
 	}
 	return run.ID

@@ -102,6 +102,7 @@ func TestOutput(t *testing.T) {
 		{"intervals of a streaming request", testIntervalsOfAStreamingRequest},
 		{"rejected", testRejected},
 		{"influxql quoting", testInfluxQLQuoting},
+		{"server section", testServerSection},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,15 +222,15 @@ func (o *Output) Finish(ctx context.Context, s *summary.Summary) summary.OutputR
 }
 
 // finalPoints are the points of the finished run, in the groups they are
-// written in: its llm_run points, then its result document as llm_result
+// written in: its llm_run points, then its server section's llm_server
+// and llm_server_series points, then its result document as llm_result
 // points, at most a batch a write (unless that cannot be encoded, which
 // is counted as a drop).
 func (o *Output) finalPoints(s *summary.Summary) [][]item {
-	var run []item
-	for _, p := range runPoints(s, o.tags, o.run.Start, o.agg.scenarioModels()) {
-		run = append(run, item{point: p})
+	groups := [][]item{items(runPoints(s, o.tags, o.run.Start, o.agg.scenarioModels()))}
+	for ps := range slices.Chunk(serverPoints(s, o.tags, runTime(s, o.run.Start)), o.cfg.Batch) {
+		groups = append(groups, items(ps))
 	}
-	groups := [][]item{run}
 	doc, err := resultDocument(s)
 	var results [][]*write.Point
 	if err == nil {
@@ -240,13 +241,18 @@ func (o *Output) finalPoints(s *summary.Summary) [][]item {
 		return groups
 	}
 	for _, ps := range results {
-		its := make([]item, len(ps))
-		for i, p := range ps {
-			its[i] = item{point: p}
-		}
-		groups = append(groups, its)
+		groups = append(groups, items(ps))
 	}
 	return groups
+}
+
+// items are the points as the buffer queues them.
+func items(points []*write.Point) []item {
+	its := make([]item, len(points))
+	for i, p := range points {
+		its[i] = item{point: p}
+	}
+	return its
 }
 
 // finish is Finish, once.
