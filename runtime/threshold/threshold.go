@@ -96,6 +96,9 @@ type Threshold struct {
 
 	// def is the metric's definition, set by Validate.
 	def *metrics.Metric
+	// server is what a threshold on a server figure reads, set by
+	// Validate; nil for a metric of the run.
+	server *ServerQuery
 }
 
 // Set is the parsed thresholds of a run. It is read-only after Validate, so
