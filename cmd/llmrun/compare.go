@@ -25,6 +25,13 @@ are better higher, latencies lower. Figures have the names of "llmrun
 trend": request_throughput, ttft_p99, e2e_p90, ...; vLLM's names
 (p99_ttft_ms, median_e2el_ms, ...) are accepted too.
 
+When both files have a server section (the server's own metrics), the
+server's figures are compared too: server_queue_time_p99,
+server_kv_cache_usage_max, server_prefix_cache_hit_rate, gpu_power_mean,
+gpu_energy_per_token, ... Those whose noise the file cannot bound (a
+maximum, a quantile without its histogram's buckets) show their change
+"not judged", which fails no gate (see docs/results.md).
+
 When either file's client-health section says its client was limited by
 its own machine (llmrun's own load, or other processes or the hypervisor
 taking the CPU), its latencies and throughputs may be the machine's, not
