@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/regression"
@@ -83,7 +82,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 
 	runs := []regression.Run{regression.FromSummary(cur, opts.Confidence), regression.FromSummary(base, opts.Confidence)}
-	figures = withServerFigures(figures, len(f.metrics) == 0, cur, base, runs, opts.Confidence)
+	figures = regression.WithServerFigures(figures, len(f.metrics) == 0, cur, base, runs, opts.Confidence)
 	rep := regression.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
 		Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts), Options: opts, Strict: f.strict}
 	style := textfmt.Style{Color: useColor(f.noColor, stdout, getenv)}
@@ -98,28 +97,6 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitMachineLimited
 	}
 	return exitOK
-}
-
-// withServerFigures returns the figures to compare with the server
-// figures of the runs' server sections, whose estimates it adds to runs
-// (the current run's, then the baseline's): those of figures, and when
-// byDefault (no --metric) every figure of regression.ServerHeadline.
-func withServerFigures(figures []regression.Figure, byDefault bool, cur, base *summary.Summary, runs []regression.Run, conf float64) []regression.Figure {
-	var client, server []regression.Figure
-	for _, f := range figures {
-		if f.Server() {
-			server = append(server, f)
-		} else {
-			client = append(client, f)
-		}
-	}
-	if byDefault {
-		server = regression.ServerHeadline()
-	}
-	shown, curEst, baseEst := regression.ServerFigures(cur, base, server, conf)
-	maps.Copy(runs[0].Figures, curEst)
-	maps.Copy(runs[1].Figures, baseEst)
-	return append(client, shown...)
 }
 
 // describeResult is one line about a result file: its run, start, version

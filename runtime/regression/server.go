@@ -2,6 +2,7 @@ package regression
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -111,6 +112,29 @@ func ServerFigures(cur, base *summary.Summary, figures []Figure, conf float64) (
 		}
 	}
 	return shown, curEst, baseEst
+}
+
+// WithServerFigures returns the figures llmrun compare judges: the
+// client's among figures, then the server figures of the runs' server
+// sections (ServerFigures) of those among figures, or, when byDefault
+// (no --metric), of ServerHeadline. It adds their estimates to runs: the
+// current run's, then the baseline's.
+func WithServerFigures(figures []Figure, byDefault bool, cur, base *summary.Summary, runs []Run, conf float64) []Figure {
+	var client, server []Figure
+	for _, f := range figures {
+		if f.Server() {
+			server = append(server, f)
+		} else {
+			client = append(client, f)
+		}
+	}
+	if byDefault {
+		server = ServerHeadline()
+	}
+	shown, curEst, baseEst := ServerFigures(cur, base, server, conf)
+	maps.Copy(runs[0].Figures, curEst)
+	maps.Copy(runs[1].Figures, baseEst)
+	return append(client, shown...)
 }
 
 // pairTargets pairs the current run's targets with the baseline's: by
