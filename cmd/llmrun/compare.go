@@ -24,6 +24,13 @@ are better higher, latencies lower. Figures have the names of "llmrun
 trend": request_throughput, ttft_p99, e2e_p90, ...; vLLM's names
 (p99_ttft_ms, median_e2el_ms, ...) are accepted too.
 
+When both files have a server section (the server's own metrics), the
+server's figures are compared too: server_queue_time_p99,
+server_kv_cache_usage_max, server_prefix_cache_hit_rate, gpu_power_mean,
+gpu_energy_per_token, ... Those whose noise the file cannot bound (a
+maximum, a quantile without its histogram's buckets) show their change
+"not judged", which fails no gate (see docs/results.md).
+
 When either file's client-health section says its client was limited by
 its own machine (llmrun's own load, or other processes or the hypervisor
 taking the CPU), its latencies and throughputs may be the machine's, not
@@ -75,6 +82,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 
 	runs := []regression.Run{regression.FromSummary(cur, opts.Confidence), regression.FromSummary(base, opts.Confidence)}
+	figures = regression.WithServerFigures(figures, len(f.metrics) == 0, cur, base, runs, opts.Confidence)
 	rep := regression.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
 		Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts), Options: opts, Strict: f.strict}
 	style := textfmt.Style{Color: useColor(f.noColor, stdout, getenv)}

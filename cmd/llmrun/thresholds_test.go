@@ -119,6 +119,12 @@ func TestBadThresholdsAreConfigErrors(t *testing.T) {
 		{`{ llm_ttft: ['p95<500'] }`, `options.thresholds["llm_ttft"][0]`},
 		{`{ llm_tfft: ['p(95)<500'] }`, `did you mean "llm_ttft"`},
 		{`{ llm_failed: ['avg<1'] }`, `does not apply to rate metric`},
+		// Thresholds on the server's figures load with the script's.
+		{`{ server_kv_cache_usag: ['max<0.95'] }`, `options.thresholds["server_kv_cache_usag"]: unknown metric "server_kv_cache_usag" (did you mean "server_kv_cache_usage"?)`},
+		{`{ gpu_enrgy_per_token: ['avg<0.5'] }`, `did you mean "gpu_energy_per_token"`},
+		{`{ server_queue_time: ['p(95)<0.5'] }`, `options.thresholds["server_queue_time"][0]: aggregation "p(95)" does not apply to server histogram "server_queue_time": want avg, med, p(50), p(90) or p(99)`},
+		{`{ 'server_preemptions{scenario:default}': ['count==0'] }`, `a server figure takes no tag filter`},
+		{`{ server_preemptions: [{ threshold: 'count==0', abortOnFail: true }] }`, `abortOnFail does not apply to a server figure`},
 	}
 	for _, tc := range tests {
 		script := writeScript(t, "bad.js", "export const options = { thresholds: "+tc.thresholds+" };\nexport default function () {}\n")

@@ -137,8 +137,14 @@ func wilson(successes, n int64, conf float64) (lo, hi float64) {
 	if n <= 0 {
 		return 0, 1
 	}
+	return wilsonRate(float64(successes)/float64(n), n, conf)
+}
+
+// wilsonRate is the Wilson score interval of a proportion p of n samples
+// at confidence conf; n must be positive.
+func wilsonRate(p float64, n int64, conf float64) (lo, hi float64) {
 	z := normalQuantile(1 - (1-conf)/2)
-	p, nf := float64(successes)/float64(n), float64(n)
+	nf := float64(n)
 	center := (p + z*z/(2*nf)) / (1 + z*z/nf)
 	half := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
 	return math.Max(0, center-half), math.Min(1, center+half)

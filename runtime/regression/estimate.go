@@ -31,6 +31,10 @@ type Estimate struct {
 	// Why says why the interval is unbounded: too few samples (and how
 	// many it would take), a maximum, or no interval stored.
 	Why string
+	// NoInterval says that what the figure was read from cannot bound it,
+	// however many samples it stands on (a server's figure from its
+	// window figures): its change is shown, not judged (NotJudged).
+	NoInterval bool
 }
 
 // Bounded reports whether both sides of the interval are known.

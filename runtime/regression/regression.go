@@ -62,7 +62,7 @@ func Headline() []Figure {
 }
 
 // Lookup returns the figure of a field name: a headline figure,
-// total_token_throughput, or any latency field L_S of the schema (L one of
+// total_token_throughput, a server figure (ServerHeadline), or any latency field L_S of the schema (L one of
 // ttft, tpot, itl, e2e, ttfb; S one of mean, p50, p90, p95, p99, max).
 // The names of vLLM's benchmark_serving results (a result file's headline
 // keys) are aliases of latency fields: S_L_ms, L one of ttft, tpot, itl,
@@ -76,6 +76,9 @@ func Lookup(name string) (Figure, bool) {
 	}
 	if name == "total_token_throughput" {
 		return Figure{name, "tok/s", HigherIsBetter}, true
+	}
+	if f, ok := lookupServer(name); ok {
+		return f, true
 	}
 	latency, stat, ok := strings.Cut(name, "_")
 	if ok && slices.Contains([]string{"ttft", "tpot", "itl", "e2e", "ttfb"}, latency) &&
@@ -108,8 +111,12 @@ func ParseFigures(list string) ([]Figure, error) {
 			for _, h := range Headline() {
 				known = append(known, h.Name)
 			}
-			return nil, fmt.Errorf("unknown figure %q: want one of %s, total_token_throughput, or a latency field such as e2e_p90 (ttft, tpot, itl, e2e, ttfb × mean, p50, p90, p95, p99, max; or vLLM's p90_e2el_ms)",
-				name, strings.Join(known, ", "))
+			var server []string
+			for _, s := range ServerHeadline() {
+				server = append(server, s.Name)
+			}
+			return nil, fmt.Errorf("unknown figure %q: want one of %s, total_token_throughput, a latency field such as e2e_p90 (ttft, tpot, itl, e2e, ttfb × mean, p50, p90, p95, p99, max; or vLLM's p90_e2el_ms), or a server figure: %s",
+				name, strings.Join(known, ", "), strings.Join(server, ", "))
 		}
 		if !slices.Contains(figs, f) {
 			figs = append(figs, f)
@@ -195,8 +202,9 @@ func (h Health) String() string {
 // MachineSensitive says whether a client short of CPU measures the figure
 // wrong: a latency, which includes the client's waits, or a throughput,
 // which follows the client's pace. The success rate counts the server's
-// answers, which a busy client does not change.
-func (f Figure) MachineSensitive() bool { return f.Unit != "%" }
+// answers, which a busy client does not change, and the server's figures
+// are the server's own measurements.
+func (f Figure) MachineSensitive() bool { return f.Unit != "%" && !f.Server() }
 
 // Options are how Compare judges.
 type Options struct {
@@ -238,6 +246,11 @@ const (
 	// NoData: the newest run lacks the figure (a latency of a run whose
 	// requests all failed).
 	NoData Verdict = "no data"
+	// NotJudged: the change is shown without a verdict, because what the
+	// figure was read from cannot bound its noise (Estimate.NoInterval: a
+	// server's p99 without its buckets, a maximum, a count in bursts);
+	// Reason says why. It fails no gate, --strict's neither.
+	NotJudged Verdict = "not judged"
 )
 
 // minSpreadRuns is the fewest previous runs whose spread (their median
@@ -468,8 +481,10 @@ func judge(c *Comparison, prev []Estimate, o Options) {
 		worse, worseLo, worseHi = -worse, -c.ChangeHi, -c.ChangeLo
 	}
 	switch {
-	case !finite(newBelow) || !finite(newAbove):
+	case !c.Newest.NoInterval && (!finite(newBelow) || !finite(newAbove)):
 		c.inconclusive(TooFewSamples, unboundedWhy(c.Newest, "the newest run's"))
+	case notJudgedWhy(c.Newest, prev) != "":
+		c.Verdict, c.Reason = NotJudged, notJudgedWhy(c.Newest, prev)
 	case !finite(worseLo) || !finite(worseHi):
 		c.inconclusive(TooFewSamples, baselineWhy(prev))
 	case math.Abs(c.Change) <= o.Tolerance+epsilon:

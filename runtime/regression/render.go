@@ -156,8 +156,11 @@ func verdictCells(c Comparison, st textfmt.Style) (change, ci, verdict string) {
 		change = percent(c.Change, true)
 		ci = interval(c.ChangeLo, c.ChangeHi)
 	}
-	if c.Doubt == TooFewSamples {
+	switch {
+	case c.Doubt == TooFewSamples:
 		ci = "unbounded"
+	case c.Verdict == NotJudged:
+		ci = "–"
 	}
 	switch c.Verdict {
 	case Regression:
@@ -266,6 +269,11 @@ func conclude(w io.Writer, r Report, st textfmt.Style) error {
 	}
 	for _, l := range lines {
 		if _, err := fmt.Fprintf(w, "  %s inconclusive: %s\n", strings.Join(l.figures, ", "), l.reason); err != nil {
+			return err
+		}
+	}
+	for _, c := range matching(r.Comparisons, func(c Comparison) bool { return c.Verdict == NotJudged }) {
+		if _, err := fmt.Fprintf(w, "  %s not judged: %s\n", c.Figure.Name, c.Reason); err != nil {
 			return err
 		}
 	}

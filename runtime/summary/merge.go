@@ -157,6 +157,7 @@ func Merge(results ...*Summary) (*Summary, error) {
 	}
 	s.Server = mergeServers(results, meta.Start)
 	s.finishServer()
+	s.rejudgeServerThresholds()
 	return s, nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/textfmt"
+	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
 // SchemaVersion is the version of the JSON layout; it changes when a field
@@ -379,7 +380,7 @@ func Build(rep *engine.Report, meta Meta) *Summary {
 		TokenChecks:       tokenChecks(snap),
 		PromptCheck:       promptCheck(snap),
 		UniqueCache:       uniqueCache(snap, meta),
-		Thresholds:        thresholds(rep),
+		Thresholds:        thresholdResults(rep.Thresholds),
 		Metrics:           allMetrics(rep.Registry, snap, dur),
 	}
 	if rep.AbortedBy != nil {
@@ -1041,9 +1042,11 @@ func coldCacheFix(meta Meta) string {
 	return fmt.Sprintf("run with another --seed than %d, or restart the server", meta.Seed)
 }
 
-func thresholds(rep *engine.Report) []ThresholdResult {
-	out := make([]ThresholdResult, len(rep.Thresholds))
-	for i, r := range rep.Thresholds {
+// thresholdResults are the thresholds' final results as the summary keeps
+// them.
+func thresholdResults(results []threshold.Result) []ThresholdResult {
+	out := make([]ThresholdResult, len(results))
+	for i, r := range results {
 		out[i] = ThresholdResult{Metric: r.Key, Threshold: r.Source, Value: r.Value, Passed: r.Passed, Note: r.Note, Skipped: r.Skipped}
 	}
 	return out

@@ -123,6 +123,9 @@ func (s *Set) evaluate(snap *metrics.Snapshot, elapsed time.Duration, end *End) 
 
 func (t *Threshold) evaluate(st *metrics.Stats, elapsed time.Duration, end *End) Result {
 	r := Result{Threshold: t, Key: t.Key, Source: t.Source, AbortOnFail: t.AbortOnFail}
+	if t.server != nil {
+		return t.evaluateServer(r, end)
+	}
 	r.NoSamples = st == nil || st.Count == 0
 	var typ metrics.Type
 	switch {

@@ -26,6 +26,10 @@
 // (ShouldAbort says whether to stop) and EvaluateEnd once at the end
 // (AnyFailed decides the exit code).
 //
+// Thresholds on the server's and its GPUs' figures (server_kv_cache_usage,
+// gpu_power, ...: server.go) are validated with the others and judged at
+// the end from the result's server section (JudgeServer).
+//
 // Where k6 is silent or odd, this package decides:
 //
 //   - A metric or sub-metric without samples passes vacuously nowhere. At
@@ -96,6 +100,9 @@ type Threshold struct {
 
 	// def is the metric's definition, set by Validate.
 	def *metrics.Metric
+	// server is what a threshold on a server figure reads, set by
+	// Validate; nil for a metric of the run.
+	server *ServerQuery
 }
 
 // Set is the parsed thresholds of a run. It is read-only after Validate, so

@@ -47,8 +47,9 @@ func wantFor(t metrics.Type) string {
 
 // Validate checks the thresholds against the metrics of the run, to be
 // called once the init context has registered the custom metrics and before
-// the first Evaluate: every key must name a registered metric, and every
-// aggregation must apply to its metric's type. It reports every problem,
+// the first Evaluate: every key must name a registered metric or a server
+// figure (server.go), and every aggregation must apply to its metric's
+// type or its figure's kind. It reports every problem,
 // in the order of the options, joined (errors.Join), each an *Error naming
 // its key (an unknown metric, once per key) or entry (a type mismatch);
 // errors.As finds the first. It also binds each threshold to its metric's
@@ -62,6 +63,12 @@ func (s *Set) Validate(reg *metrics.Registry) error {
 	unknown := make(map[string]bool)
 	for _, t := range s.Thresholds() {
 		def := reg.Get(t.Metric)
+		if def == nil && IsServerName(t.Metric) {
+			if err := t.validateServer(); err != nil {
+				errs = append(errs, entryError(t.Key, t.Index, err))
+			}
+			continue
+		}
 		if def == nil {
 			if !unknown[t.Key] {
 				unknown[t.Key] = true
@@ -86,6 +93,7 @@ func suggest(reg *metrics.Registry, name string) string {
 	for _, m := range reg.All() {
 		known = append(known, m.Name)
 	}
+	known = append(known, ServerNames()...)
 	best := spelling.Nearest(name, known)
 	if best == "" {
 		return ""

@@ -1,0 +1,139 @@
+package summary_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/threshold"
+)
+
+// TestJudgeServerThresholds judges thresholds on server and GPU figures
+// against summaries with server sections, as the runner does once the
+// section is attached: the values, the verdicts, what a missing figure or
+// section gives, and that the summary's thresholds and the engine's
+// results (the run's verdict) agree.
+func TestJudgeServerThresholds(t *testing.T) {
+	busy := summarytest.VLLMTarget(100, 5000)
+	busy.URL = "http://gpu-2:8000/metrics"
+	busy.Figures = map[string]summary.WindowFigure{
+		string(engines.KVCacheUsage): summarytest.Gauge("fraction", 0.61, 0.97),
+		string(engines.Preemptions):  summarytest.Counter("requests", 3),
+		string(engines.QueueTime):    summarytest.Histogram(0.1, 0.3, 0.4),
+	}
+	tests := []struct {
+		name       string
+		targets    []summary.ServerTarget
+		thresholds string
+		want       []summary.ThresholdResult
+	}{
+		{"one vLLM target and a DCGM exporter", []summary.ServerTarget{summarytest.VLLMTarget(100, 5000), summarytest.DCGMTarget()},
+			`{"server_kv_cache_usage": ["max<0.95", "avg<0.4"], "server_preemptions": ["count==0"], "server_queue_time": ["p(99)<0.5"],
+			  "server_ttft": ["avg<0.05"], "server_prefix_cache_hit_rate": ["rate>0.5"], "gpu_power": ["max<600"],
+			  "gpu_energy": ["count<2000"], "gpu_energy_per_token": ["avg<0.5"]}`,
+			[]summary.ThresholdResult{
+				{Metric: "server_kv_cache_usage", Threshold: "max<0.95", Value: 0.88, Passed: true},
+				{Metric: "server_kv_cache_usage", Threshold: "avg<0.4", Value: 0.41, Passed: false},
+				{Metric: "server_preemptions", Threshold: "count==0", Value: 0, Passed: true},
+				{Metric: "server_queue_time", Threshold: "p(99)<0.5", Value: 0.015, Passed: true},
+				{Metric: "server_ttft", Threshold: "avg<0.05", Value: 0.045, Passed: true},
+				{Metric: "server_prefix_cache_hit_rate", Threshold: "rate>0.5", Value: 0.25, Passed: false},
+				{Metric: "gpu_power", Threshold: "max<600", Value: 190, Passed: true},
+				{Metric: "gpu_energy", Threshold: "count<2000", Value: 1000, Passed: true},
+				// 1000 J over the run's 4 output tokens.
+				{Metric: "gpu_energy_per_token", Threshold: "avg<0.5", Value: 250, Passed: false},
+			}},
+		{"two vLLM targets combine", []summary.ServerTarget{summarytest.VLLMTarget(100, 5000), busy},
+			`{"server_kv_cache_usage": ["max<0.95", "avg<0.6"], "server_preemptions": ["count==0"], "server_queue_time": ["p(99)<0.5"]}`,
+			[]summary.ThresholdResult{
+				{Metric: "server_kv_cache_usage", Threshold: "max<0.95", Value: 0.97, Passed: false},
+				{Metric: "server_kv_cache_usage", Threshold: "avg<0.6", Value: 0.51, Passed: true},
+				{Metric: "server_preemptions", Threshold: "count==0", Value: 3, Passed: false},
+				{Metric: "server_queue_time", Threshold: "p(99)<0.5", Value: 0.4, Passed: true},
+			}},
+		{"a figure no target gives", []summary.ServerTarget{summarytest.VLLMTarget(100, 5000)},
+			`{"gpu_power": ["max<600"], "server_decode_time": [{"threshold": "p(99)<1", "noSamples": "pass"}]}`,
+			[]summary.ThresholdResult{
+				{Metric: "gpu_power", Threshold: "max<600", Passed: false, Note: "no samples: no target gave gpu_power's max (noSamples: 'pass' accepts that)"},
+				{Metric: "server_decode_time", Threshold: "p(99)<1", Passed: true, Note: "no samples: no target gave decode_time's p99 (accepted: noSamples is 'pass')"},
+			}},
+		{"no server section", nil,
+			`{"server_preemptions": ["count==0"], "gpu_energy_per_token": [{"threshold": "avg<0.5", "noSamples": "pass"}]}`,
+			[]summary.ThresholdResult{
+				{Metric: "server_preemptions", Threshold: "count==0", Passed: false, Note: "no samples: the run has no server section (noSamples: 'pass' accepts that)"},
+				{Metric: "gpu_energy_per_token", Threshold: "avg<0.5", Passed: true, Note: "no samples: the run has no server section (accepted: noSamples is 'pass')"},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := threshold.Parse([]byte(tt.thresholds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := set.Validate(nil); err != nil {
+				t.Fatal(err)
+			}
+			s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10), summarytest.Streamed(60, 10))
+			s.AttachServer(tt.targets)
+			results := set.EvaluateEnd(nil, 10*time.Second, threshold.End{})
+			s.JudgeServerThresholds(results)
+			if len(s.Thresholds) != len(tt.want) {
+				t.Fatalf("%d thresholds, want %d: %+v", len(s.Thresholds), len(tt.want), s.Thresholds)
+			}
+			failed := false
+			for i, w := range tt.want {
+				got := s.Thresholds[i]
+				if got.Metric != w.Metric || got.Threshold != w.Threshold || got.Passed != w.Passed || got.Note != w.Note ||
+					!near(got.Value, w.Value) {
+					t.Errorf("threshold %d:\n got %+v\nwant %+v", i, got, w)
+				}
+				failed = failed || !w.Passed
+			}
+			if threshold.AnyFailed(results) != failed {
+				t.Errorf("the engine's results: AnyFailed %v, want %v", threshold.AnyFailed(results), failed)
+			}
+		})
+	}
+}
+
+// TestMergeJudgesServerThresholdsOnTheMergedSection: in a distributed run
+// the instance that scraped the target judged its thresholds, the others
+// had no samples and failed them; the merge judges them again on the
+// merged section, which has the scraping instance's figures.
+func TestMergeJudgesServerThresholdsOnTheMergedSection(t *testing.T) {
+	set, err := threshold.Parse([]byte(`{"server_kv_cache_usage": ["max<0.95"], "server_waiting": ["max<2"], "gpu_power": ["max<600"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Validate(nil); err != nil {
+		t.Fatal(err)
+	}
+	instance := func(i string, targets ...summary.ServerTarget) *summary.Summary {
+		s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10))
+		s.Meta.Tags = map[string]string{"instance": i}
+		s.AttachServer(targets)
+		s.JudgeServerThresholds(set.EvaluateEnd(nil, 10*time.Second, threshold.End{}))
+		return s
+	}
+	scraper, other := instance("0", summarytest.VLLMTarget(2, 4)), instance("1")
+	if other.Thresholds[0].Passed {
+		t.Fatalf("the instance without a server section: %+v, want no samples, failed", other.Thresholds[0])
+	}
+	merged, err := summary.Merge(scraper, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []summary.ThresholdResult{
+		{Metric: "server_kv_cache_usage", Threshold: "max<0.95", Value: 0.88, Passed: true},
+		{Metric: "server_waiting", Threshold: "max<2", Value: 3, Passed: false},
+		// No instance had it: the merged outcome, failed.
+		{Metric: "gpu_power", Threshold: "max<600", Passed: false, Note: "no samples: no target gave gpu_power's max (noSamples: 'pass' accepts that)"},
+	}
+	for i, w := range want {
+		if got := merged.Thresholds[i]; got != w {
+			t.Errorf("merged threshold %d:\n got %+v\nwant %+v", i, got, w)
+		}
+	}
+}
