@@ -11,21 +11,27 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/llmrun/llmrun/internal/refused"
 )
 
 // Families is the exposition a Server answers with, for edits.
 type Families map[string]*dto.MetricFamily
 
-// Server answers GET /metrics with its families.
+// Server answers GET /metrics with its families; it is an http.Handler,
+// for a test that serves it beside other paths.
 type Server struct {
-	// URL is the /metrics URL.
+	// URL is the /metrics URL, when Serve serves it.
 	URL string
 
 	mu       sync.Mutex
@@ -49,11 +55,18 @@ func Parse(t testing.TB, file string) Families {
 	return families
 }
 
-// Serve parses the exposition in file and serves it until the test ends.
+// New parses the exposition in file, to be served.
+func New(t testing.TB, file string) *Server {
+	t.Helper()
+	return &Server{families: Parse(t, file), edits: map[int][]func(Families){}}
+}
+
+// Serve parses the exposition in file and serves it on 127.0.0.1 until
+// the test ends.
 func Serve(t testing.TB, file string) *Server {
 	t.Helper()
-	s := &Server{families: Parse(t, file), edits: map[int][]func(Families){}}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	s := New(t, file)
+	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL + "/metrics"
 	return s
@@ -74,7 +87,9 @@ func (s *Server) Scrapes() int {
 	return s.scrapes
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers GET /metrics, after the edits registered for the
+// scrape it is, and 404 to any other path.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/metrics" {
 		http.NotFound(w, r)
 		return
@@ -148,3 +163,50 @@ func (f Families) Observe(name string, v float64, n uint64) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Recording is the path of an exposition recorded by
+// runtime/servermetrics/engines ("vllm.prom", "dcgm.prom"), whose header
+// says where it came from.
+func Recording(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "runtime", "servermetrics", "engines", "testdata", name)
+}
+
+// FailingTargets are /metrics URLs on 127.0.0.1 that fail each in its own
+// way until the test ends, by the kind of failure a scrape counts
+// (servermetrics.Kind): one refuses the connection, one never answers,
+// one answers 500, one 50 MiB, one text that is no exposition.
+func FailingTargets(t testing.TB) map[string]string {
+	t.Helper()
+	stall := make(chan struct{})
+	t.Cleanup(func() { close(stall) })
+	handlers := map[string]http.HandlerFunc{
+		"timeout": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-stall:
+			case <-r.Context().Done():
+			}
+		},
+		"status": func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "engine crashed", http.StatusInternalServerError)
+		},
+		"too_large": func(w http.ResponseWriter, r *http.Request) {
+			line := []byte("# " + strings.Repeat("x", 1021) + "\n")
+			for range 50 << 10 {
+				if _, err := w.Write(line); err != nil {
+					return
+				}
+			}
+		},
+		"malformed": func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("<html><body>this is no exposition</body></html>\n"))
+		},
+	}
+	kinds := map[string]string{refused.URL(t) + "/metrics": "refused"}
+	for kind, h := range handlers {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		kinds[srv.URL+"/metrics"] = kind
+	}
+	return kinds
+}

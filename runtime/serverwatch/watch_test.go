@@ -4,24 +4,15 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/llmrun/llmrun/internal/promtest"
-	"github.com/llmrun/llmrun/internal/refused"
-	"github.com/llmrun/llmrun/runtime/servermetrics"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
-
-// recorded is an exposition recorded by runtime/servermetrics/engines,
-// with where it came from in its header.
-func recorded(name string) string {
-	return filepath.Join("..", "servermetrics", "engines", "testdata", name)
-}
 
 // noTicks is an interval no test lasts: the only reads are the first one
 // (the engine's detection) and the marks, so the n-th scrape is known.
@@ -69,7 +60,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs
 // counters' deltas, the gauges' time-weighted mean and maximum, the
 // histograms' observations and quantiles.
 func TestVLLMWindowFigures(t *testing.T) {
-	srv := promtest.Serve(t, recorded("vllm.prom"))
+	srv := promtest.Serve(t, promtest.Recording("vllm.prom"))
 	srv.At(startScrape, func(f promtest.Families) { f.Set("vllm:num_requests_running", 8) })
 	srv.At(endScrape, func(f promtest.Families) {
 		f.Set("vllm:num_requests_running", 2)
@@ -141,8 +132,8 @@ func deltaOf(f summary.WindowFigure) *float64 { return f.Delta }
 func TestReadsEveryPresetField(t *testing.T) {
 	for _, file := range []string{"vllm.prom", "sglang.prom", "tgi.prom"} {
 		t.Run(file, func(t *testing.T) {
-			srv := promtest.Serve(t, recorded(file))
-			families := promtest.Parse(t, recorded(file))
+			srv := promtest.Serve(t, promtest.Recording(file))
+			families := promtest.Parse(t, promtest.Recording(file))
 			eng := engines.Detect(families)
 			if eng == nil {
 				t.Fatal("no engine detected")
@@ -223,7 +214,7 @@ func TestDCGMEnergy(t *testing.T) {
 		gpu0 = 450_000 // mJ the first GPU's counter rises in the window
 		uuid = "GPU-5d2b9f3a-8c41-4e0b-9a7e-1f2c3d4e5f60"
 	)
-	srv := promtest.Serve(t, recorded("dcgm.prom"))
+	srv := promtest.Serve(t, promtest.Recording("dcgm.prom"))
 	srv.At(startScrape, func(f promtest.Families) { f.Set("DCGM_FI_DEV_POWER_USAGE", 300) })
 	srv.At(endScrape, func(f promtest.Families) {
 		f.Set("DCGM_FI_DEV_POWER_USAGE", 500)
@@ -259,40 +250,11 @@ func TestDCGMEnergy(t *testing.T) {
 // Prometheus text gives no figures, and its failed scrapes are counted by
 // kind; the good target beside it is read whole.
 func TestFailingTargets(t *testing.T) {
-	stall := make(chan struct{})
-	t.Cleanup(func() { close(stall) })
-	handlers := map[servermetrics.Kind]http.HandlerFunc{
-		servermetrics.KindTimeout: func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-stall:
-			case <-r.Context().Done():
-			}
-		},
-		servermetrics.KindStatus: func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "engine crashed", http.StatusInternalServerError)
-		},
-		servermetrics.KindTooLarge: func(w http.ResponseWriter, r *http.Request) {
-			line := []byte("# " + strings.Repeat("x", 1021) + "\n")
-			for range 50 << 10 {
-				if _, err := w.Write(line); err != nil {
-					return
-				}
-			}
-		},
-		servermetrics.KindMalformed: func(w http.ResponseWriter, r *http.Request) {
-			w.Write([]byte("<html><body>this is no exposition</body></html>\n"))
-		},
-	}
-	urls := map[servermetrics.Kind]string{servermetrics.KindRefused: refused.URL(t) + "/metrics"}
-	for kind, h := range handlers {
-		srv := httptest.NewServer(h)
-		t.Cleanup(srv.Close)
-		urls[kind] = srv.URL + "/metrics"
-	}
-	good := promtest.Serve(t, recorded("vllm.prom"))
+	urls := promtest.FailingTargets(t)
+	good := promtest.Serve(t, promtest.Recording("vllm.prom"))
 	good.At(endScrape, func(f promtest.Families) { f.Add("vllm:request_success_total", 9) })
 	cfg := Config{Servers: []Server{{URL: good.URL}}}
-	for _, u := range urls {
+	for u := range urls {
 		cfg.Servers = append(cfg.Servers, Server{URL: u})
 	}
 	targets := watchOnce(t, cfg)
@@ -300,13 +262,8 @@ func TestFailingTargets(t *testing.T) {
 		t.Errorf("the good target's requests = %v, want 9", d)
 	}
 	for _, got := range targets[1:] {
-		var kind servermetrics.Kind
-		for k, u := range urls {
-			if u == got.URL {
-				kind = k
-			}
-		}
-		if got.Scrapes.OK != 0 || got.Scrapes.Failed[string(kind)] != 2 || got.Figures != nil || got.Engine != "" {
+		kind := urls[got.URL]
+		if got.Scrapes.OK != 0 || got.Scrapes.Failed[kind] != 2 || got.Figures != nil || got.Engine != "" {
 			t.Errorf("%s target: scrapes %+v, engine %q, %d figures; want the 2 marks failed as %s and nothing read",
 				kind, got.Scrapes, got.Engine, len(got.Figures), kind)
 		}
@@ -315,7 +272,7 @@ func TestFailingTargets(t *testing.T) {
 
 // A target named twice, or by several base URLs, is read once.
 func TestTargetReadOnce(t *testing.T) {
-	srv := promtest.Serve(t, recorded("vllm.prom"))
+	srv := promtest.Serve(t, promtest.Recording("vllm.prom"))
 	targets := watchOnce(t, Config{Servers: []Server{{URL: srv.URL}, {URL: srv.URL}}})
 	if len(targets) != 1 || srv.Scrapes() != endScrape {
 		t.Errorf("%d targets, %d scrapes; want 1 target read %d times (its engine, two marks)", len(targets), srv.Scrapes(), endScrape)
@@ -324,7 +281,7 @@ func TestTargetReadOnce(t *testing.T) {
 
 // A preset forces the engine: the target is not read to detect it.
 func TestPresetForcesEngine(t *testing.T) {
-	srv := promtest.Serve(t, recorded("llm-d-inference-sim.prom"))
+	srv := promtest.Serve(t, promtest.Recording("llm-d-inference-sim.prom"))
 	got := watchOnce(t, Config{Servers: []Server{{URL: srv.URL, Preset: "vllm"}}})[0]
 	if got.Engine != "vllm" || !got.EngineForced || srv.Scrapes() != 2 {
 		t.Errorf("engine %q forced %v after %d scrapes, want vllm forced, the two marks only", got.Engine, got.EngineForced, srv.Scrapes())
@@ -353,7 +310,7 @@ func TestCheck(t *testing.T) {
 // base URL's credentials, and keeps those of a known engine; a root that
 // answers 404 or other metrics is left out.
 func TestDiscover(t *testing.T) {
-	engine := promtest.Serve(t, recorded("vllm.prom"))
+	engine := promtest.Serve(t, promtest.Recording("vllm.prom"))
 	var authorized atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
