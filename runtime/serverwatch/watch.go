@@ -197,17 +197,18 @@ func (w *Watch) probe(ctx context.Context, client *http.Client) {
 }
 
 // Describe says what the watch reads, a line per target, for the
-// banner: "vLLM at http://127.0.0.1:8000/metrics, every 1s".
+// banner: "server metrics: vLLM at http://127.0.0.1:8000/metrics, every
+// 1s", "gpu metrics: DCGM exporter at http://…:9400/metrics, every 1s".
 func (w *Watch) Describe() []string {
 	lines := make([]string, 0, len(w.targets))
 	for _, t := range w.targets {
-		what := "GPU telemetry"
+		label, what := "gpu metrics", "GPU telemetry"
 		if t.kind == summary.TargetServer {
-			what = "no known engine yet"
+			label, what = "server metrics", "no known engine yet"
 		}
 		switch {
 		case t.url == NvidiaSMI:
-			what = "local GPUs"
+			what = "the local GPUs"
 			if w.smi != nil && w.smi.err != nil {
 				what += " (" + w.smi.err.Error() + ")"
 			}
@@ -218,7 +219,7 @@ func (w *Watch) Describe() []string {
 		case t.probe != nil:
 			what += " (" + t.probe.Error() + ")"
 		}
-		lines = append(lines, fmt.Sprintf("%s at %s, every %v", what, llm.RedactURL(t.url), w.interval))
+		lines = append(lines, fmt.Sprintf("%s: %s at %s, every %v", label, what, llm.RedactURL(t.url), w.interval))
 	}
 	return lines
 }

@@ -56,7 +56,8 @@ type Banner struct {
 	// Probes are what the preflight found of each target.
 	Probes []llm.Probe
 	// ServerMetrics say what the run reads of its servers' metrics and
-	// GPU telemetry, a line per target (serverwatch.Watch.Describe).
+	// GPU telemetry, a line per target ("server metrics: vLLM at URL,
+	// every 1s"; serverwatch.Watch.Describe).
 	ServerMetrics []string
 }
 
@@ -142,7 +143,7 @@ func printBanner(w io.Writer, b Banner) {
 		fmt.Fprintf(w, "  preflight: %s\n", ProbeLine(p))
 	}
 	for _, m := range b.ServerMetrics {
-		fmt.Fprintf(w, "  server metrics: %s\n", m)
+		fmt.Fprintf(w, "  %s\n", m)
 	}
 }
 
