@@ -74,7 +74,8 @@ func figures(eng *engines.Engine, r servermetrics.TargetResult, b bounds) map[st
 // windowFigure is one figure over the window: a gauge's time-weighted
 // mean and maximum over the points, a counter's rise over them (restarts
 // seen), a histogram's quantiles, count and sum of the observations
-// between the window's marks.
+// between the window's marks. A counter or histogram needs both marks: a
+// window whose edge mark failed would count from another time.
 func windowFigure(def engines.Definition, sel engines.Selection, points []servermetrics.Snapshot, b bounds) (summary.WindowFigure, bool) {
 	src := sel.Source
 	by := servermetrics.Selector{Name: src.Name, Labels: src.Filter(nil)}
@@ -94,6 +95,9 @@ func windowFigure(def engines.Definition, sel engines.Selection, points []server
 		mean, largest = mean*src.Scale/per, largest*src.Scale/per
 		f.Kind, f.Mean, f.Max = engines.Gauge.String(), &mean, &largest
 	case src.Kind == engines.Counter:
+		if !b.fromOK || !b.toOK {
+			return f, false
+		}
 		delta, ok := servermetrics.CounterIncrease(points, by)
 		if !ok {
 			return f, false

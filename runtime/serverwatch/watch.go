@@ -61,6 +61,9 @@ type Config struct {
 	// Interval between reads of a target; servermetrics.DefaultInterval
 	// when zero.
 	Interval time.Duration
+	// Timeout bounds one read of a URL; zero, the smaller of
+	// servermetrics.DefaultTimeout and the interval.
+	Timeout time.Duration
 	// Client sends the scrapes; nil, servermetrics' own.
 	Client *http.Client
 	// SMICommand is the nvidia-smi to run for NvidiaSMI ("" looks it up
@@ -80,6 +83,7 @@ type target struct {
 // Watch reads its targets from Start to Stop.
 type Watch struct {
 	interval time.Duration
+	timeout  time.Duration
 	targets  []*target
 	scraper  *servermetrics.Scraper
 	smi      *smiWatch
@@ -90,8 +94,8 @@ type Watch struct {
 // with a host, each preset known, nvidia-smi named as a GPU target only.
 // Its errors name the target.
 func Check(cfg Config) error {
-	if cfg.Interval < 0 {
-		return fmt.Errorf("server metrics: the interval cannot be negative (%v)", cfg.Interval)
+	if cfg.Interval < 0 || cfg.Timeout < 0 {
+		return fmt.Errorf("server metrics: the interval and timeout cannot be negative (%v, %v)", cfg.Interval, cfg.Timeout)
 	}
 	for _, s := range cfg.Servers {
 		if err := checkURL(s.URL); err != nil {
@@ -136,9 +140,12 @@ func Start(ctx context.Context, cfg Config) (*Watch, error) {
 	if err := Check(cfg); err != nil {
 		return nil, err
 	}
-	w := &Watch{interval: cfg.Interval}
+	w := &Watch{interval: cfg.Interval, timeout: cfg.Timeout}
 	if w.interval == 0 {
 		w.interval = servermetrics.DefaultInterval
+	}
+	if w.timeout == 0 {
+		w.timeout = min(servermetrics.DefaultTimeout, w.interval)
 	}
 	var scrapeTargets []servermetrics.Target
 	seen := map[string]bool{}
@@ -166,7 +173,7 @@ func Start(ctx context.Context, cfg Config) (*Watch, error) {
 	w.probe(ctx, cfg.Client)
 	var err error
 	if w.scraper, err = servermetrics.Start(context.WithoutCancel(ctx), servermetrics.Config{
-		Targets: scrapeTargets, Interval: w.interval, Client: cfg.Client,
+		Targets: scrapeTargets, Interval: w.interval, Timeout: w.timeout, Client: cfg.Client,
 	}); err != nil {
 		return nil, err
 	}
@@ -185,7 +192,7 @@ func (w *Watch) probe(ctx context.Context, client *http.Client) {
 			continue
 		}
 		wg.Go(func() {
-			snap, err := servermetrics.Scrape(ctx, client, t.url, min(servermetrics.DefaultTimeout, w.interval))
+			snap, err := servermetrics.Scrape(ctx, client, t.url, w.timeout)
 			if err != nil {
 				t.probe = err
 				return
@@ -266,8 +273,9 @@ type Window struct {
 	// From and To name the marks that bound it.
 	From, To string
 	// Start and End are the window as the engine measured it, for a
-	// target whose mark failed: its counters and gauges are then read
-	// from the points it has between them, its histograms not at all.
+	// target whose mark failed: its gauges and GPU figures are then read
+	// from the points it has between them, its counters and histograms
+	// not at all.
 	Start, End time.Time
 	// Origin is the time the series count from: the run's start.
 	Origin time.Time

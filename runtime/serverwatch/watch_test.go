@@ -297,7 +297,7 @@ func TestCheck(t *testing.T) {
 		{Config{Servers: []Server{{URL: "localhost:8000/metrics"}}}, "server metrics localhost:8000/metrics: the scheme must be http or https"},
 		{Config{Servers: []Server{{URL: "http://h/metrics", Preset: "vlm"}}}, `unknown server-metrics preset "vlm": did you mean "vllm"?`},
 		{Config{GPUs: []string{"nvidia_smi"}}, `gpu metrics nvidia_smi: the scheme must be http or https, not "" (or "nvidia-smi" for the local GPUs)`},
-		{Config{Interval: -time.Second}, "the interval cannot be negative"},
+		{Config{Interval: -time.Second}, "the interval and timeout cannot be negative"},
 	} {
 		err := Check(c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -333,5 +333,52 @@ func TestDiscover(t *testing.T) {
 	}
 	if engine.Scrapes() != 1 || authorized.Load() != 0 {
 		t.Errorf("the engine's root read %d times, %d reads with credentials; want once, none", engine.Scrapes(), authorized.Load())
+	}
+}
+
+// A target whose last mark failed gives its gauges from the points it
+// has, and no counter or histogram, though periodic points came between:
+// they would count from another time than the window's end.
+func TestFailedMarkLeavesOutCounts(t *testing.T) {
+	const periodic = 3
+	vllm := promtest.New(t, promtest.Recording("vllm.prom"))
+	var reads atomic.Int32
+	var failing atomic.Bool
+	enough := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		vllm.ServeHTTP(w, r)
+		if reads.Add(1) == startScrape+periodic {
+			close(enough)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ctx := t.Context()
+	w, err := Start(ctx, Config{Servers: []Server{{URL: srv.URL + "/metrics"}}, Interval: 5 * time.Millisecond, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	w.Mark(ctx, MarkStart)
+	<-enough
+	failing.Store(true)
+	w.Mark(ctx, MarkEnd)
+	w.Stop()
+	got := w.Targets(Window{From: MarkStart, To: MarkEnd, Start: start, End: time.Now(), Origin: start})[0]
+	if got.Engine != "vllm" || got.Scrapes.Failed["status"] == 0 || len(got.Scrapes.Failed) != 1 || got.Scrapes.OK < periodic {
+		// The last periodic read served may be cut by Stop; those before
+		// it were recorded before it started.
+		t.Fatalf("engine %q scrapes %+v, want vllm, the start mark and %d periodic reads, then the end mark failed", got.Engine, got.Scrapes, periodic-1)
+	}
+	if _, ok := got.Figures[string(engines.Running)]; !ok {
+		t.Errorf("no running requests from the points it has: %v", got.Figures)
+	}
+	for _, f := range []engines.Figure{engines.Requests, engines.Preemptions, engines.TTFT} {
+		if v, ok := got.Figures[string(f)]; ok {
+			t.Errorf("%s = %+v over a window without its end", f, v)
+		}
 	}
 }
