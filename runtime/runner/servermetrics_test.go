@@ -268,6 +268,10 @@ func TestServerMetricsOption(t *testing.T) {
 		t.Errorf("server section %+v, want the url read as SGLang's, forced", s.Server)
 	}
 
+	bad := run(t, "export const options = { serverMetrics: { url: 'http://h/metrics' } };"+stream, nil)
+	if bad.outcome.Verdict != runner.InvalidConfig || !strings.Contains(bad.stderr, "invalid options: options.serverMetrics.url: unknown field") {
+		t.Errorf("a bad options.serverMetrics: verdict %v, stderr:\n%s", bad.outcome.Verdict, bad.stderr)
+	}
 	for _, c := range []struct{ option, want string }{
 		{`{ urls: 'localhost:8000' }`, "options.serverMetrics: server metrics localhost:8000: the scheme must be http or https"},
 		{`{ urls: ['http://h/metrics'], preset: 'sglng' }`, `did you mean "sglang"?`},
