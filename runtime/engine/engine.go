@@ -114,7 +114,8 @@ type Config struct {
 	// its VU's goroutine, before its requests. It must return at once.
 	MeasuredStart func()
 	// ScenariosEnded, when set, is called once the scenarios have ended
-	// (the measured window's last request is over), before teardown().
+	// (the measured window's last request is over) and the window's end
+	// is taken, before teardown(): the time it takes is in no figure.
 	ScenariosEnded func()
 }
 
@@ -430,12 +431,12 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	windows, chainStops, runErr := e.runScenarios(runCtx, vus, setupJSON)
 	e.run.earlyStop.watch(nil)
 	stopRun()
-	if e.cfg.ScenariosEnded != nil {
-		e.cfg.ScenariosEnded()
-	}
 	start = measuredStart(start, windows)
 	client := probe.Stop()
 	end := time.Now()
+	if e.cfg.ScenariosEnded != nil {
+		e.cfg.ScenariosEnded()
+	}
 
 	// teardown runs even after an interruption, on its own deadline and
 	// for InterruptGrace at most once interrupted, so that the script can

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -297,4 +298,36 @@ func jsonOf(t *testing.T, js string) []byte {
 		t.Fatal(err)
 	}
 	return e.Options().ServerMetrics
+}
+
+// A target that stalls at the window's end mark does not stretch the
+// measured window: the engine's end is taken before the mark is read.
+func TestStalledMarkDoesNotStretchTheWindow(t *testing.T) {
+	stall := make(chan struct{})
+	t.Cleanup(func() { close(stall) })
+	var mu sync.Mutex
+	var arrived []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived = append(arrived, time.Now())
+		mu.Unlock()
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "result.json")
+	s := resultOf(t, run(t, fiveRequests, withServerMetrics(runner.ServerMetrics{
+		Servers: []serverwatch.Server{{URL: srv.URL + "/metrics"}},
+	}, path)), path)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(arrived) != endRead {
+		t.Fatalf("%d reads, want %d", len(arrived), endRead)
+	}
+	if !s.Meta.End.Before(arrived[endRead-1]) {
+		t.Errorf("the measured window ends at %v, after the end mark's read began at %v: the stalled read is in the run's figures",
+			s.Meta.End, arrived[endRead-1])
+	}
 }
