@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -175,7 +176,8 @@ func Recording(name string) string {
 // FailingTargets are /metrics URLs on 127.0.0.1 that fail each in its own
 // way until the test ends, by the kind of failure a scrape counts
 // (servermetrics.Kind): one refuses the connection, one never answers,
-// one answers 500, one 50 MiB, one text that is no exposition.
+// one answers 500, one 50 MiB (and says so in its Content-Length), one
+// text that is no exposition.
 func FailingTargets(t testing.TB) map[string]string {
 	t.Helper()
 	stall := make(chan struct{})
@@ -190,7 +192,10 @@ func FailingTargets(t testing.TB) map[string]string {
 		"status": func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "engine crashed", http.StatusInternalServerError)
 		},
+		// Declared, so that the scrape refuses it at once: a slow machine
+		// reading 8 MiB of it could time out first.
 		"too_large": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(50<<20))
 			line := []byte("# " + strings.Repeat("x", 1021) + "\n")
 			for range 50 << 10 {
 				if _, err := w.Write(line); err != nil {
