@@ -131,8 +131,8 @@ func stringList(raw json.RawMessage) ([]string, error) {
 }
 
 // startWatch starts the run's watch over its servers, when it has any:
-// those named, or the /metrics at its base URL's root when that is a
-// known engine's. In a distributed run only the first instance reads
+// those named, or the /metrics at the root of its base URL and of the
+// clients' the preflight found, when that is a known engine's. In a distributed run only the first instance reads
 // them: a server's figures are the server's, not one per instance. A
 // watch that cannot start says why and the run goes on without it.
 func (r *run) startWatch(ctx context.Context) {
@@ -140,7 +140,13 @@ func (r *run) startWatch(ctx context.Context) {
 		return
 	}
 	if r.watchDiscover {
-		r.watchCfg.Servers = serverwatch.Discover(ctx, nil, []string{r.cfg.Engine.LLM.BaseURL})
+		// The base URL, and those of the clients the script's init code
+		// made, as the preflight found them.
+		bases := []string{r.cfg.Engine.LLM.BaseURL}
+		for _, p := range r.probes {
+			bases = append(bases, p.Target)
+		}
+		r.watchCfg.Servers = serverwatch.Discover(ctx, nil, bases)
 	}
 	if len(r.watchCfg.Servers) == 0 && len(r.watchCfg.GPUs) == 0 {
 		return

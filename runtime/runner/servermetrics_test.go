@@ -250,6 +250,17 @@ func TestServerMetricsDiscovery(t *testing.T) {
 		t.Errorf("a root without /metrics: server section %+v, output:\n%s%s", s.Server, r.stdout, r.stderr)
 	}
 
+	// A client of the script's own at another server: the preflight
+	// finds it, and its root is looked at too, once.
+	r = run(t, `import llm from 'llm';
+const other = llm.client({ baseURL: '`+withEngine+`' });
+export const options = { iterations: 2 };
+export default function () { other.stream({ prompt: 'hi', max_tokens: 2 }); }`, at(withNone, func(c *runner.Config) { c.NoPreflight = false }))
+	s = resultOf(t, r, filepath.Join(dir, "result.json"))
+	if s.Server == nil || len(s.Server.Targets) != 1 || s.Server.Targets[0].URL != root {
+		t.Errorf("with a client of the script's own at %s: server section %+v", withEngine, s.Server)
+	}
+
 	before := vllm.Scrapes()
 	r = run(t, fiveRequests, at(withEngine, func(c *runner.Config) { c.ServerMetrics.Disabled = true }))
 	s = resultOf(t, r, filepath.Join(dir, "result.json"))
