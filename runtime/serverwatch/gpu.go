@@ -165,25 +165,32 @@ func (w *smiWatch) onPoll(r gpumetrics.Reading, err error) {
 	}
 }
 
-// mark asks for a reading now and remembers its time under name; it
-// waits for it at most one sampler timeout.
+// mark asks for a reading now and remembers its time under name: the
+// first reading taken at or after the mark (a run already under way when
+// it was asked may be earlier, and another is asked for). It waits at
+// most one sampler timeout.
 func (w *smiWatch) mark(ctx context.Context, name string) {
 	if w.sampler == nil {
 		return
 	}
-	select {
-	case <-w.polled:
-	default:
-	}
-	w.sampler.Poke()
+	asked := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, gpumetrics.DefaultSMITimeout)
 	defer cancel()
-	select {
-	case r := <-w.polled:
-		w.mu.Lock()
-		w.marks[name] = r.At
-		w.mu.Unlock()
-	case <-ctx.Done():
+	w.sampler.Poke()
+	for {
+		select {
+		case r := <-w.polled:
+			if r.At.Before(asked) {
+				w.sampler.Poke()
+				continue
+			}
+			w.mu.Lock()
+			w.marks[name] = r.At
+			w.mu.Unlock()
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

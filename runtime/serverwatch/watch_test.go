@@ -4,6 +4,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -380,5 +382,53 @@ func TestFailedMarkLeavesOutCounts(t *testing.T) {
 		if v, ok := got.Figures[string(f)]; ok {
 			t.Errorf("%s = %+v over a window without its end", f, v)
 		}
+	}
+}
+
+// nvidia-smi on this host is sampled at the marks: its GPUs' figures are
+// those of the readings between them, and its energy is the power
+// integrated (nvidia-smi has no energy counter). One that is not there
+// is counted and said, and the run has no GPU figures from it.
+func TestNvidiaSMI(t *testing.T) {
+	dir := t.TempDir()
+	smi := filepath.Join(dir, "nvidia-smi")
+	script := "#!/bin/sh\necho '0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H100 80GB HBM3, 90, 70000, 81559, 300.00, 60, 1980, 0x0000000000000000'\n"
+	if err := os.WriteFile(smi, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{GPUs: []string{NvidiaSMI}, SMICommand: smi}
+	got := watchOnce(t, cfg)[0]
+	if got.URL != NvidiaSMI || got.Kind != summary.TargetGPU || len(got.GPUs) != 1 || got.GPUs[0].UUID != "GPU-11111111-2222-3333-4444-555555555555" {
+		t.Fatalf("target %+v, want nvidia-smi's one GPU", got)
+	}
+	g := got.GPUs[0].Figures
+	if p := g[string(engines.GPUPower)]; !near(num(p.Mean), 300) || !near(num(p.Max), 300) {
+		t.Errorf("power %+v, want 300 W", p)
+	}
+	if u := g[string(engines.GPUUtilization)]; !near(num(u.Mean), 0.9) {
+		t.Errorf("utilisation %+v, want 0.9 (a fraction)", u)
+	}
+	if m := g[string(engines.GPUMemoryUsed)]; !near(num(m.Max), 70000<<20) {
+		t.Errorf("memory used %+v, want 70000 MiB in bytes", m)
+	}
+	if got.Energy == nil || got.Energy.Method != summary.EnergyIntegrated || got.Energy.Joules <= 0 {
+		t.Errorf("energy %+v, want the power integrated over the marks' readings", got.Energy)
+	}
+	if got.Scrapes.OK < 2 || got.Scrapes.Failures() != 0 {
+		t.Errorf("scrapes %+v, want a reading at each mark at least", got.Scrapes)
+	}
+
+	cfg.SMICommand = filepath.Join(dir, "missing")
+	w, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	missing := w.Targets(Window{From: MarkStart, To: MarkEnd})[0]
+	if missing.Scrapes.Failed["not_found"] != 1 || missing.GPUs != nil {
+		t.Errorf("a missing nvidia-smi: %+v, want it counted as not found, no GPU", missing)
+	}
+	if line := w.Describe()[0]; !strings.HasPrefix(line, "gpu metrics: the local GPUs (gpu metrics: ") || !strings.Contains(line, "cannot be run") {
+		t.Errorf("banner line %q, want why nvidia-smi cannot be read", line)
 	}
 }
