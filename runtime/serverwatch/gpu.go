@@ -21,8 +21,10 @@ func dcgmTarget(r servermetrics.TargetResult, win Window) summary.ServerTarget {
 	for _, snap := range r.Series {
 		readings = append(readings, gpumetrics.FromDCGM(snap.Families, snap.Time))
 	}
-	if len(r.Series) > 0 && engines.Detect(r.Series[len(r.Series)-1].Families) != nil {
-		out.Engine = engines.Detect(r.Series[len(r.Series)-1].Families).Name
+	if len(r.Series) > 0 {
+		if eng := engines.Detect(r.Series[len(r.Series)-1].Families); eng != nil {
+			out.Engine = eng.Name
+		}
 	}
 	setGPUs(&out, readings, b.start, b.end, win.Origin)
 	return out

@@ -80,6 +80,15 @@ type target struct {
 	probe  error // why the first read found no engine; nil when it did
 }
 
+// isDCGM says that a server target is a DCGM exporter, read as GPU
+// telemetry.
+func (t *target) isDCGM() bool {
+	return t.engine != nil && t.engine.Name == dcgmEngine
+}
+
+// dcgmEngine is the DCGM exporter's preset (engines.Preset).
+const dcgmEngine = "dcgm"
+
 // Watch reads its targets from Start to Stop.
 type Watch struct {
 	interval time.Duration
@@ -160,7 +169,8 @@ func Start(ctx context.Context, cfg Config) (*Watch, error) {
 			t.forced = true
 		}
 		w.targets = append(w.targets, t)
-		if raw != NvidiaSMI {
+		if raw != NvidiaSMI && !seen[raw] {
+			seen[raw] = true // a URL both kinds name is read once
 			scrapeTargets = append(scrapeTargets, servermetrics.Target{URL: raw})
 		}
 	}
@@ -183,24 +193,36 @@ func Start(ctx context.Context, cfg Config) (*Watch, error) {
 	return w, nil
 }
 
-// probe reads each URL target once, at once, and names its engine when
-// the preset did not.
+// probe reads each URL target once, all at once (a URL both kinds name
+// once), and names its engine when the preset did not.
 func (w *Watch) probe(ctx context.Context, client *http.Client) {
+	type answer struct {
+		engine *engines.Engine
+		err    error
+	}
+	answers := map[string]*answer{}
 	var wg sync.WaitGroup
 	for _, t := range w.targets {
-		if t.url == NvidiaSMI || t.forced {
+		if t.url == NvidiaSMI || t.forced || answers[t.url] != nil {
 			continue
 		}
+		a := &answer{}
+		answers[t.url] = a
 		wg.Go(func() {
 			snap, err := servermetrics.Scrape(ctx, client, t.url, w.timeout)
 			if err != nil {
-				t.probe = err
+				a.err = err
 				return
 			}
-			t.engine = engines.Detect(snap.Families)
+			a.engine = engines.Detect(snap.Families)
 		})
 	}
 	wg.Wait()
+	for _, t := range w.targets {
+		if a := answers[t.url]; a != nil && !t.forced {
+			t.engine, t.probe = a.engine, a.err
+		}
+	}
 }
 
 // Describe says what the watch reads, a line per target, for the
@@ -295,7 +317,7 @@ func (w *Watch) Targets(win Window) []summary.ServerTarget {
 		switch {
 		case t.url == NvidiaSMI:
 			out = append(out, w.smi.target(win))
-		case t.kind == summary.TargetServer:
+		case t.kind == summary.TargetServer && !t.isDCGM():
 			out = append(out, serverTarget(t, byURL[t.url], win))
 		default:
 			out = append(out, dcgmTarget(byURL[t.url], win))

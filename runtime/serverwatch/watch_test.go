@@ -281,6 +281,21 @@ func TestTargetReadOnce(t *testing.T) {
 	}
 }
 
+// A DCGM exporter named as a server is read as GPU telemetry, once
+// however often it is named.
+func TestDCGMNamedAsServer(t *testing.T) {
+	srv := promtest.Serve(t, promtest.Recording("dcgm.prom"))
+	targets := watchOnce(t, Config{Servers: []Server{{URL: srv.URL}}, GPUs: []string{srv.URL}})
+	for _, got := range targets {
+		if got.Kind != summary.TargetGPU || len(got.GPUs) != 2 {
+			t.Errorf("target %+v, want the exporter's 2 GPUs", got)
+		}
+	}
+	if n := srv.Scrapes(); n != endScrape {
+		t.Errorf("%d reads, want %d: the first read and the two marks, once for both kinds", n, endScrape)
+	}
+}
+
 // A preset forces the engine: the target is not read to detect it.
 func TestPresetForcesEngine(t *testing.T) {
 	srv := promtest.Serve(t, promtest.Recording("llm-d-inference-sim.prom"))
