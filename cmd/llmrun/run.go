@@ -26,6 +26,8 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/runner"
+	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/serverwatch"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/scripts"
 )
@@ -75,6 +77,12 @@ type runFlags struct {
 	progressEvery time.Duration
 	noColor       bool
 	noPreflight   bool
+	// The servers' metrics and GPU telemetry read beside the run.
+	serverMetrics         []string
+	serverMetricsPreset   string
+	serverMetricsInterval time.Duration
+	noServerMetrics       bool
+	gpuMetrics            []string
 	// sendsNothing is set by a command that sends no request (inspect):
 	// an --api-key-env naming an unset variable is then not an error.
 	sendsNothing bool
@@ -107,6 +115,11 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no banner and no live view")
 	fs.DurationVar(&f.progressEvery, "progress-interval", console.DefaultProgressInterval, "how often the live view prints a line per scenario when stderr is not a terminal (a CI log)")
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
+	fs.StringArrayVar(&f.serverMetrics, "server-metrics", nil, "also read this server's own Prometheus metrics, e.g. http://HOST:8000/metrics (repeatable): its queue, KV cache, preemptions and TTFT histograms over the measured window go in the summary's server block (default: the /metrics at --base-url's root, when a known engine's)")
+	fs.StringVar(&f.serverMetricsPreset, "server-metrics-preset", "", "read --server-metrics as this engine's ("+strings.Join(engines.Names(), ", ")+"; default: detected from the names it exposes)")
+	fs.DurationVar(&f.serverMetricsInterval, "server-metrics-interval", 0, "how often the server and GPU metrics are read (default 1s, or options.serverMetrics.interval)")
+	fs.BoolVar(&f.noServerMetrics, "no-server-metrics", false, "read no server or GPU metrics, and do not look for the base URL's /metrics")
+	fs.StringArrayVar(&f.gpuMetrics, "gpu-metrics", nil, "also read GPU telemetry: a DCGM exporter's URL (http://HOST:9400/metrics) or nvidia-smi on this host (repeatable): utilisation, memory, power and energy per output token")
 	fs.BoolVar(&f.noPreflight, "no-preflight", false, "send no preflight request: by default one small request to each known target checks it answers before any VU starts, and a failure no load can fix stops the run (exit 110)")
 }
 
@@ -152,7 +165,32 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		Color:            useColor(f.noColor, stdout, getenv),
 		Version:          version(),
 		Rendezvous:       rendezvousCfg,
+		ServerMetrics:    a.serverMetrics,
 	}))
+}
+
+// serverMetricsFlags reads --server-metrics, --server-metrics-preset,
+// --server-metrics-interval, --gpu-metrics and --no-server-metrics.
+func serverMetricsFlags(fs *pflag.FlagSet, f runFlags) (runner.ServerMetrics, error) {
+	sm := runner.ServerMetrics{GPUs: f.gpuMetrics, Interval: f.serverMetricsInterval, Disabled: f.noServerMetrics}
+	for _, u := range f.serverMetrics {
+		sm.Servers = append(sm.Servers, serverwatch.Server{URL: u, Preset: f.serverMetricsPreset})
+	}
+	switch {
+	case fs.Changed("server-metrics-interval") && f.serverMetricsInterval <= 0:
+		return sm, fmt.Errorf("--server-metrics-interval must be positive, got %s", f.serverMetricsInterval)
+	case f.serverMetricsPreset != "" && len(f.serverMetrics) == 0:
+		return sm, errors.New("--server-metrics-preset reads the --server-metrics URLs, and none is given")
+	case f.noServerMetrics && (len(f.serverMetrics) > 0 || len(f.gpuMetrics) > 0):
+		return sm, errors.New("--no-server-metrics reads nothing: leave out --server-metrics and --gpu-metrics, or it")
+	}
+	if err := serverwatch.Check(serverwatch.Config{Servers: sm.Servers}); err != nil {
+		return sm, fmt.Errorf("--server-metrics: %w", err)
+	}
+	if err := serverwatch.Check(serverwatch.Config{GPUs: sm.GPUs}); err != nil {
+		return sm, fmt.Errorf("--gpu-metrics: %w", err)
+	}
+	return sm, nil
 }
 
 // scriptArgs is what run and inspect take from their command lines.
@@ -165,6 +203,9 @@ type scriptArgs struct {
 	slo    *summary.SLO      // --slo; nil when not given
 	// goodput are the --goodput bounds; zero when not given.
 	goodput summary.GoodputBounds
+	// serverMetrics are the --server-metrics, --gpu-metrics and
+	// --no-server-metrics flags.
+	serverMetrics runner.ServerMetrics
 	// seedDrawn says that the run's seed was drawn, not given with --seed.
 	seedDrawn bool
 	// segment is the --execution-segment's part of the plan; the zero
@@ -224,6 +265,9 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		if a.goodput, err = runner.ParseGoodput(f.goodput); err != nil {
 			return fail("--goodput: %v", err)
 		}
+	}
+	if a.serverMetrics, err = serverMetricsFlags(fs, *f); err != nil {
+		return fail("%v", err)
 	}
 	return a, exitOK, true
 }

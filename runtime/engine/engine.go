@@ -113,6 +113,14 @@ type Config struct {
 	// other in it). Its error ends the run before any scenario, after
 	// teardown().
 	BeforeStart func(ctx context.Context) error
+	// MeasuredStart, when set, is called once, when the run's measured
+	// window begins: as the first iteration that is no warmup starts, on
+	// its VU's goroutine, before its requests. It must return at once.
+	MeasuredStart func()
+	// ScenariosEnded, when set, is called once the scenarios have ended
+	// (the measured window's last request is over) and the window's end
+	// is taken, before teardown(): the time it takes is in no figure.
+	ScenariosEnded func()
 }
 
 // Engine runs one script. Load it, look at its scenarios, then Run it once.
@@ -221,8 +229,13 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.live = make([]*scenarioLive, len(e.scenarios))
 	e.envs = make([]*js.Env, len(e.scenarios))
+	var measured func()
+	if cfg.MeasuredStart != nil {
+		measured = sync.OnceFunc(cfg.MeasuredStart)
+	}
 	for i, sc := range e.scenarios {
 		e.live[i] = &scenarioLive{warmup: newWarmupGate(sc.Warmup)}
+		e.live[i].warmup.onMeasured = measured
 		e.envs[i] = e.env
 		if len(sc.Env) > 0 {
 			e.envs[i] = js.NewEnv(cfg.Env, sc.Env)
@@ -428,6 +441,9 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start = measuredStart(start, windows)
 	client := probe.Stop()
 	end := time.Now()
+	if e.cfg.ScenariosEnded != nil {
+		e.cfg.ScenariosEnded()
+	}
 
 	// teardown runs even after an interruption, on its own deadline and
 	// for InterruptGrace at most once interrupted, so that the script can

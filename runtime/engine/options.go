@@ -41,6 +41,10 @@ type Options struct {
 	// Goodput are the per-request bounds of goodput ({ ttft, tpot, e2e },
 	// ms), raw for the runner to read (--goodput wins).
 	Goodput json.RawMessage `json:"goodput"`
+	// ServerMetrics says which servers' metrics and GPU telemetry the
+	// run reads ({ urls, preset, interval, gpu }, or false), raw for the
+	// runner to read (--server-metrics and --gpu-metrics win).
+	ServerMetrics json.RawMessage `json:"serverMetrics"`
 	// EarlyStop stops a run whose first requests all fail alike; nil is
 	// DefaultEarlyStop.
 	EarlyStop *EarlyStop `json:"earlyStop"`

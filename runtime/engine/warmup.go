@@ -88,6 +88,9 @@ type warmupGate struct {
 	start    time.Time
 	claimed  atomic.Int64
 	measured atomic.Int64 // UnixNano of the first measured iteration's start
+	// onMeasured, when set, is called when the first measured iteration
+	// starts (Config.MeasuredStart, once for all scenarios).
+	onMeasured func()
 }
 
 func newWarmupGate(w Warmup) *warmupGate { return &warmupGate{w: w} }
@@ -107,8 +110,8 @@ func (g *warmupGate) claim(now time.Time) bool {
 	case g.w.Duration > 0:
 		warm = now.Before(g.start.Add(g.w.Duration))
 	}
-	if !warm && g.measured.Load() == 0 {
-		g.measured.CompareAndSwap(0, now.UnixNano())
+	if !warm && g.measured.Load() == 0 && g.measured.CompareAndSwap(0, now.UnixNano()) && g.onMeasured != nil {
+		g.onMeasured()
 	}
 	return warm
 }

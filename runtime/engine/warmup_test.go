@@ -185,3 +185,33 @@ export default function () { sleep(0.3); }`, startSim(t, 0), nil))
 		t.Errorf("dropped_iterations = %v, want 0: every arrival was in the warmup", dropped)
 	}
 }
+
+// The window's edges are told as they happen: MeasuredStart once, as the
+// first iteration after the warmup starts (every warmup request done, no
+// measured one sent), ScenariosEnded once the last measured request is
+// over and before teardown's.
+func TestWindowEdgesAreTold(t *testing.T) {
+	sim := startSim(t, 0)
+	cfg := testConfig(t, `
+import llm from 'llm';
+export const options = {
+  scenarios: { a: { executor: 'shared-iterations', vus: 1, iterations: 6, warmup: 4 } },
+};
+export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
+export function teardown() { llm.stream({ prompt: 'bye', max_tokens: 2 }); }
+`, sim, nil)
+	var measuredCalls, endedCalls int
+	var atMeasured, atEnded uint64
+	cfg.MeasuredStart = func() { measuredCalls++; atMeasured = sim.Server().Stats().Received }
+	cfg.ScenariosEnded = func() { endedCalls++; atEnded = sim.Server().Stats().Received }
+	mustRun(t, load(t, cfg))
+	if measuredCalls != 1 || atMeasured != 4 {
+		t.Errorf("MeasuredStart called %d times, after %d requests; want once, after the 4 of the warmup", measuredCalls, atMeasured)
+	}
+	if endedCalls != 1 || atEnded != 6 {
+		t.Errorf("ScenariosEnded called %d times, after %d requests; want once, after the scenario's 6, before teardown's", endedCalls, atEnded)
+	}
+	if got := sim.Server().Stats().Received; got != 7 {
+		t.Errorf("%d requests in all, want 7", got)
+	}
+}

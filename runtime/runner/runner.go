@@ -30,6 +30,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
+	"github.com/llmrun/llmrun/runtime/serverwatch"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 	"github.com/llmrun/llmrun/runtime/timeline"
@@ -84,6 +85,9 @@ type Config struct {
 	// Command prefixes the lines the runner writes to Stderr ("llmrun
 	// run" when empty).
 	Command string
+	// ServerMetrics are the servers' metrics and GPU telemetry the run
+	// reads beside its own figures (the server section of the summary).
+	ServerMetrics ServerMetrics
 	// Rendezvous, when set, makes the run one instance of a distributed
 	// run: it meets the other instances there (its Plan is the runner's
 	// to fill in) for the shared run id, before the outputs start, and for
@@ -196,6 +200,15 @@ type run struct {
 	// modelNote says why no model was found for requests that name none;
 	// "" when one was, or none was looked for.
 	modelNote string
+	// watchCfg is what the run reads of its servers, watchDiscover
+	// whether it looks for its base URL's /metrics; watch reads them
+	// from before the first VU to after the last request, its window from
+	// the mark watchFrom; timelineStart is when the run's charts begin.
+	watchCfg      serverwatch.Config
+	watchDiscover bool
+	watch         *serverwatch.Watch
+	watchFrom     string
+	timelineStart time.Time
 }
 
 func (r *run) printf(format string, args ...any) {
@@ -245,14 +258,15 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	r.sinks.outputs = outputs
 	engineCfg.Requests = &r.sinks
 	engineCfg.StopChain = r.stopSweep
-	if r.cfg.Rendezvous != nil {
-		engineCfg.BeforeStart = r.startTogether
-	}
+	engineCfg.BeforeStart, engineCfg.MeasuredStart, engineCfg.ScenariosEnded = r.beforeStart, r.measuredStart, r.scenariosEnded
 	if r.engine, r.criteria, err = Load(ctx, engineCfg, r.cfg.SLO); err != nil {
 		return ReportLoadError(r.cfg.Stderr, r.cfg.Command, engineCfg.ScriptPath, err), false
 	}
 	bounds, err := Goodput(r.engine.Options(), r.cfg.Goodput)
 	if err != nil {
+		return ReportLoadError(r.cfg.Stderr, r.cfg.Command, engineCfg.ScriptPath, err), false
+	}
+	if r.watchCfg, r.watchDiscover, err = WatchConfig(r.engine.Options(), r.cfg.ServerMetrics); err != nil {
 		return ReportLoadError(r.cfg.Stderr, r.cfg.Command, engineCfg.ScriptPath, err), false
 	}
 	if !bounds.IsZero() {
@@ -353,12 +367,15 @@ func (r *run) execute(ctx context.Context) Outcome {
 		r.printf("--out %v", err)
 		return Outcome{Verdict: Errored}
 	}
+	r.startWatch(ctx)
+	defer r.stopWatch()
 	// After the outputs started: a listener on port 0 knows its port.
 	stopConsole := r.console.Start(r.banner(), r.engine.Progress)
 	// The timeline counts from here: the VUs' initialisation, setup() and
 	// the collection before the measured window come first (no request
 	// of the run is made before the window, only setup()'s).
-	r.sinks.timeline = timeline.New(time.Now(), r.engine.Progress)
+	r.timelineStart = time.Now()
+	r.sinks.timeline = timeline.New(r.timelineStart, r.engine.Progress)
 	timelineCtx, stopTimeline := context.WithCancel(context.Background())
 	timelineDone := make(chan struct{})
 	go func() {
@@ -397,13 +414,16 @@ func (r *run) banner() console.Banner {
 	for _, o := range r.outputs {
 		b.Outputs = append(b.Outputs, o.Describe())
 	}
+	if r.watch != nil {
+		b.ServerMetrics = r.watch.Describe()
+	}
 	return b
 }
 
 // assemble builds the run's summary from its parts: the engine's report
 // and the run's facts, the preflight's probes, the timeline, the capacity
 // verdict on those, and last what each output reports of the summary so
-// far.
+// far; the thresholds on server figures are judged on the server section.
 func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	host, _ := os.Hostname()
 	sum := summary.Build(rep, summary.Meta{
@@ -426,6 +446,8 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	if r.sinks.goodput != nil {
 		r.sinks.goodput.set(sum)
 	}
+	r.attachServer(rep, sum)
+	sum.JudgeServerThresholds(rep.Thresholds)
 	sum.Capacity = capacity.Assess(sum, r.criteria)
 	sum.Outputs = r.outputs.finish(sum)
 	return sum

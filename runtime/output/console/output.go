@@ -55,6 +55,10 @@ type Banner struct {
 	Outputs []string
 	// Probes are what the preflight found of each target.
 	Probes []llm.Probe
+	// ServerMetrics say what the run reads of its servers' metrics and
+	// GPU telemetry, a line per target ("server metrics: vLLM at URL,
+	// every 1s"; serverwatch.Watch.Describe).
+	ServerMetrics []string
 }
 
 // Start prints the banner, unless quiet, and starts the live view, which
@@ -137,6 +141,9 @@ func printBanner(w io.Writer, b Banner) {
 	}
 	for _, p := range b.Probes {
 		fmt.Fprintf(w, "  preflight: %s\n", ProbeLine(p))
+	}
+	for _, m := range b.ServerMetrics {
+		fmt.Fprintf(w, "  %s\n", m)
 	}
 }
 
