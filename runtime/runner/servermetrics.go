@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/llm/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
@@ -147,6 +149,11 @@ func (r *run) startWatch(ctx context.Context) {
 			bases = append(bases, p.Target)
 		}
 		r.watchCfg.Servers = serverwatch.Discover(ctx, nil, bases)
+		// The built-in simulator also simulates a DCGM exporter, so that
+		// the energy figures show on a machine without a GPU.
+		if r.simulated && len(r.watchCfg.GPUs) == 0 {
+			r.watchCfg.GPUs = []string{strings.TrimSuffix(r.cfg.Engine.LLM.BaseURL, "/v1") + llmsim.DCGMPath}
+		}
 	}
 	if len(r.watchCfg.Servers) == 0 && len(r.watchCfg.GPUs) == 0 {
 		return

@@ -342,3 +342,43 @@ func TestStalledMarkDoesNotStretchTheWindow(t *testing.T) {
 			s.Meta.End, arrived[endRead-1])
 	}
 }
+
+// A run on the built-in simulator reads, with no flag, the simulator's
+// own /metrics (in vLLM's names) and its simulated DCGM exporter, whose
+// energy gives the energy per output token; --no-server-metrics reads
+// neither.
+func TestBuiltInSimulatorShowsTheServerAndItsGPU(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "result.json")
+	r := run(t, fiveRequests, func(c *runner.Config) { c.SummaryExport = path; c.Quiet = false })
+	s := resultOf(t, r, path)
+	if s.Server == nil || len(s.Server.Targets) != 2 {
+		t.Fatalf("server section %+v, want the simulator's /metrics and its DCGM exporter", s.Server)
+	}
+	byKind := map[string]summary.ServerTarget{}
+	for _, tg := range s.Server.Targets {
+		byKind[tg.Kind] = tg
+	}
+	server, gpu := byKind[summary.TargetServer], byKind[summary.TargetGPU]
+	if server.Engine != "vllm" || !strings.HasSuffix(server.URL, "/metrics") {
+		t.Errorf("server target %+v, want the simulator's /metrics read as vLLM's", server)
+	}
+	if got := value(figure(t, server, engines.GenerationTokens).Delta); got != float64(s.Serving.OutputTokens) {
+		t.Errorf("the server counted %v generated tokens over the window, llmrun %d", got, s.Serving.OutputTokens)
+	}
+	if !strings.HasSuffix(gpu.URL, llmsim.DCGMPath) || len(gpu.GPUs) != 1 || gpu.Energy == nil || gpu.Energy.Joules <= 0 {
+		t.Errorf("gpu target %+v, want one simulated GPU with its energy", gpu)
+	}
+	if e := s.Server.Energy; e == nil || e.JoulesPerOutputToken == nil || *e.JoulesPerOutputToken <= 0 {
+		t.Errorf("energy %+v, want joules per output token", e)
+	}
+	for _, want := range []string{"server metrics: vLLM at ", "gpu metrics: DCGM exporter at "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	r = run(t, fiveRequests, func(c *runner.Config) { c.SummaryExport = path; c.ServerMetrics.Disabled = true })
+	if s := resultOf(t, r, path); s.Server != nil {
+		t.Errorf("--no-server-metrics: server section %+v", s.Server)
+	}
+}

@@ -12,6 +12,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
+// DCGMPath is where the simulator answers as a DCGM exporter.
+const DCGMPath = "/dcgm/metrics"
+
 // GET /dcgm/metrics is a simulated NVIDIA DCGM exporter: the fields,
 // types, help texts and units of dcgm-exporter's etc/default-counters.csv
 // and the labels its renderer writes (internal/pkg/rendermetrics,
@@ -22,10 +25,11 @@ import (
 // Config.GPUs, serve the one model together (tensor parallel), so each
 // sees the whole running batch.
 
-// The simulated GPU: an H100 SXM, whose memory vLLM reserves at start
+// The simulated GPU: shaped like an H100 SXM and named as simulated, so
+// that no report mistakes it for a real one; vLLM reserves its memory at start
 // (gpu_memory_utilization 0.9).
 const (
-	gpuModelName      = "NVIDIA H100 80GB HBM3"
+	gpuModelName      = "llmsim simulated GPU (H100 80GB-like)"
 	gpuDriverVersion  = "550.54.15"
 	gpuMemoryMiB      = 81559
 	gpuMemoryUsedMiB  = gpuMemoryMiB * 9 / 10

@@ -31,7 +31,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) { writeFamilies(w, s.vllmFamilies()) })
-	mux.HandleFunc("GET /dcgm/metrics", func(w http.ResponseWriter, _ *http.Request) { writeFamilies(w, s.dcgmFamilies(time.Now())) })
+	mux.HandleFunc("GET "+DCGMPath, func(w http.ResponseWriter, _ *http.Request) { writeFamilies(w, s.dcgmFamilies(time.Now())) })
 	return mux
 }
 
