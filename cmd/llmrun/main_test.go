@@ -313,14 +313,20 @@ func TestDefaultModelFromTheServer(t *testing.T) {
 func TestShorthandEnvAndAPIKey(t *testing.T) {
 	t.Parallel()
 	const key = "sk-test-secret-123"
-	var auth atomic.Value
+	var auth, metricsAuth atomic.Value
 	sim, err := llmsim.New(llmsim.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Close()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth.Store(r.Header.Get("Authorization"))
+		// Only the API's requests: the run also reads the server's
+		// /metrics, and sends no key there.
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			auth.Store(r.Header.Get("Authorization"))
+		} else if r.URL.Path == "/metrics" {
+			metricsAuth.Store(r.Header.Get("Authorization"))
+		}
 		sim.Handler().ServeHTTP(w, r)
 	}))
 	defer srv.Close()
@@ -338,6 +344,9 @@ export default function () {
 	}
 	if got := auth.Load(); got != "Bearer "+key {
 		t.Errorf("Authorization = %v", got)
+	}
+	if got := metricsAuth.Load(); got != "" {
+		t.Errorf("the server's /metrics was read with Authorization %q (or not read: %v), want it read without the key", got, got == nil)
 	}
 	if !strings.Contains(stdout, "✓ greeting is hello") || !strings.Contains(stdout, "✓ ok") {
 		t.Errorf("checks failed:\n%s", stdout)
