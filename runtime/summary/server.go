@@ -97,7 +97,8 @@ type ServerTarget struct {
 type Scrapes struct {
 	OK int64 `json:"ok"`
 	// Failed counts the failed scrapes by kind: refused, timeout, status
-	// (an HTTP status other than 200), too_large, malformed.
+	// (an HTTP status other than 200), too_large, malformed, transport
+	// (servermetrics.Kind).
 	Failed map[string]int64 `json:"failed,omitempty"`
 	// Skipped are scrapes not made: the previous one was still running
 	// when the interval came.
