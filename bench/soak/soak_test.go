@@ -186,6 +186,27 @@ func TestAccountChecks(t *testing.T) {
 	}
 }
 
+// A timeout on a sound answer (a simulator too slow for the request
+// timeout on a loaded machine) is accounted when the simulator saw its
+// client give up on it, and only then.
+func TestAccountChecksSoundAnswerGivenUp(t *testing.T) {
+	o := consistent()
+	o.sum.Errors[3].Count++
+	o.sum.Serving.Failed++
+	o.sum.Serving.Requests++
+	o.lines++
+	o.sum.Outputs[0].Written++
+	o.stats.Received++
+	o.stats.CanceledSound = 1
+	if bad := failed(accountChecks(o)); len(bad) > 0 {
+		t.Errorf("a timeout the simulator saw given up: %v", bad)
+	}
+	o.stats.CanceledSound = 2
+	if bad := failed(accountChecks(o)); len(bad) == 0 {
+		t.Error("a sound answer given up that no timeout accounts for passed")
+	}
+}
+
 // Requests interrupted by the end of the run may be missing from the
 // simulator's counts, but no more of them.
 func TestAccountChecksInterrupted(t *testing.T) {

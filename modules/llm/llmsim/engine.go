@@ -32,6 +32,7 @@ type engine struct {
 	nRunning                  atomic.Int64
 	received, completed       atomic.Uint64
 	canceled, tokens          atomic.Uint64
+	canceledSound             atomic.Uint64 // canceled before any fault struck
 	prefillSteps, decodeSteps atomic.Uint64
 	// The prefix cache's counters: prompt tokens looked up and found, and
 	// the blocks it holds.
@@ -215,6 +216,14 @@ func (e *engine) emit(batch []*sequence, now time.Time) {
 	e.kvBlocks.Store(int64(e.kvUsed))
 }
 
+// cancel counts s, whose client has gone, as canceled.
+func (e *engine) cancel(s *sequence) {
+	e.canceled.Add(1)
+	if !s.struck.Load() {
+		e.canceledSound.Add(1)
+	}
+}
+
 // release frees the slots of sequences that are finished or whose client
 // has gone.
 func (e *engine) release() {
@@ -226,7 +235,7 @@ func (e *engine) release() {
 			e.kvFree(s)
 			e.requests.finished(s)
 		case s.gone():
-			e.canceled.Add(1)
+			e.cancel(s)
 			e.kvFree(s)
 		default:
 			kept = append(kept, s)
@@ -249,7 +258,7 @@ func (e *engine) admit(now time.Time) (admitted, prefillTokens int) {
 	full := false
 	for _, s := range e.waiting {
 		if s.gone() {
-			e.canceled.Add(1)
+			e.cancel(s)
 			continue
 		}
 		if !full && admitted < free {

@@ -227,6 +227,9 @@ func TestFaultStallForever(t *testing.T) {
 
 	conn.Close() // the client gives up: its slot frees
 	eventually(t, 5*time.Second, "the slot freed", func() bool { st := r.Server().Stats(); return st.Running == 0 && st.Canceled == 1 })
+	if st := r.Server().Stats(); st.CanceledSound != 0 {
+		t.Errorf("a client that left a stalled answer counted among those that gave up on a sound one: %+v", st)
+	}
 }
 
 func TestFaultMalformed(t *testing.T) {

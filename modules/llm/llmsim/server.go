@@ -46,16 +46,20 @@ func (s *Server) recordFlushGap(d time.Duration) {
 
 // Stats is a snapshot of a Server's counters.
 type Stats struct {
-	Received     uint64 // generation requests queued
-	Rejected     uint64 // generation requests answered 400
-	Waiting      int    // requests in the waiting queue now
-	Running      int    // sequences holding a batch slot now
-	Completed    uint64 // sequences that generated all their tokens
-	Canceled     uint64 // sequences dropped because their client went away
-	Abandoned    uint64 // requests whose client went away during slow_headers, never queued
-	Tokens       uint64 // tokens generated
-	PrefillSteps uint64 // engine steps that admitted requests
-	DecodeSteps  uint64 // engine steps that generated a token per sequence
+	Received  uint64 // generation requests queued
+	Rejected  uint64 // generation requests answered 400
+	Waiting   int    // requests in the waiting queue now
+	Running   int    // sequences holding a batch slot now
+	Completed uint64 // sequences that generated all their tokens
+	Canceled  uint64 // sequences dropped because their client went away
+	// CanceledSound counts the canceled sequences whose answer no fault
+	// had struck: their client gave up on a sound answer (its timeout on
+	// a machine too slow for it) or was interrupted.
+	CanceledSound uint64
+	Abandoned     uint64 // requests whose client went away during slow_headers, never queued
+	Tokens        uint64 // tokens generated
+	PrefillSteps  uint64 // engine steps that admitted requests
+	DecodeSteps   uint64 // engine steps that generated a token per sequence
 	// FirstTokens counts streams whose first token was flushed; their
 	// mean server-side TTFT (request arrival to first token flushed) is
 	// TTFTSum / FirstTokens. Clients compare it with the TTFT they
@@ -118,22 +122,23 @@ func (s *Server) Stats() Stats {
 		}
 	}
 	return Stats{
-		Received:     e.received.Load(),
-		Rejected:     s.rejected.Load(),
-		Waiting:      e.queued(),
-		Running:      int(e.nRunning.Load()),
-		Completed:    e.completed.Load(),
-		Canceled:     e.canceled.Load(),
-		Abandoned:    s.abandoned.Load(),
-		Tokens:       e.tokens.Load(),
-		PrefillSteps: e.prefillSteps.Load(),
-		DecodeSteps:  e.decodeSteps.Load(),
-		FirstTokens:  s.firstTokens.Load(),
-		TTFTSum:      time.Duration(s.firstTokenNano.Load()),
-		FlushGaps:    s.flushGaps.Load(),
-		FlushGapSum:  time.Duration(s.flushGapNano.Load()),
-		Faults:       faults,
-		InstanceID:   s.cfg.InstanceID,
+		Received:      e.received.Load(),
+		Rejected:      s.rejected.Load(),
+		Waiting:       e.queued(),
+		Running:       int(e.nRunning.Load()),
+		Completed:     e.completed.Load(),
+		Canceled:      e.canceled.Load(),
+		CanceledSound: e.canceledSound.Load(),
+		Abandoned:     s.abandoned.Load(),
+		Tokens:        e.tokens.Load(),
+		PrefillSteps:  e.prefillSteps.Load(),
+		DecodeSteps:   e.decodeSteps.Load(),
+		FirstTokens:   s.firstTokens.Load(),
+		TTFTSum:       time.Duration(s.firstTokenNano.Load()),
+		FlushGaps:     s.flushGaps.Load(),
+		FlushGapSum:   time.Duration(s.flushGapNano.Load()),
+		Faults:        faults,
+		InstanceID:    s.cfg.InstanceID,
 
 		PrefixCacheQueries: e.prefixQueries.Load(),
 		PrefixCacheHits:    e.prefixHits.Load(),
