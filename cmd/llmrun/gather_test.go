@@ -102,7 +102,7 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	if err != nil || len(records) != 1 || !slices.Equal(records[0].Instances, []string{"0", "1", "2"}) {
 		t.Fatalf("history: %+v, %v; want one run of instances 0, 1, 2", records, err)
 	}
-	gathered, _, err := gatherRun(ctx, cfg, records[0], "")
+	gathered, _, _, err := gatherRun(ctx, cfg, records[0], "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,14 +143,16 @@ func trendPoints(h trendHistory, now time.Time) []*write.Point {
 	return pts
 }
 
-// trendLine returns the verdict table's row of a figure, or "".
+// trendLine returns the verdict table's row of a figure, or "": the last
+// row that names it (a server figure has one in the server's table too).
 func trendLine(stdout, figure string) string {
+	found := ""
 	for line := range strings.SplitSeq(stdout, "\n") {
 		if strings.HasPrefix(line, "│ "+figure+" (") {
-			return line
+			found = line
 		}
 	}
-	return ""
+	return found
 }
 
 // plantTrend starts an InfluxDB and writes the histories in it, their
