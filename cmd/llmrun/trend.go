@@ -46,7 +46,7 @@ When the runs read their servers' metrics (their llm_server points), the
 server's figures are judged beside the client's as llmrun compare judges
 them: the prefix-cache hit rate gets a verdict, the figures the stored
 window cannot bound show their change, not judged. They are the whole
-run's: with --scenario none is judged.
+run's: with --scenario none is judged, and --metric may not name one.
 
 The runs are read with InfluxQL over the v1 /query API, which InfluxDB
 1.x, 2.x (through a DBRP mapping) and 3.x answer; Flux is not needed. URL
@@ -120,6 +120,9 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	opts, figures, err := f.verdict.parse()
 	if err != nil {
 		return usageError("%v", err)
+	}
+	if i := slices.IndexFunc(figures, regression.Figure.Server); i >= 0 && f.scenario != "" {
+		return usageError("--metric %s: a server figure is the whole run's, not a scenario's: drop --scenario", figures[i].Name)
 	}
 	since, err := parseSince(f.since)
 	if err != nil {
