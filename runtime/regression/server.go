@@ -105,13 +105,13 @@ func ServerFigures(cur, base *summary.Summary, figures []Figure, conf float64) (
 // previous run's, a figure named NAME@URL (the newest run's URL) when
 // the newest run has several targets of its kind paired, and each run's
 // estimates. Nothing when the newest run has no server section, or no
-// previous run a target to pair with.
+// previous run a target to pair with; a single run's targets all show.
 func sideFigures(runs []ServerSide, figures []Figure, conf float64) (shown []Figure, est []map[string]Estimate) {
 	est = make([]map[string]Estimate, len(runs))
 	for i := range est {
 		est[i] = map[string]Estimate{}
 	}
-	if len(runs) < 2 {
+	if len(runs) == 0 {
 		return nil, est
 	}
 	newest := runs[0]
@@ -119,6 +119,9 @@ func sideFigures(runs []ServerSide, figures []Figure, conf float64) (shown []Fig
 	// target j, when there is one.
 	paired := make([]map[int]summary.ServerTarget, len(runs)-1)
 	anyPair := make([]bool, len(newest.Targets))
+	for j := range anyPair {
+		anyPair[j] = len(runs) == 1
+	}
 	for i, prev := range runs[1:] {
 		paired[i] = map[int]summary.ServerTarget{}
 		for _, p := range pairTargets(newest.Targets, prev.Targets) {

@@ -127,6 +127,7 @@ func TestAddServerFiguresOfSeveralRuns(t *testing.T) {
 	}{
 		{"a previous run without a section", []ServerSide{side(100), side(500), {}, side(500)}, 1, []bool{true, true, false, true}},
 		{"the newest run without a section", []ServerSide{{}, side(500), side(500)}, 0, []bool{false, false, false}},
+		{"a single run", []ServerSide{side(100)}, 1, []bool{true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,6 +145,12 @@ func TestAddServerFiguresOfSeveralRuns(t *testing.T) {
 				return
 			}
 			c := Compare(runs, shown, Options{Tolerance: 0.1})[0]
+			if len(runs) == 1 {
+				if c.Verdict != NoHistory {
+					t.Errorf("a single run's verdict %s, want %s", c.Verdict, NoHistory)
+				}
+				return
+			}
 			if c.Verdict != Regression || c.BaselineRuns != 2 {
 				t.Errorf("verdict %s over %d previous runs, want a regression over the 2 with a section", c.Verdict, c.BaselineRuns)
 			}
