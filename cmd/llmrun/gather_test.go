@@ -94,6 +94,14 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 		!strings.Contains(stdout, "run "+runID+": 3 instances, figures of their results merged") {
 		t.Errorf("trend: exit %d\n%s\n%s\nwant one run of 3 instances", code, stdout, stderr)
 	}
+	// Its server figures are those of the merged result: instance 0 read
+	// the simulator it started, which its llm_server points hold too.
+	if s := readSummary(t, result(0)); s.Server == nil || s.Server.Targets[0].PrefixCacheHitRate == nil {
+		t.Fatalf("instance 0 read no server: %+v", s.Server)
+	}
+	if line := trendLine(stdout, "server_prefix_cache_hit_rate"); !strings.Contains(stdout, "the server's figures, newest run first") || !strings.Contains(line, "no history") {
+		t.Errorf("trend of one run of instances: the server's hit rate %q, want it shown with no history\n%s", line, stdout)
+	}
 	cfg, err := influxdb.ParseConfig(url, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +110,7 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	if err != nil || len(records) != 1 || !slices.Equal(records[0].Instances, []string{"0", "1", "2"}) {
 		t.Fatalf("history: %+v, %v; want one run of instances 0, 1, 2", records, err)
 	}
-	gathered, _, err := gatherRun(ctx, cfg, records[0], "")
+	gathered, _, _, err := gatherRun(ctx, cfg, records[0], "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/runner"
+	"github.com/llmrun/llmrun/runtime/serverwatch"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -65,6 +66,12 @@ secret in the manifests (a password or token in a URL's user, query or
 fragment, -e or --tag with a name like API_KEY, TOKEN, PAT, BEARER,
 COOKIE or SESSION) is refused. A URL naming the loopback (127.0.0.1,
 localhost) gets a warning: in a pod, that is the pod.
+
+The server's metrics and its GPUs' telemetry are read by instance 0's pod
+alone: --server-metrics URL and --gpu-metrics URL (a DCGM exporter, e.g.
+http://HOST:9400/metrics) are passed to the pods as given, checked as
+--base-url is; --gpu-metrics nvidia-smi gets a warning: a pod runs it on
+its own node.
 
 The pods pass Pod Security "restricted" (seccomp RuntimeDefault, non-root,
 no privilege escalation, no capabilities, a read-only root with emptyDir
@@ -293,6 +300,11 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 	if err := kube.CheckURL("--base-url", f.baseURL); err != nil {
 		return nil, err
 	}
+	for _, target := range metricsTargets(f) {
+		if err := kube.CheckURL(target.flag, target.url); err != nil {
+			return nil, err
+		}
+	}
 	for _, spec := range f.outs {
 		name, value, _ := strings.Cut(spec, "=")
 		switch {
@@ -343,8 +355,10 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 	return env, nil
 }
 
-// loopbackWarnings warn of the URLs given to the pods (--base-url, --out)
-// that name this machine's loopback, which in a pod is the pod.
+// loopbackWarnings warn of the URLs given to the pods (--base-url, --out,
+// --server-metrics, --gpu-metrics) that name this machine's loopback,
+// which in a pod is the pod, and of nvidia-smi, which a pod runs on its
+// own node.
 func loopbackWarnings(f runFlags) []string {
 	var warnings []string
 	if w := kube.LoopbackWarning("--base-url "+f.baseURL, f.baseURL); w != "" {
@@ -356,7 +370,34 @@ func loopbackWarnings(f runFlags) []string {
 			warnings = append(warnings, w)
 		}
 	}
+	for _, target := range metricsTargets(f) {
+		if w := kube.LoopbackWarning(target.flag+" "+target.url, target.url); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	if slices.Contains(f.gpuMetrics, serverwatch.NvidiaSMI) {
+		warnings = append(warnings, "--gpu-metrics nvidia-smi: instance 0's pod runs nvidia-smi on its own node, which has it only when the pod is given GPUs, "+
+			"not the server's: give the DCGM exporter's URL the pods reach (http://HOST:9400/metrics)")
+	}
 	return warnings
+}
+
+// metricsTarget is a URL a flag names for the pods to read metrics at.
+type metricsTarget struct{ flag, url string }
+
+// metricsTargets are the URLs of --server-metrics and --gpu-metrics
+// (nvidia-smi apart), which instance 0's pod reads.
+func metricsTargets(f runFlags) []metricsTarget {
+	var out []metricsTarget
+	for _, u := range f.serverMetrics {
+		out = append(out, metricsTarget{"--server-metrics", u})
+	}
+	for _, u := range f.gpuMetrics {
+		if u != serverwatch.NvidiaSMI {
+			out = append(out, metricsTarget{"--gpu-metrics", u})
+		}
+	}
+	return out
 }
 
 // hasOut reports whether the --out flags include the output kind.

@@ -247,6 +247,8 @@ func TestKubeWarnsOfLoopbackURLs(t *testing.T) {
 		{[]string{"--base-url", "http://localhost:8000/v1", "--out", "influxdb=http://[::1]:8086?bucket=llmrun"},
 			[]string{"--base-url http://localhost:8000/v1: localhost is the loopback", "--out influxdb=http://[::1]:8086?bucket=llmrun: ::1 is the loopback"}},
 		{[]string{"--base-url", "http://0.0.0.0:8000"}, []string{"--base-url http://0.0.0.0:8000: 0.0.0.0 is the loopback"}},
+		{[]string{"--base-url", "http://vllm:8000", "--server-metrics", "http://127.0.0.1:8000/metrics", "--gpu-metrics", "http://localhost:9400/metrics"},
+			[]string{"--server-metrics http://127.0.0.1:8000/metrics: 127.0.0.1 is the loopback", "--gpu-metrics http://localhost:9400/metrics: localhost is the loopback"}},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := cli(t, t.Context(), nil, append(base, tt.args...)...)
@@ -258,6 +260,37 @@ func TestKubeWarnsOfLoopbackURLs(t *testing.T) {
 				t.Errorf("%q: stderr\n%s\nwant a warning %q saying what to give instead", tt.args, stderr, want)
 			}
 		}
+	}
+}
+
+// kube can be told where the server's metrics and its GPUs' DCGM
+// exporter are: the pods get the flags as given (instance 0 reads them),
+// with no warning for URLs the pods reach; nvidia-smi, which a pod runs
+// on its own node, gets one.
+func TestKubePassesServerMetrics(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(kubeDir(t), "chat.js")
+	const server, dcgm = "http://vllm.serving:8000/metrics", "http://dcgm-exporter.monitoring:9400/metrics"
+	code, stdout, stderr := cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "3", "--image", "x",
+		"--base-url", "http://vllm.serving:8000", "--server-metrics", server, "--gpu-metrics", dcgm, "--server-metrics-interval", "2s")
+	if code != exitOK {
+		t.Fatalf("kube: exit %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "loopback") || strings.Contains(stderr, "nvidia-smi") {
+		t.Errorf("a warning for URLs the pods reach:\n%s", stderr)
+	}
+	args := kubetest.Decode(t, stdout).Container(t).Args
+	for _, want := range []string{"--server-metrics=" + server, "--gpu-metrics=" + dcgm, "--server-metrics-interval=2s"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("the pods' args %q lack %s", args, want)
+		}
+	}
+
+	code, stdout, stderr = cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "3", "--image", "x",
+		"--base-url", "http://vllm.serving:8000", "--gpu-metrics", "nvidia-smi")
+	if code != exitOK || !strings.Contains(stderr, "llmrun kube: --gpu-metrics nvidia-smi: instance 0's pod runs nvidia-smi on its own node") ||
+		!slices.Contains(kubetest.Decode(t, stdout).Container(t).Args, "--gpu-metrics=nvidia-smi") {
+		t.Errorf("kube --gpu-metrics nvidia-smi: exit %d, want the manifests with it and a warning\n%s", code, stderr)
 	}
 }
 
@@ -434,6 +467,8 @@ func TestKubeBadInput(t *testing.T) {
 		{"URL with a token in -e", []string{"--instances", "2", "--image", "x", "-e", "TARGET=http://h:1/v1?access_token=abc"}, exitUsage, `-e TARGET: the URL's parameter "access_token" looks like a secret`},
 		{"key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "api_key=abc"}, exitUsage, "--tag api_key=…: named like a secret"},
 		{"camel-case key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "apiKey=abc"}, exitUsage, "--tag apiKey=…: named like a secret"},
+		{"token in the DCGM exporter's URL", []string{"--instances", "2", "--image", "x", "--gpu-metrics", "http://dcgm:9400/metrics?access_token=abc"}, exitUsage, `--gpu-metrics: the URL's parameter "access_token" looks like a secret`},
+		{"password in a server's metrics URL", []string{"--instances", "2", "--image", "x", "--server-metrics", "http://me:hunter2@vllm:8000/metrics"}, exitUsage, "--server-metrics: the URL carries a user or password"},
 		{"token in a URL fragment", []string{"--instances", "2", "--image", "x", "--base-url", "http://vllm:8000/v1#token=abc"}, exitUsage, `--base-url: the URL's fragment's parameter "token" looks like a secret`},
 		{"secret env without secret", []string{"--instances", "2", "--image", "x", "--secret-env", "GITHUB_PAT"}, exitUsage, "--secret-env GITHUB_PAT needs --secret"},
 		{"secret env not a name", []string{"--instances", "2", "--image", "x", "--secret", "s", "--secret-env", "A=B"}, exitUsage, `--secret-env "A=B": want a variable's name`},

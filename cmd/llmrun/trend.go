@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
@@ -39,6 +41,12 @@ the newest run's are inconclusive (machine-limited), a previous run's are
 left out of the baseline; the output names each such run and its limit.
 Runs stored before llmrun kept the reading are judged as measured, their
 health shown as unknown.
+
+When the runs read their servers' metrics (their llm_server points), the
+server's figures are judged beside the client's as llmrun compare judges
+them: the prefix-cache hit rate gets a verdict, the figures the stored
+window cannot bound show their change, not judged. They are the whole
+run's: with --scenario none is judged, and --metric may not name one.
 
 The runs are read with InfluxQL over the v1 /query API, which InfluxDB
 1.x, 2.x (through a DBRP mapping) and 3.x answer; Flux is not needed. URL
@@ -113,6 +121,9 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return usageError("%v", err)
 	}
+	if i := slices.IndexFunc(figures, regression.Figure.Server); i >= 0 && f.scenario != "" {
+		return usageError("--metric %s: a server figure is the whole run's, not a scenario's: drop --scenario", figures[i].Name)
+	}
 	since, err := parseSince(f.since)
 	if err != nil {
 		return usageError("--since: %v", err)
@@ -141,11 +152,18 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return exitError
 	}
 	var runs []regression.Run
+	var sides []regression.ServerSide
 	var notes []string
+	stored, err := storedServers(ctx, cfg, f, figures, records)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun trend: %v\n", err)
+		return exitError
+	}
 	for _, r := range records {
+		side := regression.ServerSide{Targets: stored[r.RunID]}
 		if r.Distributed() {
 			var note string
-			if r, note, err = gatherRun(ctx, cfg, r, f.scenario); err != nil {
+			if r, side.Targets, note, err = gatherRun(ctx, cfg, r, f.scenario); err != nil {
 				fmt.Fprintf(stderr, "llmrun trend: warning: run %s left out: %v\n", r.RunID, err)
 				continue
 			}
@@ -153,13 +171,19 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 				notes = append(notes, note)
 			}
 		}
+		side.OutputTokens = int64(r.Fields["output_tokens"])
 		run := regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version, Health: r.Health}
 		run.Figures, run.Confidence = regression.FromFields(r.Fields)
-		runs = append(runs, run)
+		runs, sides = append(runs, run), append(sides, side)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s could be read\n", title, f.since, cfg)
 		return exitError
+	}
+	if f.scenario == "" {
+		// At the level the llm_run points store their intervals at, which
+		// Compare rescales to --confidence as it does theirs.
+		figures = regression.AddServerFigures(figures, len(f.verdict.metrics) == 0, sides, runs, regression.DefaultConfidence)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(stdout, n)
@@ -188,18 +212,18 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 // figures are those one process running the whole plan would have
 // stored. The note says how many instances the run had and which are
 // missing.
-func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, scenario string) (influxdb.RunRecord, string, error) {
+func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, scenario string) (influxdb.RunRecord, []summary.ServerTarget, string, error) {
 	results, names, err := influxdb.ReadSummaries(ctx, cfg, r.RunID, newMergeBudget())
 	if err != nil {
-		return r, "", err
+		return r, nil, "", err
 	}
 	merged, err := mergeResults(results, names)
 	if err != nil {
-		return r, "", err
+		return r, nil, "", err
 	}
 	fields, ok := influxdb.RunFields(merged, scenario)
 	if !ok {
-		return r, "", fmt.Errorf("its merged result has no scenario %q", scenario)
+		return r, nil, "", fmt.Errorf("its merged result has no scenario %q", scenario)
 	}
 	r.Fields, r.Version, r.Health = fields, merged.Meta.Version, regression.HealthOf(merged.Client)
 	m := merged.Meta
@@ -207,7 +231,18 @@ func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, s
 	if len(m.MissingInstances) > 0 {
 		note += fmt.Sprintf(" (%s missing: no result stored)", instanceList(m.MissingInstances))
 	}
-	return r, note, nil
+	return r, regression.SideOf(merged).Targets, note, nil
+}
+
+// storedServers reads back the server sections of the runs of records
+// (their llm_server points) by run_id, when trend judges server figures:
+// of the whole runs (a server section is the whole run's, not a
+// scenario's), by default or when --metric names one.
+func storedServers(ctx context.Context, cfg influxdb.Config, f trendFlags, figures []regression.Figure, records []influxdb.RunRecord) (map[string][]summary.ServerTarget, error) {
+	if f.scenario != "" || len(f.verdict.metrics) > 0 && !slices.ContainsFunc(figures, regression.Figure.Server) {
+		return nil, nil
+	}
+	return influxdb.ServerHistory(ctx, cfg, f.testid, records)
 }
 
 // trendReservedTags are the tags --tag may not name: trend selects by

@@ -143,14 +143,16 @@ func trendPoints(h trendHistory, now time.Time) []*write.Point {
 	return pts
 }
 
-// trendLine returns the verdict table's row of a figure, or "".
+// trendLine returns the verdict table's row of a figure, or "": the last
+// row that names it (a server figure has one in the server's table too).
 func trendLine(stdout, figure string) string {
+	found := ""
 	for line := range strings.SplitSeq(stdout, "\n") {
 		if strings.HasPrefix(line, "│ "+figure+" (") {
-			return line
+			found = line
 		}
 	}
-	return ""
+	return found
 }
 
 // plantTrend starts an InfluxDB and writes the histories in it, their
@@ -467,6 +469,8 @@ func TestTrendCommandLine(t *testing.T) {
 		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tag", "env"}, "KEY=VALUE"},
 		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tag", "model=llama"}, "--model"},
 		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--tag", "instance=0"}, "instances of a run together"},
+		{[]string{"--influxdb", "http://127.0.0.1:1", "--testid", "x", "--scenario", "rag", "--metric", "ttft_p99,server_preemptions"},
+			"--metric server_preemptions: a server figure is the whole run's, not a scenario's: drop --scenario"},
 	} {
 		code, stdout, stderr := cli(t, ctx, nil, append([]string{"trend"}, c.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) || stdout != "" {

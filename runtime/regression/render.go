@@ -63,24 +63,35 @@ func Render(w io.Writer, r Report, st textfmt.Style) error {
 	if _, err := fmt.Fprintf(w, "%s: %d run%s, newest first\n\n", r.Title, len(r.Runs), plural); err != nil {
 		return err
 	}
-	header := []string{"started (UTC)", "run", "version", "client"}
+	var client, server []Figure
 	for _, f := range r.Figures {
+		if f.Server() {
+			server = append(server, f)
+		} else {
+			client = append(client, f)
+		}
+	}
+	header := []string{"started (UTC)", "run", "version", "client"}
+	for _, f := range client {
 		header = append(header, f.Name+"\n"+f.Unit)
 	}
 	var rows [][]string
 	for _, run := range r.Runs {
 		row := []string{run.Time.UTC().Format("2006-01-02 15:04"), run.Label(), run.Version, run.Health.String()}
-		for _, f := range r.Figures {
+		for _, f := range client {
 			e, ok := run.Figures[f.Name]
 			row = append(row, f.format(e.Value, ok))
 		}
 		rows = append(rows, row)
 	}
 	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}
-	for range r.Figures {
+	for range client {
 		align = append(align, tw.AlignRight)
 	}
 	if err := textfmt.Table(w, header, align, rows); err != nil {
+		return err
+	}
+	if err := serverTable(w, r.Runs, server); err != nil {
 		return err
 	}
 	roles := make([]string, len(r.Runs))
@@ -110,6 +121,34 @@ func Render(w io.Writer, r Report, st textfmt.Style) error {
 		return err
 	}
 	return conclude(w, r, st)
+}
+
+// serverTable prints the server figures of the runs, when there are
+// any: a row per figure, a column per run, newest first (the server's
+// figures are many, and their names long).
+func serverTable(w io.Writer, runs []Run, figures []Figure) error {
+	if len(figures) == 0 {
+		return nil
+	}
+	header := []string{"server figure"}
+	align := []tw.Align{tw.AlignLeft}
+	for _, run := range runs {
+		header = append(header, run.Label()+"\n"+run.Time.UTC().Format("01-02 15:04"))
+		align = append(align, tw.AlignRight)
+	}
+	var rows [][]string
+	for _, f := range figures {
+		row := []string{f.label()}
+		for _, run := range runs {
+			e, ok := run.Figures[f.Name]
+			row = append(row, f.format(e.Value, ok))
+		}
+		rows = append(rows, row)
+	}
+	if _, err := fmt.Fprintln(w, "\nthe server's figures, newest run first"); err != nil {
+		return err
+	}
+	return textfmt.Table(w, header, align, rows)
 }
 
 // RenderPair prints the comparison of two runs, as llmrun compare does:

@@ -70,6 +70,23 @@ func lookupServer(name string) (Figure, bool) {
 	return Figure{}, false
 }
 
+// ServerSide is what a run's server figures are read from: the targets
+// of its server section (none when it has none) and the run's output
+// tokens, which its energy per token divides by.
+type ServerSide struct {
+	Targets      []summary.ServerTarget
+	OutputTokens int64
+}
+
+// SideOf is the server side of a result file's run.
+func SideOf(s *summary.Summary) ServerSide {
+	side := ServerSide{OutputTokens: s.Serving.OutputTokens}
+	if s.Server != nil {
+		side.Targets = s.Server.Targets
+	}
+	return side
+}
+
 // ServerFigures returns the server figures of two runs' server sections
 // (each of figures that is a server figure, for each pair of targets the
 // runs share), with their estimates at conf in each run. Targets pair by
@@ -79,39 +96,73 @@ func lookupServer(name string) (Figure, bool) {
 // with several, each is named NAME@URL (the current run's URL). Nothing
 // when either run has no server section.
 func ServerFigures(cur, base *summary.Summary, figures []Figure, conf float64) (shown []Figure, curEst, baseEst map[string]Estimate) {
-	curEst, baseEst = map[string]Estimate{}, map[string]Estimate{}
-	if cur.Server == nil || base.Server == nil {
-		return nil, curEst, baseEst
+	shown, est := sideFigures([]ServerSide{SideOf(cur), SideOf(base)}, figures, conf)
+	return shown, est[0], est[1]
+}
+
+// sideFigures returns the server figures of runs (newest first), as
+// ServerFigures does for two: the newest run's targets paired with each
+// previous run's, a figure named NAME@URL (the newest run's URL) when
+// the newest run has several targets of its kind paired, and each run's
+// estimates. Nothing when the newest run has no server section, or no
+// previous run a target to pair with; a single run's targets all show.
+func sideFigures(runs []ServerSide, figures []Figure, conf float64) (shown []Figure, est []map[string]Estimate) {
+	est = make([]map[string]Estimate, len(runs))
+	for i := range est {
+		est[i] = map[string]Estimate{}
 	}
-	pairs := pairTargets(cur.Server.Targets, base.Server.Targets)
+	if len(runs) == 0 {
+		return nil, est
+	}
+	newest := runs[0]
+	// paired[i][j] is the target of run i+1 paired with the newest run's
+	// target j, when there is one.
+	paired := make([]map[int]summary.ServerTarget, len(runs)-1)
+	anyPair := make([]bool, len(newest.Targets))
+	for j := range anyPair {
+		anyPair[j] = len(runs) == 1
+	}
+	for i, prev := range runs[1:] {
+		paired[i] = map[int]summary.ServerTarget{}
+		for _, p := range pairTargets(newest.Targets, prev.Targets) {
+			j := p[0]
+			paired[i][j], anyPair[j] = prev.Targets[p[1]], true
+		}
+	}
 	perKind := map[string]int{}
-	for _, p := range pairs {
-		perKind[p[0].Kind]++
+	for j, t := range newest.Targets {
+		if anyPair[j] {
+			perKind[t.Kind]++
+		}
 	}
 	for _, f := range figures {
-		for _, p := range pairs {
-			if !f.Server() || f.gpu() != (p[0].Kind == summary.TargetGPU) {
+		for j, t := range newest.Targets {
+			if !anyPair[j] || !f.Server() || f.gpu() != (t.Kind == summary.TargetGPU) {
 				continue
 			}
 			named := f
-			if perKind[p[0].Kind] > 1 {
-				named.Name = f.Name + "@" + p[0].URL
+			if perKind[t.Kind] > 1 {
+				named.Name = f.Name + "@" + t.URL
 			}
-			c, okCur := serverEstimate(f, p[0], cur, conf)
-			b, okBase := serverEstimate(f, p[1], base, conf)
-			if !okCur && !okBase {
-				continue
+			found := false
+			if e, ok := serverEstimate(f, t, newest.OutputTokens, conf); ok {
+				est[0][named.Name], found = e, true
 			}
-			if okCur {
-				curEst[named.Name] = c
+			for i, prev := range runs[1:] {
+				pt, ok := paired[i][j]
+				if !ok {
+					continue
+				}
+				if e, ok := serverEstimate(f, pt, prev.OutputTokens, conf); ok {
+					est[i+1][named.Name], found = e, true
+				}
 			}
-			if okBase {
-				baseEst[named.Name] = b
+			if found {
+				shown = append(shown, named)
 			}
-			shown = append(shown, named)
 		}
 	}
-	return shown, curEst, baseEst
+	return shown, est
 }
 
 // WithServerFigures returns the figures llmrun compare judges: the
@@ -120,6 +171,15 @@ func ServerFigures(cur, base *summary.Summary, figures []Figure, conf float64) (
 // (no --metric), of ServerHeadline. It adds their estimates to runs: the
 // current run's, then the baseline's.
 func WithServerFigures(figures []Figure, byDefault bool, cur, base *summary.Summary, runs []Run, conf float64) []Figure {
+	return AddServerFigures(figures, byDefault, []ServerSide{SideOf(cur), SideOf(base)}, runs, conf)
+}
+
+// AddServerFigures returns the figures compare and trend judge: the
+// client's among figures, then the server figures of the runs' server
+// sides (sides[i] is runs[i]'s, newest first, paired as ServerFigures
+// pairs them) of those among figures, or, when byDefault (no --metric),
+// of ServerHeadline. It adds their estimates to each run's figures.
+func AddServerFigures(figures []Figure, byDefault bool, sides []ServerSide, runs []Run, conf float64) []Figure {
 	var client, server []Figure
 	for _, f := range figures {
 		if f.Server() {
@@ -131,22 +191,26 @@ func WithServerFigures(figures []Figure, byDefault bool, cur, base *summary.Summ
 	if byDefault {
 		server = ServerHeadline()
 	}
-	shown, curEst, baseEst := ServerFigures(cur, base, server, conf)
-	maps.Copy(runs[0].Figures, curEst)
-	maps.Copy(runs[1].Figures, baseEst)
+	shown, est := sideFigures(sides, server, conf)
+	for i := range runs {
+		if runs[i].Figures == nil {
+			runs[i].Figures = map[string]Estimate{}
+		}
+		maps.Copy(runs[i].Figures, est[i])
+	}
 	return append(client, shown...)
 }
 
-// pairTargets pairs the current run's targets with the baseline's: by
-// kind, engine and URL first, then by kind and engine where one of each
-// is left unpaired in both runs.
-func pairTargets(cur, base []summary.ServerTarget) [][2]summary.ServerTarget {
-	var pairs [][2]summary.ServerTarget
+// pairTargets pairs the current run's targets with the baseline's, as
+// indices into each: by kind, engine and URL first, then by kind and
+// engine where one of each is left unpaired in both runs.
+func pairTargets(cur, base []summary.ServerTarget) [][2]int {
+	var pairs [][2]int
 	usedCur, usedBase := make([]bool, len(cur)), make([]bool, len(base))
 	for i, c := range cur {
 		for j, b := range base {
 			if !usedBase[j] && c.Kind == b.Kind && c.Engine == b.Engine && c.URL == b.URL {
-				pairs, usedCur[i], usedBase[j] = append(pairs, [2]summary.ServerTarget{c, b}), true, true
+				pairs, usedCur[i], usedBase[j] = append(pairs, [2]int{i, j}), true, true
 				break
 			}
 		}
@@ -166,15 +230,16 @@ func pairTargets(cur, base []summary.ServerTarget) [][2]summary.ServerTarget {
 		}
 		lc, lb := left(cur, usedCur, c.Kind, c.Engine), left(base, usedBase, c.Kind, c.Engine)
 		if len(lc) == 1 && len(lb) == 1 {
-			pairs, usedCur[i], usedBase[lb[0]] = append(pairs, [2]summary.ServerTarget{c, base[lb[0]]}), true, true
+			pairs, usedCur[i], usedBase[lb[0]] = append(pairs, [2]int{i, lb[0]}), true, true
 		}
 	}
 	return pairs
 }
 
-// serverEstimate is figure f of target t of run s, with its interval
-// where the section bounds it; false when the target lacks it.
-func serverEstimate(f Figure, t summary.ServerTarget, s *summary.Summary, conf float64) (Estimate, bool) {
+// serverEstimate is figure f of target t of a run of outputTokens output
+// tokens, with its interval where the section bounds it; false when the
+// target lacks it.
+func serverEstimate(f Figure, t summary.ServerTarget, outputTokens int64, conf float64) (Estimate, bool) {
 	i := slices.IndexFunc(serverFigures, func(sf serverFigure) bool { return sf.Name == f.Name })
 	if i < 0 {
 		return Estimate{}, false
@@ -219,10 +284,10 @@ func serverEstimate(f Figure, t summary.ServerTarget, s *summary.Summary, conf f
 		}
 		return noInterval(*w.Mean, 0, "a mean over time of readings that follow each other has no interval from the window's figures"), true
 	case "per_token":
-		if t.Energy == nil || s.Serving.OutputTokens <= 0 {
+		if t.Energy == nil || outputTokens <= 0 {
 			return Estimate{}, false
 		}
-		return noInterval(t.Energy.Joules/float64(s.Serving.OutputTokens), s.Serving.OutputTokens,
+		return noInterval(t.Energy.Joules/float64(outputTokens), outputTokens,
 			"the energy is one reading of the whole window, without its spread"), true
 	case "rate":
 		return hitRateEstimate(t, conf)

@@ -111,3 +111,49 @@ func TestServerFiguresNeedBothSections(t *testing.T) {
 		t.Errorf("figures %q, want %q", names, want)
 	}
 }
+
+// Trend's runs: the newest run's targets pair with each previous run's;
+// a previous run without a server section has none of its figures, and a
+// newest run without one shows none.
+func TestAddServerFiguresOfSeveralRuns(t *testing.T) {
+	const url = "http://gpu-1:8000/metrics"
+	side := func(hits float64) ServerSide { return SideOf(serverRun(t, url, 1000, hits, nil)) }
+	figures := []Figure{{"server_prefix_cache_hit_rate", "%", HigherIsBetter}}
+	tests := []struct {
+		name  string
+		sides []ServerSide
+		shown int
+		has   []bool
+	}{
+		{"a previous run without a section", []ServerSide{side(100), side(500), {}, side(500)}, 1, []bool{true, true, false, true}},
+		{"the newest run without a section", []ServerSide{{}, side(500), side(500)}, 0, []bool{false, false, false}},
+		{"a single run", []ServerSide{side(100)}, 1, []bool{true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := make([]Run, len(tt.sides))
+			shown := AddServerFigures(figures, false, tt.sides, runs, DefaultConfidence)
+			if len(shown) != tt.shown {
+				t.Fatalf("shown %v, want %d figures", shown, tt.shown)
+			}
+			for i, r := range runs {
+				if _, ok := r.Figures["server_prefix_cache_hit_rate"]; ok != tt.has[i] {
+					t.Errorf("run %d has the hit rate: %v, want %v", i, ok, tt.has[i])
+				}
+			}
+			if tt.shown == 0 {
+				return
+			}
+			c := Compare(runs, shown, Options{Tolerance: 0.1})[0]
+			if len(runs) == 1 {
+				if c.Verdict != NoHistory {
+					t.Errorf("a single run's verdict %s, want %s", c.Verdict, NoHistory)
+				}
+				return
+			}
+			if c.Verdict != Regression || c.BaselineRuns != 2 {
+				t.Errorf("verdict %s over %d previous runs, want a regression over the 2 with a section", c.Verdict, c.BaselineRuns)
+			}
+		})
+	}
+}

@@ -7,7 +7,8 @@
 // 1.8+ (through its v2 compatibility API), with
 // github.com/influxdata/influxdb-client-go/v2.
 // The schema is fixed in docs/influxdb.md. History reads the llm_run
-// points back for llmrun trend, and ReadResults the result files of a
+// points back for llmrun trend, ServerHistory the runs' server sections
+// from their llm_server points, and ReadResults the result files of a
 // run's instances for llmrun merge --influxdb, with InfluxQL over the v1
 // /query API, which InfluxDB 1.x, 2.x (through a DBRP mapping) and 3.x
 // answer, Flux or not.

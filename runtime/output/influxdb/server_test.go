@@ -118,6 +118,47 @@ func testServerSection(t *testing.T, s *influxtest.Server) {
 		}
 	})
 
+	// ServerHistory reads back what trend judges of each target: every
+	// window figure's statistics, the hit rate, the energy, a GPU
+	// target's figures as its total's; not the GPUs' or the _all point.
+	t.Run("read back", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		other := testRun(t)
+		got, err := ServerHistory(ctx, testConfig(s), "chat", []RunRecord{{RunID: run.ID, Time: run.Start}, {RunID: other.ID, Time: run.Start}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got[other.ID]; ok || len(got[run.ID]) != 2 {
+			t.Fatalf("read back %v, want the run's 2 targets and none of a run not stored", got)
+		}
+		for i, g := range got[run.ID] {
+			w := sum.Server.Targets[len(sum.Server.Targets)-1-i] // the GPU target (kind gpu) sorts first
+			if g.URL != w.URL || g.Kind != w.Kind || g.Engine != w.Engine || g.Version != w.Version {
+				t.Errorf("target %d: %s %s %s %s, want %s %s %s %s", i, g.URL, g.Kind, g.Engine, g.Version, w.URL, w.Kind, w.Engine, w.Version)
+			}
+			want := w.Figures
+			if w.GPUTotal != nil {
+				want = w.GPUTotal.Figures
+				if g.GPUTotal == nil || !reflect.DeepEqual(g.GPUTotal.Figures, g.Figures) {
+					t.Errorf("GPU target %s: its total's figures %v, want its own", g.URL, g.GPUTotal)
+				}
+			}
+			for name, wf := range want {
+				wf.Kind, wf.Unit = "", ""
+				if !reflect.DeepEqual(g.Figures[name], wf) {
+					t.Errorf("%s's %s: %+v, want %+v", g.URL, name, g.Figures[name], wf)
+				}
+			}
+			if len(g.Figures) != len(want) {
+				t.Errorf("%s: %d figures, want %d", g.URL, len(g.Figures), len(want))
+			}
+			if !reflect.DeepEqual(g.PrefixCacheHitRate, w.PrefixCacheHitRate) || !reflect.DeepEqual(g.Energy, w.Energy) {
+				t.Errorf("%s: hit rate %v energy %v, want %v %v", g.URL, g.PrefixCacheHitRate, g.Energy, w.PrefixCacheHitRate, w.Energy)
+			}
+		}
+	})
+
 	t.Run("without a server section", func(t *testing.T) {
 		run := testRun(t)
 		o := startOutput(t, testConfig(s), run)
