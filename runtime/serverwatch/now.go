@@ -79,17 +79,16 @@ func serverNow(t *target, l servermetrics.Latest) Now {
 	if l.Failed != nil {
 		n.Failed = string(l.Failed.Kind)
 	}
-	if n.At.IsZero() {
-		return n
-	}
 	eng := t.engine
-	if eng == nil {
+	if eng == nil && !n.At.IsZero() {
 		eng = engines.Detect(l.Snapshot.Families)
 	}
-	if eng == nil {
+	if eng != nil {
+		n.Engine, n.EngineTitle = eng.Name, eng.Title
+	}
+	if eng == nil || n.At.IsZero() {
 		return n
 	}
-	n.Engine, n.EngineTitle = eng.Name, eng.Title
 	n.Running = gaugeNow(eng, l.Snapshot, engines.Running)
 	n.Waiting = gaugeNow(eng, l.Snapshot, engines.Waiting)
 	n.KVCacheUsage = gaugeNow(eng, l.Snapshot, engines.KVCacheUsage)
@@ -109,11 +108,15 @@ func dcgmNow(t *target, l servermetrics.Latest) Now {
 	if l.Failed != nil {
 		n.Failed = string(l.Failed.Kind)
 	}
+	eng := t.engine
+	if eng == nil && !l.Snapshot.Time.IsZero() {
+		eng = engines.Detect(l.Snapshot.Families)
+	}
+	if eng != nil {
+		n.Engine, n.EngineTitle = eng.Name, eng.Title
+	}
 	if l.Snapshot.Time.IsZero() {
 		return n
-	}
-	if eng := engines.Detect(l.Snapshot.Families); eng != nil {
-		n.Engine, n.EngineTitle = eng.Name, eng.Title
 	}
 	n.setGPUs(gpumetrics.FromDCGM(l.Snapshot.Families, l.Snapshot.Time))
 	return n

@@ -225,8 +225,8 @@ func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []strin
 
 // Lines is the view of p without a terminal: a line per scenario that
 // runs, or that ended since the last call (done, as given), its figures
-// those of the last interval (or its whole run once done), then a line
-// per scrape target of the run.
+// those of the last interval (or its whole run once done), then, with
+// those, a line per scrape target of the run.
 func (l *Live) Lines(p engine.Progress, done map[string]bool) []string {
 	var lines []string
 	for _, r := range l.rows(p) {
@@ -254,7 +254,7 @@ func (l *Live) Lines(p engine.Progress, done map[string]bool) []string {
 		lines = append(lines, fmt.Sprintf("[%s] %s: %s %s, VUs %s, %s (%s)",
 			p.Elapsed.Round(time.Second), r.p.Name, phase(r.p), at, vus(r.p), r.figures(", "), span))
 	}
-	if l.servers != nil {
+	if l.servers != nil && len(lines) > 0 {
 		for _, line := range serverLines(l.servers()) {
 			lines = append(lines, fmt.Sprintf("[%s] %s", p.Elapsed.Round(time.Second), line))
 		}

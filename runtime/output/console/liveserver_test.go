@@ -52,7 +52,7 @@ func TestServerLines(t *testing.T) {
 }
 
 // The live view shows the targets' lines under the scenarios, on a
-// terminal and in the plain lines alike.
+// terminal and in the plain lines alike, these only beside a scenario's.
 func TestLiveShowsTheServers(t *testing.T) {
 	start := time.Unix(1000, 0)
 	l := NewLive(start, 5*time.Second)
@@ -73,5 +73,10 @@ func TestLiveShowsTheServers(t *testing.T) {
 	lines := l.Lines(p, map[string]bool{})
 	if len(lines) != 2 || lines[1] != "[3s] "+server {
 		t.Errorf("Lines:\n%s\nwant the scenario's line, then [3s] %s", strings.Join(lines, "\n"), server)
+	}
+	// Without a scenario's line (none runs yet), no target's either.
+	p.Scenarios[0].Phase = engine.PhaseWaiting
+	if lines := l.Lines(p, map[string]bool{}); len(lines) != 0 {
+		t.Errorf("Lines while no scenario runs: %q, want none", lines)
 	}
 }
