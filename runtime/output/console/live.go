@@ -188,9 +188,8 @@ func (r *scenarioRow) fill(a *window.Aggregate, d time.Duration) {
 
 // Block is the terminal's live view of p: a heading line with the run's
 // totals, then a table with a row per scenario, then a line per scrape
-// target of the run. Each line is cut to width
-// columns (0: not cut), so that none wraps and the block can be redrawn in
-// place.
+// target of the run. Each line is cut to width columns (0: not cut), so
+// that none wraps and the block can be redrawn in place.
 func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []string {
 	rows := l.rows(p)
 	done := 0
