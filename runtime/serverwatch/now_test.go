@@ -1,12 +1,18 @@
 package serverwatch
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/llmrun/llmrun/internal/promtest"
+	"github.com/llmrun/llmrun/internal/wait"
+	"github.com/llmrun/llmrun/runtime/gpumetrics"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -90,5 +96,49 @@ func TestNowIsTheLastRead(t *testing.T) {
 	}
 	if g := gpu.GPUs[1]; g.ID != "1" || !near(num(g.Power), 648.027) || !near(num(g.MemoryUsed), 75992*(1<<20)) || !near(num(g.Utilization), 0.97) {
 		t.Errorf("GPU 1 %+v: power %v, memory %v, utilisation %v", g, num(g.Power), num(g.MemoryUsed), num(g.Utilization))
+	}
+}
+
+// nvidia-smi's last run is its target's Now: its GPUs while it answers,
+// the kind of its failure once a run fails, not found when it is not
+// there.
+func TestNowOfNvidiaSMI(t *testing.T) {
+	dir := t.TempDir()
+	smi, broken := filepath.Join(dir, "nvidia-smi"), filepath.Join(dir, "broken")
+	script := "#!/bin/sh\nif [ -e " + broken + " ]; then echo 'NVIDIA-SMI has failed' >&2; exit 9; fi\n" +
+		"echo '0, GPU-11111111-2222-3333-4444-555555555555, NVIDIA H100 80GB HBM3, 90, 70000, 81559, 300.00, 60, 1980, 0x0000000000000000'\n"
+	if err := os.WriteFile(smi, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	w, err := Start(ctx, Config{GPUs: []string{NvidiaSMI}, SMICommand: smi, Interval: noTicks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	w.Mark(ctx, MarkStart) // waits for a reading taken after it
+	got := w.Now()[0]
+	if got.URL != NvidiaSMI || got.Kind != summary.TargetGPU || got.Failed != "" || len(got.GPUs) != 1 || !near(num(got.Power), 300) || !near(num(got.Utilization), 0.9) {
+		t.Errorf("nvidia-smi answering: %+v, want its one GPU at 300 W, 90 %%", got)
+	}
+
+	if err := os.WriteFile(broken, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.smi.sampler.Poke()
+	for w.Now()[0].Failed == "" && wait.Sleep(ctx, 20*time.Millisecond) {
+	}
+	if got := w.Now()[0]; got.Failed != gpumetrics.FailExit {
+		t.Errorf("nvidia-smi failing: %+v, want its failure's kind %q", got, gpumetrics.FailExit)
+	}
+
+	missing, err := Start(ctx, Config{GPUs: []string{NvidiaSMI}, SMICommand: filepath.Join(dir, "missing"), Interval: noTicks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer missing.Stop()
+	if got := missing.Now()[0]; got.Failed != gpumetrics.FailNotFound || len(got.GPUs) != 0 {
+		t.Errorf("a missing nvidia-smi: %+v, want it not found", got)
 	}
 }
