@@ -77,8 +77,8 @@ func TestLiveViewOnATerminal(t *testing.T) {
 
 // On a terminal, a run against the built-in simulator, whose /metrics it
 // reads with no flag, shows the server's line in the block under the
-// scenarios' table, from the last read: its running requests no more
-// than the VUs.
+// scenarios' table (the GPU's after it, where it is read), from the last
+// read: its running requests no more than the VUs.
 func TestLiveViewOnATerminalShowsTheServer(t *testing.T) {
 	t.Parallel()
 	tty, master := ptytest.Open(t, 120)
@@ -100,7 +100,7 @@ export default function () { llm.stream({ messages: [{ role: 'user', content: 'h
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	line := regexp.MustCompile(`(?m)^default +running .*\nserver vLLM 127\.0\.0\.1:\d+: running (\d+), waiting \d+, KV \d+ %, preemptions \+0\nfigures of the last`)
+	line := regexp.MustCompile(`(?m)^default +running .*\nserver vLLM 127\.0\.0\.1:\d+: running (\d+), waiting \d+, KV \d+ %, preemptions \+0\n(?:gpu .*\n)*figures of the last`)
 	m := line.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no drawing has the server's line between the table and its note:\n%q", out)
