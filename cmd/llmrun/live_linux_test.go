@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,5 +72,40 @@ func TestLiveViewOnATerminal(t *testing.T) {
 	// words on stderr, if any, are not the block.
 	if last := draws[len(draws)-1]; strings.Contains(last, "scenario  phase") {
 		t.Errorf("the block is left on the terminal after the run:\n%q", last)
+	}
+}
+
+// On a terminal, a run against the built-in simulator, whose /metrics it
+// reads with no flag, shows the server's line in the block under the
+// scenarios' table (the GPU's after it, where it is read), from the last
+// read: its running requests no more than the VUs.
+func TestLiveViewOnATerminalShowsTheServer(t *testing.T) {
+	t.Parallel()
+	tty, master := ptytest.Open(t, 120)
+	var screen bytes.Buffer
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(&screen, master)
+		copied <- err
+	}()
+	stdout, _ := tempOutput(t, "stdout")
+	script := writeScript(t, "two.js", `import llm from 'llm';
+export const options = { vus: 2, duration: '2s' };
+export default function () { llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 }); }
+`)
+	code := runLive(t, stdout, tty, "run", script)
+	tty.Close()
+	<-copied
+	out := strings.ReplaceAll(screen.String(), "\r\n", "\n")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	line := regexp.MustCompile(`(?m)^default +running .*\nserver vLLM 127\.0\.0\.1:\d+: running (\d+), waiting \d+, KV \d+ %, preemptions \+0\n(?:gpu .*\n)*figures of the last`)
+	m := line.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no drawing has the server's line between the table and its note:\n%q", out)
+	}
+	if running, _ := strconv.Atoi(m[1]); running > 2 {
+		t.Errorf("the server runs %d requests, more than the 2 VUs send", running)
 	}
 }

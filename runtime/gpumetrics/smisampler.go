@@ -29,7 +29,7 @@ type SMIConfig struct {
 	// are always kept. Zero is DefaultSMIMaxReadings.
 	MaxReadings int
 	// OnPoll, when set, is called from the sampler's goroutine after each
-	// run with its reading or its error. It must not block.
+	// run with its reading or its error, a *PollError. It must not block.
 	OnPoll func(Reading, error)
 }
 
@@ -48,6 +48,17 @@ const (
 	FailExit     = "exit"      // nvidia-smi failed (exit status not 0)
 	FailOutput   = "output"    // its output was too large or not its CSV
 )
+
+// PollError is a run of nvidia-smi that failed, as OnPoll gets it: the
+// kind it is counted as (FailTimeout, ...) and why.
+type PollError struct {
+	Kind string
+	Err  error
+}
+
+func (e *PollError) Error() string { return e.Err.Error() }
+
+func (e *PollError) Unwrap() error { return e.Err }
 
 // SMISampler runs nvidia-smi --query-gpu on an interval from its own
 // goroutine and keeps the readings. Nothing it does blocks its caller.
@@ -167,6 +178,9 @@ func (s *SMISampler) poll(ctx context.Context, poked bool) {
 	}
 	s.mu.Unlock()
 	if s.cfg.OnPoll != nil {
+		if err != nil {
+			err = &PollError{Kind: kind, Err: err}
+		}
 		s.cfg.OnPoll(reading, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/serverwatch"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -52,6 +53,9 @@ type Run struct {
 	// Progress reads the run's live figures (active VUs, output tokens
 	// arrived), for periodic points and scrapes.
 	Progress func() Progress
+	// Servers reads the run's scrape targets (its servers' metrics and
+	// GPU telemetry) at their last read; nil when the run reads none.
+	Servers func() []serverwatch.Now
 	// Warn tells the user at once, while the run goes on, of a failure
 	// that the output's report will also carry at the end (a records
 	// file whose disk is full); nil when no one listens. It may be

@@ -363,12 +363,16 @@ func (r *run) execute(ctx context.Context) Outcome {
 		p := r.engine.Progress()
 		return output.Progress{ActiveVUs: int(p.ActiveVUs), MaxVUs: p.MaxVUs, OutputTokens: p.Arrived}
 	}
+	// Before the outputs: they and the live view show what it reads.
+	r.startWatch(ctx)
+	defer r.stopWatch()
+	if r.watch != nil {
+		r.info.Servers, r.console.Servers = r.watch.Now, r.watch.Now
+	}
 	if err := r.outputs.start(ctx, r.info); err != nil {
 		r.printf("--out %v", err)
 		return Outcome{Verdict: Errored}
 	}
-	r.startWatch(ctx)
-	defer r.stopWatch()
 	// After the outputs started: a listener on port 0 knows its port.
 	stopConsole := r.console.Start(r.banner(), r.engine.Progress)
 	// The timeline counts from here: the VUs' initialisation, setup() and

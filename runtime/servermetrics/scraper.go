@@ -125,6 +125,11 @@ type targetState struct {
 	marks     []Mark
 	counts    Counts
 	lastError *ScrapeError
+	// last is the last scrape that answered, and lastFailed the failure
+	// of the last scrape that ended, nil when it answered: what Latest
+	// reads.
+	last       Snapshot
+	lastFailed *ScrapeError
 }
 
 // Start checks cfg and starts reading its targets, until ctx ends or Stop
@@ -255,7 +260,7 @@ func (t *targetState) record(snap Snapshot, err error, mark string) {
 			t.counts.Failures = map[Kind]int{}
 		}
 		t.counts.Failures[scrapeErr.Kind]++
-		t.lastError = scrapeErr
+		t.lastError, t.lastFailed = scrapeErr, scrapeErr
 	}
 	if mark != "" && (err == nil || scrapeErr.Kind != KindCanceled) {
 		t.marks = append(t.marks, Mark{Name: mark, Snapshot: snap, Err: scrapeErr})
@@ -264,11 +269,45 @@ func (t *targetState) record(snap Snapshot, err error, mark string) {
 		return
 	}
 	t.counts.Scrapes++
+	t.lastFailed = nil
+	if !snap.Time.Before(t.last.Time) {
+		t.last = snap
+	}
 	if mark != "" {
 		t.series.addMark(snap)
 		return
 	}
 	t.series.addPeriodic(snap)
+}
+
+// Latest is what a target said last, while the Scraper reads on.
+type Latest struct {
+	Target Target
+	// Snapshot is the last scrape that answered; its Time is zero when
+	// none has.
+	Snapshot Snapshot
+	// Failed is the failure of the last scrape that ended, nil when it
+	// answered.
+	Failed *ScrapeError
+	// Mark is the snapshot of the last mark of the name Latest was asked
+	// for; MarkOK is false when there is none or its scrape failed.
+	Mark   Snapshot
+	MarkOK bool
+}
+
+// Latest is what each target said last, in the order of the Config's
+// targets, with the snapshot of its last mark named mark. It takes each
+// target's lock only to copy what its last scrapes left, never waiting
+// for a scrape under way.
+func (s *Scraper) Latest(mark string) []Latest {
+	out := make([]Latest, len(s.targets))
+	for i, t := range s.targets {
+		t.mu.Lock()
+		out[i] = Latest{Target: t.target, Snapshot: t.last, Failed: t.lastFailed}
+		out[i].Mark, out[i].MarkOK = TargetResult{Marks: t.marks}.Mark(mark)
+		t.mu.Unlock()
+	}
+	return out
 }
 
 // Stop ends the scrapes (one that still runs is canceled and not

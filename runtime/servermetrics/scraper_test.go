@@ -422,3 +422,60 @@ func TestScraperMarksOverRealSockets(t *testing.T) {
 		}
 	}
 }
+
+// While the Scraper reads on, Latest is each target's last snapshot that
+// answered, the failure of its last scrape (nil once one answers again)
+// and the snapshot of the mark asked for; it does not wait for a scrape
+// under way.
+func TestScraperLatest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHosts()
+		p := startPipeServer(t, h.serve)
+		s, err := Start(t.Context(), Config{
+			Targets:  []Target{{URL: "http://ok/metrics"}, {URL: "http://hang/metrics"}},
+			Interval: time.Hour,
+			Timeout:  2 * time.Second,
+			Client:   p.client,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		for _, l := range s.Latest("start") {
+			if !l.Snapshot.Time.IsZero() || l.Failed != nil || l.MarkOK {
+				t.Errorf("%s before any scrape: %+v", l.Target.URL, l)
+			}
+		}
+		s.Mark(t.Context(), "start")
+		ok, hung := s.Latest("start")[0], s.Latest("start")[1]
+		if v, _ := Sum(ok.Snapshot, Selector{Name: "requests"}); v != 1 || ok.Failed != nil || !ok.MarkOK {
+			t.Errorf("the answering target after the start mark: requests %v, %+v", v, ok)
+		}
+		if hung.Failed == nil || hung.Failed.Kind != KindTimeout || !hung.Snapshot.Time.IsZero() || hung.MarkOK {
+			t.Errorf("the hanging target after the start mark: %+v, want its timeout and no snapshot", hung)
+		}
+		// A mark under way, held by the hanging target: Latest answers
+		// at once.
+		marked := make(chan struct{})
+		go func() {
+			s.Mark(t.Context(), "end")
+			close(marked)
+		}()
+		synctest.Wait()
+		if got := s.Latest("start")[0]; got.Snapshot.Time.IsZero() {
+			t.Errorf("Latest while a mark waits: %+v", got)
+		}
+		close(h.release)
+		<-marked
+		ok, hung = s.Latest("start")[0], s.Latest("start")[1]
+		if v, _ := Sum(ok.Snapshot, Selector{Name: "requests"}); v != 2 {
+			t.Errorf("the answering target after the end mark: requests %v, want its second snapshot", v)
+		}
+		if v, _ := Sum(ok.Mark, Selector{Name: "requests"}); v != 1 {
+			t.Errorf("the answering target's start mark: requests %v, want 1", v)
+		}
+		if hung.Failed != nil || hung.Snapshot.Time.IsZero() {
+			t.Errorf("the once hanging target answered: %+v, want its snapshot and no failure", hung)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package serverwatch
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -137,6 +138,10 @@ type smiWatch struct {
 	mu    sync.Mutex
 	ok    int
 	marks map[string]time.Time
+	// last is the last reading, lastFailed the kind of failure of the
+	// last run ("" when it gave a reading): what now reads.
+	last       gpumetrics.Reading
+	lastFailed string
 }
 
 // startSMI starts sampling nvidia-smi; one that cannot be run is
@@ -152,10 +157,18 @@ func startSMI(ctx context.Context, command string, interval time.Duration) *smiW
 // onPoll counts a reading and passes it to a mark that waits for one.
 func (w *smiWatch) onPoll(r gpumetrics.Reading, err error) {
 	if err != nil {
+		kind := gpumetrics.FailExit
+		if failed := (*gpumetrics.PollError)(nil); errors.As(err, &failed) {
+			kind = failed.Kind
+		}
+		w.mu.Lock()
+		w.lastFailed = kind
+		w.mu.Unlock()
 		return
 	}
 	w.mu.Lock()
 	w.ok++
+	w.last, w.lastFailed = r, ""
 	w.mu.Unlock()
 	select {
 	case <-w.polled:

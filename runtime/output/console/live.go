@@ -12,6 +12,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/serverwatch"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 	"github.com/llmrun/llmrun/runtime/window"
 )
@@ -42,6 +43,9 @@ type Live struct {
 	byTags map[*metrics.TagSet]*liveScenario
 	// merged is scratch for the readings of a window.
 	merged window.Aggregate
+	// servers reads the run's scrape targets at their last read, a line
+	// each under the scenarios; nil when the run reads none.
+	servers func() []serverwatch.Now
 }
 
 // liveScenario is one scenario's share of Live.
@@ -183,9 +187,9 @@ func (r *scenarioRow) fill(a *window.Aggregate, d time.Duration) {
 }
 
 // Block is the terminal's live view of p: a heading line with the run's
-// totals, then a table with a row per scenario. Each line is cut to width
-// columns (0: not cut), so that none wraps and the block can be redrawn in
-// place.
+// totals, then a table with a row per scenario, then a line per scrape
+// target of the run. Each line is cut to width columns (0: not cut), so
+// that none wraps and the block can be redrawn in place.
 func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []string {
 	rows := l.rows(p)
 	done := 0
@@ -206,6 +210,9 @@ func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []strin
 	}
 	tw.Flush()
 	lines := append([]string{head}, strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")...)
+	if l.servers != nil {
+		lines = append(lines, serverLines(l.servers())...)
+	}
 	lines = append(lines, fmt.Sprintf("figures of the last %s; of its whole run once a scenario is done", l.window))
 	if width > 0 {
 		for i, line := range lines {
@@ -217,7 +224,8 @@ func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []strin
 
 // Lines is the view of p without a terminal: a line per scenario that
 // runs, or that ended since the last call (done, as given), its figures
-// those of the last interval (or its whole run once done).
+// those of the last interval (or its whole run once done), then, with
+// those, a line per scrape target of the run.
 func (l *Live) Lines(p engine.Progress, done map[string]bool) []string {
 	var lines []string
 	for _, r := range l.rows(p) {
@@ -244,6 +252,11 @@ func (l *Live) Lines(p engine.Progress, done map[string]bool) []string {
 		}
 		lines = append(lines, fmt.Sprintf("[%s] %s: %s %s, VUs %s, %s (%s)",
 			p.Elapsed.Round(time.Second), r.p.Name, phase(r.p), at, vus(r.p), r.figures(", "), span))
+	}
+	if l.servers != nil && len(lines) > 0 {
+		for _, line := range serverLines(l.servers()) {
+			lines = append(lines, fmt.Sprintf("[%s] %s", p.Elapsed.Round(time.Second), line))
+		}
 	}
 	return lines
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/serverwatch"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -32,6 +33,10 @@ type Console struct {
 	// ProgressInterval is how often the live view prints its lines when
 	// Stderr is not a terminal; 0 means DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// Servers, when set before Start, reads the run's scrape targets at
+	// their last read (serverwatch.Watch.Now): the live view shows a
+	// line per target.
+	Servers func() []serverwatch.Now
 
 	live atomic.Pointer[Live]
 }
@@ -85,6 +90,7 @@ func (c *Console) Start(b Banner, read func() engine.Progress) (stop func()) {
 		window = interval
 	}
 	live := NewLive(time.Now(), window)
+	live.servers = c.Servers
 	c.live.Store(live)
 	return startLive(scr, live, read, terminal, interval)
 }

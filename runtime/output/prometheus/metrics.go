@@ -71,7 +71,8 @@ func newCollectors() *collectors {
 
 // register registers the per-request collectors in reg, with those read
 // from run's Progress at each scrape: llmrun_output_tokens_total and the
-// gauges llmrun_active_vus and llmrun_max_vus; and llmrun_run_info.
+// gauges llmrun_active_vus and llmrun_max_vus; llmrun_run_info; and when
+// the run reads scrape targets, their gauges (serverGauges).
 func (m *collectors) register(reg *prom.Registry, run output.Run) error {
 	progress := func(field func(output.Progress) int) func() float64 {
 		return func() float64 {
@@ -97,6 +98,9 @@ func (m *collectors) register(reg *prom.Registry, run output.Run) error {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
+	}
+	if run.Servers != nil {
+		return reg.Register(newServerGauges(run.Servers))
 	}
 	return nil
 }

@@ -18,6 +18,18 @@
 //	llmrun_max_vus             gauge
 //	llmrun_run_info            gauge      {run_id, testid}, always 1
 //
+// and, when the run reads scrape targets (output.Run.Servers), their last
+// reads (serverGauges):
+//
+//	llmrun_server_up             gauge  {target, kind}
+//	llmrun_server_running        gauge  {target, engine}
+//	llmrun_server_waiting        gauge  {target, engine}
+//	llmrun_server_kv_cache_usage gauge  {target, engine}
+//	llmrun_server_preemptions    gauge  {target, engine}
+//	llmrun_gpu_utilization       gauge  {target, gpu}
+//	llmrun_gpu_memory_used_bytes gauge  {target, gpu}
+//	llmrun_gpu_power_watts       gauge  {target, gpu}
+//
 // The histograms have 20 exponential buckets from 5 ms to 120 s and count
 // completed requests only, each figure where it was measured. Labels are
 // the scenario and the model only, never the user's tags, which would
