@@ -233,6 +233,24 @@ func TestAttachServer(t *testing.T) {
 			t.Errorf("last point t %v running %v, want t %d running %d", last.T, deref(last.Running), n, n-1)
 		}
 	})
+	t.Run("a histogram's buckets are bounded, its last bound kept", func(t *testing.T) {
+		const n = 2*summary.MaxServerBuckets + 50
+		s := attached(func(_ *summary.Summary, ts []summary.ServerTarget) {
+			f := summary.WindowFigure{Kind: "histogram", Unit: "seconds", Count: num(n), Sum: num(n)}
+			for i := range n {
+				f.Buckets = append(f.Buckets, summary.HistogramBucket{Le: float64(i + 1), Count: float64(i + 1)})
+			}
+			f.Buckets = append(f.Buckets, summary.HistogramBucket{Le: math.Inf(1), Count: n})
+			ts[0].Figures[string(engines.E2E)] = f
+		})
+		got := s.Server.Targets[0].Figures[string(engines.E2E)].Buckets
+		if len(got) > summary.MaxServerBuckets || got[len(got)-1].Le != n || got[0].Le != 3 {
+			t.Fatalf("%d buckets from %v to %v, want at most %d, every third bound from 3 and the last, %d", len(got), got[0], got[len(got)-1], summary.MaxServerBuckets, n)
+		}
+		if _, err := summary.ReadJSON(writeResult(t, s)); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("no target, no section", func(t *testing.T) {
 		s := clientRun()
 		s.AttachServer(nil)
