@@ -90,6 +90,10 @@ func (q ServerQuantile) Exact() bool {
 	return q.Upper == q.Lower || q.Lower > 0 && q.Upper <= NarrowBucket*q.Lower
 }
 
+// IsNumber says the quantile prints as a number, which a difference may
+// subtract: it is exact, or the file has no buckets to say otherwise.
+func (q ServerQuantile) IsNumber() bool { return q.Exact() || !q.Bounded }
+
 // Value is the quantile as a number: the interpolation, kept within the
 // bounds (the mean's bound can cut below it).
 func (q ServerQuantile) Value() float64 {
@@ -105,7 +109,7 @@ func (q ServerQuantile) Value() float64 {
 // otherwise; each bound by format.
 func (q ServerQuantile) Format(format func(float64) string) string {
 	switch {
-	case q.Exact() || !q.Bounded:
+	case q.IsNumber():
 		return format(q.Value())
 	case q.Lower <= 0:
 		return "≤ " + format(q.Upper)
@@ -126,4 +130,29 @@ func (f WindowFigure) HistogramMean() *float64 {
 	}
 	mean := *f.Sum / *f.Count
 	return &mean
+}
+
+// OutsideServer is llmrun's TTFT (row, ms) less the server's (ttft, its
+// TTFT histogram figure) by stat ("mean", "p50" or "p99"): the time of
+// the network, HTTP and the client. A difference of means is exact; one
+// of percentiles only where the server's quantile is a number (IsNumber):
+// false where it is an interval, or either figure is missing.
+func OutsideServer(row LatencyRow, ttft WindowFigure, stat string) (float64, bool) {
+	if stat == "mean" {
+		mean := ttft.HistogramMean()
+		if mean == nil || row.Count == 0 {
+			return 0, false
+		}
+		return row.Mean - 1000**mean, true
+	}
+	client, ok := row.P[stat]
+	q, known := map[string]float64{"p50": 0.5, "p90": 0.9, "p99": 0.99}[stat]
+	if !ok || !known {
+		return 0, false
+	}
+	server, ok := ttft.Quantile(q)
+	if !ok || !server.IsNumber() {
+		return 0, false
+	}
+	return client - 1000*server.Value(), true
 }

@@ -39,7 +39,7 @@ func TestServerQuantileRule(t *testing.T) {
 		{"above the highest bound: from it to the mean's bound", vllmQueue([3]float64{0, 0, 10}, 100, 0.8, 0.8), 0.5, "800.0–2000", false},
 		{"a narrow bucket: the interpolation", summarytest.TTFTHistogram(), 0.5, "45.0", true},
 		{"at the top of a narrow bucket", summarytest.TTFTHistogram(), 0.9, "100.0", true},
-		{"no buckets: the stored value, not exact", summarytest.Histogram(0.045, 0.1, 0.19), 0.99, "190.0", false},
+		{"no buckets: the stored value, as a number, not known to be exact", summarytest.Histogram(0.045, 0.1, 0.19), 0.99, "190.0", false},
 		{"a quantile the file does not store, from the buckets: in (50, 80] ms, too wide", summarytest.TTFTHistogram(), 0.7, "50.0–80.0", false},
 	}
 	for _, tt := range tests {
@@ -50,6 +50,9 @@ func TestServerQuantileRule(t *testing.T) {
 			}
 			if s := got.Format(ms); s != tt.want || got.Exact() != tt.exact {
 				t.Errorf("q%v = %q (exact %v; %+v), want %q (exact %v)", tt.q, s, got.Exact(), got, tt.want, tt.exact)
+			}
+			if number := tt.exact || tt.f.Buckets == nil; got.IsNumber() != number {
+				t.Errorf("q%v prints as a number: %v, want %v", tt.q, got.IsNumber(), number)
 			}
 		})
 	}

@@ -162,7 +162,7 @@ func (r *renderer) ttftWent(t summary.ServerTarget, s *summary.Summary) {
 			rows = append(rows, []string{row.label, orDash(row.f.HistogramMean(), seconds), quantile(row.f, 0.5), quantile(row.f, 0.99)})
 			for _, q := range []float64{0.5, 0.99} {
 				v, ok := row.f.Quantile(q)
-				bounded = bounded || ok && v.Bounded && !v.Exact()
+				bounded = bounded || ok && !v.IsNumber()
 			}
 		}
 	}
@@ -185,28 +185,25 @@ func (r *renderer) ttftWent(t summary.ServerTarget, s *summary.Summary) {
 	}
 }
 
-// ttftOutside is the row of llmrun's TTFT less the server's, mean by mean
-// and quantile by quantile, "—" where the server's quantile is not exact
+// ttftOutside is the row of llmrun's TTFT less the server's
+// (summary.OutsideServer), "—" where the server's quantile is an interval
 // (dashed says so); nil without both TTFTs.
 func ttftOutside(client *summary.LatencyRow, ttft summary.WindowFigure) (row []string, dashed bool) {
 	if client == nil || ttft.Kind != "histogram" {
 		return nil, false
 	}
-	mean := ttft.HistogramMean()
-	if mean == nil {
+	mean, ok := summary.OutsideServer(*client, ttft, "mean")
+	if !ok {
 		return nil, false
 	}
-	row = []string{"network, HTTP and the client", textfmt.Millis(client.Mean - 1000**mean)}
-	for _, q := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.5}, {"p99", 0.99}} {
-		v, ok := ttft.Quantile(q.q)
-		if !ok || !v.Exact() {
+	row = []string{"network, HTTP and the client", textfmt.Millis(mean)}
+	for _, stat := range []string{"p50", "p99"} {
+		v, ok := summary.OutsideServer(*client, ttft, stat)
+		if !ok {
 			row, dashed = append(row, "—"), true
 			continue
 		}
-		row = append(row, textfmt.Millis(client.P[q.name]-1000*v.Value()))
+		row = append(row, textfmt.Millis(v))
 	}
 	return row, dashed
 }
