@@ -139,7 +139,7 @@ func serverLatency(f summary.WindowFigure) string {
 }
 
 // seconds formats seconds as milliseconds.
-func seconds(v float64) string { return textfmt.Millis(1000 * v) }
+var seconds = textfmt.SecondsAsMillis
 
 // serverTable is the window figures of the section's server targets, one
 // column each, with llmrun's TTFT beside the server's and their

@@ -145,7 +145,7 @@ func (r *renderer) ttftWent(t summary.ServerTarget, s *summary.Summary) {
 	if queue.Kind != "histogram" && prefill.Kind != "histogram" && ttft.Kind != "histogram" {
 		return
 	}
-	seconds := func(v float64) string { return textfmt.Millis(1000 * v) }
+	seconds := textfmt.SecondsAsMillis
 	quantile := func(f summary.WindowFigure, q float64) string {
 		if v, ok := f.Quantile(q); ok {
 			return v.Format(seconds)
