@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -584,6 +585,34 @@ func (sec *Server) validate() error {
 			return fmt.Errorf("server.targets[%d].url: missing", i)
 		case t.Kind != TargetServer && t.Kind != TargetGPU:
 			return fmt.Errorf("server.targets[%d].kind: %q, want %q or %q", i, t.Kind, TargetServer, TargetGPU)
+		}
+		for _, name := range slices.Sorted(maps.Keys(t.Figures)) {
+			if err := t.Figures[name].validateBuckets(); err != nil {
+				return fmt.Errorf("server.targets[%d].figures.%s.%w", i, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// validateBuckets checks what ServerQuantile reads of a histogram's
+// buckets: at most MaxServerBuckets, their bounds rising, their counts
+// cumulative, from 0 to the figure's count.
+func (f WindowFigure) validateBuckets() error {
+	if len(f.Buckets) > MaxServerBuckets {
+		return fmt.Errorf("buckets: %d, want at most %d", len(f.Buckets), MaxServerBuckets)
+	}
+	if len(f.Buckets) > 0 && f.Count == nil {
+		return errors.New("buckets: without the figure's count")
+	}
+	for j, b := range f.Buckets {
+		switch {
+		case b.Count < 0 || b.Count > *f.Count:
+			return fmt.Errorf("buckets[%d].count: %v, want 0 to the figure's count %v", j, b.Count, *f.Count)
+		case j > 0 && b.Le <= f.Buckets[j-1].Le:
+			return fmt.Errorf("buckets[%d].le: %v, not above the bucket before's %v", j, b.Le, f.Buckets[j-1].Le)
+		case j > 0 && b.Count < f.Buckets[j-1].Count:
+			return fmt.Errorf("buckets[%d].count: %v, below the bucket before's %v (the counts are cumulative)", j, b.Count, f.Buckets[j-1].Count)
 		}
 	}
 	return nil

@@ -303,6 +303,9 @@ func TestServerSectionReadsBack(t *testing.T) {
 		{`"kind": "gpu"`, `"kind": "cpu"`, `server.targets[1].kind: "cpu", want "server" or "gpu"`},
 		{`"url": "http://gpu-1:8000/metrics"`, `"url": ""`, "server.targets[0].url: missing"},
 		{`"ok": 11`, `"ok": -1`, "server.targets[0].scrapes.ok: -1, want a count"},
+		{`"le": 0.05`, `"le": 0.03`, "server.targets[0].figures.ttft.buckets[1].le: 0.03, not above the bucket before's 0.04"},
+		{`"count": 60`, `"count": 30`, "server.targets[0].figures.ttft.buckets[1].count: 30, below the bucket before's 40 (the counts are cumulative)"},
+		{`"count": 95`, `"count": 195`, "server.targets[0].figures.ttft.buckets[4].count: 195, want 0 to the figure's count 100"},
 	} {
 		bad := strings.Replace(buf.String(), tt.old, tt.new, 1)
 		if _, err := summary.Parse("r.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), tt.want) {
