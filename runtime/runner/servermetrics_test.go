@@ -109,6 +109,8 @@ func TestServerMetricsInTheResultFile(t *testing.T) {
 	}
 	if q := figure(t, got, engines.QueueTime); value(q.Count) != 5 || value(q.Sum) != 0.25 || q.P50 == nil {
 		t.Errorf("queue time %+v, want the 5 observations of 50 ms", q)
+	} else if p50, ok := q.Quantile(0.5); value(q.Mean) != 0.05 || len(q.Buckets) == 0 || q.Buckets[0].Count != 5 || !ok || p50.Upper != 0.1 {
+		t.Errorf("queue time: mean %v, buckets %v, p50 %+v; want 0.05 s, all 5 in the first, a p50 at most twice the mean", value(q.Mean), q.Buckets, p50)
 	}
 	if !strings.Contains(strings.Join(s.Server.Warnings, "\n"), "preempted 2 requests") {
 		t.Errorf("warnings %q, want the preemptions said", s.Server.Warnings)
