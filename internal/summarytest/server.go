@@ -24,6 +24,28 @@ func Histogram(p50, p90, p99 float64) summary.WindowFigure {
 	return summary.WindowFigure{Kind: "histogram", Unit: "seconds", P50: Num(p50), P90: Num(p90), P99: Num(p99), Count: Num(100), Sum: Num(100 * p50)}
 }
 
+// TTFTHistogram is a TTFT histogram of 100 observations with its
+// buckets, each quantile's narrow: p50 45 ms in (40, 50] ms, p90 100 ms
+// at the top of (80, 100], p99 190 ms in (150, 200]; mean 45 ms.
+func TTFTHistogram() summary.WindowFigure {
+	f := Histogram(0.045, 0.1, 0.19)
+	f.Mean = Num(0.045)
+	f.Buckets = []summary.HistogramBucket{{Le: 0.04, Count: 40}, {Le: 0.05, Count: 60}, {Le: 0.08, Count: 80}, {Le: 0.1, Count: 90}, {Le: 0.15, Count: 95}, {Le: 0.2, Count: 100}}
+	return f
+}
+
+// FirstBucket is vLLM's queue- or prefill-time histogram (buckets 0.3,
+// 0.5, 0.8, 1 s, ...) over a window of 100 requests that all took less
+// than 0.3 s, summing sum seconds: Prometheus interpolates its p50 as
+// 0.15 s and its p99 as 0.297 s whatever they took.
+func FirstBucket(sum float64) summary.WindowFigure {
+	f := summary.WindowFigure{Kind: "histogram", Unit: "seconds", P50: Num(0.15), P90: Num(0.27), P99: Num(0.297), Count: Num(100), Sum: Num(sum), Mean: Num(sum / 100)}
+	for _, le := range []float64{0.3, 0.5, 0.8, 1} {
+		f.Buckets = append(f.Buckets, summary.HistogramBucket{Le: le, Count: 100})
+	}
+	return f
+}
+
 // VLLMTarget is a vLLM server's /metrics over a window in which it
 // finished requests requests and generated outputTokens tokens: 7.5
 // running and 0.5 waiting on average, its KV cache 41 % used (88 % at
@@ -41,7 +63,7 @@ func VLLMTarget(requests, outputTokens float64) summary.ServerTarget {
 			string(engines.PrefixCacheHits):    Counter("tokens", 500),
 			string(engines.QueueTime):          Histogram(0.002, 0.01, 0.015),
 			string(engines.PrefillTime):        Histogram(0.02, 0.05, 0.08),
-			string(engines.TTFT):               Histogram(0.045, 0.1, 0.19),
+			string(engines.TTFT):               TTFTHistogram(),
 			string(engines.Requests):           Counter("requests", requests),
 			string(engines.GenerationTokens):   Counter("tokens", outputTokens),
 		}}

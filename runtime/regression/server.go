@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // The server's figures, from the result files' server sections: why a run
@@ -259,15 +260,21 @@ func serverEstimate(f Figure, t summary.ServerTarget, outputTokens int64, conf f
 	}
 	switch spec.stat {
 	case "p50", "p99":
-		v := map[string]*float64{"p50": w.P50, "p99": w.P99}[spec.stat]
-		if v == nil {
+		q := map[string]float64{"p50": 50, "p99": 99}[spec.stat]
+		sq, ok := w.Quantile(q / 100)
+		if !ok {
 			return Estimate{}, false
 		}
-		q := map[string]float64{"p50": 50, "p99": 99}[spec.stat]
-		if count < samplesToBound(q/100, conf) {
-			return unbounded(1000**v, count, percentileWhy(count, q, conf)), true
+		v := 1000 * sq.Value()
+		switch {
+		case count < samplesToBound(q/100, conf):
+			return unbounded(v, count, percentileWhy(count, q, conf)), true
+		case !sq.Bounded:
+			return noInterval(v, count, fmt.Sprintf("the server's histogram gives its p%g, not the buckets around it that would bound it", q)), true
+		case !sq.IsNumber():
+			return noInterval(v, count, fmt.Sprintf("the server's p%g is known only to its histogram bucket: %s ms (the bucket and the bound its mean gives), so its change is no measurement", q, sq.Format(textfmt.SecondsAsMillis))), true
 		}
-		return noInterval(1000**v, count, fmt.Sprintf("the server's histogram gives its p%g, not the buckets around it that would bound it", q)), true
+		return noInterval(v, count, fmt.Sprintf("the server's p%g stands on its histogram's buckets, which compare does not turn into a confidence interval", q)), true
 	case "max":
 		if w.Max == nil {
 			return Estimate{}, false

@@ -42,6 +42,14 @@ func TestServerFiguresJudged(t *testing.T) {
 		h.Count = summarytest.Num(1000)
 		fs[string(engines.QueueTime)] = h
 	}
+	firstBucket := func(fs map[string]summary.WindowFigure) {
+		h := summarytest.FirstBucket(0.1)
+		h.Count = summarytest.Num(1000)
+		for i := range h.Buckets {
+			h.Buckets[i].Count = 1000
+		}
+		fs[string(engines.QueueTime)] = h
+	}
 	tests := []struct {
 		name      string
 		base, cur *summary.Summary
@@ -62,6 +70,9 @@ func TestServerFiguresJudged(t *testing.T) {
 		{"enough observations, no buckets", serverRun(t, url, 1000, 500, manyObserved), serverRun(t, url, 1000, 500, manyObserved),
 			map[string]Verdict{"server_queue_time_p99": NotJudged, "server_prefix_cache_hit_rate": Unchanged},
 			map[string]string{"server_queue_time_p99": "the server's histogram gives its p99, not the buckets around it that would bound it"}},
+		{"a p99 known only to the first bucket: its bound, not the interpolation, and no verdict", serverRun(t, url, 1000, 500, manyObserved), serverRun(t, url, 1000, 500, firstBucket),
+			map[string]Verdict{"server_queue_time_p99": NotJudged},
+			map[string]string{"server_queue_time_p99": "the server's p99 is known only to its histogram bucket: ≤ 10.000 ms (the bucket and the bound its mean gives), so its change is no measurement"}},
 		{"another host pairs by kind and engine", serverRun(t, "http://gpu-9:8000/metrics", 1000, 500, nil), serverRun(t, url, 1000, 100, nil),
 			map[string]Verdict{"server_prefix_cache_hit_rate": Regression}, nil},
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -106,17 +107,39 @@ func figure(t summary.ServerTarget, f engines.Figure) summary.WindowFigure {
 // pair formats two values of a figure as "a / b", each by format, "-"
 // for one the window did not give.
 func pair(a, b *float64, format func(float64) string) string {
-	one := func(v *float64) string {
-		if v == nil {
-			return "-"
+	return joined(format, a, b)
+}
+
+// joined formats values as "a / b / ...", each by format, "-" for one
+// the window did not give.
+func joined(format func(float64) string, values ...*float64) string {
+	cells := make([]string, len(values))
+	for i, v := range values {
+		cells[i] = "-"
+		if v != nil {
+			cells[i] = format(*v)
 		}
-		return format(*v)
 	}
-	return one(a) + " / " + one(b)
+	return strings.Join(cells, " / ")
+}
+
+// serverLatency is a server histogram's "mean / p50 / p99" in ms, each
+// quantile by summary.ServerQuantile's rule: a number where its bucket
+// is narrow, else the interval its bucket and mean bound it to.
+func serverLatency(f summary.WindowFigure) string {
+	cells := []string{joined(seconds, f.HistogramMean())}
+	for _, q := range []float64{0.5, 0.99} {
+		cell := "-"
+		if v, ok := f.Quantile(q); ok {
+			cell = v.Format(seconds)
+		}
+		cells = append(cells, cell)
+	}
+	return strings.Join(cells, " / ")
 }
 
 // seconds formats seconds as milliseconds.
-func seconds(v float64) string { return textfmt.Millis(1000 * v) }
+var seconds = textfmt.SecondsAsMillis
 
 // serverTable is the window figures of the section's server targets, one
 // column each, with llmrun's TTFT beside the server's and their
@@ -136,19 +159,28 @@ func serverTable(s *summary.Summary) *table {
 		return nil
 	}
 	ttft, hasTTFT := findLatency(s.Latency, "llm_ttft")
-	clientP := func(q string) *float64 {
-		if v, ok := ttft.P[q]; hasTTFT && ok {
-			return &v
+	client := func(stat string) *float64 {
+		v, ok := ttft.P[stat]
+		if stat == "mean" {
+			v, ok = ttft.Mean, true
 		}
-		return nil
-	}
-	outside := func(q string, server *float64) *float64 {
-		c := clientP(q)
-		if c == nil || server == nil {
+		if !hasTTFT || !ok {
 			return nil
 		}
-		d := *c - 1000**server
-		return &d
+		return &v
+	}
+	outside := func(t summary.ServerTarget) string {
+		cells := make([]string, 0, 3)
+		for _, stat := range []string{"mean", "p50", "p99"} {
+			cell := "-"
+			if v, ok := summary.OutsideServer(ttft, figure(t, engines.TTFT), stat); hasTTFT && ok {
+				cell = textfmt.Millis(v)
+			} else if hasTTFT && figure(t, engines.TTFT).Kind == "histogram" && stat != "mean" {
+				cell = "—"
+			}
+			cells = append(cells, cell)
+		}
+		return strings.Join(cells, " / ")
 	}
 	rows := []struct {
 		label string
@@ -179,25 +211,19 @@ func serverTable(s *summary.Summary) *table {
 			}
 			return "-"
 		}},
-		{"queue time, ms (p50 / p99)", func(t summary.ServerTarget) string {
-			f := figure(t, engines.QueueTime)
-			return pair(f.P50, f.P99, seconds)
+		{"queue time, ms (mean / p50 / p99)", func(t summary.ServerTarget) string {
+			return serverLatency(figure(t, engines.QueueTime))
 		}},
-		{"prefill time, ms (p50 / p99)", func(t summary.ServerTarget) string {
-			f := figure(t, engines.PrefillTime)
-			return pair(f.P50, f.P99, seconds)
+		{"prefill time, ms (mean / p50 / p99)", func(t summary.ServerTarget) string {
+			return serverLatency(figure(t, engines.PrefillTime))
 		}},
-		{"TTFT in the server, ms (p50 / p99)", func(t summary.ServerTarget) string {
-			f := figure(t, engines.TTFT)
-			return pair(f.P50, f.P99, seconds)
+		{"TTFT in the server, ms (mean / p50 / p99)", func(t summary.ServerTarget) string {
+			return serverLatency(figure(t, engines.TTFT))
 		}},
-		{"TTFT measured by llmrun, ms (p50 / p99)", func(summary.ServerTarget) string {
-			return pair(clientP("p50"), clientP("p99"), textfmt.Millis)
+		{"TTFT measured by llmrun, ms (mean / p50 / p99)", func(summary.ServerTarget) string {
+			return joined(textfmt.Millis, client("mean"), client("p50"), client("p99"))
 		}},
-		{"TTFT outside the server: network, HTTP, client, ms (p50 / p99)", func(t summary.ServerTarget) string {
-			f := figure(t, engines.TTFT)
-			return pair(outside("p50", f.P50), outside("p99", f.P99), textfmt.Millis)
-		}},
+		{"TTFT outside the server: network, HTTP, client, ms (mean / p50 / p99)", outside},
 	}
 	tb := &table{Header: []string{"over the measured window"}, FirstFigure: 1}
 	for _, t := range targets {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/browsertest"
 	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -149,6 +150,13 @@ func TestServerChartsShareTheTimeAxis(t *testing.T) {
 func TestServerSectionInTheReport(t *testing.T) {
 	serverOnly := steadyRun()
 	serverOnly.AttachServer(summarytest.ServerTargets(0)[:1])
+	bucketed := steadyRun()
+	targets := summarytest.ServerTargets(120)
+	ttft := summarytest.TTFTHistogram()
+	ttft.P99 = summarytest.Num(0.235)
+	ttft.Buckets = []summary.HistogramBucket{{Le: 0.04, Count: 40}, {Le: 0.05, Count: 60}, {Le: 0.1, Count: 90}, {Le: 0.25, Count: 100}}
+	targets[0].Figures[string(engines.QueueTime)], targets[0].Figures[string(engines.TTFT)] = summarytest.FirstBucket(0.01), ttft
+	bucketed.AttachServer(targets)
 	tests := []struct {
 		name    string
 		run     *summary.Summary
@@ -160,11 +168,16 @@ func TestServerSectionInTheReport(t *testing.T) {
 			"energy per output token0.00417 J/tok (240 tok/J)",
 			"enginevllm 0.11.0", "running requests (mean / max)7.50 / 8", "waiting requests (mean / max)0.50 / 3",
 			"KV-cache use (mean / max)41.00 % / 88.00 %", "preemptions2", "prefix-cache hit rate25.00 %",
-			"queue time, ms (p50 / p99)2.000 / 15.0", "prefill time, ms (p50 / p99)20.0 / 80.0", "TTFT in the server, ms (p50 / p99)25.0 / 101.0",
-			"TTFT measured by llmrun, ms (p50 / p99)120.0 / 960.0", "TTFT outside the server: network, HTTP, client, ms (p50 / p99)95.0 / 859.0",
+			"queue time, ms (mean / p50 / p99)4.000 / 2.000 / 15.0", "prefill time, ms (mean / p50 / p99)25.0 / 20.0 / 80.0", "TTFT in the server, ms (mean / p50 / p99)31.0 / 25.0 / 101.0",
+			"TTFT measured by llmrun, ms (mean / p50 / p99)132.0 / 120.0 / 960.0", "TTFT outside the server: network, HTTP, client, ms (mean / p50 / p99)101.0 / 95.0 / 859.0",
 			"http://gpu-1:9400/metrics2 × NVIDIA H10070.00 % / 100.00 %- / -100 / 1901000 J (counter)",
 			"http://gpu-1:8000/metrics preempted 2 requests", "GPU 0 (GPU-0) of http://gpu-1:9400/metrics was throttled",
 		}, nil, serverNames},
+		{"quantiles known only to their bucket: the interval, and no difference from it", bucketed, []string{
+			"queue time, ms (mean / p50 / p99)0.100 / ≤ 0.200 / ≤ 10.000",
+			"TTFT in the server, ms (mean / p50 / p99)45.0 / 45.0 / 100.0–250.0",
+			"TTFT outside the server: network, HTTP, client, ms (mean / p50 / p99)87.0 / 75.0 / —",
+		}, []string{"150.0", "297.0", "235.0"}, serverNames},
 		{"a server without series", serverOnly, []string{"enginevllm 0.11.0", "preemptions2"},
 			[]string{"energy per output token", "GPU telemetry"}, nil},
 		{"no server section", steadyRun(), nil, []string{"energy per output token", "GPU telemetry", "TTFT in the server", "preempted"}, nil},

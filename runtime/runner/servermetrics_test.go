@@ -110,6 +110,8 @@ func TestServerMetricsInTheResultFile(t *testing.T) {
 	}
 	if q := figure(t, got, engines.QueueTime); value(q.Count) != 5 || value(q.Sum) != 0.25 || q.P50 == nil {
 		t.Errorf("queue time %+v, want the 5 observations of 50 ms", q)
+	} else if p50, ok := q.Quantile(0.5); value(q.Mean) != 0.05 || len(q.Buckets) == 0 || q.Buckets[0].Count != 5 || !ok || p50.Upper != 0.1 {
+		t.Errorf("queue time: mean %v, buckets %v, p50 %+v; want 0.05 s, all 5 in the first, a p50 at most twice the mean", value(q.Mean), q.Buckets, p50)
 	}
 	if !strings.Contains(strings.Join(s.Server.Warnings, "\n"), "preempted 2 requests") {
 		t.Errorf("warnings %q, want the preemptions said", s.Server.Warnings)
@@ -384,5 +386,56 @@ func TestBuiltInSimulatorShowsTheServerAndItsGPU(t *testing.T) {
 	r = run(t, fiveRequests, func(c *runner.Config) { c.SummaryExport = path; c.ServerMetrics.Disabled = true })
 	if s := resultOf(t, r, path); s.Server != nil {
 		t.Errorf("--no-server-metrics: server section %+v", s.Server)
+	}
+}
+
+// Against the built-in simulator, which serves vLLM's /metrics, requests
+// queue for no time and prefill in milliseconds: all in the first bucket
+// of vLLM's queue and prefill histograms (0.3 s). The console prints them
+// as what the buckets and the exact mean can say, never as Prometheus'
+// interpolation within that bucket (150 and 297 ms), and the result file
+// keeps the buckets and the mean that say so.
+func TestServerQuantilesFromTheFirstBucketPrintAsBounds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "result.json")
+	r := run(t, fiveRequests, func(c *runner.Config) {
+		c.Quiet = false
+		c.SummaryExport = path
+	})
+	s := resultOf(t, r, path)
+	// The simulator's /metrics, then its simulated DCGM exporter.
+	if s.Server == nil || len(s.Server.Targets) != 2 || s.Server.Targets[0].Kind != summary.TargetServer {
+		t.Fatalf("server section %+v, want the simulator's /metrics first", s.Server)
+	}
+	target := s.Server.Targets[0]
+	for _, f := range []engines.Figure{engines.QueueTime, engines.PrefillTime} {
+		got := figure(t, target, f)
+		if len(got.Buckets) == 0 || got.Buckets[0].Le != 0.3 || got.Mean == nil || value(got.Count) < 5 {
+			t.Fatalf("%s %+v, want vLLM's buckets from 0.3 s, the mean, 5 or more observations", f, got)
+		}
+		if got.Buckets[0].Count != *got.Count {
+			t.Fatalf("%s: %v of %v observations in the first bucket, want all (the simulator does not queue)", f, got.Buckets[0].Count, *got.Count)
+		}
+		p99, ok := got.Quantile(0.99)
+		if !ok || p99.Exact() || p99.Upper > 100**got.Mean+1e-12 {
+			t.Errorf("%s p99 %+v: want a bound, no more than 100 × the mean %v", f, p99, *got.Mean)
+		}
+	}
+	var table []string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "server queue") || strings.Contains(line, "server prefill") {
+			table = append(table, line)
+		}
+	}
+	if len(table) != 2 {
+		t.Fatalf("want the queue and prefill rows of where TTFT went:\n%s", r.stdout)
+	}
+	for _, line := range table {
+		cells := strings.Split(line, "│")
+		if len(cells) != 6 || !strings.Contains(cells[3], "≤") || !strings.Contains(cells[4], "≤") {
+			t.Errorf("row %q: want p50 and p99 as bounds (≤)", line)
+		}
+		if strings.Contains(line, "150.0") || strings.Contains(line, "297.0") {
+			t.Errorf("row %q prints the interpolation within the first bucket", line)
+		}
 	}
 }

@@ -323,31 +323,18 @@ func (h Histogram) Mean() (float64, bool) {
 // histogram (no value, not 0), one without a +Inf bucket or a finite one,
 // and a q outside [0, 1].
 func (h Histogram) Quantile(q float64) (float64, bool) {
-	if !(q >= 0 && q <= 1) {
+	r, ok := h.rankOf(q)
+	if !ok {
 		return 0, false
 	}
-	buckets := slices.Clone(h.Buckets)
-	slices.SortFunc(buckets, func(a, b Bucket) int { return compareFloat(a.UpperBound, b.UpperBound) })
-	if len(buckets) < 2 || !math.IsInf(buckets[len(buckets)-1].UpperBound, +1) {
-		return 0, false
-	}
-	for i := 1; i < len(buckets); i++ {
-		buckets[i].Count = max(buckets[i].Count, buckets[i-1].Count)
-	}
-	total := buckets[len(buckets)-1].Count
-	if total <= 0 {
-		return 0, false
-	}
-	rank := q * total
-	last := len(buckets) - 1
-	b := sort.Search(last, func(i int) bool { return buckets[i].Count >= rank })
+	buckets, b, last := r.buckets, r.bucket, len(r.buckets)-1
 	if b == last {
 		return buckets[last-1].UpperBound, true
 	}
 	if b == 0 && buckets[0].UpperBound <= 0 {
 		return buckets[0].UpperBound, true
 	}
-	lower, inBucket := 0.0, buckets[b].Count
+	lower, inBucket, rank := 0.0, buckets[b].Count, r.rank
 	if b > 0 {
 		lower = buckets[b-1].UpperBound
 		inBucket -= buckets[b-1].Count
@@ -359,6 +346,63 @@ func (h Histogram) Quantile(q float64) (float64, bool) {
 		return lower, true
 	}
 	return lower + (buckets[b].UpperBound-lower)*(rank/inBucket), true
+}
+
+// QuantileBounds is the interval the q-quantile of h's observations is
+// known to lie in, for observations that are never negative (durations):
+// the bucket that holds the rank q × count, from the bound below it
+// (0 below the lowest bucket) to its own (+Inf for the +Inf bucket), the
+// upper end tightened by Markov's inequality where q < 1: a q-quantile of
+// values that are never negative is at most their mean / (1 − q), and
+// the mean (Sum over Count) is exact where the buckets are not. The same
+// histograms and q as Quantile give bounds; false otherwise.
+func (h Histogram) QuantileBounds(q float64) (lower, upper float64, ok bool) {
+	r, ok := h.rankOf(q)
+	if !ok {
+		return 0, 0, false
+	}
+	upper = r.buckets[r.bucket].UpperBound
+	lower = min(0, upper)
+	if r.bucket > 0 {
+		lower = r.buckets[r.bucket-1].UpperBound
+	}
+	if mean, ok := h.Mean(); ok && q < 1 && mean >= 0 {
+		upper = max(lower, min(upper, mean/(1-q)))
+	}
+	return lower, upper, true
+}
+
+// rank is where a quantile's rank falls in a histogram: its buckets in
+// order, their counts raised to be non-decreasing, the rank q × count
+// and the index of the bucket that holds it.
+type rank struct {
+	buckets []Bucket
+	rank    float64
+	bucket  int
+}
+
+// rankOf finds the bucket of the q-quantile's rank, as Quantile says;
+// false where Quantile has no value.
+func (h Histogram) rankOf(q float64) (rank, bool) {
+	if !(q >= 0 && q <= 1) {
+		return rank{}, false
+	}
+	buckets := slices.Clone(h.Buckets)
+	slices.SortFunc(buckets, func(a, b Bucket) int { return compareFloat(a.UpperBound, b.UpperBound) })
+	if len(buckets) < 2 || !math.IsInf(buckets[len(buckets)-1].UpperBound, +1) {
+		return rank{}, false
+	}
+	for i := 1; i < len(buckets); i++ {
+		buckets[i].Count = max(buckets[i].Count, buckets[i-1].Count)
+	}
+	total := buckets[len(buckets)-1].Count
+	if total <= 0 {
+		return rank{}, false
+	}
+	r := q * total
+	last := len(buckets) - 1
+	b := sort.Search(last, func(i int) bool { return buckets[i].Count >= r })
+	return rank{buckets: buckets, rank: r, bucket: b}, true
 }
 
 // LabelValues is the values label takes in the family name across

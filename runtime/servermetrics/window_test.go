@@ -179,6 +179,44 @@ func TestHistogramQuantileEdges(t *testing.T) {
 	}
 }
 
+// The bounds say which bucket a quantile fell in, tightened by the mean
+// where Markov's inequality is tighter: vLLM's queue time, whose first
+// bucket is 0–0.3 s, of requests that waited about a millisecond.
+func TestHistogramQuantileBounds(t *testing.T) {
+	inf := math.Inf(+1)
+	vllmQueue := func(counts [3]float64, sum float64) Histogram {
+		return Histogram{Buckets: []Bucket{{0.3, counts[0]}, {0.5, counts[1]}, {0.8, counts[2]}, {inf, counts[2]}}, Count: counts[2], Sum: sum}
+	}
+	tests := []struct {
+		name         string
+		h            Histogram
+		q            float64
+		lower, upper float64
+		ok           bool
+	}{
+		{name: "all in the first bucket, mean 1 ms: p50 at most twice the mean", h: vllmQueue([3]float64{100, 100, 100}, 0.1), q: 0.5, lower: 0, upper: 0.002, ok: true},
+		{name: "the same, p99 at most 100 times the mean", h: vllmQueue([3]float64{100, 100, 100}, 0.1), q: 0.99, lower: 0, upper: 0.1, ok: true},
+		{name: "a mean the bucket bounds tighter: the bucket's bound", h: vllmQueue([3]float64{100, 100, 100}, 25), q: 0.99, lower: 0, upper: 0.3, ok: true},
+		{name: "q = 1: no Markov bound", h: vllmQueue([3]float64{100, 100, 100}, 0.1), q: 1, lower: 0, upper: 0.3, ok: true},
+		{name: "in the second bucket", h: vllmQueue([3]float64{10, 100, 100}, 40), q: 0.5, lower: 0.3, upper: 0.5, ok: true},
+		{name: "in the second bucket, the mean tighter", h: vllmQueue([3]float64{10, 100, 100}, 16), q: 0.5, lower: 0.3, upper: 0.32, ok: true},
+		{name: "a sum the buckets contradict never cuts below the lower bound", h: vllmQueue([3]float64{10, 100, 100}, 1), q: 0.5, lower: 0.3, upper: 0.3, ok: true},
+		{name: "empty: no bounds", h: vllmQueue([3]float64{0, 0, 0}, 0), q: 0.5, ok: false},
+		{name: "the rank in +Inf: above the highest bound, at most the Markov bound", h: Histogram{Buckets: []Bucket{{0.1, 10}, {inf, 20}}, Count: 20, Sum: 40}, q: 0.9, lower: 0.1, upper: 20, ok: true},
+		{name: "no sum to bound by: the bucket", h: Histogram{Buckets: []Bucket{{0.1, 10}, {inf, 20}}, Count: 20, Sum: -1}, q: 0.9, lower: 0.1, upper: inf, ok: true},
+		{name: "no +Inf bucket", h: Histogram{Buckets: []Bucket{{0.1, 1}, {1, 2}}, Count: 2}, q: 0.5, ok: false},
+		{name: "q outside [0, 1]", h: vllmQueue([3]float64{1, 1, 1}, 0.1), q: 2, ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lower, upper, ok := tt.h.QuantileBounds(tt.q)
+			if ok != tt.ok || ok && (math.Abs(lower-tt.lower) > 1e-12 || upper != tt.upper && math.Abs(upper-tt.upper) > 1e-12) {
+				t.Errorf("QuantileBounds(%v) = %v, %v, %v; want %v, %v, %v", tt.q, lower, upper, ok, tt.lower, tt.upper, tt.ok)
+			}
+		})
+	}
+}
+
 func TestHistogramDelta(t *testing.T) {
 	queue := Selector{Name: "vllm:request_queue_time_seconds"}
 	tests := []struct {

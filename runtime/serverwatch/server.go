@@ -1,6 +1,7 @@
 package serverwatch
 
 import (
+	"math"
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/servermetrics"
@@ -118,7 +119,10 @@ func windowFigure(def engines.Definition, sel engines.Selection, points []server
 			return f, true
 		}
 		count, sum := h.Count, h.Sum
-		f.Kind, f.Count, f.Sum = engines.Histogram.String(), &count, &sum
+		f.Kind, f.Count, f.Sum, f.Buckets = engines.Histogram.String(), &count, &sum, buckets(h)
+		if mean, ok := h.Mean(); ok {
+			f.Mean = &mean
+		}
 		for _, q := range quantiles {
 			if v, ok := h.Quantile(q.q); ok {
 				q.set(&f, v)
@@ -126,6 +130,17 @@ func windowFigure(def engines.Definition, sel engines.Selection, points []server
 		}
 	}
 	return f, true
+}
+
+// buckets are h's finite buckets as the result file keeps them.
+func buckets(h servermetrics.Histogram) []summary.HistogramBucket {
+	out := make([]summary.HistogramBucket, 0, len(h.Buckets))
+	for _, b := range h.Buckets {
+		if !math.IsInf(b.UpperBound, +1) {
+			out = append(out, summary.HistogramBucket{Le: b.UpperBound, Count: b.Count})
+		}
+	}
+	return out
 }
 
 // scaled is h in the figure's unit: its bounds and sum times by.

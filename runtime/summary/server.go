@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -128,8 +129,9 @@ func (sc Scrapes) FailedKinds() string {
 // WindowFigure is one figure over the measured window, in its canonical
 // unit (engines.Unit: fractions 0..1, seconds, bytes, watts, joules): a
 // gauge has Mean (time-weighted) and Max, a counter Delta, a histogram
-// its quantiles (of the bucket deltas), Count and Sum. A value the window
-// did not give is absent.
+// its quantiles (Prometheus' interpolation within the bucket deltas),
+// Count, Sum, Mean (Sum over Count) and Buckets. A value the window did
+// not give is absent.
 type WindowFigure struct {
 	// Kind is counter, gauge or histogram; Unit the figure's unit.
 	Kind  string   `json:"kind"`
@@ -142,6 +144,17 @@ type WindowFigure struct {
 	P99   *float64 `json:"p99,omitempty"`
 	Count *float64 `json:"count,omitempty"`
 	Sum   *float64 `json:"sum,omitempty"`
+	// Buckets are a histogram's bucket deltas over the window, cumulative
+	// as Prometheus exposes them, in order of their bound; the +Inf
+	// bucket is left out (JSON has no infinity): its count is Count.
+	Buckets []HistogramBucket `json:"buckets,omitempty"`
+}
+
+// HistogramBucket is the count of a histogram's observations at or below
+// Le over the window.
+type HistogramBucket struct {
+	Le    float64 `json:"le"`
+	Count float64 `json:"count"`
 }
 
 // GPU is one GPU's figures over the window, or all of a target's GPUs'
@@ -258,7 +271,37 @@ func finiteFigures(figures map[string]WindowFigure) map[string]WindowFigure {
 	out := make(map[string]WindowFigure, len(figures))
 	for name, f := range figures {
 		out[name] = WindowFigure{Kind: f.Kind, Unit: f.Unit, Mean: finitePtr(f.Mean), Max: finitePtr(f.Max), Delta: finitePtr(f.Delta),
-			P50: finitePtr(f.P50), P90: finitePtr(f.P90), P99: finitePtr(f.P99), Count: finitePtr(f.Count), Sum: finitePtr(f.Sum)}
+			P50: finitePtr(f.P50), P90: finitePtr(f.P90), P99: finitePtr(f.P99), Count: finitePtr(f.Count), Sum: finitePtr(f.Sum),
+			Buckets: finiteBuckets(f.Buckets)}
+	}
+	return out
+}
+
+// MaxServerBuckets bounds a histogram figure's buckets: engines expose
+// tens of them; a longer list keeps every ⌈n/MaxServerBuckets⌉th bound and
+// the last, a coarser histogram of the same observations.
+const MaxServerBuckets = 100
+
+// finiteBuckets copies the buckets whose bound and count are finite
+// numbers (the +Inf bucket is left out, its count being the figure's),
+// at most MaxServerBuckets of them.
+func finiteBuckets(buckets []HistogramBucket) []HistogramBucket {
+	var kept []HistogramBucket
+	for _, b := range buckets {
+		if finite(b.Le) && finite(b.Count) {
+			kept = append(kept, b)
+		}
+	}
+	if len(kept) <= MaxServerBuckets {
+		return kept
+	}
+	step := (len(kept) + MaxServerBuckets - 1) / MaxServerBuckets
+	out := make([]HistogramBucket, 0, MaxServerBuckets)
+	for i := step - 1; i < len(kept); i += step {
+		out = append(out, kept[i])
+	}
+	if last := kept[len(kept)-1]; out[len(out)-1] != last {
+		out = append(out, last)
 	}
 	return out
 }
@@ -543,6 +586,34 @@ func (sec *Server) validate() error {
 			return fmt.Errorf("server.targets[%d].url: missing", i)
 		case t.Kind != TargetServer && t.Kind != TargetGPU:
 			return fmt.Errorf("server.targets[%d].kind: %q, want %q or %q", i, t.Kind, TargetServer, TargetGPU)
+		}
+		for _, name := range slices.Sorted(maps.Keys(t.Figures)) {
+			if err := t.Figures[name].validateBuckets(); err != nil {
+				return fmt.Errorf("server.targets[%d].figures.%s.%w", i, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// validateBuckets checks what ServerQuantile reads of a histogram's
+// buckets: at most MaxServerBuckets, their bounds rising, their counts
+// cumulative, from 0 to the figure's count.
+func (f WindowFigure) validateBuckets() error {
+	if len(f.Buckets) > MaxServerBuckets {
+		return fmt.Errorf("buckets: %d, want at most %d", len(f.Buckets), MaxServerBuckets)
+	}
+	if len(f.Buckets) > 0 && f.Count == nil {
+		return errors.New("buckets: without the figure's count")
+	}
+	for j, b := range f.Buckets {
+		switch {
+		case b.Count < 0 || b.Count > *f.Count:
+			return fmt.Errorf("buckets[%d].count: %v, want 0 to the figure's count %v", j, b.Count, *f.Count)
+		case j > 0 && b.Le <= f.Buckets[j-1].Le:
+			return fmt.Errorf("buckets[%d].le: %v, not above the bucket before's %v", j, b.Le, f.Buckets[j-1].Le)
+		case j > 0 && b.Count < f.Buckets[j-1].Count:
+			return fmt.Errorf("buckets[%d].count: %v, below the bucket before's %v (the counts are cumulative)", j, b.Count, f.Buckets[j-1].Count)
 		}
 	}
 	return nil

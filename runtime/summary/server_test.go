@@ -233,6 +233,24 @@ func TestAttachServer(t *testing.T) {
 			t.Errorf("last point t %v running %v, want t %d running %d", last.T, deref(last.Running), n, n-1)
 		}
 	})
+	t.Run("a histogram's buckets are bounded, its last bound kept", func(t *testing.T) {
+		const n = 2*summary.MaxServerBuckets + 50
+		s := attached(func(_ *summary.Summary, ts []summary.ServerTarget) {
+			f := summary.WindowFigure{Kind: "histogram", Unit: "seconds", Count: num(n), Sum: num(n)}
+			for i := range n {
+				f.Buckets = append(f.Buckets, summary.HistogramBucket{Le: float64(i + 1), Count: float64(i + 1)})
+			}
+			f.Buckets = append(f.Buckets, summary.HistogramBucket{Le: math.Inf(1), Count: n})
+			ts[0].Figures[string(engines.E2E)] = f
+		})
+		got := s.Server.Targets[0].Figures[string(engines.E2E)].Buckets
+		if len(got) > summary.MaxServerBuckets || got[len(got)-1].Le != n || got[0].Le != 3 {
+			t.Fatalf("%d buckets from %v to %v, want at most %d, every third bound from 3 and the last, %d", len(got), got[0], got[len(got)-1], summary.MaxServerBuckets, n)
+		}
+		if _, err := summary.ReadJSON(writeResult(t, s)); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("no target, no section", func(t *testing.T) {
 		s := clientRun()
 		s.AttachServer(nil)
@@ -285,6 +303,9 @@ func TestServerSectionReadsBack(t *testing.T) {
 		{`"kind": "gpu"`, `"kind": "cpu"`, `server.targets[1].kind: "cpu", want "server" or "gpu"`},
 		{`"url": "http://gpu-1:8000/metrics"`, `"url": ""`, "server.targets[0].url: missing"},
 		{`"ok": 11`, `"ok": -1`, "server.targets[0].scrapes.ok: -1, want a count"},
+		{`"le": 0.05`, `"le": 0.03`, "server.targets[0].figures.ttft.buckets[1].le: 0.03, not above the bucket before's 0.04"},
+		{`"count": 60`, `"count": 30`, "server.targets[0].figures.ttft.buckets[1].count: 30, below the bucket before's 40 (the counts are cumulative)"},
+		{`"count": 95`, `"count": 195`, "server.targets[0].figures.ttft.buckets[4].count: 195, want 0 to the figure's count 100"},
 	} {
 		bad := strings.Replace(buf.String(), tt.old, tt.new, 1)
 		if _, err := summary.Parse("r.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/llmrun/llmrun/runtime/threshold"
@@ -33,8 +34,9 @@ func (s *Summary) rejudgeServerThresholds() {
 		if err != nil {
 			continue
 		}
-		if v, why := s.Server.Value(q); why == "" {
-			s.Thresholds[i] = ThresholdResult{Metric: t.Metric, Threshold: t.Threshold, Value: v, Passed: expr.Op.Compare(v, expr.Bound)}
+		if r := s.Server.Value(q); r.Why == "" {
+			passed, note := expr.JudgeReading(r)
+			s.Thresholds[i] = ThresholdResult{Metric: t.Metric, Threshold: t.Threshold, Value: r.Value, Passed: passed, Note: note}
 		}
 	}
 }
@@ -44,21 +46,26 @@ func (s *Summary) rejudgeServerThresholds() {
 // the statistic does: increases add up, the maximum is the largest, a mean
 // the targets' mean (a histogram's the pooled sum over the pooled count),
 // a percentile the largest target's (no smaller than the pooled one's)
-// and the prefix-cache hit rate the targets' mean. A GPU figure is read
+// and the prefix-cache hit rate the targets' mean. A percentile is read
+// by ServerQuantile's rule: where one is known only to an interval, the
+// reading is that interval (the largest lower and upper ends over the
+// targets) and the interpolation kept within it. A GPU figure is read
 // from each target's GPUs together (GPUTotal: utilisation averaged,
 // memory, power and energy summed), gpu_energy_per_token from the
 // section's energy.
-func (sec *Server) Value(q threshold.ServerQuery) (float64, string) {
+func (sec *Server) Value(q threshold.ServerQuery) threshold.ServerReading {
+	none := func(why string) threshold.ServerReading { return threshold.ServerReading{Why: why} }
 	if sec == nil {
-		return 0, "the run has no server section"
+		return none("the run has no server section")
 	}
 	if q.Stat == threshold.StatJoulesPerToken {
 		if sec.Energy == nil || sec.Energy.JoulesPerOutputToken == nil {
-			return 0, "no target measured the energy per output token"
+			return none("no target measured the energy per output token")
 		}
-		return *sec.Energy.JoulesPerOutputToken, ""
+		return threshold.ServerReading{Value: *sec.Energy.JoulesPerOutputToken}
 	}
 	var values, sums, counts []float64
+	var quantiles []ServerQuantile
 	for _, t := range sec.Targets {
 		figures := t.Figures
 		if q.GPU {
@@ -77,35 +84,69 @@ func (sec *Server) Value(q threshold.ServerQuery) (float64, string) {
 		if !ok {
 			continue
 		}
-		if q.Stat == threshold.StatHistogramMean {
+		switch q.Stat {
+		case threshold.StatHistogramMean:
 			if f.Sum != nil && f.Count != nil && *f.Count > 0 {
 				sums, counts = append(sums, *f.Sum), append(counts, *f.Count)
 			}
-			continue
-		}
-		if v := f.stat(q.Stat); v != nil {
-			values = append(values, *v)
+		case threshold.StatP50, threshold.StatP90, threshold.StatP99:
+			if v, ok := f.Quantile(statQuantile[q.Stat]); ok {
+				quantiles = append(quantiles, v)
+			}
+		default:
+			if v := f.stat(q.Stat); v != nil {
+				values = append(values, *v)
+			}
 		}
 	}
-	if q.Stat == threshold.StatHistogramMean {
+	switch q.Stat {
+	case threshold.StatHistogramMean:
 		if len(counts) == 0 {
-			return 0, fmt.Sprintf("no target observed %s", q.Figure)
+			return none(fmt.Sprintf("no target observed %s", q.Figure))
 		}
-		return sumOf(sums) / sumOf(counts), ""
+		return threshold.ServerReading{Value: sumOf(sums) / sumOf(counts)}
+	case threshold.StatP50, threshold.StatP90, threshold.StatP99:
+		return largestQuantile(quantiles, q)
 	}
 	if len(values) == 0 {
-		return 0, fmt.Sprintf("no target gave %s's %s", q.Figure, q.Stat)
+		return none(fmt.Sprintf("no target gave %s's %s", q.Figure, q.Stat))
 	}
 	switch q.Stat {
 	case threshold.StatDelta:
-		return sumOf(values), ""
+		return threshold.ServerReading{Value: sumOf(values)}
 	case threshold.StatMean, threshold.StatHitRate:
-		return sumOf(values) / float64(len(values)), ""
+		return threshold.ServerReading{Value: sumOf(values) / float64(len(values))}
 	}
-	return slices.Max(values), ""
+	return threshold.ServerReading{Value: slices.Max(values)}
 }
 
-// stat is the window figure's value of statistic st, nil when it has none.
+// statQuantile is the quantile of a percentile statistic.
+var statQuantile = map[threshold.ServerStat]float64{threshold.StatP50: 0.5, threshold.StatP90: 0.9, threshold.StatP99: 0.99}
+
+// largestQuantile is the reading of the largest of the targets'
+// quantiles: the largest value, and where any is an interval, the
+// interval of the largest (each end the largest over the targets, a
+// number standing for both ends).
+func largestQuantile(quantiles []ServerQuantile, q threshold.ServerQuery) threshold.ServerReading {
+	if len(quantiles) == 0 {
+		return threshold.ServerReading{Why: fmt.Sprintf("no target gave %s's %s", q.Figure, q.Stat)}
+	}
+	r := threshold.ServerReading{Value: math.Inf(-1), Lower: math.Inf(-1), Upper: math.Inf(-1)}
+	for _, v := range quantiles {
+		lower, upper := v.Value(), v.Value()
+		if !v.IsNumber() {
+			lower, upper, r.Interval = v.Lower, v.Upper, true
+		}
+		r.Value, r.Lower, r.Upper = max(r.Value, v.Value()), max(r.Lower, lower), max(r.Upper, upper)
+	}
+	if !r.Interval {
+		r.Lower, r.Upper = 0, 0
+	}
+	return r
+}
+
+// stat is the window figure's value of a gauge's or counter's statistic
+// st, nil when it has none.
 func (f WindowFigure) stat(st threshold.ServerStat) *float64 {
 	switch st {
 	case threshold.StatMean:
@@ -114,12 +155,6 @@ func (f WindowFigure) stat(st threshold.ServerStat) *float64 {
 		return f.Max
 	case threshold.StatDelta:
 		return f.Delta
-	case threshold.StatP50:
-		return f.P50
-	case threshold.StatP90:
-		return f.P90
-	case threshold.StatP99:
-		return f.P99
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ func TestJudgeServerThresholds(t *testing.T) {
 		string(engines.Preemptions):  summarytest.Counter("requests", 3),
 		string(engines.QueueTime):    summarytest.Histogram(0.1, 0.3, 0.4),
 	}
+	quickstart := summarytest.VLLMTarget(100, 5000)
+	quickstart.Figures[string(engines.QueueTime)] = summarytest.FirstBucket(0.01)
 	tests := []struct {
 		name       string
 		targets    []summary.ServerTarget
@@ -52,6 +54,18 @@ func TestJudgeServerThresholds(t *testing.T) {
 				{Metric: "server_kv_cache_usage", Threshold: "avg<0.6", Value: 0.51, Passed: true},
 				{Metric: "server_preemptions", Threshold: "count==0", Value: 3, Passed: false},
 				{Metric: "server_queue_time", Threshold: "p(99)<0.5", Value: 0.4, Passed: true},
+			}},
+		{"a quantile known only to its bucket: judged by the bucket and the mean, not the interpolation within it", []summary.ServerTarget{quickstart},
+			`{"server_queue_time": ["p(99)<0.1", "p(50)>0.001", "p(99)<0.005"], "server_ttft": ["p(99)<0.2"]}`,
+			[]summary.ThresholdResult{
+				// Interpolated as 0.297 s; the mean of 0.1 ms bounds it to 10 ms.
+				{Metric: "server_queue_time", Threshold: "p(99)<0.1", Value: 0.01, Passed: true,
+					Note: "p(99) is known only to lie in (0, 0.01], the server's histogram bucket and the bound its mean gives: all of it passes"},
+				{Metric: "server_queue_time", Threshold: "p(50)>0.001", Value: 0.0002, Passed: false,
+					Note: "p(50) is known only to lie in (0, 0.0002], the server's histogram bucket and the bound its mean gives: all of it fails"},
+				{Metric: "server_queue_time", Threshold: "p(99)<0.005", Value: 0.01, Passed: false,
+					Note: "p(99) is known only to lie in (0, 0.01], the server's histogram bucket and the bound its mean gives: the bound falls inside it, so the verdict rests on the interpolation within the bucket (kept within the interval), 0.01"},
+				{Metric: "server_ttft", Threshold: "p(99)<0.2", Value: 0.19, Passed: true},
 			}},
 		{"a figure no target gives", []summary.ServerTarget{summarytest.VLLMTarget(100, 5000)},
 			`{"gpu_power": ["max<600"], "server_decode_time": [{"threshold": "p(99)<1", "noSamples": "pass"}]}`,

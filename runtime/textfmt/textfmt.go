@@ -77,6 +77,10 @@ func Millis(v float64) string {
 	}
 }
 
+// SecondsAsMillis formats seconds (a server's figures) as Millis does
+// milliseconds.
+func SecondsAsMillis(v float64) string { return Millis(1000 * v) }
+
 // Num formats a throughput or count compactly; a value that is not a
 // finite number reads "-".
 func Num(v float64) string {

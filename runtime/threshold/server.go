@@ -3,6 +3,7 @@ package threshold
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 )
@@ -199,23 +200,60 @@ func (t *Threshold) serverWithoutValue(r Result, why string) Result {
 	return r
 }
 
+// ServerReading is what a threshold on a server figure reads of the
+// server section: the figure's value, or Why it has none. A quantile
+// known only to an interval (the server's bucket, tightened by the
+// mean: summary.ServerQuantile) has Interval set, Lower < x ≤ Upper,
+// and Value within it (Prometheus' interpolation, kept within).
+type ServerReading struct {
+	Value        float64
+	Interval     bool
+	Lower, Upper float64
+	Why          string
+}
+
+// JudgeReading is the verdict of e on a server reading with a note for a
+// quantile known only to an interval: whether the whole interval passes
+// or fails, or the bound falls inside it and the verdict rests on the
+// interpolation. The verdict is e on the Value, which agrees with the
+// interval wherever the interval decides.
+func (e Expression) JudgeReading(r ServerReading) (passed bool, note string) {
+	passed = e.Op.Compare(r.Value, e.Bound)
+	if !r.Interval {
+		return passed, ""
+	}
+	known := fmt.Sprintf("%s is known only to lie in (%s, %s], the server's histogram bucket and the bound its mean gives", e.Aggregation(), noteNumber(r.Lower), noteNumber(r.Upper))
+	atLower, atUpper := e.Op.Compare(r.Lower, e.Bound), e.Op.Compare(r.Upper, e.Bound)
+	decided := atLower == atUpper && e.Op != OpEqual && e.Op != OpStrictEqual && e.Op != OpNotEqual
+	switch {
+	case decided && atUpper:
+		return passed, known + ": all of it passes"
+	case decided:
+		return passed, known + ": all of it fails"
+	}
+	return passed, known + ": the bound falls inside it, so the verdict rests on the interpolation within the bucket (kept within the interval), " + noteNumber(r.Value)
+}
+
+// noteNumber writes a figure's value for a note.
+func noteNumber(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
 // JudgeServer gives the final verdict of the thresholds on server figures
 // among results (EvaluateEnd's, changed in place) from value, which reads
-// a query of the run's server section and says why there is no value when
-// there is none. Results on the run's metrics are left as they are.
-func JudgeServer(results []Result, value func(ServerQuery) (float64, string)) {
+// a query of the run's server section (ServerReading). Results on the
+// run's metrics are left as they are.
+func JudgeServer(results []Result, value func(ServerQuery) ServerReading) {
 	for i, r := range results {
 		t := r.Threshold
 		if t == nil || t.server == nil {
 			continue
 		}
-		v, why := value(*t.server)
-		if why != "" {
-			results[i] = t.serverWithoutValue(r, why)
+		reading := value(*t.server)
+		if reading.Why != "" {
+			results[i] = t.serverWithoutValue(r, reading.Why)
 			continue
 		}
-		r.Value, r.Evaluated, r.NoSamples, r.Note = v, true, false, ""
-		r.Passed = t.Expr.Op.Compare(v, t.Expr.Bound)
+		r.Value, r.Evaluated, r.NoSamples = reading.Value, true, false
+		r.Passed, r.Note = t.Expr.JudgeReading(reading)
 		results[i] = r
 	}
 }

@@ -113,11 +113,11 @@ func TestJudgeServer(t *testing.T) {
 	f.add("reqs", nil, 9)
 	results := set.EvaluateEnd(f.agg.Snapshot(), time.Second, End{})
 	values := map[ServerStat]float64{StatMax: 0.97, StatMean: 0.25}
-	JudgeServer(results, func(q ServerQuery) (float64, string) {
+	JudgeServer(results, func(q ServerQuery) ServerReading {
 		if q.Figure != "kv_cache_usage" {
-			return 0, "no target gave " + string(q.Figure)
+			return ServerReading{Why: "no target gave " + string(q.Figure)}
 		}
-		return values[q.Stat], ""
+		return ServerReading{Value: values[q.Stat]}
 	})
 	want := []struct {
 		passed, evaluated bool
@@ -134,6 +134,40 @@ func TestJudgeServer(t *testing.T) {
 		r := results[i]
 		if r.Passed != w.passed || r.Evaluated != w.evaluated || r.Value != w.value || r.Note != w.note {
 			t.Errorf("%s %s: passed %v evaluated %v value %v note %q; want %+v", r.Key, r.Source, r.Passed, r.Evaluated, r.Value, r.Note, w)
+		}
+	}
+}
+
+// A server quantile known only to an interval is judged by the interval
+// where all of it passes or fails, and the note says which; where the
+// bound falls inside it, the note says the verdict rests on the
+// interpolation.
+func TestJudgeReading(t *testing.T) {
+	// vLLM's queue time, all in its first bucket (0, 0.3] s, its mean
+	// bounding the p99 to 0.01 s, the interpolation kept within: 0.01.
+	firstBucket := ServerReading{Value: 0.01, Interval: true, Lower: 0, Upper: 0.01}
+	tests := []struct {
+		expr    string
+		reading ServerReading
+		passed  bool
+		note    string
+	}{
+		{"p(99)<0.1", firstBucket, true, "p(99) is known only to lie in (0, 0.01], the server's histogram bucket and the bound its mean gives: all of it passes"},
+		{"p(99)>0.05", firstBucket, false, "all of it fails"},
+		{"p(99)<0.005", firstBucket, false, "the bound falls inside it, so the verdict rests on the interpolation within the bucket (kept within the interval), 0.01"},
+		{"p(99)<0.4", ServerReading{Value: 0.35, Interval: true, Lower: 0.3, Upper: 0.5}, true, "the bound falls inside it"},
+		{"p(99)==0.01", firstBucket, true, "the bound falls inside it"},
+		{"p(99)<0.1", ServerReading{Value: 0.045}, true, ""},
+		{"p(99)<0.04", ServerReading{Value: 0.045}, false, ""},
+	}
+	for _, tt := range tests {
+		e, err := ParseExpression(tt.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		passed, note := e.JudgeReading(tt.reading)
+		if passed != tt.passed || !strings.Contains(note, tt.note) || (tt.note == "") != (note == "") {
+			t.Errorf("%s on %+v: passed %v note %q; want %v, a note with %q", tt.expr, tt.reading, passed, note, tt.passed, tt.note)
 		}
 	}
 }

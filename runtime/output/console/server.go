@@ -135,40 +135,84 @@ func (r *renderer) counted(t summary.ServerTarget, sv summary.Serving) {
 }
 
 // ttftWent prints where TTFT went: the server's queue, prefill and TTFT
-// at p50 and p99 beside llmrun's TTFT, and what lies between the server's
-// TTFT and llmrun's: the network, HTTP and the client.
+// (mean, p50, p99) beside llmrun's TTFT, and what lies between the
+// server's TTFT and llmrun's: the network, HTTP and the client. A server
+// quantile prints by summary.ServerQuantile's rule: a number where its
+// bucket is narrow, else the interval its bucket and mean bound it to,
+// which the last row does not subtract.
 func (r *renderer) ttftWent(t summary.ServerTarget, s *summary.Summary) {
 	queue, prefill, ttft := t.Figures[string(engines.QueueTime)], t.Figures[string(engines.PrefillTime)], t.Figures[string(engines.TTFT)]
 	if queue.Kind != "histogram" && prefill.Kind != "histogram" && ttft.Kind != "histogram" {
 		return
 	}
-	seconds := func(v float64) string { return textfmt.Millis(1000 * v) }
+	seconds := textfmt.SecondsAsMillis
+	quantile := func(f summary.WindowFigure, q float64) string {
+		if v, ok := f.Quantile(q); ok {
+			return v.Format(seconds)
+		}
+		return "-"
+	}
 	rows := [][]string{}
+	bounded := false
 	for _, row := range []struct {
 		label string
 		f     summary.WindowFigure
 	}{{"server queue", queue}, {"server prefill", prefill}, {"server TTFT", ttft}} {
 		if row.f.Kind == "histogram" {
-			rows = append(rows, []string{row.label, orDash(row.f.P50, seconds), orDash(row.f.P99, seconds)})
+			rows = append(rows, []string{row.label, orDash(row.f.HistogramMean(), seconds), quantile(row.f, 0.5), quantile(row.f, 0.99)})
+			for _, q := range []float64{0.5, 0.99} {
+				v, ok := row.f.Quantile(q)
+				bounded = bounded || ok && !v.IsNumber()
+			}
 		}
 	}
 	client := clientTTFT(s.Latency)
 	if client != nil {
-		rows = append(rows, []string{"llmrun TTFT", textfmt.Millis(client["p50"]), textfmt.Millis(client["p99"])})
+		rows = append(rows, []string{"llmrun TTFT", textfmt.Millis(client.Mean), textfmt.Millis(client.P["p50"]), textfmt.Millis(client.P["p99"])})
 	}
-	if client != nil && ttft.P50 != nil && ttft.P99 != nil {
-		rows = append(rows, []string{"network, HTTP and the client", textfmt.Millis(client["p50"] - 1000**ttft.P50), textfmt.Millis(client["p99"] - 1000**ttft.P99)})
+	outside, dashed := ttftOutside(client, ttft)
+	if outside != nil {
+		rows = append(rows, outside)
 	}
 	r.printf("\n")
-	r.table([]string{"where TTFT went (ms)", "p50", "p99"}, rows, 1)
-	r.printf("  %s\n", r.st.Faint("the server's figures from its histograms over the measured window; the last row is llmrun's TTFT less the server's, percentile by percentile"))
+	r.table([]string{"where TTFT went (ms)", "mean", "p50", "p99"}, rows, 1)
+	r.printf("  %s\n", r.st.Faint("the server's figures from its histograms over the measured window; the last row is llmrun's TTFT less the server's, figure by figure"))
+	if bounded {
+		r.printf("  %s\n", r.st.Faint("a server quantile is known only to the bucket it falls in: \"≤ x\" or \"a–b\" is where its bucket and the exact mean (Markov: a q-quantile ≤ mean/(1−q)) put it; Prometheus' interpolation within the bucket is in the result file"))
+	}
+	if dashed {
+		r.printf("  %s\n", r.st.Faint("— : the server's TTFT quantile is known only to an interval, so llmrun's less it is not a number; the means are exact"))
+	}
 }
 
-// clientTTFT are llmrun's TTFT percentiles in ms, nil without a TTFT row.
-func clientTTFT(rows []summary.LatencyRow) map[string]float64 {
-	for _, row := range rows {
-		if row.Metric == "llm_ttft" {
-			return row.P
+// ttftOutside is the row of llmrun's TTFT less the server's
+// (summary.OutsideServer), "—" where the server's quantile is an interval
+// (dashed says so); nil without both TTFTs.
+func ttftOutside(client *summary.LatencyRow, ttft summary.WindowFigure) (row []string, dashed bool) {
+	if client == nil || ttft.Kind != "histogram" {
+		return nil, false
+	}
+	mean, ok := summary.OutsideServer(*client, ttft, "mean")
+	if !ok {
+		return nil, false
+	}
+	row = []string{"network, HTTP and the client", textfmt.Millis(mean)}
+	for _, stat := range []string{"p50", "p99"} {
+		v, ok := summary.OutsideServer(*client, ttft, stat)
+		if !ok {
+			row, dashed = append(row, "—"), true
+			continue
+		}
+		row = append(row, textfmt.Millis(v))
+	}
+	return row, dashed
+}
+
+// clientTTFT is llmrun's TTFT row (ms), nil without one.
+func clientTTFT(rows []summary.LatencyRow) *summary.LatencyRow {
+	for i := range rows {
+		if rows[i].Metric == "llm_ttft" {
+			return &rows[i]
 		}
 	}
 	return nil

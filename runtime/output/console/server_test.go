@@ -9,6 +9,8 @@ import (
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
+func ptr(f summary.WindowFigure) *summary.WindowFigure { return &f }
+
 func serverTargets() []summary.ServerTarget {
 	return []summary.ServerTarget{summarytest.VLLMTarget(10, 900), summarytest.DCGMTarget()}
 }
@@ -36,17 +38,38 @@ func TestRenderServer(t *testing.T) {
 			"  preemptions ........ 0\n",
 			"  prefix cache ....... 25.0 % of prompt tokens hit, as the server counts; llmrun: 10.0 % of input tokens served cached, as the responses' usage says\n",
 			"  server counted ..... 10 requests, 900 output tokens (llmrun: 10 completed, 900 output tokens)\n",
-			"│ server queue                 │ 2.000 │  15.0 │",
-			"│ server prefill               │  20.0 │  80.0 │",
-			"│ server TTFT                  │  45.0 │ 190.0 │",
-			"│ llmrun TTFT                  │  50.0 │ 200.0 │",
-			"│ network, HTTP and the client │ 5.000 │  10.0 │",
+			"│ where TTFT went (ms)         │  mean │   p50 │   p99 │",
+			"│ server queue                 │ 2.000 │ 2.000 │  15.0 │",
+			"│ server prefill               │  20.0 │  20.0 │  80.0 │",
+			"│ server TTFT                  │  45.0 │  45.0 │ 190.0 │",
+			"│ llmrun TTFT                  │  76.0 │  50.0 │ 200.0 │",
+			"│ network, HTTP and the client │  31.0 │ 5.000 │  10.0 │",
 			"█ gpu · DCGM exporter · http://gpu-1:9400/metrics\n  scrapes ............ 11 ok\n",
 			"│ 0   │ NVIDIA H100 │       80.0 % / 100.0 % │   60.0 GiB / 61.0 GiB │     60 W / 110 W │   600 J │",
 			"│ all │             │       70.0 % / 100.0 % │ 120.0 GiB / 122.0 GiB │    100 W / 190 W │ 1,000 J │",
 			"  energy ............. 1,000 J over the measured window (from the energy counter)\n",
 			"  energy per token ... 1.11 J per output token, 0.90 output tokens per J (1,000 J for 900 output tokens)\n",
-		}, []string{"WARNING: http"}},
+		}, []string{"WARNING: http", "known only to the bucket", "— :"}},
+		{"the quickstart: queue and prefill all in their first bucket (0.3 s) print as bounds, not 150 and 297 ms", func(s *summary.Summary, ts []summary.ServerTarget) {
+			fig(ts, engines.QueueTime, ptr(summarytest.FirstBucket(0.01)))
+			fig(ts, engines.PrefillTime, ptr(summarytest.FirstBucket(2)))
+		}, []string{
+			"│ server queue                 │ 0.100 │ ≤ 0.200 │ ≤ 10.000 │",
+			"│ server prefill               │  20.0 │  ≤ 40.0 │  ≤ 300.0 │",
+			"│ server TTFT                  │  45.0 │    45.0 │    190.0 │",
+			"│ network, HTTP and the client │  31.0 │   5.000 │     10.0 │",
+			"a server quantile is known only to the bucket it falls in",
+		}, []string{"150.0", "297.0", "— :"}},
+		{"a server TTFT quantile in a wide bucket: an interval, and no difference", func(s *summary.Summary, ts []summary.ServerTarget) {
+			f := summarytest.TTFTHistogram()
+			f.P99 = summarytest.Num(0.235)
+			f.Buckets = []summary.HistogramBucket{{Le: 0.04, Count: 40}, {Le: 0.05, Count: 60}, {Le: 0.1, Count: 90}, {Le: 0.25, Count: 100}}
+			fig(ts, engines.TTFT, &f)
+		}, []string{
+			"│ server TTFT                  │  45.0 │  45.0 │ 100.0–250.0 │",
+			"│ network, HTTP and the client │  31.0 │ 5.000 │           — │",
+			"— : the server's TTFT quantile is known only to an interval",
+		}, []string{"235.0"}},
 		{"a forced preset, the instance that scraped it, failed and skipped scrapes", func(s *summary.Summary, ts []summary.ServerTarget) {
 			ts[0].EngineForced, ts[0].Instance = true, "1"
 			ts[0].Scrapes.Failed, ts[0].Scrapes.Skipped = map[string]int64{"timeout": 2, "refused": 1}, 2
@@ -65,10 +88,10 @@ func TestRenderServer(t *testing.T) {
 		}, []string{"  KV cache ........... mean 41.0 %, max 88.0 %\n\n█ gpu"}, []string{"where TTFT went", "server counted", "prefix cache ...", "preemptions ..."}},
 		{"no server TTFT: the rest of the table, no difference", func(s *summary.Summary, ts []summary.ServerTarget) {
 			fig(ts, engines.TTFT, nil)
-		}, []string{"│ server prefill       │  20.0 │  80.0 │\n│ llmrun TTFT          │  50.0 │ 200.0 │\n└"}, []string{"server TTFT", "network, HTTP"}},
+		}, []string{"│ server prefill       │  20.0 │  20.0 │  80.0 │\n│ llmrun TTFT          │  76.0 │  50.0 │ 200.0 │\n└"}, []string{"server TTFT", "network, HTTP"}},
 		{"an empty histogram: dashes", func(s *summary.Summary, ts []summary.ServerTarget) {
 			fig(ts, engines.QueueTime, &summary.WindowFigure{Kind: "histogram", Count: summarytest.Num(0)})
-		}, []string{"│ server queue                 │     - │     - │"}, nil},
+		}, []string{"│ server queue                 │    - │     - │     - │"}, nil},
 		{"no cached tokens in the responses", func(s *summary.Summary, ts []summary.ServerTarget) {
 			s.Serving.CachedTokens = 0
 		}, []string{"as the server counts; llmrun: no response reported cached tokens\n"}, nil},
