@@ -20,12 +20,23 @@ import (
 // between a letter and a space, whatever comes before or after (no
 // match holds a letter then a white space character; nothing looks
 // behind): GPT-2's (ByteLevel's own), that of cl100k_base and Llama 3,
-// Qwen2's, and the Whitespace pre-tokenizer's.
+// Qwen2's, DeepSeek-V3's last, and the Whitespace pre-tokenizer's.
 var hfKnownSplits = map[string]bool{
-	`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`:                                          true,
-	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`: true,
-	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:      true,
+	`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`:                                                                                  true,
+	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:                                         true,
+	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:                                              true,
+	"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+": true,
 	`\w+|[^\w\s]+`: true,
+}
+
+// hfKnownApartSplits are the Split expressions known to match only runs
+// of a class of characters that holds no ASCII letter, looking neither
+// behind nor ahead (DeepSeek-V3's first two: digits, CJK): where the
+// character after the seam is not of the class either, the seam is never
+// matched, whatever the behavior.
+var hfKnownApartSplits = map[string]bool{
+	`\p{N}{1,3}`:   true,
+	`[一-龥぀-ゟ゠-ヿ]+`: true,
 }
 
 // hfCutsExact says whether t counts a text cut where an ASCII letter
@@ -152,6 +163,10 @@ func hfSplitSeam(s *hfSplit, r rune, right string) (string, bool, bool) {
 	isolates := s.behavior == hfIsolated || s.behavior == hfRemoved
 	switch p := s.pattern.(type) {
 	case hfRegexPattern:
+		if hfKnownApartSplits[p.re.String()] {
+			matched, err := p.re.MatchString(right)
+			return right, false, err == nil && !matched
+		}
 		return right, true, isolates && right == " " && hfKnownSplits[p.re.String()]
 	case hfCharPattern:
 		matches := func(c rune) bool { return p(c) != s.invert }
