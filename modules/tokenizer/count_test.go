@@ -31,17 +31,27 @@ func TestCountWindowsMatchesWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, window := range []int{longest + 2, longest + 50, 3 * longest, 4096} {
-			if !hasSeams(text, window) {
-				t.Fatalf("window %d: the text has a window with no place to cut exactly", window)
-			}
-			got, err := tk.countWindows(text, window)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != want {
-				t.Errorf("%s, window %d: %d tokens, want %d", name, window, got, want)
-			}
+		t.Run(name, func(t *testing.T) {
+			checkWindows(t, text, []int{longest + 2, longest + 50, 3 * longest, 4096}, want, tk.countWindows)
+		})
+	}
+}
+
+// checkWindows checks that countWindows counts text, a window of each
+// size in windows at a time, to want, the count of the whole text; every
+// window must be cut where a letter meets a space.
+func checkWindows(t *testing.T, text string, windows []int, want int, countWindows func(text string, window int) (int, error)) {
+	t.Helper()
+	for _, window := range windows {
+		if !hasSeams(text, window) {
+			t.Fatalf("window %d: the text has a window with no place to cut exactly", window)
+		}
+		got, err := countWindows(text, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("window %d: %d tokens, want %d", window, got, want)
 		}
 	}
 }

@@ -38,6 +38,11 @@ type hfTokenizer struct {
 	// tokens is each ID's text, for decoding; known says which IDs exist.
 	tokens []string
 	known  []bool
+	// cutsExact says the pipeline counts a text cut where an ASCII letter
+	// meets a space (cutWindow's places) piece by piece to the count of
+	// the whole (see hfCutsExact); Count then counts a long text a window
+	// at a time.
+	cutsExact bool
 	// scratch holds *hfScratch buffers reused across calls.
 	scratch sync.Pool
 }
@@ -131,6 +136,7 @@ func parseHF(path string, data []byte) (*hfTokenizer, error) {
 		return nil, err
 	}
 	t.setTokens(vocab, f.AddedTokens)
+	t.cutsExact = hfCutsExact(t)
 	t.scratch.New = func() any { return new(hfScratch) }
 	return t, nil
 }
@@ -156,7 +162,7 @@ func (t *hfTokenizer) setAddedTokens(added []hfAddedToken) error {
 			raw = append(raw, tok)
 			continue
 		}
-		content, err := t.normalize(a.Content)
+		content, err := t.normalize(a.Content, false)
 		if err != nil {
 			return fmt.Errorf("added_tokens[%d]: normalizing %q: %w", i, a.Content, err)
 		}
@@ -197,39 +203,59 @@ func (t *hfTokenizer) Encode(text string) ([]int, error) {
 	sc := t.scratch.Get().(*hfScratch)
 	defer t.scratch.Put(sc)
 	// Text runs about four bytes to a token.
-	ids, err := t.encode(text, make([]int, 0, len(text)/4+1), sc)
+	ids, err := t.encode(text, false, make([]int, 0, len(text)/4+1), sc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding: %w", t.path, err)
 	}
 	return ids, nil
 }
 
+// Count counts a text of more than countWindow bytes a window at a time
+// when the pipeline allows it (cutsExact): the working set of a whole
+// text is many times its size (its normalized copies, the split
+// expression's runes and matches, the pre-tokens, the IDs). Other
+// pipelines count the text whole.
 func (t *hfTokenizer) Count(text string) (int, error) {
-	sc := t.scratch.Get().(*hfScratch)
-	defer t.scratch.Put(sc)
-	ids, err := t.encode(text, sc.ids[:0], sc)
-	sc.ids = ids
-	if err != nil {
-		return 0, fmt.Errorf("%s: counting: %w", t.path, err)
+	if !t.cutsExact {
+		return t.countWindows(text, len(text))
 	}
-	return len(ids), nil
+	return t.countWindows(text, countWindow)
 }
 
-// encode appends the IDs of text to ids. Bytes that are not UTF-8 are
-// encoded as U+FFFD.
-func (t *hfTokenizer) encode(text string, ids []int, sc *hfScratch) ([]int, error) {
+// countWindows counts text a window of at most window bytes at a time,
+// cut by cutWindow; each window but the first continues the one before.
+func (t *hfTokenizer) countWindows(text string, window int) (int, error) {
+	sc := t.scratch.Get().(*hfScratch)
+	defer t.scratch.Put(sc)
+	total := 0
+	for continued := false; text != "" || !continued; continued = true {
+		part, rest := cutWindow(text, window)
+		ids, err := t.encode(part, continued, sc.ids[:0], sc)
+		sc.ids = ids
+		if err != nil {
+			return 0, fmt.Errorf("%s: counting: %w", t.path, err)
+		}
+		total, text = total+len(ids), rest
+	}
+	return total, nil
+}
+
+// encode appends the IDs of text to ids; continued says text continues a
+// text cut before it. Bytes that are not UTF-8 are encoded as U+FFFD.
+func (t *hfTokenizer) encode(text string, continued bool, ids []int, sc *hfScratch) ([]int, error) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
 	return t.raw.encode(text, ids, func(seg string, atStart bool, ids []int) ([]int, error) {
-		return t.encodeSegment(seg, atStart, ids, sc)
+		return t.encodeSegment(seg, atStart && !continued, atStart && continued, ids, sc)
 	})
 }
 
 // encodeSegment appends the IDs of seg, a part of the text holding no
-// unnormalized added token; first says whether it starts the text.
-func (t *hfTokenizer) encodeSegment(seg string, first bool, ids []int, sc *hfScratch) ([]int, error) {
-	norm, err := t.normalize(seg)
+// unnormalized added token; first says whether it starts the text,
+// continued whether it continues a text cut before it.
+func (t *hfTokenizer) encodeSegment(seg string, first, continued bool, ids []int, sc *hfScratch) ([]int, error) {
+	norm, err := t.normalize(seg, continued)
 	if err != nil {
 		return ids, err
 	}
@@ -238,11 +264,12 @@ func (t *hfTokenizer) encodeSegment(seg string, first bool, ids []int, sc *hfScr
 	})
 }
 
-// normalize runs the normalizers on s.
-func (t *hfTokenizer) normalize(s string) (string, error) {
+// normalize runs the normalizers on s; continued says s continues a text
+// cut before it.
+func (t *hfTokenizer) normalize(s string, continued bool) (string, error) {
 	var err error
 	for _, n := range t.normalizers {
-		if s, err = n.normalize(s); err != nil {
+		if s, err = n.normalize(s, continued); err != nil {
 			return "", err
 		}
 	}

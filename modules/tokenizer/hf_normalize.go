@@ -10,7 +10,10 @@ import (
 
 // hfNormalizer rewrites text before pre-tokenization.
 type hfNormalizer interface {
-	normalize(s string) (string, error)
+	// normalize rewrites s; continued says s continues a text cut before
+	// it (a long text counted in pieces), so that what goes at a text's
+	// start (Prepend's prefix, Strip's left side) is left out.
+	normalize(s string, continued bool) (string, error)
 }
 
 // hfUnicodeNormalizer is one of the NFC, NFD, NFKC and NFKD normalizers.
@@ -18,7 +21,7 @@ type hfUnicodeNormalizer struct {
 	form norm.Form
 }
 
-func (n hfUnicodeNormalizer) normalize(s string) (string, error) {
+func (n hfUnicodeNormalizer) normalize(s string, _ bool) (string, error) {
 	return n.form.String(s), nil
 }
 
@@ -28,8 +31,8 @@ type hfPrependNormalizer struct {
 	prefix string
 }
 
-func (n hfPrependNormalizer) normalize(s string) (string, error) {
-	if s == "" {
+func (n hfPrependNormalizer) normalize(s string, continued bool) (string, error) {
+	if s == "" || continued {
 		return s, nil
 	}
 	return n.prefix + s, nil
@@ -42,7 +45,7 @@ type hfReplaceNormalizer struct {
 	content string
 }
 
-func (n hfReplaceNormalizer) normalize(s string) (string, error) {
+func (n hfReplaceNormalizer) normalize(s string, _ bool) (string, error) {
 	return hfReplaceAll(n.pattern, s, n.content)
 }
 
@@ -72,7 +75,7 @@ func hfReplaceAll(p hfPattern, s, content string) (string, error) {
 // hfLowercaseNormalizer is the Lowercase normalizer.
 type hfLowercaseNormalizer struct{}
 
-func (hfLowercaseNormalizer) normalize(s string) (string, error) {
+func (hfLowercaseNormalizer) normalize(s string, _ bool) (string, error) {
 	return strings.ToLower(s), nil
 }
 
@@ -81,8 +84,8 @@ type hfStripNormalizer struct {
 	left, right bool
 }
 
-func (n hfStripNormalizer) normalize(s string) (string, error) {
-	if n.left {
+func (n hfStripNormalizer) normalize(s string, continued bool) (string, error) {
+	if n.left && !continued {
 		s = strings.TrimLeftFunc(s, unicode.IsSpace)
 	}
 	if n.right {
@@ -95,7 +98,7 @@ func (n hfStripNormalizer) normalize(s string) (string, error) {
 // combining marks (the accents NFD splits off).
 type hfStripAccentsNormalizer struct{}
 
-func (hfStripAccentsNormalizer) normalize(s string) (string, error) {
+func (hfStripAccentsNormalizer) normalize(s string, _ bool) (string, error) {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsMark(r) {
 			return -1
