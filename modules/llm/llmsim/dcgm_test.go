@@ -142,7 +142,7 @@ func TestDCGMEnergyIsPowerIntegral(t *testing.T) {
 			{200 * time.Millisecond, idle, 0, gpuSMClockIdleMHz},
 			{1200 * time.Millisecond, idle, 0, gpuSMClockIdleMHz},
 		} {
-			time.Sleep(start.Add(c.at).Sub(time.Now()))
+			time.Sleep(time.Until(start.Add(c.at)))
 			synctest.Wait()
 			got := readDCGM(t, s)
 			want := integral(c.at)
