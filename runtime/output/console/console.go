@@ -32,9 +32,9 @@ func Render(w io.Writer, s *summary.Summary, st textfmt.Style) error {
 	r := &renderer{w: w, st: st}
 	if s.Capacity != nil {
 		r.capacity(s)
-		r.serving("whole run (all levels pooled)", s.Serving)
+		r.serving("whole run (all levels pooled)", s.Serving, s.Server)
 	} else {
-		r.serving("serving", s.Serving)
+		r.serving("serving", s.Serving, s.Server)
 	}
 	r.outcome(s)
 	if s.Capacity == nil {
@@ -88,7 +88,10 @@ func (r *renderer) table(header []string, rows [][]string, firstFigure int) {
 	r.err = textfmt.Table(r.w, header, align, rows)
 }
 
-func (r *renderer) serving(title string, s summary.Serving) {
+// serving prints the serving block: requests, throughput, tokens and,
+// when the run's GPUs were read, the energy per output token beside the
+// throughput it was spent on.
+func (r *renderer) serving(title string, s summary.Serving, server *summary.Server) {
 	r.heading(title)
 	failed := fmt.Sprintf("%d", s.Failed)
 	if s.Failed > 0 {
@@ -113,6 +116,9 @@ func (r *renderer) serving(title string, s summary.Serving) {
 	}
 	r.printf("\n")
 	r.printf("  total throughput ... %s tok/s (input + output)\n", textfmt.Num(s.TotalTokenThroughput))
+	if server != nil {
+		r.energyPerToken(server.Energy)
+	}
 	if g := s.Goodput; g != nil {
 		r.printf("  goodput ............ %s req/s (%d of %d requests met %s)\n", textfmt.Num(g.RequestGoodput), g.Good, g.Requests, g.Bounds)
 	}

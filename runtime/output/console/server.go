@@ -11,9 +11,10 @@ import (
 
 // server prints, after the client's figures, what each scrape target said
 // over the measured window: a server block (its queue, batch, KV cache,
-// prefix cache and where TTFT went), a gpu block for its GPUs, the energy
-// per output token, then the section's warnings. A summary without a
-// server section prints nothing.
+// prefix cache and where TTFT went), a gpu block for its GPUs, then the
+// section's warnings (the energy per output token is in the serving
+// block, beside the throughput). A summary without a server section
+// prints nothing.
 func (r *renderer) server(s *summary.Summary) {
 	sec := s.Server
 	if sec == nil {
@@ -27,7 +28,6 @@ func (r *renderer) server(s *summary.Summary) {
 			r.gpuTarget(t)
 		}
 	}
-	r.energyPerToken(sec.Energy)
 	for _, w := range sec.Warnings {
 		r.printf("  %s\n", r.st.Red("WARNING: "+w))
 	}

@@ -48,7 +48,8 @@ func TestRenderServer(t *testing.T) {
 			"│ 0   │ NVIDIA H100 │       80.0 % / 100.0 % │   60.0 GiB / 61.0 GiB │     60 W / 110 W │   600 J │",
 			"│ all │             │       70.0 % / 100.0 % │ 120.0 GiB / 122.0 GiB │    100 W / 190 W │ 1,000 J │",
 			"  energy ............. 1,000 J over the measured window (from the energy counter)\n",
-			"  energy per token ... 1.11 J per output token, 0.90 output tokens per J (1,000 J for 900 output tokens)\n",
+			// In the serving block, beside the throughput it was spent on.
+			"(input + output)\n  energy per token ... 1.11 J per output token, 0.90 output tokens per J (1,000 J for 900 output tokens)\n",
 		}, []string{"WARNING: http", "known only to the bucket", "— :"}},
 		{"the quickstart: queue and prefill all in their first bucket (0.3 s) print as bounds, not 150 and 297 ms", func(s *summary.Summary, ts []summary.ServerTarget) {
 			fig(ts, engines.QueueTime, ptr(summarytest.FirstBucket(0.01)))
@@ -80,7 +81,7 @@ func TestRenderServer(t *testing.T) {
 		}, nil},
 		{"warnings after the blocks", func(s *summary.Summary, ts []summary.ServerTarget) {
 			fig(ts, engines.Preemptions, &summary.WindowFigure{Kind: "counter", Delta: summarytest.Num(3)})
-		}, []string{"  preemptions ........ 3\n", "energy per token ... 1.11 J per output token, 0.90 output tokens per J (1,000 J for 900 output tokens)\n  WARNING: http://gpu-1:8000/metrics preempted 3 requests"}, nil},
+		}, []string{"  preemptions ........ 3\n", "(from the energy counter)\n  WARNING: http://gpu-1:8000/metrics preempted 3 requests"}, nil},
 		{"no histograms, no TTFT table; no counts, no prefix cache, no such lines", func(s *summary.Summary, ts []summary.ServerTarget) {
 			for _, f := range []engines.Figure{engines.QueueTime, engines.PrefillTime, engines.TTFT, engines.Requests, engines.GenerationTokens, engines.PrefixCacheHits, engines.Preemptions} {
 				fig(ts, f, nil)
