@@ -101,7 +101,7 @@ func classChecks(o outcome, slack int64) []check {
 	want, from := expectedClasses(o.stats.Faults)
 	// A sound answer whose client gave up is a timeout no fault made: the
 	// simulator was too slow for the request timeout on a loaded machine.
-	if n := o.stats.CanceledSound; n > 0 {
+	if n := o.stats.GivenUp; n > 0 {
 		timeout := faultClass["stall"]
 		want[timeout] += int64(n)
 		if from[timeout] != "" {
@@ -171,8 +171,8 @@ func printChecks(out io.Writer, checks []check) bool {
 
 // printSimStats prints what the simulator counted.
 func printSimStats(out io.Writer, st llmsim.Stats) {
-	fmt.Fprintf(out, "simulator: %d queued in its engine (%d completed, %d canceled by their client, %d of those on a sound answer), %d rejected with 400; faults injected:",
-		st.Received, st.Completed, st.Canceled, st.CanceledSound, st.Rejected)
+	fmt.Fprintf(out, "simulator: %d queued in its engine (%d completed, %d canceled by their client), %d requests whose client left a sound answer before it was delivered, %d rejected with 400; faults injected:",
+		st.Received, st.Completed, st.Canceled, st.GivenUp, st.Rejected)
 	for _, name := range slices.Sorted(maps.Keys(st.Faults)) {
 		fmt.Fprintf(out, " %s %d", name, st.Faults[name])
 	}

@@ -197,11 +197,11 @@ func TestAccountChecksSoundAnswerGivenUp(t *testing.T) {
 	o.lines++
 	o.sum.Outputs[0].Written++
 	o.stats.Received++
-	o.stats.CanceledSound = 1
+	o.stats.GivenUp = 1
 	if bad := failed(accountChecks(o)); len(bad) > 0 {
 		t.Errorf("a timeout the simulator saw given up: %v", bad)
 	}
-	o.stats.CanceledSound = 2
+	o.stats.GivenUp = 2
 	if bad := failed(accountChecks(o)); len(bad) == 0 {
 		t.Error("a sound answer given up that no timeout accounts for passed")
 	}

@@ -32,7 +32,6 @@ type engine struct {
 	nRunning                  atomic.Int64
 	received, completed       atomic.Uint64
 	canceled, tokens          atomic.Uint64
-	canceledSound             atomic.Uint64 // canceled before any fault struck
 	prefillSteps, decodeSteps atomic.Uint64
 	// The prefix cache's counters: prompt tokens looked up and found, and
 	// the blocks it holds.
@@ -216,14 +215,6 @@ func (e *engine) emit(batch []*sequence, now time.Time) {
 	e.kvBlocks.Store(int64(e.kvUsed))
 }
 
-// cancel counts s, whose client has gone, as canceled.
-func (e *engine) cancel(s *sequence) {
-	e.canceled.Add(1)
-	if !s.struck.Load() {
-		e.canceledSound.Add(1)
-	}
-}
-
 // release frees the slots of sequences that are finished or whose client
 // has gone.
 func (e *engine) release() {
@@ -235,7 +226,7 @@ func (e *engine) release() {
 			e.kvFree(s)
 			e.requests.finished(s)
 		case s.gone():
-			e.cancel(s)
+			e.canceled.Add(1)
 			e.kvFree(s)
 		default:
 			kept = append(kept, s)
@@ -258,7 +249,7 @@ func (e *engine) admit(now time.Time) (admitted, prefillTokens int) {
 	full := false
 	for _, s := range e.waiting {
 		if s.gone() {
-			e.cancel(s)
+			e.canceled.Add(1)
 			continue
 		}
 		if !full && admitted < free {

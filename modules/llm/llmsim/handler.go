@@ -128,10 +128,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, a *api) {
 		unavailable(err).write(w)
 		return
 	}
+	var gaveUp bool
 	if j.stream {
-		c.stream(ctx, w)
+		gaveUp = c.stream(ctx, w)
 	} else {
-		c.respond(ctx, w)
+		gaveUp = c.respond(ctx, w)
+	}
+	if gaveUp {
+		s.givenUp.Add(1)
 	}
 }
 

@@ -93,7 +93,6 @@ func (s *Server) intercept(ctx context.Context, w http.ResponseWriter, f *Fault)
 func (c *completion) strike(ctx context.Context, out *sse) bool {
 	f := c.fault
 	c.server.faults[f.Name].Add(1)
-	c.seq.struck.Store(true)
 	switch f.Name {
 	case faultReset:
 		cut(out.w, true)

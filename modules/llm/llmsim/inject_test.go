@@ -227,7 +227,7 @@ func TestFaultStallForever(t *testing.T) {
 
 	conn.Close() // the client gives up: its slot frees
 	eventually(t, 5*time.Second, "the slot freed", func() bool { st := r.Server().Stats(); return st.Running == 0 && st.Canceled == 1 })
-	if st := r.Server().Stats(); st.CanceledSound != 0 {
+	if st := r.Server().Stats(); st.GivenUp != 0 {
 		t.Errorf("a client that left a stalled answer counted among those that gave up on a sound one: %+v", st)
 	}
 }
@@ -350,5 +350,38 @@ func TestFaultHeaderErrors(t *testing.T) {
 	}
 	if st := r.Server().Stats(); st.Rejected != 3 || st.Received != 0 || len(st.Faults) != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// A client that leaves a sound answer before it is delivered, streamed or
+// not, counts among those that gave up (GivenUp); one that reads its
+// answer to the end, or leaves one a fault struck, does not.
+func TestClientsThatGaveUpOnASoundAnswer(t *testing.T) {
+	r := listen(t, fastConfig())
+	long := map[string]any{"max_tokens": 20000, "ignore_eos": true}
+	leaves := func(body map[string]any) {
+		conn, br, _ := rawPost(t, r, "", body)
+		if _, err := br.ReadString('\n'); err != nil { // the status line: the request is under way
+			t.Fatal(err)
+		}
+		conn.Close()
+	}
+	leaves(chatBody("hi", map[string]any{"max_tokens": 20000, "ignore_eos": true, "stream": true}))
+	eventually(t, 5*time.Second, "the streamed answer given up", func() bool { return r.Server().Stats().GivenUp == 1 })
+
+	// A non-streamed answer sends its head with its body: the client
+	// leaves while the engine still generates.
+	conn, _, _ := rawPost(t, r, "", chatBody("hi", long))
+	eventually(t, 5*time.Second, "the request running", func() bool { return r.Server().Stats().Running == 1 })
+	conn.Close()
+	eventually(t, 5*time.Second, "the whole answer given up", func() bool { return r.Server().Stats().GivenUp == 2 })
+
+	if _, err := streamWithFault(t, r, "", 5); err != nil {
+		t.Fatal(err)
+	}
+	streamWithFault(t, r, "early_close;after=2", 5) // the server closes it after 2 tokens
+	wantFaults(t, r, map[string]uint64{"early_close": 1})
+	if st := r.Server().Stats(); st.GivenUp != 2 {
+		t.Errorf("given up %d, want 2: an answer read whole, or cut by its fault, is not given up", st.GivenUp)
 	}
 }

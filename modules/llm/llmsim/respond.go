@@ -45,16 +45,17 @@ type assistantMessage struct {
 }
 
 // respond answers c with one JSON body once the engine has made all its
-// tokens.
-func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
+// tokens. It reports whether the client left before.
+func (c *completion) respond(ctx context.Context, w http.ResponseWriter) (gaveUp bool) {
 	total := c.seq.outputTokens
 	for have := 0; have < total; {
 		n, err := c.engine.wait(ctx, c.seq, have)
 		if err != nil {
-			if ctx.Err() == nil {
-				unavailable(err).write(w)
+			if ctx.Err() != nil {
+				return true
 			}
-			return
+			unavailable(err).write(w)
+			return false
 		}
 		have = n
 	}
@@ -66,7 +67,7 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 	text := b.String()
 	if c.api.whole != nil {
 		writeJSON(w, http.StatusOK, c.api.whole(c, text))
-		return
+		return false
 	}
 	ch := choice{FinishReason: c.finish}
 	if c.api.chat {
@@ -82,4 +83,5 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 		Choices [1]choice `json:"choices"`
 		Usage   usage     `json:"usage"`
 	}{c.id, c.api.object, c.created, c.job.model, [1]choice{ch}, newUsage(c.counts())})
+	return false
 }

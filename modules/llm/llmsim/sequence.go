@@ -17,9 +17,6 @@ type sequence struct {
 	done <-chan struct{}
 	// produced counts the tokens generated so far.
 	produced atomic.Int64
-	// struck is set once a mid-stream fault struck the request's stream:
-	// a client that leaves after it left a faulty answer, not a sound one.
-	struck atomic.Bool
 	// ready (capacity 1) is signalled whenever produced grows, so the
 	// engine never blocks on a slow handler: tokens made while the handler
 	// is busy are picked up together at its next wait.

@@ -21,6 +21,9 @@ type Server struct {
 	// abandoned counts the requests whose client left during
 	// slow_headers, before they reached the engine.
 	abandoned atomic.Uint64
+	// givenUp counts the requests whose client left before their sound
+	// answer was delivered (Stats.GivenUp).
+	givenUp atomic.Uint64
 
 	firstTokens    atomic.Uint64 // streams whose first token was flushed
 	firstTokenNano atomic.Int64  // their summed arrival → first-token-flushed times
@@ -52,14 +55,16 @@ type Stats struct {
 	Running   int    // sequences holding a batch slot now
 	Completed uint64 // sequences that generated all their tokens
 	Canceled  uint64 // sequences dropped because their client went away
-	// CanceledSound counts the canceled sequences whose answer no fault
-	// had struck: their client gave up on a sound answer (its timeout on
-	// a machine too slow for it) or was interrupted.
-	CanceledSound uint64
-	Abandoned     uint64 // requests whose client went away during slow_headers, never queued
-	Tokens        uint64 // tokens generated
-	PrefillSteps  uint64 // engine steps that admitted requests
-	DecodeSteps   uint64 // engine steps that generated a token per sequence
+	// GivenUp counts the requests whose client left before their answer
+	// was delivered while it was still sound (no fault had struck it):
+	// in the engine's queue, during generation, or with its last tokens
+	// unwritten. A client's timeout on a machine too slow for it, or its
+	// interruption.
+	GivenUp      uint64
+	Abandoned    uint64 // requests whose client went away during slow_headers, never queued
+	Tokens       uint64 // tokens generated
+	PrefillSteps uint64 // engine steps that admitted requests
+	DecodeSteps  uint64 // engine steps that generated a token per sequence
 	// FirstTokens counts streams whose first token was flushed; their
 	// mean server-side TTFT (request arrival to first token flushed) is
 	// TTFTSum / FirstTokens. Clients compare it with the TTFT they
@@ -122,23 +127,23 @@ func (s *Server) Stats() Stats {
 		}
 	}
 	return Stats{
-		Received:      e.received.Load(),
-		Rejected:      s.rejected.Load(),
-		Waiting:       e.queued(),
-		Running:       int(e.nRunning.Load()),
-		Completed:     e.completed.Load(),
-		Canceled:      e.canceled.Load(),
-		CanceledSound: e.canceledSound.Load(),
-		Abandoned:     s.abandoned.Load(),
-		Tokens:        e.tokens.Load(),
-		PrefillSteps:  e.prefillSteps.Load(),
-		DecodeSteps:   e.decodeSteps.Load(),
-		FirstTokens:   s.firstTokens.Load(),
-		TTFTSum:       time.Duration(s.firstTokenNano.Load()),
-		FlushGaps:     s.flushGaps.Load(),
-		FlushGapSum:   time.Duration(s.flushGapNano.Load()),
-		Faults:        faults,
-		InstanceID:    s.cfg.InstanceID,
+		Received:     e.received.Load(),
+		Rejected:     s.rejected.Load(),
+		Waiting:      e.queued(),
+		Running:      int(e.nRunning.Load()),
+		Completed:    e.completed.Load(),
+		Canceled:     e.canceled.Load(),
+		GivenUp:      s.givenUp.Load(),
+		Abandoned:    s.abandoned.Load(),
+		Tokens:       e.tokens.Load(),
+		PrefillSteps: e.prefillSteps.Load(),
+		DecodeSteps:  e.decodeSteps.Load(),
+		FirstTokens:  s.firstTokens.Load(),
+		TTFTSum:      time.Duration(s.firstTokenNano.Load()),
+		FlushGaps:    s.flushGaps.Load(),
+		FlushGapSum:  time.Duration(s.flushGapNano.Load()),
+		Faults:       faults,
+		InstanceID:   s.cfg.InstanceID,
 
 		PrefixCacheQueries: e.prefixQueries.Load(),
 		PrefixCacheHits:    e.prefixHits.Load(),

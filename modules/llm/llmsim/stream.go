@@ -36,8 +36,9 @@ func (o *sse) write() error { return o.enc.writeOut(o.w) }
 
 // stream answers c as server-sent events, meeting c's fault, if any, on
 // the way. It returns early, cutting the stream, when the client goes or
-// the server closes.
-func (c *completion) stream(ctx context.Context, w http.ResponseWriter) {
+// the server closes, and reports whether that happened while the answer
+// was still sound: before its fault struck.
+func (c *completion) stream(ctx context.Context, w http.ResponseWriter) (gaveUp bool) {
 	h := w.Header()
 	enc := c.api.encoder(c)
 	h.Set("Content-Type", enc.contentType())
@@ -45,17 +46,20 @@ func (c *completion) stream(ctx context.Context, w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 	out := &sse{w: w, rc: http.NewResponseController(w), enc: enc}
 	if out.rc.Flush() != nil {
-		return
+		return true
 	}
 	total := c.seq.outputTokens
 	if c.fault == nil {
-		c.send(ctx, out, 0, total, true)
-		return
+		return !c.send(ctx, out, 0, total, true)
 	}
 	at := min(c.fault.After, total)
-	if c.send(ctx, out, 0, at, false) && c.strike(ctx, out) {
+	if !c.send(ctx, out, 0, at, false) {
+		return true
+	}
+	if c.strike(ctx, out) {
 		c.send(ctx, out, at, total, true)
 	}
+	return false
 }
 
 // send streams tokens from up to to as the engine makes them, then, if
