@@ -173,3 +173,20 @@ type BudgetError struct {
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("more than %s in all, the most llmrun takes of %s", Size(e.Limit), e.What)
 }
+
+// FailureReader reads R and keeps in Err the first error R gave other
+// than io.EOF: the stream's own failure (a damaged gzip stream, a read
+// past a cap), which a decoder reading it reports only as what it could
+// not decode.
+type FailureReader struct {
+	R   io.Reader
+	Err error
+}
+
+func (f *FailureReader) Read(p []byte) (int, error) {
+	n, err := f.R.Read(p)
+	if err != nil && err != io.EOF && f.Err == nil {
+		f.Err = err
+	}
+	return n, err
+}

@@ -194,7 +194,7 @@ func decodeDataset(path string, format Format, r io.Reader) (*Dataset, error) {
 
 // decodeDatasetCapped is decodeDataset within caps.
 func decodeDatasetCapped(path string, format Format, r io.Reader, caps datasetCaps) (*Dataset, error) {
-	src := &errorReader{r: r}
+	src := &capped.FailureReader{R: r}
 	br := bufio.NewReaderSize(src, 64<<10)
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
@@ -211,9 +211,9 @@ func decodeDatasetCapped(path string, format Format, r io.Reader, caps datasetCa
 	default:
 		err = fmt.Errorf("%s: unknown dataset format %q: want one of %s", path, format, formatList())
 	}
-	if src.err != nil {
+	if src.Err != nil {
 		// The decoder's error, if any, is about the input cut short.
-		return nil, fmt.Errorf("%s: reading: %w", path, src.err)
+		return nil, fmt.Errorf("%s: reading: %w", path, src.Err)
 	}
 	if err != nil {
 		return nil, err
@@ -225,21 +225,6 @@ func decodeDatasetCapped(path string, format Format, r io.Reader, caps datasetCa
 		return nil, fmt.Errorf("%s: no records", path)
 	}
 	return d, nil
-}
-
-// errorReader keeps the first error other than io.EOF of the reader it
-// wraps.
-type errorReader struct {
-	r   io.Reader
-	err error
-}
-
-func (e *errorReader) Read(b []byte) (int, error) {
-	n, err := e.r.Read(b)
-	if err != nil && err != io.EOF && e.err == nil {
-		e.err = err
-	}
-	return n, err
 }
 
 // recordError is an error in record n (1-based), which starts at line.

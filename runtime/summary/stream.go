@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/llmrun/llmrun/internal/capped"
 )
 
 // ParseStream reads the result file r streams, named name in errors, as
@@ -21,33 +23,19 @@ import (
 // the error that says where and why, is always Parse's. A stream that
 // fails (a damaged gzip stream, a file beyond its bound) is its error.
 func ParseStream(name string, r io.Reader, whole func() ([]byte, error)) (*Summary, error) {
-	in := &failedReader{r: r}
+	in := &capped.FailureReader{R: r}
 	s, err := decodeStream(in)
 	switch {
 	case err == nil:
 		return s, nil
-	case in.err != nil:
-		return nil, in.err
+	case in.Err != nil:
+		return nil, in.Err
 	}
 	b, err := whole()
 	if err != nil {
 		return nil, err
 	}
 	return Parse(name, b)
-}
-
-// failedReader reads r, keeping its first error but the end.
-type failedReader struct {
-	r   io.Reader
-	err error
-}
-
-func (f *failedReader) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err != nil && err != io.EOF && f.err == nil {
-		f.err = err
-	}
-	return n, err
 }
 
 // errNotStreamed is a result file decodeStream leaves to Parse.
