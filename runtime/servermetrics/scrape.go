@@ -21,6 +21,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 	"time"
 
@@ -100,6 +101,11 @@ func Scrape(ctx context.Context, client *http.Client, target string, timeout tim
 	secrets.AddRawURL(target)
 	shown := secrets.Clean(target, 512)
 	fail := func(kind Kind, err error) (Snapshot, error) {
+		// The error names the target once: net/http's own wrapping would
+		// name it again ("Get URL: ...").
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return Snapshot{}, &ScrapeError{URL: shown, Kind: kind, Err: errors.New(secrets.Clean(err.Error(), 1024))}
 	}
 	if timeout <= 0 {

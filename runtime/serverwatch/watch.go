@@ -246,11 +246,22 @@ func (w *Watch) Describe() []string {
 		case t.engine != nil:
 			what = t.engine.Title
 		case t.probe != nil:
-			what += " (" + t.probe.Error() + ")"
+			what += " (its first read: " + probeCause(t.probe) + "; it is read on, and its failures counted)"
 		}
 		lines = append(lines, fmt.Sprintf("%s: %s at %s, every %v", label, what, llm.RedactURL(t.url), w.interval))
 	}
 	return lines
+}
+
+// probeCause says why a first read found no engine without repeating
+// the target's URL, which the banner line names once: the failure's kind
+// and its cause ("refused: connect: connection refused").
+func probeCause(err error) string {
+	var se *servermetrics.ScrapeError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s: %v", se.Kind, se.Err)
 }
 
 // Mark takes a snapshot of every target now, under name, and returns when
