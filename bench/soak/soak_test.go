@@ -115,6 +115,17 @@ func TestLineCounter(t *testing.T) {
 	}
 }
 
+// addTimeout adds to o one request that failed as a timeout, seen by
+// the simulator and written to the JSONL file, but no fault.
+func addTimeout(o *outcome) {
+	o.sum.Errors[3].Count++
+	o.sum.Serving.Failed++
+	o.sum.Serving.Requests++
+	o.lines++
+	o.sum.Outputs[0].Written++
+	o.stats.Received++
+}
+
 // consistent is an outcome in which every request is accounted for.
 func consistent() outcome {
 	return outcome{
@@ -159,14 +170,7 @@ func TestAccountChecks(t *testing.T) {
 		{"a lost JSONL line", func(o *outcome) { o.lines-- }, "JSONL lines"},
 		{"a dropped record", func(o *outcome) { o.sum.Outputs[0].Dropped = 1 }, "JSONL output"},
 		{"a request the client never counted", func(o *outcome) { o.stats.Received++ }, "simulator: requests received"},
-		{"a timeout no stall explains", func(o *outcome) {
-			o.sum.Errors[3].Count++
-			o.sum.Serving.Failed++
-			o.sum.Serving.Requests++
-			o.lines++
-			o.sum.Outputs[0].Written++
-			o.stats.Received++
-		}, "error class timeout"},
+		{"a timeout no stall explains", addTimeout, "error class timeout"},
 		{"a class no fault explains", func(o *outcome) {
 			o.sum.Errors[0].Class = "connect"
 		}, "error class connect"},
@@ -191,12 +195,7 @@ func TestAccountChecks(t *testing.T) {
 // client give up on it, and only then.
 func TestAccountChecksSoundAnswerGivenUp(t *testing.T) {
 	o := consistent()
-	o.sum.Errors[3].Count++
-	o.sum.Serving.Failed++
-	o.sum.Serving.Requests++
-	o.lines++
-	o.sum.Outputs[0].Written++
-	o.stats.Received++
+	addTimeout(&o)
 	o.stats.GivenUp = 1
 	if bad := failed(accountChecks(o)); len(bad) > 0 {
 		t.Errorf("a timeout the simulator saw given up: %v", bad)
