@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 

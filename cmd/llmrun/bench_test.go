@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/runtime/vllmbench"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // influxCount runs an InfluxQL COUNT and returns its value.

@@ -10,7 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/textfmt"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // In a run of three instances against one simulator, whose /metrics each

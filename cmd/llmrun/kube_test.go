@@ -532,7 +532,7 @@ func TestKubeBadInput(t *testing.T) {
 func TestKubeCarriesTheTokenizerFile(t *testing.T) {
 	t.Parallel()
 	dir := kubeDir(t)
-	data, err := os.ReadFile("../../modules/tokenizer/testdata/hf/sentencepiece.json")
+	data, err := os.ReadFile("../../internal/tokenizer/testdata/hf/sentencepiece.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/wait"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // resultStart is when the result files the tests make by hand start.

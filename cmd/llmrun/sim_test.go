@@ -6,7 +6,7 @@ import (
 )
 
 // TestSimHelpListsEveryEndpoint checks that `llmrun sim --help` names
-// every endpoint the simulator serves (modules/llm/llmsim's routes), and
+// every endpoint the simulator serves (internal/llmsim's routes), and
 // HTTP/2 cleartext.
 func TestSimHelpListsEveryEndpoint(t *testing.T) {
 	t.Parallel()

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
-	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/internal/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 )
 
 func TestLLMConfigTokenizer(t *testing.T) {
@@ -41,12 +41,12 @@ var hubRuns atomic.Int64
 // cache.
 func TestRunTokenizerFromHub(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../modules/tokenizer/testdata/hf/sentencepiece.json")
+	data, err := os.ReadFile("../../internal/tokenizer/testdata/hf/sentencepiece.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const text = "Hello world, hello tokenizers."
-	file, err := tokenizer.Load("../../modules/tokenizer/testdata/hf/sentencepiece.json")
+	file, err := tokenizer.Load("../../internal/tokenizer/testdata/hf/sentencepiece.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 )
 
 const datasetDir = "testdata/datasets"

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 
 	"github.com/dop251/goja"
 

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 
 	"github.com/dop251/goja"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules/modulestest"
-	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 )
 
 // newDataVU returns VU number n with the module m exposed as the global

@@ -6,7 +6,7 @@ import (
 	"log"
 
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // A Client asks the server for its models, then streams one chat request

@@ -21,7 +21,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/modulestest"
 )

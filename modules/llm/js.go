@@ -17,7 +17,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 )
 
 // Module is the 'llm' JavaScript module of one run. Its clients are shared

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 )
 
 // jsServer starts a test server of h and returns a module aimed at it,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // anthropicBody is a Messages request for n tokens.

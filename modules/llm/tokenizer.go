@@ -1,7 +1,7 @@
 package llm
 
 import (
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 )
 
 // tokenCounter counts the tokens of a text.

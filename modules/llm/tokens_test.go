@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 	tiktokenlib "github.com/tiktoken-go/tokenizer"
 )
 

@@ -20,7 +20,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
 	"github.com/llmrun/llmrun/modules/standard"

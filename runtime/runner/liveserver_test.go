@@ -17,7 +17,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/runner"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/promtest"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"

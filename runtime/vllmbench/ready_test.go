@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // startingServer is the simulator behind a handler that answers 503 to the

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // StartTimeout bounds how long the simulator may take to print the

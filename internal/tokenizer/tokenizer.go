@@ -12,7 +12,7 @@ import (
 
 	tiktokenlib "github.com/tiktoken-go/tokenizer"
 
-	"github.com/llmrun/llmrun/modules/tokenizer/hfhub"
+	"github.com/llmrun/llmrun/internal/tokenizer/hfhub"
 )
 
 // Tokenizer turns text into token IDs and back. Implementations are safe

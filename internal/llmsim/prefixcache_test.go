@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 )
 
 // cl100k returns the cl100k_base tokenizer.

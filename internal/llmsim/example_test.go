@@ -11,7 +11,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/llmrun/llmrun/modules/llm/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim"
 )
 
 // Listen serves the simulator on a TCP address, "127.0.0.1:0" for a free

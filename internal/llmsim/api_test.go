@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 )
 
 func TestChatStreamFormat(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 	"github.com/spf13/pflag"
 )
 
@@ -99,7 +99,7 @@ func TestValidateTokenizer(t *testing.T) {
 // the Hugging Face cache (HF_HUB_CACHE; offline here, so nothing is
 // downloaded).
 func TestValidateTokenizerModelID(t *testing.T) {
-	data, err := os.ReadFile("../../tokenizer/testdata/hf/sentencepiece.json")
+	data, err := os.ReadFile("../tokenizer/testdata/hf/sentencepiece.json")
 	if err != nil {
 		t.Fatal(err)
 	}

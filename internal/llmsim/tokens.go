@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/llmrun/llmrun/modules/tokenizer"
+	"github.com/llmrun/llmrun/internal/tokenizer"
 )
 
 // Prompt token counting; see the package documentation.

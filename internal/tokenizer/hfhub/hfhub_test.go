@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 )
 
 const (
