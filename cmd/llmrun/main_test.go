@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 

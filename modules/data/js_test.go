@@ -12,8 +12,8 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/llmrun/llmrun/modules/modulestest"
 	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 // newDataVU returns VU number n with the module m exposed as the global

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // A Client asks the server for its models, then streams one chat request

@@ -15,9 +15,9 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/internal/tokenizer"
 )
 
 // Module is the 'llm' JavaScript module of one run. Its clients are shared

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
-	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/internal/tokenizer"
+	"github.com/llmrun/llmrun/modules/metrics"
 	tiktokenlib "github.com/tiktoken-go/tokenizer"
 )
 

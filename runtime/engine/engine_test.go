@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
 	"github.com/llmrun/llmrun/modules/standard"

@@ -15,9 +15,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/internal/wait"
 	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/runner"
 )

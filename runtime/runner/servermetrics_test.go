@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/internal/promtest"
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/promtest"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // startingServer is the simulator behind a handler that answers 503 to the
