@@ -386,9 +386,9 @@ func (o Options) randomLengths() (inputs, outputs []int) {
 // others a seed starts.
 const randomLengthsStream = 0x6c656e67746873 // "lengths"
 
-// ParseList parses a comma-separated list, as --percentile-metrics takes
+// parseList parses a comma-separated list, as --percentile-metrics takes
 // it.
-func ParseList(s string) []string {
+func parseList(s string) []string {
 	var out []string
 	for f := range strings.SplitSeq(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
@@ -398,10 +398,10 @@ func ParseList(s string) []string {
 	return out
 }
 
-// ParsePercentiles parses --metric-percentiles: "25,50,99.9".
-func ParsePercentiles(s string) ([]float64, error) {
+// parsePercentiles parses --metric-percentiles: "25,50,99.9".
+func parsePercentiles(s string) ([]float64, error) {
 	var out []float64
-	for _, f := range ParseList(s) {
+	for _, f := range parseList(s) {
 		p, err := strconv.ParseFloat(f, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q: want numbers such as 50,90,99", f)
@@ -410,20 +410,6 @@ func ParsePercentiles(s string) ([]float64, error) {
 	}
 	if len(out) == 0 {
 		return nil, errors.New("empty: want numbers such as 50,90,99")
-	}
-	return out, nil
-}
-
-// ParseMetadata parses --metadata's KEY=VALUE pairs as vLLM does: the
-// key and the value trimmed, the first = splitting them.
-func ParseMetadata(items []string) ([][2]string, error) {
-	var out [][2]string
-	for _, item := range items {
-		k, v, ok := strings.Cut(item, "=")
-		if !ok {
-			return nil, fmt.Errorf("--metadata %q: invalid metadata format; please use KEY=VALUE format", item)
-		}
-		out = append(out, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
 	}
 	return out, nil
 }

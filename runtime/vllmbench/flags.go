@@ -1,8 +1,17 @@
 package vllmbench
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/runtime/runner"
 )
 
 // Use is what llmrun bench does with one of vllm bench serve's flags.
@@ -169,4 +178,368 @@ func IgnoredNotice(given []Flag) string {
 		parts[i] = fmt.Sprintf("--%s (%s)", f.Name, f.Why)
 	}
 	return "ignoring vLLM flags that cannot matter here: " + strings.Join(parts, "; ")
+}
+
+// CommandLine is vllm bench serve's command line as llmrun bench takes
+// it: the flags AddFlags registers, as given, until Benchmark reads them.
+type CommandLine struct {
+	o                                                                Options
+	baseURL, host, requestRate, percentileMetrics, metricPercentiles string
+	extraBody, resultDir, resultFilename                             string
+	port, inputLen, outputLen, sharegptOutputLen, customOutputLen    int
+	logprobs, readyCheckTimeoutSec                                   int
+	sampling                                                         samplingFlags
+	goodput, metadata, headers                                       []string
+	saveResult, appendResult, insecure                               bool
+}
+
+// samplingFlags are vLLM's sampling parameters, sent under their body
+// keys when given.
+type samplingFlags struct {
+	temperature, topP, minP, frequencyPenalty, presencePenalty, repetitionPenalty float64
+	topK                                                                          int
+}
+
+// given returns the sampling parameters given, under their body keys.
+func (s *samplingFlags) given(fs *pflag.FlagSet) map[string]any {
+	out := map[string]any{}
+	for flag, v := range map[string]any{
+		"temperature": s.temperature, "top-p": s.topP, "top-k": s.topK, "min-p": s.minP,
+		"frequency-penalty": s.frequencyPenalty, "presence-penalty": s.presencePenalty, "repetition-penalty": s.repetitionPenalty,
+	} {
+		if fs.Changed(flag) {
+			out[strings.ReplaceAll(flag, "-", "_")] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// AddFlags registers every flag of vllm bench serve (Flags) on fs: the
+// implemented ones with their help, with vLLM's defaults; the others
+// hidden, taken so that vLLM's command lines parse, then ignored or
+// refused by Benchmark. It returns the command line they fill.
+func AddFlags(fs *pflag.FlagSet) *CommandLine {
+	c := &CommandLine{o: Defaults()}
+	c.addServerFlags(fs)
+	c.addDatasetFlags(fs)
+	c.addLoadFlags(fs)
+	c.addRequestFlags(fs)
+	c.addResultFlags(fs)
+	for _, vf := range Flags {
+		if vf.Use == Implemented {
+			continue
+		}
+		usage := fmt.Sprintf("vLLM's; %s", vf.Why)
+		switch vf.Arity {
+		case NoValue:
+			fs.Bool(vf.Name, false, usage)
+		case OneValue:
+			fs.String(vf.Name, "", usage)
+		default:
+			fs.StringArray(vf.Name, nil, usage)
+		}
+		_ = fs.MarkHidden(vf.Name)
+	}
+	return c
+}
+
+// addServerFlags registers the flags of the server and the API.
+func (c *CommandLine) addServerFlags(fs *pflag.FlagSet) {
+	o := &c.o
+	fs.StringVar(&o.Backend, "backend", o.Backend, "openai, vllm, sglang, lmdeploy, scalellm or llama.cpp (the completions API), or openai-chat")
+	fs.StringVar(&o.EndpointType, "endpoint-type", "", "earlier vLLMs' name of --backend: the API of the requests and the result's endpoint_type")
+	fs.StringVar(&o.Endpoint, "endpoint", o.Endpoint, "API endpoint, appended to --base-url")
+	fs.StringVar(&c.baseURL, "base-url", "", "server URL without the endpoint, with or without /v1, e.g. http://127.0.0.1:8000")
+	fs.StringVar(&c.host, "host", "127.0.0.1", "server host, without --base-url")
+	fs.IntVar(&c.port, "port", 8000, "server port, without --base-url")
+	fs.StringVar(&o.Model, "model", "", "model (default the first model the server lists)")
+	fs.StringVar(&o.ServedModelName, "served-model-name", "", "the model the requests name, when not --model (which stays the result's model_id)")
+	fs.StringArrayVar(&c.headers, "header", nil, "KEY=VALUE headers sent with every request, e.g. --header x-tenant=a x-trace=1")
+	fs.StringVar(&o.RequestIDPrefix, "request-id-prefix", "", "send x-request-id: PREFIX + the request's number (default none)")
+	fs.BoolVar(&c.insecure, "insecure", false, "accept any TLS certificate of an https server")
+	fs.IntVar(&c.readyCheckTimeoutSec, "ready-check-timeout-sec", 0, "before the run, wait up to this many seconds for the endpoint to answer a request, probing every 5 s (default no wait)")
+	fs.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer the prompts are measured with: cl100k_base, o200k_base, a tokenizer.json path or a model directory, or a Hugging Face model id ORG/NAME[@REVISION] (default cl100k_base; see docs/workloads.md); also the result's tokenizer_id")
+}
+
+// addDatasetFlags registers the flags of the dataset and its lengths.
+func (c *CommandLine) addDatasetFlags(fs *pflag.FlagSet) {
+	o := &c.o
+	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, prefix_repetition, sharegpt or custom")
+	fs.StringVar(&o.DatasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON) and custom (JSONL with prompt)")
+	fs.IntVar(&o.RandomInputLen, "random-input-len", o.RandomInputLen, "random dataset: input tokens per request")
+	fs.IntVar(&o.RandomOutputLen, "random-output-len", o.RandomOutputLen, "random dataset: output tokens per request")
+	fs.Float64Var(&o.RandomRangeRatio, "random-range-ratio", 0, "random dataset: lengths uniform in [len·(1−r), len·(1+r)]")
+	fs.IntVar(&o.RandomPrefixLen, "random-prefix-len", 0, "random dataset: tokens of a prefix every prompt shares, before its input")
+	pr := &o.PrefixRepetition
+	fs.IntVar(&pr.PrefixLen, "prefix-repetition-prefix-len", pr.PrefixLen, "prefix_repetition dataset: tokens of each shared prefix")
+	fs.IntVar(&pr.SuffixLen, "prefix-repetition-suffix-len", pr.SuffixLen, "prefix_repetition dataset: tokens of each request's own suffix, after its prefix")
+	fs.IntVar(&pr.NumPrefixes, "prefix-repetition-num-prefixes", pr.NumPrefixes, "prefix_repetition dataset: distinct prefixes, each repeated by num-prompts / this many requests")
+	fs.IntVar(&pr.OutputLen, "prefix-repetition-output-len", pr.OutputLen, "prefix_repetition dataset: output tokens per request")
+	fs.IntVar(&c.inputLen, "input-len", 0, "same as --random-input-len")
+	fs.IntVar(&c.outputLen, "output-len", 0, "output tokens for every dataset (--random-output-len, --prefix-repetition-output-len, --sharegpt-output-len, --custom-output-len)")
+	fs.IntVar(&c.sharegptOutputLen, "sharegpt-output-len", 0, "sharegpt: output tokens per request (default each conversation's answer length)")
+	fs.IntVar(&c.customOutputLen, "custom-output-len", 0, "custom: output tokens per request (default each record's output_tokens)")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed of the lengths, prompts and arrivals (and of the simulator)")
+}
+
+// addLoadFlags registers the flags of the load and of the figures
+// reported.
+func (c *CommandLine) addLoadFlags(fs *pflag.FlagSet) {
+	o := &c.o
+	fs.IntVar(&o.NumPrompts, "num-prompts", o.NumPrompts, "requests to send, exactly")
+	fs.IntVar(&o.NumWarmups, "num-warmups", 0, "requests sent first, as the benchmark's, and left out of every figure")
+	fs.StringVar(&c.requestRate, "request-rate", "inf", "requests per second, or inf to send them all at once")
+	fs.Float64Var(&o.Burstiness, "burstiness", o.Burstiness, "gamma shape of the gaps: 1 is Poisson, lower burstier, higher more regular")
+	fs.IntVar(&o.MaxConcurrency, "max-concurrency", 0, "requests in flight at most; the others wait (default no limit)")
+	fs.StringArrayVar(&c.goodput, "goodput", nil, "goodput bounds KEY:MS (ttft, tpot, e2el), e.g. --goodput ttft:500 tpot:50")
+	fs.StringVar(&c.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are reported: ttft, tpot, itl, e2el")
+	fs.StringVar(&c.metricPercentiles, "metric-percentiles", "99", "percentiles reported, e.g. 25,50,99")
+}
+
+// addRequestFlags registers the flags of the fields every request sends.
+func (c *CommandLine) addRequestFlags(fs *pflag.FlagSet) {
+	s := &c.sampling
+	fs.BoolVar(&c.o.IgnoreEOS, "ignore-eos", false, "send ignore_eos (always with the random dataset, as vLLM)")
+	fs.Float64Var(&s.temperature, "temperature", 0, "temperature of the requests (default none sent)")
+	fs.Float64Var(&s.topP, "top-p", 0, "top_p of the requests (default none sent)")
+	fs.IntVar(&s.topK, "top-k", 0, "top_k of the requests (default none sent)")
+	fs.Float64Var(&s.minP, "min-p", 0, "min_p of the requests (default none sent)")
+	fs.Float64Var(&s.frequencyPenalty, "frequency-penalty", 0, "frequency_penalty of the requests (default none sent)")
+	fs.Float64Var(&s.presencePenalty, "presence-penalty", 0, "presence_penalty of the requests (default none sent)")
+	fs.Float64Var(&s.repetitionPenalty, "repetition-penalty", 0, "repetition_penalty of the requests (default none sent)")
+	fs.StringVar(&c.extraBody, "extra-body", "", `JSON object whose keys are set in every request's body, e.g. '{"chat_template_kwargs":{"enable_thinking":false}}'`)
+	fs.IntVar(&c.logprobs, "logprobs", 0, "logprobs of the completions API's requests (default none sent)")
+}
+
+// addResultFlags registers the flags of vLLM's result file.
+func (c *CommandLine) addResultFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.o.Label, "label", "", "prefix of the result file's name (default --backend)")
+	fs.BoolVar(&c.saveResult, "save-result", false, "write vLLM's JSON result")
+	fs.BoolVar(&c.appendResult, "append-result", false, "append vLLM's JSON result to the result file, on a line of its own")
+	fs.BoolVar(&c.o.SaveDetailed, "save-detailed", false, "with --save-result, add the per-request lists (input_lens, output_lens, ttfts, itls, start_times, generated_texts, errors)")
+	fs.StringVar(&c.resultDir, "result-dir", "", "directory of the result file (made if missing)")
+	fs.StringVar(&c.resultFilename, "result-filename", "", "name of the result file (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)")
+	fs.StringArrayVar(&c.metadata, "metadata", nil, "KEY=VALUE pairs stored in the result, e.g. --metadata version=0.3.3 tp=1")
+}
+
+// Benchmark reads the command line once fs has parsed it: it refuses the
+// first of vLLM's refused flags given, completes and validates the
+// options, and builds the run's script. Its errors name the flag.
+func (c *CommandLine) Benchmark(fs *pflag.FlagSet) (*Benchmark, error) {
+	ignored, err := checkVLLMFlags(fs)
+	if err != nil {
+		return nil, err
+	}
+	o := c.o
+	for _, complete := range []func(*pflag.FlagSet, *Options) error{c.traffic, c.reporting, c.requestFields, c.limits} {
+		if err := complete(fs, &o); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Benchmark{Options: o, Server: c.server(fs), Ignored: ignored, insecure: c.insecure,
+		readyTimeout: time.Duration(c.readyCheckTimeoutSec) * time.Second}
+	if o.DatasetPath != "" {
+		if b.datasetPath, err = filepath.Abs(o.DatasetPath); err != nil {
+			return nil, fmt.Errorf("--dataset-path: %w", err)
+		}
+	}
+	if c.saveResult || c.appendResult {
+		b.save = &ResultFile{Dir: c.resultDir, Filename: c.resultFilename, Append: c.appendResult}
+	}
+	// As in vLLM, --save-detailed without --save-result saves nothing:
+	// the texts are then not kept at all.
+	b.Options.SaveDetailed = o.SaveDetailed && b.save != nil
+	if b.source, err = Script(b.Options, b.datasetPath); err != nil {
+		return nil, err
+	}
+	if b.headers, err = parseHeaders(c.headers); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// traffic completes o from --request-rate.
+func (c *CommandLine) traffic(_ *pflag.FlagSet, o *Options) error {
+	if c.requestRate == "inf" {
+		o.RequestRate = math.Inf(1)
+		return nil
+	}
+	var err error
+	if o.RequestRate, err = strconv.ParseFloat(c.requestRate, 64); err != nil || math.IsInf(o.RequestRate, 0) || math.IsNaN(o.RequestRate) {
+		return fmt.Errorf("--request-rate %q: want a number of requests per second, or inf", c.requestRate)
+	}
+	return nil
+}
+
+// reporting completes o from the flags of what the result reports:
+// --goodput, --metadata, --percentile-metrics and --metric-percentiles.
+func (c *CommandLine) reporting(_ *pflag.FlagSet, o *Options) error {
+	var err error
+	if len(c.goodput) > 0 {
+		if o.Goodput, err = runner.ParseGoodput(strings.Join(c.goodput, " ")); err != nil {
+			return fmt.Errorf("--goodput: %w", err)
+		}
+	}
+	if o.Metadata, err = parsePairs("metadata", c.metadata, false); err != nil {
+		return err
+	}
+	o.PercentileMetrics = parseList(c.percentileMetrics)
+	if o.MetricPercentiles, err = parsePercentiles(c.metricPercentiles); err != nil {
+		return fmt.Errorf("--metric-percentiles: %w", err)
+	}
+	return nil
+}
+
+// requestFields completes o from the flags of the requests' bodies: the
+// sampling parameters given, --extra-body and --logprobs.
+func (c *CommandLine) requestFields(fs *pflag.FlagSet, o *Options) error {
+	o.Sampling = c.sampling.given(fs)
+	if c.extraBody != "" {
+		if err := json.Unmarshal([]byte(c.extraBody), &o.ExtraBody); err != nil || o.ExtraBody == nil {
+			return fmt.Errorf("--extra-body %q: want a JSON object, e.g. '{\"top_k\": 20}'", c.extraBody)
+		}
+	}
+	if fs.Changed("logprobs") {
+		logprobs := c.logprobs
+		o.Logprobs = &logprobs
+	}
+	return nil
+}
+
+// limits checks the numbers Validate cannot tell from vLLM's defaults
+// (--ready-check-timeout-sec, --max-concurrency given as 0), and
+// completes o from vLLM's shorthand lengths, 0 for "not given": a
+// negative one is an error, not the default.
+func (c *CommandLine) limits(fs *pflag.FlagSet, o *Options) error {
+	if c.readyCheckTimeoutSec < 0 {
+		return fmt.Errorf("--ready-check-timeout-sec must not be negative, got %d", c.readyCheckTimeoutSec)
+	}
+	if fs.Changed("max-concurrency") && o.MaxConcurrency <= 0 {
+		return fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
+	}
+	for _, l := range []struct {
+		flag string
+		n    int
+	}{{"input-len", c.inputLen}, {"output-len", c.outputLen}, {"sharegpt-output-len", c.sharegptOutputLen}, {"custom-output-len", c.customOutputLen}} {
+		if l.n < 0 {
+			return fmt.Errorf("--%s must not be negative, got %d", l.flag, l.n)
+		}
+	}
+	if c.inputLen > 0 {
+		o.RandomInputLen = c.inputLen
+	}
+	if c.outputLen > 0 {
+		o.RandomOutputLen, o.OutputLen, o.PrefixRepetition.OutputLen = c.outputLen, c.outputLen, c.outputLen
+	}
+	if o.DatasetName == "sharegpt" && c.sharegptOutputLen > 0 {
+		o.OutputLen = c.sharegptOutputLen
+	}
+	if o.DatasetName == "custom" && c.customOutputLen > 0 {
+		o.OutputLen = c.customOutputLen
+	}
+	return nil
+}
+
+// server is the server's base URL the flags name, for o's endpoint
+// (Options.BaseURL): --base-url, else --host and --port when either is
+// given; "" when none is (the environment's, or the simulator).
+func (c *CommandLine) server(fs *pflag.FlagSet) string {
+	switch {
+	case c.baseURL != "":
+		return c.o.BaseURL(c.baseURL)
+	case fs.Changed("host") || fs.Changed("port"):
+		return c.o.BaseURL(fmt.Sprintf("http://%s:%d", c.host, c.port))
+	}
+	return ""
+}
+
+// checkVLLMFlags refuses the first of vLLM's refused flags given, and
+// returns the ignored ones given.
+func checkVLLMFlags(fs *pflag.FlagSet) ([]Flag, error) {
+	var ignored []Flag
+	for _, vf := range Flags {
+		if !fs.Changed(vf.Name) {
+			continue
+		}
+		switch vf.Use {
+		case Refused:
+			return nil, vf.Refusal()
+		case Ignored:
+			ignored = append(ignored, vf)
+		}
+	}
+	return ignored, nil
+}
+
+// multiValued are the flags that take several values, as vLLM's nargs:
+// --goodput ttft:500 tpot:50.
+var multiValued = func() map[string]bool {
+	m := map[string]bool{}
+	for _, vf := range Flags {
+		if vf.Arity == Values {
+			m["--"+vf.Name] = true
+		}
+	}
+	return m
+}()
+
+// ExpandMultiValued rewrites "--goodput a b" into "--goodput a --goodput
+// b": the words after such a flag, up to the next flag, are its values.
+// A command line goes through it before the flag set parses it.
+func ExpandMultiValued(args []string) []string {
+	var out []string
+	flag := ""    // the multi-valued flag whose values follow
+	given := true // whether flag has a value already
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			name, _, hasValue := strings.Cut(a, "=")
+			flag, given = "", true
+			if multiValued[name] {
+				flag, given = name, hasValue
+			}
+		} else if flag != "" {
+			if given {
+				out = append(out, flag)
+			}
+			given = true
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// parsePairs parses the KEY=VALUE items of --flag as vLLM parses
+// --header's and --metadata's: the first = splits each, key and value
+// trimmed. An item without =, or without a key when keyed, is refused.
+func parsePairs(flag string, items []string, keyed bool) ([][2]string, error) {
+	var out [][2]string
+	for _, item := range items {
+		k, v, ok := strings.Cut(item, "=")
+		k = strings.TrimSpace(k)
+		if !ok || keyed && k == "" {
+			return nil, fmt.Errorf("--%s %q: invalid %s format; please use KEY=VALUE format", flag, item, flag)
+		}
+		out = append(out, [2]string{k, strings.TrimSpace(v)})
+	}
+	return out, nil
+}
+
+// parseHeaders parses --header's pairs (parsePairs), each of which needs
+// a name; nil when none is given.
+func parseHeaders(items []string) (map[string]string, error) {
+	pairs, err := parsePairs("header", items, true)
+	if err != nil || len(pairs) == 0 {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, kv := range pairs {
+		out[kv[0]] = kv[1]
+	}
+	return out, nil
 }

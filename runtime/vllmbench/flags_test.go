@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // docs/bench.md's flag table has a row for every flag of vllm bench
@@ -40,6 +42,40 @@ func TestFlagTableInDocs(t *testing.T) {
 	for name := range rows {
 		if !seen[strings.TrimPrefix(name, "--")] {
 			t.Errorf("docs/bench.md has a row for %s, which is not one of vLLM's flags", name)
+		}
+	}
+}
+
+// AddFlags registers every flag of vllm bench serve, so that vLLM's
+// command lines parse, and no flag that is not one of vLLM's (llmrun
+// bench's own are its command's).
+func TestAddFlagsTakesEveryVLLMFlag(t *testing.T) {
+	t.Parallel()
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	AddFlags(fs)
+	for _, vf := range Flags {
+		if fs.Lookup(vf.Name) == nil {
+			t.Errorf("--%s (%v) is not a flag of llmrun bench", vf.Name, vf.Use)
+		}
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if _, ok := LookupFlag(f.Name); !ok {
+			t.Errorf("AddFlags registers --%s, which is not one of vLLM's flags", f.Name)
+		}
+	})
+}
+
+func TestExpandMultiValued(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"--goodput ttft:5 tpot:6 --seed 1":      "--goodput ttft:5 --goodput tpot:6 --seed 1",
+		"--goodput=ttft:5 tpot:6":               "--goodput=ttft:5 --goodput tpot:6",
+		"--metadata a=1 b=2 c=3":                "--metadata a=1 --metadata b=2 --metadata c=3",
+		"--model m --goodput e2el:9":            "--model m --goodput e2el:9",
+		"--goodput ttft:5 --metadata a=1 stray": "--goodput ttft:5 --metadata a=1 --metadata stray",
+	} {
+		if got := strings.Join(ExpandMultiValued(strings.Fields(in)), " "); got != want {
+			t.Errorf("ExpandMultiValued(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

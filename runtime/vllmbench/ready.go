@@ -2,10 +2,12 @@ package vllmbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/runner"
 )
 
 // ReadyRetryInterval is the wait between two of WaitReady's probes, as
@@ -52,4 +54,29 @@ func failure(p llm.Probe) string {
 		return p.Error
 	}
 	return string(p.Class)
+}
+
+// waitReady is --ready-check-timeout-sec: it waits for the server of
+// cfg's LLM to answer a request of the benchmark's API (WaitReady),
+// telling each failure on cfg.Stderr. An endpoint not ready in time is a
+// failed preflight: no load was sent.
+func (b *Benchmark) waitReady(ctx context.Context, cfg runner.Config) error {
+	llmCfg := cfg.Engine.LLM
+	llmCfg.API = b.Options.API()
+	client, err := llm.NewClient(llmCfg)
+	if err != nil {
+		return fmt.Errorf("--ready-check-timeout-sec: %w", err)
+	}
+	defer client.CloseIdleConnections()
+	fmt.Fprintf(cfg.Stderr, "%s: waiting up to %s for the endpoint to become ready\n", cfg.Command, b.readyTimeout)
+	_, err = WaitReady(ctx, client.Probe, b.readyTimeout, ReadyRetryInterval, func(p llm.Probe) {
+		fmt.Fprintf(cfg.Stderr, "%s: the endpoint is not ready: %s\n", cfg.Command, p.Error)
+	})
+	switch {
+	case ctx.Err() != nil:
+		return &stopError{runner.Interrupted, errors.New("interrupted while waiting for the endpoint")}
+	case err != nil:
+		return &stopError{runner.PreflightFailed, fmt.Errorf("--ready-check-timeout-sec %d: %w; no load was sent", int(b.readyTimeout.Seconds()), err)}
+	}
+	return nil
 }
