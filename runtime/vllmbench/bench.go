@@ -190,6 +190,17 @@ func (o Options) BaseURL(server string) string {
 // Validate checks o as vLLM does, naming the flag of the first wrong
 // option.
 func (o Options) Validate() error {
+	for _, check := range []func() error{o.checkAPI, o.checkDataset, o.checkCounts, o.checkRandom, o.checkTraffic,
+		o.checkSchedule, o.checkLengths, o.checkReported} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkAPI checks --backend, --endpoint-type and --endpoint.
+func (o Options) checkAPI() error {
 	if _, ok := Backends[o.Backend]; !ok {
 		return backendError("--backend", o.Backend)
 	}
@@ -199,6 +210,12 @@ func (o Options) Validate() error {
 	if !strings.HasSuffix(o.Endpoint, "/completions") {
 		return fmt.Errorf("--endpoint %q: want an OpenAI endpoint such as /v1/completions or /v1/chat/completions", o.Endpoint)
 	}
+	return nil
+}
+
+// checkDataset checks --dataset-name, with the --dataset-path it needs or
+// refuses and the prefix_repetition dataset's shape.
+func (o Options) checkDataset() error {
 	switch o.DatasetName {
 	case "random":
 		if o.DatasetPath != "" {
@@ -212,12 +229,15 @@ func (o Options) Validate() error {
 		if o.DatasetPath != "" {
 			return fmt.Errorf("--dataset-path: cannot be used with --dataset-name prefix_repetition")
 		}
-		if err := o.PrefixRepetition.validate(o.NumPrompts); err != nil {
-			return err
-		}
+		return o.PrefixRepetition.validate(o.NumPrompts)
 	default:
 		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, prefix_repetition, sharegpt or custom (a JSONL file of prompts)", o.DatasetName)
 	}
+	return nil
+}
+
+// checkCounts checks --num-prompts and --num-warmups.
+func (o Options) checkCounts() error {
 	switch {
 	case o.NumPrompts < 1:
 		return fmt.Errorf("--num-prompts must be at least 1, got %d", o.NumPrompts)
@@ -225,6 +245,13 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--num-warmups must not be negative, got %d", o.NumWarmups)
 	case o.NumPrompts > MaxRequests || o.NumWarmups > MaxRequests-o.NumPrompts:
 		return fmt.Errorf("--num-prompts %d and --num-warmups %d: more than llmrun bench's limit of %d requests in one run, each kept for vLLM's result (see docs/limits.md); run several benchmarks", o.NumPrompts, o.NumWarmups, MaxRequests)
+	}
+	return nil
+}
+
+// checkRandom checks the random dataset's lengths.
+func (o Options) checkRandom() error {
+	switch {
 	case o.RandomInputLen < 1:
 		return fmt.Errorf("--random-input-len must be at least 1, got %d", o.RandomInputLen)
 	case o.RandomOutputLen < 1:
@@ -233,6 +260,13 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--random-prefix-len must not be negative, got %d", o.RandomPrefixLen)
 	case !(o.RandomRangeRatio >= 0 && o.RandomRangeRatio < 1):
 		return fmt.Errorf("--random-range-ratio must be in [0, 1), got %v", o.RandomRangeRatio)
+	}
+	return nil
+}
+
+// checkTraffic checks --request-rate, --burstiness and --max-concurrency.
+func (o Options) checkTraffic() error {
+	switch {
 	case !(o.RequestRate > 0):
 		return fmt.Errorf("--request-rate must be positive or inf, got %v", o.RequestRate)
 	case !math.IsInf(o.RequestRate, 1) && o.RequestRate > executor.RateLimit:
@@ -242,12 +276,12 @@ func (o Options) Validate() error {
 	case o.MaxConcurrency < 0:
 		return fmt.Errorf("--max-concurrency must be greater than 0, got %d", o.MaxConcurrency)
 	}
-	if err := o.checkSchedule(); err != nil {
-		return err
-	}
-	if err := o.checkLengths(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// checkReported checks --temperature, --percentile-metrics and
+// --metric-percentiles.
+func (o Options) checkReported() error {
 	if t, ok := o.Sampling["temperature"].(float64); ok && !(t >= 0) {
 		return fmt.Errorf("--temperature must not be negative, got %v", t)
 	}
