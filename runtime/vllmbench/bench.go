@@ -177,6 +177,15 @@ func (o Options) API() llm.API {
 	return llm.Completions
 }
 
+// RequestModel is the model the requests name: --served-model-name when
+// given, else --model (which stays the result's model_id).
+func (o Options) RequestModel() string {
+	if o.ServedModelName != "" {
+		return o.ServedModelName
+	}
+	return o.Model
+}
+
 // BaseURL is the base URL llmrun's client takes for o's endpoint on the
 // server at server (vLLM's --base-url): server, with or without its /v1
 // as llmrun run's --base-url (the client adds /v1 where it is missing),

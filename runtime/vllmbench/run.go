@@ -32,15 +32,6 @@ type Benchmark struct {
 	source       []byte            // the run's script (Script)
 }
 
-// RequestModel is the model the requests name: --served-model-name when
-// given, else --model (which stays the result's model_id).
-func (o Options) RequestModel() string {
-	if o.ServedModelName != "" {
-		return o.ServedModelName
-	}
-	return o.Model
-}
-
 // stopError is what stopped a benchmark before its run: the verdict it
 // comes to, and what to tell.
 type stopError struct {
