@@ -1,10 +1,16 @@
 package results
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
 )
@@ -52,5 +58,53 @@ func TestQueryCheck(t *testing.T) {
 				t.Errorf("Check() = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Trend reads the runs of a test stored in InfluxDB, newest first, and
+// judges the newest against the others; a test with no run stored is a
+// NoRunsError whose hints name the nearest test id.
+func TestTrendOfStoredRuns(t *testing.T) {
+	t.Parallel()
+	srv := influxtest.Start(t)
+	cfg, err := influxdb.ParseConfig(srv.URL+"?bucket="+srv.Bucket, func(k string) string { return map[string]string{influxdb.TokenEnv: srv.Token}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	newest := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for i := range 3 {
+		s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10), summarytest.Streamed(60, 10))
+		s.Meta.RunID, s.Meta.Start = fmt.Sprintf("run-%d", i), newest.Add(-time.Duration(i)*24*time.Hour)
+		o := influxdb.New(cfg)
+		if err := o.Start(ctx, output.Run{ID: s.Meta.RunID, TestID: "nightly", Start: s.Meta.Start}); err != nil {
+			t.Fatal(err)
+		}
+		if rep := o.Finish(ctx, s); rep.Err != "" || rep.Dropped != 0 {
+			t.Fatalf("storing run %d: %+v", i, rep)
+		}
+	}
+	gate := Gate{Options: regression.Options{Tolerance: 0.1}, Figures: regression.Headline(), DefaultFigures: true}
+	q := Query{Filter: influxdb.Filter{TestID: "nightly", Runs: 10, Since: 30 * 24 * time.Hour}, Gate: gate}
+
+	tr, err := Trend(ctx, cfg, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range tr.Runs {
+		ids = append(ids, r.ID)
+	}
+	if strings.Join(ids, ",") != "run-0,run-1,run-2" || len(tr.Comparisons) != len(tr.Figures) || len(tr.Notes) != 0 || len(tr.LeftOut) != 0 || tr.Failed() {
+		t.Errorf("trend of three like runs: runs %v, %d comparisons of %d figures, notes %v, left out %v, failed %v; want run-0, run-1, run-2 judged, none failed",
+			ids, len(tr.Comparisons), len(tr.Figures), tr.Notes, tr.LeftOut, tr.Failed())
+	}
+
+	q.TestID = "nightyl"
+	_, err = Trend(ctx, cfg, q)
+	var none *NoRunsError
+	if !errors.As(err, &none) || none.Unreadable || !strings.Contains(strings.Join(none.Hints, "\n"), "did you mean --testid nightly?") {
+		t.Errorf("trend of a misspelt test id: %v (%+v), want a NoRunsError naming the nearest test id", err, none)
 	}
 }
