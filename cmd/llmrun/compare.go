@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/llmrun/llmrun/runtime/regression"
-	"github.com/llmrun/llmrun/runtime/summary"
-	"github.com/llmrun/llmrun/runtime/textfmt"
+	"github.com/llmrun/llmrun/runtime/results"
 )
 
 const compareUsage = `Usage: llmrun compare BASELINE.json CURRENT.json [flags]
@@ -52,67 +50,24 @@ Flags:
 // compareCommand runs "llmrun compare".
 func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun compare", compareUsage, stdout, stderr)
-	fs, usageError := cmd.flags, cmd.usageError
 	var f verdictFlags
-	f.register(fs, "threshold")
+	f.register(cmd.flags, "threshold")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 2 {
-		return usageError("want two result files, the baseline's and the current run's; got %d", fs.NArg())
+	if cmd.flags.NArg() != 2 {
+		return cmd.usageError("want two result files, the baseline's and the current run's; got %d", cmd.flags.NArg())
 	}
-	opts, figures, err := f.parse()
+	gate, err := f.gate()
 	if err != nil {
-		return usageError("%v", err)
+		return cmd.usageError("%v", err)
 	}
-	baseFile, curFile := fs.Arg(0), fs.Arg(1)
-	base, err := summary.ReadJSON(baseFile)
+	c, err := results.CompareFiles(cmd.flags.Arg(0), cmd.flags.Arg(1), gate)
 	if err != nil {
-		fmt.Fprintf(stderr, "llmrun compare: %v\n", err)
-		return exitError
+		return cmd.fail(err)
 	}
-	cur, err := summary.ReadJSON(curFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun compare: %v\n", err)
-		return exitError
+	if c.Note != "" {
+		fmt.Fprintf(stderr, "llmrun compare: note: %s\n", c.Note)
 	}
-	if base.Meta.ScriptSHA256 != cur.Meta.ScriptSHA256 {
-		fmt.Fprintf(stderr, "llmrun compare: note: the runs ran different scripts (%s: sha256 %s, %s: sha256 %s)\n",
-			baseFile, base.Meta.ScriptSHA256, curFile, cur.Meta.ScriptSHA256)
-	}
-
-	runs := []regression.Run{regression.FromSummary(cur, opts.Confidence), regression.FromSummary(base, opts.Confidence)}
-	figures = regression.WithServerFigures(figures, len(f.metrics) == 0, cur, base, runs, opts.Confidence)
-	rep := regression.Report{Title: "baseline: " + describeResult(baseFile, base) + "\ncurrent:  " + describeResult(curFile, cur),
-		Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts), Options: opts, Strict: f.strict}
-	style := textfmt.Style{Color: useColor(f.noColor, stdout, getenv)}
-	if err := regression.RenderPair(stdout, rep, style); err != nil {
-		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
-		return exitError
-	}
-	switch {
-	case rep.Failed():
-		return exitRegression
-	case rep.Undecided():
-		return exitMachineLimited
-	}
-	return exitOK
-}
-
-// describeResult is one line about a result file: its run, start, version
-// and requests.
-func describeResult(file string, s *summary.Summary) string {
-	var parts []string
-	if s.Meta.RunID != "" {
-		parts = append(parts, "run "+s.Meta.RunID)
-	}
-	if n := len(s.Meta.Merged); n > 0 {
-		parts = append(parts, fmt.Sprintf("merged from %d", n))
-	}
-	parts = append(parts, "started "+s.Meta.Start.UTC().Format("2006-01-02 15:04:05")+" UTC")
-	if s.Meta.Version != "" {
-		parts = append(parts, "llmrun "+s.Meta.Version)
-	}
-	parts = append(parts, textfmt.Count(s.Serving.Requests, "request"))
-	return file + " (" + strings.Join(parts, ", ") + ")"
+	return f.print(cmd, stdout, getenv, "printing the comparison", regression.RenderPair, c.Report)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/results"
 )
 
 // resultJSON is a result file as generic JSON, without "outputs": what
@@ -110,7 +111,7 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	if err != nil || len(records) != 1 || !slices.Equal(records[0].Instances, []string{"0", "1", "2"}) {
 		t.Fatalf("history: %+v, %v; want one run of instances 0, 1, 2", records, err)
 	}
-	gathered, _, _, err := gatherRun(ctx, cfg, records[0], "")
+	gathered, _, _, err := results.GatherRun(ctx, cfg, records[0], "")
 	if err != nil {
 		t.Fatal(err)
 	}

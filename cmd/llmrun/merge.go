@@ -1,19 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
-	"github.com/llmrun/llmrun/internal/capped"
-	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
-	"github.com/llmrun/llmrun/runtime/output/logblock"
+	"github.com/llmrun/llmrun/runtime/results"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -62,119 +59,73 @@ Examples:
 Flags:
 `
 
+// mergeFlags are the flags of "llmrun merge".
+type mergeFlags struct{ out, influxURL, runID string }
+
+// check says what is wrong with the command line of files, or "".
+func (f mergeFlags) check(files []string) string {
+	fromInflux := f.influxURL != "" || f.runID != ""
+	switch {
+	case fromInflux && len(files) > 0:
+		return "give result files or --influxdb with --run-id, not both"
+	case fromInflux && f.influxURL == "":
+		return "--run-id needs --influxdb URL"
+	case fromInflux && f.runID == "":
+		return "--influxdb needs --run-id: the run whose results to merge"
+	case !fromInflux && len(files) == 0:
+		return "no result file given"
+	}
+	return ""
+}
+
 // mergeCommand runs "llmrun merge".
 func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun merge", mergeUsage, stdout, stderr)
-	var outPath, influxURL, runID string
-	cmd.flags.StringVarP(&outPath, "output", "o", "", "write the merged result to this file (default: standard output)")
-	cmd.flags.StringVar(&influxURL, "influxdb", "", "read the results of run --run-id from this InfluxDB, as in --out influxdb=URL, instead of files")
-	cmd.flags.StringVar(&runID, "run-id", "", "with --influxdb: the run whose instances' results to merge (its meta.run_id)")
+	var f mergeFlags
+	cmd.flags.StringVarP(&f.out, "output", "o", "", "write the merged result to this file (default: standard output)")
+	cmd.flags.StringVar(&f.influxURL, "influxdb", "", "read the results of run --run-id from this InfluxDB, as in --out influxdb=URL, instead of files")
+	cmd.flags.StringVar(&f.runID, "run-id", "", "with --influxdb: the run whose instances' results to merge (its meta.run_id)")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
-	files := cmd.flags.Args()
-	fromInflux := influxURL != "" || runID != ""
-	switch {
-	case fromInflux && len(files) > 0:
-		return cmd.usageError("give result files or --influxdb with --run-id, not both")
-	case fromInflux && influxURL == "":
-		return cmd.usageError("--run-id needs --influxdb URL")
-	case fromInflux && runID == "":
-		return cmd.usageError("--influxdb needs --run-id: the run whose results to merge")
-	case !fromInflux && len(files) == 0:
-		return cmd.usageError("no result file given")
+	if msg := f.check(cmd.flags.Args()); msg != "" {
+		return cmd.usageError("%s", msg)
 	}
-	var cfg influxdb.Config
-	if fromInflux {
-		var err error
-		if cfg, err = influxdb.ParseConfig(influxURL, getenv); err != nil {
+	src := results.Source{Inputs: cmd.flags.Args(), Stdin: os.Stdin, RunID: f.runID}
+	var err error
+	if f.influxURL != "" {
+		if src.Influx, err = influxdb.ParseConfig(f.influxURL, getenv); err != nil {
 			return cmd.usageError("--influxdb: %v", err)
 		}
 	}
-	if outPath != "" {
-		if err := output.CheckPath(outPath); err != nil {
-			fmt.Fprintf(stderr, "llmrun merge: -o %s: cannot write there: %v\n", outPath, err)
-			return exitError
+	if f.out != "" {
+		if err := output.CheckPath(f.out); err != nil {
+			return cmd.fail(fmt.Errorf("-o %s: cannot write there: %w", f.out, err))
 		}
 	}
-	var results []*summary.Summary
-	var names []string
-	var err error
-	budget := newMergeBudget()
-	if fromInflux {
-		results, names, err = influxdb.ReadSummaries(ctx, cfg, runID, budget)
-	} else {
-		results, names, err = logblock.ReadResults(files, os.Stdin, budget)
+	set, err := src.Read(ctx)
+	if err != nil {
+		return cmd.fail(err)
+	}
+	merged, err := set.Merge()
+	if err == nil {
+		err = writeMerged(f.out, merged, stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
-		return exitError
+		return cmd.fail(err)
 	}
-	merged, err := mergeResults(results, names)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
-		return exitError
-	}
-	if err := writeMerged(outPath, merged, stdout); err != nil {
-		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
-		return exitError
-	}
-	sv := merged.Serving
-	to := outPath
-	if to == "" {
-		to = "standard output"
-	}
+	sv, to := merged.Serving, cmp.Or(f.out, "standard output")
 	fmt.Fprintf(stderr, "llmrun merge: %s (%s): %s, %d completed, %d failed over %.1f s, written to %s\n",
-		textfmt.Count(len(results), "result"), strings.Join(merged.Meta.Merged, ", "), textfmt.Count(sv.Requests, "request"), sv.OK, sv.Failed, sv.DurationSeconds, to)
+		textfmt.Count(len(set.Results), "result"), strings.Join(merged.Meta.Merged, ", "), textfmt.Count(sv.Requests, "request"), sv.OK, sv.Failed, sv.DurationSeconds, to)
 	if missing := merged.Meta.MissingInstances; len(missing) > 0 {
 		given := "given"
-		if fromInflux {
+		if src.RunID != "" {
 			given = "stored in InfluxDB"
 		}
 		fmt.Fprintf(stderr, "llmrun merge: warning: run %s had %s; no result of %s was %s, so the merged figures are the others' only (missing_instances in the result)\n",
-			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), instanceList(missing), given)
+			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), results.InstanceList(missing), given)
 	}
 	return exitOK
-}
-
-// mergeResults merges results, named in errors by names, into the result
-// of the whole test, whose sweep is judged again on the merged scenarios
-// as run judges one: what llmrun merge writes, from files or InfluxDB,
-// and what trend compares of a run of several instances.
-func mergeResults(results []*summary.Summary, names []string) (*summary.Summary, error) {
-	merged, err := summary.Merge(results...)
-	if err != nil {
-		return nil, errors.New(mergeError(err, names))
-	}
-	merged.Capacity = capacity.Assess(merged, capacity.CriteriaOf(results[0]))
-	return merged, nil
-}
-
-// instanceList names instance indices: "instance 2", "instances 0, 3".
-func instanceList(indices []int) string {
-	parts := make([]string, len(indices))
-	for i, n := range indices {
-		parts[i] = strconv.Itoa(n)
-	}
-	if len(parts) == 1 {
-		return "instance " + parts[0]
-	}
-	return "instances " + strings.Join(parts, ", ")
-}
-
-// mergeError says what Merge found wrong, naming the results (files)
-// rather than their positions.
-func mergeError(err error, files []string) string {
-	var hm *summary.HashMismatchError
-	var ie *summary.InputError
-	switch {
-	case errors.As(err, &hm):
-		return fmt.Sprintf("%s ran a script of sha256 %s, %s one of sha256 %s: only results of the same script merge",
-			files[hm.Index], hm.Hash, files[0], hm.FirstHash)
-	case errors.As(err, &ie):
-		return fmt.Sprintf("%s: %v", files[ie.Index], ie.Err)
-	}
-	return err.Error()
 }
 
 // writeMerged writes the merged result to path, whole or not at all, or
@@ -187,14 +138,4 @@ func writeMerged(path string, s *summary.Summary, stdout io.Writer) error {
 		return fmt.Errorf("-o %s: the merged result was not written: %w", path, err)
 	}
 	return nil
-}
-
-// maxMergeUnpacked bounds the result files one merge unpacks from logs or
-// InfluxDB, all together: 4 of the largest (summary.MaxResultFileSize),
-// thousands of real ones.
-var maxMergeUnpacked int64 = 1 << 30
-
-// newMergeBudget is the budget of the result files one merge unpacks.
-func newMergeBudget() *capped.Budget {
-	return capped.NewBudget(maxMergeUnpacked, "the result files one merge unpacks")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/output"
-	"github.com/llmrun/llmrun/runtime/output/logblock"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -170,57 +168,5 @@ func TestMergeReadsPrintedResult(t *testing.T) {
 	want, got := readSummary(t, export), readSummary(t, merged)
 	if got.Serving.Requests != 3 || got.Serving.OutputTokens != want.Serving.OutputTokens || got.Meta.Merged[0] != want.Meta.RunID {
 		t.Errorf("merged from the log: %d requests, %d tokens, run %v; want 3, %d, %s", got.Serving.Requests, got.Serving.OutputTokens, got.Meta.Merged, want.Serving.OutputTokens, want.Meta.RunID)
-	}
-}
-
-// logOf writes a log holding doc as the result blocks of instances of
-// one run, after a line of another process.
-func logOf(t *testing.T, doc []byte, instances ...string) []byte {
-	t.Helper()
-	log := bytes.NewBufferString("level=INFO msg=starting\n")
-	for _, inst := range instances {
-		if err := logblock.Write(log, "3f9c2a7e51d04b86", inst, doc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return log.Bytes()
-}
-
-// A log that lost the begin line of its block is refused naming the
-// block and the line, not as a result file that is not JSON.
-func TestMergeLogCutBeforeItsBeginLine(t *testing.T) {
-	t.Parallel()
-	lines := strings.SplitAfter(string(logOf(t, []byte(`{"schema_version":3}`), "2")), "\n")
-	log := filepath.Join(t.TempDir(), "cut.log")
-	if err := os.WriteFile(log, []byte(strings.Join(lines[2:], "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := readMerged(t, log)
-	want := log + ": run 3f9c2a7e51d04b86 instance 2: line 1: data line 1 without its begin line: the log lost the block's start"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("merging a log cut before its begin line: %v, want %q", err, want)
-	}
-}
-
-// The blocks of the logs one merge reads may not unpack to more than
-// maxMergeUnpacked together: the block past it is refused before it is
-// unpacked, naming the cap. Not parallel: it lowers the cap.
-func TestMergeRefusesBlocksBeyondItsBudget(t *testing.T) {
-	doc, err := os.ReadFile(exportRun(t, writeScript(t, "budget.js", fmt.Sprintf(chatScript, 2)), 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func(was int64) { maxMergeUnpacked = was }(maxMergeUnpacked)
-	maxMergeUnpacked = int64(len(doc)) * 5 / 2
-	log := filepath.Join(t.TempDir(), "pods.log")
-	if err := os.WriteFile(log, logOf(t, doc, "0", "1", "2"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The log's first line, then two blocks of as many lines as doc's.
-	begin := 1 + 2*(bytes.Count(logOf(t, doc, "0"), []byte("\n"))-1) + 1
-	_, err = readMerged(t, log)
-	want := fmt.Sprintf("%s: run 3f9c2a7e51d04b86 instance 2 (begun at line %d): more than %d bytes in all, the most llmrun takes of the result files one merge unpacks", log, begin, maxMergeUnpacked)
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("merging blocks beyond the budget: %v, want %q", err, want)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/report"
+	"github.com/llmrun/llmrun/runtime/results"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -68,44 +68,31 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	}
 
 	if err := output.CheckPath(*out); err != nil {
-		fmt.Fprintf(stderr, "llmrun report: -o %s: cannot write there: %v\n", *out, err)
-		return exitError
+		return cmd.fail(fmt.Errorf("-o %s: cannot write there: %w", *out, err))
 	}
 	s, err := summary.ReadJSON(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
-		return exitError
+		return cmd.fail(err)
 	}
-	if fs.Changed("slo") {
-		applySLO(s, slo, stderr)
+	if fs.Changed("slo") && !results.ApplySLO(s, slo) {
+		fmt.Fprintln(stderr, "llmrun report: warning: the sweep's levels cannot be judged again from the result file; --slo ignored, the report shows the SLO the sweep was run with")
 	}
-	// The page is made in memory first, so that a failure leaves no
-	// partial file.
-	var page bytes.Buffer
-	if err := report.Render(&page, s); err != nil {
-		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
-		return exitError
-	}
-	if err := output.WriteFile(*out, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {
-		fmt.Fprintf(stderr, "llmrun report: -o %s: the report was not written: %v\n", *out, err)
-		return exitError
+	if err := writeReport(*out, s); err != nil {
+		return cmd.fail(err)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return exitOK
 }
 
-// applySLO makes slo the run's SLO, for the charts to draw, and judges a
-// sweep's levels again against it, so that the markers follow from it. A
-// sweep whose levels cannot be judged again from the file keeps its
-// verdict and its SLO, with a warning.
-func applySLO(s *summary.Summary, slo summary.SLO, stderr io.Writer) {
-	crit := capacity.CriteriaOf(s)
-	crit.SLO = slo
-	if c := capacity.Assess(s, crit); c != nil {
-		s.Capacity = c
-	} else if s.Capacity != nil {
-		fmt.Fprintln(stderr, "llmrun report: warning: the sweep's levels cannot be judged again from the result file; --slo ignored, the report shows the SLO the sweep was run with")
-		return
+// writeReport writes the HTML report of s to path. The page is made in
+// memory first, so that a failure leaves no partial file.
+func writeReport(path string, s *summary.Summary) error {
+	var page bytes.Buffer
+	if err := report.Render(&page, s); err != nil {
+		return err
 	}
-	s.Meta.SLO = slo
+	if err := output.WriteFile(path, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {
+		return fmt.Errorf("-o %s: the report was not written: %w", path, err)
+	}
+	return nil
 }

@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
-	"github.com/llmrun/llmrun/runtime/summary"
-	"github.com/llmrun/llmrun/runtime/textfmt"
+	"github.com/llmrun/llmrun/runtime/results"
 )
 
 const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
@@ -97,174 +93,77 @@ func (f *trendFlags) register(fs *pflag.FlagSet) {
 
 func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun trend", trendUsage, stdout, stderr)
-	fs, usageError := cmd.flags, cmd.usageError
 	var f trendFlags
-	f.register(fs)
+	f.register(cmd.flags)
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
+	cfg, q, err := f.query(cmd.flags, getenv)
+	if err != nil {
+		return cmd.usageError("%v", err)
+	}
+	t, err := results.Trend(ctx, cfg, q)
+	for _, e := range t.LeftOut {
+		fmt.Fprintf(stderr, "llmrun trend: warning: %v\n", e)
+	}
+	var none *results.NoRunsError
+	if errors.As(err, &none) {
+		return cmd.fail(noRuns(none, trendTitle(f), f.since, cfg))
+	} else if err != nil {
+		return cmd.fail(err)
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintln(stdout, n)
+	}
+	if len(t.Notes) > 0 {
+		fmt.Fprintln(stdout)
+	}
+	t.Title = trendTitle(f)
+	return f.verdict.print(cmd, stdout, getenv, "printing the report", regression.Render, t.Report)
+}
+
+// query reads the flags into the InfluxDB to read and the query of its
+// runs; an error names the flag.
+func (f *trendFlags) query(fs *pflag.FlagSet, getenv func(string) string) (influxdb.Config, results.Query, error) {
+	var q results.Query
 	switch {
 	case fs.NArg() > 0:
-		return usageError("unexpected argument %q", fs.Arg(0))
+		return influxdb.Config{}, q, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.influxURL == "":
-		return usageError("--influxdb URL is required")
+		return influxdb.Config{}, q, errors.New("--influxdb URL is required")
 	case f.testid == "":
-		return usageError("--testid is required")
+		return influxdb.Config{}, q, errors.New("--testid is required")
 	case f.runs < 1:
-		return usageError("--runs %d: want at least 1", f.runs)
+		return influxdb.Config{}, q, fmt.Errorf("--runs %d: want at least 1", f.runs)
 	}
 	cfg, err := influxdb.ParseConfig(f.influxURL, getenv)
 	if err != nil {
-		return usageError("--influxdb: %v", err)
+		return cfg, q, fmt.Errorf("--influxdb: %w", err)
 	}
-	opts, figures, err := f.verdict.parse()
-	if err != nil {
-		return usageError("%v", err)
+	q.Filter = influxdb.Filter{TestID: f.testid, Model: f.model, Scenario: f.scenario, Runs: f.runs}
+	if q.Gate, err = f.verdict.gate(); err != nil {
+		return cfg, q, err
 	}
-	if i := slices.IndexFunc(figures, regression.Figure.Server); i >= 0 && f.scenario != "" {
-		return usageError("--metric %s: a server figure is the whole run's, not a scenario's: drop --scenario", figures[i].Name)
+	if q.Since, err = results.ParseSince(f.since); err != nil {
+		return cfg, q, fmt.Errorf("--since: %w", err)
 	}
-	since, err := parseSince(f.since)
-	if err != nil {
-		return usageError("--since: %v", err)
+	if q.Tags, err = parseTags(f.tags); err != nil {
+		return cfg, q, err
 	}
-	tags, err := trendTags(f.tags)
-	if err != nil {
-		return usageError("%v", err)
-	}
-
-	filter := influxdb.Filter{TestID: f.testid, Model: f.model, Scenario: f.scenario, Tags: tags, Runs: f.runs, Since: since}
-	records, err := influxdb.History(ctx, cfg, filter)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun trend: %v\n", err)
-		return exitError
-	}
-	title := trendTitle(f)
-	if len(records) == 0 {
-		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s\n", title, f.since, cfg)
-		lines, err := influxdb.MissReport(ctx, cfg, filter)
-		if err != nil {
-			lines = []string{fmt.Sprintf("what the server holds could not be listed: %v", err)}
-		}
-		for _, l := range lines {
-			fmt.Fprintf(stderr, "  %s\n", l)
-		}
-		return exitError
-	}
-	var runs []regression.Run
-	var sides []regression.ServerSide
-	var notes []string
-	stored, err := storedServers(ctx, cfg, f, figures, records)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun trend: %v\n", err)
-		return exitError
-	}
-	for _, r := range records {
-		side := regression.ServerSide{Targets: stored[r.RunID]}
-		if r.Distributed() {
-			var note string
-			if r, side.Targets, note, err = gatherRun(ctx, cfg, r, f.scenario); err != nil {
-				fmt.Fprintf(stderr, "llmrun trend: warning: run %s left out: %v\n", r.RunID, err)
-				continue
-			}
-			if note != "" {
-				notes = append(notes, note)
-			}
-		}
-		side.OutputTokens = int64(r.Fields["output_tokens"])
-		run := regression.Run{ID: r.RunID, Time: r.Time, Version: r.Version, Health: r.Health}
-		run.Figures, run.Confidence = regression.FromFields(r.Fields)
-		runs, sides = append(runs, run), append(sides, side)
-	}
-	if len(runs) == 0 {
-		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s could be read\n", title, f.since, cfg)
-		return exitError
-	}
-	if f.scenario == "" {
-		// At the level the llm_run points store their intervals at, which
-		// Compare rescales to --confidence as it does theirs.
-		figures = regression.AddServerFigures(figures, len(f.verdict.metrics) == 0, sides, runs, regression.DefaultConfidence)
-	}
-	for _, n := range notes {
-		fmt.Fprintln(stdout, n)
-	}
-	if len(notes) > 0 {
-		fmt.Fprintln(stdout)
-	}
-	style := textfmt.Style{Color: useColor(f.verdict.noColor, stdout, getenv)}
-	rep := regression.Report{Title: title, Runs: runs, Figures: figures, Comparisons: regression.Compare(runs, figures, opts),
-		Options: opts, Strict: f.verdict.strict}
-	if err := regression.Render(stdout, rep, style); err != nil {
-		fmt.Fprintf(stderr, "llmrun trend: printing the report: %v\n", err)
-		return exitError
-	}
-	switch {
-	case rep.Failed():
-		return exitRegression
-	case rep.Undecided():
-		return exitMachineLimited
-	}
-	return exitOK
+	return cfg, q, q.Check()
 }
 
-// gatherRun rebuilds the record of a run of several instances from their
-// results stored in InfluxDB, merged as llmrun merge merges them: its
-// figures are those one process running the whole plan would have
-// stored. The note says how many instances the run had and which are
-// missing.
-func gatherRun(ctx context.Context, cfg influxdb.Config, r influxdb.RunRecord, scenario string) (influxdb.RunRecord, []summary.ServerTarget, string, error) {
-	results, names, err := influxdb.ReadSummaries(ctx, cfg, r.RunID, newMergeBudget())
-	if err != nil {
-		return r, nil, "", err
+// noRuns says that InfluxDB at cfg holds no run of title in the last
+// since, or none that could be read, and what it holds.
+func noRuns(none *results.NoRunsError, title, since string, cfg influxdb.Config) error {
+	msg := fmt.Sprintf("no run of %s in the last %s in %s", title, since, cfg)
+	if none.Unreadable {
+		msg += " could be read"
 	}
-	merged, err := mergeResults(results, names)
-	if err != nil {
-		return r, nil, "", err
+	for _, h := range none.Hints {
+		msg += "\n  " + h
 	}
-	fields, ok := influxdb.RunFields(merged, scenario)
-	if !ok {
-		return r, nil, "", fmt.Errorf("its merged result has no scenario %q", scenario)
-	}
-	r.Fields, r.Version, r.Health = fields, merged.Meta.Version, regression.HealthOf(merged.Client)
-	m := merged.Meta
-	note := fmt.Sprintf("run %s: %s, figures of their results merged", r.RunID, textfmt.Count(m.Instances, "instance"))
-	if len(m.MissingInstances) > 0 {
-		note += fmt.Sprintf(" (%s missing: no result stored)", instanceList(m.MissingInstances))
-	}
-	return r, regression.SideOf(merged).Targets, note, nil
-}
-
-// storedServers reads back the server sections of the runs of records
-// (their llm_server points) by run_id, when trend judges server figures:
-// of the whole runs (a server section is the whole run's, not a
-// scenario's), by default or when --metric names one.
-func storedServers(ctx context.Context, cfg influxdb.Config, f trendFlags, figures []regression.Figure, records []influxdb.RunRecord) (map[string][]summary.ServerTarget, error) {
-	if f.scenario != "" || len(f.verdict.metrics) > 0 && !slices.ContainsFunc(figures, regression.Figure.Server) {
-		return nil, nil
-	}
-	return influxdb.ServerHistory(ctx, cfg, f.testid, records)
-}
-
-// trendReservedTags are the tags --tag may not name: trend selects by
-// them with flags of their own, or reads them together.
-var trendReservedTags = map[string]string{
-	"testid": "select it with --testid", "model": "select it with --model", "scenario": "select it with --scenario",
-	"run_id": "trend compares runs, which --testid selects", "instance": "trend reads the instances of a run together",
-}
-
-// trendTags reads the --tag KEY=VALUE flags as run's --tag does, and
-// refuses the tags trend selects by otherwise.
-func trendTags(kvs []string) (map[string]string, error) {
-	tags, err := parseTags(kvs)
-	if err != nil {
-		return nil, err
-	}
-	for k := range tags {
-		if instead, ok := trendReservedTags[k]; ok {
-			return nil, fmt.Errorf("--tag %s=%s: %s is not a tag --tag selects by: %s", k, tags[k], k, instead)
-		}
-	}
-	return tags, nil
+	return errors.New(msg)
 }
 
 // trendTitle names the runs compared: the testid, model, tags and
@@ -281,34 +180,4 @@ func trendTitle(f trendFlags) string {
 		return title + ", scenario " + f.scenario
 	}
 	return title + ", whole runs"
-}
-
-// maxSinceDays bounds --since to a century.
-const maxSinceDays = 36500
-
-// parseSince parses --since: a number of days ("365d") or weeks ("12w"),
-// or a Go duration ("48h").
-func parseSince(s string) (time.Duration, error) {
-	day := 24 * time.Hour
-	var d time.Duration
-	switch unit := strings.TrimLeft(s, "0123456789"); unit {
-	case "d", "w":
-		n, err := strconv.Atoi(strings.TrimSuffix(s, unit))
-		if err != nil || n > maxSinceDays {
-			return 0, fmt.Errorf("%q: want a number of days or weeks up to %d days", s, maxSinceDays)
-		}
-		d = time.Duration(n) * day
-		if unit == "w" {
-			d *= 7
-		}
-	default:
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, fmt.Errorf("%q: want days (90d), weeks (12w) or a duration (48h)", s)
-		}
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: want a positive period", s)
-	}
-	return d, nil
 }

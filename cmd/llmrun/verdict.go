@@ -9,6 +9,8 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/results"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // verdictFlags are the flags trend and compare share: the change tolerated
@@ -32,18 +34,44 @@ func (f *verdictFlags) register(fs *pflag.FlagSet, toleranceName string) {
 	fs.BoolVar(&f.noColor, "no-color", false, "no ANSI colours in the output")
 }
 
-// parse reads the options and the figures; an error names the flag.
-func (f *verdictFlags) parse() (opts regression.Options, figures []regression.Figure, err error) {
-	if opts.Tolerance, err = regression.ParseTolerance(f.tolerance); err != nil {
-		return opts, nil, fmt.Errorf("--%s: %w", f.toleranceName, err)
+// gate reads the flags into what a comparison judges and how; an error
+// names the flag.
+func (f *verdictFlags) gate() (g results.Gate, err error) {
+	g.Strict, g.DefaultFigures = f.strict, len(f.metrics) == 0
+	if g.Options.Tolerance, err = regression.ParseTolerance(f.tolerance); err != nil {
+		return g, fmt.Errorf("--%s: %w", f.toleranceName, err)
 	}
-	if opts.Confidence, err = regression.ParseConfidence(f.confidence); err != nil {
-		return opts, nil, fmt.Errorf("--confidence: %w", err)
+	if g.Options.Confidence, err = regression.ParseConfidence(f.confidence); err != nil {
+		return g, fmt.Errorf("--confidence: %w", err)
 	}
-	if figures, err = regression.ParseFigures(strings.Join(f.metrics, ",")); err != nil {
-		return opts, nil, fmt.Errorf("--metric: %w", err)
+	if g.Figures, err = regression.ParseFigures(strings.Join(f.metrics, ",")); err != nil {
+		return g, fmt.Errorf("--metric: %w", err)
 	}
-	return opts, figures, nil
+	return g, nil
+}
+
+// print prints rep to stdout with render (what failing says it was
+// doing) and returns the exit code of its verdict: 109 a figure
+// regressed (or, strict, was inconclusive), 112 no verdict, else 0.
+func (f *verdictFlags) print(cmd *subcommand, stdout io.Writer, getenv func(string) string, failing string,
+	render func(io.Writer, regression.Report, textfmt.Style) error, rep regression.Report) int {
+	style := textfmt.Style{Color: useColor(f.noColor, stdout, getenv)}
+	if err := render(stdout, rep, style); err != nil {
+		return cmd.fail(fmt.Errorf("%s: %w", failing, err))
+	}
+	switch {
+	case rep.Failed():
+		return exitRegression
+	case rep.Undecided():
+		return exitMachineLimited
+	}
+	return exitOK
+}
+
+// fail prints err as the command's error and returns exitError.
+func (c *subcommand) fail(err error) int {
+	fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+	return exitError
 }
 
 // useColor says whether output to stdout gets ANSI colours: not with

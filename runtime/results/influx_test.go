@@ -1,6 +1,7 @@
-package influxdb
+package results
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
@@ -10,6 +11,8 @@ import (
 	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/output/influxdb"
 )
 
 // The results a run's instances stored are parsed as they are decoded
@@ -19,31 +22,37 @@ import (
 // less than one and a half times the result files' bytes, where joining,
 // unpacking and parsing each whole allocated 4.7 times. Not parallel: it
 // counts the process's allocations.
-func TestReadSummariesParsesAsTheyUnpack(t *testing.T) {
+func TestReadStoredParsesAsTheyUnpack(t *testing.T) {
 	s := influxtest.Start(t)
-	cfg := testConfig(s)
+	cfg, err := influxdb.ParseConfig(s.URL+"?bucket="+s.Bucket, func(k string) string { return map[string]string{influxdb.TokenEnv: s.Token}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg.FlushTimeout = 2 * time.Minute // six writes of some 1 MB on a loaded machine
-	run := testRun(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := output.Run{ID: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()), TestID: "chat", Start: time.Now().Add(-time.Minute).Truncate(time.Millisecond)}
 	var docBytes int
 	for i := range 6 {
 		run.Tags = map[string]string{"instance": fmt.Sprint(i)}
-		o := startOutput(t, cfg, run)
-		sum := summarytest.LongRun(t, run.ID, 20_000)
-		doc, err := resultDocument(sum)
-		if err != nil {
+		o := influxdb.New(cfg)
+		if err := o.Start(ctx, run); err != nil {
 			t.Fatal(err)
 		}
-		docBytes += len(doc)
-		if rep := o.Finish(context.Background(), sum); rep.Dropped != 0 {
+		sum := summarytest.LongRun(t, run.ID, 20_000)
+		var doc bytes.Buffer
+		if err := sum.WriteJSON(&doc); err != nil {
+			t.Fatal(err)
+		}
+		docBytes += doc.Len()
+		if rep := o.Finish(ctx, sum); rep.Dropped != 0 || rep.Err != "" {
 			t.Fatalf("report %+v, want nothing dropped", rep)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	results, names, err := ReadSummaries(ctx, cfg, run.ID, capped.NewBudget(1<<30, "the result files one merge unpacks"))
+	results, names, err := readStored(ctx, cfg, run.ID, capped.NewBudget(1<<30, "the result files one merge unpacks"))
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package logblock
+package results
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/output/logblock"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -35,13 +36,13 @@ func resultDoc(t *testing.T, runID string, points int) []byte {
 // result files' bytes, where unpacking each whole allocated its bytes and
 // parsing it some three times as many again (4.5 times in all). Not parallel: it
 // counts the process's allocations.
-func TestReadResultsParsesBlocksFromTheirStreams(t *testing.T) {
+func TestReadInputsParsesBlocksFromTheirStreams(t *testing.T) {
 	var log bytes.Buffer
 	var docBytes int
 	for i := range 6 {
 		doc := resultDoc(t, fmt.Sprintf("run-%d", i), 20_000)
 		docBytes += len(doc)
-		if err := Write(&log, fmt.Sprintf("run-%d", i), NoInstance, doc); err != nil {
+		if err := logblock.Write(&log, fmt.Sprintf("run-%d", i), logblock.NoInstance, doc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +54,7 @@ func TestReadResultsParsesBlocksFromTheirStreams(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	results, labels, err := ReadResults([]string{path}, nil, capped.NewBudget(1<<30, "the result files one merge unpacks"))
+	results, labels, err := readInputs([]string{path}, nil, capped.NewBudget(1<<30, "the result files one merge unpacks"))
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func TestReadResultsParsesBlocksFromTheirStreams(t *testing.T) {
 
 // A result block is read as the result file Parse reads, and a block whose
 // checksum fails is refused whatever its parse made of it.
-func TestReadResultsChecksEachBlock(t *testing.T) {
+func TestReadInputsChecksEachBlock(t *testing.T) {
 	doc := resultDoc(t, "r1", 10)
 	want, err := summary.Parse("want", doc)
 	if err != nil {
@@ -90,7 +91,7 @@ func TestReadResultsChecksEachBlock(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := strings.NewReader(strings.Join(tt.lines, "\n") + "\n")
-			results, _, err := ReadResults([]string{stdinName}, in, nil)
+			results, _, err := readInputs([]string{stdinName}, in, nil)
 			switch {
 			case tt.wantErr == "" && (err != nil || len(results) != 1 || !summarytest.SameFile(t, results[0], want)):
 				t.Errorf("got %d results, %v; want the block's result file", len(results), err)
@@ -104,14 +105,14 @@ func TestReadResultsChecksEachBlock(t *testing.T) {
 // merge - reads standard input as a stream: each block is parsed when
 // its end line comes, so that a bad second block is an error while the
 // log is still being written, and no block waits for the end of the log.
-func TestReadResultsStreamsStandardInput(t *testing.T) {
+func TestReadInputsStreamsStandardInput(t *testing.T) {
 	t.Parallel()
 	// Two blocks, the second not a result file; the log goes on.
 	var log bytes.Buffer
-	if err := Write(&log, "3f9c2a7e51d04b86", "0", resultDoc(t, "3f9c2a7e51d04b86", 2)); err != nil {
+	if err := logblock.Write(&log, "3f9c2a7e51d04b86", "0", resultDoc(t, "3f9c2a7e51d04b86", 2)); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(&log, "3f9c2a7e51d04b86", "1", []byte("not a result")); err != nil {
+	if err := logblock.Write(&log, "3f9c2a7e51d04b86", "1", []byte("not a result")); err != nil {
 		t.Fatal(err)
 	}
 	r, w := io.Pipe()
@@ -119,7 +120,7 @@ func TestReadResultsStreamsStandardInput(t *testing.T) {
 	go w.Write(log.Bytes())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := ReadResults([]string{stdinName}, r, capped.NewBudget(1<<30, "the result files one merge unpacks"))
+		_, _, err := readInputs([]string{stdinName}, r, capped.NewBudget(1<<30, "the result files one merge unpacks"))
 		done <- err
 	}()
 	select {
@@ -136,7 +137,7 @@ func TestReadResultsStreamsStandardInput(t *testing.T) {
 // The start of an input merge reads is kept as a possible result file
 // only while it may be one: a JSON object, up to a result file's bound.
 // A log's lines are not kept.
-func TestReadResultsKeepsOnlyWhatMayBeAResultFile(t *testing.T) {
+func TestReadInputsKeepsOnlyWhatMayBeAResultFile(t *testing.T) {
 	t.Parallel()
 	lines := strings.Repeat(strings.Repeat("x", 99)+"\n", 10_000)
 	tests := []struct {

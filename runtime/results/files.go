@@ -1,4 +1,4 @@
-package logblock
+package results
 
 import (
 	"bytes"
@@ -8,21 +8,22 @@ import (
 	"os"
 
 	"github.com/llmrun/llmrun/internal/capped"
+	"github.com/llmrun/llmrun/runtime/output/logblock"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // stdinName is the input "-": standard input.
 const stdinName = "-"
 
-// MaxLogSize bounds a log ReadResults reads: the logs of many pods, each
+// MaxLogSize bounds a log readInputs reads: the logs of many pods, each
 // with its result block and its live view's lines.
 const MaxLogSize = 1 << 30
 
-// ReadResults reads the inputs of llmrun merge, each a result file or a
+// readInputs reads the inputs of llmrun merge, each a result file or a
 // log holding result blocks, from its file name or, for "-", from stdin,
 // the blocks unpacked within budget. It returns the results and what
 // names each in errors: the file, or the log and the block.
-func ReadResults(inputs []string, stdin io.Reader, budget *capped.Budget) ([]*summary.Summary, []string, error) {
+func readInputs(inputs []string, stdin io.Reader, budget *capped.Budget) ([]*summary.Summary, []string, error) {
 	var (
 		results []*summary.Summary
 		labels  []string
@@ -72,14 +73,14 @@ func readInput(name string, stdin io.Reader, budget *capped.Budget) ([]*summary.
 		labels   []string
 		parseErr error
 	)
-	label := func(b Block) string { return fmt.Sprintf("%s (%s)", name, b.Name()) }
-	parse := func(b Block, doc io.Reader) (*summary.Summary, error) {
+	label := func(b logblock.Block) string { return fmt.Sprintf("%s (%s)", name, b.Name()) }
+	parse := func(b logblock.Block, doc io.Reader) (*summary.Summary, error) {
 		head.drop()
 		s, err := summary.ParseStream(label(b), doc, b.Unpack)
 		parseErr = err
 		return s, err
 	}
-	n, err := Read(head, summary.MaxResultFileSize, budget, parse, func(b Block, s *summary.Summary) error {
+	n, err := logblock.Read(head, summary.MaxResultFileSize, budget, parse, func(b logblock.Block, s *summary.Summary) error {
 		results, labels = append(results, s), append(labels, label(b))
 		return nil
 	})
