@@ -321,6 +321,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		defer texts.Close()
 		collector.SpillTexts(texts)
 	}
+	engineCfg.Results = collector
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 		return exitError
