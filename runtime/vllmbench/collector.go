@@ -55,8 +55,8 @@ func NewCollector(o Options) *Collector {
 // Collector is the benchmark script's module and the run's sink of
 // results (engine.Config.Results): it keeps what vLLM's result needs of
 // each request as the llm module hands over its Result. Warmup requests,
-// and requests the run itself cut (error class "canceled"), are not
-// kept, as llmrun's records keep none. The module's sequence() numbers the
+// and requests the run itself cut (error class "canceled"), reach it no
+// more than llmrun's records (llmjs.Hooks). The module's sequence() numbers the
 // run's requests across VUs in the order they start: 0, 1, 2… for the
 // benchmark's, Prompts, Prompts+1… for the warmup's.
 type Collector struct {
@@ -108,12 +108,9 @@ type collectorInstance struct{ exports *goja.Object }
 
 func (i collectorInstance) Exports() *goja.Object { return i.exports }
 
-// AddResult implements llmjs.ResultSink: it keeps the request res
-// measured, unless the run cut it.
+// AddResult implements llmjs.ResultSink: it keeps what vLLM's result
+// needs of the request res measured.
 func (c *Collector) AddResult(res *llm.Result) {
-	if res.Class == llm.ErrCanceled {
-		return
-	}
 	c.add(Request{
 		Start: res.Start, OK: res.OK, TTFT: res.TTFT, TPOT: res.TPOT, E2E: res.E2E,
 		InputTokens: res.PromptTokens, OutputTokens: res.OutputTokens, ITL: slices.Clone(res.ITL),

@@ -19,6 +19,7 @@ type recorded struct {
 	// observedBy are the IDs of the VUs of the observed requests.
 	observedBy []int64
 	records    []llm.Record
+	results    []llm.Result
 	counts     map[[2]string]*metrics.ShardedCounter
 }
 
@@ -28,7 +29,7 @@ type recordedError struct{ Class, Message string }
 
 // hooks returns hooks that record into r.
 func (r *recorded) hooks() Hooks {
-	return Hooks{Requests: r, Observer: r, Errors: r, Arrivals: r}
+	return Hooks{Requests: r, Observer: r, Errors: r, Arrivals: r, Results: r}
 }
 
 // AddRequest implements RequestSink: it keeps a copy.
@@ -36,6 +37,22 @@ func (r *recorded) AddRequest(rec *llm.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.records = append(r.records, *rec)
+}
+
+// AddResult implements ResultSink: it keeps a copy, its gaps' own.
+func (r *recorded) AddResult(res *llm.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := *res
+	kept.ITL = slices.Clone(res.ITL)
+	r.results = append(r.results, kept)
+}
+
+// Results returns the results received so far.
+func (r *recorded) Results() []llm.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.results)
 }
 
 // Record implements llm.ErrorRecorder.
