@@ -72,7 +72,7 @@ type State struct {
 	// Warmup says that the current iteration is a warmup one: it counts
 	// in no result of the run, so modules record nothing of it beyond its
 	// samples, which the engine keeps apart, and what the early stop
-	// observes (llm.Hooks.Observer).
+	// observes (llmjs.Hooks.Observer).
 	Warmup bool
 }
 

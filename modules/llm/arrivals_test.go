@@ -5,11 +5,39 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
 )
+
+// modelArrivals counts a request's arriving output tokens by model, in
+// counters of one shard. It is safe for concurrent use.
+type modelArrivals struct {
+	mu     sync.Mutex
+	counts map[string]*metrics.ShardedCounter
+}
+
+// Counter implements TokenArrivals.
+func (a *modelArrivals) Counter(model string) *metrics.CounterShard {
+	return a.counter(model).Shard(0)
+}
+
+// Tokens returns the output tokens of model counted so far.
+func (a *modelArrivals) Tokens(model string) int64 { return a.counter(model).Total() }
+
+func (a *modelArrivals) counter(model string) *metrics.ShardedCounter {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.counts[model] == nil {
+		if a.counts == nil {
+			a.counts = map[string]*metrics.ShardedCounter{}
+		}
+		a.counts[model] = metrics.NewShardedCounter(1)
+	}
+	return a.counts[model]
+}
 
 // A request counts one output token per token-bearing chunk, and, once it
 // completed, what its usage has beyond its chunks; nothing is taken back,
@@ -48,12 +76,12 @@ func TestArrivalsCountChunksThenTheRest(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, client := newServer(t, tc.h, Config{Model: "m1"})
-			counts := &recorded{}
-			res := client.Stream(t.Context(), Request{Body: chatBody, Arrivals: arrivalsOf(counts)})
+			counts := &modelArrivals{}
+			res := client.Stream(t.Context(), Request{Body: chatBody, Arrivals: counts})
 			if res.Class != tc.class {
 				t.Fatalf("class %q (%s), want %q", res.Class, res.Error, tc.class)
 			}
-			if got := counts.Tokens("test", "m1"); got != tc.counted {
+			if got := counts.Tokens("m1"); got != tc.counted {
 				t.Errorf("%d tokens counted, want %d (chunks %d, output tokens %d)", got, tc.counted, res.Chunks, res.OutputTokens)
 			}
 		})
@@ -85,12 +113,12 @@ func TestArrivalsOfEachProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.CloseIdleConnections()
-			counts := &recorded{}
-			res := c.Stream(t.Context(), Request{Body: tc.body, Arrivals: arrivalsOf(counts)})
+			counts := &modelArrivals{}
+			res := c.Stream(t.Context(), Request{Body: tc.body, Arrivals: counts})
 			if !res.OK || res.OutputTokens == 0 {
 				t.Fatalf("%s %s: %d output tokens", res.Class, res.Error, res.OutputTokens)
 			}
-			if got := counts.Tokens("test", "m"); got != int64(res.OutputTokens) {
+			if got := counts.Tokens("m"); got != int64(res.OutputTokens) {
 				t.Errorf("%d tokens counted, want %d", got, res.OutputTokens)
 			}
 		})
@@ -134,25 +162,6 @@ func TestArrivalsCountAsChunksArrive(t *testing.T) {
 	// readSSE counts the chunks; the rest of the usage is readBody's.
 	if res.Chunks != 6 || counter.Total() != 6 {
 		t.Errorf("%d chunks, %d counted, want 6", res.Chunks, counter.Total())
-	}
-}
-
-// llm.stream counts into the run's arrivals, by scenario and model; a
-// warmup iteration counts nothing.
-func TestJSStreamCountsArrivals(t *testing.T) {
-	_, m, rec := startRecordedJSSim(t)
-	v := newJSVU(t, m)
-	r := stream(t, v, `llm.stream({ prompt: 'hi', max_tokens: 9, ignore_eos: true })`)
-	if !r.OK || r.OutputTokens != 9 {
-		t.Fatalf("result %+v", r)
-	}
-	if got := rec.Tokens("test", jsModel); got != 9 {
-		t.Errorf("%d tokens counted, want 9", got)
-	}
-	v.State().Warmup = true
-	stream(t, v, `llm.stream({ prompt: 'hi', max_tokens: 9, ignore_eos: true })`)
-	if got := rec.Tokens("test", jsModel); got != 9 {
-		t.Errorf("%d tokens counted after a warmup request, want 9", got)
 	}
 }
 

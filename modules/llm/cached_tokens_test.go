@@ -209,29 +209,6 @@ func TestCachedTokensFromSimulator(t *testing.T) {
 	}
 }
 
-// TestJSCachedTokens checks that a script sees cachedTokens and that the
-// module records llm_cached_tokens.
-func TestJSCachedTokens(t *testing.T) {
-	_, m := startJSSim(t)
-	v := newJSVU(t, m)
-	system := strings.Repeat("Answer like a pirate would, with gusto. ", 30)
-	req := func(q string) string {
-		return `llm.stream({ messages: [{ role: 'system', content: '` + system + `' }, { role: 'user', content: '` + q + `' }], max_tokens: 2, ignore_eos: true })`
-	}
-	v.Run(`var first = ` + req("Hello?") + `; var second = ` + req("Where is the treasure?"))
-	if got := v.Run(`first.cachedTokens`).ToInteger(); got != 0 {
-		t.Errorf("first.cachedTokens %d, want 0", got)
-	}
-	cached := v.Run(`second.cachedTokens`).ToInteger()
-	if prompt := v.Run(`second.promptTokens`).ToInteger(); cached < 160 || cached%llmsim.PrefixBlockTokens != 0 || cached >= prompt {
-		t.Errorf("second.cachedTokens %d of %d prompt tokens", cached, prompt)
-	}
-	st := v.Stats("llm_cached_tokens")
-	if st == nil || st.Count != 2 || st.Sum != float64(cached) {
-		t.Errorf("llm_cached_tokens %+v, want 2 samples summing to %d", st, cached)
-	}
-}
-
 // TestCachedTokensAllocations checks that reading cached_tokens costs no
 // allocation per chunk, and per response what reading reasoning_tokens
 // costs: encoding/json's for one more object and integer.

@@ -164,7 +164,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.MaxConns < 0 {
 		return nil, fmt.Errorf("negative connection cap %d", cfg.MaxConns)
 	}
-	if err := checkHeaders(cfg.Headers); err != nil {
+	if err := CheckHeaders(cfg.Headers); err != nil {
 		return nil, fmt.Errorf("headers: %w", err)
 	}
 	retry, err := cfg.Retry.normalize()
@@ -232,6 +232,10 @@ func NewClient(cfg Config) (*Client, error) {
 	c.secrets.AddURL(given)
 	return c, nil
 }
+
+// Retry is the client's retry policy (Config.Retry), its defaults filled
+// in: the policy a request's own (Request.Retry) starts from.
+func (c *Client) Retry() RetryPolicy { return c.retry }
 
 // CheckBaseURL says what is wrong with a server's base URL, nil when
 // llm.client() would accept it.
@@ -332,17 +336,23 @@ func (c *Client) CloseIdleConnections() {
 // else Config.Retry) says; the Result is then the final attempt's, with
 // Attempts and the classes of the attempts Retried.
 func (c *Client) Stream(ctx context.Context, req Request) *Result {
-	return c.stream(ctx, &req)
+	return c.StreamInto(ctx, &req, nil, nil)
 }
 
-// stream is Stream of *req, which it leaves as it is: the VU's llm.stream
-// passes its request without a copy of it in the frames on its stack.
-func (c *Client) stream(ctx context.Context, req *Request) *Result {
+// StreamInto is Stream for a caller that sends one request after another
+// and reuses what each Result holds once done with it (the JavaScript
+// binding, for each VU): the Result is res, its previous content dropped
+// (nil: a new one), and its ITL starts as itl[:0], so that a stream grows
+// no new array of gaps. It reads *req and leaves it as it is, so that the
+// caller passes its request without a copy of it in the frames on its
+// stack. The Result of a request refused before it was sent is a new one.
+func (c *Client) StreamInto(ctx context.Context, req *Request, res *Result, itl []float64) *Result {
 	var p prepared
-	policy, res := c.begin(req, &p)
-	if res != nil {
-		return res
+	policy, invalid := c.begin(req, &p)
+	if invalid != nil {
+		return invalid
 	}
+	p.result, p.itl = res, itl[:0]
 	var retried []ErrorClass
 	for attempt := 1; ; attempt++ {
 		res := c.attempt(ctx, &p, req)
@@ -361,7 +371,7 @@ func (c *Client) stream(ctx context.Context, req *Request) *Result {
 func (c *Client) begin(req *Request, p *prepared) (*RetryPolicy, *Result) {
 	err := c.prepare(req, p)
 	if err == nil {
-		err = checkHeaders(req.Headers)
+		err = CheckHeaders(req.Headers)
 	}
 	if err == nil && req.Arrivals != nil {
 		p.arrived = req.Arrivals.Counter(p.model)
@@ -400,13 +410,13 @@ func backOff(ctx context.Context, policy *RetryPolicy, attempt int, res *Result)
 	return true
 }
 
-// attempt sends the request once; its Result is req.result when set.
+// attempt sends the request once; its Result is p.result when set.
 func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result {
-	res := req.result
+	res := p.result
 	if res == nil {
 		res = new(Result)
 	}
-	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: req.itlBuffer}
+	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: p.itl}
 	timeout := c.timeout
 	if req.Timeout > 0 {
 		timeout = req.Timeout

@@ -57,10 +57,12 @@
 //
 // # Scripts and the run
 //
-// The package is plain Go, usable without JavaScript; js.go beside it is the
-// thin binding that scripts import as 'llm'. Its llm.stream() returns the
-// Result as an object built from Result's fields (jsobject.go), and hands
-// a Record of each request that ended to the run's Hooks: the one record
-// that the per-request outputs, the timeline and the live aggregates read.
-// A warmup iteration's requests reach only the run's observer.
+// The package is plain Go, usable without JavaScript; its binding, the
+// module scripts import as 'llm', is the package llmjs. Its llm.stream()
+// returns the Result as an object built from Result's fields, and hands a
+// Record of each request that ended (Result.Record) to the run's hooks:
+// the one record that the per-request outputs, the timeline and the live
+// aggregates read; and the Result itself to a consumer that needs more of
+// it (llmrun bench). A warmup iteration's requests reach only the run's
+// observer.
 package llm

@@ -44,9 +44,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// checkHeaders reports the first header of h whose name or value HTTP does
+// CheckHeaders reports the first header of h whose name or value HTTP does
 // not allow; the value is never quoted, since it may be a credential.
-func checkHeaders(h map[string]string) error {
+func CheckHeaders(h map[string]string) error {
 	for name, value := range h {
 		if !httpguts.ValidHeaderFieldName(name) {
 			return fmt.Errorf("invalid header name %q", name)

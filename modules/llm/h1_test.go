@@ -406,3 +406,18 @@ func TestH1HeadBounded(t *testing.T) {
 		t.Errorf("an endless head: %s: %s, want decode naming the bound", res.Class, res.Error)
 	}
 }
+
+// waitUntil polls cond until it holds, failing b after a minute.
+func waitUntil(b testing.TB, what string, cond func() bool) {
+	b.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	const limit = time.Minute
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("waited %s for %s", limit, what)
+		}
+		<-tick.C
+	}
+}

@@ -31,7 +31,7 @@ func TestRequestEndStack(t *testing.T) {
 		done.Go(func() {
 			var rec Record
 			samples := m.AppendSamples(nil, nil, res)
-			res.record(&rec, nil, nil)
+			res.Record(&rec, nil, nil)
 			runtime.KeepAlive(samples)
 			ready.Done()
 			<-release

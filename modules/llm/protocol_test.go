@@ -309,24 +309,6 @@ func FuzzTGIStream(f *testing.F) {
 	})
 }
 
-func TestJSProtocols(t *testing.T) {
-	srv, m := startJSSim(t)
-	v := newJSVU(t, m)
-	for _, expr := range []string{
-		`llm.client({ api: 'ollama-chat', baseURL: '` + srv.URL() + `' }).stream({ messages: [{ role: 'user', content: 'hi' }], options: { num_predict: 5, ignore_eos: true } })`,
-		`llm.stream({ prompt: 'hi', options: { num_predict: 5, ignore_eos: true } }, { api: 'ollama-generate' })`,
-		`llm.client({ api: 'tgi' }).stream({ inputs: 'hi', parameters: { max_new_tokens: 5, ignore_eos: true } })`,
-	} {
-		r := stream(t, v, expr)
-		if !r.OK || r.OutputTokens != 5 || r.TTFT <= 0 || r.TokenSource != "usage" || r.FinishReason != "length" {
-			t.Errorf("%s: result %+v", expr, r)
-		}
-	}
-	if s := v.Run(`JSON.stringify(llm.stream({ prompt: 'hi', options: { num_predict: 2 } }, { api: 'ollama-generate' }).serverTimings)`).String(); !strings.Contains(s, `"eval"`) {
-		t.Errorf("serverTimings %s", s)
-	}
-}
-
 // fuzzRead feeds data to read in pieces of a size the data picks, as a
 // fuzz target does: an error must be a classified failure (then it
 // returns nil), else it returns the result.

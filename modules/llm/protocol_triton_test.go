@@ -198,24 +198,6 @@ func FuzzTritonStream(f *testing.F) {
 	})
 }
 
-func TestJSTritonAndEmbeddings(t *testing.T) {
-	srv, m := startJSSim(t)
-	v := newJSVU(t, m)
-	r := stream(t, v, `llm.client({ api: 'triton', baseURL: '`+srv.URL()+`' }).stream({ text_input: 'hi', max_tokens: 5, ignore_eos: true })`)
-	if !r.OK || r.OutputTokens != 5 || r.TTFT <= 0 || r.TokenSource != "chunks" {
-		t.Errorf("triton: result %+v", r)
-	}
-	s := v.Run(`JSON.stringify(llm.client({ api: 'embeddings' }).stream({ input: ['a', 'b'], dimensions: 8 }))`).String()
-	for _, want := range []string{`"ok":true`, `"embeddings":2`, `"dimensions":8`, `"ttft":0`, `"stream":false`} {
-		if !strings.Contains(s, want) {
-			t.Errorf("embeddings result %s lacks %s", s, want)
-		}
-	}
-	if s := v.Run(`JSON.stringify(llm.stream({ input: 'a' }, { api: 'embeddings' }).dimensions)`).String(); s != "768" {
-		t.Errorf("dimensions %s", s)
-	}
-}
-
 // TestTritonCountsLeftOut checks that counts a response leaves out (or
 // gives as null) are absent, not reported, and that zero counts are.
 func TestTritonCountsLeftOut(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -16,7 +15,7 @@ import (
 // canceled requests are in no output): the one record every consumer of
 // single requests reads — the per-request files (JSONL, CSV), InfluxDB's
 // llm_request points and intervals, Prometheus, the timeline. It is made
-// from the request's Result by Result.record. Times are milliseconds, 0
+// from the request's Result by Result.Record. Times are milliseconds, 0
 // where not measured: a failed request has only E2E, and no tokens.
 //
 // Each figure's record tag names it in the per-request files, which write
@@ -117,9 +116,9 @@ func (f *RecordField) String(r *Record) string { return f.value(r).String() }
 
 func (f *RecordField) value(r *Record) reflect.Value { return reflect.ValueOf(r).Elem().Field(f.index) }
 
-// record fills rec with what outputs keep of the request, tagged tags;
+// Record fills rec with what outputs keep of the request, tagged tags;
 // scratch is reused to find the ITL p99 and returned for the next call.
-func (r *Result) record(rec *Record, tags *metrics.TagSet, scratch []float64) []float64 {
+func (r *Result) Record(rec *Record, tags *metrics.TagSet, scratch []float64) []float64 {
 	*rec = Record{Time: r.End(), Tags: tags, OK: r.OK, Status: r.Status, E2E: r.E2E}
 	if !r.OK {
 		// Every output writes the class Record.Class says.
@@ -135,42 +134,12 @@ func (r *Result) record(rec *Record, tags *metrics.TagSet, scratch []float64) []
 	return scratch
 }
 
-// Hooks are where a run's llm module reports its scripts' requests beyond
-// their metric samples; each may be nil. The requests of a warmup
-// iteration (modules.State.Warmup) reach only Observer: they count in no
-// result of the run.
-type Hooks struct {
-	// Requests receives a record of each measured request that ended,
-	// for the outputs that store every request.
-	Requests RequestSink
-	// Observer sees how every request ended, warmup included (the run's
-	// early stop watches them, and paces the VUs whose requests do not
-	// reach the target).
-	Observer RequestObserver
-	// Errors receives the messages of the measured failed requests, for
-	// the summary.
-	Errors ErrorRecorder
-	// Arrivals counts the output tokens of the measured requests as they
-	// arrive, by scenario and model, for the run's live figures
-	// (progress line, timeline, Prometheus, InfluxDB).
-	Arrivals ArrivalCounters
-}
-
 // RequestSink receives request records. AddRequest is called from every
 // VU's goroutine, must be safe for concurrent use, and must never block for
 // long: an output that cannot keep up drops and counts. The record is
 // reused once AddRequest returns: a sink that keeps it keeps a copy.
 type RequestSink interface {
 	AddRequest(r *Record)
-}
-
-// RequestObserver sees how each request ended, and which VU sent it: ok,
-// or failed with an error class and a message (already free of secrets).
-// Requests the run itself stopped (ErrCanceled) are not observed.
-// ObserveRequest is called from every VU's goroutine (the one of the VU
-// named), must be safe for concurrent use and must not block.
-type RequestObserver interface {
-	ObserveRequest(vu modules.VU, ok bool, class, message string)
 }
 
 // ErrorRecorder collects the messages of failed requests, by error class,
@@ -196,25 +165,4 @@ type ArrivalCounters interface {
 // token, from the goroutine that sends it.
 type TokenArrivals interface {
 	Counter(model string) *metrics.CounterShard
-}
-
-// vuArrivals is one VU's TokenArrivals in one scenario: its shard of the
-// scenario's counters. It remembers the last model's, so that a VU sending
-// to one model looks its counter up once. Like its VU, it is used by one
-// goroutine at a time.
-type vuArrivals struct {
-	all      ArrivalCounters
-	scenario string
-	shard    int
-
-	model string
-	last  *metrics.CounterShard
-}
-
-// Counter implements TokenArrivals.
-func (v *vuArrivals) Counter(model string) *metrics.CounterShard {
-	if v.last == nil || v.model != model {
-		v.model, v.last = model, v.all.Counter(v.scenario, model).Shard(v.shard)
-	}
-	return v.last
 }

@@ -29,6 +29,10 @@ type prepared struct {
 	// arrived counts the output tokens as they arrive
 	// (Request.Arrivals' counter of the model); nil when not counted.
 	arrived *metrics.CounterShard
+	// result, when set, is the Result each attempt fills rather than a
+	// new one, and itl the empty slice its ITL starts as (StreamInto).
+	result *Result
+	itl    []float64
 }
 
 // prepare builds the JSON body of req into p with its API's adapter, leaving

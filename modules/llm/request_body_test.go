@@ -4,14 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
-	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -132,48 +127,5 @@ func TestPreparedBodiesAreTheirOwn(t *testing.T) {
 		if string(p.body) != tc.want {
 			t.Errorf("body %s, want %s", p.body, tc.want)
 		}
-	}
-}
-
-// A script's body backed by a Go map (an object of llmrun/config, which
-// exports to the map behind it) is the script's: sending it leaves it as
-// it was, and a second client sending it sends its own model, not the
-// first request's.
-func TestScriptGoMapBodyStaysTheScripts(t *testing.T) {
-	var (
-		mu     sync.Mutex
-		bodies []string
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(b))
-		mu.Unlock()
-		okStream(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	m, err := NewModule(Config{BaseURL: srv.URL, Model: "first"}, Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := newJSVU(t, m)
-	v.SetGlobal("body", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}},
-		"extra_body": map[string]any{"top_k": 5}})
-	asSent := func() any { // the body as JSON, whatever its keys' order
-		var b any
-		if err := json.Unmarshal([]byte(v.Run(`JSON.stringify(body)`).String()), &b); err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	before := asSent()
-	v.Run(`llm.stream(body); llm.client({ model: 'second' }).stream(body)`)
-	if after := asSent(); !reflect.DeepEqual(after, before) {
-		t.Errorf("the script's body became %v, want %v", after, before)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(bodies) != 2 || !strings.Contains(bodies[0], `"model":"first"`) || !strings.Contains(bodies[1], `"model":"second"`) {
-		t.Errorf("bodies sent %q, want the first client's model, then the second's", bodies)
 	}
 }

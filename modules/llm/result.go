@@ -63,14 +63,6 @@ type Request struct {
 	// request that then fails or is cut stay counted, since they were
 	// generated.
 	Arrivals TokenArrivals
-	// itlBuffer is an empty slice that each attempt's Result.ITL starts
-	// as, from a caller that reuses it once done with the result (a VU's
-	// module instance): a stream then grows no new array of gaps.
-	itlBuffer []float64
-	// result, when set, is the Result that Stream fills and returns
-	// rather than a new one: the JS module's, given back for another
-	// request once the script's object copied it.
-	result *Result
 }
 
 // ErrorClass classifies a failed request. The empty class means success.

@@ -57,6 +57,13 @@ type Backoff struct {
 	IgnoreRetryAfter bool `json:"ignoreRetryAfter,omitempty"`
 }
 
+// Check says what is wrong with p, nil when a client (Config.Retry) or a
+// request (Request.Retry) accepts it.
+func (p RetryPolicy) Check() error {
+	_, err := p.normalize()
+	return err
+}
+
 // normalize checks p and returns it with its defaults filled in.
 func (p RetryPolicy) normalize() (RetryPolicy, error) {
 	if p.Attempts < 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/llm/llmjs"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -410,12 +411,12 @@ func (w *earlyStopper) result() *EarlyStopped {
 // (setup and teardown are not watched).
 type earlyStopSlot struct{ stopper atomic.Pointer[earlyStopper] }
 
-var _ llm.RequestObserver = (*earlyStopSlot)(nil)
+var _ llmjs.RequestObserver = (*earlyStopSlot)(nil)
 
 // watch makes the slot pass to w from now on; nil to none.
 func (s *earlyStopSlot) watch(w *earlyStopper) { s.stopper.Store(w) }
 
-// ObserveRequest implements llm.RequestObserver.
+// ObserveRequest implements llmjs.RequestObserver.
 func (s *earlyStopSlot) ObserveRequest(of modules.VU, ok bool, class, message string) {
 	w := s.stopper.Load()
 	if w == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/checks"
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/llm/llmjs"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
@@ -76,6 +77,10 @@ type Config struct {
 	// Requests, when set, receives a record of each measured LLM request
 	// (warmup excluded), for the outputs that store every request.
 	Requests llm.RequestSink
+	// Results, when set, receives the Result of each measured LLM request
+	// (warmup excluded), as Go values: for a consumer that needs what the
+	// record leaves out (llmrun bench: each request's start, gaps, text).
+	Results llmjs.ResultSink
 	// Tags are added to every sample (the command line's --tag); they win
 	// over options.tags.
 	Tags map[string]string
@@ -136,7 +141,7 @@ type Engine struct {
 	thresholds *threshold.Set
 	run        *runState
 	modules    *modules.Registry
-	llmModule  *llm.Module
+	llmModule  *llmjs.Module
 	llm        *llm.Metrics
 	vu0        *vu
 	// hasSetup says that the script exports a setup function, whose
@@ -191,8 +196,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	e.llm = llm.RegisterMetrics(e.registry)
 	e.run.builtin = registerBuiltin(e.registry, e.llm.Requests)
 	checks.RegisterMetrics(e.registry)
-	llmModule, err := llm.NewModule(cfg.LLM, llm.Hooks{
+	llmModule, err := llmjs.NewModule(cfg.LLM, llmjs.Hooks{
 		Requests: cfg.Requests, Observer: &e.run.earlyStop, Errors: e.run.requestErrors, Arrivals: e.run.arrivals,
+		Results: cfg.Results,
 	})
 	if err != nil {
 		return nil, &ConfigError{Field: "llm", Err: err}
@@ -265,7 +271,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 // jsModules are the modules scripts can import, by name: the llm module,
 // made apart with the run's hooks since the engine also uses it
 // (preflight), and the configuration's.
-func jsModules(cfg Config, llmModule *llm.Module) (*modules.Registry, error) {
+func jsModules(cfg Config, llmModule *llmjs.Module) (*modules.Registry, error) {
 	r := modules.NewRegistry()
 	if err := r.Register("llm", llmModule); err != nil {
 		return nil, err

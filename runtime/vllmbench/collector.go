@@ -10,6 +10,8 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/llm/llmjs"
 )
 
 // ModuleName is the import name of the Collector's module in the
@@ -17,8 +19,9 @@ import (
 const ModuleName = "llmrun/vllmbench"
 
 // Request is what vLLM's result keeps of one request (its
-// RequestFuncOutput): latencies in ms, the gaps between token-bearing
-// chunks, the text and the error.
+// RequestFuncOutput), from the request's llm.Result: its start (when it
+// was sent), latencies in ms, the gaps between token-bearing chunks, the
+// text and the error with its class.
 type Request struct {
 	Start        time.Time
 	OK           bool
@@ -28,6 +31,8 @@ type Request struct {
 	OutputTokens int
 	ITL          []float64
 	Text, Error  string
+	// Class is the failure's class, "" when OK.
+	Class        llm.ErrorClass
 	RequestedLen int // the prompt length the dataset asked for, 0 when unknown
 	// spilled is where Text lies in the Collector's TextSpill, which then
 	// holds it instead of Text.
@@ -47,10 +52,11 @@ func NewCollector(o Options) *Collector {
 	return c
 }
 
-// Collector is the benchmark script's module: its record(result,
-// promptTokens) keeps what vLLM's result needs of each request. Warmup
-// requests, and requests the run itself cut (error class "canceled"),
-// are not kept, as llmrun's records keep none. Its sequence() numbers the
+// Collector is the benchmark script's module and the run's sink of
+// results (engine.Config.Results): it keeps what vLLM's result needs of
+// each request as the llm module hands over its Result. Warmup requests,
+// and requests the run itself cut (error class "canceled"), reach it no
+// more than llmrun's records (llmjs.Hooks). The module's sequence() numbers the
 // run's requests across VUs in the order they start: 0, 1, 2… for the
 // benchmark's, Prompts, Prompts+1… for the warmup's.
 type Collector struct {
@@ -74,16 +80,14 @@ type Collector struct {
 	sent, warmups atomic.Int64
 }
 
-var _ modules.Module = (*Collector)(nil)
+var (
+	_ modules.Module   = (*Collector)(nil)
+	_ llmjs.ResultSink = (*Collector)(nil)
+)
 
 // NewInstance implements modules.Module.
 func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
 	exports := vu.Runtime().NewObject()
-	record := func(result *goja.Object, requested int) {
-		if st := vu.State(); st == nil || !st.Warmup {
-			c.record(vu.Runtime(), result, requested)
-		}
-	}
 	sequence := func() int64 {
 		if st := vu.State(); st != nil && st.Warmup {
 			return int64(c.Prompts) + c.warmups.Add(1) - 1
@@ -92,7 +96,7 @@ func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
 	}
 	lengths := func(i int) [2]int { return [2]int{c.Inputs[i], c.Outputs[i]} }
 	prefix := func(i int) int { return c.Prefixes[i%len(c.Prefixes)] }
-	for name, f := range map[string]any{"record": record, "sequence": sequence, "lengths": lengths, "prefix": prefix} {
+	for name, f := range map[string]any{"sequence": sequence, "lengths": lengths, "prefix": prefix} {
 		if err := exports.Set(name, f); err != nil {
 			return nil, fmt.Errorf("%s module: %w", ModuleName, err)
 		}
@@ -104,38 +108,14 @@ type collectorInstance struct{ exports *goja.Object }
 
 func (i collectorInstance) Exports() *goja.Object { return i.exports }
 
-// record reads llm.stream's result object.
-func (c *Collector) record(rt *goja.Runtime, result *goja.Object, requested int) {
-	if result == nil {
-		panic(rt.NewTypeError("record(result): want the result of llm.stream"))
-	}
-	num := func(name string) float64 {
-		if v := result.Get(name); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			return v.ToFloat()
-		}
-		return 0
-	}
-	str := func(name string) string {
-		if v := result.Get(name); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			return v.String()
-		}
-		return ""
-	}
-	if str("errorClass") == "canceled" {
-		return
-	}
-	r := Request{
-		OK: result.Get("ok").ToBoolean(), TTFT: num("ttft"), TPOT: num("tpot"), E2E: num("e2e"),
-		InputTokens: int(num("promptTokens")), OutputTokens: int(num("outputTokens")),
-		Text: str("text"), Error: str("error"), RequestedLen: requested,
-	}
-	if v := result.Get("itl"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-		if err := rt.ExportTo(v, &r.ITL); err != nil {
-			panic(rt.NewTypeError("record(result): result.itl: %v", err))
-		}
-	}
-	r.Start = time.Now().Add(-time.Duration(r.E2E * float64(time.Millisecond)))
-	c.add(r)
+// AddResult implements llmjs.ResultSink: it keeps what vLLM's result
+// needs of the request res measured.
+func (c *Collector) AddResult(res *llm.Result) {
+	c.add(Request{
+		Start: res.Start, OK: res.OK, TTFT: res.TTFT, TPOT: res.TPOT, E2E: res.E2E,
+		InputTokens: res.PromptTokens, OutputTokens: res.OutputTokens, ITL: slices.Clone(res.ITL),
+		Text: res.Text, Error: res.Error, Class: res.Class, RequestedLen: res.RequestedPromptTokens,
+	})
 }
 
 // add keeps r, its text in the TextSpill when there is one.

@@ -124,6 +124,7 @@ func (b *Benchmark) prepare(ctx context.Context, cfg *runner.Config) (*Collector
 		}
 		collector.SpillTexts(texts)
 	}
+	e.Results = collector
 	if err := e.Modules.Register(ModuleName, collector); err != nil {
 		return nil, texts, &stopError{runner.Errored, err}
 	}

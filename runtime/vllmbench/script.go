@@ -23,7 +23,7 @@ const ScenarioName = "bench"
 const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
 import llm from 'llm';
 import { prompts, dataset } from 'data';
-import { record, sequence, lengths, prefix } from '%s';
+import { sequence, lengths, prefix } from '%s';
 
 const p = %s;
 export const options = { scenarios: { %s: %s } };
@@ -62,10 +62,12 @@ export default function () {
   if (p.api === 'completions' && p.logprobs !== null) body.logprobs = p.logprobs;
   if (p.ignoreEOS) body.ignore_eos = true;
   Object.assign(body, p.sampling, p.extraBody);
-  const opts = { uniquePrompt: p.uniquePrompt, itl: true, text: p.keepText };
+  // The Collector receives the request's result from the llm module
+  // (engine.Config.Results), not from the script.
+  const opts = { uniquePrompt: p.uniquePrompt, text: p.keepText };
   if (p.requestIdPrefix !== '') opts.headers = { 'x-request-id': p.requestIdPrefix + i };
   if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
-  record(llm.stream(body, opts), typeof r.tokens === 'number' ? r.tokens : 0);
+  llm.stream(body, opts);
 }
 `
 

@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -25,41 +26,41 @@ import (
 // configuration, so a thousand VUs calling llm.client() with the same
 // options share one connection pool.
 type Module struct {
-	defaults Config
+	defaults llm.Config
 	hooks    Hooks
 
 	mu      sync.Mutex // guards what follows
-	clients map[string]*Client
+	clients map[string]*llm.Client
 	// order holds the clients in the order they were made.
-	order []*Client
+	order []*llm.Client
 	// vuMetrics are the module's metrics in vuRegistry, the registry of
 	// the VUs last instantiated (all the VUs of a run share one),
 	// registered once rather than by every VU.
 	vuRegistry *metrics.Registry
-	vuMetrics  *Metrics
+	vuMetrics  *llm.Metrics
 }
 
 // NewModule returns the module; defaults fill the options a script leaves
 // out (the command line's --base-url, API key, --model and --timeout), and
 // hooks receive what the scripts' requests measured beyond their samples.
-func NewModule(defaults Config, hooks Hooks) (*Module, error) {
+func NewModule(defaults llm.Config, hooks Hooks) (*Module, error) {
 	if defaults.Timeout < 0 {
 		return nil, fmt.Errorf("negative default timeout %v", defaults.Timeout)
 	}
 	if defaults.BaseURL != "" {
-		if _, err := apiRoot(defaults.BaseURL); err != nil {
+		if err := llm.CheckBaseURL(defaults.BaseURL); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkHeaders(defaults.Headers); err != nil {
+	if err := llm.CheckHeaders(defaults.Headers); err != nil {
 		return nil, fmt.Errorf("headers: %w", err)
 	}
-	return &Module{defaults: defaults, hooks: hooks, clients: make(map[string]*Client)}, nil
+	return &Module{defaults: defaults, hooks: hooks, clients: make(map[string]*llm.Client)}, nil
 }
 
 // client returns the shared client for cfg, creating it on first use;
 // ctx ending (the VU's) stops the download of its tokenizer.
-func (m *Module) client(ctx context.Context, cfg Config) (*Client, error) {
+func (m *Module) client(ctx context.Context, cfg llm.Config) (*llm.Client, error) {
 	key, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func (m *Module) client(ctx context.Context, cfg Config) (*Client, error) {
 	if c, ok := m.clients[string(key)]; ok {
 		return c, nil
 	}
-	c, err = NewClient(cfg)
+	c, err = llm.NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +101,8 @@ func (m *Module) client(ctx context.Context, cfg Config) (*Client, error) {
 // base URL, then each client the init code made, in the order they were
 // made. The preflight probes them; ctx bounds the loading of the default
 // client's tokenizer.
-func (m *Module) Targets(ctx context.Context) []*Client {
-	var out []*Client
+func (m *Module) Targets(ctx context.Context) []*llm.Client {
+	var out []*llm.Client
 	if m.defaults.BaseURL != "" {
 		if c, err := m.client(ctx, m.defaults); err == nil {
 			out = append(out, c)
@@ -139,11 +140,11 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 
 // metricsIn returns the module's metrics in reg, registering them only
 // when reg is not the registry of the VU instantiated before.
-func (m *Module) metricsIn(reg *metrics.Registry) *Metrics {
+func (m *Module) metricsIn(reg *metrics.Registry) *llm.Metrics {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.vuRegistry != reg {
-		m.vuRegistry, m.vuMetrics = reg, RegisterMetrics(reg)
+		m.vuRegistry, m.vuMetrics = reg, llm.RegisterMetrics(reg)
 	}
 	return m.vuMetrics
 }
@@ -152,14 +153,14 @@ func (m *Module) metricsIn(reg *metrics.Registry) *Metrics {
 type instance struct {
 	module  *Module
 	vu      modules.VU
-	metrics *Metrics
+	metrics *llm.Metrics
 	exports *goja.Object
 
 	// defaultClient is the module's client of the command line's
 	// options, looked up once (the lookup encodes the options as a key).
-	defaultClient *Client
+	defaultClient *llm.Client
 	// record and itlScratch are reused for each request's output record.
-	record     Record
+	record     llm.Record
 	itlScratch []float64
 	// itl is reused for each request's inter-token gaps (Result.ITL),
 	// up to maxKeptITL of them.
@@ -205,7 +206,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 		cfg.BaseURL = firstNonEmpty(o.BaseURL, cfg.BaseURL)
 		cfg.APIKey = firstNonEmpty(o.APIKey, cfg.APIKey)
 		cfg.Model = firstNonEmpty(o.Model, cfg.Model)
-		cfg.API = API(firstNonEmpty(o.API, string(cfg.API)))
+		cfg.API = llm.API(firstNonEmpty(o.API, string(cfg.API)))
 		if o.Headers != nil {
 			cfg.Headers = o.Headers
 		}
@@ -264,7 +265,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 // jsRetry reads a retry option, { attempts, on, backoff: { base, max,
 // retryAfter } }, over base: the fields it leaves out keep base's. The
 // policy is checked, not normalized.
-func jsRetry(rt *goja.Runtime, base RetryPolicy, v goja.Value) (RetryPolicy, error) {
+func jsRetry(rt *goja.Runtime, base llm.RetryPolicy, v goja.Value) (llm.RetryPolicy, error) {
 	var o struct {
 		Attempts goja.Value `js:"attempts"`
 		On       goja.Value `js:"on"`
@@ -289,9 +290,9 @@ func jsRetry(rt *goja.Runtime, base RetryPolicy, v goja.Value) (RetryPolicy, err
 		if err := rt.ExportTo(o.On, &on); err != nil {
 			return base, fmt.Errorf("retry: on must be a list of error classes: %v", err)
 		}
-		p.On = make([]ErrorClass, len(on))
+		p.On = make([]llm.ErrorClass, len(on))
 		for k, c := range on {
-			p.On[k] = ErrorClass(c)
+			p.On[k] = llm.ErrorClass(c)
 		}
 	}
 	if given(o.Backoff) {
@@ -320,7 +321,7 @@ func jsRetry(rt *goja.Runtime, base RetryPolicy, v goja.Value) (RetryPolicy, err
 			p.Backoff.IgnoreRetryAfter = !b.RetryAfter.ToBoolean()
 		}
 	}
-	if _, err := p.normalize(); err != nil {
+	if err := p.Check(); err != nil {
 		return base, err
 	}
 	return p, nil
@@ -363,10 +364,10 @@ func streamFunction(rt *goja.Runtime, send func(body, opts goja.Value) *goja.Obj
 
 // stream sends one request with c (nil: the default client), records its
 // metrics and returns its result as a JavaScript object.
-func (i *instance) stream(c *Client, body, opts goja.Value) *goja.Object {
-	var req Request
+func (i *instance) stream(c *llm.Client, body, opts goja.Value) *goja.Object {
+	var req llm.Request
 	call := i.streamRequest(&c, body, opts, &req)
-	res := c.stream(i.vu.Context(), &req)
+	res := c.StreamInto(i.vu.Context(), &req, spareResults.Get().(*llm.Result), i.itl)
 	return i.streamResult(res, call)
 }
 
@@ -386,7 +387,7 @@ type streamCall struct {
 // stack while the response streams, stays small.
 //
 //go:noinline
-func (i *instance) streamRequest(c **Client, body, opts goja.Value, req *Request) streamCall {
+func (i *instance) streamRequest(c **llm.Client, body, opts goja.Value, req *llm.Request) streamCall {
 	rt := i.vu.Runtime()
 	st := i.vu.State()
 	if st == nil {
@@ -405,19 +406,19 @@ func (i *instance) streamRequest(c **Client, body, opts goja.Value, req *Request
 	if !ok || goja.IsNull(body) {
 		panic(rt.NewTypeError("llm.stream(body): body must be an object such as { messages: [...], max_tokens: 128 }"))
 	}
-	*req = Request{Body: exportBody(rt, obj)}
+	*req = llm.Request{Body: exportBody(rt, obj)}
 	o := exportStreamOptions(rt, opts)
 	if given(opts) {
 		d, _, err := jsDuration(o.Timeout)
 		if err != nil {
 			panic(rt.NewTypeError("llm.stream(body, options): timeout: %v", err))
 		}
-		req.Timeout, req.Headers, req.API, req.KeepText = d, o.Headers, API(o.API), o.Text
+		req.Timeout, req.Headers, req.API, req.KeepText = d, o.Headers, llm.API(o.API), o.Text
 		if req.IdleTimeout, _, err = jsIdleTimeout(o.IdleTimeout); err != nil {
 			panic(rt.NewTypeError("llm.stream(body, options): idleTimeout: %v", err))
 		}
 		if given(o.Retry) {
-			p, err := jsRetry(rt, (*c).retry, o.Retry)
+			p, err := jsRetry(rt, (*c).Retry(), o.Retry)
 			if err != nil {
 				panic(rt.NewTypeError("llm.stream(body, options): %v", err))
 			}
@@ -439,8 +440,6 @@ func (i *instance) streamRequest(c **Client, body, opts goja.Value, req *Request
 	if call.measured && i.module.hooks.Arrivals != nil {
 		req.Arrivals = i.scenarioArrivals(st.Scenario)
 	}
-	req.itlBuffer = i.itl[:0]
-	req.result = spareResults.Get().(*Result)
 	return call
 }
 
@@ -449,11 +448,11 @@ func (i *instance) streamRequest(c **Client, body, opts goja.Value, req *Request
 // another request.
 //
 //go:noinline
-func (i *instance) streamResult(res *Result, call streamCall) *goja.Object {
+func (i *instance) streamResult(res *llm.Result, call streamCall) *goja.Object {
 	defer i.release(res)
 	rt, st, o, hooks := i.vu.Runtime(), i.vu.State(), call.opts, i.module.hooks
 	res.RequestedPromptTokens, res.UniquePrompt = call.requested, o.UniquePrompt
-	ended := res.Class != ErrCanceled
+	ended := res.Class != llm.ErrCanceled
 	if call.measured && ended && !res.OK && hooks.Errors != nil {
 		hooks.Errors.Record(string(res.Class), res.Error)
 	}
@@ -467,8 +466,11 @@ func (i *instance) streamResult(res *Result, call streamCall) *goja.Object {
 	}
 	i.addSamples(st.Samples, tags, res)
 	if call.measured && ended && hooks.Requests != nil {
-		i.itlScratch = res.record(&i.record, tags, i.itlScratch)
+		i.itlScratch = res.Record(&i.record, tags, i.itlScratch)
 		hooks.Requests.AddRequest(&i.record)
+	}
+	if call.measured && ended && hooks.Results != nil {
+		hooks.Results.AddResult(res)
 	}
 
 	if o.Throw && ended && !res.OK {
@@ -488,7 +490,7 @@ var sampleBuffers = sync.Pool{New: func() any { return new([]metrics.Sample) }}
 const maxPooledSamples = 4096
 
 // addSamples sends res's samples, tagged tags, to sink.
-func (i *instance) addSamples(sink metrics.Sink, tags *metrics.TagSet, res *Result) {
+func (i *instance) addSamples(sink metrics.Sink, tags *metrics.TagSet, res *llm.Result) {
 	buf := sampleBuffers.Get().(*[]metrics.Sample)
 	*buf = i.metrics.AppendSamples((*buf)[:0], tags, res)
 	sink.AddSamples(*buf)
@@ -537,13 +539,13 @@ func exportStreamOptions(rt *goja.Runtime, opts goja.Value) *streamOptions {
 // spareResults are the Results of requests whose script objects are made,
 // for other requests: the JS module needs a Result only until its object
 // copied it.
-var spareResults = sync.Pool{New: func() any { return new(Result) }}
+var spareResults = sync.Pool{New: func() any { return new(llm.Result) }}
 
 // release gives back res, once nothing reads it any more: its gaps'
 // array for the VU's next request, itself for any other.
-func (i *instance) release(res *Result) {
+func (i *instance) release(res *llm.Result) {
 	i.keepITL(res.ITL)
-	*res = Result{}
+	*res = llm.Result{}
 	spareResults.Put(res)
 }
 
@@ -629,7 +631,7 @@ func msTimeout(ms float64, v goja.Value) (time.Duration, error) {
 func jsIdleTimeout(v goja.Value) (d time.Duration, set bool, err error) {
 	if given(v) {
 		if n, ok := v.Export().(int64); ok && n == 0 {
-			return NoIdleTimeout, true, nil
+			return llm.NoIdleTimeout, true, nil
 		}
 	}
 	return jsDuration(v)

@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/internal/wait"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // conversation is a multi-turn chat session of one VU: its history grows
@@ -15,7 +16,7 @@ import (
 // request carries the whole conversation so far, as a chat client sends it.
 type conversation struct {
 	in     *instance
-	client *Client // nil: the default client
+	client *llm.Client // nil: the default client
 	system string
 	// think is the pause before every turn after the first; thinkFn, when
 	// set, returns it in milliseconds.
@@ -62,7 +63,7 @@ func (i *instance) newConversation(opts goja.Value) *goja.Object {
 			c.think = d
 		}
 		if given(o.Client) {
-			var h *Client
+			var h *llm.Client
 			if cl, ok := o.Client.(*goja.Object); ok {
 				if v := cl.Get(clientHandle); v != nil {
 					ref, _ := v.Export().(clientRef)
@@ -208,4 +209,4 @@ const clientHandle = "__client"
 // *Client, which a script can neither read nor call. (The *Client itself,
 // as goja wraps a Go value, showed the client's Go methods to scripts,
 // and cost each VU the reflection of the type.)
-type clientRef struct{ client *Client }
+type clientRef struct{ client *llm.Client }

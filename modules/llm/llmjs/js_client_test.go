@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // jsServer starts a test server of h and returns a module aimed at it,
@@ -20,7 +21,7 @@ func jsServer(t *testing.T, h http.Handler) (*httptest.Server, *Module, *recorde
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	m, rec := newRecordedModule(t, Config{BaseURL: srv.URL, Model: jsModel})
+	m, rec := newRecordedModule(t, llm.Config{BaseURL: srv.URL, Model: jsModel})
 	return srv, m, rec
 }
 
@@ -88,7 +89,7 @@ func TestJSClientTransportOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(dir) // caFile is relative to the working directory
-	m, err := NewModule(Config{BaseURL: srv.URL, Model: jsModel}, Hooks{})
+	m, err := NewModule(llm.Config{BaseURL: srv.URL, Model: jsModel}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +110,12 @@ const idle = llm.client({ idleTimeout: '5s' });`)
 	if r := stream(t, v, `llm.stream(`+chat+`)`); r.OK || r.ErrorClass != "tls" {
 		t.Errorf("default client without the CA: %+v, want a tls failure", r)
 	}
+	// The clients' idle timeouts as configured: the default's, none, 5 s.
 	idles := map[time.Duration]bool{}
-	for _, c := range m.clients {
-		idles[c.idle] = true
+	for _, cfg := range clientConfigs(t, m) {
+		idles[cfg.IdleTimeout] = true
 	}
-	if want := map[time.Duration]bool{DefaultIdleTimeout: true, 0: true, 5 * time.Second: true}; !reflect.DeepEqual(idles, want) {
+	if want := map[time.Duration]bool{0: true, llm.NoIdleTimeout: true, 5 * time.Second: true}; !reflect.DeepEqual(idles, want) {
 		t.Errorf("idle timeouts %v, want %v", idles, want)
 	}
 }

@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // jsShape is how the values of one Go struct type become JavaScript
@@ -35,7 +37,7 @@ type jsProp struct {
 }
 
 // resultShape is the shape of the objects llm.stream() returns.
-var resultShape = newJSShape(reflect.TypeFor[Result]())
+var resultShape = newJSShape(reflect.TypeFor[llm.Result]())
 
 // jsResults builds the objects llm.stream() returns in one runtime (a
 // VU's). It keeps the string and whole-number values it made, since a
@@ -60,7 +62,7 @@ const (
 
 // object converts r to the object scripts see; the ITL gaps
 // (js:",optional") only when withITL.
-func (c *jsResults) object(rt *goja.Runtime, r *Result, withITL bool) *goja.Object {
+func (c *jsResults) object(rt *goja.Runtime, r *llm.Result, withITL bool) *goja.Object {
 	return resultShape.object(c, rt, reflect.ValueOf(r).Elem(), withITL)
 }
 

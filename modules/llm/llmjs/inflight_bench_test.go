@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/modulestest"
 )
@@ -287,11 +288,11 @@ func (f *floorStreams) stream(ctx context.Context, first *atomic.Int64) {
 
 // clientStreams are the streams of llm.Client.Stream, one goroutine each.
 type clientStreams struct {
-	client *Client
+	client *llm.Client
 }
 
 func openClientStreams(b *testing.B, sim *llmsim.Running) inflightClient {
-	c, err := NewClient(Config{BaseURL: sim.URL()})
+	c, err := llm.NewClient(llm.Config{BaseURL: sim.URL()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func openClientStreams(b *testing.B, sim *llmsim.Running) inflightClient {
 
 func (c *clientStreams) start(ctx context.Context, n int) (func() int64, func()) {
 	arrivals := countedArrivals{metrics.NewShardedCounter(1)}
-	req := Request{Body: map[string]any{
+	req := llm.Request{Body: map[string]any{
 		"messages":   []any{map[string]any{"role": "user", "content": "hello there"}},
 		"max_tokens": 1000, "ignore_eos": true,
 	}, Arrivals: arrivals}
@@ -332,7 +333,7 @@ func (a jsArrivals) Counter(string, string) *metrics.ShardedCounter { return a.S
 
 func openJSStreams(b *testing.B, sim *llmsim.Running) inflightClient {
 	arrived := metrics.NewShardedCounter(1)
-	m, err := NewModule(Config{BaseURL: sim.URL()}, Hooks{Arrivals: jsArrivals{arrived}})
+	m, err := NewModule(llm.Config{BaseURL: sim.URL()}, Hooks{Arrivals: jsArrivals{arrived}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"fmt"
@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/dop251/goja"
+	"github.com/llmrun/llmrun/modules/llm"
 )
 
 // benchResult is a completed streamed request as a script usually sees
 // it: timings, usage, a tool call, no text nor ITL kept.
-func benchResult() *Result {
-	return &Result{
-		OK: true, Status: 200, Attempts: 1, Proto: "HTTP/1.1", API: ChatCompletions, Model: "m", Stream: true,
-		TTFT: 41.5, TTFO: 41.5, TPOT: 3.25, E2E: 450.75, Chunks: 128, OutputTokens: 128, TokenSource: TokensFromUsage,
-		PromptTokens: 512, CachedTokens: 256, FinishReason: "stop", CheckTokens: 128, CheckSource: TokensFromChunks,
-		ToolCalls: []ToolCall{{ID: "call_1", Type: "function", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
-		Timings:   Timings{Queue: 0.25, DNS: 0.5, Connect: 1, TLS: 2, TTFB: 40},
+func benchResult() *llm.Result {
+	return &llm.Result{
+		OK: true, Status: 200, Attempts: 1, Proto: "HTTP/1.1", API: llm.ChatCompletions, Model: "m", Stream: true,
+		TTFT: 41.5, TTFO: 41.5, TPOT: 3.25, E2E: 450.75, Chunks: 128, OutputTokens: 128, TokenSource: llm.TokensFromUsage,
+		PromptTokens: 512, CachedTokens: 256, FinishReason: "stop", CheckTokens: 128, CheckSource: llm.TokensFromChunks,
+		ToolCalls: []llm.ToolCall{{ID: "call_1", Type: "function", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
+		Timings:   llm.Timings{Queue: 0.25, DNS: 0.5, Connect: 1, TLS: 2, TTFB: 40},
 		ITL:       []float64{3, 3.5, 2.5},
 	}
 }
@@ -55,14 +56,14 @@ func TestResultObjectProperties(t *testing.T) {
 		`"embeddings":0,"dimensions":0,"timings":{"queue":0.25,"dns":0.5,"connect":1,"tls":2,"ttfb":40}`
 	tests := []struct {
 		name    string
-		edit    func(*Result)
+		edit    func(*llm.Result)
 		withITL bool
 		want    string
 	}{
-		{"plain", func(*Result) {}, false, common + `"checkTokens":128,"checkSource":"chunks",` + calls + `}`},
-		{"itl", func(*Result) {}, true, common + `"checkTokens":128,"checkSource":"chunks",` + calls + `,"itl":[3,3.5,2.5],"itlFolded":0}`},
-		{"no check", func(r *Result) { r.CheckTokens, r.CheckSource = 0, "" }, false, common + calls + `}`},
-		{"server timings", func(r *Result) { r.ServerTimings = map[string]float64{"eval": 3.5} }, false,
+		{"plain", func(*llm.Result) {}, false, common + `"checkTokens":128,"checkSource":"chunks",` + calls + `}`},
+		{"itl", func(*llm.Result) {}, true, common + `"checkTokens":128,"checkSource":"chunks",` + calls + `,"itl":[3,3.5,2.5],"itlFolded":0}`},
+		{"no check", func(r *llm.Result) { r.CheckTokens, r.CheckSource = 0, "" }, false, common + calls + `}`},
+		{"server timings", func(r *llm.Result) { r.ServerTimings = map[string]float64{"eval": 3.5} }, false,
 			common + `"checkTokens":128,"checkSource":"chunks",` + calls + `,"serverTimings":{"eval":3.5}}`},
 	}
 	for _, tc := range tests {

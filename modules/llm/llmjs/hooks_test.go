@@ -1,4 +1,4 @@
-package llm
+package llmjs
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -17,7 +18,8 @@ type recorded struct {
 	observed []recordedError
 	// observedBy are the IDs of the VUs of the observed requests.
 	observedBy []int64
-	records    []Record
+	records    []llm.Record
+	results    []llm.Result
 	counts     map[[2]string]*metrics.ShardedCounter
 }
 
@@ -27,17 +29,33 @@ type recordedError struct{ Class, Message string }
 
 // hooks returns hooks that record into r.
 func (r *recorded) hooks() Hooks {
-	return Hooks{Requests: r, Observer: r, Errors: r, Arrivals: r}
+	return Hooks{Requests: r, Observer: r, Errors: r, Arrivals: r, Results: r}
 }
 
 // AddRequest implements RequestSink: it keeps a copy.
-func (r *recorded) AddRequest(rec *Record) {
+func (r *recorded) AddRequest(rec *llm.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.records = append(r.records, *rec)
 }
 
-// Record implements ErrorRecorder.
+// AddResult implements ResultSink: it keeps a copy, its gaps' own.
+func (r *recorded) AddResult(res *llm.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := *res
+	kept.ITL = slices.Clone(res.ITL)
+	r.results = append(r.results, kept)
+}
+
+// Results returns the results received so far.
+func (r *recorded) Results() []llm.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.results)
+}
+
+// Record implements llm.ErrorRecorder.
 func (r *recorded) Record(class, message string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -67,7 +85,7 @@ func (r *recorded) Counter(scenario, model string) *metrics.ShardedCounter {
 }
 
 // Records returns the records received so far.
-func (r *recorded) Records() []Record {
+func (r *recorded) Records() []llm.Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.records)
@@ -99,15 +117,9 @@ func (r *recorded) Tokens(scenario, model string) int64 {
 	return r.Counter(scenario, model).Total()
 }
 
-// arrivalsOf returns a request's arrivals counted into r, as a VU
-// running scenario "test" counts them.
-func arrivalsOf(r *recorded) TokenArrivals {
-	return &vuArrivals{all: r, scenario: "test"}
-}
-
 // newRecordedModule returns a module of cfg whose hooks record
 // everything.
-func newRecordedModule(t *testing.T, cfg Config) (*Module, *recorded) {
+func newRecordedModule(t *testing.T, cfg llm.Config) (*Module, *recorded) {
 	t.Helper()
 	rec := &recorded{}
 	m, err := NewModule(cfg, rec.hooks())

@@ -1,12 +1,18 @@
-package llm
+package llmjs
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
@@ -18,6 +24,23 @@ func newJSVU(t *testing.T, m *Module) *modulestest.VU {
 	v.Expose("llm", m)
 	v.LeaveInit()
 	return v
+}
+
+// clientConfigs returns the configurations of m's clients (a client's
+// key is its configuration as JSON).
+func clientConfigs(t *testing.T, m *Module) []llm.Config {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []llm.Config
+	for key := range m.clients {
+		var cfg llm.Config
+		if err := json.Unmarshal([]byte(key), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, cfg)
+	}
+	return out
 }
 
 // jsResult is the JSON of a result object.
@@ -79,7 +102,7 @@ func startJSSim(t *testing.T) (*llmsim.Running, *Module) {
 func startRecordedJSSim(t *testing.T) (*llmsim.Running, *Module, *recorded) {
 	t.Helper()
 	srv := startSim(t)
-	m, rec := newRecordedModule(t, Config{BaseURL: srv.URL(), Model: jsModel})
+	m, rec := newRecordedModule(t, llm.Config{BaseURL: srv.URL(), Model: jsModel})
 	return srv, m, rec
 }
 
@@ -253,7 +276,7 @@ func TestJSStreamTags(t *testing.T) {
 }
 
 func TestJSStreamFailure(t *testing.T) {
-	cfg := Config{BaseURL: "http://127.0.0.1:1", Model: jsModel}
+	cfg := llm.Config{BaseURL: "http://127.0.0.1:1", Model: jsModel}
 	t.Run("returned", func(t *testing.T) {
 		m, rec := newRecordedModule(t, cfg)
 		v := newJSVU(t, m)
@@ -378,7 +401,7 @@ func TestJSStreamErrors(t *testing.T) {
 }
 
 func TestJSNoBaseURL(t *testing.T) {
-	m, err := NewModule(Config{}, Hooks{})
+	m, err := NewModule(llm.Config{}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,13 +436,12 @@ func TestJSTimeouts(t *testing.T) {
 			srv, m := startJSSim(t)
 			v := newJSVU(t, m)
 			v.Run(`llm.client({ baseURL: '` + srv.URL() + `', timeout: ` + tc.timeout + ` })`)
-			if len(m.clients) != 1 {
-				t.Fatalf("%d clients", len(m.clients))
+			cfgs := clientConfigs(t, m)
+			if len(cfgs) != 1 {
+				t.Fatalf("%d clients", len(cfgs))
 			}
-			for _, c := range m.clients {
-				if c.timeout != tc.want {
-					t.Errorf("timeout %s: client timeout %v, want %v", tc.timeout, c.timeout, tc.want)
-				}
+			if cfgs[0].Timeout != tc.want {
+				t.Errorf("timeout %s: client timeout %v, want %v", tc.timeout, cfgs[0].Timeout, tc.want)
 			}
 		}
 	})
@@ -483,5 +505,68 @@ func TestJSResultsOutliveTheirRequests(t *testing.T) {
 })()`).String()
 	if want := "true 12 11 4 false timeout"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestBaseURLSchemeIsAConfigError(t *testing.T) {
+	for _, raw := range []string{"ftp://host/v1", "file:///etc/passwd", "ws://host:8000"} {
+		if _, err := NewModule(llm.Config{BaseURL: raw}, Hooks{}); err == nil || !strings.Contains(err.Error(), "scheme must be http or https") {
+			t.Errorf("NewModule(%q): error %v, want one about the scheme", raw, err)
+		}
+	}
+	if _, err := NewModule(llm.Config{BaseURL: "ftp://alice:PassW0rd@host/v1"}, Hooks{}); err == nil || strings.Contains(err.Error(), "PassW0rd") {
+		t.Errorf("error %v, want one without the password", err)
+	}
+	m, err := NewModule(llm.Config{}, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newJSVU(t, m)
+	_, err = v.Runtime().RunString(`llm.client({ baseURL: 'ftp://host/v1' })`)
+	if err == nil || !strings.Contains(err.Error(), `invalid base URL "ftp://host/v1": the scheme must be http or https, not "ftp"`) {
+		t.Fatalf("llm.client with an ftp base URL: error %v, want an invalid base URL", err)
+	}
+}
+
+// A script's body backed by a Go map (an object of llmrun/config, which
+// exports to the map behind it) is the script's: sending it leaves it as
+// it was, and a second client sending it sends its own model, not the
+// first request's.
+func TestScriptGoMapBodyStaysTheScripts(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		bodies []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		okStream(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	m, err := NewModule(llm.Config{BaseURL: srv.URL, Model: "first"}, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newJSVU(t, m)
+	v.SetGlobal("body", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}},
+		"extra_body": map[string]any{"top_k": 5}})
+	asSent := func() any { // the body as JSON, whatever its keys' order
+		var b any
+		if err := json.Unmarshal([]byte(v.Run(`JSON.stringify(body)`).String()), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	before := asSent()
+	v.Run(`llm.stream(body); llm.client({ model: 'second' }).stream(body)`)
+	if after := asSent(); !reflect.DeepEqual(after, before) {
+		t.Errorf("the script's body became %v, want %v", after, before)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 || !strings.Contains(bodies[0], `"model":"first"`) || !strings.Contains(bodies[1], `"model":"second"`) {
+		t.Errorf("bodies sent %q, want the first client's model, then the second's", bodies)
 	}
 }
