@@ -238,11 +238,10 @@ func (g graph) violations(r rule) []string {
 // loadGraph runs `go list -deps -json ./...` from the module's root once
 // for all the tests.
 var loadGraph = sync.OnceValues(func() (graph, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	root, err := moduleRoot()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOMOD: %w", err)
+		return nil, err
 	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Name,Standard,Imports,TestImports,XTestImports", "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
@@ -267,6 +266,15 @@ var loadGraph = sync.OnceValues(func() (graph, error) {
 	}
 	return g, nil
 })
+
+// moduleRoot is the directory of the module's go.mod.
+func moduleRoot() (string, error) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(gomod))), nil
+}
 
 func mustGraph(t *testing.T) graph {
 	t.Helper()
