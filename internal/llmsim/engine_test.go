@@ -107,60 +107,61 @@ func TestCanceledClientsFreeSlots(t *testing.T) {
 	cfg.MaxNumSeqs = 1
 	cfg.DecodeBase = 10 * time.Millisecond
 	cfg.MaxModelLen = 1 << 20
-	r := listen(t, cfg)
-	c := testClient(t)
-	stats := r.Server().Stats
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		c := testClient(t)
+		stats := r.Server().Stats
 
-	// A holds the only slot for hours unless canceled.
-	ctxA, cancelA := context.WithCancel(t.Context())
-	defer cancelA()
-	respA, err := post(ctxA, c, r.URL(), "/v1/completions", completionsBody("a", map[string]any{
-		"max_tokens": 1 << 19, "ignore_eos": true, "stream": true,
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer respA.Body.Close()
-	if _, err := respA.Body.Read(make([]byte, 1)); err != nil {
-		t.Fatal(err)
-	}
-
-	// B waits behind A, then leaves while waiting.
-	ctxB, cancelB := context.WithCancel(t.Context())
-	go func() {
-		if resp, err := post(ctxB, c, r.URL(), "/v1/completions", completionsBody("b", nil)); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	eventually(t, 5*time.Second, "B waiting", func() bool { return stats().Waiting == 1 })
-	cancelB()
-	eventually(t, 5*time.Second, "B dropped", func() bool { st := stats(); return st.Waiting == 0 && st.Canceled == 1 })
-
-	// C waits behind A, and runs once A leaves.
-	done := make(chan error, 1)
-	go func() {
-		s, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody("c", map[string]any{"max_tokens": 3}))
-		if err == nil && !s.done {
-			err = context.Canceled
-		}
-		done <- err
-	}()
-	eventually(t, 5*time.Second, "C waiting", func() bool { return stats().Waiting == 1 })
-	cancelA()
-	select {
-	case err := <-done:
+		// A holds the only slot for hours unless canceled.
+		ctxA, cancelA := context.WithCancel(t.Context())
+		defer cancelA()
+		respA, err := post(ctxA, c, r.URL(), "/v1/completions", completionsBody("a", map[string]any{
+			"max_tokens": 1 << 19, "ignore_eos": true, "stream": true,
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("C never ran after A left")
-	}
-	// The client can read C's [DONE] before the engine's step that
-	// finished C has updated its counts.
-	eventually(t, 5*time.Second, "C counted as completed", func() bool { st := stats(); return st.Completed == 1 && st.Running == 0 })
-	if st := stats(); st.Canceled != 2 {
-		t.Errorf("stats %+v, want A and B canceled", st)
-	}
+		defer respA.Body.Close()
+		if _, err := respA.Body.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+
+		// B waits behind A, then leaves while waiting.
+		ctxB, cancelB := context.WithCancel(t.Context())
+		go func() {
+			if resp, err := post(ctxB, c, r.URL(), "/v1/completions", completionsBody("b", nil)); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		eventually(t, 5*time.Second, "B waiting", func() bool { return stats().Waiting == 1 })
+		cancelB()
+		eventually(t, 5*time.Second, "B dropped", func() bool { st := stats(); return st.Waiting == 0 && st.Canceled == 1 })
+
+		// C waits behind A, and runs once A leaves.
+		done := make(chan error, 1)
+		go func() {
+			s, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody("c", map[string]any{"max_tokens": 3}))
+			if err == nil && !s.done {
+				err = context.Canceled
+			}
+			done <- err
+		}()
+		eventually(t, 5*time.Second, "C waiting", func() bool { return stats().Waiting == 1 })
+		cancelA()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second): // on the bubble's clock, not the host's
+			t.Fatal("C never ran after A left")
+		}
+		// The client can read C's [DONE] before the engine's step that
+		// finished C has updated its counts.
+		eventually(t, 5*time.Second, "C counted as completed", func() bool { st := stats(); return st.Completed == 1 && st.Running == 0 })
+		if st := stats(); st.Canceled != 2 {
+			t.Errorf("stats %+v, want A and B canceled", st)
+		}
+	})
 }
 
 func TestCloseCutsRequests(t *testing.T) {
