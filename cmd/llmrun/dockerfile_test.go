@@ -23,7 +23,7 @@ const repoRoot = "../.."
 // own: minutes on 2 shared cores); later runs take seconds.
 func TestDockerfile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds llmrun again with -trimpath; -short leaves it out")
+		t.Skip("builds llmrun again with -trimpath: no short test runs the Dockerfile's build line (TestHelpAndVersion checks the version printed); the rebuild takes minutes")
 	}
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile"))

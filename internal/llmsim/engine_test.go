@@ -10,117 +10,96 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// The timing tests assert lower bounds exactly, since the engine never
-// runs a step early, and upper bounds loosely, since a busy host may run it
-// late.
+// The timing tests run the simulator in a synctest bubble
+// (listenInBubble): its engine steps on the bubble's clock, so each time
+// is exactly what the configuration gives, however loaded the host.
 
 func TestSingleRequestTiming(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.PrefillBase, cfg.PrefillPerToken = 40*time.Millisecond, 100*time.Microsecond
 	cfg.DecodeBase, cfg.DecodePerSeq = 15*time.Millisecond, time.Millisecond
-	r := listen(t, cfg)
-	const tokens = 30
-	s := mustStream(t, r, "/v1/completions", completionsBody(make([]int, 200), map[string]any{
-		"max_tokens": tokens, "ignore_eos": true,
-	}))
-	if len(s.tokenAt) != tokens {
-		t.Fatalf("%d tokens, want %d", len(s.tokenAt), tokens)
-	}
-	prefill := 40*time.Millisecond + 200*100*time.Microsecond // 200 token ids
-	decode := 16 * time.Millisecond
-	if ttft := s.ttft(); ttft < prefill || ttft > prefill+time.Second {
-		t.Errorf("TTFT %v, want ≈ %v", ttft, prefill)
-	}
-	if last, want := s.tokenAt[tokens-1], prefill+(tokens-1)*decode; last < want {
-		t.Errorf("last token at %v, before the %v the steps take", last, want)
-	}
-	if itl := (s.tokenAt[tokens-1] - s.ttft()) / (tokens - 1); itl < decode*8/10 || itl > 3*decode {
-		t.Errorf("mean ITL %v, want ≈ %v", itl, decode)
-	}
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		const tokens = 30
+		s := mustStream(t, r, "/v1/completions", completionsBody(make([]int, 200), map[string]any{
+			"max_tokens": tokens, "ignore_eos": true,
+		}))
+		if len(s.tokenAt) != tokens {
+			t.Fatalf("%d tokens, want %d", len(s.tokenAt), tokens)
+		}
+		prefill := 40*time.Millisecond + 200*100*time.Microsecond // 200 token ids
+		decode := 16 * time.Millisecond                           // one sequence
+		for i, at := range s.tokenAt {
+			if want := prefill + time.Duration(i)*decode; at != want {
+				t.Errorf("token %d at %v, want %v (the prefill, then %d decode steps)", i, at, want, i)
+			}
+		}
+	})
 }
 
+// Two slots, four requests sent one after another at the same instant:
+// the second is prefilled after the first, the third and fourth wait for
+// both to finish, then share a prefill.
 func TestBatchSlotsQueueRequests(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.MaxNumSeqs = 2
 	cfg.PrefillBase, cfg.PrefillPerToken = 20*time.Millisecond, 0
 	cfg.DecodeBase, cfg.DecodePerSeq = 20*time.Millisecond, 0
-	r := listen(t, cfg)
-	c := testClient(t)
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		c := testClient(t)
 
-	const requests, tokens = 4, 20
-	firstToken := make([]time.Duration, requests)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range requests {
-		wg.Go(func() {
-			s, err := stream(t.Context(), c, r.URL(), "/v1/chat/completions", chatBody("hi", map[string]any{
-				"max_tokens": tokens, "ignore_eos": true,
-			}))
-			if err != nil || len(s.tokenAt) != tokens {
-				t.Errorf("request %d: %v", i, err)
-				return
-			}
-			firstToken[i] = s.start.Sub(start) + s.ttft()
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	slices.Sort(firstToken)
-	// The third request gets a slot when a first one has finished (a
-	// prefill, then 19 decode steps), then needs its own prefill.
-	if earliest := 20*time.Millisecond + (tokens-1)*20*time.Millisecond + 20*time.Millisecond; firstToken[2] < earliest {
-		t.Errorf("third first token at %v, before a slot could free (%v)", firstToken[2], earliest)
-	}
-	if firstToken[1] > 200*time.Millisecond {
-		t.Errorf("second first token at %v, want ≈ 40ms", firstToken[1])
-	}
-	// A client reads its [DONE] before the engine's next step counts its
-	// sequence completed.
-	eventually(t, 5*time.Second, "every request counted as completed", func() bool {
-		st := r.Server().Stats()
-		return st.Completed == requests && st.Running == 0 && st.Waiting == 0
+		const requests, tokens = 4, 20
+		firstToken := make([]time.Duration, requests)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := range requests {
+			wg.Go(func() {
+				s, err := stream(t.Context(), c, r.URL(), "/v1/chat/completions", chatBody("hi", map[string]any{
+					"max_tokens": tokens, "ignore_eos": true,
+				}))
+				if err != nil || len(s.tokenAt) != tokens {
+					t.Errorf("request %d: %v", i, err)
+					return
+				}
+				firstToken[i] = s.start.Sub(start) + s.ttft()
+			})
+			synctest.Wait() // queued before the next is sent
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		// The first is prefilled alone (20ms), then the second (20ms);
+		// both then decode their other 19 tokens in 19 steps of 20ms; the
+		// third and fourth get the slots they free and share a prefill.
+		step := 20 * time.Millisecond
+		both := 2*step + (tokens-1)*step
+		if want := []time.Duration{step, 2 * step, both + step, both + step}; !slices.Equal(firstToken, want) {
+			t.Errorf("first tokens at %v, want %v", firstToken, want)
+		}
+		// A client reads its [DONE] before the engine's next step counts
+		// its sequence completed.
+		synctest.Wait()
+		if st := r.Server().Stats(); st.Completed != requests || st.Running != 0 || st.Waiting != 0 || st.Tokens != requests*tokens {
+			t.Errorf("stats %+v, want %d requests of %d tokens completed", st, requests, tokens)
+		}
 	})
-	if st := r.Server().Stats(); st.Tokens != requests*tokens {
-		t.Errorf("stats %+v", st)
-	}
 }
 
 func TestPrefillTokenBudget(t *testing.T) {
 	cfg := fastConfig()
 	cfg.MaxNumBatchedTokens = 100
-	cfg.PrefillBase = 50 * time.Millisecond // long enough for all to queue
-	r := listen(t, cfg)
-	c := testClient(t)
-
-	// A holds the engine in its prefill while the others queue; then B (60
-	// tokens) and C (30) share a prefill, and D (60) needs another.
-	a := make(chan error, 1)
-	go func() {
-		_, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody(make([]int, 10), map[string]any{"max_tokens": 1}))
-		a <- err
-	}()
-	eventually(t, 5*time.Second, "A admitted", func() bool { return r.Server().Stats().Running == 1 })
-	var wg sync.WaitGroup
-	for i, n := range []int{60, 30, 60} {
-		wg.Go(func() {
-			if _, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody(make([]int, n), map[string]any{"max_tokens": 1})); err != nil {
-				t.Error(err)
-			}
-		})
-		eventually(t, 5*time.Second, "request queued", func() bool { return r.Server().Stats().Received == uint64(2+i) })
-	}
-	wg.Wait()
-	if err := <-a; err != nil {
-		t.Fatal(err)
-	}
-	if st := r.Server().Stats(); st.PrefillSteps != 3 || st.DecodeSteps != 0 {
-		t.Errorf("stats %+v: want 3 prefill steps", st)
-	}
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		// A holds the engine in its prefill while the others queue; then B
+		// (60 tokens) and C (30) share a prefill, and D (60) needs another.
+		queueBehind(t, r, make([]int, 60), make([]int, 30), make([]int, 60))
+		if st := r.Server().Stats(); st.PrefillSteps != 3 || st.DecodeSteps != 0 {
+			t.Errorf("stats %+v: want 3 prefill steps", st)
+		}
+	})
 }
 
 func TestCanceledClientsFreeSlots(t *testing.T) {
@@ -128,60 +107,61 @@ func TestCanceledClientsFreeSlots(t *testing.T) {
 	cfg.MaxNumSeqs = 1
 	cfg.DecodeBase = 10 * time.Millisecond
 	cfg.MaxModelLen = 1 << 20
-	r := listen(t, cfg)
-	c := testClient(t)
-	stats := r.Server().Stats
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		c := testClient(t)
+		stats := r.Server().Stats
 
-	// A holds the only slot for hours unless canceled.
-	ctxA, cancelA := context.WithCancel(t.Context())
-	defer cancelA()
-	respA, err := post(ctxA, c, r.URL(), "/v1/completions", completionsBody("a", map[string]any{
-		"max_tokens": 1 << 19, "ignore_eos": true, "stream": true,
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer respA.Body.Close()
-	if _, err := respA.Body.Read(make([]byte, 1)); err != nil {
-		t.Fatal(err)
-	}
-
-	// B waits behind A, then leaves while waiting.
-	ctxB, cancelB := context.WithCancel(t.Context())
-	go func() {
-		if resp, err := post(ctxB, c, r.URL(), "/v1/completions", completionsBody("b", nil)); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	eventually(t, 5*time.Second, "B waiting", func() bool { return stats().Waiting == 1 })
-	cancelB()
-	eventually(t, 5*time.Second, "B dropped", func() bool { st := stats(); return st.Waiting == 0 && st.Canceled == 1 })
-
-	// C waits behind A, and runs once A leaves.
-	done := make(chan error, 1)
-	go func() {
-		s, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody("c", map[string]any{"max_tokens": 3}))
-		if err == nil && !s.done {
-			err = context.Canceled
-		}
-		done <- err
-	}()
-	eventually(t, 5*time.Second, "C waiting", func() bool { return stats().Waiting == 1 })
-	cancelA()
-	select {
-	case err := <-done:
+		// A holds the only slot for hours unless canceled.
+		ctxA, cancelA := context.WithCancel(t.Context())
+		defer cancelA()
+		respA, err := post(ctxA, c, r.URL(), "/v1/completions", completionsBody("a", map[string]any{
+			"max_tokens": 1 << 19, "ignore_eos": true, "stream": true,
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("C never ran after A left")
-	}
-	// The client can read C's [DONE] before the engine's step that
-	// finished C has updated its counts.
-	eventually(t, 5*time.Second, "C counted as completed", func() bool { st := stats(); return st.Completed == 1 && st.Running == 0 })
-	if st := stats(); st.Canceled != 2 {
-		t.Errorf("stats %+v, want A and B canceled", st)
-	}
+		defer respA.Body.Close()
+		if _, err := respA.Body.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+
+		// B waits behind A, then leaves while waiting.
+		ctxB, cancelB := context.WithCancel(t.Context())
+		go func() {
+			if resp, err := post(ctxB, c, r.URL(), "/v1/completions", completionsBody("b", nil)); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		eventually(t, 5*time.Second, "B waiting", func() bool { return stats().Waiting == 1 })
+		cancelB()
+		eventually(t, 5*time.Second, "B dropped", func() bool { st := stats(); return st.Waiting == 0 && st.Canceled == 1 })
+
+		// C waits behind A, and runs once A leaves.
+		done := make(chan error, 1)
+		go func() {
+			s, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody("c", map[string]any{"max_tokens": 3}))
+			if err == nil && !s.done {
+				err = context.Canceled
+			}
+			done <- err
+		}()
+		eventually(t, 5*time.Second, "C waiting", func() bool { return stats().Waiting == 1 })
+		cancelA()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second): // on the bubble's clock, not the host's
+			t.Fatal("C never ran after A left")
+		}
+		// The client can read C's [DONE] before the engine's step that
+		// finished C has updated its counts.
+		eventually(t, 5*time.Second, "C counted as completed", func() bool { st := stats(); return st.Completed == 1 && st.Running == 0 })
+		if st := stats(); st.Canceled != 2 {
+			t.Errorf("stats %+v, want A and B canceled", st)
+		}
+	})
 }
 
 func TestCloseCutsRequests(t *testing.T) {
@@ -232,24 +212,25 @@ func TestStatsReportServerSideTTFT(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.PrefillBase, cfg.PrefillPerToken = 30*time.Millisecond, 0
 	cfg.DecodeBase, cfg.DecodePerSeq = 20*time.Millisecond, 0
-	r := listen(t, cfg)
-	for range 2 {
-		mustStream(t, r, "/v1/completions", completionsBody("hello", map[string]any{"max_tokens": 3}))
-	}
-	st := getStats(t, r)
-	if st.FirstTokens != 2 || st.Received != 2 {
-		t.Fatalf("stats %+v: want 2 requests with a first token", st)
-	}
-	if mean := st.TTFTSum / time.Duration(st.FirstTokens); mean < 30*time.Millisecond || mean > time.Second {
-		t.Errorf("server-side mean TTFT %v, want ≈ 30ms", mean)
-	}
-	// 3 tokens a stream, each decode step flushed alone: 2 gaps a stream.
-	if st.FlushGaps != 4 {
-		t.Fatalf("%d flush gaps, want 4 (2 streams of 3 tokens)", st.FlushGaps)
-	}
-	if mean := st.FlushGapSum / time.Duration(st.FlushGaps); mean < 15*time.Millisecond || mean > time.Second {
-		t.Errorf("server-side mean gap %v, want ≈ 20ms", mean)
-	}
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		for range 2 {
+			mustStream(t, r, "/v1/completions", completionsBody("hello", map[string]any{"max_tokens": 3}))
+		}
+		st := getStats(t, r)
+		if st.FirstTokens != 2 || st.Received != 2 {
+			t.Fatalf("stats %+v: want 2 requests with a first token", st)
+		}
+		if st.TTFTSum != 2*cfg.PrefillBase {
+			t.Errorf("server-side TTFT %v over 2 requests, want 2 × the prefill %v", st.TTFTSum, cfg.PrefillBase)
+		}
+		// 3 tokens a stream, each decode step flushed alone: 2 gaps a stream.
+		if st.FlushGaps != 4 {
+			t.Fatalf("%d flush gaps, want 4 (2 streams of 3 tokens)", st.FlushGaps)
+		}
+		if st.FlushGapSum != 4*cfg.DecodeBase {
+			t.Errorf("server-side gaps %v over 4, want 4 × the decode step %v", st.FlushGapSum, cfg.DecodeBase)
+		}
+	})
 }
 
 // The instance id its starter chose is answered by GET /stats, and by no

@@ -42,9 +42,9 @@ func listen(t testing.TB, cfg Config) *Running {
 }
 
 // testClient is an HTTP client with enough idle connections for many
-// concurrent streams.
+// concurrent streams, which reaches the servers of listenInBubble too.
 func testClient(t testing.TB) *http.Client {
-	tr := &http.Transport{MaxIdleConnsPerHost: 4096}
+	tr := &http.Transport{MaxIdleConnsPerHost: 4096, DialContext: dialTest}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }

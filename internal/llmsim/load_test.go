@@ -13,7 +13,7 @@ import (
 // streams one at a time would give.
 func TestThousandStreams(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("load timing needs neither -short nor -race")
+		t.Skip("load timing needs neither -short nor -race: TestBatchSlotsQueueRequests covers a batch decoding in one step, exactly, in a synctest bubble")
 	}
 	cfg := DefaultConfig()
 	cfg.Tokenizer = TokenizerBytes // a load test: the cheapest prompt counting

@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -117,37 +116,33 @@ func TestPrefixCacheSharedPrefix(t *testing.T) {
 			commonPrefix(encode(t, tok, shared+"And then?"), encode(t, tok, shared+"Meanwhile, far away...")), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // each on its own server: the timing is the engine's, not the host's
+			t.Parallel() // each in its own bubble, on its own server
 			cfg := fastConfig()
 			cfg.PrefillBase, cfg.PrefillPerToken = 5*time.Millisecond, time.Millisecond
-			r := listen(t, cfg)
-			for _, body := range []map[string]any{tc.a, tc.b} {
-				body["max_tokens"], body["ignore_eos"] = 2, true
-			}
-			ua, ttftA := timedStream(t, r, tc.path, tc.a)
-			ub, ttftB := timedStream(t, r, tc.path, tc.b)
-			want := expectCached(tc.common, ub.PromptTokens)
-			if tc.wantCached != 0 && want != tc.wantCached {
-				t.Fatalf("expected %d cached tokens, the test says %d", want, tc.wantCached)
-			}
-			if ua.cached() != 0 || ub.cached() != want || want < 900 {
-				t.Fatalf("cached tokens %d then %d of %d, want 0 then %d", ua.cached(), ub.cached(), ub.PromptTokens, want)
-			}
-			// The engine never runs a step early: each TTFT is at least
-			// its prefill of the uncached tokens. The gap is the prefill
-			// the cache spared, less the host's delays of the second.
-			uncachedA, uncachedB := ua.PromptTokens, ub.PromptTokens-want
-			if minA := cfg.PrefillBase + time.Duration(uncachedA)*cfg.PrefillPerToken; ttftA < minA {
-				t.Errorf("first TTFT %v, below its prefill %v", ttftA, minA)
-			}
-			if minB := cfg.PrefillBase + time.Duration(uncachedB)*cfg.PrefillPerToken; ttftB < minB {
-				t.Errorf("second TTFT %v, below its prefill %v", ttftB, minB)
-			}
-			spared := time.Duration(uncachedA-uncachedB) * cfg.PrefillPerToken
-			if gap := ttftA - ttftB; gap < spared/2 || gap > spared+2*time.Second {
-				t.Errorf("TTFT %v then %v: a gap of %v, want ≈ %v", ttftA, ttftB, gap, spared)
-			}
-			t.Logf("%d of %d prompt tokens cached; TTFT %v then %v", want, ub.PromptTokens, ttftA, ttftB)
+			inBubble(t, cfg, func(t *testing.T, r *Running) {
+				for _, body := range []map[string]any{tc.a, tc.b} {
+					body["max_tokens"], body["ignore_eos"] = 2, true
+				}
+				ua, ttftA := timedStream(t, r, tc.path, tc.a)
+				ub, ttftB := timedStream(t, r, tc.path, tc.b)
+				want := expectCached(tc.common, ub.PromptTokens)
+				if tc.wantCached != 0 && want != tc.wantCached {
+					t.Fatalf("expected %d cached tokens, the test says %d", want, tc.wantCached)
+				}
+				if ua.cached() != 0 || ub.cached() != want || want < 900 {
+					t.Fatalf("cached tokens %d then %d of %d, want 0 then %d", ua.cached(), ub.cached(), ub.PromptTokens, want)
+				}
+				// Each TTFT is its prefill of the uncached tokens: the
+				// second is shorter by the prefill the cache spared.
+				uncachedA, uncachedB := ua.PromptTokens, ub.PromptTokens-want
+				if wantA := cfg.PrefillBase + time.Duration(uncachedA)*cfg.PrefillPerToken; ttftA != wantA {
+					t.Errorf("first TTFT %v, want its prefill %v", ttftA, wantA)
+				}
+				if wantB := cfg.PrefillBase + time.Duration(uncachedB)*cfg.PrefillPerToken; ttftB != wantB {
+					t.Errorf("second TTFT %v, want its prefill of the uncached tokens %v", ttftB, wantB)
+				}
+				t.Logf("%d of %d prompt tokens cached; TTFT %v then %v", want, ub.PromptTokens, ttftA, ttftB)
+			})
 		})
 	}
 }
@@ -276,41 +271,22 @@ func TestBlockHashesChain(t *testing.T) {
 func TestPrefillBudgetCountsUncachedTokens(t *testing.T) {
 	cfg := fastConfig()
 	cfg.MaxNumBatchedTokens = 100
-	cfg.PrefillBase = 50 * time.Millisecond // long enough for all to queue
-	r := listen(t, cfg)
-	c := testClient(t)
-	long := make([]int, 210)
-	for i := range long {
-		long[i] = i + 1
-	}
-	// Cache the long prompt's blocks (alone in its step: the first
-	// request always fits).
-	complete(t, r, "/v1/completions", completionsBody(long[:200], map[string]any{"max_tokens": 1}))
-	steps := r.Server().Stats().PrefillSteps
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		long := make([]int, 210)
+		for i := range long {
+			long[i] = i + 1
+		}
+		// Cache the long prompt's blocks (alone in its step: the first
+		// request always fits).
+		complete(t, r, "/v1/completions", completionsBody(long[:200], map[string]any{"max_tokens": 1}))
+		steps := r.Server().Stats().PrefillSteps
 
-	// A holds the engine in its prefill while the others queue.
-	a := make(chan error, 1)
-	go func() {
-		_, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody(make([]int, 10), map[string]any{"max_tokens": 1}))
-		a <- err
-	}()
-	eventually(t, 5*time.Second, "A admitted", func() bool { return r.Server().Stats().Running == 1 })
-	var wg sync.WaitGroup
-	for i, p := range [][]int{long, make([]int, 50)} {
-		wg.Go(func() {
-			if _, err := stream(t.Context(), c, r.URL(), "/v1/completions", completionsBody(p, map[string]any{"max_tokens": 1})); err != nil {
-				t.Error(err)
-			}
-		})
-		eventually(t, 5*time.Second, "request queued", func() bool { return r.Server().Stats().Received == uint64(3+i) })
-	}
-	wg.Wait()
-	if err := <-a; err != nil {
-		t.Fatal(err)
-	}
-	if st := r.Server().Stats(); st.PrefillSteps-steps != 2 {
-		t.Errorf("stats %+v: want 2 prefill steps, A's and one for both others", st)
-	}
+		// A holds the engine in its prefill while the others queue.
+		queueBehind(t, r, long, make([]int, 50))
+		if st := r.Server().Stats(); st.PrefillSteps-steps != 2 {
+			t.Errorf("stats %+v: want 2 prefill steps, A's and one for both others", st)
+		}
+	})
 }
 
 // TestPrefixCacheOff checks that usage leaves cached_tokens out, and

@@ -222,7 +222,7 @@ func TestJSDataset(t *testing.T) {
 // a small fraction of one copy per VU.
 func TestJSDatasetSharedAcrossVUs(t *testing.T) {
 	if testing.Short() {
-		t.Skip("1,000 runtimes")
+		t.Skip("1,000 runtimes: TestJSDataset covers a dataset read in VUs; only the memory of sharing it among 1,000 is left out")
 	}
 	path := filepath.Join(t.TempDir(), "big.jsonl")
 	var b strings.Builder

@@ -1,10 +1,8 @@
 package servermetrics
 
 import (
-	"context"
 	"errors"
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/pipetest"
 	"github.com/llmrun/llmrun/internal/refused"
 )
 
@@ -26,9 +25,7 @@ import (
 // without wall-clock windows; the scrapes over real sockets are tested in
 // scrape_test.go.
 type pipeServer struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
+	*pipetest.Listener
 	srv    *http.Server
 	client *http.Client
 }
@@ -36,8 +33,8 @@ type pipeServer struct {
 // startPipeServer serves handler until the test ends. Targets are
 // http://NAME/metrics for any NAME; the handler sees NAME as r.Host.
 func startPipeServer(t *testing.T, handler http.HandlerFunc) *pipeServer {
-	p := &pipeServer{conns: make(chan net.Conn), closed: make(chan struct{}), srv: &http.Server{Handler: handler}}
-	transport := &http.Transport{DialContext: p.dial}
+	p := &pipeServer{Listener: pipetest.NewListener(), srv: &http.Server{Handler: handler}}
+	transport := &http.Transport{DialContext: p.Dial}
 	p.client = &http.Client{Transport: transport}
 	go p.srv.Serve(p)
 	t.Cleanup(func() {
@@ -46,39 +43,6 @@ func startPipeServer(t *testing.T, handler http.HandlerFunc) *pipeServer {
 	})
 	return p
 }
-
-func (p *pipeServer) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case p.conns <- server:
-		return client, nil
-	case <-p.closed:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (p *pipeServer) Accept() (net.Conn, error) {
-	select {
-	case c := <-p.conns:
-		return c, nil
-	case <-p.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (p *pipeServer) Close() error {
-	p.once.Do(func() { close(p.closed) })
-	return nil
-}
-
-func (p *pipeServer) Addr() net.Addr { return pipeAddr{} }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
 
 // hosts answers each host as its handler says: "ok" answers a gauge
 // holding the number of requests that host had, "hang" blocks until the

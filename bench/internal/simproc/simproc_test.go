@@ -32,7 +32,7 @@ func TestStartRefusesAnImpostor(t *testing.T) {
 // The simulator Start starts answers to the instance id it was given.
 func TestStartIdentifiesItsSimulator(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds llmrun")
+		t.Skip("builds llmrun: TestStartRefusesAnImpostor covers identifying the simulator by GET /stats")
 	}
 	bin, err := Build(t.TempDir())
 	if err != nil {
