@@ -34,7 +34,6 @@ const (
 // makes it hold, its entry fails the test and is removed.
 var pendingUntilMerge = map[string]string{
 	ruleSummary: "i29/schema: runtime/summary keeps the schema, its builder moves to runtime/summarize",
-	ruleLLM:     "i29/llmjs: the binding moves to modules/llm/llmjs",
 	ruleCmd:     "i29/cmdrun, i29/results, i29/bench: cmd's rules move into the library",
 }
 
