@@ -17,6 +17,7 @@ import (
 	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/runner"
@@ -263,7 +264,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	llmCfg, err := llmConfig(ctx, runFlags{baseURL: server, apiKeyEnv: f.apiKeyEnv, model: sent, timeout: f.timeout,
 		idleTimeout: llm.DefaultIdleTimeout, tokenizer: f.tokenizer}, getenv)
 	if err != nil {
-		if code := llmConfigCode(ctx, err); code != exitUsage {
+		if code := llmConfigCode(ctx, err); code != exitcode.Usage {
 			fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 			return code
 		}
@@ -293,7 +294,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		if err := checkResultPath(o, f.resultDir, f.resultFilename); err != nil {
 			fmt.Fprintf(stderr, "llmrun bench: --save-result %v; no load was sent\n", err)
-			return exitError
+			return exitcode.Error
 		}
 	}
 	screen := console.NewScreen(stderr)
@@ -304,7 +305,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		if err := vllmbench.PreloadDataset(ctx, dm.(*data.Module), o, datasetPath); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintf(stderr, "llmrun bench: %v; no load was sent\n", err)
-				return exitInterrupted
+				return exitcode.Interrupted
 			}
 			return c.usageError("%v", err)
 		}
@@ -316,24 +317,24 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		// request ends, not into memory until the end.
 		if texts, err = vllmbench.NewTextSpill(filepath.Dir(resultPath(o, f.resultDir, f.resultFilename))); err != nil {
 			fmt.Fprintf(stderr, "llmrun bench: %v; no load was sent\n", err)
-			return exitError
+			return exitcode.Error
 		}
 		defer texts.Close()
 		collector.SpillTexts(texts)
 	}
 	if err := engineCfg.Modules.Register(vllmbench.ModuleName, collector); err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	if err := o.PrintTraffic(stdout); err != nil {
-		return exitError
+		return exitcode.Error
 	}
 	outcome := runner.Run(ctx, runner.Config{
 		Engine: engineCfg, TestID: "bench", Goodput: o.Goodput, Outputs: f.outs, SummaryExport: f.summaryExport,
 		Getenv: getenv, NoPreflight: f.noPreflight, Stdout: stdout, Stderr: screen, Quiet: f.quiet,
 		Color: useColor(f.noColor, stdout, getenv), Version: version(), Command: "llmrun bench",
 	})
-	code := outcomeCode(outcome)
+	code := outcome.ExitCode()
 	if outcome.Summary == nil {
 		return code
 	}
@@ -346,14 +347,15 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		Date: date, Tokenizer: f.tokenizer, Texts: texts})
 	fmt.Fprintln(stdout)
 	if err := result.Print(stdout); err != nil {
-		return exitError
+		return exitcode.Error
 	}
 	if f.saveResult || f.appendResult {
 		path := vllmbench.FileName(o, model, date, f.resultDir, f.resultFilename)
 		err := saveResult(path, result, f.appendResult)
 		if err != nil {
 			fmt.Fprintf(stderr, "llmrun bench: --save-result %s: %v\n", path, err)
-			return exitCode(code, afterRun{lost: true})
+			outcome.Lost = true
+			return outcome.ExitCode()
 		}
 		fmt.Fprintf(stderr, "llmrun bench: result saved to %s\n", path)
 	}
@@ -454,7 +456,7 @@ func waitReady(ctx context.Context, cfg llm.Config, o vllmbench.Options, timeout
 	client, err := llm.NewClient(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun bench: --ready-check-timeout-sec: %v\n", err)
-		return exitUsage, false
+		return exitcode.Usage, false
 	}
 	defer client.CloseIdleConnections()
 	fmt.Fprintf(stderr, "llmrun bench: waiting up to %s for the endpoint to become ready\n", timeout)
@@ -464,10 +466,10 @@ func waitReady(ctx context.Context, cfg llm.Config, o vllmbench.Options, timeout
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintf(stderr, "llmrun bench: interrupted while waiting for the endpoint\n")
-		return exitInterrupted, false
+		return exitcode.Interrupted, false
 	case err != nil:
 		fmt.Fprintf(stderr, "llmrun bench: --ready-check-timeout-sec %d: %v; no load was sent\n", int(timeout.Seconds()), err)
-		return exitPreflight, false
+		return exitcode.Preflight, false
 	}
 	return 0, true
 }

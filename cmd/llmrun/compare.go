@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
@@ -69,12 +70,12 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	base, err := summary.ReadJSON(baseFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun compare: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	cur, err := summary.ReadJSON(curFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun compare: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	if base.Meta.ScriptSHA256 != cur.Meta.ScriptSHA256 {
 		fmt.Fprintf(stderr, "llmrun compare: note: the runs ran different scripts (%s: sha256 %s, %s: sha256 %s)\n",
@@ -88,15 +89,15 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	style := textfmt.Style{Color: useColor(f.noColor, stdout, getenv)}
 	if err := regression.RenderPair(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun compare: printing the comparison: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	switch {
 	case rep.Failed():
-		return exitRegression
+		return exitcode.Regression
 	case rep.Undecided():
-		return exitMachineLimited
+		return exitcode.MachineLimited
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // describeResult is one line about a result file: its run, start, version

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -111,7 +112,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	instance, err := a.instanceOf(fs, inst, getenv, io.Discard)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun inspect: %v\n", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	script := a.script
 	if a.llm.BaseURL == "" {
@@ -123,7 +124,7 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	// Loaded as run loads it, options beside the scenarios checked.
 	e, _, err := runner.Load(ctx, a.engineConfig(fs, f, stderr), a.slo)
 	if err != nil {
-		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
+		return runner.ReportLoadError(stderr, "llmrun inspect", script, err).ExitCode()
 	}
 	in := inspect(script, e)
 	if !a.segment.Whole() {
@@ -141,9 +142,9 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun inspect: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // inspect describes a loaded engine's scenarios.

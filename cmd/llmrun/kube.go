@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/kube"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
@@ -223,7 +224,7 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	engineCfg.FileRead = read.add
 	e, _, err := runner.Load(ctx, engineCfg, a.slo)
 	if err != nil {
-		return verdictCodes[runner.ReportLoadError(stderr, cmd, a.script, err)]
+		return runner.ReportLoadError(stderr, cmd, a.script, err).ExitCode()
 	}
 	files := slices.Concat(e.ScriptFiles(), read.list(), k.files)
 	tokenizerFile := false
@@ -238,7 +239,7 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	layout, err := kube.NewLayout(".", scriptFile, files)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return exitError
+		return exitcode.Error
 	}
 	// A relative path is the pods' too (their working directory is this
 	// one's place among the files); an absolute one is named as the pods
@@ -252,7 +253,7 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		script = layout.InPod(a.script)
 		if err := loadsFromFiles(ctx, engineCfg, layout, a.script); err != nil {
 			fmt.Fprintf(stderr, "%s: the script does not load from the ConfigMap's files alone (the script, its imports, the files it read and each --file): %v\n", cmd, err)
-			return exitError
+			return exitcode.Error
 		}
 	}
 
@@ -273,9 +274,9 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	}
 	if err := kube.Write(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return exitError
+		return exitcode.Error
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // kubeChecks refuses the run flags a pod cannot use or that would put a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/output/logblock"
@@ -94,7 +95,7 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if outPath != "" {
 		if err := output.CheckPath(outPath); err != nil {
 			fmt.Fprintf(stderr, "llmrun merge: -o %s: cannot write there: %v\n", outPath, err)
-			return exitError
+			return exitcode.Error
 		}
 	}
 	var results []*summary.Summary
@@ -108,16 +109,16 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	merged, err := mergeResults(results, names)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	if err := writeMerged(outPath, merged, stdout); err != nil {
 		fmt.Fprintf(stderr, "llmrun merge: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	sv := merged.Serving
 	to := outPath
@@ -134,7 +135,7 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "llmrun merge: warning: run %s had %s; no result of %s was %s, so the merged figures are the others' only (missing_instances in the result)\n",
 			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), instanceList(missing), given)
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // mergeResults merges results, named in errors by names, into the result

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/report"
 	"github.com/llmrun/llmrun/runtime/runner"
@@ -69,12 +70,12 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 
 	if err := output.CheckPath(*out); err != nil {
 		fmt.Fprintf(stderr, "llmrun report: -o %s: cannot write there: %v\n", *out, err)
-		return exitError
+		return exitcode.Error
 	}
 	s, err := summary.ReadJSON(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	if fs.Changed("slo") {
 		applySLO(s, slo, stderr)
@@ -84,14 +85,14 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	var page bytes.Buffer
 	if err := report.Render(&page, s); err != nil {
 		fmt.Fprintf(stderr, "llmrun report: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	if err := output.WriteFile(*out, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {
 		fmt.Fprintf(stderr, "llmrun report: -o %s: the report was not written: %v\n", *out, err)
-		return exitError
+		return exitcode.Error
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
-	return exitOK
+	return exitcode.OK
 }
 
 // applySLO makes slo the run's SLO, for the charts to draw, and judges a

@@ -21,6 +21,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/executor/segment"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
@@ -139,16 +140,16 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	rendezvousCfg, err := a.instanceOf(fs, inst, getenv, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	if f.progressEvery <= 0 {
 		fmt.Fprintf(stderr, "llmrun run: --progress-interval must be positive, got %s\n", f.progressEvery)
-		return exitUsage
+		return exitcode.Usage
 	}
 	// The script's console output and the run's warnings go through the
 	// screen, which keeps them clear of the live view.
 	screen := console.NewScreen(stderr)
-	return outcomeCode(runner.Run(ctx, runner.Config{
+	return runner.Run(ctx, runner.Config{
 		Engine:           a.engineConfig(fs, f, screen),
 		SeedDrawn:        a.seedDrawn,
 		TestID:           f.testID,
@@ -166,7 +167,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		Version:          version(),
 		Rendezvous:       rendezvousCfg,
 		ServerMetrics:    a.serverMetrics,
-	}))
+	}).ExitCode()
 }
 
 // serverMetricsFlags reads --server-metrics, --server-metrics-preset,
@@ -218,12 +219,12 @@ type scriptArgs struct {
 func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runFlags, args []string, stderr io.Writer, getenv func(string) string) (a scriptArgs, code int, ok bool) {
 	fail := func(format string, args ...any) (scriptArgs, int, bool) {
 		fmt.Fprintf(stderr, cmd+": "+format+"\n", args...)
-		return scriptArgs{}, exitUsage, false
+		return scriptArgs{}, exitcode.Usage, false
 	}
 	err := fs.Parse(args)
 	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return scriptArgs{}, exitOK, false
+			return scriptArgs{}, exitcode.OK, false
 		}
 		return fail("%v\nRun '%s --help' for usage.", err, cmd)
 	}
@@ -269,7 +270,7 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	if a.serverMetrics, err = serverMetricsFlags(fs, *f); err != nil {
 		return fail("%v", err)
 	}
-	return a, exitOK, true
+	return a, exitcode.OK, true
 }
 
 // instanceOf reads the instance flags (instanceFlags.config) and makes
@@ -502,11 +503,11 @@ func llmConfigCode(ctx context.Context, err error) int {
 	var invalid *engine.ConfigError
 	switch {
 	case ctx.Err() != nil:
-		return exitInterrupted
+		return exitcode.Interrupted
 	case errors.As(err, &invalid):
-		return exitInvalidConfig
+		return exitcode.InvalidConfig
 	}
-	return exitUsage
+	return exitcode.Usage
 }
 
 // llmConfig resolves the llm module's defaults from flags and environment;

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -137,7 +138,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	records, err := influxdb.History(ctx, cfg, filter)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun trend: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	title := trendTitle(f)
 	if len(records) == 0 {
@@ -149,7 +150,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		for _, l := range lines {
 			fmt.Fprintf(stderr, "  %s\n", l)
 		}
-		return exitError
+		return exitcode.Error
 	}
 	var runs []regression.Run
 	var sides []regression.ServerSide
@@ -157,7 +158,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	stored, err := storedServers(ctx, cfg, f, figures, records)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun trend: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	for _, r := range records {
 		side := regression.ServerSide{Targets: stored[r.RunID]}
@@ -178,7 +179,7 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(stderr, "llmrun trend: no run of %s in the last %s in %s could be read\n", title, f.since, cfg)
-		return exitError
+		return exitcode.Error
 	}
 	if f.scenario == "" {
 		// At the level the llm_run points store their intervals at, which
@@ -196,15 +197,15 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		Options: opts, Strict: f.verdict.strict}
 	if err := regression.Render(stdout, rep, style); err != nil {
 		fmt.Fprintf(stderr, "llmrun trend: printing the report: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	switch {
 	case rep.Failed():
-		return exitRegression
+		return exitcode.Regression
 	case rep.Undecided():
-		return exitMachineLimited
+		return exitcode.MachineLimited
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // gatherRun rebuilds the record of a run of several instances from their
