@@ -18,6 +18,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/runner"
@@ -261,8 +262,8 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if o.ServedModelName != "" {
 		sent = o.ServedModelName
 	}
-	llmCfg, err := llmConfig(ctx, runFlags{baseURL: server, apiKeyEnv: f.apiKeyEnv, model: sent, timeout: f.timeout,
-		idleTimeout: llm.DefaultIdleTimeout, tokenizer: f.tokenizer}, getenv)
+	llmCfg, err := llmconfig.Resolve(ctx, llmconfig.Settings{BaseURL: server, APIKeyEnv: f.apiKeyEnv, Model: sent, Timeout: f.timeout,
+		IdleTimeout: llm.DefaultIdleTimeout, Tokenizer: f.tokenizer}, getenv)
 	if err != nil {
 		if code := llmConfigCode(ctx, err); code != exitcode.Usage {
 			fmt.Fprintf(stderr, "llmrun bench: %v\n", err)

@@ -10,9 +10,9 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -34,11 +34,6 @@ process's share of the plan; nothing listens at or connects to
 
 Flags:
 `
-
-// inspectPlaceholderURL is the base URL of the llm module's default client
-// when inspect is given none: init code may create clients, and inspect
-// starts no simulator. Nothing is ever sent to it.
-const inspectPlaceholderURL = "http://127.0.0.1:0/v1"
 
 // runOnlyFlags are flags of run that change nothing inspect prints; they
 // are accepted and hidden.
@@ -108,27 +103,26 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !ok {
 		return code
 	}
+	engineCfg := a.engineConfig(fs, f, stderr)
 	// Nothing listens or connects: the flags only say which share.
-	instance, err := a.instanceOf(fs, inst, getenv, io.Discard)
+	instance, err := inst.config(fs, getenv, io.Discard)
+	if err == nil {
+		err = runner.SharePlan(&engineCfg, instance, a.seedDrawn)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun inspect: %v\n", err)
 		return exitcode.Usage
 	}
 	script := a.script
-	if a.llm.BaseURL == "" {
-		a.llm.BaseURL = inspectPlaceholderURL
-		if a.llm.Model == "" {
-			a.llm.Model = llmsim.DefaultConfig().Model
-		}
-	}
+	llmconfig.Placeholder(&engineCfg.LLM)
 	// Loaded as run loads it, options beside the scenarios checked.
-	e, _, err := runner.Load(ctx, a.engineConfig(fs, f, stderr), a.slo)
+	e, _, err := runner.Load(ctx, engineCfg, a.slo)
 	if err != nil {
 		return runner.ReportLoadError(stderr, "llmrun inspect", script, err).ExitCode()
 	}
 	in := inspect(script, e)
-	if !a.segment.Whole() {
-		in.ExecutionSegment = a.segment.String()
+	if part := engineCfg.Overrides.Segment; !part.Whole() {
+		in.ExecutionSegment = part.String()
 	}
 	if instance != nil {
 		in.Instance, in.Instances = &instance.Instance, instance.Instances

@@ -16,10 +16,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/kube"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/runner"
@@ -213,13 +213,8 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	for _, warning := range loopbackWarnings(f) {
 		fmt.Fprintf(stderr, "%s: %s\n", cmd, warning)
 	}
-	if a.llm.BaseURL == "" {
-		a.llm.BaseURL = inspectPlaceholderURL
-		if a.llm.Model == "" {
-			a.llm.Model = llmsim.DefaultConfig().Model
-		}
-	}
 	engineCfg := a.engineConfig(fs, f, stderr)
+	llmconfig.Placeholder(&engineCfg.LLM)
 	var read filesRead
 	engineCfg.FileRead = read.add
 	e, _, err := runner.Load(ctx, engineCfg, a.slo)
@@ -328,10 +323,6 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 			return nil, err
 		}
 	}
-	keyEnv := f.apiKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
 	if k.secret == "" {
 		if f.apiKeyEnv != "" {
 			return nil, fmt.Errorf("--api-key-env %s needs --secret: the pods get %s only from a Secret", f.apiKeyEnv, f.apiKeyEnv)
@@ -341,7 +332,7 @@ func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
 		}
 		return nil, nil
 	}
-	env := []string{keyEnv}
+	env := []string{f.target().KeyEnv()}
 	if hasOut(f.outs, "influxdb") {
 		env = append(env, influxdb.TokenEnv)
 	}

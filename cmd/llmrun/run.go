@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
-	"math/big"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,10 +19,10 @@ import (
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
-	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
@@ -137,7 +134,14 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if !ok {
 		return code
 	}
-	rendezvousCfg, err := a.instanceOf(fs, inst, getenv, stderr)
+	// The script's console output and the run's warnings go through the
+	// screen, which keeps them clear of the live view.
+	screen := console.NewScreen(stderr)
+	engineCfg := a.engineConfig(fs, f, screen)
+	rendezvousCfg, err := inst.config(fs, getenv, stderr)
+	if err == nil {
+		err = runner.SharePlan(&engineCfg, rendezvousCfg, a.seedDrawn)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 		return exitcode.Usage
@@ -146,11 +150,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintf(stderr, "llmrun run: --progress-interval must be positive, got %s\n", f.progressEvery)
 		return exitcode.Usage
 	}
-	// The script's console output and the run's warnings go through the
-	// screen, which keeps them clear of the live view.
-	screen := console.NewScreen(stderr)
 	return runner.Run(ctx, runner.Config{
-		Engine:           a.engineConfig(fs, f, screen),
+		Engine:           engineCfg,
 		SeedDrawn:        a.seedDrawn,
 		TestID:           f.testID,
 		SLO:              a.slo,
@@ -239,7 +240,7 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 		return fail("%v", err)
 	}
 	if !fs.Changed("seed") {
-		f.seed, a.seedDrawn = drawSeed(), true
+		f.seed, a.seedDrawn = runner.DrawSeed(), true
 	}
 	if a.source, err = loadScript(a.script); err != nil {
 		return fail("%v", err)
@@ -247,8 +248,7 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	if a.env, err = scriptEnv(*f, getenv); err != nil {
 		return fail("%v", err)
 	}
-	a.setSegment(a.segment)
-	if a.llm, err = llmConfig(ctx, *f, getenv); err != nil {
+	if a.llm, err = llmconfig.Resolve(ctx, f.target(), getenv); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return scriptArgs{}, llmConfigCode(ctx, err), false
 	}
@@ -272,63 +272,6 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	}
 	return a, exitcode.OK, true
 }
-
-// instanceOf reads the instance flags (instanceFlags.config) and makes
-// the run the instance's share of the plan, unless a segment was given;
-// nil when the run is not one of instances.
-func (a *scriptArgs) instanceOf(fs *pflag.FlagSet, inst instanceFlags, getenv func(string) string, stderr io.Writer) (*rendezvous.Config, error) {
-	cfg, err := inst.config(fs, getenv, stderr)
-	if err != nil || cfg == nil {
-		return nil, err
-	}
-	a.env[instanceEnv], a.env[instancesEnv] = strconv.Itoa(cfg.Instance), strconv.Itoa(cfg.Instances)
-	if a.segment.Whole() {
-		if err := a.shareAmong(fs, cfg.Instance, cfg.Instances); err != nil {
-			return nil, err
-		}
-	}
-	return cfg, nil
-}
-
-// shareAmong makes the run instance i's equal share of the plan among n
-// instances, for a distributed run given no --execution-segment: the
-// segment i/n:(i+1)/n of the sequence 0,1/n,…,1. Like any segment, it
-// needs --seed.
-func (a *scriptArgs) shareAmong(fs *pflag.FlagSet, i, n int) error {
-	if n == 1 {
-		return nil
-	}
-	seq := segment.Equal(n)
-	part, err := segment.NewPart(seq, seq[i])
-	if err != nil {
-		return fmt.Errorf("--instances %d: instance %d's share of the plan: %w", n, i, err)
-	}
-	if !fs.Changed("seed") {
-		return fmt.Errorf("--instances %d needs --seed, the same in every instance, so that the instances draw the same arrivals and split them", n)
-	}
-	a.setSegment(part)
-	return nil
-}
-
-// setSegment makes part the part of the plan the run runs, and tells the
-// script which in __ENV (nothing for the whole plan).
-func (a *scriptArgs) setSegment(part segment.Part) {
-	a.segment = part
-	if !part.Whole() {
-		a.env[segmentEnv] = part.Segment().String()
-		a.env[sequenceEnv] = part.Sequence().String()
-	}
-}
-
-// The __ENV variables that tell a script the execution segment it runs,
-// set with --execution-segment (or an instance's share) only, and the
-// instance it is, set with --instances only.
-const (
-	segmentEnv   = "LLMRUN_EXECUTION_SEGMENT"
-	sequenceEnv  = "LLMRUN_EXECUTION_SEGMENT_SEQUENCE"
-	instanceEnv  = "LLMRUN_INSTANCE"
-	instancesEnv = "LLMRUN_INSTANCES"
-)
 
 // parseSegment reads --execution-segment and --execution-segment-sequence
 // into the part of the plan this process runs. Every process of a split
@@ -358,22 +301,6 @@ func parseSegment(fs *pflag.FlagSet, f runFlags) (segment.Part, error) {
 		return segment.Part{}, errors.New("--execution-segment needs --seed, the same in every process, so that the processes draw the same arrivals and split them")
 	}
 	return part, nil
-}
-
-// maxDrawnSeed bounds a drawn seed: short enough to retype, and exact as a
-// JavaScript number in the result file.
-const maxDrawnSeed = 1<<31 - 1
-
-// drawSeed draws the seed of a run given no --seed: in [1, maxDrawnSeed],
-// from the system's random source, so that two runs synthesize different
-// prompts (a server's prefix cache keeps those of the last run).
-func drawSeed() int64 {
-	n, err := rand.Int(rand.Reader, big.NewInt(maxDrawnSeed))
-	if err != nil {
-		// crypto/rand does not fail on the supported platforms.
-		panic(fmt.Sprintf("drawing a seed: %v", err))
-	}
-	return n.Int64() + 1
 }
 
 // parseTags reads the --tag KEY=VALUE flags.
@@ -496,7 +423,7 @@ func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error
 	return env, nil
 }
 
-// llmConfigCode is the exit code of llmConfig's error: a signal stopped
+// llmConfigCode is the exit code of llmconfig.Resolve's error: a signal stopped
 // the download of --tokenizer's model, an invalid base URL is an invalid
 // configuration (as the engine would find it), any other a bad flag.
 func llmConfigCode(ctx context.Context, err error) int {
@@ -510,51 +437,10 @@ func llmConfigCode(ctx context.Context, err error) int {
 	return exitcode.Usage
 }
 
-// llmConfig resolves the llm module's defaults from flags and environment;
-// ctx bounds the download of a Hugging Face model's tokenizer; an invalid
-// base URL is a *engine.ConfigError naming the flag or variable it came
-// from.
-func llmConfig(ctx context.Context, f runFlags, getenv func(string) string) (llm.Config, error) {
-	cfg := llm.Config{BaseURL: f.baseURL, Model: f.model, Timeout: f.timeout, Tokenizer: f.tokenizer}
-	if cfg.Tokenizer != "" {
-		if _, err := tokenizer.LoadEnv(ctx, cfg.Tokenizer, getenv); err != nil {
-			return cfg, fmt.Errorf("--tokenizer: %w", err)
-		}
-	}
-	from := "--base-url"
-	for _, env := range []string{"LLMRUN_BASE_URL", "OPENAI_BASE_URL"} {
-		if cfg.BaseURL == "" {
-			cfg.BaseURL, from = getenv(env), "$"+env
-		}
-	}
-	if cfg.BaseURL != "" {
-		if err := llm.CheckBaseURL(cfg.BaseURL); err != nil {
-			return cfg, &engine.ConfigError{Field: from, Err: err}
-		}
-	}
-	if cfg.Model == "" {
-		cfg.Model = getenv("LLMRUN_MODEL")
-	}
-	keyEnv := f.apiKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
-	cfg.APIKey = getenv(keyEnv)
-	if f.apiKeyEnv != "" && cfg.APIKey == "" && !f.sendsNothing {
-		return cfg, fmt.Errorf("--api-key-env %s: the environment variable %s is empty or unset", f.apiKeyEnv, f.apiKeyEnv)
-	}
-	if f.timeout <= 0 {
-		return cfg, fmt.Errorf("--timeout must be positive, got %s", f.timeout)
-	}
-	switch {
-	case f.idleTimeout < 0:
-		return cfg, fmt.Errorf("--idle-timeout must not be negative, got %s", f.idleTimeout)
-	case f.idleTimeout == 0:
-		cfg.IdleTimeout = llm.NoIdleTimeout
-	default:
-		cfg.IdleTimeout = f.idleTimeout
-	}
-	return cfg, nil
+// target are the flags of the run's target.
+func (f runFlags) target() llmconfig.Settings {
+	return llmconfig.Settings{BaseURL: f.baseURL, Model: f.model, APIKeyEnv: f.apiKeyEnv, Tokenizer: f.tokenizer,
+		Timeout: f.timeout, IdleTimeout: f.idleTimeout, SendsNothing: f.sendsNothing}
 }
 
 // consoleLogger prints the script's console output as "level=INFO msg=...

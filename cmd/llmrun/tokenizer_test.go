@@ -11,26 +11,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 	"github.com/llmrun/llmrun/runtime/exitcode"
 )
-
-func TestLLMConfigTokenizer(t *testing.T) {
-	t.Parallel()
-	env := func(string) string { return "" }
-	f := runFlags{baseURL: "http://127.0.0.1:1", timeout: time.Second, tokenizer: "o200k_base"}
-	cfg, err := llmConfig(t.Context(), f, env)
-	if err != nil || cfg.Tokenizer != "o200k_base" {
-		t.Errorf("--tokenizer o200k_base: %+v, %v", cfg, err)
-	}
-	f.tokenizer = "gpt2"
-	if _, err := llmConfig(t.Context(), f, env); err == nil || !strings.Contains(err.Error(), "cl100k_base, o200k_base") {
-		t.Errorf("--tokenizer gpt2: %v", err)
-	}
-}
 
 // hubRuns numbers the runs of TestRunTokenizerFromHub in the process.
 var hubRuns atomic.Int64
