@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/inspect"
 )
 
 const twoScenarios = `
@@ -75,7 +76,7 @@ func TestInspectJSON(t *testing.T) {
 	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var in inspection
+	var in inspect.Inspection
 	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, stdout)
 	}
@@ -115,7 +116,7 @@ func TestInspectOverrides(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s", tc.args, code, stderr)
 			continue
 		}
-		var in inspection
+		var in inspect.Inspection
 		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +221,7 @@ export default function () {}
 		if code != exitcode.OK {
 			t.Fatalf("instance %d: exit %d\n%s", i, code, stderr)
 		}
-		var in inspection
+		var in inspect.Inspection
 		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, stdout)
 		}
