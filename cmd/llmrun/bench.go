@@ -300,7 +300,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	screen := console.NewScreen(stderr)
 	engineCfg := engine.Config{ScriptPath: "llmrun-bench.js", Source: source, LLM: llmCfg, Seed: f.seed,
-		Env: map[string]string{}, Logger: consoleLogger(screen), InitTimeout: engine.DefaultInitTimeout}
+		Env: map[string]string{}, Logger: console.Logger(screen), InitTimeout: engine.DefaultInitTimeout}
 	engineCfg.Modules = runner.StandardModules(engineCfg)
 	if dm, ok := engineCfg.Modules.Lookup("data"); ok {
 		if err := vllmbench.PreloadDataset(ctx, dm.(*data.Module), o, datasetPath); err != nil {

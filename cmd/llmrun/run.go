@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -183,16 +182,8 @@ func serverMetricsFlags(fs *pflag.FlagSet, f runFlags) (runner.ServerMetrics, er
 		return sm, fmt.Errorf("--server-metrics-interval must be positive, got %s", f.serverMetricsInterval)
 	case f.serverMetricsPreset != "" && len(f.serverMetrics) == 0:
 		return sm, errors.New("--server-metrics-preset reads the --server-metrics URLs, and none is given")
-	case f.noServerMetrics && (len(f.serverMetrics) > 0 || len(f.gpuMetrics) > 0):
-		return sm, errors.New("--no-server-metrics reads nothing: leave out --server-metrics and --gpu-metrics, or it")
 	}
-	if err := serverwatch.Check(serverwatch.Config{Servers: sm.Servers}); err != nil {
-		return sm, fmt.Errorf("--server-metrics: %w", err)
-	}
-	if err := serverwatch.Check(serverwatch.Config{GPUs: sm.GPUs}); err != nil {
-		return sm, fmt.Errorf("--gpu-metrics: %w", err)
-	}
-	return sm, nil
+	return sm, sm.Check()
 }
 
 // scriptArgs is what run and inspect take from their command lines.
@@ -338,7 +329,7 @@ func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer
 		LLM:         a.llm,
 		Seed:        f.seed,
 		Tags:        a.tags,
-		Logger:      consoleLogger(stderr),
+		Logger:      console.Logger(stderr),
 		InitTimeout: f.initTimeout,
 	}
 }
@@ -441,20 +432,6 @@ func llmConfigCode(ctx context.Context, err error) int {
 func (f runFlags) target() llmconfig.Settings {
 	return llmconfig.Settings{BaseURL: f.baseURL, Model: f.model, APIKeyEnv: f.apiKeyEnv, Tokenizer: f.tokenizer,
 		Timeout: f.timeout, IdleTimeout: f.idleTimeout, SendsNothing: f.sendsNothing}
-}
-
-// consoleLogger prints the script's console output as "level=INFO msg=...
-// vu=3" lines, without timestamps.
-func consoleLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
-		Level: slog.LevelDebug,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
 }
 
 // loadScript returns the source of a stock scenario, or nil after checking
