@@ -227,7 +227,7 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	if f.initTimeout < 0 {
 		return fail("--init-timeout must not be negative, got %s", f.initTimeout)
 	}
-	if a.segment, err = parseSegment(fs, *f); err != nil {
+	if a.segment, err = parseSegment(*f); err != nil {
 		return fail("%v", err)
 	}
 	if !fs.Changed("seed") {
@@ -265,9 +265,9 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 }
 
 // parseSegment reads --execution-segment and --execution-segment-sequence
-// into the part of the plan this process runs. Every process of a split
-// run must draw the same arrivals, so a segment needs --seed.
-func parseSegment(fs *pflag.FlagSet, f runFlags) (segment.Part, error) {
+// into the part of the plan this process runs (which needs --seed:
+// runner.SharePlan).
+func parseSegment(f runFlags) (segment.Part, error) {
 	if f.segment == "" {
 		if f.sequence != "" {
 			return segment.Part{}, errors.New("--execution-segment-sequence needs --execution-segment: the segment of the sequence this process runs")
@@ -288,9 +288,6 @@ func parseSegment(fs *pflag.FlagSet, f runFlags) (segment.Part, error) {
 	if err != nil {
 		return segment.Part{}, fmt.Errorf("--execution-segment %s: %w", f.segment, err)
 	}
-	if !fs.Changed("seed") {
-		return segment.Part{}, errors.New("--execution-segment needs --seed, the same in every process, so that the processes draw the same arrivals and split them")
-	}
 	return part, nil
 }
 
@@ -300,14 +297,19 @@ func parseTags(kvs []string) (map[string]string, error) {
 		return nil, nil
 	}
 	tags := make(map[string]string, len(kvs))
+	return tags, addKeyValues(tags, "--tag", kvs)
+}
+
+// addKeyValues adds each KEY=VALUE of kvs to m; an error names flag.
+func addKeyValues(m map[string]string, flag string, kvs []string) error {
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--tag %q: expected KEY=VALUE", kv)
+			return fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
 		}
-		tags[k] = v
+		m[k] = v
 	}
-	return tags, nil
+	return nil
 }
 
 // sourceFS is where a stock scenario's imports are found; nil for a file.
@@ -404,19 +406,13 @@ func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error
 			}
 		}
 	}
-	for _, kv := range f.env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("-e %q: expected KEY=VALUE", kv)
-		}
-		env[k] = v
-	}
-	return env, nil
+	return env, addKeyValues(env, "-e", f.env)
 }
 
-// llmConfigCode is the exit code of llmconfig.Resolve's error: a signal stopped
-// the download of --tokenizer's model, an invalid base URL is an invalid
-// configuration (as the engine would find it), any other a bad flag.
+// llmConfigCode is the exit code of llmconfig.Resolve's error: a signal
+// stopped the download of --tokenizer's model, an invalid base URL is an
+// invalid configuration (as the engine would find it), any other a bad
+// flag.
 func llmConfigCode(ctx context.Context, err error) int {
 	var invalid *engine.ConfigError
 	switch {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"maps"
 	"math/big"
@@ -23,7 +24,7 @@ const (
 
 // SharePlan makes cfg the part of the plan this process runs, and tells
 // the script which in __ENV (a copy of cfg.Env): the execution segment
-// given (cfg.Overrides.Segment) wins; else, in a run of instances (inst
+// given (cfg.Overrides.Segment) wins, and needs a seed given; else, in a run of instances (inst
 // not nil), instance i's equal share among n, the segment i/n:(i+1)/n of
 // the sequence 0,1/n,…,1, which like any segment needs a seed given, the
 // same in every instance (not drawn: seedDrawn false). Run calls it; a
@@ -31,6 +32,9 @@ const (
 // Calling it again changes nothing.
 func SharePlan(cfg *engine.Config, inst *rendezvous.Config, seedDrawn bool) error {
 	part := cfg.Overrides.Segment
+	if !part.Whole() && seedDrawn {
+		return errors.New("--execution-segment needs --seed, the same in every process, so that the processes draw the same arrivals and split them")
+	}
 	if part.Whole() && inst != nil && inst.Instances > 1 {
 		seq := segment.Equal(inst.Instances)
 		share, err := segment.NewPart(seq, seq[inst.Instance])

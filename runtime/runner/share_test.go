@@ -34,6 +34,7 @@ func TestSharePlan(t *testing.T) {
 			map[string]string{"A": "1", SegmentEnv: "0:1/2", SequenceEnv: "0,1/2,1", rendezvous.InstanceEnv: "2", rendezvous.InstancesEnv: "3"}, ""},
 		{"one instance runs it all", segment.Part{}, &rendezvous.Config{Instances: 1}, true,
 			map[string]string{"A": "1", rendezvous.InstanceEnv: "0", rendezvous.InstancesEnv: "1"}, ""},
+		{"a segment needs a seed given", given, nil, true, nil, "--execution-segment needs --seed"},
 		{"a share needs a seed given", segment.Part{}, &rendezvous.Config{Instances: 3, Instance: 1}, true, nil, "--instances 3 needs --seed"},
 	}
 	for _, tt := range tests {
