@@ -246,22 +246,31 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	if a.tags, err = parseTags(f.tags); err != nil {
 		return fail("%v", err)
 	}
-	if f.slo != "" {
-		slo, err := runner.ParseSLO(f.slo)
-		if err != nil {
-			return fail("--slo: %v", err)
-		}
-		a.slo = &slo
-	}
-	if fs.Changed("goodput") {
-		if a.goodput, err = runner.ParseGoodput(f.goodput); err != nil {
-			return fail("--goodput: %v", err)
-		}
+	if err := a.objectives(fs, *f); err != nil {
+		return fail("%v", err)
 	}
 	if a.serverMetrics, err = serverMetricsFlags(fs, *f); err != nil {
 		return fail("%v", err)
 	}
 	return a, exitcode.OK, true
+}
+
+// objectives reads --slo and --goodput.
+func (a *scriptArgs) objectives(fs *pflag.FlagSet, f runFlags) error {
+	if f.slo != "" {
+		slo, err := runner.ParseSLO(f.slo)
+		if err != nil {
+			return fmt.Errorf("--slo: %w", err)
+		}
+		a.slo = &slo
+	}
+	if fs.Changed("goodput") {
+		var err error
+		if a.goodput, err = runner.ParseGoodput(f.goodput); err != nil {
+			return fmt.Errorf("--goodput: %w", err)
+		}
+	}
+	return nil
 }
 
 // parseSegment reads --execution-segment and --execution-segment-sequence
