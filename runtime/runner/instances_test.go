@@ -1,6 +1,8 @@
 package runner_test
 
 import (
+	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -51,13 +53,21 @@ func runInstances(t *testing.T, n int, script string, edit func(*runner.Config))
 // the plan, as llmrun run --instances 3 does: a third of its iterations
 // each, told in __ENV, not three copies of the whole plan.
 func TestRunInstancesShareThePlan(t *testing.T) {
-	for i, r := range runInstances(t, 3, nine, nil) {
+	const told = "export function setup() { console.log(`${__ENV.LLMRUN_INSTANCE} of ${__ENV.LLMRUN_INSTANCES}: ${__ENV.LLMRUN_EXECUTION_SEGMENT}`); }\n"
+	var logs [3]strings.Builder
+	results := runInstances(t, 3, nine+told, func(c *runner.Config) {
+		c.Engine.Logger = slog.New(slog.NewTextHandler(&logs[c.Rendezvous.Instance], nil))
+	})
+	for i, r := range results {
 		o := r.outcome
 		if o.Verdict != runner.Passed || o.Summary == nil {
 			t.Fatalf("instance %d: outcome %+v\n%s", i, o, r.stderr)
 		}
 		if got := o.Summary.Serving.Requests; got != 3 {
 			t.Errorf("instance %d sent %d requests, want its third of the plan's 9", i, got)
+		}
+		if want := fmt.Sprintf("%d of 3: %s", i, []string{"0:1/3", "1/3:2/3", "2/3:1"}[i]); !strings.Contains(logs[i].String(), want) {
+			t.Errorf("instance %d's script was told %q, want %q", i, logs[i].String(), want)
 		}
 	}
 }
