@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // heldStream starts an OpenAI-compatible server whose chat streams send
@@ -112,7 +113,7 @@ func TestLiveOutputTokensBeforeTheRequestEnds(t *testing.T) {
 		}
 		return seen["llmrun_output_tokens_total"] >= 5
 	})
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if seen["llmrun_output_tokens_total"] != 5 || seen["llmrun_requests_total"] != 0 {
@@ -143,7 +144,7 @@ func TestInfluxIntervalsBeforeTheRequestEnds(t *testing.T) {
 			points = influxCount(t, db, query)
 			return points > 0
 		})
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if points == 0 {
@@ -190,7 +191,7 @@ export default function () { sleep(3600); }
 			if !strings.Contains(stderr, "cut: done 20%, 4 not started") || strings.Contains(stderr, "done 100%") {
 				t.Errorf("the live view's last line does not tell the iterations not started:\n%s", stderr)
 			}
-			if !strings.Contains(stdout, "dropped_iterations") || code == exitOK {
+			if !strings.Contains(stdout, "dropped_iterations") || code == exitcode.OK {
 				t.Errorf("exit %d, want the threshold on dropped_iterations failed:\n%s", code, stdout)
 			}
 		})

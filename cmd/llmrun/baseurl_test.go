@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // A base URL without a scheme (host:port) is an invalid configuration
@@ -28,8 +30,8 @@ func TestBaseURLWithoutScheme(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, t.Context(), tc.env, tc.args...)
-			if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "s.js") {
-				t.Errorf("exit %d, stderr %q; want %d and %q, not naming the script", code, stderr, exitInvalidConfig, tc.want)
+			if code != exitcode.InvalidConfig || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "s.js") {
+				t.Errorf("exit %d, stderr %q; want %d and %q, not naming the script", code, stderr, exitcode.InvalidConfig, tc.want)
 			}
 		})
 	}

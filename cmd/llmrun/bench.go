@@ -10,6 +10,8 @@ import (
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/vllmbench"
@@ -75,10 +77,10 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if notice := vllmbench.IgnoredNotice(b.Ignored); notice != "" {
 		fmt.Fprintf(stderr, "llmrun bench: %s\n", notice)
 	}
-	llmCfg, err := llmConfig(ctx, runFlags{baseURL: b.Server, apiKeyEnv: f.apiKeyEnv, model: b.Options.RequestModel(), timeout: f.timeout,
-		idleTimeout: llm.DefaultIdleTimeout, tokenizer: b.Options.Tokenizer}, getenv)
+	llmCfg, err := llmconfig.Resolve(ctx, llmconfig.Settings{BaseURL: b.Server, APIKeyEnv: f.apiKeyEnv, Model: b.Options.RequestModel(), Timeout: f.timeout,
+		IdleTimeout: llm.DefaultIdleTimeout, Tokenizer: b.Options.Tokenizer}, getenv)
 	if err != nil {
-		if code := llmConfigCode(ctx, err); code != exitUsage {
+		if code := llmConfigCode(ctx, err); code != exitcode.Usage {
 			fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 			return code
 		}
@@ -86,12 +88,12 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	screen := console.NewScreen(stderr)
 	outcome, err := b.Run(ctx, runner.Config{
-		Engine: engine.Config{LLM: llmCfg, Logger: consoleLogger(screen)}, Outputs: f.outs, SummaryExport: f.summaryExport,
+		Engine: engine.Config{LLM: llmCfg, Logger: console.Logger(screen)}, Outputs: f.outs, SummaryExport: f.summaryExport,
 		Getenv: getenv, NoPreflight: f.noPreflight, Stdout: stdout, Stderr: screen, Quiet: f.quiet,
 		Color: useColor(f.noColor, stdout, getenv), Version: version(), Command: "llmrun bench",
 	})
 	if err != nil {
 		return c.usageError("%v", err)
 	}
-	return outcomeCode(outcome)
+	return outcome.ExitCode()
 }

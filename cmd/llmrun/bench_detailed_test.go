@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // megabyteAnswers starts a completions server on 127.0.0.1 whose every
@@ -71,7 +73,7 @@ func TestBenchSaveDetailedHoldsNoTexts(t *testing.T) {
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--model", "m", "--num-prompts", fmt.Sprint(prompts),
 		"--max-concurrency", "1", "--random-input-len", "8", "--random-output-len", "64",
 		"--save-result", "--save-detailed", "--result-dir", dir, "--result-filename", "r.json", "--no-preflight", "-q")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	first, last := heaps()

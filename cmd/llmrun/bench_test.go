@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/internal/tokenizer"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/vllmbench"
 )
 
@@ -155,7 +156,7 @@ func TestBenchSavesVLLMResult(t *testing.T) {
 		"--goodput", "ttft:60000", "e2el:60000", "--metric-percentiles", "50,99", "--percentile-metrics", "ttft,tpot,itl,e2el",
 		"--metadata", "tp=1", "--save-result", "--save-detailed", "--result-dir", filepath.Join(dir, "results"),
 		"--no-preflight", "-q", "--summary-export", export)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	// 200 arrivals per second of requests that each take 100 ms or more
@@ -235,7 +236,7 @@ func TestBenchInfiniteRate(t *testing.T) {
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--backend", "openai-chat", "--endpoint", "/v1/chat/completions",
 		"--num-prompts", "12", "--max-concurrency", "4", "--random-input-len", "16", "--random-output-len", "4",
 		"--save-result", "--result-dir", dir, "--result-filename", "out.json", "--no-preflight", "-q")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if generated, peak := counter.counts(); generated != 12 || peak != 4 {
@@ -270,8 +271,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"stray"}, `unexpected argument "stray"`},
 	} {
 		code, _, stderr := command(t, "bench", tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
-			t.Errorf("bench %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitcode.Usage, tc.want)
 		}
 	}
 }
@@ -286,7 +287,7 @@ func TestBenchCustomDataset(t *testing.T) {
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "custom", "--dataset-path", data,
 		"--num-prompts", "3", "--output-len", "5", "--save-result", "--result-filename", filepath.Join(dir, "r.json"), "--no-preflight", "-q",
 		"--out", "jsonl="+filepath.Join(dir, "requests.jsonl"))
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	r := readResult(t, filepath.Join(dir, "r.json"))
@@ -305,7 +306,7 @@ func TestBenchWarmups(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--num-prompts", "5", "--num-warmups", "2", "--request-rate", "100",
 		"--random-input-len", "8", "--random-output-len", "3", "--save-result", "--save-detailed", "--result-filename", path, "--no-preflight", "-q")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	r := readResult(t, path)
@@ -382,7 +383,7 @@ func TestBenchPrefixRepetition(t *testing.T) {
 		"--prefix-repetition-num-prefixes", "3", "--prefix-repetition-output-len", "7",
 		"--num-prompts", "30", "--request-rate", "200", "--max-concurrency", "4", "--seed", "5",
 		"--no-preflight", "-q", "--summary-export", export)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	tok, err := tokenizer.Load("cl100k_base")
@@ -445,8 +446,8 @@ func TestBenchPrefixRepetition(t *testing.T) {
 func TestBenchMessagesNameTheCommand(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := command(t, "bench", "--base-url", "http://127.0.0.1:1", "--num-prompts", "3")
-	if code != exitPreflight {
-		t.Errorf("exit %d, want %d (preflight failed)", code, exitPreflight)
+	if code != exitcode.Preflight {
+		t.Errorf("exit %d, want %d (preflight failed)", code, exitcode.Preflight)
 	}
 	for _, want := range []string{"llmrun bench: preflight: ", "llmrun bench: no load was sent"} {
 		if !strings.Contains(stderr, want) {
@@ -474,7 +475,7 @@ func TestBenchDefaultSeedRepeatsTheRun(t *testing.T) {
 		code, stdout, stderr := command(t, "bench", "--base-url", base, "--num-prompts", "24", "--max-concurrency", "6",
 			"--random-input-len", "300", "--random-output-len", "6", "--random-range-ratio", "0.9",
 			"--append-result", "--result-dir", dir, "--result-filename", "runs.json", "--no-preflight", "-q")
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Fatalf("run %d (--base-url %s): exit %d\nstdout:\n%s\nstderr:\n%s", i+1, base, code, stdout, stderr)
 		}
 		rec.mu.Lock()
@@ -527,14 +528,14 @@ func TestBenchTakesEveryVLLMFlag(t *testing.T) {
 		}
 		code, _, stderr := command(t, "bench", args...)
 		want := "--" + vf.Name + " is a vLLM flag llmrun bench does not support: " + vf.Why
-		if code != exitUsage || !strings.Contains(stderr, want) {
-			t.Errorf("bench %v: exit %d, stderr %q; want %d and %q", args, code, stderr, exitUsage, want)
+		if code != exitcode.Usage || !strings.Contains(stderr, want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want %d and %q", args, code, stderr, exitcode.Usage, want)
 		}
 	}
 	url, counter := startCountedSim(t)
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
 		"--trust-remote-code", "--disable-tqdm", "--tokenizer-mode", "auto", "--disable-tqdm", "--no-preflight", "-q")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	want := "llmrun bench: ignoring vLLM flags that cannot matter here: --tokenizer-mode (llmrun's tokenizers (tiktoken encodings, tokenizer.json) have one mode); " +
@@ -575,7 +576,7 @@ func TestBenchSendsVLLMRequestFields(t *testing.T) {
 			"--header", "x-tenant=a", "x-trace = 1", "--request-id-prefix", "req-",
 			"--save-result", "--result-dir", dir, "--result-filename", "r.json", "--no-preflight", "-q"}, tc.args...)
 		code, stdout, stderr := command(t, "bench", args...)
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", tc.args, code, stdout, stderr)
 		}
 		rec.mu.Lock()
@@ -633,8 +634,8 @@ func TestBenchReadyCheckTimesOut(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	code, _, stderr := command(t, "bench", "--base-url", srv.URL, "--num-prompts", "5", "--model", "m", "--ready-check-timeout-sec", "4", "-q")
-	if code != exitPreflight {
-		t.Errorf("exit %d, want %d", code, exitPreflight)
+	if code != exitcode.Preflight {
+		t.Errorf("exit %d, want %d", code, exitcode.Preflight)
 	}
 	for _, want := range []string{"llmrun bench: waiting up to 4s for the endpoint to become ready", "llmrun bench: the endpoint is not ready: ",
 		"llmrun bench: --ready-check-timeout-sec 4: the endpoint was not ready within 4s: ", "503", "no load was sent"} {
@@ -677,8 +678,8 @@ func TestBenchSaveResultPathCheckedAtStart(t *testing.T) {
 			args := append([]string{"--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
 				"--save-result", "--no-preflight", "-q"}, tc.args...)
 			code, _, stderr := command(t, "bench", args...)
-			if code != exitError || !strings.Contains(stderr, "--save-result") || !strings.Contains(stderr, tc.want) {
-				t.Errorf("exit %d, stderr %q; want %d, naming --save-result and %q", code, stderr, exitError, tc.want)
+			if code != exitcode.Error || !strings.Contains(stderr, "--save-result") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d, naming --save-result and %q", code, stderr, exitcode.Error, tc.want)
 			}
 			if generated, _ := counter.counts(); generated != 0 {
 				t.Errorf("the server got %d requests before the bad destination was refused", generated)
@@ -703,8 +704,8 @@ func TestBenchSaveResultSharingAFile(t *testing.T) {
 		args := append([]string{"--base-url", url, "--num-prompts", "3", "--random-input-len", "8", "--random-output-len", "2",
 			"--save-result", "--result-dir", dir, "--result-filename", "r.json", "--no-preflight", "-q"}, other...)
 		code, _, stderr := command(t, "bench", args...)
-		if code != exitUsage || !strings.Contains(stderr, "--save-result "+result+" are the same file") {
-			t.Errorf("%v: exit %d, stderr %q; want %d, naming --save-result and the file", other, code, stderr, exitUsage)
+		if code != exitcode.Usage || !strings.Contains(stderr, "--save-result "+result+" are the same file") {
+			t.Errorf("%v: exit %d, stderr %q; want %d, naming --save-result and the file", other, code, stderr, exitcode.Usage)
 		}
 		if generated, _ := counter.counts(); generated != 0 {
 			t.Errorf("%v: the server got %d requests before the shared file was refused", other, generated)
@@ -722,16 +723,16 @@ func TestBenchDatasetNameDecidesTheFormat(t *testing.T) {
 	jsonl := "{\"prompt\": \"hello there\"}\n{\"prompt\": \"what is up\"}\n"
 	code, _, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "sharegpt", "--dataset-path", writeScript(t, "prompts.jsonl", jsonl),
 		"--num-prompts", "2", "--no-preflight", "-q")
-	if code != exitUsage || !strings.Contains(stderr, "(--dataset-name sharegpt): ") || !strings.Contains(stderr, "not a JSON array") ||
+	if code != exitcode.Usage || !strings.Contains(stderr, "(--dataset-name sharegpt): ") || !strings.Contains(stderr, "not a JSON array") ||
 		strings.Contains(stderr, "llmrun-bench.js") {
-		t.Errorf("sharegpt given a JSONL file: exit %d, stderr %q; want %d naming --dataset-path and --dataset-name, not the generated script", code, stderr, exitUsage)
+		t.Errorf("sharegpt given a JSONL file: exit %d, stderr %q; want %d naming --dataset-path and --dataset-name, not the generated script", code, stderr, exitcode.Usage)
 	}
 	if generated, _ := counter.counts(); generated != 0 {
 		t.Errorf("the server got %d requests for a dataset refused", generated)
 	}
 	code, stdout, stderr := command(t, "bench", "--base-url", url, "--dataset-name", "custom", "--dataset-path", writeScript(t, "prompts.json", jsonl),
 		"--num-prompts", "2", "--output-len", "3", "--no-preflight", "-q")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("custom JSONL in a .json file: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if generated, _ := counter.counts(); generated != 2 {

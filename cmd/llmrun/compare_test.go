@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -93,24 +94,24 @@ func TestCompare(t *testing.T) {
 	fewSlower := plantedResult(t, dir, "few-slower", 8, 12, 250, time.Second, nil)
 
 	tests := []compareCase{
-		{"runs of one server pass", []string{base, same}, exitOK,
+		{"runs of one server pass", []string{base, same}, exitcode.OK,
 			[]string{"baseline: " + base, "current:  " + same, "✓ no", "regression beyond 10 %", "ttft_p99 (ms)", "99 % CI", " 600 "}, []string{"✗", "│ regression"}},
-		{"latency up is a regression", []string{base, slower}, exitRegression,
+		{"latency up is a regression", []string{base, slower}, exitcode.Regression,
 			[]string{"ttft_p50 (ms)", "+30", "✗ regression beyond 10 %: ttft_p50 +"}, nil},
-		{"throughput down is a regression", []string{base, lessThroughput}, exitRegression,
+		{"throughput down is a regression", []string{base, lessThroughput}, exitcode.Regression,
 			[]string{"output_throughput (tok/s)", "-20.0 %", "✗ regression beyond 10 %: request_throughput -20.0 %, output_throughput -20.0 %"}, nil},
-		{"an improvement passes", []string{base, better}, exitOK, []string{"improved", "+50.0 %", "✓ no"}, []string{"│ regression"}},
-		{"the other way round, the improvement regresses", []string{better, base}, exitRegression, []string{"request_throughput -33.3 %"}, nil},
-		{"--metric selects", []string{base, slower, "--metric", "output_throughput,success_rate"}, exitOK,
+		{"an improvement passes", []string{base, better}, exitcode.OK, []string{"improved", "+50.0 %", "✓ no"}, []string{"│ regression"}},
+		{"the other way round, the improvement regresses", []string{better, base}, exitcode.Regression, []string{"request_throughput -33.3 %"}, nil},
+		{"--metric selects", []string{base, slower, "--metric", "output_throughput,success_rate"}, exitcode.OK,
 			[]string{"output_throughput", "success_rate", "✓ no regression"}, []string{"ttft_p99", "tpot_p99"}},
-		{"--metric takes vLLM's names", []string{base, slower, "--metric", "median_ttft_ms"}, exitRegression, []string{"ttft_p50 +"}, nil},
-		{"a wider --threshold", []string{base, slower, "--threshold", "40%"}, exitOK, []string{"tolerance 40 %", "regression beyond 40 %"}, nil},
-		{"different scripts compare, with a note", []string{base, otherScript}, exitOK, []string{"✓ no"}, nil},
-		{"a p99 of 12 requests is inconclusive", []string{few, fewSlower, "--metric", "ttft_p99"}, exitOK,
+		{"--metric takes vLLM's names", []string{base, slower, "--metric", "median_ttft_ms"}, exitcode.Regression, []string{"ttft_p50 +"}, nil},
+		{"a wider --threshold", []string{base, slower, "--threshold", "40%"}, exitcode.OK, []string{"tolerance 40 %", "regression beyond 40 %"}, nil},
+		{"different scripts compare, with a note", []string{base, otherScript}, exitcode.OK, []string{"✓ no"}, nil},
+		{"a p99 of 12 requests is inconclusive", []string{few, fewSlower, "--metric", "ttft_p99"}, exitcode.OK,
 			[]string{"inconclusive (too few samples)", "12 requests cannot bound a p99 at 99 % confidence: it takes 528", "✓ no credible regression"}, nil},
-		{"--strict fails an inconclusive figure", []string{few, fewSlower, "--metric", "ttft_p99", "--strict"}, exitRegression,
+		{"--strict fails an inconclusive figure", []string{few, fewSlower, "--metric", "ttft_p99", "--strict"}, exitcode.Regression,
 			[]string{"--strict fails the inconclusive figures: ttft_p99"}, nil},
-		{"a lower --confidence", []string{base, same, "--confidence", "95%"}, exitOK, []string{"95 % confidence", "95 % CI"}, nil},
+		{"a lower --confidence", []string{base, same, "--confidence", "95%"}, exitcode.OK, []string{"95 % confidence", "95 % CI"}, nil},
 	}
 	runCompareCases(t, tests)
 	if _, _, stderr := command(t, "compare", base, otherScript); !strings.Contains(stderr, "different scripts") || !strings.Contains(stderr, "sha256 def") {
@@ -133,14 +134,14 @@ func TestCompareCommandLine(t *testing.T) {
 		code int
 		want string
 	}{
-		{"one file", []string{base}, exitUsage, "want two result files"},
-		{"three files", []string{base, base, base}, exitUsage, "want two result files"},
-		{"bad threshold", []string{base, base, "--threshold", "ten"}, exitUsage, "--threshold"},
-		{"bad confidence", []string{base, base, "--confidence", "100%"}, exitUsage, "--confidence"},
-		{"unknown figure", []string{base, base, "--metric", "latency"}, exitUsage, `unknown figure "latency"`},
-		{"missing baseline", []string{missing, base}, exitError, missing},
-		{"missing current", []string{base, missing}, exitError, missing},
-		{"an old schema", []string{v1, base}, exitError, v1 + ": schema_version 1"},
+		{"one file", []string{base}, exitcode.Usage, "want two result files"},
+		{"three files", []string{base, base, base}, exitcode.Usage, "want two result files"},
+		{"bad threshold", []string{base, base, "--threshold", "ten"}, exitcode.Usage, "--threshold"},
+		{"bad confidence", []string{base, base, "--confidence", "100%"}, exitcode.Usage, "--confidence"},
+		{"unknown figure", []string{base, base, "--metric", "latency"}, exitcode.Usage, `unknown figure "latency"`},
+		{"missing baseline", []string{missing, base}, exitcode.Error, missing},
+		{"missing current", []string{base, missing}, exitcode.Error, missing},
+		{"an old schema", []string{v1, base}, exitcode.Error, v1 + ": schema_version 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,23 +184,23 @@ func TestCompareMachineLimited(t *testing.T) {
 	tests := []compareCase{
 		// A figure that moved as a regression would, in a run whose
 		// machine limited it, neither fails nor passes the gate.
-		{"a limited current run is inconclusive", []string{base, limitedSlower}, exitMachineLimited, []string{
+		{"a limited current run is inconclusive", []string{base, limitedSlower}, exitcode.MachineLimited, []string{
 			"machine-limited: the current run: its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
 			"ttft_p50 (ms)", "inconclusive (machine-limited)",
 			"inconclusive: machine-limited: run limited-'s client was limited: " + limit + "; the change may be the machine's, not the server's",
 			"? machine-limited, no verdict beyond 10 %: ", "ttft_p50 +", "(a regression but for the machine's limit): no verdict, exit 112; rerun on a quieter machine"},
 			[]string{"│ regression", "✗", "machine-limited: the baseline"}},
-		{"--strict fails it", []string{base, limitedSlower, "--strict"}, exitRegression,
+		{"--strict fails it", []string{base, limitedSlower, "--strict"}, exitcode.Regression,
 			[]string{"✗ no credible regression beyond 10 %, but --strict fails the inconclusive figures: ", "ttft_p50 +"}, nil},
-		{"a limited baseline", []string{limitedBase, slower}, exitMachineLimited, []string{
+		{"a limited baseline", []string{limitedBase, slower}, exitcode.MachineLimited, []string{
 			"machine-limited: the baseline: its client was limited: " + limit + "; the latencies and throughputs compared with it are inconclusive",
 			"inconclusive (machine-limited)", "? machine-limited, no verdict beyond 10 %: "}, []string{"│ regression", "machine-limited: the current run"}},
-		{"a limited current run like its baseline", []string{base, limitedBase}, exitOK,
+		{"a limited current run like its baseline", []string{base, limitedBase}, exitcode.OK,
 			[]string{"✓ no credible regression beyond 10 % (", "machine-limited; --strict fails them)"}, []string{"│ regression", "?"}},
-		{"healthy runs regress", []string{base, slower}, exitRegression, []string{"✗ regression beyond 10 %: ttft_p50 +"}, []string{"machine-limited", "client health unknown"}},
-		{"a file without a reading is judged as measured", []string{base, unknownSlower}, exitRegression,
+		{"healthy runs regress", []string{base, slower}, exitcode.Regression, []string{"✗ regression beyond 10 %: ttft_p50 +"}, []string{"machine-limited", "client health unknown"}},
+		{"a file without a reading is judged as measured", []string{base, unknownSlower}, exitcode.Regression,
 			[]string{"client health unknown (no reading stored: written before llmrun kept it, or not measured), judged as measured: the current run", "✗ regression beyond 10 %: ttft_p50 +"}, nil},
-		{"the success rate of a limited run is judged", []string{base, limitedFailing, "--metric", "success_rate,ttft_p50"}, exitRegression,
+		{"the success rate of a limited run is judged", []string{base, limitedFailing, "--metric", "success_rate,ttft_p50"}, exitcode.Regression,
 			[]string{"✗ regression beyond 10 %: success_rate -50.0 %", "inconclusive (machine-limited)"}, nil},
 	}
 	runCompareCases(t, tests)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -40,7 +41,7 @@ export default function () {
 	}
 	export := filepath.Join(dir, "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)
@@ -62,7 +63,7 @@ func TestDatasetMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", script)
-	if code != exitScriptError || !strings.Contains(stderr, `bad.jsonl: record 2 (line 3): no "prompt" or "messages" field`) {
+	if code != exitcode.ScriptError || !strings.Contains(stderr, `bad.jsonl: record 2 (line 3): no "prompt" or "messages" field`) {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
@@ -84,7 +85,7 @@ export default function () {
 }`)
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--base-url", url, "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	pc := readSummary(t, export).PromptCheck
@@ -115,7 +116,7 @@ export default function () {
 		export := filepath.Join(t.TempDir(), "summary.json")
 		code, stdout, stderr := cli(t, context.Background(), nil, append([]string{"run", "-q", "--no-color", "--base-url", url,
 			"--summary-export", export}, append(args, script)...)...)
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
 		return readSummary(t, export), stdout

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // startDyingSim starts a simulator that dies once it has taken answered
@@ -63,9 +64,9 @@ func TestServerDyingMidRunStopsTheRun(t *testing.T) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--base-url", url, "-d", "20s", "-u", "4",
 		"--summary-export", export, script)
-	if code != exitNoSuccess || !strings.Contains(stderr, "stopped early: the server stopped answering: from ") ||
+	if code != exitcode.NoSuccess || !strings.Contains(stderr, "stopped early: the server stopped answering: from ") ||
 		!strings.Contains(stderr, "connect: connection refused") {
-		t.Fatalf("exit %d, want %d and the mid-run early stop on stderr\n%s\n%s", code, exitNoSuccess, stdout, stderr)
+		t.Fatalf("exit %d, want %d and the mid-run early stop on stderr\n%s\n%s", code, exitcode.NoSuccess, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "stopped early: the server stopped answering: from ") || !strings.Contains(stdout, "WARNING: only ") {
 		t.Errorf("the summary does not say the run stopped early, or does not warn of its success rate:\n%s", stdout)
@@ -100,7 +101,7 @@ export default function () { llm.stream({ messages: [{ role: 'user', content: 'h
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-d", "7s", "-u", "4",
 		"--summary-export", export, script)
 	s := readSummary(t, export)
-	if code != exitOK || s.EarlyStop != "" || s.EarlyStopAt != 0 || s.Serving.DurationSeconds < 7 {
+	if code != exitcode.OK || s.EarlyStop != "" || s.EarlyStopAt != 0 || s.Serving.DurationSeconds < 7 {
 		t.Fatalf("exit %d, early stop %q at %v s after %.1f s; want the run's 7 s and exit 0\n%s\n%s", code, s.EarlyStop, s.EarlyStopAt, s.Serving.DurationSeconds, stdout, stderr)
 	}
 	if s.Serving.Failed < 10 || s.Serving.Failed > 100 || s.LowSuccess == "" {
@@ -121,7 +122,7 @@ export default function () {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--base-url", url, "-i", "10", "--summary-export", export, script)
 	want := "only 5 of 10 requests succeeded (success rate 50.00 %, below 90 %)"
-	if code != exitOK || !strings.Contains(stdout, "WARNING: "+want) || !strings.Contains(stderr, "WARNING: "+want) {
+	if code != exitcode.OK || !strings.Contains(stdout, "WARNING: "+want) || !strings.Contains(stderr, "WARNING: "+want) {
 		t.Fatalf("exit %d, want 0 and the warning in the summary and on stderr\n%s\n%s", code, stdout, stderr)
 	}
 	if s := readSummary(t, export); !strings.Contains(s.LowSuccess, want) {
@@ -137,7 +138,7 @@ export default function () {
   llm.stream({ prompt: 'hi', max_tokens: 4 }, { headers: __ITER % 2 ? { 'X-Llmsim-Fault': 'http_5xx' } : {} });
 }`)
 		code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--base-url", url, "-i", "10", script)
-		if code != exitOK || strings.Contains(stdout+stderr, "WARNING: only") {
+		if code != exitcode.OK || strings.Contains(stdout+stderr, "WARNING: only") {
 			t.Errorf("earlyStop %s: exit %d, want 0 and no warning\n%s\n%s", opts, code, stdout, stderr)
 		}
 	}

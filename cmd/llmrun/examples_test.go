@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -69,7 +70,7 @@ func TestExamplesRun(t *testing.T) {
 				args = append(args, "-e", kv)
 			}
 			code, stdout, stderr := cli(t, context.Background(), nil, append(args, ex)...)
-			if code != exitOK {
+			if code != exitcode.OK {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
 			s := readSummary(t, export)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // Every fault the simulator injects ends as its error class (or as a
@@ -52,7 +53,7 @@ export default function () {
 	// machine (the llm package's fault tests wait as long).
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url, "--idle-timeout", "5s",
 		"--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)

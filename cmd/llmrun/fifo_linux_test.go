@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/wait"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // TestFirstSignalStopsAWaitForAFIFOWriter loads a dataset from a named
@@ -63,8 +64,8 @@ export default function () {}
 			}
 			err := cmd.Wait()
 			var exitErr *exec.ExitError
-			if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitInterrupted {
-				t.Fatalf("%v, want exit %d\nstderr:\n%s", err, exitInterrupted, stderr.String())
+			if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitcode.Interrupted {
+				t.Fatalf("%v, want exit %d\nstderr:\n%s", err, exitcode.Interrupted, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "after the signal: exiting at once") {
 				t.Errorf("stderr does not say the wait was interrupted (%q), or the backstop ended it:\n%s", tc.want, stderr.String())

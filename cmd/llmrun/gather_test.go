@@ -18,6 +18,7 @@ import (
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/results"
@@ -91,7 +92,7 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	// trend: one run of three instances, whose figures are those of the
 	// merged result, the whole plan's 9 requests.
 	code, stdout, stderr := cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "spread")
-	if code != exitOK || !strings.Contains(stdout, "testid spread, whole runs: 1 run,") ||
+	if code != exitcode.OK || !strings.Contains(stdout, "testid spread, whole runs: 1 run,") ||
 		!strings.Contains(stdout, "run "+runID+": 3 instances, figures of their results merged") {
 		t.Errorf("trend: exit %d\n%s\n%s\nwant one run of 3 instances", code, stdout, stderr)
 	}
@@ -127,7 +128,7 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	// merge --influxdb: the same result as merge of the files.
 	fromInflux := filepath.Join(dir, "influx.json")
 	code, _, stderr = cli(t, ctx, env, "merge", "--influxdb", url, "--run-id", runID, "-o", fromInflux)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("merge --influxdb: exit %d\n%s", code, stderr)
 	}
 	if got, want := resultJSON(t, fromInflux), resultJSON(t, fromFiles); !reflect.DeepEqual(got, want) {
@@ -142,7 +143,7 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 	}
 	partial := filepath.Join(dir, "partial.json")
 	code, _, stderr = cli(t, ctx, env, "merge", "--influxdb", url, "--run-id", runID, "-o", partial)
-	if code != exitOK || !strings.Contains(stderr, "no result of instance 2 was stored in InfluxDB") {
+	if code != exitcode.OK || !strings.Contains(stderr, "no result of instance 2 was stored in InfluxDB") {
 		t.Errorf("merge --influxdb without instance 2: exit %d, stderr %q; want a warning naming instance 2", code, stderr)
 	}
 	if m := readSummary(t, partial); !slices.Equal(m.Meta.MissingInstances, []int{2}) || m.Meta.Instances != 3 {
@@ -154,7 +155,7 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, _ = cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "spread")
-	if code != exitOK || !strings.Contains(stdout, "3 instances, figures of their results merged (instance 2 missing") {
+	if code != exitcode.OK || !strings.Contains(stdout, "3 instances, figures of their results merged (instance 2 missing") {
 		t.Errorf("trend without instance 2: exit %d\n%s\nwant it named missing", code, stdout)
 	}
 
@@ -169,8 +170,8 @@ func TestGatherRunFromInfluxDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = cli(t, ctx, env, "merge", "--influxdb", url, "--run-id", runID)
-	if want := "instance 1 of run " + runID + " stored is incomplete or damaged: 1 of its 2 chunks are missing (chunk 1)"; code != exitError || !strings.Contains(stderr, want) {
-		t.Errorf("merge --influxdb with a chunk missing: exit %d, stderr %q; want %d and %q", code, stderr, exitError, want)
+	if want := "instance 1 of run " + runID + " stored is incomplete or damaged: 1 of its 2 chunks are missing (chunk 1)"; code != exitcode.Error || !strings.Contains(stderr, want) {
+		t.Errorf("merge --influxdb with a chunk missing: exit %d, stderr %q; want %d and %q", code, stderr, exitcode.Error, want)
 	}
 }
 
@@ -189,8 +190,8 @@ func TestMergeInfluxCommandLine(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := command(t, "merge", tc.args...)
-			if code != exitUsage || !strings.Contains(stderr, tc.want) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, tc.want)
+			if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitcode.Usage, tc.want)
 			}
 		})
 	}
@@ -207,7 +208,7 @@ func TestGatherSingleRunFromInfluxDB(t *testing.T) {
 	export := filepath.Join(dir, "run.json")
 	script := writeScript(t, "instance.js", instanceScript)
 	code, _, stderr := cli(t, t.Context(), env, "run", "-q", "--out", "influxdb="+url, "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	own := readSummary(t, export)
@@ -238,7 +239,7 @@ func TestGatherSingleRunFromInfluxDB(t *testing.T) {
 	}
 	fromInflux := filepath.Join(dir, "influx.json")
 	code, _, stderr = cli(t, t.Context(), env, "merge", "--influxdb", url, "--run-id", own.Meta.RunID, "-o", fromInflux)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("merge --influxdb: exit %d\n%s", code, stderr)
 	}
 	fromFile, err := readMerged(t, export)
@@ -256,7 +257,7 @@ func TestGatherSingleRunFromInfluxDB(t *testing.T) {
 			got.Serving.Requests, got.Serving.OK, got.Latency, own.Serving.Requests, own.Serving.OK, own.Latency)
 	}
 	code, _, stderr = cli(t, t.Context(), env, "merge", "--influxdb", url, "--run-id", "no-such-run")
-	if code != exitError || !strings.Contains(stderr, "no result of run no-such-run in InfluxDB") {
+	if code != exitcode.Error || !strings.Contains(stderr, "no result of run no-such-run in InfluxDB") {
 		t.Errorf("merge --influxdb of an unknown run: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -45,7 +46,7 @@ func TestHandleSummaryWritesItsOutputs(t *testing.T) {
 
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-i", "3",
 		"-e", "OUT="+out, "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	exported := readSummary(t, export) // --summary-export still works
@@ -134,8 +135,8 @@ func TestHandleSummaryThrowing(t *testing.T) {
 export function handleSummary(data) { throw new Error('no summary today'); }
 `)
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-i", "2", script)
-	if code != exitScriptError {
-		t.Errorf("exit %d, want %d", code, exitScriptError)
+	if code != exitcode.ScriptError {
+		t.Errorf("exit %d, want %d", code, exitcode.ScriptError)
 	}
 	if !strings.Contains(stdout, "█ serving") || !strings.Contains(stdout, "TTFT") || !strings.Contains(stdout, "2 ok, 0 failed") {
 		t.Errorf("the default summary is missing:\n%s", stdout)
@@ -160,8 +161,8 @@ export default function () {}
 export function handleSummary() { return { [__ENV.BAD]: 'x', [__ENV.GOOD]: 'y' }; }
 `)
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-e", "BAD="+filepath.Join(file, "under"), "-e", "GOOD="+good, script)
-	if code != exitError {
-		t.Errorf("exit %d, want %d\n%s\n%s", code, exitError, stdout, stderr)
+	if code != exitcode.Error {
+		t.Errorf("exit %d, want %d\n%s\n%s", code, exitcode.Error, stdout, stderr)
 	}
 	if !strings.Contains(stderr, "handleSummary: writing") || !strings.Contains(stderr, "under") {
 		t.Errorf("stderr does not name the output:\n%s", stderr)
@@ -189,8 +190,8 @@ export function handleSummary(data) { return { [__ENV.OUT]: 'interrupted=' + dat
 `)
 	ctx := canceledWhenRunning(t, sim, 2)
 	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--no-preflight", "--base-url", sim.URL(), "-u", "2", "-d", "1m", "-e", "OUT="+out, script)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
+	if code != exitcode.Interrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.Interrupted, stdout, stderr)
 	}
 	if b, err := os.ReadFile(out); err != nil || string(b) != "interrupted=true" {
 		t.Errorf("handleSummary's file after an interrupt: %q, %v", b, err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // --out html=FILE writes the report at the end of the run, with its charts
@@ -19,7 +21,7 @@ func TestRunWritesHTMLAndJSON(t *testing.T) {
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 4))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-u", "2", "-i", "10",
 		"--out", "html="+page, "--out", "json="+result, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	b, err := os.ReadFile(page)
@@ -41,7 +43,7 @@ func TestRunWritesHTMLAndJSON(t *testing.T) {
 	if s := readSummary(t, result); s.Serving.OK != 10 || len(s.Timeline) == 0 || len(s.Outputs) != 1 || s.Outputs[0].Written != 1 {
 		t.Errorf("result: ok %d, %d timeline points, outputs %+v", s.Serving.OK, len(s.Timeline), s.Outputs)
 	}
-	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "1", "--out", "json="+filepath.Join(dir, "no", "such", "dir.json"), script); code != exitError || !strings.Contains(stderr, "cannot write there") {
+	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "1", "--out", "json="+filepath.Join(dir, "no", "such", "dir.json"), script); code != exitcode.Error || !strings.Contains(stderr, "cannot write there") {
 		t.Errorf("an unwritable result file: exit %d, %s", code, stderr)
 	}
 }

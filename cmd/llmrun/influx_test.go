@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // influxCount runs an InfluxQL COUNT and returns its value.
@@ -72,7 +73,7 @@ func TestRunWritesToInfluxDB(t *testing.T) {
 	code, stdout, stderr := cli(t, context.Background(), env, "run", "--no-color", "-u", "4", "-i", "40", "--base-url", url,
 		"--out", "influxdb="+db.URL+"?bucket="+db.Bucket+"&interval=1s", "--testid", "nightly-chat", "--tag", "env=ci",
 		"--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)
@@ -103,12 +104,12 @@ func TestRunWritesToInfluxDB(t *testing.T) {
 	// requests do not bound, a success rate of 100 % both times.
 	code, stdout, stderr = cli(t, context.Background(), env, "run", "-q", "-u", "4", "-i", "40", "--base-url", url,
 		"--out", "influxdb="+db.URL+"?bucket="+db.Bucket, "--testid", "nightly-chat", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("second run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = cli(t, context.Background(), env, "trend", "--no-color", "--influxdb", db.URL+"?bucket="+db.Bucket, "--testid", "nightly-chat",
 		"--metric", "ttft_p99,success_rate")
-	if code != exitOK || !strings.Contains(stdout, "2 runs") || !strings.Contains(trendLine(stdout, "ttft_p99"), "inconclusive (too few samples)") ||
+	if code != exitcode.OK || !strings.Contains(stdout, "2 runs") || !strings.Contains(trendLine(stdout, "ttft_p99"), "inconclusive (too few samples)") ||
 		!strings.Contains(stdout, "ttft_p99 inconclusive: too few samples: 40 requests cannot bound a p99 at 99 % confidence: it takes 528") {
 		t.Errorf("trend of the two runs: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -123,13 +124,13 @@ func TestRunRefusedInfluxToken(t *testing.T) {
 	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": influxtest.User + ":not-the-password"}
 	code, stdout, stderr := cli(t, context.Background(), env, "run", "-q", "-i", "1",
 		"--out", "influxdb="+db.URL+"?bucket="+db.Bucket, script)
-	if code != exitError || !strings.Contains(stderr, "LLMRUN_INFLUXDB_TOKEN") || strings.Contains(stdout+stderr, "not-the-password") {
+	if code != exitcode.Error || !strings.Contains(stderr, "LLMRUN_INFLUXDB_TOKEN") || strings.Contains(stdout+stderr, "not-the-password") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
-	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--out", "influxdb=http://u:p@127.0.0.1:1", script); code != exitUsage || !strings.Contains(stderr, "no credentials in the URL") {
+	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--out", "influxdb=http://u:p@127.0.0.1:1", script); code != exitcode.Usage || !strings.Contains(stderr, "no credentials in the URL") {
 		t.Errorf("credentials in the URL: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--out", "kafka=x", script); code != exitUsage || !strings.Contains(stderr, "influxdb") {
+	if code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--out", "kafka=x", script); code != exitcode.Usage || !strings.Contains(stderr, "influxdb") {
 		t.Errorf("an unknown output: exit %d, %s", code, stderr)
 	}
 }
@@ -142,7 +143,7 @@ func TestInstanceTagsInfluxPoints(t *testing.T) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": db.Token, "LLMRUN_INSTANCES": "1", "JOB_COMPLETION_INDEX": "0"}
 	code, stdout, stderr := cli(t, context.Background(), env, "run", "-q", "--out", "influxdb="+db.URL+"?bucket="+db.Bucket, "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)
@@ -189,7 +190,7 @@ func TestInfluxSecretsEchoedAreRedacted(t *testing.T) {
 		} {
 			code, stdout, stderr := cli(t, t.Context(), env, args...)
 			out := stdout + stderr
-			if code == exitOK || !strings.Contains(out, `\x1b[31mbad auth: `) || !strings.Contains(out, " [REDACTED]") {
+			if code == exitcode.OK || !strings.Contains(out, `\x1b[31mbad auth: `) || !strings.Contains(out, " [REDACTED]") {
 				t.Errorf("%s, %s: exit %d, want a failure quoting the server, redacted\n%s", tc.name, args[0], code, out)
 			}
 			for _, leak := range append(tc.leaks, "\x1b") {

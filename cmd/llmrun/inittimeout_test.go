@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // TestInitTimeout stops init code that would never end, in VU 0 (which
@@ -28,13 +30,13 @@ export default function () {}
 		code int
 		want string
 	}{
-		{"run", []string{"run", "--no-color", "--init-timeout", "300ms", spin}, exitScriptError,
+		{"run", []string{"run", "--no-color", "--init-timeout", "300ms", spin}, exitcode.ScriptError,
 			"llmrun run: " + spin + ": " + spin + ":"},
-		{"inspect", []string{"inspect", "--init-timeout", "300ms", spin}, exitScriptError,
+		{"inspect", []string{"inspect", "--init-timeout", "300ms", spin}, exitcode.ScriptError,
 			"llmrun inspect: " + spin + ": " + spin + ":"},
-		{"a later VU", []string{"run", "--no-color", "--init-timeout", "300ms", spinLater}, exitScriptError,
+		{"a later VU", []string{"run", "--no-color", "--init-timeout", "300ms", spinLater}, exitcode.ScriptError,
 			"initialising VU 2: " + spinLater + ":"},
-		{"negative", []string{"run", "--init-timeout", "-1s", spin}, exitUsage,
+		{"negative", []string{"run", "--init-timeout", "-1s", spin}, exitcode.Usage,
 			"llmrun run: --init-timeout must not be negative, got -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,7 +49,7 @@ export default function () {}
 			if code != tc.code || !strings.Contains(stderr, tc.want) {
 				t.Fatalf("exit %d, want %d with %q\nstderr:\n%s", code, tc.code, tc.want, stderr)
 			}
-			if tc.code == exitScriptError && !strings.Contains(stderr, "the script was interrupted here: the init code ran longer than 300ms, llmrun's limit for a VU's init code (--init-timeout)") {
+			if tc.code == exitcode.ScriptError && !strings.Contains(stderr, "the script was interrupted here: the init code ran longer than 300ms, llmrun's limit for a VU's init code (--init-timeout)") {
 				t.Errorf("stderr does not name the limit:\n%s", stderr)
 			}
 		})

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/internal/llmsim"
-	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/inspect"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/runner"
-	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 const inspectUsage = `Usage: llmrun inspect [flags] SCRIPT
@@ -34,56 +32,9 @@ process's share of the plan; nothing listens at or connects to
 Flags:
 `
 
-// inspectPlaceholderURL is the base URL of the llm module's default client
-// when inspect is given none: init code may create clients, and inspect
-// starts no simulator. Nothing is ever sent to it.
-const inspectPlaceholderURL = "http://127.0.0.1:0/v1"
-
 // runOnlyFlags are flags of run that change nothing inspect prints; they
 // are accepted and hidden.
 var runOnlyFlags = []string{"api-key-env", "timeout", "idle-timeout", "summary-export", "quiet", "no-color"}
-
-// inspection is what inspect prints: the resolved load shape.
-type inspection struct {
-	Script       string              `json:"script"`
-	ScriptSHA256 string              `json:"script_sha256"`
-	Scenarios    []inspectedScenario `json:"scenarios"`
-	// MaxVUs is the sum of the scenarios' VUs: the VUs the run
-	// initialises, and at most that many run at once.
-	MaxVUs int `json:"max_vus"`
-	// MaxDuration is the latest a scenario can end: the largest start
-	// time plus maximum duration (graceful stop included).
-	MaxDuration  string  `json:"max_duration"`
-	MaxDurationS float64 `json:"max_duration_s"`
-	// HandleSummary is true when the script exports handleSummary.
-	HandleSummary bool `json:"handle_summary"`
-	// ExecutionSegment is --execution-segment's part, "1/3:2/3 of
-	// 0,1/3,2/3,1": the scenarios are that part of the plan.
-	ExecutionSegment string `json:"execution_segment,omitempty"`
-	// Instance is --instance's index of --instances (Instances): the
-	// scenarios are that instance's share of the plan.
-	Instance  *int `json:"instance,omitempty"`
-	Instances int  `json:"instances,omitempty"`
-}
-
-// inspectedScenario is one resolved scenario; the string durations are Go
-// durations ("1m30s"), as in the summary's load_shape, and the _s fields
-// the same in seconds.
-type inspectedScenario struct {
-	Name       string  `json:"name"`
-	Executor   string  `json:"executor"`
-	Exec       string  `json:"exec"`
-	StartTime  string  `json:"start_time"`
-	StartTimeS float64 `json:"start_time_s"`
-	// StartAfter names the scenario this one starts after (startAfter),
-	// StartTime being then a delay after its end.
-	StartAfter   string            `json:"start_after,omitempty"`
-	MaxVUs       int               `json:"max_vus"`
-	MaxDuration  string            `json:"max_duration"`
-	MaxDurationS float64           `json:"max_duration_s"`
-	Description  string            `json:"description"`
-	Tags         map[string]string `json:"tags,omitempty"`
-}
 
 func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := pflag.NewFlagSet("llmrun inspect", pflag.ContinueOnError)
@@ -107,27 +58,26 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !ok {
 		return code
 	}
+	engineCfg := a.engineConfig(fs, f, stderr)
 	// Nothing listens or connects: the flags only say which share.
-	instance, err := a.instanceOf(fs, inst, getenv, io.Discard)
+	instance, err := inst.config(fs, getenv, io.Discard)
+	if err == nil {
+		err = runner.SharePlan(&engineCfg, instance, a.seedDrawn)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun inspect: %v\n", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	script := a.script
-	if a.llm.BaseURL == "" {
-		a.llm.BaseURL = inspectPlaceholderURL
-		if a.llm.Model == "" {
-			a.llm.Model = llmsim.DefaultConfig().Model
-		}
-	}
+	llmconfig.Placeholder(&engineCfg.LLM)
 	// Loaded as run loads it, options beside the scenarios checked.
-	e, _, err := runner.Load(ctx, a.engineConfig(fs, f, stderr), a.slo)
+	e, _, err := runner.Load(ctx, engineCfg, a.slo)
 	if err != nil {
-		return verdictCodes[runner.ReportLoadError(stderr, "llmrun inspect", script, err)]
+		return runner.ReportLoadError(stderr, "llmrun inspect", script, err).ExitCode()
 	}
-	in := inspect(script, e)
-	if !a.segment.Whole() {
-		in.ExecutionSegment = a.segment.String()
+	in := inspect.Of(script, e)
+	if part := engineCfg.Overrides.Segment; !part.Whole() {
+		in.ExecutionSegment = part.String()
 	}
 	if instance != nil {
 		in.Instance, in.Instances = &instance.Instance, instance.Instances
@@ -137,79 +87,11 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		enc.SetIndent("", "  ")
 		err = enc.Encode(in)
 	} else {
-		err = in.render(stdout)
+		err = in.Render(stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun inspect: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
-	return exitOK
-}
-
-// inspect describes a loaded engine's scenarios.
-func inspect(script string, e *engine.Engine) *inspection {
-	in := &inspection{Script: script, ScriptSHA256: e.ScriptSHA256(), MaxVUs: e.MaxVUs(), HandleSummary: e.HasHandleSummary()}
-	for _, sc := range e.Scenarios() {
-		d := sc.Config.MaxDuration()
-		in.Scenarios = append(in.Scenarios, inspectedScenario{
-			Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec,
-			StartTime: sc.StartTime.String(), StartTimeS: sc.StartTime.Seconds(), StartAfter: sc.StartAfter,
-			MaxVUs:      sc.Config.MaxVUs(),
-			MaxDuration: d.String(), MaxDurationS: d.Seconds(),
-			Description: sc.Describe(), Tags: sc.Tags,
-		})
-	}
-	end := e.MaxDuration()
-	in.MaxDuration, in.MaxDurationS = end.String(), end.Seconds()
-	return in
-}
-
-// render prints the inspection as a heading and a table.
-func (in *inspection) render(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "script: %s\n%s, up to %s, at most %s (graceful stops included)\n",
-		in.Script, textfmt.Count(len(in.Scenarios), "scenario"), textfmt.Count(in.MaxVUs, "VU"), in.MaxDuration); err != nil {
-		return err
-	}
-	switch {
-	case in.Instance != nil && in.ExecutionSegment != "":
-		if _, err := fmt.Fprintf(w, "instance %d of %d, execution segment %s: the VUs, iterations and arrivals below are this instance's share\n", *in.Instance, in.Instances, in.ExecutionSegment); err != nil {
-			return err
-		}
-	case in.Instance != nil:
-		if _, err := fmt.Fprintf(w, "instance %d of %d: the whole plan, as the only instance\n", *in.Instance, in.Instances); err != nil {
-			return err
-		}
-	case in.ExecutionSegment != "":
-		if _, err := fmt.Fprintf(w, "execution segment %s: the VUs, iterations and arrivals below are this process's share\n", in.ExecutionSegment); err != nil {
-			return err
-		}
-	}
-	if in.HandleSummary {
-		if _, err := fmt.Fprintln(w, "handleSummary(): exported; it replaces the default end-of-run summary"); err != nil {
-			return err
-		}
-	}
-	if _, err := fmt.Fprintln(w); err != nil {
-		return err
-	}
-	header := []any{"scenario", "executor", "exec", "start", "VUs", "max duration", "description"}
-	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
-	t.Header(header...)
-	for _, sc := range in.Scenarios {
-		start := sc.StartTime
-		if sc.StartAfter != "" {
-			start = "after " + sc.StartAfter
-			if sc.StartTimeS > 0 {
-				start += " +" + sc.StartTime
-			}
-		}
-		if err := t.Append(sc.Name, sc.Executor, sc.Exec+"()", start, fmt.Sprint(sc.MaxVUs), sc.MaxDuration, sc.Description); err != nil {
-			return err
-		}
-	}
-	return t.Render()
+	return exitcode.OK
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/inspect"
 )
 
 const twoScenarios = `
@@ -44,7 +47,7 @@ func TestInspectText(t *testing.T) {
 	url, requests := countingServer(t)
 	script := writeScript(t, "two.js", twoScenarios)
 	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--base-url", url, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, want := range []string{
@@ -70,10 +73,10 @@ func TestInspectJSON(t *testing.T) {
 	script := writeScript(t, "two.js", twoScenarios+"export function handleSummary() { return {}; }\n")
 	// Without --base-url inspect starts no simulator and still loads clients.
 	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--json", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var in inspection
+	var in inspect.Inspection
 	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, stdout)
 	}
@@ -109,11 +112,11 @@ func TestInspectOverrides(t *testing.T) {
 	} {
 		args := append(append([]string{"inspect", "--json"}, tc.args...), script)
 		code, stdout, stderr := cli(t, context.Background(), nil, args...)
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Errorf("%v: exit %d\n%s", tc.args, code, stderr)
 			continue
 		}
-		var in inspection
+		var in inspect.Inspection
 		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +126,7 @@ func TestInspectOverrides(t *testing.T) {
 		}
 	}
 	code, stdout, _ := cli(t, context.Background(), nil, "inspect", "-u", "3", "-d", "20s", script)
-	if code != exitOK || !strings.Contains(stdout, "1 scenario, up to 3 VUs, at most 50s") {
+	if code != exitcode.OK || !strings.Contains(stdout, "1 scenario, up to 3 VUs, at most 50s") {
 		t.Errorf("text with overrides: exit %d\n%s", code, stdout)
 	}
 }
@@ -137,18 +140,18 @@ func TestInspectErrors(t *testing.T) {
 		code      int
 		want      string
 	}{
-		{"syntax error", "export default function ( {", nil, exitScriptError, "bad.js:1:"},
-		{"init exception", "throw new Error('init failed');\nexport default function () {}", nil, exitScriptError, "Error: init failed"},
-		{"stream in init", "import llm from 'llm';\nllm.stream({ prompt: 'x' });\nexport default function () {}", nil, exitScriptError,
+		{"syntax error", "export default function ( {", nil, exitcode.ScriptError, "bad.js:1:"},
+		{"init exception", "throw new Error('init failed');\nexport default function () {}", nil, exitcode.ScriptError, "Error: init failed"},
+		{"stream in init", "import llm from 'llm';\nllm.stream({ prompt: 'x' });\nexport default function () {}", nil, exitcode.ScriptError,
 			"llm.stream() cannot be called in the init context"},
-		{"unknown option", "export const options = { vu: 2 };\nexport default function () {}", nil, exitInvalidConfig, "options.vu: unknown field"},
-		{"unknown executor", "export const options = { scenarios: { a: { executor: 'nope' } } };\nexport default function () {}", nil, exitInvalidConfig,
+		{"unknown option", "export const options = { vu: 2 };\nexport default function () {}", nil, exitcode.InvalidConfig, "options.vu: unknown field"},
+		{"unknown executor", "export const options = { scenarios: { a: { executor: 'nope' } } };\nexport default function () {}", nil, exitcode.InvalidConfig,
 			`options.scenarios.a.executor: unknown executor "nope"`},
 		{"missing exec", "export const options = { scenarios: { a: { executor: 'constant-vus', duration: '1s', exec: 'gone' } } };\nexport default function () {}",
-			nil, exitInvalidConfig, `exports no function "gone"`},
-		{"vus alone", "export default function () {}", []string{"-u", "3"}, exitInvalidConfig, "vus needs a duration"},
-		{"bad -e", "export default function () {}", []string{"-e", "NOEQUALS"}, exitUsage, "expected KEY=VALUE"},
-		{"unknown flag", "export default function () {}", []string{"--nope"}, exitUsage, "unknown flag: --nope"},
+			nil, exitcode.InvalidConfig, `exports no function "gone"`},
+		{"vus alone", "export default function () {}", []string{"-u", "3"}, exitcode.InvalidConfig, "vus needs a duration"},
+		{"bad -e", "export default function () {}", []string{"-e", "NOEQUALS"}, exitcode.Usage, "expected KEY=VALUE"},
+		{"unknown flag", "export default function () {}", []string{"--nope"}, exitcode.Usage, "unknown flag: --nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			script := writeScript(t, "bad.js", tc.src)
@@ -166,8 +169,8 @@ func TestInspectErrors(t *testing.T) {
 		t.Errorf("inspect sent %d requests", n)
 	}
 	for _, args := range [][]string{{"inspect"}, {"inspect", "a.js", "b.js"}, {"inspect", "/does/not/exist.js"}} {
-		if code, _, stderr := cli(t, context.Background(), nil, args...); code != exitUsage || !strings.HasPrefix(stderr, "llmrun inspect: ") {
-			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, stderr)
+		if code, _, stderr := cli(t, context.Background(), nil, args...); code != exitcode.Usage || !strings.HasPrefix(stderr, "llmrun inspect: ") {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitcode.Usage, stderr)
 		}
 	}
 }
@@ -175,7 +178,7 @@ func TestInspectErrors(t *testing.T) {
 func TestInspectHelp(t *testing.T) {
 	t.Parallel()
 	code, stdout, stderr := cli(t, context.Background(), nil, "help", "inspect")
-	if code != exitOK || !strings.Contains(stdout, "Usage: llmrun inspect") || !strings.Contains(stdout, "--json") || !strings.Contains(stdout, "--vus") {
+	if code != exitcode.OK || !strings.Contains(stdout, "Usage: llmrun inspect") || !strings.Contains(stdout, "--json") || !strings.Contains(stdout, "--vus") {
 		t.Errorf("help inspect: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if strings.Contains(stdout, "--summary-export") {
@@ -183,7 +186,7 @@ func TestInspectHelp(t *testing.T) {
 	}
 	// A run's command line inspects as it is.
 	script := writeScript(t, "s.js", "export default function () {}")
-	if code, _, stderr := cli(t, context.Background(), nil, "inspect", "-q", "--no-color", "--summary-export", "x.json", "--timeout", "5s", "-i", "2", script); code != exitOK {
+	if code, _, stderr := cli(t, context.Background(), nil, "inspect", "-q", "--no-color", "--summary-export", "x.json", "--timeout", "5s", "-i", "2", script); code != exitcode.OK {
 		t.Errorf("run-only flags: exit %d\n%s", code, stderr)
 	}
 }
@@ -195,12 +198,12 @@ func TestInspectAPIKeyEnvUnset(t *testing.T) {
 	t.Parallel()
 	script := writeScript(t, "two.js", twoScenarios)
 	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "--api-key-env", "LLMRUN_TEST_UNSET_KEY", script)
-	if code != exitOK || !strings.Contains(stdout, "2 scenarios, up to 10 VUs") {
+	if code != exitcode.OK || !strings.Contains(stdout, "2 scenarios, up to 10 VUs") {
 		t.Errorf("inspect --api-key-env UNSET: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = cli(t, context.Background(), nil, "run", "--api-key-env", "LLMRUN_TEST_UNSET_KEY", script)
-	if code != exitUsage || !strings.Contains(stderr, "the environment variable LLMRUN_TEST_UNSET_KEY is empty or unset") {
-		t.Errorf("run --api-key-env UNSET: exit %d, want %d\n%s", code, exitUsage, stderr)
+	if code != exitcode.Usage || !strings.Contains(stderr, "the environment variable LLMRUN_TEST_UNSET_KEY is empty or unset") {
+		t.Errorf("run --api-key-env UNSET: exit %d, want %d\n%s", code, exitcode.Usage, stderr)
 	}
 }
 
@@ -215,10 +218,10 @@ export default function () {}
 	for i := range 3 {
 		// No --rendezvous: inspect meets no one.
 		code, stdout, stderr := cli(t, t.Context(), nil, "inspect", "--json", "--seed", "1", "--instances", "3", "--instance", strconv.Itoa(i), script)
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Fatalf("instance %d: exit %d\n%s", i, code, stderr)
 		}
-		var in inspection
+		var in inspect.Inspection
 		if err := json.Unmarshal([]byte(stdout), &in); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, stdout)
 		}
@@ -236,11 +239,11 @@ export default function () {}
 		t.Errorf("the instances' shares add up to %d VUs and %d iterations, want 4 and 10", vus, iterations)
 	}
 	code, stdout, stderr := cli(t, t.Context(), nil, "inspect", "--seed", "1", "--instances", "3", "--instance", "2", script)
-	if code != exitOK || !strings.Contains(stdout, "instance 2 of 3, execution segment 2/3:1 of 0,1/3,2/3,1: the VUs, iterations and arrivals below are this instance's share") {
+	if code != exitcode.OK || !strings.Contains(stdout, "instance 2 of 3, execution segment 2/3:1 of 0,1/3,2/3,1: the VUs, iterations and arrivals below are this instance's share") {
 		t.Errorf("text: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = cli(t, t.Context(), nil, "inspect", "--instances", "3", script)
-	if code != exitUsage || !strings.Contains(stderr, "--instances 3 needs --instance") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "--instances 3 needs --instance") {
 		t.Errorf("--instances without --instance: exit %d\n%s", code, stderr)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // A script knows which instance it runs in from __ENV, whether the
@@ -29,7 +31,7 @@ export default function () {}
 		t.Run(tt.name, func(t *testing.T) {
 			args := append(append([]string{"run", "-q", "--include-system-env-vars=false"}, tt.args...), script)
 			code, stdout, stderr := cli(t, context.Background(), tt.env, args...)
-			if code != exitOK || !strings.Contains(stdout+stderr, tt.want) {
+			if code != exitcode.OK || !strings.Contains(stdout+stderr, tt.want) {
 				t.Errorf("exit %d, want 0 and the script logging %q:\n%s\n%s", code, tt.want, stdout, stderr)
 			}
 		})

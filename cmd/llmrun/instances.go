@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -32,78 +31,24 @@ func (f *instanceFlags) register(fs *pflag.FlagSet) {
 }
 
 // config reads the instance flags, else their environment variables, into
-// a rendezvous configuration; nil when the run is not one of instances.
-// Instance 0 says on stderr where it listens.
+// a rendezvous configuration (rendezvous.Settings); nil when the run is
+// not one of instances. Instance 0 says on stderr where it listens.
 func (f instanceFlags) config(fs *pflag.FlagSet, getenv func(string) string, stderr io.Writer) (*rendezvous.Config, error) {
-	instances, err := intSetting(fs, "instances", f.instances, getenv, "LLMRUN_INSTANCES")
-	if err != nil {
-		return nil, err
+	s := rendezvous.Settings{Timeout: f.timeout, NoMeeting: f.inspectOnly}
+	if fs.Changed("instances") {
+		s.Instances = &f.instances
 	}
-	instance, err := intSetting(fs, "instance", f.instance, getenv, "LLMRUN_INSTANCE")
-	if err != nil {
-		return nil, err
+	if fs.Changed("instance") {
+		s.Instance = &f.instance
 	}
-	if instance == nil {
-		// A pod of a Kubernetes Indexed Job knows its index from this.
-		if instance, err = intSetting(fs, "", 0, getenv, "JOB_COMPLETION_INDEX"); err != nil {
-			return nil, err
+	if fs.Changed("rendezvous") {
+		s.Address = &f.rendezvous
+	}
+	cfg, err := s.Config(getenv)
+	if cfg != nil {
+		cfg.Listening = func(addr net.Addr) {
+			fmt.Fprintf(stderr, "llmrun run: instance 0 of %d: waiting for the others at %s\n", cfg.Instances, addr)
 		}
 	}
-	address := f.rendezvous
-	if !fs.Changed("rendezvous") {
-		address = getenv("LLMRUN_RENDEZVOUS")
-	}
-	if instances == nil {
-		if fs.Changed("instance") || fs.Changed("rendezvous") || getenv("LLMRUN_INSTANCE") != "" || getenv("LLMRUN_RENDEZVOUS") != "" {
-			return nil, fmt.Errorf("--instance and --rendezvous need --instances (or $LLMRUN_INSTANCES)")
-		}
-		return nil, nil
-	}
-	n := *instances
-	switch {
-	case n < 1:
-		return nil, fmt.Errorf("--instances %d: at least 1", n)
-	case n > rendezvous.MaxInstances:
-		return nil, fmt.Errorf("--instances %d: at most %d (docs/limits.md)", n, rendezvous.MaxInstances)
-	case instance == nil && n > 1:
-		return nil, fmt.Errorf("--instances %d needs --instance (or $LLMRUN_INSTANCE, or $JOB_COMPLETION_INDEX in a Kubernetes Indexed Job)", n)
-	case f.timeout <= 0:
-		return nil, fmt.Errorf("--rendezvous-timeout must be positive, got %v", f.timeout)
-	}
-	cfg := &rendezvous.Config{Instances: n, Address: address, Timeout: f.timeout}
-	if instance != nil {
-		cfg.Instance = *instance
-	}
-	if cfg.Instance < 0 || cfg.Instance >= n {
-		return nil, fmt.Errorf("--instance %d of --instances %d: the index must be 0 to %d", cfg.Instance, n, n-1)
-	}
-	if n > 1 && (address != "" || !f.inspectOnly) {
-		if address == "" {
-			return nil, fmt.Errorf("--instances %d needs --rendezvous HOST:PORT (or $LLMRUN_RENDEZVOUS): instance 0 listens there, the others connect", n)
-		}
-		if _, _, err := net.SplitHostPort(address); err != nil {
-			return nil, fmt.Errorf("--rendezvous %q: want HOST:PORT: %v", address, err)
-		}
-	}
-	cfg.Listening = func(addr net.Addr) {
-		fmt.Fprintf(stderr, "llmrun run: instance 0 of %d: waiting for the others at %s\n", n, addr)
-	}
-	return cfg, nil
-}
-
-// intSetting is the integer flag name when given, else the environment
-// variable env when set, else nil.
-func intSetting(fs *pflag.FlagSet, name string, value int, getenv func(string) string, env string) (*int, error) {
-	if name != "" && fs.Changed(name) {
-		return &value, nil
-	}
-	s := getenv(env)
-	if s == "" {
-		return nil, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return nil, fmt.Errorf("$%s=%q: not an integer", env, s)
-	}
-	return &n, nil
+	return cfg, err
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // instanceScript records when its first iteration started, in Unix ms:
@@ -280,8 +282,8 @@ func TestMissingInstanceIsNamed(t *testing.T) {
 		start := time.Now()
 		code, _, stderr := cli(t, t.Context(), nil, "run", "--quiet", "--seed", "7", "--instances", "2", "--instance", tt.instance, "--rendezvous", tt.address,
 			"--rendezvous-timeout", "2s", "--summary-export", export, script)
-		if code != exitError || !strings.Contains(stderr, tt.want) {
-			t.Errorf("instance %s: exit %d, stderr:\n%s\nwant %d and %q", tt.instance, code, stderr, exitError, tt.want)
+		if code != exitcode.Error || !strings.Contains(stderr, tt.want) {
+			t.Errorf("instance %s: exit %d, stderr:\n%s\nwant %d and %q", tt.instance, code, stderr, exitcode.Error, tt.want)
 		}
 		if _, err := os.Stat(export); err == nil {
 			t.Errorf("instance %s: a run that never started wrote a result file", tt.instance)
@@ -315,8 +317,8 @@ func TestInstanceFlagErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		code, _, stderr := cli(t, t.Context(), tt.env, append(append([]string{"run"}, tt.args...), script)...)
-		if code != exitUsage || !strings.Contains(stderr, tt.want) {
-			t.Errorf("%v %v: exit %d, stderr %q; want %d and %q", tt.env, tt.args, code, stderr, exitUsage, tt.want)
+		if code != exitcode.Usage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v %v: exit %d, stderr %q; want %d and %q", tt.env, tt.args, code, stderr, exitcode.Usage, tt.want)
 		}
 	}
 }

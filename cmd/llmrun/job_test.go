@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -74,7 +75,7 @@ func startJob(t *testing.T, j jobTest, n int) []*instanceProcess {
 func waitAll(t *testing.T, procs ...*instanceProcess) {
 	t.Helper()
 	for i, p := range procs {
-		if code, stderr := p.wait(); code != exitOK {
+		if code, stderr := p.wait(); code != exitcode.OK {
 			t.Fatalf("process %d exited %d:\n%s", i, code, stderr)
 		}
 	}
@@ -273,7 +274,7 @@ func TestJobLostInstanceIsNamedInTheMerge(t *testing.T) {
 	waitAll(t, procs[0], procs[2])
 	out := filepath.Join(j.dir, "merged.json")
 	code, _, stderr := command(t, "merge", "-o", out, j.result(3, 0), j.result(3, 2))
-	if code != exitOK || !strings.Contains(stderr, "no result of instance 1 was given") {
+	if code != exitcode.OK || !strings.Contains(stderr, "no result of instance 1 was given") {
 		t.Errorf("merging the survivors: exit %d, stderr %q; want a warning naming instance 1", code, stderr)
 	}
 	m := readSummary(t, out)

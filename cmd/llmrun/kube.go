@@ -6,24 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/internal/llmsim"
-	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/kube"
-	"github.com/llmrun/llmrun/runtime/output/influxdb"
+	"github.com/llmrun/llmrun/runtime/kube/kuberun"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/runner"
-	"github.com/llmrun/llmrun/runtime/serverwatch"
-	"github.com/llmrun/llmrun/scripts"
 )
 
 const kubeUsage = `Usage: llmrun kube SCRIPT --instances N --image IMAGE [flags] [run flags]
@@ -169,103 +161,41 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if !ok {
 		return code
 	}
-	switch {
-	case !fs.Changed("instances"):
-		return usageError("--instances N is required: the number of pods")
-	case k.instances < 1:
-		return usageError("--instances %d: at least 1", k.instances)
-	case k.instances > rendezvous.MaxInstances:
-		return usageError("--instances %d: at most %d, the most instances a run has (docs/limits.md)", k.instances, rendezvous.MaxInstances)
-	case k.image == "":
-		return usageError("--image is required: the llmrun image the pods run (built from the Dockerfile)")
-	case k.rendezvousTimeout <= 0:
-		return usageError("--rendezvous-timeout must be positive, got %v", k.rendezvousTimeout)
-	}
-	secretEnv, err := kubeChecks(fs, f, k)
+	c, err := k.config(fs, f, a.script)
 	if err != nil {
 		return usageError("%v", err)
 	}
-	// Checked before the script is loaded; the files, the command line and
-	// the sizing follow from loading it.
-	c := kube.Config{
-		Name: k.name, Namespace: k.namespace, Image: k.image, Instances: k.instances, ClusterDomain: k.clusterDomain,
-		Secret: k.secret, SecretEnv: secretEnv, Resources: k.resources(kube.Size(0)),
-		ActiveDeadline: k.activeDeadline, TTLAfterFinished: k.ttlAfterFinished,
-	}
-	deadlineGiven := fs.Changed("active-deadline")
-	if !deadlineGiven {
-		// Until the script is loaded: the deadline of a run that takes no
-		// time once its pods have met.
-		c.ActiveDeadline = kube.DefaultActiveDeadline(k.rendezvousTimeout)
-	}
-	if c.Name == "" {
-		c.Name = defaultKubeName(a.script)
-	}
-	if err := c.Check(); err != nil {
-		return usageError("%v", err)
-	}
-
 	if f.baseURL == "" {
 		// $LLMRUN_BASE_URL and $OPENAI_BASE_URL do not reach the pods.
 		fmt.Fprintf(stderr, "%s: no --base-url: each pod benchmarks the built-in simulator it starts\n", cmd)
 	}
-	for _, warning := range loopbackWarnings(f) {
+	for _, warning := range f.kubeRun().Warnings() {
 		fmt.Fprintf(stderr, "%s: %s\n", cmd, warning)
 	}
-	if a.llm.BaseURL == "" {
-		a.llm.BaseURL = inspectPlaceholderURL
-		if a.llm.Model == "" {
-			a.llm.Model = llmsim.DefaultConfig().Model
-		}
-	}
 	engineCfg := a.engineConfig(fs, f, stderr)
-	var read filesRead
-	engineCfg.FileRead = read.add
+	llmconfig.Placeholder(&engineCfg.LLM)
+	var read kuberun.FilesRead
+	engineCfg.FileRead = read.Add
 	e, _, err := runner.Load(ctx, engineCfg, a.slo)
 	if err != nil {
-		return verdictCodes[runner.ReportLoadError(stderr, cmd, a.script, err)]
+		return runner.ReportLoadError(stderr, cmd, a.script, err).ExitCode()
 	}
-	files := slices.Concat(e.ScriptFiles(), read.list(), k.files)
-	tokenizerFile := false
-	if info, err := os.Stat(f.tokenizer); err == nil && info.Mode().IsRegular() {
-		// --tokenizer FILE: the file goes with the pods.
-		files, tokenizerFile = append(files, f.tokenizer), true
-	}
-	scriptFile := a.script
-	if a.source != nil {
-		scriptFile = ""
-	}
-	layout, err := kube.NewLayout(".", scriptFile, files)
+	placed, err := kuberun.Place(ctx, kuberun.Script{Path: a.script, Stock: a.source != nil, Engine: engineCfg, Loaded: e, Read: read.List(),
+		Files: k.files, Tokenizer: f.tokenizer})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return exitError
+		return exitcode.Error
 	}
-	// A relative path is the pods' too (their working directory is this
-	// one's place among the files); an absolute one is named as the pods
-	// have it.
-	inPod := map[string]string{}
-	if tokenizerFile && filepath.IsAbs(f.tokenizer) {
-		inPod["tokenizer"] = layout.InPod(f.tokenizer)
-	}
-	script := a.script
-	if a.source == nil {
-		script = layout.InPod(a.script)
-		if err := loadsFromFiles(ctx, engineCfg, layout, a.script); err != nil {
-			fmt.Fprintf(stderr, "%s: the script does not load from the ConfigMap's files alone (the script, its imports, the files it read and each --file): %v\n", cmd, err)
-			return exitError
-		}
-	}
-
 	if a.seedDrawn {
 		fmt.Fprintf(stderr, "%s: no --seed given: the instances all use --seed %d, written into the manifests\n", cmd, f.seed)
 	}
-	if k.secret == "" && (f.baseURL != "" || hasOut(f.outs, "influxdb")) {
+	if k.secret == "" && (f.baseURL != "" || f.kubeRun().HasOut("influxdb")) {
 		fmt.Fprintf(stderr, "%s: no --secret: the pods get no API key and no InfluxDB token\n", cmd)
 	}
-	c.Files, c.WorkDir, c.Args = layout.Files, layout.WorkDir, podArgs(fs, kubeOnly, f, a.seedDrawn, script, inPod)
+	c.Files, c.WorkDir, c.Args = placed.Layout.Files, placed.Layout.WorkDir, podArgs(fs, kubeOnly, f, a.seedDrawn, placed.Script, placed.InPod)
 	c.Resources = k.resources(kube.Size((e.MaxVUs() + k.instances - 1) / k.instances))
 	switch plan := e.MaxDuration(); {
-	case !deadlineGiven:
+	case !fs.Changed("active-deadline"):
 		c.ActiveDeadline = kube.DefaultActiveDeadline(k.rendezvousTimeout + e.MaxRunTime())
 	case c.ActiveDeadline < plan:
 		fmt.Fprintf(stderr, "%s: --active-deadline %v may stop the pods before the run ends: its scenarios alone may take up to %v, graceful stops included (llmrun inspect shows them); without the flag the deadline allows for the whole run\n",
@@ -273,141 +203,58 @@ func kubeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	}
 	if err := kube.Write(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return exitError
+		return exitcode.Error
 	}
-	return exitOK
+	return exitcode.OK
 }
 
-// kubeChecks refuses the run flags a pod cannot use or that would put a
-// secret in the manifests, and returns the variables the pods get from
-// the Secret.
-func kubeChecks(fs *pflag.FlagSet, f runFlags, k kubeFlags) ([]string, error) {
+// config checks kube's flags, and the run flags a pod cannot use or that
+// would put a secret in the manifests, before the script is loaded; the
+// files, the command line and the sizing follow from loading it.
+func (k kubeFlags) config(fs *pflag.FlagSet, f runFlags, script string) (kube.Config, error) {
+	switch {
+	case !fs.Changed("instances"):
+		return kube.Config{}, errors.New("--instances N is required: the number of pods")
+	case k.instances < 1:
+		return kube.Config{}, fmt.Errorf("--instances %d: at least 1", k.instances)
+	case k.instances > rendezvous.MaxInstances:
+		return kube.Config{}, fmt.Errorf("--instances %d: at most %d, the most instances a run has (docs/limits.md)", k.instances, rendezvous.MaxInstances)
+	case k.image == "":
+		return kube.Config{}, errors.New("--image is required: the llmrun image the pods run (built from the Dockerfile)")
+	case k.rendezvousTimeout <= 0:
+		return kube.Config{}, fmt.Errorf("--rendezvous-timeout must be positive, got %v", k.rendezvousTimeout)
+	}
 	for name, why := range refusedRunFlags {
 		if fs.Changed(name) {
-			return nil, fmt.Errorf("--%s: not with kube: %s", name, why)
+			return kube.Config{}, fmt.Errorf("--%s: not with kube: %s", name, why)
 		}
 	}
 	for _, word := range []struct{ flag, value string }{{"--image", k.image}, {"--cluster-domain", k.clusterDomain}} {
 		if err := kube.CheckWord(word.flag, word.value); err != nil {
-			return nil, err
+			return kube.Config{}, err
 		}
 	}
-	if f.apiKeyEnv != "" {
-		if err := kube.CheckEnvName("--api-key-env", f.apiKeyEnv); err != nil {
-			return nil, err
-		}
+	secretEnv, err := f.kubeRun().SecretEnv(k.secret, k.secretEnv)
+	if err != nil {
+		return kube.Config{}, err
 	}
-	if err := kube.CheckURL("--base-url", f.baseURL); err != nil {
-		return nil, err
+	c := kube.Config{
+		Name: cmp.Or(k.name, kuberun.DefaultName(script)), Namespace: k.namespace, Image: k.image, Instances: k.instances, ClusterDomain: k.clusterDomain,
+		Secret: k.secret, SecretEnv: secretEnv, Resources: k.resources(kube.Size(0)),
+		ActiveDeadline: k.activeDeadline, TTLAfterFinished: k.ttlAfterFinished,
 	}
-	for _, target := range metricsTargets(f) {
-		if err := kube.CheckURL(target.flag, target.url); err != nil {
-			return nil, err
-		}
+	if !fs.Changed("active-deadline") {
+		// Until the script is loaded: the deadline of a run that takes no
+		// time once its pods have met.
+		c.ActiveDeadline = kube.DefaultActiveDeadline(k.rendezvousTimeout)
 	}
-	for _, spec := range f.outs {
-		name, value, _ := strings.Cut(spec, "=")
-		switch {
-		case name == "json" && value == runner.StdoutResult:
-			return nil, fmt.Errorf("--out %s: kube adds it", spec)
-		case runner.WritesFile(name, value):
-			return nil, fmt.Errorf("--out %s: a file written in a pod is lost with it: the pods print their result files to their logs (--out json=-), or use --out influxdb", spec)
-		}
-		if err := kube.CheckURL("--out "+name, value); err != nil {
-			return nil, err
-		}
-	}
-	for _, kv := range f.env {
-		if err := kube.CheckSetting("-e", kv); err != nil {
-			return nil, err
-		}
-	}
-	for _, kv := range f.tags {
-		if err := kube.CheckSetting("--tag", kv); err != nil {
-			return nil, err
-		}
-	}
-	keyEnv := f.apiKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
-	if k.secret == "" {
-		if f.apiKeyEnv != "" {
-			return nil, fmt.Errorf("--api-key-env %s needs --secret: the pods get %s only from a Secret", f.apiKeyEnv, f.apiKeyEnv)
-		}
-		if len(k.secretEnv) > 0 {
-			return nil, fmt.Errorf("--secret-env %s needs --secret: the pods get it only from a Secret", k.secretEnv[0])
-		}
-		return nil, nil
-	}
-	env := []string{keyEnv}
-	if hasOut(f.outs, "influxdb") {
-		env = append(env, influxdb.TokenEnv)
-	}
-	for _, name := range k.secretEnv {
-		if err := kube.CheckEnvName("--secret-env", name); err != nil {
-			return nil, err
-		}
-		if !slices.Contains(env, name) {
-			env = append(env, name)
-		}
-	}
-	return env, nil
+	return c, c.Check()
 }
 
-// loopbackWarnings warn of the URLs given to the pods (--base-url, --out,
-// --server-metrics, --gpu-metrics) that name this machine's loopback,
-// which in a pod is the pod, and of nvidia-smi, which a pod runs on its
-// own node.
-func loopbackWarnings(f runFlags) []string {
-	var warnings []string
-	if w := kube.LoopbackWarning("--base-url "+f.baseURL, f.baseURL); w != "" {
-		warnings = append(warnings, w)
-	}
-	for _, spec := range f.outs {
-		_, value, _ := strings.Cut(spec, "=")
-		if w := kube.LoopbackWarning("--out "+spec, value); w != "" {
-			warnings = append(warnings, w)
-		}
-	}
-	for _, target := range metricsTargets(f) {
-		if w := kube.LoopbackWarning(target.flag+" "+target.url, target.url); w != "" {
-			warnings = append(warnings, w)
-		}
-	}
-	if slices.Contains(f.gpuMetrics, serverwatch.NvidiaSMI) {
-		warnings = append(warnings, "--gpu-metrics nvidia-smi: instance 0's pod runs nvidia-smi on its own node, which has it only when the pod is given GPUs, "+
-			"not the server's: give the DCGM exporter's URL the pods reach (http://HOST:9400/metrics)")
-	}
-	return warnings
-}
-
-// metricsTarget is a URL a flag names for the pods to read metrics at.
-type metricsTarget struct{ flag, url string }
-
-// metricsTargets are the URLs of --server-metrics and --gpu-metrics
-// (nvidia-smi apart), which instance 0's pod reads.
-func metricsTargets(f runFlags) []metricsTarget {
-	var out []metricsTarget
-	for _, u := range f.serverMetrics {
-		out = append(out, metricsTarget{"--server-metrics", u})
-	}
-	for _, u := range f.gpuMetrics {
-		if u != serverwatch.NvidiaSMI {
-			out = append(out, metricsTarget{"--gpu-metrics", u})
-		}
-	}
-	return out
-}
-
-// hasOut reports whether the --out flags include the output kind.
-func hasOut(outs []string, kind string) bool {
-	for _, spec := range outs {
-		if name, _, _ := strings.Cut(spec, "="); name == kind {
-			return true
-		}
-	}
-	return false
+// kubeRun is the run each pod runs, as the flags give it.
+func (f runFlags) kubeRun() kuberun.Run {
+	return kuberun.Run{BaseURL: f.baseURL, APIKeyEnv: f.apiKeyEnv, Outs: f.outs, Env: f.env, Tags: f.tags,
+		ServerMetrics: f.serverMetrics, GPUMetrics: f.gpuMetrics}
 }
 
 // podArgs is the command line of llmrun in the pods: run with the flags
@@ -432,71 +279,4 @@ func podArgs(fs, kubeOnly *pflag.FlagSet, f runFlags, seedDrawn bool, script str
 		args = append(args, fmt.Sprintf("--seed=%d", f.seed))
 	}
 	return append(args, "--out=json="+runner.StdoutResult, script)
-}
-
-// loadsFromFiles loads the script as the pods will, from a copy of the
-// ConfigMap's files alone: a file the pods would miss fails here rather
-// than in every pod.
-func loadsFromFiles(ctx context.Context, cfg engine.Config, layout *kube.Layout, script string) error {
-	dir, err := os.MkdirTemp("", "llmrun-kube-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	for _, file := range layout.Files {
-		path := filepath.Join(dir, filepath.FromSlash(file.Path))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, file.Data, 0o644); err != nil {
-			return err
-		}
-	}
-	cfg.ScriptPath = filepath.Join(dir, strings.TrimPrefix(layout.InPod(script), kube.MountDir+"/"))
-	cfg.Modules = nil
-	// A relative path is the pods' too: their working directory is this
-	// one's place among the files. An absolute one outside the copy is a
-	// file of this machine's.
-	var read filesRead
-	cfg.FileRead = read.add
-	if _, _, err := runner.Load(ctx, cfg, nil); err != nil {
-		// Named as the pods will name it.
-		return errors.New(strings.ReplaceAll(err.Error(), dir, kube.MountDir))
-	}
-	for _, path := range read.list() {
-		if filepath.IsAbs(path) && !kube.Within(path, dir) {
-			return fmt.Errorf("it reads %s by its absolute path, which the pods do not have: name it relative to the script", path)
-		}
-	}
-	return nil
-}
-
-// filesRead collects the files a script reads as it loads.
-type filesRead struct {
-	mu    sync.Mutex
-	paths []string
-}
-
-func (r *filesRead) add(path string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.paths = append(r.paths, path)
-}
-
-func (r *filesRead) list() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.paths)
-}
-
-// nonName are the characters a Kubernetes name cannot have.
-var nonName = regexp.MustCompile(`[^a-z0-9]+`)
-
-// defaultKubeName names the manifests after the script: llmrun-chat for
-// chat.js or stock:chat.
-func defaultKubeName(script string) string {
-	base := filepath.Base(strings.TrimPrefix(script, scripts.Prefix))
-	base = strings.TrimSuffix(base, filepath.Ext(base))
-	name := "llmrun-" + strings.Trim(nonName.ReplaceAllString(strings.ToLower(base), "-"), "-")
-	return strings.TrimSuffix(name[:min(len(name), 40)], "-")
 }

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/llmrun/llmrun/internal/kubetest"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/kube"
 )
 
@@ -75,7 +76,7 @@ func TestKubeManifests(t *testing.T) {
 	code, stdout, stderr := llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey, "LLMRUN_INFLUXDB_TOKEN=" + influxToken},
 		"kube", "chat.js", "--instances", "4", "--image", "registry.example/llmrun:v1", "--namespace", "load", "--secret", "llmrun-keys",
 		"--base-url", "http://vllm.serving:8000", "--out", "influxdb=http://influxdb:8086?bucket=llmrun", "--tag", "team=serving", "-s", "10s:2", "-s", "20s:4", "--rendezvous-timeout", "3m")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
 	for _, secret := range []string{apiKey, influxToken} {
@@ -146,7 +147,7 @@ func TestKubeManifests(t *testing.T) {
 	// longest (as llmrun inspect has it) and 10 minutes to start; the
 	// finished Job is kept a day.
 	code, inspected, stderr := llmrunIn(t, dir, nil, "inspect", "--json", "chat.js", "-s", "10s:2", "-s", "20s:4")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("inspect: exit %d\n%s", code, stderr)
 	}
 	var plan struct {
@@ -200,7 +201,7 @@ func TestKubeManifests(t *testing.T) {
 	// later.
 	code, stdout, stderr = llmrunIn(t, dir, []string{"OPENAI_API_KEY=" + apiKey}, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1",
 		"--file", "notes.txt", "--cpu", "3", "--memory", "2Gi", "--seed", "5", "--name", "small", "--active-deadline", "1h", "--ttl-after-finished", "90m")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
 	m = kubetest.Decode(t, stdout)
@@ -252,7 +253,7 @@ func TestKubeWarnsOfLoopbackURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := cli(t, t.Context(), nil, append(base, tt.args...)...)
-		if code != exitOK || stdout == "" {
+		if code != exitcode.OK || stdout == "" {
 			t.Errorf("%q: exit %d, %d bytes of manifests; want them written\n%s", tt.args, code, len(stdout), stderr)
 		}
 		for _, want := range tt.want {
@@ -273,7 +274,7 @@ func TestKubePassesServerMetrics(t *testing.T) {
 	const server, dcgm = "http://vllm.serving:8000/metrics", "http://dcgm-exporter.monitoring:9400/metrics"
 	code, stdout, stderr := cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "3", "--image", "x",
 		"--base-url", "http://vllm.serving:8000", "--server-metrics", server, "--gpu-metrics", dcgm, "--server-metrics-interval", "2s")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
 	if strings.Contains(stderr, "loopback") || strings.Contains(stderr, "nvidia-smi") {
@@ -288,7 +289,7 @@ func TestKubePassesServerMetrics(t *testing.T) {
 
 	code, stdout, stderr = cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "3", "--image", "x",
 		"--base-url", "http://vllm.serving:8000", "--gpu-metrics", "nvidia-smi")
-	if code != exitOK || !strings.Contains(stderr, "llmrun kube: --gpu-metrics nvidia-smi: instance 0's pod runs nvidia-smi on its own node") ||
+	if code != exitcode.OK || !strings.Contains(stderr, "llmrun kube: --gpu-metrics nvidia-smi: instance 0's pod runs nvidia-smi on its own node") ||
 		!slices.Contains(kubetest.Decode(t, stdout).Container(t).Args, "--gpu-metrics=nvidia-smi") {
 		t.Errorf("kube --gpu-metrics nvidia-smi: exit %d, want the manifests with it and a warning\n%s", code, stderr)
 	}
@@ -306,7 +307,7 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 	const instances = 3
 	code, stdout, stderr := llmrunIn(t, kubeDir(t), nil, "kube", "chat.js", "--instances", strconv.Itoa(instances), "--image", "llmrun:test",
 		"--name", "chat")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
 	m := kubetest.Decode(t, stdout)
@@ -401,7 +402,7 @@ func TestKubePodsMergeFromLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = command(t, "merge", "-o", out, logs)
-	if s := readSummary(t, out); code != exitOK || !strings.Contains(stderr, "no result of instance 1 was given") || s.Serving.Requests >= 12 {
+	if s := readSummary(t, out); code != exitcode.OK || !strings.Contains(stderr, "no result of instance 1 was given") || s.Serving.Requests >= 12 {
 		t.Errorf("merging without pod 1: exit %d, %d requests, stderr %q; want a warning naming instance 1 and fewer than 12", code, s.Serving.Requests, stderr)
 	}
 
@@ -428,11 +429,11 @@ func TestKubeDeadlineShorterThanThePlan(t *testing.T) {
 	script := filepath.Join(kubeDir(t), "chat.js")
 	// shared-iterations: at most its maxDuration (10m) and graceful stop (30s).
 	code, stdout, stderr := cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "2", "--image", "x", "--active-deadline", "5m")
-	if code != exitOK || stdout == "" || !strings.Contains(stderr, "--active-deadline 5m0s may stop the pods before the run ends: its scenarios alone may take up to 10m30s") {
+	if code != exitcode.OK || stdout == "" || !strings.Contains(stderr, "--active-deadline 5m0s may stop the pods before the run ends: its scenarios alone may take up to 10m30s") {
 		t.Errorf("exit %d, %d bytes of manifests, stderr:\n%s\nwant them written and a warning that the plan takes up to 10m30s", code, len(stdout), stderr)
 	}
 	code, _, stderr = cli(t, t.Context(), nil, "kube", script, "--seed", "1", "--instances", "2", "--image", "x", "--active-deadline", "11m")
-	if code != exitOK || strings.Contains(stderr, "--active-deadline") {
+	if code != exitcode.OK || strings.Contains(stderr, "--active-deadline") {
 		t.Errorf("a deadline past the plan: exit %d, stderr:\n%s", code, stderr)
 	}
 }
@@ -454,43 +455,43 @@ func TestKubeBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no image", []string{"--instances", "2"}, exitUsage, "--image is required"},
-		{"no instances", []string{"--image", "x"}, exitUsage, "--instances N is required"},
-		{"zero instances", []string{"--instances", "0", "--image", "x"}, exitUsage, "--instances 0: at least 1"},
-		{"too many instances", []string{"--instances", "1000000000", "--image", "x"}, exitUsage, "--instances 1000000000: at most 10000"},
-		{"password in the base URL", []string{"--instances", "2", "--image", "x", "--base-url", "http://me:hunter2@vllm:8000"}, exitUsage, "--base-url: the URL carries a user or password"},
-		{"token in the InfluxDB URL", []string{"--instances", "2", "--image", "x", "--out", "influxdb=http://influxdb:8086?bucket=b&token=abc"}, exitUsage, `--out influxdb: the URL's parameter "token" looks like a secret`},
-		{"key in -e", []string{"--instances", "2", "--image", "x", "-e", "HF_TOKEN=abc"}, exitUsage, "-e HF_TOKEN=…: named like a secret"},
-		{"bearer in -e", []string{"--instances", "2", "--image", "x", "-e", "BEARER=abc"}, exitUsage, "-e BEARER=…: named like a secret, whose value the manifests would hold in plain text: put it in the Secret named by --secret"},
-		{"cookie in -e", []string{"--instances", "2", "--image", "x", "-e", "SESSION_COOKIE=abc"}, exitUsage, "-e SESSION_COOKIE=…: named like a secret"},
-		{"PAT in -e", []string{"--instances", "2", "--image", "x", "-e", "GITHUB_PAT=ghp_abc"}, exitUsage, "-e GITHUB_PAT=…: named like a secret"},
-		{"URL with a token in -e", []string{"--instances", "2", "--image", "x", "-e", "TARGET=http://h:1/v1?access_token=abc"}, exitUsage, `-e TARGET: the URL's parameter "access_token" looks like a secret`},
-		{"key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "api_key=abc"}, exitUsage, "--tag api_key=…: named like a secret"},
-		{"camel-case key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "apiKey=abc"}, exitUsage, "--tag apiKey=…: named like a secret"},
-		{"token in the DCGM exporter's URL", []string{"--instances", "2", "--image", "x", "--gpu-metrics", "http://dcgm:9400/metrics?access_token=abc"}, exitUsage, `--gpu-metrics: the URL's parameter "access_token" looks like a secret`},
-		{"password in a server's metrics URL", []string{"--instances", "2", "--image", "x", "--server-metrics", "http://me:hunter2@vllm:8000/metrics"}, exitUsage, "--server-metrics: the URL carries a user or password"},
-		{"token in a URL fragment", []string{"--instances", "2", "--image", "x", "--base-url", "http://vllm:8000/v1#token=abc"}, exitUsage, `--base-url: the URL's fragment's parameter "token" looks like a secret`},
-		{"secret env without secret", []string{"--instances", "2", "--image", "x", "--secret-env", "GITHUB_PAT"}, exitUsage, "--secret-env GITHUB_PAT needs --secret"},
-		{"secret env not a name", []string{"--instances", "2", "--image", "x", "--secret", "s", "--secret-env", "A=B"}, exitUsage, `--secret-env "A=B": want a variable's name`},
-		{"api key env without secret", []string{"--instances", "2", "--image", "x", "--api-key-env", "MY_KEY"}, exitUsage, "--api-key-env MY_KEY needs --secret"},
-		{"a file output", []string{"--instances", "2", "--image", "x", "--out", "json=r.json"}, exitUsage, "--out json=r.json: a file written in a pod is lost with it"},
-		{"a segment", []string{"--instances", "2", "--image", "x", "--execution-segment", "0:1/2"}, exitUsage, "--execution-segment: not with kube"},
-		{"bad cpu", []string{"--instances", "2", "--image", "x", "--cpu", "lots"}, exitUsage, `cpu "lots": want cores`},
-		{"bad name", []string{"--instances", "2", "--image", "x", "--name", "Chat_Test"}, exitUsage, `name "Chat_Test": want lower-case letters`},
-		{"a newline in the image", []string{"--instances", "2", "--image", "x\n$(id)"}, exitUsage, `--image "x\n$(id)": holds whitespace or a control character at byte 1`},
-		{"a command in the image", []string{"--instances", "2", "--image", "x$(id)"}, exitUsage, `--image "x$(id)": holds $(`},
-		{"a backquote in the image", []string{"--instances", "2", "--image", "x`id`"}, exitUsage, "--image \"x`id`\": holds `"},
-		{"a quote in the cluster domain", []string{"--instances", "2", "--image", "x", "--cluster-domain", `c"l`}, exitUsage, `--cluster-domain "c\"l": holds "`},
-		{"a space in the cluster domain", []string{"--instances", "2", "--image", "x", "--cluster-domain", "cluster.local evil"}, exitUsage, `--cluster-domain "cluster.local evil": holds whitespace`},
-		{"a command in the cluster domain", []string{"--instances", "2", "--image", "x", "--cluster-domain", "$(id)"}, exitUsage, `--cluster-domain "$(id)": holds $(`},
-		{"a newline in the api key env", []string{"--instances", "2", "--image", "x", "--secret", "s", "--api-key-env", "KEY\nX"}, exitUsage, `--api-key-env "KEY\nX": want a variable's name`},
-		{"a command in the api key env", []string{"--instances", "2", "--image", "x", "--secret", "s", "--api-key-env", "$(id)"}, exitUsage, `--api-key-env "$(id)": want a variable's name`},
-		{"the environment as a file", []string{"--instances", "2", "--image", "x", "--file", "/proc/self/environ"}, exitError, "/proc/self/environ: refused: it is under /proc"},
-		{"a file outside the script's tree", []string{"--instances", "2", "--image", "x", "--file", outside}, exitError, outside + ": refused: it lies outside " + dir + ", the script's tree"},
-		{"a file too big", []string{"--instances", "2", "--image", "x", "--file", big}, exitError, big + " is larger than 1000 KiB, the most a ConfigMap holds"},
-		{"no deadline", []string{"--instances", "2", "--image", "x", "--active-deadline", "0s"}, exitUsage, "active deadline 0s: want a positive duration"},
-		{"no TTL", []string{"--instances", "2", "--image", "x", "--ttl-after-finished", "0s"}, exitUsage, "TTL after finished 0s: want a positive duration"},
-		{"a TTL too long", []string{"--instances", "2", "--image", "x", "--ttl-after-finished", "600000h"}, exitUsage, "TTL after finished 600000h0m0s: want a positive duration of at most 596523h14m7s"},
+		{"no image", []string{"--instances", "2"}, exitcode.Usage, "--image is required"},
+		{"no instances", []string{"--image", "x"}, exitcode.Usage, "--instances N is required"},
+		{"zero instances", []string{"--instances", "0", "--image", "x"}, exitcode.Usage, "--instances 0: at least 1"},
+		{"too many instances", []string{"--instances", "1000000000", "--image", "x"}, exitcode.Usage, "--instances 1000000000: at most 10000"},
+		{"password in the base URL", []string{"--instances", "2", "--image", "x", "--base-url", "http://me:hunter2@vllm:8000"}, exitcode.Usage, "--base-url: the URL carries a user or password"},
+		{"token in the InfluxDB URL", []string{"--instances", "2", "--image", "x", "--out", "influxdb=http://influxdb:8086?bucket=b&token=abc"}, exitcode.Usage, `--out influxdb: the URL's parameter "token" looks like a secret`},
+		{"key in -e", []string{"--instances", "2", "--image", "x", "-e", "HF_TOKEN=abc"}, exitcode.Usage, "-e HF_TOKEN=…: named like a secret"},
+		{"bearer in -e", []string{"--instances", "2", "--image", "x", "-e", "BEARER=abc"}, exitcode.Usage, "-e BEARER=…: named like a secret, whose value the manifests would hold in plain text: put it in the Secret named by --secret"},
+		{"cookie in -e", []string{"--instances", "2", "--image", "x", "-e", "SESSION_COOKIE=abc"}, exitcode.Usage, "-e SESSION_COOKIE=…: named like a secret"},
+		{"PAT in -e", []string{"--instances", "2", "--image", "x", "-e", "GITHUB_PAT=ghp_abc"}, exitcode.Usage, "-e GITHUB_PAT=…: named like a secret"},
+		{"URL with a token in -e", []string{"--instances", "2", "--image", "x", "-e", "TARGET=http://h:1/v1?access_token=abc"}, exitcode.Usage, `-e TARGET: the URL's parameter "access_token" looks like a secret`},
+		{"key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "api_key=abc"}, exitcode.Usage, "--tag api_key=…: named like a secret"},
+		{"camel-case key in a tag", []string{"--instances", "2", "--image", "x", "--tag", "apiKey=abc"}, exitcode.Usage, "--tag apiKey=…: named like a secret"},
+		{"token in the DCGM exporter's URL", []string{"--instances", "2", "--image", "x", "--gpu-metrics", "http://dcgm:9400/metrics?access_token=abc"}, exitcode.Usage, `--gpu-metrics: the URL's parameter "access_token" looks like a secret`},
+		{"password in a server's metrics URL", []string{"--instances", "2", "--image", "x", "--server-metrics", "http://me:hunter2@vllm:8000/metrics"}, exitcode.Usage, "--server-metrics: the URL carries a user or password"},
+		{"token in a URL fragment", []string{"--instances", "2", "--image", "x", "--base-url", "http://vllm:8000/v1#token=abc"}, exitcode.Usage, `--base-url: the URL's fragment's parameter "token" looks like a secret`},
+		{"secret env without secret", []string{"--instances", "2", "--image", "x", "--secret-env", "GITHUB_PAT"}, exitcode.Usage, "--secret-env GITHUB_PAT needs --secret"},
+		{"secret env not a name", []string{"--instances", "2", "--image", "x", "--secret", "s", "--secret-env", "A=B"}, exitcode.Usage, `--secret-env "A=B": want a variable's name`},
+		{"api key env without secret", []string{"--instances", "2", "--image", "x", "--api-key-env", "MY_KEY"}, exitcode.Usage, "--api-key-env MY_KEY needs --secret"},
+		{"a file output", []string{"--instances", "2", "--image", "x", "--out", "json=r.json"}, exitcode.Usage, "--out json=r.json: a file written in a pod is lost with it"},
+		{"a segment", []string{"--instances", "2", "--image", "x", "--execution-segment", "0:1/2"}, exitcode.Usage, "--execution-segment: not with kube"},
+		{"bad cpu", []string{"--instances", "2", "--image", "x", "--cpu", "lots"}, exitcode.Usage, `cpu "lots": want cores`},
+		{"bad name", []string{"--instances", "2", "--image", "x", "--name", "Chat_Test"}, exitcode.Usage, `name "Chat_Test": want lower-case letters`},
+		{"a newline in the image", []string{"--instances", "2", "--image", "x\n$(id)"}, exitcode.Usage, `--image "x\n$(id)": holds whitespace or a control character at byte 1`},
+		{"a command in the image", []string{"--instances", "2", "--image", "x$(id)"}, exitcode.Usage, `--image "x$(id)": holds $(`},
+		{"a backquote in the image", []string{"--instances", "2", "--image", "x`id`"}, exitcode.Usage, "--image \"x`id`\": holds `"},
+		{"a quote in the cluster domain", []string{"--instances", "2", "--image", "x", "--cluster-domain", `c"l`}, exitcode.Usage, `--cluster-domain "c\"l": holds "`},
+		{"a space in the cluster domain", []string{"--instances", "2", "--image", "x", "--cluster-domain", "cluster.local evil"}, exitcode.Usage, `--cluster-domain "cluster.local evil": holds whitespace`},
+		{"a command in the cluster domain", []string{"--instances", "2", "--image", "x", "--cluster-domain", "$(id)"}, exitcode.Usage, `--cluster-domain "$(id)": holds $(`},
+		{"a newline in the api key env", []string{"--instances", "2", "--image", "x", "--secret", "s", "--api-key-env", "KEY\nX"}, exitcode.Usage, `--api-key-env "KEY\nX": want a variable's name`},
+		{"a command in the api key env", []string{"--instances", "2", "--image", "x", "--secret", "s", "--api-key-env", "$(id)"}, exitcode.Usage, `--api-key-env "$(id)": want a variable's name`},
+		{"the environment as a file", []string{"--instances", "2", "--image", "x", "--file", "/proc/self/environ"}, exitcode.Error, "/proc/self/environ: refused: it is under /proc"},
+		{"a file outside the script's tree", []string{"--instances", "2", "--image", "x", "--file", outside}, exitcode.Error, outside + ": refused: it lies outside " + dir + ", the script's tree"},
+		{"a file too big", []string{"--instances", "2", "--image", "x", "--file", big}, exitcode.Error, big + " is larger than 1000 KiB, the most a ConfigMap holds"},
+		{"no deadline", []string{"--instances", "2", "--image", "x", "--active-deadline", "0s"}, exitcode.Usage, "active deadline 0s: want a positive duration"},
+		{"no TTL", []string{"--instances", "2", "--image", "x", "--ttl-after-finished", "0s"}, exitcode.Usage, "TTL after finished 0s: want a positive duration"},
+		{"a TTL too long", []string{"--instances", "2", "--image", "x", "--ttl-after-finished", "600000h"}, exitcode.Usage, "TTL after finished 600000h0m0s: want a positive duration of at most 596523h14m7s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -510,7 +511,7 @@ func TestKubeBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := cli(t, t.Context(), nil, "kube", absolute, "--seed", "1", "--instances", "2", "--image", "x")
-	if code != exitError || !strings.Contains(stderr, "the script does not load from the ConfigMap's files alone") ||
+	if code != exitcode.Error || !strings.Contains(stderr, "the script does not load from the ConfigMap's files alone") ||
 		!strings.Contains(stderr, "it reads "+data+" by its absolute path") {
 		t.Errorf("a file read by its absolute path: exit %d, stderr:\n%s", code, stderr)
 	}
@@ -522,7 +523,7 @@ func TestKubeBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := cli(t, t.Context(), nil, "kube", environ, "--seed", "1", "--instances", "2", "--image", "x")
-	if code != exitError || !strings.Contains(stderr, "/proc/self/environ: refused: it is under /proc") || stdout != "" {
+	if code != exitcode.Error || !strings.Contains(stderr, "/proc/self/environ: refused: it is under /proc") || stdout != "" {
 		t.Errorf("a script reading /proc/self/environ: exit %d, stderr:\n%s", code, stderr)
 	}
 }
@@ -540,7 +541,7 @@ func TestKubeCarriesTheTokenizerFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := llmrunIn(t, dir, nil, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1", "--seed", "3", "--tokenizer", "tok.json")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
 	m := kubetest.Decode(t, stdout)
@@ -553,7 +554,7 @@ func TestKubeCarriesTheTokenizerFile(t *testing.T) {
 
 	// Given by its absolute path, the file is named where the pods have it.
 	code, stdout, stderr = llmrunIn(t, dir, nil, "kube", "chat.js", "--instances", "2", "--image", "llmrun:v1", "--seed", "3", "--tokenizer", filepath.Join(dir, "tok.json"))
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("kube --tokenizer ABSOLUTE: exit %d\n%s", code, stderr)
 	}
 	m = kubetest.Decode(t, stdout)
@@ -569,7 +570,7 @@ func TestKubeSecretEnvByReference(t *testing.T) {
 	dir := kubeDir(t)
 	code, stdout, stderr := llmrunIn(t, dir, []string{"GITHUB_PAT=ghp_do-not-leak"},
 		"kube", "chat.js", "--seed", "1", "--instances", "2", "--image", "x", "--secret", "llmrun-keys", "--secret-env", "GITHUB_PAT", "--secret-env", "OPENAI_API_KEY")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("kube: exit %d\n%s", code, stderr)
 	}
 	if strings.Contains(stdout, "ghp_do-not-leak") {
@@ -601,7 +602,7 @@ func TestKubeScriptNames(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, stdout, stderr := llmrunIn(t, dir, nil, "kube", name, "--seed", "1", "--instances", "2", "--image", "x")
-			if code != exitOK {
+			if code != exitcode.OK {
 				t.Fatalf("kube %s: exit %d\n%s", name, code, stderr)
 			}
 			m := kubetest.Decode(t, stdout)

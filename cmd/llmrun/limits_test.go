@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // Load beyond llmrun's limits is refused before anything is allocated for
@@ -33,8 +35,8 @@ export default function () {}`)
 	for _, tc := range tests {
 		args := append([]string{"run", "-q", "--no-preflight"}, tc.args...)
 		code, _, stderr := cli(t, context.Background(), nil, args...)
-		if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitInvalidConfig, tc.want)
+		if code != exitcode.InvalidConfig || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitcode.InvalidConfig, tc.want)
 		}
 	}
 }
@@ -46,8 +48,8 @@ func TestBaseURLOfAnotherSchemeIsRefused(t *testing.T) {
 	script := writeScript(t, "s.js", `export default function () {}`)
 	code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "-i", "1", "--base-url", "ftp://127.0.0.1:1/v1", script)
 	want := `invalid base URL "ftp://127.0.0.1:1/v1": the scheme must be http or https, not "ftp"`
-	if code != exitInvalidConfig || !strings.Contains(stderr, want) {
-		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitInvalidConfig, want)
+	if code != exitcode.InvalidConfig || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitcode.InvalidConfig, want)
 	}
 	if strings.Contains(stderr, "could not be found") {
 		t.Errorf("stderr %q: the model was looked for on a base URL the client refuses", stderr)
@@ -64,7 +66,7 @@ const hits = new Counter('hits');
 export const options = { vus: 1, iterations: 1 };
 export default function () { for (let i = 0; i < 10100; i++) hits.add(1, { id: String(i) }); }`)
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "--no-preflight", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, want := range []string{"more than 10000 distinct tag sets", "WARNING: hits had samples of more than 10000 distinct tag sets", "100 samples of later tag sets were kept untagged in series tagged series_overflow=true"} {

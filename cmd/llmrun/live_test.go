@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // liveScript runs two scenarios one after the other against the built-in
@@ -123,8 +125,8 @@ func TestProgressIntervalMustBePositive(t *testing.T) {
 	t.Parallel()
 	stdout, _ := tempOutput(t, "stdout")
 	stderr, readStderr := tempOutput(t, "stderr")
-	if code := runLive(t, stdout, stderr, "run", "--progress-interval", "0s", writeLiveScript(t)); code != exitUsage {
-		t.Errorf("exit %d, want %d (usage)", code, exitUsage)
+	if code := runLive(t, stdout, stderr, "run", "--progress-interval", "0s", writeLiveScript(t)); code != exitcode.Usage {
+		t.Errorf("exit %d, want %d (usage)", code, exitcode.Usage)
 	}
 	if out := readStderr(); !strings.Contains(out, "--progress-interval must be positive") {
 		t.Errorf("stderr does not say what is wrong:\n%s", out)

@@ -14,24 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/gctune"
 	"github.com/llmrun/llmrun/scripts"
-)
-
-// Exit codes; documented in the README.
-const (
-	exitOK             = 0
-	exitError          = 1   // an error not covered below (for example an unwritable export file)
-	exitUsage          = 2   // bad command line
-	exitThresholds     = 99  // thresholds failed
-	exitInvalidConfig  = 104 // invalid options in the script or on the command line
-	exitInterrupted    = 105 // stopped by a signal (Ctrl-C, SIGTERM, SIGHUP)
-	exitScriptError    = 107 // the script failed to load, or its setup/teardown/handleSummary threw
-	exitThresholdAbort = 108 // an abortOnFail threshold failed and stopped the run
-	exitRegression     = 109 // llmrun trend (or compare) found a regression
-	exitPreflight      = 110 // the preflight request failed in a way no load can fix: nothing was run
-	exitNoSuccess      = 111 // no request succeeded, or the early stop stopped the run
-	exitMachineLimited = 112 // llmrun trend (or compare): no verdict, a machine-limited figure moved as a regression would
 )
 
 const usage = `llmrun: load and benchmark runner for LLM serving
@@ -92,7 +77,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitUsage
+		return exitcode.Usage
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "run":
@@ -115,19 +100,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return reportCommand(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "llmrun %s\n", version())
-		return exitOK
+		return exitcode.OK
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "--help"}, stdout, stderr, getenv)
 		}
 		fmt.Fprint(stdout, usage)
-		return exitOK
+		return exitcode.OK
 	default:
 		if strings.HasPrefix(cmd, "-") || strings.HasPrefix(cmd, scripts.Prefix) || looksLikeScript(cmd) {
 			return runCommand(ctx, args, stdout, stderr, getenv)
 		}
 		fmt.Fprintf(stderr, "llmrun: unknown command %q\nRun 'llmrun --help' for usage.\n", cmd)
-		return exitUsage
+		return exitcode.Usage
 	}
 }
 
@@ -177,7 +162,7 @@ func signalContext() (context.Context, func()) {
 		case <-finished:
 			return
 		}
-		os.Exit(exitInterrupted)
+		os.Exit(exitcode.Interrupted)
 	}()
 	return ctx, func() { signal.Stop(ch); close(finished); cancel() }
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/internal/wait"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -111,7 +112,7 @@ func TestMeasuredTimingMatchesTheSimulator(t *testing.T) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", sim.URL(), "-i", fmt.Sprint(iterations), "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)
@@ -184,8 +185,8 @@ func TestFailingServerGivesClassifiedErrors(t *testing.T) {
 	// No preflight either, for the same reason. Every request fails:
 	// the run does not pass.
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", srv.URL, "--model", "m", "-i", "9", "--summary-export", export, script)
-	if code != exitNoSuccess || !strings.Contains(stderr, "no request succeeded: all 9 failed") {
-		t.Fatalf("exit %d, want %d and why\nstdout:\n%s\nstderr:\n%s", code, exitNoSuccess, stdout, stderr)
+	if code != exitcode.NoSuccess || !strings.Contains(stderr, "no request succeeded: all 9 failed") {
+		t.Fatalf("exit %d, want %d and why\nstdout:\n%s\nstderr:\n%s", code, exitcode.NoSuccess, stdout, stderr)
 	}
 	s := readSummary(t, export)
 	got := map[string]int64{}
@@ -231,15 +232,15 @@ func TestUnreachableServerIsAConnectError(t *testing.T) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	// Port 1 on loopback has no listener: the connection is refused.
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", "http://127.0.0.1:1", "-i", "2", "--summary-export", export, script)
-	if code != exitPreflight || !strings.Contains(stderr, "preflight: http://127.0.0.1:1") ||
+	if code != exitcode.Preflight || !strings.Contains(stderr, "preflight: http://127.0.0.1:1") ||
 		!strings.Contains(stderr, "fix: nothing accepts connections at http://127.0.0.1:1") {
-		t.Fatalf("exit %d, want %d naming the target and the fix\n%s\n%s", code, exitPreflight, stdout, stderr)
+		t.Fatalf("exit %d, want %d naming the target and the fix\n%s\n%s", code, exitcode.Preflight, stdout, stderr)
 	}
 	if _, err := os.Stat(export); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a run stopped at the preflight left a result file: %v", err)
 	}
 	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", "http://127.0.0.1:1", "-i", "2", "--summary-export", export, script)
-	if code != exitNoSuccess {
+	if code != exitcode.NoSuccess {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)
@@ -262,16 +263,16 @@ func TestBadInputGivesClearMessages(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"missing script", []string{"run", filepath.Join(dir, "nope.js")}, exitUsage, []string{"nope.js", "no such file"}},
-		{"no script", []string{"run"}, exitUsage, []string{"expected one script"}},
-		{"unknown flag", []string{"run", "--bogus", syntax}, exitUsage, []string{"unknown flag: --bogus", "llmrun run --help"}},
-		{"unknown command", []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"`}},
-		{"syntax error", []string{"run", syntax}, exitScriptError, []string{"syntax.js:2:13", "const x = ;", "^"}},
-		{"unknown option", []string{"run", badOpts}, exitInvalidConfig, []string{"options.duraton: unknown field"}},
-		{"missing exec", []string{"run", noExec}, exitInvalidConfig, []string{"options.scenarios.a.exec", `no function "chat"`}},
-		{"init exception", []string{"run", initThrow}, exitScriptError, []string{"init.js:3:", "no config"}},
-		{"bad -e", []string{"run", "-e", "NOEQUALS", syntax}, exitUsage, []string{"KEY=VALUE"}},
-		{"vus alone", []string{"run", "-u", "3", valid}, exitInvalidConfig, []string{"vus needs a duration or a number of iterations"}},
+		{"missing script", []string{"run", filepath.Join(dir, "nope.js")}, exitcode.Usage, []string{"nope.js", "no such file"}},
+		{"no script", []string{"run"}, exitcode.Usage, []string{"expected one script"}},
+		{"unknown flag", []string{"run", "--bogus", syntax}, exitcode.Usage, []string{"unknown flag: --bogus", "llmrun run --help"}},
+		{"unknown command", []string{"frobnicate"}, exitcode.Usage, []string{`unknown command "frobnicate"`}},
+		{"syntax error", []string{"run", syntax}, exitcode.ScriptError, []string{"syntax.js:2:13", "const x = ;", "^"}},
+		{"unknown option", []string{"run", badOpts}, exitcode.InvalidConfig, []string{"options.duraton: unknown field"}},
+		{"missing exec", []string{"run", noExec}, exitcode.InvalidConfig, []string{"options.scenarios.a.exec", `no function "chat"`}},
+		{"init exception", []string{"run", initThrow}, exitcode.ScriptError, []string{"init.js:3:", "no config"}},
+		{"bad -e", []string{"run", "-e", "NOEQUALS", syntax}, exitcode.Usage, []string{"KEY=VALUE"}},
+		{"vus alone", []string{"run", "-u", "3", valid}, exitcode.InvalidConfig, []string{"vus needs a duration or a number of iterations"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,7 +298,7 @@ func TestDefaultModelFromTheServer(t *testing.T) {
 	script := writeScript(t, "model.js", fmt.Sprintf(chatScript, 2))
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--base-url", url, "-i", "1", "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if s := readSummary(t, export); len(s.Meta.Models) != 1 || s.Meta.Models[0] != "served-model-7b" {
@@ -339,7 +340,7 @@ export default function () {
 }`)
 	env := map[string]string{"MY_KEY": key}
 	code, stdout, stderr := cli(t, context.Background(), env, script, "-q", "--base-url", srv.URL, "--api-key-env", "MY_KEY", "-e", "GREETING=hello", "-i", "1")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if got := auth.Load(); got != "Bearer "+key {
@@ -355,7 +356,7 @@ export default function () {
 		t.Error("the API key appears in the output")
 	}
 	code, _, stderr = cli(t, context.Background(), nil, script, "--api-key-env", "UNSET_VAR", "-i", "1")
-	if code != exitUsage || !strings.Contains(stderr, "UNSET_VAR") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "UNSET_VAR") {
 		t.Errorf("an empty --api-key-env variable: exit %d, %s", code, stderr)
 	}
 }
@@ -377,8 +378,8 @@ func TestInterruptedRunStillSummarises(t *testing.T) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	ctx := canceledWhenRunning(t, sim, 4)
 	code, stdout, stderr := cli(t, ctx, nil, "run", "-q", "--base-url", sim.URL(), "-u", "4", "-d", "1m", "--summary-export", export, script)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
+	if code != exitcode.Interrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.Interrupted, stdout, stderr)
 	}
 	s := readSummary(t, export)
 	if !s.Meta.Interrupted || s.Serving.Interrupted != 4 || s.Serving.Failed != 0 {
@@ -408,7 +409,7 @@ func TestBuiltinSimulatorIsTheDefaultTarget(t *testing.T) {
 	t.Parallel()
 	script := writeScript(t, "sim.js", fmt.Sprintf(chatScript, 4))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-i", "2", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "target:    built-in simulator") || !strings.Contains(stdout, "set --base-url to benchmark a real server") {
@@ -425,11 +426,11 @@ func TestHelpAndVersion(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		code, stdout, stderr := cli(t, context.Background(), nil, args...)
-		if code != exitOK || !strings.Contains(stdout, "Usage:\n  llmrun run") || stderr != "" {
+		if code != exitcode.OK || !strings.Contains(stdout, "Usage:\n  llmrun run") || stderr != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}
 	}
-	if code, stdout, _ := cli(t, context.Background(), nil, "version"); code != exitOK || !strings.HasPrefix(stdout, "llmrun ") {
+	if code, stdout, _ := cli(t, context.Background(), nil, "version"); code != exitcode.OK || !strings.HasPrefix(stdout, "llmrun ") {
 		t.Errorf("version: exit %d, stdout %q", code, stdout)
 	}
 	commands := map[string]string{
@@ -439,16 +440,16 @@ func TestHelpAndVersion(t *testing.T) {
 	for name, flag := range commands {
 		for _, args := range [][]string{{"help", name}, {name, "--help"}, {name, "-h"}} {
 			code, stdout, stderr := cli(t, context.Background(), nil, args...)
-			if code != exitOK || !strings.HasPrefix(stdout, "Usage: llmrun "+name) || !strings.Contains(stdout, flag) || stderr != "" {
+			if code != exitcode.OK || !strings.HasPrefix(stdout, "Usage: llmrun "+name) || !strings.Contains(stdout, flag) || stderr != "" {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and the usage with %s on stdout only", args, code, stdout, stderr, flag)
 			}
 		}
 		code, stdout, stderr := cli(t, context.Background(), nil, name, "--bogus")
-		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "unknown flag: --bogus") || !strings.Contains(stderr, "llmrun "+name+" --help") {
-			t.Errorf("%s --bogus: exit %d, stdout %q, stderr %q; want exit %d and the error on stderr only", name, code, stdout, stderr, exitUsage)
+		if code != exitcode.Usage || stdout != "" || !strings.Contains(stderr, "unknown flag: --bogus") || !strings.Contains(stderr, "llmrun "+name+" --help") {
+			t.Errorf("%s --bogus: exit %d, stdout %q, stderr %q; want exit %d and the error on stderr only", name, code, stdout, stderr, exitcode.Usage)
 		}
 	}
-	if code, stdout, stderr := cli(t, context.Background(), nil, "help", "bogus"); code != exitUsage || stdout != "" || !strings.Contains(stderr, `unknown command "bogus"`) {
+	if code, stdout, stderr := cli(t, context.Background(), nil, "help", "bogus"); code != exitcode.Usage || stdout != "" || !strings.Contains(stderr, `unknown command "bogus"`) {
 		t.Errorf("help bogus: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	_, stdout, _ := cli(t, context.Background(), nil, "run", "--help")
@@ -485,12 +486,12 @@ export default function () {
 	// The preflight's 401 stops the run, without the key.
 	code, stdout, stderr := cli(t, context.Background(), map[string]string{"OPENAI_API_KEY": key},
 		"run", "--base-url", srv.URL, "--model", "m", "-i", "2", script)
-	if code != exitPreflight || !strings.Contains(stderr, "HTTP 401") || strings.Contains(stdout+stderr, key) {
-		t.Fatalf("exit %d, want %d with the 401 and without the key\nstdout:\n%s\nstderr:\n%s", code, exitPreflight, stdout, stderr)
+	if code != exitcode.Preflight || !strings.Contains(stderr, "HTTP 401") || strings.Contains(stdout+stderr, key) {
+		t.Fatalf("exit %d, want %d with the 401 and without the key\nstdout:\n%s\nstderr:\n%s", code, exitcode.Preflight, stdout, stderr)
 	}
 	code, stdout, stderr = cli(t, context.Background(), map[string]string{"OPENAI_API_KEY": key},
 		"run", "--no-preflight", "--base-url", srv.URL, "--model", "m", "-i", "2", "--summary-export", export, script)
-	if code != exitNoSuccess {
+	if code != exitcode.NoSuccess {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	exported, err := os.ReadFile(export)
@@ -553,7 +554,7 @@ func TestIdleTimeoutFlag(t *testing.T) {
 		export := filepath.Join(t.TempDir(), "summary.json")
 		args := append([]string{"run", "-q", "--base-url", srv.URL, "--model", "m", "-i", "1", "--summary-export", export}, tc.flags...)
 		code, stdout, stderr := cli(t, context.Background(), nil, append(args, script)...)
-		if code != exitNoSuccess {
+		if code != exitcode.NoSuccess {
 			t.Fatalf("%v: exit %d\n%s\n%s", tc.flags, code, stdout, stderr)
 		}
 		if s := readSummary(t, export); len(s.Errors) != 1 || s.Errors[0].Class != tc.class {
@@ -561,7 +562,7 @@ func TestIdleTimeoutFlag(t *testing.T) {
 		}
 	}
 	code, _, stderr := cli(t, context.Background(), nil, "run", "--idle-timeout", "-1s", script)
-	if code != exitUsage || !strings.Contains(stderr, "--idle-timeout must not be negative") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "--idle-timeout must not be negative") {
 		t.Errorf("a negative --idle-timeout: exit %d, %s", code, stderr)
 	}
 }
@@ -575,16 +576,16 @@ func TestPreflightAndEarlyStop(t *testing.T) {
 	url := startSim(t, llmsim.DefaultConfig())
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 4))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url+"/foo", "-u", "4", "-d", "30s", script)
-	if code != exitPreflight || !strings.Contains(stderr, "failed with http_4xx: HTTP 404") || !strings.Contains(stderr, "check the path of --base-url") {
-		t.Fatalf("exit %d, want %d with the 404 and the fix\n%s\n%s", code, exitPreflight, stdout, stderr)
+	if code != exitcode.Preflight || !strings.Contains(stderr, "failed with http_4xx: HTTP 404") || !strings.Contains(stderr, "check the path of --base-url") {
+		t.Fatalf("exit %d, want %d with the 404 and the fix\n%s\n%s", code, exitcode.Preflight, stdout, stderr)
 	}
 
 	export := filepath.Join(t.TempDir(), "stopped.json")
 	start := time.Now()
 	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", url+"/foo",
 		"--model", "llmsim-1", "-u", "4", "-d", "30s", "--summary-export", export, script)
-	if code != exitNoSuccess || !strings.Contains(stderr, "stopped early: the first 10 requests all failed with http_4xx") {
-		t.Fatalf("exit %d, want %d and the early stop\n%s\n%s", code, exitNoSuccess, stdout, stderr)
+	if code != exitcode.NoSuccess || !strings.Contains(stderr, "stopped early: the first 10 requests all failed with http_4xx") {
+		t.Fatalf("exit %d, want %d and the early stop\n%s\n%s", code, exitcode.NoSuccess, stdout, stderr)
 	}
 	if el := time.Since(start); el > 20*time.Second {
 		t.Errorf("the run took %v: the early stop did not stop it", el)
@@ -599,7 +600,7 @@ func TestPreflightAndEarlyStop(t *testing.T) {
 
 	export = filepath.Join(t.TempDir(), "ok.json")
 	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-i", "2", "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s = readSummary(t, export)
@@ -621,14 +622,14 @@ func TestServerThatAnswersNothing(t *testing.T) {
 	t.Cleanup(srv.Close)
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", srv.URL, "--model", "m", "-i", "2", script)
-	if code != exitPreflight || !strings.Contains(stderr, "with no token, which no load explains") {
-		t.Fatalf("exit %d, want %d saying the server answered no token\n%s\n%s", code, exitPreflight, stdout, stderr)
+	if code != exitcode.Preflight || !strings.Contains(stderr, "with no token, which no load explains") {
+		t.Fatalf("exit %d, want %d saying the server answered no token\n%s\n%s", code, exitcode.Preflight, stdout, stderr)
 	}
 
 	export := filepath.Join(t.TempDir(), "nothing.json")
 	code, stdout, stderr = cli(t, context.Background(), nil, "run", "-q", "--no-preflight", "--base-url", srv.URL, "--model", "m", "-i", "2", "--summary-export", export, script)
-	if code != exitNoSuccess {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitNoSuccess, stdout, stderr)
+	if code != exitcode.NoSuccess {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.NoSuccess, stdout, stderr)
 	}
 	s := readSummary(t, export)
 	if s.Serving.OK != 0 || s.Serving.Failed != 2 || len(s.Errors) != 1 || s.Errors[0].Class != "decode" {

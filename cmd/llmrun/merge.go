@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/results"
@@ -125,7 +126,7 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "llmrun merge: warning: run %s had %s; no result of %s was %s, so the merged figures are the others' only (missing_instances in the result)\n",
 			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), results.InstanceList(missing), given)
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // writeMerged writes the merged result to path, whole or not at all, or

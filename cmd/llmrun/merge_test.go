@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -20,7 +21,7 @@ func exportRun(t *testing.T, script string, iterations int) string {
 	t.Helper()
 	export := filepath.Join(t.TempDir(), "result.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-u", "2", "-i", fmt.Sprint(iterations), "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	return export
@@ -48,7 +49,7 @@ func TestMergeTwoRuns(t *testing.T) {
 	files := []string{exportRun(t, script, 6), exportRun(t, script, 4)}
 	out := filepath.Join(t.TempDir(), "all.json")
 	code, stdout, stderr := command(t, "merge", files[0], files[1], "-o", out)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if stdout != "" || !strings.Contains(stderr, "2 results") || !strings.Contains(stderr, "10 completed") || !strings.Contains(stderr, out) {
@@ -85,7 +86,7 @@ func TestMergeTwoRuns(t *testing.T) {
 
 	// Without -o the merged result goes to standard output.
 	code, stdout, stderr = command(t, "merge", files...)
-	if code != exitOK || !strings.HasPrefix(stdout, "{") || !strings.Contains(stdout, `"merged_from"`) {
+	if code != exitcode.OK || !strings.HasPrefix(stdout, "{") || !strings.Contains(stdout, `"merged_from"`) {
 		t.Errorf("merge to stdout: exit %d\nstdout %.200s\nstderr %s", code, stdout, stderr)
 	}
 }
@@ -119,13 +120,13 @@ func TestMergeCommandLine(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"no file", nil, exitUsage, []string{"no result file"}},
-		{"unknown flag", []string{"--bogus", a}, exitUsage, []string{"unknown flag: --bogus"}},
-		{"missing file", []string{a, missing}, exitError, []string{missing}},
-		{"not a result", []string{a, notJSON}, exitError, []string{notJSON + ":1:1: not valid JSON: invalid character 'h'"}},
-		{"another script", []string{a, other}, exitError, []string{other, "sha256 def", a, "sha256 abc"}},
-		{"a run twice", []string{a, b, dup}, exitError, []string{dup, "the same run as result 1"}},
-		{"unwritable output", []string{a, b, "-o", filepath.Join(dir, "no", "such", "dir.json")}, exitError, []string{"-o " + filepath.Join(dir, "no", "such", "dir.json") + ": cannot write there"}},
+		{"no file", nil, exitcode.Usage, []string{"no result file"}},
+		{"unknown flag", []string{"--bogus", a}, exitcode.Usage, []string{"unknown flag: --bogus"}},
+		{"missing file", []string{a, missing}, exitcode.Error, []string{missing}},
+		{"not a result", []string{a, notJSON}, exitcode.Error, []string{notJSON + ":1:1: not valid JSON: invalid character 'h'"}},
+		{"another script", []string{a, other}, exitcode.Error, []string{other, "sha256 def", a, "sha256 abc"}},
+		{"a run twice", []string{a, b, dup}, exitcode.Error, []string{dup, "the same run as result 1"}},
+		{"unwritable output", []string{a, b, "-o", filepath.Join(dir, "no", "such", "dir.json")}, exitcode.Error, []string{"-o " + filepath.Join(dir, "no", "such", "dir.json") + ": cannot write there"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,7 +151,7 @@ func TestMergeReadsPrintedResult(t *testing.T) {
 	script := writeScript(t, "printed.js", fmt.Sprintf(chatScript, 4))
 	export := filepath.Join(t.TempDir(), "result.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "3", "--summary-export", export, "--out", "json=-", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	begin := strings.Index(stdout, "llmrun-result ")

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // merge reads a log from a named pipe, as <(kubectl logs ...) gives it.
@@ -16,7 +18,7 @@ func TestMergeReadsANamedPipe(t *testing.T) {
 	t.Parallel()
 	script := writeScript(t, "piped.js", fmt.Sprintf(chatScript, 4))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "3", "--out", "json=-", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	pipe := filepath.Join(t.TempDir(), "logs")

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // customMetricRows returns the first cells of the rows of the console
@@ -62,7 +64,7 @@ func TestOnlyTheScriptsMetricsAreCustom(t *testing.T) {
 			script := writeScript(t, "custom.js", fmt.Sprintf(customScript, tc.handleSummary))
 			export := filepath.Join(t.TempDir(), "result.json")
 			code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--seed", "7", "--summary-export", export, script)
-			if code != exitOK {
+			if code != exitcode.OK {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
 			s := readSummary(t, export)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // resultStart is when the result files the tests make by hand start.
@@ -43,8 +44,8 @@ func TestLostOutputExitsOne(t *testing.T) {
 	script := writeScript(t, "chat.js", failingThresholdScript)
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", "-u", "2", "-i", "20",
 		"--out", "jsonl=/dev/full", "--summary-export", export, script)
-	if code != exitError {
-		t.Fatalf("exit %d, want %d (an output lost records, which wins over a failed threshold)\n%s\n%s", code, exitError, stdout, stderr)
+	if code != exitcode.Error {
+		t.Fatalf("exit %d, want %d (an output lost records, which wins over a failed threshold)\n%s\n%s", code, exitcode.Error, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "WARNING: jsonl /dev/full: 0 points written, 20 dropped") ||
 		!strings.Contains(stderr, "output jsonl /dev/full lost data: 0 written, 20 dropped") {
@@ -68,34 +69,8 @@ export const options = { vus: 1, iterations: 2 };
 export default function () { llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }); }
 export function handleSummary() { throw new Error('no summary today'); }`)
 	code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "--seed", "1", "--out", "jsonl=/dev/full", script)
-	if code != exitScriptError || !strings.Contains(stderr, "no summary today") || !strings.Contains(stderr, "output jsonl /dev/full lost data") {
-		t.Errorf("exit %d, want %d with both failures reported\n%s", code, exitScriptError, stderr)
-	}
-}
-
-// exitCode applies the README's precedence to a run's verdict and what
-// went wrong after it.
-func TestExitCodePrecedence(t *testing.T) {
-	t.Parallel()
-	lost, threw := afterRun{lost: true}, afterRun{scriptFailed: true}
-	for _, tc := range []struct {
-		verdict int
-		after   afterRun
-		want    int
-	}{
-		{exitOK, afterRun{}, exitOK},
-		{exitOK, lost, exitError},
-		{exitThresholds, lost, exitError},
-		{exitNoSuccess, lost, exitNoSuccess},
-		{exitThresholdAbort, lost, exitThresholdAbort},
-		{exitInterrupted, threw, exitInterrupted},
-		{exitInvalidConfig, threw, exitInvalidConfig},
-		{exitNoSuccess, threw, exitScriptError},
-		{exitThresholds, afterRun{scriptFailed: true, lost: true}, exitScriptError},
-	} {
-		if got := exitCode(tc.verdict, tc.after); got != tc.want {
-			t.Errorf("exitCode(%d, %+v) = %d, want %d", tc.verdict, tc.after, got, tc.want)
-		}
+	if code != exitcode.ScriptError || !strings.Contains(stderr, "no summary today") || !strings.Contains(stderr, "output jsonl /dev/full lost data") {
+		t.Errorf("exit %d, want %d with both failures reported\n%s", code, exitcode.ScriptError, stderr)
 	}
 }
 
@@ -116,8 +91,8 @@ func TestInfluxDBDyingMidRunExitsOne(t *testing.T) {
 	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": "t"}
 	code, stdout, stderr := cli(t, context.Background(), env, "run", "--no-color", "-u", "2", "-i", "10",
 		"--out", "influxdb="+db.URL+"?bucket=b&flushTimeout=2s", script)
-	if code != exitError || !strings.Contains(stdout, "1 point written") || !strings.Contains(stderr, "lost data: 1 written") {
-		t.Errorf("exit %d, want %d with the points dropped\n%s\n%s", code, exitError, stdout, stderr)
+	if code != exitcode.Error || !strings.Contains(stdout, "1 point written") || !strings.Contains(stderr, "lost data: 1 written") {
+		t.Errorf("exit %d, want %d with the points dropped\n%s\n%s", code, exitcode.Error, stdout, stderr)
 	}
 }
 
@@ -151,8 +126,8 @@ func TestOutputsSharingAFile(t *testing.T) {
 	} {
 		args := append(append([]string{"run", "-q", "-i", "1"}, tc.flags...), script)
 		code, _, stderr := cli(t, context.Background(), nil, args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%v: exit %d, %s; want %d and %q", tc.flags, code, stderr, exitUsage, tc.want)
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %s; want %d and %q", tc.flags, code, stderr, exitcode.Usage, tc.want)
 		}
 	}
 }
@@ -180,16 +155,16 @@ func TestDeviceThatRefusesWrites(t *testing.T) {
 			want += " "
 		}
 		want += full + ": cannot write there: it is a device other than /dev/null or a terminal"
-		if code != exitError || !strings.Contains(stderr, want) || strings.Contains(stdout, "requests") {
-			t.Errorf("%s%s: exit %d, stdout %q, stderr %q; want %d before the run and %q", flag, full, code, stdout, stderr, exitError, want)
+		if code != exitcode.Error || !strings.Contains(stderr, want) || strings.Contains(stdout, "requests") {
+			t.Errorf("%s%s: exit %d, stdout %q, stderr %q; want %d before the run and %q", flag, full, code, stdout, stderr, exitcode.Error, want)
 		}
 	}
 	result, csv := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
 	code, _, stderr := cli(t, context.Background(), nil, "run", "-q", "-i", "5", "--out", "jsonl="+full, "--out", "csv="+csv,
 		"--summary-export", result, script)
 	told := "llmrun run: output jsonl /dev/full: write error: write /dev/full: no space left on device; its later records are dropped and counted, the run goes on"
-	if code != exitError || !strings.Contains(stderr, told) || !strings.Contains(stderr, "output jsonl /dev/full lost data: 0 written, 5 dropped") {
-		t.Errorf("exit %d, stderr %q; want %d, the write error told and the loss counted", code, stderr, exitError)
+	if code != exitcode.Error || !strings.Contains(stderr, told) || !strings.Contains(stderr, "output jsonl /dev/full lost data: 0 written, 5 dropped") {
+		t.Errorf("exit %d, stderr %q; want %d, the write error told and the loss counted", code, stderr, exitcode.Error)
 	}
 	if b, err := os.ReadFile(csv); err != nil || strings.Count(string(b), "\n") != 6 {
 		t.Errorf("%s: %v, %q; want a header and 5 records", csv, err, b)
@@ -225,8 +200,8 @@ func TestUnwritableOutputPaths(t *testing.T) {
 				want += " "
 			}
 			want += bad.path + ": " + bad.why
-			if code != exitError || !strings.Contains(stderr, want) {
-				t.Errorf("%s%s: exit %d, %s; want %d and %q", flag, bad.path, code, stderr, exitError, want)
+			if code != exitcode.Error || !strings.Contains(stderr, want) {
+				t.Errorf("%s%s: exit %d, %s; want %d and %q", flag, bad.path, code, stderr, exitcode.Error, want)
 			}
 		}
 	}
@@ -272,8 +247,8 @@ func TestResultReadersRefuseBadFiles(t *testing.T) {
 	for _, b := range bad {
 		for _, args := range [][]string{{"merge", good, b.file}, {"compare", good, b.file}, {"report", b.file, "-o", filepath.Join(dir, "r.html")}} {
 			code, _, stderr := command(t, args[0], args[1:]...)
-			if code != exitError || !strings.Contains(stderr, b.want) || strings.Contains(stderr, "Go ") {
-				t.Errorf("%v: exit %d, %s; want %d and %q", args, code, stderr, exitError, b.want)
+			if code != exitcode.Error || !strings.Contains(stderr, b.want) || strings.Contains(stderr, "Go ") {
+				t.Errorf("%v: exit %d, %s; want %d and %q", args, code, stderr, exitcode.Error, b.want)
 			}
 		}
 	}
@@ -291,12 +266,12 @@ func TestMergeAndReportOutputPaths(t *testing.T) {
 	b := plantedResult(t, dir, "b", 2, 20, 100, 10*time.Second, nil)
 	for _, args := range [][]string{{"merge", a, b, "-o", "/proc/nope/m.json"}, {"report", a, "-o", "/proc/nope/m.html"}} {
 		code, _, stderr := command(t, args[0], args[1:]...)
-		if code != exitError || !strings.Contains(stderr, "-o /proc/nope/m.") || !strings.Contains(stderr, "cannot write there: directory /proc/nope does not exist") {
+		if code != exitcode.Error || !strings.Contains(stderr, "-o /proc/nope/m.") || !strings.Contains(stderr, "cannot write there: directory /proc/nope does not exist") {
 			t.Errorf("%v: exit %d, %s", args, code, stderr)
 		}
 	}
 	merged := filepath.Join(dir, "m.json")
-	if code, _, stderr := command(t, "merge", a, b, "-o", merged); code != exitOK {
+	if code, _, stderr := command(t, "merge", a, b, "-o", merged); code != exitcode.OK {
 		t.Fatalf("merge: exit %d, %s", code, stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
@@ -327,8 +302,8 @@ func TestRealInfluxDBKilledMidRunExitsOne(t *testing.T) {
 	env := map[string]string{"LLMRUN_INFLUXDB_TOKEN": db.Token}
 	code, stdout, stderr := cli(t, context.Background(), env, "run", "--no-color", "-u", "1", "-i", "20", "--base-url", llmServer.URL+"/v1",
 		"--out", "influxdb="+db.URL+"?bucket="+db.Bucket+"&flushTimeout=2s", "--summary-export", export, script)
-	if code != exitError || !strings.Contains(stderr, "lost data") {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitError, stdout, stderr)
+	if code != exitcode.Error || !strings.Contains(stderr, "lost data") {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.Error, stdout, stderr)
 	}
 	if s := readSummary(t, export); len(s.Outputs) != 1 || s.Outputs[0].Dropped == 0 || s.Serving.OK != 20 {
 		t.Errorf("outputs %+v, %d requests ok; want points dropped and 20 ok", s.Outputs, s.Serving.OK)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // bannerURL is a run's stdout that watches the banner for the URL of its
@@ -136,7 +138,7 @@ scraping:
 		}
 	}
 	e := <-done
-	if e.code != exitOK {
+	if e.code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", e.code, stdout, e.stderr)
 	}
 	if sums == nil {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // A run with --out jsonl and --out csv writes one line per request that
@@ -20,7 +22,7 @@ func TestRunWritesRecordsFiles(t *testing.T) {
 	script := writeScript(t, "chat.js", fmt.Sprintf(chatScript, 8))
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-d", "2s", "-u", "2",
 		"--out", "jsonl="+jsonlPath, "--out", "csv="+csvPath, "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	s := readSummary(t, export)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/report"
 	"github.com/llmrun/llmrun/runtime/results"
@@ -81,7 +82,7 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return cmd.fail(err)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
-	return exitOK
+	return exitcode.OK
 }
 
 // writeReport writes the HTML report of s to path. The page is made in

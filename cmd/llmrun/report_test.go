@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/browsertest"
 	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -47,7 +48,7 @@ func TestReportWritesThePage(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.html")
 	code, stdout, stderr := command(t, "report", sweepResult(t), "-o", out)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	if !strings.Contains(stdout, out) {
@@ -72,7 +73,7 @@ func TestReportDefaultOutput(t *testing.T) {
 	result := sweepResult(t)
 	code, stdout, stderr := command(t, "report", "--slo", "ttft_p99=2000", result)
 	want := strings.TrimSuffix(result, ".json") + ".html"
-	if code != exitOK || !strings.Contains(stdout, want) {
+	if code != exitcode.OK || !strings.Contains(stdout, want) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and %s", code, stdout, stderr, want)
 	}
 	if page, err := os.ReadFile(want); err != nil || !strings.Contains(string(page), "SLO TTFT p99 2000 ms") {
@@ -86,7 +87,7 @@ func TestReportSLOOverridesTheResults(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.html")
 	code, _, stderr := command(t, "report", "--slo", "ttft_p99=500,tpot_p99=50", sweepResult(t), "--output", out)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	page, err := os.ReadFile(out)
@@ -120,15 +121,15 @@ func TestReportUsageErrors(t *testing.T) {
 		{[]string{result, "-o", out, "--no-such-flag"}, "unknown flag"},
 	} {
 		code, _, stderr := command(t, "report", tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "llmrun report --help") {
-			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "llmrun report --help") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitcode.Usage, tc.want)
 		}
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a usage error wrote the report (%v)", err)
 	}
 	code, stdout, _ := command(t, "report", "--help")
-	if code != exitOK || !strings.Contains(stdout, "Usage: llmrun report RESULT.json [-o report.html]") || !strings.Contains(stdout, "--slo") {
+	if code != exitcode.OK || !strings.Contains(stdout, "Usage: llmrun report RESULT.json [-o report.html]") || !strings.Contains(stdout, "--slo") {
 		t.Errorf("--help: exit %d, stdout %q", code, stdout)
 	}
 }
@@ -151,8 +152,8 @@ func TestReportFileErrors(t *testing.T) {
 		{[]string{sweepResult(t), "-o", dir}, "-o " + dir + ": cannot write there: it is a directory"},
 	} {
 		code, _, stderr := command(t, "report", tc.args...)
-		if code != exitError || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitError, tc.want)
+		if code != exitcode.Error || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitcode.Error, tc.want)
 		}
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -170,11 +171,11 @@ func TestReportOfARealSweep(t *testing.T) {
 	export, out := filepath.Join(dir, "sweep.json"), filepath.Join(dir, "sweep.html")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--summary-export", export,
 		"-e", "LEVELS=1,2,4", "-e", "STEP=1s", "-e", "PAUSE=1s", "-e", "OUTPUT_TOKENS=16", "-e", "INPUT_TOKENS=32", "stock:concurrency-sweep")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = command(t, "report", export, "-o", out, "--slo", "ttft_p99=60000")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("report: exit %d\n%s", code, stderr)
 	}
 	page, err := os.ReadFile(out)
@@ -301,7 +302,7 @@ func TestReportSLOWithoutSweep(t *testing.T) {
 	f.Close()
 	out := filepath.Join(t.TempDir(), "r.html")
 	code, _, stderr := command(t, "report", path, "-o", out, "--slo", "ttft_p99=500,tpot_p99=40")
-	if code != exitOK || stderr != "" {
+	if code != exitcode.OK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	page, err := os.ReadFile(out)

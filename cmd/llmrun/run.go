@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
-	"math/big"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,10 +17,11 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/executor/segment"
+	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
-	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
@@ -136,20 +133,24 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if !ok {
 		return code
 	}
-	rendezvousCfg, err := a.instanceOf(fs, inst, getenv, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
-		return exitUsage
-	}
-	if f.progressEvery <= 0 {
-		fmt.Fprintf(stderr, "llmrun run: --progress-interval must be positive, got %s\n", f.progressEvery)
-		return exitUsage
-	}
 	// The script's console output and the run's warnings go through the
 	// screen, which keeps them clear of the live view.
 	screen := console.NewScreen(stderr)
-	return outcomeCode(runner.Run(ctx, runner.Config{
-		Engine:           a.engineConfig(fs, f, screen),
+	engineCfg := a.engineConfig(fs, f, screen)
+	rendezvousCfg, err := inst.config(fs, getenv, stderr)
+	if err == nil {
+		err = runner.SharePlan(&engineCfg, rendezvousCfg, a.seedDrawn)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
+		return exitcode.Usage
+	}
+	if f.progressEvery <= 0 {
+		fmt.Fprintf(stderr, "llmrun run: --progress-interval must be positive, got %s\n", f.progressEvery)
+		return exitcode.Usage
+	}
+	return runner.Run(ctx, runner.Config{
+		Engine:           engineCfg,
 		SeedDrawn:        a.seedDrawn,
 		TestID:           f.testID,
 		SLO:              a.slo,
@@ -166,7 +167,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		Version:          version(),
 		Rendezvous:       rendezvousCfg,
 		ServerMetrics:    a.serverMetrics,
-	}))
+	}).ExitCode()
 }
 
 // serverMetricsFlags reads --server-metrics, --server-metrics-preset,
@@ -181,16 +182,8 @@ func serverMetricsFlags(fs *pflag.FlagSet, f runFlags) (runner.ServerMetrics, er
 		return sm, fmt.Errorf("--server-metrics-interval must be positive, got %s", f.serverMetricsInterval)
 	case f.serverMetricsPreset != "" && len(f.serverMetrics) == 0:
 		return sm, errors.New("--server-metrics-preset reads the --server-metrics URLs, and none is given")
-	case f.noServerMetrics && (len(f.serverMetrics) > 0 || len(f.gpuMetrics) > 0):
-		return sm, errors.New("--no-server-metrics reads nothing: leave out --server-metrics and --gpu-metrics, or it")
 	}
-	if err := serverwatch.Check(serverwatch.Config{Servers: sm.Servers}); err != nil {
-		return sm, fmt.Errorf("--server-metrics: %w", err)
-	}
-	if err := serverwatch.Check(serverwatch.Config{GPUs: sm.GPUs}); err != nil {
-		return sm, fmt.Errorf("--gpu-metrics: %w", err)
-	}
-	return sm, nil
+	return sm, sm.Check()
 }
 
 // scriptArgs is what run and inspect take from their command lines.
@@ -218,12 +211,12 @@ type scriptArgs struct {
 func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runFlags, args []string, stderr io.Writer, getenv func(string) string) (a scriptArgs, code int, ok bool) {
 	fail := func(format string, args ...any) (scriptArgs, int, bool) {
 		fmt.Fprintf(stderr, cmd+": "+format+"\n", args...)
-		return scriptArgs{}, exitUsage, false
+		return scriptArgs{}, exitcode.Usage, false
 	}
 	err := fs.Parse(args)
 	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return scriptArgs{}, exitOK, false
+			return scriptArgs{}, exitcode.OK, false
 		}
 		return fail("%v\nRun '%s --help' for usage.", err, cmd)
 	}
@@ -234,11 +227,11 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	if f.initTimeout < 0 {
 		return fail("--init-timeout must not be negative, got %s", f.initTimeout)
 	}
-	if a.segment, err = parseSegment(fs, *f); err != nil {
+	if a.segment, err = parseSegment(*f); err != nil {
 		return fail("%v", err)
 	}
 	if !fs.Changed("seed") {
-		f.seed, a.seedDrawn = drawSeed(), true
+		f.seed, a.seedDrawn = runner.DrawSeed(), true
 	}
 	if a.source, err = loadScript(a.script); err != nil {
 		return fail("%v", err)
@@ -246,93 +239,44 @@ func parseScriptArgs(ctx context.Context, cmd string, fs *pflag.FlagSet, f *runF
 	if a.env, err = scriptEnv(*f, getenv); err != nil {
 		return fail("%v", err)
 	}
-	a.setSegment(a.segment)
-	if a.llm, err = llmConfig(ctx, *f, getenv); err != nil {
+	if a.llm, err = llmconfig.Resolve(ctx, f.target(), getenv); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return scriptArgs{}, llmConfigCode(ctx, err), false
 	}
 	if a.tags, err = parseTags(f.tags); err != nil {
 		return fail("%v", err)
 	}
-	if f.slo != "" {
-		slo, err := runner.ParseSLO(f.slo)
-		if err != nil {
-			return fail("--slo: %v", err)
-		}
-		a.slo = &slo
-	}
-	if fs.Changed("goodput") {
-		if a.goodput, err = runner.ParseGoodput(f.goodput); err != nil {
-			return fail("--goodput: %v", err)
-		}
+	if err := a.objectives(fs, *f); err != nil {
+		return fail("%v", err)
 	}
 	if a.serverMetrics, err = serverMetricsFlags(fs, *f); err != nil {
 		return fail("%v", err)
 	}
-	return a, exitOK, true
+	return a, exitcode.OK, true
 }
 
-// instanceOf reads the instance flags (instanceFlags.config) and makes
-// the run the instance's share of the plan, unless a segment was given;
-// nil when the run is not one of instances.
-func (a *scriptArgs) instanceOf(fs *pflag.FlagSet, inst instanceFlags, getenv func(string) string, stderr io.Writer) (*rendezvous.Config, error) {
-	cfg, err := inst.config(fs, getenv, stderr)
-	if err != nil || cfg == nil {
-		return nil, err
+// objectives reads --slo and --goodput.
+func (a *scriptArgs) objectives(fs *pflag.FlagSet, f runFlags) error {
+	if f.slo != "" {
+		slo, err := runner.ParseSLO(f.slo)
+		if err != nil {
+			return fmt.Errorf("--slo: %w", err)
+		}
+		a.slo = &slo
 	}
-	a.env[instanceEnv], a.env[instancesEnv] = strconv.Itoa(cfg.Instance), strconv.Itoa(cfg.Instances)
-	if a.segment.Whole() {
-		if err := a.shareAmong(fs, cfg.Instance, cfg.Instances); err != nil {
-			return nil, err
+	if fs.Changed("goodput") {
+		var err error
+		if a.goodput, err = runner.ParseGoodput(f.goodput); err != nil {
+			return fmt.Errorf("--goodput: %w", err)
 		}
 	}
-	return cfg, nil
-}
-
-// shareAmong makes the run instance i's equal share of the plan among n
-// instances, for a distributed run given no --execution-segment: the
-// segment i/n:(i+1)/n of the sequence 0,1/n,…,1. Like any segment, it
-// needs --seed.
-func (a *scriptArgs) shareAmong(fs *pflag.FlagSet, i, n int) error {
-	if n == 1 {
-		return nil
-	}
-	seq := segment.Equal(n)
-	part, err := segment.NewPart(seq, seq[i])
-	if err != nil {
-		return fmt.Errorf("--instances %d: instance %d's share of the plan: %w", n, i, err)
-	}
-	if !fs.Changed("seed") {
-		return fmt.Errorf("--instances %d needs --seed, the same in every instance, so that the instances draw the same arrivals and split them", n)
-	}
-	a.setSegment(part)
 	return nil
 }
 
-// setSegment makes part the part of the plan the run runs, and tells the
-// script which in __ENV (nothing for the whole plan).
-func (a *scriptArgs) setSegment(part segment.Part) {
-	a.segment = part
-	if !part.Whole() {
-		a.env[segmentEnv] = part.Segment().String()
-		a.env[sequenceEnv] = part.Sequence().String()
-	}
-}
-
-// The __ENV variables that tell a script the execution segment it runs,
-// set with --execution-segment (or an instance's share) only, and the
-// instance it is, set with --instances only.
-const (
-	segmentEnv   = "LLMRUN_EXECUTION_SEGMENT"
-	sequenceEnv  = "LLMRUN_EXECUTION_SEGMENT_SEQUENCE"
-	instanceEnv  = "LLMRUN_INSTANCE"
-	instancesEnv = "LLMRUN_INSTANCES"
-)
-
 // parseSegment reads --execution-segment and --execution-segment-sequence
-// into the part of the plan this process runs. Every process of a split
-// run must draw the same arrivals, so a segment needs --seed.
-func parseSegment(fs *pflag.FlagSet, f runFlags) (segment.Part, error) {
+// into the part of the plan this process runs (which needs --seed:
+// runner.SharePlan).
+func parseSegment(f runFlags) (segment.Part, error) {
 	if f.segment == "" {
 		if f.sequence != "" {
 			return segment.Part{}, errors.New("--execution-segment-sequence needs --execution-segment: the segment of the sequence this process runs")
@@ -353,26 +297,7 @@ func parseSegment(fs *pflag.FlagSet, f runFlags) (segment.Part, error) {
 	if err != nil {
 		return segment.Part{}, fmt.Errorf("--execution-segment %s: %w", f.segment, err)
 	}
-	if !fs.Changed("seed") {
-		return segment.Part{}, errors.New("--execution-segment needs --seed, the same in every process, so that the processes draw the same arrivals and split them")
-	}
 	return part, nil
-}
-
-// maxDrawnSeed bounds a drawn seed: short enough to retype, and exact as a
-// JavaScript number in the result file.
-const maxDrawnSeed = 1<<31 - 1
-
-// drawSeed draws the seed of a run given no --seed: in [1, maxDrawnSeed],
-// from the system's random source, so that two runs synthesize different
-// prompts (a server's prefix cache keeps those of the last run).
-func drawSeed() int64 {
-	n, err := rand.Int(rand.Reader, big.NewInt(maxDrawnSeed))
-	if err != nil {
-		// crypto/rand does not fail on the supported platforms.
-		panic(fmt.Sprintf("drawing a seed: %v", err))
-	}
-	return n.Int64() + 1
 }
 
 // parseTags reads the --tag KEY=VALUE flags.
@@ -381,14 +306,19 @@ func parseTags(kvs []string) (map[string]string, error) {
 		return nil, nil
 	}
 	tags := make(map[string]string, len(kvs))
+	return tags, addKeyValues(tags, "--tag", kvs)
+}
+
+// addKeyValues adds each KEY=VALUE of kvs to m; an error names flag.
+func addKeyValues(m map[string]string, flag string, kvs []string) error {
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--tag %q: expected KEY=VALUE", kv)
+			return fmt.Errorf("%s %q: expected KEY=VALUE", flag, kv)
 		}
-		tags[k] = v
+		m[k] = v
 	}
-	return tags, nil
+	return nil
 }
 
 // sourceFS is where a stock scenario's imports are found; nil for a file.
@@ -410,7 +340,7 @@ func (a scriptArgs) engineConfig(fs *pflag.FlagSet, f runFlags, stderr io.Writer
 		LLM:         a.llm,
 		Seed:        f.seed,
 		Tags:        a.tags,
-		Logger:      consoleLogger(stderr),
+		Logger:      console.Logger(stderr),
 		InitTimeout: f.initTimeout,
 	}
 }
@@ -485,89 +415,28 @@ func scriptEnv(f runFlags, getenv func(string) string) (map[string]string, error
 			}
 		}
 	}
-	for _, kv := range f.env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("-e %q: expected KEY=VALUE", kv)
-		}
-		env[k] = v
-	}
-	return env, nil
+	return env, addKeyValues(env, "-e", f.env)
 }
 
-// llmConfigCode is the exit code of llmConfig's error: a signal stopped
-// the download of --tokenizer's model, an invalid base URL is an invalid
-// configuration (as the engine would find it), any other a bad flag.
+// llmConfigCode is the exit code of llmconfig.Resolve's error: a signal
+// stopped the download of --tokenizer's model, an invalid base URL is an
+// invalid configuration (as the engine would find it), any other a bad
+// flag.
 func llmConfigCode(ctx context.Context, err error) int {
 	var invalid *engine.ConfigError
 	switch {
 	case ctx.Err() != nil:
-		return exitInterrupted
+		return exitcode.Interrupted
 	case errors.As(err, &invalid):
-		return exitInvalidConfig
+		return exitcode.InvalidConfig
 	}
-	return exitUsage
+	return exitcode.Usage
 }
 
-// llmConfig resolves the llm module's defaults from flags and environment;
-// ctx bounds the download of a Hugging Face model's tokenizer; an invalid
-// base URL is a *engine.ConfigError naming the flag or variable it came
-// from.
-func llmConfig(ctx context.Context, f runFlags, getenv func(string) string) (llm.Config, error) {
-	cfg := llm.Config{BaseURL: f.baseURL, Model: f.model, Timeout: f.timeout, Tokenizer: f.tokenizer}
-	if cfg.Tokenizer != "" {
-		if _, err := tokenizer.LoadEnv(ctx, cfg.Tokenizer, getenv); err != nil {
-			return cfg, fmt.Errorf("--tokenizer: %w", err)
-		}
-	}
-	from := "--base-url"
-	for _, env := range []string{"LLMRUN_BASE_URL", "OPENAI_BASE_URL"} {
-		if cfg.BaseURL == "" {
-			cfg.BaseURL, from = getenv(env), "$"+env
-		}
-	}
-	if cfg.BaseURL != "" {
-		if err := llm.CheckBaseURL(cfg.BaseURL); err != nil {
-			return cfg, &engine.ConfigError{Field: from, Err: err}
-		}
-	}
-	if cfg.Model == "" {
-		cfg.Model = getenv("LLMRUN_MODEL")
-	}
-	keyEnv := f.apiKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
-	cfg.APIKey = getenv(keyEnv)
-	if f.apiKeyEnv != "" && cfg.APIKey == "" && !f.sendsNothing {
-		return cfg, fmt.Errorf("--api-key-env %s: the environment variable %s is empty or unset", f.apiKeyEnv, f.apiKeyEnv)
-	}
-	if f.timeout <= 0 {
-		return cfg, fmt.Errorf("--timeout must be positive, got %s", f.timeout)
-	}
-	switch {
-	case f.idleTimeout < 0:
-		return cfg, fmt.Errorf("--idle-timeout must not be negative, got %s", f.idleTimeout)
-	case f.idleTimeout == 0:
-		cfg.IdleTimeout = llm.NoIdleTimeout
-	default:
-		cfg.IdleTimeout = f.idleTimeout
-	}
-	return cfg, nil
-}
-
-// consoleLogger prints the script's console output as "level=INFO msg=...
-// vu=3" lines, without timestamps.
-func consoleLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
-		Level: slog.LevelDebug,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
+// target are the flags of the run's target.
+func (f runFlags) target() llmconfig.Settings {
+	return llmconfig.Settings{BaseURL: f.baseURL, Model: f.model, APIKeyEnv: f.apiKeyEnv, Tokenizer: f.tokenizer,
+		Timeout: f.timeout, IdleTimeout: f.idleTimeout, SendsNothing: f.sendsNothing}
 }
 
 // loadScript returns the source of a stock scenario, or nil after checking

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // hostileValues are values a script can throw that do not become text the
@@ -52,9 +54,9 @@ func TestHostileThrows(t *testing.T) {
 				if strings.Contains(stderr, "panic") || strings.Contains(stderr, "GoError") {
 					t.Fatalf("stderr:\n%s", stderr)
 				}
-				want := exitScriptError
+				want := exitcode.ScriptError
 				if where == "default" {
-					want = exitNoSuccess // every iteration threw; none sent a request
+					want = exitcode.NoSuccess // every iteration threw; none sent a request
 				}
 				if code != want {
 					t.Fatalf("exit %d, want %d\n%s\n%s", code, want, stdout, stderr)
@@ -86,8 +88,8 @@ func TestInspectHostileThrow(t *testing.T) {
 	for _, hv := range hostileValues {
 		script := writeScript(t, "hostile.js", fmt.Sprintf(hostileScript, hv.value))
 		code, _, stderr := command(t, "inspect", "-e", "WHERE=init", script)
-		if code != exitScriptError || !strings.Contains(stderr, hv.message) || strings.Contains(stderr, "panic") {
-			t.Errorf("%s: exit %d, want %d with %q:\n%s", hv.name, code, exitScriptError, hv.message, stderr)
+		if code != exitcode.ScriptError || !strings.Contains(stderr, hv.message) || strings.Contains(stderr, "panic") {
+			t.Errorf("%s: exit %d, want %d with %q:\n%s", hv.name, code, exitcode.ScriptError, hv.message, stderr)
 		}
 	}
 }
@@ -105,8 +107,8 @@ func TestHandleSummaryProxy(t *testing.T) {
 			script := writeScript(t, "proxy.js", "export const options = { iterations: 1 };\nexport default function () {}\nexport function handleSummary() { return "+ret+"; }\n")
 			export := filepath.Join(t.TempDir(), "summary.json")
 			code, stdout, stderr := command(t, "run", "-q", "--no-preflight", "--summary-export", export, script)
-			if code != exitScriptError || strings.Contains(stderr, "panic") || !strings.Contains(stderr, "handleSummary(): ") {
-				t.Fatalf("exit %d, want %d with a handleSummary error:\n%s", code, exitScriptError, stderr)
+			if code != exitcode.ScriptError || strings.Contains(stderr, "panic") || !strings.Contains(stderr, "handleSummary(): ") {
+				t.Fatalf("exit %d, want %d with a handleSummary error:\n%s", code, exitcode.ScriptError, stderr)
 			}
 			if !strings.Contains(stdout, "█ serving") {
 				t.Errorf("the default summary is missing:\n%s", stdout)
@@ -120,8 +122,8 @@ func TestRecursionInInit(t *testing.T) {
 	t.Parallel()
 	script := writeScript(t, "recursion.js", "function f(n) { return f(n + 1) + 1; }\nf(0);\nexport default function () {}\n")
 	code, _, stderr := command(t, "run", "-q", script)
-	if code != exitScriptError || !strings.Contains(stderr, "recursion.js:1:") || !strings.Contains(stderr, "RangeError: Maximum call stack size exceeded") {
-		t.Errorf("exit %d, want %d with a RangeError:\n%s", code, exitScriptError, stderr)
+	if code != exitcode.ScriptError || !strings.Contains(stderr, "recursion.js:1:") || !strings.Contains(stderr, "RangeError: Maximum call stack size exceeded") {
+		t.Errorf("exit %d, want %d with a RangeError:\n%s", code, exitcode.ScriptError, stderr)
 	}
 }
 
@@ -167,8 +169,8 @@ func TestEndlessInitLoopIsInterrupted(t *testing.T) {
 			}()
 			select {
 			case code := <-done:
-				if code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
-					t.Errorf("exit %d, want %d:\n%s", code, exitInterrupted, stderr)
+				if code != exitcode.Interrupted || !strings.Contains(stderr.String(), "interrupted") {
+					t.Errorf("exit %d, want %d:\n%s", code, exitcode.Interrupted, stderr)
 				}
 			case <-time.After(2 * time.Minute):
 				t.Fatalf("%s did not end after the cancel:\n%s", cmd, stderr)
@@ -180,12 +182,12 @@ func TestEndlessInitLoopIsInterrupted(t *testing.T) {
 func TestScriptFilesThatNeverEnd(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := command(t, "run", "-q", "/dev/zero")
-	if code == exitOK || !strings.Contains(stderr, "/dev/zero is a device, not a regular file") {
+	if code == exitcode.OK || !strings.Contains(stderr, "/dev/zero is a device, not a regular file") {
 		t.Errorf("run /dev/zero: exit %d:\n%s", code, stderr)
 	}
 	script := writeScript(t, "zero.js", "const z = open('/dev/zero');\nexport default function () {}\n")
 	code, _, stderr = command(t, "run", "-q", script)
-	if code != exitScriptError || !strings.Contains(stderr, `open("/dev/zero"): /dev/zero is a device, not a regular file`) {
+	if code != exitcode.ScriptError || !strings.Contains(stderr, `open("/dev/zero"): /dev/zero is a device, not a regular file`) {
 		t.Errorf("open('/dev/zero'): exit %d:\n%s", code, stderr)
 	}
 	dir := t.TempDir()
@@ -198,7 +200,7 @@ func TestScriptFilesThatNeverEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = command(t, "run", "-q", script)
-	if code != exitScriptError || !strings.Contains(stderr, "big.txt is larger than 16 MiB") {
+	if code != exitcode.ScriptError || !strings.Contains(stderr, "big.txt is larger than 16 MiB") {
 		t.Errorf("importing a big file: exit %d:\n%s", code, stderr)
 	}
 }
@@ -214,7 +216,7 @@ export default function (data) { if (data.a !== 7) throw new Error('no setup dat
 export function handleSummary(data) { return { stdout: 'iterations=' + data.metrics.iterations.values.count + '\n' }; }
 `)
 	code, stdout, stderr := command(t, "run", "-q", "--no-preflight", script)
-	if code != exitOK || !strings.Contains(stdout, "iterations=1") || strings.Contains(stderr, "panic") {
-		t.Errorf("exit %d, want %d with handleSummary's output:\n%s\n%s", code, exitOK, stdout, stderr)
+	if code != exitcode.OK || !strings.Contains(stdout, "iterations=1") || strings.Contains(stderr, "panic") {
+		t.Errorf("exit %d, want %d with handleSummary's output:\n%s\n%s", code, exitcode.OK, stdout, stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -68,7 +69,7 @@ func TestSegmentsMergeIntoTheWholePlan(t *testing.T) {
 		return
 	}
 	out := filepath.Join(dir, "all.json")
-	if code, stdout, stderr := command(t, "merge", append(files, "-o", out)...); code != exitOK {
+	if code, stdout, stderr := command(t, "merge", append(files, "-o", out)...); code != exitcode.OK {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	all, err := summary.ReadJSON(out)
@@ -94,7 +95,7 @@ func TestSegmentFlags(t *testing.T) {
 	t.Parallel()
 	script := writeScript(t, "segmented.js", segmentedScript)
 	code, stdout, stderr := command(t, "inspect", "--seed", "1", "--execution-segment", "1/3:2/3", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("inspect: exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{"execution segment 1/3:2/3 of 0,1/3,2/3,1", "7 iterations shared among 1 VU", "10 iterations at 40"} {
@@ -114,8 +115,8 @@ func TestSegmentFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		code, _, stderr := command(t, "inspect", append(tc.args, script)...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
-			t.Errorf("inspect %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("inspect %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitcode.Usage, tc.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/internal/promtest"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 )
 
@@ -24,7 +25,7 @@ func TestRunReadsServerMetrics(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	code, stdout, stderr := command(t, "run", "-i", "3", "--seed", "1", "--server-metrics", tgi.URL, "--server-metrics-preset", "tgi",
 		"--gpu-metrics", dcgm.URL, "--server-metrics-interval", "1h", "--summary-export", out, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	for _, line := range []string{"server metrics: Text Generation Inference (preset) at " + tgi.URL + ", every 1h0m0s", "gpu metrics: DCGM exporter at " + dcgm.URL} {
@@ -64,8 +65,8 @@ func TestServerMetricsFlagErrors(t *testing.T) {
 		{[]string{"--no-server-metrics", "--gpu-metrics", "nvidia-smi"}, "--no-server-metrics reads nothing"},
 	} {
 		code, _, stderr := cli(t, context.Background(), nil, append(append([]string{"run"}, c.args...), script)...)
-		if code != exitUsage || !strings.Contains(stderr, c.want) {
-			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit %d and %q", c.args, code, stderr, exitUsage, c.want)
+		if code != exitcode.Usage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit %d and %q", c.args, code, stderr, exitcode.Usage, c.want)
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // llmrunBinary is the program the tests that send signals run as
@@ -141,8 +143,8 @@ export default function () {
 `)
 			export := filepath.Join(t.TempDir(), "result.json")
 			r := runAndSignal(t, bin, sig, "iteration running", false, "run", "--no-color", "--summary-export", export, script)
-			if r.code != exitInterrupted {
-				t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+			if r.code != exitcode.Interrupted {
+				t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitcode.Interrupted, r.stderr)
 			}
 			if !strings.Contains(r.stderr, "stopping: ") || !strings.Contains(r.stdout, "requests ...") {
 				t.Errorf("want the stop announced on stderr and the summary on stdout\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
@@ -173,8 +175,8 @@ export default function () {
 `)
 	export := filepath.Join(t.TempDir(), "result.json")
 	r := runAndSignal(t, bin, syscall.SIGHUP, "iteration running", true, "run", "-q", "--no-color", "--summary-export", export, script)
-	if r.code != exitInterrupted {
-		t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+	if r.code != exitcode.Interrupted {
+		t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitcode.Interrupted, r.stderr)
 	}
 	data, err := os.ReadFile(export)
 	if err != nil {
@@ -193,8 +195,8 @@ for (;;) {}
 export default function () {}
 `)
 	r := runAndSignal(t, bin, syscall.SIGTERM, "init spinning", false, "run", "--no-color", script)
-	if r.code != exitInterrupted {
-		t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+	if r.code != exitcode.Interrupted {
+		t.Fatalf("exit code %d, want %d\nstderr:\n%s", r.code, exitcode.Interrupted, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "interrupted before the test started") {
 		t.Errorf("stderr does not say the run was interrupted before it started:\n%s", r.stderr)

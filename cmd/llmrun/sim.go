@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 const simUsage = `Usage: llmrun sim [flags]
@@ -42,23 +43,23 @@ func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.Usage = func() { printHelp(stdout, simUsage, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
+			return exitcode.OK
 		}
 		fmt.Fprintf(stderr, "llmrun sim: %v\nRun 'llmrun sim --help' for usage.\n", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "llmrun sim: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return exitcode.Usage
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "llmrun sim: %v\n", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	srv, err := llmsim.Listen(ctx, *addr, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun sim: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
 	fmt.Fprintf(stdout, "llmsim serving model %q on %s/v1 (max-num-seqs %d, prefill %s + %s/token, decode %s + %s/seq); Ctrl-C stops\n",
 		cfg.Model, srv.URL(), cfg.MaxNumSeqs, cfg.PrefillBase, cfg.PrefillPerToken, cfg.DecodeBase, cfg.DecodePerSeq)
@@ -69,7 +70,7 @@ func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
 		fmt.Fprintf(stderr, "llmrun sim: closing: %v\n", err)
-		return exitError
+		return exitcode.Error
 	}
-	return exitOK
+	return exitcode.OK
 }

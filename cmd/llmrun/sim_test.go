@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // TestSimHelpListsEveryEndpoint checks that `llmrun sim --help` names
@@ -11,7 +13,7 @@ import (
 func TestSimHelpListsEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	code, stdout, stderr := command(t, "sim", "--help")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	help := stdout + stderr // whichever stream help goes to

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // -s/--stage replaces the script's load shape with ramping-vus, starting
@@ -19,7 +21,7 @@ export default function () { sleep(0.01); }
 `)
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-u", "2", "-s", "200ms:3", "--stage", "100ms:0", "--summary-export", export, script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	sum := readSummary(t, export)
@@ -36,11 +38,11 @@ export default function () { sleep(0.01); }
 		code int
 		want string
 	}{
-		{[]string{"run", "-s", "30s", script}, exitUsage, `invalid stage "30s": use DURATION:TARGET`},
-		{[]string{"run", "-s", "soon:3", script}, exitUsage, `invalid duration "soon"`},
-		{[]string{"run", "-s", "1s:many", script}, exitUsage, `the target "many" is not a number`},
-		{[]string{"run", "-s", "1s:3", "-d", "1s", script}, exitInvalidConfig, "--stage: use either stages or duration"},
-		{[]string{"run", "-s", "1s:-3", script}, exitInvalidConfig, "--stage: stages[0].target must be a non-negative number"},
+		{[]string{"run", "-s", "30s", script}, exitcode.Usage, `invalid stage "30s": use DURATION:TARGET`},
+		{[]string{"run", "-s", "soon:3", script}, exitcode.Usage, `invalid duration "soon"`},
+		{[]string{"run", "-s", "1s:many", script}, exitcode.Usage, `the target "many" is not a number`},
+		{[]string{"run", "-s", "1s:3", "-d", "1s", script}, exitcode.InvalidConfig, "--stage: use either stages or duration"},
+		{[]string{"run", "-s", "1s:-3", script}, exitcode.InvalidConfig, "--stage: stages[0].target must be a non-negative number"},
 	}
 	for _, tc := range tests {
 		code, stdout, stderr := cli(t, context.Background(), nil, tc.args...)

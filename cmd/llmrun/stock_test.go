@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -46,7 +47,7 @@ func TestStockConcurrencySweepFindsTheKnee(t *testing.T) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
 		"-e", "CONFIG="+cfg, "-e", "OUTPUT_TOKENS=32", "-e", "MIN_GAIN=0.3", "--summary-export", export, "stock:concurrency-sweep")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "saturation ......... at concurrency 4: ") {
@@ -141,7 +142,7 @@ func runStock(t *testing.T, url, script string, params ...string) (string, *summ
 		args = append(args, "-e", p)
 	}
 	code, stdout, stderr := cli(t, context.Background(), nil, append(args, script)...)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	return stdout, readSummary(t, export)
@@ -152,7 +153,7 @@ func runStock(t *testing.T, url, script string, params ...string) (string, *summ
 func TestInspectStockSweepChain(t *testing.T) {
 	t.Parallel()
 	code, stdout, stderr := cli(t, context.Background(), nil, "inspect", "-e", "LEVELS=1,2,4", "-e", "STEP=10s", "-e", "PAUSE=5s", "stock:concurrency-sweep")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, want := range []string{"at most 45s", "│ c2       │ constant-vus │ default() │ after c1 │"} {
@@ -184,7 +185,7 @@ func TestStockRateSweepFindsTheHighestRateWithinTheSLO(t *testing.T) {
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1", "--base-url", url,
 		"-e", "CONFIG="+config, "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
 		"--summary-export", export, "stock:rate-sweep")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if want := "within SLO ......... rate 3: "; !strings.Contains(stdout, want) {
@@ -207,7 +208,7 @@ func TestStockRateSweepSLOFlagWins(t *testing.T) {
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1", "--base-url", url,
 		"-e", "RATES=1,24", "-e", "STEP=2s", "-e", "PAUSE=1s", "-e", "INPUT_TOKENS=16", "-e", "OUTPUT_TOKENS=8",
 		"-e", "SLO_TTFT_P99=1", "--slo", "ttft_p99=400", "stock:rate-sweep")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "within SLO ......... rate 1: ") || !strings.Contains(stdout, "(SLO 400 ms)") {
@@ -233,8 +234,8 @@ func TestScriptSLOOptionErrors(t *testing.T) {
 export default function () {}`)
 		for _, cmd := range []string{"run", "inspect"} {
 			code, _, stderr := cli(t, context.Background(), nil, cmd, "-q", script)
-			if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
-				t.Errorf("%s %s: exit %d, stderr %q; want %d and %q", cmd, tc.opts, code, stderr, exitInvalidConfig, tc.want)
+			if code != exitcode.InvalidConfig || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s %s: exit %d, stderr %q; want %d and %q", cmd, tc.opts, code, stderr, exitcode.InvalidConfig, tc.want)
 			}
 		}
 	}
@@ -268,7 +269,7 @@ func TestStockServingPointAtARate(t *testing.T) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--seed", "1", "--base-url", url,
 		"-e", "NUM_PROMPTS=20", "-e", "REQUEST_RATE=20", "-e", "OUTPUT_LEN=4", "--summary-export", export, "stock:serving-point")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, fmt.Sprintf("%-40s%10s\n", "Request rate configured (RPS):", "20.00")) || strings.Contains(stdout, "Maximum request concurrency") {
@@ -280,11 +281,11 @@ func TestStockServingPointAtARate(t *testing.T) {
 		t.Errorf("completed %d failed %d", s.Serving.OK, s.Serving.Failed)
 	}
 	code, _, stderr = cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-e", "REQUEST_RATE=fast", "stock:serving-point")
-	if code != exitScriptError || !strings.Contains(stderr, "REQUEST_RATE must be a positive number or inf") {
+	if code != exitcode.ScriptError || !strings.Contains(stderr, "REQUEST_RATE must be a positive number or inf") {
 		t.Errorf("bad rate: exit %d, %s", code, stderr)
 	}
 	code, _, stderr = cli(t, context.Background(), nil, "run", "stock:nope")
-	if code != exitUsage || !strings.Contains(stderr, "serving-point") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "serving-point") {
 		t.Errorf("unknown stock scenario: exit %d, %s", code, stderr)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // subcommand is what the commands that read and write files (trend,
@@ -35,20 +37,20 @@ func printHelp(stdout io.Writer, usage string, fs *pflag.FlagSet) {
 }
 
 // parse parses args; when ok is false the command ends at once with code:
-// 0 after --help, exitUsage after a bad flag.
+// 0 after --help, exitcode.Usage after a bad flag.
 func (c *subcommand) parse(args []string) (code int, ok bool) {
 	if err := c.flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, false
+			return exitcode.OK, false
 		}
 		return c.usageError("%v", err), false
 	}
-	return exitOK, true
+	return exitcode.OK, true
 }
 
 // usageError prints what was wrong with the command line and returns
-// exitUsage.
+// exitcode.Usage.
 func (c *subcommand) usageError(format string, args ...any) int {
 	fmt.Fprintf(c.stderr, c.name+": "+format+"\nRun '%s --help' for usage.\n", append(args, c.name)...)
-	return exitUsage
+	return exitcode.Usage
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // A run with a threshold on a server figure loads and runs against the
@@ -18,7 +20,7 @@ export const options = { iterations: 2, thresholds: {
 export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 `)
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "--no-color", script)
-	if code != exitOK || !strings.Contains(stdout, "server_kv_cache_usage") || !strings.Contains(stdout, "max<=1") {
+	if code != exitcode.OK || !strings.Contains(stdout, "server_kv_cache_usage") || !strings.Contains(stdout, "max<=1") {
 		t.Errorf("exit %d, want 0 and the threshold in the summary\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 const thresholdScript = `
@@ -37,8 +39,8 @@ func TestFailedThresholdExits99(t *testing.T) {
 	dir := t.TempDir()
 	export, hsOut := filepath.Join(dir, "summary.json"), filepath.Join(dir, "hs.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "-e", "OUT="+hsOut, "--summary-export", export, script)
-	if code != exitThresholds {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitThresholds, stdout, stderr)
+	if code != exitcode.Thresholds {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.Thresholds, stdout, stderr)
 	}
 	s := readSummary(t, export)
 	want := map[string]bool{"rate<0.01": true, "p(99)<60000": true, "avg<0.001": false, "count>=16": true}
@@ -73,7 +75,7 @@ func TestPassingThresholdsExit0AndAreShown(t *testing.T) {
 	src := strings.Replace(thresholdScript, "'avg<0.001'", "'avg>0'", 1)
 	script := writeScript(t, "ok.js", strings.Split(src, "export function handleSummary")[0])
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", script)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, w := range []string{"thresholds", "✓ llm_ttft{scenario:default}", "p(99)<60000", "✓ llm_failed"} {
@@ -102,8 +104,8 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 	defer srv.Close()
 	start := time.Now()
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", srv.URL, "--model", "m", script)
-	if code != exitThresholdAbort {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitThresholdAbort, stdout, stderr)
+	if code != exitcode.ThresholdAbort {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.ThresholdAbort, stdout, stderr)
 	}
 	if el := time.Since(start); el > 30*time.Second {
 		t.Errorf("the run took %v: the threshold did not stop it", el)
@@ -129,7 +131,7 @@ func TestBadThresholdsAreConfigErrors(t *testing.T) {
 	for _, tc := range tests {
 		script := writeScript(t, "bad.js", "export const options = { thresholds: "+tc.thresholds+" };\nexport default function () {}\n")
 		code, _, stderr := cli(t, context.Background(), nil, "run", "-q", script)
-		if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
+		if code != exitcode.InvalidConfig || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %s; want 104 and %q", tc.thresholds, code, stderr, tc.want)
 		}
 	}
@@ -159,8 +161,8 @@ export function rag() { llm.stream({ prompt: 'long context', max_tokens: 3, igno
 	export := filepath.Join(t.TempDir(), "summary.json")
 	// A fixed seed, for the Poisson arrivals of rag.
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1", "--summary-export", export, script)
-	if code != exitThresholds {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitThresholds, stdout, stderr)
+	if code != exitcode.Thresholds {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.Thresholds, stdout, stderr)
 	}
 	s := readSummary(t, export)
 	got := map[string]bool{}
@@ -216,8 +218,8 @@ export function rag() { llm.stream({ prompt: 'context', max_tokens: 2 }); }
 			path := writeScript(t, "typo.js", strings.Replace(script, "THRESHOLDS", tc.thresholds, 1))
 			args := append(append([]string{"run", "-q"}, tc.flags...), path)
 			code, stdout, stderr := cli(t, context.Background(), nil, args...)
-			if code != exitInvalidConfig || !strings.Contains(stderr, tc.want) {
-				t.Errorf("exit %d, want %d and %q\nstdout %s\nstderr %s", code, exitInvalidConfig, tc.want, stdout, stderr)
+			if code != exitcode.InvalidConfig || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %q\nstdout %s\nstderr %s", code, exitcode.InvalidConfig, tc.want, stdout, stderr)
 			}
 		})
 	}
@@ -244,10 +246,10 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 		code       int
 		want       []string
 	}{
-		{"fails", `'p(99)<500'`, exitThresholds, []string{
+		{"fails", `'p(99)<500'`, exitcode.Thresholds, []string{
 			"✗ llm_ttft{model:no-such-model}", "no samples: no p(99) to judge (noSamples: 'pass' accepts that)",
 			"✓ llm_errors", "no samples, counted as 0"}},
-		{"accepted", `{ threshold: 'p(99)<500', noSamples: 'pass' }`, exitOK, []string{
+		{"accepted", `{ threshold: 'p(99)<500', noSamples: 'pass' }`, exitcode.OK, []string{
 			"✓ llm_ttft{model:no-such-model}", "no samples (accepted: noSamples is 'pass')", "✓ llm_errors"}},
 	}
 	for _, tc := range tests {
@@ -264,7 +266,7 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 				}
 			}
 			s := readSummary(t, export)
-			if len(s.Thresholds) != 2 || s.Thresholds[1].Value != 0 || !s.Thresholds[1].Passed || s.Thresholds[0].Passed != (tc.code == exitOK) {
+			if len(s.Thresholds) != 2 || s.Thresholds[1].Value != 0 || !s.Thresholds[1].Passed || s.Thresholds[0].Passed != (tc.code == exitcode.OK) {
 				t.Errorf("result file's thresholds %+v", s.Thresholds)
 			}
 		})
@@ -294,8 +296,8 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 `)
 	export := filepath.Join(t.TempDir(), "summary.json")
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--summary-export", export, script)
-	if code != exitOK {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitOK, stdout, stderr)
+	if code != exitcode.OK {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitcode.OK, stdout, stderr)
 	}
 	s := readSummary(t, export)
 	if len(s.ChainStops) != 1 || strings.Join(s.ChainStops[0].Skipped, ",") != "c2" {
@@ -327,7 +329,7 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }
 		export := filepath.Join(t.TempDir(), "summary.json")
 		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--seed", "1",
 			"--execution-segment", seg, "--execution-segment-sequence", "0,1/3,2/3,1", "--summary-export", export, script)
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Fatalf("segment %s: exit %d\n%s\n%s", seg, code, stdout, stderr)
 		}
 		ths := readSummary(t, export).Thresholds
@@ -363,8 +365,8 @@ export default function () {}
 		code        int
 		want        string
 	}{
-		{"exported", "export function setup() { llm.stream({ prompt: 'hi', max_tokens: 2 }); }", exitOK, "✓ llm_ttft{scenario:setup}"},
-		{"not exported", "", exitInvalidConfig, `no scenario is named "setup": the scenarios are default`},
+		{"exported", "export function setup() { llm.stream({ prompt: 'hi', max_tokens: 2 }); }", exitcode.OK, "✓ llm_ttft{scenario:setup}"},
+		{"not exported", "", exitcode.InvalidConfig, `no scenario is named "setup": the scenarios are default`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,25 +11,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
-
-func TestLLMConfigTokenizer(t *testing.T) {
-	t.Parallel()
-	env := func(string) string { return "" }
-	f := runFlags{baseURL: "http://127.0.0.1:1", timeout: time.Second, tokenizer: "o200k_base"}
-	cfg, err := llmConfig(t.Context(), f, env)
-	if err != nil || cfg.Tokenizer != "o200k_base" {
-		t.Errorf("--tokenizer o200k_base: %+v, %v", cfg, err)
-	}
-	f.tokenizer = "gpt2"
-	if _, err := llmConfig(t.Context(), f, env); err == nil || !strings.Contains(err.Error(), "cl100k_base, o200k_base") {
-		t.Errorf("--tokenizer gpt2: %v", err)
-	}
-}
 
 // hubRuns numbers the runs of TestRunTokenizerFromHub in the process.
 var hubRuns atomic.Int64
@@ -88,7 +74,7 @@ export default function () {
 		export := filepath.Join(t.TempDir(), "summary.json")
 		code, stdout, stderr := cli(t, t.Context(), env, "run", "-q", "--tokenizer", model, "-e", "MODEL="+model,
 			"-e", "TEXT="+text, "-e", fmt.Sprintf("TOKENS=%d", tokens), "--summary-export", export, script)
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Fatalf("--tokenizer %s: exit %d\n%s\n%s", model, code, stdout, stderr)
 		}
 		checks := readSummary(t, export).Checks
@@ -111,7 +97,7 @@ export default function () {
 		t.Errorf("%d requests to the hub, want 1", n)
 	}
 	code, _, stderr := cli(t, t.Context(), env, "run", "-q", "--tokenizer", "hub-e2e/absent", script)
-	if code != exitUsage || !strings.Contains(stderr, "--tokenizer: tokenizer hub-e2e/absent: tokenizer.json of hub-e2e/absent: not in the Hugging Face cache") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "--tokenizer: tokenizer hub-e2e/absent: tokenizer.json of hub-e2e/absent: not in the Hugging Face cache") {
 		t.Errorf("offline, not cached: exit %d\n%s", code, stderr)
 	}
 }
@@ -134,7 +120,7 @@ func TestRunTokenizerDownloadInterrupted(t *testing.T) {
 		cancel()
 	}()
 	code, _, stderr := cli(t, ctx, env, "run", "-q", "--tokenizer", "hub-e2e/interrupted", script)
-	if code != exitInterrupted || !strings.Contains(stderr, "context canceled") {
+	if code != exitcode.Interrupted || !strings.Contains(stderr, "context canceled") {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }

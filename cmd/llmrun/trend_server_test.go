@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
@@ -67,8 +68,8 @@ func TestTrendServerFigures(t *testing.T) {
 	url := srv.URL + "?bucket=" + srv.Bucket
 
 	code, stdout, stderr := cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "cached")
-	if code != exitRegression {
-		t.Fatalf("trend: exit %d, want %d (a regression)\n%s\n%s", code, exitRegression, stdout, stderr)
+	if code != exitcode.Regression {
+		t.Fatalf("trend: exit %d, want %d (a regression)\n%s\n%s", code, exitcode.Regression, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "the server's figures, newest run first") {
 		t.Errorf("trend shows no table of the server's figures\n%s", stdout)
@@ -87,7 +88,7 @@ func TestTrendServerFigures(t *testing.T) {
 	}
 
 	code, stdout, stderr = cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "steady", "--metric", "server_prefix_cache_hit_rate,ttft_p99")
-	if code != exitOK || !strings.Contains(trendLine(stdout, "server_prefix_cache_hit_rate"), "unchanged") || trendLine(stdout, "server_kv_cache_usage_max") != "" {
+	if code != exitcode.OK || !strings.Contains(trendLine(stdout, "server_prefix_cache_hit_rate"), "unchanged") || trendLine(stdout, "server_kv_cache_usage_max") != "" {
 		t.Errorf("trend --metric of a steady hit rate: exit %d, want 0 with the hit rate unchanged and no other server figure\n%s\n%s", code, stdout, stderr)
 	}
 
@@ -97,7 +98,7 @@ func TestTrendServerFigures(t *testing.T) {
 	}
 	code, plain, stderr := cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "plain")
 	_, clientOnly, _ := cli(t, ctx, env, "trend", "--no-color", "--influxdb", url, "--testid", "plain", "--metric", strings.Join(headline, ","))
-	if code != exitOK || plain != clientOnly || strings.Contains(plain, "server_") || strings.Contains(plain, "gpu_") {
+	if code != exitcode.OK || plain != clientOnly || strings.Contains(plain, "server_") || strings.Contains(plain, "gpu_") {
 		t.Errorf("trend of runs without server points: exit %d, want 0 and what the client's figures alone show\n%s\nwant\n%s\n%s", code, plain, clientOnly, stderr)
 	}
 }

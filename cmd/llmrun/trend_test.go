@@ -13,6 +13,7 @@ import (
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/internal/influxtest"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 )
 
@@ -219,7 +220,7 @@ func TestTrend(t *testing.T) {
 			allOK[k] = "unchanged"
 		}
 	}
-	out := expect("a stable history", exitOK, allOK, "--testid", "stable")
+	out := expect("a stable history", exitcode.OK, allOK, "--testid", "stable")
 	for _, want := range []string{"testid stable, whole runs: 6 runs, newest first", "v0.9.0", "stable-l", "✓ no regression beyond 10 %"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("a stable history: the output lacks %q:\n%s", want, out)
@@ -229,63 +230,63 @@ func TestTrend(t *testing.T) {
 		t.Errorf("a stable history: long run ids, or figures of other measurements:\n%s", out)
 	}
 
-	out = expect("ttft p99 +30 %", exitRegression, map[string]string{"ttft_p99": "regression", "ttft_p50": "unchanged", "output_throughput": "unchanged"}, "--testid", "ttft-regressed")
+	out = expect("ttft p99 +30 %", exitcode.Regression, map[string]string{"ttft_p99": "regression", "ttft_p50": "unchanged", "output_throughput": "unchanged"}, "--testid", "ttft-regressed")
 	if !strings.Contains(out, "✗ regression beyond 10 %: ttft_p99 +30.0 %") {
 		t.Errorf("ttft p99 +30 %%: the regression is not named:\n%s", out)
 	}
-	expect("a wider tolerance", exitOK, map[string]string{"ttft_p99": "unchanged"}, "--testid", "ttft-regressed", "--tolerance", "0.35")
-	expect("another figure", exitOK, nil, "--testid", "ttft-regressed", "--metric", "output_throughput,ttft_p50")
+	expect("a wider tolerance", exitcode.OK, map[string]string{"ttft_p99": "unchanged"}, "--testid", "ttft-regressed", "--tolerance", "0.35")
+	expect("another figure", exitcode.OK, nil, "--testid", "ttft-regressed", "--metric", "output_throughput,ttft_p50")
 
-	out = expect("output throughput −30 %", exitRegression, map[string]string{"output_throughput": "regression", "request_throughput": "unchanged"}, "--testid", "throughput-dropped", "--tolerance", "10%")
+	out = expect("output throughput −30 %", exitcode.Regression, map[string]string{"output_throughput": "regression", "request_throughput": "unchanged"}, "--testid", "throughput-dropped", "--tolerance", "10%")
 	if !strings.Contains(out, "output_throughput -30.0 %") {
 		t.Errorf("a throughput drop: not named:\n%s", out)
 	}
-	expect("an improvement", exitOK, map[string]string{"ttft_p99": "improved", "output_throughput": "improved"}, "--testid", "faster")
+	expect("an improvement", exitcode.OK, map[string]string{"ttft_p99": "improved", "output_throughput": "improved"}, "--testid", "faster")
 
-	out = expect("a single run", exitOK, map[string]string{"ttft_p99": "no history"}, "--testid", "first")
+	out = expect("a single run", exitcode.OK, map[string]string{"ttft_p99": "no history"}, "--testid", "first")
 	if !strings.Contains(out, "no history: a single run") {
 		t.Errorf("a single run:\n%s", out)
 	}
 
-	expect("model llama", exitOK, map[string]string{"tpot_p99": "unchanged", "e2e_p99": "unchanged"}, "--testid", "nightly", "--model", "llama")
-	out = expect("model qwen", exitRegression, map[string]string{"tpot_p99": "regression"}, "--testid", "nightly", "--model", "qwen")
+	expect("model llama", exitcode.OK, map[string]string{"tpot_p99": "unchanged", "e2e_p99": "unchanged"}, "--testid", "nightly", "--model", "llama")
+	out = expect("model qwen", exitcode.Regression, map[string]string{"tpot_p99": "regression"}, "--testid", "nightly", "--model", "qwen")
 	if !strings.Contains(out, "4 runs") {
 		t.Errorf("model qwen has 4 runs:\n%s", out)
 	}
-	expect("scenario rag", exitRegression, map[string]string{"e2e_p99": "regression", "ttft_p99": "unchanged"}, "--testid", "nightly", "--model", "llama", "--scenario", "rag")
-	expect("scenario chat", exitOK, map[string]string{"e2e_p99": "unchanged"}, "--testid", "nightly", "--model", "llama", "--scenario", "chat")
-	out = expect("+30 % within the runs' spread", exitOK, map[string]string{"ttft_p99": "inconclusive"}, "--testid", "noisy")
+	expect("scenario rag", exitcode.Regression, map[string]string{"e2e_p99": "regression", "ttft_p99": "unchanged"}, "--testid", "nightly", "--model", "llama", "--scenario", "rag")
+	expect("scenario chat", exitcode.OK, map[string]string{"e2e_p99": "unchanged"}, "--testid", "nightly", "--model", "llama", "--scenario", "chat")
+	out = expect("+30 % within the runs' spread", exitcode.OK, map[string]string{"ttft_p99": "inconclusive"}, "--testid", "noisy")
 	if !strings.Contains(out, "ttft_p99 inconclusive: too noisy: +30.0 % is within the noise") || !strings.Contains(out, "±") {
 		t.Errorf("a change within the spread: the reason or the spread is missing:\n%s", out)
 	}
-	expect("--strict", exitRegression, map[string]string{"ttft_p99": "inconclusive"}, "--testid", "noisy", "--strict")
-	out = expect("old runs, judged by their spread", exitRegression, map[string]string{"ttft_p99": "regression"}, "--testid", "old")
+	expect("--strict", exitcode.Regression, map[string]string{"ttft_p99": "inconclusive"}, "--testid", "noisy", "--strict")
+	out = expect("old runs, judged by their spread", exitcode.Regression, map[string]string{"ttft_p99": "regression"}, "--testid", "old")
 	if line := trendLine(out, "ttft_p99"); !strings.Contains(line, "±2.9 %") {
 		t.Errorf("old runs: the spread of their ±3 %% jitter is not shown: %q\n%s", line, out)
 	}
-	out = expect("--runs 3", exitRegression, nil, "--testid", "nightly", "--model", "qwen", "--runs", "3", "--metric", "tpot_p99")
+	out = expect("--runs 3", exitcode.Regression, nil, "--testid", "nightly", "--model", "qwen", "--runs", "3", "--metric", "tpot_p99")
 	if !strings.Contains(out, "3 runs") || trendLine(out, "ttft_p99") != "" {
 		t.Errorf("--runs 3 --metric tpot_p99:\n%s", out)
 	}
 
 	code, stdout, stderr := trend("--testid", "nobody")
-	if code != exitError || !strings.Contains(stderr, "no run of testid nobody") || stdout != "" {
+	if code != exitcode.Error || !strings.Contains(stderr, "no run of testid nobody") || stdout != "" {
 		t.Errorf("an unknown testid: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = cli(t, ctx, map[string]string{influxdb.TokenEnv: "llmrun:wrong"}, "trend", "--influxdb", url, "--testid", "stable")
-	if code != exitError || !strings.Contains(stderr, srv.URL) || !strings.Contains(stderr, influxdb.TokenEnv) || strings.Contains(stderr+stdout, "wrong") {
+	if code != exitcode.Error || !strings.Contains(stderr, srv.URL) || !strings.Contains(stderr, influxdb.TokenEnv) || strings.Contains(stderr+stdout, "wrong") {
 		t.Errorf("a wrong token: exit %d, want 1 with the URL and %s named, and not the token\nstdout:\n%s\nstderr:\n%s", code, influxdb.TokenEnv, stdout, stderr)
 	}
 	code, _, stderr = cli(t, ctx, env, "trend", "--influxdb", "http://127.0.0.1:1", "--testid", "stable")
-	if code != exitError || !strings.Contains(stderr, "http://127.0.0.1:1") || !strings.Contains(stderr, "unreachable") {
+	if code != exitcode.Error || !strings.Contains(stderr, "http://127.0.0.1:1") || !strings.Contains(stderr, "unreachable") {
 		t.Errorf("no server: exit %d\nstderr:\n%s", code, stderr)
 	}
 	code, stdout, stderr = cli(t, ctx, env, "trend", "--influxdb", srv.URL+"?bucket=perf&db=llmrun&rp=autogen", "--testid", "stable")
-	if code != exitOK || !strings.Contains(stdout, "testid stable, whole runs: 6 runs") {
+	if code != exitcode.OK || !strings.Contains(stdout, "testid stable, whole runs: 6 runs") {
 		t.Errorf("db and rp naming what the bucket does not: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = cli(t, ctx, env, "trend", "--influxdb", url+"&db=nodb", "--testid", "stable")
-	if code != exitError || !strings.Contains(stderr, `database "nodb" not found`) || !strings.Contains(stderr, "db=") {
+	if code != exitcode.Error || !strings.Contains(stderr, `database "nodb" not found`) || !strings.Contains(stderr, "db=") {
 		t.Errorf("an unknown database: exit %d, want 1 naming it and the db= option\nstderr:\n%s", code, stderr)
 	}
 }
@@ -325,12 +326,12 @@ func TestTrendSelects(t *testing.T) {
 		want     []string // in stdout
 		wantRuns int
 	}{
-		{"staging", []string{"--tag", "env=staging"}, exitOK, []string{"testid nightly-chat, tag env=staging, whole runs: 6 runs"}, 6},
-		{"prod", []string{"--tag", "env=prod"}, exitRegression, []string{"testid nightly-chat, tag env=prod, whole runs: 3 runs", "✗ regression beyond 10 %: ttft_p99 +"}, 3},
-		{"both tags", []string{"--tag", "env=prod", "--tag", "gpu="}, exitRegression, []string{"3 runs"}, 3},
+		{"staging", []string{"--tag", "env=staging"}, exitcode.OK, []string{"testid nightly-chat, tag env=staging, whole runs: 6 runs"}, 6},
+		{"prod", []string{"--tag", "env=prod"}, exitcode.Regression, []string{"testid nightly-chat, tag env=prod, whole runs: 3 runs", "✗ regression beyond 10 %: ttft_p99 +"}, 3},
+		{"both tags", []string{"--tag", "env=prod", "--tag", "gpu="}, exitcode.Regression, []string{"3 runs"}, 3},
 		// The version of each run is on the scenario's rows too.
-		{"a scenario", []string{"--scenario", "rag"}, exitOK, []string{"scenario rag: 6 runs", "v0.9.0", "v0.4.0"}, 6},
-		{"a scenario and a tag", []string{"--tag", "env=staging", "--scenario", "rag"}, exitOK, []string{"scenario rag: 6 runs", "v0.9.0", "v0.4.0"}, 6},
+		{"a scenario", []string{"--scenario", "rag"}, exitcode.OK, []string{"scenario rag: 6 runs", "v0.9.0", "v0.4.0"}, 6},
+		{"a scenario and a tag", []string{"--tag", "env=staging", "--scenario", "rag"}, exitcode.OK, []string{"scenario rag: 6 runs", "v0.9.0", "v0.4.0"}, 6},
 	} {
 		code, stdout, stderr := trend(append([]string{"--testid", "nightly-chat"}, c.args...)...)
 		if code != c.code || stderr != "" {
@@ -367,8 +368,8 @@ func TestTrendSelects(t *testing.T) {
 			"none has them all together"}},
 	} {
 		code, stdout, stderr := trend(c.args...)
-		if code != exitError || stdout != "" {
-			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", c.name, code, exitError, stdout, stderr)
+		if code != exitcode.Error || stdout != "" {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", c.name, code, exitcode.Error, stdout, stderr)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(stderr, w) {
@@ -404,23 +405,23 @@ func TestTrendMachineLimited(t *testing.T) {
 		want      []string
 		forbidden []string
 	}{
-		{"a limited newest run", []string{"--testid", "hogged"}, exitMachineLimited,
+		{"a limited newest run", []string{"--testid", "hogged"}, exitcode.MachineLimited,
 			map[string]string{"tpot_p50": "inconclusive (machine-limited)", "output_throughput": "inconclusive (machine-limited)", "success_rate": "unchanged"},
 			[]string{"machine-limited: the newest run hogged-l (", "): its client was limited: " + limit + "; its latencies and throughputs are inconclusive",
 				"machine-limited: run hogged-l (", "the latencies and throughputs compared with it are inconclusive", " limited ",
 				"inconclusive: machine-limited: the clients of runs hogged-l, hogged-l were limited: " + limit, "+13.1 %",
 				"? machine-limited, no verdict beyond 10 %: tpot_p50 +13.1 % (a regression but for the machine's limit): no verdict, exit 112"},
 			[]string{"│ regression", "✗"}},
-		{"--strict fails it", []string{"--testid", "hogged", "--strict"}, exitRegression, nil,
+		{"--strict fails it", []string{"--testid", "hogged", "--strict"}, exitcode.Regression, nil,
 			[]string{"--strict fails the inconclusive figures: ", "tpot_p50 +13.1 %"}, nil},
-		{"a scenario's points carry the health", []string{"--testid", "hogged-scenario", "--scenario", "rag"}, exitMachineLimited,
+		{"a scenario's points carry the health", []string{"--testid", "hogged-scenario", "--scenario", "rag"}, exitcode.MachineLimited,
 			map[string]string{"tpot_p50": "inconclusive (machine-limited)"}, []string{"machine-limited: the newest run", " ok "}, []string{"│ regression"}},
-		{"a limited previous run is left out", []string{"--testid", "one-hogged-before"}, exitRegression,
+		{"a limited previous run is left out", []string{"--testid", "one-hogged-before"}, exitcode.Regression,
 			map[string]string{"tpot_p50": "regression", "ttft_p50": "unchanged"},
 			[]string{"machine-limited: run one-hogg (", "left out of the baseline of latencies and throughputs", "✗ regression beyond 10 %: tpot_p50 +"}, nil},
-		{"healthy runs regress", []string{"--testid", "healthy"}, exitRegression, map[string]string{"tpot_p50": "regression"},
+		{"healthy runs regress", []string{"--testid", "healthy"}, exitcode.Regression, map[string]string{"tpot_p50": "regression"},
 			[]string{"✗ regression beyond 10 %: tpot_p50 +"}, []string{"machine-limited", "unknown"}},
-		{"points stored before the fields are unknown", []string{"--testid", "stored-before"}, exitRegression, map[string]string{"tpot_p50": "regression"},
+		{"points stored before the fields are unknown", []string{"--testid", "stored-before"}, exitcode.Regression, map[string]string{"tpot_p50": "regression"},
 			[]string{" unknown ", "client health unknown (no reading stored: written before llmrun kept it, or not measured), judged as measured: run stored-b (", "✗ regression beyond 10 %: tpot_p50 +"},
 			[]string{"machine-limited", "the newest run stored-b"}},
 	} {
@@ -473,12 +474,12 @@ func TestTrendCommandLine(t *testing.T) {
 			"--metric server_preemptions: a server figure is the whole run's, not a scenario's: drop --scenario"},
 	} {
 		code, stdout, stderr := cli(t, ctx, nil, append([]string{"trend"}, c.args...)...)
-		if code != exitUsage || !strings.Contains(stderr, c.want) || stdout != "" {
-			t.Errorf("%v: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", c.args, code, exitUsage, c.want, stdout, stderr)
+		if code != exitcode.Usage || !strings.Contains(stderr, c.want) || stdout != "" {
+			t.Errorf("%v: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", c.args, code, exitcode.Usage, c.want, stdout, stderr)
 		}
 	}
 	code, stdout, _ := cli(t, ctx, nil, "trend", "--help")
-	if code != exitOK || !strings.Contains(stdout, "Usage: llmrun trend") || !strings.Contains(stdout, "109") {
+	if code != exitcode.OK || !strings.Contains(stdout, "Usage: llmrun trend") || !strings.Contains(stdout, "109") {
 		t.Errorf("--help: exit %d\n%s", code, stdout)
 	}
 }

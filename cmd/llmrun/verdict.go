@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/results"
@@ -61,17 +62,17 @@ func (f *verdictFlags) print(cmd *subcommand, stdout io.Writer, getenv func(stri
 	}
 	switch {
 	case rep.Failed():
-		return exitRegression
+		return exitcode.Regression
 	case rep.Undecided():
-		return exitMachineLimited
+		return exitcode.MachineLimited
 	}
-	return exitOK
+	return exitcode.OK
 }
 
-// fail prints err as the command's error and returns exitError.
+// fail prints err as the command's error and returns exitcode.Error.
 func (c *subcommand) fail(err error) int {
 	fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
-	return exitError
+	return exitcode.Error
 }
 
 // useColor says whether output to stdout gets ANSI colours: not with

@@ -420,13 +420,11 @@ func (c Config) job() job {
 	for i, f := range c.Files {
 		items[i] = keyPath{Key: fileKey(i), Path: f.Path}
 	}
-	env := []envVar{
-		{Name: "POD_NAMESPACE", ValueFrom: &envVarSource{FieldRef: &fieldRef{FieldPath: "metadata.namespace"}}},
-		{Name: "LLMRUN_INSTANCES", Value: strconv.Itoa(c.Instances)},
-		{Name: "LLMRUN_RENDEZVOUS", Value: c.rendezvous()},
-		{Name: "HOME", Value: HomeDir},
-		{Name: "TMPDIR", Value: TempDir},
+	env := []envVar{{Name: "POD_NAMESPACE", ValueFrom: &envVarSource{FieldRef: &fieldRef{FieldPath: "metadata.namespace"}}}}
+	for _, v := range rendezvous.PodEnv(c.Instances, c.rendezvous()) {
+		env = append(env, envVar{Name: v.Name, Value: v.Value})
 	}
+	env = append(env, envVar{Name: "HOME", Value: HomeDir}, envVar{Name: "TMPDIR", Value: TempDir})
 	// check() refused a memory that does not parse.
 	memLimit, _ := c.Resources.goMemLimit()
 	env = append(env, envVar{Name: "GOMEMLIMIT", Value: memLimit})

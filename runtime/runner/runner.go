@@ -89,7 +89,8 @@ type Config struct {
 	// reads beside its own figures (the server section of the summary).
 	ServerMetrics ServerMetrics
 	// Rendezvous, when set, makes the run one instance of a distributed
-	// run: it meets the other instances there (its Plan is the runner's
+	// run, which runs its share of the plan (SharePlan): it meets the
+	// other instances there (its Plan is the runner's
 	// to fill in) for the shared run id, before the outputs start, and for
 	// the shared start, once its VUs are initialised and setup() has run.
 	// Every sample, record and point is tagged with the instance's index,
@@ -130,6 +131,10 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	// one Screen keeps their lines whole and clear of the view.
 	if _, ok := r.cfg.Stderr.(*console.Screen); !ok {
 		r.cfg.Stderr = console.NewScreen(r.cfg.Stderr)
+	}
+	if err := SharePlan(&r.cfg.Engine, cfg.Rendezvous, cfg.SeedDrawn); err != nil {
+		r.printf("%v", err)
+		return Outcome{Verdict: InvalidConfig}
 	}
 	if cfg.Rendezvous != nil {
 		r.cfg.Engine.Tags = maps.Clone(cfg.Engine.Tags)

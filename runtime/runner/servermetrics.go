@@ -33,6 +33,21 @@ type ServerMetrics struct {
 	Disabled bool
 }
 
+// Check refuses settings that contradict each other or name a server or
+// GPU exporter that cannot be read, naming the flag at fault.
+func (sm ServerMetrics) Check() error {
+	if sm.Disabled && (len(sm.Servers) > 0 || len(sm.GPUs) > 0) {
+		return errors.New("--no-server-metrics reads nothing: leave out --server-metrics and --gpu-metrics, or it")
+	}
+	if err := serverwatch.Check(serverwatch.Config{Servers: sm.Servers}); err != nil {
+		return fmt.Errorf("--server-metrics: %w", err)
+	}
+	if err := serverwatch.Check(serverwatch.Config{GPUs: sm.GPUs}); err != nil {
+		return fmt.Errorf("--gpu-metrics: %w", err)
+	}
+	return nil
+}
+
 // serverMetricsFields are the fields options.serverMetrics takes.
 var serverMetricsFields = []string{"urls", "preset", "interval", "gpu"}
 

@@ -439,3 +439,26 @@ func TestServerQuantilesFromTheFirstBucketPrintAsBounds(t *testing.T) {
 		}
 	}
 }
+
+// ServerMetrics.Check refuses reading nothing and something at once, and
+// a server or GPU exporter that cannot be read, naming the flag.
+func TestServerMetricsCheck(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		sm      runner.ServerMetrics
+		wantErr string
+	}{
+		{"nothing", runner.ServerMetrics{}, ""},
+		{"a server and nvidia-smi", runner.ServerMetrics{Servers: []serverwatch.Server{{URL: "http://vllm:8000/metrics"}}, GPUs: []string{serverwatch.NvidiaSMI}}, ""},
+		{"disabled", runner.ServerMetrics{Disabled: true}, ""},
+		{"disabled, and a server", runner.ServerMetrics{Disabled: true, Servers: []serverwatch.Server{{URL: "http://vllm:8000/metrics"}}}, "--no-server-metrics reads nothing"},
+		{"a server without a scheme", runner.ServerMetrics{Servers: []serverwatch.Server{{URL: "vllm:8000/metrics"}}}, "--server-metrics: "},
+		{"a GPU exporter without a scheme", runner.ServerMetrics{GPUs: []string{"dcgm:9400/metrics"}}, "--gpu-metrics: "},
+	} {
+		err := tc.sm.Check()
+		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.wantErr)
+		}
+	}
+}

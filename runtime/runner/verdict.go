@@ -7,14 +7,15 @@ import (
 	"io"
 
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/js"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
 // Verdict is how a run ended, before what went wrong after it (see
-// Outcome). The README gives each its exit code (EarlyStopped and
-// NoSuccess share 111).
+// Outcome). verdictCodes gives each its exit code (EarlyStopped and
+// NoSuccess share 111), as the README lists them.
 type Verdict int
 
 const (
@@ -52,6 +53,48 @@ var verdictNames = [...]string{
 	InvalidConfig: "invalid config", Interrupted: "interrupted", ScriptError: "script error",
 	ThresholdAborted: "aborted by a threshold", PreflightFailed: "preflight failed", EarlyStopped: "stopped early",
 	NoSuccess: "no success",
+}
+
+// verdictCodes are the exit codes of the verdicts.
+var verdictCodes = [...]int{
+	Passed:           exitcode.OK,
+	Errored:          exitcode.Error,
+	InvalidOutputs:   exitcode.Usage,
+	ThresholdsFailed: exitcode.Thresholds,
+	InvalidConfig:    exitcode.InvalidConfig,
+	Interrupted:      exitcode.Interrupted,
+	ScriptError:      exitcode.ScriptError,
+	ThresholdAborted: exitcode.ThresholdAbort,
+	PreflightFailed:  exitcode.Preflight,
+	EarlyStopped:     exitcode.NoSuccess,
+	NoSuccess:        exitcode.NoSuccess,
+}
+
+// ExitCode is the verdict's exit code, before what went wrong after the
+// run (Outcome.ExitCode).
+func (v Verdict) ExitCode() int {
+	if v < 0 || int(v) >= len(verdictCodes) {
+		return exitcode.Error
+	}
+	return verdictCodes[v]
+}
+
+// ExitCode is the run's exit code, by the README's precedence: an
+// interrupted or invalid run, or one whose script failed, keeps its
+// verdict's code; a failed handleSummary (107) wins over the rest; then
+// the early stop, an aborting threshold and no success keep theirs; a
+// lost output (1) wins over a failed threshold (99) and success (0).
+func (o Outcome) ExitCode() int {
+	switch code := o.Verdict.ExitCode(); {
+	case code == exitcode.Interrupted || code == exitcode.InvalidConfig || code == exitcode.ScriptError:
+		return code
+	case o.ScriptFailed:
+		return exitcode.ScriptError
+	case o.Lost && (code == exitcode.OK || code == exitcode.Thresholds):
+		return exitcode.Error
+	default:
+		return code
+	}
 }
 
 func (v Verdict) String() string {
