@@ -199,7 +199,7 @@ func (o *Output) tick(start time.Time) {
 		var tokens map[string]int64
 		if o.run.Progress != nil {
 			p := o.run.Progress()
-			activeVUs, tokens = p.ActiveVUs, arrived.since(p.OutputTokens)
+			activeVUs, tokens = int(p.ActiveVUs), arrived.since(p.Arrived)
 		}
 		for _, p := range o.agg.interval(o.tags, start, end, activeVUs, tokens) {
 			o.buf.push(item{point: p})
