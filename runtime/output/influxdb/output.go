@@ -294,9 +294,10 @@ func (o *Output) finish(ctx context.Context, s *summary.Summary) summary.OutputR
 	if o.client != nil {
 		o.client.Close()
 	}
-	written, dropped, reasons, lastErr := o.buf.close(reason)
-	if lastErr == "" && o.startErr != nil {
-		lastErr = o.startErr.Error()
+	rep := o.buf.close(reason)
+	rep.Output = o.Describe()
+	if rep.Err == "" && o.startErr != nil {
+		rep.Err = o.startErr.Error()
 	}
-	return summary.OutputReport{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons, Err: lastErr}
+	return rep
 }

@@ -219,8 +219,8 @@ func (o *Output) finish(ctx context.Context) summary.OutputReport {
 	default:
 		reason = "not written: the output was not started"
 	}
-	written, dropped, reasons := o.q.close(reason)
-	rep := summary.OutputReport{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons}
+	rep := o.q.close(reason)
+	rep.Output = o.Describe()
 	if err := errors.Join(errs...); err != nil {
 		rep.Err = err.Error()
 	}
