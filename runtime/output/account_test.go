@@ -18,9 +18,9 @@ func TestAccount(t *testing.T) {
 		dropped     int64
 		wantReasons map[string]int64
 	}{
-		{"nothing", func(*Account) {}, 0, 0, map[string]int64{}},
-		{"written", func(a *Account) { a.Wrote(3); a.Wrote(4) }, 7, 0, map[string]int64{}},
-		{"no drop counts nothing", func(a *Account) { a.Drop(0, "full"); a.Drop(-2, "full") }, 0, 0, map[string]int64{}},
+		{"nothing", func(*Account) {}, 0, 0, nil},
+		{"written", func(a *Account) { a.Wrote(3); a.Wrote(4) }, 7, 0, nil},
+		{"no drop counts nothing", func(a *Account) { a.Drop(0, "full"); a.Drop(-2, "full") }, 0, 0, nil},
 		{"by reason", func(a *Account) {
 			a.Wrote(1)
 			a.Drop(2, "full")
@@ -43,8 +43,8 @@ func TestAccount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := NewAccount(other)
-			tt.do(&a)
+			a := &Account{Other: other}
+			tt.do(a)
 			rep := a.Report()
 			if rep.Written != tt.written || rep.Dropped != tt.dropped || !maps.Equal(rep.Reasons, tt.wantReasons) {
 				t.Errorf("report %+v; want %d written, %d dropped, reasons %v", rep, tt.written, tt.dropped, tt.wantReasons)

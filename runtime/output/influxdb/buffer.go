@@ -38,6 +38,9 @@ type buffer struct {
 	chunks  [][]item
 	pending int
 	closed  bool
+	// account is what became of the points; what was written or lost
+	// outside the queue (llm_run_start, llm_result points that could
+	// not be encoded) is counted in it directly.
 	account output.Account
 	lastErr string
 	failing bool
@@ -49,7 +52,7 @@ type buffer struct {
 // newBuffer returns a buffer of at most max points, queued in chunks of
 // batch.
 func newBuffer(max, batch int) *buffer {
-	b := &buffer{max: max, batch: batch, ready: make(chan struct{}, 1), account: output.NewAccount(otherReasons)}
+	b := &buffer{max: max, batch: batch, ready: make(chan struct{}, 1), account: output.Account{Other: otherReasons}}
 	b.fullReason = b.slowReason()
 	return b
 }
@@ -171,18 +174,4 @@ func (b *buffer) close(reason func(lastErr string) string) summary.OutputReport 
 	rep := b.account.Report()
 	rep.Err = b.lastErr
 	return rep
-}
-
-// discard counts n points dropped before they were queued, for reason.
-func (b *buffer) discard(n int, reason string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.account.Drop(n, reason)
-}
-
-// wrote accounts for n points written outside the queue (llm_run_start).
-func (b *buffer) wrote(n int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.account.Wrote(n)
 }

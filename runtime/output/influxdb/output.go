@@ -86,7 +86,7 @@ func (o *Output) Start(ctx context.Context, run output.Run) error {
 		o.startErr = o.startError(ctx, err)
 		return o.startErr
 	}
-	o.buf.wrote(1)
+	o.buf.account.Wrote(1)
 
 	wctx, cancelWriter := context.WithCancel(context.WithoutCancel(ctx))
 	o.stopWriter, o.cancelWriter, o.writerDone = make(chan struct{}), cancelWriter, make(chan struct{})
@@ -237,7 +237,7 @@ func (o *Output) finalPoints(s *summary.Summary) [][]item {
 		results, err = resultPoints(doc, o.tags, runTime(s, o.run.Start), o.cfg.Batch)
 	}
 	if err != nil {
-		o.buf.discard(1, "the llm_result points: "+err.Error())
+		o.buf.account.Drop(1, "the llm_result points: "+err.Error())
 		return groups
 	}
 	for _, ps := range results {

@@ -38,13 +38,15 @@ type queue struct {
 	closed  bool
 	// failure, once writing failed, is why every later record is dropped.
 	failure string
+	// account is what became of the records: the writer counts those
+	// it wrote and lost in it directly.
 	account output.Account
 }
 
 // newQueue returns a queue of at most max records; fullReason says why
 // those that find it full are dropped.
 func newQueue(max int, fullReason string) *queue {
-	return &queue{max: max, fullReason: fullReason, ready: make(chan struct{}, 1), account: output.NewAccount(otherReasons)}
+	return &queue{max: max, fullReason: fullReason, ready: make(chan struct{}, 1), account: output.Account{Other: otherReasons}}
 }
 
 // push queues a copy of r, or drops and counts it when the queue is full
@@ -110,20 +112,6 @@ func (q *queue) recycle(c []llm.Record) {
 	if len(q.spare) < maxSpare {
 		q.spare = append(q.spare, c[:0])
 	}
-}
-
-// wrote accounts for n records written to the file.
-func (q *queue) wrote(n int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.account.Wrote(n)
-}
-
-// lost accounts for n records dropped for reason.
-func (q *queue) lost(n int, reason string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.account.Drop(n, reason)
 }
 
 // fail records that writing failed: from now on every record is dropped
