@@ -50,9 +50,10 @@ type Run struct {
 	Tags map[string]string
 	// Start is when the run started.
 	Start time.Time
-	// Progress reads the run's live figures (active VUs, output tokens
-	// arrived), for periodic points and scrapes.
-	Progress func() Progress
+	// Progress reads the run's live figures (the engine's: active VUs,
+	// output tokens arrived by scenario and model), for periodic points
+	// and scrapes.
+	Progress func() engine.Progress
 	// Servers reads the run's scrape targets (its servers' metrics and
 	// GPU telemetry) at their last read; nil when the run reads none.
 	Servers func() []serverwatch.Now
@@ -61,16 +62,4 @@ type Run struct {
 	// file whose disk is full); nil when no one listens. It may be
 	// called from any goroutine.
 	Warn func(message string)
-}
-
-// Progress is a run's live state.
-type Progress struct {
-	ActiveVUs int
-	MaxVUs    int
-	// OutputTokens are the output tokens that have arrived since the run
-	// started, by scenario and model, warmup excluded: cumulative counts,
-	// which only grow, of the tokens as they arrive, in-flight requests'
-	// included (see engine.Progress). An output takes the differences
-	// between its readings for the tokens of an interval.
-	OutputTokens []engine.TokenCount
 }

@@ -3,59 +3,30 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
-// goodputKeys are the bounds --goodput and options.goodput know, with
-// where each goes; e2el is vLLM's name of e2e.
-var goodputKeys = map[string]func(*summary.GoodputBounds) *float64{
-	"ttft": func(b *summary.GoodputBounds) *float64 { return &b.TTFT },
-	"tpot": func(b *summary.GoodputBounds) *float64 { return &b.TPOT },
-	"e2e":  func(b *summary.GoodputBounds) *float64 { return &b.E2E },
-	"e2el": func(b *summary.GoodputBounds) *float64 { return &b.E2E },
+// ParseGoodput parses per-request goodput bounds as --goodput takes them
+// (threshold.Goodput): KEY:VALUE pairs, as vLLM's --goodput, separated by
+// commas or spaces, the keys ttft, tpot and e2e (or vLLM's e2el), each
+// value a positive number of milliseconds (500) or a duration (500ms,
+// 1.5s). "ttft:500,tpot:50".
+func ParseGoodput(s string) (summary.GoodputBounds, error) {
+	objectives, err := threshold.Goodput.Parse(s)
+	return boundsOf(objectives, goodputFields), err
 }
 
-const goodputWant = "want KEY:MS pairs such as ttft:500,tpot:50,e2el:10000 (keys ttft, tpot, e2e or e2el)"
-
-// ParseGoodput parses per-request goodput bounds as --goodput takes them:
-// KEY:VALUE pairs, as vLLM's --goodput, separated by commas or spaces,
-// the keys ttft, tpot and e2e (or vLLM's e2el), each value a positive
-// number of milliseconds (500) or a duration (500ms, 1.5s).
-// "ttft:500,tpot:50".
-func ParseGoodput(s string) (summary.GoodputBounds, error) {
-	var b summary.GoodputBounds
-	pairs := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
-	if len(pairs) == 0 {
-		return b, errors.New("empty: " + goodputWant)
-	}
-	seen := map[*float64]bool{}
-	for _, pair := range pairs {
-		key, value, ok := strings.Cut(pair, ":")
-		field, known := goodputKeys[key]
-		switch {
-		case !ok:
-			return summary.GoodputBounds{}, fmt.Errorf("%q: %s", pair, goodputWant)
-		case !known:
-			return summary.GoodputBounds{}, fmt.Errorf("%q: unknown metric; want ttft, tpot, e2e or e2el", key)
-		case seen[field(&b)]:
-			return summary.GoodputBounds{}, fmt.Errorf("%s given twice", key)
-		}
-		seen[field(&b)] = true
-		ms, err := parseMillis(value)
-		if err != nil {
-			return summary.GoodputBounds{}, fmt.Errorf("%s: %w", key, err)
-		}
-		*field(&b) = ms
-	}
-	return b, nil
+// goodputFields are where each metric's bound of threshold.Goodput goes.
+var goodputFields = map[string]func(*summary.GoodputBounds) *float64{
+	"llm_ttft": func(b *summary.GoodputBounds) *float64 { return &b.TTFT },
+	"llm_tpot": func(b *summary.GoodputBounds) *float64 { return &b.TPOT },
+	"llm_e2e":  func(b *summary.GoodputBounds) *float64 { return &b.E2E },
 }
 
 // Goodput returns the run's per-request goodput bounds: bounds when any
@@ -74,8 +45,8 @@ func Goodput(o engine.Options, bounds summary.GoodputBounds) (summary.GoodputBou
 }
 
 func goodputOption(raw json.RawMessage) (summary.GoodputBounds, error) {
-	return millisOption(raw, goodputKeys, ParseGoodput,
-		"want an object such as { ttft: 500, tpot: 50, e2e: 10000 } (milliseconds)", "unknown metric; want ttft, tpot, e2e or e2el")
+	objectives, err := threshold.Goodput.ParseOption(raw)
+	return boundsOf(objectives, goodputFields), err
 }
 
 // goodputCounter counts, per scenario, the requests that ended and those

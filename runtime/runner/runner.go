@@ -364,10 +364,7 @@ func (r *run) leave() {
 // finishes the run.
 func (r *run) execute(ctx context.Context) Outcome {
 	r.info.Start = time.Now()
-	r.info.Progress = func() output.Progress {
-		p := r.engine.Progress()
-		return output.Progress{ActiveVUs: int(p.ActiveVUs), MaxVUs: p.MaxVUs, OutputTokens: p.Arrived}
-	}
+	r.info.Progress = r.engine.Progress
 	// Before the outputs: they and the live view show what it reads.
 	r.startWatch(ctx)
 	defer r.stopWatch()

@@ -26,6 +26,12 @@
 // (ShouldAbort says whether to stop) and EvaluateEnd once at the end
 // (AnyFailed decides the exit code).
 //
+// The latency objectives of --slo and --goodput (objective.go) are
+// objectives on the same metrics: ttft_p99=500 is p(99)<=500 on llm_ttft,
+// ttft:500 a bound each request's llm_ttft must meet. Their text and
+// option are parsed here, by one parser (Objectives), in the spelling of
+// each (SLO, Goodput).
+//
 // Thresholds on the server's and its GPUs' figures (server_kv_cache_usage,
 // gpu_power, ...: server.go) are validated with the others and judged at
 // the end from the result's server section (JudgeServer).

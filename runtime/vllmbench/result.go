@@ -198,7 +198,7 @@ func NewResult(o Options, run Run) *Result {
 	}
 	r.set("max_concurrency", maxConc)
 
-	f := measure(run, o.Goodput)
+	f := measure(run)
 	dur := run.Summary.Serving.DurationSeconds
 	per := func(n float64) float64 {
 		if dur <= 0 {
@@ -214,7 +214,7 @@ func NewResult(o Options, run Run) *Result {
 	r.set("request_throughput", per(float64(f.completed)))
 	var goodput any
 	if !o.Goodput.IsZero() {
-		goodput = per(float64(f.good))
+		goodput = per(float64(goodRequests(run.Summary)))
 	}
 	r.set("request_goodput", goodput)
 	r.set("output_throughput", per(float64(f.totalOutput)))
@@ -258,7 +258,7 @@ func pWord(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
 
 // figures are what the requests give.
 type figures struct {
-	completed, failed, good int
+	completed, failed       int
 	totalInput, totalOutput int
 	ttft, tpot, itl, e2el   []float64 // ms, completed requests (tpot: those of more than one token)
 	peakConcurrency         int
@@ -270,7 +270,17 @@ type figures struct {
 	spilled                 []textRef // where texts lie in Run.Texts
 }
 
-func measure(run Run, bounds summary.GoodputBounds) figures {
+// goodRequests are the requests that met the run's goodput bounds, as
+// the run counted them (runner's count, the summary's serving goodput);
+// 0 when it counted none.
+func goodRequests(s *summary.Summary) int64 {
+	if s == nil || s.Serving.Goodput == nil {
+		return 0
+	}
+	return s.Serving.Goodput.Good
+}
+
+func measure(run Run) figures {
 	var f figures
 	var first time.Time
 	if len(run.Requests) > 0 {
@@ -313,13 +323,8 @@ func measure(run Run, bounds summary.GoodputBounds) figures {
 		f.itl = append(f.itl, req.ITL...)
 		f.ttft = append(f.ttft, req.TTFT)
 		f.e2el = append(f.e2el, req.E2E)
-		tpot := 0.0
 		if req.OutputTokens > 1 {
-			tpot = req.TPOT
-			f.tpot = append(f.tpot, tpot)
-		}
-		if bounds.Good(req.TTFT, tpot, req.E2E) {
-			f.good++
+			f.tpot = append(f.tpot, req.TPOT)
 		}
 		end := req.Start.Add(time.Duration(req.E2E * float64(time.Millisecond)))
 		events = append(events, event{req.Start, 1}, event{end, -1})

@@ -2,12 +2,13 @@ package influxdb
 
 import (
 	"fmt"
-	"maps"
 	"sync"
 
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
@@ -18,12 +19,9 @@ type item struct {
 	point *write.Point
 }
 
-// maxReasons bounds the distinct drop reasons a report keeps, further
-// ones counted together under otherReasons.
-const (
-	maxReasons   = 16
-	otherReasons = "other causes (see the last error)"
-)
+// otherReasons is the reason under which drops are counted once the
+// account has output.MaxDropReasons-1 others.
+const otherReasons = "other causes (see the last error)"
 
 // buffer is the bounded queue between AddRequest (and the interval ticker)
 // and the writer, and the account of what became of every point. Points
@@ -40,9 +38,10 @@ type buffer struct {
 	chunks  [][]item
 	pending int
 	closed  bool
-	written int64
-	dropped int64
-	reasons map[string]int64
+	// account is what became of the points; what was written or lost
+	// outside the queue (llm_run_start, llm_result points that could
+	// not be encoded) is counted in it directly.
+	account output.Account
 	lastErr string
 	failing bool
 	// fullReason is why points refused because the buffer is full are
@@ -53,7 +52,7 @@ type buffer struct {
 // newBuffer returns a buffer of at most max points, queued in chunks of
 // batch.
 func newBuffer(max, batch int) *buffer {
-	b := &buffer{max: max, batch: batch, ready: make(chan struct{}, 1), reasons: map[string]int64{}}
+	b := &buffer{max: max, batch: batch, ready: make(chan struct{}, 1), account: output.Account{Other: otherReasons}}
 	b.fullReason = b.slowReason()
 	return b
 }
@@ -73,7 +72,7 @@ func (b *buffer) push(it item) {
 		return
 	}
 	if b.pending >= b.max {
-		b.drop(1, b.fullReason)
+		b.account.Drop(1, b.fullReason)
 		b.mu.Unlock()
 		return
 	}
@@ -135,7 +134,7 @@ func (b *buffer) sent(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pending -= n
-	b.written += int64(n)
+	b.account.Wrote(n)
 	if b.failing {
 		b.failing, b.fullReason = false, b.slowReason()
 	}
@@ -147,9 +146,9 @@ func (b *buffer) rejected(n, written int, msg string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pending -= n
-	b.written += int64(written)
+	b.account.Wrote(written)
 	b.lastErr = msg
-	b.drop(n-written, "rejected by InfluxDB: "+msg)
+	b.account.Drop(n-written, "rejected by InfluxDB: "+msg)
 }
 
 // fail records a failure the writer retries: until a write succeeds,
@@ -162,40 +161,17 @@ func (b *buffer) fail(msg string) {
 }
 
 // close stops queueing, counts every point still pending as dropped for
-// reason(last error), and returns the account.
-func (b *buffer) close(reason func(lastErr string) string) (written, dropped int64, reasons map[string]int64, lastErr string) {
+// reason(last error), and returns the account's report, its error the
+// last error.
+func (b *buffer) close(reason func(lastErr string) string) summary.OutputReport {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed {
 		b.closed = true
-		b.drop(b.pending, reason(b.lastErr))
+		b.account.Drop(b.pending, reason(b.lastErr))
 		b.pending, b.chunks = 0, nil
 	}
-	return b.written, b.dropped, maps.Clone(b.reasons), b.lastErr
-}
-
-// discard counts n points dropped before they were queued, for reason.
-func (b *buffer) discard(n int, reason string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.drop(n, reason)
-}
-
-// drop counts n dropped points; b.mu is held.
-func (b *buffer) drop(n int, reason string) {
-	if n <= 0 {
-		return
-	}
-	if _, known := b.reasons[reason]; !known && len(b.reasons) >= maxReasons-1 {
-		reason = otherReasons
-	}
-	b.dropped += int64(n)
-	b.reasons[reason] += int64(n)
-}
-
-// wrote accounts for n points written outside the queue (llm_run_start).
-func (b *buffer) wrote(n int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.written += int64(n)
+	rep := b.account.Report()
+	rep.Err = b.lastErr
+	return rep
 }

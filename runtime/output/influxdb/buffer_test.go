@@ -10,6 +10,8 @@ import (
 
 	http2 "github.com/influxdata/influxdb-client-go/v2/api/http"
 	"github.com/influxdata/influxdb-client-go/v2/api/write"
+
+	"github.com/llmrun/llmrun/runtime/output"
 )
 
 // The buffer queues up to its bound, in chunks of a batch, counts what it
@@ -46,7 +48,8 @@ func TestBuffer(t *testing.T) {
 			t.Fatalf("took %d points in all, in chunks of up to %d", n, len(c))
 		}
 	}
-	written, dropped, reasons, lastErr := b.close(func(last string) string { return "timeout: " + last })
+	rep := b.close(func(last string) string { return "timeout: " + last })
+	written, dropped, reasons, lastErr := rep.Written, rep.Dropped, rep.Reasons, rep.Err
 	want := map[string]int64{
 		"buffer full (5 points) while InfluxDB was failing: HTTP 503 Service Unavailable": 2,
 		"buffer full (5 points): writes to InfluxDB did not keep up":                      1,
@@ -57,8 +60,8 @@ func TestBuffer(t *testing.T) {
 		t.Errorf("written %d, dropped %d, reasons %v, last error %q", written, dropped, reasons, lastErr)
 	}
 	b.push(item{})
-	if w, d, _, _ := b.close(nil); w != written || d != dropped {
-		t.Errorf("a push or close after close changed the account: %d written, %d dropped", w, d)
+	if again := b.close(nil); again.Written != written || again.Dropped != dropped {
+		t.Errorf("a push or close after close changed the account: %d written, %d dropped", again.Written, again.Dropped)
 	}
 }
 
@@ -69,8 +72,9 @@ func TestBufferReasonsBounded(t *testing.T) {
 		b.pending++
 		b.rejected(1, 0, fmt.Sprint("error ", i))
 	}
-	_, dropped, reasons, _ := b.close(func(string) string { return "" })
-	if dropped != 100 || len(reasons) != maxReasons || reasons[otherReasons] != 100-maxReasons+1 {
+	rep := b.close(func(string) string { return "" })
+	dropped, reasons := rep.Dropped, rep.Reasons
+	if dropped != 100 || len(reasons) != output.MaxDropReasons || reasons[otherReasons] != 100-output.MaxDropReasons+1 {
 		t.Errorf("%d dropped, reasons %v", dropped, reasons)
 	}
 }

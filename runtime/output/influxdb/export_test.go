@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
@@ -19,7 +20,7 @@ import (
 func WriteTestRun(t *testing.T, s *influxtest.Server, testid string, start time.Time) string {
 	t.Helper()
 	run := output.Run{ID: fmt.Sprintf("%s-%s-%d", t.Name(), testid, start.UnixNano()), TestID: testid, Tags: map[string]string{"env": "ci"}, Start: start,
-		Progress: func() output.Progress { return output.Progress{ActiveVUs: 3, MaxVUs: 8} }}
+		Progress: func() engine.Progress { return engine.Progress{ActiveVUs: 3, MaxVUs: 8} }}
 	o := startOutput(t, testConfig(s), run)
 	records := testRecords(start.Add(time.Second))
 	for i := range records {

@@ -10,6 +10,7 @@ import (
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
@@ -23,7 +24,7 @@ func testConfig(s *influxtest.Server) Config {
 // testRun is a run with an ID unique to the test.
 func testRun(t testing.TB) output.Run {
 	return output.Run{ID: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()), TestID: "chat", Tags: map[string]string{"env": "ci"},
-		Start: time.Now().Add(-time.Minute).Truncate(time.Millisecond), Progress: func() output.Progress { return output.Progress{ActiveVUs: 3, MaxVUs: 8} }}
+		Start: time.Now().Add(-time.Minute).Truncate(time.Millisecond), Progress: func() engine.Progress { return engine.Progress{ActiveVUs: 3, MaxVUs: 8} }}
 }
 
 // row is one point read back: its columns by name, absent ones nil;

@@ -169,7 +169,7 @@ func percentiles(p *write.Point, name string, l *metrics.Latencies, ps ...string
 }
 
 // arrivals turns the run's cumulative counts of arrived output tokens
-// (output.Progress.OutputTokens) into those of each interval, by
+// (engine.Progress.Arrived) into those of each interval, by
 // scenario. Only the interval ticker uses it.
 type arrivals struct {
 	// last is each scenario's count at the last reading.

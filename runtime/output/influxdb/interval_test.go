@@ -12,7 +12,6 @@ import (
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/runtime/engine"
-	"github.com/llmrun/llmrun/runtime/output"
 )
 
 // fields returns a point's tags and fields by name.
@@ -87,10 +86,10 @@ func testIntervalsOfAStreamingRequest(t *testing.T, s *influxtest.Server) {
 	run := testRun(t)
 	var mu sync.Mutex
 	tokens := int64(0)
-	run.Progress = func() output.Progress {
+	run.Progress = func() engine.Progress {
 		mu.Lock()
 		defer mu.Unlock()
-		return output.Progress{ActiveVUs: 1, MaxVUs: 1, OutputTokens: []engine.TokenCount{{Scenario: "chat", Model: "m1", Tokens: tokens}}}
+		return engine.Progress{ActiveVUs: 1, MaxVUs: 1, Arrived: []engine.TokenCount{{Scenario: "chat", Model: "m1", Tokens: tokens}}}
 	}
 	cfg := testConfig(s)
 	cfg.Requests = false

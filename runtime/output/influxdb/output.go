@@ -86,7 +86,7 @@ func (o *Output) Start(ctx context.Context, run output.Run) error {
 		o.startErr = o.startError(ctx, err)
 		return o.startErr
 	}
-	o.buf.wrote(1)
+	o.buf.account.Wrote(1)
 
 	wctx, cancelWriter := context.WithCancel(context.WithoutCancel(ctx))
 	o.stopWriter, o.cancelWriter, o.writerDone = make(chan struct{}), cancelWriter, make(chan struct{})
@@ -199,7 +199,7 @@ func (o *Output) tick(start time.Time) {
 		var tokens map[string]int64
 		if o.run.Progress != nil {
 			p := o.run.Progress()
-			activeVUs, tokens = p.ActiveVUs, arrived.since(p.OutputTokens)
+			activeVUs, tokens = int(p.ActiveVUs), arrived.since(p.Arrived)
 		}
 		for _, p := range o.agg.interval(o.tags, start, end, activeVUs, tokens) {
 			o.buf.push(item{point: p})
@@ -237,7 +237,7 @@ func (o *Output) finalPoints(s *summary.Summary) [][]item {
 		results, err = resultPoints(doc, o.tags, runTime(s, o.run.Start), o.cfg.Batch)
 	}
 	if err != nil {
-		o.buf.discard(1, "the llm_result points: "+err.Error())
+		o.buf.account.Drop(1, "the llm_result points: "+err.Error())
 		return groups
 	}
 	for _, ps := range results {
@@ -294,9 +294,10 @@ func (o *Output) finish(ctx context.Context, s *summary.Summary) summary.OutputR
 	if o.client != nil {
 		o.client.Close()
 	}
-	written, dropped, reasons, lastErr := o.buf.close(reason)
-	if lastErr == "" && o.startErr != nil {
-		lastErr = o.startErr.Error()
+	rep := o.buf.close(reason)
+	rep.Output = o.Describe()
+	if rep.Err == "" && o.startErr != nil {
+		rep.Err = o.startErr.Error()
 	}
-	return summary.OutputReport{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons, Err: lastErr}
+	return rep
 }

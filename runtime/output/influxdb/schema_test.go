@@ -16,7 +16,6 @@ import (
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
-	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -28,8 +27,8 @@ import (
 func testSchema(t *testing.T, s *influxtest.Server) {
 	run := testRun(t)
 	// As many output tokens arrived as the records count.
-	run.Progress = func() output.Progress {
-		return output.Progress{ActiveVUs: 3, MaxVUs: 8, OutputTokens: []engine.TokenCount{
+	run.Progress = func() engine.Progress {
+		return engine.Progress{ActiveVUs: 3, MaxVUs: 8, Arrived: []engine.TokenCount{
 			{Scenario: "batch", Model: "m2", Tokens: 20}, {Scenario: "chat", Model: "m1", Tokens: 150}}}
 	}
 	o := New(testConfig(s))

@@ -8,6 +8,7 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 )
 
@@ -74,7 +75,7 @@ func newCollectors() *collectors {
 // gauges llmrun_active_vus and llmrun_max_vus; llmrun_run_info; and when
 // the run reads scrape targets, their gauges (serverGauges).
 func (m *collectors) register(reg *prom.Registry, run output.Run) error {
-	progress := func(field func(output.Progress) int) func() float64 {
+	progress := func(field func(engine.Progress) int) func() float64 {
 		return func() float64 {
 			if run.Progress == nil {
 				return 0
@@ -90,9 +91,9 @@ func (m *collectors) register(reg *prom.Registry, run output.Run) error {
 	for _, c := range []prom.Collector{
 		m.ttft, m.tpot, m.itlMean, m.e2e, m.requests, m.errors, m.inputTokens, m.cachedTokens, newArrivedTokens(run),
 		prom.NewGaugeFunc(prom.GaugeOpts{Name: "llmrun_active_vus", Help: "VUs running an iteration now."},
-			progress(func(p output.Progress) int { return p.ActiveVUs })),
+			progress(func(p engine.Progress) int { return int(p.ActiveVUs) })),
 		prom.NewGaugeFunc(prom.GaugeOpts{Name: "llmrun_max_vus", Help: "The most VUs the run may use."},
-			progress(func(p output.Progress) int { return p.MaxVUs })),
+			progress(func(p engine.Progress) int { return p.MaxVUs })),
 		info,
 	} {
 		if err := reg.Register(c); err != nil {
@@ -170,7 +171,7 @@ func (m *collectors) get(scenario, model string) *series {
 // decreases.
 type arrivedTokens struct {
 	desc     *prom.Desc
-	progress func() output.Progress
+	progress func() engine.Progress
 }
 
 // newArrivedTokens returns the collector of run's arrived output tokens.
@@ -191,7 +192,7 @@ func (a arrivedTokens) Collect(ch chan<- prom.Metric) {
 	if a.progress == nil {
 		return
 	}
-	for _, c := range a.progress().OutputTokens {
+	for _, c := range a.progress().Arrived {
 		ch <- prom.MustNewConstMetric(a.desc, prom.CounterValue, float64(c.Tokens), c.Scenario, c.Model)
 	}
 }

@@ -25,14 +25,14 @@ import (
 
 // start starts an output on a free port of 127.0.0.1, with a run of the
 // given progress.
-func start(t *testing.T, cfg Config, p output.Progress) *Output {
+func start(t *testing.T, cfg Config, p engine.Progress) *Output {
 	t.Helper()
-	return startReading(t, cfg, func() output.Progress { return p })
+	return startReading(t, cfg, func() engine.Progress { return p })
 }
 
 // startReading starts an output on a free port of 127.0.0.1, with a run
 // whose progress is read with progress.
-func startReading(t *testing.T, cfg Config, progress func() output.Progress) *Output {
+func startReading(t *testing.T, cfg Config, progress func() engine.Progress) *Output {
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
@@ -110,7 +110,7 @@ func record(scenario, model string, ok bool) llm.Record {
 
 func TestScrapeShowsTheRequests(t *testing.T) {
 	arrived := []engine.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 150}, {Scenario: "rag", Model: "m2", Tokens: 40}}
-	o := start(t, Config{}, output.Progress{ActiveVUs: 3, MaxVUs: 8, OutputTokens: arrived})
+	o := start(t, Config{}, engine.Progress{ActiveVUs: 3, MaxVUs: 8, Arrived: arrived})
 	if strings.HasSuffix(o.Describe(), ":0/metrics") {
 		t.Errorf("Describe %q does not show the port", o.Describe())
 	}
@@ -203,10 +203,10 @@ func TestScrapeShowsTheRequests(t *testing.T) {
 func TestOutputTokensAsTheyArrive(t *testing.T) {
 	var mu sync.Mutex
 	arrived := []engine.TokenCount{{Scenario: "chat", Model: "m1", Tokens: 5}}
-	o := startReading(t, Config{}, func() output.Progress {
+	o := startReading(t, Config{}, func() engine.Progress {
 		mu.Lock()
 		defer mu.Unlock()
-		return output.Progress{OutputTokens: slices.Clone(arrived)}
+		return engine.Progress{Arrived: slices.Clone(arrived)}
 	})
 	chat := []string{"model", "m1", "scenario", "chat"}
 	for _, tokens := range []int64{5, 12, 40} {
@@ -227,7 +227,7 @@ func TestOutputTokensAsTheyArrive(t *testing.T) {
 // counted.
 func TestConcurrentRequestsAndScrapes(t *testing.T) {
 	const goroutines, each = 50, 400
-	o := start(t, Config{}, output.Progress{})
+	o := start(t, Config{}, engine.Progress{})
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
@@ -278,7 +278,7 @@ func TestConcurrentRequestsAndScrapes(t *testing.T) {
 // Finish serves for the linger, then shuts the server down.
 func TestFinishLingersThenShutsDown(t *testing.T) {
 	const linger = 300 * time.Millisecond
-	o := start(t, Config{Linger: linger}, output.Progress{})
+	o := start(t, Config{Linger: linger}, engine.Progress{})
 	url := strings.TrimPrefix(o.Describe(), "prometheus ")
 	began := time.Now()
 	finished := make(chan struct{})
@@ -304,7 +304,7 @@ func TestFinishLingersThenShutsDown(t *testing.T) {
 
 // A linger ends early when Finish's context does.
 func TestFinishLingerEndsWithTheContext(t *testing.T) {
-	o := start(t, Config{Linger: time.Hour}, output.Progress{})
+	o := start(t, Config{Linger: time.Hour}, engine.Progress{})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	began := time.Now()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/promtest"
 	"github.com/llmrun/llmrun/internal/refused"
+	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
 )
@@ -35,7 +36,7 @@ func TestServerGauges(t *testing.T) {
 	w.Mark(ctx, serverwatch.MarkStart)
 
 	o := New(Config{Addr: "127.0.0.1:0"})
-	if err := o.Start(ctx, output.Run{ID: "r", Progress: func() output.Progress { return output.Progress{} }, Servers: w.Now}); err != nil {
+	if err := o.Start(ctx, output.Run{ID: "r", Progress: func() engine.Progress { return engine.Progress{} }, Servers: w.Now}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Finish(context.Background(), nil) })
@@ -64,7 +65,7 @@ func TestServerGauges(t *testing.T) {
 		t.Errorf("%d llmrun_server_running series, want only the server that answered", n)
 	}
 
-	bare := start(t, Config{}, output.Progress{})
+	bare := start(t, Config{}, engine.Progress{})
 	for name := range scrape(t, bare) {
 		if strings.HasPrefix(name, "llmrun_server_") || strings.HasPrefix(name, "llmrun_gpu_") {
 			t.Errorf("a run without targets serves %s", name)

@@ -1,10 +1,11 @@
 package records
 
 import (
-	"maps"
 	"sync"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // chunkSize is the most records of one chunk of the queue.
@@ -13,12 +14,9 @@ const chunkSize = 1024
 // maxSpare bounds the emptied chunks the queue keeps for reuse.
 const maxSpare = 4
 
-// maxReasons bounds the distinct drop reasons an account keeps; further
-// ones are counted together under otherReasons.
-const (
-	maxReasons   = 16
-	otherReasons = "other causes (see the error)"
-)
+// otherReasons is the reason under which drops are counted once the
+// account has output.MaxDropReasons-1 others.
+const otherReasons = "other causes (see the error)"
 
 // queue is the bounded queue between AddRequest and the writer, and the
 // account of what became of every record. Records are queued in chunks,
@@ -40,15 +38,15 @@ type queue struct {
 	closed  bool
 	// failure, once writing failed, is why every later record is dropped.
 	failure string
-	written int64
-	dropped int64
-	reasons map[string]int64
+	// account is what became of the records: the writer counts those
+	// it wrote and lost in it directly.
+	account output.Account
 }
 
 // newQueue returns a queue of at most max records; fullReason says why
 // those that find it full are dropped.
 func newQueue(max int, fullReason string) *queue {
-	return &queue{max: max, fullReason: fullReason, ready: make(chan struct{}, 1), reasons: map[string]int64{}}
+	return &queue{max: max, fullReason: fullReason, ready: make(chan struct{}, 1), account: output.Account{Other: otherReasons}}
 }
 
 // push queues a copy of r, or drops and counts it when the queue is full
@@ -61,11 +59,11 @@ func (q *queue) push(r *llm.Record) {
 		q.mu.Unlock()
 		return
 	case q.failure != "":
-		q.drop(1, q.failure)
+		q.account.Drop(1, q.failure)
 		q.mu.Unlock()
 		return
 	case q.pending >= q.max:
-		q.drop(1, q.fullReason)
+		q.account.Drop(1, q.fullReason)
 		q.mu.Unlock()
 		return
 	}
@@ -116,20 +114,6 @@ func (q *queue) recycle(c []llm.Record) {
 	}
 }
 
-// wrote accounts for n records written to the file.
-func (q *queue) wrote(n int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.written += int64(n)
-}
-
-// lost accounts for n records dropped for reason.
-func (q *queue) lost(n int, reason string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.drop(n, reason)
-}
-
 // fail records that writing failed: from now on every record is dropped
 // for reason.
 func (q *queue) fail(reason string) {
@@ -139,28 +123,16 @@ func (q *queue) fail(reason string) {
 }
 
 // close stops queueing, counts every record still queued as dropped for
-// reason, and returns the account.
-func (q *queue) close(reason string) (written, dropped int64, reasons map[string]int64) {
+// reason, and returns the account's report.
+func (q *queue) close(reason string) summary.OutputReport {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.closed {
 		q.closed = true
 		for _, c := range q.chunks {
-			q.drop(len(c), reason)
+			q.account.Drop(len(c), reason)
 		}
 		q.chunks, q.spare, q.pending = nil, nil, 0
 	}
-	return q.written, q.dropped, maps.Clone(q.reasons)
-}
-
-// drop counts n dropped records; q.mu is held.
-func (q *queue) drop(n int, reason string) {
-	if n <= 0 {
-		return
-	}
-	if _, known := q.reasons[reason]; !known && len(q.reasons) >= maxReasons-1 {
-		reason = otherReasons
-	}
-	q.dropped += int64(n)
-	q.reasons[reason] += int64(n)
+	return q.account.Report()
 }

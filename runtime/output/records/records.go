@@ -219,8 +219,8 @@ func (o *Output) finish(ctx context.Context) summary.OutputReport {
 	default:
 		reason = "not written: the output was not started"
 	}
-	written, dropped, reasons := o.q.close(reason)
-	rep := summary.OutputReport{Output: o.Describe(), Written: written, Dropped: dropped, Reasons: reasons}
+	rep := o.q.close(reason)
+	rep.Output = o.Describe()
 	if err := errors.Join(errs...); err != nil {
 		rep.Err = err.Error()
 	}
@@ -319,7 +319,7 @@ func (w *fileWriter) write(r *llm.Record) {
 	}
 	w.unflushed++
 	if w.bw.Buffered() == 0 {
-		w.q.wrote(w.unflushed)
+		w.q.account.Wrote(w.unflushed)
 		w.unflushed = 0
 	}
 }
@@ -334,7 +334,7 @@ func (w *fileWriter) flush() bool {
 		w.writeFailed(err)
 		return false
 	}
-	w.q.wrote(w.unflushed)
+	w.q.account.Wrote(w.unflushed)
 	w.unflushed = 0
 	return true
 }
@@ -359,5 +359,5 @@ func (w *fileWriter) halt(reason string) {
 
 // drop counts n records dropped because writing stopped.
 func (w *fileWriter) drop(n int) {
-	w.q.lost(n, w.failure)
+	w.q.account.Drop(n, w.failure)
 }

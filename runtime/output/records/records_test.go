@@ -455,8 +455,7 @@ func BenchmarkQueuePush(b *testing.B) {
 	b.StopTimer()
 	close(stop)
 	<-done
-	_, dropped, _ := q.close("")
-	b.ReportMetric(float64(dropped)/float64(b.N), "dropped/op")
+	b.ReportMetric(float64(q.close("").Dropped)/float64(b.N), "dropped/op")
 }
 
 // The files' bytes are pinned: member and column names, their order,
