@@ -68,6 +68,7 @@ func get(ctx context.Context, c *Client, url string) (string, error) {
 // TestH1Chosen checks which clients take h1Transport: plain-text
 // HTTP/1.1 servers reached without a proxy, and no other.
 func TestH1Chosen(t *testing.T) {
+	t.Parallel()
 	noProxy := func(*http.Request) (*url.URL, error) { return nil, nil }
 	proxy := http.ProxyURL(&url.URL{Scheme: "http", Host: "proxy.test:3128"})
 	for _, tc := range []struct {
@@ -103,6 +104,7 @@ func TestH1Chosen(t *testing.T) {
 // whatever the body's framing, and that a server closing the connection
 // after its response makes the next request dial.
 func TestH1KeepAlive(t *testing.T) {
+	t.Parallel()
 	const requests = 3
 	for _, tc := range []struct {
 		name string
@@ -152,6 +154,7 @@ func TestH1KeepAlive(t *testing.T) {
 // TestH1ServerClosedIdle checks that a connection the server closed while
 // idle is not used again: the next request dials and succeeds.
 func TestH1ServerClosedIdle(t *testing.T) {
+	t.Parallel()
 	// With maxConns, the closed connection's place serves the new one: a
 	// place lost would leave the request waiting for its context.
 	for _, maxConns := range []int{0, 1} {
@@ -181,6 +184,7 @@ func TestH1ServerClosedIdle(t *testing.T) {
 // fails, as it may have reached the server; one with an Idempotency-Key
 // is sent again on a new connection.
 func TestH1ClosedWithoutAnswer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		header   string
@@ -273,6 +277,7 @@ func serveDroppingSecond(conn net.Conn, served *atomic.Int32, reset bool) {
 // being read stops the read at once with the context's error and closes
 // the connection.
 func TestH1CancelMidStream(t *testing.T) {
+	t.Parallel()
 	gone := make(chan struct{})
 	srv, _, closed := countedServer(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
@@ -305,6 +310,7 @@ func TestH1CancelMidStream(t *testing.T) {
 // TestH1MaxConns checks that MaxConns bounds the connections: requests
 // beyond it wait for one, and all are served.
 func TestH1MaxConns(t *testing.T) {
+	t.Parallel()
 	const maxConns, requests = 2, 5
 	release := make(chan struct{})
 	var active, most atomic.Int32
@@ -345,6 +351,7 @@ func TestH1MaxConns(t *testing.T) {
 // TestH1WaitCanceled checks that a request waiting for a connection under
 // MaxConns stops when its context ends.
 func TestH1WaitCanceled(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv, _, _ := countedServer(t, func(w http.ResponseWriter, r *http.Request) { <-release })
 	defer close(release)
@@ -377,6 +384,7 @@ func TestH1WaitCanceled(t *testing.T) {
 // maxResponseHead, as net/http's Transport bounds it, instead of growing
 // the client's memory.
 func TestH1HeadBounded(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 // (escaped, redacted) and, where it matters, the memory the client kept.
 
 func TestBaseURLSchemeIsAConfigError(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{"ftp://host/v1", "file:///etc/passwd", "ws://host:8000"} {
 		if _, err := NewModule(Config{BaseURL: raw}, Hooks{}); err == nil || !strings.Contains(err.Error(), "scheme must be http or https") {
 			t.Errorf("NewModule(%q): error %v, want one about the scheme", raw, err)
@@ -82,6 +83,7 @@ func hostileRequest(api API) Request {
 }
 
 func TestServerUsageIsValidated(t *testing.T) {
+	t.Parallel()
 	const sse, ndjson, jsonType = "text/event-stream", "application/x-ndjson", "application/json"
 	huge := "9223372036854775807"
 	for _, tc := range []struct {
@@ -151,6 +153,7 @@ func TestServerUsageIsValidated(t *testing.T) {
 // and no finish reason is a failure, not a success with 0 tokens, and
 // that an empty answer the model finished is still a success.
 func TestStreamOfNothingFails(t *testing.T) {
+	t.Parallel()
 	const sse = "text/event-stream"
 	for _, tc := range []struct {
 		name, body string
@@ -186,6 +189,7 @@ func okChat(w http.ResponseWriter) {
 }
 
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant/abc+def=ghi"
 	t.Run("a 301 on a POST is refused", func(t *testing.T) {
 		for _, code := range []int{301, 302, 303} {
@@ -252,6 +256,7 @@ func TestRedirects(t *testing.T) {
 }
 
 func TestInvalidHeadersAreInvalidRequests(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		t.Error("a request with an invalid header was sent")
 	}, Config{})
@@ -267,6 +272,7 @@ func TestInvalidHeadersAreInvalidRequests(t *testing.T) {
 }
 
 func TestBodiesThatAreNotEventStreams(t *testing.T) {
+	t.Parallel()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte("data: {}\n\n"))
@@ -319,6 +325,7 @@ func TestBodiesThatAreNotEventStreams(t *testing.T) {
 // TestHeadConnKeepsFirstBytesOnly checks that a headConn keeps the first
 // headLen bytes and, once it has them, reads without taking its lock.
 func TestHeadConnKeepsFirstBytesOnly(t *testing.T) {
+	t.Parallel()
 	server, client := net.Pipe()
 	defer server.Close()
 	hc := &headConn{Conn: client}
@@ -354,6 +361,7 @@ func TestHeadConnKeepsFirstBytesOnly(t *testing.T) {
 }
 
 func TestServerTextIsEscaped(t *testing.T) {
+	t.Parallel()
 	hostile := "\x1b[2J\x1b]0;pwned\x07red\x00\r\nnext\xff\xfe\u202egnp.exe\u2028end"
 	for _, tc := range []struct {
 		name string
@@ -416,6 +424,7 @@ func TestEscapeText(t *testing.T) {
 }
 
 func TestSecretsAreRedactedInAllForms(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant/abc+def=ghi"
 	forms := []string{key, url.QueryEscape(key), url.PathEscape(key),
 		base64.StdEncoding.EncodeToString([]byte(key)), base64.RawURLEncoding.EncodeToString([]byte(key)),
@@ -532,6 +541,7 @@ func TestEndlessStreamMemoryIsFlat(t *testing.T) {
 }
 
 func TestFoldedITLStatistics(t *testing.T) {
+	t.Parallel()
 	res := &Result{OK: true, Stream: true}
 	var all []float64
 	for i := range 50_000 {
@@ -617,6 +627,7 @@ func TestGiantLineTakesAboutTheCap(t *testing.T) {
 }
 
 func TestLineOverTheCapIsDecode(t *testing.T) {
+	t.Parallel()
 	c := hostileServer(t, ChatCompletions, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		io.WriteString(w, "data: ")
@@ -664,6 +675,7 @@ func FuzzLineReader(f *testing.F) {
 }
 
 func TestModelListSkipsHostileIDs(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"data": []any{
@@ -679,6 +691,7 @@ func TestModelListSkipsHostileIDs(t *testing.T) {
 }
 
 func TestWholeResponseTextIsCapped(t *testing.T) {
+	t.Parallel()
 	text := strings.Repeat("é", maxKeptText) // 2 MiB
 	b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": text}, "finish_reason": "stop"}},
 		"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 5}})
@@ -699,6 +712,7 @@ func TestWholeResponseTextIsCapped(t *testing.T) {
 }
 
 func TestJSONArrayLen(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int{
 		`[]`: 0, ` [ ] `: 0, `[1]`: 1, `[1,2,3]`: 3, `[{"a":[1,2]},"x,y",[3,4]]`: 3,
 		`["\"],[", 2]`: 2, `{"a":1}`: 0, `[{},{},{},{},{}]`: 5, `[1,2,3,4,5,6,7]`: 5, // over the limit of 4: stops at 5
@@ -740,6 +754,7 @@ func TestJSONArrayLen(t *testing.T) {
 // tool_calls array: the shortest array over the bound, of one-byte
 // elements, is counted and refused.
 func TestToolDeltaCountFrom(t *testing.T) {
+	t.Parallel()
 	shortest := "[" + strings.Repeat("0,", maxToolDeltas) + "0]"
 	if len(shortest) < toolDeltaScanFrom {
 		t.Fatalf("an array of %d elements takes %d bytes, under toolDeltaScanFrom (%d)", maxToolDeltas+1, len(shortest), toolDeltaScanFrom)
@@ -769,6 +784,7 @@ func TestManyEmptyChoicesAreRefused(t *testing.T) {
 }
 
 func TestToolCallFieldsAreBounded(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("n", 10*maxToolName)
 	var b strings.Builder
 	b.WriteString(`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"` + long + `","type":"` + long + `","function":{"name":"f","arguments":""}}]}}]}` + "\n\n")
@@ -793,6 +809,7 @@ func TestToolCallFieldsAreBounded(t *testing.T) {
 // decoder and chunk fields keep the chunk's size for as long as the reader
 // lives, which in the pool is the whole run.
 func TestReaderThatHeldAHugeChunkIsNotPooled(t *testing.T) {
+	t.Parallel()
 	stream := func(content string) string {
 		return `data: {"choices":[{"index":0,"delta":{"content":"` + content + `"}}]}` + "\n\n" +
 			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
@@ -846,6 +863,7 @@ func TestHugeChunkIsDecodedWithoutACopy(t *testing.T) {
 // end: it is read up to the cap, in a buffer that does not grow past it,
 // and fails as decode.
 func TestWholeResponseOverTheCap(t *testing.T) {
+	t.Parallel()
 	c := hostileServer(t, ChatCompletions, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"choices":[{"message":{"content":"`)

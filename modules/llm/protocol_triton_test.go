@@ -14,6 +14,7 @@ import (
 )
 
 func TestTritonTranscripts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file, ct       string
 		class          ErrorClass
@@ -40,6 +41,7 @@ func TestTritonTranscripts(t *testing.T) {
 }
 
 func TestTritonAndEmbeddingsAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	for _, base := range []string{srv.URL(), srv.URL() + "/v1/"} {
 		c, err := NewClient(Config{BaseURL: base, Model: "ensemble"})
@@ -81,6 +83,7 @@ func TestTritonAndEmbeddingsAgainstSimulator(t *testing.T) {
 }
 
 func TestTritonAndEmbeddingsFaults(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", IdleTimeout: faultIdle})
 	if err != nil {
@@ -120,6 +123,7 @@ func TestTritonAndEmbeddingsFaults(t *testing.T) {
 }
 
 func TestTritonAndEmbeddingsRequests(t *testing.T) {
+	t.Parallel()
 	var got []string
 	h := func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -169,6 +173,7 @@ func TestTritonAndEmbeddingsRequests(t *testing.T) {
 // An embeddings request gives E2E and prompt tokens, and no TTFT, TPOT,
 // ITL nor output tokens.
 func TestEmbeddingsSamples(t *testing.T) {
+	t.Parallel()
 	reg := metrics.NewRegistry()
 	m := RegisterMetrics(reg)
 	r := &Result{OK: true, API: Embeddings, E2E: 12, PromptTokens: 8, Embeddings: 2, Dimensions: 4, Start: time.Now()}
@@ -199,6 +204,7 @@ func FuzzTritonStream(f *testing.F) {
 }
 
 func TestJSTritonAndEmbeddings(t *testing.T) {
+	t.Parallel()
 	srv, m := startJSSim(t)
 	v := newJSVU(t, m)
 	r := stream(t, v, `llm.client({ api: 'triton', baseURL: '`+srv.URL()+`' }).stream({ text_input: 'hi', max_tokens: 5, ignore_eos: true })`)
@@ -219,6 +225,7 @@ func TestJSTritonAndEmbeddings(t *testing.T) {
 // TestTritonCountsLeftOut checks that counts a response leaves out (or
 // gives as null) are absent, not reported, and that zero counts are.
 func TestTritonCountsLeftOut(t *testing.T) {
+	t.Parallel()
 	for doc, want := range map[string][2]int{
 		`{"text_output":"a"}`: {absentCount, absentCount},
 		`{"text_output":"a","num_output_tokens":null,"num_input_tokens":null}`: {absentCount, absentCount},

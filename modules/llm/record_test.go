@@ -8,6 +8,7 @@ import (
 // Each measured request reaches the VU's request sink as a record with its
 // tags, timings and tokens; a failed one with its class and E2E only.
 func TestRequestRecords(t *testing.T) {
+	t.Parallel()
 	_, m, rec := startRecordedJSSim(t)
 	v := newJSVU(t, m)
 	ok := stream(t, v, `llm.stream(`+body(20)+`, { tags: { workload: 'chat' } })`)
@@ -33,6 +34,7 @@ func TestRequestRecords(t *testing.T) {
 }
 
 func TestRecordITL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		itl       []float64
 		mean, p99 float64

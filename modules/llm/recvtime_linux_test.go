@@ -49,6 +49,7 @@ func loopbackPair(t *testing.T) (client, server net.Conn) {
 // with the read held back after the socket became readable, the arrival
 // is still before it became readable, and after the server wrote.
 func TestReceiveTimeBeforeTheRead(t *testing.T) {
+	t.Parallel()
 	client, server := loopbackPair(t)
 	sc, ok := client.(*stampedConn)
 	if !ok {
@@ -132,6 +133,7 @@ func waitReadable(t *testing.T, c *stampedConn) time.Time {
 // TestReceiveTimeReadEnds: a stamped connection ends and fails as a plain one
 // does: io.EOF at the peer's close, a timeout past a read deadline.
 func TestReceiveTimeReadEnds(t *testing.T) {
+	t.Parallel()
 	client, server := loopbackPair(t)
 	if err := client.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {
 		t.Fatal(err)
@@ -152,6 +154,7 @@ func TestReceiveTimeReadEnds(t *testing.T) {
 // TestConnReceiveClock: the clock is found through the connections that
 // wrap a stamped one (headConn, TLS), and nowhere else.
 func TestConnReceiveClock(t *testing.T) {
+	t.Parallel()
 	client, _ := loopbackPair(t)
 	for name, conn := range map[string]net.Conn{
 		"stamped":         client,
@@ -176,6 +179,7 @@ func TestConnReceiveClock(t *testing.T) {
 // TestTimestampNS reads the SCM_TIMESTAMPNS message among control
 // messages, and nothing from truncated or foreign ones.
 func TestTimestampNS(t *testing.T) {
+	t.Parallel()
 	msg := func(level, typ int32, data []byte) []byte {
 		b := make([]byte, unix.CmsgSpace(len(data)))
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
@@ -269,6 +273,7 @@ func BenchmarkRead(b *testing.B) {
 // TestFirstByteAtItsReceiveTime: TTFB's first byte is timed, like the
 // tokens, by its receive time, however late its hook runs.
 func TestFirstByteAtItsReceiveTime(t *testing.T) {
+	t.Parallel()
 	c := &stampedConn{}
 	arrived := time.Now().Add(-50 * time.Millisecond)
 	c.received.Store(arrived.UnixNano())

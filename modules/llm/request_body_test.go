@@ -19,6 +19,7 @@ import (
 // encodeBody writes what encoding/json writes, byte for byte, and fails
 // where it fails, with its error.
 func TestEncodeBodyIsJSONMarshal(t *testing.T) {
+	t.Parallel()
 	var every strings.Builder
 	for c := range 256 {
 		every.WriteByte(byte(c))
@@ -73,6 +74,7 @@ func TestEncodeBodyIsJSONMarshal(t *testing.T) {
 // Encoded bodies do not share the pooled buffer: an earlier one stays as
 // it was.
 func TestEncodeBodyResultsAreTheirOwn(t *testing.T) {
+	t.Parallel()
 	first, err := encodeBody(map[string]any{"a": "first"})
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +90,7 @@ func TestEncodeBodyResultsAreTheirOwn(t *testing.T) {
 // A request body the caller keeps is left as it was, and prepared into
 // the bytes the API wants.
 func TestPrepareKeepsTheBody(t *testing.T) {
+	t.Parallel()
 	c, err := NewClient(Config{BaseURL: "http://127.0.0.1:1", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +115,7 @@ func TestPrepareKeepsTheBody(t *testing.T) {
 // A body prepares into its own fields only, whatever the bodies prepared
 // before it held (the maps their top levels were copied to serve again).
 func TestPreparedBodiesAreTheirOwn(t *testing.T) {
+	t.Parallel()
 	c, err := NewClient(Config{BaseURL: "http://127.0.0.1:1", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +144,7 @@ func TestPreparedBodiesAreTheirOwn(t *testing.T) {
 // it was, and a second client sending it sends its own model, not the
 // first request's.
 func TestScriptGoMapBodyStaysTheScripts(t *testing.T) {
+	t.Parallel()
 	var (
 		mu     sync.Mutex
 		bodies []string

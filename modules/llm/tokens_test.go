@@ -44,6 +44,7 @@ var wantToolCalls = []ToolCall{
 }
 
 func TestToolCallStreamTranscript(t *testing.T) {
+	t.Parallel()
 	for _, reuse := range []bool{false, true} {
 		rr := getResponseReader()
 		var res Result
@@ -76,6 +77,7 @@ func TestToolCallStreamTranscript(t *testing.T) {
 }
 
 func TestToolCallsNonStreamed(t *testing.T) {
+	t.Parallel()
 	body := `{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
 		`{"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}},` +
 		`{"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"CET\"}"}}]},"finish_reason":"tool_calls"}],` +
@@ -95,6 +97,7 @@ func TestToolCallsNonStreamed(t *testing.T) {
 }
 
 func TestToolCallsBadIndex(t *testing.T) {
+	t.Parallel()
 	stream := "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":99999,\"function\":{\"arguments\":\"x\"}}]}}]}\n\n"
 	rr := getResponseReader()
 	defer rr.release()
@@ -107,6 +110,7 @@ func TestToolCallsBadIndex(t *testing.T) {
 }
 
 func TestToolCallsHTTP(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		for _, ev := range strings.Split(strings.TrimSpace(toolCallStream), "\n\n") {
@@ -169,6 +173,7 @@ func chat() Request {
 }
 
 func TestTokenizerCounts(t *testing.T) {
+	t.Parallel()
 	words := []string{"Hello", ",", " wörld", "! ", "Tokenization", " of", " 12345", " émojis 🚀"}
 	answer := strings.Join(words, "")
 	reasoning := "Let me think about internationalization."
@@ -215,6 +220,7 @@ func TestTokenizerCounts(t *testing.T) {
 }
 
 func TestTokenSourceOrder(t *testing.T) {
+	t.Parallel()
 	words := []string{"a", " b", " c"}
 	// No tokenizer, no usage: chunks, nothing to check.
 	res := tokenServer(t, Config{}, "", words, -1).Stream(context.Background(), chat())
@@ -243,6 +249,7 @@ func TestTokenSourceOrder(t *testing.T) {
 // TestSimulatorTokensAgree checks that the simulator's words are single
 // tokens in both encodings: the tokenizer agrees with its usage.
 func TestSimulatorTokensAgree(t *testing.T) {
+	t.Parallel()
 	cfg := llmsim.DefaultConfig()
 	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
 	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
@@ -293,6 +300,7 @@ func TestAppendSamplesCheck(t *testing.T) {
 }
 
 func TestJSToolCallsAndTokenizer(t *testing.T) {
+	t.Parallel()
 	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		for _, ev := range strings.Split(strings.TrimSpace(toolCallStream), "\n\n") {

@@ -12,6 +12,7 @@ import (
 // its connections all came at once from the idle ones (no dial that
 // could report later), over HTTP/1, with the response's first byte in.
 func TestTracerReusable(t *testing.T) {
+	t.Parallel()
 	idle := httptrace.GotConnInfo{Reused: true, WasIdle: true}
 	dialed := httptrace.GotConnInfo{}
 	tests := []struct {
@@ -56,6 +57,7 @@ func TestTracerReusable(t *testing.T) {
 // connection's connect time, none on a kept-alive one, a first byte
 // each.
 func TestTimingsWithReusedTracers(t *testing.T) {
+	t.Parallel()
 	c := oneTokenClient(t)
 	for i := range 12 {
 		fresh := i%4 == 0
@@ -76,6 +78,7 @@ func TestTimingsWithReusedTracers(t *testing.T) {
 // requests once, however many requests were traced before, its own or
 // under another trace, and the request its timings.
 func TestCallersTraceComposes(t *testing.T) {
+	t.Parallel()
 	c := oneTokenClient(t)
 	var firstBytes [2]int
 	ctxs := [2]context.Context{}
