@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // countedServer starts a test server of h and counts the connections it
@@ -38,13 +40,13 @@ func countedServer(t *testing.T, h http.HandlerFunc) (srv *httptest.Server, acce
 
 // h1Client returns a client of the server at base with cfg, failing the
 // test unless it took h1Transport.
-func h1Client(t *testing.T, base string, cfg Config) (*Client, *h1Transport) {
+func h1Client(t *testing.T, base string, cfg Config) (*Client, *transport.H1) {
 	t.Helper()
 	cfg.BaseURL = base
 	c := newClient(t, cfg)
-	tr, ok := c.http.Transport.(*h1Transport)
+	tr, ok := c.http.Transport.(*transport.H1)
 	if !ok {
-		t.Fatalf("transport %T, want *h1Transport", c.http.Transport)
+		t.Fatalf("transport %T, want *transport.H1", c.http.Transport)
 	}
 	return c, tr
 }
@@ -333,9 +335,8 @@ func TestH1MaxConns(t *testing.T) {
 		}()
 	}
 	waitUntil(t, "the capped requests at the server, the others waiting", func() bool {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return len(tr.waiting) == requests-maxConns && active.Load() == maxConns
+		_, waiting := tr.Conns()
+		return waiting == requests-maxConns && active.Load() == maxConns
 	})
 	releaseAll()
 	for range requests {
@@ -358,9 +359,8 @@ func TestH1WaitCanceled(t *testing.T) {
 	c, tr := h1Client(t, srv.URL, Config{MaxConns: 1})
 	go get(t.Context(), c, srv.URL)
 	waitUntil(t, "the first request to hold the connection", func() bool {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return tr.open == 1
+		open, _ := tr.Conns()
+		return open == 1
 	})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
@@ -369,9 +369,8 @@ func TestH1WaitCanceled(t *testing.T) {
 		done <- err
 	}()
 	waitUntil(t, "the second request to wait", func() bool {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return len(tr.waiting) == 1
+		_, waiting := tr.Conns()
+		return waiting == 1
 	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -381,7 +380,7 @@ func TestH1WaitCanceled(t *testing.T) {
 
 // TestH1HeadBounded checks that a response head without end (a server
 // that sends headers forever) fails the request as decode once it passes
-// maxResponseHead, as net/http's Transport bounds it, instead of growing
+// transport.MaxResponseHead, as net/http's Transport bounds it, instead of growing
 // the client's memory.
 func TestH1HeadBounded(t *testing.T) {
 	t.Parallel()
@@ -402,7 +401,7 @@ func TestH1HeadBounded(t *testing.T) {
 		if _, err := io.WriteString(conn, "HTTP/1.1 200 OK\r\n"); err != nil {
 			return
 		}
-		for range 2 * maxResponseHead / len(line) { // twice the bound, then it stops
+		for range 2 * transport.MaxResponseHead / len(line) { // twice the bound, then it stops
 			if _, err := io.WriteString(conn, line); err != nil {
 				return
 			}

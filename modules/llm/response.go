@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 const (
@@ -58,7 +60,7 @@ type responseReader struct {
 	arrived *metrics.CounterShard
 	// received tells when what the connection delivered arrived; nil when
 	// it cannot (then the reader's own time is the token's).
-	received receiveClock
+	received transport.ReceiveClock
 	// tc times the units of the stream being read, and keepText says
 	// whether its answer text is kept (readStream).
 	tc       tokenClock

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // okStream answers a short, complete stream.
@@ -392,7 +394,7 @@ func TestRequestsAroundTheWriteBuffer(t *testing.T) {
 		got.Store(string(body))
 		okStream(w, r)
 	}, Config{})
-	for _, n := range []int{10, requestWriteBuffer - 300, requestWriteBuffer, 2 * requestWriteBuffer, 100 << 10} {
+	for _, n := range []int{10, transport.RequestWriteBuffer - 300, transport.RequestWriteBuffer, 2 * transport.RequestWriteBuffer, 100 << 10} {
 		prompt := strings.Repeat("x", n)
 		res := c.Stream(t.Context(), Request{Body: map[string]any{"prompt": prompt}})
 		if !res.OK {
@@ -442,7 +444,7 @@ func TestDrainBounded(t *testing.T) {
 // reads them through: each is read whole.
 func TestResponsesAroundTheReadBuffer(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{10, responseReadBuffer - 100, responseReadBuffer, 3 * responseReadBuffer, 100 << 10} {
+	for _, n := range []int{10, transport.ResponseReadBuffer - 100, transport.ResponseReadBuffer, 3 * transport.ResponseReadBuffer, 100 << 10} {
 		text := strings.Repeat("y", n)
 		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Long", text)

@@ -1,4 +1,4 @@
-package llm
+package transport
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // loopbackPair returns the two ends of a TCP connection on 127.0.0.1, the
-// client's dialed through dialWithReceiveTimes.
+// client's dialed through DialWithReceiveTimes.
 func loopbackPair(t *testing.T) (client, server net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -32,7 +32,7 @@ func loopbackPair(t *testing.T) (client, server net.Conn) {
 		}
 		accepted <- c
 	}()
-	client, err = dialWithReceiveTimes((&net.Dialer{}).DialContext)(context.Background(), "tcp", ln.Addr().String())
+	client, err = DialWithReceiveTimes((&net.Dialer{}).DialContext)(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func TestReceiveTimeBeforeTheRead(t *testing.T) {
 	if !ok {
 		t.Fatalf("dialed %T, want a *stampedConn", client)
 	}
-	if now := time.Now(); !sc.receivedBy(now).Equal(now) {
-		t.Errorf("before any read: %s, want now", sc.receivedBy(now).Sub(now))
+	if now := time.Now(); !sc.ReceivedBy(now).Equal(now) {
+		t.Errorf("before any read: %s, want now", sc.ReceivedBy(now).Sub(now))
 	}
 	waitForTimestamps(t, sc, server)
 	beforeWrite := time.Now()
@@ -72,7 +72,7 @@ func TestReceiveTimeBeforeTheRead(t *testing.T) {
 		t.Fatalf("read %q, %v", buf[:n], err)
 	}
 	read := time.Now()
-	arrived := sc.receivedBy(read)
+	arrived := sc.ReceivedBy(read)
 	// The wall and monotonic clocks may disagree by microseconds.
 	const slack = time.Millisecond
 	if arrived.Before(beforeWrite.Add(-slack)) || arrived.After(readable.Add(slack)) {
@@ -235,7 +235,7 @@ func BenchmarkRead(b *testing.B) {
 			}()
 			dial := (&net.Dialer{}).DialContext
 			if stamped {
-				dial = dialWithReceiveTimes(dial)
+				dial = DialWithReceiveTimes(dial)
 			}
 			client, err := dial(context.Background(), "tcp", ln.Addr().String())
 			if err != nil {
@@ -277,7 +277,7 @@ func TestFirstByteAtItsReceiveTime(t *testing.T) {
 	c := &stampedConn{}
 	arrived := time.Now().Add(-50 * time.Millisecond)
 	c.received.Store(arrived.UnixNano())
-	tr := &tracer{conn: c}
+	tr := &Tracer{conn: c}
 	tr.markFirstByte()
 	// Both sides read the wall and monotonic clocks, which may disagree
 	// by microseconds, never by the 50 ms the hook ran late.
