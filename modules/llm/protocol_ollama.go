@@ -138,7 +138,7 @@ func (s *ollamaStream) unit(rr *responseReader, u streamUnit, n int, now time.Du
 		return false, &failure{ErrDecode, fmt.Errorf("stream line %d: %w: %s", n+1, err, snippet(u.data))}
 	}
 	if present(s.c.Error) {
-		return false, &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(s.c.Error))}
+		return false, streamErrorFailure(s.c.Error)
 	}
 	reasoning, answer := s.c.tokens()
 	rr.tc.tick(res, now, reasoning, answer)
@@ -169,7 +169,7 @@ func (rr *responseReader) readOllamaJSON(body io.Reader, keepText bool, res *Res
 		return err
 	}
 	if present(c.Error) {
-		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(c.Error))}
+		return responseErrorFailure(c.Error)
 	}
 	reasoning, answer := c.tokens()
 	whole(res, reasoning, answer)

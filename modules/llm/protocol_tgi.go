@@ -128,7 +128,7 @@ func (s *tgiStream) unit(rr *responseReader, u streamUnit, n int, now time.Durat
 		return false, eventDecodeFailure(n+1, err, data)
 	}
 	if present(s.e.Error) {
-		return false, &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(s.e.Error))}
+		return false, streamErrorFailure(s.e.Error)
 	}
 	token := s.e.Token != nil && !s.e.Token.Special
 	rr.tc.tick(res, now, false, token)
@@ -155,7 +155,7 @@ func (rr *responseReader) readTGIJSON(body io.Reader, keepText bool, res *Result
 		return err
 	}
 	if present(e.Error) {
-		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(e.Error))}
+		return responseErrorFailure(e.Error)
 	}
 	answer := present(e.GeneratedText)
 	whole(res, false, answer)

@@ -276,7 +276,7 @@ func (s *tritonStream) unit(rr *responseReader, u streamUnit, _ int, now time.Du
 		return false, eventDecodeFailure(s.events, err, data)
 	}
 	if present(s.r.Error) {
-		return false, &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(s.r.Error))}
+		return false, streamErrorFailure(s.r.Error)
 	}
 	text := s.r.text()
 	rr.tc.tick(res, now, false, present(text))
@@ -305,7 +305,7 @@ func (rr *responseReader) readTritonJSON(body io.Reader, keepText bool, res *Res
 		return err
 	}
 	if present(r.Error) {
-		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(r.Error))}
+		return responseErrorFailure(r.Error)
 	}
 	text := r.text()
 	whole(res, false, present(text))

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -97,6 +98,18 @@ func (rr *responseReader) endStream(src unitSource, f streamFormat, err error, n
 		return f.end(rr, err, n, res)
 	}
 	return &failure{readClass(err), fmt.Errorf("reading the stream after %d %s: %w", n, src.unitName(), err)}
+}
+
+// streamErrorFailure is the failure of a stream one of whose units is an
+// error object, raw.
+func streamErrorFailure(raw json.RawMessage) error {
+	return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(raw))}
+}
+
+// responseErrorFailure is the failure of a whole response that is an
+// error object, raw.
+func responseErrorFailure(raw json.RawMessage) error {
+	return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(raw))}
 }
 
 // sseReader returns rr's SSE reader, reading body. (Resetting it takes a
