@@ -130,6 +130,16 @@ func whole(res *Result, reasoning, answer bool) {
 	}
 }
 
+// finishOutput sets res's output tokens, reported when the server
+// reported them (from its usage), else one per chunk; then TPOT.
+func finishOutput(res *Result, reported *int) {
+	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	if reported != nil {
+		res.OutputTokens, res.TokenSource = *reported, TokensFromUsage
+	}
+	finishTiming(res)
+}
+
 // finishTiming sets res.TPOT once its output tokens are known.
 func finishTiming(res *Result) {
 	if res.Stream && res.Chunks > 0 && res.OutputTokens > 1 {

@@ -216,16 +216,6 @@ func (anthropicProtocol) read(rr *responseReader, contentType string, body io.Re
 		func() error { return rr.readAnthropicJSON(body, keepText, res) })
 }
 
-// anthropicFinish sets res's token counts and TPOT: output tokens from
-// usage when the server gave them, else one per chunk.
-func anthropicFinish(res *Result, output *int) {
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
-	if output != nil {
-		res.OutputTokens, res.TokenSource = *output, TokensFromUsage
-	}
-	finishTiming(res)
-}
-
 // readAnthropic reads a Messages stream, timestamping each token-bearing
 // event as it is parsed.
 func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Result) error {
@@ -316,7 +306,7 @@ func (s *anthropicStream) messageDelta(res *Result) {
 
 // finish completes res once the stream ended well.
 func (s *anthropicStream) finish(rr *responseReader, res *Result) {
-	anthropicFinish(res, s.output)
+	finishOutput(res, s.output)
 	rr.keepTextIn(res)
 }
 
@@ -359,7 +349,7 @@ func (rr *responseReader) readAnthropicJSON(body io.Reader, keepText bool, res *
 		}
 		res.setCachedTokens(e.Usage.CacheReadInputTokens.orAbsent())
 	}
-	anthropicFinish(res, output)
+	finishOutput(res, output)
 	if keepText {
 		res.Text = text.String()
 	}

@@ -93,10 +93,6 @@ func (c *ollamaChunk) final(res *Result) {
 	if res.FinishReason == "" {
 		res.FinishReason = "stop"
 	}
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
-	if c.EvalCount != nil {
-		res.OutputTokens, res.TokenSource = *c.EvalCount, TokensFromUsage
-	}
 	if c.PromptEvalCount != nil {
 		res.PromptTokens = *c.PromptEvalCount
 	}
@@ -106,7 +102,7 @@ func (c *ollamaChunk) final(res *Result) {
 		"promptEval": ms(time.Duration(c.PromptEvalDuration)),
 		"eval":       ms(time.Duration(c.EvalDuration)),
 	}
-	finishTiming(res)
+	finishOutput(res, c.EvalCount)
 }
 
 // read reads an NDJSON stream, or a whole JSON response.

@@ -96,14 +96,11 @@ func (tgiProtocol) read(rr *responseReader, contentType string, body io.Reader, 
 // tgiFinish fills res's finish reason and token counts from the final
 // event.
 func tgiFinish(e *tgiEvent, res *Result) {
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	var generated *int
 	if e.Details != nil {
-		res.FinishReason = e.Details.FinishReason
-		if e.Details.GeneratedTokens != nil {
-			res.OutputTokens, res.TokenSource = *e.Details.GeneratedTokens, TokensFromUsage
-		}
+		res.FinishReason, generated = e.Details.FinishReason, e.Details.GeneratedTokens
 	}
-	finishTiming(res)
+	finishOutput(res, generated)
 }
 
 // readTGI reads a /generate_stream response: every event with a

@@ -228,15 +228,15 @@ func (t *tritonTally) add(r *tritonResponse) {
 
 // finish fills res's counts and finish reason.
 func (t *tritonTally) finish(res *Result) {
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	var reported *int
 	if t.output != absentCount {
-		res.OutputTokens, res.TokenSource = t.output, TokensFromUsage
+		reported = &t.output
 	}
 	if t.input != absentCount {
 		res.PromptTokens = t.input
 	}
 	res.FinishReason = t.reason
-	finishTiming(res)
+	finishOutput(res, reported)
 }
 
 // read reads an SSE stream, or a whole JSON response.
