@@ -43,7 +43,8 @@ func (n *NDJSONReader) unitName() string { return "lines" }
 // every streamed response is read with: what its units mean, and how a
 // stream that stops before its end is judged. A format keeps its state
 // (the last decoded unit, counts seen so far) in itself; one without
-// state is a value, which an interface holds without allocating.
+// state is a value, which an interface holds without allocating. Every
+// format is listed in readUnit and endOf, which call it.
 type streamFormat interface {
 	// unit reads unit n (from 0), which arrived at now (since the
 	// response's start), into res: it ticks rr.tc for the tokens the unit
@@ -73,7 +74,7 @@ func (rr *responseReader) readStream(src unitSource, f streamFormat, start time.
 		if err != nil {
 			return rr.endStream(src, f, err, n, res)
 		}
-		if done, err := f.unit(rr, u, n, now, res); done || err != nil {
+		if done, err := readUnit(f, rr, u, n, now, res); done || err != nil {
 			return err
 		}
 	}
@@ -95,7 +96,7 @@ func (rr *responseReader) beginStream(start time.Time, keepText bool, res *Resul
 //go:noinline
 func (rr *responseReader) endStream(src unitSource, f streamFormat, err error, n int, res *Result) error {
 	if truncated(err) {
-		return f.end(rr, err, n, res)
+		return endOf(f, rr, err, n, res)
 	}
 	return &failure{readClass(err), fmt.Errorf("reading the stream after %d %s: %w", n, src.unitName(), err)}
 }
@@ -110,6 +111,43 @@ func streamErrorFailure(raw json.RawMessage) error {
 // error object, raw.
 func responseErrorFailure(raw json.RawMessage) error {
 	return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(raw))}
+}
+
+// readUnit calls f.unit through f's concrete type. A call through the
+// interface would make res escape, the compiler unable to tell that no
+// format keeps it: every stream's Result would be allocated, even one on
+// its caller's stack.
+func readUnit(f streamFormat, rr *responseReader, u streamUnit, n int, now time.Duration, res *Result) (bool, error) {
+	switch f := f.(type) {
+	case openaiStream:
+		return f.unit(rr, u, n, now, res)
+	case *anthropicStream:
+		return f.unit(rr, u, n, now, res)
+	case *tgiStream:
+		return f.unit(rr, u, n, now, res)
+	case *tritonStream:
+		return f.unit(rr, u, n, now, res)
+	case *ollamaStream:
+		return f.unit(rr, u, n, now, res)
+	}
+	panic(fmt.Sprintf("llm: stream format %T missing from readUnit", f))
+}
+
+// endOf calls f.end through f's concrete type, as readUnit calls f.unit.
+func endOf(f streamFormat, rr *responseReader, err error, n int, res *Result) error {
+	switch f := f.(type) {
+	case openaiStream:
+		return f.end(rr, err, n, res)
+	case *anthropicStream:
+		return f.end(rr, err, n, res)
+	case *tgiStream:
+		return f.end(rr, err, n, res)
+	case *tritonStream:
+		return f.end(rr, err, n, res)
+	case *ollamaStream:
+		return f.end(rr, err, n, res)
+	}
+	panic(fmt.Sprintf("llm: stream format %T missing from endOf", f))
 }
 
 // sseReader returns rr's SSE reader, reading body. (Resetting it takes a
