@@ -1,12 +1,14 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
@@ -252,5 +254,20 @@ func TestTritonCountsLeftOut(t *testing.T) {
 		if err := res.checkServerNumbers(); err != nil {
 			t.Errorf("%s: %v", doc, err)
 		}
+	}
+}
+
+// TestTritonReadFailureCountsEventsWithData checks that a Triton stream
+// whose reading fails names the events read as Triton counts them: those
+// with data, not a keep-alive without.
+func TestTritonReadFailureCountsEventsWithData(t *testing.T) {
+	t.Parallel()
+	rr := getResponseReader()
+	defer rr.release()
+	res := &Result{Start: time.Now()}
+	body := io.MultiReader(strings.NewReader("data: \n\ndata: {\"text_output\":\"a\"}\n\n"), iotest.ErrReader(errors.New("connection reset")))
+	err := rr.readTriton(body, false, res)
+	if err == nil || !strings.Contains(err.Error(), "reading the stream after 1 events") {
+		t.Errorf("error %v, want one event read", err)
 	}
 }

@@ -98,6 +98,9 @@ func (rr *responseReader) endStream(src unitSource, f streamFormat, err error, n
 	if truncated(err) {
 		return endOf(f, rr, err, n, res)
 	}
+	if t, ok := f.(*tritonStream); ok {
+		n = t.events // Triton counts only the events with data
+	}
 	return &failure{readClass(err), fmt.Errorf("reading the stream after %d %s: %w", n, src.unitName(), err)}
 }
 
