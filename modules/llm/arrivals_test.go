@@ -43,6 +43,7 @@ func (a *modelArrivals) counter(model string) *metrics.ShardedCounter {
 // completed, what its usage has beyond its chunks; nothing is taken back,
 // and the chunks of a request that failed stay counted.
 func TestArrivalsCountChunksThenTheRest(t *testing.T) {
+	t.Parallel()
 	usage := func(n int) string {
 		return fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":%d}}`, n)
 	}
@@ -92,6 +93,7 @@ func TestArrivalsCountChunksThenTheRest(t *testing.T) {
 // the end: a completed request, streamed or not, counts its output tokens,
 // into its model's counter.
 func TestArrivalsOfEachProtocol(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	chat := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}, "max_tokens": 12, "ignore_eos": true}
 	tests := []struct {
@@ -128,6 +130,7 @@ func TestArrivalsOfEachProtocol(t *testing.T) {
 // Chunks count as they are read, before the response ends: once the
 // reader asks for bytes after some events, those events are counted.
 func TestArrivalsCountAsChunksArrive(t *testing.T) {
+	t.Parallel()
 	pr, pw := io.Pipe()
 	counter := metrics.NewShardedCounter(1)
 	rr := getResponseReader()

@@ -30,6 +30,7 @@ func cachedSamples(res *Result) []float64 {
 // completions, streamed and not) and Anthropic's cache_read_input_tokens,
 // and sampled in llm_cached_tokens only when the server reported them.
 func TestCachedTokensParsed(t *testing.T) {
+	t.Parallel()
 	const (
 		chatToken = `{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`
 		textToken = `{"choices":[{"index":0,"text":"hi","finish_reason":"length"}]}`
@@ -128,6 +129,7 @@ func TestCachedTokensParsed(t *testing.T) {
 // second one's leading blocks: each API reports them, and the simulator
 // with its cache off reports none.
 func TestCachedTokensFromSimulator(t *testing.T) {
+	t.Parallel()
 	system := strings.Repeat("You are a meticulous assistant who answers in plain words. ", 40) // about 400 tokens
 	chat := func(question string) map[string]any {
 		return map[string]any{"messages": []any{

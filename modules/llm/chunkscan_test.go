@@ -80,6 +80,7 @@ func transcriptChunks(t testing.TB) [][]byte {
 // encoding/json, reads every chunk of the transcripts, and reads each as
 // encoding/json does.
 func TestChunkScannerReadsWhatServersSend(t *testing.T) {
+	t.Parallel()
 	for _, data := range transcriptChunks(t) {
 		var got, want chunk
 		if !scanChunk(data, &got) {
@@ -100,6 +101,7 @@ func TestChunkScannerReadsWhatServersSend(t *testing.T) {
 // after another, gives what encoding/json gives a fresh chunk, or fails
 // when encoding/json fails.
 func TestChunkScannerEdgeCases(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, data string
 		scanned    bool
@@ -207,6 +209,7 @@ func BenchmarkChunkDecode(b *testing.B) {
 // appendUnquoted appends what encoding/json decodes, with or without
 // escapes and invalid UTF-8, and fails where it fails.
 func TestAppendUnquoted(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`""`, `"plain"`, `"héllo 世界"`, `"a\n\"b\"\u00e9\ud83d\ude00"`, `"\ud800"`, "\"\xff\xfe\"", `null`, `5`, `{"a":1}`} {
 		var want string
 		wantErr := json.Unmarshal([]byte(raw), &want)
@@ -226,6 +229,7 @@ func TestAppendUnquoted(t *testing.T) {
 // as the whole decodes it, taking dst past its limit by one character at
 // most (escapes, surrogate pairs and invalid UTF-8 included).
 func TestAppendUnquotedStopsPastItsLimit(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`"plain text"`, `"héllo 世界 😀 done"`, `"a\n\"b\"\u00e9\ud83d\ude00\u4e16z\ud800\u0041"`, "\"ab\xff\xfe\xe4\xb8cd\"", `"\ud83d\ude00\ud83d\ude00"`} {
 		var whole string
 		if err := json.Unmarshal([]byte(raw), &whole); err != nil {
@@ -318,6 +322,7 @@ func checkUsageLikeEncodingJSON(t *testing.T, data []byte) {
 }
 
 func TestUsageDecode(t *testing.T) {
+	t.Parallel()
 	for _, data := range usageSeeds {
 		checkUsageLikeEncodingJSON(t, []byte(data))
 	}
@@ -327,6 +332,7 @@ func TestUsageDecode(t *testing.T) {
 // the shapes it leaves to encoding/json are the rare ones, and what it
 // reads, it reads as encoding/json decodes it.
 func TestScanUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		data  string
 		reads bool

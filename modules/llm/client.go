@@ -17,6 +17,7 @@ import (
 	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/internal/redact"
 	"github.com/llmrun/llmrun/internal/wait"
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -39,9 +40,6 @@ const NoIdleTimeout time.Duration = -1
 const maxCAFile = 16 << 20
 
 const (
-	// maxIdleConnsPerHost keeps idle connections for far more VUs than a
-	// run has, so that keep-alive never silently caps the load.
-	maxIdleConnsPerHost = 10000
 	// errorBodyLen bounds the body of an error response quoted in
 	// Result.Error.
 	errorBodyLen = 4 << 10
@@ -49,16 +47,6 @@ const (
 	// finished response so that its connection can be reused.
 	maxDrain   = 256 << 10
 	drainGrace = time.Second
-	// requestWriteBuffer is the buffer each connection writes its requests
-	// through, 4 KiB by default in net/http: the connection keeps it, for
-	// nothing, while it reads a stream. A request larger than it takes one
-	// write more.
-	requestWriteBuffer = 2 << 10
-	// responseReadBuffer is the buffer each connection reads its responses
-	// through, 4 KiB by default in net/http: a stream brings a chunk of a
-	// few hundred bytes at a time, and a read takes at most this much of
-	// what has arrived.
-	responseReadBuffer = 2 << 10
 )
 
 // Config configures a Client.
@@ -175,7 +163,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	transport, err := newTransport(cfg, base.Scheme)
+	httpTransport, err := newTransport(cfg, base.Scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -187,9 +175,9 @@ func NewClient(cfg Config) (*Client, error) {
 	given, _ := url.Parse(cfg.BaseURL) // apiRoot parsed it
 	given.Path = strings.TrimRight(given.Path, "/")
 	given.RawPath, given.Fragment = "", ""
-	var rt http.RoundTripper = transport
-	if useH1(cfg, base, transport.Proxy) {
-		rt = newH1Transport(base, transport)
+	var rt http.RoundTripper = httpTransport
+	if useH1(cfg, base, httpTransport.Proxy) {
+		rt = transport.NewH1(base, httpTransport)
 	}
 	c := &Client{
 		http:      &http.Client{Transport: rt, CheckRedirect: checkRedirect},
@@ -269,6 +257,17 @@ func apiRoot(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// useH1 reports whether a client of cfg for the server at base takes
+// transport.H1: plain-text HTTP/1.1 without a proxy (proxy is the
+// transport's proxy function).
+func useH1(cfg Config, base *url.URL, proxy func(*http.Request) (*url.URL, error)) bool {
+	if cfg.HTTP2 || base.Scheme != "http" {
+		return false
+	}
+	u, err := proxy(&http.Request{URL: base, Header: http.Header{}})
+	return err == nil && u == nil
+}
+
 // newTransport returns a transport for load generation: no hidden cap on
 // connections below cfg.MaxConns, keep-alive, proxies from the
 // environment, no compression (which would hold chunks back), HTTP/1.1
@@ -276,14 +275,14 @@ func apiRoot(raw string) (*url.URL, error) {
 func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 	t := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
-		DialContext: dialWithReceiveTimes((&net.Dialer{
+		DialContext: transport.DialWithReceiveTimes((&net.Dialer{
 			Timeout:   30 * time.Second,
 			KeepAlive: 30 * time.Second,
 		}).DialContext),
 		Protocols:             new(http.Protocols),
-		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
-		WriteBufferSize:       requestWriteBuffer,
-		ReadBufferSize:        responseReadBuffer,
+		MaxIdleConnsPerHost:   transport.MaxIdleConnsPerHost,
+		WriteBufferSize:       transport.RequestWriteBuffer,
+		ReadBufferSize:        transport.ResponseReadBuffer,
 		MaxConnsPerHost:       cfg.MaxConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
@@ -293,7 +292,7 @@ func newTransport(cfg Config, scheme string) (*http.Transport, error) {
 	switch {
 	case !cfg.HTTP2:
 		t.Protocols.SetHTTP1(true)
-		t.DialContext = dialKeepingHead(t.DialContext)
+		t.DialContext = transport.DialKeepingHead(t.DialContext)
 	case scheme == "http":
 		t.Protocols.SetUnencryptedHTTP2(true)
 	default:
@@ -428,11 +427,11 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 	case req.IdleTimeout < 0:
 		idle = 0
 	}
-	tr := newTracer(ctx)
-	ctx, cancel := context.WithCancelCause(tr.context(ctx))
+	tr := transport.NewTracer(ctx)
+	ctx, cancel := context.WithCancelCause(tr.Context(ctx))
 	defer cancel(nil)
-	w := newWatchdog(cancel, timeout, idle)
-	defer w.stop()
+	w := transport.NewWatchdog(cancel, timeout, idle)
+	defer w.Stop()
 
 	c.send(ctx, w, tr, p, req, res)
 	res.OK = res.Class == ErrNone
@@ -446,7 +445,7 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 // watches the request's timeouts, tr is the tracer of ctx. Its rare paths
 // are functions of their own, so that its frame and those under it, on
 // the VU's stack while the request goes, stay small.
-func (c *Client) send(ctx context.Context, w *watchdog, tr *tracer, p *prepared, req *Request, res *Result) {
+func (c *Client) send(ctx context.Context, w *transport.Watchdog, tr *transport.Tracer, p *prepared, req *Request, res *Result) {
 	resp := c.roundTrip(ctx, tr, p, req, res)
 	if resp == nil {
 		return
@@ -456,25 +455,25 @@ func (c *Client) send(ctx context.Context, w *watchdog, tr *tracer, p *prepared,
 		failStatus(resp, w, tr, res)
 		return
 	}
-	if err := readBody(p.proto, resp.Header, w.watch(resp.Body), req.KeepText, c.tok, p.arrived, tr.receiveClock(), res); err != nil {
+	if err := readBody(p.proto, resp.Header, w.Watch(resp.Body), req.KeepText, c.tok, p.arrived, tr.ReceiveClock(), res); err != nil {
 		resp.Body.Close() // drops a connection whose response is unfinished
 		failRead(ctx, err, res)
 		return
 	}
 	drainClose(resp.Body, w)
-	tr.release(resp.ProtoMajor == 1)
+	tr.Release(resp.ProtoMajor == 1)
 }
 
 // roundTrip sends the request and returns its response, or nil once it
 // has set res's failure.
-func (c *Client) roundTrip(ctx context.Context, tr *tracer, p *prepared, req *Request, res *Result) *http.Response {
+func (c *Client) roundTrip(ctx context.Context, tr *transport.Tracer, p *prepared, req *Request, res *Result) *http.Response {
 	hreq := c.httpRequest(ctx, p, req, res)
 	if hreq == nil {
 		return nil
 	}
 	before := time.Now()
 	resp, err := c.http.Do(hreq)
-	res.Start = tr.start(before)
+	res.Start = tr.Start(before)
 	setTimings(tr, res)
 	if err != nil {
 		failSend(ctx, tr, err, res)
@@ -502,32 +501,32 @@ func (c *Client) httpRequest(ctx context.Context, p *prepared, req *Request, res
 // res.Start.
 //
 //go:noinline
-func setTimings(tr *tracer, res *Result) {
-	res.Timings = tr.timings(res.Start)
+func setTimings(tr *transport.Tracer, res *Result) {
+	res.Timings = timingsOf(tr.Phases(res.Start))
 }
 
 // failSend sets res's failure to send the request: err.
 //
 //go:noinline
-func failSend(ctx context.Context, tr *tracer, err error, res *Result) {
+func failSend(ctx context.Context, tr *transport.Tracer, err error, res *Result) {
 	res.E2E = ms(time.Since(res.Start))
-	if f := notHTTP(tr.firstBytes()); f != nil && ctx.Err() == nil {
+	if f := notHTTP(tr.FirstBytes()); f != nil && ctx.Err() == nil {
 		err = f
 	}
-	dnsErr, tlsErr := tr.failures()
-	res.Class, res.Error = classify(ctx, err, "sending the request", sendClass(err, tr.connected(), dnsErr, tlsErr))
+	dnsErr, tlsErr := tr.Failures()
+	res.Class, res.Error = classify(ctx, err, "sending the request", sendClass(err, tr.Connected(), dnsErr, tlsErr))
 }
 
 // failStatus sets res's failure of a response whose status is not 2xx,
 // and drains and closes it.
 //
 //go:noinline
-func failStatus(resp *http.Response, w *watchdog, tr *tracer, res *Result) {
+func failStatus(resp *http.Response, w *transport.Watchdog, tr *transport.Tracer, res *Result) {
 	res.E2E = ms(time.Since(res.Start))
 	class, msg, after := statusError(resp)
 	res.Class, res.Error, res.RetryAfter = class, msg, after.Seconds()
 	drainClose(resp.Body, w)
-	tr.release(resp.ProtoMajor == 1)
+	tr.Release(resp.ProtoMajor == 1)
 }
 
 // failRead sets res's failure to read the response: err.
@@ -635,7 +634,7 @@ func statusError(resp *http.Response) (ErrorClass, string, time.Duration) {
 // text is kept, counted, and dropped unless keepText. arrived, when not
 // nil, counts the output tokens as they arrive: each token-bearing chunk,
 // then the rest of a response read well.
-func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, arrived *metrics.CounterShard, clock receiveClock, res *Result) error {
+func readBody(proto protocol, header http.Header, body io.Reader, keepText bool, tok tokenCounter, arrived *metrics.CounterShard, clock transport.ReceiveClock, res *Result) error {
 	rr := getResponseReader()
 	defer rr.release()
 	rr.reasoning, rr.countText, rr.arrived, rr.cut = rr.reasoning[:0], tok != nil, arrived, false
@@ -671,8 +670,8 @@ func readBody(proto protocol, header http.Header, body io.Reader, keepText bool,
 // can be reused, and closes it. The drain is bounded in size, and in time:
 // the request's timeout is shortened to drainGrace (w), after which its
 // context is canceled and the connection dropped.
-func drainClose(body io.ReadCloser, w *watchdog) {
-	w.shorten(drainGrace)
+func drainClose(body io.ReadCloser, w *transport.Watchdog) {
+	w.Shorten(drainGrace)
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	_ = body.Close()
 }

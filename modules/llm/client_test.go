@@ -60,6 +60,7 @@ func newServer(t testing.TB, h http.HandlerFunc, cfg Config) (*httptest.Server, 
 }
 
 func TestStreamTimings(t *testing.T) {
+	t.Parallel()
 	const (
 		first = 120 * time.Millisecond
 		gap   = 60 * time.Millisecond
@@ -128,6 +129,7 @@ func TestStreamTimings(t *testing.T) {
 }
 
 func TestStreamErrors(t *testing.T) {
+	t.Parallel()
 	refused := refused.URL(t)
 	// hijack answers with raw bytes and closes the connection.
 	hijack := func(raw string) http.HandlerFunc {
@@ -277,6 +279,7 @@ func TestStreamErrors(t *testing.T) {
 }
 
 func TestAPIKeyNeverInError(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-0123456789abcdef"
 	var seen atomic.Value
 	tests := []struct {
@@ -316,6 +319,7 @@ func TestAPIKeyNeverInError(t *testing.T) {
 }
 
 func TestBaseURL(t *testing.T) {
+	t.Parallel()
 	var path atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path.Store(r.URL.RequestURI())
@@ -355,6 +359,7 @@ func TestBaseURL(t *testing.T) {
 }
 
 func TestNewClientErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  Config
@@ -384,6 +389,7 @@ func TestNewClientErrors(t *testing.T) {
 // TestRequestBody checks what the client sends: the fields it adds, the
 // ones it leaves alone, and the headers.
 func TestRequestBody(t *testing.T) {
+	t.Parallel()
 	type seenReq struct {
 		body   map[string]any
 		header http.Header
@@ -457,6 +463,7 @@ func TestRequestBody(t *testing.T) {
 }
 
 func TestNonStreamingResponse(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		// Answers JSON whatever was asked, after a known time.
 		sleep(r, 50*time.Millisecond)
@@ -482,6 +489,7 @@ func TestNonStreamingResponse(t *testing.T) {
 // TestConnectionReuse checks that sequential requests, ended by [DONE] or
 // by an error status, share one keep-alive connection.
 func TestConnectionReuse(t *testing.T) {
+	t.Parallel()
 	var n, conns atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%3 == 0 {
@@ -522,6 +530,7 @@ func TestConnectionReuse(t *testing.T) {
 // TestManyConnections checks that the transport opens a connection per
 // concurrent request, with no hidden cap.
 func TestManyConnections(t *testing.T) {
+	t.Parallel()
 	const vus = 64
 	release := make(chan struct{})
 	var (
@@ -559,6 +568,7 @@ func TestManyConnections(t *testing.T) {
 // The Accept header says what the request asks for, unless the request
 // sets its own; a request's own headers do not leak into the next.
 func TestAcceptHeader(t *testing.T) {
+	t.Parallel()
 	accepts := make(chan string, 1)
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		accepts <- r.Header.Get("Accept") + r.Header.Get("X-Extra")

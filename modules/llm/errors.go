@@ -10,9 +10,10 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/llmrun/llmrun/internal/redact"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // failure is an error with the class it is counted under.
@@ -24,20 +25,6 @@ type failure struct {
 func (f *failure) Error() string { return f.err.Error() }
 func (f *failure) Unwrap() error { return f.err }
 
-// timeoutError is the cause of a request context canceled by the client's
-// own total timeout.
-type timeoutError struct{ after time.Duration }
-
-func (e *timeoutError) Error() string { return "request timed out after " + e.after.String() }
-
-// idleTimeoutError is the cause of a request context canceled by the
-// client's idle timeout.
-type idleTimeoutError struct{ after time.Duration }
-
-func (e *idleTimeoutError) Error() string {
-	return "no data from the server for " + e.after.String() + " (idle timeout)"
-}
-
 // classify returns the class of a failed request and its message; phase
 // says what the client was doing. When the request's context is done, that
 // is the reason whatever error it caused: the client's own timeouts are
@@ -48,8 +35,8 @@ func (e *idleTimeoutError) Error() string {
 func classify(ctx context.Context, err error, phase string, otherwise ErrorClass) (ErrorClass, string) {
 	if ctx.Err() != nil {
 		cause := context.Cause(ctx)
-		var te *timeoutError
-		var ie *idleTimeoutError
+		var te *transport.TimeoutError
+		var ie *transport.IdleTimeoutError
 		switch {
 		case errors.As(cause, &te):
 			return ErrTimeout, fmt.Sprintf("%s: %v", phase, cause)
@@ -83,7 +70,7 @@ func sendClass(err error, connected bool, dnsErr, tlsErr error) ErrorClass {
 		return ErrTLS
 	case strings.Contains(err.Error(), "malformed HTTP "):
 		return ErrDecode // the server does not speak HTTP
-	case errors.Is(err, errHeadTooLarge), strings.Contains(err.Error(), "server response headers exceeded"):
+	case errors.Is(err, transport.ErrHeadTooLarge), strings.Contains(err.Error(), "server response headers exceeded"):
 		return ErrDecode // net/http's Transport words its own bound so
 	case connected:
 		return ErrCut

@@ -2,16 +2,11 @@ package llm
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -78,49 +73,6 @@ func (h *headRecorder) Read(p []byte) (int, error) {
 
 // head returns the first bytes read.
 func (h *headRecorder) head() []byte { return h.buf[:h.kept] }
-
-// headConn is a plain-text HTTP/1 connection that keeps the first bytes it
-// reads, so that a request that fails before any response can say what
-// the server sent instead (an SSH banner). Its first bytes are read under
-// a lock, the transport reading on its own goroutine; once they are kept
-// (full), a read takes no lock.
-type headConn struct {
-	net.Conn
-	full atomic.Bool
-	mu   sync.Mutex
-	head []byte
-}
-
-func (c *headConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n == 0 || c.full.Load() {
-		return n, err
-	}
-	c.mu.Lock()
-	c.head = append(c.head, p[:min(n, headLen-len(c.head))]...)
-	c.full.Store(len(c.head) == headLen)
-	c.mu.Unlock()
-	return n, err
-}
-
-// first returns a copy of the first bytes read.
-func (c *headConn) first() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.head)
-}
-
-// dialKeepingHead wraps dial so that its connections keep their first
-// bytes (headConn).
-func dialKeepingHead(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &headConn{Conn: conn}, nil
-	}
-}
 
 // notHTTP is the failure of a request whose server answered, before any
 // HTTP response, bytes that plainly are something else (head, the first

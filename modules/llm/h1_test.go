@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // countedServer starts a test server of h and counts the connections it
@@ -38,13 +40,13 @@ func countedServer(t *testing.T, h http.HandlerFunc) (srv *httptest.Server, acce
 
 // h1Client returns a client of the server at base with cfg, failing the
 // test unless it took h1Transport.
-func h1Client(t *testing.T, base string, cfg Config) (*Client, *h1Transport) {
+func h1Client(t *testing.T, base string, cfg Config) (*Client, *transport.H1) {
 	t.Helper()
 	cfg.BaseURL = base
 	c := newClient(t, cfg)
-	tr, ok := c.http.Transport.(*h1Transport)
+	tr, ok := c.http.Transport.(*transport.H1)
 	if !ok {
-		t.Fatalf("transport %T, want *h1Transport", c.http.Transport)
+		t.Fatalf("transport %T, want *transport.H1", c.http.Transport)
 	}
 	return c, tr
 }
@@ -68,6 +70,7 @@ func get(ctx context.Context, c *Client, url string) (string, error) {
 // TestH1Chosen checks which clients take h1Transport: plain-text
 // HTTP/1.1 servers reached without a proxy, and no other.
 func TestH1Chosen(t *testing.T) {
+	t.Parallel()
 	noProxy := func(*http.Request) (*url.URL, error) { return nil, nil }
 	proxy := http.ProxyURL(&url.URL{Scheme: "http", Host: "proxy.test:3128"})
 	for _, tc := range []struct {
@@ -103,6 +106,7 @@ func TestH1Chosen(t *testing.T) {
 // whatever the body's framing, and that a server closing the connection
 // after its response makes the next request dial.
 func TestH1KeepAlive(t *testing.T) {
+	t.Parallel()
 	const requests = 3
 	for _, tc := range []struct {
 		name string
@@ -152,6 +156,7 @@ func TestH1KeepAlive(t *testing.T) {
 // TestH1ServerClosedIdle checks that a connection the server closed while
 // idle is not used again: the next request dials and succeeds.
 func TestH1ServerClosedIdle(t *testing.T) {
+	t.Parallel()
 	// With maxConns, the closed connection's place serves the new one: a
 	// place lost would leave the request waiting for its context.
 	for _, maxConns := range []int{0, 1} {
@@ -181,6 +186,7 @@ func TestH1ServerClosedIdle(t *testing.T) {
 // fails, as it may have reached the server; one with an Idempotency-Key
 // is sent again on a new connection.
 func TestH1ClosedWithoutAnswer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		header   string
@@ -273,6 +279,7 @@ func serveDroppingSecond(conn net.Conn, served *atomic.Int32, reset bool) {
 // being read stops the read at once with the context's error and closes
 // the connection.
 func TestH1CancelMidStream(t *testing.T) {
+	t.Parallel()
 	gone := make(chan struct{})
 	srv, _, closed := countedServer(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
@@ -305,6 +312,7 @@ func TestH1CancelMidStream(t *testing.T) {
 // TestH1MaxConns checks that MaxConns bounds the connections: requests
 // beyond it wait for one, and all are served.
 func TestH1MaxConns(t *testing.T) {
+	t.Parallel()
 	const maxConns, requests = 2, 5
 	release := make(chan struct{})
 	var active, most atomic.Int32
@@ -327,9 +335,8 @@ func TestH1MaxConns(t *testing.T) {
 		}()
 	}
 	waitUntil(t, "the capped requests at the server, the others waiting", func() bool {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return len(tr.waiting) == requests-maxConns && active.Load() == maxConns
+		_, waiting := tr.Conns()
+		return waiting == requests-maxConns && active.Load() == maxConns
 	})
 	releaseAll()
 	for range requests {
@@ -345,15 +352,15 @@ func TestH1MaxConns(t *testing.T) {
 // TestH1WaitCanceled checks that a request waiting for a connection under
 // MaxConns stops when its context ends.
 func TestH1WaitCanceled(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv, _, _ := countedServer(t, func(w http.ResponseWriter, r *http.Request) { <-release })
 	defer close(release)
 	c, tr := h1Client(t, srv.URL, Config{MaxConns: 1})
 	go get(t.Context(), c, srv.URL)
 	waitUntil(t, "the first request to hold the connection", func() bool {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return tr.open == 1
+		open, _ := tr.Conns()
+		return open == 1
 	})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
@@ -362,9 +369,8 @@ func TestH1WaitCanceled(t *testing.T) {
 		done <- err
 	}()
 	waitUntil(t, "the second request to wait", func() bool {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return len(tr.waiting) == 1
+		_, waiting := tr.Conns()
+		return waiting == 1
 	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -374,9 +380,10 @@ func TestH1WaitCanceled(t *testing.T) {
 
 // TestH1HeadBounded checks that a response head without end (a server
 // that sends headers forever) fails the request as decode once it passes
-// maxResponseHead, as net/http's Transport bounds it, instead of growing
+// transport.MaxResponseHead, as net/http's Transport bounds it, instead of growing
 // the client's memory.
 func TestH1HeadBounded(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +401,7 @@ func TestH1HeadBounded(t *testing.T) {
 		if _, err := io.WriteString(conn, "HTTP/1.1 200 OK\r\n"); err != nil {
 			return
 		}
-		for range 2 * maxResponseHead / len(line) { // twice the bound, then it stops
+		for range 2 * transport.MaxResponseHead / len(line) { // twice the bound, then it stops
 			if _, err := io.WriteString(conn, line); err != nil {
 				return
 			}

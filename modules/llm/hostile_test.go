@@ -62,6 +62,7 @@ func hostileRequest(api API) Request {
 }
 
 func TestServerUsageIsValidated(t *testing.T) {
+	t.Parallel()
 	const sse, ndjson, jsonType = "text/event-stream", "application/x-ndjson", "application/json"
 	huge := "9223372036854775807"
 	for _, tc := range []struct {
@@ -131,6 +132,7 @@ func TestServerUsageIsValidated(t *testing.T) {
 // and no finish reason is a failure, not a success with 0 tokens, and
 // that an empty answer the model finished is still a success.
 func TestStreamOfNothingFails(t *testing.T) {
+	t.Parallel()
 	const sse = "text/event-stream"
 	for _, tc := range []struct {
 		name, body string
@@ -166,6 +168,7 @@ func okChat(w http.ResponseWriter) {
 }
 
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant/abc+def=ghi"
 	t.Run("a 301 on a POST is refused", func(t *testing.T) {
 		for _, code := range []int{301, 302, 303} {
@@ -232,6 +235,7 @@ func TestRedirects(t *testing.T) {
 }
 
 func TestInvalidHeadersAreInvalidRequests(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		t.Error("a request with an invalid header was sent")
 	}, Config{})
@@ -247,6 +251,7 @@ func TestInvalidHeadersAreInvalidRequests(t *testing.T) {
 }
 
 func TestBodiesThatAreNotEventStreams(t *testing.T) {
+	t.Parallel()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte("data: {}\n\n"))
@@ -296,44 +301,8 @@ func TestBodiesThatAreNotEventStreams(t *testing.T) {
 	})
 }
 
-// TestHeadConnKeepsFirstBytesOnly checks that a headConn keeps the first
-// headLen bytes and, once it has them, reads without taking its lock.
-func TestHeadConnKeepsFirstBytesOnly(t *testing.T) {
-	server, client := net.Pipe()
-	defer server.Close()
-	hc := &headConn{Conn: client}
-	defer hc.Close()
-	sent := strings.Repeat("0123456789", 10)
-	go io.WriteString(server, sent)
-	buf := make([]byte, 40)
-	for read := 0; read < headLen; {
-		n, err := hc.Read(buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		read += n
-	}
-	if got := string(hc.first()); got != sent[:headLen] {
-		t.Fatalf("first = %q, want %q", got, sent[:headLen])
-	}
-	hc.mu.Lock() // a read that took the lock would wait for ever
-	defer hc.mu.Unlock()
-	done := make(chan error, 1)
-	go func() {
-		_, err := hc.Read(buf)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("a read after the first bytes were kept waits for the lock")
-	}
-}
-
 func TestServerTextIsEscaped(t *testing.T) {
+	t.Parallel()
 	hostile := "\x1b[2J\x1b]0;pwned\x07red\x00\r\nnext\xff\xfe\u202egnp.exe\u2028end"
 	for _, tc := range []struct {
 		name string
@@ -396,6 +365,7 @@ func TestEscapeText(t *testing.T) {
 }
 
 func TestSecretsAreRedactedInAllForms(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant/abc+def=ghi"
 	forms := []string{key, url.QueryEscape(key), url.PathEscape(key),
 		base64.StdEncoding.EncodeToString([]byte(key)), base64.RawURLEncoding.EncodeToString([]byte(key)),
@@ -512,6 +482,7 @@ func TestEndlessStreamMemoryIsFlat(t *testing.T) {
 }
 
 func TestFoldedITLStatistics(t *testing.T) {
+	t.Parallel()
 	res := &Result{OK: true, Stream: true}
 	var all []float64
 	for i := range 50_000 {
@@ -597,6 +568,7 @@ func TestGiantLineTakesAboutTheCap(t *testing.T) {
 }
 
 func TestLineOverTheCapIsDecode(t *testing.T) {
+	t.Parallel()
 	c := hostileServer(t, ChatCompletions, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		io.WriteString(w, "data: ")
@@ -644,6 +616,7 @@ func FuzzLineReader(f *testing.F) {
 }
 
 func TestModelListSkipsHostileIDs(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"data": []any{
@@ -659,6 +632,7 @@ func TestModelListSkipsHostileIDs(t *testing.T) {
 }
 
 func TestWholeResponseTextIsCapped(t *testing.T) {
+	t.Parallel()
 	text := strings.Repeat("é", maxKeptText) // 2 MiB
 	b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": text}, "finish_reason": "stop"}},
 		"usage": map[string]any{"prompt_tokens": 1, "completion_tokens": 5}})
@@ -679,6 +653,7 @@ func TestWholeResponseTextIsCapped(t *testing.T) {
 }
 
 func TestJSONArrayLen(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int{
 		`[]`: 0, ` [ ] `: 0, `[1]`: 1, `[1,2,3]`: 3, `[{"a":[1,2]},"x,y",[3,4]]`: 3,
 		`["\"],[", 2]`: 2, `{"a":1}`: 0, `[{},{},{},{},{}]`: 5, `[1,2,3,4,5,6,7]`: 5, // over the limit of 4: stops at 5
@@ -720,6 +695,7 @@ func TestJSONArrayLen(t *testing.T) {
 // tool_calls array: the shortest array over the bound, of one-byte
 // elements, is counted and refused.
 func TestToolDeltaCountFrom(t *testing.T) {
+	t.Parallel()
 	shortest := "[" + strings.Repeat("0,", maxToolDeltas) + "0]"
 	if len(shortest) < toolDeltaScanFrom {
 		t.Fatalf("an array of %d elements takes %d bytes, under toolDeltaScanFrom (%d)", maxToolDeltas+1, len(shortest), toolDeltaScanFrom)
@@ -749,6 +725,7 @@ func TestManyEmptyChoicesAreRefused(t *testing.T) {
 }
 
 func TestToolCallFieldsAreBounded(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("n", 10*maxToolName)
 	var b strings.Builder
 	b.WriteString(`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"` + long + `","type":"` + long + `","function":{"name":"f","arguments":""}}]}}]}` + "\n\n")
@@ -773,6 +750,7 @@ func TestToolCallFieldsAreBounded(t *testing.T) {
 // decoder and chunk fields keep the chunk's size for as long as the reader
 // lives, which in the pool is the whole run.
 func TestReaderThatHeldAHugeChunkIsNotPooled(t *testing.T) {
+	t.Parallel()
 	stream := func(content string) string {
 		return `data: {"choices":[{"index":0,"delta":{"content":"` + content + `"}}]}` + "\n\n" +
 			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
@@ -826,6 +804,7 @@ func TestHugeChunkIsDecodedWithoutACopy(t *testing.T) {
 // end: it is read up to the cap, in a buffer that does not grow past it,
 // and fails as decode.
 func TestWholeResponseOverTheCap(t *testing.T) {
+	t.Parallel()
 	c := hostileServer(t, ChatCompletions, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"choices":[{"message":{"content":"`)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRegisterMetrics(t *testing.T) {
+	t.Parallel()
 	reg := metrics.NewRegistry()
 	m := RegisterMetrics(reg)
 	if again := RegisterMetrics(reg); !reflect.DeepEqual(again, m) {
@@ -39,6 +40,7 @@ func TestRegisterMetrics(t *testing.T) {
 }
 
 func TestAppendSamples(t *testing.T) {
+	t.Parallel()
 	m := RegisterMetrics(metrics.NewRegistry())
 	start := time.Now()
 	tags := metrics.NewTagSet(map[string]string{"scenario": "chat"})

@@ -110,16 +110,7 @@ func (n *NDJSONReader) fill() {
 		copy(buf, n.buf[:n.end])
 		n.buf = buf
 	}
-	for range sseMaxEmpty {
-		k, err := n.r.Read(n.buf[n.end:])
-		n.end += k
-		if err != nil {
-			n.rerr = err
-			return
-		}
-		if k > 0 {
-			return
-		}
-	}
-	n.rerr = io.ErrNoProgress
+	k, err := readSome(n.r, n.buf[n.end:])
+	n.end += k
+	n.rerr = err
 }

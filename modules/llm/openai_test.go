@@ -31,6 +31,7 @@ func contentChunk(s string) string {
 }
 
 func TestChunkTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name              string
 		json              string
@@ -72,6 +73,7 @@ func TestChunkTokens(t *testing.T) {
 // TestChunkReuse checks that decoding into a reused chunk forgets the
 // fields of the previous one.
 func TestChunkReuse(t *testing.T) {
+	t.Parallel()
 	var (
 		d chunkDecoder
 		c chunk
@@ -99,6 +101,7 @@ func TestChunkReuse(t *testing.T) {
 }
 
 func TestReadSSE(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		stream string
@@ -220,6 +223,7 @@ func TestReadSSE(t *testing.T) {
 // TestResponseReaderReuse reads a good stream with a reader that failed
 // to decode the previous one.
 func TestResponseReaderReuse(t *testing.T) {
+	t.Parallel()
 	rr := &responseReader{sse: NewSSEReader(nil)}
 	for i, tt := range []struct {
 		stream string
@@ -238,6 +242,7 @@ func TestResponseReaderReuse(t *testing.T) {
 }
 
 func TestReadSSETTFO(t *testing.T) {
+	t.Parallel()
 	// In a synctest bubble, the clock moves only by the reader's sleeps.
 	synctest.Test(t, func(t *testing.T) {
 		rr := getResponseReader()
@@ -279,6 +284,7 @@ func (s *slowReader) Read(p []byte) (int, error) {
 }
 
 func TestReadJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		body  string

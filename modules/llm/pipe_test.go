@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // pipeListener is a listener whose connections are in-memory pipes made
@@ -67,8 +69,8 @@ func pipeServer(t *testing.T, h http.HandlerFunc, cfg Config) *Client {
 	switch tr := c.http.Transport.(type) {
 	case *http.Transport:
 		tr.Proxy, tr.DialContext = nil, l.dial
-	case *h1Transport:
-		tr.dial = l.dial
+	case *transport.H1:
+		tr.Dial = l.dial
 	}
 	t.Cleanup(func() {
 		c.CloseIdleConnections()

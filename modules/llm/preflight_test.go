@@ -14,6 +14,7 @@ import (
 // server streams: the chat API reports usage, one token per chunk and
 // prefix-cache hits, and has no reasoning fields.
 func TestProbeSimulator(t *testing.T) {
+	t.Parallel()
 	sim := startSim(t)
 	for _, api := range APIs {
 		t.Run(string(api), func(t *testing.T) {
@@ -38,6 +39,7 @@ func TestProbeSimulator(t *testing.T) {
 
 // A server that reasons first and sends two tokens a chunk shows both.
 func TestProbeLearnsReasoningAndTokensPerChunk(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		send(w, `{"choices":[{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":null}]}`)
@@ -55,6 +57,7 @@ func TestProbeLearnsReasoningAndTokensPerChunk(t *testing.T) {
 // Failures no load can fix are fatal, with what to fix; those load may get
 // past (a busy or warming server) are not.
 func TestProbeFailures(t *testing.T) {
+	t.Parallel()
 	refused := refused.URL(t)
 	status := func(code int, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) { http.Error(w, body, code) }
@@ -121,6 +124,7 @@ func TestProbeFailures(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"http://127.0.0.1:8000/v1":          "http://127.0.0.1:8000/v1",
 		"https://user:hunter2@host/v1":      "https://user:xxxxx@host/v1",
@@ -137,6 +141,7 @@ func TestRedactURL(t *testing.T) {
 // A server whose certificate the client does not trust fails the probe as
 // a TLS fault no load can fix.
 func TestProbeUntrustedCertificate(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	c, err := NewClient(Config{BaseURL: srv.URL, Model: "m"})

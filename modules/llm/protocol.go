@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // protocol is one wire protocol's adapter: it builds a request's JSON body
@@ -70,7 +72,7 @@ type tokenClock struct {
 	latest   time.Duration // the latest time now returned
 	answered bool          // an answer (non-reasoning) token arrived
 	arrived  *metrics.CounterShard
-	received receiveClock // nil: the reader's own times
+	received transport.ReceiveClock // nil: the reader's own times
 }
 
 // now returns the time since the response's start of what the reader
@@ -84,7 +86,7 @@ type tokenClock struct {
 func (tc *tokenClock) now(res *Result, err error) time.Duration {
 	at := time.Now()
 	if tc.received != nil && err == nil {
-		at = tc.received.receivedBy(at)
+		at = tc.received.ReceivedBy(at)
 	}
 	elapsed := max(at.Sub(tc.start), tc.latest)
 	tc.latest = elapsed
@@ -126,6 +128,16 @@ func whole(res *Result, reasoning, answer bool) {
 	if answer {
 		res.TTFO = res.E2E
 	}
+}
+
+// finishOutput sets res's output tokens, reported when the server
+// reported them (from its usage), else one per chunk; then TPOT.
+func finishOutput(res *Result, reported *int) {
+	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	if reported != nil {
+		res.OutputTokens, res.TokenSource = *reported, TokensFromUsage
+	}
+	finishTiming(res)
 }
 
 // finishTiming sets res.TPOT once its output tokens are known.

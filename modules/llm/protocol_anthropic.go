@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Anthropic is Anthropic's Messages API: POST /v1/messages, streamed as
@@ -123,14 +124,29 @@ func (b *anthropicBlock) tokens() (reasoning, answer bool) {
 	return false, false
 }
 
+// anthropicMessage is message_start's message.
+type anthropicMessage struct {
+	Usage *anthropicUsage `json:"usage"`
+}
+
+// take takes the prompt's token counts of message_start's message, when
+// there is one.
+func (m *anthropicMessage) take(res *Result) {
+	if m == nil || m.Usage == nil {
+		return
+	}
+	if n, ok := m.Usage.promptTokens(); ok {
+		res.PromptTokens = n
+	}
+	res.setCachedTokens(m.Usage.CacheReadInputTokens.orAbsent())
+}
+
 // anthropicEvent is one event of a stream, or a whole message (whose
 // type is "message"), or an error.
 type anthropicEvent struct {
-	Type    string `json:"type"`
-	Message *struct {
-		Usage *anthropicUsage `json:"usage"`
-	} `json:"message"`
-	ContentBlock *anthropicBlock `json:"content_block"`
+	Type         string            `json:"type"`
+	Message      *anthropicMessage `json:"message"`
+	ContentBlock *anthropicBlock   `json:"content_block"`
 	// Delta is a content_block_delta's block delta, or message_delta's
 	// {"stop_reason", "stop_sequence"}.
 	Delta *struct {
@@ -200,109 +216,108 @@ func (anthropicProtocol) read(rr *responseReader, contentType string, body io.Re
 		func() error { return rr.readAnthropicJSON(body, keepText, res) })
 }
 
-// anthropicFinish sets res's token counts and TPOT: output tokens from
-// usage when the server gave them, else one per chunk.
-func anthropicFinish(res *Result, output *int) {
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
-	if output != nil {
-		res.OutputTokens, res.TokenSource = *output, TokensFromUsage
-	}
-	finishTiming(res)
-}
-
 // readAnthropic reads a Messages stream, timestamping each token-bearing
 // event as it is parsed.
 func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Result) error {
-	rr.sse.Reset(body)
-	rr.text = rr.text[:0]
-	res.Stream = true
-	clock := rr.clock(res.Start)
-	var e anthropicEvent
-	var output *int
-	finished := false // message_delta brought a stop_reason
-	done := func() error {
-		anthropicFinish(res, output)
-		if keepText {
-			res.Text = string(rr.text)
+	return rr.readStream(rr.sseReader(body), &anthropicStream{}, res.Start, keepText, res)
+}
+
+// anthropicStream is the stream format of the Messages API: its state is
+// the event last decoded and the output tokens message_delta reported.
+type anthropicStream struct {
+	e      anthropicEvent
+	output *int
+}
+
+func (s *anthropicStream) unit(rr *responseReader, u streamUnit, n int, now time.Duration, res *Result) (bool, error) {
+	data := bytes.TrimSpace(u.data)
+	if len(data) == 0 {
+		if u.typ == "error" {
+			return false, &failure{ErrStreamError, errors.New("error event in the stream, without data")}
 		}
+		return false, nil
+	}
+	if err := s.decode(u.typ, data, n); err != nil {
+		return false, err
+	}
+	var block *anthropicBlock
+	switch s.e.Type {
+	case "message_start":
+		s.e.Message.take(res)
+	case "content_block_start":
+		block = s.e.ContentBlock
+	case "content_block_delta":
+		if s.e.Delta != nil {
+			block = &s.e.Delta.anthropicBlock
+		}
+	case "message_delta":
+		s.messageDelta(res)
+	case "message_stop":
+		s.finish(rr, res)
+		return true, nil
+	}
+	if block == nil {
+		return false, nil // ping, content_block_stop, unknown events
+	}
+	reasoning, answer := block.tokens()
+	rr.tc.tick(res, now, reasoning, answer)
+	if rr.keepText && answer && present(block.Text) {
+		rr.appendKept(block.Text) // checked by decodeAnthropic
+	}
+	return false, nil
+}
+
+// decode decodes event n's data, typ the event's type, into s.e, whose
+// type is typ when the data names none; an error event is a failure.
+func (s *anthropicStream) decode(typ string, data []byte, n int) error {
+	if err := decodeAnthropic(data, &s.e); err != nil {
+		if typ == "error" {
+			return errorEventFailure(data)
+		}
+		return eventDecodeFailure(n+1, err, data)
+	}
+	if s.e.Type == "" {
+		s.e.Type = typ
+	}
+	if s.e.Type == "error" || typ == "error" || present(s.e.Error) {
+		return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", anthropicErrorMessage(s.e.Error))}
+	}
+	return nil
+}
+
+// messageDelta takes message_delta's stop reason and usage.
+func (s *anthropicStream) messageDelta(res *Result) {
+	if s.e.Delta != nil && s.e.Delta.StopReason != "" {
+		res.FinishReason = s.e.Delta.StopReason
+	}
+	u := s.e.Usage
+	if u == nil {
+		return
+	}
+	if u.OutputTokens != nil {
+		n := *u.OutputTokens
+		s.output = &n
+	}
+	if n, ok := u.promptTokens(); ok && n != 0 {
+		res.PromptTokens = n
+	}
+	res.setCachedTokens(u.CacheReadInputTokens.orAbsent())
+}
+
+// finish completes res once the stream ended well.
+func (s *anthropicStream) finish(rr *responseReader, res *Result) {
+	finishOutput(res, s.output)
+	rr.keepTextIn(res)
+}
+
+// end ends well a stream that message_delta brought a stop_reason before
+// it was cut.
+func (s *anthropicStream) end(rr *responseReader, err error, n int, res *Result) error {
+	if res.FinishReason != "" {
+		s.finish(rr, res)
 		return nil
 	}
-	for events := 0; ; events++ {
-		ev, err := rr.sse.Next()
-		now := clock.now(res, err)
-		if err != nil {
-			switch {
-			case finished && truncated(err):
-				return done()
-			case truncated(err):
-				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before message_stop: %w", events, err)}
-			}
-			return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
-		}
-		data := bytes.TrimSpace(ev.Data)
-		if len(data) == 0 {
-			if ev.Type == "error" {
-				return &failure{ErrStreamError, errors.New("error event in the stream, without data")}
-			}
-			continue
-		}
-		if err := decodeAnthropic(data, &e); err != nil {
-			if ev.Type == "error" {
-				return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(data))}
-			}
-			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
-		}
-		typ := e.Type
-		if typ == "" {
-			typ = ev.Type
-		}
-		if typ == "error" || ev.Type == "error" || present(e.Error) {
-			return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", anthropicErrorMessage(e.Error))}
-		}
-		var block *anthropicBlock
-		switch typ {
-		case "message_start":
-			if e.Message != nil {
-				if n, ok := e.Message.Usage.promptTokens(); ok {
-					res.PromptTokens = n
-				}
-				if e.Message.Usage != nil {
-					res.setCachedTokens(e.Message.Usage.CacheReadInputTokens.orAbsent())
-				}
-			}
-		case "content_block_start":
-			block = e.ContentBlock
-		case "content_block_delta":
-			if e.Delta != nil {
-				block = &e.Delta.anthropicBlock
-			}
-		case "message_delta":
-			if e.Delta != nil && e.Delta.StopReason != "" {
-				res.FinishReason, finished = e.Delta.StopReason, true
-			}
-			if e.Usage != nil {
-				if e.Usage.OutputTokens != nil {
-					n := *e.Usage.OutputTokens
-					output = &n
-				}
-				if n, ok := e.Usage.promptTokens(); ok && n != 0 {
-					res.PromptTokens = n
-				}
-				res.setCachedTokens(e.Usage.CacheReadInputTokens.orAbsent())
-			}
-		case "message_stop":
-			return done()
-		}
-		if block == nil {
-			continue // ping, content_block_stop, unknown events
-		}
-		reasoning, answer := block.tokens()
-		clock.tick(res, now, reasoning, answer)
-		if keepText && answer && present(block.Text) {
-			s, _ := jsonString(block.Text) // checked by decodeAnthropic
-			rr.text = rr.bound(append(rr.text, s...))
-		}
-	}
+	return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before message_stop: %w", n, err)}
 }
 
 // readAnthropicJSON reads a whole ("stream": false) message.
@@ -334,7 +349,7 @@ func (rr *responseReader) readAnthropicJSON(body io.Reader, keepText bool, res *
 		}
 		res.setCachedTokens(e.Usage.CacheReadInputTokens.orAbsent())
 	}
-	anthropicFinish(res, output)
+	finishOutput(res, output)
 	if keepText {
 		res.Text = text.String()
 	}

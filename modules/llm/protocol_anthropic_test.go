@@ -24,6 +24,7 @@ func anthropicBody(n int, stream bool) map[string]any {
 }
 
 func TestAnthropicAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	for _, base := range []string{srv.URL(), srv.URL() + "/", srv.URL() + "/v1"} {
 		c, err := NewClient(Config{BaseURL: base, Model: "m", API: Anthropic, APIKey: "sk-ant-test"})
@@ -66,6 +67,7 @@ func TestAnthropicAgainstSimulator(t *testing.T) {
 }
 
 func TestAnthropicFaults(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	c, err := NewClient(Config{BaseURL: srv.URL(), API: Anthropic, IdleTimeout: faultIdle})
 	if err != nil {
@@ -102,6 +104,7 @@ func replayAnthropic(t *testing.T, file string) *Result {
 }
 
 func TestAnthropicTranscripts(t *testing.T) {
+	t.Parallel()
 	// Two thinking deltas (reasoning), two text deltas and two non-empty
 	// input_json_delta (tool use); ping, signature_delta and the empty
 	// partial_json carry no token.
@@ -121,6 +124,7 @@ func TestAnthropicTranscripts(t *testing.T) {
 }
 
 func TestAnthropicCuts(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		body  string
 		class ErrorClass
@@ -189,6 +193,7 @@ func anthropicServer(t *testing.T) (*httptest.Server, func() []http.Header) {
 }
 
 func TestAnthropicHeaders(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant-api03-secret"
 	srv, seen := anthropicServer(t)
 	c, err := NewClient(Config{BaseURL: srv.URL, APIKey: key, Headers: map[string]string{"X-Other": "1"}})

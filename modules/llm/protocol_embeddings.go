@@ -66,7 +66,7 @@ func (embeddingsProtocol) read(rr *responseReader, contentType string, body io.R
 		return err
 	}
 	if present(r.Error) {
-		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(r.Error))}
+		return responseErrorFailure(r.Error)
 	}
 	if r.Data == nil {
 		return &failure{ErrDecode, fmt.Errorf(`response without "data": %s`, snippet(rr.body))}

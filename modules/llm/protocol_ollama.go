@@ -93,10 +93,6 @@ func (c *ollamaChunk) final(res *Result) {
 	if res.FinishReason == "" {
 		res.FinishReason = "stop"
 	}
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
-	if c.EvalCount != nil {
-		res.OutputTokens, res.TokenSource = *c.EvalCount, TokensFromUsage
-	}
 	if c.PromptEvalCount != nil {
 		res.PromptTokens = *c.PromptEvalCount
 	}
@@ -106,7 +102,7 @@ func (c *ollamaChunk) final(res *Result) {
 		"promptEval": ms(time.Duration(c.PromptEvalDuration)),
 		"eval":       ms(time.Duration(c.EvalDuration)),
 	}
-	finishTiming(res)
+	finishOutput(res, c.EvalCount)
 }
 
 // read reads an NDJSON stream, or a whole JSON response.
@@ -123,48 +119,43 @@ func (ollamaProtocol) read(rr *responseReader, contentType string, body io.Reade
 // readNDJSON reads an Ollama stream, timestamping each token-bearing line
 // as it is parsed.
 func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result) error {
-	if rr.nd == nil {
-		rr.nd = NewNDJSONReader(nil)
+	return rr.readStream(rr.ndjsonReader(body), &ollamaStream{}, res.Start, keepText, res)
+}
+
+// ollamaStream is the stream format of Ollama's NDJSON: its state is the
+// line last decoded.
+type ollamaStream struct{ c ollamaChunk }
+
+func (s *ollamaStream) unit(rr *responseReader, u streamUnit, n int, now time.Duration, res *Result) (bool, error) {
+	if err := decodeOllama(u.data, &s.c); err != nil {
+		if rr.nd.Unterminated() {
+			return false, &failure{ErrCut, fmt.Errorf("the stream ended inside line %d: %s", n+1, snippet(u.data))}
+		}
+		return false, &failure{ErrDecode, fmt.Errorf("stream line %d: %w: %s", n+1, err, snippet(u.data))}
 	}
-	rr.nd.Reset(body)
-	rr.text = rr.text[:0]
-	res.Stream = true
-	clock := rr.clock(res.Start)
-	var c ollamaChunk
-	for lines := 0; ; lines++ {
-		line, err := rr.nd.Next()
-		now := clock.now(res, err)
-		if err != nil {
-			if truncated(err) {
-				return &failure{ErrCut, fmt.Errorf(`the stream ended after %d lines, before "done": true: %w`, lines, io.ErrUnexpectedEOF)}
-			}
-			return &failure{readClass(err), fmt.Errorf("reading the stream after %d lines: %w", lines, err)}
-		}
-		if err := decodeOllama(line, &c); err != nil {
-			if rr.nd.Unterminated() {
-				return &failure{ErrCut, fmt.Errorf("the stream ended inside line %d: %s", lines+1, snippet(line))}
-			}
-			return &failure{ErrDecode, fmt.Errorf("stream line %d: %w: %s", lines+1, err, snippet(line))}
-		}
-		if present(c.Error) {
-			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(c.Error))}
-		}
-		reasoning, answer := c.tokens()
-		clock.tick(res, now, reasoning, answer)
-		if keepText && answer {
-			if rr.text, err = c.appendText(rr.text, maxKeptText); err != nil {
-				return &failure{ErrDecode, err}
-			}
-			rr.text = rr.bound(rr.text)
-		}
-		if c.Done {
-			c.final(res)
-			if keepText {
-				res.Text = string(rr.text)
-			}
-			return nil
-		}
+	if present(s.c.Error) {
+		return false, streamErrorFailure(s.c.Error)
 	}
+	reasoning, answer := s.c.tokens()
+	rr.tc.tick(res, now, reasoning, answer)
+	if rr.keepText && answer {
+		var err error
+		if rr.text, err = s.c.appendText(rr.text, maxKeptText); err != nil {
+			return false, &failure{ErrDecode, err}
+		}
+		rr.text = rr.bound(rr.text)
+	}
+	if !s.c.Done {
+		return false, nil
+	}
+	s.c.final(res)
+	rr.keepTextIn(res)
+	return true, nil
+}
+
+// end fails every stream that stopped before its "done" line.
+func (*ollamaStream) end(_ *responseReader, _ error, n int, _ *Result) error {
+	return &failure{ErrCut, fmt.Errorf(`the stream ended after %d lines, before "done": true: %w`, n, io.ErrUnexpectedEOF)}
 }
 
 // readOllamaJSON reads a whole ("stream": false) response.
@@ -174,7 +165,7 @@ func (rr *responseReader) readOllamaJSON(body io.Reader, keepText bool, res *Res
 		return err
 	}
 	if present(c.Error) {
-		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(c.Error))}
+		return responseErrorFailure(c.Error)
 	}
 	reasoning, answer := c.tokens()
 	whole(res, reasoning, answer)

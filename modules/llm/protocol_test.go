@@ -46,6 +46,7 @@ func protocolBody(api API, n int) map[string]any {
 }
 
 func TestProtocolsAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	for _, api := range []API{OllamaChat, OllamaGenerate, TGI} {
 		for _, base := range []string{srv.URL(), srv.URL() + "/", srv.URL() + "/v1", srv.URL() + "/api"} {
@@ -77,6 +78,7 @@ func TestProtocolsAgainstSimulator(t *testing.T) {
 }
 
 func TestProtocolsNaturalEnd(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	c, err := NewClient(Config{BaseURL: srv.URL()})
 	if err != nil {
@@ -96,6 +98,7 @@ func TestProtocolsNaturalEnd(t *testing.T) {
 }
 
 func TestProtocolFaults(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	c, err := NewClient(Config{BaseURL: srv.URL(), IdleTimeout: faultIdle})
 	if err != nil {
@@ -163,6 +166,7 @@ func replayAs(t *testing.T, file, contentType string, api API, proto protocol) *
 }
 
 func TestTranscripts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file, ct       string
 		class          ErrorClass
@@ -192,6 +196,7 @@ func TestTranscripts(t *testing.T) {
 }
 
 func TestProtocolCuts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, ct, body string
 		api            API
@@ -221,6 +226,7 @@ func TestProtocolCuts(t *testing.T) {
 }
 
 func TestProtocolRequests(t *testing.T) {
+	t.Parallel()
 	var got []string
 	h := func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -329,6 +335,7 @@ func fuzzRead(t *testing.T, data []byte, read func(rr *responseReader, body io.R
 // mediaType gives what mime.ParseMediaType gives, the bare types servers
 // send included.
 func TestMediaType(t *testing.T) {
+	t.Parallel()
 	for _, ct := range []string{"text/event-stream", "application/json", "application/x-ndjson", "text/event-stream; charset=utf-8",
 		"Text/Event-Stream", " application/json", "application/json; a=1; a=2", "", "bad"} {
 		want, _, _ := mime.ParseMediaType(ct)

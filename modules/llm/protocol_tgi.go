@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"time"
 )
 
 // tgiProtocol is Hugging Face Text Generation Inference's native API:
@@ -95,60 +96,53 @@ func (tgiProtocol) read(rr *responseReader, contentType string, body io.Reader, 
 // tgiFinish fills res's finish reason and token counts from the final
 // event.
 func tgiFinish(e *tgiEvent, res *Result) {
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	var generated *int
 	if e.Details != nil {
-		res.FinishReason = e.Details.FinishReason
-		if e.Details.GeneratedTokens != nil {
-			res.OutputTokens, res.TokenSource = *e.Details.GeneratedTokens, TokensFromUsage
-		}
+		res.FinishReason, generated = e.Details.FinishReason, e.Details.GeneratedTokens
 	}
-	finishTiming(res)
+	finishOutput(res, generated)
 }
 
 // readTGI reads a /generate_stream response: every event with a
 // non-special token is one token, timestamped as it is parsed.
 func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) error {
-	rr.sse.Reset(body)
-	rr.text = rr.text[:0]
-	res.Stream = true
-	clock := rr.clock(res.Start)
-	var e tgiEvent
-	for events := 0; ; events++ {
-		ev, err := rr.sse.Next()
-		now := clock.now(res, err)
-		if err != nil {
-			if truncated(err) {
-				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before the final one (generated_text, details): %w", events, err)}
-			}
-			return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
-		}
-		data := bytes.TrimSpace(ev.Data)
-		if len(data) == 0 {
-			continue
-		}
-		if ev.Type == "error" {
-			return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(data))}
-		}
-		if err := decodeTGI(data, &e); err != nil {
-			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
-		}
-		if present(e.Error) {
-			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(e.Error))}
-		}
-		token := e.Token != nil && !e.Token.Special
-		clock.tick(res, now, false, token)
-		if token && keepText && present(e.Token.Text) {
-			s, _ := jsonString(e.Token.Text) // checked by decodeTGI
-			rr.text = rr.bound(append(rr.text, s...))
-		}
-		if e.final() {
-			tgiFinish(&e, res)
-			if keepText {
-				res.Text = string(rr.text)
-			}
-			return nil
-		}
+	return rr.readStream(rr.sseReader(body), &tgiStream{}, res.Start, keepText, res)
+}
+
+// tgiStream is the stream format of /generate_stream: its state is the
+// event last decoded.
+type tgiStream struct{ e tgiEvent }
+
+func (s *tgiStream) unit(rr *responseReader, u streamUnit, n int, now time.Duration, res *Result) (bool, error) {
+	data := bytes.TrimSpace(u.data)
+	if len(data) == 0 {
+		return false, nil
 	}
+	if u.typ == "error" {
+		return false, errorEventFailure(data)
+	}
+	if err := decodeTGI(data, &s.e); err != nil {
+		return false, eventDecodeFailure(n+1, err, data)
+	}
+	if present(s.e.Error) {
+		return false, streamErrorFailure(s.e.Error)
+	}
+	token := s.e.Token != nil && !s.e.Token.Special
+	rr.tc.tick(res, now, false, token)
+	if token && rr.keepText && present(s.e.Token.Text) {
+		rr.appendKept(s.e.Token.Text) // checked by decodeTGI
+	}
+	if !s.e.final() {
+		return false, nil
+	}
+	tgiFinish(&s.e, res)
+	rr.keepTextIn(res)
+	return true, nil
+}
+
+// end fails every stream that stopped before its final event.
+func (*tgiStream) end(_ *responseReader, err error, n int, _ *Result) error {
+	return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before the final one (generated_text, details): %w", n, err)}
 }
 
 // readTGIJSON reads a whole /generate response.
@@ -158,7 +152,7 @@ func (rr *responseReader) readTGIJSON(body io.Reader, keepText bool, res *Result
 		return err
 	}
 	if present(e.Error) {
-		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(e.Error))}
+		return responseErrorFailure(e.Error)
 	}
 	answer := present(e.GeneratedText)
 	whole(res, false, answer)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // tritonProtocol is NVIDIA Triton Inference Server's generate extension:
@@ -227,15 +228,15 @@ func (t *tritonTally) add(r *tritonResponse) {
 
 // finish fills res's counts and finish reason.
 func (t *tritonTally) finish(res *Result) {
-	res.OutputTokens, res.TokenSource = res.Chunks, TokensFromChunks
+	var reported *int
 	if t.output != absentCount {
-		res.OutputTokens, res.TokenSource = t.output, TokensFromUsage
+		reported = &t.output
 	}
 	if t.input != absentCount {
 		res.PromptTokens = t.input
 	}
 	res.FinishReason = t.reason
-	finishTiming(res)
+	finishOutput(res, reported)
 }
 
 // read reads an SSE stream, or a whole JSON response.
@@ -249,50 +250,52 @@ func (tritonProtocol) read(rr *responseReader, contentType string, body io.Reade
 // text is one token-bearing chunk, timestamped as it is parsed. The stream
 // ends well when it closes between events, after at least one.
 func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result) error {
-	rr.sse.Reset(body)
-	rr.text = rr.text[:0]
-	res.Stream = true
-	clock := rr.clock(res.Start)
-	tally := tritonTally{output: absentCount, input: absentCount}
-	var r tritonResponse
-	for events := 0; ; events++ {
-		ev, err := rr.sse.Next()
-		now := clock.now(res, err)
-		if err != nil {
-			switch {
-			case err == io.EOF && events > 0:
-				tally.finish(res)
-				if keepText {
-					res.Text = string(rr.text)
-				}
-				return nil
-			case truncated(err):
-				return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, inside an event or before any: %w", events, io.ErrUnexpectedEOF)}
-			}
-			return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
-		}
-		if ev.Type == "error" {
-			return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", snippet(ev.Data))}
-		}
-		data := bytes.TrimSpace(ev.Data)
-		if len(data) == 0 {
-			events--
-			continue
-		}
-		if err := decodeTriton(data, &r); err != nil {
-			return &failure{ErrDecode, fmt.Errorf("stream event %d: %w: %s", events+1, err, snippet(data))}
-		}
-		if present(r.Error) {
-			return &failure{ErrStreamError, fmt.Errorf("error in the stream: %s", apiErrorMessage(r.Error))}
-		}
-		text := r.text()
-		clock.tick(res, now, false, present(text))
-		if keepText {
-			rr.text, _ = tritonText(rr.text, text) // checked by decodeTriton
-			rr.text = rr.bound(rr.text)
-		}
-		tally.add(&r)
+	s := &tritonStream{tally: tritonTally{output: absentCount, input: absentCount}}
+	return rr.readStream(rr.sseReader(body), s, res.Start, keepText, res)
+}
+
+// tritonStream is the stream format of Triton's generate_stream: its
+// state is the response last decoded, the counts of those seen, and how
+// many events had data (events without data are not counted).
+type tritonStream struct {
+	r      tritonResponse
+	tally  tritonTally
+	events int
+}
+
+func (s *tritonStream) unit(rr *responseReader, u streamUnit, _ int, now time.Duration, res *Result) (bool, error) {
+	if u.typ == "error" {
+		return false, errorEventFailure(u.data)
 	}
+	data := bytes.TrimSpace(u.data)
+	if len(data) == 0 {
+		return false, nil
+	}
+	s.events++
+	if err := decodeTriton(data, &s.r); err != nil {
+		return false, eventDecodeFailure(s.events, err, data)
+	}
+	if present(s.r.Error) {
+		return false, streamErrorFailure(s.r.Error)
+	}
+	text := s.r.text()
+	rr.tc.tick(res, now, false, present(text))
+	if rr.keepText {
+		rr.text, _ = tritonText(rr.text, text) // checked by decodeTriton
+		rr.text = rr.bound(rr.text)
+	}
+	s.tally.add(&s.r)
+	return false, nil
+}
+
+// end ends well a stream closed between events, after at least one.
+func (s *tritonStream) end(rr *responseReader, err error, _ int, res *Result) error {
+	if err == io.EOF && s.events > 0 {
+		s.tally.finish(res)
+		rr.keepTextIn(res)
+		return nil
+	}
+	return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, inside an event or before any: %w", s.events, io.ErrUnexpectedEOF)}
 }
 
 // readTritonJSON reads a whole /generate response.
@@ -302,7 +305,7 @@ func (rr *responseReader) readTritonJSON(body io.Reader, keepText bool, res *Res
 		return err
 	}
 	if present(r.Error) {
-		return &failure{ErrStreamError, fmt.Errorf("error in the response: %s", apiErrorMessage(r.Error))}
+		return responseErrorFailure(r.Error)
 	}
 	text := r.text()
 	whole(res, false, present(text))

@@ -1,12 +1,14 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
@@ -14,6 +16,7 @@ import (
 )
 
 func TestTritonTranscripts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file, ct       string
 		class          ErrorClass
@@ -40,6 +43,7 @@ func TestTritonTranscripts(t *testing.T) {
 }
 
 func TestTritonAndEmbeddingsAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	for _, base := range []string{srv.URL(), srv.URL() + "/v1/"} {
 		c, err := NewClient(Config{BaseURL: base, Model: "ensemble"})
@@ -81,6 +85,7 @@ func TestTritonAndEmbeddingsAgainstSimulator(t *testing.T) {
 }
 
 func TestTritonAndEmbeddingsFaults(t *testing.T) {
+	t.Parallel()
 	srv := startSim(t)
 	c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", IdleTimeout: faultIdle})
 	if err != nil {
@@ -120,6 +125,7 @@ func TestTritonAndEmbeddingsFaults(t *testing.T) {
 }
 
 func TestTritonAndEmbeddingsRequests(t *testing.T) {
+	t.Parallel()
 	var got []string
 	h := func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -169,6 +175,7 @@ func TestTritonAndEmbeddingsRequests(t *testing.T) {
 // An embeddings request gives E2E and prompt tokens, and no TTFT, TPOT,
 // ITL nor output tokens.
 func TestEmbeddingsSamples(t *testing.T) {
+	t.Parallel()
 	reg := metrics.NewRegistry()
 	m := RegisterMetrics(reg)
 	r := &Result{OK: true, API: Embeddings, E2E: 12, PromptTokens: 8, Embeddings: 2, Dimensions: 4, Start: time.Now()}
@@ -201,6 +208,7 @@ func FuzzTritonStream(f *testing.F) {
 // TestTritonCountsLeftOut checks that counts a response leaves out (or
 // gives as null) are absent, not reported, and that zero counts are.
 func TestTritonCountsLeftOut(t *testing.T) {
+	t.Parallel()
 	for doc, want := range map[string][2]int{
 		`{"text_output":"a"}`: {absentCount, absentCount},
 		`{"text_output":"a","num_output_tokens":null,"num_input_tokens":null}`: {absentCount, absentCount},
@@ -227,5 +235,20 @@ func TestTritonCountsLeftOut(t *testing.T) {
 		if err := res.checkServerNumbers(); err != nil {
 			t.Errorf("%s: %v", doc, err)
 		}
+	}
+}
+
+// TestTritonReadFailureCountsEventsWithData checks that a Triton stream
+// whose reading fails names the events read as Triton counts them: those
+// with data, not a keep-alive without.
+func TestTritonReadFailureCountsEventsWithData(t *testing.T) {
+	t.Parallel()
+	rr := getResponseReader()
+	defer rr.release()
+	res := &Result{Start: time.Now()}
+	body := io.MultiReader(strings.NewReader("data: \n\ndata: {\"text_output\":\"a\"}\n\n"), iotest.ErrReader(errors.New("connection reset")))
+	err := rr.readTriton(body, false, res)
+	if err == nil || !strings.Contains(err.Error(), "reading the stream after 1 events") {
+		t.Errorf("error %v, want one event read", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 )
 
 func TestRecordITL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		itl       []float64
 		mean, p99 float64

@@ -14,6 +14,7 @@ import (
 // encodeBody writes what encoding/json writes, byte for byte, and fails
 // where it fails, with its error.
 func TestEncodeBodyIsJSONMarshal(t *testing.T) {
+	t.Parallel()
 	var every strings.Builder
 	for c := range 256 {
 		every.WriteByte(byte(c))
@@ -68,6 +69,7 @@ func TestEncodeBodyIsJSONMarshal(t *testing.T) {
 // Encoded bodies do not share the pooled buffer: an earlier one stays as
 // it was.
 func TestEncodeBodyResultsAreTheirOwn(t *testing.T) {
+	t.Parallel()
 	first, err := encodeBody(map[string]any{"a": "first"})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +85,7 @@ func TestEncodeBodyResultsAreTheirOwn(t *testing.T) {
 // A request body the caller keeps is left as it was, and prepared into
 // the bytes the API wants.
 func TestPrepareKeepsTheBody(t *testing.T) {
+	t.Parallel()
 	c, err := NewClient(Config{BaseURL: "http://127.0.0.1:1", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +110,7 @@ func TestPrepareKeepsTheBody(t *testing.T) {
 // A body prepares into its own fields only, whatever the bodies prepared
 // before it held (the maps their top levels were copied to serve again).
 func TestPreparedBodiesAreTheirOwn(t *testing.T) {
+	t.Parallel()
 	c, err := NewClient(Config{BaseURL: "http://127.0.0.1:1", Model: "m"})
 	if err != nil {
 		t.Fatal(err)

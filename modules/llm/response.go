@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmrun/llmrun/modules/metrics"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 const (
@@ -58,7 +60,11 @@ type responseReader struct {
 	arrived *metrics.CounterShard
 	// received tells when what the connection delivered arrived; nil when
 	// it cannot (then the reader's own time is the token's).
-	received receiveClock
+	received transport.ReceiveClock
+	// tc times the units of the stream being read, and keepText says
+	// whether its answer text is kept (readStream).
+	tc       tokenClock
+	keepText bool
 }
 
 var responseReaders = sync.Pool{
@@ -73,6 +79,7 @@ func getResponseReader() *responseReader {
 func (rr *responseReader) release() {
 	rr.sse.Reset(nil)
 	rr.arrived, rr.received, rr.head.r, rr.declared = nil, nil, nil, -1
+	rr.tc = tokenClock{}
 	// The last chunk's fields are slices of the line it was read from:
 	// dropping them lets a huge line's buffer go with the request.
 	rr.chunk.reset()
@@ -102,63 +109,47 @@ func (rr *responseReader) clock(start time.Time) tokenClock {
 	return tokenClock{start: start, arrived: rr.arrived, received: rr.received}
 }
 
-// readSSE reads a streamed (SSE) response. It fills res's measurements,
-// times taken from start; res.E2E is the time until the end of the stream,
-// or until the failure. A failure is returned as a *failure.
+// readSSE reads a streamed (SSE) response of OpenAI's chunks. It fills
+// res's measurements, times taken from start; res.E2E is the time until
+// the end of the stream, or until the failure. A failure is returned as a
+// *failure.
 func (rr *responseReader) readSSE(body io.Reader, start time.Time, keepText bool, res *Result) error {
-	rr.sse.Reset(body)
-	rr.begin()
-	res.Stream = true
-	return rr.sseEvents(rr.clock(start), keepText, res)
+	return rr.readStream(rr.sseReader(body), openaiStream{}, start, keepText, res)
 }
 
-// sseEvents reads the events of a streamed response for readSSE. The
-// failures are made by functions of their own, so that its frame, on the
-// stack while it waits for each event, stays small.
-func (rr *responseReader) sseEvents(clock tokenClock, keepText bool, res *Result) error {
-	finished := false // a finish_reason was seen
-	for events := 0; ; events++ {
-		ev, err := rr.sse.Next()
-		now := clock.now(res, err)
-		if err != nil {
-			return rr.sseEnd(res, keepText, finished, events, err)
-		}
-		if ev.Type == "error" {
-			return errorEventFailure(ev.Data)
-		}
-		data := bytes.TrimSpace(ev.Data)
-		switch {
-		case len(data) == 0: // keep-alive
-			continue
-		case string(data) == "[DONE]":
-			return rr.finish(res, keepText)
-		}
-		if err := rr.dec.decode(data, &rr.chunk); err != nil {
-			return eventDecodeFailure(events+1, err, data)
-		}
-		if msg, ok := rr.chunk.errorMessage(); ok {
-			return &failure{ErrStreamError, errors.New("error in the stream: " + msg)}
-		}
-		reasoning, answer := rr.chunk.tokens()
-		clock.tick(res, now, reasoning, answer)
-		if err := rr.take(res, keepText && answer); err != nil {
-			return err
-		}
-		finished = finished || res.FinishReason != ""
+// openaiStream is the stream format of OpenAI's chunks: SSE events, each
+// one chunk, until "data: [DONE]"; a stream cut after a finish_reason
+// ended well. Its state is the responseReader's (chunk, usage, tools).
+type openaiStream struct{}
+
+func (openaiStream) unit(rr *responseReader, u streamUnit, n int, now time.Duration, res *Result) (bool, error) {
+	if u.typ == "error" {
+		return false, errorEventFailure(u.data)
 	}
-}
-
-// sseEnd ends a stream whose reading stopped with err after events
-// events: well when a finish_reason came (finished) before it was cut,
-// with its failure otherwise.
-func (rr *responseReader) sseEnd(res *Result, keepText, finished bool, events int, err error) error {
+	data := bytes.TrimSpace(u.data)
 	switch {
-	case finished && truncated(err):
-		return rr.finish(res, keepText)
-	case truncated(err):
-		return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", events, err)}
+	case len(data) == 0: // keep-alive
+		return false, nil
+	case string(data) == "[DONE]":
+		return true, rr.finish(res, rr.keepText)
 	}
-	return &failure{readClass(err), fmt.Errorf("reading the stream after %d events: %w", events, err)}
+	if err := rr.dec.decode(data, &rr.chunk); err != nil {
+		return false, eventDecodeFailure(n+1, err, data)
+	}
+	if msg, ok := rr.chunk.errorMessage(); ok {
+		return false, &failure{ErrStreamError, errors.New("error in the stream: " + msg)}
+	}
+	reasoning, answer := rr.chunk.tokens()
+	rr.tc.tick(res, now, reasoning, answer)
+	return false, rr.take(res, rr.keepText && answer)
+}
+
+// end ends well a stream that a finish_reason came before it was cut.
+func (openaiStream) end(rr *responseReader, err error, n int, res *Result) error {
+	if res.FinishReason != "" {
+		return rr.finish(res, rr.keepText)
+	}
+	return &failure{ErrCut, fmt.Errorf("the stream ended after %d events, before [DONE] or a finish_reason: %w", n, err)}
 }
 
 // errorEventFailure is the failure of a stream that sent an SSE error

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // API names the wire protocol a request uses.
@@ -136,6 +138,11 @@ type Timings struct {
 	TLS float64 `json:"tls"`
 	// TTFB is request start → first response byte (headers).
 	TTFB float64 `json:"ttfb"`
+}
+
+// timingsOf converts the connection phases the transport measured.
+func timingsOf(p transport.Phases) Timings {
+	return Timings{Queue: ms(p.Queue), DNS: ms(p.DNS), Connect: ms(p.Connect), TLS: ms(p.TLS), TTFB: ms(p.TTFB)}
 }
 
 // Result is what one request measured. Times are milliseconds as float64,

@@ -60,6 +60,7 @@ func cutAfter(n int) http.HandlerFunc {
 }
 
 func TestRetry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		steps    []http.HandlerFunc
@@ -102,6 +103,7 @@ func TestRetry(t *testing.T) {
 }
 
 func TestRetryConnect(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, Config{BaseURL: "http://127.0.0.1:1", Retry: fastRetry(2)})
 	res := c.Stream(t.Context(), Request{Body: chatBody})
 	if res.Class != ErrConnect || res.Attempts != 2 || !reflect.DeepEqual(res.Retried, []ErrorClass{ErrConnect}) {
@@ -110,6 +112,7 @@ func TestRetryConnect(t *testing.T) {
 }
 
 func TestRetryAfterIsHonoured(t *testing.T) {
+	t.Parallel()
 	slowDown := func(after string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", after)
@@ -152,6 +155,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 }
 
 func TestRetryWaitEndsWithTheRun(t *testing.T) {
+	t.Parallel()
 	s := &script{steps: []http.HandlerFunc{fail(503)}}
 	_, c := newServer(t, s.ServeHTTP, Config{Retry: RetryPolicy{Attempts: 3, Backoff: Backoff{Base: time.Minute}}})
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
@@ -163,6 +167,7 @@ func TestRetryWaitEndsWithTheRun(t *testing.T) {
 }
 
 func TestRetryBackoff(t *testing.T) {
+	t.Parallel()
 	p, err := RetryPolicy{Attempts: 10, Backoff: Backoff{Base: 100 * time.Millisecond, Max: time.Second}}.normalize()
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +197,7 @@ func TestRetryBackoff(t *testing.T) {
 }
 
 func TestRetryPolicyErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		p   RetryPolicy
 		msg string

@@ -8,6 +8,7 @@ import (
 // and h2c on one port: a client with HTTP2 streams over HTTP/2 with prior
 // knowledge, one without over HTTP/1.1, both every token asked for.
 func TestSimulatorHTTP2(t *testing.T) {
+	t.Parallel()
 	sim := startSim(t)
 	body := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}},
 		"max_tokens": 8, "ignore_eos": true}

@@ -293,19 +293,23 @@ func (s *SSEReader) fill() error {
 	if s.end == len(s.buf) {
 		s.grow()
 	}
+	n, err := readSome(s.r, s.buf[s.end:])
+	s.end += n
+	s.rerr = err
+	return nil
+}
+
+// readSome reads into p, the free end of a line reader's buffer: the
+// bytes of one read, or its error; a reader that returns neither
+// sseMaxEmpty times in a row fails with io.ErrNoProgress.
+func readSome(r io.Reader, p []byte) (int, error) {
 	for range sseMaxEmpty {
-		n, err := s.r.Read(s.buf[s.end:])
-		s.end += n
-		if err != nil {
-			s.rerr = err
-			return nil
-		}
-		if n > 0 {
-			return nil
+		n, err := r.Read(p)
+		if n > 0 || err != nil {
+			return n, err
 		}
 	}
-	s.rerr = io.ErrNoProgress
-	return nil
+	return 0, io.ErrNoProgress
 }
 
 // grow makes room in a full buffer: a larger one, twice as large up to a

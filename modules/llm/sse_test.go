@@ -53,6 +53,7 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 }
 
 func TestSSEReader(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 1<<20+17)
 	huge := strings.Repeat("y", 3<<20)
 	tests := []struct {
@@ -116,6 +117,7 @@ func TestSSEReader(t *testing.T) {
 
 // TestSSEReaderEverySplit splits a stream at every byte position in two reads.
 func TestSSEReaderEverySplit(t *testing.T) {
+	t.Parallel()
 	in := "\xEF\xBB\xBF: c\r\nevent: e\r\nid: 4\r\ndata: a\r\ndata:b\r\n\r\ndata: [DONE]\r\rdata: x\n\n"
 	want, wantErr := readEvents(NewSSEReader(strings.NewReader(in)))
 	if wantErr != io.EOF || len(want) != 3 {
@@ -130,6 +132,7 @@ func TestSSEReaderEverySplit(t *testing.T) {
 }
 
 func TestSSEReaderMaxSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -163,6 +166,7 @@ func TestSSEReaderMaxSize(t *testing.T) {
 // TestSSEReaderSmallerMax lowers the maximum of a reader whose buffer grew
 // under the default.
 func TestSSEReaderSmallerMax(t *testing.T) {
+	t.Parallel()
 	s := NewSSEReader(strings.NewReader("data: " + strings.Repeat("a", 100) + "\n\n"))
 	if _, err := readEvents(s); err != io.EOF {
 		t.Fatal(err)
@@ -175,6 +179,7 @@ func TestSSEReaderSmallerMax(t *testing.T) {
 }
 
 func TestSSEReaderReadError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader("data: a\n\ndata: b\n"), iotest.ErrReader(boom))
 	got, err := readEvents(NewSSEReader(r))
@@ -187,6 +192,7 @@ func TestSSEReaderReadError(t *testing.T) {
 }
 
 func TestSSEReaderNoProgress(t *testing.T) {
+	t.Parallel()
 	_, err := NewSSEReader(emptyReader{}).Next()
 	if !errors.Is(err, io.ErrNoProgress) {
 		t.Errorf("err = %v, want io.ErrNoProgress", err)
@@ -198,6 +204,7 @@ type emptyReader struct{}
 func (emptyReader) Read([]byte) (int, error) { return 0, nil }
 
 func TestSSEReaderReset(t *testing.T) {
+	t.Parallel()
 	s := NewSSEReader(strings.NewReader("id: 1\nevent: x\ndata: a\n\ndata: partial"))
 	if _, err := readEvents(s); err != io.ErrUnexpectedEOF {
 		t.Fatalf("first stream: %v", err)

@@ -36,6 +36,7 @@ var wantToolCalls = []ToolCall{
 }
 
 func TestToolCallStreamTranscript(t *testing.T) {
+	t.Parallel()
 	for _, reuse := range []bool{false, true} {
 		rr := getResponseReader()
 		var res Result
@@ -68,6 +69,7 @@ func TestToolCallStreamTranscript(t *testing.T) {
 }
 
 func TestToolCallsNonStreamed(t *testing.T) {
+	t.Parallel()
 	body := `{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
 		`{"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}},` +
 		`{"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"CET\"}"}}]},"finish_reason":"tool_calls"}],` +
@@ -87,6 +89,7 @@ func TestToolCallsNonStreamed(t *testing.T) {
 }
 
 func TestToolCallsBadIndex(t *testing.T) {
+	t.Parallel()
 	stream := "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":99999,\"function\":{\"arguments\":\"x\"}}]}}]}\n\n"
 	rr := getResponseReader()
 	defer rr.release()
@@ -99,6 +102,7 @@ func TestToolCallsBadIndex(t *testing.T) {
 }
 
 func TestToolCallsHTTP(t *testing.T) {
+	t.Parallel()
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		for _, ev := range strings.Split(strings.TrimSpace(toolCallStream), "\n\n") {
@@ -161,6 +165,7 @@ func chat() Request {
 }
 
 func TestTokenizerCounts(t *testing.T) {
+	t.Parallel()
 	words := []string{"Hello", ",", " wörld", "! ", "Tokenization", " of", " 12345", " émojis 🚀"}
 	answer := strings.Join(words, "")
 	reasoning := "Let me think about internationalization."
@@ -207,6 +212,7 @@ func TestTokenizerCounts(t *testing.T) {
 }
 
 func TestTokenSourceOrder(t *testing.T) {
+	t.Parallel()
 	words := []string{"a", " b", " c"}
 	// No tokenizer, no usage: chunks, nothing to check.
 	res := tokenServer(t, Config{}, "", words, -1).Stream(context.Background(), chat())
@@ -235,6 +241,7 @@ func TestTokenSourceOrder(t *testing.T) {
 // TestSimulatorTokensAgree checks that the simulator's words are single
 // tokens in both encodings: the tokenizer agrees with its usage.
 func TestSimulatorTokensAgree(t *testing.T) {
+	t.Parallel()
 	cfg := llmsim.DefaultConfig()
 	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
 	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0

@@ -15,6 +15,7 @@ import (
 // Transcripts in the formats vLLM, SGLang and OpenAI stream (written from
 // their public API documentation), replayed one byte at a time.
 func TestOpenAITranscripts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file                  string
 		class                 ErrorClass
@@ -71,6 +72,7 @@ func TestOpenAITranscripts(t *testing.T) {
 // Engine-specific fields pass through as they are, and extra_body's fields
 // are lifted into the body (OpenAI's Python client's escape hatch).
 func TestRequestExtrasPassThrough(t *testing.T) {
+	t.Parallel()
 	var got string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -128,6 +130,7 @@ func FuzzOpenAIStream(f *testing.F) {
 // Reasoning is reported apart from the answer: the server's count when its
 // usage has one, else the reasoning-only chunks, in llm_reasoning_tokens.
 func TestReasoningTokensReportedApart(t *testing.T) {
+	t.Parallel()
 	m := RegisterMetrics(metrics.NewRegistry())
 	for _, tc := range []struct {
 		file            string

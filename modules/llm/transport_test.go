@@ -14,6 +14,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/llmrun/llmrun/modules/llm/internal/transport"
 )
 
 // okStream answers a short, complete stream.
@@ -58,6 +60,7 @@ func quietServer(h http.HandlerFunc) *httptest.Server {
 // TestConnectionErrorClasses produces dns, tls and connect failures with
 // real names, servers and certificates.
 func TestConnectionErrorClasses(t *testing.T) {
+	t.Parallel()
 	tlsSrv := quietServer(okStream)
 	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
@@ -87,6 +90,7 @@ func TestConnectionErrorClasses(t *testing.T) {
 }
 
 func TestRetryAfterIsNoted(t *testing.T) {
+	t.Parallel()
 	date := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
 	tests := []struct {
 		header   string
@@ -113,6 +117,7 @@ func TestRetryAfterIsNoted(t *testing.T) {
 }
 
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	// pace streams n tokens: the first after first, the others every gap;
 	// false when the client went away.
 	pace := func(first, gap time.Duration, n int) http.HandlerFunc {
@@ -219,6 +224,7 @@ func TestIdleTimeout(t *testing.T) {
 }
 
 func TestTLSOptions(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(http.HandlerFunc(okStream))
 	defer srv.Close()
 	t.Run("custom CA", func(t *testing.T) {
@@ -258,6 +264,7 @@ func TestTLSOptions(t *testing.T) {
 }
 
 func TestHTTP2(t *testing.T) {
+	t.Parallel()
 	var proto atomic.Int32
 	h := func(w http.ResponseWriter, r *http.Request) {
 		proto.Store(int32(r.ProtoMajor))
@@ -297,6 +304,7 @@ func TestHTTP2(t *testing.T) {
 // TestManyConnectionsHTTP2 checks that HTTP/2 multiplexes concurrent
 // streams, all of them in flight together.
 func TestManyConnectionsHTTP2(t *testing.T) {
+	t.Parallel()
 	const vus = 32
 	release := make(chan struct{})
 	var active atomic.Int32
@@ -334,6 +342,7 @@ func TestManyConnectionsHTTP2(t *testing.T) {
 // a run has, no total idle cap; and proxies from the environment, HTTP/1.1
 // unless asked.
 func TestTransportDefaults(t *testing.T) {
+	t.Parallel()
 	tr, err := newTransport(Config{}, "https")
 	if err != nil {
 		t.Fatal(err)
@@ -357,6 +366,7 @@ func TestTransportDefaults(t *testing.T) {
 // DNS lookup and TCP connect within the wait for the connection, and a
 // reused one none of them.
 func TestConnectionPhases(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(okStream))
 	defer srv.Close()
 	c := newClient(t, Config{BaseURL: strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)})
@@ -377,13 +387,14 @@ func TestConnectionPhases(t *testing.T) {
 // the buffer a connection writes them through, on one connection: each
 // arrives whole.
 func TestRequestsAroundTheWriteBuffer(t *testing.T) {
+	t.Parallel()
 	var got atomic.Value
 	_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		got.Store(string(body))
 		okStream(w, r)
 	}, Config{})
-	for _, n := range []int{10, requestWriteBuffer - 300, requestWriteBuffer, 2 * requestWriteBuffer, 100 << 10} {
+	for _, n := range []int{10, transport.RequestWriteBuffer - 300, transport.RequestWriteBuffer, 2 * transport.RequestWriteBuffer, 100 << 10} {
 		prompt := strings.Repeat("x", n)
 		res := c.Stream(t.Context(), Request{Body: map[string]any{"prompt": prompt}})
 		if !res.OK {
@@ -402,6 +413,7 @@ func TestRequestsAroundTheWriteBuffer(t *testing.T) {
 // the request ends well, and its drain lasts drainGrace, or until the idle
 // timeout after the last bytes when that comes first.
 func TestDrainBounded(t *testing.T) {
+	t.Parallel()
 	endless := func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		send(w, contentChunk("a"))
@@ -431,7 +443,8 @@ func TestDrainBounded(t *testing.T) {
 // chunks and events are smaller and larger than the buffer a connection
 // reads them through: each is read whole.
 func TestResponsesAroundTheReadBuffer(t *testing.T) {
-	for _, n := range []int{10, responseReadBuffer - 100, responseReadBuffer, 3 * responseReadBuffer, 100 << 10} {
+	t.Parallel()
+	for _, n := range []int{10, transport.ResponseReadBuffer - 100, transport.ResponseReadBuffer, 3 * transport.ResponseReadBuffer, 100 << 10} {
 		text := strings.Repeat("y", n)
 		_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Long", text)

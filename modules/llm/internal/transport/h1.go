@@ -1,4 +1,4 @@
-package llm
+package transport
 
 import (
 	"bufio"
@@ -15,7 +15,25 @@ import (
 	"time"
 )
 
-// h1Transport is an HTTP/1.1 round tripper for one plain-text server
+// The connections' buffers and idle connections, shared by H1 and the
+// net/http transport it hands other requests to.
+const (
+	// MaxIdleConnsPerHost keeps idle connections for far more VUs than a
+	// run has, so that keep-alive never silently caps the load.
+	MaxIdleConnsPerHost = 10000
+	// RequestWriteBuffer is the buffer each connection writes its requests
+	// through, 4 KiB by default in net/http: the connection keeps it, for
+	// nothing, while it reads a stream. A request larger than it takes one
+	// write more.
+	RequestWriteBuffer = 2 << 10
+	// ResponseReadBuffer is the buffer each connection reads its responses
+	// through, 4 KiB by default in net/http: a stream brings a chunk of a
+	// few hundred bytes at a time, and a read takes at most this much of
+	// what has arrived.
+	ResponseReadBuffer = 2 << 10
+)
+
+// H1 is an HTTP/1.1 round tripper for one plain-text server
 // reached without a proxy. Unlike net/http's Transport, which keeps two
 // goroutines, their stacks and channels per connection and hands each
 // request and response between them, it does a request's I/O on the
@@ -30,12 +48,14 @@ import (
 // without a byte of answer and the request is replayable (GET, HEAD, or
 // with an Idempotency-Key); a POST that may have reached the server is
 // never sent twice.
-type h1Transport struct {
+type H1 struct {
 	host string // the server's host:port; its requests go here
 	// baseHost is the base URL's host as written: a request's URL host
 	// equal to it is the server's, without building host:port.
-	baseHost    string
-	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	baseHost string
+	// Dial dials the server's connections: the other transport's dial
+	// unless set before the first request.
+	Dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	maxConns    int           // idle ones included; 0: no cap
 	idleTimeout time.Duration // how long an idle connection is kept
 	other       *http.Transport
@@ -71,19 +91,19 @@ type h1Conn struct {
 // newH1Conn returns conn ready for requests.
 func newH1Conn(conn net.Conn) *h1Conn {
 	pc := &h1Conn{conn: conn, head: headReader{r: conn, left: -1}, written: countingWriter{w: conn}}
-	pc.br = bufio.NewReaderSize(&pc.head, responseReadBuffer)
+	pc.br = bufio.NewReaderSize(&pc.head, ResponseReadBuffer)
 	pc.interrupt = func() { _ = conn.SetDeadline(time.Unix(1, 0)) }
 	pc.probe.init(conn)
 	return pc
 }
 
-// maxResponseHead bounds a response's head, its status line and headers
+// MaxResponseHead bounds a response's head, its status line and headers
 // (1xx responses before it included), as net/http's Transport does by
 // default (MaxResponseHeaderBytes).
-const maxResponseHead = 10 << 20
+const MaxResponseHead = 10 << 20
 
-// errHeadTooLarge is a response head over maxResponseHead.
-var errHeadTooLarge = errors.New("the response's head (status line and headers) is larger than 10 MiB")
+// ErrHeadTooLarge is the error of a response head over MaxResponseHead.
+var ErrHeadTooLarge = errors.New("the response's head (status line and headers) is larger than 10 MiB")
 
 // headReader is what a connection's bufio.Reader reads from: the
 // connection, at most left bytes more while a response head is read
@@ -98,7 +118,7 @@ func (h *headReader) Read(p []byte) (int, error) {
 		return h.r.Read(p)
 	}
 	if h.left == 0 {
-		return 0, errHeadTooLarge
+		return 0, ErrHeadTooLarge
 	}
 	n, err := h.r.Read(p[:min(len(p), h.left)])
 	h.left -= n
@@ -106,24 +126,13 @@ func (h *headReader) Read(p []byte) (int, error) {
 }
 
 // h1Writers are the write buffers of requests being written.
-var h1Writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, requestWriteBuffer) }}
+var h1Writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, RequestWriteBuffer) }}
 
-// useH1 reports whether a client of cfg for the server at base takes
-// h1Transport: plain-text HTTP/1.1 without a proxy (proxy is the
-// transport's proxy function).
-func useH1(cfg Config, base *url.URL, proxy func(*http.Request) (*url.URL, error)) bool {
-	if cfg.HTTP2 || base.Scheme != "http" {
-		return false
-	}
-	u, err := proxy(&http.Request{URL: base, Header: http.Header{}})
-	return err == nil && u == nil
-}
-
-// newH1Transport returns an h1Transport for the server at base that dials,
+// NewH1 returns an H1 for the server at base that dials,
 // caps connections and keeps idle ones as other does, and hands other
 // every request it does not serve.
-func newH1Transport(base *url.URL, other *http.Transport) *h1Transport {
-	return &h1Transport{host: hostPort(base), baseHost: base.Host, dial: other.DialContext, maxConns: other.MaxConnsPerHost,
+func NewH1(base *url.URL, other *http.Transport) *H1 {
+	return &H1{host: hostPort(base), baseHost: base.Host, Dial: other.DialContext, maxConns: other.MaxConnsPerHost,
 		idleTimeout: other.IdleConnTimeout, other: other}
 }
 
@@ -135,9 +144,17 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
+// Conns reports the connections open or being dialled, idle ones
+// included, and the requests waiting for one under the cap.
+func (t *H1) Conns() (open, waiting int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.open, len(t.waiting)
+}
+
 // CloseIdleConnections closes the idle connections, the transport's own
 // and net/http's.
-func (t *h1Transport) CloseIdleConnections() {
+func (t *H1) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
 	t.idle = nil
@@ -150,7 +167,7 @@ func (t *h1Transport) CloseIdleConnections() {
 
 // RoundTrip sends req and returns its response, whose body reads the
 // connection on the caller's goroutine.
-func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *H1) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" || req.URL.Host != t.baseHost && hostPort(req.URL) != t.host {
 		return t.other.RoundTrip(req)
 	}
@@ -188,7 +205,7 @@ func closeRequestBody(req *http.Request) {
 
 // getConn returns an idle connection to the server, or a new one within
 // maxConns, waiting its turn while the cap is reached.
-func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
+func (t *H1) getConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
 	for {
 		t.mu.Lock()
 		if pc := t.takeIdle(); pc != nil {
@@ -224,7 +241,7 @@ func (t *h1Transport) getConn(ctx context.Context, trace *httptrace.ClientTrace)
 // usable returns pc, an idle connection, unless the server closed it
 // while it was idle: then it closes it and returns nil, the place kept.
 // The peek is a system call, made without the pool's lock.
-func (t *h1Transport) usable(pc *h1Conn) *h1Conn {
+func (t *H1) usable(pc *h1Conn) *h1Conn {
 	if pc == nil || !pc.probe.peerClosed() {
 		return pc
 	}
@@ -233,7 +250,7 @@ func (t *h1Transport) usable(pc *h1Conn) *h1Conn {
 }
 
 // reuse says that the request got pc, an idle connection.
-func (t *h1Transport) reuse(pc *h1Conn, trace *httptrace.ClientTrace) *h1Conn {
+func (t *H1) reuse(pc *h1Conn, trace *httptrace.ClientTrace) *h1Conn {
 	pc.reused = true
 	if trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{Conn: pc.conn, Reused: true, WasIdle: true, IdleTime: time.Since(pc.idleSince)})
@@ -243,7 +260,7 @@ func (t *h1Transport) reuse(pc *h1Conn, trace *httptrace.ClientTrace) *h1Conn {
 
 // leaveQueue takes turn, a request that stopped waiting, out of the
 // queue; what was handed to it meanwhile goes to the next.
-func (t *h1Transport) leaveQueue(turn chan *h1Conn) {
+func (t *H1) leaveQueue(turn chan *h1Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if i := slices.Index(t.waiting, turn); i >= 0 {
@@ -259,7 +276,7 @@ func (t *h1Transport) leaveQueue(turn chan *h1Conn) {
 
 // takeIdle takes the most recently idle connection, closing those idle
 // too long; nil when there is none. t.mu is held.
-func (t *h1Transport) takeIdle() *h1Conn {
+func (t *H1) takeIdle() *h1Conn {
 	now := time.Now()
 	stale := 0
 	for stale < len(t.idle) && t.idleTimeout > 0 && now.Sub(t.idle[stale].idleSince) > t.idleTimeout {
@@ -277,7 +294,7 @@ func (t *h1Transport) takeIdle() *h1Conn {
 }
 
 // dialConn opens a connection in a place already counted in t.open.
-func (t *h1Transport) dialConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
+func (t *H1) dialConn(ctx context.Context, trace *httptrace.ClientTrace) (*h1Conn, error) {
 	conn, err := t.dialAside(ctx)
 	if err != nil {
 		t.mu.Lock()
@@ -302,10 +319,10 @@ type dialResult struct {
 // frames of net's dial are deep (some 2.5 KB under net.Dialer.DialContext):
 // on the caller's goroutine, a VU's, they would grow its stack to 16 KiB at
 // its first request, which it would then keep while it streams.
-func (t *h1Transport) dialAside(ctx context.Context) (net.Conn, error) {
+func (t *H1) dialAside(ctx context.Context) (net.Conn, error) {
 	done := make(chan dialResult, 1)
 	go func() {
-		conn, err := t.dial(ctx, "tcp", t.host)
+		conn, err := t.Dial(ctx, "tcp", t.host)
 		done <- dialResult{conn, err}
 	}()
 	r := <-done
@@ -314,19 +331,19 @@ func (t *h1Transport) dialAside(ctx context.Context) (net.Conn, error) {
 
 // putIdle hands pc to the first waiting request, or keeps it for the
 // next, or closes it when as many are idle as are kept.
-func (t *h1Transport) putIdle(pc *h1Conn) {
+func (t *H1) putIdle(pc *h1Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.putIdleLocked(pc)
 }
 
-func (t *h1Transport) putIdleLocked(pc *h1Conn) {
+func (t *H1) putIdleLocked(pc *h1Conn) {
 	pc.idleSince = time.Now()
 	switch {
 	case len(t.waiting) > 0:
 		t.waiting[0] <- pc
 		t.waiting = t.waiting[1:]
-	case len(t.idle) >= maxIdleConnsPerHost:
+	case len(t.idle) >= MaxIdleConnsPerHost:
 		t.dropLocked(pc)
 	default:
 		t.idle = append(t.idle, pc)
@@ -334,14 +351,14 @@ func (t *h1Transport) putIdleLocked(pc *h1Conn) {
 }
 
 // closeConn closes pc, which is not idle, and frees its place.
-func (t *h1Transport) closeConn(pc *h1Conn) {
+func (t *H1) closeConn(pc *h1Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.dropLocked(pc)
 }
 
 // dropLocked closes pc and frees its place; t.mu is held.
-func (t *h1Transport) dropLocked(pc *h1Conn) {
+func (t *H1) dropLocked(pc *h1Conn) {
 	_ = pc.conn.Close()
 	t.freePlaceLocked()
 }
@@ -349,7 +366,7 @@ func (t *h1Transport) dropLocked(pc *h1Conn) {
 // freePlaceLocked gives the place of a connection that closed (or was
 // never dialled) to the first waiting request, else frees it; t.mu is
 // held.
-func (t *h1Transport) freePlaceLocked() {
+func (t *H1) freePlaceLocked() {
 	if len(t.waiting) > 0 {
 		t.waiting[0] <- nil
 		t.waiting = t.waiting[1:]
@@ -392,7 +409,7 @@ func (e noAnswer) Unwrap() error { return e.err }
 // exchange writes req on pc and reads the response head. The end of ctx
 // interrupts the connection's I/O until the response body is closed; a
 // failure closes pc.
-func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
+func (t *H1) exchange(ctx context.Context, pc *h1Conn, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, pc.interrupt)
 	fail := func(err error) (*http.Response, error) {
 		stop()
@@ -424,7 +441,7 @@ func (t *h1Transport) exchange(ctx context.Context, pc *h1Conn, req *http.Reques
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
-	pc.head.left = maxResponseHead
+	pc.head.left = MaxResponseHead
 	defer func() { pc.head.left = -1 }()
 	if _, err := pc.br.Peek(1); err != nil {
 		switch {
@@ -500,7 +517,7 @@ func rewound(req *http.Request) (*http.Request, error) {
 // its end, it gives its connection back for another request when both
 // sides allow keep-alive; otherwise it closes the connection.
 type h1Body struct {
-	t    *h1Transport
+	t    *H1
 	pc   *h1Conn
 	body io.ReadCloser
 	stop func() bool // ends the watch of ctx

@@ -1,6 +1,9 @@
-package llm
+package transport
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestH1ProbeSeesCloseWithoutAllocating checks the look into an idle
 // connection that every reuse makes, on a connection under a wrapper as
@@ -17,4 +20,18 @@ func TestH1ProbeSeesCloseWithoutAllocating(t *testing.T) {
 	}
 	server.Close()
 	waitUntil(t, "the probe to see the server's close", pc.probe.peerClosed)
+}
+
+// waitUntil polls cond until it holds, failing t after a minute.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+		<-tick.C
+	}
 }

@@ -1,6 +1,6 @@
 //go:build linux && race
 
-package llm
+package transport
 
 import "syscall"
 

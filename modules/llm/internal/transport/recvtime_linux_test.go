@@ -1,4 +1,4 @@
-package llm
+package transport
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // loopbackPair returns the two ends of a TCP connection on 127.0.0.1, the
-// client's dialed through dialWithReceiveTimes.
+// client's dialed through DialWithReceiveTimes.
 func loopbackPair(t *testing.T) (client, server net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -32,7 +32,7 @@ func loopbackPair(t *testing.T) (client, server net.Conn) {
 		}
 		accepted <- c
 	}()
-	client, err = dialWithReceiveTimes((&net.Dialer{}).DialContext)(context.Background(), "tcp", ln.Addr().String())
+	client, err = DialWithReceiveTimes((&net.Dialer{}).DialContext)(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,13 +49,14 @@ func loopbackPair(t *testing.T) (client, server net.Conn) {
 // with the read held back after the socket became readable, the arrival
 // is still before it became readable, and after the server wrote.
 func TestReceiveTimeBeforeTheRead(t *testing.T) {
+	t.Parallel()
 	client, server := loopbackPair(t)
 	sc, ok := client.(*stampedConn)
 	if !ok {
 		t.Fatalf("dialed %T, want a *stampedConn", client)
 	}
-	if now := time.Now(); !sc.receivedBy(now).Equal(now) {
-		t.Errorf("before any read: %s, want now", sc.receivedBy(now).Sub(now))
+	if now := time.Now(); !sc.ReceivedBy(now).Equal(now) {
+		t.Errorf("before any read: %s, want now", sc.ReceivedBy(now).Sub(now))
 	}
 	waitForTimestamps(t, sc, server)
 	beforeWrite := time.Now()
@@ -71,7 +72,7 @@ func TestReceiveTimeBeforeTheRead(t *testing.T) {
 		t.Fatalf("read %q, %v", buf[:n], err)
 	}
 	read := time.Now()
-	arrived := sc.receivedBy(read)
+	arrived := sc.ReceivedBy(read)
 	// The wall and monotonic clocks may disagree by microseconds.
 	const slack = time.Millisecond
 	if arrived.Before(beforeWrite.Add(-slack)) || arrived.After(readable.Add(slack)) {
@@ -132,6 +133,7 @@ func waitReadable(t *testing.T, c *stampedConn) time.Time {
 // TestReceiveTimeReadEnds: a stamped connection ends and fails as a plain one
 // does: io.EOF at the peer's close, a timeout past a read deadline.
 func TestReceiveTimeReadEnds(t *testing.T) {
+	t.Parallel()
 	client, server := loopbackPair(t)
 	if err := client.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {
 		t.Fatal(err)
@@ -152,6 +154,7 @@ func TestReceiveTimeReadEnds(t *testing.T) {
 // TestConnReceiveClock: the clock is found through the connections that
 // wrap a stamped one (headConn, TLS), and nowhere else.
 func TestConnReceiveClock(t *testing.T) {
+	t.Parallel()
 	client, _ := loopbackPair(t)
 	for name, conn := range map[string]net.Conn{
 		"stamped":         client,
@@ -176,6 +179,7 @@ func TestConnReceiveClock(t *testing.T) {
 // TestTimestampNS reads the SCM_TIMESTAMPNS message among control
 // messages, and nothing from truncated or foreign ones.
 func TestTimestampNS(t *testing.T) {
+	t.Parallel()
 	msg := func(level, typ int32, data []byte) []byte {
 		b := make([]byte, unix.CmsgSpace(len(data)))
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
@@ -231,7 +235,7 @@ func BenchmarkRead(b *testing.B) {
 			}()
 			dial := (&net.Dialer{}).DialContext
 			if stamped {
-				dial = dialWithReceiveTimes(dial)
+				dial = DialWithReceiveTimes(dial)
 			}
 			client, err := dial(context.Background(), "tcp", ln.Addr().String())
 			if err != nil {
@@ -269,10 +273,11 @@ func BenchmarkRead(b *testing.B) {
 // TestFirstByteAtItsReceiveTime: TTFB's first byte is timed, like the
 // tokens, by its receive time, however late its hook runs.
 func TestFirstByteAtItsReceiveTime(t *testing.T) {
+	t.Parallel()
 	c := &stampedConn{}
 	arrived := time.Now().Add(-50 * time.Millisecond)
 	c.received.Store(arrived.UnixNano())
-	tr := &tracer{conn: c}
+	tr := &Tracer{conn: c}
 	tr.markFirstByte()
 	// Both sides read the wall and monotonic clocks, which may disagree
 	// by microseconds, never by the 50 ms the hook ran late.

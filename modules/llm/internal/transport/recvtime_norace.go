@@ -1,6 +1,6 @@
 //go:build linux && !race
 
-package llm
+package transport
 
 // raceAcquire does nothing without the race detector (see the race build).
 func raceAcquire(uintptr) {}

@@ -1,4 +1,4 @@
-package llm
+package transport
 
 import (
 	"encoding/binary"
@@ -17,7 +17,7 @@ import (
 // timestamp (SO_TIMESTAMPNS) of the data they return: when it arrived on
 // the machine, before any wait for a CPU, for the goroutine or for the
 // reader. Token times taken from it are the server's, not the client's
-// queueing (see receiveClock).
+// queueing (see ReceiveClock).
 type stampedConn struct {
 	net.Conn // a *net.TCPConn; its other methods (ReadFrom, WriteTo) would read around Read
 	raw      syscall.RawConn
@@ -141,8 +141,8 @@ func timestampNS(oob []byte) int64 {
 	return 0
 }
 
-// receivedBy implements receiveClock.
-func (c *stampedConn) receivedBy(now time.Time) time.Time {
+// ReceivedBy implements ReceiveClock.
+func (c *stampedConn) ReceivedBy(now time.Time) time.Time {
 	return receivedBy(now, c.received.Load())
 }
 

@@ -1,4 +1,4 @@
-package llm
+package transport
 
 import (
 	"context"
@@ -6,19 +6,19 @@ import (
 	"time"
 )
 
-// receiveClock tells when what a connection delivered arrived on the
+// ReceiveClock tells when what a connection delivered arrived on the
 // machine: the kernel's receive time of its latest read, where the
 // connection records it (stampedConn).
-type receiveClock interface {
-	// receivedBy returns the arrival time of the bytes handed to the
+type ReceiveClock interface {
+	// ReceivedBy returns the arrival time of the bytes handed to the
 	// reader by now, which is no later than now and no earlier than the
 	// arrival of any of them; now when it cannot tell.
-	receivedBy(now time.Time) time.Time
+	ReceivedBy(now time.Time) time.Time
 }
 
-// dialWithReceiveTimes wraps dial so that its TCP connections record
+// DialWithReceiveTimes wraps dial so that its TCP connections record
 // when what they read arrived (withReceiveTimes).
-func dialWithReceiveTimes(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func DialWithReceiveTimes(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := dial(ctx, network, addr)
 		if err != nil {
@@ -31,9 +31,9 @@ func dialWithReceiveTimes(dial func(ctx context.Context, network, addr string) (
 // connReceiveClock finds the receive clock of a request's connection,
 // through the wrappers llmrun and crypto/tls put around it; nil when it has
 // none (no receive timestamps on this system or this connection).
-func connReceiveClock(conn net.Conn) receiveClock {
+func connReceiveClock(conn net.Conn) ReceiveClock {
 	for ; conn != nil; conn = innerConn(conn) {
-		if c, ok := conn.(receiveClock); ok {
+		if c, ok := conn.(ReceiveClock); ok {
 			return c
 		}
 	}
