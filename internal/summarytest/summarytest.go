@@ -11,6 +11,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -62,7 +63,7 @@ func Build(t testing.TB, dur time.Duration, results ...*llm.Result) *summary.Sum
 		t.Fatal(err)
 	}
 	rep := &engine.Report{Snapshot: agg.Snapshot(), Registry: reg, Scenarios: scs, Start: Start, End: Start.Add(dur)}
-	return summary.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
+	return summarize.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
 }
 
 // SameFile says whether two summaries write the same result file.

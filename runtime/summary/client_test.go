@@ -12,7 +12,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
-	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/summarize"
 )
 
 // arrivals is what one constant-arrival-rate scenario was and recorded
@@ -153,7 +153,7 @@ func TestClientReportNamesTheCause(t *testing.T) {
 		{name: "on time", client: busyHost, by: map[string]arrivals{"open": {n: 100, lag: 1, duration: 100}}},
 	}
 	for _, tc := range tests {
-		s := summary.Build(arrivalReport(t, tc.client, tc.by), testMeta)
+		s := summarize.Build(arrivalReport(t, tc.client, tc.by), testMeta)
 		got := s.Client.Warnings
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: warnings %q, want %d", tc.name, got, len(tc.want))

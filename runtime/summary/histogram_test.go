@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -46,7 +47,7 @@ func decodeJSON(t *testing.T, raw json.RawMessage) any {
 func TestReadJSONRoundTrip(t *testing.T) {
 	meta := testMeta
 	meta.Options = json.RawMessage(`{"vus": 4, "thresholds": {"llm_ttft": ["p(95)<500"]}}`)
-	s := summary.Build(twoScenarioReport(t), meta)
+	s := summarize.Build(twoScenarioReport(t), meta)
 	back, err := summary.ReadJSON(writeResult(t, s))
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestReadJSONErrors(t *testing.T) {
 // The headline holds vLLM's keys, with the figures of the serving block
 // and of the latency rows.
 func TestHeadline(t *testing.T) {
-	s := summary.Build(twoScenarioReport(t), testMeta)
+	s := summarize.Build(twoScenarioReport(t), testMeta)
 	if _, ok := s.Serving.Headline["request_goodput"]; ok {
 		t.Errorf("request_goodput in the headline of a run without goodput bounds")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
@@ -166,9 +167,9 @@ func TestMergeOfTwoHalvesEqualsTheWhole(t *testing.T) {
 		evaluateThresholds(t, h, mergeThresholds)
 		meta := testMeta
 		meta.RunID, meta.Host = fmt.Sprintf("half-%d", i), fmt.Sprintf("host-%d", i)
-		parts = append(parts, summary.Build(h, meta))
+		parts = append(parts, summarize.Build(h, meta))
 	}
-	want := summary.Build(whole, testMeta)
+	want := summarize.Build(whole, testMeta)
 	if parts[0].Serving.OK == 0 || parts[1].Serving.OK == 0 || parts[0].Serving.OK+parts[1].Serving.OK != want.Serving.OK {
 		t.Fatalf("the halves' completed requests %d and %d, want two shares of %d", parts[0].Serving.OK, parts[1].Serving.OK, want.Serving.OK)
 	}
@@ -240,7 +241,7 @@ func result(t *testing.T, runID string, start time.Time, dur time.Duration, ttft
 		Start: start, End: start.Add(dur)}
 	meta := testMeta
 	meta.RunID = runID
-	return summary.Build(rep, meta)
+	return summarize.Build(rep, meta)
 }
 
 // Results of different windows: the merged window spans them, throughputs
@@ -279,10 +280,10 @@ func TestMergeWindows(t *testing.T) {
 func TestMergeRules(t *testing.T) {
 	a := result(t, "a", t0, 10*time.Second, 10)
 	b := result(t, "b", t0, 12*time.Second, 20)
-	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 1}}}}
+	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []summary.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 1}}}}
 	b.Errors = []summary.ErrorClassCount{
 		{Class: "timeout", Count: 5},
-		{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m2 chatcmpl-7", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
+		{Class: "http_5xx", Count: 3, Messages: []summary.ErrorCount{{Message: "m2 chatcmpl-7", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
 	}
 	// b is as a file from before the custom mark.
 	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Custom: true, Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
@@ -307,7 +308,7 @@ func TestMergeRules(t *testing.T) {
 		got, want any
 	}{
 		{"errors: counts add, messages deduplicated (ids aside: the first seen stays) and capped at 3, most frequent first", got.Errors, []summary.ErrorClassCount{
-			{Class: "http_5xx", Count: 6, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 2}, {Message: "m3", Count: 1}}},
+			{Class: "http_5xx", Count: 6, Messages: []summary.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 2}, {Message: "m3", Count: 1}}},
 			{Class: "timeout", Count: 5},
 		}},
 		{"gauge: the value of the result that ended last", got.Metrics["g"].Values, map[string]float64{"value": 4, "min": 1, "max": 12}},
@@ -572,7 +573,7 @@ func outcomesWarningBelow(t *testing.T, runID string, ok, bad int, floor float64
 		Start: t0, End: t0.Add(10 * time.Second), MinSuccessRate: floor}
 	meta := testMeta
 	meta.RunID = runID
-	return summary.Build(rep, meta)
+	return summarize.Build(rep, meta)
 }
 
 // A run, or a merge of runs, with fewer than 90 % of its requests ok

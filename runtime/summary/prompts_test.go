@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -37,7 +38,7 @@ func TestPromptCheck(t *testing.T) {
 			}
 			// A request without a length is not in the comparison.
 			f.request(tags, okResult("m", 10, 100, 10, 9999))
-			s := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta)
+			s := summarize.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta)
 			pc := s.PromptCheck
 			if tc.noCheck {
 				if pc != nil {
@@ -77,7 +78,7 @@ func TestUniqueCache(t *testing.T) {
 				f.value("llm_unique_prompt_tokens", tags.With("source", "usage"), t0, 512)
 				f.value("llm_unique_prompt_tokens", tags.With("source", "cached"), t0, c)
 			}
-			s := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta)
+			s := summarize.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta)
 			u := s.UniqueCache
 			if u == nil || u.Requests != 4 || u.PromptTokens != 2048 || u.SharePercent != tc.share {
 				t.Fatalf("unique prompt cache %+v, want 4 requests, 2048 tokens, %g %%", u, tc.share)
@@ -88,7 +89,7 @@ func TestUniqueCache(t *testing.T) {
 		})
 	}
 	f := newFixture()
-	if s := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta); s.UniqueCache != nil {
+	if s := summarize.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta); s.UniqueCache != nil {
 		t.Errorf("no unique prompt: %+v", s.UniqueCache)
 	}
 	// Merged results add up, and are judged again: a cold half and a
@@ -126,7 +127,7 @@ func TestUniqueCacheFixFollowsTheSeed(t *testing.T) {
 		}
 		meta := testMeta
 		meta.Seed, meta.SeedDrawn = tc.seed, tc.drawn
-		u := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, meta).UniqueCache
+		u := summarize.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, meta).UniqueCache
 		if u == nil || !strings.Contains(u.Warning, tc.want) || strings.Contains(u.Warning, tc.not) {
 			t.Errorf("seed %d (drawn %v): warning %+v, want %q and not %q", tc.seed, tc.drawn, u, tc.want, tc.not)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -19,7 +20,7 @@ import (
 func resultJSON(t *testing.T) map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := summary.Build(twoScenarioReport(t), testMeta).WriteJSON(&buf); err != nil {
+	if err := summarize.Build(twoScenarioReport(t), testMeta).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
@@ -139,7 +140,7 @@ func TestBuildClampsAbsurdCounts(t *testing.T) {
 	f.request(tagSet("scenario", "a"), r)
 	f.request(tagSet("scenario", "a"), r)
 	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}
-	s := summary.Build(rep, testMeta)
+	s := summarize.Build(rep, testMeta)
 	if got := s.Serving.OutputTokens; got != summary.MaxCount {
 		t.Errorf("total output tokens %d, want the bound %d", got, int64(summary.MaxCount))
 	}

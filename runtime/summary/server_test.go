@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -38,7 +39,7 @@ func attached(edit func(s *summary.Summary, targets []summary.ServerTarget)) *su
 	if edit != nil {
 		edit(s, targets)
 	}
-	s.AttachServer(targets)
+	summarize.AttachServer(s, targets)
 	return s
 }
 
@@ -253,7 +254,7 @@ func TestAttachServer(t *testing.T) {
 	})
 	t.Run("no target, no section", func(t *testing.T) {
 		s := clientRun()
-		s.AttachServer(nil)
+		summarize.AttachServer(s, nil)
 		var buf bytes.Buffer
 		if err := s.WriteJSON(&buf); err != nil {
 			t.Fatal(err)
@@ -281,7 +282,7 @@ func TestServerSectionReadsBack(t *testing.T) {
 	targets[0].Series = []summary.ServerPoint{{T: 1, Running: num(2), Waiting: num(0), KVCacheUsage: num(0.1)}, {T: 2, Running: num(1)}}
 	targets[1].Series = []summary.ServerPoint{{T: 1, GPUUtilization: num(0.5), GPUPower: num(250)}}
 	targets[1].GPUs[0].ClockEventReasons = bits(0x40)
-	s.AttachServer(targets)
+	summarize.AttachServer(s, targets)
 	if len(s.Server.Warnings) == 0 {
 		t.Fatal("want warnings kept in the file too")
 	}
@@ -327,7 +328,7 @@ func TestReadVersion3(t *testing.T) {
 	}
 	cur := summarytest.Build(t, 10*time.Second, summarytest.Streamed(60, 10))
 	cur.Meta.RunID = "cur"
-	cur.AttachServer([]summary.ServerTarget{vllmTarget()})
+	summarize.AttachServer(cur, []summary.ServerTarget{vllmTarget()})
 	merged, err := summary.Merge(s, cur)
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +351,7 @@ func TestMergeKeepsOneCopyPerTarget(t *testing.T) {
 		s.Meta.Instances = 3
 		s.Serving.Requests, s.Serving.OK, s.Serving.OutputTokens = 100, 100, 5000
 		s.Metrics = map[string]summary.MetricSummary{}
-		s.AttachServer(targets)
+		summarize.AttachServer(s, targets)
 		return s
 	}
 	server := vllmTarget()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
@@ -90,9 +91,9 @@ func TestJudgeServerThresholds(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10), summarytest.Streamed(60, 10))
-			s.AttachServer(tt.targets)
+			summarize.AttachServer(s, tt.targets)
 			results := set.EvaluateEnd(nil, 10*time.Second, threshold.End{})
-			s.JudgeServerThresholds(results)
+			summarize.JudgeServerThresholds(s, results)
 			if len(s.Thresholds) != len(tt.want) {
 				t.Fatalf("%d thresholds, want %d: %+v", len(s.Thresholds), len(tt.want), s.Thresholds)
 			}
@@ -127,8 +128,8 @@ func TestMergeJudgesServerThresholdsOnTheMergedSection(t *testing.T) {
 	instance := func(i string, targets ...summary.ServerTarget) *summary.Summary {
 		s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10))
 		s.Meta.Tags = map[string]string{"instance": i}
-		s.AttachServer(targets)
-		s.JudgeServerThresholds(set.EvaluateEnd(nil, 10*time.Second, threshold.End{}))
+		summarize.AttachServer(s, targets)
+		summarize.JudgeServerThresholds(s, set.EvaluateEnd(nil, 10*time.Second, threshold.End{}))
 		return s
 	}
 	scraper, other := instance("0", summarytest.VLLMTarget(2, 4)), instance("1")

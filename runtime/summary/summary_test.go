@@ -15,6 +15,7 @@ import (
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -191,7 +192,7 @@ func near(got, want float64) bool {
 func nearHDR(got, want float64) bool { return math.Abs(got-want) <= 0.002*math.Abs(want) }
 
 func TestBuildServing(t *testing.T) {
-	s := summary.Build(twoScenarioReport(t), testMeta)
+	s := summarize.Build(twoScenarioReport(t), testMeta)
 	if len(s.Scenarios) != 2 || s.Scenarios[0].Name != "chat" || s.Scenarios[1].Name != "rag" {
 		t.Fatalf("scenario summaries %+v, want chat then rag", s.Scenarios)
 	}
@@ -241,7 +242,7 @@ func TestBuildServing(t *testing.T) {
 }
 
 func TestBuildLatency(t *testing.T) {
-	s := summary.Build(twoScenarioReport(t), testMeta)
+	s := summarize.Build(twoScenarioReport(t), testMeta)
 	type row struct {
 		label              string
 		count              int64
@@ -281,12 +282,12 @@ func TestBuildLatency(t *testing.T) {
 
 func TestBuildErrorsChecksMetricsAndMeta(t *testing.T) {
 	rep := twoScenarioReport(t)
-	s := summary.Build(rep, testMeta)
+	s := summarize.Build(rep, testMeta)
 
 	wantErrors := []summary.ErrorClassCount{
-		{Class: "http_5xx", Count: 2, Messages: rep.RequestErrors["http_5xx"]},
+		{Class: "http_5xx", Count: 2, Messages: []summary.ErrorCount{{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}}},
 		{Class: "http_429", Count: 1},
-		{Class: "timeout", Count: 1, Messages: rep.RequestErrors["timeout"]},
+		{Class: "timeout", Count: 1, Messages: []summary.ErrorCount{{Message: "reading the response: request timed out after 1m0s", Count: 1}}},
 	}
 	if !reflect.DeepEqual(s.Errors, wantErrors) {
 		t.Errorf("errors %+v, want %+v (most frequent first, then by name, with their messages)", s.Errors, wantErrors)
@@ -295,7 +296,7 @@ func TestBuildErrorsChecksMetricsAndMeta(t *testing.T) {
 	if !reflect.DeepEqual(s.Retries, wantRetries) {
 		t.Errorf("retries %+v, want %+v", s.Retries, wantRetries)
 	}
-	if !reflect.DeepEqual(s.ScriptErrors, rep.ScriptErrors) || s.OtherScriptErrors != 3 {
+	if !reflect.DeepEqual(s.ScriptErrors, []summary.ErrorCount{{Message: "script.js:3:9: Error: boom", Count: 2}}) || s.OtherScriptErrors != 3 {
 		t.Errorf("script errors %+v (other %d), want the report's", s.ScriptErrors, s.OtherScriptErrors)
 	}
 	wantChecks := []summary.Check{
@@ -371,7 +372,7 @@ func TestBuildEdgeCases(t *testing.T) {
 		f.request(tagSet("scenario", "default"), okResult("m", 10, 100, 10, 5))
 		rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
 			Start: t0, End: t0.Add(time.Second)}
-		s := summary.Build(rep, testMeta)
+		s := summarize.Build(rep, testMeta)
 		if s.Scenarios != nil {
 			t.Errorf("scenarios %+v, want none for a single scenario", s.Scenarios)
 		}
@@ -385,7 +386,7 @@ func TestBuildEdgeCases(t *testing.T) {
 		f := newFixture()
 		scs := scenarios(t, `{"scenarios": {"a": {"executor": "shared-iterations"}, "b": {"executor": "shared-iterations"}}}`)
 		rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scs, Start: t0, End: t0}
-		s := summary.Build(rep, testMeta)
+		s := summarize.Build(rep, testMeta)
 		// The headline has its counts and throughputs, all 0, and no
 		// latency keys.
 		zero := func(sv summary.Serving) bool {
@@ -416,7 +417,7 @@ func TestBuildEdgeCases(t *testing.T) {
 }
 
 func TestWriteJSONRoundTrip(t *testing.T) {
-	s := summary.Build(twoScenarioReport(t), testMeta)
+	s := summarize.Build(twoScenarioReport(t), testMeta)
 	var buf bytes.Buffer
 	if err := s.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
@@ -524,7 +525,7 @@ func TestLoadShapeKeepsVUsUsedAndWhereAScenarioStopped(t *testing.T) {
 				{Name: "chat", Phase: engine.PhaseDone, Interrupted: true, Elapsed: chatAt, Duration: 10 * time.Second, PeakVUs: chatPeak, MaxVUs: 8},
 				{Name: "warm", Phase: engine.PhaseDone, Interrupted: true, Elapsed: time.Second, Duration: time.Second, PeakVUs: 4, MaxVUs: 4},
 			}}
-		return summary.Build(rep, testMeta)
+		return summarize.Build(rep, testMeta)
 	}
 	a := build(3, 3*time.Second)
 	var buf bytes.Buffer

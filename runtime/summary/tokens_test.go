@@ -15,6 +15,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -58,7 +59,7 @@ func runRequests(t *testing.T, cfg llm.Config, n int) *summary.Summary {
 	}
 	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
 		Start: t0, End: t0.Add(time.Second)}
-	return summary.Build(rep, testMeta)
+	return summarize.Build(rep, testMeta)
 }
 
 func TestTokenCheckWarnings(t *testing.T) {
