@@ -29,7 +29,7 @@ func bits(v uint64) *uint64 { return &v }
 // output tokens each, none failed, with one VU.
 func clientRun() *summary.Summary {
 	return &summary.Summary{SchemaVersion: summary.SchemaVersion,
-		Meta:    summary.Meta{RunID: "r", ScriptSHA256: "abc", Start: t0, End: t0.Add(10 * time.Second), LoadShape: []summary.ScenarioShape{{Name: "default", MaxVUs: 1, PeakVUs: 1}}},
+		Meta:    summary.Meta{RunID: "r", ScriptSHA256: "abc", Start: summarytest.T0, End: summarytest.T0.Add(10 * time.Second), LoadShape: []summary.ScenarioShape{{Name: "default", MaxVUs: 1, PeakVUs: 1}}},
 		Serving: summary.Serving{Requests: 100, OK: 100, OutputTokens: 5000, MeanOutputTokens: 50}}
 }
 
@@ -361,9 +361,9 @@ func TestMergeKeepsOneCopyPerTarget(t *testing.T) {
 	// Another instance was told of the target but left it to instance 1.
 	idle := vllmTarget()
 	idle.Scrapes, idle.Figures = summary.Scrapes{Skipped: 11}, nil
-	a := instance("0", t0.Add(2*time.Second), idle)
-	b := instance("1", t0.Add(2*time.Second), server, dcgmTarget())
-	c := instance("2", t0)
+	a := instance("0", summarytest.T0.Add(2*time.Second), idle)
+	b := instance("1", summarytest.T0.Add(2*time.Second), server, dcgmTarget())
+	c := instance("2", summarytest.T0)
 	if len(b.Server.Warnings) != 2 {
 		t.Fatalf("instance 1 alone: warnings %q, want its counts to disagree with its third of the run", b.Server.Warnings)
 	}
@@ -394,7 +394,7 @@ func TestMergeKeepsOneCopyPerTarget(t *testing.T) {
 		t.Errorf("merge in another order: %+v, %v", again.Server, err)
 	}
 	// Results without a server section merge without one.
-	none, err := summary.Merge(c, instance("1", t0))
+	none, err := summary.Merge(c, instance("1", summarytest.T0))
 	if err != nil || none.Server != nil {
 		t.Errorf("merge without targets: %+v, %v", none.Server, err)
 	}

@@ -101,7 +101,7 @@ func TestJudgeServerThresholds(t *testing.T) {
 			for i, w := range tt.want {
 				got := s.Thresholds[i]
 				if got.Metric != w.Metric || got.Threshold != w.Threshold || got.Passed != w.Passed || got.Note != w.Note ||
-					!near(got.Value, w.Value) {
+					!summarytest.Near(got.Value, w.Value) {
 					t.Errorf("threshold %d:\n got %+v\nwant %+v", i, got, w)
 				}
 				failed = failed || !w.Passed
