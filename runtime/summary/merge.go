@@ -548,7 +548,7 @@ func mergeScenarios(results []*Summary, order []int) ([]ScenarioSummary, error) 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
 // mergeErrorClasses adds up error classes (the errors or the retries) by
-// class, with their messages deduplicated and capped; sorted as Build
+// class, with their messages deduplicated and capped; sorted as summarize.Build
 // sorts them.
 func mergeErrorClasses(results []*Summary, classes func(*Summary) []ErrorClassCount) []ErrorClassCount {
 	byClass := map[string]*ErrorClassCount{}
@@ -607,7 +607,7 @@ func mergeScriptErrors(results []*Summary) ([]ErrorCount, int64) {
 	return list, other
 }
 
-// mergeChecks adds up the checks by group and name, sorted as Build sorts
+// mergeChecks adds up the checks by group and name, sorted as summarize.Build sorts
 // them.
 func mergeChecks(results []*Summary) []Check {
 	type key struct{ group, name string }

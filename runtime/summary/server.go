@@ -15,9 +15,9 @@ import (
 // The server section: what the server's own Prometheus metrics and its
 // GPUs' telemetry said over the measured window, beside the client's
 // figures. It is plain data: runtime/servermetrics and runtime/gpumetrics
-// compute the window figures, the runner hands them to AttachServer, and
-// the summary derives what compares them with its own figures (the
-// prefix-cache hit rate, energy per output token, the warnings).
+// compute the window figures, the runner hands them to
+// summarize.AttachServer, and the summary derives what compares them with
+// its own figures (energy per output token, the warnings).
 
 // The kinds of scrape target.
 const (

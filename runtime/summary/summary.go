@@ -1,9 +1,13 @@
-// Package summary turns a run's report into the figures people read: the
-// serving headline (requests, throughput, success rate), latency rows
-// (TTFT, TPOT, ITL, E2E), errors by class, checks, every metric's
-// statistics and the metadata that makes the run reproducible. The console
-// renders a Summary; --summary-export writes it as JSON, ReadJSON reads it
-// back, and Merge combines the results of several processes of one test.
+// Package summary is the result document: the figures people read of a
+// run (the serving headline, latency rows, errors by class, checks, every
+// metric's statistics with its histogram, the server section, the
+// metadata that makes the run reproducible), its JSON layout and
+// SchemaVersion, the reader of every version from OldestSchemaVersion
+// (ReadJSON, Parse, ParseStream), and Merge, which combines the results of
+// several processes of one test. runtime/summarize builds a Summary from a
+// finished run; the console renders one, --summary-export writes it.
+// It imports nothing of the engine or JavaScript, so that the readers of
+// result files (compare, trend, report, merge) do not either.
 // docs/results.md describes the file field by field.
 package summary
 
@@ -82,7 +86,7 @@ type Summary struct {
 	// from its timeline recorder.
 	Timeline []TimelinePoint `json:"timeline,omitempty"`
 	// Server is what the server's own metrics and its GPUs' telemetry
-	// said over the measured window (AttachServer); nil when no target
+	// said over the measured window (summarize.AttachServer); nil when no target
 	// was scraped, and in files of versions 2 and 3.
 	Server *Server `json:"server,omitempty"`
 	// Capacity is the verdict of a sweep (scenarios tagged with a
@@ -359,8 +363,8 @@ var latencyMetrics = []struct{ name, label string }{
 }
 
 // StatsFunc returns the statistics of a metric, nil when it has no samples:
-// a snapshot's (Build) or merged ones (Merge), so that both compute every
-// figure with the same code.
+// a snapshot's (summarize.Build) or merged ones (Merge), so that both
+// compute every figure with the same code.
 type StatsFunc func(metric string) *metrics.Stats
 
 // Finish computes the figures of a serving block that holds only its
