@@ -1,7 +1,6 @@
 package summary_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -17,20 +16,6 @@ import (
 	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
-
-// writeResult writes a summary as --summary-export does.
-func writeResult(t *testing.T, s *summary.Summary) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "result.json")
-	var buf bytes.Buffer
-	if err := s.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // decodeJSON is the value of raw JSON, for comparing what an encoder
 // rewrote (indented, HTML-escaped).
@@ -49,7 +34,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 	meta := summarytest.Meta
 	meta.Options = json.RawMessage(`{"vus": 4, "thresholds": {"llm_ttft": ["p(95)<500"]}}`)
 	s := summarize.Build(summarytest.TwoScenarioReport(t), meta)
-	back, err := summary.ReadJSON(writeResult(t, s))
+	back, err := summary.ReadJSON(summarytest.WriteResult(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
