@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
-	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -176,7 +175,7 @@ func TestAccountChecks(t *testing.T) {
 		}, "error class connect"},
 		{"a script error", func(o *outcome) { o.sum.OtherScriptErrors = 1 }, "script errors"},
 		{"script errors with a message", func(o *outcome) {
-			o.sum.ScriptErrors = []engine.ErrorCount{{Message: "TypeError at soak.js:9", Count: 3}}
+			o.sum.ScriptErrors = []summary.ErrorCount{{Message: "TypeError at soak.js:9", Count: 3}}
 		}, "script errors"},
 		{"a success the simulator never finished", func(o *outcome) { o.stats.Completed = 79 }, "llmrun: completed"},
 		{"tokens counted twice", func(o *outcome) { o.sum.Serving.OutputTokens = 16000 }, "output tokens"},

@@ -7,6 +7,7 @@ import (
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -24,7 +25,7 @@ func TestCompareServerFigures(t *testing.T) {
 			vllm := summarytest.VLLMTarget(1000, 12000)
 			vllm.Figures[string(engines.PrefixCacheHits)] = summarytest.Counter("tokens", hits)
 			vllm.Figures[string(engines.KVCacheUsage)] = summarytest.Gauge("fraction", 0.5, kvMax)
-			s.AttachServer([]summary.ServerTarget{vllm})
+			summarize.AttachServer(s, []summary.ServerTarget{vllm})
 		}
 	}
 	base := plantedResult(t, dir, "base", 1, n, 150, dur, withServer(500, 0.5))

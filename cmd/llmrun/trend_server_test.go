@@ -14,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -39,7 +40,7 @@ func storeRuns(t *testing.T, ctx context.Context, srv *influxtest.Server, testid
 		if hits != nil {
 			vllm := summarytest.VLLMTarget(1000, 5000)
 			vllm.Figures[string(engines.PrefixCacheHits)] = summarytest.Counter("tokens", hits[i])
-			s.AttachServer([]summary.ServerTarget{vllm, summarytest.DCGMTarget()})
+			summarize.AttachServer(s, []summary.ServerTarget{vllm, summarytest.DCGMTarget()})
 		}
 		o := influxdb.New(cfg)
 		if err := o.Start(ctx, output.Run{ID: s.Meta.RunID, TestID: testid, Start: s.Meta.Start}); err != nil {

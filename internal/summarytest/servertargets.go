@@ -6,7 +6,7 @@ import (
 )
 
 // ServerTargets are the scrape targets of a run's server section, as the
-// runner hands them to summary.AttachServer: a vLLM server whose series
+// runner hands them to summarize.AttachServer: a vLLM server whose series
 // has a point at t = 1, 2, ... points seconds (running = t, waiting =
 // points - t, KV cache t/points), and a DCGM exporter of two GPUs that
 // drew 1000 J (counted) over the window, its series at the same times

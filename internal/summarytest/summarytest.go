@@ -5,12 +5,15 @@ package summarytest
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -62,7 +65,7 @@ func Build(t testing.TB, dur time.Duration, results ...*llm.Result) *summary.Sum
 		t.Fatal(err)
 	}
 	rep := &engine.Report{Snapshot: agg.Snapshot(), Registry: reg, Scenarios: scs, Start: Start, End: Start.Add(dur)}
-	return summary.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
+	return summarize.Build(rep, summary.Meta{Tool: "llmrun", Version: "test", RunID: "run", Script: "test.js", ScriptSHA256: "abc"})
 }
 
 // SameFile says whether two summaries write the same result file.
@@ -90,4 +93,20 @@ func LongRun(t testing.TB, runID string, points int) *summary.Summary {
 			ActiveVUs: 8, InFlight: int64(i % 9), TTFTP50: 100 + float64(i%13)/7, TTFTP99: 400 + float64(i%17)/3, E2EP50: 900.5, E2EP99: 2000 + float64(i%11)})
 	}
 	return s
+}
+
+// writeResult writes a summary as --summary-export does.
+// WriteResult writes s as a result file in a temporary directory of t and
+// returns its path.
+func WriteResult(t testing.TB, s *summary.Summary) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "result.json")
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

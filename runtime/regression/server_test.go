@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -23,7 +24,7 @@ func serverRun(t *testing.T, url string, requests, hits float64, change func(map
 	if change != nil {
 		change(vllm.Figures)
 	}
-	s.AttachServer([]summary.ServerTarget{vllm, summarytest.DCGMTarget()})
+	summarize.AttachServer(s, []summary.ServerTarget{vllm, summarytest.DCGMTarget()})
 	return s
 }
 
@@ -112,7 +113,7 @@ func TestServerFiguresNeedBothSections(t *testing.T) {
 	two := serverRun(t, "http://gpu-1:8000/metrics", 1000, 500, nil)
 	second := summarytest.VLLMTarget(1000, 5000)
 	second.URL = "http://gpu-2:8000/metrics"
-	two.AttachServer(append(two.Server.Targets, second))
+	summarize.AttachServer(two, append(two.Server.Targets, second))
 	shown, _, _ := ServerFigures(two, two, []Figure{{"server_queue_time_p99", "ms", LowerIsBetter}}, DefaultConfidence)
 	var names []string
 	for _, f := range shown {

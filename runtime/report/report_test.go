@@ -17,7 +17,6 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/llmrun/llmrun/internal/browsertest"
-	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -49,10 +48,10 @@ func steadyRun() *summary.Summary {
 			latencyRow("llm_ttft", "TTFT", 120, 8), latencyRow("llm_tpot", "TPOT", 18, 1.6),
 			latencyRow("llm_itl", "ITL", 17, 4), latencyRow("llm_e2e", "E2E", 3700, 2), latencyRow("llm_ttfb", "TTFB", 100, 8),
 		},
-		Errors: []summary.ErrorClassCount{{Class: "http_5xx", Count: 8, Messages: []engine.ErrorCount{{Message: "HTTP 503: <b>overloaded</b> & busy", Count: 8}}},
+		Errors: []summary.ErrorClassCount{{Class: "http_5xx", Count: 8, Messages: []summary.ErrorCount{{Message: "HTTP 503: <b>overloaded</b> & busy", Count: 8}}},
 			{Class: "timeout", Count: 2}},
 		Retries:           []summary.ErrorClassCount{{Class: "http_429", Count: 4}},
-		ScriptErrors:      []engine.ErrorCount{{Message: "TypeError: r.text is undefined", Count: 3}},
+		ScriptErrors:      []summary.ErrorCount{{Message: "TypeError: r.text is undefined", Count: 3}},
 		OtherScriptErrors: 1,
 		Client:            health.Report{CPU: 0.95, Procs: 2, Warnings: []string{"the load generator's CPU was saturated"}},
 		AbortedBy:         "llm_failed rate<0.001",

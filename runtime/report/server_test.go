@@ -14,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/internal/browsertest"
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -25,7 +26,7 @@ var serverNames = []string{"server-queue", "server-kv-cache", "gpu-utilization",
 // 1, 2, ... points seconds.
 func serverRun(points int) *summary.Summary {
 	s := steadyRun()
-	s.AttachServer(summarytest.ServerTargets(points))
+	summarize.AttachServer(s, summarytest.ServerTargets(points))
 	return s
 }
 
@@ -149,14 +150,14 @@ func TestServerChartsShareTheTimeAxis(t *testing.T) {
 // without a section shows none of it.
 func TestServerSectionInTheReport(t *testing.T) {
 	serverOnly := steadyRun()
-	serverOnly.AttachServer(summarytest.ServerTargets(0)[:1])
+	summarize.AttachServer(serverOnly, summarytest.ServerTargets(0)[:1])
 	bucketed := steadyRun()
 	targets := summarytest.ServerTargets(120)
 	ttft := summarytest.TTFTHistogram()
 	ttft.P99 = summarytest.Num(0.235)
 	ttft.Buckets = []summary.HistogramBucket{{Le: 0.04, Count: 40}, {Le: 0.05, Count: 60}, {Le: 0.1, Count: 90}, {Le: 0.25, Count: 100}}
 	targets[0].Figures[string(engines.QueueTime)], targets[0].Figures[string(engines.TTFT)] = summarytest.FirstBucket(0.01), ttft
-	bucketed.AttachServer(targets)
+	summarize.AttachServer(bucketed, targets)
 	tests := []struct {
 		name    string
 		run     *summary.Summary

@@ -31,6 +31,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 	"github.com/llmrun/llmrun/runtime/timeline"
@@ -191,7 +192,7 @@ type run struct {
 	simulated bool
 	engine    *engine.Engine
 	criteria  capacity.Criteria
-	probes    []llm.Probe
+	probes    []summary.Probe
 	console   *console.Console
 	outputs   outputSet
 	results   []output.FileFlag
@@ -278,7 +279,7 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 		r.sinks.goodput = &goodputCounter{bounds: bounds}
 	}
 	if !r.cfg.NoPreflight {
-		r.probes = r.engine.Preflight(ctx)
+		r.probes = summarize.Probes(r.engine.Preflight(ctx))
 		if ctx.Err() != nil {
 			r.printf("interrupted before the test started")
 			return Interrupted, false
@@ -432,7 +433,7 @@ func (r *run) banner() console.Banner {
 // far; the thresholds on server figures are judged on the server section.
 func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	host, _ := os.Hostname()
-	sum := summary.Build(rep, summary.Meta{
+	sum := summarize.Build(rep, summary.Meta{
 		Tool: "llmrun", Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, ScriptSHA256: r.engine.ScriptSHA256(),
 		Target: r.target, BaseURL: llm.RedactURL(r.cfg.Engine.LLM.BaseURL), Seed: r.cfg.Engine.Seed, SeedDrawn: r.cfg.SeedDrawn, Host: host,
 		OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
@@ -453,7 +454,7 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 		r.sinks.goodput.set(sum)
 	}
 	r.attachServer(rep, sum)
-	sum.JudgeServerThresholds(rep.Thresholds)
+	summarize.JudgeServerThresholds(sum, rep.Thresholds)
 	sum.Capacity = capacity.Assess(sum, r.criteria)
 	sum.Outputs = r.outputs.finish(sum)
 	return sum
@@ -465,7 +466,7 @@ func (r *run) stopSweep(sofar *engine.Report) string {
 	if !r.criteria.Stops() {
 		return ""
 	}
-	sum := summary.Build(sofar, summary.Meta{SLO: r.criteria.SLO})
+	sum := summarize.Build(sofar, summary.Meta{SLO: r.criteria.SLO})
 	sum.Scenarios = slices.DeleteFunc(sum.Scenarios, func(sc summary.ScenarioSummary) bool {
 		_, ended := sofar.Windows[sc.Name]
 		return !ended

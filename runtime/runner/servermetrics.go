@@ -15,6 +15,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -227,7 +228,7 @@ func (r *run) attachServer(rep *engine.Report, sum *summary.Summary) {
 		return
 	}
 	r.watch.Stop()
-	sum.AttachServer(r.watch.Targets(serverwatch.Window{
+	summarize.AttachServer(sum, r.watch.Targets(serverwatch.Window{
 		From: r.watchFrom, To: serverwatch.MarkEnd, Start: rep.Start, End: rep.End, Origin: r.timelineStart,
 	}))
 }

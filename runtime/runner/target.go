@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // preflightPassed reports whether the run may start after its preflight:
@@ -14,7 +15,7 @@ import (
 // and what to fix, then note (a lesser finding, such as the model not
 // being found, that the failure may explain; none when ""), and warns of
 // the failures the run may get past, each line begun with command.
-func preflightPassed(stderr io.Writer, command string, probes []llm.Probe, note string) bool {
+func preflightPassed(stderr io.Writer, command string, probes []summary.Probe, note string) bool {
 	passed := true
 	for _, p := range probes {
 		switch {

@@ -315,7 +315,7 @@ type Window struct {
 }
 
 // Targets are what each target said over the window, in the order of the
-// Config (servers, then GPUs), for summary.AttachServer. Call it after
+// Config (servers, then GPUs), for summarize.AttachServer. Call it after
 // Stop.
 func (w *Watch) Targets(win Window) []summary.ServerTarget {
 	results := w.scraper.Stop()

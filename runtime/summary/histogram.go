@@ -33,8 +33,8 @@ type Histogram struct {
 	Max        float64 `json:"max"`
 }
 
-// encodeHistogram keeps a trend's distribution; nil for other types.
-func encodeHistogram(st *metrics.Stats) *Histogram {
+// NewHistogram keeps a trend's distribution; nil for other types.
+func NewHistogram(st *metrics.Stats) *Histogram {
 	if st.Type != metrics.Trend {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package summary_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -13,22 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
-
-// writeResult writes a summary as --summary-export does.
-func writeResult(t *testing.T, s *summary.Summary) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "result.json")
-	var buf bytes.Buffer
-	if err := s.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // decodeJSON is the value of raw JSON, for comparing what an encoder
 // rewrote (indented, HTML-escaped).
@@ -44,10 +31,10 @@ func decodeJSON(t *testing.T, raw json.RawMessage) any {
 // A result written and read back is the same, and the percentiles computed
 // again from its histograms are the ones it states.
 func TestReadJSONRoundTrip(t *testing.T) {
-	meta := testMeta
+	meta := summarytest.Meta
 	meta.Options = json.RawMessage(`{"vus": 4, "thresholds": {"llm_ttft": ["p(95)<500"]}}`)
-	s := summary.Build(twoScenarioReport(t), meta)
-	back, err := summary.ReadJSON(writeResult(t, s))
+	s := summarize.Build(summarytest.TwoScenarioReport(t), meta)
+	back, err := summary.ReadJSON(summarytest.WriteResult(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +132,7 @@ func TestReadJSONErrors(t *testing.T) {
 // The headline holds vLLM's keys, with the figures of the serving block
 // and of the latency rows.
 func TestHeadline(t *testing.T) {
-	s := summary.Build(twoScenarioReport(t), testMeta)
+	s := summarize.Build(summarytest.TwoScenarioReport(t), summarytest.Meta)
 	if _, ok := s.Serving.Headline["request_goodput"]; ok {
 		t.Errorf("request_goodput in the headline of a run without goodput bounds")
 	}
@@ -177,11 +164,11 @@ func TestHeadline(t *testing.T) {
 		"mean_e2el_ms": e2e.Mean, "median_e2el_ms": e2e.P["p50"], "p90_e2el_ms": e2e.P["p90"],
 	}
 	for k, w := range want {
-		if !near(h[k], w) {
+		if !summarytest.Near(h[k], w) {
 			t.Errorf("%s = %v, want %v", k, h[k], w)
 		}
 	}
-	if h["p90_ttft_ms"] != 200 || !nearHDR(h["median_ttft_ms"], 50) {
+	if h["p90_ttft_ms"] != 200 || !summarytest.NearHDR(h["median_ttft_ms"], 50) {
 		t.Errorf("ttft p90 %v median %v, want 200 and 50", h["p90_ttft_ms"], h["median_ttft_ms"])
 	}
 	// Each scenario has its own.

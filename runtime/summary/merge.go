@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/internal/errorkey"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
@@ -132,7 +131,7 @@ func Merge(results ...*Summary) (*Summary, error) {
 		SchemaVersion: SchemaVersion,
 		Meta:          meta,
 		Serving:       sumServing(results, nil),
-		Latency:       latency(set.stats),
+		Latency:       LatencyRows(set.stats),
 		Errors:        mergeErrorClasses(results, func(s *Summary) []ErrorClassCount { return s.Errors }),
 		Retries:       mergeErrorClasses(results, func(s *Summary) []ErrorClassCount { return s.Retries }),
 		Checks:        mergeChecks(results),
@@ -148,15 +147,15 @@ func Merge(results ...*Summary) (*Summary, error) {
 		Preflight:     mergePreflights(results),
 		Metrics:       set.summaries(dur),
 	}
-	s.Serving.finish(dur, set.stats)
+	s.Serving.Finish(dur, set.stats)
 	s.EarlyStopAt = earliestEarlyStop(results)
-	s.LowSuccess = lowSuccess(s.Serving, s.Meta.successFloor())
+	s.LowSuccess = LowSuccessWarning(s.Serving, s.Meta.successFloor())
 	s.ScriptErrors, s.OtherScriptErrors = mergeScriptErrors(results)
 	if s.Scenarios, err = mergeScenarios(results, order); err != nil {
 		return nil, err
 	}
 	s.Server = mergeServers(results, meta.Start)
-	s.finishServer()
+	s.FinishServer()
 	s.rejudgeServerThresholds()
 	return s, nil
 }
@@ -408,7 +407,7 @@ func (set metricSet) summaries(dur time.Duration) map[string]MetricSummary {
 	out := make(map[string]MetricSummary, len(set))
 	for name, m := range set {
 		out[name] = MetricSummary{Type: m.def.Type, Contains: m.def.Contains, Unit: m.def.Unit, Desc: m.def.Desc, Custom: m.def.Custom,
-			Values: Values(m.st, dur), Histogram: encodeHistogram(m.st)}
+			Values: Values(m.st, dur), Histogram: NewHistogram(m.st)}
 	}
 	return out
 }
@@ -539,8 +538,8 @@ func mergeScenarios(results []*Summary, order []int) ([]ScenarioSummary, error) 
 		}
 		dur := end.Sub(start)
 		sv := sumServing(results, find)
-		sv.finish(dur, set.stats)
-		out = append(out, ScenarioSummary{Name: name, Serving: sv, Latency: latency(set.stats), Metrics: set.summaries(dur)})
+		sv.Finish(dur, set.stats)
+		out = append(out, ScenarioSummary{Name: name, Serving: sv, Latency: LatencyRows(set.stats), Metrics: set.summaries(dur)})
 	}
 	return out, nil
 }
@@ -549,7 +548,7 @@ func mergeScenarios(results []*Summary, order []int) ([]ScenarioSummary, error) 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
 // mergeErrorClasses adds up error classes (the errors or the retries) by
-// class, with their messages deduplicated and capped; sorted as Build
+// class, with their messages deduplicated and capped; sorted as summarize.Build
 // sorts them.
 func mergeErrorClasses(results []*Summary, classes func(*Summary) []ErrorClassCount) []ErrorClassCount {
 	byClass := map[string]*ErrorClassCount{}
@@ -573,12 +572,12 @@ func mergeErrorClasses(results []*Summary, classes func(*Summary) []ErrorClassCo
 }
 
 // addMessages adds the counts of msgs to those of the same message in
-// list (the same engine.MessageKey: as a run groups them), and appends the
+// list (the same errorkey.Of: as a run groups them), and appends the
 // others while list has fewer than limit.
-func addMessages(list, msgs []engine.ErrorCount, limit int) []engine.ErrorCount {
+func addMessages(list, msgs []ErrorCount, limit int) []ErrorCount {
 	for _, msg := range msgs {
-		key := engine.MessageKey(msg.Message)
-		i := slices.IndexFunc(list, func(e engine.ErrorCount) bool { return engine.MessageKey(e.Message) == key })
+		key := errorkey.Of(msg.Message)
+		i := slices.IndexFunc(list, func(e ErrorCount) bool { return errorkey.Of(e.Message) == key })
 		switch {
 		case i >= 0:
 			list[i].Count += msg.Count
@@ -591,8 +590,8 @@ func addMessages(list, msgs []engine.ErrorCount, limit int) []engine.ErrorCount 
 
 // mergeScriptErrors adds up the script errors by message, most frequent
 // first; the messages beyond maxScriptErrors count in the other errors.
-func mergeScriptErrors(results []*Summary) ([]engine.ErrorCount, int64) {
-	var list []engine.ErrorCount
+func mergeScriptErrors(results []*Summary) ([]ErrorCount, int64) {
+	var list []ErrorCount
 	var other int64
 	for _, r := range results {
 		list = addMessages(list, r.ScriptErrors, math.MaxInt)
@@ -608,7 +607,7 @@ func mergeScriptErrors(results []*Summary) ([]engine.ErrorCount, int64) {
 	return list, other
 }
 
-// mergeChecks adds up the checks by group and name, sorted as Build sorts
+// mergeChecks adds up the checks by group and name, sorted as summarize.Build sorts
 // them.
 func mergeChecks(results []*Summary) []Check {
 	type key struct{ group, name string }
@@ -672,7 +671,7 @@ func mergeTokenChecks(results []*Summary) []TokenCheck {
 	}
 	var out []TokenCheck
 	for _, source := range slices.Sorted(maps.Keys(usage)) {
-		out = append(out, newTokenCheck(source, usage[source], other[source]))
+		out = append(out, NewTokenCheck(source, usage[source], other[source]))
 	}
 	return out
 }
@@ -691,7 +690,7 @@ func mergePromptChecks(results []*Summary) *PromptCheck {
 	if requests == 0 {
 		return nil
 	}
-	return newPromptCheck(requests, requested, usage)
+	return NewPromptCheck(requests, requested, usage)
 }
 
 // mergeUniqueCaches adds up the unique-prompt checks and judges the sums;
@@ -709,7 +708,7 @@ func mergeUniqueCaches(results []*Summary, meta Meta) *UniqueCache {
 	if sum.Requests == 0 {
 		return nil
 	}
-	return newUniqueCache(sum.Requests, sum.CachedRequests, sum.PromptTokens, sum.CachedTokens, meta)
+	return NewUniqueCache(sum.Requests, sum.CachedRequests, sum.PromptTokens, sum.CachedTokens, meta)
 }
 
 // mergeThresholds evaluates the results' thresholds again on the merged
@@ -860,8 +859,8 @@ func mergeTimelines(results []*Summary, start time.Time) []TimelinePoint {
 
 // mergePreflights lists the results' preflight probes, each target's
 // first.
-func mergePreflights(results []*Summary) []llm.Probe {
-	var out []llm.Probe
+func mergePreflights(results []*Summary) []Probe {
+	var out []Probe
 	seen := map[string]bool{}
 	for _, r := range results {
 		for _, p := range r.Preflight {

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
@@ -60,7 +62,7 @@ func sameFigures(t *testing.T, where string, got, want map[string]float64, skip 
 			continue
 		}
 		g, ok := got[k]
-		if !ok || (sumDerived(k) && !near(g, want[k])) || (!sumDerived(k) && g != want[k]) {
+		if !ok || (sumDerived(k) && !summarytest.Near(g, want[k])) || (!sumDerived(k) && g != want[k]) {
 			t.Errorf("%s: %s = %v, want %v", where, k, g, want[k])
 		}
 	}
@@ -85,7 +87,7 @@ func sameRows(t *testing.T, where string, got, want []summary.LatencyRow) {
 	}
 	for i := range want {
 		g, w := got[i], want[i]
-		if !near(g.Mean, w.Mean) {
+		if !summarytest.Near(g.Mean, w.Mean) {
 			t.Errorf("%s %s: mean %v, want %v", where, w.Metric, g.Mean, w.Mean)
 		}
 		g.Mean = w.Mean
@@ -121,7 +123,7 @@ func sameMetrics(t *testing.T, where string, got, want map[string]summary.Metric
 			continue
 		}
 		gh, wh := *g.Histogram, *w.Histogram
-		if !near(gh.Sum, wh.Sum) || !near(gh.SumSquares, wh.SumSquares) {
+		if !summarytest.Near(gh.Sum, wh.Sum) || !summarytest.Near(gh.SumSquares, wh.SumSquares) {
 			t.Errorf("%s %s: sum %v squares %v, want %v %v", where, name, gh.Sum, gh.SumSquares, wh.Sum, wh.SumSquares)
 		}
 		gh.Sum, gh.SumSquares = wh.Sum, wh.SumSquares
@@ -136,11 +138,11 @@ func sameMetrics(t *testing.T, where string, got, want map[string]summary.Metric
 // whole run: the serving blocks, headlines, latency rows and metrics of the
 // whole run and of each scenario, the errors, checks and thresholds.
 func TestMergeOfTwoHalvesEqualsTheWhole(t *testing.T) {
-	whole := twoScenarioReport(t)
+	whole := summarytest.TwoScenarioReport(t)
 	evaluateThresholds(t, whole, mergeThresholds)
 	halves := []*engine.Report{
-		twoScenarioPart(t, func(call int) bool { return call%2 == 0 }),
-		twoScenarioPart(t, func(call int) bool { return call%2 == 1 }),
+		summarytest.TwoScenarioPart(t, func(call int) bool { return call%2 == 0 }),
+		summarytest.TwoScenarioPart(t, func(call int) bool { return call%2 == 1 }),
 	}
 	// The whole's error messages, shared out in turn among the halves
 	// that have failures of their class, and its script errors.
@@ -164,11 +166,11 @@ func TestMergeOfTwoHalvesEqualsTheWhole(t *testing.T) {
 	var parts []*summary.Summary
 	for i, h := range halves {
 		evaluateThresholds(t, h, mergeThresholds)
-		meta := testMeta
+		meta := summarytest.Meta
 		meta.RunID, meta.Host = fmt.Sprintf("half-%d", i), fmt.Sprintf("host-%d", i)
-		parts = append(parts, summary.Build(h, meta))
+		parts = append(parts, summarize.Build(h, meta))
 	}
-	want := summary.Build(whole, testMeta)
+	want := summarize.Build(whole, summarytest.Meta)
 	if parts[0].Serving.OK == 0 || parts[1].Serving.OK == 0 || parts[0].Serving.OK+parts[1].Serving.OK != want.Serving.OK {
 		t.Fatalf("the halves' completed requests %d and %d, want two shares of %d", parts[0].Serving.OK, parts[1].Serving.OK, want.Serving.OK)
 	}
@@ -232,41 +234,41 @@ func TestMergeOfTwoHalvesEqualsTheWhole(t *testing.T) {
 // over [start, start+dur).
 func result(t *testing.T, runID string, start time.Time, dur time.Duration, ttfts ...float64) *summary.Summary {
 	t.Helper()
-	f := newFixture()
+	f := summarytest.NewFixture()
 	for _, ttft := range ttfts {
-		f.request(tagSet("scenario", "default"), okResult("m", ttft, ttft+100, 10, 5))
+		f.Request(summarytest.Tags("scenario", "default"), summarytest.Completed("m", ttft, ttft+100, 10, 5))
 	}
-	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
+	rep := &engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Scenarios: summarytest.Scenarios(t, `{"vus": 1, "duration": "1s"}`),
 		Start: start, End: start.Add(dur)}
-	meta := testMeta
+	meta := summarytest.Meta
 	meta.RunID = runID
-	return summary.Build(rep, meta)
+	return summarize.Build(rep, meta)
 }
 
 // Results of different windows: the merged window spans them, throughputs
 // and counter rates are over it, and the latencies are those of all the
 // requests.
 func TestMergeWindows(t *testing.T) {
-	a := result(t, "a", t0, 10*time.Second, 10, 20, 30)
-	b := result(t, "b", t0.Add(5*time.Second), 10*time.Second, 40, 50)
-	all := result(t, "all", t0, 15*time.Second, 10, 20, 30, 40, 50)
+	a := result(t, "a", summarytest.T0, 10*time.Second, 10, 20, 30)
+	b := result(t, "b", summarytest.T0.Add(5*time.Second), 10*time.Second, 40, 50)
+	all := result(t, "all", summarytest.T0, 15*time.Second, 10, 20, 30, 40, 50)
 	got, err := summary.Merge(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Serving.DurationSeconds != 15 || got.Serving.OK != 5 || !near(got.Serving.RequestThroughput, 5.0/15) {
+	if got.Serving.DurationSeconds != 15 || got.Serving.OK != 5 || !summarytest.Near(got.Serving.RequestThroughput, 5.0/15) {
 		t.Errorf("serving %+v, want 5 requests over 15 s", got.Serving)
 	}
-	if r := got.Metrics["llm_requests"].Values; r["count"] != 5 || !near(r["rate"], 5.0/15) {
+	if r := got.Metrics["llm_requests"].Values; r["count"] != 5 || !summarytest.Near(r["rate"], 5.0/15) {
 		t.Errorf("llm_requests %v, want count 5 rate 1/3", r)
 	}
 	sameServing(t, "merged", got.Serving, all.Serving)
 	sameRows(t, "merged", got.Latency, all.Latency)
-	if !got.Meta.Start.Equal(t0) || !got.Meta.End.Equal(t0.Add(15*time.Second)) {
-		t.Errorf("window %s–%s, want %s–%s", got.Meta.Start, got.Meta.End, t0, t0.Add(15*time.Second))
+	if !got.Meta.Start.Equal(summarytest.T0) || !got.Meta.End.Equal(summarytest.T0.Add(15*time.Second)) {
+		t.Errorf("window %s–%s, want %s–%s", got.Meta.Start, got.Meta.End, summarytest.T0, summarytest.T0.Add(15*time.Second))
 	}
 	// A merged result merges again, and names every part.
-	c := result(t, "c", t0, 15*time.Second, 60)
+	c := result(t, "c", summarytest.T0, 15*time.Second, 60)
 	again, err := summary.Merge(got, c)
 	if err != nil {
 		t.Fatal(err)
@@ -277,12 +279,12 @@ func TestMergeWindows(t *testing.T) {
 }
 
 func TestMergeRules(t *testing.T) {
-	a := result(t, "a", t0, 10*time.Second, 10)
-	b := result(t, "b", t0, 12*time.Second, 20)
-	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 1}}}}
+	a := result(t, "a", summarytest.T0, 10*time.Second, 10)
+	b := result(t, "b", summarytest.T0, 12*time.Second, 20)
+	a.Errors = []summary.ErrorClassCount{{Class: "http_5xx", Count: 3, Messages: []summary.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 1}}}}
 	b.Errors = []summary.ErrorClassCount{
 		{Class: "timeout", Count: 5},
-		{Class: "http_5xx", Count: 3, Messages: []engine.ErrorCount{{Message: "m2 chatcmpl-7", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
+		{Class: "http_5xx", Count: 3, Messages: []summary.ErrorCount{{Message: "m2 chatcmpl-7", Count: 1}, {Message: "m3", Count: 1}, {Message: "m4", Count: 1}}},
 	}
 	// b is as a file from before the custom mark.
 	a.Metrics["g"] = summary.MetricSummary{Type: "gauge", Contains: "default", Custom: true, Values: map[string]float64{"value": 7, "min": 1, "max": 9}}
@@ -307,7 +309,7 @@ func TestMergeRules(t *testing.T) {
 		got, want any
 	}{
 		{"errors: counts add, messages deduplicated (ids aside: the first seen stays) and capped at 3, most frequent first", got.Errors, []summary.ErrorClassCount{
-			{Class: "http_5xx", Count: 6, Messages: []engine.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 2}, {Message: "m3", Count: 1}}},
+			{Class: "http_5xx", Count: 6, Messages: []summary.ErrorCount{{Message: "m1", Count: 2}, {Message: "m2 chatcmpl-1", Count: 2}, {Message: "m3", Count: 1}}},
 			{Class: "timeout", Count: 5},
 		}},
 		{"gauge: the value of the result that ended last", got.Metrics["g"].Values, map[string]float64{"value": 4, "min": 1, "max": 12}},
@@ -351,7 +353,7 @@ func TestVersions2And3ReadAndMerge(t *testing.T) {
 		}
 		return path
 	}
-	old, cur := result(t, "old", t0, 2*time.Second, 10), result(t, "cur", t0, 2*time.Second, 20)
+	old, cur := result(t, "old", summarytest.T0, 2*time.Second, 10), result(t, "cur", summarytest.T0, 2*time.Second, 20)
 	old.SchemaVersion = 2
 	cur.SchemaVersion = 3
 	old.Timeline = []summary.TimelinePoint{{T: 1, Seconds: 1}, {T: 2, Seconds: 1, Requests: 1, OutputTokens: 10}}
@@ -381,7 +383,7 @@ func TestVersions2And3ReadAndMerge(t *testing.T) {
 }
 
 func TestMergeErrors(t *testing.T) {
-	good := func(id string) *summary.Summary { return result(t, id, t0, time.Second, 10) }
+	good := func(id string) *summary.Summary { return result(t, id, summarytest.T0, time.Second, 10) }
 	tests := []struct {
 		name  string
 		edit  func(a, b *summary.Summary) []*summary.Summary
@@ -462,17 +464,17 @@ func TestMergeErrors(t *testing.T) {
 // window; a result without bounds adds nothing.
 func TestMergeGoodput(t *testing.T) {
 	bounds := summary.GoodputBounds{TTFT: 500}
-	a := result(t, "a", t0, 10*time.Second, 10, 20, 30)
+	a := result(t, "a", summarytest.T0, 10*time.Second, 10, 20, 30)
 	a.Serving.SetGoodput(bounds, 2, 3)
-	b := result(t, "b", t0.Add(5*time.Second), 10*time.Second, 40, 50)
+	b := result(t, "b", summarytest.T0.Add(5*time.Second), 10*time.Second, 40, 50)
 	b.Serving.SetGoodput(bounds, 1, 2)
-	none := result(t, "c", t0, 15*time.Second, 60)
+	none := result(t, "c", summarytest.T0, 15*time.Second, 60)
 	got, err := summary.Merge(a, b, none)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := got.Serving.Goodput
-	if g == nil || g.Bounds != bounds || g.Good != 3 || g.Requests != 5 || !near(g.RequestGoodput, 3.0/15) {
+	if g == nil || g.Bounds != bounds || g.Good != 3 || g.Requests != 5 || !summarytest.Near(g.RequestGoodput, 3.0/15) {
 		t.Errorf("merged goodput %+v, want 3 of 5 good over 15 s", g)
 	}
 	if a.Serving.Goodput.RequestGoodput != 0.2 {
@@ -483,7 +485,7 @@ func TestMergeGoodput(t *testing.T) {
 // The instances of one distributed run share its run_id and start; their
 // instance tags tell them apart, so they merge.
 func TestMergeInstancesOfOneRun(t *testing.T) {
-	a, b := result(t, "r", t0, time.Second, 10), result(t, "r", t0, time.Second, 10)
+	a, b := result(t, "r", summarytest.T0, time.Second, 10), result(t, "r", summarytest.T0, time.Second, 10)
 	if _, err := summary.Merge(a, b); err == nil {
 		t.Fatal("the same run twice merged")
 	}
@@ -502,7 +504,7 @@ func TestMergeInstancesOfOneRun(t *testing.T) {
 // instance; a complete merge misses none.
 func TestMergeSaysWhichInstancesAreMissing(t *testing.T) {
 	instance := func(i string) *summary.Summary {
-		s := result(t, "r", t0, time.Second, 10)
+		s := result(t, "r", summarytest.T0, time.Second, 10)
 		s.Meta.Instances, s.Meta.Tags = 4, map[string]string{"instance": i}
 		return s
 	}
@@ -530,7 +532,7 @@ func TestMergeSaysWhichInstancesAreMissing(t *testing.T) {
 // instance in two of them is the same result twice.
 func TestMergeMergedInstances(t *testing.T) {
 	instance := func(i string) *summary.Summary {
-		s := result(t, "r", t0, time.Second, 10)
+		s := result(t, "r", summarytest.T0, time.Second, 10)
 		s.Meta.Instances, s.Meta.Tags = 4, map[string]string{"instance": i}
 		return s
 	}
@@ -561,18 +563,18 @@ func outcomes(t *testing.T, runID string, ok, bad int) *summary.Summary {
 // outcomesWarningBelow is outcomes of a run that warns below floor.
 func outcomesWarningBelow(t *testing.T, runID string, ok, bad int, floor float64) *summary.Summary {
 	t.Helper()
-	f := newFixture()
+	f := summarytest.NewFixture()
 	for range ok {
-		f.request(tagSet("scenario", "default"), okResult("m", 10, 110, 10, 5))
+		f.Request(summarytest.Tags("scenario", "default"), summarytest.Completed("m", 10, 110, 10, 5))
 	}
 	for range bad {
-		f.request(tagSet("scenario", "default"), failed("m", llm.ErrHTTP5xx))
+		f.Request(summarytest.Tags("scenario", "default"), summarytest.FailedWith("m", llm.ErrHTTP5xx))
 	}
-	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
-		Start: t0, End: t0.Add(10 * time.Second), MinSuccessRate: floor}
-	meta := testMeta
+	rep := &engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Scenarios: summarytest.Scenarios(t, `{"vus": 1, "duration": "1s"}`),
+		Start: summarytest.T0, End: summarytest.T0.Add(10 * time.Second), MinSuccessRate: floor}
+	meta := summarytest.Meta
 	meta.RunID = runID
-	return summary.Build(rep, meta)
+	return summarize.Build(rep, meta)
 }
 
 // A run, or a merge of runs, with fewer than 90 % of its requests ok
@@ -661,8 +663,8 @@ func TestMergeSkippedThresholds(t *testing.T) {
 	const key = "llm_ttft{scenario:default}"
 	skipped := summary.ThresholdResult{Metric: "llm_ttft{scenario:c2}", Threshold: "p(99)<100", Passed: true, Skipped: true, Note: "skipped: scenario c2 did not run (x)"}
 	empty := summary.ThresholdResult{Metric: "llm_ttft{scenario:c3}", Threshold: "p(99)<100", Note: "no samples: no p(99) to judge (noSamples: 'pass' accepts that)"}
-	a := result(t, "a", t0, 10*time.Second, 10)
-	b := result(t, "b", t0, 10*time.Second)
+	a := result(t, "a", summarytest.T0, 10*time.Second, 10)
+	b := result(t, "b", summarytest.T0, 10*time.Second)
 	a.Metrics[key] = a.Metrics["llm_ttft"]
 	a.Thresholds = []summary.ThresholdResult{{Metric: key, Threshold: "p(99)<100", Value: 10, Passed: true}, skipped, empty}
 	b.Thresholds = []summary.ThresholdResult{{Metric: key, Threshold: "p(99)<100", Passed: true, Skipped: true, Note: "skipped: x"}, skipped, skipped}

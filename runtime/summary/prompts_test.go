@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -28,16 +30,16 @@ func TestPromptCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture()
-			tags := tagSet("scenario", "default", "model", "m")
+			f := summarytest.NewFixture()
+			tags := summarytest.Tags("scenario", "default", "model", "m")
 			for range 4 {
-				r := okResult("m", 10, 100, 10, tc.usage)
+				r := summarytest.Completed("m", 10, 100, 10, tc.usage)
 				r.RequestedPromptTokens = tc.requested
-				f.request(tags, r)
+				f.Request(tags, r)
 			}
 			// A request without a length is not in the comparison.
-			f.request(tags, okResult("m", 10, 100, 10, 9999))
-			s := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta)
+			f.Request(tags, summarytest.Completed("m", 10, 100, 10, 9999))
+			s := summarize.Build(&engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Start: summarytest.T0, End: summarytest.T0.Add(time.Second)}, summarytest.Meta)
 			pc := s.PromptCheck
 			if tc.noCheck {
 				if pc != nil {
@@ -71,13 +73,13 @@ func TestUniqueCache(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture()
-			tags := tagSet("scenario", "default", "model", "m")
+			f := summarytest.NewFixture()
+			tags := summarytest.Tags("scenario", "default", "model", "m")
 			for _, c := range tc.cached {
-				f.value("llm_unique_prompt_tokens", tags.With("source", "usage"), t0, 512)
-				f.value("llm_unique_prompt_tokens", tags.With("source", "cached"), t0, c)
+				f.Value("llm_unique_prompt_tokens", tags.With("source", "usage"), summarytest.T0, 512)
+				f.Value("llm_unique_prompt_tokens", tags.With("source", "cached"), summarytest.T0, c)
 			}
-			s := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta)
+			s := summarize.Build(&engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Start: summarytest.T0, End: summarytest.T0.Add(time.Second)}, summarytest.Meta)
 			u := s.UniqueCache
 			if u == nil || u.Requests != 4 || u.PromptTokens != 2048 || u.SharePercent != tc.share {
 				t.Fatalf("unique prompt cache %+v, want 4 requests, 2048 tokens, %g %%", u, tc.share)
@@ -87,14 +89,14 @@ func TestUniqueCache(t *testing.T) {
 			}
 		})
 	}
-	f := newFixture()
-	if s := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, testMeta); s.UniqueCache != nil {
+	f := summarytest.NewFixture()
+	if s := summarize.Build(&engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Start: summarytest.T0, End: summarytest.T0.Add(time.Second)}, summarytest.Meta); s.UniqueCache != nil {
 		t.Errorf("no unique prompt: %+v", s.UniqueCache)
 	}
 	// Merged results add up, and are judged again: a cold half and a
 	// replayed half warn together.
-	cold := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: testMeta, UniqueCache: &summary.UniqueCache{Requests: 10, PromptTokens: 5120}}
-	hot := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: testMeta,
+	cold := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summarytest.Meta, UniqueCache: &summary.UniqueCache{Requests: 10, PromptTokens: 5120}}
+	hot := &summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summarytest.Meta,
 		UniqueCache: &summary.UniqueCache{Requests: 10, CachedRequests: 10, PromptTokens: 5120, CachedTokens: 5000}}
 	m, err := summary.Merge(cold, hot)
 	if err != nil {
@@ -118,15 +120,15 @@ func TestUniqueCacheFixFollowsTheSeed(t *testing.T) {
 		{seed: 7, want: "run with another --seed than 7", not: "without --seed"},
 		{seed: 7, drawn: true, want: "run again (a new seed is drawn) or restart the server", not: "another --seed"},
 	} {
-		f := newFixture()
-		tags := tagSet("scenario", "default", "model", "m")
+		f := summarytest.NewFixture()
+		tags := summarytest.Tags("scenario", "default", "model", "m")
 		for range 4 {
-			f.value("llm_unique_prompt_tokens", tags.With("source", "usage"), t0, 512)
-			f.value("llm_unique_prompt_tokens", tags.With("source", "cached"), t0, 512)
+			f.Value("llm_unique_prompt_tokens", tags.With("source", "usage"), summarytest.T0, 512)
+			f.Value("llm_unique_prompt_tokens", tags.With("source", "cached"), summarytest.T0, 512)
 		}
-		meta := testMeta
+		meta := summarytest.Meta
 		meta.Seed, meta.SeedDrawn = tc.seed, tc.drawn
-		u := summary.Build(&engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}, meta).UniqueCache
+		u := summarize.Build(&engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Start: summarytest.T0, End: summarytest.T0.Add(time.Second)}, meta).UniqueCache
 		if u == nil || !strings.Contains(u.Warning, tc.want) || strings.Contains(u.Warning, tc.not) {
 			t.Errorf("seed %d (drawn %v): warning %+v, want %q and not %q", tc.seed, tc.drawn, u, tc.want, tc.not)
 		}

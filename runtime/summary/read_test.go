@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -19,7 +21,7 @@ import (
 func resultJSON(t *testing.T) map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := summary.Build(twoScenarioReport(t), testMeta).WriteJSON(&buf); err != nil {
+	if err := summarize.Build(summarytest.TwoScenarioReport(t), summarytest.Meta).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
@@ -133,13 +135,13 @@ func TestReadJSONRefusesWhatItCannotHold(t *testing.T) {
 // A sum of counters beyond any count shows as the bound, never as an
 // overflowed or negative figure.
 func TestBuildClampsAbsurdCounts(t *testing.T) {
-	f := newFixture()
-	r := okResult("m", 10, 20, 5, 5)
+	f := summarytest.NewFixture()
+	r := summarytest.Completed("m", 10, 20, 5, 5)
 	r.OutputTokens = math.MaxInt64
-	f.request(tagSet("scenario", "a"), r)
-	f.request(tagSet("scenario", "a"), r)
-	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Start: t0, End: t0.Add(time.Second)}
-	s := summary.Build(rep, testMeta)
+	f.Request(summarytest.Tags("scenario", "a"), r)
+	f.Request(summarytest.Tags("scenario", "a"), r)
+	rep := &engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Start: summarytest.T0, End: summarytest.T0.Add(time.Second)}
+	s := summarize.Build(rep, summarytest.Meta)
 	if got := s.Serving.OutputTokens; got != summary.MaxCount {
 		t.Errorf("total output tokens %d, want the bound %d", got, int64(summary.MaxCount))
 	}

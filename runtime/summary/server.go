@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -17,9 +15,9 @@ import (
 // The server section: what the server's own Prometheus metrics and its
 // GPUs' telemetry said over the measured window, beside the client's
 // figures. It is plain data: runtime/servermetrics and runtime/gpumetrics
-// compute the window figures, the runner hands them to AttachServer, and
-// the summary derives what compares them with its own figures (the
-// prefix-cache hit rate, energy per output token, the warnings).
+// compute the window figures, the runner hands them to
+// summarize.AttachServer, and the summary derives what compares them with
+// its own figures (energy per output token, the warnings).
 
 // The kinds of scrape target.
 const (
@@ -207,164 +205,14 @@ type ServerPoint struct {
 // points (see thinSeries).
 const MaxServerPoints = MaxTimelinePoints
 
-// AttachServer sets the summary's server section from what the scrape
-// targets gave over the measured window, once the client's figures are
-// final (the serving block, the load shape, the timeline): the URLs are
-// redacted, values that are not finite numbers dropped, each series
-// thinned to MaxServerPoints, and the prefix-cache hit rate, the energy
-// per output token and the warnings derived. No target leaves the summary
-// without a server section.
-func (s *Summary) AttachServer(targets []ServerTarget) {
-	if len(targets) == 0 {
-		s.Server = nil
-		return
-	}
-	sec := &Server{Targets: make([]ServerTarget, len(targets))}
-	for i, t := range targets {
-		sec.Targets[i] = normalTarget(t)
-	}
-	s.Server = sec
-	s.finishServer()
-}
-
-// normalTarget is t as the result file keeps it.
-func normalTarget(t ServerTarget) ServerTarget {
-	t.URL = llm.RedactURL(t.URL)
-	t.Scrapes.Failed = maps.Clone(t.Scrapes.Failed)
-	t.Figures = finiteFigures(t.Figures)
-	t.GPUs = slices.Clone(t.GPUs)
-	for i := range t.GPUs {
-		t.GPUs[i].Figures = finiteFigures(t.GPUs[i].Figures)
-	}
-	if t.GPUTotal != nil {
-		total := *t.GPUTotal
-		total.Figures = finiteFigures(total.Figures)
-		t.GPUTotal = &total
-	}
-	if t.Energy != nil && !finite(t.Energy.Joules) {
-		t.Energy = nil
-	} else if t.Energy != nil {
-		t.Energy = &Energy{Joules: t.Energy.Joules, Method: t.Energy.Method}
-	}
-	t.Series = thinSeries(t.Series, MaxServerPoints)
-	t.PrefixCacheHitRate = prefixCacheHitRate(t.Figures)
-	return t
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// finitePtr is p, or nil when it points to no finite number.
-func finitePtr(p *float64) *float64 {
-	if p == nil || !finite(*p) {
-		return nil
-	}
-	v := *p
-	return &v
-}
-
-// finiteFigures copies figures with only their finite values: a quantile
-// of an empty histogram (NaN) is absent, never written (JSON has no NaN).
-func finiteFigures(figures map[string]WindowFigure) map[string]WindowFigure {
-	if len(figures) == 0 {
-		return nil
-	}
-	out := make(map[string]WindowFigure, len(figures))
-	for name, f := range figures {
-		out[name] = WindowFigure{Kind: f.Kind, Unit: f.Unit, Mean: finitePtr(f.Mean), Max: finitePtr(f.Max), Delta: finitePtr(f.Delta),
-			P50: finitePtr(f.P50), P90: finitePtr(f.P90), P99: finitePtr(f.P99), Count: finitePtr(f.Count), Sum: finitePtr(f.Sum),
-			Buckets: finiteBuckets(f.Buckets)}
-	}
-	return out
-}
-
 // MaxServerBuckets bounds a histogram figure's buckets: engines expose
 // tens of them; a longer list keeps every ⌈n/MaxServerBuckets⌉th bound and
 // the last, a coarser histogram of the same observations.
 const MaxServerBuckets = 100
 
-// finiteBuckets copies the buckets whose bound and count are finite
-// numbers (the +Inf bucket is left out, its count being the figure's),
-// at most MaxServerBuckets of them.
-func finiteBuckets(buckets []HistogramBucket) []HistogramBucket {
-	var kept []HistogramBucket
-	for _, b := range buckets {
-		if finite(b.Le) && finite(b.Count) {
-			kept = append(kept, b)
-		}
-	}
-	if len(kept) <= MaxServerBuckets {
-		return kept
-	}
-	step := (len(kept) + MaxServerBuckets - 1) / MaxServerBuckets
-	out := make([]HistogramBucket, 0, MaxServerBuckets)
-	for i := step - 1; i < len(kept); i += step {
-		out = append(out, kept[i])
-	}
-	if last := kept[len(kept)-1]; out[len(out)-1] != last {
-		out = append(out, last)
-	}
-	return out
-}
-
-// prefixCacheHitRate is the server's hit rate over the window as it
-// counts it: the delta of its hits over that of its queries, else the
-// mean of the rate it exposes; nil when neither is there or it looked no
-// token up.
-func prefixCacheHitRate(figures map[string]WindowFigure) *float64 {
-	hits, queries := figures[string(engines.PrefixCacheHits)].Delta, figures[string(engines.PrefixCacheQueries)].Delta
-	if hits != nil && queries != nil {
-		if *queries <= 0 {
-			return nil
-		}
-		rate := min(*hits / *queries, 1)
-		return &rate
-	}
-	return finitePtr(figures[string(engines.PrefixCacheHitRate)].Mean)
-}
-
-// thinSeries returns points with at most limit of them: when longer, each
-// run of ⌈len/limit⌉ consecutive points becomes one, at the time of its
-// last, each figure the mean of the run's points that have it. Values that
-// are not finite numbers are dropped.
-func thinSeries(points []ServerPoint, limit int) []ServerPoint {
-	if len(points) == 0 {
-		return nil
-	}
-	step := (len(points) + limit - 1) / limit
-	out := make([]ServerPoint, 0, (len(points)+step-1)/step)
-	for start := 0; start < len(points); start += step {
-		run := points[start:min(start+step, len(points))]
-		out = append(out, ServerPoint{T: run[len(run)-1].T,
-			Running:        meanOf(run, func(p ServerPoint) *float64 { return p.Running }),
-			Waiting:        meanOf(run, func(p ServerPoint) *float64 { return p.Waiting }),
-			KVCacheUsage:   meanOf(run, func(p ServerPoint) *float64 { return p.KVCacheUsage }),
-			GPUUtilization: meanOf(run, func(p ServerPoint) *float64 { return p.GPUUtilization }),
-			GPUPower:       meanOf(run, func(p ServerPoint) *float64 { return p.GPUPower })})
-	}
-	return out
-}
-
-// meanOf is the mean of a field over the points that have it as a finite
-// number, nil when none has.
-func meanOf(points []ServerPoint, field func(ServerPoint) *float64) *float64 {
-	var sum float64
-	var n int
-	for _, p := range points {
-		if v := finitePtr(field(p)); v != nil {
-			sum += *v
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	mean := sum / float64(n)
-	return &mean
-}
-
-// finishServer derives the section's energy per output token and its
+// FinishServer derives the section's energy per output token and its
 // warnings from its targets and the client's figures.
-func (s *Summary) finishServer() {
+func (s *Summary) FinishServer() {
 	sec := s.Server
 	if sec == nil {
 		return

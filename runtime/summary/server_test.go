@@ -3,7 +3,6 @@ package summary_test
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,7 +10,9 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
 var (
@@ -23,24 +24,6 @@ var (
 )
 
 func bits(v uint64) *uint64 { return &v }
-
-// clientRun is a run whose client counted 100 completed requests of 50
-// output tokens each, none failed, with one VU.
-func clientRun() *summary.Summary {
-	return &summary.Summary{SchemaVersion: summary.SchemaVersion,
-		Meta:    summary.Meta{RunID: "r", ScriptSHA256: "abc", Start: t0, End: t0.Add(10 * time.Second), LoadShape: []summary.ScenarioShape{{Name: "default", MaxVUs: 1, PeakVUs: 1}}},
-		Serving: summary.Serving{Requests: 100, OK: 100, OutputTokens: 5000, MeanOutputTokens: 50}}
-}
-
-func attached(edit func(s *summary.Summary, targets []summary.ServerTarget)) *summary.Summary {
-	s := clientRun()
-	targets := []summary.ServerTarget{vllmTarget(), dcgmTarget()}
-	if edit != nil {
-		edit(s, targets)
-	}
-	s.AttachServer(targets)
-	return s
-}
 
 // Each warning comes when its cause is there, and only then.
 func TestServerWarnings(t *testing.T) {
@@ -115,7 +98,7 @@ func TestServerWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := attached(tt.edit)
+			s := summarytest.Attached(tt.edit)
 			got := s.Server.Warnings
 			switch {
 			case tt.want == "" && len(got) > 0:
@@ -125,150 +108,6 @@ func TestServerWarnings(t *testing.T) {
 			}
 		})
 	}
-}
-
-// AttachServer keeps what the targets gave as the file keeps it, and
-// derives the figures that compare them with the client's.
-func TestAttachServer(t *testing.T) {
-	t.Run("the prefix-cache hit rate as the server counts it", func(t *testing.T) {
-		for _, tt := range []struct {
-			name  string
-			edit  func(f map[string]summary.WindowFigure)
-			want  *float64
-			fixed bool
-		}{
-			{"hits over queries", func(f map[string]summary.WindowFigure) {}, num(0.25), true},
-			{"the rate the engine exposes when it has no counts", func(f map[string]summary.WindowFigure) {
-				delete(f, string(engines.PrefixCacheHits))
-				delete(f, string(engines.PrefixCacheQueries))
-				f[string(engines.PrefixCacheHitRate)] = gauge("fraction", 0.6, 0.9)
-			}, num(0.6), true},
-			{"none when no token was looked up", func(f map[string]summary.WindowFigure) {
-				f[string(engines.PrefixCacheQueries)] = counter("tokens", 0)
-				f[string(engines.PrefixCacheHits)] = counter("tokens", 0)
-			}, nil, true},
-			{"none when the server exposes neither", func(f map[string]summary.WindowFigure) {
-				delete(f, string(engines.PrefixCacheHits))
-			}, nil, true},
-		} {
-			s := attached(func(_ *summary.Summary, ts []summary.ServerTarget) { tt.edit(ts[0].Figures) })
-			if got := s.Server.Targets[0].PrefixCacheHitRate; !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("%s: %v, want %v", tt.name, deref(got), deref(tt.want))
-			}
-		}
-	})
-	t.Run("energy per output token of the run", func(t *testing.T) {
-		s := attached(nil)
-		e := s.Server.Energy
-		if e == nil || e.Joules != 1000 || e.Method != "counter" || e.OutputTokens != 5000 || *e.JoulesPerOutputToken != 0.2 || *e.OutputTokensPerJoule != 5 {
-			t.Fatalf("energy %+v, want 1000 J by counter for 5000 tokens: 0.2 J/token, 5 tokens/J", e)
-		}
-		s = attached(func(_ *summary.Summary, ts []summary.ServerTarget) {
-			other := dcgmTarget()
-			other.URL, other.Energy = "nvidia-smi", &summary.Energy{Joules: 250, Method: summary.EnergyIntegrated}
-			ts[0] = other
-		})
-		if e := s.Server.Energy; e.Joules != 1250 || e.Method != "integrated power, counter" || *e.JoulesPerOutputToken != 0.25 {
-			t.Errorf("energy of two targets %+v, want 1250 J, both methods, 0.25 J/token", e)
-		}
-		s = attached(func(s *summary.Summary, _ []summary.ServerTarget) { s.Serving.OutputTokens = 0 })
-		if e := s.Server.Energy; e.JoulesPerOutputToken != nil || e.OutputTokensPerJoule != nil {
-			t.Errorf("energy without output tokens %+v: want no per-token figures", e)
-		}
-		s = attached(func(_ *summary.Summary, ts []summary.ServerTarget) { ts[1].Energy = nil })
-		if s.Server.Energy != nil {
-			t.Errorf("energy %+v when no target measured it, want none", s.Server.Energy)
-		}
-	})
-	t.Run("credentials redacted", func(t *testing.T) {
-		s := attached(func(_ *summary.Summary, ts []summary.ServerTarget) {
-			ts[0].URL = "http://user:secret@gpu-1:8000/metrics?token=abc"
-		})
-		if got := s.Server.Targets[0].URL; strings.Contains(got, "secret") || strings.Contains(got, "abc") || !strings.Contains(got, "gpu-1:8000/metrics") {
-			t.Errorf("URL %q keeps a credential", got)
-		}
-	})
-	t.Run("values that are no number are absent, never written", func(t *testing.T) {
-		s := attached(func(_ *summary.Summary, ts []summary.ServerTarget) {
-			ts[0].Figures[string(engines.QueueTime)] = summary.WindowFigure{Kind: "histogram", Unit: "seconds", P50: num(math.NaN()), P99: num(math.Inf(1)), Count: num(0), Sum: num(0)}
-			ts[0].Series = []summary.ServerPoint{{T: 1, Running: num(math.NaN()), Waiting: num(2)}}
-			ts[1].Energy.Joules = math.NaN()
-		})
-		q := s.Server.Targets[0].Figures[string(engines.QueueTime)]
-		if q.P50 != nil || q.P99 != nil || q.Count == nil || *q.Count != 0 {
-			t.Errorf("queue time %+v: want no quantiles, a count of 0", q)
-		}
-		if p := s.Server.Targets[0].Series[0]; p.Running != nil || *p.Waiting != 2 {
-			t.Errorf("series point %+v: want no running, waiting 2", p)
-		}
-		if s.Server.Targets[1].Energy != nil || s.Server.Energy != nil {
-			t.Errorf("energy of NaN joules kept: %+v", s.Server.Targets[1].Energy)
-		}
-		if _, err := summary.ReadJSON(writeResult(t, s)); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Run("the series is bounded", func(t *testing.T) {
-		n := 3*summary.MaxServerPoints + 1
-		s := attached(func(_ *summary.Summary, ts []summary.ServerTarget) {
-			ts[0].Series = make([]summary.ServerPoint, n)
-			for i := range ts[0].Series {
-				ts[0].Series[i] = summary.ServerPoint{T: float64(i + 1), Running: num(float64(i))}
-				if i%2 == 0 {
-					ts[0].Series[i].Waiting = num(10)
-				}
-			}
-		})
-		got := s.Server.Targets[0].Series
-		if len(got) > summary.MaxServerPoints {
-			t.Fatalf("%d points, want at most %d", len(got), summary.MaxServerPoints)
-		}
-		// Runs of 4 points: the first is points 0..3, at the time of the
-		// last; the last holds the one point left.
-		first, last := got[0], got[len(got)-1]
-		if first.T != 4 || *first.Running != 1.5 || *first.Waiting != 10 || first.KVCacheUsage != nil {
-			t.Errorf("first point %+v, want t 4, running 1.5 (mean of 0..3), waiting 10, no KV cache", first)
-		}
-		if last.T != float64(n) || *last.Running != float64(n-1) {
-			t.Errorf("last point t %v running %v, want t %d running %d", last.T, deref(last.Running), n, n-1)
-		}
-	})
-	t.Run("a histogram's buckets are bounded, its last bound kept", func(t *testing.T) {
-		const n = 2*summary.MaxServerBuckets + 50
-		s := attached(func(_ *summary.Summary, ts []summary.ServerTarget) {
-			f := summary.WindowFigure{Kind: "histogram", Unit: "seconds", Count: num(n), Sum: num(n)}
-			for i := range n {
-				f.Buckets = append(f.Buckets, summary.HistogramBucket{Le: float64(i + 1), Count: float64(i + 1)})
-			}
-			f.Buckets = append(f.Buckets, summary.HistogramBucket{Le: math.Inf(1), Count: n})
-			ts[0].Figures[string(engines.E2E)] = f
-		})
-		got := s.Server.Targets[0].Figures[string(engines.E2E)].Buckets
-		if len(got) > summary.MaxServerBuckets || got[len(got)-1].Le != n || got[0].Le != 3 {
-			t.Fatalf("%d buckets from %v to %v, want at most %d, every third bound from 3 and the last, %d", len(got), got[0], got[len(got)-1], summary.MaxServerBuckets, n)
-		}
-		if _, err := summary.ReadJSON(writeResult(t, s)); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Run("no target, no section", func(t *testing.T) {
-		s := clientRun()
-		s.AttachServer(nil)
-		var buf bytes.Buffer
-		if err := s.WriteJSON(&buf); err != nil {
-			t.Fatal(err)
-		}
-		if s.Server != nil || strings.Contains(buf.String(), `"server"`) {
-			t.Errorf("a run without targets has a server section: %+v", s.Server)
-		}
-	})
-}
-
-func deref(p *float64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
 
 // A result with a server section reads back whole, and a file with a
@@ -281,11 +120,11 @@ func TestServerSectionReadsBack(t *testing.T) {
 	targets[0].Series = []summary.ServerPoint{{T: 1, Running: num(2), Waiting: num(0), KVCacheUsage: num(0.1)}, {T: 2, Running: num(1)}}
 	targets[1].Series = []summary.ServerPoint{{T: 1, GPUUtilization: num(0.5), GPUPower: num(250)}}
 	targets[1].GPUs[0].ClockEventReasons = bits(0x40)
-	s.AttachServer(targets)
+	summarize.AttachServer(s, targets)
 	if len(s.Server.Warnings) == 0 {
 		t.Fatal("want warnings kept in the file too")
 	}
-	back, err := summary.ReadJSON(writeResult(t, s))
+	back, err := summary.ReadJSON(summarytest.WriteResult(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +166,7 @@ func TestReadVersion3(t *testing.T) {
 	}
 	cur := summarytest.Build(t, 10*time.Second, summarytest.Streamed(60, 10))
 	cur.Meta.RunID = "cur"
-	cur.AttachServer([]summary.ServerTarget{vllmTarget()})
+	summarize.AttachServer(cur, []summary.ServerTarget{vllmTarget()})
 	merged, err := summary.Merge(s, cur)
 	if err != nil {
 		t.Fatal(err)
@@ -344,13 +183,13 @@ func TestReadVersion3(t *testing.T) {
 // whole run's, which the server saw.
 func TestMergeKeepsOneCopyPerTarget(t *testing.T) {
 	instance := func(i string, start time.Time, targets ...summary.ServerTarget) *summary.Summary {
-		s := clientRun()
+		s := summarytest.ClientRun()
 		s.Meta.Start, s.Meta.End = start, start.Add(10*time.Second)
 		s.Meta.Tags = map[string]string{"instance": i}
 		s.Meta.Instances = 3
 		s.Serving.Requests, s.Serving.OK, s.Serving.OutputTokens = 100, 100, 5000
 		s.Metrics = map[string]summary.MetricSummary{}
-		s.AttachServer(targets)
+		summarize.AttachServer(s, targets)
 		return s
 	}
 	server := vllmTarget()
@@ -360,9 +199,9 @@ func TestMergeKeepsOneCopyPerTarget(t *testing.T) {
 	// Another instance was told of the target but left it to instance 1.
 	idle := vllmTarget()
 	idle.Scrapes, idle.Figures = summary.Scrapes{Skipped: 11}, nil
-	a := instance("0", t0.Add(2*time.Second), idle)
-	b := instance("1", t0.Add(2*time.Second), server, dcgmTarget())
-	c := instance("2", t0)
+	a := instance("0", summarytest.T0.Add(2*time.Second), idle)
+	b := instance("1", summarytest.T0.Add(2*time.Second), server, dcgmTarget())
+	c := instance("2", summarytest.T0)
 	if len(b.Server.Warnings) != 2 {
 		t.Fatalf("instance 1 alone: warnings %q, want its counts to disagree with its third of the run", b.Server.Warnings)
 	}
@@ -393,8 +232,48 @@ func TestMergeKeepsOneCopyPerTarget(t *testing.T) {
 		t.Errorf("merge in another order: %+v, %v", again.Server, err)
 	}
 	// Results without a server section merge without one.
-	none, err := summary.Merge(c, instance("1", t0))
+	none, err := summary.Merge(c, instance("1", summarytest.T0))
 	if err != nil || none.Server != nil {
 		t.Errorf("merge without targets: %+v, %v", none.Server, err)
+	}
+}
+
+// TestMergeJudgesServerThresholdsOnTheMergedSection: in a distributed run
+// the instance that scraped the target judged its thresholds, the others
+// had no samples and failed them; the merge judges them again on the
+// merged section, which has the scraping instance's figures.
+func TestMergeJudgesServerThresholdsOnTheMergedSection(t *testing.T) {
+	set, err := threshold.Parse([]byte(`{"server_kv_cache_usage": ["max<0.95"], "server_waiting": ["max<2"], "gpu_power": ["max<600"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Validate(nil); err != nil {
+		t.Fatal(err)
+	}
+	instance := func(i string, targets ...summary.ServerTarget) *summary.Summary {
+		s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10))
+		s.Meta.Tags = map[string]string{"instance": i}
+		summarize.AttachServer(s, targets)
+		summarize.JudgeServerThresholds(s, set.EvaluateEnd(nil, 10*time.Second, threshold.End{}))
+		return s
+	}
+	scraper, other := instance("0", summarytest.VLLMTarget(2, 4)), instance("1")
+	if other.Thresholds[0].Passed {
+		t.Fatalf("the instance without a server section: %+v, want no samples, failed", other.Thresholds[0])
+	}
+	merged, err := summary.Merge(scraper, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []summary.ThresholdResult{
+		{Metric: "server_kv_cache_usage", Threshold: "max<0.95", Value: 0.88, Passed: true},
+		{Metric: "server_waiting", Threshold: "max<2", Value: 3, Passed: false},
+		// No instance had it: the merged outcome, failed.
+		{Metric: "gpu_power", Threshold: "max<600", Passed: false, Note: "no samples: no target gave gpu_power's max (noSamples: 'pass' accepts that)"},
+	}
+	for i, w := range want {
+		if got := merged.Thresholds[i]; got != w {
+			t.Errorf("merged threshold %d:\n got %+v\nwant %+v", i, got, w)
+		}
 	}
 }

@@ -8,18 +8,6 @@ import (
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
-// JudgeServerThresholds gives the final verdict of the thresholds on
-// server and GPU figures among results (the engine's final evaluation,
-// changed in place, so that the run's verdict sees them) from the
-// summary's server section, and sets the summary's thresholds from
-// results. Call it once the server section is attached (AttachServer). A
-// threshold whose figure the section does not give, or of a run without
-// one, has no samples: it fails unless its noSamples is 'pass'.
-func (s *Summary) JudgeServerThresholds(results []threshold.Result) {
-	threshold.JudgeServer(results, s.Server.Value)
-	s.Thresholds = thresholdResults(results)
-}
-
 // rejudgeServerThresholds judges the merged thresholds on server figures
 // again against the merged server section, where it gives their figure:
 // the instance that scraped a target judged it, the others had no

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -19,7 +20,7 @@ import (
 // more after the object) is read again whole for Parse.
 func TestParseStreamIsParse(t *testing.T) {
 	var indented bytes.Buffer
-	if err := summary.Build(twoScenarioReport(t), testMeta).WriteJSON(&indented); err != nil {
+	if err := summarize.Build(summarytest.TwoScenarioReport(t), summarytest.Meta).WriteJSON(&indented); err != nil {
 		t.Fatal(err)
 	}
 	edited := func(edit func(m map[string]any)) []byte {

@@ -1,9 +1,13 @@
-// Package summary turns a run's report into the figures people read: the
-// serving headline (requests, throughput, success rate), latency rows
-// (TTFT, TPOT, ITL, E2E), errors by class, checks, every metric's
-// statistics and the metadata that makes the run reproducible. The console
-// renders a Summary; --summary-export writes it as JSON, ReadJSON reads it
-// back, and Merge combines the results of several processes of one test.
+// Package summary is the result document: the figures people read of a
+// run (the serving headline, latency rows, errors by class, checks, every
+// metric's statistics with its histogram, the server section, the
+// metadata that makes the run reproducible), its JSON layout and
+// SchemaVersion, the reader of every version from OldestSchemaVersion
+// (ReadJSON, Parse, ParseStream), and Merge, which combines the results of
+// several processes of one test. runtime/summarize builds a Summary from a
+// finished run; the console renders one, --summary-export writes it.
+// It imports nothing of the engine or JavaScript, so that the readers of
+// result files (compare, trend, report, merge) do not either.
 // docs/results.md describes the file field by field.
 package summary
 
@@ -12,19 +16,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
-	"github.com/llmrun/llmrun/runtime/engine"
-	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/textfmt"
-	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
 // SchemaVersion is the version of the JSON layout; it changes when a field
@@ -59,8 +57,8 @@ type Summary struct {
 	Errors []ErrorClassCount `json:"errors"`
 	// Retries are the failed attempts a retry policy sent again, by the
 	// class of the attempt; empty without retries.
-	Retries      []ErrorClassCount   `json:"retries,omitempty"`
-	ScriptErrors []engine.ErrorCount `json:"script_errors"`
+	Retries      []ErrorClassCount `json:"retries,omitempty"`
+	ScriptErrors []ErrorCount      `json:"script_errors"`
 	// OtherScriptErrors counts exceptions whose message was not kept.
 	OtherScriptErrors int64   `json:"other_script_errors,omitempty"`
 	Checks            []Check `json:"checks"`
@@ -88,7 +86,7 @@ type Summary struct {
 	// from its timeline recorder.
 	Timeline []TimelinePoint `json:"timeline,omitempty"`
 	// Server is what the server's own metrics and its GPUs' telemetry
-	// said over the measured window (AttachServer); nil when no target
+	// said over the measured window (summarize.AttachServer); nil when no target
 	// was scraped, and in files of versions 2 and 3.
 	Server *Server `json:"server,omitempty"`
 	// Capacity is the verdict of a sweep (scenarios tagged with a
@@ -110,10 +108,10 @@ type Summary struct {
 	// their end, a sweep stopped by options.capacity.stop: after which
 	// scenario, why, and the scenarios skipped (they never started, and
 	// have no figures); empty when none was.
-	ChainStops []engine.ChainStop `json:"chain_stops,omitempty"`
+	ChainStops []ChainStop `json:"chain_stops,omitempty"`
 	// Preflight is what the request sent to each target before the run
 	// showed; empty with --no-preflight. The command fills it in.
-	Preflight []llm.Probe `json:"preflight,omitempty"`
+	Preflight []Probe `json:"preflight,omitempty"`
 	// Metrics holds every metric's statistics by name, and those of the
 	// sub-metrics thresholds select by their key (llm_ttft{scenario:chat}).
 	Metrics map[string]MetricSummary `json:"metrics"`
@@ -174,10 +172,15 @@ type Meta struct {
 	MinSuccessRate *float64 `json:"min_success_rate,omitempty"`
 }
 
+// DefaultMinSuccessRate is the success rate below which a run warned
+// when its result did not keep Meta.MinSuccessRate: the default of
+// options.earlyStop.minSuccessRate when it was not kept.
+const DefaultMinSuccessRate = 0.9
+
 // successFloor is the success rate below which the run warns.
 func (m Meta) successFloor() float64 {
 	if m.MinSuccessRate == nil {
-		return engine.DefaultEarlyStop().MinSuccessRate
+		return DefaultMinSuccessRate
 	}
 	return *m.MinSuccessRate
 }
@@ -322,7 +325,7 @@ type ErrorClassCount struct {
 	// credential header values and the base URL's password and query
 	// values are redacted (also URL-encoded or in base64), and the
 	// server's control characters escaped (docs/limits.md).
-	Messages []engine.ErrorCount `json:"messages,omitempty"`
+	Messages []ErrorCount `json:"messages,omitempty"`
 }
 
 // Check is one named check's outcome.
@@ -359,117 +362,16 @@ var latencyMetrics = []struct{ name, label string }{
 	{"llm_ttfb", "TTFB"},
 }
 
-// Build computes the summary of a report.
-func Build(rep *engine.Report, meta Meta) *Summary {
-	snap := rep.Snapshot
-	dur := rep.Duration()
-	meta.Start, meta.End, meta.Interrupted = rep.Start, rep.End, rep.Interrupted
-	meta.Models = snap.TagValues("llm_requests", "model")
-	meta.LoadShape = shapes(rep.Scenarios, rep.Final)
-	s := &Summary{
-		SchemaVersion:     SchemaVersion,
-		Meta:              meta,
-		Serving:           serving(snap, nil, dur),
-		Latency:           latency(snapStats(snap, nil)),
-		ScriptErrors:      rep.ScriptErrors,
-		OtherScriptErrors: rep.OtherScriptErrors,
-		Errors:            errorClasses(snap, "llm_errors", rep.RequestErrors),
-		Retries:           errorClasses(snap, "llm_retries", nil),
-		Checks:            checks(snap),
-		Client:            clientReport(rep),
-		TokenChecks:       tokenChecks(snap),
-		PromptCheck:       promptCheck(snap),
-		UniqueCache:       uniqueCache(snap, meta),
-		Thresholds:        thresholdResults(rep.Thresholds),
-		Metrics:           allMetrics(rep.Registry, snap, dur),
-	}
-	if rep.AbortedBy != nil {
-		s.AbortedBy = rep.AbortedBy.String()
-	}
-	if rep.EarlyStopped != nil {
-		s.EarlyStop, s.EarlyStopAt = rep.EarlyStopped.String(), rep.EarlyStopped.At.Seconds()
-	}
-	floor := rep.MinSuccessRate
-	s.Meta.MinSuccessRate = &floor
-	s.LowSuccess = lowSuccess(s.Serving, floor)
-	s.ChainStops = rep.ChainStops
-	addSubMetrics(s.Metrics, rep, dur)
-	if len(rep.Scenarios) > 1 {
-		for _, sc := range rep.Scenarios {
-			filter := scenarioFilter(sc.Name)
-			// A scenario's throughput is over its own window: in a
-			// sweep, levels run one after another.
-			dur := rep.Windows[sc.Name].Duration()
-			s.Scenarios = append(s.Scenarios, ScenarioSummary{Name: sc.Name, Serving: serving(snap, filter, dur),
-				Latency: latency(snapStats(snap, filter)), Metrics: scenarioMetrics(rep.Registry, snap, filter, dur)})
-		}
-	}
-	return s
-}
+// StatsFunc returns the statistics of a metric, nil when it has no samples:
+// a snapshot's (summarize.Build) or merged ones (Merge), so that both
+// compute every figure with the same code.
+type StatsFunc func(metric string) *metrics.Stats
 
-// statsFunc returns the statistics of a metric, nil when it has no samples:
-// a snapshot's (Build) or merged ones (Merge), so that both compute every
-// figure with the same code.
-type statsFunc func(metric string) *metrics.Stats
-
-// snapStats looks metrics up in a snapshot, restricted to the series whose
-// tags contain filter (nil: all).
-func snapStats(snap *metrics.Snapshot, filter *metrics.TagSet) statsFunc {
-	return func(metric string) *metrics.Stats { return snap.Stats(metric, filter) }
-}
-
-// shapes describes the scenarios scs, with what final, their progress at
-// the end of the run (in the same order, when known), says of the VUs
-// they used and where an interrupted one stopped.
-func shapes(scs []engine.Scenario, final []engine.ScenarioProgress) []ScenarioShape {
-	out := make([]ScenarioShape, len(scs))
-	for i, sc := range scs {
-		out[i] = ScenarioShape{Name: sc.Name, Executor: sc.Executor, Exec: sc.Exec, StartTime: sc.StartTime.String(), StartAfter: sc.StartAfter,
-			Description: sc.Describe(), MaxVUs: sc.Config.MaxVUs(), Tags: sc.Tags}
-		if i >= len(final) {
-			continue
-		}
-		out[i].PeakVUs = int(final[i].PeakVUs)
-		if final[i].StoppedEarly() {
-			at := final[i].Fraction()
-			out[i].InterruptedAt = &at
-		}
-	}
-	return out
-}
-
-func sum(snap *metrics.Snapshot, name string, filter *metrics.TagSet) float64 {
-	if st := snap.Stats(name, filter); st != nil {
-		return st.Sum
-	}
-	return 0
-}
-
-func serving(snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) Serving {
-	var s Serving
-	if st := snap.Stats("llm_failed", filter); st != nil {
-		s.Requests, s.Failed = st.Count, st.NonZero
-		s.OK = s.Requests - s.Failed
-	}
-	s.Interrupted = count(sum(snap, "llm_interrupted", filter))
-	s.OutputTokens = count(sum(snap, "llm_output_tokens", filter))
-	s.PromptTokens = count(sum(snap, "llm_prompt_tokens", filter))
-	s.ReasoningTokens = count(sum(snap, "llm_reasoning_tokens", filter))
-	s.CachedTokens = count(sum(snap, "llm_cached_tokens", filter))
-	s.Iterations = count(sum(snap, "iterations", filter))
-	s.InterruptedIterations = count(sum(snap, "iterations_interrupted", filter))
-	s.WarmupRequests = count(sum(snap, "warmup_requests", filter))
-	s.WarmupIterations = count(sum(snap, "warmup_iterations", filter))
-	s.DroppedIterations = count(sum(snap, "dropped_iterations", filter))
-	s.finish(dur, snapStats(snap, filter))
-	return s
-}
-
-// finish computes the figures of a serving block that holds only its
+// Finish computes the figures of a serving block that holds only its
 // counts: the success rate, the means per request, the throughputs over
 // dur, the iteration lag percentiles and the headline, from the block's
 // metrics.
-func (s *Serving) finish(dur time.Duration, stats statsFunc) {
+func (s *Serving) Finish(dur time.Duration, stats StatsFunc) {
 	s.DurationSeconds = dur.Seconds()
 	if s.Requests > 0 {
 		s.SuccessRate = float64(s.OK) / float64(s.Requests)
@@ -523,7 +425,7 @@ func HeadlineKeys() []string {
 // keys: the latencies' mean, median, population standard deviation and
 // percentiles, in ms, over completed requests (percentiles and median from
 // the HDR histograms, within 0.1 %).
-func headline(s Serving, stats statsFunc) map[string]float64 {
+func headline(s Serving, stats StatsFunc) map[string]float64 {
 	h := map[string]float64{
 		"duration":               s.DurationSeconds,
 		"completed":              float64(s.OK),
@@ -551,8 +453,8 @@ func headline(s Serving, stats statsFunc) map[string]float64 {
 	return h
 }
 
-// latency computes the latency rows from the latency metrics' statistics.
-func latency(stats statsFunc) []LatencyRow {
+// LatencyRows computes the latency rows from the latency metrics' statistics.
+func LatencyRows(stats StatsFunc) []LatencyRow {
 	var rows []LatencyRow
 	for _, lm := range latencyMetrics {
 		st := stats(lm.name)
@@ -569,299 +471,6 @@ func latency(stats statsFunc) []LatencyRow {
 }
 
 func pName(p float64) string { return fmt.Sprintf("p%g", p) }
-
-// errorClasses counts the named counter by its error_class tag, with the
-// classes' messages.
-func errorClasses(snap *metrics.Snapshot, metric string, messages map[string][]engine.ErrorCount) []ErrorClassCount {
-	var out []ErrorClassCount
-	for _, class := range snap.TagValues(metric, "error_class") {
-		n := sum(snap, metric, metrics.NewTagSet(map[string]string{"error_class": class}))
-		out = append(out, ErrorClassCount{Class: class, Count: count(n), Messages: messages[class]})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
-	return out
-}
-
-func checks(snap *metrics.Snapshot) []Check {
-	byKey := map[[2]string]*Check{}
-	var order [][2]string
-	for _, se := range snap.Series() {
-		if se.Metric.Name != "checks" {
-			continue
-		}
-		name, _ := se.Tags.Get("check")
-		group, _ := se.Tags.Get("group")
-		k := [2]string{group, name}
-		c, ok := byKey[k]
-		if !ok {
-			c = &Check{Name: name, Group: group}
-			byKey[k] = c
-			order = append(order, k)
-		}
-		c.Passes += se.Stats.NonZero
-		c.Fails += se.Stats.Count - se.Stats.NonZero
-	}
-	sort.Slice(order, func(i, j int) bool {
-		if order[i][0] != order[j][0] {
-			return order[i][0] < order[j][0]
-		}
-		return order[i][1] < order[j][1]
-	})
-	out := make([]Check, len(order))
-	for i, k := range order {
-		out[i] = *byKey[k]
-	}
-	return out
-}
-
-func allMetrics(reg *metrics.Registry, snap *metrics.Snapshot, dur time.Duration) map[string]MetricSummary {
-	out := make(map[string]MetricSummary)
-	for _, m := range reg.All() {
-		if st := snap.Stats(m.Name, nil); st != nil {
-			out[m.Name] = metricSummary(m, st, dur)
-		}
-	}
-	return out
-}
-
-// scenarioMetrics are the llm_* metrics and the iteration_lag of the series
-// whose tags contain filter (one scenario's).
-func scenarioMetrics(reg *metrics.Registry, snap *metrics.Snapshot, filter *metrics.TagSet, dur time.Duration) map[string]MetricSummary {
-	out := make(map[string]MetricSummary)
-	for _, m := range reg.All() {
-		if !strings.HasPrefix(m.Name, "llm_") && m.Name != "iteration_lag" {
-			continue
-		}
-		if st := snap.Stats(m.Name, filter); st != nil {
-			out[m.Name] = metricSummary(m, st, dur)
-		}
-	}
-	return out
-}
-
-// metricSummary is a metric's statistics under k6's names, with a trend's
-// histogram; a counter's rate is over dur.
-func metricSummary(m *metrics.Metric, st *metrics.Stats, dur time.Duration) MetricSummary {
-	return MetricSummary{Type: m.Type.String(), Contains: m.Contains.String(), Unit: m.Unit, Desc: m.Desc, Custom: m.Custom,
-		Values: Values(st, dur), Histogram: encodeHistogram(st)}
-}
-
-// MaxLagP99 is the iteration lag p99 above which the summary says what
-// started arrival-rate iterations late.
-const MaxLagP99 = 5 * time.Millisecond
-
-// clientReport adds to the load generator's report what the arrival-rate
-// executors saw, iterations started late or not at all, each warning
-// naming the cause found: a maxConcurrency cap the scenario reached (by
-// design), else what the probe found (llmrun's own load, or other
-// processes on the machine), else that none was found.
-func clientReport(rep *engine.Report) health.Report {
-	c := rep.Client
-	capped := cappedScenarios(rep)
-	c.Warnings = append(c.Warnings, lagWarnings(rep, capped)...)
-	c.Warnings = append(c.Warnings, dropWarnings(rep, capped)...)
-	if w := overflowWarning(rep.Snapshot); w != "" {
-		c.Warnings = append(c.Warnings, w)
-	}
-	return c
-}
-
-// overflowWarning says which metrics had samples of more tag sets than
-// llmrun keeps series for (metrics.MaxSeries a metric); "" when none had.
-func overflowWarning(snap *metrics.Snapshot) string {
-	if snap == nil {
-		return ""
-	}
-	var names []string
-	var samples int64
-	for _, se := range snap.Series() {
-		if v, ok := se.Tags.Get(metrics.OverflowTag); ok && v == "true" {
-			names = append(names, se.Metric.Name)
-			samples += se.Stats.Count
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s had samples of more than %d distinct tag sets (a tag whose values do not repeat, such as a request id, makes one each): "+
-		"%s of later tag sets were kept untagged in series tagged %s=true; the totals are whole, the figures by tag miss them",
-		strings.Join(slices.Compact(names), ", "), metrics.MaxSeries, textfmt.Count(samples, "sample"), metrics.OverflowTag)
-}
-
-// cappedScenario is an arrival-rate scenario with a maxConcurrency cap.
-type cappedScenario struct {
-	name string
-	cap  int
-	// inFlight is its mean number of iterations in flight (Little's law:
-	// its iterations' durations summed over its window); dropped counts
-	// its arrivals still waiting for the cap when it ended (with a cap,
-	// no other arrival is dropped: the VUs never run out first).
-	inFlight float64
-	dropped  int64
-}
-
-// cappedScenarios returns the run's scenarios that set maxConcurrency, by
-// name.
-func cappedScenarios(rep *engine.Report) map[string]cappedScenario {
-	out := map[string]cappedScenario{}
-	for _, sc := range rep.Scenarios {
-		cfg, ok := sc.Config.(executor.ConcurrencyCapped)
-		if !ok || cfg.ConcurrencyCap() == 0 {
-			continue
-		}
-		filter := scenarioFilter(sc.Name)
-		s := cappedScenario{name: sc.Name, cap: cfg.ConcurrencyCap(), dropped: count(sum(rep.Snapshot, "dropped_iterations", filter))}
-		if window := rep.Windows[sc.Name].Duration(); window > 0 {
-			s.inFlight = sum(rep.Snapshot, "iteration_duration", filter) / (float64(window) / float64(time.Millisecond))
-		}
-		out[sc.Name] = s
-	}
-	return out
-}
-
-// reached says whether the scenario reached its cap: it dropped arrivals
-// that waited for it, or its mean in flight came within 2√mean of it. At
-// that load at least about 3 % of Poisson arrivals find every slot taken
-// (Erlang C; β ≤ 2 in Halfin and Whitt's terms): more than the 1 % a p99
-// reads.
-func (s cappedScenario) reached() bool {
-	return s.cap > 0 && (s.dropped > 0 || float64(s.cap)-s.inFlight <= 2*math.Sqrt(s.inFlight))
-}
-
-// String names the scenario with its cap and mean in flight.
-func (s cappedScenario) String() string {
-	return fmt.Sprintf("%s (maxConcurrency %d, %.1f iterations in flight on average)", s.name, s.cap, s.inFlight)
-}
-
-// lagWarnings explain an iteration lag p99 above MaxLagP99: one warning
-// for the lagging scenarios that reached their cap, by design, and one
-// with the probe's cause for the others.
-func lagWarnings(rep *engine.Report, capped map[string]cappedScenario) []string {
-	limit := float64(MaxLagP99) / float64(time.Millisecond)
-	overall := lagP99(rep.Snapshot, nil)
-	if overall <= limit {
-		return nil
-	}
-	var atCap, others []string
-	var capP99, othersP99 float64
-	for _, sc := range rep.Scenarios {
-		switch p99 := lagP99(rep.Snapshot, scenarioFilter(sc.Name)); {
-		case p99 <= limit:
-		case capped[sc.Name].reached():
-			atCap, capP99 = append(atCap, capped[sc.Name].String()), max(capP99, p99)
-		default:
-			others, othersP99 = append(others, sc.Name), max(othersP99, p99)
-		}
-	}
-	if len(atCap) == 0 {
-		return []string{fmt.Sprintf("arrival-rate iterations started up to %.1f ms late (p99): %s", overall, lagCause(rep.Client))}
-	}
-	out := []string{fmt.Sprintf("arrival-rate iterations of %s started up to %.1f ms late (p99): arrivals that found the maxConcurrency cap reached waited for a free slot, by design (the queue of the client being modelled, not a limit of llmrun or of the server)",
-		scenarioList(atCap), capP99)}
-	if len(others) > 0 {
-		out = append(out, fmt.Sprintf("arrival-rate iterations of %s started up to %.1f ms late (p99): %s", scenarioList(others), othersP99, lagCause(rep.Client)))
-	}
-	return out
-}
-
-// lagCause says what the probe found that started iterations late.
-func lagCause(c health.Report) string {
-	if own := c.OwnCause(); own != "" {
-		return "the client, not the server, limited the arrival rate: " + own
-	}
-	if machine := c.MachineCause(); machine != "" {
-		return machine + " and delayed the start of iterations, not llmrun's own load nor the server; measured latencies may include the same wait"
-	}
-	return "the cause was not found (checked: " + c.Checked() + "; none above its limit); VUs initialised during the run (preAllocatedVUs below what the rate needs) also start iterations late"
-}
-
-// dropWarnings explain dropped iterations by their cause: a capped
-// scenario's were still waiting for its cap when it ended, by design;
-// others found every VU busy, and the warning says what the probe found;
-// others were reached only after their scenario ended, or their VU was
-// initialised too late, VUs being free.
-func dropWarnings(rep *engine.Report, capped map[string]cappedScenario) []string {
-	var out []string
-	var busy int64
-	for i, sc := range rep.Scenarios {
-		d := drops(rep, i, capped[sc.Name].cap > 0)
-		if n := d[executor.DropCapped]; n > 0 {
-			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were still waiting for its maxConcurrency cap (%d) when it ended and were not started, by design", n, sc.Name, capped[sc.Name].cap))
-		}
-		busy += d[executor.DropBusy]
-		used := ""
-		if i < len(rep.Final) {
-			used = fmt.Sprintf(" (at most %d of its %d VUs ran at once)", rep.Final[i].PeakVUs, rep.Final[i].MaxVUs)
-		}
-		if n := d[executor.DropEnded]; n > 0 {
-			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the scenario ended before its schedule, running late, reached them, not for want of VUs%s; %s", n, sc.Name, used, lagCause(rep.Client)))
-		}
-		if n := d[executor.DropUnscheduled]; n > 0 {
-			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: its duration ended before their planned start (its iterations need a longer duration at its rate)", n, sc.Name))
-		}
-		if n := d[executor.DropMaxDuration]; n > 0 {
-			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: its maxDuration ended it first (its iterations need a longer maxDuration)", n, sc.Name))
-		}
-		if n := d[executor.DropLateVU]; n > 0 {
-			out = append(out, fmt.Sprintf("%d planned iterations of scenario %s were not started: the VU initialised for them during the run was ready only after the scenario ended%s; raise preAllocatedVUs so that the VUs are initialised before the run", n, sc.Name, used))
-		}
-	}
-	if busy > 0 {
-		out = append(out, fmt.Sprintf("%d planned iterations were dropped: every one of maxVUs was busy at a planned start; %s", busy, dropCause(rep.Client)))
-	}
-	return out
-}
-
-// drops are scenario i's dropped iterations by cause, as the engine
-// counted them; from dropped_iterations when the report has no final
-// progress: a capped scenario's were waiting for its cap, the others'
-// found every VU busy.
-func drops(rep *engine.Report, i int, capped bool) [executor.DropCauses]int64 {
-	if i < len(rep.Final) {
-		return rep.Final[i].Dropped
-	}
-	var d [executor.DropCauses]int64
-	n := count(sum(rep.Snapshot, "dropped_iterations", scenarioFilter(rep.Scenarios[i].Name)))
-	if capped {
-		d[executor.DropCapped] = n
-	} else {
-		d[executor.DropBusy] = n
-	}
-	return d
-}
-
-// dropCause says what the probe found that left no VU free.
-func dropCause(c health.Report) string {
-	if own := c.OwnCause(); own != "" {
-		return "the client, not the server, limited the run: " + own + "; raise preAllocatedVUs/maxVUs"
-	}
-	if machine := c.MachineCause(); machine != "" {
-		return machine + " and slowed the iterations down: raise preAllocatedVUs/maxVUs, or run on a quieter machine"
-	}
-	return "raise preAllocatedVUs/maxVUs (about rate × iteration time), or the server is too slow for this rate; no cause was found in the load generator (checked: " + c.Checked() + ")"
-}
-
-// lagP99 is the iteration lag p99 of the series filter selects, in ms; 0
-// without samples.
-func lagP99(snap *metrics.Snapshot, filter *metrics.TagSet) float64 {
-	if st := snap.Stats("iteration_lag", filter); st != nil {
-		return st.Percentile(99)
-	}
-	return 0
-}
-
-// scenarioFilter selects one scenario's series.
-func scenarioFilter(name string) *metrics.TagSet {
-	return metrics.NewTagSet(map[string]string{"scenario": name})
-}
-
-// scenarioList names scenarios in a sentence.
-func scenarioList(names []string) string {
-	if len(names) == 1 {
-		return "scenario " + names[0]
-	}
-	return "scenarios " + strings.Join(names, ", ")
-}
 
 // MaxTokenDisagreement is the relative gap between the server's usage and
 // a second count of the output tokens above which the summary warns.
@@ -883,21 +492,9 @@ type TokenCheck struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// tokenChecks compares, per second source, the sums of
-// llm_output_tokens_check.
-func tokenChecks(snap *metrics.Snapshot) []TokenCheck {
-	var out []TokenCheck
-	for _, check := range snap.TagValues("llm_output_tokens_check", "check") {
-		usage := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": "usage"}))
-		other := sum(snap, "llm_output_tokens_check", metrics.NewTagSet(map[string]string{"check": check, "source": check}))
-		out = append(out, newTokenCheck(check, count(usage), count(other)))
-	}
-	return out
-}
-
-// newTokenCheck compares the usage's count of output tokens with the
+// NewTokenCheck compares the usage's count of output tokens with the
 // second source's, with a warning when they disagree.
-func newTokenCheck(source string, usage, other int64) TokenCheck {
+func NewTokenCheck(source string, usage, other int64) TokenCheck {
 	tc := TokenCheck{Source: source, UsageTokens: usage, CheckTokens: other}
 	switch {
 	case usage > 0:
@@ -956,19 +553,10 @@ type PromptCheck struct {
 // MaxTokenDisagreement, the summary warns.
 const MaxTemplateTokens = 32
 
-// promptCheck sums llm_prompt_tokens_check by source.
-func promptCheck(snap *metrics.Snapshot) *PromptCheck {
-	req := snap.Stats("llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "requested"}))
-	if req == nil || req.Count == 0 {
-		return nil
-	}
-	return newPromptCheck(req.Count, count(req.Sum), count(sum(snap, "llm_prompt_tokens_check", metrics.NewTagSet(map[string]string{"source": "usage"}))))
-}
-
-// newPromptCheck compares the prompt tokens requests asked for with the
+// NewPromptCheck compares the prompt tokens requests asked for with the
 // server's count, with a warning when they disagree beyond a chat
 // template's share.
-func newPromptCheck(requests, requested, usage int64) *PromptCheck {
+func NewPromptCheck(requests, requested, usage int64) *PromptCheck {
 	pc := &PromptCheck{Requests: requests, RequestedTokens: requested, UsageTokens: usage}
 	diff := float64(pc.UsageTokens - pc.RequestedTokens)
 	pc.PerRequest = diff / float64(pc.Requests)
@@ -1003,21 +591,10 @@ type UniqueCache struct {
 // summary warns.
 const MaxUniqueCachedShare = 0.05
 
-// uniqueCache sums llm_unique_prompt_tokens by source, for the run of
-// meta.
-func uniqueCache(snap *metrics.Snapshot, meta Meta) *UniqueCache {
-	cached := snap.Stats("llm_unique_prompt_tokens", metrics.NewTagSet(map[string]string{"source": "cached"}))
-	if cached == nil || cached.Count == 0 {
-		return nil
-	}
-	usage := sum(snap, "llm_unique_prompt_tokens", metrics.NewTagSet(map[string]string{"source": string(llm.TokensFromUsage)}))
-	return newUniqueCache(cached.Count, cached.NonZero, count(usage), count(cached.Sum), meta)
-}
-
-// newUniqueCache judges what a server's cache served of unique prompts of
+// NewUniqueCache judges what a server's cache served of unique prompts of
 // the run of meta: a warning beyond MaxUniqueCachedShare of their tokens
 // and MaxTemplateTokens a request, with the fix for that run's seed.
-func newUniqueCache(requests, cachedRequests, prompt, cached int64, meta Meta) *UniqueCache {
+func NewUniqueCache(requests, cachedRequests, prompt, cached int64, meta Meta) *UniqueCache {
 	u := &UniqueCache{Requests: requests, CachedRequests: cachedRequests, PromptTokens: prompt, CachedTokens: cached}
 	if prompt > 0 {
 		u.SharePercent = 100 * float64(cached) / float64(prompt)
@@ -1040,36 +617,6 @@ func coldCacheFix(meta Meta) string {
 		return "run again (a new seed is drawn) or restart the server"
 	}
 	return fmt.Sprintf("run with another --seed than %d, or restart the server", meta.Seed)
-}
-
-// thresholdResults are the thresholds' final results as the summary keeps
-// them.
-func thresholdResults(results []threshold.Result) []ThresholdResult {
-	out := make([]ThresholdResult, len(results))
-	for i, r := range results {
-		out[i] = ThresholdResult{Metric: r.Key, Threshold: r.Source, Value: r.Value, Passed: r.Passed, Note: r.Note, Skipped: r.Skipped}
-	}
-	return out
-}
-
-// addSubMetrics adds the sub-metrics thresholds select (llm_ttft{scenario:
-// chat}) to the metrics, under their keys, as k6 does.
-func addSubMetrics(out map[string]MetricSummary, rep *engine.Report, dur time.Duration) {
-	for _, r := range rep.Thresholds {
-		th := r.Threshold
-		if th.Tags == nil {
-			continue
-		}
-		if _, done := out[th.Key]; done {
-			continue
-		}
-		m := rep.Registry.Get(th.Metric)
-		st := rep.Snapshot.Stats(th.Metric, th.Tags)
-		if m == nil || st == nil {
-			continue
-		}
-		out[th.Key] = metricSummary(m, st, dur)
-	}
 }
 
 // Values are a metric's statistics under k6's names (count, rate, value,
@@ -1106,10 +653,10 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// count is a counter's sum as a count, clamped to [0, MaxCount]: a sum of
+// ClampCount is a counter's sum as a count, clamped to [0, MaxCount]: a sum of
 // absurd per-request counts (a server's usage of 2^62 tokens) or of
 // float64 beyond int64 never shows as an overflowed or negative figure.
-func count(f float64) int64 {
+func ClampCount(f float64) int64 {
 	switch {
 	case !(f > 0):
 		return 0
@@ -1126,7 +673,7 @@ func count(f float64) int64 {
 // (a script that is not an LLM benchmark is not judged).
 func (s *Summary) NoSuccess() string {
 	sv := s.Serving
-	threw := count(s.Metrics["script_errors"].Values["count"])
+	threw := ClampCount(s.Metrics["script_errors"].Values["count"])
 	switch {
 	case sv.OK > 0:
 		return ""
@@ -1142,9 +689,9 @@ func (s *Summary) NoSuccess() string {
 	return ""
 }
 
-// lowSuccess is the warning of a serving block whose success rate is
+// LowSuccessWarning is the warning of a serving block whose success rate is
 // below floor, "" otherwise, when no request succeeded or floor is 0.
-func lowSuccess(sv Serving, floor float64) string {
+func LowSuccessWarning(sv Serving, floor float64) string {
 	if sv.OK == 0 || sv.SuccessRate >= floor {
 		return ""
 	}

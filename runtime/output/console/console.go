@@ -16,7 +16,6 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
-	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
@@ -300,7 +299,7 @@ func scenarioFigures(sc summary.ScenarioSummary, cached bool) []string {
 
 // skipped says whether a stopped chain skipped the scenario.
 func skipped(s *summary.Summary, name string) bool {
-	return slices.ContainsFunc(s.ChainStops, func(c engine.ChainStop) bool { return slices.Contains(c.Skipped, name) })
+	return slices.ContainsFunc(s.ChainStops, func(c summary.ChainStop) bool { return slices.Contains(c.Skipped, name) })
 }
 
 // chainStops says which chains of scenarios (a sweep's levels) stopped

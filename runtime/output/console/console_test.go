@@ -8,7 +8,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -45,11 +44,11 @@ func sampleSummary() *summary.Summary {
 					latencyRow("llm_e2e", "E2E", 2, 2000, 2000, 2000, 2000, 2000, 2000)}},
 		},
 		Errors: []summary.ErrorClassCount{
-			{Class: "http_5xx", Count: 2, Messages: []engine.ErrorCount{{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}}},
-			{Class: "timeout", Count: 1, Messages: []engine.ErrorCount{{Message: "reading the response: request timed out after 1m0s", Count: 1}}},
+			{Class: "http_5xx", Count: 2, Messages: []summary.ErrorCount{{Message: "HTTP 500 Internal Server Error: overloaded", Count: 1}, {Message: "HTTP 503 Service Unavailable", Count: 1}}},
+			{Class: "timeout", Count: 1, Messages: []summary.ErrorCount{{Message: "reading the response: request timed out after 1m0s", Count: 1}}},
 		},
 		Retries:           []summary.ErrorClassCount{{Class: "connect", Count: 2}, {Class: "http_429", Count: 1}},
-		ScriptErrors:      []engine.ErrorCount{{Message: "script.js:3:9: Error: boom\n 3 | throw new Error('boom');", Count: 2}},
+		ScriptErrors:      []summary.ErrorCount{{Message: "script.js:3:9: Error: boom\n 3 | throw new Error('boom');", Count: 2}},
 		OtherScriptErrors: 3,
 		Checks: []summary.Check{
 			{Name: "a first", Passes: 1},
@@ -384,7 +383,7 @@ func TestRenderCapacity(t *testing.T) {
 			summary.ScenarioSummary{Name: "c32", Serving: summary.Serving{OK: 320, OutputTokenThroughput: 5120}},
 			summary.ScenarioSummary{Name: "c64", Serving: summary.Serving{OK: 64, Failed: 64, OutputTokenThroughput: 5200}},
 			summary.ScenarioSummary{Name: "c128"})
-		s.ChainStops = []engine.ChainStop{{After: "c64", Reason: "saturation at concurrency 32: …", Skipped: []string{"c128"}}}
+		s.ChainStops = []summary.ChainStop{{After: "c64", Reason: "saturation at concurrency 32: …", Skipped: []string{"c128"}}}
 		s.Capacity = &summary.Capacity{Variable: "concurrency", Levels: []summary.CapacityLevel{best, sat, top}, SLO: slo,
 			Saturation: saturation, MaxWithinSLO: within, Method: "Saturation is the first level after which ..."}
 		return s
@@ -453,7 +452,7 @@ func TestRenderCapacity(t *testing.T) {
 	// A chain stopped without a sweep verdict says so under the serving
 	// block.
 	s = sampleSummary()
-	s.ChainStops = []engine.ChainStop{{After: "chat", Reason: "chat missed the SLO (…)", Skipped: []string{"rag"}}}
+	s.ChainStops = []summary.ChainStop{{After: "chat", Reason: "chat missed the SLO (…)", Skipped: []string{"rag"}}}
 	if out := render(t, s, false); !strings.Contains(out, "  stopped early ...... after chat: chat missed the SLO (…); skipped rag (not run, not failed)\n") {
 		t.Errorf("no stopped chain in\n%s", out)
 	}

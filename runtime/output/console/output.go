@@ -59,7 +59,7 @@ type Banner struct {
 	// Outputs describe the run's outputs (output.Output.Describe).
 	Outputs []string
 	// Probes are what the preflight found of each target.
-	Probes []llm.Probe
+	Probes []summary.Probe
 	// ServerMetrics say what the run reads of its servers' metrics and
 	// GPU telemetry, a line per target ("server metrics: vLLM at URL,
 	// every 1s"; serverwatch.Watch.Describe).

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // ProbeLine describes what a preflight probe showed of its target in one
 // line: whether it answered, and how it streams.
-func ProbeLine(p llm.Probe) string {
+func ProbeLine(p summary.Probe) string {
 	head := p.Target
 	if p.Model != "" {
 		head += " (model " + p.Model + ")"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -125,7 +126,7 @@ func TestRenderServer(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(s, ts)
 			}
-			s.AttachServer(ts)
+			summarize.AttachServer(s, ts)
 			out := render(t, s, false)
 			for _, w := range tt.want {
 				if !strings.Contains(out, w) {

@@ -10,6 +10,7 @@ import (
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/summarize"
 )
 
 // WriteTestRun stores on s what llmrun run --testid testid --tag env=ci
@@ -27,7 +28,7 @@ func WriteTestRun(t *testing.T, s *influxtest.Server, testid string, start time.
 		o.AddRequest(&records[i])
 	}
 	sum := testSummary(start)
-	sum.AttachServer(summarytest.ServerTargets(3))
+	summarize.AttachServer(sum, summarytest.ServerTargets(3))
 	if rep := o.Finish(context.Background(), sum); rep.Dropped != 0 || rep.Err != "" {
 		t.Fatalf("writing the run: %+v", rep)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/influxtest"
 	"github.com/llmrun/llmrun/internal/summarytest"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -25,7 +26,7 @@ func testServerSection(t *testing.T, s *influxtest.Server) {
 	sum := testSummary(run.Start)
 	targets := summarytest.ServerTargets(3)
 	targets[0].URL = "http://user:secret@gpu-1:8000/metrics?key=abc"
-	sum.AttachServer(targets)
+	summarize.AttachServer(sum, targets)
 	rep := o.Finish(context.Background(), sum)
 	if rep.Dropped != 0 || rep.Err != "" {
 		t.Fatalf("report %+v", rep)
@@ -185,7 +186,7 @@ func TestServerPointsSeries(t *testing.T) {
 		targets[1].GPUs[i].ID, targets[1].GPUs[i].UUID = "", ""
 	}
 	s := testSummary(time.Now())
-	s.AttachServer(targets)
+	summarize.AttachServer(s, targets)
 	seen := map[string]bool{}
 	for _, p := range serverPoints(s, runTags{id: "r", testID: "chat"}, s.Meta.Start) {
 		var key []string

@@ -1,4 +1,4 @@
-package summary_test
+package summarize_test
 
 import (
 	"bytes"
@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -47,18 +49,18 @@ func runRequests(t *testing.T, cfg llm.Config, n int) *summary.Summary {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	f := newFixture()
+	f := summarytest.NewFixture()
 	for range n {
 		res := c.Stream(context.Background(), llm.Request{Body: map[string]any{
 			"messages": []any{map[string]any{"role": "user", "content": "hi"}}, "max_tokens": 50, "ignore_eos": true}})
 		if !res.OK {
 			t.Fatal(res.Error)
 		}
-		f.request(tagSet("scenario", "default"), res)
+		f.Request(summarytest.Tags("scenario", "default"), res)
 	}
-	rep := &engine.Report{Snapshot: f.agg.Snapshot(), Registry: f.reg, Scenarios: scenarios(t, `{"vus": 1, "duration": "1s"}`),
-		Start: t0, End: t0.Add(time.Second)}
-	return summary.Build(rep, testMeta)
+	rep := &engine.Report{Snapshot: f.Agg.Snapshot(), Registry: f.Reg, Scenarios: summarytest.Scenarios(t, `{"vus": 1, "duration": "1s"}`),
+		Start: summarytest.T0, End: summarytest.T0.Add(time.Second)}
+	return summarize.Build(rep, summarytest.Meta)
 }
 
 func TestTokenCheckWarnings(t *testing.T) {

@@ -1,4 +1,4 @@
-package summary_test
+package summarize_test
 
 import (
 	"fmt"
@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
-	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/summarize"
 )
 
 // arrivals is what one constant-arrival-rate scenario was and recorded
@@ -33,27 +34,27 @@ type arrivals struct {
 // arrivalReport is a 10 s run of the scenarios in by, measured by client.
 func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *engine.Report {
 	t.Helper()
-	f := newFixture()
-	f.reg.MustRegister(metrics.Metric{Name: "iteration_lag", Type: metrics.Trend, Contains: metrics.Time})
-	f.reg.MustRegister(metrics.Metric{Name: "iteration_duration", Type: metrics.Trend, Contains: metrics.Time})
-	f.reg.MustRegister(metrics.Metric{Name: "dropped_iterations", Type: metrics.Counter})
+	f := summarytest.NewFixture()
+	f.Reg.MustRegister(metrics.Metric{Name: "iteration_lag", Type: metrics.Trend, Contains: metrics.Time})
+	f.Reg.MustRegister(metrics.Metric{Name: "iteration_duration", Type: metrics.Trend, Contains: metrics.Time})
+	f.Reg.MustRegister(metrics.Metric{Name: "dropped_iterations", Type: metrics.Counter})
 	var options []string
 	windows := map[string]engine.Window{}
 	for _, name := range slices.Sorted(maps.Keys(by)) {
-		a, tags := by[name], tagSet("scenario", name)
-		f.value("iteration_lag", tags, t0, slices.Repeat([]float64{a.lag}, a.n)...)
-		f.value("iteration_duration", tags, t0, slices.Repeat([]float64{a.duration}, a.n)...)
+		a, tags := by[name], summarytest.Tags("scenario", name)
+		f.Value("iteration_lag", tags, summarytest.T0, slices.Repeat([]float64{a.lag}, a.n)...)
+		f.Value("iteration_duration", tags, summarytest.T0, slices.Repeat([]float64{a.duration}, a.n)...)
 		if all := a.dropped + float64(a.ended+a.unscheduled); all > 0 {
-			f.value("dropped_iterations", tags, t0, all)
+			f.Value("dropped_iterations", tags, summarytest.T0, all)
 		}
 		capField := ""
 		if a.maxConcurrency > 0 {
 			capField = fmt.Sprintf(`, "maxConcurrency": %d`, a.maxConcurrency)
 		}
 		options = append(options, fmt.Sprintf(`%q: {"executor": "constant-arrival-rate", "rate": 10, "duration": "10s", "preAllocatedVUs": 64%s}`, name, capField))
-		windows[name] = engine.Window{Start: t0, End: t0.Add(10 * time.Second)}
+		windows[name] = engine.Window{Start: summarytest.T0, End: summarytest.T0.Add(10 * time.Second)}
 	}
-	scs := scenarios(t, `{"scenarios": {`+strings.Join(options, ", ")+`}}`)
+	scs := summarytest.Scenarios(t, `{"scenarios": {`+strings.Join(options, ", ")+`}}`)
 	final := make([]engine.ScenarioProgress, len(scs))
 	for i, sc := range scs {
 		a := by[sc.Name]
@@ -68,12 +69,12 @@ func arrivalReport(t *testing.T, client health.Report, by map[string]arrivals) *
 		final[i] = p
 	}
 	return &engine.Report{
-		Snapshot:  f.agg.Snapshot(),
-		Registry:  f.reg,
+		Snapshot:  f.Agg.Snapshot(),
+		Registry:  f.Reg,
 		Scenarios: scs,
 		Final:     final,
-		Start:     t0,
-		End:       t0.Add(10 * time.Second),
+		Start:     summarytest.T0,
+		End:       summarytest.T0.Add(10 * time.Second),
 		Windows:   windows,
 		Client:    client,
 	}
@@ -153,7 +154,7 @@ func TestClientReportNamesTheCause(t *testing.T) {
 		{name: "on time", client: busyHost, by: map[string]arrivals{"open": {n: 100, lag: 1, duration: 100}}},
 	}
 	for _, tc := range tests {
-		s := summary.Build(arrivalReport(t, tc.client, tc.by), testMeta)
+		s := summarize.Build(arrivalReport(t, tc.client, tc.by), summarytest.Meta)
 		got := s.Client.Warnings
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: warnings %q, want %d", tc.name, got, len(tc.want))

@@ -1,4 +1,4 @@
-package summary_test
+package summarize_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
+	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
@@ -90,9 +91,9 @@ func TestJudgeServerThresholds(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10), summarytest.Streamed(60, 10))
-			s.AttachServer(tt.targets)
+			summarize.AttachServer(s, tt.targets)
 			results := set.EvaluateEnd(nil, 10*time.Second, threshold.End{})
-			s.JudgeServerThresholds(results)
+			summarize.JudgeServerThresholds(s, results)
 			if len(s.Thresholds) != len(tt.want) {
 				t.Fatalf("%d thresholds, want %d: %+v", len(s.Thresholds), len(tt.want), s.Thresholds)
 			}
@@ -100,7 +101,7 @@ func TestJudgeServerThresholds(t *testing.T) {
 			for i, w := range tt.want {
 				got := s.Thresholds[i]
 				if got.Metric != w.Metric || got.Threshold != w.Threshold || got.Passed != w.Passed || got.Note != w.Note ||
-					!near(got.Value, w.Value) {
+					!summarytest.Near(got.Value, w.Value) {
 					t.Errorf("threshold %d:\n got %+v\nwant %+v", i, got, w)
 				}
 				failed = failed || !w.Passed
@@ -109,45 +110,5 @@ func TestJudgeServerThresholds(t *testing.T) {
 				t.Errorf("the engine's results: AnyFailed %v, want %v", threshold.AnyFailed(results), failed)
 			}
 		})
-	}
-}
-
-// TestMergeJudgesServerThresholdsOnTheMergedSection: in a distributed run
-// the instance that scraped the target judged its thresholds, the others
-// had no samples and failed them; the merge judges them again on the
-// merged section, which has the scraping instance's figures.
-func TestMergeJudgesServerThresholdsOnTheMergedSection(t *testing.T) {
-	set, err := threshold.Parse([]byte(`{"server_kv_cache_usage": ["max<0.95"], "server_waiting": ["max<2"], "gpu_power": ["max<600"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.Validate(nil); err != nil {
-		t.Fatal(err)
-	}
-	instance := func(i string, targets ...summary.ServerTarget) *summary.Summary {
-		s := summarytest.Build(t, 10*time.Second, summarytest.Streamed(50, 10))
-		s.Meta.Tags = map[string]string{"instance": i}
-		s.AttachServer(targets)
-		s.JudgeServerThresholds(set.EvaluateEnd(nil, 10*time.Second, threshold.End{}))
-		return s
-	}
-	scraper, other := instance("0", summarytest.VLLMTarget(2, 4)), instance("1")
-	if other.Thresholds[0].Passed {
-		t.Fatalf("the instance without a server section: %+v, want no samples, failed", other.Thresholds[0])
-	}
-	merged, err := summary.Merge(scraper, other)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []summary.ThresholdResult{
-		{Metric: "server_kv_cache_usage", Threshold: "max<0.95", Value: 0.88, Passed: true},
-		{Metric: "server_waiting", Threshold: "max<2", Value: 3, Passed: false},
-		// No instance had it: the merged outcome, failed.
-		{Metric: "gpu_power", Threshold: "max<600", Passed: false, Note: "no samples: no target gave gpu_power's max (noSamples: 'pass' accepts that)"},
-	}
-	for i, w := range want {
-		if got := merged.Thresholds[i]; got != w {
-			t.Errorf("merged threshold %d:\n got %+v\nwant %+v", i, got, w)
-		}
 	}
 }
