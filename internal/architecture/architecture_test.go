@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,7 @@ const module = "github.com/llmrun/llmrun"
 // The rules' names, as pendingUntilMerge and the failures give them.
 const (
 	ruleEngine  = "the engine imports no consumer of a run"
-	ruleSummary = "the result document depends on no JavaScript, engine or module"
+	ruleSummary = "the result document depends on no JavaScript, engine or module but metrics"
 	ruleModules = "modules import nothing of runtime/ but runtime/js/jsvalue"
 	ruleLLM     = "modules/llm depends on no JavaScript"
 	ruleCmd     = "cmd/llmrun imports only library entry points"
@@ -33,8 +34,7 @@ const (
 // branch that does. Each is checked to be still broken: once the merge
 // makes it hold, its entry fails the test and is removed.
 var pendingUntilMerge = map[string]string{
-	ruleSummary: "i29/schema: runtime/summary keeps the schema, its builder moves to runtime/summarize",
-	ruleCmd:     "i29/cmdrun, i29/results, i29/bench: cmd's rules move into the library",
+	ruleCmd: "i29/cmdrun, i29/results, i29/bench: cmd's rules move into the library",
 }
 
 // cmdEntryPoints are the packages cmd/llmrun may import: each the library
@@ -60,7 +60,7 @@ var rules = []rule{
 	))},
 	{ruleSummary, in("runtime/summary/..."), reachesNone(in(
 		"github.com/dop251/goja/...", "github.com/evanw/esbuild/...", "runtime/engine/...", "modules/...",
-	))},
+	).except("modules/metrics"))},
 	{ruleModules, in("modules/..."), reachesNone(in("runtime/...").except("runtime/js/jsvalue"))},
 	{ruleLLM, in("modules/llm/...").except("modules/llm/llmjs/..."), reachesNone(in(
 		"github.com/dop251/goja/...", "github.com/evanw/esbuild/...",
@@ -185,6 +185,7 @@ type graph map[string]*pkg
 type pkg struct {
 	ImportPath   string
 	Name         string
+	Dir          string
 	Standard     bool
 	Imports      []string
 	TestImports  []string
@@ -241,7 +242,7 @@ var loadGraph = sync.OnceValues(func() (graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Name,Standard,Imports,TestImports,XTestImports", "./...")
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Name,Dir,Standard,Imports,TestImports,XTestImports", "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -263,8 +264,30 @@ var loadGraph = sync.OnceValues(func() (graph, error) {
 	if len(g.packages(in("..."))) == 0 {
 		return nil, fmt.Errorf("go list in %s listed no package of %s", root, module)
 	}
+	if err := g.readSources(); err != nil {
+		return nil, err
+	}
 	return g, nil
 })
+
+// readSources stats every file of the module's packages from this
+// process. go list reads them in a process of its own, which go test's
+// cache does not watch: without this, a changed import would leave the
+// test's cached pass standing.
+func (g graph) readSources() error {
+	for _, path := range g.packages(in("...")) {
+		entries, err := os.ReadDir(g[path].Dir)
+		if err != nil {
+			return fmt.Errorf("package %s: %w", path, err)
+		}
+		for _, e := range entries {
+			if _, err := os.Stat(filepath.Join(g[path].Dir, e.Name())); err != nil {
+				return fmt.Errorf("package %s: %w", path, err)
+			}
+		}
+	}
+	return nil
+}
 
 // moduleRoot is the directory of the module's go.mod.
 func moduleRoot() (string, error) {
