@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 )
 
 func TestBearsToken(t *testing.T) {
@@ -29,14 +29,8 @@ func TestBearsToken(t *testing.T) {
 // TestFloorAgainstTheSimulator runs the floor's closed loop against the
 // built-in simulator: every request completes with all its tokens timed.
 func TestFloorAgainstTheSimulator(t *testing.T) {
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	sim, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
+	cfg := llmsimtest.Fast()
+	sim := llmsimtest.Start(t, cfg)
 
 	const streams, requests, tokens = 4, 10, 5
 	res := runFloor(context.Background(), floorLoad{URL: sim.URL(), Model: cfg.Model, Streams: streams, Requests: requests, Tokens: tokens, Timeout: time.Minute})

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/modules/metrics"
 )
 
@@ -142,15 +142,9 @@ func TestCachedTokensFromSimulator(t *testing.T) {
 			"max_tokens": 2, "ignore_eos": true}
 	}
 	for _, cacheBlocks := range []int{1024, 0} {
-		cfg := llmsim.DefaultConfig()
-		cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-		cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
+		cfg := llmsimtest.Fast()
 		cfg.PrefixCacheBlocks = cacheBlocks
-		sim, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = sim.Close() })
+		sim := llmsimtest.Start(t, cfg)
 		for _, tc := range []struct {
 			api    API
 			stream bool

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 )
 
 // anthropicBody is a Messages request for n tokens.
@@ -161,10 +162,7 @@ func TestAnthropicCuts(t *testing.T) {
 // with a 401 quoting its x-api-key.
 func anthropicServer(t *testing.T) (*httptest.Server, func() []http.Header) {
 	t.Helper()
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	sim, err := llmsim.New(cfg)
+	sim, err := llmsim.New(llmsimtest.Fast())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -15,20 +14,13 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 )
 
 // startSim starts a simulator with 1 ms steps.
 func startSim(t *testing.T) *llmsim.Running {
 	t.Helper()
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
+	return llmsimtest.Start(t, llmsimtest.Fast())
 }
 
 // protocolBodies are requests for n tokens in each API's format.

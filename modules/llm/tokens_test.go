@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/internal/llmsim"
+	tiktokenlib "github.com/tiktoken-go/tokenizer"
+
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/modules/metrics"
-	tiktokenlib "github.com/tiktoken-go/tokenizer"
 )
 
 // toolCallStream is a chat stream calling two tools, their deltas
@@ -242,14 +243,7 @@ func TestTokenSourceOrder(t *testing.T) {
 // tokens in both encodings: the tokenizer agrees with its usage.
 func TestSimulatorTokensAgree(t *testing.T) {
 	t.Parallel()
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := llmsimtest.Start(t, llmsimtest.Fast())
 	for _, name := range append([]string{""}, tokenizer.Encodings...) {
 		c, err := NewClient(Config{BaseURL: srv.URL(), Model: "m", Tokenizer: name})
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -33,18 +34,11 @@ const testModel = "test-model"
 // step, unless decode overrides the decode step.
 func startSim(t *testing.T, decode time.Duration) *llmsim.Running {
 	t.Helper()
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
+	cfg := llmsimtest.Fast()
 	if decode > 0 {
 		cfg.DecodeBase = decode
 	}
-	srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
+	return llmsimtest.Start(t, cfg)
 }
 
 // logBuffer collects the script's console output.

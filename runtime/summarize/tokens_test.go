@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/internal/summarytest"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
@@ -108,14 +108,7 @@ func TestTokenCheckWarnings(t *testing.T) {
 }
 
 func TestTokenCheckSimulatorAgrees(t *testing.T) {
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := llmsimtest.Start(t, llmsimtest.Fast())
 	for _, tok := range []string{"", "cl100k_base", "o200k_base"} {
 		s := runRequests(t, llm.Config{BaseURL: srv.URL(), Model: "m", Tokenizer: tok}, 5)
 		if len(s.TokenChecks) != 1 || s.TokenChecks[0].Warning != "" || s.TokenChecks[0].DiffPercent != 0 || s.TokenChecks[0].UsageTokens != 250 {

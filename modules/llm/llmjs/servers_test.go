@@ -1,7 +1,6 @@
 package llmjs
 
 import (
-	"context"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 )
 
 // The servers the binding's tests send to: the simulator, and handlers
@@ -22,15 +22,7 @@ import (
 // startSim starts a simulator with 1 ms steps.
 func startSim(t *testing.T) *llmsim.Running {
 	t.Helper()
-	cfg := llmsim.DefaultConfig()
-	cfg.PrefillBase, cfg.PrefillPerToken = time.Millisecond, 0
-	cfg.DecodeBase, cfg.DecodePerSeq = time.Millisecond, 0
-	srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
+	return llmsimtest.Start(t, llmsimtest.Fast())
 }
 
 // script answers the requests in turn with the given handlers, the last
