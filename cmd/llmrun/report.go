@@ -16,30 +16,6 @@ import (
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
-const reportUsage = `Usage: llmrun report RESULT.json [-o report.html] [flags]
-
-Writes the HTML report of a result file (llmrun run --summary-export FILE):
-one self-contained page, viewable without network access, with the run's
-metadata and serving headline, the latency table, latency percentile
-charts, the run over time, and for a sweep the figures by level and the
-latency-throughput curve with its SLO line, saturation point and highest
-throughput within the SLO. docs/report.md describes each chart. Without
--o, the page goes next to the result file: result.json makes result.html.
-
---slo draws another objective than the run's (llmrun run --slo) on the
-TTFT and TPOT charts, and judges a sweep's levels again against it for the
-curve's SLO line and markers.
-
-Exit codes: 0 the report was written, 1 the result file could not be read
-or the report not written, 2 bad command line.
-
-Examples:
-  llmrun report result.json -o report.html
-  llmrun report sweep.json -o sweep.html --slo ttft_p99=500,tpot_p99=50
-
-Flags:
-`
-
 // reportCommand runs "llmrun report": it reads a result file and writes its
 // HTML report.
 func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {

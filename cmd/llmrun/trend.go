@@ -11,65 +11,8 @@ import (
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/results"
+	"github.com/llmrun/llmrun/runtime/runflags"
 )
-
-const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
-
-Reads the runs of a test that "llmrun run --out influxdb=URL --testid ID"
-stored in InfluxDB (their llm_run points), prints the last ones with their
-headline figures, and compares the newest run with the median of the runs
-before it. --model, --scenario and --tag KEY=VALUE (the --tag pairs of the
-runs) narrow the runs read; when no run matches, trend lists the test ids,
-scenarios, models or tag values that exist, and the nearest.
-
-A figure regressed when it is worse than the median by more than
---tolerance (relative) and credibly so: beyond the noise of both the
-runs' own samples (the confidence intervals each run stored) and, with
-three previous runs or more, of their spread from run to run (their
-median absolute deviation). A change beyond the tolerance within that
-noise, or a figure too few samples bound, is inconclusive. Throughputs and
-the success rate are better higher, latency percentiles lower.
-
-A run whose client was limited by its own machine (its client-health
-reading: llmrun's own load, or other processes or the hypervisor taking
-the CPU) measured latencies and throughputs that may be the machine's:
-the newest run's are inconclusive (machine-limited), a previous run's are
-left out of the baseline; the output names each such run and its limit.
-Runs stored before llmrun kept the reading are judged as measured, their
-health shown as unknown.
-
-When the runs read their servers' metrics (their llm_server points), the
-server's figures are judged beside the client's as llmrun compare judges
-them: the prefix-cache hit rate gets a verdict, the figures the stored
-window cannot bound show their change, not judged. They are the whole
-run's: with --scenario none is judged, and --metric may not name one.
-
-The runs are read with InfluxQL over the v1 /query API, which InfluxDB
-1.x, 2.x (through a DBRP mapping) and 3.x answer; Flux is not needed. URL
-takes the options of --out influxdb=URL: the database read is the bucket's
-part before "/" and the retention policy the part after it, or those the
-db= and rp= options name (on 2.x, the DBRP mapping's). The token is read
-from $LLMRUN_INFLUXDB_TOKEN (on InfluxDB 1.8, user:password).
-
-The instances of one run (--instances) share its run id: trend reads them
-as one run, whose figures are those of their results merged (as llmrun
-merge --influxdb merges them), and says how many instances it had and
-which are missing.
-
-Exit codes: 0 no figure credibly regressed (or there is no history yet),
-109 a figure regressed (or, with --strict, was inconclusive, machine-limited
-included), 112 no verdict (a machine-limited figure moved as a regression
-would), 1 InfluxDB
-could not be read or holds no run of the test, 2 bad command line.
-
-Examples:
-  llmrun trend --influxdb 'http://127.0.0.1:8086?org=perf&bucket=llmrun' --testid nightly-chat
-  llmrun trend --influxdb http://127.0.0.1:8086 --testid nightly-chat --model llama-3-8b \
-      --metric ttft_p99,output_throughput --tolerance 5%
-  llmrun trend --influxdb http://127.0.0.1:8086 --testid nightly-chat --tag env=staging --scenario rag
-
-Flags:
-`
 
 // trendFlags are the flags of "llmrun trend".
 type trendFlags struct {
@@ -147,7 +90,7 @@ func (f *trendFlags) query(fs *pflag.FlagSet, getenv func(string) string) (influ
 	if q.Since, err = results.ParseSince(f.since); err != nil {
 		return cfg, q, fmt.Errorf("--since: %w", err)
 	}
-	if q.Tags, err = parseTags(f.tags); err != nil {
+	if q.Tags, err = runflags.ParseTags(f.tags); err != nil {
 		return cfg, q, err
 	}
 	return cfg, q, q.Check()

@@ -41,6 +41,7 @@ var pendingUntilMerge = map[string]string{
 // call of a subcommand, or what only a process's main can do.
 var cmdEntryPoints = []string{
 	"runtime/runner",     // llmrun run and inspect: the run pipeline
+	"runtime/runflags",   // llmrun run, inspect and kube: the command line of a run, read
 	"runtime/vllmbench",  // llmrun bench
 	"runtime/results",    // llmrun merge, trend, report, compare: reading and judging results
 	"runtime/kube",       // llmrun kube: the manifests
