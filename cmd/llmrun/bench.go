@@ -8,10 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/modules/llm"
-	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/exitcode"
-	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/output/console"
 	"github.com/llmrun/llmrun/runtime/runflags"
 	"github.com/llmrun/llmrun/runtime/runner"
@@ -55,8 +52,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if notice := vllmbench.IgnoredNotice(b.Ignored); notice != "" {
 		fmt.Fprintf(stderr, "llmrun bench: %s\n", notice)
 	}
-	llmCfg, err := llmconfig.Resolve(ctx, llmconfig.Settings{BaseURL: b.Server, APIKeyEnv: f.apiKeyEnv, Model: b.Options.RequestModel(), Timeout: f.timeout,
-		IdleTimeout: llm.DefaultIdleTimeout, Tokenizer: b.Options.Tokenizer}, getenv)
+	llmCfg, err := b.Target(ctx, f.apiKeyEnv, f.timeout, getenv)
 	if err != nil {
 		if code := runflags.LLMConfigCode(ctx, err); code != exitcode.Usage {
 			fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
@@ -65,11 +61,12 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return c.usageError("%v", err)
 	}
 	screen := console.NewScreen(stderr)
-	outcome, err := b.Run(ctx, runner.Config{
-		Engine: engine.Config{LLM: llmCfg, Logger: console.Logger(screen)}, Outputs: f.outs, SummaryExport: f.summaryExport,
+	cfg := runner.Config{Outputs: f.outs, SummaryExport: f.summaryExport,
 		Getenv: getenv, NoPreflight: f.noPreflight, Stdout: stdout, Stderr: screen, Quiet: f.quiet,
 		Color: useColor(f.noColor, stdout, getenv), Version: version(), Command: "llmrun bench",
-	})
+	}
+	cfg.Engine.LLM, cfg.Engine.Logger = llmCfg, console.Logger(screen)
+	outcome, err := b.Run(ctx, cfg)
 	if err != nil {
 		return c.usageError("%v", err)
 	}

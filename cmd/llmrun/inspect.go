@@ -10,7 +10,6 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/inspect"
-	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/runflags"
 	"github.com/llmrun/llmrun/runtime/runner"
 )
@@ -52,7 +51,6 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitcode.Usage
 	}
 	script := a.Script
-	llmconfig.Placeholder(&engineCfg.LLM)
 	// Loaded as run loads it, options beside the scenarios checked.
 	e, _, err := runner.Load(ctx, engineCfg, a.SLO)
 	if err != nil {

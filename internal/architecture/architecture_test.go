@@ -40,16 +40,18 @@ var pendingUntilMerge = map[string]string{
 // cmdEntryPoints are the packages cmd/llmrun may import: each the library
 // call of a subcommand, or what only a process's main can do.
 var cmdEntryPoints = []string{
-	"runtime/runner",     // llmrun run and inspect: the run pipeline
-	"runtime/runflags",   // llmrun run, inspect and kube: the command line of a run, read
-	"runtime/vllmbench",  // llmrun bench
-	"runtime/results",    // llmrun merge, trend, report, compare: reading and judging results
-	"runtime/kube",       // llmrun kube: the manifests
-	"runtime/exitcode",   // an outcome to the process's exit code, the one table
-	"internal/llmsim",    // llmrun sim
-	"runtime/gctune",     // the collector's heap goal, set process-wide at start
-	"scripts",            // the stock scenarios' names, as the command line spells them
-	"internal/tokenizer", // the tokenizer flag's help lists the encodings
+	"runtime/runner",         // llmrun run: the run pipeline (and the script's load, for inspect and kube)
+	"runtime/runflags",       // llmrun run, inspect and kube: the command line of a run, read
+	"runtime/inspect",        // llmrun inspect: the resolved plan, printed
+	"runtime/vllmbench",      // llmrun bench
+	"runtime/results",        // llmrun merge, trend, report, compare: reading, merging and judging results
+	"runtime/kube",           // llmrun kube: the manifests
+	"runtime/kube/kuberun",   // llmrun kube: its flags, and the run in each pod
+	"internal/llmsim",        // llmrun sim
+	"runtime/exitcode",       // main: an outcome to the process's exit code, the one table
+	"runtime/gctune",         // main: the collector's heap goal, set process-wide at start
+	"runtime/output/console", // main: the terminal, the screen the live view and the warnings share, and whether stdout takes colours
+	"scripts",                // the stock scenarios' names, as the command line spells them
 }
 
 // rules are the dependency rules of docs/architecture.md.

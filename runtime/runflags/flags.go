@@ -68,8 +68,10 @@ type Flags struct {
 	ServerMetricsInterval time.Duration
 	NoServerMetrics       bool
 	GPUMetrics            []string
-	// sendsNothing is set by a command that sends no request (inspect):
-	// an --api-key-env naming an unset variable is then not an error.
+	// SendsNothing is set by a command that sends no request (inspect,
+	// kube): an --api-key-env naming an unset variable is then not an
+	// error, and a run with no target loads against a placeholder
+	// (llmconfig.Placeholder) rather than start the simulator.
 	SendsNothing bool
 }
 
@@ -310,10 +312,11 @@ func (a Args) sourceFS() fs.FS {
 	return scripts.Files()
 }
 
-// EngineConfig is the engine's configuration for the parsed command line.
+// EngineConfig is the engine's configuration for the parsed command line;
+// with SendsNothing, its target is at least the placeholder.
 func (a Args) EngineConfig(stderr io.Writer) engine.Config {
 	f := a.flags
-	return engine.Config{
+	cfg := engine.Config{
 		ScriptPath:  a.Script,
 		Source:      a.Source,
 		SourceFS:    a.sourceFS(),
@@ -325,6 +328,10 @@ func (a Args) EngineConfig(stderr io.Writer) engine.Config {
 		Logger:      console.Logger(stderr),
 		InitTimeout: f.InitTimeout,
 	}
+	if f.SendsNothing {
+		llmconfig.Placeholder(&cfg.LLM)
+	}
+	return cfg
 }
 
 // overrides turns the load-shape flags the user set, and the execution
