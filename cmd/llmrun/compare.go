@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/results"
 )
 
@@ -31,5 +30,5 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if c.Note != "" {
 		fmt.Fprintf(stderr, "llmrun compare: note: %s\n", c.Note)
 	}
-	return f.print(cmd, stdout, getenv, "printing the comparison", regression.RenderPair, c.Report)
+	return f.print(cmd, stdout, getenv, "printing the comparison", c)
 }

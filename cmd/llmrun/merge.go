@@ -6,14 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
-	"github.com/llmrun/llmrun/runtime/output"
-	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/results"
-	"github.com/llmrun/llmrun/runtime/summary"
-	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // mergeFlags are the flags of "llmrun merge".
@@ -51,13 +46,13 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	src := results.Source{Inputs: cmd.flags.Args(), Stdin: os.Stdin, RunID: f.runID}
 	var err error
 	if f.influxURL != "" {
-		if src.Influx, err = influxdb.ParseConfig(f.influxURL, getenv); err != nil {
+		if src.Influx, err = results.ParseStore(f.influxURL, getenv); err != nil {
 			return cmd.usageError("--influxdb: %v", err)
 		}
 	}
 	if f.out != "" {
-		if err := output.CheckPath(f.out); err != nil {
-			return cmd.fail(fmt.Errorf("-o %s: cannot write there: %w", f.out, err))
+		if err := results.CheckOutput(f.out); err != nil {
+			return cmd.fail(err)
 		}
 	}
 	set, err := src.Read(ctx)
@@ -66,33 +61,13 @@ func mergeCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	merged, err := set.Merge()
 	if err == nil {
-		err = writeMerged(f.out, merged, stdout)
+		err = results.WriteMerged(f.out, merged, stdout)
 	}
 	if err != nil {
 		return cmd.fail(err)
 	}
-	sv, to := merged.Serving, cmp.Or(f.out, "standard output")
-	fmt.Fprintf(stderr, "llmrun merge: %s (%s): %s, %d completed, %d failed over %.1f s, written to %s\n",
-		textfmt.Count(len(set.Results), "result"), strings.Join(merged.Meta.Merged, ", "), textfmt.Count(sv.Requests, "request"), sv.OK, sv.Failed, sv.DurationSeconds, to)
-	if missing := merged.Meta.MissingInstances; len(missing) > 0 {
-		given := "given"
-		if src.RunID != "" {
-			given = "stored in InfluxDB"
-		}
-		fmt.Fprintf(stderr, "llmrun merge: warning: run %s had %s; no result of %s was %s, so the merged figures are the others' only (missing_instances in the result)\n",
-			merged.Meta.RunID, textfmt.Count(merged.Meta.Instances, "instance"), results.InstanceList(missing), given)
+	for _, note := range set.MergeNotes(merged, cmp.Or(f.out, "standard output"), src.RunID != "") {
+		fmt.Fprintf(stderr, "llmrun merge: %s\n", note)
 	}
 	return exitcode.OK
-}
-
-// writeMerged writes the merged result to path, whole or not at all, or
-// to stdout when path is "".
-func writeMerged(path string, s *summary.Summary, stdout io.Writer) error {
-	if path == "" {
-		return s.WriteJSON(stdout)
-	}
-	if err := output.WriteFile(path, s.WriteJSON); err != nil {
-		return fmt.Errorf("-o %s: the merged result was not written: %w", path, err)
-	}
-	return nil
 }

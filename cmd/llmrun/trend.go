@@ -8,8 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/runtime/output/influxdb"
-	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/results"
 	"github.com/llmrun/llmrun/runtime/runflags"
 )
@@ -41,7 +39,14 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
-	cfg, q, err := f.query(cmd.flags, getenv)
+	if err := f.check(cmd.flags); err != nil {
+		return cmd.usageError("%v", err)
+	}
+	cfg, err := results.ParseStore(f.influxURL, getenv)
+	if err != nil {
+		return cmd.usageError("--influxdb: %v", err)
+	}
+	q, err := f.query()
 	if err != nil {
 		return cmd.usageError("%v", err)
 	}
@@ -62,43 +67,44 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintln(stdout)
 	}
 	t.Title = trendTitle(f)
-	return f.verdict.print(cmd, stdout, getenv, "printing the report", regression.Render, t.Report)
+	return f.verdict.print(cmd, stdout, getenv, "printing the report", t)
 }
 
-// query reads the flags into the InfluxDB to read and the query of its
-// runs; an error names the flag.
-func (f *trendFlags) query(fs *pflag.FlagSet, getenv func(string) string) (influxdb.Config, results.Query, error) {
-	var q results.Query
+// check says what is missing from the command line, or wrong with it,
+// before the flags are read.
+func (f *trendFlags) check(fs *pflag.FlagSet) error {
 	switch {
 	case fs.NArg() > 0:
-		return influxdb.Config{}, q, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.influxURL == "":
-		return influxdb.Config{}, q, errors.New("--influxdb URL is required")
+		return errors.New("--influxdb URL is required")
 	case f.testid == "":
-		return influxdb.Config{}, q, errors.New("--testid is required")
+		return errors.New("--testid is required")
 	case f.runs < 1:
-		return influxdb.Config{}, q, fmt.Errorf("--runs %d: want at least 1", f.runs)
+		return fmt.Errorf("--runs %d: want at least 1", f.runs)
 	}
-	cfg, err := influxdb.ParseConfig(f.influxURL, getenv)
-	if err != nil {
-		return cfg, q, fmt.Errorf("--influxdb: %w", err)
-	}
-	q.Filter = influxdb.Filter{TestID: f.testid, Model: f.model, Scenario: f.scenario, Runs: f.runs}
+	return nil
+}
+
+// query reads the flags into the query of the stored runs; an error names
+// the flag.
+func (f *trendFlags) query() (q results.Query, err error) {
+	q.TestID, q.Model, q.Scenario, q.Runs = f.testid, f.model, f.scenario, f.runs
 	if q.Gate, err = f.verdict.gate(); err != nil {
-		return cfg, q, err
+		return q, err
 	}
 	if q.Since, err = results.ParseSince(f.since); err != nil {
-		return cfg, q, fmt.Errorf("--since: %w", err)
+		return q, fmt.Errorf("--since: %w", err)
 	}
 	if q.Tags, err = runflags.ParseTags(f.tags); err != nil {
-		return cfg, q, err
+		return q, err
 	}
-	return cfg, q, q.Check()
+	return q, q.Check()
 }
 
 // noRuns says that InfluxDB at cfg holds no run of title in the last
 // since, or none that could be read, and what it holds.
-func noRuns(none *results.NoRunsError, title, since string, cfg influxdb.Config) error {
+func noRuns(none *results.NoRunsError, title, since string, cfg fmt.Stringer) error {
 	msg := fmt.Sprintf("no run of %s in the last %s in %s", title, since, cfg)
 	if none.Unreadable {
 		msg += " could be read"

@@ -34,7 +34,6 @@ const (
 // makes it hold, its entry fails the test and is removed.
 var pendingUntilMerge = map[string]string{
 	ruleSummary: "i29/schema: runtime/summary keeps the schema, its builder moves to runtime/summarize",
-	ruleCmd:     "i29/cmdrun, i29/results, i29/bench: cmd's rules move into the library",
 }
 
 // cmdEntryPoints are the packages cmd/llmrun may import: each the library
