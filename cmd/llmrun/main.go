@@ -19,47 +19,6 @@ import (
 	"github.com/llmrun/llmrun/scripts"
 )
 
-const usage = `llmrun: load and benchmark runner for LLM serving
-
-Usage:
-  llmrun run [flags] SCRIPT   run a scenario script (.js or .ts)
-  llmrun SCRIPT [flags]       same as "llmrun run"
-  llmrun inspect [flags] SCRIPT
-                              print the resolved scenarios, max VUs and
-                              duration, without sending a request
-  llmrun bench [flags]        vllm bench serve's benchmark, with its flags,
-                              its result block and its JSON result
-  llmrun sim [flags]          serve the built-in LLM simulator over HTTP
-  llmrun trend --influxdb URL --testid ID [flags]
-                              compare the newest stored run of a test with
-                              the previous ones (exit 109 on a regression,
-                              112 when a machine-limited run leaves no verdict)
-  llmrun compare BASELINE.json CURRENT.json [flags]
-                              compare two result files (exit 109 on a
-                              regression, 112 when a machine-limited run
-                              leaves no verdict)
-  llmrun merge A.json B.json ... -o ALL.json
-                              merge the results of several processes exactly
-                              (or of the pods in "kubectl logs")
-  llmrun kube SCRIPT --instances N --image IMAGE [flags]
-                              write the Kubernetes manifests that run a
-                              script as N instances of one run
-  llmrun report RESULT.json -o report.html
-                              write a self-contained HTML report with charts
-  llmrun version              print the version
-  llmrun help [COMMAND]       show help for a command
-
-Without --base-url (or LLMRUN_BASE_URL / OPENAI_BASE_URL), "run" benchmarks
-the built-in simulator, started in-process.
-
-Examples:
-  llmrun run examples/quickstart.js
-  llmrun run -u 32 -d 2m --base-url http://127.0.0.1:8000 scenario.js
-  llmrun sim --addr 127.0.0.1:8000 --max-num-seqs 64
-
-Run 'llmrun COMMAND --help' for a command's flags.
-`
-
 func main() {
 	ctx, stop := signalContext()
 	defer stop()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,36 +8,9 @@ import (
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
-	"github.com/llmrun/llmrun/runtime/output"
-	"github.com/llmrun/llmrun/runtime/report"
 	"github.com/llmrun/llmrun/runtime/results"
 	"github.com/llmrun/llmrun/runtime/runner"
-	"github.com/llmrun/llmrun/runtime/summary"
 )
-
-const reportUsage = `Usage: llmrun report RESULT.json [-o report.html] [flags]
-
-Writes the HTML report of a result file (llmrun run --summary-export FILE):
-one self-contained page, viewable without network access, with the run's
-metadata and serving headline, the latency table, latency percentile
-charts, the run over time, and for a sweep the figures by level and the
-latency-throughput curve with its SLO line, saturation point and highest
-throughput within the SLO. docs/report.md describes each chart. Without
--o, the page goes next to the result file: result.json makes result.html.
-
---slo draws another objective than the run's (llmrun run --slo) on the
-TTFT and TPOT charts, and judges a sweep's levels again against it for the
-curve's SLO line and markers.
-
-Exit codes: 0 the report was written, 1 the result file could not be read
-or the report not written, 2 bad command line.
-
-Examples:
-  llmrun report result.json -o report.html
-  llmrun report sweep.json -o sweep.html --slo ttft_p99=500,tpot_p99=50
-
-Flags:
-`
 
 // reportCommand runs "llmrun report": it reads a result file and writes its
 // HTML report.
@@ -60,40 +32,21 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	case *out == "":
 		*out = strings.TrimSuffix(fs.Arg(0), filepath.Ext(fs.Arg(0))) + ".html"
 	}
-	var slo summary.SLO
+	rep := results.Report{In: fs.Arg(0), Out: *out}
 	if fs.Changed("slo") {
-		var err error
-		if slo, err = runner.ParseSLO(*sloFlag); err != nil {
+		slo, err := runner.ParseSLO(*sloFlag)
+		if err != nil {
 			return usageError("--slo: %v", err)
 		}
+		rep.SLO = &slo
 	}
-
-	if err := output.CheckPath(*out); err != nil {
-		return cmd.fail(fmt.Errorf("-o %s: cannot write there: %w", *out, err))
-	}
-	s, err := summary.ReadJSON(fs.Arg(0))
-	if err != nil {
-		return cmd.fail(err)
-	}
-	if fs.Changed("slo") && !results.ApplySLO(s, slo) {
+	sloIgnored, err := rep.Write()
+	if sloIgnored {
 		fmt.Fprintln(stderr, "llmrun report: warning: the sweep's levels cannot be judged again from the result file; --slo ignored, the report shows the SLO the sweep was run with")
 	}
-	if err := writeReport(*out, s); err != nil {
+	if err != nil {
 		return cmd.fail(err)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return exitcode.OK
-}
-
-// writeReport writes the HTML report of s to path. The page is made in
-// memory first, so that a failure leaves no partial file.
-func writeReport(path string, s *summary.Summary) error {
-	var page bytes.Buffer
-	if err := report.Render(&page, s); err != nil {
-		return err
-	}
-	if err := output.WriteFile(path, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {
-		return fmt.Errorf("-o %s: the report was not written: %w", path, err)
-	}
-	return nil
 }

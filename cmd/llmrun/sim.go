@@ -12,28 +12,6 @@ import (
 	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
-const simUsage = `Usage: llmrun sim [flags]
-
-Serves the built-in LLM simulator, over HTTP/1.1 and HTTP/2 cleartext
-(h2c, prior knowledge) on one port. It behaves like a continuous-batching
-engine, with batch slots, a waiting queue, a prefill cost per prompt token
-and a decode step that slows as the batch grows. Stops on Ctrl-C.
-
-Endpoints:
-  POST /v1/chat/completions, /v1/completions   OpenAI (vLLM, SGLang), streamed or not
-  POST /v1/messages                            Anthropic Messages, streamed or not
-  POST /api/chat, /api/generate                Ollama (streamed only)
-  POST /generate_stream                        TGI
-  POST /v2/models/{model}[/versions/{v}]/generate_stream, .../generate
-                                               Triton's generate extension
-  POST /v1/embeddings                          OpenAI embeddings
-  GET  /v1/models, /health                     the model list, liveness
-  GET  /stats                                  counters: requests, tokens, faults injected
-A request's X-Llmsim-Fault header injects a fault into it (see --fault).
-
-Flags:
-`
-
 func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("llmrun sim", pflag.ContinueOnError)
 	fs.SetOutput(stderr)

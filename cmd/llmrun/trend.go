@@ -8,68 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmrun/llmrun/runtime/output/influxdb"
-	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/results"
+	"github.com/llmrun/llmrun/runtime/runflags"
 )
-
-const trendUsage = `Usage: llmrun trend --influxdb URL --testid ID [flags]
-
-Reads the runs of a test that "llmrun run --out influxdb=URL --testid ID"
-stored in InfluxDB (their llm_run points), prints the last ones with their
-headline figures, and compares the newest run with the median of the runs
-before it. --model, --scenario and --tag KEY=VALUE (the --tag pairs of the
-runs) narrow the runs read; when no run matches, trend lists the test ids,
-scenarios, models or tag values that exist, and the nearest.
-
-A figure regressed when it is worse than the median by more than
---tolerance (relative) and credibly so: beyond the noise of both the
-runs' own samples (the confidence intervals each run stored) and, with
-three previous runs or more, of their spread from run to run (their
-median absolute deviation). A change beyond the tolerance within that
-noise, or a figure too few samples bound, is inconclusive. Throughputs and
-the success rate are better higher, latency percentiles lower.
-
-A run whose client was limited by its own machine (its client-health
-reading: llmrun's own load, or other processes or the hypervisor taking
-the CPU) measured latencies and throughputs that may be the machine's:
-the newest run's are inconclusive (machine-limited), a previous run's are
-left out of the baseline; the output names each such run and its limit.
-Runs stored before llmrun kept the reading are judged as measured, their
-health shown as unknown.
-
-When the runs read their servers' metrics (their llm_server points), the
-server's figures are judged beside the client's as llmrun compare judges
-them: the prefix-cache hit rate gets a verdict, the figures the stored
-window cannot bound show their change, not judged. They are the whole
-run's: with --scenario none is judged, and --metric may not name one.
-
-The runs are read with InfluxQL over the v1 /query API, which InfluxDB
-1.x, 2.x (through a DBRP mapping) and 3.x answer; Flux is not needed. URL
-takes the options of --out influxdb=URL: the database read is the bucket's
-part before "/" and the retention policy the part after it, or those the
-db= and rp= options name (on 2.x, the DBRP mapping's). The token is read
-from $LLMRUN_INFLUXDB_TOKEN (on InfluxDB 1.8, user:password).
-
-The instances of one run (--instances) share its run id: trend reads them
-as one run, whose figures are those of their results merged (as llmrun
-merge --influxdb merges them), and says how many instances it had and
-which are missing.
-
-Exit codes: 0 no figure credibly regressed (or there is no history yet),
-109 a figure regressed (or, with --strict, was inconclusive, machine-limited
-included), 112 no verdict (a machine-limited figure moved as a regression
-would), 1 InfluxDB
-could not be read or holds no run of the test, 2 bad command line.
-
-Examples:
-  llmrun trend --influxdb 'http://127.0.0.1:8086?org=perf&bucket=llmrun' --testid nightly-chat
-  llmrun trend --influxdb http://127.0.0.1:8086 --testid nightly-chat --model llama-3-8b \
-      --metric ttft_p99,output_throughput --tolerance 5%
-  llmrun trend --influxdb http://127.0.0.1:8086 --testid nightly-chat --tag env=staging --scenario rag
-
-Flags:
-`
 
 // trendFlags are the flags of "llmrun trend".
 type trendFlags struct {
@@ -98,7 +39,14 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
-	cfg, q, err := f.query(cmd.flags, getenv)
+	if err := f.check(cmd.flags); err != nil {
+		return cmd.usageError("%v", err)
+	}
+	cfg, err := results.ParseStore(f.influxURL, getenv)
+	if err != nil {
+		return cmd.usageError("--influxdb: %v", err)
+	}
+	q, err := f.query()
 	if err != nil {
 		return cmd.usageError("%v", err)
 	}
@@ -119,43 +67,44 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintln(stdout)
 	}
 	t.Title = trendTitle(f)
-	return f.verdict.print(cmd, stdout, getenv, "printing the report", regression.Render, t.Report)
+	return f.verdict.print(cmd, stdout, getenv, "printing the report", t)
 }
 
-// query reads the flags into the InfluxDB to read and the query of its
-// runs; an error names the flag.
-func (f *trendFlags) query(fs *pflag.FlagSet, getenv func(string) string) (influxdb.Config, results.Query, error) {
-	var q results.Query
+// check says what is missing from the command line, or wrong with it,
+// before the flags are read.
+func (f *trendFlags) check(fs *pflag.FlagSet) error {
 	switch {
 	case fs.NArg() > 0:
-		return influxdb.Config{}, q, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.influxURL == "":
-		return influxdb.Config{}, q, errors.New("--influxdb URL is required")
+		return errors.New("--influxdb URL is required")
 	case f.testid == "":
-		return influxdb.Config{}, q, errors.New("--testid is required")
+		return errors.New("--testid is required")
 	case f.runs < 1:
-		return influxdb.Config{}, q, fmt.Errorf("--runs %d: want at least 1", f.runs)
+		return fmt.Errorf("--runs %d: want at least 1", f.runs)
 	}
-	cfg, err := influxdb.ParseConfig(f.influxURL, getenv)
-	if err != nil {
-		return cfg, q, fmt.Errorf("--influxdb: %w", err)
-	}
-	q.Filter = influxdb.Filter{TestID: f.testid, Model: f.model, Scenario: f.scenario, Runs: f.runs}
+	return nil
+}
+
+// query reads the flags into the query of the stored runs; an error names
+// the flag.
+func (f *trendFlags) query() (q results.Query, err error) {
+	q.TestID, q.Model, q.Scenario, q.Runs = f.testid, f.model, f.scenario, f.runs
 	if q.Gate, err = f.verdict.gate(); err != nil {
-		return cfg, q, err
+		return q, err
 	}
 	if q.Since, err = results.ParseSince(f.since); err != nil {
-		return cfg, q, fmt.Errorf("--since: %w", err)
+		return q, fmt.Errorf("--since: %w", err)
 	}
-	if q.Tags, err = parseTags(f.tags); err != nil {
-		return cfg, q, err
+	if q.Tags, err = runflags.ParseTags(f.tags); err != nil {
+		return q, err
 	}
-	return cfg, q, q.Check()
+	return q, q.Check()
 }
 
 // noRuns says that InfluxDB at cfg holds no run of title in the last
 // since, or none that could be read, and what it holds.
-func noRuns(none *results.NoRunsError, title, since string, cfg influxdb.Config) error {
+func noRuns(none *results.NoRunsError, title, since string, cfg fmt.Stringer) error {
 	msg := fmt.Sprintf("no run of %s in the last %s in %s", title, since, cfg)
 	if none.Unreadable {
 		msg += " could be read"

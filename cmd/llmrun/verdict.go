@@ -3,15 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output/console"
-	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/results"
-	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // verdictFlags are the flags trend and compare share: the change tolerated
@@ -37,36 +34,25 @@ func (f *verdictFlags) register(fs *pflag.FlagSet, toleranceName string) {
 
 // gate reads the flags into what a comparison judges and how; an error
 // names the flag.
-func (f *verdictFlags) gate() (g results.Gate, err error) {
-	g.Strict, g.DefaultFigures = f.strict, len(f.metrics) == 0
-	if g.Options.Tolerance, err = regression.ParseTolerance(f.tolerance); err != nil {
-		return g, fmt.Errorf("--%s: %w", f.toleranceName, err)
-	}
-	if g.Options.Confidence, err = regression.ParseConfidence(f.confidence); err != nil {
-		return g, fmt.Errorf("--confidence: %w", err)
-	}
-	if g.Figures, err = regression.ParseFigures(strings.Join(f.metrics, ",")); err != nil {
-		return g, fmt.Errorf("--metric: %w", err)
-	}
-	return g, nil
+func (f *verdictFlags) gate() (results.Gate, error) {
+	return results.ParseGate(f.toleranceName, f.tolerance, f.confidence, f.metrics, f.strict)
 }
 
-// print prints rep to stdout with render (what failing says it was
-// doing) and returns the exit code of its verdict: 109 a figure
-// regressed (or, strict, was inconclusive), 112 no verdict, else 0.
-func (f *verdictFlags) print(cmd *subcommand, stdout io.Writer, getenv func(string) string, failing string,
-	render func(io.Writer, regression.Report, textfmt.Style) error, rep regression.Report) int {
-	style := textfmt.Style{Color: useColor(f.noColor, stdout, getenv)}
-	if err := render(stdout, rep, style); err != nil {
+// judgement is a trend's or a comparison's: it prints itself and says the
+// exit code of its verdict.
+type judgement interface {
+	Render(w io.Writer, color bool) error
+	ExitCode() int
+}
+
+// print prints j to stdout (failing says what it was doing) and returns
+// the exit code of its verdict: 109 a figure regressed (or, strict, was
+// inconclusive), 112 no verdict, else 0.
+func (f *verdictFlags) print(cmd *subcommand, stdout io.Writer, getenv func(string) string, failing string, j judgement) int {
+	if err := j.Render(stdout, useColor(f.noColor, stdout, getenv)); err != nil {
 		return cmd.fail(fmt.Errorf("%s: %w", failing, err))
 	}
-	switch {
-	case rep.Failed():
-		return exitcode.Regression
-	case rep.Undecided():
-		return exitcode.MachineLimited
-	}
-	return exitcode.OK
+	return j.ExitCode()
 }
 
 // fail prints err as the command's error and returns exitcode.Error.

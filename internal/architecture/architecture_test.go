@@ -19,7 +19,7 @@ import (
 // module is llmrun's module path; the rules name its packages without it.
 const module = "github.com/llmrun/llmrun"
 
-// The rules' names, as pendingUntilMerge and the failures give them.
+// The rules' names, as the failures give them.
 const (
 	ruleEngine  = "the engine imports no consumer of a run"
 	ruleSummary = "the result document depends on no JavaScript, engine or module but metrics"
@@ -29,26 +29,21 @@ const (
 	ruleMain    = "nothing imports a package main or bench/"
 )
 
-// pendingUntilMerge names the rules that do not hold at this branch's base
-// (6bf256b) because other branches of issue 29 make them hold, with the
-// branch that does. Each is checked to be still broken: once the merge
-// makes it hold, its entry fails the test and is removed.
-var pendingUntilMerge = map[string]string{
-	ruleCmd: "i29/cmdrun, i29/results, i29/bench: cmd's rules move into the library",
-}
-
 // cmdEntryPoints are the packages cmd/llmrun may import: each the library
 // call of a subcommand, or what only a process's main can do.
 var cmdEntryPoints = []string{
-	"runtime/runner",     // llmrun run and inspect: the run pipeline
-	"runtime/vllmbench",  // llmrun bench
-	"runtime/results",    // llmrun merge, trend, report, compare: reading and judging results
-	"runtime/kube",       // llmrun kube: the manifests
-	"runtime/exitcode",   // an outcome to the process's exit code, the one table
-	"internal/llmsim",    // llmrun sim
-	"runtime/gctune",     // the collector's heap goal, set process-wide at start
-	"scripts",            // the stock scenarios' names, as the command line spells them
-	"internal/tokenizer", // the tokenizer flag's help lists the encodings
+	"runtime/runner",         // llmrun run: the run pipeline (and the script's load, for inspect and kube)
+	"runtime/runflags",       // llmrun run, inspect and kube: the command line of a run, read
+	"runtime/inspect",        // llmrun inspect: the resolved plan, printed
+	"runtime/vllmbench",      // llmrun bench
+	"runtime/results",        // llmrun merge, trend, report, compare: reading, merging and judging results
+	"runtime/kube",           // llmrun kube: the manifests
+	"runtime/kube/kuberun",   // llmrun kube: its flags, and the run in each pod
+	"internal/llmsim",        // llmrun sim
+	"runtime/exitcode",       // main: an outcome to the process's exit code, the one table
+	"runtime/gctune",         // main: the collector's heap goal, set process-wide at start
+	"runtime/output/console", // main: the terminal, the screen the live view and the warnings share, and whether stdout takes colours
+	"scripts",                // the stock scenarios' names, as the command line spells them
 }
 
 // rules are the dependency rules of docs/architecture.md.
@@ -307,15 +302,9 @@ func mustGraph(t *testing.T) graph {
 	return g
 }
 
-// TestDependencyRules checks each rule over the module's import graph;
-// a rule pending until the merge must still be broken.
+// TestDependencyRules checks each rule over the module's import graph.
 func TestDependencyRules(t *testing.T) {
 	g := mustGraph(t)
-	for name := range pendingUntilMerge {
-		if !slices.ContainsFunc(rules, func(r rule) bool { return r.name == name }) {
-			t.Errorf("pendingUntilMerge names %q, which is no rule", name)
-		}
-	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
 			for _, pattern := range r.from.patterns {
@@ -323,14 +312,7 @@ func TestDependencyRules(t *testing.T) {
 					t.Errorf("no package of the module matches %q: the rule checks nothing there", pattern)
 				}
 			}
-			found := g.violations(r)
-			branch, pending := pendingUntilMerge[r.name]
-			switch {
-			case pending && len(found) == 0:
-				t.Errorf("the rule holds now: remove it from pendingUntilMerge (%s)", branch)
-			case pending:
-				t.Logf("broken until the merge (%s) by:\n%s", branch, strings.Join(found, "\n"))
-			case len(found) > 0:
+			if found := g.violations(r); len(found) > 0 {
 				t.Errorf("broken (see docs/architecture.md) by:\n%s", strings.Join(found, "\n"))
 			}
 		})

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/runner"
 )
 
@@ -30,6 +32,16 @@ type Benchmark struct {
 	save         *ResultFile       // nil without --save-result or --append-result
 	datasetPath  string            // --dataset-path, absolute
 	source       []byte            // the run's script (Script)
+}
+
+// Target is the server the benchmark sends to, as llmrun run resolves it
+// (llmconfig.Resolve): Server, else $LLMRUN_BASE_URL or $OPENAI_BASE_URL,
+// else the built-in simulator; the model --model names, else the
+// server's first; the key in apiKeyEnv; each request's timeout; and
+// --tokenizer. It is the Engine.LLM that Run takes.
+func (b *Benchmark) Target(ctx context.Context, apiKeyEnv string, timeout time.Duration, getenv func(string) string) (llm.Config, error) {
+	return llmconfig.Resolve(ctx, llmconfig.Settings{BaseURL: b.Server, APIKeyEnv: apiKeyEnv, Model: b.Options.RequestModel(), Timeout: timeout,
+		IdleTimeout: llm.DefaultIdleTimeout, Tokenizer: b.Options.Tokenizer}, getenv)
 }
 
 // stopError is what stopped a benchmark before its run: the verdict it

@@ -1,4 +1,4 @@
-package main
+package runflags
 
 import (
 	"fmt"
@@ -11,30 +11,31 @@ import (
 	"github.com/llmrun/llmrun/runtime/rendezvous"
 )
 
-// instanceFlags make a run one instance of a distributed run, which meets
+// Instances are the flags that make a run one instance of a distributed run, which meets
 // the others at a rendezvous for one run id and one start.
-type instanceFlags struct {
+type Instances struct {
 	instances  int
 	instance   int
 	rendezvous string
 	timeout    time.Duration
-	// inspectOnly says that nothing meets at the rendezvous (inspect):
+	// InspectOnly says that nothing meets at the rendezvous (inspect):
 	// its address may be left out.
-	inspectOnly bool
+	InspectOnly bool
 }
 
-func (f *instanceFlags) register(fs *pflag.FlagSet) {
+// Register adds the flags to fs.
+func (f *Instances) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.instances, "instances", 0, "run as one of N instances of one run, started together at the rendezvous (default $LLMRUN_INSTANCES)")
 	fs.IntVar(&f.instance, "instance", 0, "this instance's index, 0 to N-1; instance 0 listens at the rendezvous (default $LLMRUN_INSTANCE, else $JOB_COMPLETION_INDEX)")
 	fs.StringVar(&f.rendezvous, "rendezvous", "", "HOST:PORT where instance 0 listens and the others connect (default $LLMRUN_RENDEZVOUS)")
 	fs.DurationVar(&f.timeout, "rendezvous-timeout", rendezvous.DefaultTimeout, "how long the instances wait for each other before the run fails naming those missing")
 }
 
-// config reads the instance flags, else their environment variables, into
+// Config reads the instance flags, else their environment variables, into
 // a rendezvous configuration (rendezvous.Settings); nil when the run is
 // not one of instances. Instance 0 says on stderr where it listens.
-func (f instanceFlags) config(fs *pflag.FlagSet, getenv func(string) string, stderr io.Writer) (*rendezvous.Config, error) {
-	s := rendezvous.Settings{Timeout: f.timeout, NoMeeting: f.inspectOnly}
+func (f Instances) Config(fs *pflag.FlagSet, getenv func(string) string, stderr io.Writer) (*rendezvous.Config, error) {
+	s := rendezvous.Settings{Timeout: f.timeout, NoMeeting: f.InspectOnly}
 	if fs.Changed("instances") {
 		s.Instances = &f.instances
 	}
