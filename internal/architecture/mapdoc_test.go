@@ -1,6 +1,7 @@
 package architecture
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -135,4 +136,66 @@ func withoutFences(doc string) string {
 		}
 	}
 	return strings.Join(text, "\n")
+}
+
+var (
+	exampleFunc = regexp.MustCompile(`(?m)^func Example(\w+)\(`)
+	packageName = regexp.MustCompile(`(?m)^package (\w+?)(_test)?$`)
+	goName      = regexp.MustCompile(`^\w+\.[A-Z]\w*(\.[A-Z]\w*)?$`)
+)
+
+// TestMapNamesEveryExample: the map's list of runnable examples (the
+// Conventions' item on Example functions) names every Example function
+// of the tree, as pkg.Func or pkg.Type.Method, and only those.
+func TestMapNamesEveryExample(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch name := d.Name(); {
+		case d.IsDir() && path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(name, "_test.go"):
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pkg := packageName.FindSubmatch(b)
+		for _, m := range exampleFunc.FindAllSubmatch(b, -1) {
+			exists[string(pkg[1])+"."+strings.ReplaceAll(string(m[1]), "_", ".")] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := readArchDoc(t)
+	_, item, ok := strings.Cut(doc, "\n- Runnable `Example` functions")
+	if !ok {
+		t.Fatalf("%s: no item \"- Runnable `Example` functions\"", archDoc)
+	}
+	item, _, _ = strings.Cut(item, "\n- ")
+	named := map[string]bool{}
+	for _, m := range backticked.FindAllStringSubmatch(item, -1) {
+		if goName.MatchString(m[1]) {
+			named[m[1]] = true
+		}
+	}
+	for name := range exists {
+		if !named[name] {
+			t.Errorf("%s: the list of runnable examples does not name %s", archDoc, name)
+		}
+	}
+	for name := range named {
+		if !exists[name] {
+			t.Errorf("%s: the list of runnable examples names %s, which is no Example function", archDoc, name)
+		}
+	}
 }
