@@ -153,20 +153,7 @@ func TestMapNamesEveryExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	exists := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch name := d.Name(); {
-		case d.IsDir() && path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")):
-			return filepath.SkipDir
-		case d.IsDir() || !strings.HasSuffix(name, "_test.go"):
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	err = walkTestFiles(root, func(_ string, b []byte) error {
 		pkg := packageName.FindSubmatch(b)
 		for _, m := range exampleFunc.FindAllSubmatch(b, -1) {
 			exists[string(pkg[1])+"."+strings.ReplaceAll(string(m[1]), "_", ".")] = true
@@ -198,4 +185,29 @@ func TestMapNamesEveryExample(t *testing.T) {
 			t.Errorf("%s: the list of runnable examples names %s, which is no Example function", archDoc, name)
 		}
 	}
+}
+
+// walkTestFiles calls visit with each test file of the module, by its
+// path from root, and its text; it leaves out what ./... leaves out.
+func walkTestFiles(root string, visit func(rel string, src []byte) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch name := d.Name(); {
+		case d.IsDir() && path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")):
+			return filepath.SkipDir // as ./... leaves them out
+		case d.IsDir() || !strings.HasSuffix(name, "_test.go"):
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		return visit(rel, b)
+	})
 }
