@@ -1,8 +1,6 @@
 package architecture
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -26,24 +24,13 @@ func TestShortSkipsNameTheirCover(t *testing.T) {
 	tests := map[string]bool{}
 	type skip struct{ file, reason string }
 	var skips []skip
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch name := d.Name(); {
-		case d.IsDir() && path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")):
-			return filepath.SkipDir // as ./... leaves them out
-		case d.IsDir() || !strings.HasSuffix(name, "_test.go") || name == "shortskip_test.go":
+	err = walkTestFiles(root, func(rel string, b []byte) error {
+		if filepath.Base(rel) == "shortskip_test.go" {
 			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
 		}
 		for _, m := range testFunc.FindAllStringSubmatch(string(b), -1) {
 			tests[m[1]] = true
 		}
-		rel, _ := filepath.Rel(root, path)
 		found := shortSkip.FindAllStringSubmatch(string(b), -1)
 		if uses := strings.Count(string(b), "testing.Short()"); uses != len(found) {
 			t.Errorf("%s: %d uses of testing.Short(), %d read as `if testing.Short() { t.Skip(\"…\") }`", rel, uses, len(found))
