@@ -2,7 +2,7 @@
 // behaves like a continuous-batching engine (vLLM-like). It is llmrun's
 // embedded default target, the backbone of its tests and what `llmrun sim`
 // serves; like net/http/httptest it is a plain package that depends on the
-// rest of llmrun only for its tokenizers (package data).
+// rest of llmrun only for its tokenizers (package internal/tokenizer).
 //
 // # Endpoints
 //

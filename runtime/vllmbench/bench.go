@@ -3,8 +3,9 @@
 // run's script (Script: exactly NumPrompts requests, arrivals from the
 // gamma process RequestRate and Burstiness define, rescaled as vLLM's so
 // that the last falls at NumPrompts / RequestRate, at most MaxConcurrency
-// in flight, the others waiting), collects each request's record
-// (Collector), and turns the run's summary and records into vLLM's result
+// in flight, the others waiting), collects each measured request's
+// llm.Result (Collector, the engine's Results sink), and turns the run's
+// summary and those requests into vLLM's result
 // (NewResult): the "Serving Benchmark Result" block it prints and the JSON
 // it saves, under vLLM's keys (vllm/benchmarks/serve.py). docs/bench.md
 // maps every flag and key.
