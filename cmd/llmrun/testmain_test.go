@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/llmrun/llmrun/internal/race"
 )
 
 // minParallel is how many tests of this package run at once unless
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit && !raceEnabled {
+	if !explicit && !race.Enabled {
 		if err := flag.Set("test.parallel", strconv.Itoa(max(minParallel, runtime.GOMAXPROCS(0)))); err != nil {
 			panic(err)
 		}

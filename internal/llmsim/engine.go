@@ -199,20 +199,25 @@ func (e *engine) cachedTokens(s *sequence) int {
 	return e.cache.match(blocks) * PrefixBlockTokens
 }
 
-// emit gives each sequence of batch its next token, made at now.
+// emit gives each sequence of batch its next token, made at now. The
+// metrics count the tokens, and the requests they finish, before any
+// handler sees them: a client that has read its last token finds its
+// request in /metrics.
 func (e *engine) emit(batch []*sequence, now time.Time) {
 	m := e.requests
 	m.mu.Lock()
 	stepTokens := len(batch)
 	at := now.Sub(e.epoch)
 	for _, s := range batch {
-		s.advance()
 		stepTokens += e.tokenMade(s, at)
 	}
 	m.iterationTokens.observe(float64(stepTokens))
 	m.mu.Unlock()
 	e.tokens.Add(uint64(len(batch)))
 	e.kvBlocks.Store(int64(e.kvUsed))
+	for _, s := range batch {
+		s.advance()
+	}
 }
 
 // release frees the slots of sequences that are finished or whose client
@@ -224,7 +229,6 @@ func (e *engine) release() {
 		case s.finished():
 			e.completed.Add(1)
 			e.kvFree(s)
-			e.requests.finished(s)
 		case s.gone():
 			e.canceled.Add(1)
 			e.kvFree(s)
@@ -240,7 +244,8 @@ func (e *engine) release() {
 // prefill token budget (the first one always fits), and drops waiting
 // sequences whose client has gone. It returns how many it admitted and
 // the prompt tokens they prefill: those the prefix cache does not hold.
-// The admitted sequences are scheduled at now.
+// The admitted sequences are scheduled at now, or when they were queued
+// if that is later: submit may queue one after the engine read now.
 func (e *engine) admit(now time.Time) (admitted, prefillTokens int) {
 	free := e.cfg.MaxNumSeqs - len(e.running)
 	e.mu.Lock()
@@ -256,7 +261,7 @@ func (e *engine) admit(now time.Time) (admitted, prefillTokens int) {
 			cached := e.cachedTokens(s)
 			if n := s.promptTokens - cached; admitted == 0 || prefillTokens+n <= e.cfg.MaxNumBatchedTokens {
 				e.running = append(e.running, s)
-				s.scheduled = now.Sub(e.epoch)
+				s.scheduled = max(now.Sub(e.epoch), s.queued)
 				e.kvAdmit(s)
 				admitted++
 				prefillTokens += n

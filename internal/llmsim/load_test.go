@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmrun/llmrun/internal/race"
 )
 
 // TestThousandStreams checks that the simulator keeps its timing with 1000
@@ -12,7 +14,7 @@ import (
 // steps, so the bound is far from both: a twentieth of what stepping the
 // streams one at a time would give.
 func TestThousandStreams(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("load timing needs neither -short nor -race: TestBatchSlotsQueueRequests covers a batch decoding in one step, exactly, in a synctest bubble")
 	}
 	cfg := DefaultConfig()

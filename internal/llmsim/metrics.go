@@ -129,10 +129,8 @@ func newRequestMetrics(maxModelLen int) *requestMetrics {
 	}
 }
 
-// finished records a sequence that generated all its tokens.
+// finished records a sequence that generated all its tokens, under m.mu.
 func (m *requestMetrics) finished(s *sequence) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.e2e.observe((s.lastToken - s.arrival).Seconds())
 	m.queue.observe((s.scheduled - s.queued).Seconds())
 	m.prefill.observe((s.firstToken - s.scheduled).Seconds())
@@ -145,13 +143,14 @@ func (m *requestMetrics) finished(s *sequence) {
 	}
 }
 
-// tokenMade records the token s was just given at (since the engine's
-// epoch), under e.requests.mu, and returns the prompt tokens it
+// tokenMade records the token s is being given at (since the engine's
+// epoch), and the request when it is its last, under e.requests.mu,
+// before s.advance makes it seen; it returns the prompt tokens it
 // prefilled: all of its prompt for its first token, as vLLM counts them,
 // else none.
 func (e *engine) tokenMade(s *sequence, at time.Duration) (prefilled int) {
 	m := e.requests
-	n := int(s.produced.Load())
+	n := int(s.produced.Load()) + 1
 	if n == 1 {
 		s.firstToken = at
 		m.ttft.observe((at - s.arrival).Seconds())
@@ -162,6 +161,9 @@ func (e *engine) tokenMade(s *sequence, at time.Duration) (prefilled int) {
 	}
 	s.lastToken = at
 	e.kvGrow(s, n)
+	if n == s.outputTokens {
+		m.finished(s)
+	}
 	return prefilled
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -390,5 +391,84 @@ func TestMetricsKVSharesPrefixBlocks(t *testing.T) {
 	two := kvUsage(2)
 	if two <= one || two >= one+50.0/1000 {
 		t.Fatalf("KV usage %g with one request, %g with two sharing its 100 prompt blocks; want it to grow by its own few blocks", one, two)
+	}
+}
+
+// stepping is a Server whose engine goroutine is not started: the test
+// takes the engine's steps itself, as run takes them, and reads /metrics
+// between them.
+func stepping() (*Server, *engine) {
+	cfg := fastConfig()
+	e := newEngine(cfg)
+	return &Server{cfg: cfg, engine: e}, e
+}
+
+// metricsNow is what GET /metrics would answer now, parsed.
+func metricsNow(t *testing.T, s *Server) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	writeFamilies(rec, s.vllmFamilies())
+	return parseFamilies(t, rec.Body)
+}
+
+// A request is in /metrics as soon as its last token is made: its handler
+// answers the client then, and a reader who scrapes once the response
+// has ended (llmrun's mark after the last request) must find the request
+// and its tokens, not wait for the engine to release its slot at its
+// next pass.
+func TestMetricsCountARequestWhenItsLastTokenIsMade(t *testing.T) {
+	srv, e := stepping()
+	seq := newSequence(t.Context(), 4, 2).from(time.Now(), "length")
+	if err := e.submit(seq); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the prefill step, then one decode step
+		e.release()
+		e.admit(time.Now())
+		e.emit(e.running, time.Now())
+	}
+	if !seq.finished() {
+		t.Fatalf("%d tokens made, want 2", seq.produced.Load())
+	}
+	fams := metricsNow(t, srv)
+	if got := vllmValue(t, fams, "vllm:generation_tokens_total", dto.MetricType_COUNTER); got != 2 {
+		t.Errorf("vllm:generation_tokens_total = %g, want 2", got)
+	}
+	for _, m := range family(t, fams, "vllm:request_success_total", dto.MetricType_COUNTER).Metric {
+		want := 0.0
+		if slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == "finished_reason" && l.GetValue() == "length" }) {
+			want = 1
+		}
+		if got := m.GetCounter().GetValue(); got != want {
+			t.Errorf("vllm:request_success_total%v = %g, want %g", m.GetLabel(), got, want)
+		}
+	}
+	for _, name := range []string{"vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds", "vllm:request_prefill_time_seconds",
+		"vllm:request_decode_time_seconds", "vllm:request_inference_time_seconds"} {
+		if got := vllmHistogram(t, fams, name, requestLatencyBuckets).GetSampleCount(); got != 1 {
+			t.Errorf("%s counts %d requests, want 1", name, got)
+		}
+	}
+}
+
+// A request queued after the engine read the clock for its pass, and
+// admitted in that pass, waited for no time: never for a negative one,
+// which would make the server's mean queue time over a window negative.
+func TestQueueTimeIsNeverNegative(t *testing.T) {
+	srv, e := stepping()
+	now := time.Now()
+	for !time.Now().After(now) {
+		// the request arrives once the clock has moved on from now
+	}
+	seq := newSequence(t.Context(), 4, 1).from(time.Now(), "length")
+	if err := e.submit(seq); err != nil {
+		t.Fatal(err)
+	}
+	e.admit(now) // the engine read now at the top of its pass, before submit
+	e.emit(e.running, time.Now())
+	e.release()
+	h := vllmHistogram(t, metricsNow(t, srv), "vllm:request_queue_time_seconds", requestLatencyBuckets)
+	if h.GetSampleCount() != 1 || h.GetSampleSum() < 0 {
+		t.Errorf("queue time: %d requests summing %g s, want 1 request and no negative time", h.GetSampleCount(), h.GetSampleSum())
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/llmrun/llmrun/internal/race"
 )
 
 // chunkDiff describes how two decoded chunks differ, "" when they hold the
@@ -253,8 +255,8 @@ func TestAppendUnquotedStopsPastItsLimit(t *testing.T) {
 // Decoding a content chunk and taking its text allocate nothing once the
 // buffers have grown.
 func TestChunkTextAllocatesNothing(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under the race detector")
+	if race.Enabled {
+		t.Skip("allocation counts mean nothing under the race detector: TestChunkTextAllocatesNothing counts them without -race, TestChunkScannerReadsWhatServersSend covers the decoding under it")
 	}
 	data := []byte(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" quick","reasoning_content":null},"logprobs":null,"finish_reason":null}]}`)
 	var d chunkDecoder
@@ -381,8 +383,8 @@ func FuzzUsageDecode(f *testing.F) {
 
 // Decoding a usage allocates nothing.
 func TestUsageAllocatesNothing(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under the race detector")
+	if race.Enabled {
+		t.Skip("allocation counts mean nothing under the race detector: TestUsageAllocatesNothing counts them without -race, TestUsageDecode covers the decoding under it")
 	}
 	data := []byte(usageSeeds[1])
 	n := testing.AllocsPerRun(100, func() {

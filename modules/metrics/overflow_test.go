@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/llmrun/llmrun/internal/race"
 )
 
 // idTags returns the n tag sets id=from … id=from+n-1.
@@ -76,8 +78,8 @@ func TestSeriesAdmittedOnOneShardAreNotSplit(t *testing.T) {
 // Once a metric is full, a sample of a new tag set goes into the overflow
 // series without allocating.
 func TestOverflowingSamplesDoNotAllocate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
+	if race.Enabled {
+		t.Skip("the race detector allocates: TestOverflowingSamplesDoNotAllocate counts allocations without -race, TestSeriesLimitCountsTagSetsOverShards covers the overflow under it")
 	}
 	m := &Metric{Name: "hits", Type: Counter}
 	agg := NewAggregator(4)

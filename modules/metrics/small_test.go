@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/llmrun/llmrun/internal/race"
 )
 
 // spilled returns a trend holding values, its histograms made at once.
@@ -134,8 +136,8 @@ func TestSeriesBeyondTheLimitOverflow(t *testing.T) {
 // summary asks for several percentiles of every series, thresholds ask at
 // every tick.
 func TestSmallTrendPercentilesDoNotAllocate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector makes sync.Pool drop items")
+	if race.Enabled {
+		t.Skip("the race detector makes sync.Pool drop items: TestSmallTrendPercentilesDoNotAllocate counts allocations without -race, TestSmallTrendsAnswerAsTheirHistograms covers the percentiles under it")
 	}
 	values := make([]float64, smallTrend/2)
 	st := newStats(Trend)

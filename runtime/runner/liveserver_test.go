@@ -83,7 +83,9 @@ func TestLiveViewAndPrometheusShowTheServer(t *testing.T) {
 	// GPU power: 70 W idle + 2.5 W for the running sequence, on each of 2.
 	stderr := newWatched(`(?m)^\[\d+s\] server vLLM ` + host + `: running 1, waiting 1, KV \d+ %, preemptions \+0\n` +
 		`\[\d+s\] gpu DCGM exporter ` + host + `: 2 GPUs, util 100 %, 145 W$`)
-	stdout := newWatched(`output: +prometheus (http://\S+/metrics)`)
+	// The banner is written a line at a time: the test reads it once the
+	// server metrics' line, which comes after the outputs', is written.
+	stdout := newWatched(`output: +prometheus http://\S+/metrics\n(?s:.*)server metrics: vLLM at ` + regexp.QuoteMeta(srv.URL+"/metrics"))
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -105,12 +107,9 @@ func TestLiveViewAndPrometheusShowTheServer(t *testing.T) {
 	select {
 	case <-stdout.seen:
 	case o := <-ended:
-		t.Fatalf("the run ended (%v) before naming its Prometheus output:\n%s\n%s", o.Verdict, stdout, stderr)
+		t.Fatalf("the run ended (%v) before its banner named its Prometheus output and said the simulator's /metrics is read:\n%s\n%s", o.Verdict, stdout, stderr)
 	}
 	url := regexp.MustCompile(`output: +prometheus (http://\S+/metrics)`).FindStringSubmatch(stdout.String())[1]
-	if !strings.Contains(stdout.String(), "server metrics: vLLM at "+srv.URL+"/metrics") {
-		t.Errorf("the banner does not say the simulator's /metrics is read:\n%s", stdout)
-	}
 
 	// The Prometheus output: scraped until its gauges show the request
 	// that runs and the one that waits.

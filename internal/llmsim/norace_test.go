@@ -1,5 +1,0 @@
-//go:build !race
-
-package llmsim
-
-const raceEnabled = false
