@@ -11,7 +11,7 @@ import (
 // compareCommand runs "llmrun compare".
 func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun compare", compareUsage, stdout, stderr)
-	var f verdictFlags
+	var f gateFlags
 	f.register(cmd.flags, "threshold")
 	if code, ok := cmd.parse(args); !ok {
 		return code

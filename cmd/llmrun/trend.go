@@ -18,7 +18,7 @@ type trendFlags struct {
 	tags                               []string
 	runs                               int
 	since                              string
-	verdict                            verdictFlags
+	verdict                            gateFlags
 }
 
 func (f *trendFlags) register(fs *pflag.FlagSet) {

@@ -122,11 +122,11 @@ type thresholdRow struct {
 	Passed                      bool
 }
 
-// capacityView is the sweep section: the answer first (verdict, levels,
+// capacityView is the sweep section: the answer first (findings, levels,
 // curve), then the figures against the level.
 type capacityView struct {
 	Variable string
-	Verdict  []string
+	Findings []string
 	Levels   table
 	Curve    *Chart
 	Charts   []*Chart
@@ -524,7 +524,7 @@ func capacitySection(s *summary.Summary, slo summary.SLO) *capacityView {
 	if requests == 0 {
 		requests, failed = s.Serving.Requests, s.Serving.Failed
 	}
-	v.Verdict = verdict(c, variable, slo)
+	v.Findings = capacityFindings(c, variable, slo)
 
 	// Levels usually double: a log axis when they span a factor of 8,
 	// with a tick at each.
@@ -635,8 +635,8 @@ func levelNote(c *summary.Capacity, l summary.CapacityLevel) string {
 	return strings.Join(notes, ", ")
 }
 
-// verdict says the sweep's findings in words.
-func verdict(c *summary.Capacity, variable string, slo summary.SLO) []string {
+// capacityFindings says the sweep's findings in words.
+func capacityFindings(c *summary.Capacity, variable string, slo summary.SLO) []string {
 	var out []string
 	if s := c.Saturation; s != nil {
 		out = append(out, fmt.Sprintf("The server saturates at %s %s (%s output tok/s, TTFT p99 %s ms).", variable, textfmt.Num(s.Level), textfmt.Num(s.OutputThroughput), textfmt.Millis(s.TTFTP99)))

@@ -11,10 +11,10 @@ import (
 	"github.com/llmrun/llmrun/runtime/results"
 )
 
-// verdictFlags are the flags trend and compare share: the change tolerated
+// gateFlags are the flags trend and compare share: the change tolerated
 // before a figure counts as regressed (under the name tolerance, which
 // differs between the two), the figures to judge, and colour.
-type verdictFlags struct {
+type gateFlags struct {
 	toleranceName string
 	tolerance     string
 	confidence    string
@@ -23,7 +23,7 @@ type verdictFlags struct {
 	noColor       bool
 }
 
-func (f *verdictFlags) register(fs *pflag.FlagSet, toleranceName string) {
+func (f *gateFlags) register(fs *pflag.FlagSet, toleranceName string) {
 	f.toleranceName = toleranceName
 	fs.StringVar(&f.tolerance, toleranceName, "10%", "relative change allowed before a figure counts as regressed: 10% or 0.1")
 	fs.StringVar(&f.confidence, "confidence", "99%", "confidence level a change must clear to count: 99% (or 0.99); lower finds smaller changes in fewer samples, and more that are noise")
@@ -34,7 +34,7 @@ func (f *verdictFlags) register(fs *pflag.FlagSet, toleranceName string) {
 
 // gate reads the flags into what a comparison judges and how; an error
 // names the flag.
-func (f *verdictFlags) gate() (results.Gate, error) {
+func (f *gateFlags) gate() (results.Gate, error) {
 	return results.ParseGate(f.toleranceName, f.tolerance, f.confidence, f.metrics, f.strict)
 }
 
@@ -48,7 +48,7 @@ type judgement interface {
 // print prints j to stdout (failing says what it was doing) and returns
 // the exit code of its verdict: 109 a figure regressed (or, strict, was
 // inconclusive), 112 no verdict, else 0.
-func (f *verdictFlags) print(cmd *subcommand, stdout io.Writer, getenv func(string) string, failing string, j judgement) int {
+func (f *gateFlags) print(cmd *subcommand, stdout io.Writer, getenv func(string) string, failing string, j judgement) int {
 	if err := j.Render(stdout, useColor(f.noColor, stdout, getenv)); err != nil {
 		return cmd.fail(fmt.Errorf("%s: %w", failing, err))
 	}
