@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -58,7 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "report":
 		return reportCommand(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "llmrun %s\n", version())
+		bi, _ := debug.ReadBuildInfo()
+		fmt.Fprint(stdout, versionText(bi))
 		return exitcode.OK
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
