@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/gctune"
+	"github.com/llmrun/llmrun/runtime/spelling"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -72,10 +73,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		if strings.HasPrefix(cmd, "-") || strings.HasPrefix(cmd, scripts.Prefix) || looksLikeScript(cmd) {
 			return runCommand(ctx, args, stdout, stderr, getenv)
 		}
-		fmt.Fprintf(stderr, "llmrun: unknown command %q\nRun 'llmrun --help' for usage.\n", cmd)
+		hint := ""
+		if near := spelling.Nearest(cmd, commands); near != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		fmt.Fprintf(stderr, "llmrun: unknown command %q%s\nRun 'llmrun --help' for usage.\n", cmd, hint)
 		return exitcode.Usage
 	}
 }
+
+// commands are the subcommands' names, for the nearest to a mistyped one.
+var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "version", "help"}
 
 func looksLikeScript(arg string) bool {
 	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts"} {

@@ -2,29 +2,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-
-	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("llmrun sim", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newSubcommand("llmrun sim", simUsage, stdout, stderr)
+	fs := c.flags
 	cfg := llmsim.DefaultConfig()
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port)")
 	cfg.AddFlags(fs)
-	fs.Usage = func() { printHelp(stdout, simUsage, fs) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitcode.OK
-		}
-		fmt.Fprintf(stderr, "llmrun sim: %v\nRun 'llmrun sim --help' for usage.\n", err)
-		return exitcode.Usage
+	if code, ok := c.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "llmrun sim: unexpected argument %q\n", fs.Arg(0))

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/spelling"
 )
 
 // subcommand is what the commands that read and write files (trend,
@@ -43,7 +44,7 @@ func (c *subcommand) parse(args []string) (code int, ok bool) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitcode.OK, false
 		}
-		return c.usageError("%v", err), false
+		return c.usageError("%v", spelling.FlagHint(err, c.flags)), false
 	}
 	return exitcode.OK, true
 }

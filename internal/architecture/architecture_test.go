@@ -44,6 +44,7 @@ var cmdEntryPoints = []string{
 	"runtime/gctune",         // main: the collector's heap goal, set process-wide at start
 	"runtime/output/console", // main: the terminal, the screen the live view and the warnings share, and whether stdout takes colours
 	"scripts",                // the stock scenarios' names, as the command line spells them
+	"runtime/spelling",       // the command or flag a mistyped one probably meant
 }
 
 // rules are the dependency rules of docs/architecture.md.

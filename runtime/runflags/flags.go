@@ -30,6 +30,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/servermetrics/engines"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
+	"github.com/llmrun/llmrun/runtime/spelling"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/scripts"
 )
@@ -201,7 +202,7 @@ func Parse(ctx context.Context, cmd string, fs *pflag.FlagSet, f *Flags, args []
 		if errors.Is(err, pflag.ErrHelp) {
 			return Args{}, exitcode.OK, false
 		}
-		return fail("%v\nRun '%s --help' for usage.", err, cmd)
+		return fail("%v\nRun '%s --help' for usage.", spelling.FlagHint(err, fs), cmd)
 	}
 	if fs.NArg() != 1 {
 		return fail("expected one script, got %d arguments\nRun '%s --help' for usage.", fs.NArg(), cmd)

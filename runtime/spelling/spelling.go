@@ -2,6 +2,13 @@
 // the known names by edit distance, for the "did you mean" of a message.
 package spelling
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
 // Nearest returns the known name closest to name by edit distance, when
 // it is close enough to be a slip (at most max(2, len(name)/3) edits), or
 // "" when none is. Among equally close names, the first known wins.
@@ -35,4 +42,26 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// FlagHint is err, the error of fs's Parse, with the flag the user
+// probably meant when err is pflag's "unknown flag: --NAME" and NAME is a
+// slip of one of fs's flags: "unknown flag: --base-ur (did you mean
+// --base-url?)". Any other error is returned as it is.
+func FlagHint(err error, fs *pflag.FlagSet) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var known []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			known = append(known, f.Name)
+		}
+	})
+	if near := Nearest(name, known); near != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, near)
+	}
+	return err
 }

@@ -1,6 +1,11 @@
 package spelling
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
 
 func TestDistance(t *testing.T) {
 	for _, tt := range []struct {
@@ -30,5 +35,30 @@ func TestNearest(t *testing.T) {
 	}
 	if got := Nearest("cat", nil); got != "" {
 		t.Errorf("Nearest of nothing known = %q", got)
+	}
+}
+
+func TestFlagHint(t *testing.T) {
+	fs := pflag.NewFlagSet("llmrun run", pflag.ContinueOnError)
+	fs.String("base-url", "", "")
+	fs.String("model", "", "")
+	fs.IntP("vus", "u", 1, "")
+	fs.Bool("secret-debug", false, "")
+	if err := fs.MarkHidden("secret-debug"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ err, want string }{
+		{"unknown flag: --base-ur", "unknown flag: --base-ur (did you mean --base-url?)"},
+		{"unknown flag: --modle=x", "unknown flag: --modle=x (did you mean --model?)"},
+		{"unknown flag: --throughput", "unknown flag: --throughput"},
+		{"unknown flag: --secret-debu", "unknown flag: --secret-debu"},
+		{"unknown shorthand flag: 'x' in -x", "unknown shorthand flag: 'x' in -x"},
+		{`invalid argument "x" for "-u, --vus" flag`, `invalid argument "x" for "-u, --vus" flag`},
+	} {
+		base := errors.New(tt.err)
+		got := FlagHint(base, fs)
+		if got.Error() != tt.want || !errors.Is(got, base) {
+			t.Errorf("FlagHint(%q) = %q, want %q wrapping the parser's error", tt.err, got, tt.want)
+		}
 	}
 }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/llmrun/llmrun/runtime/exitcode"
+)
+
+// A mistyped command or flag is a usage error that names what was
+// probably meant; one too far from any says only what was wrong.
+func TestMistypedCommandsAndFlagsSuggestTheNearest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rnu"}, `llmrun: unknown command "rnu" (did you mean "run"?)`},
+		{[]string{"comapre"}, `llmrun: unknown command "comapre" (did you mean "compare"?)`},
+		{[]string{"run", "--base-ur", "http://127.0.0.1:1/v1", "s.js"}, "llmrun run: unknown flag: --base-ur (did you mean --base-url?)"},
+		{[]string{"inspect", "--duraton", "1s", "s.js"}, "llmrun inspect: unknown flag: --duraton (did you mean --duration?)"},
+		{[]string{"sim", "--max-num-seq", "3"}, "llmrun sim: unknown flag: --max-num-seq (did you mean --max-num-seqs?)"},
+		{[]string{"bench", "--num-promts", "3"}, "llmrun bench: unknown flag: --num-promts (did you mean --num-prompts?)"},
+		{[]string{"compare", "--treshold", "3", "a.json", "b.json"}, "llmrun compare: unknown flag: --treshold (did you mean --threshold?)"},
+		{[]string{"trend", "--influx", "http://127.0.0.1:1"}, "llmrun trend: unknown flag: --influx (did you mean --influxdb?)"},
+		{[]string{"run", "--throughput", "9", "s.js"}, "llmrun run: unknown flag: --throughput\n"},
+		{[]string{"frobnicate"}, "llmrun: unknown command \"frobnicate\"\n"},
+	} {
+		code, _, stderr := cli(t, context.Background(), nil, tc.args...)
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitcode.Usage, tc.want)
+		}
+	}
+}
