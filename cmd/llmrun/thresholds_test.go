@@ -120,6 +120,8 @@ func TestBadThresholdsAreConfigErrors(t *testing.T) {
 	tests := []struct{ thresholds, want string }{
 		{`{ llm_ttft: ['p95<500'] }`, `options.thresholds["llm_ttft"][0]`},
 		{`{ llm_tfft: ['p(95)<500'] }`, `did you mean "llm_ttft"`},
+		// As near to llm_ttfb as to llm_ttft: both are offered.
+		{`{ llm_ttf: ['p(95)<500'] }`, `unknown metric "llm_ttf" (did you mean "llm_ttfb" or "llm_ttft"?)`},
 		{`{ llm_failed: ['avg<1'] }`, `does not apply to rate metric`},
 		// Thresholds on the server's figures load with the script's.
 		{`{ server_kv_cache_usag: ['max<0.95'] }`, `options.thresholds["server_kv_cache_usag"]: unknown metric "server_kv_cache_usag" (did you mean "server_kv_cache_usage"?)`},

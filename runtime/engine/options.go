@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/executor/segment"
+	"github.com/llmrun/llmrun/runtime/spelling"
 )
 
 // Options are the script's `export const options`, decoded strictly: an
@@ -498,10 +500,47 @@ func parseScenario(name string, raw json.RawMessage) (Scenario, error) {
 	return sc, nil
 }
 
+// decodeStrict decodes data into v, refusing a field v's type lacks: that
+// error is an *unknownFieldError with the field probably meant.
 func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	err := dec.Decode(v)
+	if f, ok := unknownField(err); ok {
+		return &unknownFieldError{field: f, near: spelling.Nearest(f, jsonNames(reflect.TypeOf(v)))}
+	}
+	return err
+}
+
+// unknownFieldError is a field of an object that its type lacks, with the
+// one of its fields the field's name is probably a slip of ("" when none).
+type unknownFieldError struct{ field, near string }
+
+func (e *unknownFieldError) Error() string { return fmt.Sprintf("json: unknown field %q", e.field) }
+
+// jsonNames are the names encoding/json decodes into typ's fields, those
+// of embedded structs included.
+func jsonNames(typ reflect.Type) []string {
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	if typ.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for f := range typ.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+		case f.Anonymous && name == "":
+			names = append(names, jsonNames(f.Type)...)
+		case name == "":
+			names = append(names, f.Name)
+		default:
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func mustMarshal(v any) []byte {
@@ -546,6 +585,9 @@ func jsonReason(err error) error {
 	if errors.As(err, &te) {
 		return typeReason(te)
 	}
+	if e, ok := errors.AsType[*unknownFieldError](err); ok && e.near != "" {
+		return fmt.Errorf("unknown field (did you mean %q?)", e.near)
+	}
 	if _, ok := unknownField(err); ok {
 		return errors.New("unknown field")
 	}
@@ -554,6 +596,9 @@ func jsonReason(err error) error {
 
 func unknownField(err error) (string, bool) {
 	const prefix = "json: unknown field "
+	if err == nil {
+		return "", false
+	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, prefix) {
 		return "", false

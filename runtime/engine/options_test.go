@@ -106,7 +106,11 @@ func TestScenarioFieldsAndOrder(t *testing.T) {
 
 func TestOptionErrorsNameTheField(t *testing.T) {
 	tests := []struct{ options, want string }{
-		{`{"vu": 3}`, "options.vu: unknown field"},
+		{`{"vu": 3}`, `options.vu: unknown field (did you mean "vus"?)`},
+		{`{"treshholds": {}}`, `options.treshholds: unknown field (did you mean "thresholds"?)`},
+		{`{"scenarios": {"a": {"executor": "constant-arrival-rate", "rate": 1, "duration": "1s", "preAllocatedVU": 2}}}`,
+			`options.scenarios.a.preAllocatedVU: unknown field (did you mean "preAllocatedVUs"?)`},
+		{`{"frobnicate": 1}`, "options.frobnicate: unknown field"},
 		{`{"vus": "many"}`, "options.vus: expected a whole number, got a string"},
 		{`{"earlyStop": {"requests": 1.5}}`, "options.earlyStop: earlyStop takes { requests: 10, classes: [...], midRun: { for: '5s', requests: 10, classes: [...] }, backoff: '1s', minSuccessRate: 0.9 }: requests: expected a whole number, got 1.5"},
 		{`{"warmup": {"iterations": "ten"}, "vus": 1, "duration": "1s"}`, "options.warmup: warmup takes { iterations: N } or { duration: '30s' }: iterations: expected a whole number, got a string"},

@@ -4,6 +4,7 @@ package spelling
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,10 +14,25 @@ import (
 // it is close enough to be a slip (at most max(2, len(name)/3) edits), or
 // "" when none is. Among equally close names, the first known wins.
 func Nearest(name string, known []string) string {
-	best, bestD := "", max(2, len(name)/3)+1
+	if all := AllNearest(name, known); len(all) > 0 {
+		return all[0]
+	}
+	return ""
+}
+
+// AllNearest returns every known name at the smallest edit distance from
+// name, in the order known lists them, when that distance is a slip's (at
+// most max(2, len(name)/3) edits): "llm_ttf" is as near to llm_ttft as to
+// llm_ttfb, and a message should offer both.
+func AllNearest(name string, known []string) []string {
+	var best []string
+	bestD := max(2, len(name)/3) + 1
 	for _, k := range known {
-		if d := Distance(name, k); d < bestD {
-			best, bestD = k, d
+		switch d := Distance(name, k); {
+		case d < bestD:
+			best, bestD = []string{k}, d
+		case d == bestD && len(best) > 0 && !slices.Contains(best, k):
+			best = append(best, k)
 		}
 	}
 	return best

@@ -2,6 +2,7 @@ package spelling
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -59,6 +60,23 @@ func TestFlagHint(t *testing.T) {
 		got := FlagHint(base, fs)
 		if got.Error() != tt.want || !errors.Is(got, base) {
 			t.Errorf("FlagHint(%q) = %q, want %q wrapping the parser's error", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestAllNearest(t *testing.T) {
+	known := []string{"llm_ttfb", "llm_ttft", "llm_tpot", "llm_e2e", "llm_ttft"}
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{"llm_ttf", []string{"llm_ttfb", "llm_ttft"}},
+		{"llm_ttftt", []string{"llm_ttft"}},
+		{"llm_e2", []string{"llm_e2e"}},
+		{"throughput", nil},
+	} {
+		if got := AllNearest(tt.name, known); !slices.Equal(got, tt.want) {
+			t.Errorf("AllNearest(%q) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

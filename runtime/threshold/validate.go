@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -86,17 +87,21 @@ func (s *Set) Validate(reg *metrics.Registry) error {
 	return errors.Join(errs...)
 }
 
-// suggest returns ` (did you mean "x"?)` for the registered metric closest
-// to name, or "" when none is close.
+// suggest returns ` (did you mean "x"?)` for the registered metrics
+// closest to name (` (did you mean "x" or "y"?)` when two are as close),
+// or "" when none is close.
 func suggest(reg *metrics.Registry, name string) string {
 	var known []string
 	for _, m := range reg.All() {
 		known = append(known, m.Name)
 	}
 	known = append(known, ServerNames()...)
-	best := spelling.Nearest(name, known)
-	if best == "" {
+	var quoted []string
+	for _, n := range spelling.AllNearest(name, known) {
+		quoted = append(quoted, strconv.Quote(n))
+	}
+	if len(quoted) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return fmt.Sprintf(" (did you mean %s?)", strings.Join(quoted, " or "))
 }
