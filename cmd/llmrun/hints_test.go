@@ -33,3 +33,16 @@ func TestMistypedCommandsAndFlagsSuggestTheNearest(t *testing.T) {
 		}
 	}
 }
+
+// Every command's help ends its text with an example of the command.
+func TestEveryHelpShowsAnExample(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report"} {
+		code, stdout, _ := cli(t, context.Background(), nil, name, "--help")
+		text, _, _ := strings.Cut(stdout, "\nFlags:\n")
+		_, examples, found := strings.Cut(text, "\nExample")
+		if code != exitcode.OK || !found || !strings.Contains(examples, "\n  llmrun "+name+" ") && !strings.HasSuffix(strings.TrimSpace(examples), "llmrun "+name) {
+			t.Errorf("llmrun %s --help (exit %d) shows no example of the command before its flags:\n%s", name, code, text)
+		}
+	}
+}
