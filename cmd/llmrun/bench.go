@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
+	"github.com/llmrun/llmrun/runtime/llmconfig"
 	"github.com/llmrun/llmrun/runtime/output/console"
-	"github.com/llmrun/llmrun/runtime/runflags"
 	"github.com/llmrun/llmrun/runtime/runner"
 	"github.com/llmrun/llmrun/runtime/vllmbench"
 )
@@ -54,7 +54,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	llmCfg, err := b.Target(ctx, f.apiKeyEnv, f.timeout, getenv)
 	if err != nil {
-		if code := runflags.LLMConfigCode(ctx, err); code != exitcode.Usage {
+		if code := llmconfig.ExitCode(ctx, err); code != exitcode.Usage {
 			fmt.Fprintf(stderr, "llmrun bench: %v\n", err)
 			return code
 		}

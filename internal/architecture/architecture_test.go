@@ -45,6 +45,7 @@ var cmdEntryPoints = []string{
 	"runtime/output/console", // main: the terminal, the screen the live view and the warnings share, and whether stdout takes colours
 	"scripts",                // the stock scenarios' names, as the command line spells them
 	"runtime/spelling",       // the command or flag a mistyped one probably meant
+	"runtime/llmconfig",      // the exit code of a target that cannot be resolved (bench's, as run's)
 }
 
 // rules are the dependency rules of docs/architecture.md.

@@ -6,6 +6,7 @@ package llmconfig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/exitcode"
 )
 
 // The environment variables a run's target is taken from when no flag
@@ -112,4 +114,18 @@ func Placeholder(cfg *llm.Config) {
 	if cfg.Model == "" {
 		cfg.Model = llmsim.DefaultConfig().Model
 	}
+}
+
+// ExitCode is the exit code of Resolve's error: a signal stopped the
+// download of --tokenizer's model, an invalid base URL is an invalid
+// configuration (as the engine would find it), any other a bad flag.
+func ExitCode(ctx context.Context, err error) int {
+	var invalid *engine.ConfigError
+	switch {
+	case ctx.Err() != nil:
+		return exitcode.Interrupted
+	case errors.As(err, &invalid):
+		return exitcode.InvalidConfig
+	}
+	return exitcode.Usage
 }

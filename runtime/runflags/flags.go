@@ -225,7 +225,7 @@ func Parse(ctx context.Context, cmd string, fs *pflag.FlagSet, f *Flags, args []
 	}
 	if a.LLM, err = llmconfig.Resolve(ctx, f.target(), getenv); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return Args{}, LLMConfigCode(ctx, err), false
+		return Args{}, llmconfig.ExitCode(ctx, err), false
 	}
 	if a.Tags, err = ParseTags(f.Tags); err != nil {
 		return fail("%v", err)
@@ -406,21 +406,6 @@ func scriptEnv(f Flags, getenv func(string) string) (map[string]string, error) {
 		}
 	}
 	return env, addKeyValues(env, "-e", f.Env)
-}
-
-// LLMConfigCode is the exit code of llmconfig.Resolve's error: a signal
-// stopped the download of --tokenizer's model, an invalid base URL is an
-// invalid configuration (as the engine would find it), any other a bad
-// flag.
-func LLMConfigCode(ctx context.Context, err error) int {
-	var invalid *engine.ConfigError
-	switch {
-	case ctx.Err() != nil:
-		return exitcode.Interrupted
-	case errors.As(err, &invalid):
-		return exitcode.InvalidConfig
-	}
-	return exitcode.Usage
 }
 
 // target are the flags of the run's target.
