@@ -30,8 +30,12 @@ func (l *Listener) Dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	case l.conns <- server:
 		return client, nil
 	case <-l.closed:
+		server.Close()
+		client.Close()
 		return nil, net.ErrClosed
 	case <-ctx.Done():
+		server.Close()
+		client.Close()
 		return nil, ctx.Err()
 	}
 }
