@@ -187,14 +187,14 @@ func ParseSince(s string) (time.Duration, error) {
 	var d time.Duration
 	switch unit := strings.TrimLeft(s, "0123456789"); unit {
 	case "d", "w":
-		n, err := strconv.Atoi(strings.TrimSuffix(s, unit))
-		if err != nil || n > maxSinceDays {
+		days, err := strconv.Atoi(strings.TrimSuffix(s, unit))
+		if err == nil && unit == "w" && days <= maxSinceDays {
+			days *= 7
+		}
+		if err != nil || days > maxSinceDays {
 			return 0, fmt.Errorf("%q: want a number of days or weeks up to %d days", s, maxSinceDays)
 		}
-		d = time.Duration(n) * day
-		if unit == "w" {
-			d *= 7
-		}
+		d = time.Duration(days) * day
 	default:
 		var err error
 		if d, err = time.ParseDuration(s); err != nil {

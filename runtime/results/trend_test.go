@@ -17,12 +17,12 @@ import (
 
 func TestParseSince(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]time.Duration{"365d": 365 * 24 * time.Hour, "12w": 84 * 24 * time.Hour, "48h": 48 * time.Hour, "90m": 90 * time.Minute} {
+	for in, want := range map[string]time.Duration{"365d": 365 * 24 * time.Hour, "12w": 84 * 24 * time.Hour, "48h": 48 * time.Hour, "90m": 90 * time.Minute, "5214w": 36498 * 24 * time.Hour} {
 		if got, err := ParseSince(in); err != nil || got != want {
 			t.Errorf("ParseSince(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for in, want := range map[string]string{"a year": "want days (90d)", "0d": "want a positive period", "36501d": "up to 36500 days", "-1h": "want a positive period"} {
+	for in, want := range map[string]string{"a year": "want days (90d)", "0d": "want a positive period", "36501d": "up to 36500 days", "5215w": "up to 36500 days", "16000w": "up to 36500 days", "36500w": "up to 36500 days", "-1h": "want a positive period"} {
 		if _, err := ParseSince(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseSince(%q): %v, want an error saying %q", in, err, want)
 		}
