@@ -219,7 +219,8 @@ func (anthropicProtocol) read(rr *responseReader, contentType string, body io.Re
 // readAnthropic reads a Messages stream, timestamping each token-bearing
 // event as it is parsed.
 func (rr *responseReader) readAnthropic(body io.Reader, keepText bool, res *Result) error {
-	return rr.readStream(rr.sseReader(body), &anthropicStream{}, res.Start, keepText, res)
+	rr.anthropic = anthropicStream{}
+	return rr.readStream(rr.sseReader(body), &rr.anthropic, res.Start, keepText, res)
 }
 
 // anthropicStream is the stream format of the Messages API: its state is

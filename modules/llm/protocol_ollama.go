@@ -119,7 +119,8 @@ func (ollamaProtocol) read(rr *responseReader, contentType string, body io.Reade
 // readNDJSON reads an Ollama stream, timestamping each token-bearing line
 // as it is parsed.
 func (rr *responseReader) readNDJSON(body io.Reader, keepText bool, res *Result) error {
-	return rr.readStream(rr.ndjsonReader(body), &ollamaStream{}, res.Start, keepText, res)
+	rr.ollama = ollamaStream{}
+	return rr.readStream(rr.ndjsonReader(body), &rr.ollama, res.Start, keepText, res)
 }
 
 // ollamaStream is the stream format of Ollama's NDJSON: its state is the

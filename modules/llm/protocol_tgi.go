@@ -106,7 +106,8 @@ func tgiFinish(e *tgiEvent, res *Result) {
 // readTGI reads a /generate_stream response: every event with a
 // non-special token is one token, timestamped as it is parsed.
 func (rr *responseReader) readTGI(body io.Reader, keepText bool, res *Result) error {
-	return rr.readStream(rr.sseReader(body), &tgiStream{}, res.Start, keepText, res)
+	rr.tgi = tgiStream{}
+	return rr.readStream(rr.sseReader(body), &rr.tgi, res.Start, keepText, res)
 }
 
 // tgiStream is the stream format of /generate_stream: its state is the

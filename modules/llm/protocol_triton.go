@@ -250,7 +250,8 @@ func (tritonProtocol) read(rr *responseReader, contentType string, body io.Reade
 // text is one token-bearing chunk, timestamped as it is parsed. The stream
 // ends well when it closes between events, after at least one.
 func (rr *responseReader) readTriton(body io.Reader, keepText bool, res *Result) error {
-	s := &tritonStream{tally: tritonTally{output: absentCount, input: absentCount}}
+	rr.triton = tritonStream{tally: tritonTally{output: absentCount, input: absentCount}}
+	s := &rr.triton
 	return rr.readStream(rr.sseReader(body), s, res.Start, keepText, res)
 }
 

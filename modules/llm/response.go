@@ -65,6 +65,13 @@ type responseReader struct {
 	// whether its answer text is kept (readStream).
 	tc       tokenClock
 	keepText bool
+	// The state of the stream formats other than OpenAI's, kept here so
+	// that reading a stream allocates none: each is reset as its stream
+	// begins.
+	anthropic anthropicStream
+	ollama    ollamaStream
+	tgi       tgiStream
+	triton    tritonStream
 }
 
 var responseReaders = sync.Pool{
