@@ -61,15 +61,11 @@ func (s Settings) KeyEnv() string {
 // Resolve is the llm module's configuration of the settings: the base URL
 // from --base-url, else BaseURLEnvs; the model from --model, else
 // ModelEnv; the key from KeyEnv. ctx bounds the download of a Hugging
-// Face model's tokenizer. An invalid base URL is a *engine.ConfigError
+// Face model's tokenizer, which is loaded once every other setting is
+// checked. An invalid base URL is a *engine.ConfigError
 // naming the flag or variable it came from; other errors name the flag.
 func Resolve(ctx context.Context, s Settings, getenv func(string) string) (llm.Config, error) {
 	cfg := llm.Config{BaseURL: s.BaseURL, Model: s.Model, Timeout: s.Timeout, Tokenizer: s.Tokenizer}
-	if cfg.Tokenizer != "" {
-		if _, err := tokenizer.LoadEnv(ctx, cfg.Tokenizer, getenv); err != nil {
-			return cfg, fmt.Errorf("--tokenizer: %w", err)
-		}
-	}
 	from := "--base-url"
 	for _, env := range BaseURLEnvs {
 		if cfg.BaseURL == "" {
@@ -98,6 +94,13 @@ func Resolve(ctx context.Context, s Settings, getenv func(string) string) (llm.C
 		cfg.IdleTimeout = llm.NoIdleTimeout
 	default:
 		cfg.IdleTimeout = s.IdleTimeout
+	}
+	// Last: a Hugging Face model's tokenizer may be downloaded, which a
+	// slip in another setting should not wait for.
+	if cfg.Tokenizer != "" {
+		if _, err := tokenizer.LoadEnv(ctx, cfg.Tokenizer, getenv); err != nil {
+			return cfg, fmt.Errorf("--tokenizer: %w", err)
+		}
 	}
 	return cfg, nil
 }
