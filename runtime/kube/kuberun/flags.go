@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -88,9 +90,9 @@ func (k Flags) Config(fs *pflag.FlagSet, f runflags.Flags, script string) (kube.
 	case k.RendezvousTimeout <= 0:
 		return kube.Config{}, fmt.Errorf("--rendezvous-timeout must be positive, got %v", k.RendezvousTimeout)
 	}
-	for name, why := range refusedRunFlags {
+	for _, name := range slices.Sorted(maps.Keys(refusedRunFlags)) {
 		if fs.Changed(name) {
-			return kube.Config{}, fmt.Errorf("--%s: not with kube: %s", name, why)
+			return kube.Config{}, fmt.Errorf("--%s: not with kube: %s", name, refusedRunFlags[name])
 		}
 	}
 	for _, word := range []struct{ flag, value string }{{"--image", k.Image}, {"--cluster-domain", k.ClusterDomain}} {
