@@ -98,19 +98,19 @@ func (b *Benchmark) Run(ctx context.Context, cfg runner.Config) (runner.Outcome,
 	return b.report(cfg, outcome, collector.Requests(), texts), nil
 }
 
-// prepare readies the run before any load is sent: it waits for the
-// endpoint when asked, checks the result file's destination, and
+// prepare readies the run before any load is sent: it checks the result
+// file's destination, waits for the endpoint when asked, and
 // completes cfg with the engine's script and modules, the dataset
 // loaded, and the Collector of the requests (with the TextSpill of
 // their texts for --save-detailed, which the caller closes).
 func (b *Benchmark) prepare(ctx context.Context, cfg *runner.Config) (*Collector, *TextSpill, error) {
-	if b.readyTimeout > 0 && cfg.Engine.LLM.BaseURL != "" {
-		if err := b.waitReady(ctx, *cfg); err != nil {
+	if b.save != nil {
+		if err := b.save.check(b.Options, runner.FilesWritten(cfg.SummaryExport, cfg.Outputs)); err != nil {
 			return nil, nil, err
 		}
 	}
-	if b.save != nil {
-		if err := b.save.check(b.Options, runner.FilesWritten(cfg.SummaryExport, cfg.Outputs)); err != nil {
+	if b.readyTimeout > 0 && cfg.Engine.LLM.BaseURL != "" {
+		if err := b.waitReady(ctx, *cfg); err != nil {
 			return nil, nil, err
 		}
 	}
