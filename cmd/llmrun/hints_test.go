@@ -46,3 +46,14 @@ func TestEveryHelpShowsAnExample(t *testing.T) {
 		}
 	}
 }
+
+// The names a mistyped command is matched against are the commands run
+// dispatches: each answers its help.
+func TestHintedCommandsAreCommands(t *testing.T) {
+	t.Parallel()
+	for _, name := range commands {
+		if code, _, stderr := cli(t, context.Background(), nil, name, "--help"); code != exitcode.OK || strings.Contains(stderr, "unknown command") {
+			t.Errorf("%s --help: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -64,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprint(stdout, versionText(bi))
 		return exitcode.OK
 	case "help", "-h", "--help":
-		if len(rest) > 0 {
+		if len(rest) > 0 && !slices.Contains([]string{"help", "-h", "--help"}, rest[0]) {
 			return run(ctx, []string{rest[0], "--help"}, stdout, stderr, getenv)
 		}
 		fmt.Fprint(stdout, usage)
