@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/standard"
@@ -58,12 +59,7 @@ func BenchmarkEnginePacing(b *testing.B) {
 				cfg.MaxNumSeqs = 4096
 				cfg.PrefillBase, cfg.PrefillPerToken = 200*time.Microsecond, 0
 				cfg.DecodeBase, cfg.DecodePerSeq = 200*time.Microsecond, 0
-				srv, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer srv.Close()
-				baseURL = srv.URL() + "/v1"
+				baseURL = llmsimtest.Start(b, cfg).URL() + "/v1"
 				body = "llm.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, ignore_eos: true });"
 			}
 			for b.Loop() {

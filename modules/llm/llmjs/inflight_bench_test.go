@@ -22,6 +22,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/modulestest"
@@ -103,12 +104,7 @@ func startInflightSim(b *testing.B) *llmsim.Running {
 	cfg.DecodeBase, cfg.DecodePerSeq = 500*time.Millisecond, 0
 	cfg.Tokenizer, cfg.PrefixCacheBlocks = llmsim.TokenizerBytes, 0
 	cfg.Faults = []llmsim.FaultRule{{Fault: llmsim.Fault{Name: "stall", After: 1, Duration: llmsim.Forever}, Rate: 1}}
-	sim, err := llmsim.Listen(context.Background(), "127.0.0.1:0", cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = sim.Close() })
-	return sim
+	return llmsimtest.Start(b, cfg)
 }
 
 // measureInflight holds inflightStreams streams of client in flight and
