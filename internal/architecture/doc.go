@@ -4,6 +4,8 @@
 // `go list -deps -json ./...` reports for the module; the -short skips,
 // each naming the test that covers its code when short; and
 // docs/architecture.md itself, whose package table, file paths and list
-// of examples must match the tree. docs/contributing.md says how to read
-// a failure.
+// of examples must match the tree; and the front door: README.md stays
+// a short index, every relative link of README.md and docs/ names a file
+// and a heading that exist, and docs/README.md links to every page.
+// docs/contributing.md says how to read a failure.
 package architecture

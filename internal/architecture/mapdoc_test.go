@@ -125,16 +125,7 @@ func TestMapFilesExist(t *testing.T) {
 // with the backticks of the text.
 func withoutFences(doc string) string {
 	var text []string
-	fenced := false
-	for _, line := range strings.Split(doc, "\n") {
-		if strings.HasPrefix(line, "```") {
-			fenced = !fenced
-			continue
-		}
-		if !fenced {
-			text = append(text, line)
-		}
-	}
+	forEachProseLine(doc, func(_ int, line string) { text = append(text, line) })
 	return strings.Join(text, "\n")
 }
 
