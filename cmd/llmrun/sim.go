@@ -36,7 +36,7 @@ func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, rule := range cfg.Faults {
 		fmt.Fprintf(stdout, "  injecting %s into %.3g %% of requests\n", rule.Fault, 100*rule.Rate)
 	}
-	fmt.Fprintf(stdout, "  a request's %s header injects one fault into it (see the README)\n", llmsim.FaultHeader)
+	fmt.Fprintf(stdout, "  a request's %s header injects one fault into it (see docs/simulator.md, \"Faults\")\n", llmsim.FaultHeader)
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
 		fmt.Fprintf(stderr, "llmrun sim: closing: %v\n", err)
