@@ -57,7 +57,7 @@ func TestLostOutputExitsOne(t *testing.T) {
 }
 
 // A lost output and a handleSummary that throws: the script error (107)
-// wins, as the README's precedence says; each is still reported.
+// wins, as the exit codes' precedence in docs/cli.md says; each is still reported.
 func TestHandleSummaryErrorWinsOverALostOutput(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {

@@ -26,7 +26,7 @@ func TestEveryVerdictHasAnExitCode(t *testing.T) {
 	}
 }
 
-// Outcome.ExitCode applies the README's precedence to a run's verdict and
+// Outcome.ExitCode applies the exit codes' precedence (docs/cli.md) to a run's verdict and
 // what went wrong after it.
 func TestExitCodePrecedence(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,7 @@ import (
 
 // Verdict is how a run ended, before what went wrong after it (see
 // Outcome). verdictCodes gives each its exit code (EarlyStopped and
-// NoSuccess share 111), as the README lists them.
+// NoSuccess share 111), as docs/cli.md lists them.
 type Verdict int
 
 const (
@@ -79,7 +79,7 @@ func (v Verdict) ExitCode() int {
 	return verdictCodes[v]
 }
 
-// ExitCode is the run's exit code, by the README's precedence: an
+// ExitCode is the run's exit code, by the precedence docs/cli.md states: an
 // interrupted or invalid run, or one whose script failed, keeps its
 // verdict's code; a failed handleSummary (107) wins over the rest; then
 // the early stop, an aborting threshold and no success keep theirs; a
