@@ -16,7 +16,6 @@ const archDoc = "../../docs/architecture.md"
 var (
 	backticked = regexp.MustCompile("`([^`]+)`")
 	goFilePath = regexp.MustCompile(`^[\w.-]+(/[\w.-]+)+\.go$`)
-	mdLink     = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
 )
 
 // mapTablePackages are the packages the first column of the map's
@@ -78,8 +77,8 @@ func TestMapNamesEveryPackage(t *testing.T) {
 }
 
 // TestMapFilesExist: every Go file the map names by its path from the
-// module's root exists, and every file it links to (or names by a path
-// relative to docs/) exists inside the module.
+// module's root exists, and so does every file it names by a path
+// relative to docs/ (its links are TestDocLinksResolve's).
 func TestMapFilesExist(t *testing.T) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -96,24 +95,13 @@ func TestMapFilesExist(t *testing.T) {
 			t.Errorf("%s names %s, which is no file of the module", archDoc, m[1])
 		}
 	}
-	var linked []string
-	for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
-		if !strings.Contains(m[1], "://") {
-			linked = append(linked, m[1])
-		}
-	}
 	for _, m := range backticked.FindAllStringSubmatch(text, -1) {
-		if strings.HasPrefix(m[1], "../") {
-			linked = append(linked, m[1])
+		if !strings.HasPrefix(m[1], "../") {
+			continue
 		}
-	}
-	for _, l := range linked {
 		checked++
-		path := filepath.Join(root, "docs", l)
-		if rel, err := filepath.Rel(root, path); err != nil || strings.HasPrefix(rel, "..") {
-			t.Errorf("%s names %s, a file outside the module: link one inside it", archDoc, l)
-		} else if _, err := os.Stat(path); err != nil {
-			t.Errorf("%s links to %s, which is no file of the module", archDoc, l)
+		if err := checkLink(root, "docs/architecture.md", link{target: m[1]}, nil); err != nil {
+			t.Errorf("%s names %s: %v", archDoc, m[1], err)
 		}
 	}
 	if checked == 0 {

@@ -1,5 +1,5 @@
-// Package exitcode names llmrun's exit codes, as docs/cli.md lists
-// them. Which one a run's outcome gets, and which wins
+// Package exitcode names llmrun's exit codes, as the README's "Exit
+// codes" table lists them. Which one a run's outcome gets, and which wins
 // when several apply, is runner.Outcome.ExitCode's table; the commands
 // that are not runs (trend, compare, merge, report) use these names too.
 package exitcode

@@ -26,8 +26,8 @@ func TestEveryVerdictHasAnExitCode(t *testing.T) {
 	}
 }
 
-// Outcome.ExitCode applies the exit codes' precedence (docs/cli.md) to a run's verdict and
-// what went wrong after it.
+// Outcome.ExitCode applies the exit codes' precedence (docs/cli.md) to
+// a run's verdict and what went wrong after it.
 func TestExitCodePrecedence(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
