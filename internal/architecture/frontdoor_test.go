@@ -56,6 +56,32 @@ func TestReadmeIsShort(t *testing.T) {
 	}
 }
 
+// TestReadmeScenarioIsTheQuickstart: the scenario README.md shows (its
+// first js block) is examples/quickstart.js as it is, less its header
+// comment, so the page and the file it runs cannot drift apart.
+func TestReadmeScenarioIsTheQuickstart(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, found := strings.Cut(string(readme), "\n```js\n")
+	block, _, closed := strings.Cut(block, "\n```\n")
+	if !found || !closed {
+		t.Fatal("README.md has no js block: it shows examples/quickstart.js in one")
+	}
+	script, err := os.ReadFile(filepath.Join(root, "examples", "quickstart.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(script), "\n"+block+"\n") {
+		t.Errorf("README.md's js block is not the end of examples/quickstart.js: copy the file there again, without its header comment")
+	}
+}
+
 // TestDocLinksResolve: every relative link of README.md and of docs/*.md
 // names a file of the module and, when it has a #fragment into a
 // Markdown page, a heading of that page, by GitHub's anchor rules.
