@@ -41,17 +41,23 @@ func frontDoorPages(t *testing.T, root string) []string {
 	return pages
 }
 
-// TestReadmeIsShort: README.md is an index, at most readmeMaxLines lines.
-func TestReadmeIsShort(t *testing.T) {
+// readModuleFile is the text of the file at path from the module's root.
+func readModuleFile(t *testing.T, path string) string {
+	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(b), "\n"); n > readmeMaxLines {
+	return string(b)
+}
+
+// TestReadmeIsShort: README.md is an index, at most readmeMaxLines lines.
+func TestReadmeIsShort(t *testing.T) {
+	if n := strings.Count(readModuleFile(t, "README.md"), "\n"); n > readmeMaxLines {
 		t.Errorf("README.md has %d lines, more than %d: it is the index, move the detail into a page of docs/ and link to it", n, readmeMaxLines)
 	}
 }
@@ -60,24 +66,12 @@ func TestReadmeIsShort(t *testing.T) {
 // first js block) is examples/quickstart.js as it is, less its header
 // comment, so the page and the file it runs cannot drift apart.
 func TestReadmeScenarioIsTheQuickstart(t *testing.T) {
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, block, found := strings.Cut(string(readme), "\n```js\n")
+	_, block, found := strings.Cut(readModuleFile(t, "README.md"), "\n```js\n")
 	block, _, closed := strings.Cut(block, "\n```\n")
 	if !found || !closed {
 		t.Fatal("README.md has no js block: it shows examples/quickstart.js in one")
 	}
-	script, err := os.ReadFile(filepath.Join(root, "examples", "quickstart.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(string(script), "\n"+block+"\n") {
+	if !strings.HasSuffix(readModuleFile(t, "examples/quickstart.js"), "\n"+block+"\n") {
 		t.Errorf("README.md's js block is not the end of examples/quickstart.js: copy the file there again, without its header comment")
 	}
 }
