@@ -16,15 +16,17 @@ import llm from 'llm';
 import { check } from 'llmrun';
 import { lengths, prompts } from 'data';
 
+const vus = Number(__ENV.VUS || 8);
+
 export const options = {
   scenarios: {
     code: {
       // VUS developers, each asking for the next completion as soon as the
       // last one has arrived.
       executor: 'constant-vus',
-      vus: Number(__ENV.VUS || 8),
+      vus,
       duration: __ENV.DURATION || '30s',
-      warmup: 1, // each developer's first request counts in no figure
+      warmup: vus, // the first request of each counts in no figure
     },
   },
   // Thresholds decide whether the run passed: llmrun exits 99 if one fails.

@@ -25,6 +25,7 @@ const arrivals = {
   duration: __ENV.DURATION || '30s',
   preAllocatedVUs: 8,
   maxVUs: 64,
+  warmup: 1, // the first request of each scenario counts in no figure
 };
 
 export const options = {
