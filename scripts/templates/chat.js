@@ -23,7 +23,7 @@ export const options = {
       rate: Number(__ENV.RATE || 4),
       duration: __ENV.DURATION || '30s',
       preAllocatedVUs: 16, // virtual users ready to send requests,
-      maxVUs: 128, //         and the most llmrun may add when answers are slow
+      maxVUs: 128, //         and the most there may be when answers are slow
       warmup: 2, //           the first 2 requests count in no figure
     },
   },

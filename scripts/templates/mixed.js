@@ -30,8 +30,8 @@ const arrivals = {
 
 export const options = {
   scenarios: {
-    // exec names the function each scenario's requests run; tags are added
-    // to every figure of the scenario (and to the result file's points).
+    // exec names the function the scenario runs; tags label its samples,
+    // in the outputs (--out) too, so that they can be told apart there.
     chat: { ...arrivals, rate: Number(__ENV.CHAT_RATE || 4), exec: 'chat', tags: { workload: 'chat' } },
     rag: { ...arrivals, rate: Number(__ENV.RAG_RATE || 1), exec: 'rag', tags: { workload: 'rag' } },
     code: { ...arrivals, rate: Number(__ENV.CODE_RATE || 2), exec: 'code', tags: { workload: 'code' } },
