@@ -150,10 +150,11 @@ func TestNewRefusesBadCommandLines(t *testing.T) {
 	}
 }
 
-// What llmrun new writes runs as "llmrun new" says to run it.
+// What llmrun new writes runs as "llmrun new" says to run it, as
+// TypeScript too.
 func TestNewScriptRunsAsItSays(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "first test.js")
+	path := filepath.Join(t.TempDir(), "first test.ts")
 	code, stdout, stderr := command(t, "new", "-t", "sweep", path)
 	if code != exitcode.OK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
