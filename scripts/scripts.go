@@ -1,5 +1,6 @@
-// Package scripts holds the stock scenarios shipped inside the llmrun
-// binary, run as "llmrun run stock:NAME" and configured with -e KEY=VALUE.
+// Package scripts holds the scripts shipped inside the llmrun binary: the
+// stock scenarios, run as "llmrun run stock:NAME" and configured with -e
+// KEY=VALUE, and the templates "llmrun new" writes (templates.go).
 package scripts
 
 import (
