@@ -61,30 +61,57 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "report":
 		return reportCommand(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version":
+		if len(rest) > 0 && isHelpFlag(rest[0]) {
+			fmt.Fprint(stdout, versionUsage)
+			return exitcode.OK
+		}
 		bi, _ := debug.ReadBuildInfo()
 		fmt.Fprint(stdout, versionText(bi))
 		return exitcode.OK
 	case "help", "-h", "--help":
-		if len(rest) > 0 && !slices.Contains([]string{"help", "-h", "--help"}, rest[0]) {
-			return run(ctx, []string{rest[0], "--help"}, stdout, stderr, getenv)
-		}
-		fmt.Fprint(stdout, usage)
-		return exitcode.OK
+		return helpCommand(ctx, cmd, rest, stdout, stderr, getenv)
 	default:
 		if strings.HasPrefix(cmd, "-") || strings.HasPrefix(cmd, scripts.Prefix) || looksLikeScript(cmd) {
 			return runCommand(ctx, args, stdout, stderr, getenv)
 		}
-		hint := ""
-		if near := spelling.Nearest(cmd, commands); near != "" {
-			hint = fmt.Sprintf(" (did you mean %q?)", near)
-		}
-		fmt.Fprintf(stderr, "llmrun: unknown command %q%s\nRun 'llmrun --help' for usage.\n", cmd, hint)
-		return exitcode.Usage
+		return unknownCommand(cmd, stderr)
 	}
 }
 
-// commands are the subcommands' names, for the nearest to a mistyped one.
+// commands are the subcommands' names, in the order docs/cli.md lists
+// them: those "llmrun help COMMAND" answers, and those a mistyped name is
+// matched against.
 var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "version", "help"}
+
+// helpCommand is "llmrun help [COMMAND]" (and --help, -h): the usage
+// alone; COMMAND's help, which is what "llmrun COMMAND --help" prints; or
+// help's own for "llmrun help --help".
+func helpCommand(ctx context.Context, cmd string, rest []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	switch {
+	case len(rest) == 0 || cmd != "help" && isHelpFlag(rest[0]):
+		fmt.Fprint(stdout, usage)
+		return exitcode.OK
+	case isHelpFlag(rest[0]) || rest[0] == "help":
+		fmt.Fprint(stdout, helpUsage)
+		return exitcode.OK
+	case !slices.Contains(commands, rest[0]):
+		return unknownCommand(rest[0], stderr)
+	}
+	return run(ctx, []string{rest[0], "--help"}, stdout, stderr, getenv)
+}
+
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" }
+
+// unknownCommand says that cmd is none of the commands, naming the nearest
+// when it is a slip of one, and returns exitcode.Usage.
+func unknownCommand(cmd string, stderr io.Writer) int {
+	hint := ""
+	if near := spelling.Nearest(cmd, commands); near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	fmt.Fprintf(stderr, "llmrun: unknown command %q%s\nRun 'llmrun --help' for usage.\n", cmd, hint)
+	return exitcode.Usage
+}
 
 func looksLikeScript(arg string) bool {
 	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts"} {

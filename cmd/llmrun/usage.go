@@ -24,4 +24,8 @@ var (
 	kubeUsage string
 	//go:embed usage/report.txt
 	reportUsage string
+	//go:embed usage/version.txt
+	versionUsage string
+	//go:embed usage/help.txt
+	helpUsage string
 )
