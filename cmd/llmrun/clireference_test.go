@@ -71,11 +71,11 @@ func cliReference(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("# Command-line reference\n\n")
-	b.WriteString("<!-- Generated from the commands' --help; do not edit. Regenerate with:\n     " + regenerate + " -->\n\n")
 	b.WriteString("Each section is exactly what `llmrun help COMMAND` and `llmrun COMMAND --help`\n")
 	b.WriteString("print: the command's usage, then every flag with its type, default and\n")
-	b.WriteString("meaning. This file is generated from them (see\n")
-	b.WriteString("[contributing](contributing.md#the-command-line-reference)).\n\n")
+	b.WriteString("meaning. This file is generated from them: do not edit it, regenerate it\n")
+	b.WriteString("with `" + regenerate + "`\n")
+	b.WriteString("([contributing](contributing.md#the-command-line-reference)).\n\n")
 	names := append([]string{"llmrun"}, prefixed("llmrun ", commands)...)
 	for _, name := range append(names, "Exit codes") {
 		fmt.Fprintf(&b, "- [%s](#%s)\n", name, strings.ToLower(strings.ReplaceAll(name, " ", "-")))
