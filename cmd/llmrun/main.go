@@ -11,14 +11,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/gctune"
-	"github.com/llmrun/llmrun/runtime/spelling"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -78,40 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 }
 
-// commands are the subcommands' names, in the order docs/cli.md lists
-// them: those "llmrun help COMMAND" answers, and those a mistyped name is
-// matched against.
+// commands are the subcommands' names, for the nearest to a mistyped one.
 var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "version", "help"}
-
-// helpCommand is "llmrun help [COMMAND]" (and --help, -h): the usage
-// alone; COMMAND's help, which is what "llmrun COMMAND --help" prints; or
-// help's own for "llmrun help --help".
-func helpCommand(ctx context.Context, cmd string, rest []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	switch {
-	case len(rest) == 0 || cmd != "help" && isHelpFlag(rest[0]):
-		fmt.Fprint(stdout, usage)
-		return exitcode.OK
-	case isHelpFlag(rest[0]) || rest[0] == "help":
-		fmt.Fprint(stdout, helpUsage)
-		return exitcode.OK
-	case !slices.Contains(commands, rest[0]):
-		return unknownCommand(rest[0], stderr)
-	}
-	return run(ctx, []string{rest[0], "--help"}, stdout, stderr, getenv)
-}
-
-func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" }
-
-// unknownCommand says that cmd is none of the commands, naming the nearest
-// when it is a slip of one, and returns exitcode.Usage.
-func unknownCommand(cmd string, stderr io.Writer) int {
-	hint := ""
-	if near := spelling.Nearest(cmd, commands); near != "" {
-		hint = fmt.Sprintf(" (did you mean %q?)", near)
-	}
-	fmt.Fprintf(stderr, "llmrun: unknown command %q%s\nRun 'llmrun --help' for usage.\n", cmd, hint)
-	return exitcode.Usage
-}
 
 func looksLikeScript(arg string) bool {
 	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts"} {
