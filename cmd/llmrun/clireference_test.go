@@ -86,8 +86,8 @@ func cliReference(t *testing.T) string {
 	}
 	precedence, codes := exitCodes(t)
 	b.WriteString("\n## Exit codes\n\n")
-	b.WriteString("Every command exits with one of these codes; a command's section above\n")
-	b.WriteString("says which of them it uses.\n\n")
+	b.WriteString("Every command exits with one of these codes; the section of a command\n")
+	b.WriteString("that uses only some of them says which.\n\n")
 	b.WriteString("| code | meaning |\n|---|---|\n")
 	for _, c := range codes {
 		fmt.Fprintf(&b, "| %s | %s |\n", c.value, c.meaning)
