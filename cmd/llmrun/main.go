@@ -11,14 +11,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/gctune"
-	"github.com/llmrun/llmrun/runtime/spelling"
 	"github.com/llmrun/llmrun/scripts"
 )
 
@@ -63,25 +61,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "new":
 		return newCommand(ctx, rest, stdout, stderr)
 	case "version", "--version":
+		if len(rest) > 0 && isHelpFlag(rest[0]) {
+			fmt.Fprint(stdout, versionUsage)
+			return exitcode.OK
+		}
 		bi, _ := debug.ReadBuildInfo()
 		fmt.Fprint(stdout, versionText(bi))
 		return exitcode.OK
 	case "help", "-h", "--help":
-		if len(rest) > 0 && !slices.Contains([]string{"help", "-h", "--help"}, rest[0]) {
-			return run(ctx, []string{rest[0], "--help"}, stdout, stderr, getenv)
-		}
-		fmt.Fprint(stdout, usage)
-		return exitcode.OK
+		return helpCommand(ctx, cmd, rest, stdout, stderr, getenv)
 	default:
 		if strings.HasPrefix(cmd, "-") || strings.HasPrefix(cmd, scripts.Prefix) || looksLikeScript(cmd) {
 			return runCommand(ctx, args, stdout, stderr, getenv)
 		}
-		hint := ""
-		if near := spelling.Nearest(cmd, commands); near != "" {
-			hint = fmt.Sprintf(" (did you mean %q?)", near)
-		}
-		fmt.Fprintf(stderr, "llmrun: unknown command %q%s\nRun 'llmrun --help' for usage.\n", cmd, hint)
-		return exitcode.Usage
+		return unknownCommand(cmd, stderr)
 	}
 }
 

@@ -6,6 +6,10 @@ import _ "embed"
 var (
 	//go:embed usage/llmrun.txt
 	usage string
+	//go:embed usage/help.txt
+	helpUsage string
+	//go:embed usage/version.txt
+	versionUsage string
 	//go:embed usage/run.txt
 	runUsage string // %s: the stock scenarios
 	//go:embed usage/inspect.txt

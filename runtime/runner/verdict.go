@@ -79,7 +79,7 @@ func (v Verdict) ExitCode() int {
 	return verdictCodes[v]
 }
 
-// ExitCode is the run's exit code, by the README's precedence: an
+// ExitCode is the run's exit code, by runtime/exitcode's precedence: an
 // interrupted or invalid run, or one whose script failed, keeps its
 // verdict's code; a failed handleSummary (107) wins over the rest; then
 // the early stop, an aborting threshold and no success keep theirs; a

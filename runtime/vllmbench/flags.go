@@ -282,7 +282,7 @@ func (c *CommandLine) addDatasetFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.outputLen, "output-len", 0, "output tokens for every dataset (--random-output-len, --prefix-repetition-output-len, --sharegpt-output-len, --custom-output-len)")
 	fs.IntVar(&c.sharegptOutputLen, "sharegpt-output-len", 0, "sharegpt: output tokens per request (default each conversation's answer length)")
 	fs.IntVar(&c.customOutputLen, "custom-output-len", 0, "custom: output tokens per request (default each record's output_tokens)")
-	fs.Int64Var(&o.Seed, "seed", 0, "seed of the lengths, prompts and arrivals (and of the simulator)")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed of the lengths, prompts and arrivals (and of the simulator); 0 unless given, as vLLM's, so that a run repeats exactly")
 }
 
 // addLoadFlags registers the flags of the load and of the figures
