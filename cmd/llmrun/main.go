@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return kubeCommand(ctx, rest, stdout, stderr, getenv)
 	case "report":
 		return reportCommand(ctx, rest, stdout, stderr, getenv)
+	case "types":
+		return typesCommand(rest, stdout, stderr)
 	case "version", "--version":
 		bi, _ := debug.ReadBuildInfo()
 		fmt.Fprint(stdout, versionText(bi))
@@ -84,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 }
 
 // commands are the subcommands' names, for the nearest to a mistyped one.
-var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "version", "help"}
+var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "types", "version", "help"}
 
 func looksLikeScript(arg string) bool {
 	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts"} {

@@ -24,4 +24,6 @@ var (
 	kubeUsage string
 	//go:embed usage/report.txt
 	reportUsage string
+	//go:embed usage/types.txt
+	typesUsage string
 )
