@@ -18,7 +18,7 @@ type LlmrunTags = { [name: string]: string | number | boolean };
  * (`const env = { ...__ENV }`).
  */
 declare var __ENV: { readonly [name: string]: string | undefined };
-/** The VU's number, from 1; 0 in the init code of VU 0 and in setup() and teardown(). */
+/** The VU's number, from 1; 0 in setup(), teardown(), handleSummary() and the init code that reads the options. */
 declare var __VU: number;
 /** The VU's iteration in its current scenario, from 0. */
 declare var __ITER: number;
@@ -712,8 +712,8 @@ declare module 'llmrun' {
     setupTimeout?: LlmrunDuration;
     /** Default 60s. */
     teardownTimeout?: LlmrunDuration;
-    /** Thresholds by metric, or sub-metric by tags (`'llm_ttft{scenario:chat}'`). */
-    thresholds?: { [metric: string]: Threshold[] };
+    /** Thresholds by metric, or sub-metric by tags (`'llm_ttft{scenario:chat}'`): one, or a list. */
+    thresholds?: { [metric: string]: Threshold | Threshold[] };
     /** Every scenario's warmup, unless it sets its own. */
     warmup?: Warmup;
     /** What a sweep's capacity verdict and the report judge against (--slo wins): numbers of ms, or `'ttft_p99=2000,tpot_p99=50'`. */
@@ -840,7 +840,11 @@ declare module 'llmrun' {
 
 /** Settings files and parameters: load, parse, settings, seconds. */
 declare module 'llmrun/config' {
-  /** A settings value as the environment or the file gives it, of its default's kind. */
+  /**
+   * A setting's value, of its default's kind: a number, a boolean, a list
+   * (of numbers when the default's are, or it is empty), a string; with a
+   * null default, what the environment or the file gives, as it is.
+   */
   export type Setting<D> =
     D extends null ? unknown
     : D extends number ? number
@@ -980,8 +984,10 @@ declare module 'data' {
     normal(options: { mean: number; stddev: number } & LengthBounds): Length;
     /** Log-normal of the given mean or median and sigma, cut to [min, max]. */
     lognormal(options: ({ mean: number; median?: undefined } | { median: number; mean?: undefined }) & { sigma: number } & LengthBounds): Length;
-    /** The given lengths, drawn at random; or a dataset's prompt (default) or output token counts. */
-    empirical(values: number[] | Dataset, field?: 'prompt' | 'output'): Length;
+    /** The given lengths, drawn at random. */
+    empirical(values: number[]): Length;
+    /** A dataset's prompt (the default) or output token counts, of random records. */
+    empirical(dataset: Dataset, field?: 'prompt' | 'output'): Length;
   };
 
   const data: { tokenizer: typeof tokenizer; dataset: typeof dataset; prompts: typeof prompts; lengths: typeof lengths };

@@ -45,7 +45,7 @@ func tscPath(t *testing.T) string {
 // passed.
 func typeCheck(t *testing.T, files []string) (diagnostics string, passed bool) {
 	t.Helper()
-	tsc := tscPath(t)
+	tscPath(t) // skips before the work without one
 	dir := t.TempDir()
 	if _, _, err := typings.Write(dir, false); err != nil {
 		t.Fatal(err)
@@ -62,12 +62,20 @@ func typeCheck(t *testing.T, files []string) (diagnostics string, passed bool) {
 	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), project, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return runTSC(t, filepath.Join(dir, "tsconfig.json"))
+}
+
+// runTSC runs tsc over the project file project and returns its
+// diagnostics and whether it passed.
+func runTSC(t *testing.T, project string) (diagnostics string, passed bool) {
+	t.Helper()
+	tsc := tscPath(t)
 	// tsc 7 checks the examples in about a second; 5 minutes bounds a
 	// compiler that hangs on a loaded machine.
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tsc, "--project", filepath.Join(dir, "tsconfig.json"), "--pretty", "false")
-	cmd.Dir = dir
+	cmd := exec.CommandContext(ctx, tsc, "--project", project, "--pretty", "false")
+	cmd.Dir = filepath.Dir(project)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
@@ -123,6 +131,38 @@ func TestScriptsTypeCheck(t *testing.T) {
 	}
 	if out, ok := typeCheck(t, scripts); !ok {
 		t.Errorf("tsc finds errors in the scripts (fix the declarations, unless a script is wrong):\n%s", out)
+	}
+}
+
+// What "llmrun types DIR" writes is a project of its own, as an editor
+// reads it: the jsconfig.json takes in the declarations and every .js
+// and .ts script in DIR and below, and checks them.
+func TestWrittenDirectoryIsAProject(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := typings.Write(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	scripts := map[string]string{
+		"chat.js":         "import llm from 'llm';\nexport default function () { llm.stream({ prompt: 'hi', max_tokens: 8 }); }\n",
+		"typed.ts":        "import type { Options } from 'llmrun';\nexport const options: Options = { vus: 2, duration: '10s' };\n",
+		"lib/wrong.js":    "import llm from 'llm';\nexport const r = llm.stream({ prompt: 'hi', max_token: 8 });\n",
+		"lib/wrong-ts.ts": "import { sleep } from 'llmrun';\nsleep('1s');\n",
+	}
+	for name, src := range scripts {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ := runTSC(t, filepath.Join(dir, typings.ConfigFile))
+	for name, want := range map[string]string{"chat.js": "", "typed.ts": "", "wrong.js": "'max_token' does not exist", "wrong-ts.ts": "Argument of type 'string' is not assignable to parameter of type 'number'"} {
+		diagnostics := strings.Join(diagnosticsOf(out, name), "\n")
+		if want == "" && diagnostics != "" || !strings.Contains(diagnostics, want) {
+			t.Errorf("%s: tsc reports %q, want %q; all it said:\n%s", name, diagnostics, want, out)
+		}
 	}
 }
 
