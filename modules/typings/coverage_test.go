@@ -25,6 +25,7 @@ import (
 	"github.com/llmrun/llmrun/modules/standard"
 	"github.com/llmrun/llmrun/modules/typings"
 	"github.com/llmrun/llmrun/runtime/js"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // A fieldSet is the names the runtime has in one place of the script
@@ -38,14 +39,15 @@ type fieldSet struct {
 // The declarations declare exactly what the runtime registers: every
 // module's exports (its default export's too) and the objects its calls
 // return, the result of a real request against the simulator, the option
-// fields the 'llm' and 'data' bindings decode, and the globals. tsc
+// fields the 'llm' and 'data' bindings decode, the result file of
+// handleSummary's data, and the globals. tsc
 // compares each: a name the runtime has and the declarations lack is an
 // excess property, one they declare and the runtime lacks is missing.
 func TestRuntimeExportsAreDeclared(t *testing.T) {
 	registry := scriptModules(t)
 	sets := moduleExports(t, registry)
 	sets = append(sets, calledObjects(t, registry)...)
-	sets = append(sets, resultFields())
+	sets = append(sets, goFields()...)
 	sets = append(sets, decodedOptions(t)...)
 
 	declared := typings.Declarations()
@@ -220,18 +222,42 @@ found['llm.Timings'] = keys(results[0].timings);`)
 	return sets
 }
 
-// resultFields are the keys of llm.stream()'s result as its binding
-// makes them, from llm.Result's json tags (llmjs/jsobject.go): every
-// key, the ones a request against the simulator leaves out included.
-func resultFields() fieldSet {
+// goFields are the places of the script API that are Go types, each
+// property named by its json tag: llm.stream()'s result, built from
+// llm.Result's tags (llmjs/jsobject.go), every key included, those a
+// request against the simulator leaves out too; and the result file in
+// handleSummary's data.llmrun.
+func goFields() []fieldSet {
+	var sets []fieldSet
+	for _, f := range []struct {
+		typ    reflect.Type
+		tsType string
+	}{
+		{reflect.TypeFor[llm.Result](), "m_llm.Result"},
+		{reflect.TypeFor[llm.Timings](), "m_llm.Timings"},
+		{reflect.TypeFor[llm.ToolCall](), "m_llm.ToolCall"},
+		{reflect.TypeFor[summary.Summary](), "m_llmrun.ResultFile"},
+		{reflect.TypeFor[summary.Meta](), "m_llmrun.Meta"},
+		{reflect.TypeFor[summary.Serving](), "m_llmrun.Serving"},
+		{reflect.TypeFor[summary.LatencyRow](), "m_llmrun.LatencyRow"},
+		{reflect.TypeFor[summary.ErrorCount](), "m_llmrun.MessageCount"},
+	} {
+		sets = append(sets, fieldSet{f.typ.String() + "'s json tags", f.tsType, jsonNames(f.typ)})
+	}
+	return sets
+}
+
+// jsonNames are the json names of a struct type's fields, less those
+// tagged json:"-" or js:"-".
+func jsonNames(rt reflect.Type) []string {
 	var names []string
-	for f := range reflect.TypeFor[llm.Result]().Fields() {
+	for f := range rt.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if jsName, _, _ := strings.Cut(f.Tag.Get("js"), ","); f.IsExported() && name != "-" && name != "" && jsName != "-" {
 			names = append(names, name)
 		}
 	}
-	return fieldSet{"llm.Result (llm.Result's json tags)", ident("llm") + ".Result", names}
+	return names
 }
 
 // decodedOptions are the option fields the bindings read: the js tags

@@ -793,7 +793,8 @@ declare module 'llmrun' {
     dropped_iterations: number;
     iteration_lag_p50_ms: number;
     iteration_lag_p99_ms: number;
-    goodput?: { [field: string]: unknown };
+    /** Requests within every --goodput bound. */
+    goodput?: Section;
     headline: { [figure: string]: number };
   }
 
@@ -809,18 +810,105 @@ declare module 'llmrun' {
     percentiles_ms: { [percentile: string]: number };
   }
 
+  /** A count of one error message. */
+  export interface MessageCount {
+    message: string;
+    count: number;
+  }
+
+  /** A section of the result file whose fields docs/results.md lists. */
+  export type Section = { [field: string]: unknown };
+
+  /** The run's identity and settings, what makes it reproducible. */
+  export interface Meta {
+    run_id?: string;
+    testid?: string;
+    /** The command line's --tag pairs. */
+    tags?: { [name: string]: string };
+    /** 'llmrun'. */
+    tool: string;
+    version: string;
+    script: string;
+    script_sha256: string;
+    target: string;
+    base_url: string;
+    models: string[];
+    seed: number;
+    /** The seed was drawn, not given. */
+    seed_drawn?: boolean;
+    host: string;
+    os: string;
+    cpus: number;
+    go_version: string;
+    /** RFC 3339 time. */
+    start: string;
+    /** RFC 3339 time. */
+    end: string;
+    interrupted: boolean;
+    /** Each scenario's load shape. */
+    load_shape: Section[];
+    /** The script's options as it exported them. */
+    options?: Section;
+    /** The result files merged into this one. */
+    merged_from?: string[];
+    /** The SLO judged against (ms). */
+    slo?: { ttft_p99?: number; tpot_p99?: number };
+    execution_segment?: string;
+    execution_segment_sequence?: string;
+    instances?: number;
+    missing_instances?: number[];
+    min_success_rate?: number;
+  }
+
   /** The result file, as --summary-export writes it; docs/results.md describes every field. */
   export interface ResultFile {
     schema_version: number;
-    meta: { [field: string]: unknown };
+    meta: Meta;
+    /** The whole run's serving figures. */
     serving: Serving;
+    /** llm_ttft, llm_tpot, llm_itl, llm_e2e, ...: one row each. */
     latency: LatencyRow[];
-    scenarios: { name: string; serving: Serving; latency: LatencyRow[]; metrics: { [name: string]: unknown } }[];
-    errors: { class: string; count: number; messages?: { message: string; count: number }[] }[];
+    scenarios: { name: string; serving: Serving; latency: LatencyRow[]; metrics: { [name: string]: Section } }[];
+    /** Failed requests by class, most frequent first, with their first distinct messages. */
+    errors: { class: string; count: number; messages?: MessageCount[] }[];
+    /** Failed attempts that were retried, by class. */
+    retries?: { class: string; count: number; messages?: MessageCount[] }[];
+    /** Exceptions of the script, by message. */
+    script_errors: MessageCount[];
+    /** Exceptions whose message was not kept. */
+    other_script_errors?: number;
     checks: { name: string; group?: string; passes: number; fails: number }[];
+    /** How the load generator itself fared: CPU, scheduling delay, warnings. */
+    client: Section;
+    /** The server's usage compared with a second count of the output tokens. */
+    token_checks?: Section[];
+    /** The prompt lengths asked for compared with the server's count. */
+    prompt_check?: Section;
+    /** How much of the prompts declared unique the server served from its cache. */
+    unique_prompt_cache?: Section;
     thresholds: { metric: string; threshold: string; value: number; passed: boolean; note?: string; skipped?: boolean }[];
-    /** The other sections (client, server, capacity, timeline, ...): docs/results.md. */
-    [section: string]: unknown;
+    /** What each --out output stored and lost. */
+    outputs?: Section[];
+    /** The run interval by interval. */
+    timeline?: Section[];
+    /** The server's own metrics and its GPUs' telemetry over the measured window. */
+    server?: Section;
+    /** A sweep's verdict. */
+    capacity?: Section;
+    /** The abortOnFail threshold that stopped the run. */
+    aborted_by?: string;
+    /** Why the early stop stopped the run. */
+    early_stop?: string;
+    /** When, in seconds into the run. */
+    early_stop_at_s?: number;
+    /** Warns that too few requests succeeded. */
+    low_success?: string;
+    /** Chains of scenarios stopped before their end (options.capacity.stop). */
+    chain_stops?: Section[];
+    /** What the request sent to each target before the run showed. */
+    preflight?: Section[];
+    /** Every metric's statistics by name, and the sub-metrics thresholds select. */
+    metrics: { [name: string]: Section };
   }
 
   /** handleSummary(data)'s argument: k6's layout, plus llmrun's result file. */
