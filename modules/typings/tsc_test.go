@@ -200,6 +200,12 @@ export const text = prompts.synthetic('64');`,
 			`Module '"llm"' has no exported member 'fetch'`},
 		{"__ENV may be unset", `export const levels = __ENV.LEVELS.split(',');`,
 			"TS18048: '__ENV.LEVELS' is possibly 'undefined'"},
+		{"scenarios made by an annotated function, right", `/** @returns {import('llmrun').Scenario} */
+function workload(rate, exec) {
+  return { executor: 'constant-arrival-rate', arrival: 'poisson', rate, duration: '1m', preAllocatedVUs: 8, exec };
+}
+/** @type {import('llmrun').Options} */
+export const options = { scenarios: { chat: workload(4, 'chat'), rag: workload(1, 'rag') }, thresholds: { llm_failed: 'rate<0.01' } };`, ""},
 		{"the same script, right", `import llm from 'llm';
 import { check } from 'llmrun';
 export default function () {
