@@ -37,7 +37,7 @@ interface Console {
   log(...data: any[]): void;
   /** Logs at level info. */
   info(...data: any[]): void;
-  /** Logs at level debug (shown with --verbose). */
+  /** Logs at level debug. */
   debug(...data: any[]): void;
   /** Logs at level warn. */
   warn(...data: any[]): void;
@@ -432,8 +432,8 @@ declare module 'llm' {
     retried: ErrorClass[];
     /** The response's HTTP version: 'HTTP/1.1', 'HTTP/2.0'; '' when none arrived. */
     proto: string;
-    /** The protocol used. */
-    api: API;
+    /** The protocol used; '' for a request refused before it had one (invalid_request). */
+    api: API | '';
     /** The model of the request. */
     model: string;
     /** The response was streamed. A non-streamed one has TTFT = E2E and no TPOT nor ITL. */
@@ -458,8 +458,8 @@ declare module 'llm' {
     reasoningTokens: number;
     /** Chunks that carried only reasoning text (the client's count). */
     reasoningChunks: number;
-    /** Where outputTokens came from. */
-    tokenSource: TokenSource;
+    /** Where outputTokens came from; '' when no answer was read (a failure before it). */
+    tokenSource: TokenSource | '';
     /** Why the model stopped: 'stop', 'length', 'tool_calls', ... as the server says; '' when it said nothing. */
     finishReason: string;
     /** The answer's text, with stream()'s `text: true` (up to 1 MiB); '' otherwise. */
