@@ -200,6 +200,10 @@ export const text = prompts.synthetic('64');`,
 			`Module '"llm"' has no exported member 'fetch'`},
 		{"__ENV may be unset", `export const levels = __ENV.LEVELS.split(',');`,
 			"TS18048: '__ENV.LEVELS' is possibly 'undefined'"},
+		// goja has no WeakRef: the jsconfig's lib leaves out what the
+		// runtime lacks (WeakRef, SharedArrayBuffer, async iteration).
+		{"a built-in the runtime lacks", `export const ref = new WeakRef({});`,
+			"Cannot find name 'WeakRef'"},
 		{"scenarios made by an annotated function, right", `/** @returns {import('llmrun').Scenario} */
 function workload(rate, exec) {
   return { executor: 'constant-arrival-rate', arrival: 'poisson', rate, duration: '1m', preAllocatedVUs: 8, exec };
