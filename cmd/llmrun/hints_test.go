@@ -37,7 +37,7 @@ func TestMistypedCommandsAndFlagsSuggestTheNearest(t *testing.T) {
 // Every command's help ends its text with an example of the command.
 func TestEveryHelpShowsAnExample(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "new"} {
+	for _, name := range commands {
 		code, stdout, _ := cli(t, context.Background(), nil, name, "--help")
 		text, _, _ := strings.Cut(stdout, "\nFlags:\n")
 		_, examples, found := strings.Cut(text, "\nExample")

@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return reportCommand(ctx, rest, stdout, stderr, getenv)
 	case "new":
 		return newCommand(ctx, rest, stdout, stderr)
+	case "types":
+		return typesCommand(rest, stdout, stderr)
 	case "version", "--version":
 		if len(rest) > 0 && isHelpFlag(rest[0]) {
 			fmt.Fprint(stdout, versionUsage)
@@ -79,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 }
 
 // commands are the subcommands' names, for the nearest to a mistyped one.
-var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "new", "version", "help"}
+var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "new", "types", "version", "help"}
 
 func looksLikeScript(arg string) bool {
 	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts"} {

@@ -30,4 +30,6 @@ var (
 	reportUsage string
 	//go:embed usage/new.txt
 	newUsage string // %s: the templates
+	//go:embed usage/types.txt
+	typesUsage string
 )

@@ -46,6 +46,7 @@ var cmdEntryPoints = []string{
 	"scripts",                // the stock scenarios' names, as the command line spells them
 	"runtime/spelling",       // the command or flag a mistyped one probably meant
 	"runtime/llmconfig",      // the exit code of a target that cannot be resolved (bench's, as run's)
+	"modules/typings",        // llmrun types: the script API's TypeScript declarations, printed or written
 }
 
 // rules are the dependency rules of docs/architecture.md.
