@@ -1,20 +1,15 @@
 package runner_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"log/slog"
-	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/kube/kuberun"
@@ -22,20 +17,13 @@ import (
 	"github.com/llmrun/llmrun/runtime/runner"
 )
 
-// selfSignedPEM is a CA certificate, PEM-encoded.
-func selfSignedPEM(t *testing.T) string {
+// serverCA is the PEM of the certificate of a TLS test server: a CA a
+// client can be told to trust.
+func serverCA(t *testing.T) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "llmrun test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 }
 
 // TestScriptPaths loads, as a run does, scripts that name a file by a
@@ -58,7 +46,7 @@ func TestScriptPaths(t *testing.T) {
 		{"open", "notes.txt", "hi", "open(PATH); open(PATH);"},
 		{"dataset", "prompts.jsonl", `{"prompt": "hi"}` + "\n", "import { dataset } from 'data';\ndataset(PATH); dataset(PATH);"},
 		{"config.load", "bench.yaml", "levels: [1]\n", "import { load } from 'llmrun/config';\nload(PATH); load(PATH);"},
-		{"tls.caFile", "ca.pem", selfSignedPEM(t),
+		{"tls.caFile", "ca.pem", serverCA(t),
 			"import llm from 'llm';\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });"},
 		{"data tokenizer", "tok.json", string(tokenizerJSON), "import { tokenizer } from 'data';\ntokenizer(PATH); tokenizer(PATH);"},
 		{"llm.client tokenizer", "tok.json", string(tokenizerJSON), "import llm from 'llm';\nllm.client({ tokenizer: PATH }); llm.client({ tokenizer: PATH });"},
