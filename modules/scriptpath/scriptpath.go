@@ -57,8 +57,9 @@ type Config struct {
 // llmrun, and warns and tells no one.
 type Resolver struct {
 	cfg Config
-	// dir is the script's absolute directory; "" for a built-in script.
-	dir         string
+	// dir is the script's directory as its path gives it, absDir the
+	// same absolute; both "" for a built-in script.
+	dir, absDir string
 	commandLine map[string]bool
 
 	mu     sync.Mutex
@@ -74,13 +75,8 @@ func New(cfg Config) *Resolver {
 		}
 	}
 	if !cfg.BuiltIn {
-		abs, err := filepath.Abs(cfg.Script)
-		if err != nil {
-			// No working directory: the script's path as given is the
-			// best there is.
-			abs = cfg.Script
-		}
-		r.dir = filepath.Dir(abs)
+		r.dir = filepath.Dir(cfg.Script)
+		r.absDir = absolute(r.dir)
 	}
 	return r
 }
@@ -92,9 +88,11 @@ func (r *Resolver) Resolve(who, path string) (string, error) {
 	return r.ResolveFrom("", who, path)
 }
 
-// ResolveFrom is Resolve for a path named by the code of the file in dir
-// (absolute): open() in an imported module resolves against the module's
-// directory. "" is the script's directory.
+// ResolveFrom is Resolve for a path named by the code of the file in dir:
+// open() in an imported module resolves against the module's directory.
+// "" is the script's directory. A file found relative to a directory is
+// named by that directory joined with path (the script's as the script's
+// path gives it).
 func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%s: no path given", who)
@@ -161,7 +159,7 @@ func (r *Resolver) found(path string) string {
 
 // relativeTo names dir in messages.
 func (r *Resolver) relativeTo(dir string) string {
-	if dir == r.dir {
+	if absolute(dir) == r.absDir {
 		return "the script's directory"
 	}
 	return "the directory of the module that names it"
@@ -170,10 +168,7 @@ func (r *Resolver) relativeTo(dir string) string {
 // warn tells Warn, once per file, that who's path was found relative to
 // the working directory only, not relative to dir, and how to name it.
 func (r *Resolver) warn(who, path, dir string) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
+	abs := absolute(path)
 	r.mu.Lock()
 	seen := r.warned[abs]
 	r.warned[abs] = true
@@ -182,11 +177,21 @@ func (r *Resolver) warn(who, path, dir string) {
 		return
 	}
 	instead := abs
-	if rel, err := filepath.Rel(dir, abs); err == nil {
+	if rel, err := filepath.Rel(absolute(dir), abs); err == nil {
 		instead = filepath.ToSlash(rel)
 	}
 	r.cfg.Warn(fmt.Sprintf("%s in %s: %s is not relative to %s (there is no %s) but to the working directory (%s); it is read for now, but this is deprecated: a future version resolves paths only against the script. Name it %q (relative to the script) or %q (absolute)",
 		who, r.cfg.Script, path, r.relativeTo(dir), filepath.Join(dir, path), abs, instead, abs))
+}
+
+// absolute is path made absolute, or path itself when the working
+// directory is unknown.
+func absolute(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	return abs
 }
 
 // workDirNote is ", DIR" naming the working directory, or "" when it is

@@ -104,6 +104,23 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// A file found beside a script named by a relative path is named
+// relative to the working directory too, as the script is.
+func TestResolveKeepsTheScriptsPathAsGiven(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"project/beside.txt": "", "work/cwd-only.txt": ""})
+	t.Chdir(filepath.Join(root, "work"))
+	var warnings []string
+	r := scriptpath.New(scriptpath.Config{Script: "../project/bench.js", Warn: func(msg string) { warnings = append(warnings, msg) }})
+	if got, err := r.Resolve("f", "beside.txt"); err != nil || got != filepath.Join("..", "project", "beside.txt") {
+		t.Errorf("got %q, %v; want ../project/beside.txt", got, err)
+	}
+	if _, err := r.Resolve("f", "cwd-only.txt"); err != nil || len(warnings) != 1 ||
+		!strings.Contains(warnings[0], `not relative to the script's directory (there is no ../project/cwd-only.txt)`) || !strings.Contains(warnings[0], `Name it "../work/cwd-only.txt"`) {
+		t.Errorf("error %v, warnings %q; want one naming the script's directory as given and the path relative to it", err, warnings)
+	}
+}
+
 // A nil Resolver resolves against the working directory and tells no one.
 func TestNilResolver(t *testing.T) {
 	work := t.TempDir()
