@@ -30,8 +30,9 @@ func serverCA(t *testing.T) string {
 // relative path through each API that reads one, from a working directory
 // that is not the script's: the file beside the script is read; one only
 // in the working directory is read with one deprecation warning; a
-// missing one is an error naming both places; a stock script's paths are
-// the working directory's, without a warning.
+// missing one is an error naming both places; a stock script's paths,
+// and a path typed on the command line (-e P=PATH), are the working
+// directory's, without a warning.
 func TestScriptPaths(t *testing.T) {
 	tokenizerJSON, err := os.ReadFile("../../internal/tokenizer/testdata/hf/sentencepiece.json")
 	if err != nil {
@@ -55,13 +56,18 @@ func TestScriptPaths(t *testing.T) {
 		name          string
 		beside, inCWD bool
 		stock         bool
-		warns         bool
-		wantErr       bool
+		// typed says that the path reaches the script from the command
+		// line, as -e P=PATH.
+		typed   bool
+		warns   bool
+		wantErr bool
 	}{
 		{name: "beside the script", beside: true},
 		{name: "in the working directory only", inCWD: true, warns: true},
 		{name: "nowhere", wantErr: true},
 		{name: "stock script, the working directory", inCWD: true, stock: true},
+		{name: "typed on the command line, the working directory", inCWD: true, typed: true},
+		{name: "typed on the command line, beside the script", beside: true, typed: true},
 	}
 	for _, api := range apis {
 		for _, place := range places {
@@ -79,7 +85,11 @@ func TestScriptPaths(t *testing.T) {
 					}
 				}
 				script := filepath.Join(project, "bench.js")
-				src := strings.ReplaceAll(api.src, "PATH", "'"+api.file+"'") + "\nexport default function () {}\n"
+				named := "'" + api.file + "'"
+				if place.typed {
+					named = "__ENV.P"
+				}
+				src := strings.ReplaceAll(api.src, "PATH", named) + "\nexport default function () {}\n"
 				if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -88,6 +98,9 @@ func TestScriptPaths(t *testing.T) {
 				var logs strings.Builder
 				var read kuberun.FilesRead
 				cfg := engine.Config{ScriptPath: script, Logger: slog.New(slog.NewTextHandler(&logs, nil)), FileRead: read.Add}
+				if place.typed {
+					cfg.Env = map[string]string{"P": api.file}
+				}
 				if place.stock {
 					cfg.ScriptPath, cfg.Source = "stock:paths", []byte(src)
 				}
