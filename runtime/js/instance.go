@@ -29,7 +29,8 @@ type InstanceConfig struct {
 	// nil means slog.Default().
 	Logger *slog.Logger
 	// Paths finds the files open() reads (and tells its FileRead of
-	// them); nil: relative paths are the working directory's.
+	// them); nil: a resolver of the script's own, which warns and tells
+	// no one.
 	Paths *scriptpath.Resolver
 }
 
