@@ -298,6 +298,36 @@ func BenchmarkSynthetic(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
 }
 
+// The run's default tokenizer (--tokenizer FILE) is a path of the
+// command line's: the working directory's, as the llm module's client
+// reads it, even when the script's directory holds a file of that name;
+// a tokenizer the script names is found beside the script.
+func TestJSDefaultTokenizerIsTheWorkingDirectorys(t *testing.T) {
+	tokenizerJSON, err := os.ReadFile("../../internal/tokenizer/testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	work, project := filepath.Join(root, "work"), filepath.Join(root, "project")
+	for dir, content := range map[string]string{work: string(tokenizerJSON), project: "not a tokenizer"} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tok.json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(work)
+	paths := scriptpath.New(scriptpath.Config{Script: filepath.Join(project, "bench.js")})
+	vu := newDataVU(t, &Module{Seed: 1, Tokenizer: "tok.json", Paths: paths}, 1)
+	if msg := runErr(vu, `data.tokenizer().count('hello')`); msg != "" {
+		t.Errorf("the default tokenizer: %s", msg)
+	}
+	if msg := runErr(vu, `data.tokenizer('tok.json')`); !strings.Contains(msg, filepath.Join(project, "tok.json")) {
+		t.Errorf("the script's tok.json: error %q, want the one beside the script, which is no tokenizer", msg)
+	}
+}
+
 // A tokenizer downloaded from the hub stops with the VU: a stopped VU's
 // data.tokenizer() returns at once with its cancellation.
 func TestJSTokenizerDownloadStopsWithTheVU(t *testing.T) {
