@@ -60,7 +60,7 @@ func TestRunResolvesPathsAgainstTheScript(t *testing.T) {
 		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	// Once, though each VU's init code opens it.
-	if n := strings.Count(stderr, "deprecated"); n != 1 || !strings.Contains(stderr, `open(\"note.txt\") in tests/chat.js: note.txt is not relative to the script's directory`) {
+	if n := strings.Count(stderr, "deprecated"); n != 1 || !strings.Contains(stderr, `open(\"note.txt\") in tests/chat.js: note.txt was found relative to the working directory`) {
 		t.Errorf("stderr has %d deprecation warnings, want one for note.txt:\n%s", n, stderr)
 	}
 

@@ -180,8 +180,8 @@ func (r *Resolver) warn(who, path, dir string) {
 	if rel, err := filepath.Rel(absolute(dir), abs); err == nil {
 		instead = filepath.ToSlash(rel)
 	}
-	r.cfg.Warn(fmt.Sprintf("%s in %s: %s is not relative to %s (there is no %s) but to the working directory (%s); it is read for now, but this is deprecated: a future version resolves paths only against the script. Name it %q (relative to the script) or %q (absolute)",
-		who, r.cfg.Script, path, r.relativeTo(dir), filepath.Join(dir, path), abs, instead, abs))
+	r.cfg.Warn(fmt.Sprintf("%s in %s: %s was found relative to the working directory (%s), not to %s (there is no %s). This is deprecated: a future version resolves paths only against the script. Name it %q (relative to the script) or %q",
+		who, r.cfg.Script, path, abs, r.relativeTo(dir), filepath.Join(dir, path), instead, abs))
 }
 
 // absolute is path made absolute, or path itself when the working

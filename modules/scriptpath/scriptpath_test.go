@@ -52,10 +52,10 @@ func TestResolve(t *testing.T) {
 		{name: "beside the calling module", dir: filepath.Join(project, "lib"), path: "mod-only.txt", want: filepath.Join(project, "lib", "mod-only.txt")},
 		{name: "absolute", path: filepath.Join(work, "both.txt"), want: filepath.Join(work, "both.txt")},
 		{name: "the working directory only, deprecated", path: "cwd-only.txt", want: "cwd-only.txt",
-			warning: `f("cwd-only.txt") in ` + script + `: cwd-only.txt is not relative to the script's directory (there is no ` + filepath.Join(project, "cwd-only.txt") +
-				`) but to the working directory (` + filepath.Join(work, "cwd-only.txt") + `); it is read for now, but this is deprecated: a future version resolves paths only against the script. Name it "../work/cwd-only.txt" (relative to the script) or "` + filepath.Join(work, "cwd-only.txt") + `" (absolute)`},
+			warning: `f("cwd-only.txt") in ` + script + `: cwd-only.txt was found relative to the working directory (` + filepath.Join(work, "cwd-only.txt") +
+				`), not to the script's directory (there is no ` + filepath.Join(project, "cwd-only.txt") + `). This is deprecated: a future version resolves paths only against the script. Name it "../work/cwd-only.txt" (relative to the script) or "` + filepath.Join(work, "cwd-only.txt") + `"`},
 		{name: "the working directory only, from a module", dir: filepath.Join(project, "lib"), path: "cwd-only.txt", want: "cwd-only.txt",
-			warning: `not relative to the directory of the module that names it (there is no ` + filepath.Join(project, "lib", "cwd-only.txt") + `)`},
+			warning: `not to the directory of the module that names it (there is no ` + filepath.Join(project, "lib", "cwd-only.txt") + `)`},
 		{name: "typed on the command line: the working directory first", env: map[string]string{"DATA": "typed.txt"}, path: "typed.txt", want: "typed.txt"},
 		{name: "typed on the command line, beside the script", env: map[string]string{"DATA": "beside.txt"}, path: "beside.txt", want: filepath.Join(project, "beside.txt")},
 		{name: "typed on the command line, the working directory only", env: map[string]string{"DATA": "cwd-only.txt"}, path: "cwd-only.txt", want: "cwd-only.txt"},
@@ -116,7 +116,7 @@ func TestResolveKeepsTheScriptsPathAsGiven(t *testing.T) {
 		t.Errorf("got %q, %v; want ../project/beside.txt", got, err)
 	}
 	if _, err := r.Resolve("f", "cwd-only.txt"); err != nil || len(warnings) != 1 ||
-		!strings.Contains(warnings[0], `not relative to the script's directory (there is no ../project/cwd-only.txt)`) || !strings.Contains(warnings[0], `Name it "../work/cwd-only.txt"`) {
+		!strings.Contains(warnings[0], `not to the script's directory (there is no ../project/cwd-only.txt)`) || !strings.Contains(warnings[0], `Name it "../work/cwd-only.txt"`) {
 		t.Errorf("error %v, warnings %q; want one naming the script's directory as given and the path relative to it", err, warnings)
 	}
 }

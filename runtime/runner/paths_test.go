@@ -119,7 +119,7 @@ func TestScriptPaths(t *testing.T) {
 				}
 				warnings := strings.Count(logs.String(), "level=WARN")
 				switch {
-				case place.warns && (warnings != 1 || !strings.Contains(logs.String(), api.file+" is not relative to the script's directory") ||
+				case place.warns && (warnings != 1 || !strings.Contains(logs.String(), api.file+" was found relative to the working directory") ||
 					!strings.Contains(logs.String(), "a future version resolves paths only against the script")):
 					t.Errorf("logs %q, want one deprecation warning naming %s", logs.String(), api.file)
 				case !place.warns && warnings != 0:
