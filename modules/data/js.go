@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 )
 
 // Module is the 'data' JavaScript module of one run:
@@ -37,13 +37,9 @@ type Module struct {
 	// Tokenizer is the default tokenizer spec (--tokenizer); "" is
 	// tokenizer.DefaultEncoding.
 	Tokenizer string
-	// BaseDir is where relative file paths are looked up first (the
-	// script's directory); then the working directory.
-	BaseDir string
-	// FileRead, when set, is told the path of every file the module
-	// finds for the script (a dataset, a tokenizer file); it may be
-	// called from several VUs at once.
-	FileRead func(path string)
+	// Paths finds the files the script names (datasets, tokenizer
+	// files); nil: relative paths are the working directory's.
+	Paths *scriptpath.Resolver
 
 	datasets Datasets
 
@@ -119,65 +115,21 @@ func (in *instance) drawStream(call string, draw goja.Value) *rand.Rand {
 // the prefixes'.
 const drawStreamKey = 0x64726177 // "draw"
 
-// path resolves a file path given by a script: as is when absolute, else
-// next to the script, else in the working directory; FileRead is told the
-// path found.
-func (m *Module) path(p string) (string, error) {
-	found, err := m.find(p)
-	if err == nil && m.FileRead != nil {
-		m.FileRead(found)
-	}
-	return found, err
-}
-
-// find is path without telling FileRead.
-func (m *Module) find(p string) (string, error) {
-	if filepath.IsAbs(p) {
-		return p, nil
-	}
-	tried := []string{}
-	if m.BaseDir != "" {
-		q := filepath.Join(m.BaseDir, p)
-		if _, err := os.Stat(q); err == nil {
-			return q, nil
-		}
-		tried = append(tried, q)
-	}
-	if _, err := os.Stat(p); err == nil {
-		return p, nil
-	}
-	if len(tried) == 0 || !samePath(tried[0], p) {
-		tried = append(tried, p)
-	}
-	return "", fmt.Errorf("%s: no such file (looked for %s)", p, strings.Join(tried, " and "))
-}
-
-// samePath reports whether a and b name one path once made absolute.
-func samePath(a, b string) bool {
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && absA == absB
-}
-
-// loadTokenizer loads the tokenizer spec names ("" for the run's default);
-// ctx ending (the VU's) stops a download.
+// loadTokenizer loads the tokenizer spec names: the script's, found by
+// Paths, or for "" the run's default (--tokenizer, a path of the command
+// line's, relative to the working directory); ctx ending (the VU's) stops
+// a download.
 func (m *Module) loadTokenizer(ctx context.Context, spec string) (tokenizer.Tokenizer, error) {
-	if spec == "" {
-		spec = m.Tokenizer
-	}
-	if spec == "" {
-		spec = tokenizer.DefaultEncoding
-	}
-	if !tokenizer.IsEncoding(spec) {
-		p, err := m.path(spec)
-		switch {
-		case err == nil:
-			spec = p
-		case tokenizer.IsModelID(spec):
-			// No such file: a Hugging Face model id.
-		default:
-			return nil, fmt.Errorf("tokenizer: %w", err)
+	switch {
+	case spec != "":
+		var err error
+		if spec, err = m.Paths.ResolveTokenizer(fmt.Sprintf("tokenizer %q", spec), spec); err != nil {
+			return nil, err
 		}
+	case m.Tokenizer != "":
+		spec = m.Tokenizer
+	default:
+		spec = tokenizer.DefaultEncoding
 	}
 	return tokenizer.LoadEnv(ctx, spec, os.Getenv)
 }

@@ -48,9 +48,9 @@ func (in *instance) dataset(path string, opts goja.Value) *goja.Object {
 			in.typeError("%s: %v", call, err)
 		}
 	}
-	p, err := in.m.path(path)
+	p, err := in.m.Paths.Resolve(fmt.Sprintf("dataset(%q)", path), path)
 	if err != nil {
-		in.throw(fmt.Errorf("dataset: %w", err))
+		in.throw(err)
 	}
 	ds, err := in.m.datasets.Open(in.vu.Context(), p, format)
 	if err != nil {

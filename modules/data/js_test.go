@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 	"github.com/llmrun/llmrun/modules/modulestest"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 )
 
 // newDataVU returns VU number n with the module m exposed as the global
@@ -48,7 +49,7 @@ func TestJSTokenizer(t *testing.T) {
 	if got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	if msg := runErr(vu, `data.tokenizer('no-such-tokenizer.json')`); !strings.Contains(msg, "no-such-tokenizer.json: no such file") {
+	if msg := runErr(vu, `data.tokenizer('no-such-tokenizer.json')`); !strings.Contains(msg, `unknown tokenizer "no-such-tokenizer.json"`) || !strings.Contains(msg, "no such file: looked for no-such-tokenizer.json") {
 		t.Errorf("a missing tokenizer file: %q", msg)
 	}
 }
@@ -169,7 +170,8 @@ func TestJSSharedPrefix(t *testing.T) {
 
 func TestJSDataset(t *testing.T) {
 	var read []string
-	m := &Module{Seed: 1, BaseDir: "testdata/datasets", FileRead: func(path string) { read = append(read, path) }}
+	paths := scriptpath.New(scriptpath.Config{Script: "testdata/datasets/script.js", FileRead: func(path string) { read = append(read, path) }})
+	m := &Module{Seed: 1, Paths: paths}
 	vu := newDataVU(t, m, 1)
 	got := vu.Run(`
 		const ds = data.dataset('sharegpt.json');
@@ -192,7 +194,7 @@ func TestJSDataset(t *testing.T) {
 		t.Errorf("next() did not visit every record once in %d calls: %s", d.Length, got)
 	}
 
-	if msg := runErr(vu, `data.dataset('missing.jsonl')`); !strings.Contains(msg, "missing.jsonl: no such file (looked for testdata/datasets/missing.jsonl and missing.jsonl)") {
+	if msg := runErr(vu, `data.dataset('missing.jsonl')`); !strings.Contains(msg, "no such file: looked for testdata/datasets/missing.jsonl (relative to the script's directory) and missing.jsonl") {
 		t.Errorf("missing file: %q", msg)
 	}
 	// The file the script read, once; not the one it did not find.
@@ -296,19 +298,33 @@ func BenchmarkSynthetic(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
 }
 
-// TestMissingFileNamesEachPlaceOnce checks that a path looked for next to
-// a script in the working directory is named once, not twice.
-func TestMissingFileNamesEachPlaceOnce(t *testing.T) {
-	for _, tc := range []struct{ baseDir, want string }{
-		{".", "missing.jsonl: no such file (looked for missing.jsonl)"},
-		{"", "missing.jsonl: no such file (looked for missing.jsonl)"},
-		{"testdata", "missing.jsonl: no such file (looked for testdata/missing.jsonl and missing.jsonl)"},
-	} {
-		m := &Module{Seed: 1, BaseDir: tc.baseDir}
-		_, err := m.path("missing.jsonl")
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("base dir %q: error %v, want %q", tc.baseDir, err, tc.want)
+// The run's default tokenizer (--tokenizer FILE) is a path of the
+// command line's: the working directory's, as the llm module's client
+// reads it, even when the script's directory holds a file of that name;
+// a tokenizer the script names is found beside the script.
+func TestJSDefaultTokenizerIsTheWorkingDirectorys(t *testing.T) {
+	tokenizerJSON, err := os.ReadFile("../../internal/tokenizer/testdata/hf/sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	work, project := filepath.Join(root, "work"), filepath.Join(root, "project")
+	for dir, content := range map[string]string{work: string(tokenizerJSON), project: "not a tokenizer"} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
 		}
+		if err := os.WriteFile(filepath.Join(dir, "tok.json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(work)
+	paths := scriptpath.New(scriptpath.Config{Script: filepath.Join(project, "bench.js")})
+	vu := newDataVU(t, &Module{Seed: 1, Tokenizer: "tok.json", Paths: paths}, 1)
+	if msg := runErr(vu, `data.tokenizer().count('hello')`); msg != "" {
+		t.Errorf("the default tokenizer: %s", msg)
+	}
+	if msg := runErr(vu, `data.tokenizer('tok.json')`); !strings.Contains(msg, filepath.Join(project, "tok.json")) {
+		t.Errorf("the script's tok.json: error %q, want the one beside the script, which is no tokenizer", msg)
 	}
 }
 

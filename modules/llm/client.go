@@ -110,7 +110,8 @@ type TLSConfig struct {
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 	// CAFile is a PEM file of the certificate authorities to trust besides
 	// the system's, read by NewClient (a relative path is relative to the
-	// working directory).
+	// working directory; the llm module resolves a script's against the
+	// script first).
 	CAFile string `json:"caFile,omitempty"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
@@ -19,13 +20,14 @@ import (
 //	const p = settings({ levels: [1, 2, 4], step: '20s' }); // -e LEVELS=…, then CONFIG's levels, then 1,2,4
 //	seconds(p.step)                                          // 20; a number is taken as seconds
 //
-// load reads a file relative to the working directory (configuration
-// belongs to the run, not to the script), in the format its extension
-// names. settings reads __ENV.CONFIG when set (see Settings).
+// load reads a file, in the format its extension names, found by the
+// rule of package scriptpath: relative to the script, and a path given on
+// the command line (-e CONFIG=cfg.yaml) relative to the working
+// directory. settings reads __ENV.CONFIG when set (see Settings).
 type Module struct {
-	// FileRead, when set, is told the path of every configuration file
-	// the script reads; it may be called from several VUs at once.
-	FileRead func(path string)
+	// Paths finds the files the script names; nil: relative paths are
+	// the working directory's.
+	Paths *scriptpath.Resolver
 }
 
 // NewInstance implements modules.Module.
@@ -36,7 +38,7 @@ func (m Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 		if !vu.InitContext() {
 			panic(rt.NewTypeError("load(%q): configuration files are read in init code (the top level of the script), not in iterations", path))
 		}
-		cfg, err := m.load(path)
+		cfg, err := m.load(fmt.Sprintf("load(%q)", path), path)
 		if err != nil {
 			panic(rt.NewGoError(err))
 		}
@@ -64,7 +66,7 @@ func (m Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 		var file map[string]any
 		if path := env["CONFIG"]; path != "" {
 			var err error
-			if file, err = m.load(path); err != nil {
+			if file, err = m.load(fmt.Sprintf("settings(): CONFIG %q", path), path); err != nil {
 				panic(rt.NewGoError(err))
 			}
 		}
@@ -102,11 +104,11 @@ type instance struct{ exports *goja.Object }
 
 func (i instance) Exports() *goja.Object { return i.exports }
 
-// load is Load, telling FileRead the file read.
-func (m Module) load(path string) (map[string]any, error) {
-	cfg, err := Load(path)
-	if err == nil && m.FileRead != nil {
-		m.FileRead(path)
+// load is Load of the file Paths finds for who.
+func (m Module) load(who, path string) (map[string]any, error) {
+	found, err := m.Paths.Resolve(who, path)
+	if err != nil {
+		return nil, err
 	}
-	return cfg, err
+	return Load(found)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/modules/modulestest"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 	"github.com/llmrun/llmrun/modules/settings"
 )
 
@@ -17,7 +18,7 @@ func TestJSLoadAndParse(t *testing.T) {
 	}
 	v := modulestest.NewVU(t)
 	var read []string
-	v.Expose("config", settings.Module{FileRead: func(p string) { read = append(read, p) }})
+	v.Expose("config", settings.Module{Paths: scriptpath.New(scriptpath.Config{Script: "script.js", FileRead: func(p string) { read = append(read, p) }})})
 	v.SetGlobal("path", path)
 	if got := v.Run(`const c = config.load(path); c.levels.join('+') + ' ' + c.slo.ttft_p99_ms`).String(); got != "1+2 1500" {
 		t.Errorf("load: %q", got)

@@ -14,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/modules/checks"
 	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/modules/metrics/metricsjs"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 	"github.com/llmrun/llmrun/modules/settings"
 )
 
@@ -24,18 +25,14 @@ type Options struct {
 	// Tokenizer is the default tokenizer spec (--tokenizer); "" is the
 	// default encoding.
 	Tokenizer string
-	// BaseDir is where relative file paths are looked up first (the
-	// script's directory); "" looks them up in the working directory
-	// only (a script built into the binary).
-	BaseDir string
+	// Paths finds the files the modules read for the script (datasets,
+	// tokenizer and configuration files) and tells its FileRead of
+	// them; nil: relative paths are the working directory's.
+	Paths *scriptpath.Resolver
 	// TextSummary renders the console summary from the JSON of a
 	// summary, for the script's textSummary(data); nil makes
 	// textSummary throw.
 	TextSummary func(summaryJSON []byte, color bool) (string, error)
-	// FileRead, when set, is told the path of every file the modules
-	// read for the script (datasets, tokenizer and configuration files);
-	// it may be called from several VUs at once.
-	FileRead func(path string)
 }
 
 // Modules returns a registry of the standard modules, configured with o.
@@ -47,8 +44,8 @@ func Modules(o Options) *modules.Registry {
 	}{
 		{"metrics", metricsjs.Module{}},
 		{"llmrun", checks.Module{TextSummary: o.TextSummary}},
-		{"llmrun/config", settings.Module{FileRead: o.FileRead}},
-		{"data", &data.Module{Seed: o.Seed, Tokenizer: o.Tokenizer, BaseDir: o.BaseDir, FileRead: o.FileRead}},
+		{"llmrun/config", settings.Module{Paths: o.Paths}},
+		{"data", &data.Module{Seed: o.Seed, Tokenizer: o.Tokenizer, Paths: o.Paths}},
 	} {
 		if err := r.Register(m.name, m.module); err != nil {
 			// The names above are constants: only a mistake in this list

@@ -22,6 +22,7 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/llm/llmjs"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 	"github.com/llmrun/llmrun/runtime/executor"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/js"
@@ -93,11 +94,16 @@ type Config struct {
 	// on the command line), the module calls it makes included: longer
 	// init code is interrupted with an *InitTimeoutError. 0: no limit.
 	InitTimeout time.Duration
-	// FileRead, when set, is told the path of every file the script reads
-	// with open(); the modules that read files are told by their own
-	// options (standard.Options.FileRead). It may be called from several
-	// VUs at once.
+	// FileRead, when set, is told the path of every file the script
+	// names that Paths finds (open(), datasets, configuration, CA and
+	// tokenizer files). It may be called from several VUs at once.
 	FileRead func(path string)
+	// Paths resolves the relative paths the script names, by the rule of
+	// package scriptpath, for open() and the llm module; the standard
+	// modules must be given the same (runner.StandardModules does), so
+	// that a file's deprecation warning is told once. nil: Load makes
+	// one with NewPaths.
+	Paths *scriptpath.Resolver
 	// Modules are the Go modules scripts can import besides 'llm', which
 	// the engine makes itself with the run's hooks; package standard
 	// gives llmrun's (metrics, llmrun, llmrun/config, data). nil: 'llm'
@@ -182,6 +188,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Paths == nil {
+		cfg.Paths = NewPaths(cfg)
+	}
 	sum := sha256.Sum256(src)
 	e := &Engine{
 		cfg:            cfg,
@@ -203,6 +212,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, &ConfigError{Field: "llm", Err: err}
 	}
+	llmModule.Paths = cfg.Paths
 	e.llmModule = llmModule
 	if e.modules, err = jsModules(cfg, llmModule); err != nil {
 		return nil, err
@@ -268,6 +278,24 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// NewPaths is the resolver of the paths cfg's script names: against the
+// script's directory (none for a script built into llmrun), with cfg.Env
+// the command line's environment, its deprecation warnings told to
+// cfg.Logger and the files it finds to cfg.FileRead.
+func NewPaths(cfg Config) *scriptpath.Resolver {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return scriptpath.New(scriptpath.Config{
+		Script:   cfg.ScriptPath,
+		BuiltIn:  cfg.Source != nil,
+		Env:      cfg.Env,
+		Warn:     func(msg string) { logger.Warn(msg) },
+		FileRead: cfg.FileRead,
+	})
+}
+
 // jsModules are the modules scripts can import, by name: the llm module,
 // made apart with the run's hooks since the engine also uses it
 // (preflight), and the configuration's.
@@ -311,7 +339,7 @@ func (e *Engine) newVU(ctx context.Context, id int64, env *js.Env) (*vu, error) 
 		modules:     e.modules,
 		env:         env,
 		logger:      e.cfg.Logger,
-		fileRead:    e.cfg.FileRead,
+		paths:       e.cfg.Paths,
 		seed:        e.cfg.Seed,
 		initTimeout: e.cfg.InitTimeout,
 		// VU 0 parses the summary for handleSummary, and every VU
@@ -326,7 +354,7 @@ type instanceConfig struct {
 	modules  *modules.Registry
 	env      *js.Env
 	logger   *slog.Logger
-	fileRead func(path string)
+	paths    *scriptpath.Resolver
 	seed     int64
 	// initTimeout bounds the VU's init code, 0: no limit.
 	initTimeout time.Duration

@@ -67,8 +67,7 @@ func testConfig(t *testing.T, src string, sim *llmsim.Running, logs *logBuffer) 
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{ScriptPath: path, Seed: 1, LLM: llm.Config{Model: testModel},
-		Modules: standard.Modules(standard.Options{Seed: 1, BaseDir: filepath.Dir(path)})}
+	cfg := Config{ScriptPath: path, Seed: 1, LLM: llm.Config{Model: testModel}}
 	if sim != nil {
 		cfg.LLM.BaseURL = sim.URL() + "/v1"
 	}
@@ -77,6 +76,8 @@ func testConfig(t *testing.T, src string, sim *llmsim.Running, logs *logBuffer) 
 	} else {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.Paths = NewPaths(cfg)
+	cfg.Modules = standard.Modules(standard.Options{Seed: 1, Paths: cfg.Paths})
 	return cfg
 }
 

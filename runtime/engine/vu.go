@@ -107,12 +107,12 @@ func newVU(ctx context.Context, id int64, script *js.Script, cfg instanceConfig,
 	initCtx, stop := initContext(ctx, cfg.initTimeout)
 	v.ctx = initCtx
 	inst, err := script.Instantiate(js.InstanceConfig{
-		VU:       v,
-		VUID:     id,
-		Modules:  cfg.modules,
-		Env:      cfg.env,
-		Logger:   cfg.logger,
-		FileRead: cfg.fileRead,
+		VU:      v,
+		VUID:    id,
+		Modules: cfg.modules,
+		Env:     cfg.env,
+		Logger:  cfg.logger,
+		Paths:   cfg.paths,
 	})
 	stop()
 	v.ctx = ctx

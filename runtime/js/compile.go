@@ -28,6 +28,7 @@ const bundleName = "llmrun-bundle.js"
 type Script struct {
 	filename string
 	dir      string // absolute
+	builtIn  bool   // the script is built into llmrun, not a file
 	program  *goja.Program
 	// sources are the script's files by the name goja reports in
 	// positions, which is their path joined to the script's directory.
@@ -77,7 +78,7 @@ func CompileFS(filename string, src []byte, fsys fs.FS) (*Script, error) {
 		return nil, fmt.Errorf("compiling %s: %w", filename, err)
 	}
 	code = cheaperInterop(code)
-	s := &Script{filename: filename, dir: dir, sources: sourceFiles(filename, dir, m, fsys == nil), imports: namedImports(code)}
+	s := &Script{filename: filename, dir: dir, builtIn: fsys != nil, sources: sourceFiles(filename, dir, m, fsys == nil), imports: namedImports(code)}
 	if s.program, err = compileProgram(filepath.Join(filepath.Dir(filename), bundleName), code, gojaMap); err != nil {
 		return nil, s.syntaxError(err)
 	}

@@ -29,7 +29,7 @@ func (inst *Instance) setGlobals(rt *goja.Runtime, cfg InstanceConfig) error {
 	for _, g := range []struct {
 		name  string
 		value any
-	}{{"__ENV", env}, {"open", (&opener{thrower: newThrower(rt), script: inst.script, vu: cfg.VU, fileRead: cfg.FileRead}).open}} {
+	}{{"__ENV", env}, {"open", (&opener{thrower: newThrower(rt), script: inst.script, vu: cfg.VU, paths: inst.script.paths(cfg.Paths)}).open}} {
 		if err := global.DefineDataProperty(g.name, rt.ToValue(g.value), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 			return fmt.Errorf("setting %s: %w", g.name, err)
 		}

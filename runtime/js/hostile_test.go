@@ -254,9 +254,15 @@ func TestOpenCaps(t *testing.T) {
 func TestReplacedGlobals(t *testing.T) {
 	dir := t.TempDir()
 	s := mustCompile(t, filepath.Join(dir, "script.js"), "globalThis.Error = undefined;\nopen('nope.txt');\n")
-	_, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t)})
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t)})
 	var se *ScriptError
-	want := `Error: open("nope.txt"): ` + filepath.Join(dir, "nope.txt") + ": no such file or directory"
+	script := filepath.Join(dir, "script.js")
+	want := `Error: open("nope.txt") in ` + script + ": no such file: looked for " + filepath.Join(dir, "nope.txt") +
+		" (relative to the script's directory) and nope.txt (relative to the working directory, " + wd + ")"
 	if !errors.As(err, &se) || se.Message != want {
 		t.Errorf("error = %v, want %s", err, want)
 	}

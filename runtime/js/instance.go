@@ -10,6 +10,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
@@ -27,9 +28,10 @@ type InstanceConfig struct {
 	// Logger receives console output, with the VU's number as "vu";
 	// nil means slog.Default().
 	Logger *slog.Logger
-	// FileRead, when set, is told the path of every file open() reads;
-	// it may be called from several VUs at once.
-	FileRead func(path string)
+	// Paths finds the files open() reads (and tells its FileRead of
+	// them); nil: a resolver of the script's own, which warns and tells
+	// no one.
+	Paths *scriptpath.Resolver
 }
 
 // fieldNames maps Go struct fields and methods to script properties by

@@ -2,26 +2,28 @@ package js
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/internal/capped"
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 	"github.com/llmrun/llmrun/runtime/js/jsvalue"
 )
 
 // opener implements open(path[, mode]): it reads a file, in the init
 // context only, as a string, or as an ArrayBuffer with mode "b". The file
-// must be a regular file (or a named pipe) of at most MaxOpenSize bytes. A relative
-// path is relative to the directory of the file whose code calls open(),
-// which for code bundled from an imported file is that file's directory.
+// must be a regular file (or a named pipe) of at most MaxOpenSize bytes. A
+// relative path is relative to the directory of the file whose code calls
+// open(), which for code bundled from an imported file is that file's
+// directory, by the rule of package scriptpath.
 type opener struct {
 	thrower
-	script   *Script
-	vu       modules.VU
-	fileRead func(path string) // nil: nobody asked
+	script *Script
+	vu     modules.VU
+	paths  *scriptpath.Resolver
 }
 
 func (o *opener) open(call goja.FunctionCall) goja.Value {
@@ -38,9 +40,9 @@ func (o *opener) open(call goja.FunctionCall) goja.Value {
 	default:
 		o.throw("open(%q): unknown mode %q; use 'b' to read bytes", name, jsvalue.Text(rt, mode))
 	}
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(o.callerDir(rt), path)
+	path, err := o.paths.ResolveFrom(o.callerDir(rt), fmt.Sprintf("open(%q)", name), name)
+	if err != nil {
+		o.throw("%v", err)
 	}
 	data, err := capped.ReadFile(path, MaxOpenSize)
 	if err != nil {
@@ -56,9 +58,6 @@ func (o *opener) open(call goja.FunctionCall) goja.Value {
 		}
 		o.throw("open(%q): %v", name, err)
 	}
-	if o.fileRead != nil {
-		o.fileRead(path)
-	}
 	if binary {
 		return rt.ToValue(rt.NewArrayBuffer(data))
 	}
@@ -73,4 +72,13 @@ func (o *opener) callerDir(rt *goja.Runtime) string {
 		}
 	}
 	return o.script.dir
+}
+
+// paths is given, or when nil the resolver of the script alone: no
+// environment from the command line, no warnings, nobody told.
+func (s *Script) paths(given *scriptpath.Resolver) *scriptpath.Resolver {
+	if given != nil {
+		return given
+	}
+	return scriptpath.New(scriptpath.Config{Script: s.filename, BuiltIn: s.builtIn})
 }

@@ -2,11 +2,13 @@ package js
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmrun/llmrun/modules/modulestest"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 )
 
 func TestOpen(t *testing.T) {
@@ -17,6 +19,10 @@ func TestOpen(t *testing.T) {
 		"lib/lib.js":       "export const local = open('local.txt');\n",
 	})
 	abs := filepath.Join(dir, "data", "prompts.txt")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, src string
 		want      string
@@ -27,14 +33,17 @@ func TestOpen(t *testing.T) {
 		{"absolute", "const t = open(" + jsString(abs) + ");\nexport default () => t.length;", "12", ""},
 		{"relative to the calling file", "import { local } from './lib/lib.js';\nexport default () => local;", "beside the lib", ""},
 		{"missing file", "open('data/missing.txt');", "",
-			`Error: open("data/missing.txt"): ` + filepath.Join(dir, "data", "missing.txt") + ": no such file or directory"},
+			`Error: open("data/missing.txt") in ` + filepath.Join(dir, "script.js") + ": no such file: looked for " + filepath.Join(dir, "data", "missing.txt") +
+				" (relative to the script's directory) and data/missing.txt (relative to the working directory, " + wd + ")"},
 		{"unknown mode", "open('data/prompts.txt', 'x');", "", `Error: open("data/prompts.txt"): unknown mode "x"; use 'b' to read bytes`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mustCompile(t, filepath.Join(dir, "script.js"), tt.src)
+			script := filepath.Join(dir, "script.js")
+			s := mustCompile(t, script, tt.src)
 			var read []string
-			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), FileRead: func(path string) { read = append(read, path) }})
+			paths := scriptpath.New(scriptpath.Config{Script: script, FileRead: func(path string) { read = append(read, path) }})
+			inst, err := s.Instantiate(InstanceConfig{VU: modulestest.NewVU(t), Paths: paths})
 			if tt.wantErr != "" {
 				var se *ScriptError
 				if !errors.As(err, &se) || se.Message != tt.wantErr || se.Line != 1 {

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"path/filepath"
-
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/standard"
 	"github.com/llmrun/llmrun/runtime/engine"
@@ -11,21 +9,19 @@ import (
 
 // StandardModules are the modules a script run with cfg can import
 // besides 'llm': llmrun's standard set, seeded with the run's seed, with
-// the run's default tokenizer, relative paths looked up first in the
-// script's directory (the working directory for a script built into the
-// binary), textSummary rendering as the console does, and every file they
-// read told to cfg.FileRead, as open() tells it. Run uses them
-// when cfg.Modules is nil.
+// the run's default tokenizer, the files the script names found by
+// cfg.Paths (engine.NewPaths(cfg) when nil: give cfg.Paths to the engine
+// too, so that open() and the llm module share it), and textSummary
+// rendering as the console does. Run uses them when cfg.Modules is nil.
 func StandardModules(cfg engine.Config) *modules.Registry {
-	baseDir := ""
-	if cfg.Source == nil {
-		baseDir = filepath.Dir(cfg.ScriptPath)
+	paths := cfg.Paths
+	if paths == nil {
+		paths = engine.NewPaths(cfg)
 	}
 	return standard.Modules(standard.Options{
 		Seed:        cfg.Seed,
 		Tokenizer:   cfg.LLM.Tokenizer,
-		BaseDir:     baseDir,
+		Paths:       paths,
 		TextSummary: console.RenderJSON,
-		FileRead:    cfg.FileRead,
 	})
 }

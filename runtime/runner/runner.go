@@ -167,6 +167,9 @@ func Run(ctx context.Context, cfg Config) Outcome {
 // runner reads beside the scenarios checked (Criteria, given slo). Its
 // errors are ReportLoadError's.
 func Load(ctx context.Context, cfg engine.Config, slo *summary.SLO) (*engine.Engine, capacity.Criteria, error) {
+	if cfg.Paths == nil {
+		cfg.Paths = engine.NewPaths(cfg)
+	}
 	if cfg.Modules == nil {
 		cfg.Modules = StandardModules(cfg)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/modules/scriptpath"
 )
 
 // Module is the 'llm' JavaScript module of one run. Its clients are shared
@@ -26,6 +27,11 @@ import (
 // configuration, so a thousand VUs calling llm.client() with the same
 // options share one connection pool.
 type Module struct {
+	// Paths finds the files a script's llm.client() names (tls.caFile, a
+	// tokenizer file); nil: relative paths are the working directory's.
+	// Set it before the first instance.
+	Paths *scriptpath.Resolver
+
 	defaults llm.Config
 	hooks    Hooks
 
@@ -213,7 +219,13 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 		if o.MaxConns != 0 {
 			cfg.MaxConns = o.MaxConns
 		}
-		cfg.Tokenizer = firstNonEmpty(o.Tokenizer, cfg.Tokenizer)
+		if o.Tokenizer != "" {
+			spec, err := i.module.Paths.ResolveTokenizer(fmt.Sprintf("tokenizer %q", o.Tokenizer), o.Tokenizer)
+			if err != nil {
+				panic(rt.NewGoError(fmt.Errorf("llm.client(options): %w", err)))
+			}
+			cfg.Tokenizer = spec
+		}
 		if d, set, err := jsDuration(o.Timeout); err != nil {
 			panic(rt.NewTypeError("llm.client(options): timeout: %v", err))
 		} else if set {
@@ -246,7 +258,11 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 				cfg.TLS.InsecureSkipVerify = t.InsecureSkipVerify.ToBoolean()
 			}
 			if given(t.CAFile) {
-				cfg.TLS.CAFile = t.CAFile.String()
+				path, err := i.module.Paths.Resolve(fmt.Sprintf("tls.caFile %q", t.CAFile), t.CAFile.String())
+				if err != nil {
+					panic(rt.NewGoError(fmt.Errorf("llm.client(options): %w", err)))
+				}
+				cfg.TLS.CAFile = path
 			}
 		}
 	}

@@ -144,7 +144,7 @@ func TestJSClientOptionErrors(t *testing.T) {
 		{`llm.client({ retry: { backoff: { base: 'soon' } } })`, `retry: backoff: base: "soon" is not a duration`},
 		{`llm.client({ retry: { backoff: { base: '1m', max: '1s' } } })`, "backoff base 1m0s above its max 1s"},
 		{`llm.client({ idleTimeout: -1 })`, "TypeError: llm.client(options): idleTimeout: must be positive"},
-		{`llm.client({ tls: { caFile: 'no-such-ca.pem' } })`, "llm.client(): tls: reading the CA file"},
+		{`llm.client({ tls: { caFile: 'no-such-ca.pem' } })`, `llm.client(options): tls.caFile "no-such-ca.pem": no such file: looked for no-such-ca.pem in the working directory`},
 		{`llm.stream({ prompt: 'x' }, { retry: { on: ['canceled'] } })`, "TypeError: llm.stream(body, options): retry: canceled is never retried"},
 		{`llm.stream({ prompt: 'x' }, { idleTimeout: 'never' })`, `TypeError: llm.stream(body, options): idleTimeout: "never" is not a duration`},
 	}

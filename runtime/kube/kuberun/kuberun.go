@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -244,7 +245,9 @@ func loadsFromFiles(ctx context.Context, cfg engine.Config, layout *kube.Layout,
 		}
 	}
 	cfg.ScriptPath = filepath.Join(dir, strings.TrimPrefix(layout.InPod(script), kube.MountDir+"/"))
-	cfg.Modules = nil
+	// Its own resolver of paths, reading from the copy; the first load
+	// told the script's output and warnings already.
+	cfg.Modules, cfg.Paths, cfg.Logger = nil, nil, slog.New(slog.DiscardHandler)
 	// A relative path is the pods' too: their working directory is this
 	// one's place among the files. An absolute one outside the copy is a
 	// file of this machine's.

@@ -1,0 +1,160 @@
+package scriptpath_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llmrun/llmrun/modules/scriptpath"
+)
+
+// writeFiles writes each file of files (path relative to dir: content).
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestResolve runs from a working directory that is not the script's:
+// each kind of path is found where the rule says, warns when it says,
+// and tells FileRead the file found.
+func TestResolve(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	project := filepath.Join(root, "project")
+	writeFiles(t, work, map[string]string{"cwd-only.txt": "", "both.txt": "", "typed.txt": ""})
+	writeFiles(t, project, map[string]string{"beside.txt": "", "both.txt": "", "typed.txt": "", "lib/mod-only.txt": ""})
+	script := filepath.Join(project, "bench.js")
+	t.Chdir(work)
+
+	tests := []struct {
+		name     string
+		builtIn  bool
+		env      map[string]string
+		dir      string // ResolveFrom's; "" for the script's
+		path     string
+		want     string // the path found; "" when an error is wanted
+		warning  string // a part of the one warning wanted; "" for none
+		wantErr  []string
+		wantRead bool
+	}{
+		{name: "beside the script", path: "beside.txt", want: filepath.Join(project, "beside.txt")},
+		{name: "beside the script wins", path: "both.txt", want: filepath.Join(project, "both.txt")},
+		{name: "beside the calling module", dir: filepath.Join(project, "lib"), path: "mod-only.txt", want: filepath.Join(project, "lib", "mod-only.txt")},
+		{name: "absolute", path: filepath.Join(work, "both.txt"), want: filepath.Join(work, "both.txt")},
+		{name: "the working directory only, deprecated", path: "cwd-only.txt", want: "cwd-only.txt",
+			warning: `f("cwd-only.txt") in ` + script + `: cwd-only.txt was found relative to the working directory (` + filepath.Join(work, "cwd-only.txt") +
+				`), not to the script's directory (there is no ` + filepath.Join(project, "cwd-only.txt") + `). This is deprecated: a future version resolves paths only against the script. Name it "../work/cwd-only.txt" (relative to the script) or "` + filepath.Join(work, "cwd-only.txt") + `"`},
+		{name: "the working directory only, from a module", dir: filepath.Join(project, "lib"), path: "cwd-only.txt", want: "cwd-only.txt",
+			warning: `not to the directory of the module that names it (there is no ` + filepath.Join(project, "lib", "cwd-only.txt") + `)`},
+		{name: "typed on the command line: the working directory first", env: map[string]string{"DATA": "typed.txt"}, path: "typed.txt", want: "typed.txt"},
+		{name: "typed on the command line, beside the script", env: map[string]string{"DATA": "beside.txt"}, path: "beside.txt", want: filepath.Join(project, "beside.txt")},
+		{name: "typed on the command line, the working directory only", env: map[string]string{"DATA": "cwd-only.txt"}, path: "cwd-only.txt", want: "cwd-only.txt"},
+		{name: "built in: the working directory", builtIn: true, path: "cwd-only.txt", want: "cwd-only.txt"},
+		{name: "built in: nothing beside it", builtIn: true, path: "beside.txt",
+			wantErr: []string{`f("beside.txt"): no such file: looked for beside.txt in the working directory, ` + work, "is built into llmrun"}},
+		{name: "missing", path: "missing.txt",
+			wantErr: []string{`f("missing.txt") in ` + script + `: no such file: looked for ` + filepath.Join(project, "missing.txt") +
+				` (relative to the script's directory) and missing.txt (relative to the working directory, ` + work + `)`}},
+		{name: "missing absolute", path: filepath.Join(work, "missing.txt"), wantErr: []string{filepath.Join(work, "missing.txt") + ": no such file"}},
+		{name: "empty", path: "", wantErr: []string{`f(""): no path given`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var warnings, read []string
+			r := scriptpath.New(scriptpath.Config{Script: script, BuiltIn: tt.builtIn, Env: tt.env,
+				Warn: func(msg string) { warnings = append(warnings, msg) }, FileRead: func(path string) { read = append(read, path) }})
+			// Twice: the second warns no more.
+			for range 2 {
+				got, err := r.ResolveFrom(tt.dir, `f("`+tt.path+`")`, tt.path)
+				if tt.wantErr != nil {
+					for _, want := range tt.wantErr {
+						if err == nil || !strings.Contains(err.Error(), want) {
+							t.Fatalf("error %v, want one containing %q", err, want)
+						}
+					}
+					continue
+				}
+				if err != nil || got != tt.want {
+					t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+				}
+			}
+			switch {
+			case tt.warning == "" && warnings != nil:
+				t.Errorf("warnings %q, want none", warnings)
+			case tt.warning != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.warning)):
+				t.Errorf("warnings %q, want one containing %q", warnings, tt.warning)
+			}
+			if want := []string{tt.want, tt.want}; tt.wantErr == nil && !slices.Equal(read, want) {
+				t.Errorf("FileRead told %q, want %q", read, want)
+			}
+			if tt.wantErr != nil && read != nil {
+				t.Errorf("FileRead told %q of a file not found", read)
+			}
+		})
+	}
+}
+
+// A file found beside a script named by a relative path is named
+// relative to the working directory too, as the script is.
+func TestResolveKeepsTheScriptsPathAsGiven(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"project/beside.txt": "", "work/cwd-only.txt": ""})
+	t.Chdir(filepath.Join(root, "work"))
+	var warnings []string
+	r := scriptpath.New(scriptpath.Config{Script: "../project/bench.js", Warn: func(msg string) { warnings = append(warnings, msg) }})
+	if got, err := r.Resolve("f", "beside.txt"); err != nil || got != filepath.Join("..", "project", "beside.txt") {
+		t.Errorf("got %q, %v; want ../project/beside.txt", got, err)
+	}
+	if _, err := r.Resolve("f", "cwd-only.txt"); err != nil || len(warnings) != 1 ||
+		!strings.Contains(warnings[0], `not to the script's directory (there is no ../project/cwd-only.txt)`) || !strings.Contains(warnings[0], `Name it "../work/cwd-only.txt"`) {
+		t.Errorf("error %v, warnings %q; want one naming the script's directory as given and the path relative to it", err, warnings)
+	}
+}
+
+// A nil Resolver resolves against the working directory and tells no one.
+func TestNilResolver(t *testing.T) {
+	work := t.TempDir()
+	writeFiles(t, work, map[string]string{"here.txt": ""})
+	t.Chdir(work)
+	var r *scriptpath.Resolver
+	if got, err := r.Resolve("f", "here.txt"); err != nil || got != "here.txt" {
+		t.Errorf("got %q, %v; want here.txt", got, err)
+	}
+	if _, err := r.Resolve("f", "gone.txt"); err == nil || !strings.Contains(err.Error(), "f: no such file: looked for gone.txt in the working directory, "+work) || strings.Contains(err.Error(), "built into") {
+		t.Errorf("error %v, want one naming the working directory", err)
+	}
+}
+
+// A tokenizer spec is an encoding or a model id as given, else a file
+// found as any path is.
+func TestResolveTokenizer(t *testing.T) {
+	project := t.TempDir()
+	writeFiles(t, project, map[string]string{"tok/tokenizer.json": "{}"})
+	t.Chdir(t.TempDir())
+	r := scriptpath.New(scriptpath.Config{Script: filepath.Join(project, "bench.js")})
+	for _, tt := range []struct{ spec, want, wantErr string }{
+		{spec: "cl100k_base", want: "cl100k_base"},
+		{spec: "Qwen/Qwen2.5-0.5B", want: "Qwen/Qwen2.5-0.5B"},
+		{spec: "tok/tokenizer.json", want: filepath.Join(project, "tok", "tokenizer.json")},
+		{spec: "tok", want: filepath.Join(project, "tok")},
+		{spec: "nope.json", wantErr: `unknown tokenizer "nope.json": want one of cl100k_base`},
+	} {
+		got, err := r.ResolveTokenizer("tokenizer", tt.spec)
+		switch {
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "no such file: looked for "+filepath.Join(project, "nope.json"))):
+			t.Errorf("%s: error %v, want one containing %q and where it looked", tt.spec, err, tt.wantErr)
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("%s: got %q, %v; want %q", tt.spec, got, err, tt.want)
+		}
+	}
+}
