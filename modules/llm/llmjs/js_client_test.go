@@ -88,7 +88,7 @@ func TestJSClientTransportOptions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(dir) // caFile is relative to the working directory
+	t.Chdir(dir) // with no script, caFile is relative to the working directory
 	m, err := NewModule(llm.Config{BaseURL: srv.URL, Model: jsModel}, Hooks{})
 	if err != nil {
 		t.Fatal(err)
