@@ -81,8 +81,11 @@ func TestTemplatesCompileAsTypeScript(t *testing.T) {
 
 // The templates are the five of issue 30, each with a summary for
 // "llmrun new --list" taken from its first line, and comments that tell
-// how to run it, point it at a server and give it a key.
+// how to run it, point it at a server and give it a key. Its options are
+// annotated with their type, so that an editor (and tsc, in
+// modules/typings' TestScriptsTypeCheck) checks them as they are edited.
 func TestTemplatesSayWhatTheyAreAndHowToRunThem(t *testing.T) {
+	const optionsAnnotated = "/** @type {import('llmrun').Options} */\nexport const options = {"
 	if got, want := strings.Join(TemplateNames(), ","), "chat,code,mixed,rag,sweep"; got != want {
 		t.Errorf("templates %s, want %s", got, want)
 	}
@@ -94,7 +97,7 @@ func TestTemplatesSayWhatTheyAreAndHowToRunThem(t *testing.T) {
 		if first, _, _ := strings.Cut(string(src), "\n"); tmpl.Summary == "" || first != "// "+tmpl.Name+": "+tmpl.Summary {
 			t.Errorf("%s: first line %q, want // %s: SUMMARY", tmpl.Name, first, tmpl.Name)
 		}
-		for _, want := range []string{"//   llmrun run script.js\n", "--base-url http://HOST:PORT", "OPENAI_API_KEY", "__ENV.DURATION", "thresholds"} {
+		for _, want := range []string{"//   llmrun run script.js\n", "--base-url http://HOST:PORT", "OPENAI_API_KEY", "__ENV.DURATION", "thresholds", optionsAnnotated} {
 			if want == "__ENV.DURATION" && tmpl.Name == "sweep" {
 				want = "__ENV.STEP"
 			}

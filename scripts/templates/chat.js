@@ -13,6 +13,7 @@ import llm from 'llm';
 import { check } from 'llmrun';
 import { lengths, prompts } from 'data';
 
+/** @type {import('llmrun').Options} */
 export const options = {
   scenarios: {
     chat: {

@@ -18,6 +18,7 @@ import { lengths, prompts } from 'data';
 
 const vus = Number(__ENV.VUS || 8);
 
+/** @type {import('llmrun').Options} */
 export const options = {
   scenarios: {
     code: {

@@ -19,15 +19,16 @@ import { lengths, prompts } from 'data';
 
 // What the three scenarios share: requests arriving at random moments (a
 // Poisson process) at a rate of their own, for DURATION.
-const arrivals = {
+const arrivals = /** @type {const} */ ({
   executor: 'constant-arrival-rate',
   arrival: 'poisson',
   duration: __ENV.DURATION || '30s',
   preAllocatedVUs: 8,
   maxVUs: 64,
   warmup: 1, // the first request of each scenario counts in no figure
-};
+});
 
+/** @type {import('llmrun').Options} */
 export const options = {
   scenarios: {
     // exec names the function the scenario runs; tags label its samples,

@@ -20,6 +20,7 @@ import { lengths, prompts } from 'data';
 
 const ttftSLO = Number(__ENV.TTFT_P95 || 3000);
 
+/** @type {import('llmrun').Options} */
 export const options = {
   scenarios: {
     rag: {

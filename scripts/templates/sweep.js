@@ -27,7 +27,7 @@ const slo = { ttft_p99: Number(__ENV.TTFT_P99 || 2000), tpot_p99: Number(__ENV.T
 // ended (startAfter), and tagged with its concurrency, which makes the run
 // a sweep.
 const scenarios = Object.fromEntries(levels.map((n, i) => [`c${n}`, {
-  executor: 'constant-vus',
+  executor: /** @type {const} */ ('constant-vus'),
   vus: n,
   duration: step,
   startAfter: i > 0 ? `c${levels[i - 1]}` : undefined,
@@ -35,6 +35,7 @@ const scenarios = Object.fromEntries(levels.map((n, i) => [`c${n}`, {
   tags: { concurrency: String(n) },
 }]));
 
+/** @type {import('llmrun').Options} */
 export const options = {
   scenarios,
   slo, // the capacity verdict's SLO (llmrun run --slo overrides it)
