@@ -128,7 +128,12 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 		}
 		return r.found(path), nil
 	}
-	return "", fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s) and %s (relative to the working directory%s)", who, r.cfg.Script, beside, r.relativeTo(dir), path, workDirNote())
+	// The places looked at, in the order they were.
+	first, then := fmt.Sprintf("%s (relative to %s)", beside, r.relativeTo(dir)), fmt.Sprintf("%s (relative to the working directory%s)", path, workDirNote())
+	if fromCommandLine {
+		first, then = then, first
+	}
+	return "", fmt.Errorf("%s in %s: no such file: looked for %s and %s", who, r.cfg.Script, first, then)
 }
 
 // ResolveTokenizer returns the tokenizer spec names: a built-in encoding

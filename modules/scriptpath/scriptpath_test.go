@@ -65,6 +65,9 @@ func TestResolve(t *testing.T) {
 		{name: "missing", path: "missing.txt",
 			wantErr: []string{`f("missing.txt") in ` + script + `: no such file: looked for ` + filepath.Join(project, "missing.txt") +
 				` (relative to the script's directory) and missing.txt (relative to the working directory, ` + work + `)`}},
+		{name: "typed on the command line, missing: the working directory named first", env: map[string]string{"DATA": "missing.txt"}, path: "missing.txt",
+			wantErr: []string{`f("missing.txt") in ` + script + `: no such file: looked for missing.txt (relative to the working directory, ` + work + `) and ` +
+				filepath.Join(project, "missing.txt") + ` (relative to the script's directory)`}},
 		{name: "missing absolute", path: filepath.Join(work, "missing.txt"), wantErr: []string{filepath.Join(work, "missing.txt") + ": no such file"}},
 		{name: "empty", path: "", wantErr: []string{`f(""): no path given`}},
 	}
