@@ -76,8 +76,31 @@ func FlagHint(err error, fs *pflag.FlagSet) error {
 			known = append(known, f.Name)
 		}
 	})
-	if near := Nearest(name, known); near != "" {
+	near := Nearest(name, known)
+	if near == "" {
+		near = onlyExtension(name, known)
+	}
+	if near != "" {
 		return fmt.Errorf("%w (did you mean --%s?)", err, near)
 	}
 	return err
+}
+
+// onlyExtension returns the one known name that begins with name, a
+// flag cut short (--api-key for --api-key-env), or "" when none or
+// several do, or name is too short to say.
+func onlyExtension(name string, known []string) string {
+	if len(name) < 3 {
+		return ""
+	}
+	found := ""
+	for _, k := range known {
+		if strings.HasPrefix(k, name) {
+			if found != "" {
+				return ""
+			}
+			found = k
+		}
+	}
+	return found
 }

@@ -43,6 +43,9 @@ func TestFlagHint(t *testing.T) {
 	fs := pflag.NewFlagSet("llmrun run", pflag.ContinueOnError)
 	fs.String("base-url", "", "")
 	fs.String("model", "", "")
+	fs.String("api-key-env", "", "")
+	fs.String("rendezvous-addr", "", "")
+	fs.String("rendezvous-timeout", "", "")
 	fs.IntP("vus", "u", 1, "")
 	fs.Bool("secret-debug", false, "")
 	if err := fs.MarkHidden("secret-debug"); err != nil {
@@ -52,6 +55,8 @@ func TestFlagHint(t *testing.T) {
 		{"unknown flag: --base-ur", "unknown flag: --base-ur (did you mean --base-url?)"},
 		{"unknown flag: --modle=x", "unknown flag: --modle=x (did you mean --model?)"},
 		{"unknown flag: --throughput", "unknown flag: --throughput"},
+		{"unknown flag: --api-key=sk-1", "unknown flag: --api-key=sk-1 (did you mean --api-key-env?)"},
+		{"unknown flag: --rendezvous", "unknown flag: --rendezvous"},
 		{"unknown flag: --secret-debu", "unknown flag: --secret-debu"},
 		{"unknown shorthand flag: 'x' in -x", "unknown shorthand flag: 'x' in -x"},
 		{`invalid argument "x" for "-u, --vus" flag`, `invalid argument "x" for "-u, --vus" flag`},
