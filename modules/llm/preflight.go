@@ -70,6 +70,9 @@ func (c *Client) Probe(ctx context.Context) Probe {
 	p.OK, p.Status, p.Class, p.Error = res.OK, res.Status, res.Class, res.Error
 	if !res.OK {
 		p.Fatal, p.Fix = fatal(res, p.Target)
+		if (res.Status == 401 || res.Status == 403) && !c.sendsCredentials() {
+			p.Fix = "the server asks for credentials and the run sent none: export the API key in OPENAI_API_KEY, or in a variable of your own named with --api-key-env (a script's client: llm.client({ apiKey }) or headers)"
+		}
 		if p.Class == ErrHTTP4xx && p.Model != "" {
 			p.ModelListed = c.modelListed(ctx, p.Model)
 			if p.ModelListed == "no" {
@@ -111,6 +114,18 @@ func probeBody(api API) map[string]any {
 	default: // chat, anthropic
 		return map[string]any{"messages": messages, "max_tokens": probeMaxTokens, "temperature": 0}
 	}
+}
+
+// sendsCredentials says whether the client's requests carry anything
+// that may be a credential: an API key, a header of the user's, or a user
+// in the base URL.
+func (c *Client) sendsCredentials() bool {
+	for k := range c.header {
+		if k != "Content-Type" && k != "User-Agent" {
+			return true
+		}
+	}
+	return c.base != nil && c.base.User != nil
 }
 
 // fatal says whether a failed probe shows a fault that no load could fix,

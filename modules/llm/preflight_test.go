@@ -73,7 +73,8 @@ func TestProbeFailures(t *testing.T) {
 		noModel bool
 	}{
 		{name: "refused", class: ErrConnect, fatal: true, fix: "nothing accepts connections at " + refused},
-		{name: "unauthorized", h: status(401, "bad key"), class: ErrHTTP4xx, fatal: true, fix: "--api-key-env", apiKey: "sk-secret"},
+		{name: "unauthorized", h: status(401, "bad key"), class: ErrHTTP4xx, fatal: true, fix: "the server refused the credentials", apiKey: "sk-secret"},
+		{name: "no key sent", h: status(401, "missing key"), class: ErrHTTP4xx, fatal: true, fix: "the run sent none: export the API key in OPENAI_API_KEY, or in a variable of your own named with --api-key-env"},
 		{name: "wrong path", h: status(404, "404 page not found"), class: ErrHTTP4xx, fatal: true, fix: "check the path of --base-url", noModel: true},
 		{name: "unknown model", h: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/models" {
