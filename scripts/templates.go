@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -85,10 +86,13 @@ func RunCommand(path string) string {
 	return "llmrun run " + path
 }
 
-// WriteFile writes src to path, creating it; an existing file is replaced
-// only when overwrite is set, and is otherwise an error wrapping
-// fs.ErrExist.
+// WriteFile writes src to path, creating it and the directories it is in
+// (as "llmrun types DIR" creates DIR); an existing file is replaced only
+// when overwrite is set, and is otherwise an error wrapping fs.ErrExist.
 func WriteFile(path string, src []byte, overwrite bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating the directory of %s: %w", path, err)
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if overwrite {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -98,7 +102,7 @@ func WriteFile(path string, src []byte, overwrite bool) error {
 		return existsError{path}
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	_, err = f.Write(src)
 	if cerr := f.Close(); err == nil {
