@@ -46,6 +46,8 @@ func TestResolve(t *testing.T) {
 		warning  string // a part of the one warning wanted; "" for none
 		wantErr  []string
 		wantRead bool
+		// formerlyWorkDir resolves through FormerlyWorkDir.
+		formerlyWorkDir bool
 	}{
 		{name: "beside the script", path: "beside.txt", want: filepath.Join(project, "beside.txt")},
 		{name: "beside the script wins", path: "both.txt", want: filepath.Join(project, "both.txt")},
@@ -56,6 +58,12 @@ func TestResolve(t *testing.T) {
 				`), not to the script's directory (there is no ` + filepath.Join(project, "cwd-only.txt") + `). This is deprecated: a future version resolves paths only against the script. Name it "../work/cwd-only.txt" (relative to the script) or "` + filepath.Join(work, "cwd-only.txt") + `"`},
 		{name: "the working directory only, from a module", dir: filepath.Join(project, "lib"), path: "cwd-only.txt", want: "cwd-only.txt",
 			warning: `not to the directory of the module that names it (there is no ` + filepath.Join(project, "lib", "cwd-only.txt") + `)`},
+		{name: "formerly the working directory's, beside the script and there", formerlyWorkDir: true, path: "both.txt", want: filepath.Join(project, "both.txt"),
+			warning: `f("both.txt") in ` + script + `: reads ` + filepath.Join(project, "both.txt") + `, relative to the script's directory; before this version it read ` +
+				filepath.Join(work, "both.txt") + `, another file, relative to the working directory. Relative paths now resolve against the script: name that one "../work/both.txt" (relative to the script) or "` + filepath.Join(work, "both.txt") + `"`},
+		{name: "formerly the working directory's, beside the script only", formerlyWorkDir: true, path: "beside.txt", want: filepath.Join(project, "beside.txt")},
+		{name: "formerly the working directory's, there only", formerlyWorkDir: true, path: "cwd-only.txt", want: "cwd-only.txt", warning: "cwd-only.txt was found relative to the working directory"},
+		{name: "formerly the working directory's, typed on the command line", formerlyWorkDir: true, env: map[string]string{"DATA": "typed.txt"}, path: "typed.txt", want: "typed.txt"},
 		{name: "typed on the command line: the working directory first", env: map[string]string{"DATA": "typed.txt"}, path: "typed.txt", want: "typed.txt"},
 		{name: "typed on the command line, beside the script", env: map[string]string{"DATA": "beside.txt"}, path: "beside.txt", want: filepath.Join(project, "beside.txt")},
 		{name: "typed on the command line, the working directory only", env: map[string]string{"DATA": "cwd-only.txt"}, path: "cwd-only.txt", want: "cwd-only.txt"},
@@ -73,6 +81,9 @@ func TestResolve(t *testing.T) {
 			var warnings, read []string
 			r := scriptpath.New(scriptpath.Config{Script: script, BuiltIn: tt.builtIn, Env: tt.env,
 				Warn: func(msg string) { warnings = append(warnings, msg) }, FileRead: func(path string) { read = append(read, path) }})
+			if tt.formerlyWorkDir {
+				r = r.FormerlyWorkDir()
+			}
 			// Twice: the second warns no more.
 			for range 2 {
 				got, err := r.ResolveFrom(tt.dir, `f("`+tt.path+`")`, tt.path)
@@ -118,6 +129,34 @@ func TestResolveKeepsTheScriptsPathAsGiven(t *testing.T) {
 	if _, err := r.Resolve("f", "cwd-only.txt"); err != nil || len(warnings) != 1 ||
 		!strings.Contains(warnings[0], `not to the script's directory (there is no ../project/cwd-only.txt)`) || !strings.Contains(warnings[0], `Name it "../work/cwd-only.txt"`) {
 		t.Errorf("error %v, warnings %q; want one naming the script's directory as given and the path relative to it", err, warnings)
+	}
+}
+
+// Where the script's directory is the working directory, the file beside
+// it is the one an API of the working directory read before: no warning.
+// The warning of a file told, through FormerlyWorkDir or not, is told once.
+func TestFormerlyWorkDirWarnsOfAnotherFileOnce(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"project/both.txt": "", "work/both.txt": ""})
+	t.Chdir(filepath.Join(root, "project"))
+	var warnings []string
+	r := scriptpath.New(scriptpath.Config{Script: "bench.js", Warn: func(msg string) { warnings = append(warnings, msg) }})
+	if got, err := r.FormerlyWorkDir().Resolve("f", "both.txt"); err != nil || got != "both.txt" || warnings != nil {
+		t.Errorf("got %q, %v, warnings %q; want both.txt without a warning", got, err, warnings)
+	}
+
+	r = scriptpath.New(scriptpath.Config{Script: filepath.Join(root, "project", "bench.js"), Warn: func(msg string) { warnings = append(warnings, msg) }})
+	t.Chdir(filepath.Join(root, "work"))
+	for range 3 {
+		if _, err := r.FormerlyWorkDir().Resolve("f", "both.txt"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(warnings) != 1 {
+		t.Errorf("warnings %q, want one, though three calls each took a FormerlyWorkDir of their own", warnings)
+	}
+	if nilResolver := (*scriptpath.Resolver)(nil); nilResolver.FormerlyWorkDir() != nil {
+		t.Error("a nil Resolver's FormerlyWorkDir is not nil")
 	}
 }
 

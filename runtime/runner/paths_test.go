@@ -43,14 +43,18 @@ func TestScriptPaths(t *testing.T) {
 		// src names the file as PATH, twice (the second read warns no
 		// more).
 		src string
+		// formerlyWorkDir: the API read the working directory alone
+		// before the rule, so a file there besides the script's is the
+		// one it read, which a warning names.
+		formerlyWorkDir bool
 	}{
-		{"open", "notes.txt", "hi", "open(PATH); open(PATH);"},
-		{"dataset", "prompts.jsonl", `{"prompt": "hi"}` + "\n", "import { dataset } from 'data';\ndataset(PATH); dataset(PATH);"},
-		{"config.load", "bench.yaml", "levels: [1]\n", "import { load } from 'llmrun/config';\nload(PATH); load(PATH);"},
+		{"open", "notes.txt", "hi", "open(PATH); open(PATH);", false},
+		{"dataset", "prompts.jsonl", `{"prompt": "hi"}` + "\n", "import { dataset } from 'data';\ndataset(PATH); dataset(PATH);", false},
+		{"config.load", "bench.yaml", "levels: [1]\n", "import { load } from 'llmrun/config';\nload(PATH); load(PATH);", true},
 		{"tls.caFile", "ca.pem", serverCA(t),
-			"import llm from 'llm';\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });"},
-		{"data tokenizer", "tok.json", string(tokenizerJSON), "import { tokenizer } from 'data';\ntokenizer(PATH); tokenizer(PATH);"},
-		{"llm.client tokenizer", "tok.json", string(tokenizerJSON), "import llm from 'llm';\nllm.client({ tokenizer: PATH }); llm.client({ tokenizer: PATH });"},
+			"import llm from 'llm';\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });", true},
+		{"data tokenizer", "tok.json", string(tokenizerJSON), "import { tokenizer } from 'data';\ntokenizer(PATH); tokenizer(PATH);", false},
+		{"llm.client tokenizer", "tok.json", string(tokenizerJSON), "import llm from 'llm';\nllm.client({ tokenizer: PATH }); llm.client({ tokenizer: PATH });", true},
 	}
 	places := []struct {
 		name          string
@@ -63,6 +67,7 @@ func TestScriptPaths(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "beside the script", beside: true},
+		{name: "beside the script and in the working directory", beside: true, inCWD: true},
 		{name: "in the working directory only", inCWD: true, warns: true},
 		{name: "nowhere", wantErr: true},
 		{name: "stock script, the working directory", inCWD: true, stock: true},
@@ -117,16 +122,22 @@ func TestScriptPaths(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				wantWarning := ""
+				switch {
+				case place.warns:
+					wantWarning = api.file + " was found relative to the working directory (" + filepath.Join(work, api.file) + "), not to the script's directory"
+				case place.beside && place.inCWD && !place.typed && api.formerlyWorkDir:
+					wantWarning = "reads " + filepath.Join(project, api.file) + ", relative to the script's directory; before this version it read " + filepath.Join(work, api.file)
+				}
 				warnings := strings.Count(logs.String(), "level=WARN")
 				switch {
-				case place.warns && (warnings != 1 || !strings.Contains(logs.String(), api.file+" was found relative to the working directory") ||
-					!strings.Contains(logs.String(), "a future version resolves paths only against the script")):
-					t.Errorf("logs %q, want one deprecation warning naming %s", logs.String(), api.file)
-				case !place.warns && warnings != 0:
+				case wantWarning != "" && (warnings != 1 || !strings.Contains(logs.String(), wantWarning)):
+					t.Errorf("logs %q, want one warning containing %q", logs.String(), wantWarning)
+				case wantWarning == "" && warnings != 0:
 					t.Errorf("logs %q, want no warning", logs.String())
 				}
 				want := filepath.Join(project, api.file)
-				if place.inCWD {
+				if place.inCWD && (!place.beside || place.typed) {
 					want = api.file
 				}
 				if files := read.List(); !slices.Contains(files, want) {
