@@ -12,9 +12,10 @@
 //     future version resolves only against the script.
 //   - A path that is the value of a variable of the environment the
 //     command line gave the script (-e NAME=PATH, or the process's
-//     environment) was typed on the command line, where paths are
-//     relative to the working directory: it is looked up there first,
-//     then against the script, and never warns.
+//     environment), or a file below such a value taken as a directory
+//     (-e DIR=data, __ENV.DIR + '/chats.jsonl'), was typed on the command
+//     line, where paths are relative to the working directory: it is
+//     looked up there first, then against the script, and never warns.
 //   - A script built into llmrun (stock:…) has no directory: its paths
 //     are relative to the working directory.
 //
@@ -156,7 +157,7 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 		dir = r.dir
 	}
 	beside := filepath.Join(dir, path)
-	fromCommandLine := r.commandLine[path]
+	fromCommandLine := r.fromCommandLine(path)
 	switch {
 	case fromCommandLine && exists(path):
 		return r.found(path), nil
@@ -172,6 +173,20 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 		return r.found(path), nil
 	}
 	return "", fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s) and %s (relative to the working directory%s)", who, r.cfg.Script, beside, r.relativeTo(dir), path, workDirNote())
+}
+
+// fromCommandLine reports whether path is a value of the command line's
+// environment or a path below one: its leading directories are one.
+func (r *Resolver) fromCommandLine(path string) bool {
+	if r.commandLine[path] {
+		return true
+	}
+	for i := range len(path) {
+		if os.IsPathSeparator(path[i]) && (r.commandLine[path[:i]] || r.commandLine[path[:i+1]]) {
+			return true
+		}
+	}
+	return false
 }
 
 // ResolveTokenizer returns the tokenizer spec names: a built-in encoding
