@@ -162,9 +162,7 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 	case fromCommandLine && exists(path):
 		return r.found(path), nil
 	case exists(beside):
-		if r.formerlyWorkDir && exists(path) && !sameFile(beside, path) {
-			r.warnMoved(who, path, dir)
-		}
+		r.warnMoved(who, path, dir)
 		return r.found(beside), nil
 	case exists(path):
 		if !fromCommandLine {
@@ -246,10 +244,11 @@ func relativeName(dir, abs string) string {
 
 // warnMoved tells Warn, once per file, that who reads path relative to
 // dir, and no longer the other file of that name in the working
-// directory, which it read before.
+// directory, which it read before: when r is FormerlyWorkDir's and there
+// is such a file.
 func (r *Resolver) warnMoved(who, path, dir string) {
 	beside, abs := filepath.Join(dir, path), absolute(path)
-	if !r.once.first("moved: "+absolute(beside)) || r.cfg.Warn == nil {
+	if !r.formerlyWorkDir || !exists(path) || sameFile(beside, path) || !r.once.first("moved: "+absolute(beside)) || r.cfg.Warn == nil {
 		return
 	}
 	r.cfg.Warn(fmt.Sprintf("%s in %s: reads %s, relative to %s; before this version it read %s, another file, relative to the working directory. Relative paths now resolve against the script: name that one %q (relative to the script) or %q",
