@@ -78,8 +78,12 @@ func TemplateSource(name, file string) ([]byte, error) {
 var plainPath = regexp.MustCompile(`^[A-Za-z0-9._/+:@%=-]+$`)
 
 // RunCommand is the command line that runs the script at path, quoted for
-// a POSIX shell when it needs to be.
+// a POSIX shell when it needs to be, and a path that would read as a flag
+// (-x.js) named from the working directory (./-x.js).
 func RunCommand(path string) string {
+	if strings.HasPrefix(path, "-") {
+		path = "./" + path
+	}
 	if !plainPath.MatchString(path) {
 		path = "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 	}

@@ -114,6 +114,8 @@ func TestTemplateSourceNamesTheFileToRun(t *testing.T) {
 		{"load/chat.ts", "//   llmrun run load/chat.ts\n"},
 		{"my test.js", "//   llmrun run 'my test.js'\n"},
 		{"it's.js", `//   llmrun run 'it'\''s.js'` + "\n"},
+		{"-x.js", "//   llmrun run ./-x.js\n"}, // not a flag
+		{"-my test.js", "//   llmrun run './-my test.js'\n"},
 	} {
 		src, err := TemplateSource(DefaultTemplate, tc.file)
 		if err != nil {
