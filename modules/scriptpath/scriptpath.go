@@ -12,10 +12,13 @@
 //     future version resolves only against the script.
 //   - A path that is the value of a variable of the environment the
 //     command line gave the script (-e NAME=PATH, or the process's
-//     environment), or a file below such a value taken as a directory
-//     (-e DIR=data, __ENV.DIR + '/chats.jsonl'), was typed on the command
-//     line, where paths are relative to the working directory: it is
-//     looked up there first, then against the script, and never warns.
+//     environment) was typed on the command line, where paths are
+//     relative to the working directory: it is looked up there first,
+//     then against the script, and never warns. A file below such a
+//     value taken as a directory (-e DIR=data, __ENV.DIR + '/chats.jsonl')
+//     is looked up as any path, but found in the working directory alone
+//     it does not warn: a variable whose value is by chance a directory's
+//     name (NODE_ENV=test) changes no file read.
 //   - A script built into llmrun (stock:…) has no directory: its paths
 //     are relative to the working directory.
 //
@@ -157,15 +160,14 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 		dir = r.dir
 	}
 	beside := filepath.Join(dir, path)
-	fromCommandLine := r.fromCommandLine(path)
 	switch {
-	case fromCommandLine && exists(path):
+	case r.commandLine[path] && exists(path):
 		return r.found(path), nil
 	case exists(beside):
 		r.warnMoved(who, path, dir)
 		return r.found(beside), nil
 	case exists(path):
-		if !fromCommandLine {
+		if !r.belowCommandLine(path) {
 			r.warn(who, path, dir)
 		}
 		return r.found(path), nil
@@ -173,9 +175,9 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 	return "", fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s) and %s (relative to the working directory%s)", who, r.cfg.Script, beside, r.relativeTo(dir), path, workDirNote())
 }
 
-// fromCommandLine reports whether path is a value of the command line's
+// belowCommandLine reports whether path is a value of the command line's
 // environment or a path below one: its leading directories are one.
-func (r *Resolver) fromCommandLine(path string) bool {
+func (r *Resolver) belowCommandLine(path string) bool {
 	if r.commandLine[path] {
 		return true
 	}

@@ -67,10 +67,12 @@ func TestResolve(t *testing.T) {
 		{name: "typed on the command line: the working directory first", env: map[string]string{"DATA": "typed.txt"}, path: "typed.txt", want: "typed.txt"},
 		{name: "typed on the command line, beside the script", env: map[string]string{"DATA": "beside.txt"}, path: "beside.txt", want: filepath.Join(project, "beside.txt")},
 		{name: "typed on the command line, the working directory only", env: map[string]string{"DATA": "cwd-only.txt"}, path: "cwd-only.txt", want: "cwd-only.txt"},
-		{name: "below a directory typed on the command line: the working directory first", env: map[string]string{"DIR": "data"}, path: "data/typed.txt", want: "data/typed.txt"},
-		{name: "below a directory typed with its slash", env: map[string]string{"DIR": "data/"}, path: "data/typed.txt", want: "data/typed.txt"},
 		{name: "below a directory typed on the command line, the working directory only", env: map[string]string{"DIR": "data"}, path: "data/cwd-only.txt", want: "data/cwd-only.txt"},
-		{name: "below a name typed on the command line, not a directory of it", env: map[string]string{"DIR": "dat"}, path: "data/typed.txt", want: filepath.Join(project, "data", "typed.txt")},
+		{name: "below a directory typed with its slash, the working directory only", env: map[string]string{"DIR": "data/"}, path: "data/cwd-only.txt", want: "data/cwd-only.txt"},
+		// A variable whose value is by chance a directory's name reads no
+		// other file.
+		{name: "below a directory typed on the command line, beside the script too", env: map[string]string{"DIR": "data"}, path: "data/typed.txt", want: filepath.Join(project, "data", "typed.txt")},
+		{name: "below a name typed on the command line, not a directory of it", env: map[string]string{"DIR": "dat"}, path: "data/cwd-only.txt", want: "data/cwd-only.txt", warning: "data/cwd-only.txt was found relative to the working directory"},
 		{name: "built in: the working directory", builtIn: true, path: "cwd-only.txt", want: "cwd-only.txt"},
 		{name: "built in: nothing beside it", builtIn: true, path: "beside.txt",
 			wantErr: []string{`f("beside.txt"): no such file: looked for beside.txt in the working directory, ` + work, "is built into llmrun"}},
