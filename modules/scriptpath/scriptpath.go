@@ -172,6 +172,10 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 		}
 		return r.found(path), nil
 	}
+	if absolute(dir) == absolute(".") {
+		// One place: name it once.
+		return "", fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s, which is the working directory)", who, r.cfg.Script, beside, r.relativeTo(dir))
+	}
 	return "", fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s) and %s (relative to the working directory%s)", who, r.cfg.Script, beside, r.relativeTo(dir), path, workDirNote())
 }
 

@@ -166,6 +166,22 @@ func TestFormerlyWorkDirWarnsOfAnotherFileOnce(t *testing.T) {
 	}
 }
 
+// A file missing where the script's directory is the working directory
+// is named once, not as two places.
+func TestMissingInTheWorkingDirectoryIsNamedOnce(t *testing.T) {
+	work := t.TempDir()
+	t.Chdir(work)
+	for _, script := range []string{"bench.js", filepath.Join(work, "bench.js")} {
+		r := scriptpath.New(scriptpath.Config{Script: script})
+		_, err := r.Resolve(`f("missing.txt")`, "missing.txt")
+		want := `f("missing.txt") in ` + script + `: no such file: looked for ` + filepath.Join(filepath.Dir(script), "missing.txt") +
+			` (relative to the script's directory, which is the working directory)`
+		if err == nil || err.Error() != want {
+			t.Errorf("script %s: error %v, want %s", script, err, want)
+		}
+	}
+}
+
 // A nil Resolver resolves against the working directory and tells no one.
 func TestNilResolver(t *testing.T) {
 	work := t.TempDir()
