@@ -172,11 +172,17 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 		}
 		return r.found(path), nil
 	}
+	return "", r.notFound(who, path, dir)
+}
+
+// notFound is the error of who's path, found neither relative to dir nor
+// to the working directory, naming each place looked at once.
+func (r *Resolver) notFound(who, path, dir string) error {
+	beside := filepath.Join(dir, path)
 	if absolute(dir) == absolute(".") {
-		// One place: name it once.
-		return "", fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s, which is the working directory)", who, r.cfg.Script, beside, r.relativeTo(dir))
+		return fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s, which is the working directory)", who, r.cfg.Script, beside, r.relativeTo(dir))
 	}
-	return "", fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s) and %s (relative to the working directory%s)", who, r.cfg.Script, beside, r.relativeTo(dir), path, workDirNote())
+	return fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s) and %s (relative to the working directory%s)", who, r.cfg.Script, beside, r.relativeTo(dir), path, workDirNote())
 }
 
 // belowCommandLine reports whether path is a value of the command line's
