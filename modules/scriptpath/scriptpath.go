@@ -240,8 +240,8 @@ func (r *Resolver) warn(who, path, dir string) {
 	if !r.once.first("working directory only: "+abs) || r.cfg.Warn == nil {
 		return
 	}
-	r.cfg.Warn(fmt.Sprintf("%s in %s: %s was found relative to the working directory (%s), not to %s (there is no %s). This is deprecated: a future version resolves paths only against the script. Name it %q (relative to the script) or %q",
-		who, r.cfg.Script, path, abs, r.relativeTo(dir), filepath.Join(dir, path), relativeName(dir, abs), abs))
+	r.cfg.Warn(fmt.Sprintf("%s in %s: %s was found relative to the working directory (%s), not to %s (there is no %s). This is deprecated: a future version resolves paths only against the script. Name it %q (relative to %s) or %q",
+		who, r.cfg.Script, path, abs, r.relativeTo(dir), filepath.Join(dir, path), relativeName(dir, abs), r.relativeTo(dir), abs))
 }
 
 // relativeName is how code in dir names the file at abs: relative to dir,
@@ -263,8 +263,8 @@ func (r *Resolver) warnMoved(who, path, dir string) {
 	if !r.formerlyWorkDir || !exists(path) || sameFile(beside, path) || !r.once.first("moved: "+absolute(beside)) || r.cfg.Warn == nil {
 		return
 	}
-	r.cfg.Warn(fmt.Sprintf("%s in %s: reads %s, relative to %s; before this version it read %s, another file, relative to the working directory. Relative paths now resolve against the script: name that one %q (relative to the script) or %q",
-		who, r.cfg.Script, beside, r.relativeTo(dir), abs, relativeName(dir, abs), abs))
+	r.cfg.Warn(fmt.Sprintf("%s in %s: reads %s, relative to %s; before this version it read %s, another file, relative to the working directory. Relative paths now resolve against the script: name that one %q (relative to %s) or %q",
+		who, r.cfg.Script, beside, r.relativeTo(dir), abs, relativeName(dir, abs), r.relativeTo(dir), abs))
 }
 
 // absolute is path made absolute, or path itself when the working

@@ -55,12 +55,13 @@ func TestResolve(t *testing.T) {
 		{name: "absolute", path: filepath.Join(work, "both.txt"), want: filepath.Join(work, "both.txt")},
 		{name: "the working directory only, deprecated", path: "cwd-only.txt", want: "cwd-only.txt",
 			warning: `f("cwd-only.txt") in ` + script + `: cwd-only.txt was found relative to the working directory (` + filepath.Join(work, "cwd-only.txt") +
-				`), not to the script's directory (there is no ` + filepath.Join(project, "cwd-only.txt") + `). This is deprecated: a future version resolves paths only against the script. Name it "../work/cwd-only.txt" (relative to the script) or "` + filepath.Join(work, "cwd-only.txt") + `"`},
+				`), not to the script's directory (there is no ` + filepath.Join(project, "cwd-only.txt") + `). This is deprecated: a future version resolves paths only against the script. Name it "../work/cwd-only.txt" (relative to the script's directory) or "` + filepath.Join(work, "cwd-only.txt") + `"`},
 		{name: "the working directory only, from a module", dir: filepath.Join(project, "lib"), path: "cwd-only.txt", want: "cwd-only.txt",
-			warning: `not to the directory of the module that names it (there is no ` + filepath.Join(project, "lib", "cwd-only.txt") + `)`},
+			warning: `not to the directory of the module that names it (there is no ` + filepath.Join(project, "lib", "cwd-only.txt") +
+				`). This is deprecated: a future version resolves paths only against the script. Name it "../../work/cwd-only.txt" (relative to the directory of the module that names it) or "` + filepath.Join(work, "cwd-only.txt") + `"`},
 		{name: "formerly the working directory's, beside the script and there", formerlyWorkDir: true, path: "both.txt", want: filepath.Join(project, "both.txt"),
 			warning: `f("both.txt") in ` + script + `: reads ` + filepath.Join(project, "both.txt") + `, relative to the script's directory; before this version it read ` +
-				filepath.Join(work, "both.txt") + `, another file, relative to the working directory. Relative paths now resolve against the script: name that one "../work/both.txt" (relative to the script) or "` + filepath.Join(work, "both.txt") + `"`},
+				filepath.Join(work, "both.txt") + `, another file, relative to the working directory. Relative paths now resolve against the script: name that one "../work/both.txt" (relative to the script's directory) or "` + filepath.Join(work, "both.txt") + `"`},
 		{name: "formerly the working directory's, beside the script only", formerlyWorkDir: true, path: "beside.txt", want: filepath.Join(project, "beside.txt")},
 		{name: "formerly the working directory's, there only", formerlyWorkDir: true, path: "cwd-only.txt", want: "cwd-only.txt", warning: "cwd-only.txt was found relative to the working directory"},
 		{name: "formerly the working directory's, typed on the command line", formerlyWorkDir: true, env: map[string]string{"DATA": "typed.txt"}, path: "typed.txt", want: "typed.txt"},
