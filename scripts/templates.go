@@ -97,6 +97,10 @@ func WriteFile(path string, src []byte, overwrite bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating the directory of %s: %w", path, err)
 	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		// Not a file that overwrite would replace.
+		return fmt.Errorf("%s is a directory: name a file in it, such as %s", path, filepath.Join(path, DefaultScript))
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if overwrite {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC

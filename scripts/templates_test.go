@@ -172,6 +172,13 @@ func TestWriteFileMakesItsDirectory(t *testing.T) {
 	if b, err := os.ReadFile(path); err != nil || string(b) != "chat" {
 		t.Errorf("%s holds %q (%v), want %q", path, b, err, "chat")
 	}
+	dir := filepath.Dir(path)
+	for _, overwrite := range []bool{false, true} {
+		err := WriteFile(dir, nil, overwrite)
+		if want := dir + " is a directory: name a file in it, such as " + filepath.Join(dir, "script.js"); err == nil || err.Error() != want || errors.Is(err, fs.ErrExist) {
+			t.Errorf("writing over a directory (overwrite %v): %v, want %q, not fs.ErrExist (which asks for --force)", overwrite, err, want)
+		}
+	}
 	blocked := filepath.Join(path, "x.js") // below a file, not a directory
 	if err := WriteFile(blocked, nil, false); err == nil || !strings.Contains(err.Error(), blocked) {
 		t.Errorf("writing below a file: %v, want an error naming %s", err, blocked)
