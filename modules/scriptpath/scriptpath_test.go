@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/llmrun/llmrun/modules/scriptpath"
@@ -180,6 +182,32 @@ func TestMissingInTheWorkingDirectoryIsNamedOnce(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("script %s: error %v, want %s", script, err, want)
 		}
+	}
+}
+
+// Many VUs resolving at once tell each warning once (run under -race).
+func TestWarnsOnceAcrossVUs(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"work/cwd-only.txt": "", "work/both.txt": "", "project/both.txt": ""})
+	t.Chdir(filepath.Join(root, "work"))
+	var warnings, read atomic.Int64
+	r := scriptpath.New(scriptpath.Config{Script: filepath.Join(root, "project", "bench.js"),
+		Warn: func(string) { warnings.Add(1) }, FileRead: func(string) { read.Add(1) }})
+	const vus = 32
+	var wg sync.WaitGroup
+	for range vus {
+		wg.Go(func() {
+			if _, err := r.Resolve("f", "cwd-only.txt"); err != nil {
+				t.Error(err)
+			}
+			if _, err := r.FormerlyWorkDir().Resolve("g", "both.txt"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if warnings.Load() != 2 || read.Load() != 2*vus {
+		t.Errorf("%d warnings and %d files told, want 2 (one a file) and %d", warnings.Load(), read.Load(), 2*vus)
 	}
 }
 
