@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -77,18 +78,29 @@ func TemplateSource(name, file string) ([]byte, error) {
 var plainPath = regexp.MustCompile(`^[A-Za-z0-9._/+:@%=-]+$`)
 
 // RunCommand is the command line that runs the script at path, quoted for
-// a POSIX shell when it needs to be.
+// a POSIX shell when it needs to be, and a path that would read as a flag
+// (-x.js) named from the working directory (./-x.js).
 func RunCommand(path string) string {
+	if strings.HasPrefix(path, "-") {
+		path = "./" + path
+	}
 	if !plainPath.MatchString(path) {
 		path = "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 	}
 	return "llmrun run " + path
 }
 
-// WriteFile writes src to path, creating it; an existing file is replaced
-// only when overwrite is set, and is otherwise an error wrapping
-// fs.ErrExist.
+// WriteFile writes src to path, creating it and the directories it is in
+// (as "llmrun types DIR" creates DIR); an existing file is replaced only
+// when overwrite is set, and is otherwise an error wrapping fs.ErrExist.
 func WriteFile(path string, src []byte, overwrite bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating the directory of %s: %w", path, err)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		// Not a file that overwrite would replace.
+		return fmt.Errorf("%s is a directory: name a file in it, such as %s", path, filepath.Join(path, DefaultScript))
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if overwrite {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -98,7 +110,7 @@ func WriteFile(path string, src []byte, overwrite bool) error {
 		return existsError{path}
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	_, err = f.Write(src)
 	if cerr := f.Close(); err == nil {

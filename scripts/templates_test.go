@@ -117,6 +117,8 @@ func TestTemplateSourceNamesTheFileToRun(t *testing.T) {
 		{"load/chat.ts", "//   llmrun run load/chat.ts\n"},
 		{"my test.js", "//   llmrun run 'my test.js'\n"},
 		{"it's.js", `//   llmrun run 'it'\''s.js'` + "\n"},
+		{"-x.js", "//   llmrun run ./-x.js\n"}, // not a flag
+		{"-my test.js", "//   llmrun run './-my test.js'\n"},
 	} {
 		src, err := TemplateSource(DefaultTemplate, tc.file)
 		if err != nil {
@@ -160,7 +162,28 @@ func TestWriteFileKeepsAnExistingFileUnlessTold(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "2nd" {
 		t.Errorf("after an overwrite the file holds %q, want all of the new content and none of the old", b)
 	}
-	if err := WriteFile(filepath.Join(t.TempDir(), "no-such-dir", "x.js"), nil, false); err == nil || !strings.Contains(err.Error(), "no-such-dir") {
-		t.Errorf("writing into a missing directory: %v, want an error naming it", err)
+}
+
+// A file named in a directory that is not there yet is written, the
+// directories made ("llmrun new tests/chat.js" in a new project); a
+// directory that cannot be made is an error naming the file.
+func TestWriteFileMakesItsDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tests", "load", "chat.js")
+	if err := WriteFile(path, []byte("chat"), false); err != nil {
+		t.Fatalf("writing into a missing directory: %v", err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "chat" {
+		t.Errorf("%s holds %q (%v), want %q", path, b, err, "chat")
+	}
+	dir := filepath.Dir(path)
+	for _, overwrite := range []bool{false, true} {
+		err := WriteFile(dir, nil, overwrite)
+		if want := dir + " is a directory: name a file in it, such as " + filepath.Join(dir, "script.js"); err == nil || err.Error() != want || errors.Is(err, fs.ErrExist) {
+			t.Errorf("writing over a directory (overwrite %v): %v, want %q, not fs.ErrExist (which asks for --force)", overwrite, err, want)
+		}
+	}
+	blocked := filepath.Join(path, "x.js") // below a file, not a directory
+	if err := WriteFile(blocked, nil, false); err == nil || !strings.Contains(err.Error(), blocked) {
+		t.Errorf("writing below a file: %v, want an error naming %s", err, blocked)
 	}
 }

@@ -144,9 +144,23 @@ func TestNewRefusesBadCommandLines(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a refused llmrun new wrote %v", entries)
 	}
-	path := filepath.Join(dir, "no-such-dir", "a.js")
+	blocker := filepath.Join(dir, "notes.txt")
+	writeText(t, blocker, "")
+	path := filepath.Join(blocker, "a.js")
 	if code, _, stderr := command(t, "new", path); code != exitcode.Error || !strings.Contains(stderr, path) {
-		t.Errorf("into a missing directory: exit %d, stderr %q; want exit 1 naming the file", code, stderr)
+		t.Errorf("below a file: exit %d, stderr %q; want exit 1 naming the file", code, stderr)
+	}
+}
+
+// A FILE in directories not made yet is written, the directories made.
+func TestNewMakesTheFilesDirectory(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tests", "chat.js")
+	if code, _, stderr := command(t, "new", path); code != exitcode.OK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if got := readFile(t, path); got != template(t, "chat", path) {
+		t.Errorf("%s is not the chat template:\n%s", path, got)
 	}
 }
 

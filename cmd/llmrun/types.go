@@ -15,7 +15,11 @@ func typesCommand(args []string, stdout, stderr io.Writer) int {
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
-	switch dirs := cmd.flags.Args(); {
+	dirs := cmd.flags.Args()
+	if len(dirs) == 1 && dirs[0] == "-" {
+		dirs = nil // stdout, as for llmrun new: not a directory named -
+	}
+	switch {
 	case len(dirs) > 1:
 		return cmd.usageError("one directory at most, got %d arguments", len(dirs))
 	case len(dirs) == 0 && *force:

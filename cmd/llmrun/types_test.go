@@ -66,3 +66,20 @@ func writeText(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// llmrun types - prints the declarations, as llmrun new - prints its
+// template, and makes no directory named -.
+func TestTypesDashPrints(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, stdout, stderr := command(t, "types", "-")
+	if code != exitcode.OK || stdout != string(typings.Declarations()) || stderr != "" {
+		t.Errorf("llmrun types -: exit %d, stderr %q, stdout %q, want the %d bytes of the declarations", code, stderr, stdout[:min(len(stdout), 200)], len(typings.Declarations()))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("llmrun types - wrote %v", entries)
+	}
+	if code, _, stderr := command(t, "types", "-", "--force"); code != exitcode.Usage || !strings.Contains(stderr, "--force replaces files in DIR") {
+		t.Errorf("llmrun types - --force: exit %d, stderr %q, want a usage error", code, stderr)
+	}
+}

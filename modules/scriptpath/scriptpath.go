@@ -14,9 +14,19 @@
 //     command line gave the script (-e NAME=PATH, or the process's
 //     environment) was typed on the command line, where paths are
 //     relative to the working directory: it is looked up there first,
-//     then against the script, and never warns.
+//     then against the script, and never warns. A file below such a
+//     value taken as a directory (-e DIR=data, __ENV.DIR + '/chats.jsonl')
+//     is looked up as any path, but found in the working directory alone
+//     it does not warn: a variable whose value is by chance a directory's
+//     name (NODE_ENV=test) changes no file read.
 //   - A script built into llmrun (stock:…) has no directory: its paths
 //     are relative to the working directory.
+//
+// config.load(), settings()' CONFIG, tls.caFile and llm.client()'s
+// tokenizer read the working directory alone before this rule: through
+// FormerlyWorkDir, a file found beside the script while the working
+// directory has another of that name, the one they read before, is read
+// with a warning that says so, once per file.
 //
 // Every file found is told to the run's FileRead, so the files shipped
 // with a script to a distributed run's instances are those it found.
@@ -61,14 +71,34 @@ type Resolver struct {
 	// same absolute; both "" for a built-in script.
 	dir, absDir string
 	commandLine map[string]bool
+	// formerlyWorkDir: the API read relative paths against the working
+	// directory alone before (FormerlyWorkDir).
+	formerlyWorkDir bool
 
+	// once is shared with the resolvers FormerlyWorkDir returns.
+	once *once
+}
+
+// once holds the warnings told, by kind and file.
+type once struct {
 	mu     sync.Mutex
 	warned map[string]bool
 }
 
+// first reports whether key is told for the first time.
+func (o *once) first(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.warned[key] {
+		return false
+	}
+	o.warned[key] = true
+	return true
+}
+
 // New returns the resolver of the script cfg describes.
 func New(cfg Config) *Resolver {
-	r := &Resolver{cfg: cfg, commandLine: make(map[string]bool, len(cfg.Env)), warned: map[string]bool{}}
+	r := &Resolver{cfg: cfg, commandLine: make(map[string]bool, len(cfg.Env)), once: &once{warned: map[string]bool{}}}
 	for _, v := range cfg.Env {
 		if v != "" {
 			r.commandLine[v] = true
@@ -79,6 +109,20 @@ func New(cfg Config) *Resolver {
 		r.absDir = absolute(r.dir)
 	}
 	return r
+}
+
+// FormerlyWorkDir is r for an API that read relative paths against the
+// working directory alone before the rule of this package: where the
+// working directory has another file of the name found beside the script,
+// a warning says which one is read now. Its warnings are r's: each told
+// once. A nil r gives nil.
+func (r *Resolver) FormerlyWorkDir() *Resolver {
+	if r == nil {
+		return nil
+	}
+	moved := *r
+	moved.formerlyWorkDir = true
+	return &moved
 }
 
 // Resolve returns the file path names, relative paths against the
@@ -116,24 +160,48 @@ func (r *Resolver) ResolveFrom(dir, who, path string) (string, error) {
 		dir = r.dir
 	}
 	beside := filepath.Join(dir, path)
-	fromCommandLine := r.commandLine[path]
 	switch {
-	case fromCommandLine && exists(path):
+	case r.commandLine[path] && exists(path):
 		return r.found(path), nil
 	case exists(beside):
+		r.warnMoved(who, path, dir)
 		return r.found(beside), nil
 	case exists(path):
-		if !fromCommandLine {
+		if !r.belowCommandLine(path) {
 			r.warn(who, path, dir)
 		}
 		return r.found(path), nil
 	}
-	// The places looked at, in the order they were.
+	return "", r.notFound(who, path, dir)
+}
+
+// notFound is the error of who's path, found neither relative to dir nor
+// to the working directory, naming each place looked at once, in the
+// order they were: a command line's path the working directory first.
+func (r *Resolver) notFound(who, path, dir string) error {
+	beside := filepath.Join(dir, path)
+	if absolute(dir) == absolute(".") {
+		return fmt.Errorf("%s in %s: no such file: looked for %s (relative to %s, which is the working directory)", who, r.cfg.Script, beside, r.relativeTo(dir))
+	}
 	first, then := fmt.Sprintf("%s (relative to %s)", beside, r.relativeTo(dir)), fmt.Sprintf("%s (relative to the working directory%s)", path, workDirNote())
-	if fromCommandLine {
+	if r.commandLine[path] {
 		first, then = then, first
 	}
-	return "", fmt.Errorf("%s in %s: no such file: looked for %s and %s", who, r.cfg.Script, first, then)
+	return fmt.Errorf("%s in %s: no such file: looked for %s and %s", who, r.cfg.Script, first, then)
+}
+
+// belowCommandLine reports whether path is a value of the command line's
+// environment or a path below one: its leading directories are one.
+func (r *Resolver) belowCommandLine(path string) bool {
+	if r.commandLine[path] {
+		return true
+	}
+	for i := range len(path) {
+		if os.IsPathSeparator(path[i]) && (r.commandLine[path[:i]] || r.commandLine[path[:i+1]]) {
+			return true
+		}
+	}
+	return false
 }
 
 // ResolveTokenizer returns the tokenizer spec names: a built-in encoding
@@ -174,19 +242,34 @@ func (r *Resolver) relativeTo(dir string) string {
 // the working directory only, not relative to dir, and how to name it.
 func (r *Resolver) warn(who, path, dir string) {
 	abs := absolute(path)
-	r.mu.Lock()
-	seen := r.warned[abs]
-	r.warned[abs] = true
-	r.mu.Unlock()
-	if seen || r.cfg.Warn == nil {
+	if !r.once.first("working directory only: "+abs) || r.cfg.Warn == nil {
 		return
 	}
-	instead := abs
-	if rel, err := filepath.Rel(absolute(dir), abs); err == nil {
-		instead = filepath.ToSlash(rel)
+	r.cfg.Warn(fmt.Sprintf("%s in %s: %s was found relative to the working directory (%s), not to %s (there is no %s). This is deprecated: a future version resolves paths only against the script. Name it %q (relative to %s) or %q",
+		who, r.cfg.Script, path, abs, r.relativeTo(dir), filepath.Join(dir, path), relativeName(dir, abs), r.relativeTo(dir), abs))
+}
+
+// relativeName is how code in dir names the file at abs: relative to dir,
+// or abs itself where it cannot be.
+func relativeName(dir, abs string) string {
+	rel, err := filepath.Rel(absolute(dir), abs)
+	if err != nil {
+		return abs
 	}
-	r.cfg.Warn(fmt.Sprintf("%s in %s: %s was found relative to the working directory (%s), not to %s (there is no %s). This is deprecated: a future version resolves paths only against the script. Name it %q (relative to the script) or %q",
-		who, r.cfg.Script, path, abs, r.relativeTo(dir), filepath.Join(dir, path), instead, abs))
+	return filepath.ToSlash(rel)
+}
+
+// warnMoved tells Warn, once per file, that who reads path relative to
+// dir, and no longer the other file of that name in the working
+// directory, which it read before: when r is FormerlyWorkDir's and there
+// is such a file.
+func (r *Resolver) warnMoved(who, path, dir string) {
+	beside, abs := filepath.Join(dir, path), absolute(path)
+	if !r.formerlyWorkDir || !exists(path) || sameFile(beside, path) || !r.once.first("moved: "+absolute(beside)) || r.cfg.Warn == nil {
+		return
+	}
+	r.cfg.Warn(fmt.Sprintf("%s in %s: reads %s, relative to %s; before this version it read %s, another file, relative to the working directory. Relative paths now resolve against the script: name that one %q (relative to %s) or %q",
+		who, r.cfg.Script, beside, r.relativeTo(dir), abs, relativeName(dir, abs), r.relativeTo(dir), abs))
 }
 
 // absolute is path made absolute, or path itself when the working
@@ -207,6 +290,13 @@ func workDirNote() string {
 		return ""
 	}
 	return ", " + wd
+}
+
+// sameFile reports whether a and b are one file.
+func sameFile(a, b string) bool {
+	infoA, errA := os.Stat(a)
+	infoB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
 }
 
 // exists reports whether there is a file (or directory) at path.

@@ -104,9 +104,10 @@ type instance struct{ exports *goja.Object }
 
 func (i instance) Exports() *goja.Object { return i.exports }
 
-// load is Load of the file Paths finds for who.
+// load is Load of the file Paths finds for who (relative to the working
+// directory alone before: FormerlyWorkDir).
 func (m Module) load(who, path string) (map[string]any, error) {
-	found, err := m.Paths.Resolve(who, path)
+	found, err := m.Paths.FormerlyWorkDir().Resolve(who, path)
 	if err != nil {
 		return nil, err
 	}

@@ -43,26 +43,22 @@ func TestScriptPaths(t *testing.T) {
 		// src names the file as PATH, twice (the second read warns no
 		// more).
 		src string
+		// formerlyWorkDir: the API read the working directory alone
+		// before the rule, so a file there besides the script's is the
+		// one it read, which a warning names.
+		formerlyWorkDir bool
 	}{
-		{"open", "notes.txt", "hi", "open(PATH); open(PATH);"},
-		{"dataset", "prompts.jsonl", `{"prompt": "hi"}` + "\n", "import { dataset } from 'data';\ndataset(PATH); dataset(PATH);"},
-		{"config.load", "bench.yaml", "levels: [1]\n", "import { load } from 'llmrun/config';\nload(PATH); load(PATH);"},
+		{"open", "notes.txt", "hi", "open(PATH); open(PATH);", false},
+		{"dataset", "prompts.jsonl", `{"prompt": "hi"}` + "\n", "import { dataset } from 'data';\ndataset(PATH); dataset(PATH);", false},
+		{"config.load", "bench.yaml", "levels: [1]\n", "import { load } from 'llmrun/config';\nload(PATH); load(PATH);", true},
 		{"tls.caFile", "ca.pem", serverCA(t),
-			"import llm from 'llm';\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });"},
-		{"data tokenizer", "tok.json", string(tokenizerJSON), "import { tokenizer } from 'data';\ntokenizer(PATH); tokenizer(PATH);"},
-		{"llm.client tokenizer", "tok.json", string(tokenizerJSON), "import llm from 'llm';\nllm.client({ tokenizer: PATH }); llm.client({ tokenizer: PATH });"},
+			"import llm from 'llm';\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });\nllm.client({ baseURL: 'https://127.0.0.1:9/v1', tls: { caFile: PATH } });", true},
+		{"data tokenizer", "tok.json", string(tokenizerJSON), "import { tokenizer } from 'data';\ntokenizer(PATH); tokenizer(PATH);", false},
+		{"llm.client tokenizer", "tok.json", string(tokenizerJSON), "import llm from 'llm';\nllm.client({ tokenizer: PATH }); llm.client({ tokenizer: PATH });", true},
 	}
-	places := []struct {
-		name          string
-		beside, inCWD bool
-		stock         bool
-		// typed says that the path reaches the script from the command
-		// line, as -e P=PATH.
-		typed   bool
-		warns   bool
-		wantErr bool
-	}{
+	places := []pathPlace{
 		{name: "beside the script", beside: true},
+		{name: "beside the script and in the working directory", beside: true, inCWD: true},
 		{name: "in the working directory only", inCWD: true, warns: true},
 		{name: "nowhere", wantErr: true},
 		{name: "stock script, the working directory", inCWD: true, stock: true},
@@ -117,22 +113,48 @@ func TestScriptPaths(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				warning, found := place.expect(api.file, api.formerlyWorkDir, work, project)
 				warnings := strings.Count(logs.String(), "level=WARN")
 				switch {
-				case place.warns && (warnings != 1 || !strings.Contains(logs.String(), api.file+" was found relative to the working directory") ||
-					!strings.Contains(logs.String(), "a future version resolves paths only against the script")):
-					t.Errorf("logs %q, want one deprecation warning naming %s", logs.String(), api.file)
-				case !place.warns && warnings != 0:
+				case warning != "" && (warnings != 1 || !strings.Contains(logs.String(), warning)):
+					t.Errorf("logs %q, want one warning containing %q", logs.String(), warning)
+				case warning == "" && warnings != 0:
 					t.Errorf("logs %q, want no warning", logs.String())
 				}
-				want := filepath.Join(project, api.file)
-				if place.inCWD {
-					want = api.file
-				}
-				if files := read.List(); !slices.Contains(files, want) {
-					t.Errorf("FileRead told %q, want %s among them (the files shipped to kube)", files, want)
+				if files := read.List(); !slices.Contains(files, found) {
+					t.Errorf("FileRead told %q, want %s among them (the files shipped to kube)", files, found)
 				}
 			})
 		}
 	}
+}
+
+// pathPlace is where TestScriptPaths puts the file a script names, and
+// how the script names it.
+type pathPlace struct {
+	name          string
+	beside, inCWD bool
+	stock         bool
+	// typed says that the path reaches the script from the command line,
+	// as -e P=PATH.
+	typed   bool
+	warns   bool
+	wantErr bool
+}
+
+// expect is the warning (a part of it; "" for none) and the file found
+// when a script in project run from work names file from p, through an
+// API that read the working directory alone before the rule when
+// formerlyWorkDir.
+func (p pathPlace) expect(file string, formerlyWorkDir bool, work, project string) (warning, found string) {
+	inWork, inProject := filepath.Join(work, file), filepath.Join(project, file)
+	switch {
+	case p.warns:
+		return file + " was found relative to the working directory (" + inWork + "), not to the script's directory", file
+	case p.inCWD && (!p.beside || p.typed):
+		return "", file
+	case p.inCWD && formerlyWorkDir:
+		return "reads " + inProject + ", relative to the script's directory; before this version it read " + inWork, inProject
+	}
+	return "", inProject
 }

@@ -220,7 +220,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 			cfg.MaxConns = o.MaxConns
 		}
 		if o.Tokenizer != "" {
-			spec, err := i.module.Paths.ResolveTokenizer(fmt.Sprintf("tokenizer %q", o.Tokenizer), o.Tokenizer)
+			spec, err := i.module.Paths.FormerlyWorkDir().ResolveTokenizer(fmt.Sprintf("tokenizer %q", o.Tokenizer), o.Tokenizer)
 			if err != nil {
 				panic(rt.NewGoError(fmt.Errorf("llm.client(options): %w", err)))
 			}
@@ -258,7 +258,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 				cfg.TLS.InsecureSkipVerify = t.InsecureSkipVerify.ToBoolean()
 			}
 			if given(t.CAFile) {
-				path, err := i.module.Paths.Resolve(fmt.Sprintf("tls.caFile %q", t.CAFile), t.CAFile.String())
+				path, err := i.module.Paths.FormerlyWorkDir().Resolve(fmt.Sprintf("tls.caFile %q", t.CAFile), t.CAFile.String())
 				if err != nil {
 					panic(rt.NewGoError(fmt.Errorf("llm.client(options): %w", err)))
 				}
