@@ -81,13 +81,25 @@ var plainPath = regexp.MustCompile(`^[A-Za-z0-9._/+:@%=-]+$`)
 // a POSIX shell when it needs to be, and a path that would read as a flag
 // (-x.js) named from the working directory (./-x.js).
 func RunCommand(path string) string {
+	return "llmrun run " + shellArg(path)
+}
+
+// TypesCommand is the command that writes, beside the script at path, the
+// declarations an editor completes and checks it with.
+func TypesCommand(path string) string {
+	return "llmrun types " + shellArg(filepath.Dir(path))
+}
+
+// shellArg is path as one argument of a shell command line: quoted when
+// it holds more than letters, digits and ./_-, and never taken for a flag.
+func shellArg(path string) string {
 	if strings.HasPrefix(path, "-") {
 		path = "./" + path
 	}
 	if !plainPath.MatchString(path) {
 		path = "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 	}
-	return "llmrun run " + path
+	return path
 }
 
 // WriteFile writes src to path, creating it and the directories it is in

@@ -53,7 +53,7 @@ func newCommand(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	} else if err != nil {
 		return cmd.fail(err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (the %s template)\nrun it: %s\n", file, *name, scripts.RunCommand(file))
+	fmt.Fprintf(stdout, "wrote %s (the %s template)\nrun it: %s\nfor your editor: %s\n", file, *name, scripts.RunCommand(file), scripts.TypesCommand(file))
 	return exitcode.OK
 }
 

@@ -35,7 +35,7 @@ func TestNewWritesTheChatTemplateToScriptJS(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	code, stdout, stderr := command(t, "new")
-	if code != exitcode.OK || stdout != "wrote script.js (the chat template)\nrun it: llmrun run script.js\n" {
+	if code != exitcode.OK || stdout != "wrote script.js (the chat template)\nrun it: llmrun run script.js\nfor your editor: llmrun types .\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if got := readFile(t, filepath.Join(dir, "script.js")); got != template(t, "chat", "script.js") {
@@ -61,7 +61,7 @@ func TestNewWritesTheTemplateAsked(t *testing.T) {
 		for _, file := range []string{name + ".js", name + ".ts"} {
 			path := filepath.Join(dir, file)
 			code, stdout, stderr := command(t, "new", append(tc.args, path)...)
-			if code != exitcode.OK || !strings.Contains(stdout, "run it: llmrun run "+path+"\n") {
+			if code != exitcode.OK || !strings.Contains(stdout, "run it: llmrun run "+path+"\n") || !strings.Contains(stdout, "for your editor: llmrun types "+dir+"\n") {
 				t.Errorf("%v %s: exit %d, stdout %q, stderr %q", tc.args, file, code, stdout, stderr)
 				continue
 			}
@@ -173,7 +173,7 @@ func TestNewScriptRunsAsItSays(t *testing.T) {
 	if code != exitcode.OK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	if want := "run it: llmrun run '" + path + "'\n"; !strings.HasSuffix(stdout, want) {
+	if want := "run it: llmrun run '" + path + "'\n"; !strings.Contains(stdout, want) {
 		t.Fatalf("stdout %q, want it to end %q", stdout, want)
 	}
 	code, stdout, stderr = command(t, "run", "-q", "--seed", "1", "-e", "LEVELS=1,2", "-e", "STEP=1s", path)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -33,6 +34,9 @@ func typesCommand(args []string, stdout, stderr io.Writer) int {
 		written, note, err := typings.Write(dirs[0], *force)
 		for _, w := range written {
 			fmt.Fprintf(stdout, "%s %s\n", w.Action, w.Path)
+		}
+		if errors.Is(err, typings.ErrDiffers) {
+			return cmd.usageError("%v", err) // as llmrun new: the remedy is a flag
 		}
 		if err != nil {
 			return cmd.fail(err)

@@ -34,7 +34,7 @@ func TestTypesCommand(t *testing.T) {
 		{name: "into a new directory", args: []string{dir}, stdout: []string{"wrote " + declarations, "wrote " + jsconfig}},
 		{name: "again", args: []string{dir}, stdout: []string{"kept " + declarations, "kept " + jsconfig}},
 		{name: "over older declarations", before: func() { writeText(t, declarations, "declare module 'llm' {}\n") },
-			args: []string{dir}, code: exitcode.Error, stderr: "llmrun types: " + declarations + " exists with other content: --force replaces it\n"},
+			args: []string{dir}, code: exitcode.Usage, stderr: "llmrun types: " + declarations + " exists with other content: --force replaces it\n"},
 		{name: "over older declarations, forced", args: []string{dir, "--force"}, stdout: []string{"replaced " + declarations, "kept " + jsconfig}},
 		{name: "beside a tsconfig.json", before: func() { writeText(t, filepath.Join(dir, "tsconfig.json"), "{}\n") },
 			args: []string{dir}, stdout: []string{"kept " + declarations, "kept " + jsconfig}, stderr: "tsconfig.json exists: editors read it instead of jsconfig.json"},
