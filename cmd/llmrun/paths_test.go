@@ -3,11 +3,10 @@ package main
 import (
 	"encoding/pem"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/llmrun/llmrun/internal/filetest"
 	"github.com/llmrun/llmrun/internal/kubetest"
 	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/runtime/exitcode"
@@ -46,15 +45,7 @@ func TestRunResolvesPathsAgainstTheScript(t *testing.T) {
 
 	project := t.TempDir()
 	files := map[string]string{"tests/chat.js": pathsScript, "tests/bench.yaml": "max_tokens: 3\n", "tests/ca.pem": ca, "note.txt": "Say hi."}
-	for name, content := range files {
-		path := filepath.Join(project, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	filetest.Write(t, project, files)
 	code, stdout, stderr := llmrunIn(t, project, nil, "run", "-q", "-e", "TLS_URL="+srv.URL, "tests/chat.js")
 	if code != exitcode.OK {
 		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)

@@ -1,7 +1,6 @@
 package scriptpath_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,22 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/llmrun/llmrun/internal/filetest"
 	"github.com/llmrun/llmrun/modules/scriptpath"
 )
-
-// writeFiles writes each file of files (path relative to dir: content).
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestResolve runs from a working directory that is not the script's:
 // each kind of path is found where the rule says, warns when it says,
@@ -33,8 +19,8 @@ func TestResolve(t *testing.T) {
 	root := t.TempDir()
 	work := filepath.Join(root, "work")
 	project := filepath.Join(root, "project")
-	writeFiles(t, work, map[string]string{"cwd-only.txt": "", "both.txt": "", "typed.txt": "", "data/typed.txt": "", "data/cwd-only.txt": ""})
-	writeFiles(t, project, map[string]string{"beside.txt": "", "both.txt": "", "typed.txt": "", "data/typed.txt": "", "lib/mod-only.txt": ""})
+	filetest.Write(t, work, map[string]string{"cwd-only.txt": "", "both.txt": "", "typed.txt": "", "data/typed.txt": "", "data/cwd-only.txt": ""})
+	filetest.Write(t, project, map[string]string{"beside.txt": "", "both.txt": "", "typed.txt": "", "data/typed.txt": "", "lib/mod-only.txt": ""})
 	script := filepath.Join(project, "bench.js")
 	t.Chdir(work)
 
@@ -131,7 +117,7 @@ func TestResolve(t *testing.T) {
 // relative to the working directory too, as the script is.
 func TestResolveKeepsTheScriptsPathAsGiven(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"project/beside.txt": "", "work/cwd-only.txt": ""})
+	filetest.Write(t, root, map[string]string{"project/beside.txt": "", "work/cwd-only.txt": ""})
 	t.Chdir(filepath.Join(root, "work"))
 	var warnings []string
 	r := scriptpath.New(scriptpath.Config{Script: "../project/bench.js", Warn: func(msg string) { warnings = append(warnings, msg) }})
@@ -149,7 +135,7 @@ func TestResolveKeepsTheScriptsPathAsGiven(t *testing.T) {
 // The warning of a file told, through FormerlyWorkDir or not, is told once.
 func TestFormerlyWorkDirWarnsOfAnotherFileOnce(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"project/both.txt": "", "work/both.txt": ""})
+	filetest.Write(t, root, map[string]string{"project/both.txt": "", "work/both.txt": ""})
 	t.Chdir(filepath.Join(root, "project"))
 	var warnings []string
 	r := scriptpath.New(scriptpath.Config{Script: "bench.js", Warn: func(msg string) { warnings = append(warnings, msg) }})
@@ -191,7 +177,7 @@ func TestMissingInTheWorkingDirectoryIsNamedOnce(t *testing.T) {
 // Many VUs resolving at once tell each warning once (run under -race).
 func TestWarnsOnceAcrossVUs(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"work/cwd-only.txt": "", "work/both.txt": "", "project/both.txt": ""})
+	filetest.Write(t, root, map[string]string{"work/cwd-only.txt": "", "work/both.txt": "", "project/both.txt": ""})
 	t.Chdir(filepath.Join(root, "work"))
 	var warnings, read atomic.Int64
 	r := scriptpath.New(scriptpath.Config{Script: filepath.Join(root, "project", "bench.js"),
@@ -217,7 +203,7 @@ func TestWarnsOnceAcrossVUs(t *testing.T) {
 // A nil Resolver resolves against the working directory and tells no one.
 func TestNilResolver(t *testing.T) {
 	work := t.TempDir()
-	writeFiles(t, work, map[string]string{"here.txt": ""})
+	filetest.Write(t, work, map[string]string{"here.txt": ""})
 	t.Chdir(work)
 	var r *scriptpath.Resolver
 	if got, err := r.Resolve("f", "here.txt"); err != nil || got != "here.txt" {
@@ -232,7 +218,7 @@ func TestNilResolver(t *testing.T) {
 // found as any path is.
 func TestResolveTokenizer(t *testing.T) {
 	project := t.TempDir()
-	writeFiles(t, project, map[string]string{"tok/tokenizer.json": "{}"})
+	filetest.Write(t, project, map[string]string{"tok/tokenizer.json": "{}"})
 	t.Chdir(t.TempDir())
 	r := scriptpath.New(scriptpath.Config{Script: filepath.Join(project, "bench.js")})
 	for _, tt := range []struct{ spec, want, wantErr string }{

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/filetest"
 	"github.com/llmrun/llmrun/modules/typings"
 )
 
@@ -150,15 +151,7 @@ func TestWrittenDirectoryIsAProject(t *testing.T) {
 		"lib/wrong.js":    "import llm from 'llm';\nexport const r = llm.stream({ prompt: 'hi', max_token: 8 });\n",
 		"lib/wrong-ts.ts": "import { sleep } from 'llmrun';\nsleep('1s');\n",
 	}
-	for name, src := range scripts {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	filetest.Write(t, dir, scripts)
 	out, _ := runTSC(t, filepath.Join(dir, typings.ConfigFile))
 	for name, want := range map[string]string{"chat.js": "", "typed.ts": "", "wrong.js": "'max_token' does not exist", "wrong-ts.ts": "Argument of type 'string' is not assignable to parameter of type 'number'"} {
 		diagnostics := strings.Join(diagnosticsOf(out, name), "\n")

@@ -3,13 +3,14 @@ package js
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/llmrun/llmrun/internal/filetest"
 )
 
 func TestCompileExports(t *testing.T) {
@@ -106,7 +107,7 @@ export function setup() {}
 
 func TestRelativeImports(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	filetest.Write(t, dir, map[string]string{
 		"lib/util.ts":   "export const greet = (name: string): string => `hello ${name}`;\n",
 		"lib/data.json": `{"prompts": ["a", "b"]}`,
 		"lib/cjs.js":    "module.exports = { twice: (x) => 2 * x };\n",
@@ -136,7 +137,7 @@ func TestFilesNamedWithURLCharacters(t *testing.T) {
 	for _, name := range []string{"a(b).js", "x%y.js", "c#d.js", "é.js", "with space.js"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, map[string]string{"lib (1)/util%20.js": "export const x = 1;\n"})
+			filetest.Write(t, dir, map[string]string{"lib (1)/util%20.js": "export const x = 1;\n"})
 			script := mustCompile(t, filepath.Join(dir, name), "import { x } from './lib (1)/util%20.js';\nexport default function () { return x; }\n")
 			want := []string{filepath.Join(dir, "lib (1)/util%20.js"), filepath.Join(dir, name)}
 			slices.Sort(want)
@@ -149,7 +150,7 @@ func TestFilesNamedWithURLCharacters(t *testing.T) {
 
 func TestSyntaxErrors(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"lib.ts": "export const x: number = ;\n"})
+	filetest.Write(t, dir, map[string]string{"lib.ts": "export const x: number = ;\n"})
 	tests := []struct {
 		name, filename, src string
 		at                  string // file:line:column
@@ -213,19 +214,6 @@ func TestSyntaxErrorMessage(t *testing.T) {
    |       ^`
 	if err == nil || err.Error() != want {
 		t.Errorf("Error() =\n%v\nwant\n%s", err, want)
-	}
-}
-
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrun/llmrun/internal/filetest"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/modulestest"
 )
 
 func TestRuntimeErrorPositions(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	filetest.Write(t, dir, map[string]string{
 		"lib.ts": "// helpers\nexport function check(n: number): void {\n  if (n > 1) {\n    throw new RangeError(`too big: ${n}`);\n  }\n}\n",
 	})
 	tests := []struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/dop251/goja"
 	"github.com/evanw/esbuild/pkg/api"
 
+	"github.com/llmrun/llmrun/internal/filetest"
 	"github.com/llmrun/llmrun/modules"
 	"github.com/llmrun/llmrun/modules/modulestest"
 )
@@ -63,7 +64,7 @@ export function describe(o) {
 // reads them (live bindings through getters).
 func TestImportInterop(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	filetest.Write(t, dir, map[string]string{
 		"lib.js": "export const greeting = 'hi';\nexport let count = 0;\nexport function bump() { count++; }\nexport default 'lib default';\n",
 	})
 	s := mustCompile(t, filepath.Join(dir, "script.js"), `import fake from 'fake';
@@ -180,7 +181,7 @@ export default function () { return [fake.answer, ns.label, __getOwnPropNames].j
 // null included, and esbuild's default: the whole module.exports.
 func TestNamespaceOfACommonJSFile(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	filetest.Write(t, dir, map[string]string{
 		"bare.cjs":  "module.exports = Object.assign(Object.create(null), { a: 1 });\n",
 		"plain.cjs": "exports.b = 2;\n",
 	})
@@ -308,7 +309,7 @@ func TestNamespaceExports(t *testing.T) {
 // a prototype before it walks them with for-in.
 func TestNamespaceOfOddExportNames(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	filetest.Write(t, dir, map[string]string{
 		"lib.js": "const a = 1, b = 2, c = 3;\nexport { c as z, a as \"__proto__\", b as \"0\" };\n",
 	})
 	s := mustCompile(t, filepath.Join(dir, "script.js"), "import * as lib from './lib.js';\nexport default function () { return [lib['__proto__'], lib[0], lib.z, describe(lib)].join(' | '); }\n"+describeObjects)

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrun/llmrun/internal/filetest"
 	"github.com/llmrun/llmrun/modules/modulestest"
 	"github.com/llmrun/llmrun/modules/scriptpath"
 )
 
 func TestOpen(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	filetest.Write(t, dir, map[string]string{
 		"data/prompts.txt": "hello\nworld\n",
 		"lib/local.txt":    "beside the lib",
 		"lib/lib.js":       "export const local = open('local.txt');\n",
