@@ -247,23 +247,7 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 			cfg.HTTP2 = o.HTTP2.ToBoolean()
 		}
 		if given(o.TLS) {
-			var t struct {
-				InsecureSkipVerify goja.Value `js:"insecureSkipVerify"`
-				CAFile             goja.Value `js:"caFile"`
-			}
-			if err := rt.ExportTo(o.TLS, &t); err != nil {
-				panic(rt.NewTypeError("llm.client(options): tls: %v", err))
-			}
-			if given(t.InsecureSkipVerify) {
-				cfg.TLS.InsecureSkipVerify = t.InsecureSkipVerify.ToBoolean()
-			}
-			if given(t.CAFile) {
-				path, err := i.module.Paths.FormerlyWorkDir().Resolve(fmt.Sprintf("tls.caFile %q", t.CAFile), t.CAFile.String())
-				if err != nil {
-					panic(rt.NewGoError(fmt.Errorf("llm.client(options): %w", err)))
-				}
-				cfg.TLS.CAFile = path
-			}
+			i.readTLS(&cfg.TLS, o.TLS)
 		}
 	}
 	c, err := i.module.client(i.vu.Context(), cfg)
@@ -276,6 +260,30 @@ func (i *instance) newClient(opts goja.Value) *goja.Object {
 	must(obj.Set("model", cfg.Model))
 	must(obj.Set("baseURL", cfg.BaseURL))
 	return obj
+}
+
+// readTLS reads llm.client's tls option, { insecureSkipVerify, caFile },
+// over cfg: the fields it leaves out keep cfg's. caFile resolves as the
+// script's paths do.
+func (i *instance) readTLS(cfg *llm.TLSConfig, v goja.Value) {
+	rt := i.vu.Runtime()
+	var t struct {
+		InsecureSkipVerify goja.Value `js:"insecureSkipVerify"`
+		CAFile             goja.Value `js:"caFile"`
+	}
+	if err := rt.ExportTo(v, &t); err != nil {
+		panic(rt.NewTypeError("llm.client(options): tls: %v", err))
+	}
+	if given(t.InsecureSkipVerify) {
+		cfg.InsecureSkipVerify = t.InsecureSkipVerify.ToBoolean()
+	}
+	if given(t.CAFile) {
+		path, err := i.module.Paths.FormerlyWorkDir().Resolve(fmt.Sprintf("tls.caFile %q", t.CAFile), t.CAFile.String())
+		if err != nil {
+			panic(rt.NewGoError(fmt.Errorf("llm.client(options): %w", err)))
+		}
+		cfg.CAFile = path
+	}
 }
 
 // jsRetry reads a retry option, { attempts, on, backoff: { base, max,
