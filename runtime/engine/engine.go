@@ -173,6 +173,18 @@ type Engine struct {
 	startNanos atomic.Int64
 }
 
+// withTags returns the options' tags with the command line's over them,
+// tags itself when there are none to add (it is never changed in place).
+func withTags(tags, overrides map[string]string) map[string]string {
+	if len(overrides) == 0 {
+		return tags
+	}
+	merged := make(map[string]string, len(tags)+len(overrides))
+	maps.Copy(merged, tags)
+	maps.Copy(merged, overrides)
+	return merged
+}
+
 // Load compiles the script, runs its init code once to read its options and
 // resolves the scenarios. Errors are *js.ScriptError for script problems
 // and *ConfigError for options and flags.
@@ -233,13 +245,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	for _, w := range bareDurationWarnings(optsJSON) {
 		e.log().Warn(w)
 	}
-	if len(cfg.Tags) > 0 {
-		e.options.Tags = maps.Clone(e.options.Tags)
-		if e.options.Tags == nil {
-			e.options.Tags = make(map[string]string, len(cfg.Tags))
-		}
-		maps.Copy(e.options.Tags, cfg.Tags)
-	}
+	e.options.Tags = withTags(e.options.Tags, cfg.Tags)
 	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
 		return nil, err
 	}
