@@ -69,6 +69,7 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	}{
 		{in.exports, "tokenizer", in.tokenizerObject}, {in.exports, "dataset", in.dataset},
 		{prompts, "synthetic", in.synthetic}, {prompts, "sharedPrefix", in.sharedPrefix},
+		{prompts, "fromHashIds", in.fromHashIDs},
 		{lengths, "fixed", in.fixed}, {lengths, "uniform", in.uniform}, {lengths, "normal", in.normal},
 		{lengths, "lognormal", in.lognormal}, {lengths, "empirical", in.empirical},
 		{in.exports, "prompts", prompts}, {in.exports, "lengths", lengths},
@@ -314,6 +315,57 @@ func (in *instance) sharedPrefix(opts goja.Value) *goja.Object {
 		return po
 	}))
 	return obj
+}
+
+// fromHashIDs is prompts.fromHashIds({ hashIds, inputTokens, blockSize,
+// request, tokenizer }): { text, tokens, hashedTokens }, a trace record's
+// prompt whose blocks are its hash ids' (see Synthesizer.BlockPrompt).
+func (in *instance) fromHashIDs(opts goja.Value) *goja.Object {
+	const call = "prompts.fromHashIds(options)"
+	o := in.options(call, opts, "hashIds", "inputTokens", "blockSize", "request", "tokenizer")
+	if !given(o["inputTokens"]) {
+		in.typeError("%s: inputTokens is required", call)
+	}
+	ids := in.hashIDs(call, o["hashIds"])
+	tokens := in.count(call+": inputTokens", o["inputTokens"])
+	blockSize := in.bound(call, "blockSize", o["blockSize"], DefaultHashBlockTokens)
+	request := in.rng.Uint64()
+	if given(o["request"]) {
+		request = uint64(in.count(call+": request", o["request"]))
+	}
+	s, err := in.m.synthesizer(in.vu.Context(), tokenizerSpec(o["tokenizer"]))
+	if err != nil {
+		in.throw(err)
+	}
+	p, err := s.BlockPrompt(in.m.Seed, ids, tokens, blockSize, request)
+	if err != nil {
+		in.throw(err)
+	}
+	obj := in.vu.Runtime().NewObject()
+	must(obj.Set("text", p.Text))
+	must(obj.Set("tokens", p.Tokens))
+	must(obj.Set("hashedTokens", p.HashedTokens))
+	return obj
+}
+
+// hashIDs reads a record's hash ids: an array of whole numbers, none
+// when absent.
+func (in *instance) hashIDs(call string, v goja.Value) []int64 {
+	if !given(v) {
+		return nil
+	}
+	var values []float64
+	if err := in.vu.Runtime().ExportTo(v, &values); err != nil {
+		in.typeError("%s: hashIds must be an array of whole numbers, got %s", call, v)
+	}
+	ids := make([]int64, len(values))
+	for i, f := range values {
+		if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			in.typeError("%s: hashIds[%d] must be a whole number, got %v", call, i, f)
+		}
+		ids[i] = int64(f)
+	}
+	return ids
 }
 
 // maxLength is the default upper bound of the distributions that have

@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/llmrun/llmrun/internal/tokenizer"
 	"github.com/llmrun/llmrun/internal/tokenizer/hfhub/hfhubtest"
 	"github.com/llmrun/llmrun/modules/modulestest"
 	"github.com/llmrun/llmrun/modules/scriptpath"
@@ -372,5 +374,48 @@ func TestJSNumberedDraws(t *testing.T) {
 	}
 	if msg := runErr(newDataVU(t, &Module{Seed: 1}, 1), `data.prompts.synthetic(3, { draw: -1 })`); !strings.Contains(msg, "draw") {
 		t.Errorf("draw -1: %q", msg)
+	}
+}
+
+// TestJSFromHashIds builds two records' prompts in JavaScript, one VU
+// each: they share the hash ids' blocks whichever VU builds them, have
+// their exact lengths, and differ after the shared blocks.
+func TestJSFromHashIds(t *testing.T) {
+	m := &Module{Seed: 5}
+	a := newDataVU(t, m, 1).Run(`JSON.stringify(data.prompts.fromHashIds({ hashIds: [7, 8], inputTokens: 40, blockSize: 16, request: 0 }))`).String()
+	b := newDataVU(t, m, 2).Run(`JSON.stringify(data.prompts.fromHashIds({ hashIds: [7, 8, 9], inputTokens: 50, blockSize: 16, request: 1 }))`).String()
+	var pa, pb struct {
+		Text                 string
+		Tokens, HashedTokens int
+	}
+	if err := json.Unmarshal([]byte(a), &pa); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal([]byte(b), &pb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	tok, err := tokenizer.Load(tokenizer.DefaultEncoding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ia, _ := tok.Encode(pa.Text)
+	ib, _ := tok.Encode(pb.Text)
+	if len(ia) != 40 || pa.Tokens != 40 || pa.HashedTokens != 32 || len(ib) != 50 || pb.HashedTokens != 48 {
+		t.Fatalf("lengths %d (%d, %d hashed) and %d (%d hashed); want 40 (32 hashed) and 50 (48)", len(ia), pa.Tokens, pa.HashedTokens, len(ib), pb.HashedTokens)
+	}
+	if n := commonPrefix(ia, ib); n != 32 {
+		t.Errorf("the two prompts share %d leading tokens, want the 32 of hash ids 7 and 8", n)
+	}
+	vu := newDataVU(t, m, 3)
+	for src, want := range map[string]string{
+		`data.prompts.fromHashIds({ hashIds: [1] })`:                                "inputTokens is required",
+		`data.prompts.fromHashIds({ hashIds: [1.5], inputTokens: 3 })`:              "hashIds[0] must be a whole number",
+		`data.prompts.fromHashIds({ hashIds: 'x', inputTokens: 3 })`:                "hashIds must be an array",
+		`data.prompts.fromHashIds({ hashIds: [1], inputTokens: 3, blockSize: 0 })`:  "block size must be ≥ 1",
+		`data.prompts.fromHashIds({ hashIds: [1], inputTokens: 3, blocksize: 16 })`: `unknown option "blocksize"`,
+	} {
+		if msg := runErr(vu, src); !strings.Contains(msg, want) {
+			t.Errorf("%s: error %q, want one saying %q", src, msg, want)
+		}
 	}
 }

@@ -280,6 +280,7 @@ func decodedOptions(t *testing.T) []fieldSet {
 		"normal#1":       "Parameters<typeof m_data.lengths.normal>[0]",
 		"lognormal#1":    "Parameters<typeof m_data.lengths.lognormal>[0]",
 		"dataset#1":      "NonNullable<Parameters<typeof m_data.dataset>[1]>",
+		"fromHashIDs#1":  "Parameters<typeof m_data.prompts.fromHashIds>[0]",
 	}
 	var sets []fieldSet
 	for _, src := range []struct {

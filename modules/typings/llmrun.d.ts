@@ -1030,6 +1030,15 @@ declare module 'data' {
     tokens: number;
   }
 
+  /** A trace record's prompt built from its hash ids. */
+  export interface HashIdsPrompt {
+    text: string;
+    /** The prompt's tokens: inputTokens. */
+    tokens: number;
+    /** The tokens of the hash ids' blocks; the rest is the request's own. */
+    hashedTokens: number;
+  }
+
   /** Groups of prompts sharing a prefix, the same in every VU. */
   export interface SharedPrefix {
     readonly groups: number;
@@ -1053,6 +1062,12 @@ declare module 'data' {
     synthetic(n: number, options?: { prefix?: string; tokenizer?: TokenizerSpec; draw?: number }): string;
     /** Prefix groups for prefix-cache benchmarks. */
     sharedPrefix(options: { groups: number; prefixTokens: number; tokenizer?: TokenizerSpec }): SharedPrefix;
+    /**
+     * A trace record's prompt of exactly inputTokens tokens: block k is the
+     * first blockSize (default 512) tokens of hash id hashIds[k]'s, the same
+     * in every request; the rest is the request's own, drawn for `request`.
+     */
+    fromHashIds(options: { hashIds?: number[]; inputTokens: number; blockSize?: number; request?: number; tokenizer?: TokenizerSpec }): HashIdsPrompt;
   };
 
   /** The bounds of a distribution, in tokens. */
