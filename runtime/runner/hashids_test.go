@@ -1,0 +1,150 @@
+package runner_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmrun/llmrun/internal/llmsim"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
+	"github.com/llmrun/llmrun/modules/data"
+	"github.com/llmrun/llmrun/runtime/runner"
+)
+
+// traceRecord is a line of a Mooncake trace.
+type traceRecord struct {
+	InputLength  int     `json:"input_length"`
+	OutputLength int     `json:"output_length"`
+	HashIDs      []int64 `json:"hash_ids"`
+}
+
+// hashIDsReplay replays a trace's records in order, one at a time, each
+// prompt built from its hash ids and sent with the completions API (no
+// chat template adds tokens before the first block).
+const hashIDsReplay = `
+import llm from 'llm';
+import { prompts } from 'data';
+const trace = open('testdata/hashids_trace.jsonl').split('\n').filter(l => l !== '').map(l => JSON.parse(l));
+export const options = { scenarios: { trace: { executor: 'per-vu-iterations', vus: 1, iterations: trace.length } } };
+export default function () {
+  const r = trace[__ITER];
+  const p = prompts.fromHashIds({ hashIds: r.hash_ids, inputTokens: r.input_length, request: __ITER });
+  llm.stream({ prompt: p.text, max_tokens: Math.min(r.output_length, 4), ignore_eos: true });
+}
+`
+
+// TestTraceHashIDsHitRateMatchesTheSimulator is issue 31's check of
+// prompts from hash_ids: a Mooncake trace with heavy block sharing,
+// replayed in order against the simulator with a cache that holds all of
+// it, gets from the simulator the prefix-cache hits the trace's hash ids
+// imply (data.ExpectedHits, the same computation the summary reports).
+//
+// The tolerance, from first principles: the simulator (as vLLM) caches
+// full blocks of llmsim.PrefixBlockTokens (16) tokens only, and always
+// computes a prompt's last token; the trace's 512-token blocks are 32 of
+// its blocks, aligned since the completions API adds no token before the
+// prompt. So each request's reported hits are its expected hits rounded
+// down to a multiple of 16, or 16 fewer when the whole prompt was a hit:
+// never more than expected, and at most 16 tokens fewer. Requests go one
+// at a time, so each finds the blocks of every earlier one cached.
+func TestTraceHashIDsHitRateMatchesTheSimulator(t *testing.T) {
+	records := readTrace(t, "testdata/hashids_trace.jsonl")
+	sim := llmsimtest.Start(t, llmsimtest.Fast())
+	out := filepath.Join(t.TempDir(), "requests.jsonl")
+	r := run(t, hashIDsReplay, func(c *runner.Config) {
+		c.Engine.ScriptPath = "test.js"
+		c.Engine.LLM.BaseURL = sim.URL() + "/v1"
+		c.Outputs = []string{"jsonl=" + out}
+	})
+	if r.outcome.Verdict != runner.Passed {
+		t.Fatalf("verdict %v\nstderr:\n%s", r.outcome.Verdict, r.stderr)
+	}
+	sent := readRequests(t, out)
+	if len(sent) != len(records) {
+		t.Fatalf("%d requests recorded, want one per record (%d)", len(sent), len(records))
+	}
+	expected, err := data.NewExpectedHits(data.DefaultHashBlockTokens, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cached int64
+	for i, rec := range records {
+		want := expected.Add(rec.HashIDs, rec.InputLength)
+		got := sent[i]
+		if got.InputTokens != rec.InputLength {
+			t.Errorf("record %d: the simulator counted %d prompt tokens, want the trace's %d", i+1, got.InputTokens, rec.InputLength)
+		}
+		if got.CachedTokens > want || got.CachedTokens < want-llmsim.PrefixBlockTokens {
+			t.Errorf("record %d (%d tokens, hash ids %v): %d tokens cached, want %d less at most %d", i+1, rec.InputLength, rec.HashIDs, got.CachedTokens, want, llmsim.PrefixBlockTokens)
+		}
+		cached += int64(got.CachedTokens)
+	}
+	queried, hits := expected.Totals()
+	tolerance := float64(llmsim.PrefixBlockTokens*len(records)) / float64(queried)
+	if 3*hits < queried {
+		t.Fatalf("the trace implies %d hits of %d tokens: too little sharing for this check", hits, queried)
+	}
+	reported := float64(cached) / float64(queried)
+	if d := expected.Rate() - reported; d < 0 || d > tolerance {
+		t.Errorf("the simulator's hit rate %.4f (its usage's cached tokens), the trace's %.4f: want at most %.4f below", reported, expected.Rate(), tolerance)
+	}
+	server := r.outcome.Summary.Server
+	if server == nil || len(server.Targets) == 0 || server.Targets[0].PrefixCacheHitRate == nil {
+		t.Fatalf("the summary has no prefix-cache hit rate from the simulator's /metrics: %+v", server)
+	}
+	metricsRate := *server.Targets[0].PrefixCacheHitRate
+	if d := expected.Rate() - metricsRate; d < 0 || d > tolerance {
+		t.Errorf("the simulator's /metrics hit rate %.4f, the trace's %.4f: want at most %.4f below", metricsRate, expected.Rate(), tolerance)
+	}
+	t.Logf("hit rate: the trace's %.4f, the simulator's %.4f (usage) and %.4f (/metrics); tolerance %.4f", expected.Rate(), reported, metricsRate, tolerance)
+}
+
+func readTrace(t *testing.T, path string) []traceRecord {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var records []traceRecord
+	lines := bufio.NewScanner(f)
+	for lines.Scan() {
+		var r traceRecord
+		if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
+			t.Fatalf("%s line %d: %v", path, len(records)+1, err)
+		}
+		records = append(records, r)
+	}
+	if err := lines.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return records
+}
+
+// sentRequest is a request's line in the jsonl output.
+type sentRequest struct {
+	OK           bool `json:"ok"`
+	InputTokens  int  `json:"input_tokens"`
+	CachedTokens int  `json:"cached_tokens"`
+}
+
+func readRequests(t *testing.T, path string) []sentRequest {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []sentRequest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for dec.More() {
+		var s sentRequest
+		if err := dec.Decode(&s); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		sent = append(sent, s)
+	}
+	return sent
+}
