@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/llmrun/llmrun/internal/tokenizer"
 
 	"github.com/dop251/goja"
 
 	"github.com/llmrun/llmrun/modules"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/modules/scriptpath"
 )
 
@@ -47,6 +49,35 @@ type Module struct {
 	synths  map[string]*Synthesizer
 	groups  map[groupsKey]*PrefixGroups
 	cursors map[*Dataset]*atomic.Int64
+	// expected are the run's counts of the prefix-cache hits the prompts
+	// built from hash ids imply, by block size and cache capacity.
+	expected map[expectedKey]*ExpectedHits
+}
+
+type expectedKey struct{ blockSize, cacheBlocks int }
+
+// Metrics are the data module's built-in metrics: the prompts built from
+// a trace's hash ids (prompts.fromHashIds) and the prefix-cache hits they
+// imply, whose ratio the console prints beside the server's hit rate.
+type Metrics struct {
+	HashInputTokens      *metrics.Metric
+	ExpectedCachedTokens *metrics.Metric
+}
+
+// Names of the data module's metrics.
+const (
+	HashInputTokensMetric      = "trace_input_tokens"
+	ExpectedCachedTokensMetric = "trace_expected_cached_tokens"
+)
+
+// RegisterMetrics registers the data module's built-in metrics.
+func RegisterMetrics(reg *metrics.Registry) *Metrics {
+	return &Metrics{
+		HashInputTokens: reg.MustRegister(metrics.Metric{Name: HashInputTokensMetric, Type: metrics.Counter, Unit: "tokens",
+			Desc: "input tokens of the prompts built from hash ids (prompts.fromHashIds)"}),
+		ExpectedCachedTokens: reg.MustRegister(metrics.Metric{Name: ExpectedCachedTokensMetric, Type: metrics.Counter, Unit: "tokens",
+			Desc: "those of them an earlier prompt's hash ids put in a prefix cache: the hit rate the trace implies"}),
+	}
 }
 
 type groupsKey struct {
@@ -56,7 +87,7 @@ type groupsKey struct {
 
 // NewInstance implements modules.Module.
 func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
-	in := &instance{m: m, vu: vu}
+	in := &instance{m: m, vu: vu, metrics: RegisterMetrics(vu.Registry())}
 	in.rng = in.stream()
 	rt := vu.Runtime()
 	in.exports = rt.NewObject()
@@ -85,6 +116,7 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 type instance struct {
 	m       *Module
 	vu      modules.VU
+	metrics *Metrics
 	exports *goja.Object
 	// rng is the VU's stream for synthetic prompts and dataset samples;
 	// each length distribution gets its own.
@@ -160,21 +192,40 @@ func (m *Module) synthesizer(ctx context.Context, spec string) (*Synthesizer, er
 // prefixGroups returns the run's prefix groups for the given parameters,
 // built once.
 func (m *Module) prefixGroups(s *Synthesizer, groups, prefixTokens int) (*PrefixGroups, error) {
-	key := groupsKey{s.tok.Name(), groups, prefixTokens}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if g, ok := m.groups[key]; ok {
-		return g, nil
+	return memoized(&m.groups, groupsKey{s.tok.Name(), groups, prefixTokens}, func() (*PrefixGroups, error) {
+		return NewPrefixGroups(s, m.Seed, groups, prefixTokens)
+	})
+}
+
+// expectedHits returns the run's count of the hits prompts built from
+// hash ids imply, for blocks of blockSize tokens and a cache of
+// cacheBlocks of them (0: unbounded), made once.
+func (m *Module) expectedHits(blockSize, cacheBlocks int) (*ExpectedHits, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return memoized(&m.expected, expectedKey{blockSize, cacheBlocks}, func() (*ExpectedHits, error) {
+		return NewExpectedHits(blockSize, cacheBlocks)
+	})
+}
+
+// memoized returns (*cache)[key], made by build and kept the first time
+// it is asked for (a failure is not kept); the caller holds the lock that
+// guards cache.
+func memoized[K comparable, V any](cache *map[K]V, key K, build func() (V, error)) (V, error) {
+	if v, ok := (*cache)[key]; ok {
+		return v, nil
 	}
-	g, err := NewPrefixGroups(s, m.Seed, groups, prefixTokens)
+	v, err := build()
 	if err != nil {
-		return nil, err
+		return v, err
 	}
-	if m.groups == nil {
-		m.groups = map[groupsKey]*PrefixGroups{}
+	if *cache == nil {
+		*cache = map[K]V{}
 	}
-	m.groups[key] = g
-	return g, nil
+	(*cache)[key] = v
+	return v, nil
 }
 
 // cursor is the run's shared position in ds, for next().
@@ -318,17 +369,21 @@ func (in *instance) sharedPrefix(opts goja.Value) *goja.Object {
 }
 
 // fromHashIDs is prompts.fromHashIds({ hashIds, inputTokens, blockSize,
-// request, tokenizer }): { text, tokens, hashedTokens }, a trace record's
-// prompt whose blocks are its hash ids' (see Synthesizer.BlockPrompt).
+// cacheBlocks, request, tokenizer }): { text, tokens, hashedTokens,
+// expectedCachedTokens }, a trace record's prompt whose blocks are its
+// hash ids' (see Synthesizer.BlockPrompt). In an iteration it counts the
+// prompt as sent: the run's ExpectedHits of its block size and cache
+// capacity adds it, and the module's metrics record it.
 func (in *instance) fromHashIDs(opts goja.Value) *goja.Object {
 	const call = "prompts.fromHashIds(options)"
-	o := in.options(call, opts, "hashIds", "inputTokens", "blockSize", "request", "tokenizer")
+	o := in.options(call, opts, "hashIds", "inputTokens", "blockSize", "cacheBlocks", "request", "tokenizer")
 	if !given(o["inputTokens"]) {
 		in.typeError("%s: inputTokens is required", call)
 	}
 	ids := in.hashIDs(call, o["hashIds"])
 	tokens := in.count(call+": inputTokens", o["inputTokens"])
 	blockSize := in.bound(call, "blockSize", o["blockSize"], DefaultHashBlockTokens)
+	cacheBlocks := in.bound(call, "cacheBlocks", o["cacheBlocks"], 0)
 	request := in.rng.Uint64()
 	if given(o["request"]) {
 		request = uint64(in.count(call+": request", o["request"]))
@@ -341,10 +396,24 @@ func (in *instance) fromHashIDs(opts goja.Value) *goja.Object {
 	if err != nil {
 		in.throw(err)
 	}
+	expected, err := in.m.expectedHits(blockSize, cacheBlocks)
+	if err != nil {
+		in.throw(err)
+	}
+	hits := 0
+	if st := in.vu.State(); st != nil {
+		hits = expected.Add(ids, tokens)
+		now := time.Now()
+		st.Samples.AddSamples([]metrics.Sample{
+			{Metric: in.metrics.HashInputTokens, Tags: st.Tags, Time: now, Value: float64(tokens)},
+			{Metric: in.metrics.ExpectedCachedTokens, Tags: st.Tags, Time: now, Value: float64(hits)},
+		})
+	}
 	obj := in.vu.Runtime().NewObject()
 	must(obj.Set("text", p.Text))
 	must(obj.Set("tokens", p.Tokens))
 	must(obj.Set("hashedTokens", p.HashedTokens))
+	must(obj.Set("expectedCachedTokens", hits))
 	return obj
 }
 

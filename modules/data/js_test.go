@@ -419,3 +419,33 @@ func TestJSFromHashIds(t *testing.T) {
 		}
 	}
 }
+
+// TestJSFromHashIdsCountsExpectedHits: in iterations, each prompt built
+// from hash ids adds to the run's expected hits, shared by every VU, and
+// to the module's two counters; in init code it counts nothing.
+func TestJSFromHashIdsCountsExpectedHits(t *testing.T) {
+	m := &Module{Seed: 5}
+	a, b := newDataVU(t, m, 1), newDataVU(t, m, 2)
+	build := `data.prompts.fromHashIds({ hashIds: [1, 2], inputTokens: 40, blockSize: 16 }).expectedCachedTokens`
+	if got := a.Run(build).ToInteger(); got != 0 {
+		t.Errorf("init code: %d expected cached tokens, want 0 (nothing counted)", got)
+	}
+	a.LeaveInit()
+	b.LeaveInit()
+	for i, c := range []struct {
+		vu   *modulestest.VU
+		want int64
+	}{{a, 0}, {b, 32}, {a, 32}} {
+		if got := c.vu.Run(build).ToInteger(); got != c.want {
+			t.Errorf("prompt %d: %d expected cached tokens, want %d", i, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		metric string
+		want   float64
+	}{{HashInputTokensMetric, 80}, {ExpectedCachedTokensMetric, 32}} {
+		if st := a.Stats(c.metric); st == nil || st.Sum != c.want {
+			t.Errorf("VU 1's %s: %+v, want a sum of %v", c.metric, st, c.want)
+		}
+	}
+}

@@ -1037,6 +1037,8 @@ declare module 'data' {
     tokens: number;
     /** The tokens of the hash ids' blocks; the rest is the request's own. */
     hashedTokens: number;
+    /** The tokens of it that earlier prompts' hash ids put in a prefix cache; 0 in init code. */
+    expectedCachedTokens: number;
   }
 
   /** Groups of prompts sharing a prefix, the same in every VU. */
@@ -1066,8 +1068,10 @@ declare module 'data' {
      * A trace record's prompt of exactly inputTokens tokens: block k is the
      * first blockSize (default 512) tokens of hash id hashIds[k]'s, the same
      * in every request; the rest is the request's own, drawn for `request`.
+     * In an iteration it counts the prompt as sent, for the hit rate the
+     * trace implies (a cache of cacheBlocks blocks; default unbounded).
      */
-    fromHashIds(options: { hashIds?: number[]; inputTokens: number; blockSize?: number; request?: number; tokenizer?: TokenizerSpec }): HashIdsPrompt;
+    fromHashIds(options: { hashIds?: number[]; inputTokens: number; blockSize?: number; cacheBlocks?: number; request?: number; tokenizer?: TokenizerSpec }): HashIdsPrompt;
   };
 
   /** The bounds of a distribution, in tokens. */

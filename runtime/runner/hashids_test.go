@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/llmrun/llmrun/internal/llmsim"
@@ -98,6 +100,17 @@ func TestTraceHashIDsHitRateMatchesTheSimulator(t *testing.T) {
 	metricsRate := *server.Targets[0].PrefixCacheHitRate
 	if d := expected.Rate() - metricsRate; d < 0 || d > tolerance {
 		t.Errorf("the simulator's /metrics hit rate %.4f, the trace's %.4f: want at most %.4f below", metricsRate, expected.Rate(), tolerance)
+	}
+	// The run counted the same as it went (data.ExpectedHits in the data
+	// module), and the console prints it beside the server's.
+	for name, want := range map[string]int64{data.HashInputTokensMetric: queried, data.ExpectedCachedTokensMetric: hits} {
+		if got := r.outcome.Summary.Metrics[name].Values["count"]; got != float64(want) {
+			t.Errorf("the summary's %s: %v, want %d", name, got, want)
+		}
+	}
+	implied := fmt.Sprintf("the trace's hash_ids imply %.1f %%", 100*expected.Rate())
+	if !strings.Contains(r.stdout, "as the responses' usage says; "+implied) {
+		t.Errorf("the console does not say %q beside the server's hit rate:\n%s", implied, r.stdout)
 	}
 	t.Logf("hit rate: the trace's %.4f, the simulator's %.4f (usage) and %.4f (/metrics); tolerance %.4f", expected.Rate(), reported, metricsRate, tolerance)
 }

@@ -31,9 +31,9 @@ func Render(w io.Writer, s *summary.Summary, st textfmt.Style) error {
 	r := &renderer{w: w, st: st}
 	if s.Capacity != nil {
 		r.capacity(s)
-		r.serving("whole run (all levels pooled)", s.Serving, s.Server)
+		r.serving("whole run (all levels pooled)", s)
 	} else {
-		r.serving("serving", s.Serving, s.Server)
+		r.serving("serving", s)
 	}
 	r.outcome(s)
 	if s.Capacity == nil {
@@ -90,7 +90,8 @@ func (r *renderer) table(header []string, rows [][]string, firstFigure int) {
 // serving prints the serving block: requests, throughput, tokens and,
 // when the run's GPUs were read, the energy per output token beside the
 // throughput it was spent on.
-func (r *renderer) serving(title string, s summary.Serving, server *summary.Server) {
+func (r *renderer) serving(title string, sum *summary.Summary) {
+	s, server := sum.Serving, sum.Server
 	r.heading(title)
 	failed := fmt.Sprintf("%d", s.Failed)
 	if s.Failed > 0 {
@@ -112,6 +113,9 @@ func (r *renderer) serving(title string, s summary.Serving, server *summary.Serv
 	r.printf("  input tokens ....... %d (%s per request)", s.PromptTokens, textfmt.Num(s.MeanInputTokens))
 	if s.CachedTokens > 0 && s.PromptTokens > 0 {
 		r.printf(", %.1f %% served from the prefix cache", 100*float64(s.CachedTokens)/float64(s.PromptTokens))
+	}
+	if implied, ok := traceImpliedHitRate(sum); ok {
+		r.printf(", the trace's hash_ids imply %s", percent(implied))
 	}
 	r.printf("\n")
 	r.printf("  total throughput ... %s tok/s (input + output)\n", textfmt.Num(s.TotalTokenThroughput))

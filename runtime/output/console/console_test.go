@@ -340,7 +340,12 @@ func TestRenderPromptCheckAndCache(t *testing.T) {
 	if out := render(t, s, false); !strings.Contains(out, "WARNING: prompts were asked to have 90 tokens") || strings.Contains(out, "prompt check ......") {
 		t.Errorf("a disagreeing prompt check is not a warning:\n%s", out)
 	}
-	if out := render(t, sampleSummary(), false); strings.Contains(out, "prompt check") || strings.Contains(out, "input cached") {
+	s.Metrics["trace_input_tokens"] = summary.MetricSummary{Type: "counter", Values: map[string]float64{"count": 900}}
+	s.Metrics["trace_expected_cached_tokens"] = summary.MetricSummary{Type: "counter", Values: map[string]float64{"count": 450}}
+	if out := render(t, s, false); !strings.Contains(out, "50.0 % served from the prefix cache, the trace's hash_ids imply 50.0 %\n") {
+		t.Errorf("no hit rate implied by the trace beside the served share:\n%s", out)
+	}
+	if out := render(t, sampleSummary(), false); strings.Contains(out, "prompt check") || strings.Contains(out, "input cached") || strings.Contains(out, "hash_ids imply") {
 		t.Errorf("a run without prompt lengths or cache figures shows them:\n%s", out)
 	}
 }

@@ -103,7 +103,11 @@ func (r *renderer) serverTarget(t summary.ServerTarget, s *summary.Summary) {
 		r.field("preemptions", textfmt.Num(*p))
 	}
 	if rate := t.PrefixCacheHitRate; rate != nil {
-		r.field("prefix cache", percent(*rate)+" of prompt tokens hit, as the server counts; "+clientCached(s.Serving))
+		line := percent(*rate) + " of prompt tokens hit, as the server counts; " + clientCached(s.Serving)
+		if implied, ok := traceImpliedHitRate(s); ok {
+			line += "; the trace's hash_ids imply " + percent(implied)
+		}
+		r.field("prefix cache", line)
 	}
 	r.counted(t, s.Serving)
 	r.ttftWent(t, s)
@@ -116,6 +120,17 @@ func clientCached(sv summary.Serving) string {
 		return "llmrun: no response reported cached tokens"
 	}
 	return "llmrun: " + percent(float64(sv.CachedTokens)/float64(sv.PromptTokens)) + " of input tokens served cached, as the responses' usage says"
+}
+
+// traceImpliedHitRate is the prefix-cache hit rate the prompts built from
+// a trace's hash ids imply: the data module's counters (data.
+// RegisterMetrics), their ratio; false when no prompt was built so.
+func traceImpliedHitRate(s *summary.Summary) (float64, bool) {
+	input := s.Metrics["trace_input_tokens"].Values["count"]
+	if input <= 0 {
+		return 0, false
+	}
+	return s.Metrics["trace_expected_cached_tokens"].Values["count"] / input, true
 }
 
 // counted prints what the server counted beside what llmrun did.

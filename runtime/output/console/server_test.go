@@ -97,6 +97,10 @@ func TestRenderServer(t *testing.T) {
 		{"no cached tokens in the responses", func(s *summary.Summary, ts []summary.ServerTarget) {
 			s.Serving.CachedTokens = 0
 		}, []string{"as the server counts; llmrun: no response reported cached tokens\n"}, nil},
+		{"prompts built from a trace's hash_ids: the hit rate they imply beside the server's", func(s *summary.Summary, ts []summary.ServerTarget) {
+			s.Metrics["trace_input_tokens"] = summary.MetricSummary{Type: "counter", Values: map[string]float64{"count": 1000}}
+			s.Metrics["trace_expected_cached_tokens"] = summary.MetricSummary{Type: "counter", Values: map[string]float64{"count": 260}}
+		}, []string{"as the responses' usage says; the trace's hash_ids imply 26.0 %\n"}, nil},
 		{"energy integrated from power", func(s *summary.Summary, ts []summary.ServerTarget) {
 			ts[1].Energy.Method = summary.EnergyIntegrated
 		}, []string{"1,000 J over the measured window (power integrated over the samples)"}, nil},
