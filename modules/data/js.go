@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -368,15 +369,20 @@ func (in *instance) sharedPrefix(opts goja.Value) *goja.Object {
 	return obj
 }
 
-// fromHashIDs is prompts.fromHashIds({ hashIds, inputTokens, blockSize,
-// cacheBlocks, request, tokenizer }): { text, tokens, hashedTokens,
-// expectedCachedTokens }, a trace record's prompt whose blocks are its
-// hash ids' (see Synthesizer.BlockPrompt). In an iteration it counts the
-// prompt as sent: the run's ExpectedHits of its block size and cache
-// capacity adds it, and the module's metrics record it.
-func (in *instance) fromHashIDs(opts goja.Value) *goja.Object {
-	const call = "prompts.fromHashIds(options)"
-	o := in.options(call, opts, "hashIds", "inputTokens", "blockSize", "cacheBlocks", "request", "tokenizer")
+// fromHashIDs is prompts.fromHashIds(record, { blockSize, cacheBlocks,
+// request, tokenizer }): { text, tokens, hashedTokens,
+// expectedCachedTokens }, the prompt of a trace record ({ hashIds,
+// inputTokens, index }: a trace-replay iteration's record, or plain
+// values, the options among them when there is no second argument) whose
+// blocks are its hash ids' (see Synthesizer.BlockPrompt). The request's
+// number is request, else the record's index, else a random one. In an
+// iteration it counts the prompt as sent: the run's ExpectedHits of its
+// block size and cache capacity adds it, and the module's metrics record
+// it.
+func (in *instance) fromHashIDs(record, opts goja.Value) *goja.Object {
+	const call = "prompts.fromHashIds(record, options)"
+	o := in.options(call, record, "hashIds", "inputTokens", "index", "start", "outputTokens", "fields", "blockSize", "cacheBlocks", "request", "tokenizer")
+	maps.Copy(o, in.options(call, opts, "blockSize", "cacheBlocks", "request", "tokenizer"))
 	if !given(o["inputTokens"]) {
 		in.typeError("%s: inputTokens is required", call)
 	}
@@ -385,8 +391,11 @@ func (in *instance) fromHashIDs(opts goja.Value) *goja.Object {
 	blockSize := in.bound(call, "blockSize", o["blockSize"], DefaultHashBlockTokens)
 	cacheBlocks := in.bound(call, "cacheBlocks", o["cacheBlocks"], 0)
 	request := in.rng.Uint64()
-	if given(o["request"]) {
-		request = uint64(in.count(call+": request", o["request"]))
+	for _, k := range []string{"request", "index"} {
+		if given(o[k]) {
+			request = uint64(in.count(call+": "+k, o[k]))
+			break
+		}
 	}
 	s, err := in.m.synthesizer(in.vu.Context(), tokenizerSpec(o["tokenizer"]))
 	if err != nil {

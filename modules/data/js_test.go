@@ -406,6 +406,17 @@ func TestJSFromHashIds(t *testing.T) {
 	if n := commonPrefix(ia, ib); n != 32 {
 		t.Errorf("the two prompts share %d leading tokens, want the 32 of hash ids 7 and 8", n)
 	}
+	// A trace-replay iteration's record, its index the request's number,
+	// and the options apart.
+	got := newDataVU(t, m, 3).Run(`
+		const record = (i) => ({ index: i, start: 0, inputTokens: 40, outputTokens: 8, hashIds: [7, 8], fields: { user: 'u1' } });
+		const build = (i) => data.prompts.fromHashIds(record(i), { blockSize: 16 }).text;
+		const four = build(4), other = build(5);
+		JSON.stringify({ same: four === build(4), differs: four !== other, sharesBlocks: other.startsWith(four.slice(0, 60)) });
+	`).String()
+	if got != `{"same":true,"differs":true,"sharesBlocks":true}` {
+		t.Errorf("records: %s; want the same prompt for the same index, and the same blocks but another tail for another", got)
+	}
 	vu := newDataVU(t, m, 3)
 	for src, want := range map[string]string{
 		`data.prompts.fromHashIds({ hashIds: [1] })`:                                "inputTokens is required",

@@ -281,6 +281,7 @@ func decodedOptions(t *testing.T) []fieldSet {
 		"lognormal#1":    "Parameters<typeof m_data.lengths.lognormal>[0]",
 		"dataset#1":      "NonNullable<Parameters<typeof m_data.dataset>[1]>",
 		"fromHashIDs#1":  "Parameters<typeof m_data.prompts.fromHashIds>[0]",
+		"fromHashIDs#2":  "NonNullable<Parameters<typeof m_data.prompts.fromHashIds>[1]>",
 	}
 	var sets []fieldSet
 	for _, src := range []struct {

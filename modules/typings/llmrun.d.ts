@@ -1030,6 +1030,29 @@ declare module 'data' {
     tokens: number;
   }
 
+  /** What prompts.fromHashIds reads of a trace record. */
+  export interface HashIdsRecord {
+    hashIds?: number[];
+    inputTokens: number;
+    /** The record's position in the trace: the request's number unless `request` is given. */
+    index?: number;
+    /** Read and not used: a trace-replay record's other fields. */
+    start?: number;
+    outputTokens?: number;
+    fields?: { [name: string]: unknown };
+  }
+
+  /** The options of prompts.fromHashIds. */
+  export interface HashIdsOptions {
+    /** Tokens of a hash block. Default 512 (Mooncake's). */
+    blockSize?: number;
+    /** Blocks the expected hit rate's cache keeps, least recently used evicted. Default unbounded. */
+    cacheBlocks?: number;
+    /** The request's number, which draws its own tokens after the blocks. Default the record's index, else random. */
+    request?: number;
+    tokenizer?: TokenizerSpec;
+  }
+
   /** A trace record's prompt built from its hash ids. */
   export interface HashIdsPrompt {
     text: string;
@@ -1067,11 +1090,13 @@ declare module 'data' {
     /**
      * A trace record's prompt of exactly inputTokens tokens: block k is the
      * first blockSize (default 512) tokens of hash id hashIds[k]'s, the same
-     * in every request; the rest is the request's own, drawn for `request`.
-     * In an iteration it counts the prompt as sent, for the hit rate the
-     * trace implies (a cache of cacheBlocks blocks; default unbounded).
+     * in every request; the rest is the request's own, drawn for `request`
+     * (default the record's index). The record is a trace-replay
+     * iteration's, or plain values, the options among them. In an iteration
+     * it counts the prompt as sent, for the hit rate the trace implies (a
+     * cache of cacheBlocks blocks; default unbounded).
      */
-    fromHashIds(options: { hashIds?: number[]; inputTokens: number; blockSize?: number; cacheBlocks?: number; request?: number; tokenizer?: TokenizerSpec }): HashIdsPrompt;
+    fromHashIds(record: HashIdsRecord & HashIdsOptions, options?: HashIdsOptions): HashIdsPrompt;
   };
 
   /** The bounds of a distribution, in tokens. */
