@@ -1,7 +1,8 @@
 // Package data models the traffic of a benchmark: prompts synthesized to
 // an exact token count (with a tokenizer from package tokenizer), prompt
 // and output length distributions, datasets (ShareGPT, JSONL, CSV) loaded
-// once and shared read-only by every VU, and shared-prefix prompt groups
-// for prefix-cache benchmarks. Module is its JavaScript binding, the 'data'
-// module.
+// once and shared read-only by every VU, shared-prefix prompt groups for
+// prefix-cache benchmarks, and the prompts of a trace's records built from
+// their hash ids, with the prefix-cache hit rate those imply
+// (ExpectedHits). Module is its JavaScript binding, the 'data' module.
 package data
