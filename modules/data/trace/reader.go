@@ -78,7 +78,7 @@ func NewReader(src io.Reader, name string, opts Options) (*Reader, error) {
 		max = DefaultMaxLineBytes
 	}
 	scan := bufio.NewScanner(src)
-	scan.Buffer(make([]byte, 0, 64<<10), max)
+	scan.Buffer(make([]byte, 0, min(64<<10, max)), max)
 	r := &Reader{name: name, scan: scan, maxLine: max}
 	first, err := r.readLine()
 	if err == io.EOF {
