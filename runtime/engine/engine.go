@@ -249,6 +249,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
 		return nil, err
 	}
+	if err := openTraces(ctx, e.scenarios, cfg.Paths); err != nil {
+		return nil, err
+	}
 	e.live = make([]*scenarioLive, len(e.scenarios))
 	e.envs = make([]*js.Env, len(e.scenarios))
 	var measured func()

@@ -197,6 +197,17 @@ func Detect(name string, firstLine []byte) (Format, error) {
 	return "", fmt.Errorf("%s:1: cannot tell the trace's format (%s) from its first line: name the format (%s)", name, filepath.Ext(name), formatList())
 }
 
+// ParseFormat returns the format named name, or an error that lists the
+// known ones.
+func ParseFormat(name string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == name {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not a trace format (known: %s)", name, formatList())
+}
+
 func formatList() string {
 	names := make([]string, len(Formats))
 	for i, f := range Formats {
