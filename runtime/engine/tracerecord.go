@@ -56,16 +56,17 @@ func (v *vu) traceRecordValue(rec trace.Record) (goja.Value, error) {
 
 // openTraces reads the trace of each trace-replay scenario once before
 // the run (executor.TraceFile), its path resolved as every path the script
-// names.
-func openTraces(ctx context.Context, scs []Scenario, paths *scriptpath.Resolver) error {
+// names; found says that there was one.
+func openTraces(ctx context.Context, scs []Scenario, paths *scriptpath.Resolver) (found bool, err error) {
 	for _, sc := range scs {
 		tf, ok := sc.Config.(executor.TraceFile)
 		if !ok {
 			continue
 		}
 		if err := tf.OpenTrace(ctx, paths.Resolve); err != nil {
-			return &ConfigError{Field: "options.scenarios." + sc.Name + ".trace", Err: err}
+			return true, &ConfigError{Field: "options.scenarios." + sc.Name + ".trace", Err: err}
 		}
+		found = true
 	}
-	return nil
+	return found, nil
 }
