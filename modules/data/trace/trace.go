@@ -14,9 +14,9 @@ import (
 type Format string
 
 const (
-	// Mooncake is Mooncake's trace JSONL, which vLLM's bench reads as its
-	// timed-trace dataset: {"timestamp": ms, "input_length": n,
-	// "output_length": n, "hash_ids": [...]}.
+	// Mooncake is Mooncake's trace JSONL (kvcache-ai/Mooncake), which
+	// AIPerf replays as its mooncake_trace dataset: {"timestamp": ms,
+	// "input_length": n, "output_length": n, "hash_ids": [...]}.
 	Mooncake Format = "mooncake"
 	// Azure is the Azure LLM inference trace CSV (2023 and 2024):
 	// TIMESTAMP (a date and time), ContextTokens, GeneratedTokens.
