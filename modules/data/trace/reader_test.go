@@ -184,10 +184,7 @@ func (g *generated) Read(p []byte) (int, error) {
 }
 
 func TestALargeTraceStreamsInBoundedMemory(t *testing.T) {
-	n := 300_000
-	if testing.Short() {
-		n = 50_000
-	}
+	const n = 200_000
 	r, err := NewReader(&generated{n: n}, "generated", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -210,11 +207,11 @@ func TestALargeTraceStreamsInBoundedMemory(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	if count != int64(n) || last.Index != int64(n-1) || last.Start != time.Duration(n-1)*3*time.Millisecond {
+	if count != n || last.Index != n-1 || last.Start != (n-1)*3*time.Millisecond {
 		t.Fatalf("read %d records, the last #%d at %s", count, last.Index, last.Start)
 	}
-	// The trace is over 5 MB (-short) or 30 MB (n × ~110 bytes); what
-	// stays live after reading it must be a line's worth, not the trace's.
+	// The trace is over 20 MB (n × ~110 bytes); what stays live after
+	// reading it must be a line's worth, not the trace's.
 	const bound = 2 << 20
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > bound {
 		t.Fatalf("the heap grew by %d bytes reading %d records, want under %d", grew, n, bound)
