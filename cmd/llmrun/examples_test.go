@@ -47,6 +47,13 @@ var exampleChecks = map[string]struct {
 			t.Errorf("%d requests replayed", s.Serving.OK)
 		}
 	}},
+	// The sample trace's 24 records over 8.5 s, at 8× speed: one request
+	// each, none dropped.
+	"trace-replay.js": {env: []string{"SPEED=8"}, check: func(t *testing.T, s *summary.Summary) {
+		if s.Serving.OK != 24 {
+			t.Errorf("%d requests for the trace's 24 records", s.Serving.OK)
+		}
+	}},
 }
 
 // Every example runs end to end against the built-in simulator, shortened

@@ -247,3 +247,22 @@ export default function () {}
 		t.Errorf("--instances without --instance: exit %d\n%s", code, stderr)
 	}
 }
+
+// inspect shows a trace replay's plan from its first read of the trace:
+// the records and the duration at the speed, for the whole plan and for
+// an instance's share; a bad trace is invalid options.
+func TestInspectTraceReplay(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := cli(t, t.Context(), nil, "inspect", "-e", "SPEED=4", "../../examples/trace-replay.js")
+	if want := "24 records of the trace data/mooncake-trace.jsonl (from 0s to the end) over 3.11825s at 4× speed"; code != exitcode.OK || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, output lacks %q:\n%s\n%s", code, want, stdout, stderr)
+	}
+	code, stdout, stderr = cli(t, t.Context(), nil, "inspect", "--seed", "1", "--instances", "3", "--instance", "1", "../../examples/trace-replay.js")
+	if want := "8 records of the trace"; code != exitcode.OK || !strings.Contains(stdout, want) {
+		t.Errorf("instance 1 of 3: exit %d, output lacks %q:\n%s\n%s", code, want, stdout, stderr)
+	}
+	code, _, stderr = cli(t, t.Context(), nil, "inspect", "-e", "TRACE=../../modules/data/trace/testdata/README.md", "../../examples/trace-replay.js")
+	if code != exitcode.InvalidConfig || !strings.Contains(stderr, "README.md:1: cannot tell the trace's format") {
+		t.Errorf("a file that is no trace: exit %d\n%s", code, stderr)
+	}
+}

@@ -671,10 +671,48 @@ declare module 'llmrun' {
     stages: Stage[];
   }
 
+  /** Replays a trace file: one iteration per record, at the record's timestamp divided by speed. */
+  export interface TraceReplayScenario extends ScenarioBase {
+    executor: 'trace-replay';
+    /** The trace file's path, relative to the script. Required. */
+    trace: string;
+    /** 'mooncake', 'azure', 'burstgpt' or 'jsonl'. Default: told by the file's first line. */
+    format?: 'mooncake' | 'azure' | 'burstgpt' | 'jsonl';
+    /** Divides the trace's gaps: 2 replays twice as fast. Default 1. */
+    speed?: number;
+    /** The part of the trace replayed, in the trace's own time. Default all of it. */
+    window?: { /** Default 0s. */ from?: LlmrunDuration; /** Default: to the end. */ duration?: LlmrunDuration };
+    /** At most this many records of the window. */
+    limit?: number;
+    /** VUs initialised before the run. Required. */
+    preAllocatedVUs: number;
+    /** More VUs are made during the run, up to this many. Default preAllocatedVUs (or maxConcurrency when larger). */
+    maxVUs?: number;
+    /** The most iterations in flight: a record that finds it reached waits, late, rather than being dropped. */
+    maxConcurrency?: number;
+  }
+
+  /** The record a trace-replay iteration replays: its function's second argument, `function (data, record)`. */
+  export interface TraceRecord {
+    /** The record's position in the trace, from 0. */
+    index: number;
+    /** Its timestamp, ms after the trace's first record's. */
+    start: number;
+    /** The prompt's length in tokens. */
+    inputTokens: number;
+    /** The reply's length in tokens. */
+    outputTokens: number;
+    /** The ids of the prompt's blocks of tokens (Mooncake's hash_ids); empty when the trace has none. */
+    hashIds: number[];
+    /** The record's other fields: a JSON line's other keys, a CSV row's other columns (as strings). */
+    fields: { [name: string]: unknown };
+  }
+
   /** A scenario, by its executor. */
   export type Scenario =
     | ConstantVUsScenario | SharedIterationsScenario | PerVUIterationsScenario | RampingVUsScenario
-    | ConstantArrivalRateScenario | RampingArrivalRateScenario;
+    | ConstantArrivalRateScenario | RampingArrivalRateScenario
+    | TraceReplayScenario;
 
   /** A threshold: an expression such as 'p(99)<2000', or the object form. */
   export type Threshold = string | {

@@ -155,6 +155,11 @@ type Engine struct {
 	hasSetup bool
 	maxVUs   int
 	preVUs   int
+
+	// replaysTrace says that a scenario replays a trace, whose records
+	// the VUs parse.
+	replaysTrace bool
+
 	// live holds what a live view reads of each scenario, in the order
 	// of scenarios.
 	live []*scenarioLive
@@ -247,6 +252,9 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.options.Tags = withTags(e.options.Tags, cfg.Tags)
 	if e.scenarios, err = ResolveScenarios(e.options, cfg.Overrides); err != nil {
+		return nil, err
+	}
+	if e.replaysTrace, err = openTraces(ctx, e.scenarios, cfg.Paths); err != nil {
 		return nil, err
 	}
 	e.live = make([]*scenarioLive, len(e.scenarios))
@@ -349,8 +357,8 @@ func (e *Engine) newVU(ctx context.Context, id int64, env *js.Env) (*vu, error) 
 		seed:        e.cfg.Seed,
 		initTimeout: e.cfg.InitTimeout,
 		// VU 0 parses the summary for handleSummary, and every VU
-		// setup's data.
-		parsesJSON: id == 0 || e.hasSetup,
+		// setup's data and the trace records it replays.
+		parsesJSON: id == 0 || e.hasSetup || e.replaysTrace,
 	}, e.run, e.agg.Shard(int(id)))
 }
 

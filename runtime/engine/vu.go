@@ -211,7 +211,10 @@ func (v *vu) RunIteration(ctx context.Context) {
 		v.state.Warmup = true
 		defer func() { v.state.Samples, v.state.Warmup = v.sink, false }()
 	}
-	_, err := v.interruptible(ctx, v.fn, v.args...)
+	args, err := v.iterationArgs(ctx)
+	if err == nil {
+		_, err = v.interruptible(ctx, v.fn, args...)
+	}
 	v.endIteration(ctx, start, warm, lagged, err)
 }
 

@@ -272,7 +272,7 @@ func (c *ConstantArrivalRate) NewExecutor(seed uint64) Executor {
 	if c.Iterations != nil {
 		limit = c.part.Scale(int64(*c.Iterations))
 	}
-	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, limit: limit, schedule: func(ctx context.Context) (*Schedule, error) { return c.schedule(ctx, seed) }}
+	return arrivalRate{f: &c.arrivalFields, end: c.Duration.D, limit: limit, schedule: func(ctx context.Context) (arrivals, error) { return c.schedule(ctx, seed) }}
 }
 
 // RampingArrivalRate starts iterations at a rate that moves linearly from
@@ -336,7 +336,7 @@ func (c *RampingArrivalRate) Schedule(seed uint64) *Schedule {
 
 // NewExecutor implements Config.
 func (c *RampingArrivalRate) NewExecutor(seed uint64) Executor {
-	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), limit: -1, schedule: func(context.Context) (*Schedule, error) { return c.Schedule(seed), nil }}
+	return arrivalRate{f: &c.arrivalFields, end: stagesDuration(c.Stages), limit: -1, schedule: func(context.Context) (arrivals, error) { return c.Schedule(seed), nil }}
 }
 
 // lateStart is how late after the scenario's end an iteration planned
@@ -355,8 +355,37 @@ type arrivalRate struct {
 	// limit is how many iterations start or are dropped in all, -1 for
 	// no limit (ConstantArrivalRate.Iterations).
 	limit int64
-	// schedule makes the planned starts; it fails only once ctx is done.
-	schedule func(ctx context.Context) (*Schedule, error)
+	// schedule makes the planned starts; it fails once ctx is done, or
+	// when a trace cannot be read.
+	schedule func(ctx context.Context) (arrivals, error)
+}
+
+// arrivals are the planned starts an arrival-rate executor walks: a
+// Schedule's, or a trace's (traceArrivals).
+type arrivals interface {
+	// Next returns the next planned start, as an offset from the
+	// scenario's start, or false when there is none left.
+	Next() (time.Duration, bool)
+	// Drain ends the arrivals and returns how many Next had still to
+	// return.
+	Drain() int
+	// SkipTo skips the planned starts at or before offset and returns how
+	// many it skipped.
+	SkipTo(offset time.Duration) int
+	// iteration is the context the iteration of the start Next returned
+	// last runs under, given the scenario's iter: a trace's carries the
+	// record (TraceRecord).
+	iteration(iter context.Context) context.Context
+	// close releases what the arrivals hold, and returns the error that
+	// ended them early, if any.
+	close() error
+}
+
+// plannedStart is an iteration handed to a worker: when it was planned,
+// and the context it runs under.
+type plannedStart struct {
+	at  time.Time
+	ctx context.Context
 }
 
 // arrivalRun is the state of one run of an arrival-rate executor.
@@ -408,8 +437,14 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 	defer r.alarm.Close()
 	// A signal while the schedule is made ends the scenario at once,
 	// as one during it does.
-	if s, err := e.schedule(ctx); err == nil {
-		s.run(ctx, startCtx, start, r)
+	s, err := e.schedule(ctx)
+	if err == nil {
+		walk(ctx, startCtx, start, r, s)
+		if err := s.close(); err != nil {
+			r.fail(err)
+		}
+	} else if ctx.Err() == nil {
+		r.fail(err)
 	}
 	r.wg.Wait()
 	close(r.done)
@@ -417,11 +452,11 @@ func (e arrivalRate) Run(ctx context.Context, pool Pool) error {
 	return r.err
 }
 
-// run walks the schedule: it waits for each planned start and starts the
-// iteration, or drops it and those planned while every VU stays busy.
-// It returns when the schedule or the scenario ends, ctx is canceled or
+// walk walks the arrivals s: it waits for each planned start and starts
+// the iteration, or drops it and those planned while every VU stays busy.
+// It returns when the arrivals or the scenario end, ctx is canceled or
 // the pool failed.
-func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arrivalRun) {
+func walk(ctx, startCtx context.Context, start time.Time, r *arrivalRun, s arrivals) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for r.left != 0 {
@@ -465,7 +500,7 @@ func (s *Schedule) run(ctx, startCtx context.Context, start time.Time, r *arriva
 			r.drop(1+s.Drain(), cause)
 			return
 		}
-		if r.start(planned) {
+		if r.start(plannedStart{at: planned, ctx: s.iteration(r.iterCtx)}) {
 			r.count(1)
 			continue
 		}
@@ -566,7 +601,7 @@ func (r *arrivalRun) awaitVU(ctx context.Context, timer *time.Timer) bool {
 // initialised in the background while fewer than maxVUs exist. When every
 // VU is busy it gives the concurrency slot back, warns once and returns
 // false: the iteration is dropped.
-func (r *arrivalRun) start(planned time.Time) bool {
+func (r *arrivalRun) start(planned plannedStart) bool {
 	select {
 	case w := <-r.idle:
 		r.wg.Add(1)
@@ -591,7 +626,7 @@ func (r *arrivalRun) start(planned time.Time) bool {
 // initAndIterate initialises a VU, then runs the iteration planned at
 // planned on it, unless the scenario ended meanwhile: then the iteration
 // is dropped and the VU kept for none.
-func (r *arrivalRun) initAndIterate(planned time.Time) {
+func (r *arrivalRun) initAndIterate(planned plannedStart) {
 	vu, err := r.pool.NewVU(r.iterCtx)
 	if err != nil {
 		if r.iterCtx.Err() == nil {
@@ -602,7 +637,7 @@ func (r *arrivalRun) initAndIterate(planned time.Time) {
 		return
 	}
 	w := &worker{vu: vu}
-	if r.tooLate(planned) {
+	if r.tooLate(planned.at) {
 		r.pool.DroppedIterations(1, DropLateVU)
 		r.idle <- w
 		r.release()
@@ -620,13 +655,13 @@ func (r *arrivalRun) initAndIterate(planned time.Time) {
 // its first iteration.
 type worker struct {
 	vu    VU
-	start chan time.Time // planned starts, one at a time; nil before the first
+	start chan plannedStart // planned starts, one at a time; nil before the first
 }
 
 // dispatch hands the iteration planned at planned to w's goroutine,
 // starting it the first time. Either way the goroutine is made runnable
 // next, as a new goroutine would be.
-func (r *arrivalRun) dispatch(w *worker, planned time.Time) {
+func (r *arrivalRun) dispatch(w *worker, planned plannedStart) {
 	if w.start == nil {
 		r.adopt(w)
 		go r.work(w, planned)
@@ -637,13 +672,13 @@ func (r *arrivalRun) dispatch(w *worker, planned time.Time) {
 
 // adopt makes w a worker of the run, whose goroutine is about to start.
 func (r *arrivalRun) adopt(w *worker) {
-	w.start = make(chan time.Time, 1)
+	w.start = make(chan plannedStart, 1)
 	r.workers.Add(1)
 }
 
 // work runs the iteration planned at first on w's VU, then each one
 // dispatched to it, until no iteration is left in the run.
-func (r *arrivalRun) work(w *worker, first time.Time) {
+func (r *arrivalRun) work(w *worker, first plannedStart) {
 	defer r.workers.Done()
 	r.iterate(w, first)
 	for {
@@ -658,10 +693,10 @@ func (r *arrivalRun) work(w *worker, first time.Time) {
 
 // iterate runs one iteration on w's VU and gives the VU, then the
 // concurrency slot, back.
-func (r *arrivalRun) iterate(w *worker, planned time.Time) {
+func (r *arrivalRun) iterate(w *worker, planned plannedStart) {
 	defer r.wg.Done()
-	r.pool.IterationLag(w.vu, time.Since(planned))
-	w.vu.RunIteration(r.iterCtx)
+	r.pool.IterationLag(w.vu, time.Since(planned.at))
+	w.vu.RunIteration(planned.ctx)
 	r.idle <- w
 	r.release()
 }

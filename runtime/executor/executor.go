@@ -171,6 +171,7 @@ var registry = map[string]func() Config{
 	"ramping-vus":           func() Config { return &RampingVUs{StartVUs: 1} },
 	"constant-arrival-rate": func() Config { return &ConstantArrivalRate{} },
 	"ramping-arrival-rate":  func() Config { return &RampingArrivalRate{} },
+	"trace-replay":          func() Config { return &TraceReplay{} },
 }
 
 // New returns the default configuration of the named executor, to decode

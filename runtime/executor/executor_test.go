@@ -117,6 +117,11 @@ func TestCanceledContextStopsEveryExecutor(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := decode(t, name, configFor(name))
+				if tf, ok := cfg.(TraceFile); ok {
+					if err := tf.OpenTrace(t.Context(), identity); err != nil {
+						t.Fatal(err)
+					}
+				}
 				ctx, cancel := context.WithTimeout(t.Context(), 52*time.Millisecond)
 				defer cancel()
 				vs, raw := vus(cfg.PreAllocatedVUs(), 5*time.Millisecond)
@@ -145,6 +150,8 @@ func configFor(name string) string {
 		return `{"rate": 1000, "duration": "1h", "preAllocatedVUs": 2}`
 	case "ramping-arrival-rate":
 		return `{"startRate": 1000, "stages": [{"duration": "1h", "target": 1000}], "preAllocatedVUs": 2}`
+	case "trace-replay":
+		return `{"trace": "testdata/every-ms.jsonl", "preAllocatedVUs": 2}`
 	}
 	return `{"vus": 2, "iterations": 1000000}`
 }

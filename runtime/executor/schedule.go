@@ -162,6 +162,13 @@ func (s *Schedule) next() (time.Duration, bool) {
 // number, so that a huge rate cannot keep them busy.
 const maxDraws = 1 << 20
 
+// iteration implements arrivals: a schedule's iterations run under the
+// scenario's context.
+func (s *Schedule) iteration(iter context.Context) context.Context { return iter }
+
+// close implements arrivals: a schedule holds nothing.
+func (s *Schedule) close() error { return nil }
+
 // Drain ends the schedule and returns how many planned starts Next had
 // still to return: exact for constant arrivals, computed without drawing
 // them; drawn for random ones, up to maxDraws, then the expected number.

@@ -81,10 +81,11 @@ func RunBlock(s *summary.Summary) Block {
 
 // ClosedLoop reports whether every executor named is closed-loop: its VUs
 // send a request only when the last one answered (every executor but the
-// arrival-rate ones); false for none.
+// arrival-rate ones and trace-replay, which starts requests at a trace's
+// timestamps); false for none.
 func ClosedLoop(executors ...string) bool {
 	for _, e := range executors {
-		if e == "" || strings.HasSuffix(e, "-arrival-rate") {
+		if e == "" || strings.HasSuffix(e, "-arrival-rate") || e == "trace-replay" {
 			return false
 		}
 	}

@@ -120,6 +120,7 @@ func TestTrendFromSummary(t *testing.T) {
 		{[]string{"ramping-vus", "shared-iterations", "per-vu-iterations"}, true},
 		{[]string{"constant-vus", "constant-arrival-rate"}, false},
 		{[]string{"ramping-arrival-rate"}, false},
+		{[]string{"trace-replay"}, false},
 		{nil, false},
 	} {
 		if got := ClosedLoop(c.executors...); got != c.want {

@@ -1,0 +1,40 @@
+// trace-replay.js: replay a production trace with its own timing. Each
+// record of the trace (here a small one in Mooncake's format) starts one
+// request at the record's timestamp, with a prompt of its input length
+// and a reply of its output length. Late starts show in iteration_lag,
+// records no VU was free for in dropped_iterations.
+//
+//   llmrun run examples/trace-replay.js
+//   llmrun run examples/trace-replay.js --base-url http://gpu-box:8000 -e TRACE=/data/mooncake_trace.jsonl -e SPEED=2
+//
+// Parameters: TRACE (the trace file, default the sample beside this
+// script), SPEED (default 1: 2 replays twice as fast), LIMIT (replay at
+// most this many records). docs/workloads.md#replaying-a-trace lists the
+// formats.
+import llm from 'llm';
+import { prompts } from 'data';
+
+export const options = {
+  scenarios: {
+    replay: {
+      executor: 'trace-replay',
+      trace: __ENV.TRACE || 'data/mooncake-trace.jsonl',
+      speed: Number(__ENV.SPEED || 1),
+      ...(__ENV.LIMIT ? { limit: Number(__ENV.LIMIT) } : {}),
+      preAllocatedVUs: 16,
+      maxVUs: 64,
+    },
+  },
+};
+
+/**
+ * @param {unknown} data
+ * @param {import('llmrun').TraceRecord} record
+ */
+export default function (data, record) {
+  llm.stream({
+    messages: [{ role: 'user', content: prompts.synthetic(record.inputTokens) }],
+    max_tokens: record.outputTokens,
+    ignore_eos: true,
+  });
+}
