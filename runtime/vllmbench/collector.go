@@ -47,7 +47,8 @@ func NewCollector(o Options) *Collector {
 	case "random":
 		c.Inputs, c.Outputs = o.randomLengths()
 	case RerankDataset:
-		_, c.Inputs = o.rerankLengths()
+		docs, _ := o.rerankDocs()
+		_, c.Inputs = o.rerankLengths(docs)
 		c.Outputs = make([]int, len(c.Inputs))
 	case "prefix_repetition":
 		c.Prefixes = o.PrefixRepetition.prefixOrder(o.NumPrompts, o.Seed)

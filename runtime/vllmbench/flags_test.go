@@ -134,6 +134,7 @@ func TestBenchmarkRefusesBadFlags(t *testing.T) {
 		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--random-batch-size", "0"}, "--random-batch-size must be at least 1"},
 		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--no-reranker", "--random-batch-size", "1"}, "--no-reranker needs"},
 		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--random-input-len", "3"}, "a rerank pair needs at least 4 tokens"},
+		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--random-input-len", "2000000000"}, "--random-input-len × (1 + --random-range-ratio): 2000000000 tokens exceeds"},
 	} {
 		fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 		c := AddFlags(fs)

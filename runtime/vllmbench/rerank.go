@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/llmrun/llmrun/modules/data"
 )
 
 // RerankBackend is vLLM's backend of rerank requests
@@ -46,8 +48,9 @@ func (o Options) requests() int {
 // them around --random-input-len: a query of half of it less the
 // separator token and documents of the rest, so that a query and
 // document pair has about --random-input-len tokens; with --no-reranker,
-// both of --random-input-len. Drawn from the seed before the run.
-func (o Options) rerankLengths() (query int, docs []int) {
+// both of --random-input-len. Drawn from the seed before the run: the
+// query's, then those of the first n documents (rerankDocs has them all).
+func (o Options) rerankLengths(n int) (query int, docs []int) {
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), rerankLengthsStream))
 	draw := func(n int) int {
 		low, high := o.randomRange(max(n, 1))
@@ -61,7 +64,6 @@ func (o Options) rerankLengths() (query int, docs []int) {
 	if !o.NoReranker {
 		docLen = o.RandomInputLen - query - 1
 	}
-	n, _ := o.rerankDocs()
 	docs = make([]int, n)
 	for i := range docs {
 		docs[i] = draw(docLen)
@@ -94,5 +96,6 @@ func (o Options) checkRerank() error {
 	case o.RandomInputLen < 4 && !o.NoReranker:
 		return fmt.Errorf("--random-input-len %d: a rerank pair needs at least 4 tokens (a query, a document and their separators)", o.RandomInputLen)
 	}
-	return nil
+	_, high := o.randomRange(o.RandomInputLen)
+	return data.CheckPromptTokens("--random-input-len × (1 + --random-range-ratio)", high)
 }

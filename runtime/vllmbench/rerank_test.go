@@ -126,11 +126,12 @@ func TestRerankOptions(t *testing.T) {
 	} {
 		args := append([]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank"}, tc.args...)
 		o := benchmark(t, args...).Options
-		query, docs := o.rerankLengths()
+		n, _ := o.rerankDocs()
+		query, docs := o.rerankLengths(n)
 		if o.requests() != tc.requests || len(docs) != tc.docs || query < 1 || !slices.Equal(o.PercentileMetrics, []string{"e2el"}) {
 			t.Errorf("%v: %d requests, %d documents, query %d, metrics %v", tc.args, o.requests(), len(docs), query, o.PercentileMetrics)
 		}
-		if again, _ := o.rerankLengths(); again != query {
+		if again, _ := o.rerankLengths(0); again != query {
 			t.Errorf("%v: query of %d tokens, then %d", tc.args, query, again)
 		}
 	}

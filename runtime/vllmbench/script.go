@@ -132,7 +132,7 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	case "random": // its lengths are the Collector's (NewCollector)
 	case RerankDataset: // the documents' lengths are the Collector's
 		docs, per := o.rerankDocs()
-		query, _ := o.rerankLengths()
+		query, _ := o.rerankLengths(0)
 		params["queryLen"], params["docs"], params["batch"], params["requests"] = query, docs, per, o.requests()
 		params["ignoreEOS"], params["uniquePrompt"] = false, false
 	case "prefix_repetition":
