@@ -276,6 +276,7 @@ func TestPromptTokensEndpoints(t *testing.T) {
 		{"anthropic", "/v1/messages", map[string]any{"messages": msgs, "system": text, "max_tokens": 1}, "input_tokens", chat + n},
 		{"triton", "/v2/models/m/generate", map[string]any{"text_input": text, "max_tokens": 1, "return_num_input_tokens": true}, "num_input_tokens", n},
 		{"embeddings", "/v1/embeddings", map[string]any{"input": []string{text, text}, "dimensions": 4}, "prompt_tokens", 2 * n},
+		{"rerank", "/v1/rerank", map[string]any{"query": text, "documents": []string{text, text}}, "total_tokens", 4 * n},
 	} {
 		resp, err := post(t.Context(), testClient(t), r.URL(), tc.path, tc.body)
 		if err != nil {

@@ -27,7 +27,9 @@
 //   - Anthropic's POST /v1/messages, Ollama's POST /api/chat and
 //     /api/generate, TGI's POST /generate_stream, Triton's POST
 //     /v2/models/{model}[/versions/{version}]/generate_stream and
-//     /generate, and POST /v1/embeddings, from the same engine.
+//     /generate, POST /v1/embeddings, and POST /v1/rerank, /v2/rerank
+//     and /rerank (vLLM's rerank, or TEI's for a body with "texts"),
+//     from the same engine.
 //
 // Listen serves them over HTTP/1.1 and, on the same port, HTTP/2 without
 // TLS (h2c with prior knowledge).

@@ -113,24 +113,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 			j.promptTokens += n
 		}
 	}
-	_, f, ok := s.accept(w, r, &j, aerr, false)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	if f != nil && !s.intercept(ctx, w, f) {
-		return
-	}
-	seq := newSequence(ctx, j.promptTokens, 1).from(arrived, "stop")
-	if err := s.engine.submit(seq); err != nil {
-		unavailable(err).write(w)
-		return
-	}
-	if _, err := s.engine.wait(ctx, seq, 0); err != nil {
-		if ctx.Err() == nil {
-			unavailable(err).write(w)
-		}
+	if _, ok := s.prefill(w, r, arrived, &j, aerr); !ok {
 		return
 	}
 
@@ -172,6 +155,36 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	out = append(out, "}}"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
+}
+
+// prefill runs a prefill-only job (embeddings, rerank) that arrived at
+// arrived: it answers aerr, or a fault that strikes before the engine,
+// and reports false; else it waits for one prefill step of j's prompt
+// tokens in the engine (which counts it as a one-token sequence) and
+// returns the request's arrival number, for its id. Mid-stream faults do
+// not apply (a header asking for one is refused, a drawn one is skipped).
+func (s *Server) prefill(w http.ResponseWriter, r *http.Request, arrived time.Time, j *job, aerr *apiError) (uint64, bool) {
+	arrival, f, ok := s.accept(w, r, j, aerr, false)
+	if !ok {
+		return 0, false
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if f != nil && !s.intercept(ctx, w, f) {
+		return 0, false
+	}
+	seq := newSequence(ctx, j.promptTokens, 1).from(arrived, "stop")
+	if err := s.engine.submit(seq); err != nil {
+		unavailable(err).write(w)
+		return 0, false
+	}
+	if _, err := s.engine.wait(ctx, seq, 0); err != nil {
+		if ctx.Err() == nil {
+			unavailable(err).write(w)
+		}
+		return 0, false
+	}
+	return arrival, true
 }
 
 // embedding fills vec with a pseudo-random unit vector drawn from seed and

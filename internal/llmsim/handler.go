@@ -27,6 +27,9 @@ func (s *Server) routes() *http.ServeMux {
 	}
 	s.tritonRoutes(mux)
 	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	for _, path := range []string{"POST /v1/rerank", "POST /v2/rerank", "POST /rerank"} {
+		mux.HandleFunc(path, s.rerank)
+	}
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })

@@ -417,6 +417,7 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 		res = new(Result)
 	}
 	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: p.itl}
+	res.Documents = p.documents
 	timeout := c.timeout
 	if req.Timeout > 0 {
 		timeout = req.Timeout

@@ -47,6 +47,10 @@ type Metrics struct {
 	// included). The summary warns when a server served such prompts
 	// from its cache.
 	UniqueCache *metrics.Metric
+	// Documents (llm_documents) counts the documents of successful
+	// rerank requests (Result.Documents): its rate is the documents
+	// reranked per second.
+	Documents *metrics.Metric
 
 	// checkTags, promptTags and uniqueTags cache the tags of the last
 	// CheckTokens, PromptCheck and UniqueCache samples, so that a VU
@@ -135,6 +139,8 @@ func RegisterMetrics(reg *metrics.Registry) *Metrics {
 			"prompt tokens of successful requests that gave their prompt's length (promptTokens), as asked (source=requested) and as the server counted them (source=usage)"),
 		UniqueCache: counter("llm_unique_prompt_tokens", "tokens",
 			"prompt tokens of successful requests declared unique (uniquePrompt) whose server reports its prefix cache: all of them (source=usage) and those served from the cache (source=cached)"),
+		Documents: counter("llm_documents", "documents",
+			"documents sent by successful rerank requests"),
 	}
 }
 
@@ -208,6 +214,9 @@ func (m *Metrics) AppendSamples(dst []metrics.Sample, tags *metrics.TagSet, r *R
 		usage, other := m.checkTagSets(tags, r.CheckSource)
 		s.put(m.CheckTokens, usage, float64(r.OutputTokens), 0)
 		s.put(m.CheckTokens, other, float64(r.CheckTokens), 0)
+	}
+	if r.Documents > 0 {
+		s.add(m.Documents, float64(r.Documents))
 	}
 	return s.dst
 }

@@ -20,6 +20,7 @@ func TestRegisterMetrics(t *testing.T) {
 		"llm_ttft": metrics.Trend, "llm_tpot": metrics.Trend, "llm_itl": metrics.Trend, "llm_e2e": metrics.Trend,
 		"llm_ttfb": metrics.Trend, "llm_output_tokens": metrics.Counter, "llm_prompt_tokens": metrics.Counter, "llm_output_tokens_check": metrics.Counter, "llm_reasoning_tokens": metrics.Counter,
 		"llm_cached_tokens": metrics.Trend, "llm_prompt_tokens_check": metrics.Counter, "llm_unique_prompt_tokens": metrics.Counter,
+		"llm_documents": metrics.Counter,
 	}
 	all := reg.All()
 	if len(all) != len(want) {

@@ -111,6 +111,10 @@ func probeBody(api API) map[string]any {
 		return map[string]any{"text_input": question, "max_tokens": probeMaxTokens}
 	case Embeddings:
 		return map[string]any{"input": question}
+	case Rerank:
+		return map[string]any{"query": question, "documents": []any{"hello"}}
+	case TEIRerank:
+		return map[string]any{"query": question, "texts": []any{"hello"}}
 	default: // chat, anthropic
 		return map[string]any{"messages": messages, "max_tokens": probeMaxTokens, "temperature": 0}
 	}

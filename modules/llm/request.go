@@ -26,6 +26,8 @@ type prepared struct {
 	model  string
 	// modelVersion is the model version a Triton request names, if any.
 	modelVersion string
+	// documents is the number of documents a rerank request sends.
+	documents int
 	// arrived counts the output tokens as they arrive
 	// (Request.Arrivals' counter of the model); nil when not counted.
 	arrived *metrics.CounterShard

@@ -257,6 +257,14 @@ type Result struct {
 	Embeddings int `json:"embeddings,omitempty"`
 	Dimensions int `json:"dimensions,omitempty"`
 
+	// Documents is the number of documents a rerank request sent (APIs
+	// rerank and tei-rerank), whether scored or cut by top_n; 0
+	// otherwise.
+	Documents int `json:"documents,omitempty" js:",if=Documents"`
+	// Rerank holds a rerank response's scores, in the server's order
+	// (best first for vLLM and TEI); nil otherwise.
+	Rerank []RerankScore `json:"rerank,omitempty" js:",if=Documents"`
+
 	Timings Timings `json:"timings"`
 
 	// ServerTimings are the durations the server reported about the

@@ -201,11 +201,12 @@ found['data.Length'] = keys(data.lengths.fixed(3));
 for (const type of ['Counter', 'Gauge', 'Rate', 'Trend']) found['metrics.' + type] = keys(new metrics[type]('my_' + type.toLowerCase()));`)
 	vu.LeaveInit()
 	// The result of each protocol's request has the keys of all; Ollama's
-	// has serverTimings too, and a client with a tokenizer checks the
-	// usage (checkTokens, checkSource).
+	// has serverTimings too, a rerank one documents and rerank, and a
+	// client with a tokenizer checks the usage (checkTokens, checkSource).
 	vu.Run(`const results = [
   client.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }, { text: true, itl: true }),
   llm.stream({ messages: [{ role: 'user', content: 'hi' }], options: { num_predict: 4 } }, { api: 'ollama-chat', itl: true }),
+  llm.stream({ query: 'q', documents: ['a', 'b'] }, { api: 'rerank' }),
 ];
 for (const r of results) if (!r.ok) throw new Error(r.error);
 found['llm.Result'] = [...new Set(results.flatMap(keys))];

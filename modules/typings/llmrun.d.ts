@@ -53,9 +53,11 @@ declare module 'llm' {
    * `completions` (/v1/completions), `ollama-chat` (/api/chat),
    * `ollama-generate` (/api/generate), `tgi` (/generate_stream),
    * `anthropic` (/v1/messages), `triton` (/v2/models/{model}/generate_stream),
-   * `embeddings` (/v1/embeddings).
+   * `embeddings` (/v1/embeddings),
+   * `rerank` (/v1/rerank), `tei-rerank` (TEI's /rerank).
    */
-  export type API = 'chat' | 'completions' | 'ollama-chat' | 'ollama-generate' | 'tgi' | 'anthropic' | 'triton' | 'embeddings';
+  export type API = 'chat' | 'completions' | 'ollama-chat' | 'ollama-generate' | 'tgi' | 'anthropic' | 'triton' | 'embeddings'
+    | 'rerank' | 'tei-rerank';
 
   /** Why a request failed; docs/metrics.md defines each class. */
   export type ErrorClass =
@@ -311,9 +313,44 @@ declare module 'llm' {
     extra_body?: object;
   }
 
+  /** A rerank request (api `rerank`): vLLM's (Jina/Cohere-style) POST /v1/rerank, never streamed. */
+  export interface RerankBody {
+    /** The model; default the client's. */
+    model?: string;
+    /** What the documents are ranked against. */
+    query: string;
+    /** The documents to score: at least one. */
+    documents: string[];
+    /** Return only the best n results; 0 or absent: all. */
+    top_n?: number;
+    /** Cut each (query, document) pair to this many tokens; -1: to the model's length. */
+    truncate_prompt_tokens?: number;
+    /** Cohere's: whether results carry their document. */
+    return_documents?: boolean;
+    /** Extra fields, lifted into the body. */
+    extra_body?: object;
+  }
+
+  /** A rerank request of Text Embeddings Inference (api `tei-rerank`): POST /rerank, never streamed. */
+  export interface TEIRerankBody {
+    /** What the texts are ranked against. */
+    query: string;
+    /** The texts to score: at least one. */
+    texts: string[];
+    /** Scores as logits rather than in 0..1. */
+    raw_scores?: boolean;
+    /** Whether results carry their text. */
+    return_text?: boolean;
+    /** Cut inputs longer than the model's length rather than refuse them. */
+    truncate?: boolean;
+    /** Extra fields, lifted into the body. */
+    extra_body?: object;
+  }
+
   /** The body of a request, in its protocol's format; sent as it is, with the protocol's streaming flag and defaults added. */
   export type RequestBody =
-    | ChatBody | CompletionBody | OllamaChatBody | OllamaGenerateBody | TGIBody | AnthropicBody | TritonBody | EmbeddingsBody;
+    | ChatBody | CompletionBody | OllamaChatBody | OllamaGenerateBody | TGIBody | AnthropicBody | TritonBody | EmbeddingsBody
+    | RerankBody | TEIRerankBody;
 
   /** A retry policy. Retries are off unless a policy says so. */
   export interface RetryOptions {
@@ -476,6 +513,10 @@ declare module 'llm' {
     embeddings: number;
     /** An embeddings response's vector length; 0 otherwise. */
     dimensions: number;
+    /** A rerank request's number of documents sent (scored, whether top_n returned them or not); absent for other APIs. */
+    documents?: number;
+    /** A rerank response's scores, best first: each document's index in the request and its score; absent for other APIs. */
+    rerank?: RerankScore[];
     /** The connection phases of the final attempt. */
     timings: Timings;
     /** Durations the server reported, in ms (Ollama: total, load, promptEval, eval); absent when none. */
@@ -484,6 +525,14 @@ declare module 'llm' {
     itl?: number[];
     /** With `itl: true`: the gaps beyond the first 4096, which count in llm_itl all the same. */
     itlFolded?: number;
+  }
+
+  /** One document's score in a rerank response. */
+  export interface RerankScore {
+    /** The document's index in the request's documents (or texts). */
+    index: number;
+    /** Its relevance score, as the server gave it. */
+    score: number;
   }
 
   /** A client of its own: llm.client()'s result. */
@@ -824,6 +873,10 @@ declare module 'llmrun' {
     output_throughput: number;
     /** Input and output tokens per second. */
     total_token_throughput: number;
+    /** Documents of completed rerank requests; absent without any. */
+    total_documents?: number;
+    /** Documents of completed rerank requests per second; absent without any. */
+    document_throughput?: number;
     iterations: number;
     interrupted_iterations: number;
     warmup_requests: number;

@@ -486,6 +486,7 @@ func sumServing(results []*Summary, sc func(*Summary) *ScenarioSummary) Serving 
 		s.PromptTokens += b.PromptTokens
 		s.ReasoningTokens += b.ReasoningTokens
 		s.CachedTokens += b.CachedTokens
+		s.Documents += b.Documents
 		s.Iterations += b.Iterations
 		s.InterruptedIterations += b.InterruptedIterations
 		s.WarmupRequests += b.WarmupRequests

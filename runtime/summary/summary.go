@@ -265,6 +265,11 @@ type Serving struct {
 	DroppedIterations int64   `json:"dropped_iterations"`
 	LagP50            float64 `json:"iteration_lag_p50_ms"`
 	LagP99            float64 `json:"iteration_lag_p99_ms"`
+	// Documents are the documents of completed rerank requests
+	// (llm_documents), and DocumentThroughput those per second: 0 and
+	// left out of the file without rerank requests.
+	Documents          int64   `json:"total_documents,omitempty"`
+	DocumentThroughput float64 `json:"document_throughput,omitempty"`
 	// Goodput is how many requests met the run's per-request bounds
 	// (options.goodput, --goodput); nil when none are given.
 	Goodput *Goodput `json:"goodput,omitempty"`
@@ -387,6 +392,7 @@ func (s *Serving) Finish(dur time.Duration, stats StatsFunc) {
 		s.RequestThroughput = float64(s.OK) / secs
 		s.OutputTokenThroughput = float64(s.OutputTokens) / secs
 		s.TotalTokenThroughput = float64(s.OutputTokens+s.PromptTokens) / secs
+		s.DocumentThroughput = float64(s.Documents) / secs
 	}
 	s.Goodput.finish(dur)
 	s.Headline = headline(*s, stats)

@@ -53,6 +53,12 @@ type Options struct {
 	RandomOutputLen  int     // --random-output-len
 	RandomRangeRatio float64 // --random-range-ratio, in [0, 1)
 	RandomPrefixLen  int     // --random-prefix-len
+	// RandomBatchSize is --random-batch-size: the documents of one
+	// rerank request (random-rerank dataset).
+	RandomBatchSize int
+	// NoReranker is --no-reranker: the model does not rerank natively,
+	// and the random-rerank dataset's first document is its query.
+	NoReranker bool
 	// OutputLen is --sharegpt-output-len / --custom-output-len: the
 	// answer length of a dataset's requests, 0 for the dataset's own.
 	OutputLen int
@@ -109,7 +115,7 @@ type PrefixRepetition struct {
 func Defaults() Options {
 	return Options{
 		Backend: "openai", Endpoint: "/v1/completions", DatasetName: "random",
-		RandomInputLen: 1024, RandomOutputLen: 128, NumPrompts: 1000,
+		RandomInputLen: 1024, RandomOutputLen: 128, NumPrompts: 1000, RandomBatchSize: 1,
 		RequestRate: math.Inf(1), Burstiness: 1,
 		PrefixRepetition:  PrefixRepetition{PrefixLen: 256, SuffixLen: 256, NumPrefixes: 10, OutputLen: 128},
 		PercentileMetrics: []string{"ttft", "tpot", "itl"}, MetricPercentiles: []float64{99},
@@ -142,7 +148,6 @@ var otherBackends = map[string]string{
 	"infinity-embeddings":       "embedding requests",
 	"infinity-embeddings-clip":  "embedding requests",
 	"vllm-pooling":              "pooling requests",
-	"vllm-rerank":               "rerank requests",
 	"tgi":                       "TGI's /generate_stream (llmrun run speaks it: api 'tgi')",
 	"tensorrt-llm":              "TensorRT-LLM's generate_stream",
 	"deepspeed-mii":             "DeepSpeed-MII's API",
@@ -152,6 +157,7 @@ var otherBackends = map[string]string{
 // given with flag.
 func backendError(flag, name string) error {
 	names := slices.Sorted(maps.Keys(Backends))
+	names = append(names, RerankBackend) // whose requests are not generation ones
 	if what, ok := otherBackends[name]; ok {
 		return fmt.Errorf("%s %s: a vLLM backend llmrun bench does not support (%s); it speaks %s", flag, name, what, strings.Join(names, ", "))
 	}
@@ -159,8 +165,11 @@ func backendError(flag, name string) error {
 }
 
 // api is the request API of o's backend (or endpoint type) and endpoint:
-// "completions" (a prompt) or "chat" (messages).
+// "completions" (a prompt), "chat" (messages) or "rerank".
 func (o Options) api() string {
+	if o.rerank() {
+		return string(llm.Rerank)
+	}
 	if strings.HasSuffix(o.Endpoint, "/chat/completions") {
 		return "chat"
 	}
@@ -172,8 +181,11 @@ func (o Options) api() string {
 
 // API is the llm module's API of o's requests.
 func (o Options) API() llm.API {
-	if o.api() == "chat" {
+	switch o.api() {
+	case "chat":
 		return llm.ChatCompletions
+	case string(llm.Rerank):
+		return llm.Rerank
 	}
 	return llm.Completions
 }
@@ -193,14 +205,14 @@ func (o Options) RequestModel() string {
 // followed by what the endpoint has before its "/v1/completions" or
 // "/v1/chat/completions".
 func (o Options) BaseURL(server string) string {
-	dir := strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/completions"), "/chat")
+	dir := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/rerank"), "/completions"), "/chat")
 	return strings.TrimSuffix(server, "/") + strings.TrimSuffix(dir, "/v1")
 }
 
 // Validate checks o as vLLM does, naming the flag of the first wrong
 // option.
 func (o Options) Validate() error {
-	for _, check := range []func() error{o.checkAPI, o.checkDataset, o.checkCounts, o.checkRandom, o.checkTraffic,
+	for _, check := range []func() error{o.checkAPI, o.checkRerank, o.checkDataset, o.checkCounts, o.checkRandom, o.checkTraffic,
 		o.checkSchedule, o.checkLengths, o.checkReported} {
 		if err := check(); err != nil {
 			return err
@@ -211,6 +223,9 @@ func (o Options) Validate() error {
 
 // checkAPI checks --backend, --endpoint-type and --endpoint.
 func (o Options) checkAPI() error {
+	if o.rerank() && o.EndpointType == "" {
+		return nil // checkRerank
+	}
 	if _, ok := Backends[o.Backend]; !ok {
 		return backendError("--backend", o.Backend)
 	}
@@ -227,9 +242,9 @@ func (o Options) checkAPI() error {
 // refuses and the prefix_repetition dataset's shape.
 func (o Options) checkDataset() error {
 	switch o.DatasetName {
-	case "random":
+	case "random", RerankDataset:
 		if o.DatasetPath != "" {
-			return fmt.Errorf("--dataset-path: cannot be used with --dataset-name random")
+			return fmt.Errorf("--dataset-path: cannot be used with --dataset-name %s", o.DatasetName)
 		}
 	case "sharegpt", "custom":
 		if o.DatasetPath == "" {
@@ -241,7 +256,7 @@ func (o Options) checkDataset() error {
 		}
 		return o.PrefixRepetition.validate(o.NumPrompts)
 	default:
-		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, prefix_repetition, sharegpt or custom (a JSONL file of prompts)", o.DatasetName)
+		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, prefix_repetition, sharegpt, custom (a JSONL file of prompts) or random-rerank", o.DatasetName)
 	}
 	return nil
 }

@@ -42,10 +42,14 @@ type Request struct {
 // NewCollector returns the Collector of a run of o, with the lengths
 // and prefixes its requests are drawn (randomLengths, prefixOrder).
 func NewCollector(o Options) *Collector {
-	c := &Collector{Prompts: o.NumPrompts}
+	c := &Collector{Prompts: o.requests()}
 	switch o.DatasetName {
 	case "random":
 		c.Inputs, c.Outputs = o.randomLengths()
+	case RerankDataset:
+		docs, _ := o.rerankDocs()
+		_, c.Inputs = o.rerankLengths(docs)
+		c.Outputs = make([]int, len(c.Inputs))
 	case "prefix_repetition":
 		c.Prefixes = o.PrefixRepetition.prefixOrder(o.NumPrompts, o.Seed)
 	}

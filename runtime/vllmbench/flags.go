@@ -76,8 +76,8 @@ var Flags = []Flag{
 	{"random-output-len", Implemented, OneValue, ""},
 	{"random-range-ratio", Implemented, OneValue, ""},
 	{"random-prefix-len", Implemented, OneValue, ""},
-	{"random-batch-size", Ignored, OneValue, "only embedding benchmarks use it, whose backends llmrun bench does not take"},
-	{"no-reranker", Ignored, NoValue, "only rerank benchmarks use it, whose backends llmrun bench does not take"},
+	{"random-batch-size", Implemented, OneValue, ""},
+	{"no-reranker", Implemented, NoValue, ""},
 	{"random-mm-base-items-per-request", Ignored, OneValue, "only the random-mm dataset uses it, which llmrun bench does not take"},
 	{"random-mm-num-mm-items-range-ratio", Ignored, OneValue, "only the random-mm dataset uses it, which llmrun bench does not take"},
 	{"random-mm-limit-mm-per-prompt", Ignored, OneValue, "only the random-mm dataset uses it, which llmrun bench does not take"},
@@ -249,7 +249,7 @@ func AddFlags(fs *pflag.FlagSet) *CommandLine {
 // addServerFlags registers the flags of the server and the API.
 func (c *CommandLine) addServerFlags(fs *pflag.FlagSet) {
 	o := &c.o
-	fs.StringVar(&o.Backend, "backend", o.Backend, "openai, vllm, sglang, lmdeploy, scalellm or llama.cpp (the completions API), or openai-chat")
+	fs.StringVar(&o.Backend, "backend", o.Backend, "openai, vllm, sglang, lmdeploy, scalellm or llama.cpp (the completions API), openai-chat, or vllm-rerank (the rerank API)")
 	fs.StringVar(&o.EndpointType, "endpoint-type", "", "earlier vLLMs' name of --backend: the API of the requests and the result's endpoint_type")
 	fs.StringVar(&o.Endpoint, "endpoint", o.Endpoint, "API endpoint, appended to --base-url")
 	fs.StringVar(&c.baseURL, "base-url", "", "server URL without the endpoint, with or without /v1, e.g. http://127.0.0.1:8000")
@@ -267,12 +267,14 @@ func (c *CommandLine) addServerFlags(fs *pflag.FlagSet) {
 // addDatasetFlags registers the flags of the dataset and its lengths.
 func (c *CommandLine) addDatasetFlags(fs *pflag.FlagSet) {
 	o := &c.o
-	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, prefix_repetition, sharegpt or custom")
+	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, prefix_repetition, sharegpt, custom, or random-rerank (vllm-rerank)")
 	fs.StringVar(&o.DatasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON) and custom (JSONL with prompt)")
 	fs.IntVar(&o.RandomInputLen, "random-input-len", o.RandomInputLen, "random dataset: input tokens per request")
 	fs.IntVar(&o.RandomOutputLen, "random-output-len", o.RandomOutputLen, "random dataset: output tokens per request")
 	fs.Float64Var(&o.RandomRangeRatio, "random-range-ratio", 0, "random dataset: lengths uniform in [len·(1−r), len·(1+r)]")
 	fs.IntVar(&o.RandomPrefixLen, "random-prefix-len", 0, "random dataset: tokens of a prefix every prompt shares, before its input")
+	fs.IntVar(&o.RandomBatchSize, "random-batch-size", o.RandomBatchSize, "random-rerank dataset: documents per rerank request")
+	fs.BoolVar(&o.NoReranker, "no-reranker", false, "random-rerank dataset: the model does not rerank natively (the first document is the query)")
 	pr := &o.PrefixRepetition
 	fs.IntVar(&pr.PrefixLen, "prefix-repetition-prefix-len", pr.PrefixLen, "prefix_repetition dataset: tokens of each shared prefix")
 	fs.IntVar(&pr.SuffixLen, "prefix-repetition-suffix-len", pr.SuffixLen, "prefix_repetition dataset: tokens of each request's own suffix, after its prefix")
@@ -295,7 +297,7 @@ func (c *CommandLine) addLoadFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Burstiness, "burstiness", o.Burstiness, "gamma shape of the gaps: 1 is Poisson, lower burstier, higher more regular")
 	fs.IntVar(&o.MaxConcurrency, "max-concurrency", 0, "requests in flight at most; the others wait (default no limit)")
 	fs.StringArrayVar(&c.goodput, "goodput", nil, "goodput bounds KEY:MS (ttft, tpot, e2el), e.g. --goodput ttft:500 tpot:50")
-	fs.StringVar(&c.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are reported: ttft, tpot, itl, e2el")
+	fs.StringVar(&c.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are reported: ttft, tpot, itl, e2el (vllm-rerank: e2el alone, its default)")
 	fs.StringVar(&c.metricPercentiles, "metric-percentiles", "99", "percentiles reported, e.g. 25,50,99")
 }
 
@@ -379,7 +381,7 @@ func (c *CommandLine) traffic(_ *pflag.FlagSet, o *Options) error {
 
 // reporting completes o from the flags of what the result reports:
 // --goodput, --metadata, --percentile-metrics and --metric-percentiles.
-func (c *CommandLine) reporting(_ *pflag.FlagSet, o *Options) error {
+func (c *CommandLine) reporting(fs *pflag.FlagSet, o *Options) error {
 	var err error
 	if len(c.goodput) > 0 {
 		if o.Goodput, err = runner.ParseGoodput(strings.Join(c.goodput, " ")); err != nil {
@@ -390,6 +392,9 @@ func (c *CommandLine) reporting(_ *pflag.FlagSet, o *Options) error {
 		return err
 	}
 	o.PercentileMetrics = parseList(c.percentileMetrics)
+	if o.rerank() && !fs.Changed("percentile-metrics") {
+		o.PercentileMetrics = []string{"e2el"} // vLLM's default for a pooling model
+	}
 	if o.MetricPercentiles, err = parsePercentiles(c.metricPercentiles); err != nil {
 		return fmt.Errorf("--metric-percentiles: %w", err)
 	}

@@ -117,7 +117,7 @@ func TestBenchmarkRefusesBadFlags(t *testing.T) {
 		{[]string{"--dataset-name", "hf"}, `--dataset-name "hf": a vLLM dataset llmrun bench does not support`},
 		{[]string{"--dataset-path", "x.json"}, "--dataset-path: cannot be used with --dataset-name random"},
 		{[]string{"--backend", "tgi"}, "--backend tgi: a vLLM backend llmrun bench does not support"},
-		{[]string{"--backend", "openai-embeddings"}, "--backend openai-embeddings: a vLLM backend llmrun bench does not support (embedding requests); it speaks llama.cpp, lmdeploy, openai, openai-chat, scalellm, sglang, vllm"},
+		{[]string{"--backend", "openai-embeddings"}, "--backend openai-embeddings: a vLLM backend llmrun bench does not support (embedding requests); it speaks llama.cpp, lmdeploy, openai, openai-chat, scalellm, sglang, vllm, vllm-rerank"},
 		{[]string{"--endpoint-type", "nope"}, `--endpoint-type "nope": not a backend of vLLM`},
 		{[]string{"--extra-body", "[1]"}, `--extra-body "[1]": want a JSON object`},
 		{[]string{"--header", "novalue"}, `--header "novalue": invalid header format`},
@@ -128,6 +128,13 @@ func TestBenchmarkRefusesBadFlags(t *testing.T) {
 		{[]string{"--metric-percentiles", "99,x"}, "--metric-percentiles"},
 		{[]string{"--output-len", "-5"}, "--output-len must not be negative, got -5"},
 		{[]string{"--dataset-name", "sharegpt", "--sharegpt-output-len", "-1"}, "--sharegpt-output-len must not be negative"},
+		{[]string{"--backend", "vllm-rerank", "--dataset-name", "random-rerank"}, "needs a rerank endpoint"},
+		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank"}, "needs --dataset-name random-rerank"},
+		{[]string{"--dataset-name", "random-rerank"}, "only --backend vllm-rerank"},
+		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--random-batch-size", "0"}, "--random-batch-size must be at least 1"},
+		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--no-reranker", "--random-batch-size", "1"}, "--no-reranker needs"},
+		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--random-input-len", "3"}, "a rerank pair needs at least 4 tokens"},
+		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--random-input-len", "2000000000"}, "--random-input-len × (1 + --random-range-ratio): 2000000000 tokens exceeds"},
 	} {
 		fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 		c := AddFlags(fs)

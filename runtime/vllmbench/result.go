@@ -35,6 +35,9 @@ type Result struct {
 	keys   []string
 	values map[string]any
 	o      Options
+	// failed is the failed requests, which vLLM prints but does not
+	// save of a pooling benchmark.
+	failed int
 }
 
 func (r *Result) set(key string, v any) {
@@ -208,6 +211,11 @@ func NewResult(o Options, run Run) *Result {
 	}
 	r.set("duration", dur)
 	r.set("completed", f.completed)
+	r.failed = f.failed
+	if o.rerank() {
+		r.setPooling(f, per, detailed)
+		return r
+	}
 	r.set("failed", f.failed)
 	r.set("total_input_tokens", f.totalInput)
 	r.set("total_output_tokens", f.totalOutput)
@@ -238,19 +246,48 @@ func NewResult(o Options, run Run) *Result {
 	r.set("max_output_tokens_per_s", peakOutputRate(run.Summary))
 	r.set("max_concurrent_requests", f.peakConcurrency)
 	r.set("rtfx", 0.0)
-	for _, m := range PercentileMetrics {
-		if !slices.Contains(o.PercentileMetrics, m) {
-			continue
-		}
+	r.setPercentiles(f, o.reported()...)
+	return r
+}
+
+// setPooling sets the figures of a pooling (rerank) benchmark, after
+// its completed requests, as vLLM's calculate_metrics_for_embeddings
+// has them: no output tokens, and of the latencies E2E alone.
+func (r *Result) setPooling(f figures, per func(float64) float64, detailed bool) {
+	r.set("total_input_tokens", f.totalInput)
+	r.set("request_throughput", per(float64(f.completed)))
+	r.set("total_token_throughput", per(float64(f.totalInput)))
+	if detailed {
+		r.set("input_lens", f.inputLens)
+		r.set("errors", f.errors)
+	}
+	r.setPercentiles(f, "e2el")
+}
+
+// setPercentiles sets the mean, median, std and percentiles of the
+// metrics named, those of --percentile-metrics.
+func (r *Result) setPercentiles(f figures, metrics ...string) {
+	for _, m := range metrics {
 		st := f.stats(m)
 		r.set("mean_"+m+"_ms", st.mean)
 		r.set("median_"+m+"_ms", st.median)
 		r.set("std_"+m+"_ms", st.std)
-		for _, p := range o.MetricPercentiles {
+		for _, p := range r.o.MetricPercentiles {
 			r.set("p"+pWord(p)+"_"+m+"_ms", st.percentile(p))
 		}
 	}
-	return r
+}
+
+// reported are the metrics of --percentile-metrics a result reports, in
+// vLLM's order: of a rerank benchmark, E2EL alone.
+func (o Options) reported() []string {
+	var out []string
+	for _, m := range PercentileMetrics {
+		if slices.Contains(o.PercentileMetrics, m) && (!o.rerank() || m == "e2el") {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // pWord is a percentile as vLLM names it: 99, 99.9.
@@ -429,7 +466,7 @@ func (r *Result) Print(w io.Writer) error {
 	}
 	b.WriteString(center(" Serving Benchmark Result ", '=') + "\n")
 	line("Successful requests:", r.values["completed"])
-	line("Failed requests:", r.values["failed"])
+	line("Failed requests:", r.failed)
 	if r.o.MaxConcurrency > 0 {
 		line("Maximum request concurrency:", r.o.MaxConcurrency)
 	}
@@ -438,19 +475,20 @@ func (r *Result) Print(w io.Writer) error {
 	}
 	line("Benchmark duration (s):", num("duration"))
 	line("Total input tokens:", r.values["total_input_tokens"])
-	line("Total generated tokens:", r.values["total_output_tokens"])
+	if !r.o.rerank() {
+		line("Total generated tokens:", r.values["total_output_tokens"])
+	}
 	line("Request throughput (req/s):", num("request_throughput"))
 	if !r.o.Goodput.IsZero() {
 		line("Request goodput (req/s):", num("request_goodput"))
 	}
-	line("Output token throughput (tok/s):", num("output_throughput"))
-	line("Peak output token throughput (tok/s):", num("max_output_tokens_per_s"))
-	line("Peak concurrent requests:", num("max_concurrent_requests"))
+	if !r.o.rerank() {
+		line("Output token throughput (tok/s):", num("output_throughput"))
+		line("Peak output token throughput (tok/s):", num("max_output_tokens_per_s"))
+		line("Peak concurrent requests:", num("max_concurrent_requests"))
+	}
 	line("Total token throughput (tok/s):", num("total_token_throughput"))
-	for _, m := range PercentileMetrics {
-		if !slices.Contains(r.o.PercentileMetrics, m) {
-			continue
-		}
+	for _, m := range r.o.reported() {
 		name := metricNames[m]
 		b.WriteString(center(name[1], '-') + "\n")
 		line("Mean "+name[0]+" (ms):", num("mean_"+m+"_ms"))

@@ -75,6 +75,11 @@ func (b *Benchmark) Run(ctx context.Context, cfg runner.Config) (runner.Outcome,
 		cfg.Stderr = io.Discard
 	}
 	cfg.Engine.LLM.Headers = b.headers
+	if b.Options.rerank() {
+		// The requests' API, which their bodies do not tell, and the
+		// preflight's.
+		cfg.Engine.LLM.API = llm.Rerank
+	}
 	cfg.Engine.LLM.TLS.InsecureSkipVerify = b.insecure
 	collector, texts, err := b.prepare(ctx, &cfg)
 	if texts != nil {

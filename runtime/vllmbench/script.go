@@ -39,6 +39,16 @@ if (p.dataset === 'random') {
     const text = shared ? shared.prompt(n, 0, { draw: i }).text : prompts.synthetic(n, { draw: i });
     return { text, tokens: p.prefixLen + n, out };
   };
+} else if (p.dataset === 'random-rerank') {
+  // One query for the run; request i sends documents i·b to i·b + b − 1
+  // (the warmups repeat the first requests').
+  const query = prompts.synthetic(p.queryLen, { draw: 0 });
+  next = (i) => {
+    const first = (i %% p.requests) * p.batch;
+    const documents = [];
+    for (let j = first; j < Math.min(first + p.batch, p.docs); j++) documents.push(prompts.synthetic(lengths(j)[0], { draw: j + 1 }));
+    return { query, documents };
+  };
 } else if (p.dataset === 'prefix_repetition') {
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: p.numPrefixes, prefixTokens: p.prefixLen }) : null;
   next = (i) => {
@@ -57,8 +67,14 @@ if (p.dataset === 'random') {
 export default function () {
   const i = sequence();
   const r = next(i);
-  const body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
-  body.max_tokens = r.out;
+  let body;
+  if (p.api === 'rerank') {
+    // As vLLM's: no pair is refused for its length.
+    body = { query: r.query, documents: r.documents, truncate_prompt_tokens: -1 };
+  } else {
+    body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
+    body.max_tokens = r.out;
+  }
   if (p.api === 'completions' && p.logprobs !== null) body.logprobs = p.logprobs;
   if (p.ignoreEOS) body.ignore_eos = true;
   Object.assign(body, p.sampling, p.extraBody);
@@ -114,6 +130,11 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	}
 	switch o.DatasetName {
 	case "random": // its lengths are the Collector's (NewCollector)
+	case RerankDataset: // the documents' lengths are the Collector's
+		docs, per := o.rerankDocs()
+		query, _ := o.rerankLengths(0)
+		params["queryLen"], params["docs"], params["batch"], params["requests"] = query, docs, per, o.requests()
+		params["ignoreEOS"], params["uniquePrompt"] = false, false
 	case "prefix_repetition":
 		pr := o.PrefixRepetition
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes
@@ -137,7 +158,7 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 // first o.NumWarmups iterations are llmrun's warmup, in no figure.
 func (o Options) scenario() map[string]any {
 	sc := o.schedule()
-	sc["iterations"] = o.NumPrompts + o.NumWarmups
+	sc["iterations"] = o.requests() + o.NumWarmups
 	if o.NumWarmups > 0 {
 		sc["warmup"] = o.NumWarmups
 	}
@@ -147,9 +168,9 @@ func (o Options) scenario() map[string]any {
 // schedule is the scenario's executor and when its iterations start.
 func (o Options) schedule() map[string]any {
 	if math.IsInf(o.RequestRate, 1) {
-		vus := min(o.NumPrompts+o.NumWarmups, maxInfVUs)
+		vus := min(o.requests()+o.NumWarmups, maxInfVUs)
 		if o.MaxConcurrency > 0 {
-			vus = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
+			vus = min(o.requests()+o.NumWarmups, o.MaxConcurrency)
 		}
 		// No time bound short of llmrun's longest: the scenario ends
 		// when its iterations have.
@@ -169,9 +190,9 @@ func (o Options) schedule() map[string]any {
 		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
 	}
 	// At the cap, arrivals wait: none is dropped, as none is in vLLM.
-	limit := min(o.NumPrompts+o.NumWarmups, maxInfVUs)
+	limit := min(o.requests()+o.NumWarmups, maxInfVUs)
 	if o.MaxConcurrency > 0 {
-		limit = min(o.NumPrompts+o.NumWarmups, o.MaxConcurrency)
+		limit = min(o.requests()+o.NumWarmups, o.MaxConcurrency)
 	}
 	sc["preAllocatedVUs"] = min(limit, int(math.Ceil(o.RequestRate))+1)
 	sc["maxVUs"], sc["maxConcurrency"] = limit, limit
@@ -184,7 +205,7 @@ func (o Options) checkSchedule() error {
 	if math.IsInf(o.RequestRate, 1) {
 		return nil
 	}
-	if secs := float64(o.NumPrompts+o.NumWarmups) / o.RequestRate; secs+1 > executor.DurationLimit.Seconds() {
+	if secs := float64(o.requests()+o.NumWarmups) / o.RequestRate; secs+1 > executor.DurationLimit.Seconds() {
 		return fmt.Errorf("--num-prompts %d (with %d warmups) at --request-rate %v: the last request would start after %.0f s, beyond llmrun's limit of %s (365 days) for a run (see docs/limits.md)",
 			o.NumPrompts, o.NumWarmups, o.RequestRate, secs, executor.DurationLimit)
 	}

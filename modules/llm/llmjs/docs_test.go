@@ -101,6 +101,8 @@ func TestScriptingGuideNamesEveryResultProperty(t *testing.T) {
 		llm.Anthropic:       `{ messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }`,
 		llm.Triton:          `{ text_input: 'hi', max_tokens: 3 }`,
 		llm.Embeddings:      `{ input: ['a', 'b'] }`,
+		llm.Rerank:          `{ query: 'q', documents: ['a', 'b'] }`,
+		llm.TEIRerank:       `{ query: 'q', texts: ['a', 'b'] }`,
 	}
 	var apis []string
 	for _, api := range llm.APIs {
