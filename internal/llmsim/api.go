@@ -51,7 +51,7 @@ func (a *api) encoder(c *completion) encoder {
 	}
 	enc := openaiEncoder{newChunkEncoder(a, c.id, c.created, c.job.model, c.job.includeUsage), a.chat, c.job.includeUsage}
 	if a.chat && c.job.toolCall != "" {
-		return toolCallEncoder{enc, "call_" + c.id, c.job.toolCall}
+		return toolCallEncoder{enc, c.toolCallID(), c.job.toolCall}
 	}
 	return enc
 }

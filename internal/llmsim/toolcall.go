@@ -6,10 +6,10 @@ import (
 )
 
 // Tool calls: a chat request with tools and tool_choice "required" (or
-// {"type":"function","function":{"name":…}}) is answered, when streamed,
-// with one call of the first (or the named) tool instead of text: its
-// arguments are {"query":"…"} around the output's words, and the finish
-// reason is "tool_calls". Any other tool_choice ("auto", "none", none)
+// {"type":"function","function":{"name":…}}) is answered, streamed or
+// not, with one call of the first (or the named) tool instead of text:
+// its arguments are {"query":"…"} around the output's words, and the
+// finish reason is "tool_calls". Any other tool_choice ("auto", "none", none)
 // answers with text, so that a client decides deterministically when the
 // model calls a tool.
 
@@ -46,6 +46,28 @@ func toolCallName(data []byte) string {
 	}
 	return ""
 }
+
+// wholeToolCall is a tool call of a whole (non-streamed) chat response.
+type wholeToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// toolCallMessage is the message of a whole response that calls c's tool
+// with the output's words.
+func (c *completion) toolCallMessage(words string) *assistantMessage {
+	call := wholeToolCall{ID: c.toolCallID(), Type: "function"}
+	call.Function.Name = c.job.toolCall
+	call.Function.Arguments = `{"query":"` + words + `"}`
+	return &assistantMessage{Role: "assistant", ToolCalls: []wholeToolCall{call}}
+}
+
+// toolCallID is the id of c's tool call.
+func (c *completion) toolCallID() string { return "call_" + c.id }
 
 // jsonHasKey is a quick test that data may have key, before decoding it
 // again.
