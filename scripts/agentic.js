@@ -2,8 +2,8 @@
 // the model calls a tool TOOL_CALLS times before it answers; the replies and
 // tool calls go into the next request, the user thinks THINK_TIME between
 // turns (idle, in no latency), and every request of a session carries its
-// id in AFFINITY_HEADER. VUS sessions run at once, SESSIONS in all. The
-// summary shows TTFT, context and prefix-cache share by turn.
+// id in AFFINITY_HEADER. VUS sessions run at once, SESSIONS in all. After
+// llmrun's summary, a table by turn: TTFT, context and prefix-cache share.
 //
 //   llmrun run stock:agentic -e SESSIONS=64 -e VUS=8 -e TURNS=6 -e THINK_TIME=2000 \
 //     --base-url http://127.0.0.1:8000
@@ -19,7 +19,7 @@
 //   OUTPUT_TOKENS    answer length, tokens (ignore_eos)        64
 //   AFFINITY_HEADER  the session id's header; '' sends none    x-session-id
 import llm from 'llm';
-import { check } from 'llmrun';
+import { check, textSummary } from 'llmrun';
 import { settings } from 'llmrun/config';
 
 const p = settings({
@@ -59,4 +59,22 @@ const source = llm.sessions({
 export default function () {
   const s = source.run({ max_tokens: num('output_tokens'), ignore_eos: true, temperature: 0 });
   check(s, { 'session completed': (s) => s.ok && s.turns.length === turns });
+}
+
+// handleSummary adds a table by turn: its requests' TTFT, the context they
+// sent (the server's prompt tokens) and the share of it the prefix cache
+// served ("-" where the server does not say).
+export function handleSummary(data) {
+  const values = (name, turn) => (data.metrics[`${name}{turn:${turn}}`] || { values: {} }).values;
+  const cell = (v, digits) => (v === undefined ? '-' : v.toFixed(digits));
+  const row = (cells) => cells.map((c, k) => String(c).padStart(k === 0 ? 4 : 14)).join('') + '\n';
+  let out = '\nagentic sessions by turn\n' + row(['turn', 'requests', 'TTFT p50 ms', 'TTFT p99 ms', 'context avg', 'cached avg %']);
+  for (let turn = 1; turn <= turns; turn++) {
+    const ttft = values('llm_ttft', turn);
+    if (!ttft.count) break;
+    const hit = values('llm_session_cache_hit', turn).avg;
+    out += row([turn, ttft.count, cell(ttft.med, 1), cell(ttft['p(99)'], 1),
+      cell(values('llm_session_context_tokens', turn).avg, 0), cell(hit === undefined ? undefined : hit * 100, 1)]);
+  }
+  return { stdout: textSummary(data) + out };
 }

@@ -295,8 +295,10 @@ func TestStockServingPointAtARate(t *testing.T) {
 func TestStockAgentic(t *testing.T) {
 	t.Parallel()
 	stdout, s := runStock(t, kneeSim(t, 8), "stock:agentic", "SESSIONS=4", "VUS=2", "TURNS=3", "TOOL_CALLS=1", "USER_TOKENS=16", "TOOL_TOKENS=16", "OUTPUT_TOKENS=8")
-	if !strings.Contains(stdout, "✓ session completed") {
-		t.Errorf("output lacks the sessions' check:\n%s", stdout)
+	for _, want := range []string{"✓ session completed", "agentic sessions by turn", "\n   3             8"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
 	}
 	if m := s.Metrics["llm_session_turns"]; m.Values["count"] != 4 {
 		t.Errorf("llm_session_turns %+v, want 4 sessions", m)
