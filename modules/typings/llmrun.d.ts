@@ -575,7 +575,7 @@ declare module 'llm' {
   export interface Session {
     /** The session's id, sent in the affinity header. */
     id: string;
-    /** false when a request failed, which ended the session. */
+    /** false when a request failed, or the run stopped, before the session's end. */
     ok: boolean;
     /** The turns sent, in order. */
     turns: SessionTurn[];

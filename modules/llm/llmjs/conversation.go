@@ -117,10 +117,7 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 	}
 	if c.turns > 0 {
 		if err := c.pause(); err != nil {
-			if ex, ok := err.(*goja.Exception); ok {
-				panic(ex) // thinkTime() threw: rethrow as it is
-			}
-			panic(rt.NewGoError(err))
+			throw(rt, err) // thinkTime() threw, or returned nonsense
 		}
 	}
 	turn := c.turns + 1

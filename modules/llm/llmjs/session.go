@@ -183,7 +183,8 @@ type sessionTurn struct {
 	TTFT         float64
 }
 
-// session is what run() returns.
+// session is what run() returns; OK is false when a failed request or
+// the end of the run cut it short.
 type session struct {
 	ID    string
 	OK    bool
@@ -232,6 +233,7 @@ func (s *sessionSource) run(body, opts goja.Value) *goja.Object {
 			}
 			out.Think += ms(time.Since(t0))
 			if in.vu.Context().Err() != nil {
+				out.OK = false // the run stopped the session
 				break
 			}
 		}

@@ -35,6 +35,12 @@ type sentRequest struct {
 // recordingSim starts the simulator behind a 127.0.0.1 proxy that records
 // each request's body and session header, and a module that sends to it.
 func recordingSim(t *testing.T, seed int64) (*Module, func() []sentRequest) {
+	return failingSim(t, seed, 0)
+}
+
+// failingSim is recordingSim whose proxy answers its failAt-th request (from
+// 1; 0: none) with a 503 instead of passing it on.
+func failingSim(t *testing.T, seed int64, failAt int) (*Module, func() []sentRequest) {
 	t.Helper()
 	sim := startSim(t)
 	target, err := url.Parse(sim.URL())
@@ -56,7 +62,12 @@ func recordingSim(t *testing.T, seed int64) (*Module, func() []sentRequest) {
 		}
 		mu.Lock()
 		sent = append(sent, req)
+		n := len(sent)
 		mu.Unlock()
+		if n == failAt {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(data))
 		proxy.ServeHTTP(w, r)
 	}))
@@ -310,5 +321,22 @@ func TestSessionBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one saying %q", tc.code, err, tc.want)
 		}
+	}
+}
+
+// TestSessionEndsAtAFailedRequest: a failed request ends the session, not
+// ok, with the turns sent so far; the next session starts afresh.
+func TestSessionEndsAtAFailedRequest(t *testing.T) {
+	m, sent := failingSim(t, 1, 2)
+	v := newJSVU(t, m)
+	f := runSessions(t, v, `{ turns: 3, userTokens: 3 }`, 2)
+	if f[0].OK || len(f[0].Turns) != 2 || f[0].Turns[1].PromptTokens != 0 {
+		t.Errorf("session with its second request failed: %+v, want not ok after 2 turns, the second without figures", f[0])
+	}
+	if !f[1].OK || len(f[1].Turns) != 3 {
+		t.Errorf("next session %+v, want 3 turns", f[1])
+	}
+	if reqs := sent(); len(reqs) != 5 || len(reqs[2].Messages) != 1 {
+		t.Errorf("%d requests, the third with %d messages: want 2 + 3, the next session from its first message", len(reqs), len(reqs[2].Messages))
 	}
 }
