@@ -42,6 +42,11 @@ var exampleChecks = map[string]struct {
 			t.Errorf("no second-turn TTFT: %+v", m)
 		}
 	}},
+	"agentic.js": {env: []string{"THINK_MS=20"}, check: func(t *testing.T, s *summary.Summary) {
+		if m, ok := s.Metrics["llm_session_cache_hit{turn:3}"]; !ok || m.Values["count"] == 0 {
+			t.Errorf("no third-turn prefix-cache share: %+v", m)
+		}
+	}},
 	"sharegpt.js": {check: func(t *testing.T, s *summary.Summary) {
 		if s.Serving.OK < 2 {
 			t.Errorf("%d requests replayed", s.Serving.OK)

@@ -289,3 +289,26 @@ func TestStockServingPointAtARate(t *testing.T) {
 		t.Errorf("unknown stock scenario: exit %d, %s", code, stderr)
 	}
 }
+
+// stock:agentic runs its sessions to the end, tool calls included, and
+// shows each turn's TTFT and prefix-cache share.
+func TestStockAgentic(t *testing.T) {
+	t.Parallel()
+	stdout, s := runStock(t, kneeSim(t, 8), "stock:agentic", "SESSIONS=4", "VUS=2", "TURNS=3", "TOOL_CALLS=1", "USER_TOKENS=16", "TOOL_TOKENS=16", "OUTPUT_TOKENS=8")
+	for _, want := range []string{"✓ session completed", "agentic sessions by turn", "\n   3             8"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if m := s.Metrics["llm_session_turns"]; m.Values["count"] != 4 {
+		t.Errorf("llm_session_turns %+v, want 4 sessions", m)
+	}
+	for _, name := range []string{"llm_ttft{turn:3}", "llm_session_cache_hit{turn:3}"} {
+		if m, ok := s.Metrics[name]; !ok || m.Values["count"] != 8 {
+			t.Errorf("%s %+v, want a sample per request of turn 3 of 4 sessions (a tool round and the answer)", name, m)
+		}
+	}
+	if s.Serving.OK != 4*3*2 {
+		t.Errorf("%d requests, want 4 sessions × 3 turns × 2", s.Serving.OK)
+	}
+}

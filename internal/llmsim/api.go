@@ -49,5 +49,9 @@ func (a *api) encoder(c *completion) encoder {
 	if a.newEncoder != nil {
 		return a.newEncoder(c)
 	}
-	return openaiEncoder{newChunkEncoder(a, c.id, c.created, c.job.model, c.job.includeUsage), a.chat, c.job.includeUsage}
+	enc := openaiEncoder{newChunkEncoder(a, c.id, c.created, c.job.model, c.job.includeUsage), a.chat, c.job.includeUsage}
+	if a.chat && c.job.toolCall != "" {
+		return toolCallEncoder{enc, c.toolCallID(), c.job.toolCall}
+	}
+	return enc
 }

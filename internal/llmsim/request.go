@@ -26,6 +26,8 @@ type job struct {
 	ignoreEOS    bool
 	stream       bool
 	includeUsage bool
+	// toolCall is the tool a streamed chat answer calls (toolcall.go).
+	toolCall string
 }
 
 // setPrompt sets j's prompt.
@@ -193,6 +195,7 @@ func parseJob(data []byte, chat bool, s *Server) (job, *apiError) {
 			maxTokens, maxParam = body.MaxCompletionTokens, "max_completion_tokens"
 		}
 		input = "messages"
+		j.toolCall = toolCallName(data)
 	} else {
 		if body.Prompt == nil {
 			return job{}, badRequest("prompt", "prompt is required")

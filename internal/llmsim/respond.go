@@ -42,6 +42,8 @@ type choice struct {
 type assistantMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls is the call of the tool the request required (toolcall.go).
+	ToolCalls []wholeToolCall `json:"tool_calls,omitempty"`
 }
 
 // respond answers c with one JSON body once the engine has made all its
@@ -71,7 +73,10 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) (gaveUp
 	}
 	ch := choice{FinishReason: c.finish}
 	if c.api.chat {
-		ch.Message = &assistantMessage{"assistant", text[1:]} // an answer starts without a space
+		ch.Message = &assistantMessage{Role: "assistant", Content: text[1:]} // an answer starts without a space
+		if c.job.toolCall != "" {
+			ch.Message, ch.FinishReason = c.toolCallMessage(text[1:]), "tool_calls"
+		}
 	} else {
 		ch.Text = &text
 	}

@@ -305,6 +305,9 @@ func (r *Result) setCachedTokens(n int) {
 	}
 }
 
+// CachedReported says that the server reported CachedTokens, 0 included.
+func (r *Result) CachedReported() bool { return r.cachedReported }
+
 // reasoningTokens is the reasoning share of the output: the server's count
 // when it gave one, else the reasoning-only chunks.
 func (r *Result) reasoningTokens() int {

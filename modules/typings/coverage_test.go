@@ -269,6 +269,7 @@ func decodedOptions(t *testing.T) []fieldSet {
 		"streamOptions":       "m_llm.StreamOptions",
 		"clientOptions":       "m_llm.ClientOptions",
 		"conversationOptions": "m_llm.ConversationOptions",
+		"sessionOptions":      "m_llm.SessionOptions",
 		"readTLS#1":           "NonNullable<m_llm.ClientOptions['tls']>",
 		"jsRetry#1":           "m_llm.RetryOptions",
 		"jsRetry#2":           "NonNullable<m_llm.RetryOptions['backoff']>",

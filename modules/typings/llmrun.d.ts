@@ -577,14 +577,79 @@ declare module 'llm' {
     readonly messages: { role: string; content: string }[];
   }
 
+  /** A count a session draws: a number, a function returning one, or a distribution of the data module. */
+  export type SessionCount = number | (() => number) | { sample(): number };
+
+  /** llm.sessions()'s options. */
+  export interface SessionOptions {
+    /** The system message, first in every request. */
+    system?: string;
+    /** The pause before every turn after the first (idle, in no latency): a duration, or a function returning milliseconds. */
+    thinkTime?: LlmrunDuration | (() => number);
+    /** The client to send with (made by llm.client()); default the command line's. */
+    client?: Client;
+    /** Turns per session; default 4. */
+    turns?: SessionCount;
+    /** Words of each synthetic user message; default 64. */
+    userTokens?: SessionCount;
+    /** Tool calls per turn before the answer; default 0 (no tools sent). */
+    toolCalls?: SessionCount;
+    /** Words of each tool message that answers a tool call; default 128. */
+    toolTokens?: SessionCount;
+    /** A session's user messages instead of synthetic ones: strings, or messages of which the user's count (a dataset record's). */
+    userMessages?: () => (string | { role: string; content: string })[];
+    /** The tools sent when toolCalls is set; default one function, lookup({ query }). */
+    tools?: unknown[];
+    /** The header that carries the session's id on every request; default 'x-session-id', '' for none. */
+    affinityHeader?: string;
+  }
+
+  /** One turn of a session, as run() returns it. */
+  export interface SessionTurn {
+    /** The turn's number, from 1. */
+    turn: number;
+    /** The requests of the turn: one per tool round, and the answer. */
+    requests: number;
+    /** The tool calls the model made in the turn. */
+    toolCalls: number;
+    /** The server's prompt tokens of the turn's last request: the context reached. */
+    promptTokens: number;
+    /** Of those, the ones the server served from its prefix cache; -1 when it does not say. */
+    cachedTokens: number;
+    /** The TTFT of the turn's first request, in ms. */
+    ttft: number;
+  }
+
+  /** One session's figures. */
+  export interface Session {
+    /** The session's id, sent in the affinity header. */
+    id: string;
+    /** false when a request failed, or the run stopped, before the session's end. */
+    ok: boolean;
+    /** The turns sent, in order. */
+    turns: SessionTurn[];
+    /** The session's wall time in ms, think time included. */
+    duration: number;
+    /** The think time alone, in ms. */
+    thinkTime: number;
+  }
+
+  /** A source of agentic sessions. */
+  export interface Sessions {
+    /** Runs one session on a conversation of its own; body's fields go into every request, options are request options. Not in init code. */
+    run(body?: TurnBody, options?: StreamOptions): Session;
+  }
+
   /** Sends one request with the default client (the command line's target) and returns what it measured. Not in init code. */
   export function stream(body: RequestBody, options?: StreamOptions): Result;
   /** A client of its own; options left out take the command line's. Clients with the same options are shared by every VU. */
   export function client(options?: ClientOptions): Client;
   /** A multi-turn conversation. */
   export function conversation(options?: ConversationOptions): Conversation;
+  /** Agentic sessions as a workload: run() is one session. */
+  export function sessions(options?: SessionOptions): Sessions;
 
-  const llm: { stream: typeof stream; client: typeof client; conversation: typeof conversation };
+  const llm: { stream: typeof stream; client: typeof client; conversation: typeof conversation; sessions: typeof sessions };
   export default llm;
 }
 

@@ -230,6 +230,7 @@ func Load(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, &ConfigError{Field: "llm", Err: err}
 	}
 	llmModule.Paths = cfg.Paths
+	llmModule.Seed = cfg.Seed
 	e.llmModule = llmModule
 	if e.modules, err = jsModules(cfg, llmModule); err != nil {
 		return nil, err

@@ -29,8 +29,14 @@ type conversation struct {
 	turns   int
 }
 
-// turnMessage is one entry of a conversation's history.
-type turnMessage struct{ role, content string }
+// turnMessage is one entry of a conversation's history: toolCalls are an
+// assistant message's tool calls, as the request's tool_calls array;
+// toolCallID is the call a tool message answers.
+type turnMessage struct {
+	role, content string
+	toolCalls     []any
+	toolCallID    string
+}
 
 // conversationOptions are llm.conversation()'s options.
 type conversationOptions struct {
@@ -45,43 +51,50 @@ type conversationOptions struct {
 func (i *instance) newConversation(opts goja.Value) *goja.Object {
 	rt := i.vu.Runtime()
 	const call = "llm.conversation(options)"
-	c := &conversation{in: i}
+	var o conversationOptions
 	if given(opts) {
-		var o conversationOptions
 		if err := rt.ExportTo(opts, &o); err != nil {
 			panic(rt.NewTypeError("%s: %v", call, err))
 		}
-		if o.MaxTurns < 0 {
-			panic(rt.NewTypeError("%s: maxTurns must be ≥ 0, got %d", call, o.MaxTurns))
-		}
-		c.system, c.maxTurns = o.System, o.MaxTurns
-		if fn, ok := goja.AssertFunction(o.ThinkTime); ok {
-			c.thinkFn = fn
-		} else if d, set, err := jsDuration(o.ThinkTime); err != nil {
-			panic(rt.NewTypeError("%s: thinkTime: %v", call, err))
-		} else if set {
-			c.think = d
-		}
-		if given(o.Client) {
-			var h *llm.Client
-			if cl, ok := o.Client.(*goja.Object); ok {
-				if v := cl.Get(clientHandle); v != nil {
-					ref, _ := v.Export().(clientRef)
-					h = ref.client
-				}
-			}
-			if h == nil {
-				panic(rt.NewTypeError("%s: client must be made by llm.client()", call))
-			}
-			c.client = h
-		}
 	}
+	c := i.conversationOf(call, o)
 	obj := rt.NewObject()
 	must(obj.Set("send", c.send))
 	must(obj.Set("reset", c.reset))
 	must(obj.DefineAccessorProperty("turn", rt.ToValue(func() int { return c.turns }), nil, goja.FLAG_FALSE, goja.FLAG_TRUE))
 	must(obj.DefineAccessorProperty("messages", rt.ToValue(func() goja.Value { return c.messagesArray(rt) }), nil, goja.FLAG_FALSE, goja.FLAG_TRUE))
 	return obj
+}
+
+// conversationOf is a new conversation of o, read for call: its
+// TypeError names call and the option at fault.
+func (i *instance) conversationOf(call string, o conversationOptions) *conversation {
+	rt := i.vu.Runtime()
+	if o.MaxTurns < 0 {
+		panic(rt.NewTypeError("%s: maxTurns must be ≥ 0, got %d", call, o.MaxTurns))
+	}
+	c := &conversation{in: i, system: o.System, maxTurns: o.MaxTurns}
+	if fn, ok := goja.AssertFunction(o.ThinkTime); ok {
+		c.thinkFn = fn
+	} else if d, set, err := jsDuration(o.ThinkTime); err != nil {
+		panic(rt.NewTypeError("%s: thinkTime: %v", call, err))
+	} else if set {
+		c.think = d
+	}
+	if given(o.Client) {
+		var h *llm.Client
+		if cl, ok := o.Client.(*goja.Object); ok {
+			if v := cl.Get(clientHandle); v != nil {
+				ref, _ := v.Export().(clientRef)
+				h = ref.client
+			}
+		}
+		if h == nil {
+			panic(rt.NewTypeError("%s: client must be made by llm.client()", call))
+		}
+		c.client = h
+	}
+	return c
 }
 
 // reset starts a new conversation: empty history, turn 0.
@@ -104,10 +117,7 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 	}
 	if c.turns > 0 {
 		if err := c.pause(); err != nil {
-			if ex, ok := err.(*goja.Exception); ok {
-				panic(ex) // thinkTime() threw: rethrow as it is
-			}
-			panic(rt.NewGoError(err))
+			throw(rt, err) // thinkTime() threw, or returned nonsense
 		}
 	}
 	turn := c.turns + 1
@@ -117,7 +127,7 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 		}
 	})
 	before := len(c.history)
-	c.history = append(c.history, turnMessage{"user", content})
+	c.history = append(c.history, turnMessage{role: "user", content: content})
 	// A turn without a reply (failed, or thrown with throw: true) leaves
 	// the history as it was.
 	defer func() {
@@ -136,7 +146,7 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 	c.turns = turn
 	res := c.in.stream(c.client, req, o)
 	if res.Get("ok").ToBoolean() {
-		c.history = append(c.history, turnMessage{"assistant", res.Get("text").String()})
+		c.history = append(c.history, turnMessage{role: "assistant", content: res.Get("text").String()})
 	}
 	return res
 }
@@ -186,17 +196,23 @@ func (c *conversation) pause() error {
 // the system message when there is one.
 func (c *conversation) messagesArray(rt *goja.Runtime) goja.Value {
 	out := make([]any, 0, len(c.history)+1)
-	add := func(role, content string) {
+	add := func(t turnMessage) {
 		m := rt.NewObject()
-		must(m.Set("role", role))
-		must(m.Set("content", content))
+		must(m.Set("role", t.role))
+		must(m.Set("content", t.content))
+		if t.toolCalls != nil {
+			must(m.Set("tool_calls", t.toolCalls))
+		}
+		if t.toolCallID != "" {
+			must(m.Set("tool_call_id", t.toolCallID))
+		}
 		out = append(out, m)
 	}
 	if c.system != "" {
-		add("system", c.system)
+		add(turnMessage{role: "system", content: c.system})
 	}
 	for _, m := range c.history {
-		add(m.role, m.content)
+		add(m)
 	}
 	return rt.NewArray(out...)
 }

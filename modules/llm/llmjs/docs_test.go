@@ -57,6 +57,8 @@ func TestScriptingGuideNamesEveryOption(t *testing.T) {
 			Object.keys(llm.client()).forEach((k) => read.push('client.' + k))`},
 		{"### Conversations", `llm.conversation(rec(''));
 			Object.keys(llm.conversation()).forEach((k) => read.push('conversation.' + k))`},
+		{"### Sessions", `llm.sessions(rec(''));
+			Object.keys(llm.sessions()).forEach((k) => read.push('source.' + k))`},
 		{"## The llm module", `Object.keys(llm).forEach((k) => read.push('llm.' + k))`},
 	} {
 		names := jsStrings(t, v, `read.length = 0; `+tc.calls+`; return read`)

@@ -31,6 +31,9 @@ type Module struct {
 	// tokenizer file); nil: relative paths are the working directory's.
 	// Set it before the first instance.
 	Paths *scriptpath.Resolver
+	// Seed is the run's seed (--seed): llm.sessions() draws its synthetic
+	// sessions and their affinity ids from it.
+	Seed int64
 
 	defaults llm.Config
 	hooks    Hooks
@@ -136,6 +139,7 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 		{"client", inst.newClient},
 		{"stream", streamFunction(rt, func(body, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) })},
 		{"conversation", inst.newConversation},
+		{"sessions", inst.newSessions},
 	} {
 		if err := inst.exports.Set(export.name, export.fn); err != nil {
 			return nil, fmt.Errorf("llm module: %w", err)
@@ -179,6 +183,9 @@ type instance struct {
 	tagBase  *metrics.TagSet // cache of tagBase + model = tagged
 	tagModel string
 	tagged   *metrics.TagSet
+	// sessionSources counts the VU's llm.sessions() sources, each with
+	// random streams of its own.
+	sessionSources int
 }
 
 func (i *instance) Exports() *goja.Object { return i.exports }
