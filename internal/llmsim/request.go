@@ -26,6 +26,9 @@ type job struct {
 	ignoreEOS    bool
 	stream       bool
 	includeUsage bool
+	// responses is a Responses API request's own (responses.go), nil for
+	// other APIs.
+	responses *responsesTurn
 }
 
 // setPrompt sets j's prompt.

@@ -111,6 +111,8 @@ func probeBody(api API) map[string]any {
 		return map[string]any{"text_input": question, "max_tokens": probeMaxTokens}
 	case Embeddings:
 		return map[string]any{"input": question}
+	case Responses:
+		return map[string]any{"input": question, "max_output_tokens": probeMaxTokens, "temperature": 0}
 	default: // chat, anthropic
 		return map[string]any{"messages": messages, "max_tokens": probeMaxTokens, "temperature": 0}
 	}

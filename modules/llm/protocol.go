@@ -42,10 +42,12 @@ var protocols = map[API]protocol{
 	Anthropic:       anthropicProtocol{},
 	Triton:          tritonProtocol{},
 	Embeddings:      embeddingsProtocol{},
+	Responses:       responsesProtocol{},
 }
 
 // APIs lists every supported API, in the order of the docs.
-var APIs = []API{ChatCompletions, Completions, OllamaChat, OllamaGenerate, TGI, Anthropic, Triton, Embeddings}
+var APIs = []API{ChatCompletions, Completions, OllamaChat, OllamaGenerate, TGI, Anthropic, Triton, Embeddings,
+	Responses}
 
 // serverRoot returns base without a trailing "/v1" or, when api is an
 // Ollama one, "/api": the root under which Ollama and TGI serve.
