@@ -53,9 +53,11 @@ declare module 'llm' {
    * `completions` (/v1/completions), `ollama-chat` (/api/chat),
    * `ollama-generate` (/api/generate), `tgi` (/generate_stream),
    * `anthropic` (/v1/messages), `triton` (/v2/models/{model}/generate_stream),
-   * `embeddings` (/v1/embeddings).
+   * `embeddings` (/v1/embeddings),
+   * `responses` (/v1/responses).
    */
-  export type API = 'chat' | 'completions' | 'ollama-chat' | 'ollama-generate' | 'tgi' | 'anthropic' | 'triton' | 'embeddings';
+  export type API = 'chat' | 'completions' | 'ollama-chat' | 'ollama-generate' | 'tgi' | 'anthropic' | 'triton' | 'embeddings'
+    | 'responses';
 
   /** Why a request failed; docs/metrics.md defines each class. */
   export type ErrorClass =
@@ -311,9 +313,40 @@ declare module 'llm' {
     extra_body?: object;
   }
 
+  /** OpenAI's Responses API (api `responses`): POST /v1/responses. */
+  export interface ResponsesBody {
+    /** The model; default the client's. */
+    model?: string;
+    /** Required: a text (one user message), or message items (`{ role, content }`, function_call_output items, ...). */
+    input: string | object[];
+    /** The system prompt of this response (not carried over to one that continues it). */
+    instructions?: string;
+    max_output_tokens?: number;
+    temperature?: number;
+    top_p?: number;
+    /** Tools the model may call (`{ type: 'function', name, parameters }`); their calls are in the result's toolCalls. */
+    tools?: object[];
+    tool_choice?: 'auto' | 'none' | 'required' | object;
+    /** Continue this response (a result's responseId): the server adds its conversation before input. */
+    previous_response_id?: string;
+    /** false: the server keeps no copy, so the response cannot be continued. Default true. */
+    store?: boolean;
+    /** `{ effort: 'low' | 'medium' | 'high', summary?: 'auto' }` for reasoning models. */
+    reasoning?: object;
+    /** false: one JSON response object. Default true. */
+    stream?: boolean;
+    /** vLLM: generate max_output_tokens whatever the model says. */
+    ignore_eos?: boolean;
+    /** vLLM: the fewest tokens to generate. */
+    min_tokens?: number;
+    /** Extra fields, lifted into the body. */
+    extra_body?: object;
+  }
+
   /** The body of a request, in its protocol's format; sent as it is, with the protocol's streaming flag and defaults added. */
   export type RequestBody =
-    | ChatBody | CompletionBody | OllamaChatBody | OllamaGenerateBody | TGIBody | AnthropicBody | TritonBody | EmbeddingsBody;
+    | ChatBody | CompletionBody | OllamaChatBody | OllamaGenerateBody | TGIBody | AnthropicBody | TritonBody | EmbeddingsBody
+    | ResponsesBody;
 
   /** A retry policy. Retries are off unless a policy says so. */
   export interface RetryOptions {
@@ -476,6 +509,8 @@ declare module 'llm' {
     embeddings: number;
     /** An embeddings response's vector length; 0 otherwise. */
     dimensions: number;
+    /** The Responses API's id of the response, for previous_response_id; present only for api `responses`. */
+    responseId?: string;
     /** The connection phases of the final attempt. */
     timings: Timings;
     /** Durations the server reported, in ms (Ollama: total, load, promptEval, eval); absent when none. */
@@ -506,10 +541,13 @@ declare module 'llm' {
     maxTurns?: number;
     /** The client to send with (made by llm.client()); default the command line's. */
     client?: Client;
+    /** The protocol of every turn; `'responses'`: a turn sends its message alone and continues the last reply by previous_response_id. */
+    api?: API;
   }
 
   /** The body of a turn: a request's fields but its messages (and prompt), which the conversation owns. */
-  export type TurnBody = Omit<ChatBody, 'messages'> | Omit<AnthropicBody, 'messages'> | Omit<OllamaChatBody, 'messages'>;
+  export type TurnBody = Omit<ChatBody, 'messages'> | Omit<AnthropicBody, 'messages'> | Omit<OllamaChatBody, 'messages'>
+    | Omit<ResponsesBody, 'input' | 'previous_response_id'>;
 
   /** A multi-turn chat session of one VU: each turn sends the whole history so far. */
   export interface Conversation {

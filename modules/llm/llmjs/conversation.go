@@ -2,6 +2,7 @@ package llmjs
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,6 +28,12 @@ type conversation struct {
 
 	history []turnMessage
 	turns   int
+
+	// api is the conversation's protocol ("" for the client's);
+	// lastResponse, for the Responses API, is the id of the last reply,
+	// which the next turn continues (conversation_responses.go).
+	api          llm.API
+	lastResponse string
 }
 
 // turnMessage is one entry of a conversation's history.
@@ -38,6 +45,7 @@ type conversationOptions struct {
 	ThinkTime goja.Value `js:"thinkTime"`
 	MaxTurns  int        `js:"maxTurns"`
 	Client    goja.Value `js:"client"`
+	API       string     `js:"api"`
 }
 
 // newConversation is llm.conversation(options): { send(content, body,
@@ -55,6 +63,9 @@ func (i *instance) newConversation(opts goja.Value) *goja.Object {
 			panic(rt.NewTypeError("%s: maxTurns must be ≥ 0, got %d", call, o.MaxTurns))
 		}
 		c.system, c.maxTurns = o.System, o.MaxTurns
+		if c.api = llm.API(o.API); c.api != "" && !slices.Contains(llm.APIs, c.api) {
+			panic(rt.NewTypeError("%s: api: unknown protocol %q", call, o.API))
+		}
 		if fn, ok := goja.AssertFunction(o.ThinkTime); ok {
 			c.thinkFn = fn
 		} else if d, set, err := jsDuration(o.ThinkTime); err != nil {
@@ -86,7 +97,7 @@ func (i *instance) newConversation(opts goja.Value) *goja.Object {
 
 // reset starts a new conversation: empty history, turn 0.
 func (c *conversation) reset() {
-	c.history, c.turns = c.history[:0], 0
+	c.history, c.turns, c.lastResponse = c.history[:0], 0, ""
 }
 
 // send is one turn: after the think time (from the second turn on), it
@@ -112,7 +123,7 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 	}
 	turn := c.turns + 1
 	req := copyProps(rt, body, "conversation.send(content, body): body must be an object such as { max_tokens: 128 }", func(k string) {
-		if k == "messages" || k == "prompt" {
+		if k == "messages" || k == "prompt" || c.api == llm.Responses && (k == "input" || k == "previous_response_id") {
 			panic(rt.NewTypeError("conversation.send(content, body): body.%s is the conversation's own; pass the user's message as content", k))
 		}
 	})
@@ -125,18 +136,28 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 			c.history = c.history[:before]
 		}
 	}()
-	must(req.Set("messages", c.messagesArray(rt)))
+	if c.api == llm.Responses {
+		c.setResponsesInput(rt, req, content)
+	} else {
+		must(req.Set("messages", c.messagesArray(rt)))
+	}
 
 	o := copyProps(rt, opts, "conversation.send(content, body, options): options must be an object", nil)
 	tags := copyProps(rt, o.Get("tags"), "conversation.send(content, body, options): tags must be an object", nil)
 	must(tags.Set("turn", strconv.Itoa(turn)))
 	must(o.Set("tags", tags))
 	must(o.Set("text", true)) // the reply joins the history
+	if c.api != "" && !given(o.Get("api")) {
+		must(o.Set("api", string(c.api)))
+	}
 
 	c.turns = turn
 	res := c.in.stream(c.client, req, o)
 	if res.Get("ok").ToBoolean() {
 		c.history = append(c.history, turnMessage{"assistant", res.Get("text").String()})
+		if c.api == llm.Responses {
+			c.lastResponse = res.Get("responseId").String()
+		}
 	}
 	return res
 }

@@ -101,6 +101,7 @@ func TestScriptingGuideNamesEveryResultProperty(t *testing.T) {
 		llm.Anthropic:       `{ messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }`,
 		llm.Triton:          `{ text_input: 'hi', max_tokens: 3 }`,
 		llm.Embeddings:      `{ input: ['a', 'b'] }`,
+		llm.Responses:       `{ input: 'hi', max_output_tokens: 3 }`,
 	}
 	var apis []string
 	for _, api := range llm.APIs {
