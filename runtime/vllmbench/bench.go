@@ -129,7 +129,16 @@ var PercentileMetrics = []string{"ttft", "tpot", "itl", "e2el"}
 var Backends = map[string]string{
 	"openai": "completions", "vllm": "completions", "openai-chat": "chat",
 	"sglang": "completions", "lmdeploy": "completions", "scalellm": "completions", "llama.cpp": "completions",
+	// llmrun's own: vLLM's bench has no backend for the Responses API
+	// (vllm-project/vllm#23365).
+	ResponsesBackend: "responses",
 }
+
+// ResponsesBackend is the backend of OpenAI's Responses API
+// (POST /v1/responses): one user message as "input", --*-output-len as
+// "max_output_tokens". Its endpoint is /v1/responses, which --endpoint
+// may give (the default /v1/completions is taken to mean it).
+const ResponsesBackend = "openai-responses"
 
 // otherBackends are vLLM's backends that llmrun bench does not speak, and
 // why.
@@ -164,6 +173,9 @@ func (o Options) api() string {
 	if strings.HasSuffix(o.Endpoint, "/chat/completions") {
 		return "chat"
 	}
+	if strings.HasSuffix(o.Endpoint, "/responses") {
+		return "responses"
+	}
 	if o.EndpointType != "" {
 		return Backends[o.EndpointType]
 	}
@@ -172,8 +184,11 @@ func (o Options) api() string {
 
 // API is the llm module's API of o's requests.
 func (o Options) API() llm.API {
-	if o.api() == "chat" {
+	switch o.api() {
+	case "chat":
 		return llm.ChatCompletions
+	case "responses":
+		return llm.Responses
 	}
 	return llm.Completions
 }
@@ -193,7 +208,7 @@ func (o Options) RequestModel() string {
 // followed by what the endpoint has before its "/v1/completions" or
 // "/v1/chat/completions".
 func (o Options) BaseURL(server string) string {
-	dir := strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/completions"), "/chat")
+	dir := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/responses"), "/completions"), "/chat")
 	return strings.TrimSuffix(server, "/") + strings.TrimSuffix(dir, "/v1")
 }
 
@@ -217,8 +232,8 @@ func (o Options) checkAPI() error {
 	if _, ok := Backends[o.EndpointType]; o.EndpointType != "" && !ok {
 		return backendError("--endpoint-type", o.EndpointType)
 	}
-	if !strings.HasSuffix(o.Endpoint, "/completions") {
-		return fmt.Errorf("--endpoint %q: want an OpenAI endpoint such as /v1/completions or /v1/chat/completions", o.Endpoint)
+	if !strings.HasSuffix(o.Endpoint, "/completions") && !strings.HasSuffix(o.Endpoint, "/responses") {
+		return fmt.Errorf("--endpoint %q: want an OpenAI endpoint such as /v1/completions, /v1/chat/completions or /v1/responses", o.Endpoint)
 	}
 	return nil
 }

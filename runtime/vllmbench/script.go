@@ -59,12 +59,18 @@ export default function () {
   const r = next(i);
   const body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
   body.max_tokens = r.out;
+  if (p.api === 'responses') {
+    [body.input, body.max_output_tokens] = [body.prompt, body.max_tokens];
+    delete body.prompt;
+    delete body.max_tokens;
+  }
   if (p.api === 'completions' && p.logprobs !== null) body.logprobs = p.logprobs;
   if (p.ignoreEOS) body.ignore_eos = true;
   Object.assign(body, p.sampling, p.extraBody);
   // The Collector receives the request's result from the llm module
   // (engine.Config.Results), not from the script.
   const opts = { uniquePrompt: p.uniquePrompt, text: p.keepText };
+  if (p.api === 'responses') opts.api = p.api;
   if (p.requestIdPrefix !== '') opts.headers = { 'x-request-id': p.requestIdPrefix + i };
   if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
   llm.stream(body, opts);
