@@ -90,14 +90,7 @@ func TestBenchmarkRun(t *testing.T) {
 	if want := "llmrun bench: result saved to " + path + "\n"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r map[string]any
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readResultFile(t, path)
 	if r["completed"] != 4.0 || r["model_id"] != "llmsim-1" || r["tp"] != "1" {
 		t.Errorf("completed %v, model_id %v, tp %v; want 4, the server's model llmsim-1, and --metadata's 1", r["completed"], r["model_id"], r["tp"])
 	}
@@ -177,14 +170,7 @@ func TestBenchmarkRunResponsesBackend(t *testing.T) {
 		if err != nil || outcome.Verdict != runner.Passed || outcome.Lost || outcome.Summary == nil {
 			t.Fatalf("%s: outcome %+v, %v; want passed\nstdout:\n%s\nstderr:\n%s", endpoint, outcome, err, stdout, stderr)
 		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r map[string]any
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatal(err)
-		}
+		r := readResultFile(t, path)
 		if r["completed"] != 3.0 || r["total_output_tokens"] != 15.0 || r["backend"] != "openai-responses" || !(r["mean_ttft_ms"].(float64) > 0) {
 			t.Errorf("%s: completed %v, output tokens %v, backend %v, mean TTFT %v; want 3, 15 (ignore_eos), openai-responses, > 0",
 				endpoint, r["completed"], r["total_output_tokens"], r["backend"], r["mean_ttft_ms"])
@@ -193,4 +179,18 @@ func TestBenchmarkRunResponsesBackend(t *testing.T) {
 	if n, m := responses.Load(), others.Load(); n != 6 || m != 0 {
 		t.Errorf("the server got %d Responses requests and %d others, want 6 and 0", n, m)
 	}
+}
+
+// readResultFile reads the result file at path as JSON.
+func readResultFile(t *testing.T, path string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
