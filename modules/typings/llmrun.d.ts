@@ -337,7 +337,7 @@ declare module 'llm' {
     stream?: boolean;
     /** vLLM: generate max_output_tokens whatever the model says. */
     ignore_eos?: boolean;
-    /** vLLM: the fewest tokens to generate. */
+    /** llmsim's extension (vLLM's Responses API does not take it): the fewest tokens to generate. */
     min_tokens?: number;
     /** Extra fields, lifted into the body. */
     extra_body?: object;
