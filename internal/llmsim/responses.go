@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -245,102 +246,131 @@ type responsesUsage struct {
 	TotalTokens int `json:"total_tokens"`
 }
 
-func newResponsesUsage(n tokenCounts) *responsesUsage {
-	u := &responsesUsage{InputTokens: n.prompt, OutputTokens: n.output, TotalTokens: n.prompt + n.output}
+func newResponsesUsage(n tokenCounts) responsesUsage {
+	u := responsesUsage{InputTokens: n.prompt, OutputTokens: n.output, TotalTokens: n.prompt + n.output}
 	u.InputTokensDetails.CachedTokens = max(n.cached, 0)
 	return u
 }
 
-// responsesOutputItem is an item of a response's output: a message, or a
-// function call.
-type responsesOutputItem struct {
-	ID        string               `json:"id"`
-	Type      string               `json:"type"`
-	Status    string               `json:"status"`
-	Role      string               `json:"role,omitempty"`
-	Content   *[]responsesTextPart `json:"content,omitempty"`
-	CallID    string               `json:"call_id,omitempty"`
-	Name      string               `json:"name,omitempty"`
-	Arguments *string              `json:"arguments,omitempty"`
-}
+// The response objects and events are written by hand, as the other
+// encoders write theirs: a reply's text, made of the vocabulary's words,
+// needs no escaping, and a stream repeats it whole in its last events
+// (2 MiB of it with the big_line fault).
 
-type responsesTextPart struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	Annotations []any  `json:"annotations"`
-}
-
-// responsesObject is a response object.
-type responsesObject struct {
-	ID                string                `json:"id"`
-	Object            string                `json:"object"`
-	CreatedAt         int64                 `json:"created_at"`
-	Status            string                `json:"status"`
-	Model             string                `json:"model"`
-	Output            []responsesOutputItem `json:"output"`
-	IncompleteDetails *struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
-	Error *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Usage *responsesUsage `json:"usage"`
-}
-
-// responsesObject returns c's response object with its status; output and usage
-// are the caller's.
-func (c *completion) responsesObject(status string) responsesObject {
-	return responsesObject{ID: c.id, Object: "response", CreatedAt: c.created, Status: status, Model: c.job.model, Output: []responsesOutputItem{}}
-}
-
-// responsesEnded fills o, the object of a response that ended with reason after
-// output (its text, or its call's arguments): its status, output item and
-// usage; and stores the conversation when the request asked.
-func (c *completion) responsesEnded(o *responsesObject, reason, output string, n tokenCounts) {
-	t := c.job.responses
-	o.Status = "completed"
-	if reason == "length" {
-		o.Status = "incomplete"
-		o.IncompleteDetails = &struct {
-			Reason string `json:"reason"`
-		}{"max_output_tokens"}
+// appendResponse appends c's response object with the given status; once
+// it ended (ended), its output item holding output, its usage n, and, for
+// an incomplete one, why; failure, when not "", is its error's message.
+func (c *completion) appendResponse(buf []byte, status string, ended bool, output string, n tokenCounts, failure string) []byte {
+	buf = append(buf, `{"id":"`...)
+	buf = append(buf, c.id...)
+	buf = append(buf, `","object":"response","created_at":`...)
+	buf = strconv.AppendInt(buf, c.created, 10)
+	buf = append(buf, `,"status":"`...)
+	buf = append(buf, status...)
+	buf = append(buf, `","model":`...)
+	buf = appendJSON(buf, c.job.model)
+	buf = append(buf, `,"output":[`...)
+	if ended {
+		buf = c.appendItem(buf, "completed", output)
 	}
-	o.Output = []responsesOutputItem{c.responsesItem("completed", output)}
-	o.Usage = newResponsesUsage(n)
-	if t.store {
-		msgs := append(t.messages[:len(t.messages):len(t.messages)], chatMessage{Role: roleAssistant, Content: content(output)})
+	buf = append(buf, `],"incomplete_details":`...)
+	if status == "incomplete" {
+		buf = append(buf, `{"reason":"max_output_tokens"}`...)
+	} else {
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"error":`...)
+	if failure != "" {
+		buf = appendJSON(buf, struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}{"server_error", failure})
+	} else {
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"usage":`...)
+	if ended {
+		buf = appendJSON(buf, newResponsesUsage(n))
+	} else {
+		buf = append(buf, "null"...)
+	}
+	return append(buf, '}')
+}
+
+// appendItem appends the output item of c's reply with the given status,
+// holding output (its text, or its call's arguments) once completed.
+func (c *completion) appendItem(buf []byte, status, output string) []byte {
+	done := status == "completed"
+	if call := c.job.responses.call; call != "" {
+		buf = append(buf, `{"id":"fc_`...)
+		buf = append(buf, c.id...)
+		buf = append(buf, `","type":"function_call","status":"`...)
+		buf = append(buf, status...)
+		buf = append(buf, `","call_id":"call_`...)
+		buf = append(buf, c.id...)
+		buf = append(buf, `","name":`...)
+		buf = appendJSON(buf, call)
+		buf = append(buf, `,"arguments":"`...)
+		if done {
+			buf = appendArguments(buf, output)
+		}
+		return append(buf, `"}`...)
+	}
+	buf = append(buf, `{"id":"msg_`...)
+	buf = append(buf, c.id...)
+	buf = append(buf, `","type":"message","status":"`...)
+	buf = append(buf, status...)
+	buf = append(buf, `","role":"assistant","content":[`...)
+	if done {
+		buf = appendTextPart(buf, output)
+	}
+	return append(buf, "]}"...)
+}
+
+// appendTextPart appends an output_text part holding text.
+func appendTextPart(buf []byte, text string) []byte {
+	buf = append(buf, `{"type":"output_text","text":"`...)
+	buf = append(buf, text...)
+	return append(buf, `","annotations":[]}`...)
+}
+
+// appendArguments appends, escaped within a JSON string, the arguments
+// of a call whose words are text: {"input": "<text>"}.
+func appendArguments(buf []byte, text string) []byte {
+	buf = append(buf, `{\"input\": \"`...)
+	buf = append(buf, text...)
+	return append(buf, `\"}`...)
+}
+
+// appendJSON appends v as JSON; the values given always marshal.
+func appendJSON(buf []byte, v any) []byte {
+	data, _ := json.Marshal(v)
+	return append(buf, data...)
+}
+
+// responsesStatus is the status of a response that ended with the
+// engine's finish reason.
+func responsesStatus(finish string) string {
+	if finish == "length" {
+		return "incomplete"
+	}
+	return "completed"
+}
+
+// storeReply stores c's conversation with its reply, text, when the
+// request asked for it (store, by default).
+func (c *completion) storeReply(text string) {
+	if t := c.job.responses; t.store {
+		msgs := append(t.messages[:len(t.messages):len(t.messages)], chatMessage{Role: roleAssistant, Content: content(text)})
 		c.server.stored.put(c.id, msgs)
 	}
 }
 
-// responsesItem is the output item of c's reply holding output.
-func (c *completion) responsesItem(status, output string) responsesOutputItem {
-	if call := c.job.responses.call; call != "" {
-		return responsesOutputItem{ID: "fc_" + c.id, Type: "function_call", Status: status, CallID: "call_" + c.id, Name: call, Arguments: &output}
-	}
-	parts := []responsesTextPart{}
-	if status == "completed" {
-		parts = append(parts, responsesTextPart{"output_text", output, []any{}})
-	}
-	return responsesOutputItem{ID: "msg_" + c.id, Type: "message", Status: status, Role: "assistant", Content: &parts}
-}
-
 // responsesWhole is the body of a whole ("stream": false) response.
 func responsesWhole(c *completion, text string) any {
-	o := c.responsesObject("completed")
-	c.responsesEnded(&o, c.finish, replyOf(c, text[1:]), c.counts()) // an answer starts without a space
-	return o
-}
-
-// replyOf returns the output of a reply whose words are text: the text,
-// or, for a function call, its arguments {"input": text}.
-func replyOf(c *completion, text string) string {
-	if c.job.responses.call == "" {
-		return text
-	}
-	args, _ := json.Marshal(map[string]string{"input": text}) // a string map always marshals
-	return string(args)
+	text = text[1:] // an answer starts without a space
+	c.storeReply(text)
+	return json.RawMessage(c.appendResponse(nil, responsesStatus(c.finish), true, text, c.counts(), ""))
 }
 
 // responsesEncoder formats a Responses stream: response.created,
@@ -354,7 +384,7 @@ type responsesEncoder struct {
 	c       *completion
 	started bool
 	seq     int
-	text    strings.Builder // the words sent
+	text    []byte // the words sent
 	buf     []byte
 }
 
@@ -364,17 +394,51 @@ func newResponsesEncoder(c *completion) *responsesEncoder {
 
 func (e *responsesEncoder) contentType() string { return "text/event-stream" }
 
-// event adds an event of type typ whose data is v, with its sequence
-// number.
-func (e *responsesEncoder) event(typ string, v map[string]any) {
-	v["type"], v["sequence_number"] = typ, e.seq
-	e.seq++
-	data, _ := json.Marshal(v) // maps of strings, numbers and structs always marshal
+// open opens an event of type typ: its event line, and its data's type
+// and sequence number, for the caller to add its fields (each after a
+// comma) and close.
+func (e *responsesEncoder) open(typ string) {
 	e.buf = append(e.buf, "event: "...)
 	e.buf = append(e.buf, typ...)
-	e.buf = append(e.buf, "\ndata: "...)
-	e.buf = append(e.buf, data...)
-	e.buf = append(e.buf, "\n\n"...)
+	e.buf = append(e.buf, "\ndata: {\"type\":\""...)
+	e.buf = append(e.buf, typ...)
+	e.buf = append(e.buf, `","sequence_number":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(e.seq), 10)
+	e.seq++
+}
+
+// close closes the event open.
+func (e *responsesEncoder) close() { e.buf = append(e.buf, "}\n\n"...) }
+
+// openPart opens an event of type typ about the reply's item: its output
+// index and item id, then, for a message, its content index.
+func (e *responsesEncoder) openPart(typ string) {
+	e.open(typ)
+	if e.c.job.responses.call != "" {
+		e.buf = append(e.buf, `,"output_index":0,"item_id":"fc_`...)
+		e.buf = append(e.buf, e.c.id...)
+		e.buf = append(e.buf, '"')
+		return
+	}
+	e.buf = append(e.buf, `,"output_index":0,"item_id":"msg_`...)
+	e.buf = append(e.buf, e.c.id...)
+	e.buf = append(e.buf, `","content_index":0`...)
+}
+
+// response adds an event of type typ carrying the response object.
+func (e *responsesEncoder) response(typ, status string, ended bool, output string, n tokenCounts, failure string) {
+	e.open(typ)
+	e.buf = append(e.buf, `,"response":`...)
+	e.buf = e.c.appendResponse(e.buf, status, ended, output, n, failure)
+	e.close()
+}
+
+// item adds an output_item event of type typ.
+func (e *responsesEncoder) item(typ, status, output string) {
+	e.open(typ)
+	e.buf = append(e.buf, `,"output_index":0,"item":`...)
+	e.buf = e.c.appendItem(e.buf, status, output)
+	e.close()
 }
 
 // start adds the events that open the stream, unless added already.
@@ -383,12 +447,13 @@ func (e *responsesEncoder) start() {
 		return
 	}
 	e.started = true
-	c := e.c
-	e.event("response.created", map[string]any{"response": c.responsesObject("in_progress")})
-	e.event("response.output_item.added", map[string]any{"output_index": 0, "item": c.responsesItem("in_progress", "")})
-	if c.job.responses.call == "" {
-		e.event("response.content_part.added", map[string]any{"output_index": 0, "item_id": "msg_" + c.id, "content_index": 0,
-			"part": responsesTextPart{"output_text", "", []any{}}})
+	e.response("response.created", "in_progress", false, "", tokenCounts{}, "")
+	e.item("response.output_item.added", "in_progress", "")
+	if e.c.job.responses.call == "" {
+		e.openPart("response.content_part.added")
+		e.buf = append(e.buf, `,"part":`...)
+		e.buf = appendTextPart(e.buf, "")
+		e.close()
 	}
 }
 
@@ -400,36 +465,52 @@ func (e *responsesEncoder) token(word string, first, last bool) {
 	if first {
 		word = word[1:] // an answer starts without a space
 	}
-	e.text.WriteString(word)
+	e.text = append(e.text, word...)
 	if e.c.job.responses.call == "" {
-		e.event("response.output_text.delta", map[string]any{"output_index": 0, "item_id": "msg_" + e.c.id, "content_index": 0, "delta": word, "logprobs": []any{}})
+		e.openPart("response.output_text.delta")
+		e.buf = append(e.buf, `,"delta":"`...)
+		e.buf = append(e.buf, word...)
+		e.buf = append(e.buf, `","logprobs":[]`...)
+		e.close()
 		return
 	}
+	e.openPart("response.function_call_arguments.delta")
+	e.buf = append(e.buf, `,"delta":"`...)
 	if first {
-		word = `{"input": "` + word
+		e.buf = append(e.buf, `{\"input\": \"`...)
 	}
+	e.buf = append(e.buf, word...)
 	if last {
-		word += `"}`
+		e.buf = append(e.buf, `\"}`...)
 	}
-	e.event("response.function_call_arguments.delta", map[string]any{"output_index": 0, "item_id": "fc_" + e.c.id, "delta": word})
+	e.buf = append(e.buf, '"')
+	e.close()
 }
 
 func (e *responsesEncoder) end(reason string, n tokenCounts) {
 	e.start()
-	c := e.c
-	output := replyOf(c, e.text.String())
-	if c.job.responses.call == "" {
-		id := "msg_" + c.id
-		e.event("response.output_text.done", map[string]any{"output_index": 0, "item_id": id, "content_index": 0, "text": output, "logprobs": []any{}})
-		e.event("response.content_part.done", map[string]any{"output_index": 0, "item_id": id, "content_index": 0,
-			"part": responsesTextPart{"output_text", output, []any{}}})
+	text := string(e.text)
+	if e.c.job.responses.call == "" {
+		e.openPart("response.output_text.done")
+		e.buf = append(e.buf, `,"text":"`...)
+		e.buf = append(e.buf, text...)
+		e.buf = append(e.buf, `","logprobs":[]`...)
+		e.close()
+		e.openPart("response.content_part.done")
+		e.buf = append(e.buf, `,"part":`...)
+		e.buf = appendTextPart(e.buf, text)
+		e.close()
 	} else {
-		e.event("response.function_call_arguments.done", map[string]any{"output_index": 0, "item_id": "fc_" + c.id, "arguments": output})
+		e.openPart("response.function_call_arguments.done")
+		e.buf = append(e.buf, `,"arguments":"`...)
+		e.buf = appendArguments(e.buf, text)
+		e.buf = append(e.buf, '"')
+		e.close()
 	}
-	e.event("response.output_item.done", map[string]any{"output_index": 0, "item": c.responsesItem("completed", output)})
-	o := c.responsesObject("")
-	c.responsesEnded(&o, reason, output, n)
-	e.event("response."+o.Status, map[string]any{"response": o})
+	e.item("response.output_item.done", "completed", text)
+	e.c.storeReply(text)
+	status := responsesStatus(reason)
+	e.response("response."+status, status, true, text, n, "")
 }
 
 func (e *responsesEncoder) malformed() {
@@ -440,12 +521,7 @@ func (e *responsesEncoder) malformed() {
 // fail adds a response.failed event.
 func (e *responsesEncoder) fail(name string) {
 	e.start()
-	o := e.c.responsesObject("failed")
-	o.Error = &struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}{"server_error", "llmsim injected fault " + name + ": " + http.StatusText(http.StatusInternalServerError)}
-	e.event("response.failed", map[string]any{"response": o})
+	e.response("response.failed", "failed", false, "", tokenCounts{}, "llmsim injected fault "+name+": "+http.StatusText(http.StatusInternalServerError))
 }
 
 func (e *responsesEncoder) writeOut(w io.Writer) error {

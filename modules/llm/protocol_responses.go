@@ -157,7 +157,6 @@ func decodeResponsesEvent(data []byte, e *responsesEvent) error {
 // as it is parsed.
 func (rr *responseReader) readResponses(body io.Reader, keepText bool, res *Result) error {
 	rr.responses = responsesStream{calls: rr.responses.calls[:0]}
-	rr.tools.reset()
 	return rr.readStream(rr.sseReader(body), &rr.responses, res.Start, keepText, res)
 }
 

@@ -2,6 +2,9 @@ package llm
 
 import (
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +262,32 @@ func TestResponsesFaults(t *testing.T) {
 	if res.Status != 400 || !strings.Contains(res.Error, "max_output_tokens") {
 		t.Errorf("max_output_tokens 0: %s %d %s", res.Class, res.Status, res.Error)
 	}
+}
+
+// FuzzResponsesStream feeds arbitrary bytes, seeded with the transcripts
+// in testdata, through the Responses stream reader: it must never panic,
+// and what it reports must hold together.
+func FuzzResponsesStream(f *testing.F) {
+	files, err := filepath.Glob("testdata/responses-*.sse")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seed transcripts: %v", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res := fuzzRead(t, data, func(rr *responseReader, body io.Reader, res *Result) error {
+			return responsesProtocol{}.read(rr, "text/event-stream", body, true, res)
+		})
+		if res == nil {
+			return
+		}
+		if res.Chunks < 0 || res.ReasoningChunks > res.Chunks || len(res.ITL) != max(res.Chunks-1, 0) || res.E2E < res.TTFT || res.TTFO < res.TTFT {
+			t.Fatalf("inconsistent result %+v", res)
+		}
+	})
 }
