@@ -268,17 +268,7 @@ func TestResponsesFaults(t *testing.T) {
 // in testdata, through the Responses stream reader: it must never panic,
 // and what it reports must hold together.
 func FuzzResponsesStream(f *testing.F) {
-	files, err := filepath.Glob("testdata/responses-*.sse")
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no seed transcripts: %v", err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	seedTranscripts(f, "testdata/responses-*.sse")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res := fuzzRead(t, data, func(rr *responseReader, body io.Reader, res *Result) error {
 			return responsesProtocol{}.read(rr, "text/event-stream", body, true, res)
@@ -290,4 +280,19 @@ func FuzzResponsesStream(f *testing.F) {
 			t.Fatalf("inconsistent result %+v", res)
 		}
 	})
+}
+
+// seedTranscripts adds the transcripts pattern matches to f's seeds.
+func seedTranscripts(f *testing.F, pattern string) {
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seed transcripts %s: %v", pattern, err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 }
