@@ -94,3 +94,24 @@ func TestConversationContinuesResponses(t *testing.T) {
 		}
 	}
 }
+
+// A script's Responses request against the simulator: its times, usage
+// and tool call reach the result and the metrics as a chat request's do.
+func TestResponsesFromAScript(t *testing.T) {
+	srv, m := startJSSim(t)
+	v := newJSVU(t, m)
+	v.Run(`const resp = llm.client({ api: 'responses', baseURL: '` + srv.URL() + `' });`)
+	r := stream(t, v, `resp.stream({ input: 'hello there', max_output_tokens: 6, ignore_eos: true }, { itl: true, text: true })`)
+	if !r.OK || r.API != "responses" || r.OutputTokens != 6 || r.PromptTokens == 0 || r.TTFT <= 0 || len(r.ITL) != 5 || r.Text == nil || *r.Text == "" {
+		t.Errorf("text response %+v", r)
+	}
+	got := v.Run(`JSON.stringify(resp.stream({ input: 'weather?', max_output_tokens: 3, ignore_eos: true,
+		tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object' } }], tool_choice: 'required' }).toolCalls)`).String()
+	var calls []llm.ToolCall
+	if err := json.Unmarshal([]byte(got), &calls); err != nil || len(calls) != 1 || calls[0].Name != "get_weather" || calls[0].Arguments == "" {
+		t.Errorf("tool calls %s", got)
+	}
+	if s := v.Stats("llm_ttft"); s == nil || s.Count != 2 {
+		t.Errorf("llm_ttft %+v, want a sample of each request", s)
+	}
+}
