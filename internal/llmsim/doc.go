@@ -28,6 +28,8 @@
 //     /api/generate, TGI's POST /generate_stream, Triton's POST
 //     /v2/models/{model}[/versions/{version}]/generate_stream and
 //     /generate, and POST /v1/embeddings, from the same engine.
+//   - OpenAI's POST /v1/responses (responses.go): the Responses API's
+//     events, its responses stored for previous_response_id.
 //
 // Listen serves them over HTTP/1.1 and, on the same port, HTTP/2 without
 // TLS (h2c with prior knowledge).
