@@ -238,7 +238,7 @@ func (s *responsesStream) itemAdded(rr *responseReader, now time.Duration, res *
 	}
 	i := len(s.calls)
 	s.calls = append(s.calls, s.e.OutputIndex)
-	d := toolCallDelta{Index: &i, ID: it.CallID, Type: "function"}
+	d := toolCallDelta{ID: it.CallID, Type: "function"}
 	d.Function.Name, d.Function.Arguments = it.Name, it.Arguments
 	rr.tools.merge(i, &d)
 	rr.tc.tick(res, now, false, it.Arguments != "")
