@@ -19,7 +19,8 @@ func TestSimHelpListsEveryEndpoint(t *testing.T) {
 	help := stdout + stderr // whichever stream help goes to
 	for _, want := range []string{"/v1/chat/completions", "/v1/completions", "/v1/messages", "/api/chat", "/api/generate",
 		"/generate_stream", "/v2/models/{model}[/versions/{v}]/generate_stream, .../generate", "/v1/embeddings",
-		"/v1/rerank, /v2/rerank, /rerank", "/v1/models", "/health", "/stats", "h2c"} {
+		"/v1/rerank, /v2/rerank, /rerank", "/v1/models", "/health", "/stats", "h2c",
+		"/v1/responses"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("sim --help lacks %q:\n%s", want, help)
 		}

@@ -30,6 +30,8 @@
 //     /generate, POST /v1/embeddings, and POST /v1/rerank, /v2/rerank
 //     and /rerank (vLLM's rerank, or TEI's for a body with "texts"),
 //     from the same engine.
+//   - OpenAI's POST /v1/responses (responses.go): the Responses API's
+//     events, its responses stored for previous_response_id.
 //
 // Listen serves them over HTTP/1.1 and, on the same port, HTTP/2 without
 // TLS (h2c with prior knowledge).

@@ -22,6 +22,7 @@ func (s *Server) routes() *http.ServeMux {
 		"POST /api/generate":    ollamaGenerateAPI,
 		"POST /generate_stream": tgiAPI,
 		"POST /v1/messages":     anthropicAPI,
+		"POST /v1/responses":    responsesAPI,
 	} {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { s.generate(w, r, a) })
 	}

@@ -28,6 +28,9 @@ type job struct {
 	includeUsage bool
 	// toolCall is the tool a streamed chat answer calls (toolcall.go).
 	toolCall string
+	// responses is a Responses API request's own (responses.go), nil for
+	// other APIs.
+	responses *responsesTurn
 }
 
 // setPrompt sets j's prompt.

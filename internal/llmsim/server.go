@@ -33,6 +33,8 @@ type Server struct {
 	faults map[string]*atomic.Uint64 // injected faults by name; keys fixed by New
 
 	gpus []gpuIdentity // the simulated GPUs of GET /dcgm/metrics
+
+	stored responseStore // the Responses API's responses, by id
 }
 
 // recordFirstToken notes a stream's server-side TTFT.

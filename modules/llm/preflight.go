@@ -115,6 +115,8 @@ func probeBody(api API) map[string]any {
 		return map[string]any{"query": question, "documents": []any{"hello"}}
 	case TEIRerank:
 		return map[string]any{"query": question, "texts": []any{"hello"}}
+	case Responses:
+		return map[string]any{"input": question, "max_output_tokens": probeMaxTokens, "temperature": 0}
 	default: // chat, anthropic
 		return map[string]any{"messages": messages, "max_tokens": probeMaxTokens, "temperature": 0}
 	}

@@ -44,11 +44,12 @@ var protocols = map[API]protocol{
 	Embeddings:      embeddingsProtocol{},
 	Rerank:          rerankProtocol{},
 	TEIRerank:       rerankProtocol{},
+	Responses:       responsesProtocol{},
 }
 
 // APIs lists every supported API, in the order of the docs.
 var APIs = []API{ChatCompletions, Completions, OllamaChat, OllamaGenerate, TGI, Anthropic, Triton, Embeddings,
-	Rerank, TEIRerank}
+	Rerank, TEIRerank, Responses}
 
 // serverRoot returns base without a trailing "/v1" or, when api is an
 // Ollama one, "/api": the root under which Ollama and TGI serve.

@@ -72,6 +72,7 @@ type responseReader struct {
 	ollama    ollamaStream
 	tgi       tgiStream
 	triton    tritonStream
+	responses responsesStream
 }
 
 var responseReaders = sync.Pool{

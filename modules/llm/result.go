@@ -251,6 +251,10 @@ type Result struct {
 	// ToolCalls are the tool calls the model made, assembled from their
 	// streamed deltas (OpenAI's tool_calls), in index order; nil when none.
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ResponseID is the id of a Responses API response (API responses),
+	// which a later request continues with "previous_response_id"; ""
+	// otherwise.
+	ResponseID string `json:"responseId,omitempty" js:",if=ResponseID"`
 
 	// Embeddings and Dimensions are an embeddings response's number of
 	// vectors and their dimension (API embeddings); 0 otherwise.

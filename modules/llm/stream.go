@@ -132,6 +132,8 @@ func readUnit(f streamFormat, rr *responseReader, u streamUnit, n int, now time.
 		return f.unit(rr, u, n, now, res)
 	case *ollamaStream:
 		return f.unit(rr, u, n, now, res)
+	case *responsesStream:
+		return f.unit(rr, u, n, now, res)
 	}
 	panic(fmt.Sprintf("llm: stream format %T missing from readUnit", f))
 }
@@ -148,6 +150,8 @@ func endOf(f streamFormat, rr *responseReader, err error, n int, res *Result) er
 	case *tritonStream:
 		return f.end(rr, err, n, res)
 	case *ollamaStream:
+		return f.end(rr, err, n, res)
+	case *responsesStream:
 		return f.end(rr, err, n, res)
 	}
 	panic(fmt.Sprintf("llm: stream format %T missing from endOf", f))

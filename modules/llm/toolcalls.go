@@ -103,29 +103,34 @@ func (tc *toolCalls) add(raw json.RawMessage) error {
 		if i < 0 || i > maxToolCallIndex {
 			return fmt.Errorf("tool_calls: index %d out of range", i)
 		}
-		for len(tc.calls) <= i {
-			if len(tc.calls) < cap(tc.calls) {
-				tc.calls = tc.calls[:len(tc.calls)+1]
-			} else {
-				tc.calls = append(tc.calls, toolCallBuilder{})
-			}
-		}
-		c := &tc.calls[i]
-		if c.id == "" {
-			c.id = tc.short(d.ID)
-		}
-		if c.typ == "" {
-			c.typ = tc.short(d.Type)
-		}
-		// The name comes whole in the first delta; a server that repeats
-		// it in later deltas does not double it, one that streams it in
-		// fragments gets them joined.
-		if n := d.Function.Name; n != "" && n != c.name {
-			c.name = tc.short(c.name + n)
-		}
-		tc.appendArgs(c, d.Function.Arguments)
+		tc.merge(i, d)
 	}
 	return nil
+}
+
+// merge merges d into the call of index i, 0 ≤ i ≤ maxToolCallIndex.
+func (tc *toolCalls) merge(i int, d *toolCallDelta) {
+	for len(tc.calls) <= i {
+		if len(tc.calls) < cap(tc.calls) {
+			tc.calls = tc.calls[:len(tc.calls)+1]
+		} else {
+			tc.calls = append(tc.calls, toolCallBuilder{})
+		}
+	}
+	c := &tc.calls[i]
+	if c.id == "" {
+		c.id = tc.short(d.ID)
+	}
+	if c.typ == "" {
+		c.typ = tc.short(d.Type)
+	}
+	// The name comes whole in the first delta; a server that repeats
+	// it in later deltas does not double it, one that streams it in
+	// fragments gets them joined.
+	if n := d.Function.Name; n != "" && n != c.name {
+		c.name = tc.short(c.name + n)
+	}
+	tc.appendArgs(c, d.Function.Arguments)
 }
 
 // result returns the assembled calls, nil when none. A call's type

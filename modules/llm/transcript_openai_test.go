@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,17 +101,7 @@ func TestRequestExtrasPassThrough(t *testing.T) {
 // testdata, through the whole OpenAI stream path: it must never panic, and
 // what it reports must hold together.
 func FuzzOpenAIStream(f *testing.F) {
-	files, err := filepath.Glob("testdata/openai-*.sse")
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no seed transcripts: %v", err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	seedTranscripts(f, "testdata/openai-*.sse")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res := fuzzRead(t, data, func(rr *responseReader, body io.Reader, res *Result) error {
 			return openaiProtocol{}.read(rr, "text/event-stream", body, true, res)

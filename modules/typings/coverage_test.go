@@ -207,6 +207,7 @@ for (const type of ['Counter', 'Gauge', 'Rate', 'Trend']) found['metrics.' + typ
   client.stream({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }, { text: true, itl: true }),
   llm.stream({ messages: [{ role: 'user', content: 'hi' }], options: { num_predict: 4 } }, { api: 'ollama-chat', itl: true }),
   llm.stream({ query: 'q', documents: ['a', 'b'] }, { api: 'rerank' }),
+  llm.stream({ input: 'hi', max_output_tokens: 4 }, { api: 'responses' }), // responseId
 ];
 for (const r of results) if (!r.ok) throw new Error(r.error);
 found['llm.Result'] = [...new Set(results.flatMap(keys))];

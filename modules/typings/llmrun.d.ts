@@ -54,10 +54,10 @@ declare module 'llm' {
    * `ollama-generate` (/api/generate), `tgi` (/generate_stream),
    * `anthropic` (/v1/messages), `triton` (/v2/models/{model}/generate_stream),
    * `embeddings` (/v1/embeddings),
-   * `rerank` (/v1/rerank), `tei-rerank` (TEI's /rerank).
+   * `rerank` (/v1/rerank), `tei-rerank` (TEI's /rerank), `responses` (/v1/responses).
    */
   export type API = 'chat' | 'completions' | 'ollama-chat' | 'ollama-generate' | 'tgi' | 'anthropic' | 'triton' | 'embeddings'
-    | 'rerank' | 'tei-rerank';
+    | 'rerank' | 'tei-rerank' | 'responses';
 
   /** Why a request failed; docs/metrics.md defines each class. */
   export type ErrorClass =
@@ -343,6 +343,34 @@ declare module 'llm' {
     return_text?: boolean;
     /** Cut inputs longer than the model's length rather than refuse them. */
     truncate?: boolean;
+  }
+
+  /** OpenAI's Responses API (api `responses`): POST /v1/responses. */
+  export interface ResponsesBody {
+    /** The model; default the client's. */
+    model?: string;
+    /** Required: a text (one user message), or message items (`{ role, content }`, function_call_output items, ...). */
+    input: string | object[];
+    /** The system prompt of this response (not carried over to one that continues it). */
+    instructions?: string;
+    max_output_tokens?: number;
+    temperature?: number;
+    top_p?: number;
+    /** Tools the model may call (`{ type: 'function', name, parameters }`); their calls are in the result's toolCalls. */
+    tools?: object[];
+    tool_choice?: 'auto' | 'none' | 'required' | object;
+    /** Continue this response (a result's responseId): the server adds its conversation before input. */
+    previous_response_id?: string;
+    /** false: the server keeps no copy, so the response cannot be continued. Default true. */
+    store?: boolean;
+    /** `{ effort: 'low' | 'medium' | 'high', summary?: 'auto' }` for reasoning models. */
+    reasoning?: object;
+    /** false: one JSON response object. Default true. */
+    stream?: boolean;
+    /** vLLM: generate max_output_tokens whatever the model says. */
+    ignore_eos?: boolean;
+    /** llmsim's extension (vLLM's Responses API does not take it): the fewest tokens to generate. */
+    min_tokens?: number;
     /** Extra fields, lifted into the body. */
     extra_body?: object;
   }
@@ -350,7 +378,7 @@ declare module 'llm' {
   /** The body of a request, in its protocol's format; sent as it is, with the protocol's streaming flag and defaults added. */
   export type RequestBody =
     | ChatBody | CompletionBody | OllamaChatBody | OllamaGenerateBody | TGIBody | AnthropicBody | TritonBody | EmbeddingsBody
-    | RerankBody | TEIRerankBody;
+    | RerankBody | TEIRerankBody | ResponsesBody;
 
   /** A retry policy. Retries are off unless a policy says so. */
   export interface RetryOptions {
@@ -517,6 +545,8 @@ declare module 'llm' {
     documents?: number;
     /** A rerank response's scores, best first: each document's index in the request and its score; absent for other APIs. */
     rerank?: RerankScore[];
+    /** The Responses API's id of the response, for previous_response_id; present only for api `responses`. */
+    responseId?: string;
     /** The connection phases of the final attempt. */
     timings: Timings;
     /** Durations the server reported, in ms (Ollama: total, load, promptEval, eval); absent when none. */
@@ -555,10 +585,13 @@ declare module 'llm' {
     maxTurns?: number;
     /** The client to send with (made by llm.client()); default the command line's. */
     client?: Client;
+    /** The protocol of every turn; `'responses'`: a turn sends its message alone and continues the last reply by previous_response_id. */
+    api?: API;
   }
 
   /** The body of a turn: a request's fields but its messages (and prompt), which the conversation owns. */
-  export type TurnBody = Omit<ChatBody, 'messages'> | Omit<AnthropicBody, 'messages'> | Omit<OllamaChatBody, 'messages'>;
+  export type TurnBody = Omit<ChatBody, 'messages'> | Omit<AnthropicBody, 'messages'> | Omit<OllamaChatBody, 'messages'>
+    | Omit<ResponsesBody, 'input' | 'previous_response_id'>;
 
   /** A multi-turn chat session of one VU: each turn sends the whole history so far. */
   export interface Conversation {

@@ -135,7 +135,16 @@ var PercentileMetrics = []string{"ttft", "tpot", "itl", "e2el"}
 var Backends = map[string]string{
 	"openai": "completions", "vllm": "completions", "openai-chat": "chat",
 	"sglang": "completions", "lmdeploy": "completions", "scalellm": "completions", "llama.cpp": "completions",
+	// llmrun's own: vLLM's bench has no backend for the Responses API
+	// (vllm-project/vllm#23365).
+	ResponsesBackend: "responses",
 }
+
+// ResponsesBackend is the backend of OpenAI's Responses API
+// (POST /v1/responses): one user message as "input", --*-output-len as
+// "max_output_tokens". Its endpoint is /v1/responses, which --endpoint
+// may give (the default /v1/completions is taken to mean it).
+const ResponsesBackend = "openai-responses"
 
 // otherBackends are vLLM's backends that llmrun bench does not speak, and
 // why.
@@ -173,6 +182,9 @@ func (o Options) api() string {
 	if strings.HasSuffix(o.Endpoint, "/chat/completions") {
 		return "chat"
 	}
+	if strings.HasSuffix(o.Endpoint, "/responses") {
+		return "responses"
+	}
 	if o.EndpointType != "" {
 		return Backends[o.EndpointType]
 	}
@@ -186,6 +198,8 @@ func (o Options) API() llm.API {
 		return llm.ChatCompletions
 	case string(llm.Rerank):
 		return llm.Rerank
+	case "responses":
+		return llm.Responses
 	}
 	return llm.Completions
 }
@@ -205,7 +219,10 @@ func (o Options) RequestModel() string {
 // followed by what the endpoint has before its "/v1/completions" or
 // "/v1/chat/completions".
 func (o Options) BaseURL(server string) string {
-	dir := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(o.Endpoint, "/rerank"), "/completions"), "/chat")
+	dir := o.Endpoint
+	for _, api := range []string{"/rerank", "/responses", "/completions", "/chat"} {
+		dir = strings.TrimSuffix(dir, api)
+	}
 	return strings.TrimSuffix(server, "/") + strings.TrimSuffix(dir, "/v1")
 }
 
@@ -232,8 +249,8 @@ func (o Options) checkAPI() error {
 	if _, ok := Backends[o.EndpointType]; o.EndpointType != "" && !ok {
 		return backendError("--endpoint-type", o.EndpointType)
 	}
-	if !strings.HasSuffix(o.Endpoint, "/completions") {
-		return fmt.Errorf("--endpoint %q: want an OpenAI endpoint such as /v1/completions or /v1/chat/completions", o.Endpoint)
+	if !strings.HasSuffix(o.Endpoint, "/completions") && !strings.HasSuffix(o.Endpoint, "/responses") {
+		return fmt.Errorf("--endpoint %q: want an OpenAI endpoint such as /v1/completions, /v1/chat/completions or /v1/responses", o.Endpoint)
 	}
 	return nil
 }

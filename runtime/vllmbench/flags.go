@@ -249,7 +249,7 @@ func AddFlags(fs *pflag.FlagSet) *CommandLine {
 // addServerFlags registers the flags of the server and the API.
 func (c *CommandLine) addServerFlags(fs *pflag.FlagSet) {
 	o := &c.o
-	fs.StringVar(&o.Backend, "backend", o.Backend, "openai, vllm, sglang, lmdeploy, scalellm or llama.cpp (the completions API), openai-chat, or vllm-rerank (the rerank API)")
+	fs.StringVar(&o.Backend, "backend", o.Backend, "openai, vllm, sglang, lmdeploy, scalellm or llama.cpp (the completions API), openai-chat, vllm-rerank (the rerank API), or openai-responses (llmrun's: the Responses API)")
 	fs.StringVar(&o.EndpointType, "endpoint-type", "", "earlier vLLMs' name of --backend: the API of the requests and the result's endpoint_type")
 	fs.StringVar(&o.Endpoint, "endpoint", o.Endpoint, "API endpoint, appended to --base-url")
 	fs.StringVar(&c.baseURL, "base-url", "", "server URL without the endpoint, with or without /v1, e.g. http://127.0.0.1:8000")

@@ -117,7 +117,7 @@ func TestBenchmarkRefusesBadFlags(t *testing.T) {
 		{[]string{"--dataset-name", "hf"}, `--dataset-name "hf": a vLLM dataset llmrun bench does not support`},
 		{[]string{"--dataset-path", "x.json"}, "--dataset-path: cannot be used with --dataset-name random"},
 		{[]string{"--backend", "tgi"}, "--backend tgi: a vLLM backend llmrun bench does not support"},
-		{[]string{"--backend", "openai-embeddings"}, "--backend openai-embeddings: a vLLM backend llmrun bench does not support (embedding requests); it speaks llama.cpp, lmdeploy, openai, openai-chat, scalellm, sglang, vllm, vllm-rerank"},
+		{[]string{"--backend", "openai-embeddings"}, "--backend openai-embeddings: a vLLM backend llmrun bench does not support (embedding requests); it speaks llama.cpp, lmdeploy, openai, openai-chat, openai-responses, scalellm, sglang, vllm, vllm-rerank"},
 		{[]string{"--endpoint-type", "nope"}, `--endpoint-type "nope": not a backend of vLLM`},
 		{[]string{"--extra-body", "[1]"}, `--extra-body "[1]": want a JSON object`},
 		{[]string{"--header", "novalue"}, `--header "novalue": invalid header format`},

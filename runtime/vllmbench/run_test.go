@@ -90,14 +90,7 @@ func TestBenchmarkRun(t *testing.T) {
 	if want := "llmrun bench: result saved to " + path + "\n"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r map[string]any
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readResultFile(t, path)
 	if r["completed"] != 4.0 || r["model_id"] != "llmsim-1" || r["tp"] != "1" {
 		t.Errorf("completed %v, model_id %v, tp %v; want 4, the server's model llmsim-1, and --metadata's 1", r["completed"], r["model_id"], r["tp"])
 	}
@@ -142,4 +135,62 @@ func TestBenchmarkRunStopsBeforeTheLoad(t *testing.T) {
 			t.Errorf("%v: the server got %d requests", tc.args, n)
 		}
 	}
+}
+
+// --backend openai-responses sends the Responses API's requests to
+// /v1/responses: each prompt as input, its output length as
+// max_output_tokens; the simulator's answers are measured as vLLM's block
+// reports them.
+func TestBenchmarkRunResponsesBackend(t *testing.T) {
+	t.Parallel()
+	sim, err := llmsim.New(llmsim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	var responses, others atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/responses":
+			responses.Add(1)
+		case strings.HasSuffix(r.URL.Path, "/completions"):
+			others.Add(1)
+		}
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	for _, endpoint := range []string{"/v1/completions", "/v1/responses"} {
+		path := filepath.Join(t.TempDir(), "r.json")
+		b := benchmark(t, "--backend", "openai-responses", "--endpoint", endpoint, "--num-prompts", "3", "--max-concurrency", "2",
+			"--random-input-len", "8", "--random-output-len", "5", "--save-result", "--result-filename", path)
+		if b.Options.API() != llm.Responses {
+			t.Fatalf("%s: API %q", endpoint, b.Options.API())
+		}
+		outcome, stdout, stderr, err := runBenchmark(t, b, srv.URL)
+		if err != nil || outcome.Verdict != runner.Passed || outcome.Lost || outcome.Summary == nil {
+			t.Fatalf("%s: outcome %+v, %v; want passed\nstdout:\n%s\nstderr:\n%s", endpoint, outcome, err, stdout, stderr)
+		}
+		r := readResultFile(t, path)
+		if r["completed"] != 3.0 || r["total_output_tokens"] != 15.0 || r["backend"] != "openai-responses" || !(r["mean_ttft_ms"].(float64) > 0) {
+			t.Errorf("%s: completed %v, output tokens %v, backend %v, mean TTFT %v; want 3, 15 (ignore_eos), openai-responses, > 0",
+				endpoint, r["completed"], r["total_output_tokens"], r["backend"], r["mean_ttft_ms"])
+		}
+	}
+	if n, m := responses.Load(), others.Load(); n != 6 || m != 0 {
+		t.Errorf("the server got %d Responses requests and %d others, want 6 and 0", n, m)
+	}
+}
+
+// readResultFile reads the result file at path as JSON.
+func readResultFile(t *testing.T, path string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

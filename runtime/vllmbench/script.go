@@ -71,6 +71,8 @@ export default function () {
   if (p.api === 'rerank') {
     // As vLLM's: no pair is refused for its length.
     body = { query: r.query, documents: r.documents, truncate_prompt_tokens: -1 };
+  } else if (p.api === 'responses') {
+    body = { input: r.text, max_output_tokens: r.out };
   } else {
     body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
     body.max_tokens = r.out;
@@ -81,6 +83,7 @@ export default function () {
   // The Collector receives the request's result from the llm module
   // (engine.Config.Results), not from the script.
   const opts = { uniquePrompt: p.uniquePrompt, text: p.keepText };
+  if (p.api === 'responses') opts.api = p.api;
   if (p.requestIdPrefix !== '') opts.headers = { 'x-request-id': p.requestIdPrefix + i };
   if (typeof r.tokens === 'number') opts.promptTokens = r.tokens;
   llm.stream(body, opts);

@@ -2,6 +2,7 @@ package llmjs
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,6 +28,12 @@ type conversation struct {
 
 	history []turnMessage
 	turns   int
+
+	// api is the conversation's protocol ("" for the client's);
+	// lastResponse, for the Responses API, is the id of the last reply,
+	// which the next turn continues (conversation_responses.go).
+	api          llm.API
+	lastResponse string
 }
 
 // turnMessage is one entry of a conversation's history: toolCalls are an
@@ -44,6 +51,7 @@ type conversationOptions struct {
 	ThinkTime goja.Value `js:"thinkTime"`
 	MaxTurns  int        `js:"maxTurns"`
 	Client    goja.Value `js:"client"`
+	API       string     `js:"api"`
 }
 
 // newConversation is llm.conversation(options): { send(content, body,
@@ -73,7 +81,10 @@ func (i *instance) conversationOf(call string, o conversationOptions) *conversat
 	if o.MaxTurns < 0 {
 		panic(rt.NewTypeError("%s: maxTurns must be ≥ 0, got %d", call, o.MaxTurns))
 	}
-	c := &conversation{in: i, system: o.System, maxTurns: o.MaxTurns}
+	c := &conversation{in: i, system: o.System, maxTurns: o.MaxTurns, api: llm.API(o.API)}
+	if c.api != "" && !slices.Contains(llm.APIs, c.api) {
+		panic(rt.NewTypeError("%s: api: unknown protocol %q", call, o.API))
+	}
 	if fn, ok := goja.AssertFunction(o.ThinkTime); ok {
 		c.thinkFn = fn
 	} else if d, set, err := jsDuration(o.ThinkTime); err != nil {
@@ -99,7 +110,7 @@ func (i *instance) conversationOf(call string, o conversationOptions) *conversat
 
 // reset starts a new conversation: empty history, turn 0.
 func (c *conversation) reset() {
-	c.history, c.turns = c.history[:0], 0
+	c.history, c.turns, c.lastResponse = c.history[:0], 0, ""
 }
 
 // send is one turn: after the think time (from the second turn on), it
@@ -122,7 +133,7 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 	}
 	turn := c.turns + 1
 	req := copyProps(rt, body, "conversation.send(content, body): body must be an object such as { max_tokens: 128 }", func(k string) {
-		if k == "messages" || k == "prompt" {
+		if k == "messages" || k == "prompt" || c.api == llm.Responses && (k == "input" || k == "previous_response_id") {
 			panic(rt.NewTypeError("conversation.send(content, body): body.%s is the conversation's own; pass the user's message as content", k))
 		}
 	})
@@ -135,18 +146,28 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 			c.history = c.history[:before]
 		}
 	}()
-	must(req.Set("messages", c.messagesArray(rt)))
+	if c.api == llm.Responses {
+		c.setResponsesInput(rt, req, content)
+	} else {
+		must(req.Set("messages", c.messagesArray(rt)))
+	}
 
 	o := copyProps(rt, opts, "conversation.send(content, body, options): options must be an object", nil)
 	tags := copyProps(rt, o.Get("tags"), "conversation.send(content, body, options): tags must be an object", nil)
 	must(tags.Set("turn", strconv.Itoa(turn)))
 	must(o.Set("tags", tags))
 	must(o.Set("text", true)) // the reply joins the history
+	if c.api != "" && !given(o.Get("api")) {
+		must(o.Set("api", string(c.api)))
+	}
 
 	c.turns = turn
 	res := c.in.stream(c.client, req, o)
 	if res.Get("ok").ToBoolean() {
 		c.history = append(c.history, turnMessage{role: "assistant", content: res.Get("text").String()})
+		if c.api == llm.Responses {
+			c.lastResponse = res.Get("responseId").String()
+		}
 	}
 	return res
 }

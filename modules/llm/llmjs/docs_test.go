@@ -105,6 +105,7 @@ func TestScriptingGuideNamesEveryResultProperty(t *testing.T) {
 		llm.Embeddings:      `{ input: ['a', 'b'] }`,
 		llm.Rerank:          `{ query: 'q', documents: ['a', 'b'] }`,
 		llm.TEIRerank:       `{ query: 'q', texts: ['a', 'b'] }`,
+		llm.Responses:       `{ input: 'hi', max_output_tokens: 3 }`,
 	}
 	var apis []string
 	for _, api := range llm.APIs {
