@@ -2,8 +2,10 @@ package data
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -11,9 +13,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	_ "image/gif" // images.file reads GIF headers too
-
 	"github.com/llmrun/llmrun/internal/capped"
+	"github.com/llmrun/llmrun/internal/dataurl"
 )
 
 // Image is one image ready to send in a chat request: its data URL (or,
@@ -75,7 +76,7 @@ func Synthetic(seed int64, width, height int, format string, keys ...uint64) (Im
 	if err != nil {
 		return Image{}, fmt.Errorf("encoding a %d×%d %s: %w", width, height, format, err)
 	}
-	return Image{URL: dataURL(format, buf.Bytes()), Bytes: buf.Len(), Width: width, Height: height, Format: format}, nil
+	return Image{URL: dataurl.Encode(format, buf.Bytes()), Bytes: buf.Len(), Width: width, Height: height, Format: format}, nil
 }
 
 // fillNoise fills RGBA pixels with random colours, opaque, two pixels
@@ -88,15 +89,6 @@ func fillNoise(pix []byte, r *rand.Rand) {
 	if i < len(pix) { // an odd number of pixels
 		binary.LittleEndian.PutUint32(pix[i:], r.Uint32()|0xff000000)
 	}
-}
-
-// dataURL is the base64 data URL of an image file of format.
-func dataURL(format string, file []byte) string {
-	prefix := "data:image/" + format + ";base64,"
-	out := make([]byte, len(prefix)+base64.StdEncoding.EncodedLen(len(file)))
-	copy(out, prefix)
-	base64.StdEncoding.Encode(out[len(prefix):], file)
-	return string(out)
 }
 
 // LoadImage reads the image file at path (at most MaxImageBytes) as an
@@ -117,15 +109,15 @@ func LoadImage(path string) (Image, error) {
 // (decoded to read its size), or an http(s) URL, kept as it is, whose
 // bytes and size are unknown.
 func ParseImageURL(u string) (Image, error) {
-	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+	payload, err := dataurl.Payload(u)
+	if errors.Is(err, dataurl.ErrRemote) {
 		return Image{URL: u}, nil
 	}
-	_, payload, ok := strings.Cut(u, ";base64,")
-	if !strings.HasPrefix(u, "data:") || !ok {
-		return Image{}, fmt.Errorf("image URL %.40q: want a base64 data URL (data:image/png;base64,...) or an http(s) URL", u)
+	if err != nil {
+		return Image{}, fmt.Errorf("image URL %w", err)
 	}
-	if base64.StdEncoding.DecodedLen(len(payload)) > MaxImageBytes {
-		return Image{}, fmt.Errorf("image data URL of %s: more than the %s an image may have", capped.Size(int64(len(payload))), capped.Size(MaxImageBytes))
+	if size, err := dataurl.DecodedLen(payload); err != nil || size > MaxImageBytes {
+		return Image{}, cmp.Or(err, fmt.Errorf("image data URL of %s: more than the %s an image may have", capped.Size(int64(size)), capped.Size(MaxImageBytes)))
 	}
 	file, err := base64.StdEncoding.DecodeString(payload)
 	if err != nil {
@@ -140,9 +132,9 @@ func ParseImageURL(u string) (Image, error) {
 
 // imageOf is the Image of an image file's bytes, sent as a data URL.
 func imageOf(file []byte) (Image, error) {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(file))
+	cfg, format, err := dataurl.FileHeader(file)
 	if err != nil {
-		return Image{}, fmt.Errorf("not a PNG, JPEG or GIF image: %w", err)
+		return Image{}, err
 	}
-	return Image{URL: dataURL(format, file), Bytes: len(file), Width: cfg.Width, Height: cfg.Height, Format: format}, nil
+	return Image{URL: dataurl.Encode(format, file), Bytes: len(file), Width: cfg.Width, Height: cfg.Height, Format: format}, nil
 }

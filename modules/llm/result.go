@@ -257,6 +257,15 @@ type Result struct {
 	Embeddings int `json:"embeddings,omitempty"`
 	Dimensions int `json:"dimensions,omitempty"`
 
+	// ImageCount, ImageBytes and ImagePixels are what the request sent of
+	// images in its messages' content parts: how many, their bytes (each
+	// data URL's decoded length) and their pixels (width × height, from
+	// each image's header); an image sent by http(s) URL counts in
+	// ImageCount only. 0 without images.
+	ImageCount  int `json:"imageCount,omitempty"`
+	ImageBytes  int `json:"imageBytes,omitempty"`
+	ImagePixels int `json:"imagePixels,omitempty"`
+
 	Timings Timings `json:"timings"`
 
 	// ServerTimings are the durations the server reported about the
