@@ -2,6 +2,7 @@
 // an exact token count (with a tokenizer from package tokenizer), prompt
 // and output length distributions, datasets (ShareGPT, JSONL, CSV) loaded
 // once and shared read-only by every VU, and shared-prefix prompt groups
-// for prefix-cache benchmarks. Module is its JavaScript binding, the 'data'
+// for prefix-cache benchmarks, and images for chat requests (synthetic,
+// from files, or named by a dataset). Module is its JavaScript binding, the 'data'
 // module.
 package data
