@@ -3,10 +3,12 @@ package llm
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"image"
 	"image/jpeg"
 	"image/png"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -137,5 +139,27 @@ func BenchmarkCountImages(b *testing.B) {
 		if f, err := countImages(body); err != nil || f.bytes != int64(buf.Len()) {
 			b.Fatal(f, err)
 		}
+	}
+}
+
+// TestImagesOfVLLMsExampleRequest counts the images of the request body
+// of vLLM's example client (examples/openai_vision_api_client.py,
+// https://docs.vllm.ai/en/v0.6.3/getting_started/examples/openai_vision_api_client.html):
+// text, then an image_url part by base64 data URL (here a 3×2 PNG of 75
+// bytes in place of its JPEG) and one by https URL, as OpenAI's chat API
+// takes them (testdata/openai-chat-images.json).
+func TestImagesOfVLLMsExampleRequest(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/openai-chat-images.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	got, err := countImages(body)
+	if want := (imageFigures{count: 2, bytes: 75, pixels: 6}); err != nil || got != want {
+		t.Errorf("%+v, %v; want %+v", got, err, want)
 	}
 }
