@@ -54,7 +54,8 @@ func TestJSSyntheticImagesAreReproducible(t *testing.T) {
 }
 
 // TestJSImageFiles checks images.file on a file the script names, on
-// data and http URLs a dataset names, and its errors.
+// data and http URLs, on the images a JSONL or CSV dataset's records
+// name, and its errors.
 func TestJSImageFiles(t *testing.T) {
 	project := t.TempDir()
 	img, err := Synthetic(1, 20, 10, "png")
@@ -69,6 +70,14 @@ func TestJSImageFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, "img", "a.png"), file, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for name, text := range map[string]string{
+		"vision.jsonl": `{"prompt": "What is it?", "images": ["img/a.png", "https://example.com/b.jpg"]}` + "\n" + `{"prompt": "And now?"}` + "\n",
+		"vision.csv":   "prompt,image\nWhat is it?,img/a.png\nAnd now?,\n",
+	} {
+		if err := os.WriteFile(filepath.Join(project, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	paths := scriptpath.New(scriptpath.Config{Script: filepath.Join(project, "bench.js")})
 	vu := newDataVU(t, &Module{Seed: 1, Paths: paths}, 1)
 	got := vu.Run(`
@@ -80,6 +89,14 @@ func TestJSImageFiles(t *testing.T) {
 	want := `[20,10,` + strconv.Itoa(len(file)) + `,"png",true,` + strconv.Itoa(len(file)) + `,"https://example.com/cat.jpg",0]`
 	if got != want {
 		t.Errorf("got %s\nwant %s", got, want)
+	}
+	fromDatasets := vu.Run(`
+		const jsonl = data.dataset('vision.jsonl'), csv = data.dataset('vision.csv');
+		JSON.stringify([jsonl.get(0).images.map((p) => data.images.file(p).width), jsonl.get(1).images,
+			csv.get(0).images.map((p) => data.images.file(p).height), csv.get(1).images]);
+	`).String()
+	if want := `[[20,0],[],[10],[]]`; fromDatasets != want {
+		t.Errorf("the images datasets name: %s, want %s", fromDatasets, want)
 	}
 	for _, tc := range []struct{ src, want string }{
 		{`data.images.file('img/absent.png')`, `images.file("img/absent.png")`},

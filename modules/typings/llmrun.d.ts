@@ -1012,6 +1012,8 @@ declare module 'data' {
     promptTokens: number;
     /** The completion's tokens, by the dataset's tokenizer. */
     outputTokens: number;
+    /** The images the record names (JSONL "images", CSV "image"), paths or URLs for images.file; [] when none. */
+    images: string[];
   }
 
   /** A dataset, loaded once per run and shared by every VU. */
