@@ -273,13 +273,15 @@ func decodedOptions(t *testing.T) []fieldSet {
 		"jsRetry#2":           "NonNullable<m_llm.RetryOptions['backoff']>",
 	}
 	dataTypes := map[string]string{
-		"synthetic#1":       "NonNullable<Parameters<typeof m_data.prompts.synthetic>[1]>",
-		"sharedPrefix#1":    "Parameters<typeof m_data.prompts.sharedPrefix>[0]",
-		"sharedPrefix#2":    "NonNullable<Parameters<m_data.SharedPrefix['prompt']>[2]>",
-		"uniform#1":         "Parameters<typeof m_data.lengths.uniform>[0]",
-		"normal#1":          "Parameters<typeof m_data.lengths.normal>[0]",
-		"lognormal#1":       "Parameters<typeof m_data.lengths.lognormal>[0]",
-		"dataset#1":         "NonNullable<Parameters<typeof m_data.dataset>[1]>",
+		"synthetic#1":    "NonNullable<Parameters<typeof m_data.prompts.synthetic>[1]>",
+		"sharedPrefix#1": "Parameters<typeof m_data.prompts.sharedPrefix>[0]",
+		"sharedPrefix#2": "NonNullable<Parameters<m_data.SharedPrefix['prompt']>[2]>",
+		"uniform#1":      "Parameters<typeof m_data.lengths.uniform>[0]",
+		"normal#1":       "Parameters<typeof m_data.lengths.normal>[0]",
+		"lognormal#1":    "Parameters<typeof m_data.lengths.lognormal>[0]",
+		"dataset#1":      "NonNullable<Parameters<typeof m_data.dataset>[1]>",
+
+		// images
 		"syntheticImages#1": "Parameters<typeof m_data.images.synthetic>[0]",
 	}
 	var sets []fieldSet
