@@ -1,6 +1,7 @@
 package llmsim
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -24,9 +25,19 @@ type contentPart struct {
 	} `json:"source"`
 }
 
-// imageURL is an image_url part's image_url: { url }.
+// imageURL is an image_url part's image_url: { url }, or the URL alone
+// (as some clients send it, and llmrun's client counts it).
 type imageURL struct {
 	URL string `json:"url"`
+}
+
+// UnmarshalJSON accepts { url } or a string.
+func (u *imageURL) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &u.URL)
+	}
+	type plain imageURL
+	return json.Unmarshal(b, (*plain)(u))
 }
 
 // imageSize is an image's size in pixels.

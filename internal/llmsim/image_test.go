@@ -56,6 +56,14 @@ func TestImagesCostPromptTokensByTheRule(t *testing.T) {
 			if got-plain != tc.want {
 				t.Errorf("prompt_tokens %d with the images, %d without: %d for the images, want %d", got, plain, got-plain, tc.want)
 			}
+			asStrings := withImages(text, png100x60, jpeg28x29)
+			for _, part := range asStrings["messages"].([]any)[0].(map[string]any)["content"].([]any)[1:] {
+				p := part.(map[string]any)
+				p["image_url"] = p["image_url"].(map[string]any)["url"] // image_url: "data:..."
+			}
+			if n := complete(t, r, "/v1/chat/completions", asStrings).Usage.PromptTokens; n != got {
+				t.Errorf("prompt_tokens %d with image_url strings, %d with { url } objects", n, got)
+			}
 			b64 := func(url string) string { _, payload, _ := strings.Cut(url, ";base64,"); return payload }
 			anthropicPlain := anthropicInputTokens(t, r, map[string]any{"type": "text", "text": text})
 			anthropicImages := anthropicInputTokens(t, r, map[string]any{"type": "text", "text": text},
