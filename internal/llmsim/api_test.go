@@ -196,14 +196,15 @@ func TestNonStreaming(t *testing.T) {
 
 // TestPromptTokens checks the prompt tokens of each kind of prompt, with
 // each tokenizer: "bytes" counts ceil(bytes/4) per text, a tokenizer its
-// tokens; chat adds 3 per message and 3 for the reply.
+// tokens; chat adds 3 per message and 3 for the reply, and an image of
+// at most 28×28 pixels 1.
 func TestPromptTokens(t *testing.T) {
 	chat := map[string]any{"messages": []map[string]any{
 		{"role": "system", "content": "You are a terse assistant."},
 		{"role": "assistant", "content": nil},
 		{"role": "user", "content": []map[string]any{
 			{"type": "text", "text": "Tell me"},
-			{"type": "image_url", "image_url": map[string]any{"url": "http://x/y.png"}},
+			{"type": "image_url", "image_url": map[string]any{"url": testImageURL(t, "png", 28, 28)}},
 			{"type": "text", "text": " about tokenizers, please."},
 		}},
 	}}
@@ -238,7 +239,7 @@ func TestPromptTokens(t *testing.T) {
 				{"one-prompt array", "/v1/completions", completionsBody([]string{"12345678"}, nil), count("12345678")},
 				{"one-ids array", "/v1/completions", completionsBody([][]int{{7, 8, 9}}, nil), 3},
 				{"chat", "/v1/chat/completions", chat,
-					3 + (3 + count("You are a terse assistant.")) + 3 + (3 + count("Tell me about tokenizers, please."))},
+					3 + (3 + count("You are a terse assistant.")) + 3 + (3 + count("Tell me about tokenizers, please.") + 1)},
 			} {
 				tc.body["max_tokens"] = 1
 				if got := complete(t, r, tc.path, tc.body).Usage.PromptTokens; got != tc.want {

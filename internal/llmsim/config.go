@@ -73,6 +73,14 @@ type Config struct {
 	// Faults are injected at random into generation requests; their
 	// rates must add up to at most 1.
 	Faults []FaultRule
+	// ImagePatch is the side, in pixels, of the square an image token
+	// covers: an image of w×h pixels in a chat message costs
+	// ceil(w/ImagePatch)·ceil(h/ImagePatch) prompt tokens (28, Qwen2-VL's
+	// 14-pixel patches merged 2×2), unless ImageTokens is set.
+	ImagePatch int
+	// ImageTokens, when not 0, is the prompt tokens every image costs,
+	// whatever its size.
+	ImageTokens int
 	// InstanceID is a name the simulator's starter chose, answered in GET
 	// /stats (Stats.InstanceID) and in no response that llmrun measures,
 	// so that a harness can tell the simulator it started from another
@@ -113,6 +121,7 @@ func DefaultConfig() Config {
 		GPUIdlePower:        70,
 		GPUPowerPerSeq:      2.5,
 		GPUPowerLimit:       700,
+		ImagePatch:          DefaultImagePatch,
 	}
 }
 
@@ -142,6 +151,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.GPUPowerLimit, "gpu-power-limit", c.GPUPowerLimit, "a simulated GPU's power limit, in watts")
 	fs.Var(&faultFlag{rules: &c.Faults}, "fault", "inject a fault into a share of requests, such as http_5xx:0.05 or "+
 		"reset:0.01:after=10 (repeatable)")
+	fs.IntVar(&c.ImagePatch, "image-patch", c.ImagePatch, "an image in a chat message costs ceil(width/N)·ceil(height/N) prompt tokens")
+	fs.IntVar(&c.ImageTokens, "image-tokens", c.ImageTokens, "prompt tokens every image costs, whatever its size (0: by --image-patch)")
 	fs.StringVar(&c.InstanceID, "instance-id", c.InstanceID, "a name of your choosing that GET /stats answers, to tell this simulator from another server on the address")
 }
 
@@ -163,6 +174,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	check(c.PrefixCacheBlocks >= 0, "prefix-cache-blocks must not be negative, got %d", c.PrefixCacheBlocks)
+	check(c.ImagePatch >= 1, "image-patch must be at least 1 pixel, got %d", c.ImagePatch)
+	check(c.ImageTokens >= 0, "image-tokens must not be negative, got %d", c.ImageTokens)
 	check(c.KVCacheBlocks >= 1, "kv-cache-blocks must be at least 1, got %d", c.KVCacheBlocks)
 	check(c.GPUs >= 1 && c.GPUs <= maxGPUs, "gpus must be between 1 and %d, got %d", maxGPUs, c.GPUs)
 	watts := func(w float64) bool { return w >= 0 && !math.IsInf(w, 1) }

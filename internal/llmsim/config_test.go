@@ -26,7 +26,7 @@ func TestValidateReportsEveryField(t *testing.T) {
 	}
 	for _, field := range []string{"model", "max-num-seqs", "max-num-batched-tokens", "default-max-tokens",
 		"max-model-len", "output-mean", "prefill-base", "decode-per-seq", "tokenizer", "prefix-cache-blocks",
-		"kv-cache-blocks", "gpus", "gpu-idle-power", "gpu-power-per-seq", "gpu-power-limit"} {
+		"kv-cache-blocks", "gpus", "gpu-idle-power", "gpu-power-per-seq", "gpu-power-limit", "image-patch"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("error does not mention %s:\n%v", field, err)
 		}
@@ -48,6 +48,7 @@ func TestAddFlags(t *testing.T) {
 		"--default-max-tokens=64", "--output-mean=32", "--prefill-base=1ms", "--prefill-per-token=2µs",
 		"--decode-base=3ms", "--decode-per-seq=4µs", "--fault=http_5xx:0.05", "--fault", "reset:0.01:after=10",
 		"--tokenizer=o200k_base", "--prefix-cache-blocks=64", "--instance-id=ci-7f3a",
+		"--image-patch=14", "--image-tokens=64",
 		"--kv-cache-blocks=128", "--gpus=8", "--gpu-idle-power=60", "--gpu-power-per-seq=1.5", "--gpu-power-limit=400",
 	})
 	if err != nil {
@@ -57,7 +58,7 @@ func TestAddFlags(t *testing.T) {
 		Model: "m", Seed: 9, MaxNumSeqs: 8, MaxNumBatchedTokens: 512, MaxModelLen: 4096,
 		DefaultMaxTokens: 64, OutputMean: 32, PrefillBase: time.Millisecond, PrefillPerToken: 2 * time.Microsecond,
 		DecodeBase: 3 * time.Millisecond, DecodePerSeq: 4 * time.Microsecond,
-		Tokenizer: "o200k_base", PrefixCacheBlocks: 64, InstanceID: "ci-7f3a",
+		Tokenizer: "o200k_base", PrefixCacheBlocks: 64, InstanceID: "ci-7f3a", ImagePatch: 14, ImageTokens: 64,
 		KVCacheBlocks: 128, GPUs: 8, GPUIdlePower: 60, GPUPowerPerSeq: 1.5, GPUPowerLimit: 400,
 		Faults: []FaultRule{
 			{Fault: Fault{Name: "http_5xx", Status: 500}, Rate: 0.05},

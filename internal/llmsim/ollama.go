@@ -62,7 +62,7 @@ func parseOllama(data []byte, chat bool, s *Server) (job, *apiError) {
 			return job{}, badRequest("messages", "messages must be a non-empty array")
 		}
 		input = "messages"
-		p, err = s.prompter.chat("", body.Messages)
+		p, err = s.prompter.chat(content{}, body.Messages)
 	} else {
 		if body.Prompt == nil {
 			return job{}, badRequest("prompt", "prompt is required")

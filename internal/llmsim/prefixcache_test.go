@@ -395,19 +395,19 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // TestPromptMemo checks that remembered tokenizations give what fresh
 // ones give, whichever of counting and encoding came first.
 func TestPromptMemo(t *testing.T) {
-	long := content(strings.Repeat("Remember this text, for it comes back. ", 20))
+	long := content{text: strings.Repeat("Remember this text, for it comes back. ", 20)}
 	msgs := []chatMessage{{Role: hashRole([]byte(`"user"`)), Content: long}}
 	for _, blocks := range []bool{false, true} {
 		p := &prompter{tok: cl100k(t), blocks: blocks}
-		fresh, err := (&prompter{tok: p.tok, blocks: blocks}).chat("", msgs)
+		fresh, err := (&prompter{tok: p.tok, blocks: blocks}).chat(content{}, msgs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, err := p.plain(string(long)); err != nil || n != fresh.tokens-tokensPerMsg-tokensForReply {
+		if n, err := p.plain(long.text); err != nil || n != fresh.tokens-tokensPerMsg-tokensForReply {
 			t.Fatalf("plain: %d tokens, %v", n, err)
 		}
 		for range 2 {
-			got, err := p.chat("", msgs)
+			got, err := p.chat(content{}, msgs)
 			if err != nil || got.tokens != fresh.tokens || !slices.Equal(got.blocks, fresh.blocks) || (len(got.blocks) > 0) != blocks {
 				t.Errorf("blocks %v: %d tokens, %d blocks; want %d, %d (%v)", blocks, got.tokens, len(got.blocks), fresh.tokens, len(fresh.blocks), err)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -61,37 +62,45 @@ type chatMessage struct {
 	Content content `json:"content"`
 }
 
-// content is a message's text content: a string, or the text parts of a
-// content array joined.
-type content string
+// content is a message's content: its text (a string, or the text parts
+// of a content array joined) and the sizes of its images (image.go).
+type content struct {
+	text   string
+	images []imageSize
+}
 
 // UnmarshalJSON accepts a string, null, or an array of content parts of
-// which only the "text" parts count.
+// which the "text" parts and the images count.
 func (c *content) UnmarshalJSON(b []byte) error {
 	switch b[0] {
 	case 'n':
-		*c = ""
+		*c = content{}
 	case '"':
 		s, err := jsonString(b)
 		if err != nil {
 			return err
 		}
-		*c = content(s)
+		*c = content{text: s}
 	case '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
+		var parts []contentPart
 		if err := json.Unmarshal(b, &parts); err != nil {
 			return err
 		}
 		var texts []string
-		for _, p := range parts {
-			if p.Type == "text" {
+		*c = content{}
+		for i, p := range parts {
+			switch p.Type {
+			case "text":
 				texts = append(texts, p.Text)
+			case "image_url", "image":
+				size, err := p.imageSize()
+				if err != nil {
+					return fmt.Errorf("content[%d]: %w", i, err)
+				}
+				c.images = append(c.images, size)
 			}
 		}
-		*c = content(strings.Join(texts, ""))
+		c.text = strings.Join(texts, "")
 	default:
 		return errors.New("message content must be a string, null or an array of parts")
 	}
@@ -189,7 +198,7 @@ func parseJob(data []byte, chat bool, s *Server) (job, *apiError) {
 		if len(body.Messages) == 0 {
 			return job{}, badRequest("messages", "messages must be a non-empty array")
 		}
-		p, err := s.prompter.chat("", body.Messages)
+		p, err := s.prompter.chat(content{}, body.Messages)
 		if err != nil {
 			return job{}, badRequest("messages", "%v", err)
 		}

@@ -95,7 +95,7 @@ type responsesItem struct {
 // message returns the chat message of the item.
 func (it *responsesItem) message() (chatMessage, error) {
 	if it.Type == "function_call_output" {
-		return chatMessage{Role: hashRole([]byte(`"tool"`)), Content: content(it.Output)}, nil
+		return chatMessage{Role: hashRole([]byte(`"tool"`)), Content: content{text: it.Output}}, nil
 	}
 	m := chatMessage{Role: roleUser}
 	if len(it.Role) > 0 {
@@ -106,7 +106,7 @@ func (it *responsesItem) message() (chatMessage, error) {
 	}
 	if it.Content[0] == '"' {
 		s, err := jsonString(it.Content)
-		m.Content = content(s)
+		m.Content = content{text: s}
 		return m, err
 	}
 	var parts []struct {
@@ -119,7 +119,7 @@ func (it *responsesItem) message() (chatMessage, error) {
 	for _, p := range parts {
 		b.WriteString(p.Text)
 	}
-	m.Content = content(b.String())
+	m.Content = content{text: b.String()}
 	return m, nil
 }
 
@@ -131,7 +131,7 @@ func responsesInput(raw json.RawMessage) ([]chatMessage, error) {
 	}
 	if raw[0] == '"' {
 		s, err := jsonString(raw)
-		return []chatMessage{{Role: roleUser, Content: content(s)}}, err
+		return []chatMessage{{Role: roleUser, Content: content{text: s}}}, err
 	}
 	var items []responsesItem
 	if err := json.Unmarshal(raw, &items); err != nil {
@@ -361,7 +361,7 @@ func responsesStatus(finish string) string {
 // request asked for it (store, by default).
 func (c *completion) storeReply(text string) {
 	if t := c.job.responses; t.store {
-		msgs := append(t.messages[:len(t.messages):len(t.messages)], chatMessage{Role: roleAssistant, Content: content(text)})
+		msgs := append(t.messages[:len(t.messages):len(t.messages)], chatMessage{Role: roleAssistant, Content: content{text: text}})
 		c.server.stored.put(c.id, msgs)
 	}
 }

@@ -14,7 +14,7 @@ func TestResponseStoreEvictsLeastRecentlyUsed(t *testing.T) {
 	t.Parallel()
 	var st responseStore
 	for i := range maxStoredResponses {
-		st.put("r"+strconv.Itoa(i), []chatMessage{{Role: roleUser, Content: content(strconv.Itoa(i))}})
+		st.put("r"+strconv.Itoa(i), []chatMessage{{Role: roleUser, Content: content{text: strconv.Itoa(i)}}})
 	}
 	if _, ok := st.get("r0"); !ok { // r0 is now the most recently used
 		t.Fatal("r0 was dropped before the store was full")

@@ -34,6 +34,8 @@ type prompter struct {
 	// prompts are then encoded into ids instead of merely counted.
 	blocks bool
 	memo   encodingMemo
+	// images is the rule of the tokens an image costs.
+	images imageRule
 }
 
 // encodingMemo remembers the tokenization of long texts, which load tests
@@ -83,14 +85,15 @@ func (m *encodingMemo) put(text string, e memoEntry) {
 // newPrompter returns cfg's prompter, loading its tokenizer (shared by
 // the process).
 func newPrompter(cfg *Config) (*prompter, error) {
+	images := imageRule{patch: cfg.ImagePatch, perImage: cfg.ImageTokens}
 	if cfg.Tokenizer == TokenizerBytes {
-		return &prompter{}, nil
+		return &prompter{images: images}, nil
 	}
 	tok, err := tokenizer.Load(cfg.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
-	return &prompter{tok: tok, blocks: cfg.PrefixCacheBlocks > 0}, nil
+	return &prompter{tok: tok, blocks: cfg.PrefixCacheBlocks > 0, images: images}, nil
 }
 
 // prompt is a request's prompt as the engine sees it.
@@ -113,30 +116,31 @@ type prompt struct {
 func (p *prompter) chat(system content, msgs []chatMessage) (prompt, error) {
 	n := tokensForReply + tokensPerMsg*len(msgs)
 	if p.tok == nil {
-		if system != "" {
-			n += textTokens(len(system))
+		if system.text != "" {
+			n += textTokens(len(system.text))
 		}
 		for _, m := range msgs {
-			if m.Content != "" {
-				n += textTokens(len(m.Content))
+			if m.Content.text != "" {
+				n += textTokens(len(m.Content.text))
 			}
+			n += p.images.tokens(m.Content.images)
 		}
 		return prompt{tokens: n}, nil
 	}
 	h := newBlockHasher()
-	if system != "" {
-		k, err := p.content(&h, roleSystem, string(system))
+	if system.text != "" {
+		k, err := p.content(&h, roleSystem, system.text)
 		if err != nil {
 			return prompt{}, err
 		}
 		n += k
 	}
 	for _, m := range msgs {
-		k, err := p.content(&h, m.Role, string(m.Content))
+		k, err := p.content(&h, m.Role, m.Content.text)
 		if err != nil {
 			return prompt{}, err
 		}
-		n += k
+		n += k + p.images.tokens(m.Content.images)
 	}
 	return prompt{tokens: n, blocks: h.blocks, cacheable: p.blocks}, nil
 }

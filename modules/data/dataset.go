@@ -73,6 +73,9 @@ type Record struct {
 	Completion string
 	// OutputTokens is the record's own "output_tokens", 0 when absent.
 	OutputTokens int
+	// Images are the images the record names (a JSONL record's "images",
+	// a CSV row's "image"), each a path or a URL, for images.file.
+	Images []string
 }
 
 // Dataset is a loaded dataset: read-only once loaded, shared by every VU.
@@ -497,6 +500,7 @@ type jsonlRecord struct {
 	System       string        `json:"system"`
 	Completion   string        `json:"completion"`
 	OutputTokens tokenCount    `json:"output_tokens"`
+	Images       []string      `json:"images"`
 }
 
 type jsonMessage struct {
@@ -542,6 +546,7 @@ func (d *Dataset) decodeJSONL(r io.Reader) error {
 		if !ok {
 			return d.recordError(n, line, `no message with role "user" in "messages"`)
 		}
+		out.Images = rec.Images
 		if err := d.checkTexts(n, line, out); err != nil {
 			return err
 		}
@@ -587,7 +592,7 @@ func (d *Dataset) decodeCSV(r io.Reader) error {
 	if err != nil {
 		return d.csvError(0, err)
 	}
-	cols := map[string]int{"id": -1, "prompt": -1, "system": -1, "output_tokens": -1, "completion": -1}
+	cols := map[string]int{"id": -1, "prompt": -1, "system": -1, "output_tokens": -1, "completion": -1, "image": -1}
 	names := make([]string, len(header))
 	for i, h := range header {
 		names[i] = strings.TrimSpace(h)
@@ -628,6 +633,9 @@ func (d *Dataset) decodeCSV(r io.Reader) error {
 			}
 		}
 		rec, _ := newRecord(field(row, "id"), promptMessages(field(row, "system"), field(row, "prompt")), field(row, "completion"), outputTokens)
+		if image := strings.TrimSpace(field(row, "image")); image != "" {
+			rec.Images = []string{image}
+		}
 		if err := d.checkTexts(n, line, rec); err != nil {
 			return err
 		}

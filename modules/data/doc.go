@@ -2,7 +2,9 @@
 // an exact token count (with a tokenizer from package tokenizer), prompt
 // and output length distributions, datasets (ShareGPT, JSONL, CSV) loaded
 // once and shared read-only by every VU, shared-prefix prompt groups for
-// prefix-cache benchmarks, and the prompts of a trace's records built from
+// prefix-cache benchmarks, the prompts of a trace's records built from
 // their hash ids, with the prefix-cache hit rate those imply
-// (ExpectedHits). Module is its JavaScript binding, the 'data' module.
+// (ExpectedHits), and images for chat requests (synthetic, from files, or
+// named by a dataset). Module is its JavaScript binding, the 'data'
+// module.
 package data

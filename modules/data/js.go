@@ -29,6 +29,7 @@ import (
 //	const promptLen = lengths.lognormal({ mean: 512, sigma: 0.8, min: 32, max: 8192 });
 //	const text = prompts.synthetic(promptLen.sample());   // exactly that many tokens
 //	const chats = dataset('data/sharegpt.json');          // init code only; shared by every VU
+//	const [img] = images.synthetic({ width: 512, height: 512 }); // img.part goes in a message's content
 //
 // Tokenizers, synthesizers, prefix groups and datasets are built once per
 // run and shared read-only by every VU; each VU draws from its own random
@@ -105,6 +106,7 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 		{lengths, "fixed", in.fixed}, {lengths, "uniform", in.uniform}, {lengths, "normal", in.normal},
 		{lengths, "lognormal", in.lognormal}, {lengths, "empirical", in.empirical},
 		{in.exports, "prompts", prompts}, {in.exports, "lengths", lengths},
+		{in.exports, "images", in.imagesObject()},
 	} {
 		if err := export.obj.Set(export.name, export.value); err != nil {
 			return nil, fmt.Errorf("data module: %w", err)
@@ -123,6 +125,8 @@ type instance struct {
 	// each length distribution gets its own.
 	rng     *rand.Rand
 	streams uint64
+	// imageCalls counts the VU's calls of images.synthetic without draw.
+	imageCalls uint64
 }
 
 func (in *instance) Exports() *goja.Object { return in.exports }

@@ -83,7 +83,7 @@ func (in *instance) dataset(path string, opts goja.Value) *goja.Object {
 }
 
 // record is record i of ref's dataset as { index, id, prompt, completion,
-// messages, promptTokens, outputTokens }; the token counts are the
+// messages, promptTokens, outputTokens, images }; the token counts are the
 // dataset tokenizer's, counted once per record and run.
 func (in *instance) record(ref *datasetRef, i int) *goja.Object {
 	rt := in.vu.Runtime()
@@ -111,6 +111,7 @@ func (in *instance) record(ref *datasetRef, i int) *goja.Object {
 	must(o.Set("messages", rt.NewArray(msgs...)))
 	must(o.Set("promptTokens", promptTokens))
 	must(o.Set("outputTokens", outputTokens))
+	must(o.Set("images", rt.NewArray(anySlice(rec.Images)...)))
 	return o
 }
 
@@ -128,4 +129,13 @@ func (ref *datasetRef) sampler(in *instance, field string) func(*rand.Rand) int 
 		}
 		return n
 	}
+}
+
+// anySlice is ss as values of a JavaScript array.
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

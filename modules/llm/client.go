@@ -416,7 +416,8 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 	if res == nil {
 		res = new(Result)
 	}
-	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: p.itl}
+	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: p.itl,
+		ImageCount: p.images.count, ImageBytes: int(p.images.bytes), ImagePixels: int(p.images.pixels)}
 	res.Documents = p.documents
 	timeout := c.timeout
 	if req.Timeout > 0 {

@@ -46,6 +46,11 @@ type Record struct {
 	// ReasoningTokens is the reasoning share of OutputTokens: the
 	// server's count when it gave one, else the reasoning-only chunks.
 	ReasoningTokens int `record:"reasoning_tokens"`
+	// ImageCount, ImageBytes and ImagePixels are what the request sent of
+	// images (Result's), failed requests' too.
+	ImageCount  int `record:"image_count"`
+	ImageBytes  int `record:"image_bytes"`
+	ImagePixels int `record:"image_pixels"`
 }
 
 // Class is a failed request's error class, ErrUnknown when the failure
@@ -119,7 +124,8 @@ func (f *RecordField) value(r *Record) reflect.Value { return reflect.ValueOf(r)
 // Record fills rec with what outputs keep of the request, tagged tags;
 // scratch is reused to find the ITL p99 and returned for the next call.
 func (r *Result) Record(rec *Record, tags *metrics.TagSet, scratch []float64) []float64 {
-	*rec = Record{Time: r.End(), Tags: tags, OK: r.OK, Status: r.Status, E2E: r.E2E}
+	*rec = Record{Time: r.End(), Tags: tags, OK: r.OK, Status: r.Status, E2E: r.E2E,
+		ImageCount: r.ImageCount, ImageBytes: r.ImageBytes, ImagePixels: r.ImagePixels}
 	if !r.OK {
 		// Every output writes the class Record.Class says.
 		rec.ErrorClass = string(cmp.Or(r.Class, ErrUnknown))

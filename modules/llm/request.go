@@ -35,6 +35,8 @@ type prepared struct {
 	// new one, and itl the empty slice its ITL starts as (StreamInto).
 	result *Result
 	itl    []float64
+	// images are what the body sends of images.
+	images imageFigures
 }
 
 // prepare builds the JSON body of req into p with its API's adapter, leaving
@@ -55,6 +57,9 @@ func (c *Client) prepare(req *Request, p *prepared) error {
 		return err
 	}
 	if err := p.proto.prepare(p, body, c.model); err != nil {
+		return err
+	}
+	if p.images, err = countImages(body); err != nil {
 		return err
 	}
 	p.url = c.endpoints[endpointKey{api, p.stream}]

@@ -268,6 +268,14 @@ type Result struct {
 	// Rerank holds a rerank response's scores, in the server's order
 	// (best first for vLLM and TEI); nil otherwise.
 	Rerank []RerankScore `json:"rerank,omitempty" js:",if=Documents"`
+	// ImageCount, ImageBytes and ImagePixels are what the request sent of
+	// images in its messages' content parts: how many, their bytes (each
+	// data URL's decoded length) and their pixels (width × height, from
+	// each image's header); an image sent by http(s) URL counts in
+	// ImageCount only. 0 without images.
+	ImageCount  int `json:"imageCount,omitempty"`
+	ImageBytes  int `json:"imageBytes,omitempty"`
+	ImagePixels int `json:"imagePixels,omitempty"`
 
 	Timings Timings `json:"timings"`
 

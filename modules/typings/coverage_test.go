@@ -285,6 +285,9 @@ func decodedOptions(t *testing.T) []fieldSet {
 		"dataset#1":      "NonNullable<Parameters<typeof m_data.dataset>[1]>",
 		"fromHashIDs#1":  "Parameters<typeof m_data.prompts.fromHashIds>[0]",
 		"fromHashIDs#2":  "NonNullable<Parameters<typeof m_data.prompts.fromHashIds>[1]>",
+
+		// images
+		"syntheticImages#1": "Parameters<typeof m_data.images.synthetic>[0]",
 	}
 	var sets []fieldSet
 	for _, src := range []struct {

@@ -67,12 +67,18 @@ declare module 'llm' {
   /** Where a result's outputTokens came from: the server's usage, the client's tokenizer, or one per chunk. */
   export type TokenSource = 'usage' | 'tokenizer' | 'chunks';
 
+  /** A part of a chat message's content: text, an image (OpenAI's and vLLM's image_url, which data's images give as `part`), or another the server knows. */
+  export type ContentPart =
+    | { type: 'text'; text: string }
+    | { type: 'image_url'; image_url: { url: string; detail?: string } }
+    | { type: string; [field: string]: unknown };
+
   /** A message of a chat request. */
   export interface ChatMessage {
     /** Who speaks: `system`, `user`, `assistant`, `tool` (or another role the server knows). */
     role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | (string & {});
     /** The text, or parts (`[{ type: 'text', text }]`, images); null for an assistant's tool calls alone. */
-    content: string | object[] | null;
+    content: string | ContentPart[] | null;
     /** The speaker's name. */
     name?: string;
     /** An assistant message's tool calls, as OpenAI writes them. */
@@ -547,6 +553,12 @@ declare module 'llm' {
     rerank?: RerankScore[];
     /** The Responses API's id of the response, for previous_response_id; present only for api `responses`. */
     responseId?: string;
+    /** Images the request sent in its messages' content parts; 0 without images. */
+    imageCount: number;
+    /** Their bytes (each data URL's decoded length); 0 without images, and for images sent by http(s) URL. */
+    imageBytes: number;
+    /** Their pixels (width × height of each); 0 as imageBytes is. */
+    imagePixels: number;
     /** The connection phases of the final attempt. */
     timings: Timings;
     /** Durations the server reported, in ms (Ollama: total, load, promptEval, eval); absent when none. */
@@ -1189,6 +1201,8 @@ declare module 'data' {
     promptTokens: number;
     /** The completion's tokens, by the dataset's tokenizer. */
     outputTokens: number;
+    /** The images the record names (JSONL "images", CSV "image"), paths or URLs for images.file; [] when none. */
+    images: string[];
   }
 
   /** A dataset, loaded once per run and shared by every VU. */
@@ -1288,6 +1302,32 @@ declare module 'data' {
     fromHashIds(record: HashIdsRecord & HashIdsOptions, options?: HashIdsOptions): HashIdsPrompt;
   };
 
+  /** An image for a chat request. */
+  export interface Image {
+    /** Its data URL (`data:image/jpeg;base64,...`), or the http(s) URL a dataset named. */
+    readonly url: string;
+    /** The image file's bytes; 0 for an http(s) URL. */
+    readonly bytes: number;
+    /** Its size in pixels; 0 for an http(s) URL. */
+    readonly width: number;
+    readonly height: number;
+    /** 'jpeg', 'png' or 'gif'; '' for an http(s) URL. */
+    readonly format: string;
+    /** The content part that sends it: `{ type: 'image_url', image_url: { url } }`. */
+    readonly part: { type: 'image_url'; image_url: { url: string } };
+  }
+
+  export const images: {
+    /**
+     * count (default 1) images of random noise, as vLLM's random-mm sends;
+     * JPEG unless format says 'png'. The same in every run of the seed: the
+     * VU's n-th call's, or with `draw: i` number i's, whichever VU draws it.
+     */
+    synthetic(options: { width: number; height: number; count?: number; format?: 'jpeg' | 'png'; draw?: number }): Image[];
+    /** A PNG, JPEG or GIF file (found as dataset() finds files), or an image a dataset names by data URL or http(s) URL. */
+    file(pathOrURL: string): Image;
+  };
+
   /** The bounds of a distribution, in tokens. */
   export interface LengthBounds {
     /** Default 1. */
@@ -1311,7 +1351,7 @@ declare module 'data' {
     empirical(dataset: Dataset, field?: 'prompt' | 'output'): Length;
   };
 
-  const data: { tokenizer: typeof tokenizer; dataset: typeof dataset; prompts: typeof prompts; lengths: typeof lengths };
+  const data: { tokenizer: typeof tokenizer; dataset: typeof dataset; prompts: typeof prompts; lengths: typeof lengths; images: typeof images };
   export default data;
 }
 

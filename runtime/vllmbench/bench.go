@@ -46,7 +46,7 @@ type Options struct {
 	// llmrun's, cl100k_base).
 	Tokenizer string
 
-	DatasetName string // --dataset-name: random, prefix_repetition, sharegpt or custom
+	DatasetName string // --dataset-name: random, random-mm, prefix_repetition, sharegpt or custom
 	DatasetPath string // --dataset-path, for sharegpt and custom
 
 	RandomInputLen   int     // --random-input-len
@@ -65,6 +65,8 @@ type Options struct {
 
 	// PrefixRepetition is the prefix_repetition dataset's shape.
 	PrefixRepetition PrefixRepetition
+	// RandomMM is the random-mm dataset's images.
+	RandomMM RandomMM
 	// Seed is --seed, which also orders the prefix_repetition dataset's
 	// requests.
 	Seed int64
@@ -118,6 +120,7 @@ func Defaults() Options {
 		RandomInputLen: 1024, RandomOutputLen: 128, NumPrompts: 1000, RandomBatchSize: 1,
 		RequestRate: math.Inf(1), Burstiness: 1,
 		PrefixRepetition:  PrefixRepetition{PrefixLen: 256, SuffixLen: 256, NumPrefixes: 10, OutputLen: 128},
+		RandomMM:          randomMMDefaults(),
 		PercentileMetrics: []string{"ttft", "tpot", "itl"}, MetricPercentiles: []float64{99},
 	}
 }
@@ -230,7 +233,7 @@ func (o Options) BaseURL(server string) string {
 // option.
 func (o Options) Validate() error {
 	for _, check := range []func() error{o.checkAPI, o.checkRerank, o.checkDataset, o.checkCounts, o.checkRandom, o.checkTraffic,
-		o.checkSchedule, o.checkLengths, o.checkReported} {
+		o.checkSchedule, o.checkLengths, o.checkReported, o.checkRandomMM} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -259,7 +262,7 @@ func (o Options) checkAPI() error {
 // refuses and the prefix_repetition dataset's shape.
 func (o Options) checkDataset() error {
 	switch o.DatasetName {
-	case "random", RerankDataset:
+	case "random", "random-mm", RerankDataset:
 		if o.DatasetPath != "" {
 			return fmt.Errorf("--dataset-path: cannot be used with --dataset-name %s", o.DatasetName)
 		}
@@ -273,7 +276,7 @@ func (o Options) checkDataset() error {
 		}
 		return o.PrefixRepetition.validate(o.NumPrompts)
 	default:
-		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, prefix_repetition, sharegpt, custom (a JSONL file of prompts) or random-rerank", o.DatasetName)
+		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, random-mm, prefix_repetition, sharegpt, custom (a JSONL file of prompts) or random-rerank", o.DatasetName)
 	}
 	return nil
 }
@@ -364,7 +367,7 @@ func (o Options) checkLengths() error {
 		return fmt.Errorf("--output-len %d exceeds llmrun's limit of %d tokens for a response (see docs/limits.md)", o.OutputLen, maxOutputLen)
 	}
 	switch o.DatasetName {
-	case "random":
+	case "random", "random-mm":
 		if err := data.CheckPromptTokens("--random-prefix-len", o.RandomPrefixLen); err != nil {
 			return err
 		}

@@ -52,6 +52,9 @@ func NewCollector(o Options) *Collector {
 		c.Outputs = make([]int, len(c.Inputs))
 	case "prefix_repetition":
 		c.Prefixes = o.PrefixRepetition.prefixOrder(o.NumPrompts, o.Seed)
+	case "random-mm":
+		c.Inputs, c.Outputs = o.randomLengths()
+		c.Images = o.RandomMM.imageSizes(len(c.Inputs), o.Seed)
 	}
 	return c
 }
@@ -73,6 +76,9 @@ type Collector struct {
 	// which every VU evaluates: the script's lengths(i) and prefix(i)
 	// read them.
 	Inputs, Outputs, Prefixes []int
+	// Images are the random-mm dataset's image sizes ([width, height])
+	// of each request, by its number: the script's images(i).
+	Images [][][2]int
 
 	// spill, when set, holds the requests' texts (--save-detailed,
 	// whose script alone keeps them).
@@ -100,7 +106,8 @@ func (c *Collector) NewInstance(vu modules.VU) (modules.Instance, error) {
 	}
 	lengths := func(i int) [2]int { return [2]int{c.Inputs[i], c.Outputs[i]} }
 	prefix := func(i int) int { return c.Prefixes[i%len(c.Prefixes)] }
-	for name, f := range map[string]any{"sequence": sequence, "lengths": lengths, "prefix": prefix} {
+	images := func(i int) [][2]int { return c.Images[i] }
+	for name, f := range map[string]any{"sequence": sequence, "lengths": lengths, "prefix": prefix, "images": images} {
 		if err := exports.Set(name, f); err != nil {
 			return nil, fmt.Errorf("%s module: %w", ModuleName, err)
 		}

@@ -78,10 +78,10 @@ var Flags = []Flag{
 	{"random-prefix-len", Implemented, OneValue, ""},
 	{"random-batch-size", Implemented, OneValue, ""},
 	{"no-reranker", Implemented, NoValue, ""},
-	{"random-mm-base-items-per-request", Ignored, OneValue, "only the random-mm dataset uses it, which llmrun bench does not take"},
-	{"random-mm-num-mm-items-range-ratio", Ignored, OneValue, "only the random-mm dataset uses it, which llmrun bench does not take"},
-	{"random-mm-limit-mm-per-prompt", Ignored, OneValue, "only the random-mm dataset uses it, which llmrun bench does not take"},
-	{"random-mm-bucket-config", Ignored, OneValue, "only the random-mm dataset uses it, which llmrun bench does not take"},
+	{"random-mm-base-items-per-request", Implemented, OneValue, ""},
+	{"random-mm-num-mm-items-range-ratio", Implemented, OneValue, ""},
+	{"random-mm-limit-mm-per-prompt", Implemented, OneValue, ""},
+	{"random-mm-bucket-config", Implemented, OneValue, ""},
 	{"hf-subset", Ignored, OneValue, "only the hf dataset uses it, which llmrun bench does not take"},
 	{"hf-split", Ignored, OneValue, "only the hf dataset uses it, which llmrun bench does not take"},
 	{"hf-name", Ignored, OneValue, "only the hf dataset uses it, which llmrun bench does not take"},
@@ -189,6 +189,7 @@ type CommandLine struct {
 	port, inputLen, outputLen, sharegptOutputLen, customOutputLen    int
 	logprobs, readyCheckTimeoutSec                                   int
 	sampling                                                         samplingFlags
+	mm                                                               randomMMFlags
 	goodput, metadata, headers                                       []string
 	saveResult, appendResult, insecure                               bool
 }
@@ -267,7 +268,7 @@ func (c *CommandLine) addServerFlags(fs *pflag.FlagSet) {
 // addDatasetFlags registers the flags of the dataset and its lengths.
 func (c *CommandLine) addDatasetFlags(fs *pflag.FlagSet) {
 	o := &c.o
-	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, prefix_repetition, sharegpt, custom, or random-rerank (vllm-rerank)")
+	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, random-mm (random with images), prefix_repetition, sharegpt, custom, or random-rerank (vllm-rerank)")
 	fs.StringVar(&o.DatasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON) and custom (JSONL with prompt)")
 	fs.IntVar(&o.RandomInputLen, "random-input-len", o.RandomInputLen, "random dataset: input tokens per request")
 	fs.IntVar(&o.RandomOutputLen, "random-output-len", o.RandomOutputLen, "random dataset: output tokens per request")
@@ -280,6 +281,11 @@ func (c *CommandLine) addDatasetFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&pr.SuffixLen, "prefix-repetition-suffix-len", pr.SuffixLen, "prefix_repetition dataset: tokens of each request's own suffix, after its prefix")
 	fs.IntVar(&pr.NumPrefixes, "prefix-repetition-num-prefixes", pr.NumPrefixes, "prefix_repetition dataset: distinct prefixes, each repeated by num-prompts / this many requests")
 	fs.IntVar(&pr.OutputLen, "prefix-repetition-output-len", pr.OutputLen, "prefix_repetition dataset: output tokens per request")
+	mm := &o.RandomMM
+	fs.IntVar(&mm.BaseItems, "random-mm-base-items-per-request", mm.BaseItems, "random-mm dataset: images per request, around which their number is drawn")
+	fs.Float64Var(&mm.RangeRatio, "random-mm-num-mm-items-range-ratio", 0, "random-mm dataset: images per request uniform in [n·(1−r), n·(1+r)]")
+	fs.StringVar(&c.mm.limit, "random-mm-limit-mm-per-prompt", "", `random-mm dataset: the most images a request has, as '{"image": 3, "video": 0}' (default 255 images)`)
+	fs.StringVar(&c.mm.buckets, "random-mm-bucket-config", "", "random-mm dataset: image sizes (height, width, 1) and their probabilities, as '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}' (the default)")
 	fs.IntVar(&c.inputLen, "input-len", 0, "same as --random-input-len")
 	fs.IntVar(&c.outputLen, "output-len", 0, "output tokens for every dataset (--random-output-len, --prefix-repetition-output-len, --sharegpt-output-len, --custom-output-len)")
 	fs.IntVar(&c.sharegptOutputLen, "sharegpt-output-len", 0, "sharegpt: output tokens per request (default each conversation's answer length)")
@@ -336,7 +342,7 @@ func (c *CommandLine) Benchmark(fs *pflag.FlagSet) (*Benchmark, error) {
 		return nil, err
 	}
 	o := c.o
-	for _, complete := range []func(*pflag.FlagSet, *Options) error{c.traffic, c.reporting, c.requestFields, c.limits} {
+	for _, complete := range []func(*pflag.FlagSet, *Options) error{c.traffic, c.reporting, c.requestFields, c.limits, c.randomMM} {
 		if err := complete(fs, &o); err != nil {
 			return nil, err
 		}
@@ -450,6 +456,9 @@ func (c *CommandLine) limits(fs *pflag.FlagSet, o *Options) error {
 	}
 	return nil
 }
+
+// randomMM completes o from the random-mm dataset's flags.
+func (c *CommandLine) randomMM(_ *pflag.FlagSet, o *Options) error { return c.mm.complete(o) }
 
 // server is the server's base URL the flags name, for o's endpoint
 // (Options.BaseURL): --base-url, else --host and --port when either is

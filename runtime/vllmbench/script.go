@@ -22,8 +22,8 @@ const ScenarioName = "bench"
 // filled in as JSON.
 const script = `// llmrun bench: vllm bench serve's benchmark (runtime/vllmbench).
 import llm from 'llm';
-import { prompts, dataset } from 'data';
-import { sequence, lengths, prefix } from '%s';
+import { prompts, dataset, images } from 'data';
+import { sequence, lengths, prefix, images as imageSizes } from '%s';
 
 const p = %s;
 export const options = { scenarios: { %s: %s } };
@@ -32,7 +32,7 @@ export const options = { scenarios: { %s: %s } };
 // lengths and text are those of its number, drawn from the seed: the
 // same in every run of the seed, however the VUs shared the requests.
 let next;
-if (p.dataset === 'random') {
+if (p.dataset === 'random' || p.dataset === 'random-mm') {
   const shared = p.prefixLen > 0 ? prompts.sharedPrefix({ groups: 1, prefixTokens: p.prefixLen }) : null;
   next = (i) => {
     const [n, out] = lengths(i);
@@ -75,6 +75,12 @@ export default function () {
     body = { input: r.text, max_output_tokens: r.out };
   } else {
     body = p.api === 'chat' ? { messages: [{ role: 'user', content: r.text }] } : { prompt: r.text };
+    if (p.dataset === 'random-mm') {
+      // Image j of request i is image set number i × maxImages + j of the seed.
+      const parts = imageSizes(i).map(([width, height], j) => images.synthetic({ width, height, draw: i * p.maxImages + j })[0].part);
+      body.messages[0].content = [{ type: 'text', text: r.text }, ...parts];
+      r.tokens = null; // the server counts the images' tokens in the prompt too
+    }
     body.max_tokens = r.out;
   }
   if (p.api === 'completions' && p.logprobs !== null) body.logprobs = p.logprobs;
@@ -127,7 +133,7 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	params := map[string]any{
 		"dataset": o.DatasetName, "path": datasetPath, "api": o.api(),
 		"prefixLen": o.RandomPrefixLen, "outputLen": o.OutputLen,
-		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random", "sampling": o.Sampling, "extraBody": o.ExtraBody,
+		"ignoreEOS": o.IgnoreEOS || o.DatasetName == "random" || o.DatasetName == "random-mm", "sampling": o.Sampling, "extraBody": o.ExtraBody,
 		"logprobs": o.Logprobs, "requestIdPrefix": o.RequestIDPrefix,
 		"keepText": o.SaveDetailed, "uniquePrompt": o.DatasetName != "prefix_repetition" && o.RandomPrefixLen == 0,
 	}
@@ -138,6 +144,8 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 		query, _ := o.rerankLengths(0)
 		params["queryLen"], params["docs"], params["batch"], params["requests"] = query, docs, per, o.requests()
 		params["ignoreEOS"], params["uniquePrompt"] = false, false
+	case "random-mm": // its lengths and images' sizes too
+		params["maxImages"] = maxImagesPerRequest
 	case "prefix_repetition":
 		pr := o.PrefixRepetition
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes

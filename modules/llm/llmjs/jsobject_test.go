@@ -53,7 +53,7 @@ func TestResultObjectProperties(t *testing.T) {
 		`"promptTokens":512,"cachedTokens":256,"reasoningTokens":0,"reasoningChunks":0,"tokenSource":"usage","finishReason":"stop",` +
 		`"text":"","textTruncated":false,`
 	const calls = `"toolCalls":[{"id":"call_1","type":"function","name":"get_weather","arguments":"{\"city\":\"Paris\"}"}],` +
-		`"embeddings":0,"dimensions":0,"timings":{"queue":0.25,"dns":0.5,"connect":1,"tls":2,"ttfb":40}`
+		`"embeddings":0,"dimensions":0,"imageCount":0,"imageBytes":0,"imagePixels":0,"timings":{"queue":0.25,"dns":0.5,"connect":1,"tls":2,"ttfb":40}`
 	tests := []struct {
 		name    string
 		edit    func(*llm.Result)
@@ -132,7 +132,7 @@ func TestResultObjectsAreIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `[true,true,true,true,true,true,true,true,true,33]`; got.String() != want {
+	if want := `[true,true,true,true,true,true,true,true,true,36]`; got.String() != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }

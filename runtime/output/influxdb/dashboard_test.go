@@ -50,7 +50,7 @@ func schemaFields() map[string][]string {
 		"llm_server":        server,
 		"llm_server_series": {"running", "waiting", "kv_cache_usage", "gpu_utilization", "gpu_power_watts"},
 		"llm_request": {"ttft", "ttfo", "tpot", "e2e", "itl_mean", "itl_p99", "output_tokens", "input_tokens", "cached_tokens",
-			"reasoning_tokens", "ok", "status", "error_class"},
+			"reasoning_tokens", "image_count", "image_bytes", "image_pixels", "ok", "status", "error_class"},
 		"llm_interval": {"requests", "failed", "req_per_s", "output_tok_per_s", "total_tok_per_s", "active_vus",
 			"ttft_p50", "ttft_p90", "ttft_p99", "tpot_p50", "tpot_p99", "e2e_p50", "e2e_p99"},
 		"llm_run_start": {"max_vus"},

@@ -69,15 +69,15 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 		want := []row{
 			with(runTags, row{"time": base, "scenario": "chat", "model": "m1", "workload": "short", "turn": "1",
 				"ttft": 120.5, "ttfo": 130.0, "tpot": 12.25, "e2e": 1500.0, "itl_mean": 12.0, "itl_p99": 30.0,
-				"output_tokens": 100.0, "input_tokens": 500.0, "cached_tokens": 64.0, "reasoning_tokens": 10.0, "ok": true, "status": 200.0}),
+				"output_tokens": 100.0, "input_tokens": 500.0, "cached_tokens": 64.0, "reasoning_tokens": 10.0, "image_count": 0.0, "image_bytes": 0.0, "image_pixels": 0.0, "ok": true, "status": 200.0}),
 			with(runTags, row{"time": base, "scenario": "batch", "model": "m2", "ttft": 300.0, "tpot": 5.0, "e2e": 800.0,
-				"output_tokens": 20.0, "input_tokens": 10.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "ok": true, "status": 200.0}),
+				"output_tokens": 20.0, "input_tokens": 10.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "image_count": 0.0, "image_bytes": 0.0, "image_pixels": 0.0, "ok": true, "status": 200.0}),
 			with(runTags, row{"time": base.Add(time.Second), "scenario": "chat", "model": "m1", "workload": "long", "turn": "2",
-				"ttft": 200.0, "tpot": 20.0, "e2e": 2500.0, "output_tokens": 50.0, "input_tokens": 1000.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "ok": true, "status": 200.0}),
+				"ttft": 200.0, "tpot": 20.0, "e2e": 2500.0, "output_tokens": 50.0, "input_tokens": 1000.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "image_count": 0.0, "image_bytes": 0.0, "image_pixels": 0.0, "ok": true, "status": 200.0}),
 			with(runTags, row{"time": base.Add(2 * time.Second), "scenario": "chat", "model": "m1", "workload": "short", "turn": "1",
-				"e2e": 80.0, "output_tokens": 0.0, "input_tokens": 0.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "ok": false, "status": 503.0, "error_class": "http_5xx"}),
+				"e2e": 80.0, "output_tokens": 0.0, "input_tokens": 0.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "image_count": 0.0, "image_bytes": 0.0, "image_pixels": 0.0, "ok": false, "status": 503.0, "error_class": "http_5xx"}),
 			with(runTags, row{"time": base.Add(3 * time.Second), "scenario": "batch", "model": "m2",
-				"e2e": 30000.0, "output_tokens": 0.0, "input_tokens": 0.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "ok": false, "status": 0.0, "error_class": "timeout"}),
+				"e2e": 30000.0, "output_tokens": 0.0, "input_tokens": 0.0, "cached_tokens": 0.0, "reasoning_tokens": 0.0, "image_count": 0.0, "image_bytes": 0.0, "image_pixels": 0.0, "ok": false, "status": 0.0, "error_class": "timeout"}),
 		}
 		for _, w := range want {
 			w["time"] = w["time"].(time.Time).UTC().Format(time.RFC3339Nano)
@@ -221,7 +221,7 @@ func testSchema(t *testing.T, s *influxtest.Server) {
 			}
 			return m
 		}
-		request := floats(ints("output_tokens", "input_tokens", "cached_tokens", "reasoning_tokens", "status"), "ttft", "ttfo", "tpot", "e2e", "itl_mean", "itl_p99")
+		request := floats(ints("output_tokens", "input_tokens", "cached_tokens", "reasoning_tokens", "image_count", "image_bytes", "image_pixels", "status"), "ttft", "ttfo", "tpot", "e2e", "itl_mean", "itl_p99")
 		request["ok"], request["error_class"] = "boolean", "string"
 		interval := floats(ints("requests", "failed", "active_vus", "errors_http_5xx", "errors_timeout"),
 			"req_per_s", "output_tok_per_s", "total_tok_per_s", "ttft_p50", "ttft_p90", "ttft_p99", "tpot_p50", "tpot_p99", "e2e_p50", "e2e_p99")

@@ -30,6 +30,9 @@
 //	output_tokens     output tokens
 //	cached_tokens     prompt tokens served from the server's prefix cache
 //	reasoning_tokens  the reasoning share of output_tokens
+//	image_count       images the request sent
+//	image_bytes       their bytes (each data URL's decoded length)
+//	image_pixels      their pixels (width × height of each)
 //
 // Times and tokens are 0 where not measured: a failed request has only
 // e2e_ms, and the ITL figures need two token-bearing chunks. Numbers are

@@ -32,6 +32,7 @@ func testRecords() []llm.Record {
 			TTFT: 123.456, TTFO: 120.5, TPOT: 12.25, E2E: 987.654321,
 			ITLMean: 11.5, ITLP99: 30.125,
 			OutputTokens: 64, PromptTokens: 512, CachedTokens: 256, ReasoningTokens: 8,
+			ImageCount: 2, ImageBytes: 315000, ImagePixels: 524288,
 		},
 		{
 			Time: end.Add(time.Second),
@@ -73,6 +74,9 @@ type jsonlLine struct {
 	Output     int               `json:"output_tokens"`
 	Cached     int               `json:"cached_tokens"`
 	Reasoning  int               `json:"reasoning_tokens"`
+	Images     int               `json:"image_count"`
+	ImageBytes int               `json:"image_bytes"`
+	Pixels     int               `json:"image_pixels"`
 }
 
 func TestJSONLWritesEveryRecordInOrder(t *testing.T) {
@@ -104,7 +108,7 @@ func TestJSONLWritesEveryRecordInOrder(t *testing.T) {
 	ok := jsonlLine{
 		Time: recs[0].Time, Scenario: "chat", Model: "llama-3", Tags: map[string]string{"group": "::g", "env": `a"b\c`},
 		OK: true, Status: 200, TTFT: 123.456, TTFO: 120.5, TPOT: 12.25, E2E: 987.654321, ITLMean: 11.5, ITLP99: 30.125,
-		Input: 512, Output: 64, Cached: 256, Reasoning: 8,
+		Input: 512, Output: 64, Cached: 256, Reasoning: 8, Images: 2, ImageBytes: 315000, Pixels: 524288,
 	}
 	class := "http_5xx"
 	failed := jsonlLine{Time: recs[1].Time, Scenario: "chat", Model: "llama-3", Tags: map[string]string{}, Status: 503, ErrorClass: &class, E2E: 5.5}
@@ -158,11 +162,12 @@ func TestCSVWritesAHeaderAndEveryRecordInOrder(t *testing.T) {
 	}
 	want := [][]string{
 		{"time", "scenario", "model", "tags", "ok", "status", "error_class", "ttft_ms", "ttfo_ms", "tpot_ms", "e2e_ms",
-			"itl_mean_ms", "itl_p99_ms", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"},
+			"itl_mean_ms", "itl_p99_ms", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens",
+			"image_count", "image_bytes", "image_pixels"},
 		{"2026-03-04T04:06:07.123456789Z", "chat", "llama-3", `env=a"b\c;group=::g`, "true", "200", "",
-			"123.456", "120.5", "12.25", "987.654321", "11.5", "30.125", "512", "64", "256", "8"},
+			"123.456", "120.5", "12.25", "987.654321", "11.5", "30.125", "512", "64", "256", "8", "2", "315000", "524288"},
 		{"2026-03-04T04:06:08.123456789Z", "chat", "llama-3", "", "false", "503", "http_5xx",
-			"0", "0", "0", "5.5", "0", "0", "0", "0", "0", "0"},
+			"0", "0", "0", "5.5", "0", "0", "0", "0", "0", "0", "0", "0", "0"},
 	}
 	if fmt.Sprintf("%q", rows) != fmt.Sprintf("%q", want) {
 		t.Errorf("rows\n%q\nwant\n%q", rows, want)
@@ -469,14 +474,14 @@ func TestEncodedBytes(t *testing.T) {
 		f    Format
 		want string
 	}{
-		{JSONL, `{"time":"2026-03-04T04:06:07.123456789Z","scenario":"chat","model":"llama-3","tags":{"env":"a\"b\\c","group":"::g"},"ok":true,"status":200,"ttft_ms":123.456,"ttfo_ms":120.5,"tpot_ms":12.25,"e2e_ms":987.654321,"itl_mean_ms":11.5,"itl_p99_ms":30.125,"input_tokens":512,"output_tokens":64,"cached_tokens":256,"reasoning_tokens":8}
-{"time":"2026-03-04T04:06:08.123456789Z","scenario":"chat","model":"llama-3","tags":{},"ok":false,"status":503,"error_class":"http_5xx","ttft_ms":0,"ttfo_ms":0,"tpot_ms":0,"e2e_ms":5.5,"itl_mean_ms":0,"itl_p99_ms":0,"input_tokens":0,"output_tokens":0,"cached_tokens":0,"reasoning_tokens":0}
-{"time":"2026-03-04T04:06:07.123456789Z","scenario":"","model":"","tags":{},"ok":true,"status":200,"ttft_ms":null,"ttfo_ms":120.5,"tpot_ms":null,"e2e_ms":987.654321,"itl_mean_ms":11.5,"itl_p99_ms":30.125,"input_tokens":512,"output_tokens":64,"cached_tokens":256,"reasoning_tokens":8}
+		{JSONL, `{"time":"2026-03-04T04:06:07.123456789Z","scenario":"chat","model":"llama-3","tags":{"env":"a\"b\\c","group":"::g"},"ok":true,"status":200,"ttft_ms":123.456,"ttfo_ms":120.5,"tpot_ms":12.25,"e2e_ms":987.654321,"itl_mean_ms":11.5,"itl_p99_ms":30.125,"input_tokens":512,"output_tokens":64,"cached_tokens":256,"reasoning_tokens":8,"image_count":2,"image_bytes":315000,"image_pixels":524288}
+{"time":"2026-03-04T04:06:08.123456789Z","scenario":"chat","model":"llama-3","tags":{},"ok":false,"status":503,"error_class":"http_5xx","ttft_ms":0,"ttfo_ms":0,"tpot_ms":0,"e2e_ms":5.5,"itl_mean_ms":0,"itl_p99_ms":0,"input_tokens":0,"output_tokens":0,"cached_tokens":0,"reasoning_tokens":0,"image_count":0,"image_bytes":0,"image_pixels":0}
+{"time":"2026-03-04T04:06:07.123456789Z","scenario":"","model":"","tags":{},"ok":true,"status":200,"ttft_ms":null,"ttfo_ms":120.5,"tpot_ms":null,"e2e_ms":987.654321,"itl_mean_ms":11.5,"itl_p99_ms":30.125,"input_tokens":512,"output_tokens":64,"cached_tokens":256,"reasoning_tokens":8,"image_count":2,"image_bytes":315000,"image_pixels":524288}
 `},
-		{CSV, `time,scenario,model,tags,ok,status,error_class,ttft_ms,ttfo_ms,tpot_ms,e2e_ms,itl_mean_ms,itl_p99_ms,input_tokens,output_tokens,cached_tokens,reasoning_tokens
-2026-03-04T04:06:07.123456789Z,chat,llama-3,"env=a""b\c;group=::g",true,200,,123.456,120.5,12.25,987.654321,11.5,30.125,512,64,256,8
-2026-03-04T04:06:08.123456789Z,chat,llama-3,,false,503,http_5xx,0,0,0,5.5,0,0,0,0,0,0
-2026-03-04T04:06:07.123456789Z,,,,true,200,,NaN,120.5,+Inf,987.654321,11.5,30.125,512,64,256,8
+		{CSV, `time,scenario,model,tags,ok,status,error_class,ttft_ms,ttfo_ms,tpot_ms,e2e_ms,itl_mean_ms,itl_p99_ms,input_tokens,output_tokens,cached_tokens,reasoning_tokens,image_count,image_bytes,image_pixels
+2026-03-04T04:06:07.123456789Z,chat,llama-3,"env=a""b\c;group=::g",true,200,,123.456,120.5,12.25,987.654321,11.5,30.125,512,64,256,8,2,315000,524288
+2026-03-04T04:06:08.123456789Z,chat,llama-3,,false,503,http_5xx,0,0,0,5.5,0,0,0,0,0,0,0,0,0
+2026-03-04T04:06:07.123456789Z,,,,true,200,,NaN,120.5,+Inf,987.654321,11.5,30.125,512,64,256,8,2,315000,524288
 `},
 	}
 	for _, tc := range tests {
