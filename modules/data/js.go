@@ -92,27 +92,36 @@ func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	in := &instance{m: m, vu: vu, metrics: RegisterMetrics(vu.Registry())}
 	in.rng = in.stream()
 	rt := vu.Runtime()
-	in.exports = rt.NewObject()
-	prompts := rt.NewObject()
-	lengths := rt.NewObject()
-	for _, export := range []struct {
-		obj   *goja.Object
-		name  string
-		value any
-	}{
-		{in.exports, "tokenizer", in.tokenizerObject}, {in.exports, "dataset", in.dataset},
-		{prompts, "synthetic", in.synthetic}, {prompts, "sharedPrefix", in.sharedPrefix},
-		{prompts, "fromHashIds", in.fromHashIDs},
-		{lengths, "fixed", in.fixed}, {lengths, "uniform", in.uniform}, {lengths, "normal", in.normal},
-		{lengths, "lognormal", in.lognormal}, {lengths, "empirical", in.empirical},
-		{in.exports, "prompts", prompts}, {in.exports, "lengths", lengths},
-		{in.exports, "images", in.imagesObject()},
-	} {
-		if err := export.obj.Set(export.name, export.value); err != nil {
-			return nil, fmt.Errorf("data module: %w", err)
+	in.exports = modules.LazyExports(rt, []string{"tokenizer", "dataset", "prompts", "lengths", "images"}, func(name string) any {
+		switch name {
+		case "tokenizer":
+			return in.tokenizerObject
+		case "dataset":
+			return in.dataset
+		case "prompts":
+			return in.object([]field{{"synthetic", in.synthetic}, {"sharedPrefix", in.sharedPrefix}, {"fromHashIds", in.fromHashIDs}})
+		case "lengths":
+			return in.object([]field{{"fixed", in.fixed}, {"uniform", in.uniform}, {"normal", in.normal}, {"lognormal", in.lognormal}, {"empirical", in.empirical}})
+		default:
+			return in.imagesObject()
 		}
-	}
+	})
 	return in, nil
+}
+
+// field is a property of an object the module exports.
+type field struct {
+	name  string
+	value any
+}
+
+// object is a plain object of fields, in their order.
+func (in *instance) object(fields []field) *goja.Object {
+	obj := in.vu.Runtime().NewObject()
+	for _, f := range fields {
+		must(obj.Set(f.name, f.value))
+	}
+	return obj
 }
 
 // instance is one VU's 'data' module.

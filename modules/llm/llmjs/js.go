@@ -131,20 +131,18 @@ func (m *Module) Targets(ctx context.Context) []*llm.Client {
 func (m *Module) NewInstance(vu modules.VU) (modules.Instance, error) {
 	inst := &instance{module: m, vu: vu, metrics: m.metricsIn(vu.Registry())}
 	rt := vu.Runtime()
-	inst.exports = rt.NewObject()
-	for _, export := range []struct {
-		name string
-		fn   any
-	}{
-		{"client", inst.newClient},
-		{"stream", streamFunction(rt, func(body, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) })},
-		{"conversation", inst.newConversation},
-		{"sessions", inst.newSessions},
-	} {
-		if err := inst.exports.Set(export.name, export.fn); err != nil {
-			return nil, fmt.Errorf("llm module: %w", err)
+	inst.exports = modules.LazyExports(rt, []string{"client", "stream", "conversation", "sessions"}, func(name string) any {
+		switch name {
+		case "client":
+			return inst.newClient
+		case "stream":
+			return streamFunction(rt, func(body, opts goja.Value) *goja.Object { return inst.stream(nil, body, opts) })
+		case "conversation":
+			return inst.newConversation
+		default:
+			return inst.newSessions
 		}
-	}
+	})
 	return inst, nil
 }
 
