@@ -3,8 +3,8 @@
 // calls go into the next request, the user thinks about 1 s between turns,
 // and every request carries the session's id in x-session-id.
 //
-//   llmrun sim &
-//   llmrun run examples/agentic.js            # THINK_MS=200: shorter pauses
+//   llmrun run examples/agentic.js                   # on the built-in simulator
+//   llmrun run -e THINK_MS=200 examples/agentic.js   # shorter pauses
 import llm from 'llm';
 import { check } from 'llmrun';
 import { lengths } from 'data';

@@ -128,7 +128,7 @@ func TestBenchmarkRefusesBadFlags(t *testing.T) {
 		{[]string{"--metric-percentiles", "99,x"}, "--metric-percentiles"},
 		{[]string{"--output-len", "-5"}, "--output-len must not be negative, got -5"},
 		{[]string{"--dataset-name", "sharegpt", "--sharegpt-output-len", "-1"}, "--sharegpt-output-len must not be negative"},
-		{[]string{"--backend", "vllm-rerank", "--dataset-name", "random-rerank"}, "needs a rerank endpoint"},
+		{[]string{"--backend", "vllm-rerank", "--dataset-name", "random-rerank"}, `--endpoint "/v1/completions": --backend vllm-rerank needs a rerank endpoint: give --endpoint /v1/rerank`},
 		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank"}, "needs --dataset-name random-rerank"},
 		{[]string{"--dataset-name", "random-rerank"}, "only --backend vllm-rerank"},
 		{[]string{"--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank", "--random-batch-size", "0"}, "--random-batch-size must be at least 1"},

@@ -86,7 +86,7 @@ func (o Options) checkRerank() error {
 	}
 	switch {
 	case !strings.HasSuffix(o.Endpoint, "rerank"):
-		return fmt.Errorf("--endpoint %q: --backend %s needs a rerank endpoint, /v1/rerank", o.Endpoint, RerankBackend)
+		return fmt.Errorf("--endpoint %q: --backend %s needs a rerank endpoint: give --endpoint /v1/rerank, as vLLM's bench wants it too", o.Endpoint, RerankBackend)
 	case o.DatasetName != RerankDataset:
 		return fmt.Errorf("--backend %s: needs --dataset-name %s, the query and documents it sends", RerankBackend, RerankDataset)
 	case o.RandomBatchSize < 1:

@@ -119,6 +119,9 @@ func (r *renderer) serving(title string, sum *summary.Summary) {
 	}
 	r.printf("\n")
 	r.printf("  total throughput ... %s tok/s (input + output)\n", textfmt.Num(s.TotalTokenThroughput))
+	if s.Documents > 0 {
+		r.printf("  documents .......... %d reranked (%s documents/s)\n", s.Documents, textfmt.Num(s.DocumentThroughput))
+	}
 	if server != nil {
 		r.energyPerToken(server.Energy)
 	}

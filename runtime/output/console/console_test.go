@@ -350,6 +350,19 @@ func TestRenderPromptCheckAndCache(t *testing.T) {
 	}
 }
 
+// A rerank run prints the documents per second that docs/bench.md and
+// docs/metrics.md promise; a run without rerank prints no such line.
+func TestRenderDocumentThroughput(t *testing.T) {
+	s := sampleSummary()
+	s.Serving.Documents, s.Serving.DocumentThroughput = 600, 940.4
+	if out := render(t, s, false); !strings.Contains(out, "documents .......... 600 reranked (940.4 documents/s)\n") {
+		t.Errorf("no documents per second in\n%s", out)
+	}
+	if out := render(t, sampleSummary(), false); strings.Contains(out, "documents ....") {
+		t.Errorf("a run without rerank requests prints documents:\n%s", out)
+	}
+}
+
 // Outputs report what they stored; losses are a warning with their reasons.
 func TestRenderOutputs(t *testing.T) {
 	s := sampleSummary()

@@ -19,10 +19,16 @@ func ProbeLine(p summary.Probe) string {
 		return fmt.Sprintf("%s failed with %s: %s", head, p.Class, p.Error)
 	}
 	parts := []string{fmt.Sprintf("ok, first token in %s ms", textfmt.Millis(p.TTFT))}
+	if p.TTFT == 0 && p.E2E > 0 {
+		parts[0] = fmt.Sprintf("ok, answered in %s ms", textfmt.Millis(p.E2E))
+	}
 	if !p.Stream {
 		parts = append(parts, "not streamed")
 	}
+	generated := p.Stream || p.OutputTokens > 0
 	switch {
+	case !p.UsageReported && !generated:
+		// embeddings and rerank: no tokens generated, none to count
 	case !p.UsageReported:
 		parts = append(parts, "no usage reported (tokens counted by chunk or --tokenizer)")
 	case p.TokensPerChunk > 0:
