@@ -226,6 +226,9 @@ func NewClient(cfg Config) (*Client, error) {
 // in: the policy a request's own (Request.Retry) starts from.
 func (c *Client) Retry() RetryPolicy { return c.retry }
 
+// BaseURL is the base URL the client was made with.
+func (c *Client) BaseURL() string { return c.base.String() }
+
 // CheckBaseURL says what is wrong with a server's base URL, nil when
 // llm.client() would accept it.
 func CheckBaseURL(raw string) error {

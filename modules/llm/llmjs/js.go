@@ -109,22 +109,27 @@ func (m *Module) client(ctx context.Context, cfg llm.Config) (*llm.Client, error
 // the default client (the command line's target and model), when it has a
 // base URL, then each client the init code made, in the order they were
 // made. The preflight probes them; ctx bounds the loading of the default
-// client's tokenizer.
+// client's tokenizer. The default client is left out when the init code
+// made a client of its server: that client says how the script speaks to
+// it (a reranker that serves no chat, say), where the default's probe,
+// a chat request unless --api says otherwise, would only guess.
 func (m *Module) Targets(ctx context.Context) []*llm.Client {
-	var out []*llm.Client
-	if m.defaults.BaseURL != "" {
-		if c, err := m.client(ctx, m.defaults); err == nil {
-			out = append(out, c)
-		}
-	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, c := range m.order {
-		if !slices.Contains(out, c) {
-			out = append(out, c)
+	made := slices.Clone(m.order)
+	m.mu.Unlock()
+	if m.defaults.BaseURL == "" {
+		return made
+	}
+	d, err := m.client(ctx, m.defaults)
+	if err != nil {
+		return made
+	}
+	for _, c := range made {
+		if c != d && c.BaseURL() == d.BaseURL() {
+			return made
 		}
 	}
-	return out
+	return append([]*llm.Client{d}, slices.DeleteFunc(made, func(c *llm.Client) bool { return c == d })...)
 }
 
 // NewInstance implements modules.Module.
