@@ -1,6 +1,7 @@
 package llmsim
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -365,33 +367,70 @@ func TestHistogramObserve(t *testing.T) {
 
 // TestMetricsKVSharesPrefixBlocks: two running requests with the same
 // long prompt hold its cached blocks once, as vLLM's block pool shares
-// them, so the second adds far fewer blocks than its prompt fills.
+// them, so the second adds only the block its own tokens fill. It runs
+// in a bubble and reads /metrics once every goroutine is blocked, each
+// request past its first token: the engine's state is then the one the
+// steps so far give, however loaded the host.
 func TestMetricsKVSharesPrefixBlocks(t *testing.T) {
 	cfg := fastConfig()
-	cfg.DecodeBase = 20 * time.Millisecond
 	cfg.KVCacheBlocks = 1000
-	r := listen(t, cfg)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	prompt := strings.Repeat(" hello world", 800) // 1,600 tokens: 100 blocks
-	kvUsage := func(running int) float64 {
-		t.Helper()
-		eventually(t, 10*time.Second, "requests in flight", func() bool { return r.Server().Stats().Running == running })
-		return vllmValue(t, scrape(t, r, "/metrics"), "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE)
-	}
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		prompt := strings.Repeat(" hello world", 800) // 1,600 tokens: 100 blocks
+		kvUsage := func(running int) float64 {
+			t.Helper()
+			holdPastFirstToken(ctx, t, r, prompt, &wg)
+			synctest.Wait()
+			if got := r.Server().Stats().Running; got != running {
+				t.Fatalf("%d requests running, want %d", got, running)
+			}
+			return vllmValue(t, metricsNow(t, r.Server()), "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE)
+		}
 
-	hold(ctx, t, r, prompt, &wg)
-	one := kvUsage(1)
-	if one < 100.0/1000 {
-		t.Fatalf("one request of 100 blocks: KV usage %g, want at least 0.1", one)
-	}
-	hold(ctx, t, r, prompt, &wg)
-	two := kvUsage(2)
-	if two <= one || two >= one+50.0/1000 {
-		t.Fatalf("KV usage %g with one request, %g with two sharing its 100 prompt blocks; want it to grow by its own few blocks", one, two)
-	}
+		// The first holds its 100 prompt blocks and one for its first
+		// tokens; the second shares the 100 and holds one of its own.
+		if one := kvUsage(1); one != 101.0/1000 {
+			t.Fatalf("one request of 100 prompt blocks past its first token: KV usage %g, want 0.101", one)
+		}
+		if two := kvUsage(2); two != 102.0/1000 {
+			t.Fatalf("two requests sharing 100 prompt blocks, each past its first token: KV usage %g, want 0.102", two)
+		}
+	})
+}
+
+// holdPastFirstToken streams prompt for as long as ctx lasts, as hold
+// does, and returns once the client has read the stream's first token.
+func holdPastFirstToken(ctx context.Context, t *testing.T, r *Running, prompt string, wg *sync.WaitGroup) {
+	t.Helper()
+	body := completionsBody(prompt, map[string]any{"max_tokens": 20000, "ignore_eos": true, "stream": true})
+	first := make(chan struct{})
+	firstRead := sync.OnceFunc(func() { close(first) })
+	wg.Go(func() {
+		defer firstRead()
+		resp, err := post(ctx, testClient(t), r.URL(), "/v1/completions", body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Errorf("the stream ended before its first token: %v", err)
+				return
+			}
+			if strings.HasPrefix(line, "data: ") {
+				break
+			}
+		}
+		firstRead()
+		io.Copy(io.Discard, br)
+	})
+	<-first
 }
 
 // stepping is a Server whose engine goroutine is not started: the test
@@ -470,5 +509,31 @@ func TestQueueTimeIsNeverNegative(t *testing.T) {
 	h := vllmHistogram(t, metricsNow(t, srv), "vllm:request_queue_time_seconds", requestLatencyBuckets)
 	if h.GetSampleCount() != 1 || h.GetSampleSum() < 0 {
 		t.Errorf("queue time: %d requests summing %g s, want 1 request and no negative time", h.GetSampleCount(), h.GetSampleSum())
+	}
+}
+
+// A reader who finds a request completed in /stats finds its slot and
+// its KV blocks free in /metrics: the engine frees them before it counts
+// the request, not at a later point of its pass.
+func TestMetricsFreeARequestsBlocksWhenItCounts(t *testing.T) {
+	srv, e := stepping()
+	seq := newSequence(t.Context(), 4, 1).from(time.Now(), "length")
+	if err := e.submit(seq); err != nil {
+		t.Fatal(err)
+	}
+	e.admit(time.Now())
+	e.emit(e.running, time.Now())
+	if got := vllmValue(t, metricsNow(t, srv), "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE); got == 0 {
+		t.Fatal("KV usage 0 with a request holding its prompt's block")
+	}
+	e.release() // run's next pass starts here
+	if st := srv.Stats(); st.Completed != 1 {
+		t.Fatalf("%d requests completed, want 1", st.Completed)
+	}
+	fams := metricsNow(t, srv)
+	for _, name := range []string{"vllm:num_requests_running", "vllm:kv_cache_usage_perc"} {
+		if got := vllmValue(t, fams, name, dto.MetricType_GAUGE); got != 0 {
+			t.Errorf("%s = %g with the one request completed, want 0", name, got)
+		}
 	}
 }
