@@ -257,68 +257,69 @@ func hold(ctx context.Context, t *testing.T, r *Running, prompt string, wg *sync
 // TestMetricsRunningWaitingKV holds requests in flight and reads the
 // scheduler's gauges: running and waiting as /stats has them, and the KV
 // cache's usage rising with the batch by at least the blocks of the
-// joining prompt, back to 0 when the requests are gone.
+// joining prompt, back to 0 when the requests are gone. It runs in a
+// bubble and reads once every goroutine is blocked, each running request
+// past its first token, so it reads the state the engine's steps give.
 func TestMetricsRunningWaitingKV(t *testing.T) {
 	cfg := fastConfig()
 	cfg.Tokenizer = TokenizerBytes // ceil(bytes/4) tokens: known prompt sizes
 	cfg.MaxNumSeqs = 2
 	cfg.DecodeBase = 20 * time.Millisecond
 	cfg.KVCacheBlocks = 1000
-	r := listen(t, cfg)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	gauges := func() (running, waiting, kv float64) {
-		fams := scrape(t, r, "/metrics")
-		return vllmValue(t, fams, "vllm:num_requests_running", dto.MetricType_GAUGE),
-			vllmValue(t, fams, "vllm:num_requests_waiting", dto.MetricType_GAUGE),
-			vllmValue(t, fams, "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE)
-	}
-	inFlight := func(running, waiting int) {
-		t.Helper()
-		eventually(t, 10*time.Second, "requests in flight", func() bool {
-			st := r.Server().Stats()
-			return st.Running == running && st.Waiting == waiting
-		})
-	}
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		gauges := func(running, waiting int) (kv float64, fams map[string]*dto.MetricFamily) {
+			t.Helper()
+			synctest.Wait()
+			if st := r.Server().Stats(); st.Running != running || st.Waiting != waiting {
+				t.Fatalf("stats: %d running, %d waiting; want %d, %d", st.Running, st.Waiting, running, waiting)
+			}
+			fams = metricsNow(t, r.Server())
+			run := vllmValue(t, fams, "vllm:num_requests_running", dto.MetricType_GAUGE)
+			wait := vllmValue(t, fams, "vllm:num_requests_waiting", dto.MetricType_GAUGE)
+			if run != float64(running) || wait != float64(waiting) {
+				t.Fatalf("/metrics: %g running, %g waiting; want %d, %d as /stats has them", run, wait, running, waiting)
+			}
+			return vllmValue(t, fams, "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE), fams
+		}
 
-	hold(ctx, t, r, "hi", &wg)
-	inFlight(1, 0)
-	run1, wait1, kv1 := gauges()
-	if run1 != 1 || wait1 != 0 || kv1 <= 0 {
-		t.Fatalf("one request: running %g, waiting %g, KV usage %g; want 1, 0, > 0", run1, wait1, kv1)
-	}
+		holdPastFirstToken(ctx, t, r, "hi", &wg)
+		kv1, _ := gauges(1, 0)
+		if kv1 <= 0 {
+			t.Fatalf("one request: KV usage %g, want > 0", kv1)
+		}
 
-	const longPrompt = 1600 * 4 // 1,600 tokens: 100 blocks
-	hold(ctx, t, r, strings.Repeat("abcd", longPrompt/4), &wg)
-	inFlight(2, 0)
-	run2, wait2, kv2 := gauges()
-	if run2 != 2 || wait2 != 0 || kv2 < kv1+100.0/1000 {
-		t.Fatalf("two requests: running %g, waiting %g, KV usage %g; want 2, 0, at least %g", run2, wait2, kv2, kv1+0.1)
-	}
+		const longPrompt = 1600 * 4 // 1,600 tokens: 100 blocks
+		holdPastFirstToken(ctx, t, r, strings.Repeat("abcd", longPrompt/4), &wg)
+		kv2, _ := gauges(2, 0)
+		if kv2 < kv1+100.0/1000 {
+			t.Fatalf("two requests: KV usage %g, want at least %g", kv2, kv1+0.1)
+		}
 
-	hold(ctx, t, r, "hello", &wg)
-	inFlight(2, 1)
-	run3, wait3, kv3 := gauges()
-	if run3 != 2 || wait3 != 1 || kv3 < kv2 {
-		t.Fatalf("three requests: running %g, waiting %g, KV usage %g; want 2, 1, at least %g", run3, wait3, kv3, kv2)
-	}
+		hold(ctx, t, r, "hello", &wg)
+		kv3, fams := gauges(2, 1)
+		if kv3 < kv2 {
+			t.Fatalf("three requests: KV usage %g, want at least %g", kv3, kv2)
+		}
+		if got := vllmHistogram(t, fams, "vllm:time_to_first_token_seconds", ttftBuckets).GetSampleCount(); got != 2 {
+			t.Errorf("%d first tokens, want the running requests' 2", got)
+		}
+		if got := vllmHistogram(t, fams, "vllm:e2e_request_latency_seconds", requestLatencyBuckets).GetSampleCount(); got != 0 {
+			t.Errorf("%d requests finished, want 0", got)
+		}
 
-	fams := scrape(t, r, "/metrics")
-	if got := vllmHistogram(t, fams, "vllm:time_to_first_token_seconds", ttftBuckets).GetSampleCount(); got != 2 {
-		t.Errorf("%d first tokens, want the running requests' 2", got)
-	}
-	if got := vllmHistogram(t, fams, "vllm:e2e_request_latency_seconds", requestLatencyBuckets).GetSampleCount(); got != 0 {
-		t.Errorf("%d requests finished, want 0", got)
-	}
-
-	cancel()
-	wg.Wait()
-	inFlight(0, 0)
-	if run, wait, kv := gauges(); run != 0 || wait != 0 || kv != 0 {
-		t.Fatalf("requests gone: running %g, waiting %g, KV usage %g; want 0, 0, 0", run, wait, kv)
-	}
+		cancel()
+		wg.Wait()
+		// The engine finds the clients gone at its next pass: let the
+		// bubble's clock run past the decode step it is in.
+		time.Sleep(2 * cfg.DecodeBase)
+		if kv, _ := gauges(0, 0); kv != 0 {
+			t.Fatalf("requests gone: KV usage %g, want 0", kv)
+		}
+	})
 }
 
 // TestBuckets125 checks vLLM's build_1_2_5_buckets, its docstring's
