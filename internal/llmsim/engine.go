@@ -133,8 +133,7 @@ func (e *engine) run() {
 		now := time.Now()
 		e.release()
 		admitted, prefillTokens := e.admit(now)
-		e.nRunning.Store(int64(len(e.running)))
-		e.kvBlocks.Store(int64(e.kvUsed))
+		e.publishBatch()
 		if n := len(e.running); n != e.loadRunning {
 			e.gpus.set(now, n)
 			e.loadRunning = n
@@ -221,16 +220,19 @@ func (e *engine) emit(batch []*sequence, now time.Time) {
 }
 
 // release frees the slots of sequences that are finished or whose client
-// has gone.
+// has gone. It publishes the freed slots and KV blocks before it counts
+// the sequences completed or canceled: a reader who finds a request
+// ended in /stats finds its slot and its blocks free in /metrics.
 func (e *engine) release() {
 	kept := e.running[:0]
+	var completed, canceled uint64
 	for _, s := range e.running {
 		switch {
 		case s.finished():
-			e.completed.Add(1)
+			completed++
 			e.kvFree(s)
 		case s.gone():
-			e.canceled.Add(1)
+			canceled++
 			e.kvFree(s)
 		default:
 			kept = append(kept, s)
@@ -238,6 +240,17 @@ func (e *engine) release() {
 	}
 	clear(e.running[len(kept):])
 	e.running = kept
+	e.publishBatch()
+	e.completed.Add(completed)
+	e.canceled.Add(canceled)
+}
+
+// publishBatch publishes the number of running sequences and the KV
+// blocks they hold, the blocks first: a reader who sees a sequence
+// admitted sees the blocks it holds.
+func (e *engine) publishBatch() {
+	e.kvBlocks.Store(int64(e.kvUsed))
+	e.nRunning.Store(int64(len(e.running)))
 }
 
 // admit moves waiting sequences into free slots in FIFO order, within the

@@ -1,6 +1,7 @@
 package llmsim
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -255,68 +257,69 @@ func hold(ctx context.Context, t *testing.T, r *Running, prompt string, wg *sync
 // TestMetricsRunningWaitingKV holds requests in flight and reads the
 // scheduler's gauges: running and waiting as /stats has them, and the KV
 // cache's usage rising with the batch by at least the blocks of the
-// joining prompt, back to 0 when the requests are gone.
+// joining prompt, back to 0 when the requests are gone. It runs in a
+// bubble and reads once every goroutine is blocked, each running request
+// past its first token, so it reads the state the engine's steps give.
 func TestMetricsRunningWaitingKV(t *testing.T) {
 	cfg := fastConfig()
 	cfg.Tokenizer = TokenizerBytes // ceil(bytes/4) tokens: known prompt sizes
 	cfg.MaxNumSeqs = 2
 	cfg.DecodeBase = 20 * time.Millisecond
 	cfg.KVCacheBlocks = 1000
-	r := listen(t, cfg)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	gauges := func() (running, waiting, kv float64) {
-		fams := scrape(t, r, "/metrics")
-		return vllmValue(t, fams, "vllm:num_requests_running", dto.MetricType_GAUGE),
-			vllmValue(t, fams, "vllm:num_requests_waiting", dto.MetricType_GAUGE),
-			vllmValue(t, fams, "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE)
-	}
-	inFlight := func(running, waiting int) {
-		t.Helper()
-		eventually(t, 10*time.Second, "requests in flight", func() bool {
-			st := r.Server().Stats()
-			return st.Running == running && st.Waiting == waiting
-		})
-	}
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		gauges := func(running, waiting int) (kv float64, fams map[string]*dto.MetricFamily) {
+			t.Helper()
+			synctest.Wait()
+			if st := r.Server().Stats(); st.Running != running || st.Waiting != waiting {
+				t.Fatalf("stats: %d running, %d waiting; want %d, %d", st.Running, st.Waiting, running, waiting)
+			}
+			fams = metricsNow(t, r.Server())
+			run := vllmValue(t, fams, "vllm:num_requests_running", dto.MetricType_GAUGE)
+			wait := vllmValue(t, fams, "vllm:num_requests_waiting", dto.MetricType_GAUGE)
+			if run != float64(running) || wait != float64(waiting) {
+				t.Fatalf("/metrics: %g running, %g waiting; want %d, %d as /stats has them", run, wait, running, waiting)
+			}
+			return vllmValue(t, fams, "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE), fams
+		}
 
-	hold(ctx, t, r, "hi", &wg)
-	inFlight(1, 0)
-	run1, wait1, kv1 := gauges()
-	if run1 != 1 || wait1 != 0 || kv1 <= 0 {
-		t.Fatalf("one request: running %g, waiting %g, KV usage %g; want 1, 0, > 0", run1, wait1, kv1)
-	}
+		holdPastFirstToken(ctx, t, r, "hi", &wg)
+		kv1, _ := gauges(1, 0)
+		if kv1 <= 0 {
+			t.Fatalf("one request: KV usage %g, want > 0", kv1)
+		}
 
-	const longPrompt = 1600 * 4 // 1,600 tokens: 100 blocks
-	hold(ctx, t, r, strings.Repeat("abcd", longPrompt/4), &wg)
-	inFlight(2, 0)
-	run2, wait2, kv2 := gauges()
-	if run2 != 2 || wait2 != 0 || kv2 < kv1+100.0/1000 {
-		t.Fatalf("two requests: running %g, waiting %g, KV usage %g; want 2, 0, at least %g", run2, wait2, kv2, kv1+0.1)
-	}
+		const longPrompt = 1600 * 4 // 1,600 tokens: 100 blocks
+		holdPastFirstToken(ctx, t, r, strings.Repeat("abcd", longPrompt/4), &wg)
+		kv2, _ := gauges(2, 0)
+		if kv2 < kv1+100.0/1000 {
+			t.Fatalf("two requests: KV usage %g, want at least %g", kv2, kv1+0.1)
+		}
 
-	hold(ctx, t, r, "hello", &wg)
-	inFlight(2, 1)
-	run3, wait3, kv3 := gauges()
-	if run3 != 2 || wait3 != 1 || kv3 < kv2 {
-		t.Fatalf("three requests: running %g, waiting %g, KV usage %g; want 2, 1, at least %g", run3, wait3, kv3, kv2)
-	}
+		hold(ctx, t, r, "hello", &wg)
+		kv3, fams := gauges(2, 1)
+		if kv3 < kv2 {
+			t.Fatalf("three requests: KV usage %g, want at least %g", kv3, kv2)
+		}
+		if got := vllmHistogram(t, fams, "vllm:time_to_first_token_seconds", ttftBuckets).GetSampleCount(); got != 2 {
+			t.Errorf("%d first tokens, want the running requests' 2", got)
+		}
+		if got := vllmHistogram(t, fams, "vllm:e2e_request_latency_seconds", requestLatencyBuckets).GetSampleCount(); got != 0 {
+			t.Errorf("%d requests finished, want 0", got)
+		}
 
-	fams := scrape(t, r, "/metrics")
-	if got := vllmHistogram(t, fams, "vllm:time_to_first_token_seconds", ttftBuckets).GetSampleCount(); got != 2 {
-		t.Errorf("%d first tokens, want the running requests' 2", got)
-	}
-	if got := vllmHistogram(t, fams, "vllm:e2e_request_latency_seconds", requestLatencyBuckets).GetSampleCount(); got != 0 {
-		t.Errorf("%d requests finished, want 0", got)
-	}
-
-	cancel()
-	wg.Wait()
-	inFlight(0, 0)
-	if run, wait, kv := gauges(); run != 0 || wait != 0 || kv != 0 {
-		t.Fatalf("requests gone: running %g, waiting %g, KV usage %g; want 0, 0, 0", run, wait, kv)
-	}
+		cancel()
+		wg.Wait()
+		// The engine finds the clients gone at its next pass: let the
+		// bubble's clock run past the decode step it is in.
+		time.Sleep(2 * cfg.DecodeBase)
+		if kv, _ := gauges(0, 0); kv != 0 {
+			t.Fatalf("requests gone: KV usage %g, want 0", kv)
+		}
+	})
 }
 
 // TestBuckets125 checks vLLM's build_1_2_5_buckets, its docstring's
@@ -365,33 +368,70 @@ func TestHistogramObserve(t *testing.T) {
 
 // TestMetricsKVSharesPrefixBlocks: two running requests with the same
 // long prompt hold its cached blocks once, as vLLM's block pool shares
-// them, so the second adds far fewer blocks than its prompt fills.
+// them, so the second adds only the block its own tokens fill. It runs
+// in a bubble and reads /metrics once every goroutine is blocked, each
+// request past its first token: the engine's state is then the one the
+// steps so far give, however loaded the host.
 func TestMetricsKVSharesPrefixBlocks(t *testing.T) {
 	cfg := fastConfig()
-	cfg.DecodeBase = 20 * time.Millisecond
 	cfg.KVCacheBlocks = 1000
-	r := listen(t, cfg)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	prompt := strings.Repeat(" hello world", 800) // 1,600 tokens: 100 blocks
-	kvUsage := func(running int) float64 {
-		t.Helper()
-		eventually(t, 10*time.Second, "requests in flight", func() bool { return r.Server().Stats().Running == running })
-		return vllmValue(t, scrape(t, r, "/metrics"), "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE)
-	}
+	inBubble(t, cfg, func(t *testing.T, r *Running) {
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		prompt := strings.Repeat(" hello world", 800) // 1,600 tokens: 100 blocks
+		kvUsage := func(running int) float64 {
+			t.Helper()
+			holdPastFirstToken(ctx, t, r, prompt, &wg)
+			synctest.Wait()
+			if got := r.Server().Stats().Running; got != running {
+				t.Fatalf("%d requests running, want %d", got, running)
+			}
+			return vllmValue(t, metricsNow(t, r.Server()), "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE)
+		}
 
-	hold(ctx, t, r, prompt, &wg)
-	one := kvUsage(1)
-	if one < 100.0/1000 {
-		t.Fatalf("one request of 100 blocks: KV usage %g, want at least 0.1", one)
-	}
-	hold(ctx, t, r, prompt, &wg)
-	two := kvUsage(2)
-	if two <= one || two >= one+50.0/1000 {
-		t.Fatalf("KV usage %g with one request, %g with two sharing its 100 prompt blocks; want it to grow by its own few blocks", one, two)
-	}
+		// The first holds its 100 prompt blocks and one for its first
+		// tokens; the second shares the 100 and holds one of its own.
+		if one := kvUsage(1); one != 101.0/1000 {
+			t.Fatalf("one request of 100 prompt blocks past its first token: KV usage %g, want 0.101", one)
+		}
+		if two := kvUsage(2); two != 102.0/1000 {
+			t.Fatalf("two requests sharing 100 prompt blocks, each past its first token: KV usage %g, want 0.102", two)
+		}
+	})
+}
+
+// holdPastFirstToken streams prompt for as long as ctx lasts, as hold
+// does, and returns once the client has read the stream's first token.
+func holdPastFirstToken(ctx context.Context, t *testing.T, r *Running, prompt string, wg *sync.WaitGroup) {
+	t.Helper()
+	body := completionsBody(prompt, map[string]any{"max_tokens": 20000, "ignore_eos": true, "stream": true})
+	first := make(chan struct{})
+	firstRead := sync.OnceFunc(func() { close(first) })
+	wg.Go(func() {
+		defer firstRead()
+		resp, err := post(ctx, testClient(t), r.URL(), "/v1/completions", body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Errorf("the stream ended before its first token: %v", err)
+				return
+			}
+			if strings.HasPrefix(line, "data: ") {
+				break
+			}
+		}
+		firstRead()
+		io.Copy(io.Discard, br)
+	})
+	<-first
 }
 
 // stepping is a Server whose engine goroutine is not started: the test
@@ -470,5 +510,31 @@ func TestQueueTimeIsNeverNegative(t *testing.T) {
 	h := vllmHistogram(t, metricsNow(t, srv), "vllm:request_queue_time_seconds", requestLatencyBuckets)
 	if h.GetSampleCount() != 1 || h.GetSampleSum() < 0 {
 		t.Errorf("queue time: %d requests summing %g s, want 1 request and no negative time", h.GetSampleCount(), h.GetSampleSum())
+	}
+}
+
+// A reader who finds a request completed in /stats finds its slot and
+// its KV blocks free in /metrics: the engine frees them before it counts
+// the request, not at a later point of its pass.
+func TestMetricsFreeARequestsBlocksWhenItCounts(t *testing.T) {
+	srv, e := stepping()
+	seq := newSequence(t.Context(), 4, 1).from(time.Now(), "length")
+	if err := e.submit(seq); err != nil {
+		t.Fatal(err)
+	}
+	e.admit(time.Now())
+	e.emit(e.running, time.Now())
+	if got := vllmValue(t, metricsNow(t, srv), "vllm:kv_cache_usage_perc", dto.MetricType_GAUGE); got == 0 {
+		t.Fatal("KV usage 0 with a request holding its prompt's block")
+	}
+	e.release() // run's next pass starts here
+	if st := srv.Stats(); st.Completed != 1 {
+		t.Fatalf("%d requests completed, want 1", st.Completed)
+	}
+	fams := metricsNow(t, srv)
+	for _, name := range []string{"vllm:num_requests_running", "vllm:kv_cache_usage_perc"} {
+		if got := vllmValue(t, fams, name, dto.MetricType_GAUGE); got != 0 {
+			t.Errorf("%s = %g with the one request completed, want 0", name, got)
+		}
 	}
 }

@@ -144,14 +144,22 @@ func TestScrapeFailures(t *testing.T) {
 }
 
 // A body of 50 MiB sent without a length fails once MaxBody was read:
-// the server could not write it all.
+// the server could not write it all. Moving MaxBody took over 10 s under
+// the race detector on a loaded host: the scrape may take until the
+// test's deadline, and the server writes blocks of 64 KiB of lines, not
+// a line a Write.
 func TestScrapeStopsReadingAtTheCap(t *testing.T) {
+	timeout := time.Hour
+	if deadline, ok := t.Deadline(); ok {
+		timeout = time.Until(deadline)
+	}
 	written := make(chan int, 1)
 	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		line := []byte("vllm:num_requests_running{model_name=\"m\",engine=\"0\"} 1\n")
+		line := "vllm:num_requests_running{model_name=\"m\",engine=\"0\"} 1\n"
+		block := []byte(strings.Repeat(line, 64<<10/len(line)))
 		n := 0
 		for n < 50<<20 {
-			k, err := w.Write(line)
+			k, err := w.Write(block)
 			n += k
 			if err != nil {
 				break
@@ -159,7 +167,7 @@ func TestScrapeStopsReadingAtTheCap(t *testing.T) {
 		}
 		written <- n
 	})
-	_, err := Scrape(t.Context(), nil, url, 10*time.Second)
+	_, err := Scrape(t.Context(), nil, url, timeout)
 	var scrapeErr *ScrapeError
 	if !errors.As(err, &scrapeErr) || scrapeErr.Kind != KindTooLarge {
 		t.Fatalf("error %v, want a too_large failure", err)
