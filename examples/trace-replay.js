@@ -9,7 +9,7 @@
 // dropped_iterations.
 //
 //   llmrun run examples/trace-replay.js
-//   llmrun run examples/trace-replay.js --base-url http://gpu-box:8000 -e TRACE=/data/mooncake_trace.jsonl -e SPEED=2
+//   llmrun run examples/trace-replay.js --base-url http://gpu-box:8000 --tokenizer meta-llama/Llama-3.1-8B-Instruct -e TRACE=/data/mooncake_trace.jsonl -e SPEED=2
 //
 // Parameters: TRACE (the trace file, default the sample beside this
 // script), SPEED (default 1: 2 replays twice as fast), LIMIT (replay at
