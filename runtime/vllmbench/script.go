@@ -154,7 +154,8 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	case "random-mm": // its lengths and images' sizes too
 		params["maxImages"] = maxImagesPerRequest
 	case TimedTraceDataset: // its timing is the trace's (traceSchedule)
-		params["blockSize"] = o.TimedTrace.ChunkHashSize
+		// Its prompts share the blocks of their hash ids: not unique.
+		params["blockSize"], params["uniquePrompt"] = o.TimedTrace.ChunkHashSize, false
 	case "prefix_repetition":
 		pr := o.PrefixRepetition
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes

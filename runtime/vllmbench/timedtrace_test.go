@@ -94,6 +94,11 @@ func TestTimedTraceReplaysAtTheTimestamps(t *testing.T) {
 	if in, hits := metrics["trace_input_tokens"].Values["count"], metrics["trace_expected_cached_tokens"].Values["count"]; in != 268 || hits != 128 {
 		t.Errorf("the prompts' hash blocks: %v input tokens, %v implied hits; want 268 and 128", in, hits)
 	}
+	// Nor are they declared unique: the cache hits they are built for
+	// are no warning.
+	if u := outcome.Summary.UniqueCache; u != nil {
+		t.Errorf("the prompts were declared unique: %+v", u)
+	}
 	if !strings.Contains(stdout, " Serving Benchmark Result ") {
 		t.Errorf("stdout lacks vLLM's block:\n%s", stdout)
 	}
