@@ -13,8 +13,9 @@
 //
 // Parameters: TRACE (the trace file, default the sample beside this
 // script), SPEED (default 1: 2 replays twice as fast), LIMIT (replay at
-// most this many records). docs/workloads.md#replaying-a-trace lists the
-// formats.
+// most this many records), MAX_VUS (default 64: the most requests in
+// flight; a record that finds them all busy is dropped).
+// docs/workloads.md#replaying-a-trace lists the formats.
 import llm from 'llm';
 import { prompts } from 'data';
 
@@ -26,7 +27,7 @@ export const options = {
       speed: Number(__ENV.SPEED || 1),
       ...(__ENV.LIMIT ? { limit: Number(__ENV.LIMIT) } : {}),
       preAllocatedVUs: 16,
-      maxVUs: 64,
+      maxVUs: Number(__ENV.MAX_VUS || 64),
     },
   },
 };
