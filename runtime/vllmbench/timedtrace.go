@@ -3,6 +3,9 @@ package vllmbench
 import (
 	"fmt"
 	"math"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime/executor"
 )
 
 // TimedTraceDataset is vLLM's name of the dataset of a Mooncake-format
@@ -58,15 +61,21 @@ func (o Options) checkTimedTrace() error {
 // executor, at most --num-prompts records from the trace's start, each at
 // its timestamp scaled by --timed-trace-sec-multiplier. At
 // --max-concurrency (maxInfVUs without it) records wait, in order: none
-// is dropped, as none is in vLLM.
+// is dropped, as none is in vLLM. The window's duration, llmrun's
+// longest run in the trace's time (or its longest duration, when that is
+// shorter), keeps the executor starting records that waited long after
+// the trace's end (it drops those it reaches a second late otherwise);
+// the scenario still ends with its last request.
 func (o Options) traceSchedule(tracePath string) map[string]any {
 	limit := min(o.requests(), maxInfVUs)
 	if o.MaxConcurrency > 0 {
 		limit = min(o.requests(), o.MaxConcurrency)
 	}
+	speed := o.TimedTrace.speed()
+	window := time.Duration(min(float64(executor.DurationLimit)*speed, float64(executor.DurationLimit)))
 	return map[string]any{
 		"executor": "trace-replay", "trace": tracePath, "format": "mooncake",
-		"speed": o.TimedTrace.speed(), "limit": o.requests(),
+		"speed": speed, "limit": o.requests(), "window": map[string]string{"duration": window.String()},
 		"preAllocatedVUs": min(limit, 16), "maxVUs": limit, "maxConcurrency": limit,
 	}
 }
