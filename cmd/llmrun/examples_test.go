@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,12 +55,42 @@ var exampleChecks = map[string]struct {
 		}
 	}},
 	// The sample trace's 24 records over 8.5 s, at 8× speed: one request
-	// each, none dropped.
+	// each, none dropped, every prompt built from the record's hash_ids
+	// (the run counts the trace's input tokens and the hits they imply),
+	// and the simulator's cache hit by the blocks they share.
 	"trace-replay.js": {env: []string{"SPEED=8"}, check: func(t *testing.T, s *summary.Summary) {
 		if s.Serving.OK != 24 {
 			t.Errorf("%d requests for the trace's 24 records", s.Serving.OK)
 		}
+		if got, want := s.Metrics["trace_input_tokens"].Values["count"], float64(sampleTraceInputTokens(t)); got != want {
+			t.Errorf("trace_input_tokens %v, want the sample trace's %v: are the prompts built from hash_ids?", got, want)
+		}
+		if s.Metrics["trace_expected_cached_tokens"].Values["count"] == 0 || s.Serving.CachedTokens == 0 {
+			t.Errorf("the trace implies %v cached tokens, the simulator served %d: want both above 0",
+				s.Metrics["trace_expected_cached_tokens"].Values["count"], s.Serving.CachedTokens)
+		}
 	}},
+}
+
+// sampleTraceInputTokens sums the input lengths of
+// examples/trace-replay.js's sample trace.
+func sampleTraceInputTokens(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/data/mooncake-trace.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			InputLength int `json:"input_length"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("mooncake-trace.jsonl line %d: %v", i+1, err)
+		}
+		sum += r.InputLength
+	}
+	return sum
 }
 
 // Every example runs end to end against the built-in simulator, shortened

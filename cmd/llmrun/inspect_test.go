@@ -253,9 +253,12 @@ export default function () {}
 // an instance's share; a bad trace is invalid options.
 func TestInspectTraceReplay(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := cli(t, t.Context(), nil, "inspect", "-e", "SPEED=4", "../../examples/trace-replay.js")
+	code, stdout, stderr := cli(t, t.Context(), nil, "inspect", "-e", "SPEED=4", "-e", "MAX_VUS=200", "../../examples/trace-replay.js")
 	if want := "24 records of the trace data/mooncake-trace.jsonl (from 0s to the end) over 3.11825s at 4× speed"; code != exitcode.OK || !strings.Contains(stdout, want) {
 		t.Errorf("exit %d, output lacks %q:\n%s\n%s", code, want, stdout, stderr)
+	}
+	if want := "maxVUs 200,"; !strings.Contains(stdout, want) {
+		t.Errorf("the example's MAX_VUS: output lacks %q:\n%s", want, stdout)
 	}
 	code, stdout, stderr = cli(t, t.Context(), nil, "inspect", "--seed", "1", "--instances", "3", "--instance", "1", "../../examples/trace-replay.js")
 	if want := "8 records of the trace"; code != exitcode.OK || !strings.Contains(stdout, want) {

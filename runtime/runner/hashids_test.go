@@ -23,18 +23,21 @@ type traceRecord struct {
 	HashIDs      []int64 `json:"hash_ids"`
 }
 
-// hashIDsReplay replays a trace's records in order, one at a time, each
-// prompt built from its hash ids and sent with the completions API (no
-// chat template adds tokens before the first block).
+// hashIDsReplay replays a trace with the trace-replay executor, the
+// record the executor passes straight to prompts.fromHashIds, each prompt
+// sent with the completions API (no chat template adds tokens before the
+// first block). maxConcurrency 1 queues each record behind the one
+// before, so requests go one at a time, in the trace's order; the window
+// of 100 minutes at speed 10 keeps the queued records from being dropped
+// as ended however slow the machine (the scenario still ends as soon as
+// every record has ended).
 const hashIDsReplay = `
 import llm from 'llm';
 import { prompts } from 'data';
-const trace = open('testdata/hashids_trace.jsonl').split('\n').filter(l => l !== '').map(l => JSON.parse(l));
-export const options = { scenarios: { trace: { executor: 'per-vu-iterations', vus: 1, iterations: trace.length } } };
-export default function () {
-  const r = trace[__ITER];
-  const p = prompts.fromHashIds({ hashIds: r.hash_ids, inputTokens: r.input_length, request: __ITER });
-  llm.stream({ prompt: p.text, max_tokens: Math.min(r.output_length, 4), ignore_eos: true });
+export const options = { scenarios: { trace: { executor: 'trace-replay', trace: 'testdata/hashids_trace.jsonl', speed: 10, window: { duration: '100m' }, preAllocatedVUs: 1, maxConcurrency: 1 } } };
+export default function (data, record) {
+  const p = prompts.fromHashIds(record);
+  llm.stream({ prompt: p.text, max_tokens: Math.min(record.outputTokens, 4), ignore_eos: true });
 }
 `
 
@@ -52,6 +55,8 @@ export default function () {
 // down to a multiple of 16, or 16 fewer when the whole prompt was a hit:
 // never more than expected, and at most 16 tokens fewer. Requests go one
 // at a time, so each finds the blocks of every earlier one cached.
+// Start times against the scaled timestamps are
+// TestRunReplaysATraceAgainstTheSimulator's check.
 func TestTraceHashIDsHitRateMatchesTheSimulator(t *testing.T) {
 	records := readTrace(t, "testdata/hashids_trace.jsonl")
 	sim := llmsimtest.Start(t, llmsimtest.Fast())
@@ -63,6 +68,9 @@ func TestTraceHashIDsHitRateMatchesTheSimulator(t *testing.T) {
 	})
 	if r.outcome.Verdict != runner.Passed {
 		t.Fatalf("verdict %v\nstderr:\n%s", r.outcome.Verdict, r.stderr)
+	}
+	if d := r.outcome.Summary.Metrics["dropped_iterations"].Values["count"]; d != 0 {
+		t.Errorf("%v records dropped, want every one replayed", d)
 	}
 	sent := readRequests(t, out)
 	if len(sent) != len(records) {

@@ -67,6 +67,8 @@ type Options struct {
 	PrefixRepetition PrefixRepetition
 	// RandomMM is the random-mm dataset's images.
 	RandomMM RandomMM
+	// TimedTrace is the timed_trace dataset's timestamps and blocks.
+	TimedTrace TimedTrace
 	// Seed is --seed, which also orders the prefix_repetition dataset's
 	// requests.
 	Seed int64
@@ -121,6 +123,7 @@ func Defaults() Options {
 		RequestRate: math.Inf(1), Burstiness: 1,
 		PrefixRepetition:  PrefixRepetition{PrefixLen: 256, SuffixLen: 256, NumPrefixes: 10, OutputLen: 128},
 		RandomMM:          randomMMDefaults(),
+		TimedTrace:        timedTraceDefaults(),
 		PercentileMetrics: []string{"ttft", "tpot", "itl"}, MetricPercentiles: []float64{99},
 	}
 }
@@ -233,7 +236,7 @@ func (o Options) BaseURL(server string) string {
 // option.
 func (o Options) Validate() error {
 	for _, check := range []func() error{o.checkAPI, o.checkRerank, o.checkDataset, o.checkCounts, o.checkRandom, o.checkTraffic,
-		o.checkSchedule, o.checkLengths, o.checkReported, o.checkRandomMM} {
+		o.checkSchedule, o.checkLengths, o.checkReported, o.checkRandomMM, o.checkTimedTrace} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -266,7 +269,7 @@ func (o Options) checkDataset() error {
 		if o.DatasetPath != "" {
 			return fmt.Errorf("--dataset-path: cannot be used with --dataset-name %s", o.DatasetName)
 		}
-	case "sharegpt", "custom":
+	case "sharegpt", "custom", TimedTraceDataset:
 		if o.DatasetPath == "" {
 			return fmt.Errorf("--dataset-name %s needs --dataset-path", o.DatasetName)
 		}
@@ -276,7 +279,7 @@ func (o Options) checkDataset() error {
 		}
 		return o.PrefixRepetition.validate(o.NumPrompts)
 	default:
-		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, random-mm, prefix_repetition, sharegpt, custom (a JSONL file of prompts) or random-rerank", o.DatasetName)
+		return fmt.Errorf("--dataset-name %q: a vLLM dataset llmrun bench does not support; want random, random-mm, prefix_repetition, sharegpt, custom (a JSONL file of prompts), random-rerank or timed_trace (a Mooncake trace)", o.DatasetName)
 	}
 	return nil
 }

@@ -90,6 +90,8 @@ var Flags = []Flag{
 	{"prefix-repetition-suffix-len", Implemented, OneValue, ""},
 	{"prefix-repetition-num-prefixes", Implemented, OneValue, ""},
 	{"prefix-repetition-output-len", Implemented, OneValue, ""},
+	{"timed-trace-chunk-hash-size", Implemented, OneValue, ""},
+	{"timed-trace-sec-multiplier", Implemented, OneValue, ""},
 
 	{"label", Implemented, OneValue, ""},
 	{"backend", Implemented, OneValue, ""},
@@ -119,8 +121,8 @@ var Flags = []Flag{
 	{"result-dir", Implemented, OneValue, ""},
 	{"result-filename", Implemented, OneValue, ""},
 	{"ignore-eos", Implemented, NoValue, ""},
-	{"self-timed", Refused, NoValue, "it replays the timed_trace dataset's timestamps, and llmrun bench does not take that dataset; replay a trace with llmrun run instead"},
-	{"no-self-timed", Refused, NoValue, "it is only valid with the timed_trace dataset, which llmrun bench does not take"},
+	{"self-timed", Ignored, NoValue, "llmrun bench replays the timed_trace dataset at its timestamps always, which is what this flag asks"},
+	{"no-self-timed", Refused, NoValue, "llmrun bench replays the timed_trace dataset at its timestamps always; scale them with --timed-trace-sec-multiplier instead of sending at --request-rate"},
 	{"percentile-metrics", Implemented, OneValue, ""},
 	{"metric-percentiles", Implemented, OneValue, ""},
 	{"goodput", Implemented, Values, ""},
@@ -268,8 +270,8 @@ func (c *CommandLine) addServerFlags(fs *pflag.FlagSet) {
 // addDatasetFlags registers the flags of the dataset and its lengths.
 func (c *CommandLine) addDatasetFlags(fs *pflag.FlagSet) {
 	o := &c.o
-	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, random-mm (random with images), prefix_repetition, sharegpt, custom, or random-rerank (vllm-rerank)")
-	fs.StringVar(&o.DatasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON) and custom (JSONL with prompt)")
+	fs.StringVar(&o.DatasetName, "dataset-name", o.DatasetName, "random, random-mm (random with images), prefix_repetition, sharegpt, custom, random-rerank (vllm-rerank), or timed_trace (a Mooncake trace replayed at its timestamps)")
+	fs.StringVar(&o.DatasetPath, "dataset-path", "", "the dataset file, for sharegpt (ShareGPT JSON), custom (JSONL with prompt) and timed_trace (Mooncake JSONL)")
 	fs.IntVar(&o.RandomInputLen, "random-input-len", o.RandomInputLen, "random dataset: input tokens per request")
 	fs.IntVar(&o.RandomOutputLen, "random-output-len", o.RandomOutputLen, "random dataset: output tokens per request")
 	fs.Float64Var(&o.RandomRangeRatio, "random-range-ratio", 0, "random dataset: lengths uniform in [len·(1−r), len·(1+r)]")
@@ -286,6 +288,9 @@ func (c *CommandLine) addDatasetFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&mm.RangeRatio, "random-mm-num-mm-items-range-ratio", 0, "random-mm dataset: images per request uniform in [n·(1−r), n·(1+r)]")
 	fs.StringVar(&c.mm.limit, "random-mm-limit-mm-per-prompt", "", `random-mm dataset: the most images a request has, as '{"image": 3, "video": 0}' (default 255 images)`)
 	fs.StringVar(&c.mm.buckets, "random-mm-bucket-config", "", "random-mm dataset: image sizes (height, width, 1) and their probabilities, as '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}' (the default)")
+	tt := &o.TimedTrace
+	fs.IntVar(&tt.ChunkHashSize, "timed-trace-chunk-hash-size", tt.ChunkHashSize, "timed_trace dataset: tokens of the block each hash id stands for (Mooncake's: 512)")
+	fs.Float64Var(&tt.SecMultiplier, "timed-trace-sec-multiplier", tt.SecMultiplier, "timed_trace dataset: a timestamp (ms in a Mooncake trace) times this is its start in seconds; 0.0005 replays twice as fast")
 	fs.IntVar(&c.inputLen, "input-len", 0, "same as --random-input-len")
 	fs.IntVar(&c.outputLen, "output-len", 0, "output tokens for every dataset (--random-output-len, --prefix-repetition-output-len, --sharegpt-output-len, --custom-output-len)")
 	fs.IntVar(&c.sharegptOutputLen, "sharegpt-output-len", 0, "sharegpt: output tokens per request (default each conversation's answer length)")

@@ -56,6 +56,13 @@ if (p.dataset === 'random' || p.dataset === 'random-mm') {
     const text = shared ? shared.prompt(p.suffixLen, group, { draw: i }).text : prompts.synthetic(p.suffixLen, { draw: i });
     return { text, tokens: p.prefixLen + p.suffixLen, out: p.outputLen };
   };
+} else if (p.dataset === 'timed_trace') {
+  // The trace-replay executor passes each record; its prompt shares
+  // exactly the blocks of its hash ids with the records before it.
+  next = (i, record) => {
+    const pr = prompts.fromHashIds(record, { blockSize: p.blockSize });
+    return { text: pr.text, tokens: pr.tokens, out: p.outputLen || record.outputTokens };
+  };
 } else {
   const records = dataset(p.path, { format: p.format });
   next = (i) => {
@@ -64,9 +71,9 @@ if (p.dataset === 'random' || p.dataset === 'random-mm') {
   };
 }
 
-export default function () {
+export default function (data, record) {
   const i = sequence();
-  const r = next(i);
+  const r = next(i, record);
   let body;
   if (p.api === 'rerank') {
     // As vLLM's: no pair is refused for its length.
@@ -146,6 +153,9 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 		params["ignoreEOS"], params["uniquePrompt"] = false, false
 	case "random-mm": // its lengths and images' sizes too
 		params["maxImages"] = maxImagesPerRequest
+	case TimedTraceDataset: // its timing is the trace's (traceSchedule)
+		// Its prompts share the blocks of their hash ids: not unique.
+		params["blockSize"], params["uniquePrompt"] = o.TimedTrace.ChunkHashSize, false
 	case "prefix_repetition":
 		pr := o.PrefixRepetition
 		params["prefixLen"], params["suffixLen"], params["numPrefixes"] = pr.PrefixLen, pr.SuffixLen, pr.NumPrefixes
@@ -158,7 +168,11 @@ func Script(o Options, datasetPath string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the benchmark's parameters: %w", err)
 	}
-	sj, err := json.Marshal(o.scenario())
+	sc := o.scenario()
+	if o.DatasetName == TimedTraceDataset {
+		sc = o.traceSchedule(datasetPath)
+	}
+	sj, err := json.Marshal(sc)
 	if err != nil {
 		return nil, fmt.Errorf("the benchmark's scenario: %w", err)
 	}
