@@ -219,21 +219,8 @@ type responsesStream struct {
 }
 
 func (s *responsesStream) unit(rr *responseReader, u streamUnit, n int, now time.Duration, res *Result) (bool, error) {
-	data := bytes.TrimSpace(u.data)
-	if len(data) == 0 {
-		if u.typ == "error" {
-			return false, &failure{ErrStreamError, errors.New("error event in the stream, without data")}
-		}
-		return false, nil
-	}
-	if err := decodeResponsesEvent(data, &s.e); err != nil {
-		if u.typ == "error" {
-			return false, errorEventFailure(data)
-		}
-		return false, eventDecodeFailure(n+1, err, data)
-	}
-	if s.e.Type == "" {
-		s.e.Type = u.typ
+	if ok, err := s.decode(u, n); !ok {
+		return false, err
 	}
 	switch s.e.Type {
 	case "response.output_text.delta":
@@ -261,19 +248,47 @@ func (s *responsesStream) unit(rr *responseReader, u streamUnit, n int, now time
 	case "response.completed", "response.incomplete":
 		s.finish(rr, res)
 		return true, nil
-	case "response.failed":
-		if s.e.Response == nil {
-			return false, &failure{ErrStreamError, errors.New("response.failed event without a response")}
-		}
-		return false, s.e.Response.failure("in the stream")
-	case "error":
+	case "response.failed", "error":
+		return false, s.failure()
+	}
+	return false, nil
+}
+
+// failure is what a response.failed or an error event reports.
+func (s *responsesStream) failure() error {
+	if s.e.Type == "error" {
 		msg := apiErrorMessage(s.e.Message)
 		if present(s.e.Code) {
 			msg = string(s.e.Code) + ": " + msg
 		}
-		return false, &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", msg)}
+		return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", msg)}
 	}
-	return false, nil
+	if s.e.Response == nil {
+		return &failure{ErrStreamError, errors.New("response.failed event without a response")}
+	}
+	return s.e.Response.failure("in the stream")
+}
+
+// decode decodes unit u, the stream's nth, into s.e; false (and an error
+// or none) when it has no event to act on.
+func (s *responsesStream) decode(u streamUnit, n int) (bool, error) {
+	data := bytes.TrimSpace(u.data)
+	if len(data) == 0 {
+		if u.typ == "error" {
+			return false, &failure{ErrStreamError, errors.New("error event in the stream, without data")}
+		}
+		return false, nil
+	}
+	if err := decodeResponsesEvent(data, &s.e); err != nil {
+		if u.typ == "error" {
+			return false, errorEventFailure(data)
+		}
+		return false, eventDecodeFailure(n+1, err, data)
+	}
+	if s.e.Type == "" {
+		s.e.Type = u.typ
+	}
+	return true, nil
 }
 
 // itemAdded starts a function call item as the next tool call; its
