@@ -1,7 +1,10 @@
 package llmsim
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"strings"
@@ -88,6 +91,7 @@ func TestImagesTheSimulatorRefuses(t *testing.T) {
 		{"broken base64", "data:image/png;base64,!!!!", "content[1]: the image's base64 is broken"},
 		{"not base64", "data:image/png,xyz", "want a base64 data URL"},
 		{"not an image", "data:image/png;base64,aGVsbG8h", "content[1]: not a PNG, JPEG or GIF image"},
+		{"a header claiming 2²⁰ pixels a side", lyingPNG(1 << 20), "your request has 1402502507 input tokens"},
 	} {
 		resp, err := post(t.Context(), testClient(t), r.URL(), "/v1/chat/completions", withImages("hi", tc.url))
 		if err != nil {
@@ -99,6 +103,18 @@ func TestImagesTheSimulatorRefuses(t *testing.T) {
 			t.Errorf("%s: status %d, %s; want 400 saying %q", tc.name, resp.StatusCode, data, tc.want)
 		}
 	}
+}
+
+// lyingPNG is the data URL of a PNG file of only its header, which claims
+// side pixels a side: a decompression bomb's header.
+func lyingPNG(side uint32) string {
+	ihdr := binary.BigEndian.AppendUint32(nil, side)
+	ihdr = binary.BigEndian.AppendUint32(ihdr, side)
+	ihdr = append(ihdr, 8, 2, 0, 0, 0) // 8-bit RGB
+	chunk := binary.BigEndian.AppendUint32(nil, uint32(len(ihdr)))
+	chunk = append(append(chunk, "IHDR"...), ihdr...)
+	chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(append([]byte("\x89PNG\r\n\x1a\n"), chunk...))
 }
 
 // anthropicInputTokens is usage.input_tokens of a Messages request whose

@@ -207,7 +207,10 @@ func parseJob(data []byte, chat bool, s *Server) (job, *apiError) {
 			maxTokens, maxParam = body.MaxCompletionTokens, "max_completion_tokens"
 		}
 		input = "messages"
-		j.toolCall = toolCallName(data)
+		var aerr *apiError
+		if j.toolCall, aerr = toolCallName(data); aerr != nil {
+			return job{}, aerr
+		}
 	} else {
 		if body.Prompt == nil {
 			return job{}, badRequest("prompt", "prompt is required")

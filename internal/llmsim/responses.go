@@ -189,7 +189,7 @@ func parseResponses(data []byte, s *Server) (job, *apiError) {
 		msgs = append(msgs, prev...)
 	}
 	msgs = append(msgs, input...)
-	call, aerr := calledFunction(body.Tools, body.ToolChoice)
+	call, aerr := calledFunction(body.Tools, body.ToolChoice, responsesFunctionName)
 	if aerr != nil {
 		return job{}, aerr
 	}
@@ -204,32 +204,6 @@ func parseResponses(data []byte, s *Server) (job, *apiError) {
 	}
 	j.setPrompt(p)
 	return j, j.limit(cfg, body.MaxOutputTokens, "max_output_tokens", "input")
-}
-
-// calledFunction returns the function a reply calls: with tools given and
-// tool_choice "required", the first tool's; with tool_choice naming a
-// function, that one; "" otherwise (a text reply: llmsim does not decide
-// to call a tool on its own).
-func calledFunction(tools []json.RawMessage, choice json.RawMessage) (string, *apiError) {
-	if len(tools) == 0 || len(choice) == 0 {
-		return "", nil
-	}
-	var named struct {
-		Name string `json:"name"`
-	}
-	switch {
-	case string(choice) == `"required"`:
-		if err := json.Unmarshal(tools[0], &named); err != nil || named.Name == "" {
-			return "", badRequest("tools", "tools[0] must be a function tool with a name")
-		}
-		return named.Name, nil
-	case choice[0] == '{':
-		if err := json.Unmarshal(choice, &named); err != nil {
-			return "", badRequest("tool_choice", "tool_choice: %v", err)
-		}
-		return named.Name, nil
-	}
-	return "", nil
 }
 
 // responsesUsage is a response object's usage; input_tokens_details

@@ -13,38 +13,73 @@ import (
 // answers with text, so that a client decides deterministically when the
 // model calls a tool.
 
-// toolRequest is the part of a chat request that asks for a tool call.
+// toolRequest is the part of a request that asks for a tool call.
 type toolRequest struct {
-	Tools []struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	} `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	Tools      []json.RawMessage `json:"tools"`
+	ToolChoice json.RawMessage   `json:"tool_choice"`
 }
 
-// toolCallName is the name of the tool that the request with body data
-// must call; "" when it answers with text.
-func toolCallName(data []byte) string {
+// toolCallName is the name of the tool that the chat request with body
+// data must call ("" when it answers with text), by calledFunction's
+// rule.
+func toolCallName(data []byte) (string, *apiError) {
 	if !jsonHasKey(data, "tool_choice") {
-		return ""
+		return "", nil
 	}
 	var r toolRequest
-	if json.Unmarshal(data, &r) != nil || len(r.Tools) == 0 {
-		return ""
+	if err := json.Unmarshal(data, &r); err != nil {
+		return "", badRequest("tools", "tools and tool_choice: %v", err)
 	}
-	var choice struct {
+	return calledFunction(r.Tools, r.ToolChoice, chatFunctionName)
+}
+
+// chatFunctionName is the name of a chat tool or tool_choice:
+// {"type":"function","function":{"name":…}}.
+func chatFunctionName(data []byte) (string, error) {
+	var o struct {
 		Function struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	}
-	switch {
-	case string(r.ToolChoice) == `"required"`:
-		return r.Tools[0].Function.Name
-	case json.Unmarshal(r.ToolChoice, &choice) == nil && choice.Function.Name != "":
-		return choice.Function.Name
+	err := json.Unmarshal(data, &o)
+	return o.Function.Name, err
+}
+
+// responsesFunctionName is the name of a Responses tool or tool_choice:
+// {"type":"function","name":…}.
+func responsesFunctionName(data []byte) (string, error) {
+	var o struct {
+		Name string `json:"name"`
 	}
-	return ""
+	err := json.Unmarshal(data, &o)
+	return o.Name, err
+}
+
+// calledFunction returns the function a reply calls, of the chat
+// completions and the Responses API alike (nameOf reads a tool's or a
+// tool_choice's name in the API's shape): with tools given and
+// tool_choice "required", the first tool's; with tool_choice naming a
+// function, that one; "" otherwise (a text reply: llmsim does not decide
+// to call a tool on its own).
+func calledFunction(tools []json.RawMessage, choice json.RawMessage, nameOf func([]byte) (string, error)) (string, *apiError) {
+	if len(tools) == 0 || len(choice) == 0 {
+		return "", nil
+	}
+	switch {
+	case string(choice) == `"required"`:
+		name, err := nameOf(tools[0])
+		if err != nil || name == "" {
+			return "", badRequest("tools", "tools[0] must be a function tool with a name")
+		}
+		return name, nil
+	case choice[0] == '{':
+		name, err := nameOf(choice)
+		if err != nil {
+			return "", badRequest("tool_choice", "tool_choice: %v", err)
+		}
+		return name, nil
+	}
+	return "", nil
 }
 
 // wholeToolCall is a tool call of a whole (non-streamed) chat response.

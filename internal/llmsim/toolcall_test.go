@@ -3,6 +3,7 @@ package llmsim
 import (
 	"bufio"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -127,5 +128,45 @@ func TestToolCalls(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestToolCallsBadInput: a chat request whose tool_choice asks for a call
+// it does not name properly is a 400 naming the field, as in the
+// Responses API, not a text answer.
+func TestToolCallsBadInput(t *testing.T) {
+	srv := listen(t, fastConfig())
+	for _, tc := range []struct {
+		name   string
+		tools  []any
+		choice any
+		param  string
+	}{
+		{"required, tool without a name", []any{map[string]any{"type": "function"}}, "required", "tools"},
+		{"required, tool not an object", []any{"lookup"}, "required", "tools"},
+		{"tool_choice's function not an object", []any{map[string]any{"type": "function", "function": map[string]any{"name": "a"}}},
+			map[string]any{"type": "function", "function": "a"}, "tool_choice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "x"}},
+				"max_tokens": 2, "tools": tc.tools, "tool_choice": tc.choice}
+			resp, err := post(t.Context(), testClient(t), srv.URL(), "/v1/chat/completions", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var reply struct {
+				Error *struct {
+					Message string
+					Param   *string
+				}
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusBadRequest || reply.Error == nil || reply.Error.Param == nil || *reply.Error.Param != tc.param {
+				t.Errorf("%d %+v, want a 400 naming %s", resp.StatusCode, reply.Error, tc.param)
+			}
+		})
 	}
 }

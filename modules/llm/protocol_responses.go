@@ -142,6 +142,10 @@ type responsesEvent struct {
 // carries.
 func decodeResponsesEvent(data []byte, e *responsesEvent) error {
 	*e = responsesEvent{}
+	if scanDeltaEvent(data, e) {
+		return nil // its delta a string or null
+	}
+	*e = responsesEvent{}
 	if err := json.Unmarshal(data, e); err != nil {
 		return err
 	}
@@ -151,6 +155,52 @@ func decodeResponsesEvent(data []byte, e *responsesEvent) error {
 		}
 	}
 	return nil
+}
+
+// deltaEventTypes are the types of the events scanDeltaEvent reads: those
+// of a type, a delta and an output index, most of a stream's events.
+var deltaEventTypes = [...]string{
+	"response.output_text.delta", "response.reasoning_text.delta",
+	"response.reasoning_summary_text.delta", "response.function_call_arguments.delta",
+}
+
+// scanDeltaEvent is decodeResponsesEvent's fast path: it reads a delta
+// event into e, reset, without allocating or reflection (its delta a
+// slice of data, a string or null), and reports whether it could. Any other event, or data
+// it does not read exactly as encoding/json would, is left to
+// encoding/json (see chunkScanner).
+func scanDeltaEvent(data []byte, e *responsesEvent) bool {
+	s := chunkScanner{data: data}
+	ok := s.object(func(key []byte) bool {
+		switch {
+		case keyIs(key, "type"):
+			start := s.pos + 1
+			if plain, ok := s.str(); !ok || !plain {
+				return false
+			}
+			e.Type = deltaEventType(data[start : s.pos-1])
+			return e.Type != ""
+		case keyIs(key, "delta"):
+			return s.raw(&e.Delta) && (e.Delta[0] == '"' || string(e.Delta) == "null")
+		case keyIs(key, "output_index"):
+			return s.int(&e.OutputIndex)
+		case keyIs(key, "item"), keyIs(key, "response"), keyIs(key, "code"), keyIs(key, "message"):
+			return false
+		}
+		return s.skip()
+	})
+	return ok && s.pos == len(data) && e.Type != ""
+}
+
+// deltaEventType is the one of deltaEventTypes that typ spells; "" for
+// another type.
+func deltaEventType(typ []byte) string {
+	for _, t := range deltaEventTypes {
+		if string(typ) == t {
+			return t
+		}
+	}
+	return ""
 }
 
 // readResponses reads a Responses stream, timestamping each delta event
@@ -169,21 +219,8 @@ type responsesStream struct {
 }
 
 func (s *responsesStream) unit(rr *responseReader, u streamUnit, n int, now time.Duration, res *Result) (bool, error) {
-	data := bytes.TrimSpace(u.data)
-	if len(data) == 0 {
-		if u.typ == "error" {
-			return false, &failure{ErrStreamError, errors.New("error event in the stream, without data")}
-		}
-		return false, nil
-	}
-	if err := decodeResponsesEvent(data, &s.e); err != nil {
-		if u.typ == "error" {
-			return false, errorEventFailure(data)
-		}
-		return false, eventDecodeFailure(n+1, err, data)
-	}
-	if s.e.Type == "" {
-		s.e.Type = u.typ
+	if ok, err := s.decode(u, n); !ok {
+		return false, err
 	}
 	switch s.e.Type {
 	case "response.output_text.delta":
@@ -211,19 +248,47 @@ func (s *responsesStream) unit(rr *responseReader, u streamUnit, n int, now time
 	case "response.completed", "response.incomplete":
 		s.finish(rr, res)
 		return true, nil
-	case "response.failed":
-		if s.e.Response == nil {
-			return false, &failure{ErrStreamError, errors.New("response.failed event without a response")}
-		}
-		return false, s.e.Response.failure("in the stream")
-	case "error":
+	case "response.failed", "error":
+		return false, s.failure()
+	}
+	return false, nil
+}
+
+// failure is what a response.failed or an error event reports.
+func (s *responsesStream) failure() error {
+	if s.e.Type == "error" {
 		msg := apiErrorMessage(s.e.Message)
 		if present(s.e.Code) {
 			msg = string(s.e.Code) + ": " + msg
 		}
-		return false, &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", msg)}
+		return &failure{ErrStreamError, fmt.Errorf("error event in the stream: %s", msg)}
 	}
-	return false, nil
+	if s.e.Response == nil {
+		return &failure{ErrStreamError, errors.New("response.failed event without a response")}
+	}
+	return s.e.Response.failure("in the stream")
+}
+
+// decode decodes unit u, the stream's nth, into s.e; false (and an error
+// or none) when it has no event to act on.
+func (s *responsesStream) decode(u streamUnit, n int) (bool, error) {
+	data := bytes.TrimSpace(u.data)
+	if len(data) == 0 {
+		if u.typ == "error" {
+			return false, &failure{ErrStreamError, errors.New("error event in the stream, without data")}
+		}
+		return false, nil
+	}
+	if err := decodeResponsesEvent(data, &s.e); err != nil {
+		if u.typ == "error" {
+			return false, errorEventFailure(data)
+		}
+		return false, eventDecodeFailure(n+1, err, data)
+	}
+	if s.e.Type == "" {
+		s.e.Type = u.typ
+	}
+	return true, nil
 }
 
 // itemAdded starts a function call item as the next tool call; its

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +295,45 @@ func seedTranscripts(f *testing.F, pattern string) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+	}
+}
+
+// TestDecodeResponsesDeltaEvent: a delta event decodes without
+// allocating, and to what encoding/json makes of it; events the fast
+// path does not read decode as encoding/json decodes them.
+func TestDecodeResponsesDeltaEvent(t *testing.T) {
+	delta := []byte(`{"type":"response.output_text.delta","sequence_number":7,"item_id":"msg_1","output_index":2,"content_index":0,"delta":" word","logprobs":[]}`)
+	var e responsesEvent
+	if allocs := testing.AllocsPerRun(100, func() {
+		if err := decodeResponsesEvent(delta, &e); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("a delta event: %v allocations, want 0", allocs)
+	}
+	for _, data := range []string{
+		string(delta),
+		`{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"q\":"}`,
+		`{"type":"response.reasoning_summary_text.delta","delta":null}`,
+		`{"Type":"response.output_text.delta","Delta":"x","OUTPUT_INDEX":3}`,
+		`{"type":"response.output_text.delta","delta":"a","type":"response.completed"}`,
+		`{"type":"response.output_text.delta","delta":"\u00e9"}`,
+		`{"type":"response.output_text.delta","output_index":1.5,"delta":"a"}`,
+		`{"type":"response.output_text.delta","output_index":null,"delta":"a"}`,
+		`{"type":"response.completed","response":{"id":"resp_1"}}`,
+		`{"type":"error","code":"x","message":"y"}`,
+		`{"type":"response.output_text\u002edelta","delta":"a"}`,
+	} {
+		var got, want responsesEvent
+		gotErr := decodeResponsesEvent([]byte(data), &got)
+		wantErr := json.Unmarshal([]byte(data), &want)
+		if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: decoded %+v, %v; encoding/json %+v, %v", data, got, gotErr, want, wantErr)
+		}
+	}
+	for _, data := range []string{`{"type":"response.output_text.delta","delta":5}`, `{"type":"response.output_text.delta","delta":"a"`} {
+		if err := decodeResponsesEvent([]byte(data), &e); err == nil {
+			t.Errorf("%s: decoded, want an error", data)
+		}
 	}
 }

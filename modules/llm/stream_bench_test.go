@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"runtime"
 	"testing"
@@ -72,4 +73,31 @@ func BenchmarkStreamHTTP(b *testing.B) {
 		}
 	}
 	reportPerChunk(b, &before, events)
+}
+
+// BenchmarkResponsesStreamDecode is BenchmarkStreamDecode for a Responses
+// API stream of benchChunks text deltas.
+func BenchmarkResponsesStreamDecode(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString("event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}}\n\n")
+	for i := range benchChunks {
+		fmt.Fprintf(&buf, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":%d,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\" word\"}\n\n", i+1)
+	}
+	buf.WriteString("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\":\"completed\",\"usage\":{\"input_tokens\":512,\"output_tokens\":256,\"total_tokens\":768}}}\n\n")
+	stream := buf.Bytes()
+	r := bytes.NewReader(stream)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		r.Reset(stream)
+		rr := getResponseReader()
+		res := Result{API: Responses}
+		if err := rr.readResponses(r, false, &res); err != nil || res.Chunks != benchChunks {
+			b.Fatal(err, res.Chunks)
+		}
+		rr.release()
+	}
+	reportPerChunk(b, &before, benchChunks+2)
 }

@@ -96,6 +96,9 @@ func (c *TraceReplay) Validate() error {
 		if c.Window.Duration.Set && c.Window.Duration.D <= 0 {
 			return &FieldError{Field: "window.duration", Err: fmt.Errorf("must be positive, got %s", c.Window.Duration.D)}
 		}
+		if err := c.checkScaled(c.Window.Duration.D, "the window"); err != nil {
+			return err
+		}
 	}
 	if c.Limit != nil && *c.Limit < 1 {
 		return &FieldError{Field: "limit", Err: fmt.Errorf("must be at least 1, got %d", *c.Limit)}
@@ -147,6 +150,9 @@ func (c *TraceReplay) OpenTrace(ctx context.Context, resolve func(who, path stri
 	}
 	if scan.records == 0 {
 		return fmt.Errorf("%s: no record in the window replayed (%s)", path, c.describeWindow())
+	}
+	if err := c.checkScaled(scan.last, "the trace's records"); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	c.scan = scan
 	return nil
@@ -236,6 +242,19 @@ func (c *TraceReplay) duration() time.Duration {
 		d = max(d, c.scale(c.Window.Duration.D))
 	}
 	return d
+}
+
+// maxReplay is the longest a replay may last: a bound well inside what a
+// time.Duration holds, so that scaling cannot wrap around.
+const maxReplay = 100 * 365 * 24 * time.Hour
+
+// checkScaled refuses a speed at which what, d of the trace's time,
+// would last past maxReplay.
+func (c *TraceReplay) checkScaled(d time.Duration, what string) error {
+	if float64(d)/c.speed() <= float64(maxReplay) {
+		return nil
+	}
+	return &FieldError{Field: "speed", Err: fmt.Errorf("%v replays %s (%s of the trace) over more than 100 years", c.speed(), what, d)}
 }
 
 // scale turns a span of the trace's time into the scenario's.

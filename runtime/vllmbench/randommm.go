@@ -60,8 +60,9 @@ var bucketEntry = regexp.MustCompile(`^\s*"?\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s
 // video, which llmrun does not send: refused unless its probability is 0.
 func parseBuckets(s string) ([]ImageBucket, error) {
 	const flag = "--random-mm-bucket-config"
-	body, ok := strings.CutPrefix(strings.TrimSpace(s), "{")
-	if body, ok = strings.CutSuffix(body, "}"); !ok || strings.TrimSpace(body) == "" {
+	body, opened := strings.CutPrefix(strings.TrimSpace(s), "{")
+	body, closed := strings.CutSuffix(body, "}")
+	if !opened || !closed || strings.TrimSpace(body) == "" {
 		return nil, fmt.Errorf("%s %q: want a dict of (height, width, num_frames) to probability, e.g. '{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}'", flag, s)
 	}
 	var out []ImageBucket

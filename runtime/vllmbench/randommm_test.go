@@ -132,6 +132,7 @@ func TestRandomMMFlagsRefused(t *testing.T) {
 		{append(slices.Clone(chat), "--random-mm-bucket-config", "{(720, 1280, 16): 1}"), "a bucket of 16 frames is a video"},
 		{append(slices.Clone(chat), "--random-mm-bucket-config", "{256: 1}"), `--random-mm-bucket-config: "256: 1": want (height, width, num_frames): probability`},
 		{append(slices.Clone(chat), "--random-mm-bucket-config", "(1,1,1)"), "want a dict of (height, width, num_frames) to probability"},
+		{append(slices.Clone(chat), "--random-mm-bucket-config", "(1, 1, 1): 1}"), "want a dict of (height, width, num_frames) to probability"},
 		{append(slices.Clone(chat), "--random-mm-bucket-config", "{(1, 1, 1): 0}"), "no image bucket has a probability above 0"},
 		{append(slices.Clone(chat), "--random-mm-bucket-config", "{(9000, 10, 1): 1}"), "each side must be 1 to 8192 pixels"},
 		{append(slices.Clone(chat), "--random-mm-limit-mm-per-prompt", "3"), "--random-mm-limit-mm-per-prompt \"3\": want a JSON object"},

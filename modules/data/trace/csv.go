@@ -3,7 +3,6 @@ package trace
 import (
 	"encoding/csv"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -110,8 +109,9 @@ func parseAzureTime(s string) (time.Time, error) {
 // parseSeconds reads BurstGPT's timestamp: seconds from the trace's origin.
 func parseSeconds(s string) (time.Time, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || v < 0 || v > math.MaxInt64/float64(time.Second) {
+	at, ok := sinceEpoch(v, time.Second)
+	if err != nil || !ok {
 		return time.Time{}, fmt.Errorf("%q is not a number of seconds, 0 or more", s)
 	}
-	return epoch.Add(time.Duration(v * float64(time.Second))), nil
+	return at, nil
 }

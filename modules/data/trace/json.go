@@ -25,6 +25,16 @@ func parseJSONL(line []byte) (row, error)    { return parseJSON(line, jsonlKeys)
 // milliseconds from the trace's own origin.
 var epoch = time.Unix(0, 0)
 
+// sinceEpoch is the time v units after the epoch; false when v is
+// negative, NaN, or past what a time.Duration holds (where converting it
+// would wrap around).
+func sinceEpoch(v float64, unit time.Duration) (time.Time, bool) {
+	if !(v >= 0 && v < math.MaxInt64/float64(unit)) {
+		return time.Time{}, false
+	}
+	return epoch.Add(time.Duration(v * float64(unit))), true
+}
+
 // parseJSON reads a JSON object line: the timestamp in milliseconds, the
 // two lengths, the optional hash ids, and every other key into fields.
 func parseJSON(line []byte, keys jsonKeys) (row, error) {
@@ -37,10 +47,11 @@ func parseJSON(line []byte, keys jsonKeys) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	if ms < 0 || ms > math.MaxInt64/float64(time.Millisecond) {
+	at, ok := sinceEpoch(ms, time.Millisecond)
+	if !ok {
 		return row{}, fmt.Errorf("%q: %v is out of range", keys.timestamp, ms)
 	}
-	r.at = epoch.Add(time.Duration(ms * float64(time.Millisecond)))
+	r.at = at
 	if r.input, err = jsonCount(obj, keys.input); err != nil {
 		return row{}, err
 	}

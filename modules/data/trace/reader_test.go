@@ -120,6 +120,8 @@ func TestBadInputNamesFileLineAndField(t *testing.T) {
 		{"azure bad count", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,many,2\n", "", `t:2: "ContextTokens": "many" is not a number`},
 		{"azure short row", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,1\n", "", "t:2: 2 columns, the header has 3"},
 		{"azure header without a column", "TIMESTAMP,Tokens\n", Azure, `t:1: the header has no column "ContextTokens" (azure trace)`},
+		{"timestamp past a duration", `{"timestamp_ms": 9223372036854.775, "input_tokens": 2, "output_tokens": 3}` + "\n", "", `t:1: "timestamp_ms": 9.223372036854775e+12 is out of range`},
+		{"burstgpt NaN seconds", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\nNaN,ChatGPT,1,2,3,API log\n", "", `t:2: "Timestamp": "NaN" is not a number of seconds`},
 		{"burstgpt bad seconds", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n-5,ChatGPT,1,2,3,API log\n", "", `t:2: "Timestamp": "-5" is not a number of seconds`},
 	}
 	for _, tt := range tests {

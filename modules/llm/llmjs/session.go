@@ -60,9 +60,13 @@ const (
 	defaultUserTokens     = 64
 	defaultToolTokens     = 128
 	defaultAffinityHeader = "x-session-id"
-	// maxSessionTurns bounds a session's turns, as a guard against a
-	// distribution that draws nonsense.
+	// maxSessionTurns, maxToolRounds and maxMessageWords bound a
+	// session's turns, a turn's tool rounds and a message's words, as a
+	// guard against a distribution that draws nonsense (a billion
+	// requests, or a message of gigabytes).
 	maxSessionTurns = 10000
+	maxToolRounds   = 100
+	maxMessageWords = 1 << 20
 )
 
 // defaultTool is the tool a session offers when toolCalls is set and the
@@ -100,10 +104,10 @@ func (i *instance) newSessions(opts goja.Value) *goja.Object {
 		rng:  rand.New(rand.NewPCG(uint64(i.module.Seed), uint64(i.vu.ID())<<20|uint64(i.sessionSources))),
 	}
 	i.conversationOf(call, s.conv) // checks the options now, in the init code
-	s.turns = s.distribution(rt, "turns", o.Turns, defaultSessionTurns)
-	s.userTokens = s.distribution(rt, "userTokens", o.UserTokens, defaultUserTokens)
-	s.toolCalls = s.distribution(rt, "toolCalls", o.ToolCalls, 0)
-	s.toolTokens = s.distribution(rt, "toolTokens", o.ToolTokens, defaultToolTokens)
+	s.turns = s.distribution(rt, "turns", o.Turns, defaultSessionTurns, maxSessionTurns)
+	s.userTokens = s.distribution(rt, "userTokens", o.UserTokens, defaultUserTokens, maxMessageWords)
+	s.toolCalls = s.distribution(rt, "toolCalls", o.ToolCalls, 0, maxToolRounds)
+	s.toolTokens = s.distribution(rt, "toolTokens", o.ToolTokens, defaultToolTokens, maxMessageWords)
 	if given(o.UserMessages) {
 		fn, ok := goja.AssertFunction(o.UserMessages)
 		if !ok {
@@ -133,12 +137,16 @@ func (i *instance) newSessions(opts goja.Value) *goja.Object {
 }
 
 // distribution reads option name: a number, a function returning one, or
-// an object with sample() (a data module distribution); def when not given.
-func (s *sessionSource) distribution(rt *goja.Runtime, name string, v goja.Value, def int) drawFunc {
+// an object with sample() (a data module distribution), of at most most;
+// def when not given.
+func (s *sessionSource) distribution(rt *goja.Runtime, name string, v goja.Value, def, most int) drawFunc {
 	check := func(x goja.Value) (int, error) {
 		f := x.ToFloat()
 		if !(f >= 0) || f > 1<<31 {
 			return 0, fmt.Errorf("%s: %s: want a whole number ≥ 0, got %s", s.call, name, x)
+		}
+		if int(f) > most {
+			return 0, fmt.Errorf("%s: %s drew %d; at most %d", s.call, name, int(f), most)
 		}
 		return int(f), nil
 	}
@@ -373,9 +381,6 @@ func (s *sessionSource) sessionMessages() ([]string, error) {
 	n, err := s.turns()
 	if err != nil {
 		return nil, err
-	}
-	if n > maxSessionTurns {
-		return nil, fmt.Errorf("%s: turns drew %d; at most %d", s.call, n, maxSessionTurns)
 	}
 	out := make([]string, n)
 	for k := range out {

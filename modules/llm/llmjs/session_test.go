@@ -314,6 +314,9 @@ func TestSessionBadInput(t *testing.T) {
 		{`llm.sessions().run({ tool_choice: 'auto' })`, "body.tool_choice is the session's own"},
 		{`llm.sessions({ userMessages: () => [3] }).run()`, "userMessages()[0] must be a string or { role, content }"},
 		{`llm.sessions({ turns: () => 1e6 }).run()`, "turns drew 1000000; at most 10000"},
+		{`llm.sessions({ turns: 1, toolCalls: () => 1e9 }).run({ max_tokens: 1 })`, "toolCalls drew 1000000000; at most 100"},
+		{`llm.sessions({ turns: 1, userTokens: 2e9 })`, "userTokens drew 2000000000; at most 1048576"},
+		{`llm.sessions({ turns: 1, toolCalls: 1, toolTokens: { sample: () => 1e9 } }).run({ max_tokens: 1 })`, "toolTokens drew 1000000000; at most 1048576"},
 		{`llm.sessions({ turns: 2, thinkTime: () => -1 }).run({ max_tokens: 1 })`, "thinkTime(): want milliseconds ≥ 0"},
 	} {
 		v := newJSVU(t, m)
