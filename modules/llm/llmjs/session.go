@@ -331,7 +331,13 @@ func (s *sessionSource) turn(c *conversation, base, o *goja.Object, turn int) (t
 			return t, true, nil
 		}
 		answers := make([]turnMessage, 0, len(calls))
-		for _, tc := range calls {
+		for k, tc := range calls {
+			if tc.ID == "" {
+				// Some servers' parsers leave the id out; the tool message
+				// must name the call it answers, and strict servers refuse
+				// one that names none.
+				tc.ID = "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(round) + "_" + strconv.Itoa(k)
+			}
 			reply.toolCalls = append(reply.toolCalls, map[string]any{
 				"id": tc.ID, "type": "function",
 				"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments},

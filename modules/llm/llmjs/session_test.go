@@ -343,3 +343,46 @@ func TestSessionEndsAtAFailedRequest(t *testing.T) {
 		t.Errorf("%d requests, the third with %d messages: want 2 + 3, the next session from its first message", len(reqs), len(reqs[2].Messages))
 	}
 }
+
+// A server that streams a tool call without an id (some parsers leave it
+// out) still gets, in the next request, the call and a tool message that
+// answers it by the same id: the session makes one up, which strict
+// servers require.
+func TestSessionNamesToolCallsTheServerLeftWithoutID(t *testing.T) {
+	var mu sync.Mutex
+	var sent []sentRequest
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req sentRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		sent = append(sent, req)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if req.ToolChoice == "required" {
+			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"type":"function","function":{"name":"lookup","arguments":"{\"query\":\"kv\"}"}}]},"finish_reason":null}]}`+"\n\n")
+			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`+"\n\n")
+		} else {
+			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`+"\n\n")
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	m, _ := newRecordedModule(t, llm.Config{BaseURL: srv.URL, Model: jsModel})
+	v := newJSVU(t, m)
+	f := runSessions(t, v, `{ turns: 1, userTokens: 3, toolCalls: 1 }`, 1)
+	mu.Lock()
+	defer mu.Unlock()
+	if !f[0].OK || len(sent) != 2 {
+		t.Fatalf("session %+v after %d requests, want ok after a tool round and the answer", f[0], len(sent))
+	}
+	msgs := sent[1].Messages
+	if len(msgs) != 3 || len(msgs[1].ToolCalls) != 1 || msgs[2].Role != "tool" {
+		t.Fatalf("second request's messages %+v, want user, the assistant's call, the tool's answer", msgs)
+	}
+	if id := msgs[1].ToolCalls[0].ID; id == "" || msgs[2].ToolCallID != id {
+		t.Errorf("the call's id %q, the tool message answers %q: want one id, not empty", id, msgs[2].ToolCallID)
+	}
+}
