@@ -193,10 +193,7 @@ func (o Options) scenario() map[string]any {
 // schedule is the scenario's executor and when its iterations start.
 func (o Options) schedule() map[string]any {
 	if math.IsInf(o.RequestRate, 1) {
-		vus := min(o.requests()+o.NumWarmups, maxInfVUs)
-		if o.MaxConcurrency > 0 {
-			vus = min(o.requests()+o.NumWarmups, o.MaxConcurrency)
-		}
+		vus := o.inFlight()
 		// No time bound short of llmrun's longest: the scenario ends
 		// when its iterations have.
 		return map[string]any{"executor": "shared-iterations", "vus": vus, "maxDuration": executor.DurationLimit.String()}
@@ -215,13 +212,20 @@ func (o Options) schedule() map[string]any {
 		sc["arrival"], sc["burstiness"] = "gamma", o.Burstiness
 	}
 	// At the cap, arrivals wait: none is dropped, as none is in vLLM.
-	limit := min(o.requests()+o.NumWarmups, maxInfVUs)
-	if o.MaxConcurrency > 0 {
-		limit = min(o.requests()+o.NumWarmups, o.MaxConcurrency)
-	}
+	limit := o.inFlight()
 	sc["preAllocatedVUs"] = min(limit, int(math.Ceil(o.RequestRate))+1)
 	sc["maxVUs"], sc["maxConcurrency"] = limit, limit
 	return sc
+}
+
+// inFlight is the most requests a run of o has in flight: its requests
+// and warmups, at most --max-concurrency, or maxInfVUs without it.
+func (o Options) inFlight() int {
+	limit := maxInfVUs
+	if o.MaxConcurrency > 0 {
+		limit = o.MaxConcurrency
+	}
+	return min(o.requests()+o.NumWarmups, limit)
 }
 
 // checkSchedule refuses, at a finite rate, a run whose last request would

@@ -67,10 +67,7 @@ func (o Options) checkTimedTrace() error {
 // the trace's end (it drops those it reaches a second late otherwise);
 // the scenario still ends with its last request.
 func (o Options) traceSchedule(tracePath string) map[string]any {
-	limit := min(o.requests(), maxInfVUs)
-	if o.MaxConcurrency > 0 {
-		limit = min(o.requests(), o.MaxConcurrency)
-	}
+	limit := o.inFlight() // timed_trace refuses warmups
 	speed := o.TimedTrace.speed()
 	window := time.Duration(min(float64(executor.DurationLimit)*speed, float64(executor.DurationLimit)))
 	return map[string]any{
