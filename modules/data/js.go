@@ -371,13 +371,7 @@ func (in *instance) sharedPrefix(opts goja.Value) *goja.Object {
 		if err != nil {
 			in.throw(err)
 		}
-		po := rt.NewObject()
-		must(po.Set("group", p.Group))
-		must(po.Set("prefix", p.Prefix))
-		must(po.Set("suffix", p.Suffix))
-		must(po.Set("text", p.Text))
-		must(po.Set("tokens", p.Tokens))
-		return po
+		return in.object([]field{{"group", p.Group}, {"prefix", p.Prefix}, {"suffix", p.Suffix}, {"text", p.Text}, {"tokens", p.Tokens}})
 	}))
 	return obj
 }

@@ -84,13 +84,8 @@ func (in *instance) imageFile(source string) *goja.Object {
 // height, format, part }, part being the chat content part that sends
 // it: { type: 'image_url', image_url: { url } }.
 func (in *instance) imageValue(img Image) *goja.Object {
-	rt := in.vu.Runtime()
-	o := rt.NewObject()
-	must(o.Set("url", img.URL))
-	must(o.Set("bytes", img.Bytes))
-	must(o.Set("width", img.Width))
-	must(o.Set("height", img.Height))
-	must(o.Set("format", img.Format))
-	must(o.Set("part", map[string]any{"type": "image_url", "image_url": map[string]any{"url": img.URL}}))
-	return o
+	return in.object([]field{
+		{"url", img.URL}, {"bytes", img.Bytes}, {"width", img.Width}, {"height", img.Height}, {"format", img.Format},
+		{"part", map[string]any{"type": "image_url", "image_url": map[string]any{"url": img.URL}}},
+	})
 }
