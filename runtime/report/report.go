@@ -66,19 +66,33 @@ type page struct {
 	// Alerts are warnings about the run's validity (interrupted, aborted,
 	// a client that limited it, token counts that disagree).
 	Alerts []string
-	// Pooled, for a sweep, says that the whole-run figures mix the levels.
-	Pooled        string
-	Headline      []field
-	Latency       table
-	LatencyCharts []*Chart
-	Timeline      []*Chart
-	Capacity      *capacityView
-	Errors        []errorRow
-	Retries       string
-	ScriptErrors  []scriptError
-	Checks        []checkRow
-	Thresholds    []thresholdRow
-	Scenarios     *table
+	// Pooled, for a sweep or a run of several scenarios, says that the
+	// whole-run figures mix the levels or the scenarios; PooledOver names
+	// them ("levels", "scenarios").
+	Pooled, PooledOver string
+	// Verdict says whether the thresholds passed, and which failed; ""
+	// without thresholds.
+	Verdict string
+	// Bench is vLLM's result block of an llmrun bench run, as vllm bench
+	// serve prints it; nil for other runs.
+	Bench *benchView
+	// Instances says which instances a merged result holds, Missing which
+	// it lacks; both "" for a result that is not merged.
+	Instances, Missing string
+	// ScenarioCharts are the latency distributions with a line per
+	// scenario, for a run of several that is not a sweep.
+	ScenarioCharts []*Chart
+	Headline       []field
+	Latency        table
+	LatencyCharts  []*Chart
+	Timeline       []*Chart
+	Capacity       *capacityView
+	Errors         []errorRow
+	Retries        string
+	ScriptErrors   []scriptError
+	Checks         []checkRow
+	Thresholds     []thresholdRow
+	Scenarios      *table
 
 	// Server and GPUs are the window figures of the run's server
 	// section's targets; nil without such targets.
@@ -122,6 +136,13 @@ type thresholdRow struct {
 	Passed                      bool
 }
 
+// benchView is vLLM's result block: its counts and throughputs, then its
+// latencies' mean, median and p99.
+type benchView struct {
+	Fields  []field
+	Latency table
+}
+
 // capacityView is the sweep section: the answer first (findings, levels,
 // curve), then the figures against the level.
 type capacityView struct {
@@ -144,6 +165,13 @@ func newPage(s *summary.Summary) *page {
 		Errors:     errorRows(s.Errors),
 		Checks:     checkRows(s.Checks),
 		Thresholds: thresholdRows(s),
+		Bench:      benchSection(s),
+	}
+	p.Verdict = thresholdVerdict(p.Thresholds)
+	p.Instances, p.Missing = instancesText(s.Meta)
+	if p.Bench != nil {
+		p.Headline = slices.DeleteFunc(p.Headline, func(f field) bool { return f.Label == "requests" || strings.Contains(f.Label, "throughput") })
+		p.Meta = slices.DeleteFunc(p.Meta, func(f field) bool { return f.Label == "duration" })
 	}
 	for _, sh := range s.Meta.LoadShape {
 		p.Shapes = append(p.Shapes, sh.Name+": "+cmp.Or(sh.Description, sh.Executor)+startOf(sh))
@@ -157,6 +185,9 @@ func newPage(s *summary.Summary) *page {
 		objective     float64
 	}{{"llm_ttft", "TTFT", slo.TTFTP99}, {"llm_tpot", "TPOT", slo.TPOTP99}, {"llm_itl", "ITL", 0}, {"llm_e2e", "E2E", 0}} {
 		p.LatencyCharts = append(p.LatencyCharts, percentileChart(s.Latency, histogramOf(s, m.metric), m.metric, m.label, m.objective))
+		if s.Capacity == nil && len(s.Scenarios) > 1 {
+			p.ScenarioCharts = append(p.ScenarioCharts, scenarioPercentileChart(s.Scenarios, m.metric, m.label, m.objective))
+		}
 	}
 	if tile, ok := energyTile(s.Server); ok {
 		p.Headline = append(p.Headline, tile)
@@ -164,13 +195,18 @@ func newPage(s *summary.Summary) *page {
 	// The server's series share the timeline's time axis, which spans
 	// both.
 	timeAxis := axisSpec{Label: "time since start (s)", Lo: 0, Hi: max(timelineEnd(s.Timeline), serverEnd(s.Server))}
+	warmup := warmupBand(s)
 	if len(s.Timeline) > 0 {
-		p.Timeline = timelineCharts(s.Timeline, slo, timeAxis)
+		p.Timeline = timelineCharts(s.Timeline, slo, timeAxis, warmup)
 	}
-	p.Timeline = append(p.Timeline, serverCharts(s.Server, timeAxis)...)
+	p.Timeline = append(p.Timeline, serverCharts(s.Server, timeAxis, warmup)...)
 	if s.Capacity != nil {
 		p.Capacity = capacitySection(s, slo)
-		p.Pooled = "All levels pooled: not the latency of any level. Each level's own figures are in the levels table above; these are the whole run's, which the thresholds judge."
+		p.Pooled, p.PooledOver = "All levels pooled: not the latency of any level. Each level's own figures are in the levels table above; these are the whole run's, which the thresholds judge.", "levels"
+	}
+	p.Scenarios = scenarioTable(s)
+	if s.Capacity == nil && p.Scenarios != nil && len(p.Scenarios.Rows) > 1 {
+		p.Pooled, p.PooledOver = "All scenarios pooled: not the latency of any scenario. Each scenario's own figures are in the table and charts above; these are the whole run's.", "scenarios"
 	}
 	if len(s.Retries) > 0 {
 		var total int64
@@ -187,7 +223,6 @@ func newPage(s *summary.Summary) *page {
 	if s.OtherScriptErrors > 0 {
 		p.ScriptErrors = append(p.ScriptErrors, scriptError{Message: "other messages", Count: s.OtherScriptErrors})
 	}
-	p.Scenarios = scenarioTable(s)
 	return p
 }
 
@@ -334,24 +369,42 @@ func histogramOf(s *summary.Summary, metric string) *metrics.Stats {
 	return st
 }
 
-// percentileChart draws one latency metric's distribution: its latency at
-// each percentile, from its histogram when there is one (hist), else from
-// min, the summary's percentiles and max; with the SLO on its p99 when
-// objective is not 0.
-func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, label string, objective float64) *Chart {
-	spec := chartSpec{
-		Name:  "latency-" + strings.ToLower(label),
-		Title: label + " distribution: latency by percentile",
-		X:     axisSpec{Label: "percentile", Lo: 0, Hi: 100},
-		Y:     axisSpec{Label: label + " (ms)", Log: true, Zero: true},
-		Empty: label + " distribution: no " + label + " sample.",
+// maxTailX is where the percentile axis draws the max (p100), which a
+// log scale of 1 − p cannot place: half a decade after p99.9.
+const maxTailX = 3.5
+
+// tailX is where the percentile axis draws percentile p: −log10(1 − p), so
+// that p90, p99 and p99.9 are a decade apart and the tail is spread, not
+// crushed against the edge.
+func tailX(p float64) float64 {
+	if p >= 100 {
+		return maxTailX
 	}
-	if objective > 0 {
-		spec.Refs = []refLine{{Value: objective, Label: "SLO " + label + " p99 " + textfmt.Millis(objective) + " ms", Mark: "slo"}}
-	}
-	r, ok := findLatency(rows, metric)
-	if !ok {
-		return buildChart(spec)
+	return -math.Log10(1 - p/100)
+}
+
+// percentileAxis is the x axis of the latency distributions: a log scale
+// of 1 − p, with ticks at min, p50, p90, p99, p99.9 and max.
+var percentileAxis = axisSpec{
+	Label: "percentile (log scale of 1 − p)", Lo: -0.1, Hi: maxTailX + 0.1,
+	Ticks: []float64{tailX(0), tailX(50), tailX(90), tailX(99), tailX(99.9), maxTailX},
+	TickText: func(x float64) string {
+		switch {
+		case x <= 0:
+			return "min"
+		case x >= maxTailX:
+			return "max"
+		}
+		return "p" + strconv.FormatFloat(100*(1-math.Pow(10, -x)), 'g', 4, 64)
+	},
+}
+
+// percentilePoints are a latency row's latencies by percentile, from its
+// histogram when there is one (hist), else from min, the row's
+// percentiles and max; name prefixes their tips.
+func percentilePoints(r summary.LatencyRow, hist *metrics.Stats, name string) []point {
+	pt := func(p float64, tag string, v float64) point {
+		return point{X: tailX(p), Y: v, Tip: strings.TrimSpace(name + " " + tag + " " + textfmt.Millis(v) + " ms")}
 	}
 	var pts []point
 	if hist != nil && hist.Count > 0 {
@@ -363,18 +416,68 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 			case 100:
 				v = r.Max
 			}
-			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, textfmt.Millis(v))})
+			pts = append(pts, pt(p, fmt.Sprintf("p%g", p), v))
 		}
-	} else {
-		pts = append(pts, point{X: 0, Y: r.Min, Tip: "min " + textfmt.Millis(r.Min) + " ms"})
-		for _, p := range summary.Percentiles {
-			v := r.P[fmt.Sprintf("p%g", p)]
-			pts = append(pts, point{X: p, Y: v, Tip: fmt.Sprintf("p%g %s ms", p, textfmt.Millis(v))})
-		}
-		pts = append(pts, point{X: 100, Y: r.Max, Tip: "max " + textfmt.Millis(r.Max) + " ms"})
+		return pts
 	}
-	spec.Series = []series{{Name: label, Points: pts}}
+	pts = append(pts, pt(0, "min", r.Min))
+	for _, p := range summary.Percentiles {
+		pts = append(pts, pt(p, fmt.Sprintf("p%g", p), r.P[fmt.Sprintf("p%g", p)]))
+	}
+	return append(pts, pt(100, "max", r.Max))
+}
+
+// percentileSpec is the chart of one latency metric's distribution,
+// without its series; with the SLO on its p99 when objective is not 0.
+func percentileSpec(name, title, label string, objective float64) chartSpec {
+	spec := chartSpec{
+		Name:  name,
+		Title: title,
+		X:     percentileAxis,
+		Y:     axisSpec{Label: label + " (ms)", Log: true, Zero: true},
+		Empty: label + " distribution: no " + label + " sample.",
+	}
+	if objective > 0 {
+		spec.Refs = []refLine{{Value: objective, Label: "SLO " + label + " p99 " + textfmt.Millis(objective) + " ms", Mark: "slo"}}
+	}
+	return spec
+}
+
+// percentileChart draws one latency metric's distribution: its latency at
+// each percentile, from its histogram when there is one (hist), else from
+// min, the summary's percentiles and max; with the SLO on its p99 when
+// objective is not 0.
+func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, label string, objective float64) *Chart {
+	spec := percentileSpec("latency-"+strings.ToLower(label), label+" distribution: latency by percentile", label, objective)
+	r, ok := findLatency(rows, metric)
+	if !ok {
+		return buildChart(spec)
+	}
+	spec.Series = []series{{Name: label, Points: percentilePoints(r, hist, "")}}
 	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, textfmt.Millis(r.P["p50"]), textfmt.Millis(r.P["p99"]), textfmt.Millis(r.Max))
+	return buildChart(spec)
+}
+
+// scenarioPercentileChart draws one latency metric's distribution with a
+// line per scenario, each from the scenario's own histogram when the
+// result has it.
+func scenarioPercentileChart(scenarios []summary.ScenarioSummary, metric, label string, objective float64) *Chart {
+	spec := percentileSpec("scenario-latency-"+strings.ToLower(label), label+" distribution by scenario: latency by percentile, a line per scenario", label, objective)
+	var counts []string
+	for _, sc := range scenarios {
+		r, ok := findLatency(sc.Latency, metric)
+		if !ok {
+			continue
+		}
+		var hist *metrics.Stats
+		if m, ok := sc.Metrics[metric]; ok && m.Histogram != nil {
+			hist, _ = m.Histogram.Stats()
+		}
+		spec.Series = append(spec.Series, series{Name: sc.Name, Points: percentilePoints(r, hist, sc.Name+":"), Markers: true})
+		counts = append(counts, fmt.Sprintf("%s %d samples, p99 %s ms", sc.Name, r.Count, textfmt.Millis(r.P["p99"])))
+	}
+	spec.Legend = true
+	spec.Caption = strings.Join(counts, "; ")
 	return buildChart(spec)
 }
 
@@ -393,7 +496,7 @@ func timelineEnd(tl []summary.TimelinePoint) float64 {
 // axis, timeAxis. Requests have their own chart: their rate is the token
 // rate over the tokens per request, so on an axis of their own beside
 // tokens the two lines would lie on each other.
-func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO, timeAxis axisSpec) []*Chart {
+func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO, timeAxis axisSpec, warmup []band) []*Chart {
 	var failed int64
 	for _, p := range tl {
 		failed += p.Failed
@@ -431,6 +534,7 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO, timeAxis axisSp
 		X: timeAxis, Y: axisSpec{Label: "latency (ms)", Log: true, Zero: true},
 		Series: []series{{Name: "TTFT p50", Points: t50, Markers: true}, {Name: "TTFT p99", Points: t99, Markers: true},
 			{Name: "E2E p50", Points: e50, Markers: true}, {Name: "E2E p99", Points: e99, Markers: true}},
+		Bands: warmup,
 		Empty: "Latency over time: no request completed.",
 	}
 	if slo.TTFTP99 > 0 {
@@ -441,6 +545,7 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO, timeAxis axisSp
 		Width: wideWidth, Height: smallHeight, RightMargin: true, Legend: true,
 		X: timeAxis, Y: axisSpec{Label: "requests/s", Zero: true},
 		Series:  []series{{Name: "requests/s", Points: reqs}},
+		Bands:   warmup,
 		Caption: "No request failed.",
 		Empty:   "Requests over time: no interval.",
 	}
@@ -455,6 +560,7 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO, timeAxis axisSp
 			Width: wideWidth, Height: height, RightMargin: true, Legend: true,
 			X: timeAxis, Y: axisSpec{Label: "output tok/s", Zero: true},
 			Series: []series{{Name: "output tok/s", Points: toks}},
+			Bands:  warmup,
 			Empty:  "Throughput over time: no interval.",
 		}),
 		buildChart(requests),
@@ -464,9 +570,27 @@ func timelineCharts(tl []summary.TimelinePoint, slo summary.SLO, timeAxis axisSp
 			Width: wideWidth, Height: height, RightMargin: true,
 			X: timeAxis, Y: axisSpec{Label: "count", Zero: true},
 			Series: []series{{Name: "active VUs", Points: vus, Wide: true}, {Name: "requests in flight", Points: inflight}},
+			Bands:  warmup,
 			Empty:  "Load over time: no interval.",
 		}),
 	}
+}
+
+// warmupBand is the run's warmup on the timeline's time axis, nil when it
+// had none. The timeline counts from the run's start and its last
+// interval ends at the measured window's end (meta.end), so the window
+// starts at that end less the window's length; what came before it was
+// warmup, which no figure counts: its intervals read 0 requests and
+// tokens.
+func warmupBand(s *summary.Summary) []band {
+	if s.Serving.WarmupRequests == 0 && s.Serving.WarmupIterations == 0 || len(s.Timeline) == 0 || s.Meta.Start.IsZero() {
+		return nil
+	}
+	from := timelineEnd(s.Timeline) - s.Meta.End.Sub(s.Meta.Start).Seconds()
+	if from <= 0 {
+		return nil
+	}
+	return []band{{From: 0, To: from, Label: "warmup: not measured", Mark: "warmup"}}
 }
 
 // sloLine is the TTFT p99 objective as a horizontal dashed line.
@@ -758,7 +882,7 @@ func durationText(secs float64) string {
 	if secs <= 0 || !finite(secs) {
 		return "-"
 	}
-	return fmt.Sprintf("%s (%.1f s)", time.Duration(secs*float64(time.Second)).Round(100*time.Millisecond), secs)
+	return time.Duration(secs * float64(time.Second)).Round(100 * time.Millisecond).String()
 }
 
 func orDash(s string) string {
@@ -782,4 +906,84 @@ func startOf(sh summary.ScenarioShape) string {
 		return ", from " + sh.StartTime
 	}
 	return ""
+}
+
+// thresholdVerdict says whether the thresholds passed, naming the failed
+// ones with what was observed; "" without thresholds.
+func thresholdVerdict(ts []thresholdRow) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	var failed []string
+	for _, t := range ts {
+		if !t.Passed {
+			failed = append(failed, fmt.Sprintf("%s %s (observed %s)", t.Metric, t.Threshold, t.Observed))
+		}
+	}
+	if len(failed) == 0 {
+		return fmt.Sprintf("Passed: all %s met.", textfmt.Count(int64(len(ts)), "threshold"))
+	}
+	return fmt.Sprintf("Failed: %d of %s not met: %s.", len(failed), textfmt.Count(int64(len(ts)), "threshold"), strings.Join(failed, "; "))
+}
+
+// instancesText says which instances a merged result holds and which it
+// lacks (missing, "" when none); both "" for a result that is not merged.
+func instancesText(m summary.Meta) (held, missing string) {
+	if len(m.Merged) == 0 {
+		return "", ""
+	}
+	held = fmt.Sprintf("Merged from %s: %s.", textfmt.Count(int64(len(m.Merged)), "result"), strings.Join(m.Merged, ", "))
+	if m.Instances > 1 {
+		var in []string
+		for i := range m.Instances {
+			if !slices.Contains(m.MissingInstances, i) {
+				in = append(in, strconv.Itoa(i))
+			}
+		}
+		held = fmt.Sprintf("Merged from %s: instances %s of %d.", textfmt.Count(int64(len(m.Merged)), "result"), strings.Join(in, ", "), m.Instances)
+	}
+	if len(m.MissingInstances) > 0 {
+		ids := make([]string, len(m.MissingInstances))
+		for i, n := range m.MissingInstances {
+			ids[i] = strconv.Itoa(n)
+		}
+		missing = fmt.Sprintf("Missing: instance %s. Its requests are in no figure of this report: the merge was given no result of it.", strings.Join(ids, ", "))
+	}
+	return held, missing
+}
+
+// benchScript is the script name of an llmrun bench run
+// (runtime/vllmbench), which tells its result from others.
+const benchScript = "llmrun-bench.js"
+
+// benchSection is vLLM's result block of an llmrun bench run, from the
+// serving headline's vLLM keys, its numbers as vllm bench serve prints
+// them (two decimals); nil for another run.
+func benchSection(s *summary.Summary) *benchView {
+	h := s.Serving.Headline
+	if s.Meta.Script != benchScript || h == nil {
+		return nil
+	}
+	num := func(key string) string {
+		v, ok := h[key]
+		if !ok {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	v := &benchView{Fields: []field{
+		{"Successful requests", strconv.FormatInt(s.Serving.OK, 10)},
+		{"Failed requests", strconv.FormatInt(s.Serving.Failed, 10)},
+		{"Benchmark duration (s)", num("duration")},
+		{"Request throughput (req/s)", num("request_throughput")},
+		{"Output token throughput (tok/s)", num("output_throughput")},
+		{"Total token throughput (tok/s)", num("total_token_throughput")},
+	}, Latency: table{Header: []string{"(ms)", "Mean", "Median", "P99"}, FirstFigure: 1}}
+	if _, ok := h["request_goodput"]; ok {
+		v.Fields = append(v.Fields, field{"Request goodput (req/s)", num("request_goodput")})
+	}
+	for _, l := range []struct{ label, key string }{{"TTFT", "ttft"}, {"TPOT", "tpot"}, {"ITL", "itl"}, {"E2EL", "e2el"}} {
+		v.Latency.Rows = append(v.Latency.Rows, []string{l.label, num("mean_" + l.key + "_ms"), num("median_" + l.key + "_ms"), num("p99_" + l.key + "_ms")})
+	}
+	return v
 }

@@ -57,8 +57,9 @@ func serverSeries(sec *summary.Server, kind, what string, field func(summary.Ser
 // serverCharts are the charts of the section's series on the timeline's
 // time axis: the server's running and waiting requests, its KV-cache use,
 // the GPUs' utilisation and power; a chart none of whose targets has its
-// figures is left out.
-func serverCharts(sec *summary.Server, timeAxis axisSpec) []*Chart {
+// figures is left out. The warmup, when there was one, is shaded on
+// each.
+func serverCharts(sec *summary.Server, timeAxis axisSpec, warmup []band) []*Chart {
 	if sec == nil {
 		return nil
 	}
@@ -81,7 +82,7 @@ func serverCharts(sec *summary.Server, timeAxis axisSpec) []*Chart {
 		if len(spec.Series) == 0 {
 			continue
 		}
-		spec.Width, spec.Height, spec.RightMargin, spec.Legend, spec.X = wideWidth, height, true, true, timeAxis
+		spec.Width, spec.Height, spec.RightMargin, spec.Legend, spec.X, spec.Bands = wideWidth, height, true, true, timeAxis, warmup
 		charts = append(charts, buildChart(spec))
 	}
 	return charts

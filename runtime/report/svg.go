@@ -92,8 +92,18 @@ type axisSpec struct {
 	// Lo and Hi, when Lo < Hi, fix the axis's range whatever the data.
 	Lo, Hi float64
 	// Ticks, when set, are the ticks (the levels of a sweep), and the
-	// range spans them.
+	// range spans them, or is Lo to Hi when those are set.
 	Ticks []float64
+	// TickText, when set, writes the ticks' labels instead of tickLabel.
+	TickText func(float64) string
+}
+
+// band shades a stretch of the x axis, from From to To, and names it.
+type band struct {
+	From, To float64
+	Label    string
+	// Mark names the band in the data-mark attribute.
+	Mark string
 }
 
 // chartSpec is what a chart draws, in data units.
@@ -110,6 +120,9 @@ type chartSpec struct {
 	Series      []series
 	Refs        []refLine
 	Markers     []marker
+	// Bands shade stretches of the x axis (a run's warmup), under the
+	// data.
+	Bands []band
 	// Legend names the series even when there is one.
 	Legend bool
 	// Empty is the line of text that stands for the chart when no series
@@ -134,6 +147,13 @@ type Chart struct {
 	Dots                    []Dot
 	Refs                    []Ref
 	Marks                   []Mark
+	Bands                   []Band
+}
+
+// Band is a shaded stretch of the plot with its label.
+type Band struct {
+	Mark, X, Y, W, H string
+	Label            Text
 }
 
 // Text is a text element.
@@ -202,7 +222,10 @@ func newScale(spec axisSpec, values []float64, p0, p1 float64) scale {
 	s := scale{p0: p0, p1: p1}
 	if spec.Lo < spec.Hi && finite(spec.Hi-spec.Lo) {
 		s.lo, s.hi = spec.Lo, spec.Hi
-		s.ticks = linearTicks(s.lo, s.hi, true)
+		s.ticks = spec.Ticks
+		if len(s.ticks) == 0 {
+			s.ticks = linearTicks(s.lo, s.hi, true)
+		}
 		return s
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -377,7 +400,11 @@ func buildChart(spec chartSpec) *Chart {
 			continue
 		}
 		grid.WriteString("M" + f1(x) + " " + f1(top) + "V" + f1(bottom))
-		c.XTicks = append(c.XTicks, Text{X: f1(x), Y: f1(bottom + 16), Text: tickLabel(t), Anchor: "middle"})
+		label := tickLabel(t)
+		if spec.X.TickText != nil {
+			label = spec.X.TickText(t)
+		}
+		c.XTicks = append(c.XTicks, Text{X: f1(x), Y: f1(bottom + 16), Text: label, Anchor: "middle"})
 	}
 	for _, t := range sy.ticks {
 		y, ok := sy.px(t)
@@ -404,7 +431,12 @@ func buildChart(spec chartSpec) *Chart {
 		c.AxisLabels = append(c.AxisLabels, Text{X: f1(float64(width - 10)), Y: midY, Text: axisTitle(spec.Y2.Label, sy2), Anchor: "middle", Rotate: true})
 	}
 
+	for _, b := range spec.Bands {
+		c.drawBand(b, sx, left, right, top, bottom)
+	}
 	legendX := left
+	// drawn are the series' lines in pixels, which labels keep off.
+	var drawn []polyline
 	for i, se := range spec.Series {
 		class := "c" + strconv.Itoa(i%colours)
 		if se.Wide {
@@ -414,7 +446,7 @@ func buildChart(spec chartSpec) *Chart {
 		if se.Right {
 			ys = sy2
 		}
-		c.drawSeries(se, class, sx, ys)
+		drawn = append(drawn, c.drawSeries(se, class, sx, ys)...)
 		if len(spec.Series) > 1 || spec.Legend {
 			c.Legend = append(c.Legend, LegendItem{Class: class, D: "M" + f1(legendX) + " 14h16",
 				Label: Text{X: f1(legendX + 20), Y: "18", Text: se.Name, Anchor: "start"}})
@@ -423,7 +455,7 @@ func buildChart(spec chartSpec) *Chart {
 	}
 	vertical := 0
 	for _, r := range spec.Refs {
-		c.drawRef(r, sx, sy, left, right, top, bottom, vertical)
+		c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn)
 		if r.Vertical {
 			vertical++
 		}
@@ -434,19 +466,32 @@ func buildChart(spec chartSpec) *Chart {
 	return c
 }
 
+// polyline is a stretch of a series' line in pixels; one of a single
+// point is a lone dot.
+type polyline [][2]float64
+
+// plot is the plot area's edges in pixels.
+type plot struct{ left, right, top, bottom float64 }
+
 // drawSeries adds a series' line and, for short series or one with
-// Markers, its dots; a point that cannot be drawn breaks the line, so that
-// no segment joins the points on either side of a gap.
-func (c *Chart) drawSeries(se series, class string, sx, sy scale) {
+// Markers, its dots, and returns its stretches in pixels; a point that
+// cannot be drawn breaks the line, so that no segment joins the points on
+// either side of a gap.
+func (c *Chart) drawSeries(se series, class string, sx, sy scale) []polyline {
 	var d strings.Builder
 	// run is the current stretch of drawable points; one of a single
 	// point makes no line, only its dot.
 	var run []string
+	var lines []polyline
+	var pixels polyline
 	endRun := func() {
 		if len(run) > 1 {
 			d.WriteString("M" + strings.Join(run, "L"))
 		}
-		run = run[:0]
+		if len(pixels) > 0 {
+			lines = append(lines, pixels)
+		}
+		run, pixels = run[:0], nil
 	}
 	var dots []Dot
 	for _, p := range se.Points {
@@ -457,6 +502,7 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) {
 			continue
 		}
 		run = append(run, f1(x)+" "+f1(y))
+		pixels = append(pixels, [2]float64{x, y})
 		dot := Dot{Class: class, CX: f1(x), CY: f1(y), R: f1(dotRadius), Tip: p.Tip}
 		if p.Label != "" {
 			dot.Label = &Text{X: f1(x + 7), Y: f1(y - 7), Text: p.Label, Anchor: "start"}
@@ -479,30 +525,126 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) {
 			c.Dots = append(c.Dots, dot)
 		}
 	}
+	return lines
+}
+
+// drawBand shades a stretch of the x axis over the plot's height, its
+// label at the top of the stretch, inside it.
+func (c *Chart) drawBand(b band, sx scale, left, right, top, bottom float64) {
+	x0, ok0 := sx.px(b.From)
+	x1, ok1 := sx.px(b.To)
+	if !ok0 || !ok1 {
+		return
+	}
+	x0, x1 = max(min(x0, x1), left), min(max(x0, x1), right)
+	if x1-x0 < 1 {
+		return
+	}
+	c.Bands = append(c.Bands, Band{Mark: b.Mark, X: f1(x0), Y: f1(top), W: f1(x1 - x0), H: f1(bottom - top),
+		Label: Text{X: f1(x0 + 4), Y: f1(top + 12), Text: b.Label, Anchor: "start"}})
 }
 
 // drawRef adds a reference line when its value is on the axis; the
 // labels of vertical lines, the nth of which this is, go one under the
-// other.
-func (c *Chart) drawRef(r refLine, sx, sy scale, left, right, top, bottom float64, nth int) {
+// other. A horizontal line's label goes where no data is drawn (drawn):
+// above or under the line, at its right or left end, else above the plot.
+func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []polyline) {
 	if r.Vertical {
 		x, ok := sx.px(r.Value)
 		if !ok {
 			return
 		}
-		label := Text{X: f1(x + 4), Y: f1(top + 12 + 14*float64(nth)), Text: r.Label, Anchor: "start"}
-		if x > (left+right)/2 {
+		label := Text{X: f1(x + 4), Y: f1(area.top + 12 + 14*float64(nth)), Text: r.Label, Anchor: "start"}
+		if x > (area.left+area.right)/2 {
 			label.X, label.Anchor = f1(x-4), "end"
 		}
-		c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(x) + " " + f1(top) + "V" + f1(bottom), Label: label})
+		c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(x) + " " + f1(area.top) + "V" + f1(area.bottom), Label: label})
 		return
 	}
 	y, ok := sy.px(r.Value)
 	if !ok {
 		return
 	}
-	c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(left) + " " + f1(y) + "H" + f1(right),
-		Label: Text{X: f1(right - 4), Y: f1(y - 5), Text: r.Label, Anchor: "end"}})
+	c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(area.left) + " " + f1(y) + "H" + f1(area.right),
+		Label: freeLabel(r.Label, y, area, drawn)})
+}
+
+// Label geometry: a label's height and how far it keeps from data.
+const (
+	labelHeight = 12
+	labelClear  = 3
+)
+
+// freeLabel places the label of a horizontal line at height y where it
+// crosses no drawn line or dot: above the line or under it, at the plot's
+// right end or its left; when every place is taken, above the plot, at
+// its right end (outside it, where no data is).
+func freeLabel(text string, y float64, area plot, drawn []polyline) Text {
+	width := charWidth * float64(len([]rune(text)))
+	for _, place := range []struct {
+		baseline float64
+		right    bool
+	}{{y - 5, true}, {y + 5 + labelHeight - 2, true}, {y - 5, false}, {y + 5 + labelHeight - 2, false}} {
+		x0 := area.left + 4
+		if place.right {
+			x0 = area.right - 4 - width
+		}
+		box := [4]float64{x0 - labelClear, place.baseline - labelHeight + 2 - labelClear, x0 + width + labelClear, place.baseline + 2 + labelClear}
+		if box[1] < area.top || box[3] > area.bottom || crosses(box, drawn) {
+			continue
+		}
+		if place.right {
+			return Text{X: f1(area.right - 4), Y: f1(place.baseline), Text: text, Anchor: "end"}
+		}
+		return Text{X: f1(x0), Y: f1(place.baseline), Text: text, Anchor: "start"}
+	}
+	return Text{X: f1(area.right), Y: f1(area.top - 6), Text: text, Anchor: "end"}
+}
+
+// crosses reports whether a drawn line or dot enters box (left, top,
+// right, bottom), a dot counting with its radius.
+func crosses(box [4]float64, drawn []polyline) bool {
+	grown := [4]float64{box[0] - dotRadius, box[1] - dotRadius, box[2] + dotRadius, box[3] + dotRadius}
+	inside := func(b [4]float64, p [2]float64) bool {
+		return p[0] >= b[0] && p[0] <= b[2] && p[1] >= b[1] && p[1] <= b[3]
+	}
+	for _, line := range drawn {
+		for i, p := range line {
+			if inside(grown, p) {
+				return true
+			}
+			if i > 0 && segmentCrosses(box, line[i-1], p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// segmentCrosses reports whether the segment from a to b enters box,
+// clipping it to the box's edges (Liang–Barsky).
+func segmentCrosses(box [4]float64, a, b [2]float64) bool {
+	t0, t1 := 0.0, 1.0
+	dx, dy := b[0]-a[0], b[1]-a[1]
+	for _, edge := range [][2]float64{{-dx, a[0] - box[0]}, {dx, box[2] - a[0]}, {-dy, a[1] - box[1]}, {dy, box[3] - a[1]}} {
+		p, q := edge[0], edge[1]
+		if p == 0 {
+			if q < 0 {
+				return false
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			t0 = max(t0, t)
+		} else {
+			t1 = min(t1, t)
+		}
+		if t0 > t1 {
+			return false
+		}
+	}
+	return true
 }
 
 // drawMarker rings a point when it is on the axes; its label leans away
