@@ -204,6 +204,17 @@ func startTogether(t *testing.T, n int) {
 	if m := readSummary(t, out); !slices.Equal(m.Meta.MissingInstances, []int{1}) {
 		t.Errorf("partial merge: missing_instances %v, want [1]", m.Meta.MissingInstances)
 	}
+	if n == 3 {
+		// Its report says which instances it holds and which is missing,
+		// above the fold.
+		page := reportOf(t, out)
+		for _, want := range []string{"Merged from 2 results: instances 0, 2 of 3.", "Missing: instance 1."} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the partial merge's report does not say %q", want)
+			}
+		}
+		aboveTheFold(t, page, "#instances", "#instances .alert")
+	}
 }
 
 // readMerged merges result files with llmrun merge and returns its output.

@@ -193,6 +193,14 @@ func TestReportOfARealSweep(t *testing.T) {
 		}
 	}
 	checkSweepPage(t, string(page), readSummary(t, export))
+
+	// An SLO among the levels' TTFT: its line crosses the TTFT chart's
+	// data, and its label keeps off it; the verdict stays above the fold.
+	s := readSummary(t, export)
+	slo := s.Capacity.Levels[len(s.Capacity.Levels)/2].TTFTP99
+	among := reportOf(t, export, "--slo", fmt.Sprintf("ttft_p99=%g", slo))
+	aboveTheFold(t, among, "#verdict", "#levels table")
+	labelsClearOfData(t, among, "sweep-ttft", "latency-throughput", "latency-ttft")
 }
 
 // checkSweepPage checks that a sweep's report leads with its answer and
