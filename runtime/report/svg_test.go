@@ -1,0 +1,125 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// A horizontal line's label goes where no data is drawn: above the line
+// at the plot's right end, else under it, else at the left end, else
+// above the plot, outside it.
+func TestFreeLabelKeepsOffTheData(t *testing.T) {
+	area := plot{left: 64, right: 1076, top: 34, bottom: 194}
+	const text = "SLO TTFT p99 800 ms"
+	across := func(y float64) polyline { return polyline{{area.left, y}, {area.right, y}} }
+	rightEnd := func(y float64) polyline { return polyline{{900, y}, {area.right, y}} }
+	for _, tc := range []struct {
+		name   string
+		y      float64
+		drawn  []polyline
+		x, ty  string
+		anchor string
+	}{
+		{"no data", 100, nil, "1072.0", "95.0", "end"},
+		{"data far from the line", 100, []polyline{across(180)}, "1072.0", "95.0", "end"},
+		{"a line over it at the right", 100, []polyline{rightEnd(90)}, "1072.0", "115.0", "end"},
+		{"a line crossing the label's place", 100, []polyline{{{1000, 60}, {1070, 96}}}, "1072.0", "115.0", "end"},
+		{"a lone dot over it at the right", 100, []polyline{{{1050, 92}}}, "1072.0", "115.0", "end"},
+		{"lines over and under it at the right", 100, []polyline{rightEnd(90), rightEnd(110)}, "68.0", "95.0", "start"},
+		{"lines over and under it throughout", 100, []polyline{across(90), across(110)}, "1076.0", "28.0", "end"},
+		{"the line at the plot's top", 38, nil, "1072.0", "53.0", "end"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := freeLabel(text, tc.y, area, tc.drawn)
+			if got.X != tc.x || got.Y != tc.ty || got.Anchor != tc.anchor || got.Text != text {
+				t.Errorf("label at (%s, %s) anchored %s, want (%s, %s) anchored %s", got.X, got.Y, got.Anchor, tc.x, tc.ty, tc.anchor)
+			}
+		})
+	}
+}
+
+// The percentile axis is a log scale of 1 − p: p90, p99 and p99.9 are
+// equally apart, and the tail from p90 to the max takes most of the
+// width instead of a sliver at its right edge.
+func TestPercentileAxisSpreadsTheTail(t *testing.T) {
+	row := summary.LatencyRow{Metric: "llm_ttft", Label: "TTFT", Count: 1000, Min: 10, Max: 900,
+		P: map[string]float64{"p50": 40, "p90": 80, "p95": 120, "p99": 400}}
+	c := percentileChart([]summary.LatencyRow{row}, nil, "llm_ttft", "TTFT", 0)
+	ticks := map[string]float64{}
+	var labels []string
+	for _, tk := range c.XTicks {
+		x, err := strconv.ParseFloat(tk.X, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ticks[tk.Text] = x
+		labels = append(labels, tk.Text)
+	}
+	want := []string{"min", "p50", "p90", "p99", "p99.9", "max"}
+	if len(labels) != len(want) {
+		t.Fatalf("x ticks %v, want %v", labels, want)
+	}
+	for i := range want {
+		if labels[i] != want[i] {
+			t.Fatalf("x ticks %v, want %v", labels, want)
+		}
+	}
+	decade := ticks["p99"] - ticks["p90"]
+	if math.Abs(ticks["p99.9"]-ticks["p99"]-decade) > 0.2 || decade < 100 {
+		t.Errorf("p90 at %.1f, p99 at %.1f, p99.9 at %.1f: want equally apart, 100 px or more", ticks["p90"], ticks["p99"], ticks["p99.9"])
+	}
+	if tail, width := ticks["max"]-ticks["p90"], ticks["max"]-ticks["min"]; tail < width/2 {
+		t.Errorf("p90 to max spans %.1f px of %.1f: the tail is crushed", tail, width)
+	}
+	// The dots sit at their percentiles: p99's on the p99 tick.
+	if len(c.Dots) != 6 || c.Dots[4].CX != f1(ticks["p99"]) {
+		t.Errorf("dots %+v: want 6, the fifth (p99) at x %s", c.Dots, f1(ticks["p99"]))
+	}
+}
+
+// The header's duration is one figure, not the same twice.
+func TestDurationText(t *testing.T) {
+	for _, tc := range []struct {
+		secs float64
+		want string
+	}{{38.94, "38.9s"}, {120, "2m0s"}, {0.05, "100ms"}, {0, "-"}, {math.NaN(), "-"}} {
+		if got := durationText(tc.secs); got != tc.want {
+			t.Errorf("durationText(%g) = %q, want %q", tc.secs, got, tc.want)
+		}
+	}
+}
+
+// The warmup is the timeline's stretch before the measured window, which
+// ends with it: from 0 to the timeline's end less the window's length.
+func TestWarmupBand(t *testing.T) {
+	start := time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)
+	run := func(warmup int64, last float64) *summary.Summary {
+		return &summary.Summary{Meta: summary.Meta{Start: start, End: start.Add(35700 * time.Millisecond)},
+			Serving:  summary.Serving{WarmupIterations: warmup, WarmupRequests: warmup},
+			Timeline: []summary.TimelinePoint{{T: 1, Seconds: 1}, {T: last, Seconds: last - 1}}}
+	}
+	for _, tc := range []struct {
+		name string
+		s    *summary.Summary
+		to   float64
+	}{
+		{"a warmup", run(31, 40.75), 5.05},
+		{"no warmup", run(0, 40.75), 0},
+		{"a timeline no longer than the window", run(31, 35.7), 0},
+		{"no timeline", &summary.Summary{Serving: summary.Serving{WarmupIterations: 3}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := warmupBand(tc.s)
+			switch {
+			case tc.to == 0 && b != nil:
+				t.Errorf("band %+v, want none", b)
+			case tc.to > 0 && (len(b) != 1 || b[0].From != 0 || math.Abs(b[0].To-tc.to) > 1e-9 || b[0].Mark != "warmup"):
+				t.Errorf("band %+v, want one from 0 to %g", b, tc.to)
+			}
+		})
+	}
+}
