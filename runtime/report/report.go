@@ -1,14 +1,18 @@
 // Package report renders a run's result (a summary.Summary, as
 // --summary-export and the result file hold it) as one self-contained HTML
-// page: the run's metadata; for a sweep, first its answer (the verdict,
-// the levels table and the latency-throughput curve with its SLO line and
-// capacity markers, then the figures against the level); the serving
-// headline, the latency table and charts drawn as inline SVG in Go
-// (latency percentiles, the run over time, with the server's and GPUs'
-// scraped figures on the same time axis when the result has a server
-// section), labelled as pooled across the levels in a sweep; then the
-// server's window figures beside llmrun's TTFT, errors, checks,
-// thresholds and the per-scenario table. A chart with nothing to show is one line of text.
+// page that leads with its answer: after the run's metadata, for a sweep
+// its verdict, the levels table and the latency-throughput curve with its
+// SLO line and capacity markers, then the figures against the level; for
+// other runs the merged instances (and any missing), vLLM's result block
+// of a bench run, the thresholds' verdict, and for several scenarios the
+// per-scenario table and distributions. Then the serving headline, the
+// latency table and charts drawn as inline SVG in Go (latency
+// percentiles on a log scale of 1 − p, the run over time with its warmup
+// shaded, with the server's and GPUs' scraped figures on the same time
+// axis when the result has a server section), labelled as pooled across
+// the levels or scenarios; then the server's window figures beside
+// llmrun's TTFT, errors and checks. A chart with nothing to show is one
+// line of text; labels go where no data is drawn.
 // The page needs no network access and no JavaScript; every text in it
 // goes through html/template's escaping.
 package report
