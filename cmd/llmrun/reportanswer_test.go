@@ -96,16 +96,20 @@ func aboveTheFold(t *testing.T, page string, selectors ...string) {
 }
 
 // labelsClearOfData lays the page out in Chromium and checks that in
-// each chart the reference lines' labels overlap none of its data dots.
+// each chart the labels of the reference lines and of the marked points
+// overlap none of its data dots.
 func labelsClearOfData(t *testing.T, page string, charts ...string) {
 	t.Helper()
+	labelsOf := func(c string) string {
+		return `svg[data-chart="` + c + `"] .ref text, svg[data-chart="` + c + `"] .mark text`
+	}
 	var selectors []string
 	for _, c := range charts {
-		selectors = append(selectors, `svg[data-chart="`+c+`"] .ref text`, `svg[data-chart="`+c+`"] circle.data`)
+		selectors = append(selectors, labelsOf(c), `svg[data-chart="`+c+`"] circle.data`)
 	}
 	boxes := browsertest.Boxes(t, browsertest.Chromium(t), page, 1280, selectors...)
 	for _, c := range charts {
-		labels, dots := boxes[`svg[data-chart="`+c+`"] .ref text`], boxes[`svg[data-chart="`+c+`"] circle.data`]
+		labels, dots := boxes[labelsOf(c)], boxes[`svg[data-chart="`+c+`"] circle.data`]
 		if len(labels) == 0 || len(dots) == 0 {
 			t.Errorf("chart %s: %d labels, %d dots laid out; want some of each", c, len(labels), len(dots))
 		}

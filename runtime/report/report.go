@@ -83,6 +83,8 @@ type page struct {
 	// Instances says which instances a merged result holds, Missing which
 	// it lacks; both "" for a result that is not merged.
 	Instances, Missing string
+	// Warmup says that the time charts shade the run's warmup.
+	Warmup bool
 	// ScenarioCharts are the latency distributions with a line per
 	// scenario, for a run of several that is not a sweep.
 	ScenarioCharts []*Chart
@@ -200,6 +202,7 @@ func newPage(s *summary.Summary) *page {
 	// both.
 	timeAxis := axisSpec{Label: "time since start (s)", Lo: 0, Hi: max(timelineEnd(s.Timeline), serverEnd(s.Server))}
 	warmup := warmupBand(s)
+	p.Warmup = warmup != nil
 	if len(s.Timeline) > 0 {
 		p.Timeline = timelineCharts(s.Timeline, slo, timeAxis, warmup)
 	}
@@ -262,10 +265,10 @@ func metaFields(s *summary.Summary) []field {
 		{"script", script},
 		{"target", target},
 		{"models", orDash(models)},
+		{"seed", strconv.FormatInt(m.Seed, 10)},
 		{"start", timeText(m.Start)},
 		{"end", timeText(m.End)},
 		{"duration", durationText(s.Serving.DurationSeconds)},
-		{"seed", strconv.FormatInt(m.Seed, 10)},
 		{"host", host},
 		{"tool", tool},
 	}
@@ -925,7 +928,7 @@ func thresholdVerdict(ts []thresholdRow) string {
 		}
 	}
 	if len(failed) == 0 {
-		return fmt.Sprintf("Passed: all %s met.", textfmt.Count(int64(len(ts)), "threshold"))
+		return fmt.Sprintf("Passed: %d of %s met.", len(ts), textfmt.Count(int64(len(ts)), "threshold"))
 	}
 	return fmt.Sprintf("Failed: %d of %s not met: %s.", len(failed), textfmt.Count(int64(len(ts)), "threshold"), strings.Join(failed, "; "))
 }

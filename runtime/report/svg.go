@@ -435,8 +435,10 @@ func buildChart(spec chartSpec) *Chart {
 		c.drawBand(b, sx, left, right, top, bottom)
 	}
 	legendX := left
-	// drawn are the series' lines in pixels, which labels keep off.
+	// drawn are the series' lines in pixels and texts the boxes of their
+	// points' labels, which other labels keep off.
 	var drawn []polyline
+	var texts []box
 	for i, se := range spec.Series {
 		class := "c" + strconv.Itoa(i%colours)
 		if se.Wide {
@@ -446,7 +448,8 @@ func buildChart(spec chartSpec) *Chart {
 		if se.Right {
 			ys = sy2
 		}
-		drawn = append(drawn, c.drawSeries(se, class, sx, ys)...)
+		lines, labels := c.drawSeries(se, class, sx, ys)
+		drawn, texts = append(drawn, lines...), append(texts, labels...)
 		if len(spec.Series) > 1 || spec.Legend {
 			c.Legend = append(c.Legend, LegendItem{Class: class, D: "M" + f1(legendX) + " 14h16",
 				Label: Text{X: f1(legendX + 20), Y: "18", Text: se.Name, Anchor: "start"}})
@@ -455,13 +458,13 @@ func buildChart(spec chartSpec) *Chart {
 	}
 	vertical := 0
 	for _, r := range spec.Refs {
-		c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn)
+		c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn, texts)
 		if r.Vertical {
 			vertical++
 		}
 	}
 	for _, m := range spec.Markers {
-		c.drawMarker(m, sx, sy, (left+right)/2)
+		c.drawMarker(m, sx, sy, plot{left, right, top, bottom}, drawn, texts)
 	}
 	return c
 }
@@ -473,17 +476,46 @@ type polyline [][2]float64
 // plot is the plot area's edges in pixels.
 type plot struct{ left, right, top, bottom float64 }
 
+// box is a rectangle in pixels: left, top, right, bottom.
+type box [4]float64
+
+// overlaps reports whether two boxes share some area.
+func (b box) overlaps(o box) bool { return b[0] < o[2] && o[0] < b[2] && b[1] < o[3] && o[1] < b[3] }
+
+// textBox is the box of a label of the given anchor whose baseline
+// starts, ends or is centred at (x, baseline), grown by labelClear.
+func textBox(text, anchor string, x, baseline float64) box {
+	width := charWidth * float64(len([]rune(text)))
+	switch anchor {
+	case "end":
+		x -= width
+	case "middle":
+		x -= width / 2
+	}
+	return box{x - labelClear, baseline - labelHeight + 2 - labelClear, x + width + labelClear, baseline + 2 + labelClear}
+}
+
+// free reports whether a label's box is inside the plot and clear of the
+// drawn lines and dots and of the boxes of other labels.
+func free(b box, area plot, drawn []polyline, texts []box) bool {
+	if b[0] < area.left || b[2] > area.right || b[1] < area.top || b[3] > area.bottom || crosses(b, drawn) {
+		return false
+	}
+	return !slices.ContainsFunc(texts, b.overlaps)
+}
+
 // drawSeries adds a series' line and, for short series or one with
-// Markers, its dots, and returns its stretches in pixels; a point that
-// cannot be drawn breaks the line, so that no segment joins the points on
-// either side of a gap.
-func (c *Chart) drawSeries(se series, class string, sx, sy scale) []polyline {
+// Markers, its dots, and returns its stretches in pixels and the boxes of
+// its points' labels; a point that cannot be drawn breaks the line, so
+// that no segment joins the points on either side of a gap.
+func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, []box) {
 	var d strings.Builder
 	// run is the current stretch of drawable points; one of a single
 	// point makes no line, only its dot.
 	var run []string
 	var lines []polyline
 	var pixels polyline
+	var labels []box
 	endRun := func() {
 		if len(run) > 1 {
 			d.WriteString("M" + strings.Join(run, "L"))
@@ -506,9 +538,12 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) []polyline {
 		dot := Dot{Class: class, CX: f1(x), CY: f1(y), R: f1(dotRadius), Tip: p.Tip}
 		if p.Label != "" {
 			dot.Label = &Text{X: f1(x + 7), Y: f1(y - 7), Text: p.Label, Anchor: "start"}
+			baseline := y - 7
 			if se.LabelBelow {
-				dot.Label.Y = f1(y + 16)
+				baseline = y + 16
 			}
+			dot.Label.Y = f1(baseline)
+			labels = append(labels, textBox(p.Label, "start", x+7, baseline))
 		}
 		dots = append(dots, dot)
 	}
@@ -525,7 +560,7 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) []polyline {
 			c.Dots = append(c.Dots, dot)
 		}
 	}
-	return lines
+	return lines, labels
 }
 
 // drawBand shades a stretch of the x axis over the plot's height, its
@@ -548,7 +583,7 @@ func (c *Chart) drawBand(b band, sx scale, left, right, top, bottom float64) {
 // labels of vertical lines, the nth of which this is, go one under the
 // other. A horizontal line's label goes where no data is drawn (drawn):
 // above or under the line, at its right or left end, else above the plot.
-func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []polyline) {
+func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []polyline, texts []box) {
 	if r.Vertical {
 		x, ok := sx.px(r.Value)
 		if !ok {
@@ -566,7 +601,7 @@ func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []pol
 		return
 	}
 	c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(area.left) + " " + f1(y) + "H" + f1(area.right),
-		Label: freeLabel(r.Label, y, area, drawn)})
+		Label: freeLabel(r.Label, y, area, drawn, texts)})
 }
 
 // Label geometry: a label's height and how far it keeps from data.
@@ -576,29 +611,28 @@ const (
 )
 
 // freeLabel places the label of a horizontal line at height y where it
-// crosses no drawn line or dot: above the line or under it, at the plot's
-// right end or its left; when every place is taken, above the plot, at
-// its right end (outside it, where no data is).
-func freeLabel(text string, y float64, area plot, drawn []polyline) Text {
-	width := charWidth * float64(len([]rune(text)))
-	for _, place := range []struct {
-		baseline float64
-		right    bool
-	}{{y - 5, true}, {y + 5 + labelHeight - 2, true}, {y - 5, false}, {y + 5 + labelHeight - 2, false}} {
-		x0 := area.left + 4
-		if place.right {
-			x0 = area.right - 4 - width
+// crosses no drawn line or dot nor another label (texts): above the line
+// or under it, at the plot's right end or its left; when every place is
+// taken, above the plot, at its right end (outside it, where no data is).
+func freeLabel(text string, y float64, area plot, drawn []polyline, texts []box) Text {
+	for _, place := range []Text{
+		{X: f1(area.right - 4), Y: f1(y - 5), Anchor: "end"},
+		{X: f1(area.right - 4), Y: f1(y + 5 + labelHeight - 2), Anchor: "end"},
+		{X: f1(area.left + 4), Y: f1(y - 5), Anchor: "start"},
+		{X: f1(area.left + 4), Y: f1(y + 5 + labelHeight - 2), Anchor: "start"},
+	} {
+		if free(textBox(text, place.Anchor, num(place.X), num(place.Y)), area, drawn, texts) {
+			place.Text = text
+			return place
 		}
-		box := [4]float64{x0 - labelClear, place.baseline - labelHeight + 2 - labelClear, x0 + width + labelClear, place.baseline + 2 + labelClear}
-		if box[1] < area.top || box[3] > area.bottom || crosses(box, drawn) {
-			continue
-		}
-		if place.right {
-			return Text{X: f1(area.right - 4), Y: f1(place.baseline), Text: text, Anchor: "end"}
-		}
-		return Text{X: f1(x0), Y: f1(place.baseline), Text: text, Anchor: "start"}
 	}
 	return Text{X: f1(area.right), Y: f1(area.top - 6), Text: text, Anchor: "end"}
+}
+
+// num reads back a coordinate f1 wrote.
+func num(s string) float64 {
+	v, _ := strconv.ParseFloat(s, 64)
+	return v
 }
 
 // crosses reports whether a drawn line or dot enters box (left, top,
@@ -647,20 +681,36 @@ func segmentCrosses(box [4]float64, a, b [2]float64) bool {
 	return true
 }
 
-// drawMarker rings a point when it is on the axes; its label leans away
-// from the nearer side so that it stays inside the chart.
-func (c *Chart) drawMarker(m marker, sx, sy scale, mid float64) {
+// drawMarker rings a point when it is on the axes; its label goes above
+// it (under it when Below), leaning away from the nearer side, or, when
+// that place crosses data or another label, to the first free one of the
+// other side, the other lean, or further out.
+func (c *Chart) drawMarker(m marker, sx, sy scale, area plot, drawn []polyline, texts []box) {
 	x, okx := sx.px(m.X)
 	y, oky := sy.px(m.Y)
 	if !okx || !oky {
 		return
 	}
-	label := Text{X: f1(x), Y: f1(y - 22), Text: m.Label, Anchor: "start"}
+	above, below := y-22, y+28
 	if m.Below {
-		label.Y = f1(y + 28)
+		above, below = below, above
 	}
-	if x > mid {
-		label.Anchor = "end"
+	lean, other := "start", "end"
+	if x > (area.left+area.right)/2 {
+		lean, other = other, lean
+	}
+	label := Text{X: f1(x), Y: f1(above), Text: m.Label, Anchor: lean}
+	for _, place := range []Text{label,
+		{X: f1(x), Y: f1(above), Text: m.Label, Anchor: other},
+		{X: f1(x), Y: f1(below), Text: m.Label, Anchor: lean},
+		{X: f1(x), Y: f1(below), Text: m.Label, Anchor: other},
+		{X: f1(x), Y: f1(2*above - y), Text: m.Label, Anchor: lean},
+		{X: f1(x), Y: f1(2*below - y), Text: m.Label, Anchor: lean},
+	} {
+		if free(textBox(m.Label, place.Anchor, x, num(place.Y)), area, drawn, texts) {
+			label = place
+			break
+		}
 	}
 	c.Marks = append(c.Marks, Mark{Mark: m.Mark, CX: f1(x), CY: f1(y), Label: label})
 }

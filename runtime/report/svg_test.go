@@ -21,22 +21,61 @@ func TestFreeLabelKeepsOffTheData(t *testing.T) {
 		name   string
 		y      float64
 		drawn  []polyline
+		texts  []box
 		x, ty  string
 		anchor string
 	}{
-		{"no data", 100, nil, "1072.0", "95.0", "end"},
-		{"data far from the line", 100, []polyline{across(180)}, "1072.0", "95.0", "end"},
-		{"a line over it at the right", 100, []polyline{rightEnd(90)}, "1072.0", "115.0", "end"},
-		{"a line crossing the label's place", 100, []polyline{{{1000, 60}, {1070, 96}}}, "1072.0", "115.0", "end"},
-		{"a lone dot over it at the right", 100, []polyline{{{1050, 92}}}, "1072.0", "115.0", "end"},
-		{"lines over and under it at the right", 100, []polyline{rightEnd(90), rightEnd(110)}, "68.0", "95.0", "start"},
-		{"lines over and under it throughout", 100, []polyline{across(90), across(110)}, "1076.0", "28.0", "end"},
-		{"the line at the plot's top", 38, nil, "1072.0", "53.0", "end"},
+		{"no data", 100, nil, nil, "1072.0", "95.0", "end"},
+		{"data far from the line", 100, []polyline{across(180)}, nil, "1072.0", "95.0", "end"},
+		{"a line over it at the right", 100, []polyline{rightEnd(90)}, nil, "1072.0", "115.0", "end"},
+		{"a line crossing the label's place", 100, []polyline{{{1000, 60}, {1070, 96}}}, nil, "1072.0", "115.0", "end"},
+		{"a lone dot over it at the right", 100, []polyline{{{1050, 92}}}, nil, "1072.0", "115.0", "end"},
+		{"a point's label over it at the right", 100, nil, []box{{1040, 85, 1060, 97}}, "1072.0", "115.0", "end"},
+		{"lines over and under it at the right", 100, []polyline{rightEnd(90), rightEnd(110)}, nil, "68.0", "95.0", "start"},
+		{"lines over and under it throughout", 100, []polyline{across(90), across(110)}, nil, "1076.0", "28.0", "end"},
+		{"the line at the plot's top", 38, nil, nil, "1072.0", "53.0", "end"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := freeLabel(text, tc.y, area, tc.drawn)
+			got := freeLabel(text, tc.y, area, tc.drawn, tc.texts)
 			if got.X != tc.x || got.Y != tc.ty || got.Anchor != tc.anchor || got.Text != text {
 				t.Errorf("label at (%s, %s) anchored %s, want (%s, %s) anchored %s", got.X, got.Y, got.Anchor, tc.x, tc.ty, tc.anchor)
+			}
+		})
+	}
+}
+
+// A marker's label goes above its point, leaning away from the nearer
+// side, unless data or another label is there: then to the other lean,
+// under the point, or further out.
+func TestMarkerLabelKeepsOffTheData(t *testing.T) {
+	area := plot{left: 64, right: 1076, top: 34, bottom: 394}
+	const label = "max within SLO: concurrency 4, 298.5 tok/s"
+	sx := scale{lo: 0, hi: 1000, p0: area.left, p1: area.right}
+	sy := scale{lo: 0, hi: 360, p0: area.bottom, p1: area.top}
+	// The point is at (266.4, 214), x 200, y 180, in the left half: its
+	// label leans right; at x 600 (671.2) it leans left.
+	for _, tc := range []struct {
+		name   string
+		x      float64
+		drawn  []polyline
+		texts  []box
+		px, y  string
+		anchor string
+	}{
+		{"nothing near", 200, nil, nil, "266.4", "192.0", "start"},
+		{"nothing near, in the right half", 600, nil, nil, "671.2", "192.0", "end"},
+		{"a line through its place above", 200, []polyline{{{260, 180}, {600, 190}}}, nil, "266.4", "242.0", "start"},
+		{"a line through its place above, to the left only", 600, []polyline{{{400, 188}, {660, 188}}}, nil, "671.2", "192.0", "start"},
+		{"a line above and a point's label under it", 200, []polyline{{{64, 188}, {600, 188}}}, []box{{270, 228, 290, 246}}, "266.4", "170.0", "start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Chart{}
+			c.drawMarker(marker{X: tc.x, Y: 180, Label: label, Mark: "max-within-slo"}, sx, sy, area, tc.drawn, tc.texts)
+			if len(c.Marks) != 1 {
+				t.Fatalf("marks %+v, want one", c.Marks)
+			}
+			if got := c.Marks[0].Label; got.Y != tc.y || got.Anchor != tc.anchor || got.X != tc.px {
+				t.Errorf("label at (%s, %s) anchored %s, want (%s, %s) anchored %s", got.X, got.Y, got.Anchor, tc.px, tc.y, tc.anchor)
 			}
 		})
 	}
