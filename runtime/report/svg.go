@@ -457,14 +457,20 @@ func buildChart(spec chartSpec) *Chart {
 		}
 	}
 	vertical := 0
+	// Each label placed is one the next keep off.
+	placed := func(l Text) box { return textBox(l.Text, l.Anchor, num(l.X), num(l.Y)) }
 	for _, r := range spec.Refs {
-		c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn, texts)
+		if c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn, texts) {
+			texts = append(texts, placed(c.Refs[len(c.Refs)-1].Label))
+		}
 		if r.Vertical {
 			vertical++
 		}
 	}
 	for _, m := range spec.Markers {
-		c.drawMarker(m, sx, sy, plot{left, right, top, bottom}, drawn, texts)
+		if c.drawMarker(m, sx, sy, plot{left, right, top, bottom}, drawn, texts) {
+			texts = append(texts, placed(c.Marks[len(c.Marks)-1].Label))
+		}
 	}
 	return c
 }
@@ -495,10 +501,11 @@ func textBox(text, anchor string, x, baseline float64) box {
 	return box{x - labelClear, baseline - labelHeight + 2 - labelClear, x + width + labelClear, baseline + 2 + labelClear}
 }
 
-// free reports whether a label's box is inside the plot and clear of the
-// drawn lines and dots and of the boxes of other labels.
+// free reports whether a label's box (its clearance aside) is inside the
+// plot, and clear of the drawn lines and dots and of the boxes of other
+// labels.
 func free(b box, area plot, drawn []polyline, texts []box) bool {
-	if b[0] < area.left || b[2] > area.right || b[1] < area.top || b[3] > area.bottom || crosses(b, drawn) {
+	if b[0]+labelClear < area.left || b[2]-labelClear > area.right || b[1]+labelClear < area.top || b[3]-labelClear > area.bottom || crosses(b, drawn) {
 		return false
 	}
 	return !slices.ContainsFunc(texts, b.overlaps)
@@ -579,29 +586,29 @@ func (c *Chart) drawBand(b band, sx scale, left, right, top, bottom float64) {
 		Label: Text{X: f1(x0 + 4), Y: f1(top + 12), Text: b.Label, Anchor: "start"}})
 }
 
-// drawRef adds a reference line when its value is on the axis; the
-// labels of vertical lines, the nth of which this is, go one under the
-// other. A horizontal line's label goes where no data is drawn (drawn):
-// above or under the line, at its right or left end, else above the plot.
-func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []polyline, texts []box) {
+// drawRef adds a reference line when its value is on the axis (false
+// when it is not), its label
+// where no data (drawn) or other label (texts) is: a horizontal line's
+// above or under the line, at its right or left end, else above the plot;
+// a vertical line's, the nth of which this is, beside it at the plot's
+// top or bottom, the labels of several one under the other.
+func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []polyline, texts []box) bool {
 	if r.Vertical {
 		x, ok := sx.px(r.Value)
 		if !ok {
-			return
+			return false
 		}
-		label := Text{X: f1(x + 4), Y: f1(area.top + 12 + 14*float64(nth)), Text: r.Label, Anchor: "start"}
-		if x > (area.left+area.right)/2 {
-			label.X, label.Anchor = f1(x-4), "end"
-		}
-		c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(x) + " " + f1(area.top) + "V" + f1(area.bottom), Label: label})
-		return
+		c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(x) + " " + f1(area.top) + "V" + f1(area.bottom),
+			Label: freeVerticalLabel(r.Label, x, area, nth, drawn, texts)})
+		return true
 	}
 	y, ok := sy.px(r.Value)
 	if !ok {
-		return
+		return false
 	}
 	c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(area.left) + " " + f1(y) + "H" + f1(area.right),
 		Label: freeLabel(r.Label, y, area, drawn, texts)})
+	return true
 }
 
 // Label geometry: a label's height and how far it keeps from data.
@@ -627,6 +634,32 @@ func freeLabel(text string, y float64, area plot, drawn []polyline, texts []box)
 		}
 	}
 	return Text{X: f1(area.right), Y: f1(area.top - 6), Text: text, Anchor: "end"}
+}
+
+// freeVerticalLabel places the label of the nth vertical line, at x,
+// beside it where it crosses no drawn line, dot or other label: at the
+// plot's top, on the side away from the nearer edge, else the other side,
+// else at the plot's bottom; the labels of several lines go one under the
+// other. When every place is taken it stays at the top.
+func freeVerticalLabel(text string, x float64, area plot, nth int, drawn []polyline, texts []box) Text {
+	lean, other := Text{X: f1(x + 4), Anchor: "start"}, Text{X: f1(x - 4), Anchor: "end"}
+	if x > (area.left+area.right)/2 {
+		lean, other = other, lean
+	}
+	top, bottom := f1(area.top+12+14*float64(nth)), f1(area.bottom-6-14*float64(nth))
+	places := []Text{lean, other, lean, other}
+	for i := range places {
+		places[i].Text, places[i].Y = text, top
+		if i >= 2 {
+			places[i].Y = bottom
+		}
+	}
+	for _, place := range places {
+		if free(textBox(text, place.Anchor, num(place.X), num(place.Y)), area, drawn, texts) {
+			return place
+		}
+	}
+	return places[0]
 }
 
 // num reads back a coordinate f1 wrote.
@@ -681,15 +714,16 @@ func segmentCrosses(box [4]float64, a, b [2]float64) bool {
 	return true
 }
 
-// drawMarker rings a point when it is on the axes; its label goes above
+// drawMarker rings a point when it is on the axes (false when it is
+// not); its label goes above
 // it (under it when Below), leaning away from the nearer side, or, when
 // that place crosses data or another label, to the first free one of the
 // other side, the other lean, or further out.
-func (c *Chart) drawMarker(m marker, sx, sy scale, area plot, drawn []polyline, texts []box) {
+func (c *Chart) drawMarker(m marker, sx, sy scale, area plot, drawn []polyline, texts []box) bool {
 	x, okx := sx.px(m.X)
 	y, oky := sy.px(m.Y)
 	if !okx || !oky {
-		return
+		return false
 	}
 	above, below := y-22, y+28
 	if m.Below {
@@ -713,6 +747,7 @@ func (c *Chart) drawMarker(m marker, sx, sy scale, area plot, drawn []polyline, 
 		}
 	}
 	c.Marks = append(c.Marks, Mark{Mark: m.Mark, CX: f1(x), CY: f1(y), Label: label})
+	return true
 }
 
 // axisTitle adds "(log)" to the label of a logarithmic axis.

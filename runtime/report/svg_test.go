@@ -44,6 +44,36 @@ func TestFreeLabelKeepsOffTheData(t *testing.T) {
 	}
 }
 
+// A vertical line's label goes beside it at the plot's top, on the side
+// away from the nearer edge, else on the other side, else at the bottom;
+// the second line's label goes under the first's.
+func TestFreeVerticalLabelKeepsOffTheData(t *testing.T) {
+	area := plot{left: 64, right: 576, top: 34, bottom: 254}
+	const text = "max within SLO"
+	across := func(y float64) polyline { return polyline{{area.left, y}, {area.right, y}} }
+	for _, tc := range []struct {
+		name          string
+		x             float64
+		nth           int
+		drawn         []polyline
+		px, y, anchor string
+	}{
+		{"nothing near", 200, 0, nil, "204.0", "46.0", "start"},
+		{"nothing near, in the right half", 500, 0, nil, "496.0", "46.0", "end"},
+		{"the second line", 200, 1, nil, "204.0", "60.0", "start"},
+		{"data at its side at the top", 200, 0, []polyline{{{210, 40}, {400, 40}}}, "196.0", "46.0", "end"},
+		{"data across the top", 200, 0, []polyline{across(40)}, "204.0", "248.0", "start"},
+		{"data across the top and the bottom", 200, 0, []polyline{across(40), across(245)}, "204.0", "46.0", "start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := freeVerticalLabel(text, tc.x, area, tc.nth, tc.drawn, nil)
+			if got.X != tc.px || got.Y != tc.y || got.Anchor != tc.anchor || got.Text != text {
+				t.Errorf("label at (%s, %s) anchored %s, want (%s, %s) anchored %s", got.X, got.Y, got.Anchor, tc.px, tc.y, tc.anchor)
+			}
+		})
+	}
+}
+
 // A marker's label goes above its point, leaning away from the nearer
 // side, unless data or another label is there: then to the other lean,
 // under the point, or further out.
@@ -160,5 +190,22 @@ func TestWarmupBand(t *testing.T) {
 				t.Errorf("band %+v, want one from 0 to %g", b, tc.to)
 			}
 		})
+	}
+}
+
+// Each label placed is one the next keep off: an SLO line near the top
+// of the plot does not put its label over a vertical line's.
+func TestLabelsKeepOffEachOther(t *testing.T) {
+	c := buildChart(chartSpec{Name: "labels", Title: "labels",
+		X: axisSpec{Label: "x", Lo: 0, Hi: 100}, Y: axisSpec{Label: "y", Lo: 0, Hi: 100},
+		Series: []series{{Name: "low", Points: []point{{X: 0, Y: 1}, {X: 100, Y: 1}}}},
+		Refs: []refLine{{Value: 95, Vertical: true, Label: "saturation", Mark: "saturation"},
+			{Value: 90, Label: "SLO TTFT p99 90 ms", Mark: "slo"}}})
+	if len(c.Refs) != 2 {
+		t.Fatalf("refs %+v, want two", c.Refs)
+	}
+	boxOf := func(l Text) box { return textBox(l.Text, l.Anchor, num(l.X), num(l.Y)) }
+	if v, h := c.Refs[0].Label, c.Refs[1].Label; boxOf(v).overlaps(boxOf(h)) {
+		t.Errorf("the SLO label at (%s, %s) %s covers the vertical line's at (%s, %s) %s", h.X, h.Y, h.Anchor, v.X, v.Y, v.Anchor)
 	}
 }
