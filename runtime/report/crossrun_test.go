@@ -3,9 +3,9 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"image/png"
 	"os"
-	"html"
 	"path/filepath"
 	"regexp"
 	"strings"
