@@ -16,8 +16,8 @@ import (
 
 // CrossReport is the HTML page of several result files drawn together
 // (llmrun report a.json b.json ...): In the result files, Labels their
-// names on the page (--label, in the order of In; fewer than In leaves
-// the rest to their runs), Baseline the file the others are judged
+// names on the page (--label, in the order of In; an empty one, or
+// fewer than In, leaves those runs their own names, runLabels), Baseline the file the others are judged
 // against ("" the first), GPUs the GPU count of every run (--gpus; 0
 // takes each run's GPU telemetry), SLO the objective to draw, Out the
 // page.
@@ -66,7 +66,11 @@ func (r CrossReport) Write() error {
 		runs[i] = report.CrossRunInput{File: in, Summary: s}
 	}
 	labels := runLabels(r.In, runs)
-	copy(labels, r.Labels)
+	for i, l := range r.Labels {
+		if l != "" {
+			labels[i] = l
+		}
+	}
 	for i, l := range labels {
 		if j := slices.Index(labels, l); j != i {
 			return fmt.Errorf("%s and %s are both labelled %q: give each a --label of its own", r.In[j], r.In[i], l)
