@@ -70,6 +70,16 @@ func crossReport(cmd *subcommand, files []string, out, sloFlag string, labels []
 	case baseline != "" && !slices.Contains(files, baseline):
 		return usageError("--baseline %s: not one of the result files given", baseline)
 	}
+	for i, f := range files {
+		if slices.Contains(files[:i], f) {
+			return usageError("%s given twice", f)
+		}
+	}
+	for i, l := range labels {
+		if l != "" && slices.Contains(labels[:i], l) {
+			return usageError("--label %s given twice: each run needs a name of its own", l)
+		}
+	}
 	rep := results.CrossReport{In: files, Labels: labels, Baseline: baseline, GPUs: gpus, Out: out}
 	if fs.Changed("slo") {
 		slo, err := runner.ParseSLO(sloFlag)
