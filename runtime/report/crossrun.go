@@ -150,7 +150,7 @@ func basisOf(c CrossRun) gpuBasis {
 		return b
 	}
 	b.axis = "output tok/s, whole deployment (not per GPU)"
-	b.note = fmt.Sprintf("Not per GPU: no --gpus was given and %s no GPU telemetry (llmrun run --server with a GPU target), so the charts show each run's whole output throughput. Give --gpus N to divide it.",
+	b.note = fmt.Sprintf("Not per GPU: no --gpus was given and %s no GPU telemetry (llmrun run --gpu-metrics), so the charts show each run's whole output throughput. Give --gpus N to divide it.",
 		textfmt.Count(len(without), "run")+" ("+strings.Join(without, ", ")+") "+map[bool]string{true: "has", false: "have"}[len(without) == 1])
 	return b
 }
