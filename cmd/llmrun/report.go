@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
@@ -13,12 +14,15 @@ import (
 )
 
 // reportCommand runs "llmrun report": it reads a result file and writes its
-// HTML report.
+// HTML report, or several and writes the page that draws them together.
 func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun report", reportUsage, stdout, stderr)
 	fs, usageError := cmd.flags, cmd.usageError
 	out := fs.StringP("output", "o", "", "the HTML file to write (default: the result file's name with .html)")
 	sloFlag := fs.String("slo", "", "the SLO to draw, and to judge a sweep against, instead of the run's: ttft_p99=MS,tpot_p99=MS")
+	labels := fs.StringArray("label", nil, "with several result files: the name of each run on the page, repeated in the order of the files (default: its label tag, test id or file name)")
+	baseline := fs.String("baseline", "", "with several result files: the one the others are judged against (default: the first)")
+	gpus := fs.Int("gpus", 0, "with several result files: the GPUs each run served on, which divide output throughput (default: the GPU telemetry's count)")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
@@ -26,7 +30,9 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	case fs.NArg() == 0:
 		return usageError("a result file is required")
 	case fs.NArg() > 1:
-		return usageError("unexpected argument %q: one result file at a time", fs.Arg(1))
+		return crossReport(cmd, fs.Args(), *out, *sloFlag, *labels, *baseline, *gpus, stdout)
+	case fs.Changed("label") || fs.Changed("baseline") || fs.Changed("gpus"):
+		return usageError("--label, --baseline and --gpus are for a report of two result files or more")
 	case fs.Changed("output") && *out == "":
 		return usageError("-o: want a file name")
 	case *out == "":
@@ -48,5 +54,43 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return cmd.fail(err)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return exitcode.OK
+}
+
+// crossReport writes the cross-run page of several result files.
+func crossReport(cmd *subcommand, files []string, out, sloFlag string, labels []string, baseline string, gpus int, stdout io.Writer) int {
+	fs, usageError := cmd.flags, cmd.usageError
+	switch {
+	case out == "":
+		return usageError("-o: with several result files, name the page to write")
+	case fs.Changed("gpus") && gpus < 1:
+		return usageError("--gpus %d: want 1 GPU or more", gpus)
+	case len(labels) > len(files):
+		return usageError("--label given %d times for %d result files", len(labels), len(files))
+	case baseline != "" && !slices.Contains(files, baseline):
+		return usageError("--baseline %s: not one of the result files given", baseline)
+	}
+	for i, f := range files {
+		if slices.Contains(files[:i], f) {
+			return usageError("%s given twice", f)
+		}
+	}
+	for i, l := range labels {
+		if l != "" && slices.Contains(labels[:i], l) {
+			return usageError("--label %s given twice: each run needs a name of its own", l)
+		}
+	}
+	rep := results.CrossReport{In: files, Labels: labels, Baseline: baseline, GPUs: gpus, Out: out}
+	if fs.Changed("slo") {
+		slo, err := runner.ParseSLO(sloFlag)
+		if err != nil {
+			return usageError("--slo: %v", err)
+		}
+		rep.SLO = &slo
+	}
+	if err := rep.Write(); err != nil {
+		return cmd.fail(err)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", out)
 	return exitcode.OK
 }

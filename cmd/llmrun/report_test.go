@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,10 +12,12 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/internal/browsertest"
+	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // sweepResult writes the result file of a concurrency sweep of levels 4
@@ -115,7 +118,7 @@ func TestReportUsageErrors(t *testing.T) {
 		{nil, "a result file is required"},
 		{[]string{"-o", out}, "a result file is required"},
 		{[]string{result, "-o", ""}, "-o: want a file name"},
-		{[]string{result, result, "-o", out}, "unexpected argument"},
+		{[]string{result, result, "-o", out}, result + " given twice"},
 		{[]string{result, "-o", out, "--slo", "e2e_p99=5"}, "--slo: \"e2e_p99\": unknown objective"},
 		{[]string{result, "-o", out, "--slo", ""}, "--slo: empty"},
 		{[]string{result, "-o", out, "--no-such-flag"}, "unknown flag"},
@@ -324,5 +327,75 @@ func TestReportSLOWithoutSweep(t *testing.T) {
 	}
 	if strings.Contains(string(page), "2000") {
 		t.Errorf("the report still shows the run's SLO")
+	}
+}
+
+// Two real runs against simulators with a faster and a slower decode
+// step, reported together per 8 GPUs: one page with both Pareto charts,
+// the faster run on the front, and the slower judged against it.
+func TestReportOfSeveralRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var files []string
+	for _, decode := range []time.Duration{time.Millisecond, 8 * time.Millisecond} {
+		cfg := llmsimtest.Fast()
+		cfg.DecodeBase = decode
+		sim := llmsimtest.Start(t, cfg)
+		file := filepath.Join(dir, fmt.Sprintf("decode-%s.json", decode))
+		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--summary-export", file, "--base-url", sim.URL(),
+			"-e", "NUM_PROMPTS=24", "-e", "MAX_CONCURRENCY=4", "-e", "OUTPUT_LEN=16", "-e", "INPUT_LEN=32", "stock:serving-point")
+		if code != exitcode.OK {
+			t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		files = append(files, file)
+	}
+	out := filepath.Join(dir, "x.html")
+	code, stdout, stderr := command(t, "report", files[0], files[1], "--gpus", "8", "-o", out, "--label", "fast", "--label", "slow", "--slo", "ttft_p99=900")
+	if code != exitcode.OK || !strings.Contains(stdout, "wrote "+out) {
+		t.Fatalf("report: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(b))
+	fast := readSummary(t, files[0]).Serving.OutputTokenThroughput
+	for _, want := range []string{`data-chart="pareto-user"`, `data-chart="pareto-ttft"`, "divided by 8 GPUs (--gpus)",
+		"fast: " + textfmt.Num(fast/8) + " output tok/s per GPU", `<th class="num baseline">fast<br>`, `<th class="num">slow<br>`,
+		"SLO TTFT p99 900.0 ms", "the front (what no other configuration beats on both axes): fast."} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+func TestReportOfSeveralRunsUsageErrors(t *testing.T) {
+	t.Parallel()
+	a, b := sweepResult(t), sweepResult(t)
+	out := filepath.Join(t.TempDir(), "x.html")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{a, b}, "-o: with several result files, name the page to write"},
+		{[]string{a, b, "-o", out, "--gpus", "0"}, "--gpus 0: want 1 GPU or more"},
+		{[]string{a, b, "-o", out, "--label", "x", "--label", "y", "--label", "z"}, "--label given 3 times for 2 result files"},
+		{[]string{a, b, "-o", out, "--baseline", "c.json"}, "--baseline c.json: not one of the result files given"},
+		{[]string{a, "-o", out, "--gpus", "8"}, "--label, --baseline and --gpus are for a report of two result files or more"},
+		{[]string{a, b, "-o", out, "--slo", "e2e_p99=5"}, "--slo: \"e2e_p99\": unknown objective"},
+		{[]string{a, b, "-o", out, "--label", "x", "--label", "x"}, "--label x given twice"},
+	} {
+		code, _, stderr := command(t, "report", tc.args...)
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitcode.Usage, tc.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a usage error wrote the report (%v)", err)
+	}
+	// A label that is another run's own name: exit 1, naming both files.
+	code, _, stderr := command(t, "report", a, b, "-o", out, "--label", b)
+	if code != exitcode.Error || !strings.Contains(stderr, a+" and "+b+" are both labelled") {
+		t.Errorf("a label that is another run's name: exit %d, stderr %q", code, stderr)
 	}
 }

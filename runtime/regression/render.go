@@ -378,3 +378,15 @@ func percent(v float64, signed bool) string {
 	}
 	return fmt.Sprintf("%.4g %%", v*100)
 }
+
+// Cells are a comparison's change, the change's interval and its verdict
+// as the tables show them, without colour: for pages that lay the
+// comparison out themselves (llmrun report's cross-run table).
+func Cells(c Comparison) (change, ci, verdict string) { return verdictCells(c, textfmt.Style{}) }
+
+// Label is the figure's name with its unit: "ttft_p99 (ms)".
+func (f Figure) Label() string { return f.label() }
+
+// Format shows a value of the figure as the tables do (a ratio as a
+// percentage), a dash when ok is false.
+func (f Figure) Format(v float64, ok bool) string { return f.format(v, ok) }

@@ -1,0 +1,414 @@
+package report
+
+import (
+	"cmp"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
+)
+
+// CrossRun is several runs drawn together in one page (llmrun report
+// with several result files): their Pareto charts, and a table of the
+// runs each judged against the baseline.
+type CrossRun struct {
+	// Runs are the runs in the order given; Runs[Baseline] is the
+	// baseline, the others its treatments.
+	Runs     []CrossRunInput
+	Baseline int
+	// GPUs is the GPU count of every run (--gpus); 0 takes each run's
+	// from its GPU telemetry.
+	GPUs int
+	// SLO, when not nil, is drawn on the TTFT chart.
+	SLO *summary.SLO
+}
+
+// CrossRunInput is one run of a cross-run page.
+type CrossRunInput struct {
+	// Label names the run on the page; File is its result file.
+	Label, File string
+	Summary     *summary.Summary
+	// Against is the run judged against the baseline (results.Compare);
+	// unused for the baseline.
+	Against regression.Report
+	// Note is what the reader should know of the pair, or "".
+	Note string
+}
+
+// crossFiles are the cross-run page's template, with the single-run
+// page's, whose "chart" and "table" templates it uses, and the style.
+//
+//go:embed crossrun.html.tmpl report.html.tmpl report.css
+var crossFiles embed.FS
+
+// RenderCrossRun writes the cross-run page of c.
+func RenderCrossRun(w io.Writer, c CrossRun) error {
+	if len(c.Runs) < 2 || c.Baseline < 0 || c.Baseline >= len(c.Runs) {
+		return errors.New("writing the cross-run report: want two runs or more and a baseline among them")
+	}
+	if c.GPUs < 0 {
+		return fmt.Errorf("writing the cross-run report: %d GPUs", c.GPUs)
+	}
+	tmpl, err := template.New("crossrun.html.tmpl").ParseFS(crossFiles, "crossrun.html.tmpl", "report.html.tmpl")
+	if err != nil {
+		return fmt.Errorf("parsing the cross-run template: %w", err)
+	}
+	css, err := crossFiles.ReadFile("report.css")
+	if err != nil {
+		return fmt.Errorf("reading the report style: %w", err)
+	}
+	p := newCrossPage(c)
+	p.CSS = template.CSS(css)
+	if err := tmpl.ExecuteTemplate(w, "crossrun.html.tmpl", p); err != nil {
+		return fmt.Errorf("writing the cross-run report: %w", err)
+	}
+	return nil
+}
+
+// crossPage is what the cross-run template shows.
+type crossPage struct {
+	CSS   template.CSS
+	Title string
+	// Notes qualify the charts: what per GPU means here, which runs have
+	// no point, sweeps beside single runs.
+	Notes    []string
+	Findings []string
+	Charts   []*Chart
+	Front    *table
+	Runs     crossTable
+	Files    []field
+}
+
+// crossTable is the table of the runs: a column each, the baseline
+// first, and a row per figure.
+type crossTable struct {
+	Runs []crossColumn
+	Rows []crossRow
+}
+
+// crossColumn heads one run's column.
+type crossColumn struct {
+	Role, Label, Kind string
+	Baseline          bool
+	// Verdicts sums a treatment's verdicts up.
+	Verdicts string
+}
+
+// crossRow is one figure of every run.
+type crossRow struct {
+	Figure string
+	Cells  []crossCell
+}
+
+// crossCell is one figure of a run: its value and, for a treatment, its
+// change against the baseline with the change's interval and verdict.
+type crossCell struct {
+	Value, Change, Interval, Verdict string
+	// Class is the verdict's CSS class: regression, improved or "".
+	Class string
+}
+
+// gpuBasis is what the charts' output throughput is divided by.
+type gpuBasis struct {
+	// perGPU says that the figures are per GPU; counts are each run's
+	// GPU count (by run index).
+	perGPU bool
+	counts []int
+	axis   string
+	note   string
+}
+
+// basisOf decides the charts' throughput axis: per GPU with --gpus, or
+// with every run's GPU telemetry, else the whole deployment's.
+func basisOf(c CrossRun) gpuBasis {
+	b := gpuBasis{counts: make([]int, len(c.Runs))}
+	if c.GPUs > 0 {
+		for i := range b.counts {
+			b.counts[i] = c.GPUs
+		}
+		b.perGPU, b.axis = true, "output tok/s per GPU"
+		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs, "GPU"))
+		return b
+	}
+	var without []string
+	for i, r := range c.Runs {
+		b.counts[i] = telemetryGPUs(r.Summary)
+		if b.counts[i] == 0 {
+			without = append(without, r.Label)
+		}
+	}
+	if len(without) == 0 {
+		b.perGPU, b.axis = true, "output tok/s per GPU"
+		b.note = "Per GPU: each run's output throughput divided by the GPUs its GPU telemetry reported."
+		return b
+	}
+	b.axis = "output tok/s, whole deployment (not per GPU)"
+	b.note = fmt.Sprintf("Not per GPU: no --gpus was given and %s no GPU telemetry (llmrun run --gpu-metrics), so the charts show each run's whole output throughput. Give --gpus N to divide it.",
+		textfmt.Count(len(without), "run")+" ("+strings.Join(without, ", ")+") "+map[bool]string{true: "has", false: "have"}[len(without) == 1])
+	return b
+}
+
+// telemetryGPUs is how many GPUs a run's GPU telemetry reported, 0
+// without any.
+func telemetryGPUs(s *summary.Summary) int {
+	if s.Server == nil {
+		return 0
+	}
+	n := 0
+	for _, t := range s.Server.Targets {
+		if t.Kind == summary.TargetGPU {
+			n += len(t.GPUs)
+		}
+	}
+	return n
+}
+
+// configPoint is one configuration of a run: the run, or a level of a
+// sweep, with the figures the charts place it by.
+type configPoint struct {
+	name                        string
+	output, tpotP50, ttftP99    float64
+	requestRate, successRate    float64
+	hasTPOT, hasTTFT, completed bool
+}
+
+// configurations are the points a run contributes: one per level of a
+// sweep, else one for the run.
+func configurations(s *summary.Summary) []configPoint {
+	if s.Capacity != nil && len(s.Capacity.Levels) > 0 {
+		levels := slices.Clone(s.Capacity.Levels)
+		slices.SortStableFunc(levels, func(a, b summary.CapacityLevel) int { return cmp.Compare(a.Level, b.Level) })
+		var out []configPoint
+		for _, l := range levels {
+			out = append(out, configPoint{name: cmp.Or(s.Capacity.Variable, "level") + " " + textfmt.Num(l.Level),
+				output: l.OutputThroughput, tpotP50: l.TPOTP50, ttftP99: l.TTFTP99, requestRate: l.RequestRate, successRate: l.SuccessRate,
+				hasTPOT: l.TPOTP50 > 0, hasTTFT: l.TTFTP99 > 0, completed: l.OutputThroughput > 0})
+		}
+		return out
+	}
+	p := configPoint{output: s.Serving.OutputTokenThroughput, requestRate: s.Serving.RequestThroughput, successRate: s.Serving.SuccessRate,
+		completed: s.Serving.OK > 0 && s.Serving.OutputTokenThroughput > 0}
+	if r, ok := findLatency(s.Latency, "llm_tpot"); ok {
+		p.tpotP50, p.hasTPOT = r.P["p50"], r.P["p50"] > 0
+	}
+	if r, ok := findLatency(s.Latency, "llm_ttft"); ok {
+		p.ttftP99, p.hasTTFT = r.P["p99"], r.P["p99"] > 0
+	}
+	return []configPoint{p}
+}
+
+func newCrossPage(c CrossRun) *crossPage {
+	order := append([]int{c.Baseline}, slices.DeleteFunc(indices(len(c.Runs)), func(i int) bool { return i == c.Baseline })...)
+	base := c.Runs[c.Baseline]
+	p := &crossPage{Title: fmt.Sprintf("llmrun report: %d runs against %s", len(c.Runs), base.Label)}
+	basis := basisOf(c)
+	p.Notes = append(p.Notes, basis.note)
+
+	var user, ttft []paretoRun
+	var sweeps, singles []string
+	for _, i := range order {
+		r := c.Runs[i]
+		name := r.Label
+		if i == c.Baseline {
+			name += " (baseline)"
+		}
+		points := configurations(r.Summary)
+		if r.Summary.Capacity != nil && len(r.Summary.Capacity.Levels) > 0 {
+			sweeps = append(sweeps, r.Label)
+		} else {
+			singles = append(singles, r.Label)
+		}
+		u, t := paretoRun{Name: name}, paretoRun{Name: name}
+		var none []string
+		for _, cp := range points {
+			label := r.Label
+			if cp.name != "" {
+				label += " @" + cp.name
+			}
+			if !cp.completed {
+				none = append(none, cmp.Or(cp.name, "the run"))
+				continue
+			}
+			y := cp.output
+			if basis.perGPU {
+				y /= float64(basis.counts[i])
+			}
+			tip := fmt.Sprintf("%s: %s %s, TPOT p50 %s ms, TTFT p99 %s ms", label, textfmt.Num(y), basis.axis, textfmt.Millis(cp.tpotP50), textfmt.Millis(cp.ttftP99))
+			if cp.hasTPOT {
+				u.Points = append(u.Points, paretoPoint{X: 1000 / cp.tpotP50, Y: y, Label: label, Tip: tip})
+			}
+			if cp.hasTTFT {
+				t.Points = append(t.Points, paretoPoint{X: cp.ttftP99, Y: y, Label: label, Tip: tip})
+			}
+		}
+		if len(none) > 0 {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: no completed request in %s, so no point.", r.Label, strings.Join(none, ", ")))
+		}
+		user, ttft = append(user, u), append(ttft, t)
+	}
+	if len(sweeps) > 0 && len(singles) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("Sweeps and single runs together: each level of %s is a point, and each of %s one point for its whole run.",
+			strings.Join(sweeps, ", "), strings.Join(singles, ", ")))
+	}
+	for _, i := range order {
+		if n := c.Runs[i].Note; n != "" {
+			p.Notes = append(p.Notes, c.Runs[i].Label+": "+n)
+		}
+	}
+
+	userChart, userFront := buildPareto(paretoSpec{
+		Name: "pareto-user", Title: "Throughput against each user's speed: " + basis.axis + " by tok/s per user (1000 / TPOT p50)",
+		X: axisSpec{Label: "tok/s per user (1000 / TPOT p50 ms)", Zero: true}, Y: axisSpec{Label: basis.axis, Zero: true}, XHigher: true,
+		Runs: user, Empty: "Throughput against tok/s per user: no run has both a TPOT and an output throughput.",
+	})
+	ttftSpec := paretoSpec{
+		Name: "pareto-ttft", Title: "Throughput against TTFT p99: " + basis.axis + " by TTFT p99",
+		X: axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true}, Y: axisSpec{Label: basis.axis, Zero: true},
+		Runs: ttft, Empty: "Throughput against TTFT p99: no run has both a TTFT and an output throughput.",
+	}
+	if c.SLO != nil && c.SLO.TTFTP99 > 0 {
+		ttftSpec.Refs = []refLine{{Value: c.SLO.TTFTP99, Vertical: true, Label: "SLO TTFT p99 " + textfmt.Millis(c.SLO.TTFTP99) + " ms", Mark: "slo"}}
+	}
+	ttftChart, ttftFront := buildPareto(ttftSpec)
+	p.Charts = []*Chart{userChart, ttftChart}
+	p.Findings = append(p.Findings, frontFinding("tok/s per user", userFront), frontFinding("TTFT p99", ttftFront))
+	p.Front = frontTable(basis.axis, userFront, ttftFront)
+	p.Runs = runsTable(c, order)
+	for _, i := range order {
+		r := c.Runs[i]
+		p.Files = append(p.Files, field{r.Label, r.File})
+	}
+	return p
+}
+
+// indices are 0 to n−1.
+func indices(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// frontFinding says which configurations a front is made of.
+func frontFinding(against string, front []paretoPoint) string {
+	if len(front) == 0 {
+		return "Against " + against + ": no point, so no front."
+	}
+	var names []string
+	for _, f := range front {
+		names = append(names, f.Label)
+	}
+	return fmt.Sprintf("Against %s, the front (what no other configuration beats on both axes): %s.", against, strings.Join(names, ", "))
+}
+
+// frontTable lists the fronts' points with their figures, so that a
+// label the chart had no room for is still read.
+func frontTable(axis string, user, ttft []paretoPoint) *table {
+	if len(user)+len(ttft) == 0 {
+		return nil
+	}
+	t := &table{Header: []string{"front", "configuration", axis, "against"}, FirstFigure: 2}
+	for _, p := range user {
+		t.Rows = append(t.Rows, []string{"tok/s per user", p.Label, textfmt.Num(p.Y), textfmt.Num(p.X) + " tok/s per user"})
+	}
+	for _, p := range ttft {
+		t.Rows = append(t.Rows, []string{"TTFT p99", p.Label, textfmt.Num(p.Y), textfmt.Millis(p.X) + " ms TTFT p99"})
+	}
+	return t
+}
+
+// runsTable is each run's figures, the treatments' with their change
+// against the baseline and compare's verdict.
+func runsTable(c CrossRun, order []int) crossTable {
+	var figures []regression.Figure
+	for _, i := range order[1:] {
+		for _, cmpr := range c.Runs[i].Against.Comparisons {
+			if !slices.Contains(figures, cmpr.Figure) {
+				figures = append(figures, cmpr.Figure)
+			}
+		}
+	}
+	var t crossTable
+	for k, i := range order {
+		r := c.Runs[i]
+		col := crossColumn{Role: "treatment", Label: r.Label, Kind: kindOf(r.Summary), Baseline: k == 0}
+		if col.Baseline {
+			col.Role = "baseline"
+		} else {
+			col.Verdicts = verdictCounts(r.Against.Comparisons)
+		}
+		t.Runs = append(t.Runs, col)
+	}
+	for _, f := range figures {
+		row := crossRow{Figure: f.Label()}
+		for k, i := range order {
+			row.Cells = append(row.Cells, cellOf(c, c.Runs[i], k == 0, f))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// cellOf is figure f of run r: the baseline's value, or a treatment's
+// with its comparison.
+func cellOf(c CrossRun, r CrossRunInput, baseline bool, f regression.Figure) crossCell {
+	if baseline {
+		// The baseline's value is any treatment's baseline run's (the
+		// second of its report's runs).
+		for _, o := range c.Runs {
+			if len(o.Against.Runs) == 2 {
+				e, ok := o.Against.Runs[1].Figures[f.Name]
+				return crossCell{Value: f.Format(e.Value, ok)}
+			}
+		}
+		return crossCell{Value: f.Format(0, false)}
+	}
+	i := slices.IndexFunc(r.Against.Comparisons, func(x regression.Comparison) bool { return x.Figure == f })
+	if i < 0 {
+		return crossCell{Value: f.Format(0, false)}
+	}
+	cm := r.Against.Comparisons[i]
+	change, ci, verdict := regression.Cells(cm)
+	cell := crossCell{Value: f.Format(cm.Newest.Value, cm.Verdict != regression.NoData), Change: change, Interval: ci, Verdict: verdict}
+	switch cm.Verdict {
+	case regression.Regression:
+		cell.Class = "regression"
+	case regression.Improved:
+		cell.Class = "improved"
+	}
+	return cell
+}
+
+// kindOf says what a run is: a sweep with its levels, or a run.
+func kindOf(s *summary.Summary) string {
+	if s.Capacity != nil && len(s.Capacity.Levels) > 0 {
+		return "sweep, " + textfmt.Count(len(s.Capacity.Levels), "level") + " by " + cmp.Or(s.Capacity.Variable, "level")
+	}
+	return "run, " + textfmt.Count(s.Serving.OK, "completed request")
+}
+
+// verdictCounts sums a treatment's verdicts up: "2 improved, 1
+// regression, 6 unchanged".
+func verdictCounts(cs []regression.Comparison) string {
+	counts := map[regression.Verdict]int{}
+	var order []regression.Verdict
+	for _, c := range cs {
+		if counts[c.Verdict] == 0 {
+			order = append(order, c.Verdict)
+		}
+		counts[c.Verdict]++
+	}
+	var parts []string
+	for _, v := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,279 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/llmrun/llmrun/internal/browsertest"
+	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
+)
+
+// realRun reads a result file of testdata/crossrun, written by a real run
+// against the simulator (testdata/crossrun/README.md says how).
+func realRun(t *testing.T, name string) CrossRunInput {
+	t.Helper()
+	file := filepath.Join("testdata", "crossrun", name+".json")
+	s, err := summary.ReadJSON(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CrossRunInput{Label: name, File: file, Summary: s}
+}
+
+// judged are the runs, the first the baseline, each treatment judged
+// against it as llmrun compare judges by default.
+func judged(runs ...CrossRunInput) []CrossRunInput {
+	base := regression.FromSummary(runs[0].Summary, regression.DefaultConfidence)
+	for i := range runs[1:] {
+		cur := regression.FromSummary(runs[i+1].Summary, regression.DefaultConfidence)
+		rs := []regression.Run{cur, base}
+		o := regression.Options{Tolerance: 0.1, Confidence: regression.DefaultConfidence}
+		runs[i+1].Against = regression.Report{Runs: rs, Figures: regression.Headline(), Comparisons: regression.Compare(rs, regression.Headline(), o), Options: o}
+	}
+	return runs
+}
+
+// renderCross is the page of c as it reads: its HTML with the entities
+// html/template wrote (&#43; for +) unescaped.
+func renderCross(t *testing.T, c CrossRun) string {
+	t.Helper()
+	return html.UnescapeString(renderCrossHTML(t, c))
+}
+
+// renderCrossHTML is the page of c.
+func renderCrossHTML(t *testing.T, c CrossRun) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := RenderCrossRun(&buf, c); err != nil {
+		t.Fatalf("RenderCrossRun: %v", err)
+	}
+	return buf.String()
+}
+
+// svgOf is the SVG of the chart name in page, "" when it has none.
+func svgOf(page, name string) string {
+	i := strings.Index(page, `data-chart="`+name+`"`)
+	if i < 0 {
+		return ""
+	}
+	return page[i : i+strings.Index(page[i:], "</svg>")]
+}
+
+// frontLabel says whether the chart's svg labels label as on its front.
+func frontLabel(svg, label string) bool {
+	return regexp.MustCompile(`data-mark="front"><circle[^>]*/><text[^>]*>` + regexp.QuoteMeta(label) + `</text>`).MatchString(svg)
+}
+
+// Two runs against simulators with a faster and a slower decode step, and
+// a sweep, drawn per GPU with --gpus 8: one point per run and per level,
+// the faster run on the front and the slower off it, and a table of the
+// runs with compare's verdicts.
+func TestCrossRunOfRealRuns(t *testing.T) {
+	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
+	page := renderCross(t, CrossRun{Runs: runs, GPUs: 8})
+	fast, slow, sweep := runs[0].Summary, runs[1].Summary, runs[2].Summary
+	if fast.Serving.OutputTokenThroughput <= slow.Serving.OutputTokenThroughput {
+		t.Fatalf("the planted runs are not as planted: %v tok/s for the fast decode, %v for the slow", fast.Serving.OutputTokenThroughput, slow.Serving.OutputTokenThroughput)
+	}
+	for _, name := range []string{"pareto-user", "pareto-ttft"} {
+		svg := svgOf(page, name)
+		if svg == "" {
+			t.Fatalf("the page has no chart %s", name)
+		}
+		if n, want := strings.Count(svg, `class="data dot`), 2+len(sweep.Capacity.Levels); n != want {
+			t.Errorf("%s: %d points, want %d: one per run and one per level of the sweep", name, n, want)
+		}
+		if !strings.Contains(svg, "decode-5ms: "+textfmt.Num(fast.Serving.OutputTokenThroughput/8)+" output tok/s per GPU") {
+			t.Errorf("%s: the fast run's point is not its output throughput over 8 GPUs (%s)", name, textfmt.Num(fast.Serving.OutputTokenThroughput/8))
+		}
+		if n := strings.Count(svg, `data-mark="front"`); n < 2 {
+			t.Errorf("%s: %d front marks", name, n)
+		}
+		if !frontLabel(svg, "decode-5ms") {
+			t.Errorf("%s: the fast run, on the front, is not labelled", name)
+		}
+		if frontLabel(svg, "decode-20ms") {
+			t.Errorf("%s: the slow run, which the fast one beats on both axes, is labelled as on the front", name)
+		}
+	}
+	for _, want := range []string{
+		"Per GPU: each run's output throughput divided by 8 GPUs (--gpus).",
+		"Sweeps and single runs together: each level of sweep is a point, and each of decode-5ms, decode-20ms one point for its whole run.",
+		`<th class="num baseline">decode-5ms<br><span class="role">baseline</span></th>`,
+		`<th class="num">decode-20ms<br><span class="role">treatment</span></th>`,
+		"sweep, 4 levels by concurrency",
+		"decode-5ms @", // not a sweep: no level
+	} {
+		if strings.HasSuffix(want, "@") {
+			if strings.Contains(page, want) {
+				t.Errorf("a single run's point is named with a level: %q", want)
+			}
+			continue
+		}
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// The table shows compare's own verdicts.
+	for _, c := range runs[1].Against.Comparisons {
+		change, _, verdict := regression.Cells(c)
+		if cell := change + " " + verdict; !strings.Contains(page, cell) {
+			t.Errorf("the table lacks %s's %q", c.Figure.Name, cell)
+		}
+	}
+	for _, bad := range []string{"NaN", "Inf"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page has %q", bad)
+		}
+	}
+}
+
+// Per GPU only when it is known for every run: by --gpus, else by each
+// run's GPU telemetry; else the whole deployment's throughput, saying
+// which run lacks a GPU count.
+func TestCrossRunGPUBasis(t *testing.T) {
+	fast, slow := realRun(t, "decode-5ms"), realRun(t, "decode-20ms")
+	for _, tc := range []struct {
+		name  string
+		runs  []CrossRunInput
+		gpus  int
+		wants []string
+	}{
+		{"--gpus", []CrossRunInput{fast, slow}, 3, []string{"divided by 3 GPUs (--gpus)",
+			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/3) + " output tok/s per GPU"}},
+		{"telemetry", []CrossRunInput{fast, slow}, 0, []string{"divided by the GPUs its GPU telemetry reported",
+			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput/2) + " output tok/s per GPU",
+			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/4) + " output tok/s per GPU"}},
+		{"a run without telemetry", []CrossRunInput{fast, slow, realRun(t, "sweep")}, 0, []string{
+			"Not per GPU: no --gpus was given and 1 run (sweep) has no GPU telemetry",
+			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput) + " output tok/s, whole deployment (not per GPU)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			page := renderCross(t, CrossRun{Runs: judged(tc.runs...), GPUs: tc.gpus})
+			for _, want := range tc.wants {
+				if !strings.Contains(page, want) {
+					t.Errorf("the page lacks %q", want)
+				}
+			}
+		})
+	}
+}
+
+// A run whose requests all failed has no point, and the page says so; the
+// SLO is drawn on the TTFT chart; the baseline need not be the first run.
+func TestCrossRunFailedRunSLOAndBaseline(t *testing.T) {
+	runs := judged(realRun(t, "decode-20ms"), realRun(t, "failed"), realRun(t, "decode-5ms"))
+	page := renderCross(t, CrossRun{Runs: runs, Baseline: 0, SLO: &summary.SLO{TTFTP99: 500}})
+	if !strings.Contains(page, "failed: no completed request in the run, so no point.") {
+		t.Errorf("the page does not say that the failed run has no point")
+	}
+	for _, name := range []string{"pareto-user", "pareto-ttft"} {
+		if n := strings.Count(svgOf(page, name), `class="data dot`); n != 2 {
+			t.Errorf("%s: %d points, want 2", name, n)
+		}
+	}
+	if !strings.Contains(svgOf(page, "pareto-ttft"), `data-mark="slo"`) || strings.Contains(svgOf(page, "pareto-user"), `data-mark="slo"`) {
+		t.Errorf("the SLO is not drawn on the TTFT chart alone")
+	}
+	page = renderCross(t, CrossRun{Runs: judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms")), Baseline: 1})
+	if !strings.Contains(page, `<th class="num baseline">decode-20ms`) || !strings.Contains(page, "llmrun report: 2 runs against decode-20ms") {
+		t.Errorf("the second run is not shown as the baseline")
+	}
+}
+
+func TestRenderCrossRunErrors(t *testing.T) {
+	one := []CrossRunInput{realRun(t, "decode-5ms")}
+	two := append(one, realRun(t, "decode-20ms"))
+	for _, tc := range []struct {
+		c    CrossRun
+		want string
+	}{
+		{CrossRun{Runs: one}, "want two runs or more"},
+		{CrossRun{Runs: two, Baseline: 2}, "a baseline among them"},
+		{CrossRun{Runs: two, GPUs: -1}, "-1 GPUs"},
+	} {
+		if err := RenderCrossRun(&bytes.Buffer{}, tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", tc.c.Baseline, err, tc.want)
+		}
+	}
+}
+
+// Laid out by Chromium, the fronts' labels cover no point and no other
+// label; the screenshot shows the charts.
+func TestCrossRunInChromium(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
+	page := renderCrossHTML(t, CrossRun{Runs: runs, GPUs: 8, SLO: &summary.SLO{TTFTP99: 500}})
+	for _, chart := range []string{"pareto-user", "pareto-ttft"} {
+		dots, labels := `svg[data-chart="`+chart+`"] circle.dot`, `svg[data-chart="`+chart+`"] g.mark[data-mark="front"] text`
+		boxes := browsertest.Boxes(t, bin, page, 1280, dots, labels)
+		if len(boxes[dots]) != 2+len(runs[2].Summary.Capacity.Levels) {
+			t.Fatalf("%s: chromium lays out %d points", chart, len(boxes[dots]))
+		}
+		var placed []browsertest.Box
+		for _, l := range boxes[labels] {
+			if l.Width == 0 {
+				continue // a label with no room: in the front table only
+			}
+			for _, d := range boxes[dots] {
+				if overlap(l, d) {
+					t.Errorf("%s: a front label at %+v covers the point at %+v", chart, l, d)
+				}
+			}
+			for _, o := range placed {
+				if overlap(l, o) {
+					t.Errorf("%s: front labels at %+v and %+v overlap", chart, l, o)
+				}
+			}
+			placed = append(placed, l)
+		}
+		if len(placed) == 0 {
+			t.Errorf("%s: no front label laid out", chart)
+		}
+	}
+
+	dir := t.TempDir()
+	file, shot := filepath.Join(dir, "crossrun.html"), filepath.Join(dir, "crossrun.png")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Run(t, bin, file, "--screenshot="+shot, "--window-size=1280,1400")
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("chromium wrote no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decoding the screenshot: %v", err)
+	}
+	// The charts' dots are in the runs' colours: the baseline's blue
+	// (#1864ab) and the first treatment's orange (#d9480f) are on screen.
+	seen := map[string]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			seen[fmt.Sprintf("%02x%02x%02x", r>>8, g>>8, bl>>8)] = true
+		}
+	}
+	for _, c := range []string{"1864ab", "d9480f"} {
+		if !seen[c] {
+			t.Errorf("the screenshot has no pixel of #%s", c)
+		}
+	}
+}
+
+// overlap says whether two boxes share more than an edge.
+func overlap(a, b browsertest.Box) bool {
+	return a.Left < b.Left+b.Width && b.Left < a.Left+a.Width && a.Top < b.Top+b.Height && b.Top < a.Top+a.Height
+}

@@ -1,0 +1,105 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestParetoFront(t *testing.T) {
+	pts := func(xy ...float64) []paretoPoint {
+		var out []paretoPoint
+		for i := 0; i < len(xy); i += 2 {
+			out = append(out, paretoPoint{X: xy[i], Y: xy[i+1]})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		points  []paretoPoint
+		xHigher bool
+		want    []int
+	}{
+		{"no point", nil, true, nil},
+		{"one point", pts(5, 5), true, []int{0}},
+		{"one point, x lower better", pts(5, 5), false, []int{0}},
+		{"dominated on both axes", pts(1, 1, 2, 2), true, []int{1}},
+		{"dominated on both axes, x lower better", pts(1, 1, 2, 2), false, []int{0, 1}},
+		{"beaten on y at equal x", pts(3, 1, 3, 2), true, []int{1}},
+		{"beaten on x at equal y", pts(3, 2, 4, 2), true, []int{1}},
+		{"beaten on x at equal y, x lower better", pts(3, 2, 4, 2), false, []int{0}},
+		{"equal points are both on the front", pts(3, 2, 3, 2, 1, 1), true, []int{0, 1}},
+		{"a trade-off: all on the front, in the order of x", pts(3, 1, 1, 3, 2, 2), true, []int{1, 2, 0}},
+		{"a trade-off with one inside it", pts(1, 10, 10, 1, 4, 4, 3, 3), true, []int{0, 2, 1}},
+		{"latency: lower x and higher y win", pts(100, 50, 200, 80, 150, 40, 300, 80), false, []int{0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := paretoFront(tc.points, tc.xHigher); !slices.Equal(got, tc.want) {
+				t.Errorf("front %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The front's labels go where they cover no dot, no ring, no front line
+// and no other label, and stay inside the plot, however crowded the
+// points; one with no room is left out, never drawn over a point.
+func TestParetoLabelsCoverNothing(t *testing.T) {
+	for _, n := range []int{1, 3, 12, 40} {
+		t.Run(fmt.Sprint(n, " points"), func(t *testing.T) {
+			var runs []paretoRun
+			for r := range 3 {
+				run := paretoRun{Name: fmt.Sprint("config-", r)}
+				for i := range n {
+					// Points along a saturating curve, the runs' curves
+					// close together: the front crowds into one corner.
+					x := float64(i+1) * (1 + 0.05*float64(r))
+					run.Points = append(run.Points, paretoPoint{X: x, Y: 100 * (1 - math.Exp(-x/4)) * (1 + 0.03*float64(r)),
+						Label: fmt.Sprintf("config-%d @concurrency %d", r, i+1), Tip: fmt.Sprint(r, "/", i)})
+				}
+				runs = append(runs, run)
+			}
+			c, front := buildPareto(paretoSpec{Name: "p", X: axisSpec{Label: "x", Zero: true}, Y: axisSpec{Label: "y", Zero: true}, XHigher: false, Runs: runs,
+				Refs: []refLine{{Value: float64(n) / 2, Vertical: true, Label: "SLO", Mark: "slo"}}})
+			if len(front) == 0 || len(c.Marks) != len(front) {
+				t.Fatalf("%d front points, %d marks", len(front), len(c.Marks))
+			}
+			var line [][2]xy
+			for i := 1; i < len(c.Marks); i++ {
+				line = append(line, [2]xy{{parseCoord(c.Marks[i-1].CX), parseCoord(c.Marks[i-1].CY)}, {parseCoord(c.Marks[i].CX), parseCoord(c.Marks[i].CY)}})
+			}
+			plot := box{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
+			var placed []box
+			for _, m := range c.Marks {
+				if m.Label.Text == "" {
+					continue
+				}
+				b := textBox(m.Label)
+				if !b.inside(plot) {
+					t.Errorf("label %q at %v leaves the plot %v", m.Label.Text, b, plot)
+				}
+				for _, d := range c.Dots {
+					if b.nearCircle(xy{parseCoord(d.CX), parseCoord(d.CY)}, ringRadius) {
+						t.Errorf("label %q at %v covers the point at %s,%s", m.Label.Text, b, d.CX, d.CY)
+					}
+				}
+				for _, s := range line {
+					if b.crosses(s) {
+						t.Errorf("label %q at %v crosses the front line %v", m.Label.Text, b, s)
+					}
+				}
+				for _, o := range placed {
+					if b.overlaps(o) {
+						t.Errorf("label %q at %v covers another label at %v", m.Label.Text, b, o)
+					}
+				}
+				placed = append(placed, b)
+			}
+			if len(placed) == 0 {
+				t.Errorf("no front label placed")
+			}
+			t.Logf("%d of %d front labels placed", len(placed), len(front))
+		})
+	}
+}

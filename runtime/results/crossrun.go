@@ -1,0 +1,133 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/report"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// CrossReport is the HTML page of several result files drawn together
+// (llmrun report a.json b.json ...): In the result files, Labels their
+// names on the page (--label, in the order of In; an empty one, or
+// fewer than In, leaves those runs their own names, runLabels), Baseline the file the others are judged
+// against ("" the first), GPUs the GPU count of every run (--gpus; 0
+// takes each run's GPU telemetry), SLO the objective to draw, Out the
+// page.
+type CrossReport struct {
+	In, Labels    []string
+	Baseline, Out string
+	GPUs          int
+	SLO           *summary.SLO
+}
+
+// crossGate is how the page judges the treatments: as llmrun compare does
+// by default (its --tolerance 10%, --confidence 99%, default figures).
+func crossGate() Gate {
+	return Gate{Options: regression.Options{Tolerance: 0.1, Confidence: regression.DefaultConfidence}, Figures: regression.Headline(), DefaultFigures: true}
+}
+
+// Write reads the result files, judges each against the baseline and
+// writes the page; it is made in memory first, so that a failure leaves
+// no partial file.
+func (r CrossReport) Write() error {
+	if len(r.In) < 2 {
+		return fmt.Errorf("a cross-run report takes two result files or more, not %d", len(r.In))
+	}
+	if len(r.Labels) > len(r.In) {
+		return fmt.Errorf("--label given %d times for %d result files", len(r.Labels), len(r.In))
+	}
+	if r.GPUs < 0 {
+		return fmt.Errorf("--gpus %d: want 1 or more", r.GPUs)
+	}
+	base := 0
+	if r.Baseline != "" {
+		base = slices.Index(r.In, r.Baseline)
+		if base < 0 {
+			return fmt.Errorf("--baseline %s: not one of the result files given (%s)", r.Baseline, strings.Join(r.In, ", "))
+		}
+	}
+	if err := CheckOutput(r.Out); err != nil {
+		return err
+	}
+	runs := make([]report.CrossRunInput, len(r.In))
+	for i, in := range r.In {
+		s, err := summary.ReadJSON(in)
+		if err != nil {
+			return err
+		}
+		runs[i] = report.CrossRunInput{File: in, Summary: s}
+	}
+	labels := runLabels(r.In, runs)
+	for i, l := range r.Labels {
+		if l != "" {
+			labels[i] = l
+		}
+	}
+	for i, l := range labels {
+		if j := slices.Index(labels, l); j != i {
+			return fmt.Errorf("%s and %s are both labelled %q: give each a --label of its own", r.In[j], r.In[i], l)
+		}
+		runs[i].Label = l
+	}
+	g := crossGate()
+	b := runs[base]
+	for i := range runs {
+		if i == base {
+			continue
+		}
+		c := runs[i]
+		runs[i].Against = Compare(b.File, b.Summary, c.File, c.Summary, g)
+		if b.Summary.Meta.ScriptSHA256 != c.Summary.Meta.ScriptSHA256 {
+			runs[i].Note = fmt.Sprintf("ran another script than the baseline (%s, not %s)", c.Summary.Meta.Script, b.Summary.Meta.Script)
+		}
+	}
+	var page bytes.Buffer
+	if err := report.RenderCrossRun(&page, report.CrossRun{Runs: runs, Baseline: base, GPUs: r.GPUs, SLO: r.SLO}); err != nil {
+		return err
+	}
+	if err := output.WriteFile(r.Out, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {
+		return fmt.Errorf("-o %s: the report was not written: %w", r.Out, err)
+	}
+	return nil
+}
+
+// runLabels names each run by what it says of itself: its "label" tag,
+// else its test id; runs that say nothing, or the same as another, by
+// their file's name without .json, or by the whole path when two files
+// share a name.
+func runLabels(files []string, runs []report.CrossRunInput) []string {
+	labels := make([]string, len(runs))
+	for i, r := range runs {
+		m := r.Summary.Meta
+		labels[i] = m.Tags["label"]
+		if labels[i] == "" {
+			labels[i] = m.TestID
+		}
+	}
+	byFile := func(i int) string { return strings.TrimSuffix(filepath.Base(files[i]), filepath.Ext(files[i])) }
+	replaceShared(labels, byFile)
+	replaceShared(labels, func(i int) string { return files[i] })
+	return labels
+}
+
+// replaceShared gives every label that is empty or shared with another
+// the name by(i).
+func replaceShared(labels []string, by func(i int) string) {
+	counts := map[string]int{}
+	for _, l := range labels {
+		counts[l]++
+	}
+	for i, l := range labels {
+		if l == "" || counts[l] > 1 {
+			labels[i] = by(i)
+		}
+	}
+}

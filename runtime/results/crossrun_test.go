@@ -1,0 +1,102 @@
+package results
+
+import (
+	"html"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llmrun/llmrun/runtime/report"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// CrossReport.Write writes one page of the runs, each treatment judged
+// against the baseline, saying when a treatment ran another script.
+func TestCrossReportWrite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base, same, other := writeResult(t, dir, "base", "abc", 100), writeResult(t, dir, "same", "abc", 100), writeResult(t, dir, "other", "def", 300)
+	out := filepath.Join(dir, "cross.html")
+	if err := (CrossReport{In: []string{base, same, other}, Labels: []string{"", "the same"}, Baseline: same, GPUs: 2, Out: out}).Write(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(b))
+	for _, want := range []string{
+		"llmrun report: 3 runs against the same",
+		`<th class="num baseline">the same<br>`,
+		`<th class="num">base<br>`,
+		"other: ran another script than the baseline",
+		"ttft_p99 (ms)",
+		"regression", // other's TTFT, three times the baseline's
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(page)
+	}
+}
+
+func TestCrossReportErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := writeResult(t, dir, "a", "abc", 100), writeResult(t, dir, "b", "abc", 100)
+	notJSON := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notJSON, []byte("not a result"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "cross.html")
+	for _, tc := range []struct {
+		name string
+		r    CrossReport
+		want string
+	}{
+		{"one file", CrossReport{In: []string{a}, Out: out}, "two result files or more, not 1"},
+		{"too many labels", CrossReport{In: []string{a, b}, Labels: []string{"x", "y", "z"}, Out: out}, "--label given 3 times for 2 result files"},
+		{"no GPU", CrossReport{In: []string{a, b}, GPUs: -1, Out: out}, "--gpus -1: want 1 or more"},
+		{"baseline not given", CrossReport{In: []string{a, b}, Baseline: "c.json", Out: out}, "--baseline c.json: not one of the result files given"},
+		{"same label", CrossReport{In: []string{a, b}, Labels: []string{"x", "x"}, Out: out}, `are both labelled "x"`},
+		{"not a result", CrossReport{In: []string{a, notJSON}, Out: out}, "notes.txt:1:2: not valid JSON"},
+		{"unwritable -o", CrossReport{In: []string{a, b}, Out: filepath.Join(dir, "no", "x.html")}, "cannot write there"},
+	} {
+		if err := tc.r.Write(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed report left a file (%v)", err)
+	}
+}
+
+// A run is named by its label tag, else its test id, else its file's
+// name; runs that would share a name get their file's, or their path
+// when the files share a name too.
+func TestRunLabels(t *testing.T) {
+	run := func(testid string, tags map[string]string) report.CrossRunInput {
+		return report.CrossRunInput{Summary: &summary.Summary{Meta: summary.Meta{TestID: testid, Tags: tags}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		files []string
+		runs  []report.CrossRunInput
+		want  []string
+	}{
+		{"label tag, test id, file", []string{"a.json", "b.json", "dir/c.json"},
+			[]report.CrossRunInput{run("t1", map[string]string{"label": "tp4"}), run("t2", nil), run("", nil)}, []string{"tp4", "t2", "c"}},
+		{"a shared test id", []string{"x/a.json", "y/b.json"}, []report.CrossRunInput{run("nightly", nil), run("nightly", nil)}, []string{"a", "b"}},
+		{"a shared file name", []string{"x/result.json", "y/result.json"}, []report.CrossRunInput{run("", nil), run("", nil)}, []string{"x/result.json", "y/result.json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := runLabels(tc.files, tc.runs); !slices.Equal(got, tc.want) {
+				t.Errorf("labels %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
