@@ -117,19 +117,19 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 		front = append(front, all[i])
 		line = append(line, p)
 	}
-	plot := box{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
+	plot := rect{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
 	var segments [][2]xy
 	for i := 1; i < len(line); i++ {
 		segments = append(segments, [2]xy{line[i-1], line[i]})
 	}
-	var taken []box
+	var taken []rect
 	for _, r := range c.Refs {
 		var x, y0, y1 float64
 		if _, err := fmt.Sscanf(r.D, "M%f %fV%f", &x, &y0, &y1); err == nil {
 			segments = append(segments, [2]xy{{x, y0}, {x, y1}})
 		}
 		if r.Label.Text != "" {
-			taken = append(taken, textBox(r.Label))
+			taken = append(taken, labelRect(r.Label))
 		}
 	}
 	if len(line) > 1 {
@@ -142,7 +142,7 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 	for i, p := range line {
 		label, ok := placeLabel(p, front[i].Label, plot, dots, segments, taken)
 		if ok {
-			taken = append(taken, textBox(label))
+			taken = append(taken, labelRect(label))
 		} else {
 			label = Text{}
 		}
@@ -154,15 +154,15 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 // xy is a position in SVG coordinates.
 type xy struct{ x, y float64 }
 
-// box is a rectangle in SVG coordinates.
-type box struct{ x0, y0, x1, y1 float64 }
+// rect is a rectangle in SVG coordinates.
+type rect struct{ x0, y0, x1, y1 float64 }
 
-func (b box) overlaps(o box) bool { return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1 }
+func (b rect) overlaps(o rect) bool { return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1 }
 
-func (b box) inside(o box) bool { return b.x0 >= o.x0 && b.x1 <= o.x1 && b.y0 >= o.y0 && b.y1 <= o.y1 }
+func (b rect) inside(o rect) bool { return b.x0 >= o.x0 && b.x1 <= o.x1 && b.y0 >= o.y0 && b.y1 <= o.y1 }
 
 // nearCircle says whether b comes within r of c.
-func (b box) nearCircle(c xy, r float64) bool {
+func (b rect) nearCircle(c xy, r float64) bool {
 	dx := c.x - math.Max(b.x0, math.Min(c.x, b.x1))
 	dy := c.y - math.Max(b.y0, math.Min(c.y, b.y1))
 	return dx*dx+dy*dy < r*r
@@ -170,7 +170,7 @@ func (b box) nearCircle(c xy, r float64) bool {
 
 // crosses says whether the segment s passes through b, tried every
 // pixel along it.
-func (b box) crosses(s [2]xy) bool {
+func (b rect) crosses(s [2]xy) bool {
 	n := math.Ceil(math.Hypot(s[1].x-s[0].x, s[1].y-s[0].y))
 	for k := 0.0; k <= n; k++ {
 		t := k / math.Max(n, 1)
@@ -194,8 +194,8 @@ const (
 	ringRadius   = 9
 )
 
-// textBox is where a label's text lies, padded.
-func textBox(t Text) box {
+// labelRect is where a label's text lies, padded.
+func labelRect(t Text) rect {
 	x, y := parseCoord(t.X), parseCoord(t.Y)
 	w := labelChar * float64(utf8.RuneCountInString(t.Text))
 	x0 := x
@@ -205,14 +205,14 @@ func textBox(t Text) box {
 	case "middle":
 		x0 = x - w/2
 	}
-	return box{x0 - labelPad, y - labelAscent - labelPad, x0 + w + labelPad, y + labelDescent + labelPad}
+	return rect{x0 - labelPad, y - labelAscent - labelPad, x0 + w + labelPad, y + labelDescent + labelPad}
 }
 
 // placeLabel finds where text, the label of the point at p, lies inside
 // plot and clear of every dot (with its ring), every segment and every
-// box taken: to the right, the left, above, below or on a diagonal of
+// rect taken: to the right, the left, above, below or on a diagonal of
 // the point, nearest first. false when nowhere is clear.
-func placeLabel(p xy, text string, plot box, dots []xy, segments [][2]xy, taken []box) (Text, bool) {
+func placeLabel(p xy, text string, plot rect, dots []xy, segments [][2]xy, taken []rect) (Text, bool) {
 	for _, d := range []float64{ringRadius + 4, ringRadius + 14, ringRadius + 28} {
 		diag := d * 0.7
 		for _, c := range []Text{
@@ -226,7 +226,7 @@ func placeLabel(p xy, text string, plot box, dots []xy, segments [][2]xy, taken 
 			{X: f1(p.x - diag), Y: f1(p.y + diag + labelAscent), Anchor: "end"},
 		} {
 			c.Text = text
-			b := textBox(c)
+			b := labelRect(c)
 			if !b.inside(plot) || slices.ContainsFunc(taken, b.overlaps) ||
 				slices.ContainsFunc(dots, func(d xy) bool { return b.nearCircle(d, ringRadius) }) ||
 				slices.ContainsFunc(segments, b.crosses) {

@@ -69,13 +69,13 @@ func TestParetoLabelsCoverNothing(t *testing.T) {
 			for i := 1; i < len(c.Marks); i++ {
 				line = append(line, [2]xy{{parseCoord(c.Marks[i-1].CX), parseCoord(c.Marks[i-1].CY)}, {parseCoord(c.Marks[i].CX), parseCoord(c.Marks[i].CY)}})
 			}
-			plot := box{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
-			var placed []box
+			plot := rect{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
+			var placed []rect
 			for _, m := range c.Marks {
 				if m.Label.Text == "" {
 					continue
 				}
-				b := textBox(m.Label)
+				b := labelRect(m.Label)
 				if !b.inside(plot) {
 					t.Errorf("label %q at %v leaves the plot %v", m.Label.Text, b, plot)
 				}
