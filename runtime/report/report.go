@@ -373,6 +373,9 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 		}
 		pts = append(pts, point{X: 100, Y: r.Max, Tip: "max " + textfmt.Millis(r.Max) + " ms"})
 	}
+	// What the result lacks (another tool's file keeps some percentiles
+	// only) is NaN: not drawn.
+	pts = slices.DeleteFunc(pts, func(p point) bool { return math.IsNaN(p.Y) })
 	spec.Series = []series{{Name: label, Points: pts}}
 	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, textfmt.Millis(r.P["p50"]), textfmt.Millis(r.P["p99"]), textfmt.Millis(r.Max))
 	return buildChart(spec)

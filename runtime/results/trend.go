@@ -34,8 +34,8 @@ var reservedTags = map[string]string{
 // server figure judged on a scenario (a server section is the whole
 // run's), or a tag the query selects by otherwise.
 func (q Query) Check() error {
-	if i := slices.IndexFunc(q.Gate.Figures, regression.Figure.Server); i >= 0 && q.Scenario != "" {
-		return fmt.Errorf("--metric %s: a server figure is the whole run's, not a scenario's: drop --scenario", q.Gate.Figures[i].Name)
+	if err := checkScenarioFigures(q.Gate.Figures, q.Scenario); err != nil {
+		return err
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.Tags)) {
 		if instead, ok := reservedTags[k]; ok {
