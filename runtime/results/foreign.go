@@ -123,12 +123,15 @@ func jsonValues(name string, b []byte) ([]jsonDoc, error) {
 }
 
 // keyBefore finds the key of the value that starts at the end of a text.
-var keyBefore = regexp.MustCompile(`"((?:[^"\\]|\\.){1,200})"\s*:\s*[-+]?[A-Za-z]*$`)
+var keyBefore = regexp.MustCompile(`"((?:[^"\\]|\\.){1,200})"\s*:\s*[^,{}\[\]":]*$`)
 
 // jsonError says where b is not JSON, and in which key.
 func jsonError(name string, b []byte, err error) error {
 	var syn *json.SyntaxError
-	if !errors.As(err, &syn) {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: not valid JSON: the file ends in the middle of a value (cut short?)", name)
+	case !errors.As(err, &syn):
 		return fmt.Errorf("%s: not valid JSON: %w", name, err)
 	}
 	if syn.Offset >= int64(len(bytes.TrimRight(b, " \t\r\n"))) {

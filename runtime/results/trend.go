@@ -206,3 +206,35 @@ func ParseSince(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// FileRunID names the i-th result file TrendFiles reads (from 0) in its
+// tables, whose run column is too narrow for a file's name: "#1", "#2", ...
+func FileRunID(i int) string { return "#" + strconv.Itoa(i+1) }
+
+// TrendFiles reads result files (ReadResult: llmrun's, vLLM's or
+// SGLang's), oldest first, and judges the newest, the last, against the
+// median of the others by g, as Trend judges the runs InfluxDB holds: the
+// whole runs' client figures, or with scenario that scenario's.
+func TrendFiles(files []string, scenario string, g Gate) (TrendReport, error) {
+	if err := checkScenarioFigures(g.Figures, scenario); err != nil {
+		return TrendReport{}, err
+	}
+	runs := make([]regression.Run, len(files))
+	for i, file := range files {
+		s, err := ReadResult(file)
+		if err != nil {
+			return TrendReport{}, err
+		}
+		run := Run(s, g.Options.Confidence)
+		if scenario != "" {
+			block, err := scenarioBlock(file, s, scenario)
+			if err != nil {
+				return TrendReport{}, err
+			}
+			run.Figures = regression.Estimates(block, g.Options.Confidence)
+		}
+		run.ID = FileRunID(i)
+		runs[len(files)-1-i] = run
+	}
+	return TrendReport{Report: g.report(runs, g.Figures)}, nil
+}
