@@ -124,7 +124,7 @@ func TestCompareForeignResults(t *testing.T) {
 	t.Run("the rag scenario's figures are its own", func(t *testing.T) {
 		_, whole, _ := command(t, "compare", llmrunA, llmrunB, "--metric", "e2e_p50")
 		_, rag, _ := command(t, "compare", llmrunA, llmrunB, "--metric", "e2e_p50", "--scenario", "rag")
-		if cell(whole, "e2e_p50", 2) == cell(rag, "e2e_p50", 2) {
+		if w, r := cell(whole, "e2e_p50", 2), cell(rag, "e2e_p50", 2); w == "" || r == "" || w == r {
 			t.Errorf("rag's e2e_p50 is the whole run's:\n%s\n%s", whole, rag)
 		}
 	})
@@ -195,5 +195,38 @@ func TestTrendAndReportOfForeignFiles(t *testing.T) {
 		if strings.Contains(html, bad) {
 			t.Errorf("the page has %q", bad)
 		}
+	}
+}
+
+// llmrun bench saves a run in vLLM's keys beside llmrun's result file:
+// compare reads the two as the same run, each figure computed from its
+// requests' samples equal in both.
+func TestCompareBenchSavedResult(t *testing.T) {
+	t.Parallel()
+	url, _ := startCountedSim(t)
+	dir := t.TempDir()
+	export := filepath.Join(dir, "llmrun.json")
+	code, stdout, stderr := command(t, "bench", "--base-url", url, "--backend", "vllm", "--num-prompts", "40",
+		"--request-rate", "100", "--random-input-len", "32", "--random-output-len", "8",
+		"--save-result", "--save-detailed", "--result-dir", filepath.Join(dir, "results"),
+		"--no-preflight", "-q", "--summary-export", export)
+	if code != exitcode.OK {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	saved, err := filepath.Glob(filepath.Join(dir, "results", "*.json"))
+	if err != nil || len(saved) != 1 {
+		t.Fatalf("bench saved %v (%v), want one file", saved, err)
+	}
+	code, stdout, stderr = command(t, "compare", export, saved[0], "--metric", "ttft_mean,ttft_p50,tpot_p50,e2e_p90,success_rate")
+	if !judged(code) {
+		t.Fatalf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, figure := range []string{"ttft_mean", "ttft_p50", "tpot_p50", "e2e_p90", "success_rate"} {
+		if base, cur := cell(stdout, figure, 2), cell(stdout, figure, 4); base == "" || base != cur || strings.Trim(cell(stdout, figure, 6), "+-") != "0.0 %" {
+			t.Errorf("%s: llmrun's %q, vLLM's keys' %q; want the same\n%s", figure, base, cur, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "vllm bench serve's result") {
+		t.Errorf("the saved file is not read as vLLM's:\n%s", stdout)
 	}
 }
