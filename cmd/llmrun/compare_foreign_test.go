@@ -186,12 +186,12 @@ func TestTrendAndReportOfForeignFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(b)
-	for _, w := range []string{"vllm bench serve", "sim-model", "240 (234 ok, 6 failed)", "7.85 req/s", "178.0"} {
+	for _, w := range []string{"vllm bench serve", "sim-model", "240 (234 ok, 6 failed)", "7.85 req/s", "178.0", "failed (vllm bench serve saves no class)"} {
 		if !strings.Contains(html, w) {
 			t.Errorf("the page lacks %q", w)
 		}
 	}
-	for _, bad := range []string{"NaN", "No request completed"} {
+	for _, bad := range []string{"NaN", "No request completed", "No request failed"} {
 		if strings.Contains(html, bad) {
 			t.Errorf("the page has %q", bad)
 		}

@@ -363,10 +363,14 @@ func readForeign(name string, doc jsonDoc) (*summary.Summary, error) {
 	}
 	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Metrics: map[string]summary.MetricSummary{}}
 	s.Meta.Tool = tool
-	if err := r.meta(&s.Meta); err != nil {
+	var err error
+	if err = r.meta(&s.Meta); err != nil {
 		return nil, err
 	}
 	if err := r.serving(&s.Serving); err != nil {
+		return nil, err
+	}
+	if s.Errors, err = r.failures(tool, s.Serving.Failed); err != nil {
 		return nil, err
 	}
 	detailed, err := r.samples(tool)
@@ -537,6 +541,50 @@ func (r foreignRun) serving(sv *summary.Serving) error {
 		sv.TotalTokenThroughput = float64(sv.PromptTokens+sv.OutputTokens) / sv.DurationSeconds
 	}
 	return nil
+}
+
+// maxForeignMessages and maxForeignMessageLen bound what the error table
+// keeps of another tool's error messages: the first few distinct ones,
+// cut (SGLang saves whole tracebacks).
+const (
+	maxForeignMessages   = 3
+	maxForeignMessageLen = 300
+)
+
+// failures are the run's failed requests as one error class (the tools
+// save none), with the first distinct messages when it saved its
+// requests' errors.
+func (r foreignRun) failures(tool string, failed int64) ([]summary.ErrorClassCount, error) {
+	if failed == 0 {
+		return nil, nil
+	}
+	errs, err := r.strings("errors")
+	if err != nil {
+		return nil, err
+	}
+	c := summary.ErrorClassCount{Class: "failed (" + tool + " saves no class)", Count: failed}
+	seen := map[string]int{}
+	for _, e := range errs {
+		if e == "" {
+			continue
+		}
+		e = strings.Map(func(c rune) rune {
+			if c < ' ' && c != '\n' || c == 0x7f {
+				return -1
+			}
+			return c
+		}, strings.ToValidUTF8(e, "?"))
+		if len(e) > maxForeignMessageLen {
+			e = strings.ToValidUTF8(e[:maxForeignMessageLen], "") + "..."
+		}
+		if i, ok := seen[e]; ok {
+			c.Messages[i].Count++
+		} else if len(c.Messages) < maxForeignMessages {
+			seen[e] = len(c.Messages)
+			c.Messages = append(c.Messages, summary.ErrorCount{Message: e, Count: 1})
+		}
+	}
+	return []summary.ErrorClassCount{c}, nil
 }
 
 // samples are the latencies (ms) of the run's successful requests, by

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 // foreignDir holds vLLM's and SGLang's result files (see its PROVENANCE).
@@ -33,6 +34,9 @@ func TestReadVLLMResult(t *testing.T) {
 	}
 	if s.Meta.Tool != ToolVLLM || s.Serving.OK != 234 || s.Serving.Failed != 6 || s.Serving.Requests != 240 {
 		t.Errorf("tool %q, %d ok, %d failed of %d; want %q, 234 ok, 6 failed of 240", s.Meta.Tool, s.Serving.OK, s.Serving.Failed, s.Serving.Requests, ToolVLLM)
+	}
+	if len(s.Errors) != 1 || s.Errors[0].Count != 6 || len(s.Errors[0].Messages) != 1 || s.Errors[0].Messages[0] != (summary.ErrorCount{Message: "Bad Request", Count: 6}) {
+		t.Errorf("errors %+v, want one class of 6, its message Bad Request 6 times", s.Errors)
 	}
 	run := Run(s, regression.DefaultConfidence)
 	for figure, key := range map[string]string{"ttft_mean": "mean_ttft_ms", "tpot_mean": "mean_tpot_ms", "itl_mean": "mean_itl_ms", "e2e_mean": "mean_e2el_ms"} {
