@@ -173,7 +173,7 @@ func TestTrendAndReportOfForeignFiles(t *testing.T) {
 	if got := verdictOf(stdout, "ttft_p50"); got == "" || got == "no history" {
 		t.Errorf("ttft_p50: verdict %q, want one against the two files before\n%s", got, stdout)
 	}
-	if code, _, stderr := command(t, "trend", summaryOnly, "--testid", "x"); code != exitcode.Usage || !strings.Contains(stderr, "--testid selects runs stored in InfluxDB") {
+	if code, _, stderr := command(t, "trend", summaryOnly, "--testid", "x"); code != exitcode.Usage || !strings.Contains(stderr, "--testid selects runs stored in InfluxDB, not result files") {
 		t.Errorf("trend FILE --testid: exit %d, %s", code, stderr)
 	}
 

@@ -81,7 +81,7 @@ func (f *trendFlags) check(fs *pflag.FlagSet) error {
 		// Result files: what selects runs in InfluxDB has no use.
 		for _, name := range []string{"influxdb", "testid", "model", "tag", "runs", "since"} {
 			if fs.Changed(name) {
-				return fmt.Errorf("--%s selects runs stored in InfluxDB: not with result files", name)
+				return fmt.Errorf("unexpected argument %q: --%s selects runs stored in InfluxDB, not result files", fs.Arg(0), name)
 			}
 		}
 		return nil

@@ -48,6 +48,10 @@ func ReadResult(name string) (*summary.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{")) {
+		// Not a JSON object: summary.Parse says what it is.
+		return summary.Parse(name, b)
+	}
 	docs, err := jsonValues(name, quoteNonFinite(b))
 	if err != nil {
 		return nil, err
@@ -138,7 +142,8 @@ func jsonError(name string, b []byte, err error) error {
 		return fmt.Errorf("%s: not valid JSON: the file ends in the middle of a value (cut short?)", name)
 	}
 	off := min(syn.Offset, int64(len(b)))
-	msg := fmt.Sprintf("%s: line %d: not valid JSON: %s", name, bytes.Count(b[:off], []byte("\n"))+1, strings.TrimPrefix(syn.Error(), "json: "))
+	line, col := bytes.Count(b[:off], []byte("\n"))+1, off-int64(bytes.LastIndexByte(b[:off], '\n'))-1
+	msg := fmt.Sprintf("%s:%d:%d: not valid JSON: %s", name, line, col, strings.TrimPrefix(syn.Error(), "json: "))
 	if m := keyBefore.FindSubmatch(b[max(0, off-260):off]); m != nil {
 		msg += fmt.Sprintf(", in the value of %q", m[1])
 	}
@@ -198,7 +203,7 @@ type foreignRun struct {
 }
 
 func (r foreignRun) errorf(key, format string, args ...any) error {
-	return fmt.Errorf("%s: line %d: %q: %s", r.name, r.line, key, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s:%d: %q: %s", r.name, r.line, key, fmt.Sprintf(format, args...))
 }
 
 // has reports whether the run has key with a value other than null.
@@ -350,7 +355,7 @@ var foreignStats = map[string]string{"mean": "avg", "median": "med", "p50": "med
 func readForeign(name string, doc jsonDoc) (*summary.Summary, error) {
 	r := foreignRun{name: name, line: doc.line}
 	if err := json.Unmarshal(doc.raw, &r.keys); err != nil {
-		return nil, fmt.Errorf("%s: line %d: not a result file llmrun reads: want a JSON object, got %s", name, doc.line, clip(doc.raw))
+		return nil, fmt.Errorf("%s:%d: not a result file llmrun reads: want a JSON object, got %s", name, doc.line, clip(doc.raw))
 	}
 	tool := ""
 	switch {

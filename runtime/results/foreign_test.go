@@ -119,15 +119,15 @@ func TestReadResultHostile(t *testing.T) {
 		{"truncated", `{` + valid + `, "mean_ttft_ms": 12.`, []string{"cut short"}},
 		{"NaN where a number belongs", "{" + valid + `, "mean_ttft_ms": NaN}`, []string{`"mean_ttft_ms": want a number, got "NaN"`, "could not compute"}},
 		{"-Infinity where a number belongs", "{" + valid + `, "p99_tpot_ms": -Infinity}`, []string{`"p99_tpot_ms": want a number, got "-Infinity"`}},
-		{"a string where a number belongs", "{" + valid + `, "p99_ttft_ms": "fast"}`, []string{`line 1: "p99_ttft_ms": want a number, got "fast"`}},
+		{"a string where a number belongs", "{" + valid + `, "p99_ttft_ms": "fast"}`, []string{`:1: "p99_ttft_ms": want a number, got "fast"`}},
 		{"a negative count", `{"backend": "vllm", "duration": 10, "completed": -3}`, []string{`"completed": want a number ≥ 0, got -3`}},
 		{"no duration", `{"backend": "vllm", "duration": 0, "completed": 3}`, []string{`"duration": want the run's seconds, more than 0`}},
 		{"lists of requests that disagree", "{" + valid + ", " + huge + "}", []string{`"`, "items, but ttfts has 200001: a list a request"}},
 		{"a request's gaps not numbers", "{" + valid + `, "ttfts": [0.1], "itls": [["a"]], "output_lens": [3], "errors": [""]}`, []string{`"itls": want a list of lists of numbers`}},
-		{"not JSON", "<html>", []string{"line 1: not valid JSON"}},
-		{"bad JSON inside a key", "{" + valid + `, "mean_ttft_ms": 1.2.3}`, []string{`line 1: not valid JSON`, `in the value of "mean_ttft_ms"`}},
+		{"not JSON", "<html>", []string{":1:1: not valid JSON"}},
+		{"bad JSON inside a key", "{" + valid + `, "mean_ttft_ms": 1.2.3}`, []string{`:1:`, `not valid JSON`, `in the value of "mean_ttft_ms"`}},
 		{"JSON of another kind", `{"name": "x", "values": [1, 2]}`, []string{"not a result file llmrun reads: neither llmrun's (no schema_version) nor a run vLLM's bench serve or SGLang's bench_serving saved"}},
-		{"a list", `[1, 2]`, []string{"line 1: not a result file llmrun reads: want a JSON object, got [1, 2]"}},
+		{"a list", `[1, 2]`, []string{"not an llmrun result file: want a JSON object"}},
 	}
 	dir := t.TempDir()
 	for _, tc := range tests {
@@ -146,6 +146,23 @@ func TestReadResultHostile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The N-th run of a file of several that is not a JSON object is an
+// error naming the file and its line.
+func TestReadResultLineNotAnObject(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "runs.jsonl")
+	if err := os.WriteFile(file, []byte(`{"backend": "vllm", "duration": 1, "completed": 1}`+"\n[3]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadResult(file + "#1"); err != nil {
+		t.Errorf("line 1: %v", err)
+	}
+	want := file + "#2:2: not a result file llmrun reads: want a JSON object, got [3]"
+	if _, err := ReadResult(file + "#2"); err == nil || err.Error() != want {
+		t.Errorf("line 2: %v, want %q", err, want)
 	}
 }
 
