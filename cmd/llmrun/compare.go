@@ -13,6 +13,8 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	cmd := newSubcommand("llmrun compare", compareUsage, stdout, stderr)
 	var f gateFlags
 	f.register(cmd.flags, "threshold")
+	var scenario string
+	cmd.flags.StringVar(&scenario, "scenario", "", "compare this scenario's figures (default: the whole runs')")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
@@ -23,7 +25,7 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return cmd.usageError("%v", err)
 	}
-	c, err := results.CompareFiles(cmd.flags.Arg(0), cmd.flags.Arg(1), gate)
+	c, err := results.CompareFiles(cmd.flags.Arg(0), cmd.flags.Arg(1), scenario, gate)
 	if err != nil {
 		return cmd.fail(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -42,6 +43,9 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := f.check(cmd.flags); err != nil {
 		return cmd.usageError("%v", err)
 	}
+	if cmd.flags.NArg() > 0 {
+		return trendFiles(cmd, f, stdout, getenv)
+	}
 	cfg, err := results.ParseStore(f.influxURL, getenv)
 	if err != nil {
 		return cmd.usageError("--influxdb: %v", err)
@@ -73,9 +77,16 @@ func trendCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 // check says what is missing from the command line, or wrong with it,
 // before the flags are read.
 func (f *trendFlags) check(fs *pflag.FlagSet) error {
+	if fs.NArg() > 0 {
+		// Result files: what selects runs in InfluxDB has no use.
+		for _, name := range []string{"influxdb", "testid", "model", "tag", "runs", "since"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("unexpected argument %q: --%s selects runs stored in InfluxDB, not result files", fs.Arg(0), name)
+			}
+		}
+		return nil
+	}
 	switch {
-	case fs.NArg() > 0:
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case f.influxURL == "":
 		return errors.New("--influxdb URL is required")
 	case f.testid == "":
@@ -129,4 +140,26 @@ func trendTitle(f trendFlags) string {
 		return title + ", scenario " + f.scenario
 	}
 	return title + ", whole runs"
+}
+
+// trendFiles judges the last of the result files named on the command
+// line against the median of those before it.
+func trendFiles(cmd *subcommand, f trendFlags, stdout io.Writer, getenv func(string) string) int {
+	gate, err := f.verdict.gate()
+	if err != nil {
+		return cmd.usageError("%v", err)
+	}
+	t, err := results.TrendFiles(cmd.flags.Args(), f.scenario, gate)
+	if err != nil {
+		return cmd.fail(err)
+	}
+	named := make([]string, cmd.flags.NArg())
+	for i, file := range cmd.flags.Args() {
+		named[i] = results.FileRunID(i) + " " + file
+	}
+	t.Title = "result files, oldest first: " + strings.Join(named, ", ")
+	if f.scenario != "" {
+		t.Title += ", scenario " + f.scenario
+	}
+	return f.verdict.print(cmd, stdout, getenv, "printing the report", t)
 }

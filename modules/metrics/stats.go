@@ -67,6 +67,17 @@ type weighted struct {
 
 func newStats(t Type) *Stats { return &Stats{Type: t} }
 
+// TrendOf is the statistics of a trend of the values given, recorded as
+// a run records its samples: for figures computed from samples another
+// tool saved, by the same code as llmrun's own.
+func TrendOf(values []float64) *Stats {
+	s := newStats(Trend)
+	for _, v := range values {
+		s.add(v)
+	}
+	return s
+}
+
 func newHistogram() *hdr.Histogram { return hdr.New(1, histMax, histSigFigs) }
 
 // scratchHistograms holds empty histograms for Percentile to record a

@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -198,6 +199,31 @@ func TestStatsFromHistograms(t *testing.T) {
 	for _, tc := range bad {
 		if _, err := StatsFromHistograms(tc.base, tc.pos, tc.neg); err == nil {
 			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+// TrendOf is the statistics of the values given: their count, mean and
+// extremes exactly, a percentile to the histograms' precision, whether
+// they fit in the few kept one by one or not.
+func TestTrendOf(t *testing.T) {
+	for _, n := range []int{1, smallTrend, 5 * smallTrend} {
+		values := make([]float64, n)
+		var sum float64
+		for i := range values {
+			values[i] = 10 + float64((i*7919)%101)*1.5
+			sum += values[i]
+		}
+		sorted := slices.Sorted(slices.Values(values))
+		got := TrendOf(values)
+		// The 99th percentile lies between the values either side of its
+		// rank.
+		below, above := sorted[int(0.99*float64(n-1))], sorted[n-1]
+		p99 := got.Percentile(99)
+		if got.Type != Trend || got.Count != int64(n) || math.Abs(got.Mean()-sum/float64(n)) > 1e-9 || got.Min != sorted[0] || got.Max != sorted[n-1] ||
+			p99 < below*0.999 || p99 > above*1.001 {
+			t.Errorf("%d values: count %d, mean %g, min %g, max %g, p99 %g; want %d, %g, %g, %g, p99 from %g to %g",
+				n, got.Count, got.Mean(), got.Min, got.Max, p99, n, sum/float64(n), sorted[0], sorted[n-1], below, above)
 		}
 	}
 }

@@ -28,3 +28,23 @@ func FromSummary(s *summary.Summary, conf float64) Run {
 func HealthOf(c health.Report) Health {
 	return Health{Known: c.Measured(), Limit: c.Limit()}
 }
+
+// ScenarioBlock is scenario name of a result as Estimates reads it: its
+// serving block and metrics, closed-loop as its executor is; false when
+// the result keeps no figures of that name (a run of one scenario keeps
+// the whole run's only).
+func ScenarioBlock(s *summary.Summary, name string) (Block, bool) {
+	for _, sc := range s.Scenarios {
+		if sc.Name != name {
+			continue
+		}
+		executor := ""
+		for _, sh := range s.Meta.LoadShape {
+			if sh.Name == name {
+				executor = sh.Executor
+			}
+		}
+		return Block{Serving: sc.Serving, Metrics: sc.Metrics, ClosedLoop: ClosedLoop(executor)}, true
+	}
+	return Block{}, false
+}

@@ -431,7 +431,10 @@ func percentilePoints(r summary.LatencyRow, hist *metrics.Stats, name string) []
 	for _, p := range summary.Percentiles {
 		pts = append(pts, pt(p, fmt.Sprintf("p%g", p), r.P[fmt.Sprintf("p%g", p)]))
 	}
-	return append(pts, pt(100, "max", r.Max))
+	pts = append(pts, pt(100, "max", r.Max))
+	// What the result lacks (another tool's file keeps some percentiles
+	// only) is NaN: not drawn.
+	return slices.DeleteFunc(pts, func(p point) bool { return math.IsNaN(p.Y) })
 }
 
 // percentileSpec is the chart of one latency metric's distribution,

@@ -37,7 +37,7 @@ func TestCompareFiles(t *testing.T) {
 	gate := Gate{Options: regression.Options{Tolerance: 0.1}, Figures: regression.Headline(), DefaultFigures: true}
 	started := summarytest.Start.UTC().Format("2006-01-02 15:04:05")
 
-	c, err := CompareFiles(base, same, gate)
+	c, err := CompareFiles(base, same, "", gate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,13 +50,13 @@ func TestCompareFiles(t *testing.T) {
 		t.Errorf("runs of the same requests: a regression: %+v", c.Comparisons)
 	}
 
-	c, err = CompareFiles(base, other, gate)
+	c, err = CompareFiles(base, other, "", gate)
 	if want := "the runs ran different scripts (" + base + ": sha256 abc, " + other + ": sha256 def)"; err != nil || c.Note != want {
 		t.Errorf("compare of runs of two scripts: note %q, %v; want %q", c.Note, err, want)
 	}
 
 	missing := filepath.Join(dir, "missing.json")
-	if _, err := CompareFiles(base, missing, gate); err == nil || !strings.Contains(err.Error(), missing) {
+	if _, err := CompareFiles(base, missing, "", gate); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("compare with a missing file: %v, want an error naming it", err)
 	}
 }

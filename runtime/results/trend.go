@@ -34,8 +34,8 @@ var reservedTags = map[string]string{
 // server figure judged on a scenario (a server section is the whole
 // run's), or a tag the query selects by otherwise.
 func (q Query) Check() error {
-	if i := slices.IndexFunc(q.Gate.Figures, regression.Figure.Server); i >= 0 && q.Scenario != "" {
-		return fmt.Errorf("--metric %s: a server figure is the whole run's, not a scenario's: drop --scenario", q.Gate.Figures[i].Name)
+	if err := checkScenarioFigures(q.Gate.Figures, q.Scenario); err != nil {
+		return err
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.Tags)) {
 		if instead, ok := reservedTags[k]; ok {
@@ -205,4 +205,36 @@ func ParseSince(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q: want a positive period", s)
 	}
 	return d, nil
+}
+
+// FileRunID names the i-th result file TrendFiles reads (from 0) in its
+// tables, whose run column is too narrow for a file's name: "#1", "#2", ...
+func FileRunID(i int) string { return "#" + strconv.Itoa(i+1) }
+
+// TrendFiles reads result files (ReadResult: llmrun's, vLLM's or
+// SGLang's), oldest first, and judges the newest, the last, against the
+// median of the others by g, as Trend judges the runs InfluxDB holds: the
+// whole runs' client figures, or with scenario that scenario's.
+func TrendFiles(files []string, scenario string, g Gate) (TrendReport, error) {
+	if err := checkScenarioFigures(g.Figures, scenario); err != nil {
+		return TrendReport{}, err
+	}
+	runs := make([]regression.Run, len(files))
+	for i, file := range files {
+		s, err := ReadResult(file)
+		if err != nil {
+			return TrendReport{}, err
+		}
+		run := Run(s, g.Options.Confidence)
+		if scenario != "" {
+			block, err := scenarioBlock(file, s, scenario)
+			if err != nil {
+				return TrendReport{}, err
+			}
+			run.Figures = regression.Estimates(block, g.Options.Confidence)
+		}
+		run.ID = FileRunID(i)
+		runs[len(files)-1-i] = run
+	}
+	return TrendReport{Report: g.report(runs, g.Figures)}, nil
 }

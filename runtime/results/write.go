@@ -75,7 +75,7 @@ func (r Report) Write() (sloIgnored bool, err error) {
 	if err := CheckOutput(r.Out); err != nil {
 		return false, err
 	}
-	s, err := summary.ReadJSON(r.In)
+	s, err := ReadResult(r.In)
 	if err != nil {
 		return false, err
 	}

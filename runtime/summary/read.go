@@ -30,11 +30,18 @@ const MaxCount = 1 << 50
 // a regular file, is larger than MaxResultFileSize, or is not a valid
 // result file (see Parse).
 func ReadJSON(path string) (*Summary, error) {
-	b, err := readRegular(path, MaxResultFileSize)
+	b, err := ReadBytes(path)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(path, b)
+}
+
+// ReadBytes reads the result file at path whole, as ReadJSON does before
+// it parses it: for a reader of other tools' result files to hold them to
+// the same checks and bound, and say the same of a file it cannot read.
+func ReadBytes(path string) ([]byte, error) {
+	return readRegular(path, MaxResultFileSize)
 }
 
 // readRegular reads the regular file at path (following links) whole, if

@@ -186,8 +186,8 @@ func runPoints(s *summary.Summary, tags runTags, at time.Time, models map[string
 			p := tags.point(mRun, at, "model", joinModels(models[sc.Name]), "scenario", sc.Name)
 			servingFields(p, sc.Serving)
 			latencyFields(p, sc.Latency)
-			intervalFields(p, regression.Estimates(regression.Block{Serving: sc.Serving, Metrics: sc.Metrics,
-				ClosedLoop: regression.ClosedLoop(executorOf(s, sc.Name))}, regression.DefaultConfidence))
+			block, _ := regression.ScenarioBlock(s, sc.Name)
+			intervalFields(p, regression.Estimates(block, regression.DefaultConfidence))
 			instancesField(p, s.Meta.Instances)
 			clientFields(p, regression.HealthOf(s.Client))
 			points = append(points, p)
@@ -230,16 +230,6 @@ func runTime(s *summary.Summary, start time.Time) time.Time {
 		return start
 	}
 	return time.Now()
-}
-
-// executorOf is the executor of the run's scenario name, "" when unknown.
-func executorOf(s *summary.Summary, name string) string {
-	for _, sh := range s.Meta.LoadShape {
-		if sh.Name == name {
-			return sh.Executor
-		}
-	}
-	return ""
 }
 
 // joinModels is the model tag: the models, sorted, joined with ",".
