@@ -81,7 +81,7 @@ type check struct {
 // interval that the samples leave open included. Each scenario is judged
 // on its own figures: a percentile of a mix is the latency of none.
 func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summary.SLO, goodputShare, conf float64) Judgement {
-	checks := []check{{"success_rate", MinSuccessRate, false}}
+	var checks []check
 	if slo.TTFTP99 > 0 {
 		checks = append(checks, check{"ttft_p99", slo.TTFTP99, true})
 	}
@@ -91,6 +91,8 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 	if goodputShare > 0 {
 		checks = append(checks, check{"goodput_share", goodputShare, false})
 	}
+	// The success rate last: an inconclusive latency is the one to name.
+	checks = append(checks, check{"success_rate", MinSuccessRate, false})
 	var inconclusive, tightest *Judgement
 	margin := math.Inf(1)
 	for _, sc := range scenarios {
