@@ -158,7 +158,11 @@ func TestSearchBracketsAMonotoneServer(t *testing.T) {
 		{name: "the highest level allowed meets", srv: server{threshold: 100, perSecond: many}, o: options(capacity.Rate, 5, 20),
 			low: 20, stop: "the highest level allowed, rate 20, met the SLO", levels: 3},
 		{name: "the budget ends", srv: server{threshold: 1000, perSecond: many},
-			o: func() capacity.SearchOptions { o := options(capacity.Rate, 1, 1e6); o.Budget = 10 * time.Second; return o }(),
+			o: func() capacity.SearchOptions {
+				o := options(capacity.Rate, 1, 1e6)
+				o.Budget = 10 * time.Second
+				return o
+			}(),
 			low: 2, stop: "the time budget (10s) ended", levels: 2},
 		{name: "a level inconclusive after its longest run counts as not met", srv: server{threshold: 100, perSecond: func(l float64) int {
 			if l > 8 {
