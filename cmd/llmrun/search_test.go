@@ -15,15 +15,20 @@ import (
 // The capacity search finds the request rate a simulator sustains, which
 // its settings give: 16 batch slots, each request 5 decode steps of 40 ms
 // after a prefill that costs nothing, so r* = 16 / 0.2 s = 80 requests per
-// second. Arrivals are evenly spaced: below r* no request waits for a
-// slot and TTFT is at most a step (40 ms); above it the queue grows for
-// the whole level, by (r − r*) requests a second, so that over a level of
-// T = 6 s TTFT p99 passes the 200 ms SLO once r > r*·(1 + 0.2/6). The
-// search must bracket that threshold: the highest level it passed is at
-// most r*·(1 + S/T), and the lowest it did not pass at least r*, less 5 %
-// for the steps a loaded machine runs late (the simulator's steps can run
-// late, never early, so its capacity can only be lower). It measures
-// rates, so it runs alone.
+// second. Arrivals are evenly spaced: below the simulator's capacity no
+// request waits for a slot and TTFT is at most a step (40 ms); above it
+// the queue grows for the whole level, so that over a level of T = 6 s
+// TTFT p99 passes the 1 s SLO once the rate exceeds the capacity by
+// S/T = 17 %: an SLO wide enough that a stall of the shared machine (a few
+// hundred ms) does not move a level across it. The simulator's steps run late, never early, when the
+// machine is short of CPU (by up to a tenth of r* on a loaded 2-core
+// machine), so the capacity C it has during the test is read where it
+// shows: the highest request throughput of any level (an overloaded
+// level's window includes draining its queue, so it serves at C), which
+// must be at most r*. The search must bracket C·(1 + S/T): the highest
+// level it passed at most that, the lowest it did not pass at least C,
+// each within 5 % for the machine's load changing during the test. It measures rates, so it
+// runs alone.
 func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 40 s search that runs alone: runtime/capacity's TestSearchBracketsAMonotoneServer searches a synthetic server")
@@ -36,14 +41,14 @@ func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 	url := startSim(t, cfg)
 	const (
 		rStar = 16 / (5 * 0.040) // requests per second
-		slo   = 200.0            // ms
+		slo   = 1000.0           // ms
 		step  = 6.0              // s
 	)
 	export := filepath.Join(t.TempDir(), "summary.json")
 	started := time.Now()
 	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
 		"-e", "VARIABLE=rate", "-e", "ARRIVAL=constant", "-e", "START=64", "-e", "MAX=100", "-e", "STEP=6s",
-		"-e", "INPUT_TOKENS=8", "-e", "OUTPUT_TOKENS=6", "-e", "SLO_TTFT_P99=200", "-e", "PAUSE=1h",
+		"-e", "INPUT_TOKENS=8", "-e", "OUTPUT_TOKENS=6", "-e", "SLO_TTFT_P99=1000", "-e", "PAUSE=1h",
 		"--summary-export", export, "stock:capacity-search")
 	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -53,15 +58,22 @@ func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 		t.Fatalf("no capacity search in the result:\n%s", stdout)
 	}
 	sr := s.Capacity.Search
-	t.Logf("search: %d levels, %.1f s of levels, %.1f s in all; bracket [%g, %g], r* %g; stop: %s",
-		len(sr.Levels), sr.Seconds, time.Since(started).Seconds(), sr.Low, sr.High, rStar, sr.Stop)
+	served := 0.0
+	for _, l := range s.Capacity.Levels {
+		served = max(served, l.RequestRate)
+	}
+	t.Logf("search: %d levels, %.1f s of levels, %.1f s in all; bracket [%g, %g]; the sim served up to %.1f req/s (r* %g); stop: %s",
+		len(sr.Levels), sr.Seconds, time.Since(started).Seconds(), sr.Low, sr.High, served, rStar, sr.Stop)
+	allowance := 1 + slo/1000/step
 	switch {
 	case sr.Low <= 0 || sr.High <= 0:
 		t.Fatalf("the search did not bracket the capacity: %+v\n%s", sr, stdout)
-	case sr.Low > rStar*(1+slo/1000/step):
-		t.Errorf("the search passed rate %g, above the %g req/s the sim serves (+%.1f %% of queue the SLO allows)\n%s", sr.Low, rStar, 100*slo/1000/step, stdout)
-	case sr.High < rStar*0.95:
-		t.Errorf("the search did not pass rate %g, below the %g req/s the sim serves (less 5 %% for a loaded machine)\n%s", sr.High, rStar, stdout)
+	case served > rStar*1.01 || served < rStar*0.8:
+		t.Errorf("the sim served up to %.1f req/s, want at most the %g its settings allow, and at least 80 %% of it", served, rStar)
+	case sr.Low > served*allowance*1.05:
+		t.Errorf("the search passed rate %g, above the %.1f req/s the sim serves (+%.1f %% of queue the SLO allows)\n%s", sr.Low, served, 100*(allowance-1), stdout)
+	case sr.High < served*0.95:
+		t.Errorf("the search did not pass rate %g, below the %.1f req/s the sim served\n%s", sr.High, served, stdout)
 	}
 	if (sr.High-sr.Low)/(sr.High+sr.Low) > 0.05 && !strings.HasPrefix(sr.Stop, "the time budget") {
 		t.Errorf("stopped %q with the bracket [%g, %g] wider than ±5 %%", sr.Stop, sr.Low, sr.High)
