@@ -918,7 +918,22 @@ declare module 'llmrun' {
     /** Per-request bounds, ms: a request within every bound is good (--goodput wins). */
     goodput?: { ttft?: number | string; tpot?: number | string; e2e?: number | string; e2el?: number | string } | string;
     /** A sweep's criteria: the throughput growth that still counts between levels (0.1: 10 %), and when to stop early. */
-    capacity?: { minGain?: number; stop?: 'never' | 'saturation' | 'slo' };
+    capacity?: {
+      minGain?: number;
+      stop?: 'never' | 'saturation' | 'slo';
+      /** Search for the most load within the SLO instead of sweeping fixed levels (docs/capacity.md, "Searching for capacity"). */
+      search?: {
+        variable?: 'rate' | 'concurrency';
+        start?: number;
+        max?: number;
+        width?: number;
+        budget?: string | number;
+        step?: string | number;
+        maxStep?: string | number;
+        confidence?: number;
+        goodputShare?: number;
+      };
+    };
     /** The servers' metrics and GPU telemetry to read beside the run, or false (docs/server-metrics.md). */
     serverMetrics?: false | {
       urls?: string | string[];

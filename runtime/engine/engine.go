@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -176,6 +177,12 @@ type Engine struct {
 	// during the run the following ones.
 	nextVUID   atomic.Int64
 	startNanos atomic.Int64
+
+	// search, when set (SetSearch), runs the scenarios as a capacity
+	// search; rounds are the scenarios of its rounds that ran, in the
+	// order they first ran (written by the search's goroutine only).
+	search *Search
+	rounds []Scenario
 }
 
 // withTags returns the options' tags with the command line's over them,
@@ -420,6 +427,11 @@ type Report struct {
 	// Config.StopChain stopped, in the order it did; a skipped scenario
 	// never started, so it has no window and no figures.
 	ChainStops []ChainStop
+	// Rounds are, in a capacity search (Engine.SetSearch), the scenarios
+	// of the rounds that ran, in the order they first ran: each holds one
+	// scenario at one level, its samples tagged scenario=its name. nil
+	// otherwise.
+	Rounds []Scenario
 }
 
 // ChainStop is a chain of scenarios stopped after one of them ended.
@@ -502,6 +514,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	stopTeardown()
 	rep := e.report(start, end, ctx)
 	rep.Windows, rep.Client, rep.ChainStops = windows, client, chainStops
+	rep.Rounds = slices.Clone(e.rounds)
 	rep.Thresholds = e.thresholds.EvaluateEnd(rep.Snapshot, rep.Duration(), e.thresholdEnd(chainStops))
 	if abort, ok := <-aborted; ok {
 		rep.AbortedBy, rep.Interrupted = &abort, true
@@ -621,6 +634,10 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 		}
 		pools[i] = p
 	}
+	if e.search != nil {
+		windows, err := e.runSearch(ctx, vus, setupJSON)
+		return windows, nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chain := newChain(e.scenarios)
@@ -692,7 +709,8 @@ func (e *Engine) runScenarios(ctx context.Context, vus [][]*vu, setupJSON []byte
 // reportSoFar is the report of a run still going, for Config.StopChain:
 // the metrics until now and the windows of the scenarios that ended.
 func (e *Engine) reportSoFar(windows map[string]Window) *Report {
-	rep := &Report{Snapshot: e.agg.Snapshot(), Registry: e.registry, Scenarios: e.scenarios, End: time.Now(), Windows: windows}
+	rep := &Report{Snapshot: e.agg.Snapshot(), Registry: e.registry, Scenarios: e.scenarios, End: time.Now(), Windows: windows,
+		Rounds: slices.Clone(e.rounds)}
 	rep.Start = measuredStart(rep.End, windows)
 	return rep
 }

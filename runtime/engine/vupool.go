@@ -23,6 +23,9 @@ type scenarioPool struct {
 	tags  *metrics.TagSet
 	sink  metrics.Sink
 	live  *scenarioLive
+	// shared, in a capacity search, are the VUs every round of the
+	// scenario uses in turn; nil otherwise.
+	shared *sharedVUs
 }
 
 // newPool binds vus, the VUs initialised for scenario i, to it.
@@ -53,6 +56,11 @@ func (p *scenarioPool) VUs() []executor.VU { return p.vus }
 // NewVU implements executor.Pool: it initialises a VU with the next ID,
 // runs the script's init code in it and binds it to the scenario.
 func (p *scenarioPool) NewVU(ctx context.Context) (executor.VU, error) {
+	if p.shared != nil {
+		if v, err := p.shared.spare(p); v != nil || err != nil {
+			return v, err
+		}
+	}
 	id := p.e.nextVUID.Add(1)
 	v, err := p.e.newVU(ctx, id, p.e.envs[p.index])
 	if err != nil {
@@ -60,6 +68,9 @@ func (p *scenarioPool) NewVU(ctx context.Context) (executor.VU, error) {
 	}
 	if err := v.bind(p.sc, p.tags, p.setup, p.live); err != nil {
 		return nil, err
+	}
+	if p.shared != nil {
+		p.shared.keep(v)
 	}
 	return v, nil
 }

@@ -337,3 +337,13 @@ func isLatency(l string) bool {
 	}
 	return false
 }
+
+// ProportionEstimate is a share, successes of n, with its Wilson score
+// interval at conf: the interval the success rate of Estimates has.
+func ProportionEstimate(successes, n int64, conf float64) Estimate {
+	if n <= 0 {
+		return unbounded(0, 0, "no request ended")
+	}
+	lo, hi := wilson(successes, n, conf)
+	return Estimate{Value: float64(successes) / float64(n), Lo: lo, Hi: hi, N: n}
+}

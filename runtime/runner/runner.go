@@ -218,6 +218,10 @@ type run struct {
 	watch         *serverwatch.Watch
 	watchFrom     string
 	timelineStart time.Time
+
+	// searcher runs the capacity search (options.capacity.search); nil
+	// when the run is none.
+	searcher *capacity.Searcher
 }
 
 func (r *run) printf(format string, args ...any) {
@@ -280,6 +284,14 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	}
 	if !bounds.IsZero() {
 		r.sinks.goodput = &goodputCounter{bounds: bounds}
+	}
+	search, err := SearchOptions(r.engine, r.criteria, !bounds.IsZero())
+	if err == nil && search != nil {
+		r.searcher = capacity.NewSearcher(*search, r.criteria.SLO)
+		err = r.engine.SetSearch(&engine.Search{Variable: search.Variable, Next: r.nextRound})
+	}
+	if err != nil {
+		return ReportLoadError(r.cfg.Stderr, r.cfg.Command, engineCfg.ScriptPath, err), false
 	}
 	if !r.cfg.NoPreflight {
 		r.probes = summarize.Probes(r.engine.Preflight(ctx))
@@ -459,6 +471,9 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	r.attachServer(rep, sum)
 	summarize.JudgeServerThresholds(sum, rep.Thresholds)
 	sum.Capacity = capacity.Assess(sum, r.criteria)
+	if r.searcher != nil {
+		sum.Capacity = capacity.SearchVerdict(sum, r.searcher.Result(), r.criteria.SLO)
+	}
 	sum.Outputs = r.outputs.finish(sum)
 	return sum
 }

@@ -60,6 +60,8 @@ func Criteria(o engine.Options, slo *summary.SLO) (capacity.Criteria, error) {
 		var c struct {
 			MinGain *float64 `json:"minGain"`
 			Stop    *string  `json:"stop"`
+			// Search is read by SearchOptions.
+			Search json.RawMessage `json:"search"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(o.Capacity))
 		dec.DisallowUnknownFields()

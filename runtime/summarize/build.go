@@ -31,7 +31,13 @@ func Build(rep *engine.Report, meta summary.Meta) *summary.Summary {
 	dur := rep.Duration()
 	meta.Start, meta.End, meta.Interrupted = rep.Start, rep.End, rep.Interrupted
 	meta.Models = snap.TagValues("llm_requests", "model")
-	meta.LoadShape = shapes(rep.Scenarios, rep.Final)
+	scenarios, final := rep.Scenarios, rep.Final
+	if len(rep.Rounds) > 0 {
+		// A capacity search's scenarios are its rounds: each one
+		// scenario at one level, summarised apart.
+		scenarios, final = rep.Rounds, nil
+	}
+	meta.LoadShape = shapes(scenarios, final)
 	s := &summary.Summary{
 		SchemaVersion:     summary.SchemaVersion,
 		Meta:              meta,
@@ -60,8 +66,8 @@ func Build(rep *engine.Report, meta summary.Meta) *summary.Summary {
 	s.LowSuccess = summary.LowSuccessWarning(s.Serving, floor)
 	s.ChainStops = chainStops(rep.ChainStops)
 	addSubMetrics(s.Metrics, rep, dur)
-	if len(rep.Scenarios) > 1 {
-		for _, sc := range rep.Scenarios {
+	if len(scenarios) > 1 || len(rep.Rounds) > 0 {
+		for _, sc := range scenarios {
 			filter := scenarioFilter(sc.Name)
 			// A scenario's throughput is over its own window: in a
 			// sweep, levels run one after another.

@@ -65,6 +65,59 @@ type Capacity struct {
 	MaxWithinSLO *CapacityLevel `json:"max_within_slo,omitempty"`
 	// Method says in words how the two were found.
 	Method string `json:"method"`
+	// Search is the capacity search that ran the levels
+	// (options.capacity.search); nil for a sweep.
+	Search *CapacitySearch `json:"search,omitempty"`
+}
+
+// CapacitySearch is what a capacity search found: the bracket that holds
+// the capacity, every level it tried, and why it stopped.
+type CapacitySearch struct {
+	// Variable is what the levels count: "rate" (requests per second, of
+	// all scenarios together) or "concurrency" (VUs, of all together).
+	Variable string `json:"variable"`
+	// Low is the highest level that met the SLO, High the lowest above
+	// it that did not; 0 when there is none. Estimate is the capacity
+	// read from them: their geometric mean, or Low alone.
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
+	Estimate float64 `json:"estimate"`
+	// Width is the relative half-width the search stops at, Confidence
+	// the level of the intervals it judged by.
+	Width      float64 `json:"width"`
+	Confidence float64 `json:"confidence"`
+	// GoodputShare is the share of good requests a level must have
+	// (with goodput bounds); 0 when none is asked.
+	GoodputShare float64 `json:"goodput_share,omitempty"`
+	// Levels are the levels tried, in order.
+	Levels []SearchLevel `json:"levels"`
+	// Stop says in words why the search stopped.
+	Stop string `json:"stop"`
+	// Seconds is the time the levels ran, drains included.
+	Seconds float64 `json:"seconds"`
+}
+
+// SearchLevel is one level a capacity search tried, and its verdict.
+type SearchLevel struct {
+	Level    float64 `json:"level"`
+	Seconds  float64 `json:"seconds"`
+	Requests int64   `json:"requests"`
+	// Verdict is "met", "missed" or "inconclusive" (counted as not met).
+	Verdict string `json:"verdict"`
+	// Figure names the figure that decided, with its scenario in a mixed
+	// workload ("chat: ttft_p99"); Value is its measured value, Lo and Hi
+	// its confidence interval (absent on a side the samples do not
+	// bound), Bound the SLO's bound on it. Why says why an inconclusive
+	// figure's interval is open.
+	Figure string   `json:"figure,omitempty"`
+	Value  float64  `json:"value"`
+	Lo     *float64 `json:"lo,omitempty"`
+	Hi     *float64 `json:"hi,omitempty"`
+	Bound  float64  `json:"bound"`
+	Why    string   `json:"why,omitempty"`
+	// Extended says that the level ran longer than one step because it
+	// was inconclusive after the first.
+	Extended bool `json:"extended,omitempty"`
 }
 
 // CapacityLevel is one level of a sweep: a scenario's figures.

@@ -29,10 +29,14 @@ import (
 // table when every scenario is a level.
 func Render(w io.Writer, s *summary.Summary, st textfmt.Style) error {
 	r := &renderer{w: w, st: st}
-	if s.Capacity != nil {
+	switch {
+	case s.Capacity != nil && s.Capacity.Search != nil:
+		r.search(s)
+		r.serving("whole run (all levels pooled)", s)
+	case s.Capacity != nil:
 		r.capacity(s)
 		r.serving("whole run (all levels pooled)", s)
-	} else {
+	default:
 		r.serving("serving", s)
 	}
 	r.outcome(s)

@@ -1,0 +1,388 @@
+package capacity
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// The defaults and bounds of a capacity search (options.capacity.search).
+const (
+	DefaultSearchWidth      = 0.05
+	DefaultSearchConfidence = 0.95
+	DefaultSearchBudget     = 10 * time.Minute
+	DefaultSearchStep       = 30 * time.Second
+	// DefaultSearchMaxFactor is the highest level tried, as a multiple of
+	// the first, when no max is given.
+	DefaultSearchMaxFactor = 1024
+	// SearchGrowth is the factor between levels until one does not meet
+	// the SLO.
+	SearchGrowth = 2.0
+)
+
+// SearchOptions are the settings of a capacity search.
+type SearchOptions struct {
+	// Variable is Rate or Concurrency.
+	Variable string
+	// Start is the first level tried, Max the highest (both total loads
+	// of every scenario together).
+	Start, Max float64
+	// Width is the relative half-width of the bracket at which the
+	// search stops (0.05: ±5 %).
+	Width float64
+	// Budget bounds the time the levels run, Step is the time of a
+	// level, MaxStep the most an inconclusive level may run in all.
+	Budget, Step, MaxStep time.Duration
+	// Confidence is the level of the intervals the verdicts read.
+	Confidence float64
+	// GoodputShare, when positive, is the share of requests that must be
+	// good (the run's goodput bounds) at a level that meets the SLO.
+	GoodputShare float64
+}
+
+// The verdicts of a level.
+const (
+	Met          = "met"
+	Missed       = "missed"
+	Inconclusive = "inconclusive"
+)
+
+// Judgement is the verdict of a level with the figure that decided it.
+type Judgement struct {
+	Verdict string
+	// Figure names the deciding figure ("ttft_p99", or "chat: ttft_p99"
+	// in a mixed workload), Bound the SLO's bound on it.
+	Figure   string
+	Estimate regression.Estimate
+	Bound    float64
+}
+
+// check is one bound a level's figure must meet: at most (upper) or at
+// least the bound.
+type check struct {
+	figure string
+	bound  float64
+	upper  bool
+}
+
+// JudgeLevel judges the scenarios of one level against the SLO from
+// their confidence intervals at conf: a level meets it when every
+// scenario's every interval lies within its bound (TTFT p99 and TPOT p99
+// at most the SLO's, success rate at least MinSuccessRate, the share of
+// good requests at least goodputShare when positive), misses it when an
+// interval lies wholly outside, and is inconclusive otherwise, an
+// interval that the samples leave open included. Each scenario is judged
+// on its own figures: a percentile of a mix is the latency of none.
+func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summary.SLO, goodputShare, conf float64) Judgement {
+	var checks []check
+	if slo.TTFTP99 > 0 {
+		checks = append(checks, check{"ttft_p99", slo.TTFTP99, true})
+	}
+	if slo.TPOTP99 > 0 {
+		checks = append(checks, check{"tpot_p99", slo.TPOTP99, true})
+	}
+	if goodputShare > 0 {
+		checks = append(checks, check{"goodput_share", goodputShare, false})
+	}
+	// The success rate last: an inconclusive latency is the one to name.
+	checks = append(checks, check{"success_rate", MinSuccessRate, false})
+	var inconclusive, tightest *Judgement
+	margin := math.Inf(1)
+	for _, sc := range scenarios {
+		name := func(figure string) string {
+			if len(scenarios) > 1 {
+				return sc.Name + ": " + figure
+			}
+			return figure
+		}
+		if sc.Serving.Requests == 0 {
+			j := Judgement{Verdict: Inconclusive, Figure: name("success_rate"), Bound: MinSuccessRate,
+				Estimate: regression.ProportionEstimate(0, 0, conf)}
+			if inconclusive == nil {
+				inconclusive = &j
+			}
+			continue
+		}
+		est := regression.Estimates(regression.Block{Serving: sc.Serving, Metrics: sc.Metrics, ClosedLoop: closedLoop}, conf)
+		if g := sc.Serving.Goodput; g != nil {
+			est["goodput_share"] = regression.ProportionEstimate(g.Good, g.Requests, conf)
+		}
+		for _, c := range checks {
+			e, ok := est[c.figure]
+			if !ok {
+				// No request completed: the latency was not measured.
+				e = regression.Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), Why: "not measured: no request completed"}
+			}
+			j := Judgement{Figure: name(c.figure), Estimate: e, Bound: c.bound}
+			within, outside := e.Hi <= c.bound, e.Lo > c.bound
+			if !c.upper {
+				within, outside = e.Lo >= c.bound, e.Hi < c.bound
+			}
+			switch {
+			case outside:
+				j.Verdict = Missed
+				return j
+			case !within:
+				j.Verdict = Inconclusive
+				if inconclusive == nil {
+					inconclusive = &j
+				}
+			default:
+				j.Verdict = Met
+				// The met figure nearest its bound, relatively, is the
+				// one that decides.
+				m := math.Abs(c.bound-e.Hi) / c.bound
+				if !c.upper {
+					m = math.Abs(e.Lo-c.bound) / c.bound
+				}
+				if c.figure == "success_rate" {
+					m = math.Inf(1) // a latency decides when there is one
+				}
+				if tightest == nil || m < margin {
+					tightest, margin = &j, m
+				}
+			}
+		}
+	}
+	if inconclusive != nil {
+		return *inconclusive
+	}
+	return *tightest
+}
+
+// Searcher runs a capacity search, one level after another: Next reads
+// the levels run so far and says which to run next, or that the search
+// is over; Result is what it found.
+type Searcher struct {
+	opts SearchOptions
+	slo  summary.SLO
+	// levels are the levels judged, in order; current is the level
+	// running, with the time it ran so far; its Seconds counts earlier
+	// steps of it.
+	levels  []summary.SearchLevel
+	current *summary.SearchLevel
+	// steps counts the steps the current level ran.
+	steps   int
+	stop    string
+	seconds float64
+}
+
+// NewSearcher starts a search with opts (defaults filled) against slo.
+func NewSearcher(opts SearchOptions, slo summary.SLO) *Searcher {
+	return &Searcher{opts: opts, slo: slo}
+}
+
+// Next judges the level that just ran, from sofar (the run's summary so
+// far, whose scenarios are the levels that ran, tagged with Variable's
+// level), and returns the level to run next and for how long; ok false
+// ends the search (Result then says why).
+func (s *Searcher) Next(sofar *summary.Summary) (level float64, step time.Duration, ok bool) {
+	if s.stop != "" {
+		return 0, 0, false
+	}
+	if s.current != nil {
+		scs, closed := LevelScenarios(sofar, s.opts.Variable, s.current.Level)
+		j := JudgeLevel(scs, closed, s.slo, s.opts.GoodputShare, s.opts.Confidence)
+		secs := 0.0
+		for _, sc := range scs {
+			secs = max(secs, sc.Serving.DurationSeconds)
+		}
+		s.seconds += secs - s.current.Seconds
+		cur := *s.current
+		cur.Seconds = secs
+		cur.Requests = 0
+		for _, sc := range scs {
+			cur.Requests += sc.Serving.Requests
+		}
+		setJudgement(&cur, j)
+		s.current = nil
+		s.steps++
+		if j.Verdict == Inconclusive && time.Duration(s.steps+1)*s.opts.Step <= s.opts.MaxStep && s.fits() {
+			cur.Extended = true
+			s.current = &cur
+			return cur.Level, s.opts.Step, true
+		}
+		s.levels, s.steps = append(s.levels, cur), 0
+	}
+	next, reason := nextLevel(s.levels, s.opts)
+	if reason == "" && !s.fits() {
+		reason = fmt.Sprintf("the time budget (%s) ended before the next level", s.opts.Budget)
+	}
+	if reason != "" {
+		s.stop = reason
+		return 0, 0, false
+	}
+	s.current = &summary.SearchLevel{Level: next}
+	return next, s.opts.Step, true
+}
+
+// fits says whether one more step fits in the budget.
+func (s *Searcher) fits() bool {
+	return s.opts.Budget <= 0 || s.seconds+s.opts.Step.Seconds() <= s.opts.Budget.Seconds()
+}
+
+// setJudgement puts a judgement into a level's row.
+func setJudgement(l *summary.SearchLevel, j Judgement) {
+	l.Verdict, l.Figure, l.Bound, l.Why = j.Verdict, j.Figure, j.Bound, j.Estimate.Why
+	l.Value = finiteOr0(j.Estimate.Value)
+	l.Lo, l.Hi = finitePtr(j.Estimate.Lo), finitePtr(j.Estimate.Hi)
+}
+
+func finiteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+func finitePtr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// bracket returns the highest level that met the SLO and the lowest
+// level above it that did not (0: none); an inconclusive level counts as
+// not met.
+func bracket(levels []summary.SearchLevel) (lo, hi float64) {
+	for _, l := range levels {
+		if l.Verdict == Met && l.Level > lo {
+			lo = l.Level
+		}
+	}
+	for _, l := range levels {
+		if l.Verdict != Met && l.Level > lo && (hi == 0 || l.Level < hi) {
+			hi = l.Level
+		}
+	}
+	return lo, hi
+}
+
+// nextLevel is the level to try after levels, or why the search stops:
+// grow geometrically from Start until a level does not meet the SLO,
+// then bisect (geometric midpoint) between the highest that met it and
+// the lowest above that did not, until they are within ±Width of their
+// midpoint (for concurrency, one apart).
+func nextLevel(levels []summary.SearchLevel, o SearchOptions) (float64, string) {
+	if len(levels) == 0 {
+		return o.Start, ""
+	}
+	lo, hi := bracket(levels)
+	name := func(v float64) string { return o.Variable + " " + formatLevel(v) }
+	switch {
+	case lo == 0:
+		return 0, fmt.Sprintf("the first level, %s, did not meet the SLO (%s): start lower", name(levels[0].Level), levels[0].Verdict)
+	case hi == 0 && lo >= o.Max:
+		return 0, fmt.Sprintf("the highest level allowed, %s, met the SLO: the capacity is at least that; raise max", name(o.Max))
+	case hi == 0:
+		return roundLevel(math.Min(lo*SearchGrowth, o.Max), o.Variable), ""
+	case o.Variable == Concurrency && hi-lo <= 1:
+		return 0, fmt.Sprintf("bracketed: %s met the SLO and %s did not", name(lo), name(hi))
+	case (hi-lo)/(hi+lo) <= o.Width:
+		return 0, fmt.Sprintf("bracketed within ±%g %%: %s met the SLO and %s did not", 100*o.Width, name(lo), name(hi))
+	}
+	next := roundLevel(math.Sqrt(lo*hi), o.Variable)
+	if o.Variable == Concurrency {
+		next = math.Min(math.Max(next, lo+1), hi-1)
+	}
+	return next, ""
+}
+
+// roundLevel rounds a level: concurrency to a whole number, a rate to
+// four significant digits.
+func roundLevel(v float64, variable string) float64 {
+	if variable == Concurrency {
+		return math.Round(v)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return r
+}
+
+// formatLevel writes a level as the search names it.
+func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// Result is what the search found so far: the bracket, the levels, why
+// it stopped ("" while it goes on) and the time the levels ran.
+func (s *Searcher) Result() *summary.CapacitySearch {
+	levels := slices.Clone(s.levels)
+	if s.current != nil {
+		levels = append(levels, *s.current)
+	}
+	lo, hi := bracket(s.levels)
+	r := &summary.CapacitySearch{Variable: s.opts.Variable, Low: lo, High: hi, Width: s.opts.Width, Confidence: s.opts.Confidence,
+		GoodputShare: s.opts.GoodputShare, Levels: levels, Stop: s.stop, Seconds: s.seconds}
+	switch {
+	case lo > 0 && hi > 0:
+		r.Estimate = math.Sqrt(lo * hi)
+	case lo > 0:
+		r.Estimate = lo
+	}
+	if s.stop == "" {
+		r.Stop = "the run ended before the search did"
+	}
+	return r
+}
+
+// LevelScenarios are the scenarios of sofar that ran at level (tagged
+// variable=level), and whether they are all closed-loop.
+func LevelScenarios(sofar *summary.Summary, variable string, level float64) ([]summary.ScenarioSummary, bool) {
+	names := map[string]bool{}
+	var executors []string
+	for _, sh := range sofar.Meta.LoadShape {
+		if v, ok := number(sh.Tags[variable]); ok && math.Abs(v-level) <= 1e-9*level {
+			names[sh.Name] = true
+			executors = append(executors, sh.Executor)
+		}
+	}
+	var out []summary.ScenarioSummary
+	for _, sc := range sofar.Scenarios {
+		if names[sc.Name] {
+			out = append(out, sc)
+		}
+	}
+	return out, regression.ClosedLoop(executors...)
+}
+
+// SearchVerdict is the capacity verdict of a search's run: its levels'
+// rows (every scenario of every level, by level), each level's
+// verdict, the highest level that met the SLO, and the search.
+func SearchVerdict(s *summary.Summary, search *summary.CapacitySearch, slo summary.SLO) *summary.Capacity {
+	c := &summary.Capacity{Variable: search.Variable, SLO: slo, MinGain: DefaultMinGain, Search: search, Method: searchMethod(search, slo)}
+	for _, l := range search.Levels {
+		scs, _ := LevelScenarios(s, search.Variable, l.Level)
+		for _, sc := range scs {
+			row := figures(sc, l.Level).CapacityLevel
+			row.MeetsSLO = l.Verdict == Met
+			c.Levels = append(c.Levels, row)
+		}
+	}
+	slices.SortStableFunc(c.Levels, func(a, b summary.CapacityLevel) int { return cmp.Compare(a.Level, b.Level) })
+	for i, l := range c.Levels {
+		if l.Level == search.Low && l.MeetsSLO && c.MaxWithinSLO == nil {
+			best := c.Levels[i]
+			c.MaxWithinSLO = &best
+		}
+	}
+	return c
+}
+
+// searchMethod says in words how the search judged and chose its levels.
+func searchMethod(search *summary.CapacitySearch, slo summary.SLO) string {
+	bounds := sloWords(slo)
+	if search.GoodputShare > 0 {
+		bounds += fmt.Sprintf(", good requests ≥ %g %%", 100*search.GoodputShare)
+	}
+	words := []string{
+		fmt.Sprintf("A level meets the SLO when, in every scenario, the %g %% confidence interval of each figure lies within its bound (%s); it misses it when an interval lies wholly outside; otherwise it is inconclusive, is run longer when it may, and counts as not met.", 100*search.Confidence, bounds),
+		fmt.Sprintf("Levels grow ×%g until one does not meet the SLO, then bisect between the highest that met it and the lowest that did not, until the two are within ±%g %%.", SearchGrowth, 100*search.Width),
+	}
+	return strings.Join(words, " ")
+}

@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime/capacity"
+	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/summarize"
+	"github.com/llmrun/llmrun/runtime/summary"
+)
+
+// searchField is the option a capacity search reads.
+const searchField = "options.capacity.search"
+
+// SearchOptions reads options.capacity.search for the engine e has
+// loaded, with its defaults filled in: nil when the script asks for no
+// search. goodput says whether goodput bounds are given (a goodput share
+// needs them). Errors are *engine.ConfigError naming the field.
+func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*capacity.SearchOptions, error) {
+	raw := e.Options().Capacity
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var wrapper struct {
+		Search json.RawMessage `json:"search"`
+	}
+	if err := json.Unmarshal(raw, &wrapper); err != nil || len(wrapper.Search) == 0 || string(wrapper.Search) == "null" {
+		return nil, nil
+	}
+	var in struct {
+		Variable     *string            `json:"variable"`
+		Start        *float64           `json:"start"`
+		Max          *float64           `json:"max"`
+		Width        *float64           `json:"width"`
+		Budget       *executor.Duration `json:"budget"`
+		Step         *executor.Duration `json:"step"`
+		MaxStep      *executor.Duration `json:"maxStep"`
+		Confidence   *float64           `json:"confidence"`
+		GoodputShare *float64           `json:"goodputShare"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(wrapper.Search))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, &engine.ConfigError{Field: searchField, Err: fmt.Errorf("want { variable: 'rate', start: 1, max: 64, width: 0.05, budget: '10m', step: '30s', maxStep: '90s', confidence: 0.95, goodputShare: 0.9 }: %w", err)}
+	}
+	bad := func(field, format string, args ...any) error {
+		return &engine.ConfigError{Field: searchField + "." + field, Err: fmt.Errorf(format, args...)}
+	}
+	if crit.SLO.TTFTP99 <= 0 && crit.SLO.TPOTP99 <= 0 && (in.GoodputShare == nil || *in.GoodputShare <= 0) {
+		return nil, &engine.ConfigError{Field: searchField, Err: errors.New("a search finds the most load within an SLO, and none is given: set options.slo or --slo (ttft_p99, tpot_p99), or goodputShare with --goodput")}
+	}
+	o := capacity.SearchOptions{Width: capacity.DefaultSearchWidth, Confidence: capacity.DefaultSearchConfidence,
+		Budget: capacity.DefaultSearchBudget, Step: capacity.DefaultSearchStep}
+	scs := e.Scenarios()
+	switch {
+	case in.Variable != nil:
+		o.Variable = *in.Variable
+	case len(scs) > 0 && scs[0].Executor == "constant-vus":
+		o.Variable = capacity.Concurrency
+	default:
+		o.Variable = capacity.Rate
+	}
+	if o.Variable != capacity.Rate && o.Variable != capacity.Concurrency {
+		return nil, bad("variable", "%q: want 'rate' or 'concurrency'", o.Variable)
+	}
+	positive := func(field string, v *float64, into *float64) error {
+		if v == nil {
+			return nil
+		}
+		if !(*v > 0) || math.IsInf(*v, 0) {
+			return bad(field, "%g: want a positive number", *v)
+		}
+		*into = *v
+		return nil
+	}
+	o.Start = e.DeclaredLoad()
+	if err := errors.Join(positive("start", in.Start, &o.Start), positive("max", in.Max, &o.Max),
+		positive("confidence", in.Confidence, &o.Confidence), positive("width", in.Width, &o.Width),
+		positive("goodputShare", in.GoodputShare, &o.GoodputShare)); err != nil {
+		return nil, err
+	}
+	if o.Max == 0 {
+		o.Max = o.Start * capacity.DefaultSearchMaxFactor
+	}
+	switch {
+	case o.Variable == capacity.Concurrency && (o.Start != math.Trunc(o.Start) || o.Max != math.Trunc(o.Max)):
+		return nil, bad("start", "a concurrency search counts whole VUs: start %g and max %g must be whole numbers", o.Start, o.Max)
+	case o.Max < o.Start:
+		return nil, bad("max", "%g is below start %g", o.Max, o.Start)
+	case o.Width >= 1:
+		return nil, bad("width", "%g: want a relative half-width below 1, such as 0.05 (±5 %%)", o.Width)
+	case o.Confidence >= 1 || o.Confidence < 0.5:
+		return nil, bad("confidence", "%g: want a level between 0.5 and 1, such as 0.95", o.Confidence)
+	case o.GoodputShare >= 1+1e-12:
+		return nil, bad("goodputShare", "%g: want a share of requests between 0 and 1, such as 0.9", o.GoodputShare)
+	case o.GoodputShare > 0 && !goodput:
+		return nil, bad("goodputShare", "a share of good requests needs goodput bounds: options.goodput or --goodput")
+	}
+	for _, d := range []struct {
+		field string
+		in    *executor.Duration
+		into  *time.Duration
+	}{{"budget", in.Budget, &o.Budget}, {"step", in.Step, &o.Step}, {"maxStep", in.MaxStep, &o.MaxStep}} {
+		if d.in == nil {
+			continue
+		}
+		if d.in.D <= 0 {
+			return nil, bad(d.field, "%s: want a positive duration such as '30s'", d.in.D)
+		}
+		*d.into = d.in.D
+	}
+	if o.MaxStep == 0 {
+		o.MaxStep = 3 * o.Step
+	}
+	if o.MaxStep < o.Step {
+		return nil, bad("maxStep", "%s is shorter than step %s", o.MaxStep, o.Step)
+	}
+	return &o, nil
+}
+
+// nextRound is the engine's Search.Next: the searcher's next level, read
+// from the rounds that ran so far.
+func (r *run) nextRound(sofar *engine.Report) (engine.Round, bool) {
+	sum := summarize.Build(sofar, summary.Meta{SLO: r.criteria.SLO})
+	if r.sinks.goodput != nil {
+		r.sinks.goodput.set(sum)
+	}
+	level, step, ok := r.searcher.Next(sum)
+	return engine.Round{Level: level, Duration: step}, ok
+}
