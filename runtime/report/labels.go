@@ -1,0 +1,129 @@
+package report
+
+import (
+	"slices"
+	"strconv"
+)
+
+// Label placement, one rule for every chart: a label is the box of its
+// text (textBox); a place is free when that box is inside the plot and
+// clear of the drawn lines and dots and of the boxes already taken
+// (free); a label goes to the first free place of its chart's candidates
+// (firstFree).
+
+// Label geometry, for the charts' 11 px text: its glyphs rise about
+// labelAscent above the baseline and fall labelDescent below it, each
+// charWidth wide; labelClear is how far a label keeps from what it must
+// not cover.
+const (
+	labelAscent  = 10
+	labelDescent = 2
+	labelClear   = 3
+)
+
+// polyline is a stretch of a series' line in pixels; one of a single
+// point is a lone dot.
+type polyline [][2]float64
+
+// plot is the plot area's edges in pixels.
+type plot struct{ left, right, top, bottom float64 }
+
+// box is a rectangle in pixels: left, top, right, bottom.
+type box [4]float64
+
+// overlaps reports whether two boxes share some area.
+func (b box) overlaps(o box) bool { return b[0] < o[2] && o[0] < b[2] && b[1] < o[3] && o[1] < b[3] }
+
+// textBox is the box of a label of the given anchor whose baseline
+// starts, ends or is centred at (x, baseline), grown by labelClear.
+func textBox(text, anchor string, x, baseline float64) box {
+	width := charWidth * float64(len([]rune(text)))
+	switch anchor {
+	case "end":
+		x -= width
+	case "middle":
+		x -= width / 2
+	}
+	return box{x - labelClear, baseline - labelAscent - labelClear, x + width + labelClear, baseline + labelDescent + labelClear}
+}
+
+// labelBox is the box of a label already placed.
+func labelBox(l Text) box { return textBox(l.Text, l.Anchor, num(l.X), num(l.Y)) }
+
+// ringBox is the square a ring of radius r around (x, y) takes, which
+// labels keep off as they keep off other labels.
+func ringBox(x, y, r float64) box { return box{x - r, y - r, x + r, y + r} }
+
+// free reports whether a label's box (its clearance aside) is inside the
+// plot, and clear of the drawn lines and dots and of the boxes of other
+// labels.
+func free(b box, area plot, drawn []polyline, texts []box) bool {
+	if b[0]+labelClear < area.left || b[2]-labelClear > area.right || b[1]+labelClear < area.top || b[3]-labelClear > area.bottom || crosses(b, drawn) {
+		return false
+	}
+	return !slices.ContainsFunc(texts, b.overlaps)
+}
+
+// firstFree returns text placed at the first of places that is free (see
+// free), and true; or, when none is, false.
+func firstFree(text string, places []Text, area plot, drawn []polyline, texts []box) (Text, bool) {
+	for _, place := range places {
+		place.Text = text
+		if free(labelBox(place), area, drawn, texts) {
+			return place, true
+		}
+	}
+	return Text{}, false
+}
+
+// num reads back a coordinate f1 wrote.
+func num(s string) float64 {
+	v, _ := strconv.ParseFloat(s, 64)
+	return v
+}
+
+// crosses reports whether a drawn line or dot enters box (left, top,
+// right, bottom), a dot counting with its radius.
+func crosses(box [4]float64, drawn []polyline) bool {
+	grown := [4]float64{box[0] - dotRadius, box[1] - dotRadius, box[2] + dotRadius, box[3] + dotRadius}
+	inside := func(b [4]float64, p [2]float64) bool {
+		return p[0] >= b[0] && p[0] <= b[2] && p[1] >= b[1] && p[1] <= b[3]
+	}
+	for _, line := range drawn {
+		for i, p := range line {
+			if inside(grown, p) {
+				return true
+			}
+			if i > 0 && segmentCrosses(box, line[i-1], p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// segmentCrosses reports whether the segment from a to b enters box,
+// clipping it to the box's edges (Liang–Barsky).
+func segmentCrosses(box [4]float64, a, b [2]float64) bool {
+	t0, t1 := 0.0, 1.0
+	dx, dy := b[0]-a[0], b[1]-a[1]
+	for _, edge := range [][2]float64{{-dx, a[0] - box[0]}, {dx, box[2] - a[0]}, {-dy, a[1] - box[1]}, {dy, box[3] - a[1]}} {
+		p, q := edge[0], edge[1]
+		if p == 0 {
+			if q < 0 {
+				return false
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			t0 = max(t0, t)
+		} else {
+			t1 = min(t1, t)
+		}
+		if t0 > t1 {
+			return false
+		}
+	}
+	return true
+}
