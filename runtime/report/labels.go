@@ -82,19 +82,19 @@ func num(s string) float64 {
 	return v
 }
 
-// crosses reports whether a drawn line or dot enters box (left, top,
-// right, bottom), a dot counting with its radius.
-func crosses(box [4]float64, drawn []polyline) bool {
-	grown := [4]float64{box[0] - dotRadius, box[1] - dotRadius, box[2] + dotRadius, box[3] + dotRadius}
-	inside := func(b [4]float64, p [2]float64) bool {
-		return p[0] >= b[0] && p[0] <= b[2] && p[1] >= b[1] && p[1] <= b[3]
+// crosses reports whether a drawn line or dot enters b, a dot counting
+// with its radius: it keeps labels off the square around it.
+func crosses(b box, drawn []polyline) bool {
+	grown := box{b[0] - dotRadius, b[1] - dotRadius, b[2] + dotRadius, b[3] + dotRadius}
+	inside := func(p [2]float64) bool {
+		return p[0] >= grown[0] && p[0] <= grown[2] && p[1] >= grown[1] && p[1] <= grown[3]
 	}
 	for _, line := range drawn {
 		for i, p := range line {
-			if inside(grown, p) {
+			if inside(p) {
 				return true
 			}
-			if i > 0 && segmentCrosses(box, line[i-1], p) {
+			if i > 0 && segmentCrosses(b, line[i-1], p) {
 				return true
 			}
 		}
@@ -102,12 +102,12 @@ func crosses(box [4]float64, drawn []polyline) bool {
 	return false
 }
 
-// segmentCrosses reports whether the segment from a to b enters box,
+// segmentCrosses reports whether the segment from a to z enters b,
 // clipping it to the box's edges (Liang–Barsky).
-func segmentCrosses(box [4]float64, a, b [2]float64) bool {
+func segmentCrosses(b box, a, z [2]float64) bool {
 	t0, t1 := 0.0, 1.0
-	dx, dy := b[0]-a[0], b[1]-a[1]
-	for _, edge := range [][2]float64{{-dx, a[0] - box[0]}, {dx, box[2] - a[0]}, {-dy, a[1] - box[1]}, {dy, box[3] - a[1]}} {
+	dx, dy := z[0]-a[0], z[1]-a[1]
+	for _, edge := range [][2]float64{{-dx, a[0] - b[0]}, {dx, b[2] - a[0]}, {-dy, a[1] - b[1]}, {dy, b[3] - a[1]}} {
 		p, q := edge[0], edge[1]
 		if p == 0 {
 			if q < 0 {
