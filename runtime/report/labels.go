@@ -17,8 +17,8 @@ import (
 // not cover.
 const (
 	labelAscent  = 10
-	labelDescent = 2
-	labelClear   = 3
+	labelDescent = 3
+	labelClear   = 2
 )
 
 // polyline is a stretch of a series' line in pixels; one of a single

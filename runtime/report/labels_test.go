@@ -56,9 +56,9 @@ func TestTextBox(t *testing.T) {
 		anchor string
 		want   box
 	}{
-		{"start", box{97, 87, 129, 105}},
-		{"middle", box{84, 87, 116, 105}},
-		{"end", box{71, 87, 103, 105}},
+		{"start", box{98, 88, 128, 105}},
+		{"middle", box{85, 88, 115, 105}},
+		{"end", box{72, 88, 102, 105}},
 	} {
 		if got := labelBox(Text{X: "100.0", Y: "100.0", Text: "abcd", Anchor: tc.anchor}); got != tc.want {
 			t.Errorf("%s: box %v, want %v", tc.anchor, got, tc.want)

@@ -126,3 +126,25 @@ func sampledCrossing(b box, s [2][2]float64) bool {
 	}
 	return false
 }
+
+// Two front labels stacked one over the other both fit where their
+// texts are a few pixels apart: the clearance between labels is no
+// larger than the one the front's labels were drawn with. (The layout of
+// crossrun's testdata sweep.json and decode-5ms.json, TTFT SLO 60 ms.)
+func TestParetoPlacesStackedFrontLabels(t *testing.T) {
+	sweep := paretoRun{Name: "concurrency-sweep"}
+	for i, xy := range [][2]float64{{43.9, 151.9}, {51.5, 223.8}, {79.0, 447.3}, {207.6, 767.1}} {
+		sweep.Points = append(sweep.Points, paretoPoint{X: xy[0], Y: xy[1], Label: fmt.Sprint("concurrency-sweep @concurrency ", 1<<i), Tip: fmt.Sprint(i)})
+	}
+	single := paretoRun{Name: "decode-5ms", Points: []paretoPoint{{X: 71.8, Y: 1062.1, Label: "decode-5ms", Tip: "single"}}}
+	c, front := buildPareto(paretoSpec{Name: "pareto-ttft", X: axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true}, Y: axisSpec{Label: "tok/s", Zero: true},
+		Runs: []paretoRun{sweep, single}, Refs: []refLine{{Value: 60, Vertical: true, Label: "SLO TTFT p99 60.0 ms", Mark: "slo"}}})
+	if len(front) != 3 {
+		t.Fatalf("front %+v, want 3 points", front)
+	}
+	for _, m := range c.Marks {
+		if m.Label.Text == "" {
+			t.Errorf("the front point at (%s, %s) has no label", m.CX, m.CY)
+		}
+	}
+}
