@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"unicode/utf8"
 )
 
 // paretoPoint is one configuration's point on a Pareto chart: a run, or
@@ -100,15 +98,18 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 	if c.Text != "" {
 		return c, nil
 	}
-	at := map[string]xy{}
-	var dots []xy
+	area := plot{marginLeft, float64(c.Width - marginRight), marginTop, float64(c.Height - marginBottom)}
+	// Labels keep off every dot, with the room of a front point's ring,
+	// off the reference lines and the front's line, and off each other.
+	at := map[string][2]float64{}
+	var taken []box
 	for _, d := range c.Dots {
-		p := xy{parseCoord(d.CX), parseCoord(d.CY)}
+		p := [2]float64{num(d.CX), num(d.CY)}
 		at[d.Tip] = p
-		dots = append(dots, p)
+		taken = append(taken, ringBox(p[0], p[1], ringRadius))
 	}
 	var front []paretoPoint
-	var line []xy
+	var line polyline
 	for _, i := range paretoFront(all, spec.XHigher) {
 		p, ok := at[all[i].Tip]
 		if !ok {
@@ -117,132 +118,55 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 		front = append(front, all[i])
 		line = append(line, p)
 	}
-	plot := rect{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
-	var segments [][2]xy
-	for i := 1; i < len(line); i++ {
-		segments = append(segments, [2]xy{line[i-1], line[i]})
-	}
-	var taken []rect
+	drawn := []polyline{line}
 	for _, r := range c.Refs {
 		var x, y0, y1 float64
 		if _, err := fmt.Sscanf(r.D, "M%f %fV%f", &x, &y0, &y1); err == nil {
-			segments = append(segments, [2]xy{{x, y0}, {x, y1}})
+			drawn = append(drawn, polyline{{x, y0}, {x, y1}})
 		}
 		if r.Label.Text != "" {
-			taken = append(taken, labelRect(r.Label))
+			taken = append(taken, labelBox(r.Label))
 		}
 	}
 	if len(line) > 1 {
 		d := ""
 		for i, p := range line {
-			d += map[bool]string{true: "M", false: "L"}[i == 0] + f1(p.x) + " " + f1(p.y)
+			d += map[bool]string{true: "M", false: "L"}[i == 0] + f1(p[0]) + " " + f1(p[1])
 		}
 		c.Refs = append(c.Refs, Ref{Mark: frontMark, D: d})
 	}
 	for i, p := range line {
-		label, ok := placeLabel(p, front[i].Label, plot, dots, segments, taken)
+		label, ok := placeLabel(p, front[i].Label, area, drawn, taken)
 		if ok {
-			taken = append(taken, labelRect(label))
-		} else {
-			label = Text{}
+			taken = append(taken, labelBox(label))
 		}
-		c.Marks = append(c.Marks, Mark{Mark: frontMark, CX: f1(p.x), CY: f1(p.y), Label: label})
+		c.Marks = append(c.Marks, Mark{Mark: frontMark, CX: f1(p[0]), CY: f1(p[1]), Label: label})
 	}
 	return c, front
 }
 
-// xy is a position in SVG coordinates.
-type xy struct{ x, y float64 }
+// ringRadius is a front point's ring.
+const ringRadius = 9
 
-// rect is a rectangle in SVG coordinates.
-type rect struct{ x0, y0, x1, y1 float64 }
-
-func (b rect) overlaps(o rect) bool { return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1 }
-
-func (b rect) inside(o rect) bool { return b.x0 >= o.x0 && b.x1 <= o.x1 && b.y0 >= o.y0 && b.y1 <= o.y1 }
-
-// nearCircle says whether b comes within r of c.
-func (b rect) nearCircle(c xy, r float64) bool {
-	dx := c.x - math.Max(b.x0, math.Min(c.x, b.x1))
-	dy := c.y - math.Max(b.y0, math.Min(c.y, b.y1))
-	return dx*dx+dy*dy < r*r
-}
-
-// crosses says whether the segment s passes through b, tried every
-// pixel along it.
-func (b rect) crosses(s [2]xy) bool {
-	n := math.Ceil(math.Hypot(s[1].x-s[0].x, s[1].y-s[0].y))
-	for k := 0.0; k <= n; k++ {
-		t := k / math.Max(n, 1)
-		x, y := s[0].x+t*(s[1].x-s[0].x), s[0].y+t*(s[1].y-s[0].y)
-		if x > b.x0 && x < b.x1 && y > b.y0 && y < b.y1 {
-			return true
-		}
-	}
-	return false
-}
-
-// Label geometry: a label's text is about labelAscent above its baseline
-// and labelDescent below, labelChar wide per character (11 px text);
-// labelPad keeps it that far from what it must not cover, and ringRadius
-// is a front point's ring.
-const (
-	labelAscent  = 10
-	labelDescent = 3
-	labelChar    = 6.5
-	labelPad     = 2
-	ringRadius   = 9
-)
-
-// labelRect is where a label's text lies, padded.
-func labelRect(t Text) rect {
-	x, y := parseCoord(t.X), parseCoord(t.Y)
-	w := labelChar * float64(utf8.RuneCountInString(t.Text))
-	x0 := x
-	switch t.Anchor {
-	case "end":
-		x0 = x - w
-	case "middle":
-		x0 = x - w/2
-	}
-	return rect{x0 - labelPad, y - labelAscent - labelPad, x0 + w + labelPad, y + labelDescent + labelPad}
-}
-
-// placeLabel finds where text, the label of the point at p, lies inside
-// plot and clear of every dot (with its ring), every segment and every
-// rect taken: to the right, the left, above, below or on a diagonal of
-// the point, nearest first. false when nowhere is clear.
-func placeLabel(p xy, text string, plot rect, dots []xy, segments [][2]xy, taken []rect) (Text, bool) {
+// placeLabel places text, the label of the front point at p: to the
+// right, the left, above, below or on a diagonal of the point, nearest
+// first, at the first place free of the drawn lines and the boxes taken.
+// false when no place is free.
+func placeLabel(p [2]float64, text string, area plot, drawn []polyline, taken []box) (Text, bool) {
+	var places []Text
 	for _, d := range []float64{ringRadius + 4, ringRadius + 14, ringRadius + 28} {
 		diag := d * 0.7
-		for _, c := range []Text{
-			{X: f1(p.x + d), Y: f1(p.y + 4), Anchor: "start"},
-			{X: f1(p.x - d), Y: f1(p.y + 4), Anchor: "end"},
-			{X: f1(p.x), Y: f1(p.y - d), Anchor: "middle"},
-			{X: f1(p.x), Y: f1(p.y + d + labelAscent), Anchor: "middle"},
-			{X: f1(p.x + diag), Y: f1(p.y - diag), Anchor: "start"},
-			{X: f1(p.x - diag), Y: f1(p.y - diag), Anchor: "end"},
-			{X: f1(p.x + diag), Y: f1(p.y + diag + labelAscent), Anchor: "start"},
-			{X: f1(p.x - diag), Y: f1(p.y + diag + labelAscent), Anchor: "end"},
-		} {
-			c.Text = text
-			b := labelRect(c)
-			if !b.inside(plot) || slices.ContainsFunc(taken, b.overlaps) ||
-				slices.ContainsFunc(dots, func(d xy) bool { return b.nearCircle(d, ringRadius) }) ||
-				slices.ContainsFunc(segments, b.crosses) {
-				continue
-			}
-			return c, true
-		}
+		x, y := p[0], p[1]
+		places = append(places,
+			Text{X: f1(x + d), Y: f1(y + 4), Anchor: "start"},
+			Text{X: f1(x - d), Y: f1(y + 4), Anchor: "end"},
+			Text{X: f1(x), Y: f1(y - d), Anchor: "middle"},
+			Text{X: f1(x), Y: f1(y + d + labelAscent), Anchor: "middle"},
+			Text{X: f1(x + diag), Y: f1(y - diag), Anchor: "start"},
+			Text{X: f1(x - diag), Y: f1(y - diag), Anchor: "end"},
+			Text{X: f1(x + diag), Y: f1(y + diag + labelAscent), Anchor: "start"},
+			Text{X: f1(x - diag), Y: f1(y + diag + labelAscent), Anchor: "end"},
+		)
 	}
-	return Text{}, false
-}
-
-// parseCoord reads back a coordinate f1 wrote.
-func parseCoord(s string) float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
+	return firstFree(text, places, area, drawn, taken)
 }

@@ -65,27 +65,29 @@ func TestParetoLabelsCoverNothing(t *testing.T) {
 			if len(front) == 0 || len(c.Marks) != len(front) {
 				t.Fatalf("%d front points, %d marks", len(front), len(c.Marks))
 			}
-			var line [][2]xy
+			var line [][2][2]float64
 			for i := 1; i < len(c.Marks); i++ {
-				line = append(line, [2]xy{{parseCoord(c.Marks[i-1].CX), parseCoord(c.Marks[i-1].CY)}, {parseCoord(c.Marks[i].CX), parseCoord(c.Marks[i].CY)}})
+				line = append(line, [2][2]float64{{num(c.Marks[i-1].CX), num(c.Marks[i-1].CY)}, {num(c.Marks[i].CX), num(c.Marks[i].CY)}})
 			}
-			plot := rect{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
-			var placed []rect
+			area := box{marginLeft, marginTop, float64(c.Width - marginRight), float64(c.Height - marginBottom)}
+			var placed []box
 			for _, m := range c.Marks {
 				if m.Label.Text == "" {
 					continue
 				}
-				b := labelRect(m.Label)
-				if !b.inside(plot) {
-					t.Errorf("label %q at %v leaves the plot %v", m.Label.Text, b, plot)
+				// b is where the label's glyphs are, its clearance aside.
+				b := labelBox(m.Label)
+				b = box{b[0] + labelClear, b[1] + labelClear, b[2] - labelClear, b[3] - labelClear}
+				if b[0] < area[0] || b[1] < area[1] || b[2] > area[2] || b[3] > area[3] {
+					t.Errorf("label %q at %v leaves the plot %v", m.Label.Text, b, area)
 				}
 				for _, d := range c.Dots {
-					if b.nearCircle(xy{parseCoord(d.CX), parseCoord(d.CY)}, ringRadius) {
+					if nearCircle(b, num(d.CX), num(d.CY), ringRadius) {
 						t.Errorf("label %q at %v covers the point at %s,%s", m.Label.Text, b, d.CX, d.CY)
 					}
 				}
 				for _, s := range line {
-					if b.crosses(s) {
+					if sampledCrossing(b, s) {
 						t.Errorf("label %q at %v crosses the front line %v", m.Label.Text, b, s)
 					}
 				}
@@ -101,5 +103,48 @@ func TestParetoLabelsCoverNothing(t *testing.T) {
 			}
 			t.Logf("%d of %d front labels placed", len(placed), len(front))
 		})
+	}
+}
+
+// nearCircle says whether b comes within r of (x, y).
+func nearCircle(b box, x, y, r float64) bool {
+	dx := x - max(b[0], min(x, b[2]))
+	dy := y - max(b[1], min(y, b[3]))
+	return dx*dx+dy*dy < r*r
+}
+
+// sampledCrossing says whether the segment s passes through b, tried
+// every pixel along it.
+func sampledCrossing(b box, s [2][2]float64) bool {
+	n := math.Ceil(math.Hypot(s[1][0]-s[0][0], s[1][1]-s[0][1]))
+	for k := 0.0; k <= n; k++ {
+		t := k / math.Max(n, 1)
+		x, y := s[0][0]+t*(s[1][0]-s[0][0]), s[0][1]+t*(s[1][1]-s[0][1])
+		if x > b[0] && x < b[2] && y > b[1] && y < b[3] {
+			return true
+		}
+	}
+	return false
+}
+
+// Two front labels stacked one over the other both fit where their
+// texts are a few pixels apart: the clearance between labels is no
+// larger than the one the front's labels were drawn with. (The layout of
+// crossrun's testdata sweep.json and decode-5ms.json, TTFT SLO 60 ms.)
+func TestParetoPlacesStackedFrontLabels(t *testing.T) {
+	sweep := paretoRun{Name: "concurrency-sweep"}
+	for i, xy := range [][2]float64{{43.9, 151.9}, {51.5, 223.8}, {79.0, 447.3}, {207.6, 767.1}} {
+		sweep.Points = append(sweep.Points, paretoPoint{X: xy[0], Y: xy[1], Label: fmt.Sprint("concurrency-sweep @concurrency ", 1<<i), Tip: fmt.Sprint(i)})
+	}
+	single := paretoRun{Name: "decode-5ms", Points: []paretoPoint{{X: 71.8, Y: 1062.1, Label: "decode-5ms", Tip: "single"}}}
+	c, front := buildPareto(paretoSpec{Name: "pareto-ttft", X: axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true}, Y: axisSpec{Label: "tok/s", Zero: true},
+		Runs: []paretoRun{sweep, single}, Refs: []refLine{{Value: 60, Vertical: true, Label: "SLO TTFT p99 60.0 ms", Mark: "slo"}}})
+	if len(front) != 3 {
+		t.Fatalf("front %+v, want 3 points", front)
+	}
+	for _, m := range c.Marks {
+		if m.Label.Text == "" {
+			t.Errorf("the front point at (%s, %s) has no label", m.CX, m.CY)
+		}
 	}
 }

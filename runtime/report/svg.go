@@ -458,10 +458,9 @@ func buildChart(spec chartSpec) *Chart {
 	}
 	vertical := 0
 	// Each label placed is one the next keep off.
-	placed := func(l Text) box { return textBox(l.Text, l.Anchor, num(l.X), num(l.Y)) }
 	for _, r := range spec.Refs {
 		if c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn, texts) {
-			texts = append(texts, placed(c.Refs[len(c.Refs)-1].Label))
+			texts = append(texts, labelBox(c.Refs[len(c.Refs)-1].Label))
 		}
 		if r.Vertical {
 			vertical++
@@ -469,46 +468,10 @@ func buildChart(spec chartSpec) *Chart {
 	}
 	for _, m := range spec.Markers {
 		if c.drawMarker(m, sx, sy, plot{left, right, top, bottom}, drawn, texts) {
-			texts = append(texts, placed(c.Marks[len(c.Marks)-1].Label))
+			texts = append(texts, labelBox(c.Marks[len(c.Marks)-1].Label))
 		}
 	}
 	return c
-}
-
-// polyline is a stretch of a series' line in pixels; one of a single
-// point is a lone dot.
-type polyline [][2]float64
-
-// plot is the plot area's edges in pixels.
-type plot struct{ left, right, top, bottom float64 }
-
-// box is a rectangle in pixels: left, top, right, bottom.
-type box [4]float64
-
-// overlaps reports whether two boxes share some area.
-func (b box) overlaps(o box) bool { return b[0] < o[2] && o[0] < b[2] && b[1] < o[3] && o[1] < b[3] }
-
-// textBox is the box of a label of the given anchor whose baseline
-// starts, ends or is centred at (x, baseline), grown by labelClear.
-func textBox(text, anchor string, x, baseline float64) box {
-	width := charWidth * float64(len([]rune(text)))
-	switch anchor {
-	case "end":
-		x -= width
-	case "middle":
-		x -= width / 2
-	}
-	return box{x - labelClear, baseline - labelHeight + 2 - labelClear, x + width + labelClear, baseline + 2 + labelClear}
-}
-
-// free reports whether a label's box (its clearance aside) is inside the
-// plot, and clear of the drawn lines and dots and of the boxes of other
-// labels.
-func free(b box, area plot, drawn []polyline, texts []box) bool {
-	if b[0]+labelClear < area.left || b[2]-labelClear > area.right || b[1]+labelClear < area.top || b[3]-labelClear > area.bottom || crosses(b, drawn) {
-		return false
-	}
-	return !slices.ContainsFunc(texts, b.overlaps)
 }
 
 // drawSeries adds a series' line and, for short series or one with
@@ -611,27 +574,18 @@ func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []pol
 	return true
 }
 
-// Label geometry: a label's height and how far it keeps from data.
-const (
-	labelHeight = 12
-	labelClear  = 3
-)
-
 // freeLabel places the label of a horizontal line at height y where it
 // crosses no drawn line or dot nor another label (texts): above the line
 // or under it, at the plot's right end or its left; when every place is
 // taken, above the plot, at its right end (outside it, where no data is).
 func freeLabel(text string, y float64, area plot, drawn []polyline, texts []box) Text {
-	for _, place := range []Text{
+	if place, ok := firstFree(text, []Text{
 		{X: f1(area.right - 4), Y: f1(y - 5), Anchor: "end"},
-		{X: f1(area.right - 4), Y: f1(y + 5 + labelHeight - 2), Anchor: "end"},
+		{X: f1(area.right - 4), Y: f1(y + 5 + labelAscent), Anchor: "end"},
 		{X: f1(area.left + 4), Y: f1(y - 5), Anchor: "start"},
-		{X: f1(area.left + 4), Y: f1(y + 5 + labelHeight - 2), Anchor: "start"},
-	} {
-		if free(textBox(text, place.Anchor, num(place.X), num(place.Y)), area, drawn, texts) {
-			place.Text = text
-			return place
-		}
+		{X: f1(area.left + 4), Y: f1(y + 5 + labelAscent), Anchor: "start"},
+	}, area, drawn, texts); ok {
+		return place
 	}
 	return Text{X: f1(area.right), Y: f1(area.top - 6), Text: text, Anchor: "end"}
 }
@@ -654,64 +608,10 @@ func freeVerticalLabel(text string, x float64, area plot, nth int, drawn []polyl
 			places[i].Y = bottom
 		}
 	}
-	for _, place := range places {
-		if free(textBox(text, place.Anchor, num(place.X), num(place.Y)), area, drawn, texts) {
-			return place
-		}
+	if place, ok := firstFree(text, places, area, drawn, texts); ok {
+		return place
 	}
 	return places[0]
-}
-
-// num reads back a coordinate f1 wrote.
-func num(s string) float64 {
-	v, _ := strconv.ParseFloat(s, 64)
-	return v
-}
-
-// crosses reports whether a drawn line or dot enters box (left, top,
-// right, bottom), a dot counting with its radius.
-func crosses(box [4]float64, drawn []polyline) bool {
-	grown := [4]float64{box[0] - dotRadius, box[1] - dotRadius, box[2] + dotRadius, box[3] + dotRadius}
-	inside := func(b [4]float64, p [2]float64) bool {
-		return p[0] >= b[0] && p[0] <= b[2] && p[1] >= b[1] && p[1] <= b[3]
-	}
-	for _, line := range drawn {
-		for i, p := range line {
-			if inside(grown, p) {
-				return true
-			}
-			if i > 0 && segmentCrosses(box, line[i-1], p) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// segmentCrosses reports whether the segment from a to b enters box,
-// clipping it to the box's edges (Liang–Barsky).
-func segmentCrosses(box [4]float64, a, b [2]float64) bool {
-	t0, t1 := 0.0, 1.0
-	dx, dy := b[0]-a[0], b[1]-a[1]
-	for _, edge := range [][2]float64{{-dx, a[0] - box[0]}, {dx, box[2] - a[0]}, {-dy, a[1] - box[1]}, {dy, box[3] - a[1]}} {
-		p, q := edge[0], edge[1]
-		if p == 0 {
-			if q < 0 {
-				return false
-			}
-			continue
-		}
-		t := q / p
-		if p < 0 {
-			t0 = max(t0, t)
-		} else {
-			t1 = min(t1, t)
-		}
-		if t0 > t1 {
-			return false
-		}
-	}
-	return true
 }
 
 // drawMarker rings a point when it is on the axes (false when it is
@@ -733,18 +633,18 @@ func (c *Chart) drawMarker(m marker, sx, sy scale, area plot, drawn []polyline, 
 	if x > (area.left+area.right)/2 {
 		lean, other = other, lean
 	}
-	label := Text{X: f1(x), Y: f1(above), Text: m.Label, Anchor: lean}
-	for _, place := range []Text{label,
-		{X: f1(x), Y: f1(above), Text: m.Label, Anchor: other},
-		{X: f1(x), Y: f1(below), Text: m.Label, Anchor: lean},
-		{X: f1(x), Y: f1(below), Text: m.Label, Anchor: other},
-		{X: f1(x), Y: f1(2*above - y), Text: m.Label, Anchor: lean},
-		{X: f1(x), Y: f1(2*below - y), Text: m.Label, Anchor: lean},
-	} {
-		if free(textBox(m.Label, place.Anchor, x, num(place.Y)), area, drawn, texts) {
-			label = place
-			break
-		}
+	places := []Text{
+		{X: f1(x), Y: f1(above), Anchor: lean},
+		{X: f1(x), Y: f1(above), Anchor: other},
+		{X: f1(x), Y: f1(below), Anchor: lean},
+		{X: f1(x), Y: f1(below), Anchor: other},
+		{X: f1(x), Y: f1(2*above - y), Anchor: lean},
+		{X: f1(x), Y: f1(2*below - y), Anchor: lean},
+	}
+	label, ok := firstFree(m.Label, places, area, drawn, texts)
+	if !ok {
+		label = places[0]
+		label.Text = m.Label
 	}
 	c.Marks = append(c.Marks, Mark{Mark: m.Mark, CX: f1(x), CY: f1(y), Label: label})
 	return true

@@ -204,8 +204,7 @@ func TestLabelsKeepOffEachOther(t *testing.T) {
 	if len(c.Refs) != 2 {
 		t.Fatalf("refs %+v, want two", c.Refs)
 	}
-	boxOf := func(l Text) box { return textBox(l.Text, l.Anchor, num(l.X), num(l.Y)) }
-	if v, h := c.Refs[0].Label, c.Refs[1].Label; boxOf(v).overlaps(boxOf(h)) {
+	if v, h := c.Refs[0].Label, c.Refs[1].Label; labelBox(v).overlaps(labelBox(h)) {
 		t.Errorf("the SLO label at (%s, %s) %s covers the vertical line's at (%s, %s) %s", h.X, h.Y, h.Anchor, v.X, v.Y, v.Anchor)
 	}
 }
