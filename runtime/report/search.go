@@ -16,8 +16,8 @@ import (
 // the levels in the order tried on a chart, and their table.
 type searchView struct {
 	Variable string
-	// Answer says the capacity in one line; Facts are its bracket, the
-	// width asked, the confidence, the levels and the time.
+	// Answer says the capacity and its bracket in one line; Facts are
+	// the width asked, the confidence, the levels and the time.
 	Answer string
 	Facts  []field
 	Stop   string
@@ -57,20 +57,12 @@ func searchSection(s *summary.Summary) *searchView {
 	default:
 		v.Answer = "Capacity: none found: no level tried met the SLO."
 	}
-	bracket := "-"
-	if sr.Low > 0 || sr.High > 0 {
-		bracket = levelText(sr.Low) + " – " + levelText(sr.High)
-	}
+	// The capacity and its bracket are in the answer, once.
 	v.Facts = []field{
-		{"capacity (estimate)", "-"},
-		{"bracket: met – not met", bracket},
 		{"width asked", fmt.Sprintf("±%g %%", 100*sr.Width)},
 		{"confidence", fmt.Sprintf("%g %%", 100*sr.Confidence)},
 		{"levels tried", strconv.Itoa(len(sr.Levels))},
 		{"time of the levels", textfmt.Num(sr.Seconds) + " s"},
-	}
-	if sr.Estimate > 0 {
-		v.Facts[0].Value = textfmt.Num(sr.Estimate)
 	}
 	if sr.GoodputShare > 0 {
 		v.Facts = append(v.Facts, field{"good requests asked", fmt.Sprintf("≥ %g %%", 100*sr.GoodputShare)})
@@ -245,7 +237,7 @@ func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
 	if sr.Low > 0 && sr.High > 0 {
 		spec.Bands = []band{{From: sr.Low, To: sr.High, Mark: "bracket"}}
 		spec.Refs = append(spec.Refs, refLine{Value: sr.Estimate, Vertical: true, Mark: "capacity",
-			Label: "capacity ≈ " + textfmt.Num(sr.Estimate) + " (" + levelText(sr.Low) + "–" + levelText(sr.High) + ")"})
+			Label: "capacity ≈ " + textfmt.Num(sr.Estimate)})
 	}
 	c := buildChart(spec)
 	restyle(c, classes, bars)

@@ -53,10 +53,14 @@ func TestRenderSearchLeadsWithTheCapacity(t *testing.T) {
 		}
 	}
 	facts := text(byID(doc, "search-facts"))
-	for _, want := range []string{"capacity (estimate)19.6", "bracket: met – not met16 – 24", "width asked±25 %", "confidence95 %", "levels tried5", "time of the levels43.5 s"} {
+	for _, want := range []string{"width asked±25 %", "confidence95 %", "levels tried5", "time of the levels43.5 s"} {
 		if !strings.Contains(facts, want) {
 			t.Errorf("the search's facts %q lack %q", facts, want)
 		}
+	}
+	// Each figure once: the capacity and its bracket are the answer's.
+	if strings.Contains(facts, "19.6") || strings.Contains(facts, "16 –") {
+		t.Errorf("the facts %q repeat the capacity or its bracket", facts)
 	}
 	rows := findAll(byID(doc, "search-levels"), element("tr"))
 	want := []string{"#concurrencysecondsrequestsverdictdeciding figurevalueintervalboundextended",
@@ -106,7 +110,7 @@ func TestRenderSearchLeadsWithTheCapacity(t *testing.T) {
 			t.Errorf("the chart has no %s", m)
 		}
 	}
-	if got := text(mark(chart, "capacity")); got != "capacity ≈ 19.6 (16–24)" {
+	if got := text(mark(chart, "capacity")); got != "capacity ≈ 19.6" {
 		t.Errorf("the estimate's label is %q", got)
 	}
 	if got := text(mark(chart, "slo")); got != "SLO TTFT p99 1000 ms" {
