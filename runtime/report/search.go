@@ -96,6 +96,15 @@ func levelText(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
+// metricOf is a deciding figure without its scenario: "ttft_p99" for
+// "chat: ttft_p99".
+func metricOf(figure string) string {
+	if _, metric, ok := strings.Cut(figure, ": "); ok {
+		return metric
+	}
+	return figure
+}
+
 // figureName is a deciding figure as the page names it: "chat: TTFT
 // p99" for "chat: ttft_p99".
 func figureName(figure string) string {
@@ -150,9 +159,12 @@ func intervalText(l summary.SearchLevel) string {
 // share's bound over the figure, so that above 1 is always worse) and
 // the SLO is the line at 1.
 func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
+	// A mixed workload's figures name their scenario ("rag@8: ttft_p99"),
+	// whose bound is the SLO's for every scenario: one axis serves a
+	// figure whatever its scenario.
 	figures := map[string]bool{}
 	for _, l := range sr.Levels {
-		figures[l.Figure] = true
+		figures[metricOf(l.Figure)] = true
 	}
 	relative := len(figures) > 1
 	y := func(l summary.SearchLevel, v float64) float64 {
@@ -168,10 +180,11 @@ func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
 	slo := refLine{Value: 1, Label: "SLO bound", Mark: "slo"}
 	if !relative && len(sr.Levels) > 0 {
 		first := sr.Levels[0]
-		yAxis.Label = figureName(first.Figure) + " (ms)"
-		slo = refLine{Value: first.Bound, Label: "SLO " + figureName(first.Figure) + " " + figureText(first.Figure, first.Bound), Mark: "slo"}
+		metric := figureName(metricOf(first.Figure))
+		yAxis.Label = metric + " (ms)"
+		slo = refLine{Value: first.Bound, Label: "SLO " + metric + " " + figureText(first.Figure, first.Bound), Mark: "slo"}
 		if isShare(first.Figure) {
-			yAxis = axisSpec{Label: figureName(first.Figure) + " (share)", Zero: true}
+			yAxis = axisSpec{Label: metric + " (share)", Zero: true}
 		}
 	}
 	levelAxis := axisSpec{Label: variable + ", each level numbered in the order tried", Log: true, LogRatio: 8, Zero: true}
@@ -238,6 +251,10 @@ func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
 		spec.Bands = []band{{From: sr.Low, To: sr.High, Mark: "bracket"}}
 		spec.Refs = append(spec.Refs, refLine{Value: sr.Estimate, Vertical: true, Mark: "capacity",
 			Label: "capacity ≈ " + textfmt.Num(sr.Estimate)})
+	}
+	if len(sr.Levels) == 1 {
+		// One level: in the middle of the axis, not at its edge.
+		spec.X.Lo, spec.X.Hi = 0, 2*sr.Levels[0].Level
 	}
 	c := buildChart(spec)
 	restyle(c, classes, bars)

@@ -188,3 +188,26 @@ func inOrderIn(t *testing.T, page string, marks ...string) {
 		last = at
 	}
 }
+
+// A mixed workload's levels decided by the same figure of different
+// scenarios share its axis, in its unit; a search of one level draws it
+// inside the axis, not at its edge.
+func TestSearchChartOfAMixedWorkload(t *testing.T) {
+	sr := &summary.CapacitySearch{Variable: "rate", Confidence: 0.5, Levels: []summary.SearchLevel{
+		{Level: 40, Verdict: "inconclusive", Figure: "rag@40: ttft_p99", Value: 43, Lo: ptr(43), Bound: 400},
+	}}
+	c := searchChart(sr, "rate")
+	if got := c.AxisLabels[1].Text; got != "TTFT p99 (ms)" {
+		t.Errorf("the y axis is %q, want TTFT p99 (ms)", got)
+	}
+	if len(c.Dots) != 1 {
+		t.Fatalf("%d dots, want 1", len(c.Dots))
+	}
+	if x := num(c.Dots[0].CX); x < chartWidth/2 || x > wideWidth-chartWidth/2 {
+		t.Errorf("the one level is at x %.0f, want within the middle of the %d px chart", x, wideWidth)
+	}
+	sr.Levels = append(sr.Levels, summary.SearchLevel{Level: 80, Verdict: "missed", Figure: "chat@80: ttft_p99", Value: 900, Lo: ptr(850), Hi: ptr(950), Bound: 400})
+	if got := searchChart(sr, "rate").AxisLabels[1].Text; !strings.HasPrefix(got, "TTFT p99 (ms)") {
+		t.Errorf("two scenarios' TTFT p99 make the y axis %q, want TTFT p99 (ms)", got)
+	}
+}
