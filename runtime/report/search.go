@@ -190,8 +190,9 @@ func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
 	levelAxis := axisSpec{Label: variable + ", each level numbered in the order tried", Log: true, LogRatio: 8, Zero: true}
 	byVerdict := map[string][]point{}
 	var closed, open []point
-	// edge is where a bar whose interval the samples leave open ends: the
-	// farthest figure drawn on that side.
+	// edge is where a bar whose interval the samples leave open ends: a
+	// quarter past the farthest figure or bound drawn on that side, so
+	// that it does not end on the SLO's line.
 	lowEdge, highEdge := math.Inf(1), math.Inf(-1)
 	for _, l := range sr.Levels {
 		for _, v := range []float64{l.Value, l.Bound} {
@@ -200,6 +201,7 @@ func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
 			}
 		}
 	}
+	lowEdge, highEdge = lowEdge/1.25, highEdge*1.25
 	gap := point{X: math.NaN(), Y: math.NaN()}
 	for i, l := range sr.Levels {
 		levelAxis.Ticks = append(levelAxis.Ticks, l.Level)

@@ -206,6 +206,18 @@ func TestSearchChartOfAMixedWorkload(t *testing.T) {
 	if x := num(c.Dots[0].CX); x < chartWidth/2 || x > wideWidth-chartWidth/2 {
 		t.Errorf("the one level is at x %.0f, want within the middle of the %d px chart", x, wideWidth)
 	}
+	// The open interval's bar goes past the SLO's line: it has no end.
+	var bar string
+	for _, l := range c.Lines {
+		if l.Class == "interval open" {
+			bar = l.D
+		}
+	}
+	from, to, _ := strings.Cut(strings.TrimPrefix(bar, "M"), "L")
+	sloLeft, _, _ := strings.Cut(strings.TrimPrefix(c.Refs[0].D, "M"), "H")
+	if top, slo := min(num(strings.Fields(from)[1]), num(strings.Fields(to+" 0 0")[1])), num(strings.Fields(sloLeft)[1]); bar == "" || top >= slo {
+		t.Errorf("the open interval's bar %q does not pass the SLO's line at y %.1f", bar, slo)
+	}
 	sr.Levels = append(sr.Levels, summary.SearchLevel{Level: 80, Verdict: "missed", Figure: "chat@80: ttft_p99", Value: 900, Lo: ptr(850), Hi: ptr(950), Bound: 400})
 	if got := searchChart(sr, "rate").AxisLabels[1].Text; !strings.HasPrefix(got, "TTFT p99 (ms)") {
 		t.Errorf("two scenarios' TTFT p99 make the y axis %q, want TTFT p99 (ms)", got)
