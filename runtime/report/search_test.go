@@ -215,7 +215,7 @@ func TestSearchChartOfAMixedWorkload(t *testing.T) {
 	}
 	from, to, _ := strings.Cut(strings.TrimPrefix(bar, "M"), "L")
 	sloLeft, _, _ := strings.Cut(strings.TrimPrefix(c.Refs[0].D, "M"), "H")
-	if top, slo := min(num(strings.Fields(from)[1]), num(strings.Fields(to+" 0 0")[1])), num(strings.Fields(sloLeft)[1]); bar == "" || top >= slo {
+	if top, slo := min(num(strings.Fields(from)[1]), num(strings.Fields(to + " 0 0")[1])), num(strings.Fields(sloLeft)[1]); bar == "" || top >= slo {
 		t.Errorf("the open interval's bar %q does not pass the SLO's line at y %.1f", bar, slo)
 	}
 	sr.Levels = append(sr.Levels, summary.SearchLevel{Level: 80, Verdict: "missed", Figure: "chat@80: ttft_p99", Value: 900, Lo: ptr(850), Hi: ptr(950), Bound: 400})
