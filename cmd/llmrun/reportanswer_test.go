@@ -310,8 +310,12 @@ func TestReportOfACapacitySearchLeadsWithItsCapacity(t *testing.T) {
 	if n := strings.Count(page, `<tr class="verdict-`); n != len(sr.Levels) {
 		t.Errorf("the levels table has %d levels, want the %d tried", n, len(sr.Levels))
 	}
-	if strings.Contains(page, "load shape</dt><dd class=\"wide\"><ul class=\"shape\"><li>search@"+strconv.FormatFloat(sr.Levels[len(sr.Levels)-1].Level, 'f', -1, 64)+":") {
-		t.Error("the header lists the last level's load shape, which the search's table has")
+	// The header names the first level's load, and how many more ran.
+	if more := len(sr.Levels) - 1; more > 0 {
+		last := "<li>search@" + strconv.FormatFloat(sr.Levels[more].Level, 'f', -1, 64) + ":"
+		if !strings.Contains(page, fmt.Sprintf("then %d more level", more)) || strings.Contains(page, last) {
+			t.Errorf("the header does not fold the levels after the first into a line: %s", regexp.MustCompile(`<ul class="shape">.*?</ul>`).FindString(page))
+		}
 	}
 	aboveTheFold(t, page, "#search-verdict", "#search-facts")
 	labelsClearOfData(t, page, "search-levels", "latency-throughput")
