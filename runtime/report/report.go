@@ -2,7 +2,9 @@
 // --summary-export and the result file hold it) as one self-contained HTML
 // page that leads with its answer: after the run's metadata, for a sweep
 // its verdict, the levels table and the latency-throughput curve with its
-// SLO line and capacity markers, then the figures against the level; for
+// SLO line and capacity markers, then the figures against the level (a
+// capacity search's section before them: its capacity with its bracket,
+// why it stopped, and the levels in the order tried, search.go); for
 // other runs the merged instances (and any missing), vLLM's result block
 // of a bench run, the thresholds' verdict, and for several scenarios the
 // per-scenario table and distributions. Then the serving headline, the
