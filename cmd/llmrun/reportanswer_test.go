@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmrun/llmrun/internal/browsertest"
+	"github.com/llmrun/llmrun/internal/llmsim"
 	"github.com/llmrun/llmrun/internal/llmsim/llmsimtest"
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/summary"
@@ -262,4 +265,58 @@ func TestReportOfABenchRunLeadsWithVLLMsFigures(t *testing.T) {
 		}
 	}
 	aboveTheFold(t, page, "#bench .headline", "#bench table")
+}
+
+// A capacity search's report leads with the capacity: its bracket, why
+// the search stopped, and its width, confidence and time above the fold
+// of a 1280×900 window; then the levels in the order tried, charted with
+// their labels off the data, then the levels as a sweep's, then the
+// pooled figures. The search runs short levels against the simulator
+// (16 slots of 5 steps of 40 ms: 80 requests a second), judged on 50 %
+// intervals, so that a few levels bracket the capacity within ±30 %.
+func TestReportOfACapacitySearchLeadsWithItsCapacity(t *testing.T) {
+	t.Parallel()
+	cfg := llmsim.DefaultConfig()
+	cfg.MaxNumSeqs = 16
+	cfg.PrefillBase, cfg.PrefillPerToken = 0, 0
+	cfg.DecodeBase, cfg.DecodePerSeq = 40*time.Millisecond, 0
+	cfg.Tokenizer = llmsim.TokenizerBytes
+	url := startSim(t, cfg)
+	result := filepath.Join(t.TempDir(), "search.json")
+	code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--no-color", "--base-url", url,
+		"-e", "VARIABLE=rate", "-e", "ARRIVAL=constant", "-e", "START=40", "-e", "MAX=160", "-e", "STEP=2s", "-e", "WIDTH=0.3",
+		"-e", "CONFIDENCE=0.5", "-e", "BUDGET=1m", "-e", "INPUT_TOKENS=8", "-e", "OUTPUT_TOKENS=6", "-e", "SLO_TTFT_P99=500",
+		"--summary-export", result, "stock:capacity-search")
+	if code != exitcode.OK {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, result)
+	if s.Capacity == nil || s.Capacity.Search == nil || len(s.Capacity.Search.Levels) == 0 {
+		t.Fatalf("no capacity search in the result:\n%s", stdout)
+	}
+	sr := s.Capacity.Search
+	page := reportOf(t, result)
+
+	inOrder(t, page, `id="search"`, `id="search-verdict"`, `data-chart="search-levels"`, `id="search-levels"`, `id="capacity"`, `id="serving"`)
+	if !strings.Contains(page, "<p>Stopped: "+html.EscapeString(sr.Stop)+".</p>") {
+		t.Errorf("the page does not say why the search stopped (%q)", sr.Stop)
+	}
+	if sr.Low > 0 && sr.High > 0 {
+		want := fmt.Sprintf("between %s, which met the SLO, and %s, which did not", strconv.FormatFloat(sr.Low, 'f', -1, 64), strconv.FormatFloat(sr.High, 'f', -1, 64))
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not give the bracket: no %q", want)
+		}
+	}
+	if n := strings.Count(page, `<tr class="verdict-`); n != len(sr.Levels) {
+		t.Errorf("the levels table has %d levels, want the %d tried", n, len(sr.Levels))
+	}
+	// The header names the first level's load, and how many more ran.
+	if more := len(sr.Levels) - 1; more > 0 {
+		last := "<li>search@" + strconv.FormatFloat(sr.Levels[more].Level, 'f', -1, 64) + ":"
+		if !strings.Contains(page, fmt.Sprintf("then %d more level", more)) || strings.Contains(page, last) {
+			t.Errorf("the header does not fold the levels after the first into a line: %s", regexp.MustCompile(`<ul class="shape">.*?</ul>`).FindString(page))
+		}
+	}
+	aboveTheFold(t, page, "#search-verdict", "#search-facts")
+	labelsClearOfData(t, page, "search-levels", "latency-throughput")
 }

@@ -2,7 +2,9 @@
 // --summary-export and the result file hold it) as one self-contained HTML
 // page that leads with its answer: after the run's metadata, for a sweep
 // its verdict, the levels table and the latency-throughput curve with its
-// SLO line and capacity markers, then the figures against the level; for
+// SLO line and capacity markers, then the figures against the level (a
+// capacity search's section before them: its capacity with its bracket,
+// why it stopped, and the levels in the order tried, search.go); for
 // other runs the merged instances (and any missing), vLLM's result block
 // of a bench run, the thresholds' verdict, and for several scenarios the
 // per-scenario table and distributions. Then the serving headline, the
@@ -103,6 +105,10 @@ type page struct {
 	// Server and GPUs are the window figures of the run's server
 	// section's targets; nil without such targets.
 	Server, GPUs *table
+
+	// Search is a capacity search's section, before the levels'; nil
+	// for other runs.
+	Search *searchView
 }
 
 // field is a labelled value.
@@ -179,8 +185,12 @@ func newPage(s *summary.Summary) *page {
 		p.Headline = slices.DeleteFunc(p.Headline, func(f field) bool { return f.Label == "requests" || strings.Contains(f.Label, "throughput") })
 		p.Meta = slices.DeleteFunc(p.Meta, func(f field) bool { return f.Label == "duration" })
 	}
-	for _, sh := range s.Meta.LoadShape {
+	shapes, more := searchShapes(s)
+	for _, sh := range shapes {
 		p.Shapes = append(p.Shapes, sh.Name+": "+cmp.Or(sh.Description, sh.Executor)+startOf(sh))
+	}
+	if more != "" {
+		p.Shapes = append(p.Shapes, more)
 	}
 	slo := effectiveSLO(s)
 	if slo != (summary.SLO{}) {
@@ -209,6 +219,7 @@ func newPage(s *summary.Summary) *page {
 	p.Timeline = append(p.Timeline, serverCharts(s.Server, timeAxis, warmup)...)
 	if s.Capacity != nil {
 		p.Capacity = capacitySection(s, slo)
+		p.Search = searchSection(s)
 		p.Pooled, p.PooledOver = "All levels pooled: not the latency of any level. Each level's own figures are in the levels table above; these are the whole run's, which the thresholds judge.", "levels"
 	}
 	p.Scenarios = scenarioTable(s)
@@ -775,7 +786,11 @@ func capacityFindings(c *summary.Capacity, variable string, slo summary.SLO) []s
 	if s := c.Saturation; s != nil {
 		out = append(out, fmt.Sprintf("The server saturates at %s %s (%s output tok/s, TTFT p99 %s ms).", variable, textfmt.Num(s.Level), textfmt.Num(s.OutputThroughput), textfmt.Millis(s.TTFTP99)))
 	} else {
-		out = append(out, "The sweep did not reach saturation.")
+		what := "sweep"
+		if c.Search != nil {
+			what = "search's levels"
+		}
+		out = append(out, "The "+what+" did not reach saturation.")
 	}
 	switch m := c.MaxWithinSLO; {
 	case slo == (summary.SLO{}):
