@@ -88,6 +88,10 @@ type page struct {
 	// ScenarioCharts are the latency distributions with a line per
 	// scenario, for a run of several that is not a sweep.
 	ScenarioCharts []*Chart
+	// ScenarioTimeline are the charts over time with a line per scenario,
+	// for a run of several that is not a sweep, when its scenarios have
+	// timelines.
+	ScenarioTimeline []*Chart
 	Headline       []field
 	Latency        table
 	LatencyCharts  []*Chart
@@ -207,6 +211,9 @@ func newPage(s *summary.Summary) *page {
 		p.Timeline = timelineCharts(s.Timeline, slo, timeAxis, warmup)
 	}
 	p.Timeline = append(p.Timeline, serverCharts(s.Server, timeAxis, warmup)...)
+	if p.ScenarioCharts != nil {
+		p.ScenarioTimeline = scenarioTimelineCharts(s.Scenarios, slo, timeAxis, warmup)
+	}
 	if s.Capacity != nil {
 		p.Capacity = capacitySection(s, slo)
 		p.Pooled, p.PooledOver = "All levels pooled: not the latency of any level. Each level's own figures are in the levels table above; these are the whole run's, which the thresholds judge.", "levels"
