@@ -296,3 +296,22 @@ func fillScenarios(r *Recorder, scenarios, perSecond int) {
 		}
 	}
 }
+
+// A run whose scenarios ended long before it did has had its intervals
+// widened past theirs: the scenarios' are widened as well, so that each of
+// their points ends where one of the run's does.
+func TestScenarioIntervalsAreTheRunsAtLeast(t *testing.T) {
+	r := New(t0, nil)
+	r.SplitByScenario()
+	for s := range 10 {
+		r.AddRequest(of("a", req(float64(s)+0.5, 100, true, 10, 1)))
+		r.AddRequest(of("b", req(float64(s)+0.7, 100, true, 10, 1)))
+	}
+	end := at(3 * summary.MaxTimelinePoints) // the run's intervals are 4 s
+	pooled := r.Points(end)
+	byName := r.ScenarioPoints(end)
+	if len(byName) != 2 {
+		t.Fatalf("timelines %v", byName)
+	}
+	assertAddsUp(t, pooled, byName)
+}

@@ -188,6 +188,12 @@ func (r *Recorder) ScenarioPoints(end time.Time) map[string][]summary.TimelinePo
 	if elapsed <= 0 || r.scenarios == nil {
 		return nil
 	}
+	// The scenarios' intervals are never narrower than the run's, so that
+	// each of theirs ends where one of the run's does.
+	r.reserve(elapsed - 1)
+	for r.scenarios.width < r.width {
+		r.scenarios.halve()
+	}
 	return r.scenarios.points(elapsed)
 }
 
