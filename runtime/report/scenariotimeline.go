@@ -21,6 +21,11 @@ func scenarioTimelineCharts(scenarios []summary.ScenarioSummary, slo summary.SLO
 		}
 		var t, l []point
 		for i, p := range sc.Timeline {
+			// A point off the run's time axis (a hand-edited or
+			// damaged file) is not drawn.
+			if !(p.T >= timeAxis.Lo && p.T <= timeAxis.Hi) {
+				continue
+			}
 			// An interval the scenario had nothing in is not in its
 			// timeline: no line crosses the gap.
 			if i > 0 && p.T-p.Seconds > sc.Timeline[i-1].T+1e-6 {

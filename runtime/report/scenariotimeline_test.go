@@ -5,6 +5,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,13 @@ var scenarioTimelineNames = []string{"scenario-time-throughput", "scenario-time-
 // the SLO. A result without scenario timelines (a file written before
 // them) or a sweep has no such charts.
 func TestScenarioTimelineCharts(t *testing.T) {
-	page, doc := render(t, mixedRun())
+	s := mixedRun()
+	// Points no run writes, as a damaged file may have: no time, off the
+	// time axis, at no time at all.
+	rag := &s.Scenarios[1]
+	rag.Timeline = append(rag.Timeline, summary.TimelinePoint{T: 1e9, Seconds: 1, Requests: 5, OutputTokens: 1e6, TTFTP99: 7},
+		summary.TimelinePoint{T: -3, Seconds: -1, OutputTokens: 9}, summary.TimelinePoint{T: 119.5})
+	page, doc := render(t, s)
 	checkFinite(t, page)
 	all := checkCharts(t, doc, scenarioTimelineNames...)
 	for _, name := range scenarioTimelineNames {
@@ -66,6 +73,25 @@ func TestScenarioTimelineCharts(t *testing.T) {
 		}
 		if mark(chart, "warmup") == nil {
 			t.Errorf("%s: no warmup band", name)
+		}
+		width, _ := attr(chart, "width")
+		w, err := strconv.ParseFloat(width, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range findAll(chart, func(n *html.Node) bool { return element("path")(n) && hasClass(n, "data") }) {
+			d, _ := attr(line, "d")
+			for _, x := range pathXs(t, d) {
+				if x < 0 || x > w {
+					t.Errorf("%s: a line drawn at x %g, off the chart's %g", name, x, w)
+				}
+			}
+		}
+		// The points off the axis do not stretch the throughput's scale.
+		if ticks := findAll(chart, func(n *html.Node) bool { return element("g")(n) && hasClass(n, "ticks") }); name == "scenario-time-throughput" && len(ticks) == 1 {
+			if labels := text(ticks[0]); !strings.Contains(labels, "1500") {
+				t.Errorf("%s: tick labels %q, want the scale of the data, up to 1500 tok/s", name, labels)
+			}
 		}
 		stretches := map[string]int{}
 		for _, line := range findAll(chart, func(n *html.Node) bool { return element("path")(n) && hasClass(n, "data") }) {
