@@ -15,6 +15,12 @@
 // to twice that when they hold thousands each) when a bucket's latencies
 // fill every one of the histograms' 23,221 buckets: tens of thousands of
 // requests spread from 1 µs to an hour.
+//
+// Split by scenario (SplitByScenario, for a run of several), it also keeps
+// each scenario's timeline (the result file's scenarios[].timeline) from
+// the requests' scenario tag and the progress's per-scenario figures:
+// only the intervals a scenario had something in, all of them together
+// bounded by MaxScenarioBuckets (scenarios.go).
 package timeline
 
 import (
