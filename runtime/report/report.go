@@ -5,7 +5,8 @@
 // SLO line and capacity markers, then the figures against the level; for
 // other runs the merged instances (and any missing), vLLM's result block
 // of a bench run, the thresholds' verdict, and for several scenarios the
-// per-scenario table and distributions. Then the serving headline, the
+// per-scenario table and distributions, and each scenario over time
+// (scenariotimeline.go). Then the serving headline, the
 // latency table and charts drawn as inline SVG in Go (latency
 // percentiles on a log scale of 1 − p, the run over time with its warmup
 // shaded, with the server's and GPUs' scraped figures on the same time
