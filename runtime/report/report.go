@@ -89,10 +89,6 @@ type page struct {
 	// ScenarioCharts are the latency distributions with a line per
 	// scenario, for a run of several that is not a sweep.
 	ScenarioCharts []*Chart
-	// ScenarioTimeline are the charts over time with a line per scenario,
-	// for a run of several that is not a sweep, when its scenarios have
-	// timelines.
-	ScenarioTimeline []*Chart
 	Headline       []field
 	Latency        table
 	LatencyCharts  []*Chart
@@ -108,6 +104,11 @@ type page struct {
 	// Server and GPUs are the window figures of the run's server
 	// section's targets; nil without such targets.
 	Server, GPUs *table
+
+	// ScenarioTimeline are the charts over time with a line per scenario,
+	// for a run of several that is not a sweep, when its scenarios have
+	// timelines.
+	ScenarioTimeline []*Chart
 }
 
 // field is a labelled value.
