@@ -315,24 +315,3 @@ func TestScenarioIntervalsAreTheRunsAtLeast(t *testing.T) {
 	}
 	assertAddsUp(t, pooled, byName)
 }
-
-// BenchmarkAddRequestSplit is BenchmarkAddRequest's serial case for a
-// recorder split by scenario, the requests of three scenarios in turn:
-// what keeping each scenario's timeline costs a request.
-func BenchmarkAddRequestSplit(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	recs := make([]llm.Record, 1024)
-	for i := range recs {
-		ttft := math.Exp(rng.NormFloat64()*0.5 + 5)
-		recs[i] = *of([]string{"chat", "rag", "code"}[i%3], &llm.Record{OK: i%50 != 0, TTFT: ttft, E2E: ttft + math.Exp(rng.NormFloat64()*0.3+8), OutputTokens: 128})
-	}
-	r := New(t0, nil)
-	r.SplitByScenario()
-	i := 0
-	for b.Loop() {
-		rec := &recs[i%len(recs)]
-		rec.Time = t0.Add(time.Duration(i) * 10 * time.Microsecond) // 100,000 a second
-		r.AddRequest(rec)
-		i++
-	}
-}
