@@ -7,7 +7,8 @@
 // why it stopped, and the levels in the order tried, search.go); for
 // other runs the merged instances (and any missing), vLLM's result block
 // of a bench run, the thresholds' verdict, and for several scenarios the
-// per-scenario table and distributions. Then the serving headline, the
+// per-scenario table and distributions, and each scenario over time
+// (scenariotimeline.go). Then the serving headline, the
 // latency table and charts drawn as inline SVG in Go (latency
 // percentiles on a log scale of 1 − p, the run over time with its warmup
 // shaded, with the server's and GPUs' scraped figures on the same time
@@ -109,6 +110,11 @@ type page struct {
 	// Search is a capacity search's section, before the levels'; nil
 	// for other runs.
 	Search *searchView
+
+	// ScenarioTimeline are the charts over time with a line per scenario,
+	// for a run of several that is not a sweep, when its scenarios have
+	// timelines.
+	ScenarioTimeline []*Chart
 }
 
 // field is a labelled value.
@@ -217,6 +223,9 @@ func newPage(s *summary.Summary) *page {
 		p.Timeline = timelineCharts(s.Timeline, slo, timeAxis, warmup)
 	}
 	p.Timeline = append(p.Timeline, serverCharts(s.Server, timeAxis, warmup)...)
+	if p.ScenarioCharts != nil {
+		p.ScenarioTimeline = scenarioTimelineCharts(s.Scenarios, slo, timeAxis, warmup)
+	}
 	if s.Capacity != nil {
 		p.Capacity = capacitySection(s, slo)
 		p.Search = searchSection(s)

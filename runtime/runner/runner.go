@@ -398,6 +398,9 @@ func (r *run) execute(ctx context.Context) Outcome {
 	// of the run is made before the window, only setup()'s).
 	r.timelineStart = time.Now()
 	r.sinks.timeline = timeline.New(r.timelineStart, r.engine.Progress)
+	if len(r.engine.Scenarios()) > 1 || r.searcher != nil {
+		r.sinks.timeline.SplitByScenario()
+	}
 	timelineCtx, stopTimeline := context.WithCancel(context.Background())
 	timelineDone := make(chan struct{})
 	go func() {
@@ -465,6 +468,10 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	}
 	sum.Preflight = r.probes
 	sum.Timeline = r.sinks.timeline.Points(rep.End)
+	byScenario := r.sinks.timeline.ScenarioPoints(rep.End)
+	for i := range sum.Scenarios {
+		sum.Scenarios[i].Timeline = byScenario[sum.Scenarios[i].Name]
+	}
 	if r.sinks.goodput != nil {
 		r.sinks.goodput.set(sum)
 	}

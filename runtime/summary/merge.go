@@ -141,7 +141,7 @@ func Merge(results ...*Summary) (*Summary, error) {
 		UniqueCache:   mergeUniqueCaches(results, meta),
 		Thresholds:    mergeThresholds(results, set, dur),
 		Outputs:       mergeOutputs(results),
-		Timeline:      mergeTimelines(results, meta.Start),
+		Timeline:      mergeTimelines(results, meta.Start, func(r *Summary) []TimelinePoint { return r.Timeline }),
 		AbortedBy:     joinDistinct(results, "; ", func(s *Summary) string { return s.AbortedBy }),
 		EarlyStop:     joinDistinct(results, "; ", func(s *Summary) string { return s.EarlyStop }),
 		Preflight:     mergePreflights(results),
@@ -151,7 +151,7 @@ func Merge(results ...*Summary) (*Summary, error) {
 	s.EarlyStopAt = earliestEarlyStop(results)
 	s.LowSuccess = LowSuccessWarning(s.Serving, s.Meta.successFloor())
 	s.ScriptErrors, s.OtherScriptErrors = mergeScriptErrors(results)
-	if s.Scenarios, err = mergeScenarios(results, order); err != nil {
+	if s.Scenarios, err = mergeScenarios(results, order, meta.Start); err != nil {
 		return nil, err
 	}
 	s.Server = mergeServers(results, meta.Start)
@@ -497,8 +497,9 @@ func sumServing(results []*Summary, sc func(*Summary) *ScenarioSummary) Serving 
 	return s
 }
 
-// mergeScenarios merges the scenarios by name, in the order first seen.
-func mergeScenarios(results []*Summary, order []int) ([]ScenarioSummary, error) {
+// mergeScenarios merges the scenarios by name, in the order first seen;
+// their timelines as the run's, from the merged run's start.
+func mergeScenarios(results []*Summary, order []int, mergedStart time.Time) ([]ScenarioSummary, error) {
 	var names []string
 	for _, r := range results {
 		for _, sc := range r.Scenarios {
@@ -540,7 +541,13 @@ func mergeScenarios(results []*Summary, order []int) ([]ScenarioSummary, error) 
 		dur := end.Sub(start)
 		sv := sumServing(results, find)
 		sv.Finish(dur, set.stats)
-		out = append(out, ScenarioSummary{Name: name, Serving: sv, Latency: LatencyRows(set.stats), Metrics: set.summaries(dur)})
+		timeline := mergeTimelines(results, mergedStart, func(r *Summary) []TimelinePoint {
+			if sc := find(r); sc != nil {
+				return sc.Timeline
+			}
+			return nil
+		})
+		out = append(out, ScenarioSummary{Name: name, Serving: sv, Latency: LatencyRows(set.stats), Metrics: set.summaries(dur), Timeline: timeline})
 	}
 	return out, nil
 }
@@ -818,7 +825,8 @@ func mergeOutputs(results []*Summary) []OutputReport {
 	return out
 }
 
-// mergeTimelines adds up the points of the results' timelines that end
+// mergeTimelines adds up the points of the results' timelines (of the
+// run, or of one scenario: those timeline picks) that end
 // in the same second since start: each result's points are shifted by its
 // start's offset, rounded to whole seconds, and a point ending at T counts
 // in the second ⌈T⌉ (a run's last, shorter interval meets the others'
@@ -828,11 +836,11 @@ func mergeOutputs(results []*Summary) []OutputReport {
 // result's output tokens, those of the requests completed in each
 // interval, add as they are: the nearest its file has to the tokens that
 // arrived then.
-func mergeTimelines(results []*Summary, start time.Time) []TimelinePoint {
+func mergeTimelines(results []*Summary, start time.Time, timeline func(*Summary) []TimelinePoint) []TimelinePoint {
 	bySecond := map[float64]*TimelinePoint{}
 	for _, r := range results {
 		shift := math.Round(r.Meta.Start.Sub(start).Seconds())
-		for _, p := range r.Timeline {
+		for _, p := range timeline(r) {
 			p.T += shift
 			second := math.Ceil(p.T)
 			m, ok := bySecond[second]

@@ -678,3 +678,46 @@ func TestMergeSkippedThresholds(t *testing.T) {
 		t.Errorf("merged thresholds\n got %+v\nwant %+v", got.Thresholds, want)
 	}
 }
+
+// Each scenario's timeline merges as the run's does: points ending in the
+// same second since the merged start add, the percentiles the highest; a
+// result's points move by its start's offset, and a scenario only one
+// result has a timeline of keeps it.
+func TestMergeScenarioTimelines(t *testing.T) {
+	parts := []*summary.Summary{
+		summarize.Build(summarytest.TwoScenarioPart(t, func(call int) bool { return call%2 == 0 }), summarytest.Meta),
+		summarize.Build(summarytest.TwoScenarioPart(t, func(call int) bool { return call%2 == 1 }), summarytest.Meta),
+	}
+	parts[1].Meta.RunID = "the other half"
+	parts[1].Meta.Start = parts[1].Meta.Start.Add(time.Second)
+	parts[1].Meta.End = parts[1].Meta.End.Add(time.Second)
+	timelines := map[string][2][]summary.TimelinePoint{
+		"chat": {
+			{{T: 1, Seconds: 1, Requests: 2, OutputTokens: 20, ActiveVUs: 1, TTFTP99: 40}, {T: 2, Seconds: 1, Requests: 1, OutputTokens: 5}},
+			{{T: 1, Seconds: 1, Requests: 3, OutputTokens: 9, ActiveVUs: 2, TTFTP99: 70}},
+		},
+		"rag": {{{T: 3.5, Seconds: 0.5, Requests: 1, InFlight: 1}}, nil},
+	}
+	for i, p := range parts {
+		for j := range p.Scenarios {
+			p.Scenarios[j].Timeline = timelines[p.Scenarios[j].Name][i]
+		}
+	}
+	got, err := summary.Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]summary.TimelinePoint{
+		"chat": {{T: 1, Seconds: 1, Requests: 2, OutputTokens: 20, ActiveVUs: 1, TTFTP99: 40},
+			{T: 2, Seconds: 1, Requests: 4, OutputTokens: 14, ActiveVUs: 2, TTFTP99: 70}},
+		"rag": {{T: 3.5, Seconds: 0.5, Requests: 1, InFlight: 1}},
+	}
+	if len(got.Scenarios) != len(want) {
+		t.Fatalf("%d scenarios, want %d", len(got.Scenarios), len(want))
+	}
+	for _, sc := range got.Scenarios {
+		if !reflect.DeepEqual(sc.Timeline, want[sc.Name]) {
+			t.Errorf("scenario %s's timeline\n got %+v\nwant %+v", sc.Name, sc.Timeline, want[sc.Name])
+		}
+	}
+}

@@ -301,6 +301,11 @@ type ScenarioSummary struct {
 	// name, as in Summary.Metrics (counter rates over the scenario's
 	// window): what Merge needs to merge the scenario's figures.
 	Metrics map[string]MetricSummary `json:"metrics"`
+	// Timeline is the scenario's own timeline: a point, of the run's
+	// timeline's kind, for each interval in which it had a request start
+	// or end, output tokens arrive or VUs active (others are left out);
+	// nil in files written before it.
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
 }
 
 // ThresholdResult is one threshold's outcome.

@@ -15,6 +15,12 @@
 // to twice that when they hold thousands each) when a bucket's latencies
 // fill every one of the histograms' 23,221 buckets: tens of thousands of
 // requests spread from 1 µs to an hour.
+//
+// Split by scenario (SplitByScenario, for a run of several), it also keeps
+// each scenario's timeline (the result file's scenarios[].timeline) from
+// the requests' scenario tag and the progress's per-scenario figures:
+// only the intervals a scenario had something in, all of them together
+// bounded by MaxScenarioBuckets (scenarios.go).
 package timeline
 
 import (
@@ -56,6 +62,9 @@ type Recorder struct {
 	// hot are the indices of the recent buckets that requests ended in:
 	// those whose latencies are not sealed yet.
 	hot []int
+	// scenarios are the scenarios' own timelines; nil until
+	// SplitByScenario.
+	scenarios *scenarioTimelines
 }
 
 // bucket holds the figures of one interval.
@@ -81,6 +90,15 @@ type bucket struct {
 // active VUs and the output tokens arrived (counted from 0 at start).
 func New(start time.Time, progress func() engine.Progress) *Recorder {
 	return &Recorder{start: start, progress: progress, width: sampleEvery}
+}
+
+// SplitByScenario makes the recorder keep a timeline of each scenario
+// besides the run's (ScenarioPoints), for a run of several. Call it before
+// the first request.
+func (r *Recorder) SplitByScenario() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.scenarios = newScenarioTimelines()
 }
 
 // AddRequest counts a request that ended at r.Time after r.E2E ms; its
@@ -110,6 +128,10 @@ func (r *Recorder) AddRequest(rec *llm.Record) {
 		b.ended.Seal()
 	}
 	b.ended.Add(&charted)
+	if r.scenarios != nil {
+		scenario, _ := rec.Tags.Get("scenario")
+		r.scenarios.add(scenario, &charted, begin, end)
+	}
 }
 
 // Run reads the run's progress once a second, at the end of each second
@@ -155,6 +177,30 @@ func (r *Recorder) sample(p engine.Progress, offset time.Duration) {
 	b.activeVUs, b.sampled = p.ActiveVUs, true
 	b.outputTokens += p.OutputTokens - r.arrived
 	r.arrived = p.OutputTokens
+	if r.scenarios != nil {
+		r.scenarios.sample(p, offset)
+	}
+}
+
+// ScenarioPoints returns the timeline of each scenario up to end, by name,
+// when SplitByScenario was called (nil otherwise): a point per interval
+// in which the scenario had a request start or end, output tokens arrive
+// or VUs active, ending where the run's intervals end; its requests that
+// ended after end count in the point of the run's last interval.
+func (r *Recorder) ScenarioPoints(end time.Time) map[string][]summary.TimelinePoint {
+	elapsed := end.Sub(r.start)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if elapsed <= 0 || r.scenarios == nil {
+		return nil
+	}
+	// The scenarios' intervals are never narrower than the run's, so that
+	// each of theirs ends where one of the run's does.
+	r.reserve(elapsed - 1)
+	for r.scenarios.width < r.width {
+		r.scenarios.halve()
+	}
+	return r.scenarios.points(elapsed)
 }
 
 // Points returns the timeline of the run up to end: one point per
@@ -169,12 +215,7 @@ func (r *Recorder) Points(end time.Time) []summary.TimelinePoint {
 	defer r.mu.Unlock()
 	r.reserve(elapsed - 1)
 	r.seal(len(r.buckets))
-	n := r.index(elapsed-1) + 1
-	// A last interval shorter than half a bucket joins the one before, so
-	// that requests ending in a sliver of time do not read as a burst.
-	if n >= 2 && elapsed-time.Duration(n-1)*r.width < r.width/2 {
-		n--
-	}
+	n := lastIndex(elapsed, r.width) + 1
 	points := make([]summary.TimelinePoint, n)
 	var inFlight, vus int64
 	for i := range points {
@@ -194,12 +235,30 @@ func (r *Recorder) Points(end time.Time) []summary.TimelinePoint {
 		if i == n-1 {
 			to = elapsed
 		}
-		ttft, e2e := &b.ended.TTFT, &b.ended.E2E
-		points[i] = summary.TimelinePoint{T: to.Seconds(), Seconds: (to - from).Seconds(),
-			Requests: b.ended.Requests, Failed: b.ended.Failed, OutputTokens: b.outputTokens, ActiveVUs: vus, InFlight: inFlight,
-			TTFTP50: ttft.Percentile(50), TTFTP99: ttft.Percentile(99), E2EP50: e2e.Percentile(50), E2EP99: e2e.Percentile(99)}
+		points[i] = b.point(from, to, inFlight, vus)
 	}
 	return points
+}
+
+// lastIndex is the index of the last point of a timeline that ends
+// elapsed after the start, in intervals of width: a last interval
+// shorter than half of one joins the one before, so that requests ending
+// in a sliver of time do not read as a burst.
+func lastIndex(elapsed, width time.Duration) int {
+	n := int((elapsed-1)/width) + 1
+	if n >= 2 && elapsed-time.Duration(n-1)*width < width/2 {
+		n--
+	}
+	return n - 1
+}
+
+// point is the timeline point of b over [from, to), with the requests in
+// flight and the active VUs at its end.
+func (b *bucket) point(from, to time.Duration, inFlight, vus int64) summary.TimelinePoint {
+	ttft, e2e := &b.ended.TTFT, &b.ended.E2E
+	return summary.TimelinePoint{T: to.Seconds(), Seconds: (to - from).Seconds(),
+		Requests: b.ended.Requests, Failed: b.ended.Failed, OutputTokens: b.outputTokens, ActiveVUs: vus, InFlight: inFlight,
+		TTFTP50: ttft.Percentile(50), TTFTP99: ttft.Percentile(99), E2EP50: e2e.Percentile(50), E2EP99: e2e.Percentile(99)}
 }
 
 // index is the bucket that holds offset, at the current width; offsets

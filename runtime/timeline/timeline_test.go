@@ -287,17 +287,16 @@ func TestMemoryPerBucket(t *testing.T) {
 }
 
 // BenchmarkAddRequest records requests whose latencies vary as a real
-// run's do, 100,000 a second of the run, from one goroutine and from all
-// at once. The records' times are the caller's: time.Now is not counted.
+// run's do, 100,000 a second of the run, from one goroutine (also into a
+// recorder split by scenario) and from all at once. The records' times are the caller's: time.Now is not counted.
 func BenchmarkAddRequest(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	recs := make([]llm.Record, 1024)
 	for i := range recs {
 		ttft := math.Exp(rng.NormFloat64()*0.5 + 5)
-		recs[i] = llm.Record{OK: i%50 != 0, TTFT: ttft, E2E: ttft + math.Exp(rng.NormFloat64()*0.3+8), OutputTokens: 128}
+		recs[i] = *of([]string{"chat", "rag", "code"}[i%3], &llm.Record{OK: i%50 != 0, TTFT: ttft, E2E: ttft + math.Exp(rng.NormFloat64()*0.3+8), OutputTokens: 128})
 	}
-	b.Run("serial", func(b *testing.B) {
-		r := New(t0, nil)
+	serial := func(b *testing.B, r *Recorder) {
 		i := 0
 		for b.Loop() {
 			rec := &recs[i%len(recs)]
@@ -305,6 +304,14 @@ func BenchmarkAddRequest(b *testing.B) {
 			r.AddRequest(rec)
 			i++
 		}
+	}
+	b.Run("serial", func(b *testing.B) { serial(b, New(t0, nil)) })
+	// Split by scenario, the requests of three scenarios in turn: what
+	// keeping each scenario's timeline costs a request.
+	b.Run("split", func(b *testing.B) {
+		r := New(t0, nil)
+		r.SplitByScenario()
+		serial(b, r)
 	})
 	b.Run("parallel", func(b *testing.B) {
 		r := New(t0, nil)
