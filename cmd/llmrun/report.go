@@ -67,12 +67,15 @@ func crossReport(cmd *subcommand, files []string, out, sloFlag string, labels []
 		return usageError("--gpus %d: want 1 GPU or more", gpus)
 	case len(labels) > len(files):
 		return usageError("--label given %d times for %d result files", len(labels), len(files))
-	case baseline != "" && !slices.Contains(files, baseline):
+	case baseline != "" && !slices.ContainsFunc(files, func(f string) bool { return results.SameResult(f, baseline) }):
 		return usageError("--baseline %s: not one of the result files given", baseline)
 	}
 	for i, f := range files {
-		if slices.Contains(files[:i], f) {
+		switch j := slices.IndexFunc(files[:i], func(g string) bool { return results.SameResult(g, f) }); {
+		case j >= 0 && files[j] == f:
 			return usageError("%s given twice", f)
+		case j >= 0:
+			return usageError("%s and %s are one result file: give it once", files[j], f)
 		}
 	}
 	for i, l := range labels {
