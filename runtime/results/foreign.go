@@ -703,6 +703,7 @@ func Run(s *summary.Summary, conf float64) regression.Run {
 	if run.ID == "" {
 		run.ID = s.Meta.Tool
 	}
+	run.Unsaved = s.Meta.Tool + "'s result file has no such figure: what a tool did not save cannot be compared"
 	for _, l := range foreignLatencies {
 		m, ok := s.Metrics[l.metric]
 		if !ok || m.Histogram != nil {

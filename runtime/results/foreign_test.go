@@ -95,6 +95,21 @@ func TestReadSGLangResult(t *testing.T) {
 	if _, ok := Run(first, regression.DefaultConfidence).Figures["success_rate"]; ok {
 		t.Error("line 1 has a success rate, with no count of failures")
 	}
+	// What line 1 did not save is inconclusive against a run that has it,
+	// whichever is the baseline: never a pass for want of a figure.
+	own := writeResult(t, t.TempDir(), "own", "abc", 100)
+	gate := Gate{Options: regression.Options{Tolerance: 0.1, Confidence: regression.DefaultConfidence}, Figures: regression.Headline()}
+	for _, pair := range [][2]string{{file + "#1", own}, {own, file + "#1"}} {
+		c, err := CompareFiles(pair[0], pair[1], "", gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmp := range c.Comparisons {
+			if cmp.Figure.Name == "success_rate" && cmp.Verdict != regression.Inconclusive {
+				t.Errorf("%s against %s: success_rate %q (%s), want inconclusive", pair[1], pair[0], cmp.Verdict, cmp.Reason)
+			}
+		}
+	}
 	for name, want := range map[string]string{
 		file:        "the file holds 2 runs, one a line (as vLLM's --append-result and SGLang's --output-file append them): name one as " + file + "#N, N from 1 to 2",
 		file + "#3": "the file holds 2 runs, one a line: want " + file + "#1 to " + file + "#2",
