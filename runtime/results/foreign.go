@@ -278,16 +278,17 @@ func (r foreignRun) numbers(key string, scale float64) ([]float64, error) {
 	if !r.has(key) {
 		return nil, nil
 	}
-	var vs []*float64
+	var vs []json.RawMessage
 	if err := json.Unmarshal(r.keys[key], &vs); err != nil {
 		return nil, r.errorf(key, "want a list of numbers: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	out := make([]float64, len(vs))
-	for i, v := range vs {
-		if v == nil || *v < 0 {
-			return nil, r.errorf(key, "item %d: want a number ≥ 0, got %s", i, clip(mustJSON(v)))
+	for i, raw := range vs {
+		v, err := r.listNumber(key, strconv.Itoa(i), raw)
+		if err != nil {
+			return nil, err
 		}
-		out[i] = *v * scale
+		out[i] = v * scale
 	}
 	return out, nil
 }
@@ -297,19 +298,33 @@ func (r foreignRun) numberLists(key string) ([][]float64, error) {
 	if !r.has(key) {
 		return nil, nil
 	}
-	var vs [][]float64
+	var vs [][]json.RawMessage
 	if err := json.Unmarshal(r.keys[key], &vs); err != nil {
 		return nil, r.errorf(key, "want a list of lists of numbers: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+	out := make([][]float64, len(vs))
 	for i, l := range vs {
-		for j := range l {
-			if l[j] < 0 {
-				return nil, r.errorf(key, "item %d.%d: want a number ≥ 0, got %g", i, j, l[j])
+		out[i] = make([]float64, len(l))
+		for j, raw := range l {
+			v, err := r.listNumber(key, fmt.Sprintf("%d.%d", i, j), raw)
+			if err != nil {
+				return nil, err
 			}
-			l[j] *= 1000
+			out[i][j] = v * 1000
 		}
 	}
-	return vs, nil
+	return out, nil
+}
+
+// listNumber is item (its index) of the lists of key: an error, naming
+// them, when it is not a number ≥ 0 (null, a string, or the NaN or
+// Infinity the tool wrote).
+func (r foreignRun) listNumber(key, item string, raw json.RawMessage) (float64, error) {
+	var v float64
+	if string(bytes.TrimSpace(raw)) == "null" || json.Unmarshal(raw, &v) != nil || v < 0 {
+		return 0, r.errorf(key, "item %s: want a number ≥ 0, got %s%s", item, clip(raw), nonFiniteWhy(raw))
+	}
+	return v, nil
 }
 
 // strings is the list of strings of key; nil when absent.
@@ -340,11 +355,6 @@ func (r foreignRun) text(key string) string {
 		return string(r.keys[key])
 	}
 	return s
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
 }
 
 // clip is a value's JSON cut to a length an error can show.
@@ -402,10 +412,8 @@ func readForeign(name string, doc jsonDoc) (*summary.Summary, error) {
 	}
 	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Metrics: map[string]summary.MetricSummary{}}
 	s.Meta.Tool = tool
+	r.meta(&s.Meta)
 	var err error
-	if err = r.meta(&s.Meta); err != nil {
-		return nil, err
-	}
 	if err := r.serving(&s.Serving); err != nil {
 		return nil, err
 	}
@@ -491,7 +499,7 @@ func foreignRows(s *summary.Summary) []summary.LatencyRow {
 }
 
 // meta reads what the run says of itself: its model, start and load.
-func (r foreignRun) meta(m *summary.Meta) error {
+func (r foreignRun) meta(m *summary.Meta) {
 	if model := r.text("model_id"); model != "" {
 		m.Models = []string{model}
 	}
@@ -513,7 +521,6 @@ func (r foreignRun) meta(m *summary.Meta) error {
 		}
 	}
 	m.LoadShape = []summary.ScenarioShape{shape}
-	return nil
 }
 
 func orDash(s string) string {
