@@ -93,7 +93,10 @@ func (r CrossReport) Write() error {
 		}
 		c := runs[i]
 		runs[i].Against = Compare(b.File, b.Summary, c.File, c.Summary, g)
-		if b.Summary.Meta.ScriptSHA256 != c.Summary.Meta.ScriptSHA256 {
+		switch {
+		case foreign(b.Summary) || foreign(c.Summary):
+			runs[i].Note = fmt.Sprintf("measured by %s, the baseline by %s: %s", toolOf(c.Summary), toolOf(b.Summary), toolsDiffer)
+		case b.Summary.Meta.ScriptSHA256 != c.Summary.Meta.ScriptSHA256:
 			runs[i].Note = fmt.Sprintf("ran another script than the baseline (%s, not %s)", c.Summary.Meta.Script, b.Summary.Meta.Script)
 		}
 	}

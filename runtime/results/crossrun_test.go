@@ -125,10 +125,14 @@ func TestCrossReportOfAnotherTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := html.UnescapeString(string(b))
-	for _, want := range []string{"llmrun report: 2 runs against own", `<th class="num">vllm-detailed<br>`, vllm} {
+	for _, want := range []string{"llmrun report: 2 runs against own", `<th class="num">vllm-detailed<br>`, vllm,
+		"vllm-detailed: measured by vllm bench serve, the baseline by llmrun: their clients count and time requests each in their own way"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+	if strings.Contains(page, "ran another script") {
+		t.Error("the page says another tool's run ran another script")
 	}
 	if t.Failed() {
 		t.Log(page)
