@@ -196,6 +196,18 @@ func TestTrendAndReportOfForeignFiles(t *testing.T) {
 			t.Errorf("the page has %q", bad)
 		}
 	}
+
+	// Each run of a file of several gets a page of its own by default.
+	runs := filepath.Join(dir, "sglang.jsonl")
+	if b, err := os.ReadFile(sglang); err != nil || os.WriteFile(runs, b, 0o600) != nil {
+		t.Fatal("copying", sglang, err)
+	}
+	for _, n := range []string{"1", "2"} {
+		want := filepath.Join(dir, "sglang-"+n+".html")
+		if code, stdout, stderr := command(t, "report", runs+"#"+n); code != exitcode.OK || !strings.Contains(stdout, "wrote "+want) {
+			t.Errorf("report %s#%s: exit %d, want it to write %s\n%s\n%s", runs, n, code, want, stdout, stderr)
+		}
+	}
 }
 
 // llmrun bench saves a run in vLLM's keys beside llmrun's result file:

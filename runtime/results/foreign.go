@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -93,6 +94,18 @@ func splitLine(name string) (string, int) {
 		n = -1
 	}
 	return name[:m[0]], n
+}
+
+// ReportName is the HTML file llmrun report writes of the result file
+// name by default: its name with .html, and for FILE#N, the N-th run of
+// a file of several, FILE-N.html, so that each run has a page of its own.
+func ReportName(name string) string {
+	path, line := splitLine(name)
+	page := strings.TrimSuffix(path, filepath.Ext(path))
+	if line > 0 {
+		page += "-" + strconv.Itoa(line)
+	}
+	return page + ".html"
 }
 
 // SameResult reports whether the result files a and b, as ReadResult
