@@ -18,8 +18,11 @@ func compareCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
-	if cmd.flags.NArg() != 2 {
+	switch {
+	case cmd.flags.NArg() != 2:
 		return cmd.usageError("want two result files, the baseline's and the current run's; got %d", cmd.flags.NArg())
+	case cmd.flags.Changed("scenario") && scenario == "":
+		return cmd.usageError("--scenario: want a scenario's name (leave the flag out to compare the whole runs)")
 	}
 	gate, err := f.gate()
 	if err != nil {

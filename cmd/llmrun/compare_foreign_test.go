@@ -62,8 +62,8 @@ func verdictOf(stdout, figure string) string {
 // compare reads vLLM's and SGLang's saved results beside llmrun's: an
 // llmrun run against the simulator compared with each, the figures a
 // file saved each request's samples of are judged, those it saved as
-// numbers only are inconclusive with the reason, those it lacks have no
-// data; --scenario compares one scenario of two mixed runs, and names
+// numbers only are inconclusive with the reason, and so are those it
+// lacks (issue 32: never a pass for want of a figure); --scenario compares one scenario of two mixed runs, and names
 // the scenarios a file has when it lacks the one asked.
 func TestCompareForeignResults(t *testing.T) {
 	t.Parallel()
@@ -88,9 +88,9 @@ func TestCompareForeignResults(t *testing.T) {
 		{"vLLM's summary numbers: inconclusive, the reason said", []string{llmrunA, summaryOnly}, -1,
 			[]row{{"ttft_p50", "inconclusive (too few samples)"}, {"tpot_p50", "inconclusive (too few samples)"}},
 			nil, []string{"ttft_p50 inconclusive: too few samples: vllm bench serve saved this figure without its requests' samples (save them with --save-detailed): its noise cannot be bounded"}},
-		{"SGLang's run without a count of failures: no success rate", []string{llmrunA, sglang + "#1"}, -1,
-			[]row{{"success_rate", "no data"}, {"e2e_p99", "inconclusive (too few samples)"}},
-			nil, []string{"(save them with --output-details)"}},
+		{"SGLang's run without a count of failures: its success rate inconclusive", []string{llmrunA, sglang + "#1"}, -1,
+			[]row{{"success_rate", "inconclusive (too few samples)"}, {"e2e_p99", "inconclusive (too few samples)"}},
+			nil, []string{"(save them with --output-details)", "success_rate inconclusive: too few samples: sglang.bench_serving's result file has no such figure"}},
 		{"SGLang's details: TTFT judged, the rest numbers only", []string{sglang + "#1", sglang + "#2", "--metric", "ttft_p50,tpot_p50"}, -1,
 			[]row{{"tpot_p50", "inconclusive (too few samples)"}}, nil,
 			[]string{"sglang.jsonl#2 (sglang.bench_serving's result, 160 requests)"}},
@@ -194,6 +194,18 @@ func TestTrendAndReportOfForeignFiles(t *testing.T) {
 	for _, bad := range []string{"NaN", "No request completed", "No request failed"} {
 		if strings.Contains(html, bad) {
 			t.Errorf("the page has %q", bad)
+		}
+	}
+
+	// Each run of a file of several gets a page of its own by default.
+	runs := filepath.Join(dir, "sglang.jsonl")
+	if b, err := os.ReadFile(sglang); err != nil || os.WriteFile(runs, b, 0o600) != nil {
+		t.Fatal("copying", sglang, err)
+	}
+	for _, n := range []string{"1", "2"} {
+		want := filepath.Join(dir, "sglang-"+n+".html")
+		if code, stdout, stderr := command(t, "report", runs+"#"+n); code != exitcode.OK || !strings.Contains(stdout, "wrote "+want) {
+			t.Errorf("report %s#%s: exit %d, want it to write %s\n%s\n%s", runs, n, code, want, stdout, stderr)
 		}
 	}
 }

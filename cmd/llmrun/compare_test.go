@@ -139,6 +139,7 @@ func TestCompareCommandLine(t *testing.T) {
 		{"bad threshold", []string{base, base, "--threshold", "ten"}, exitcode.Usage, "--threshold"},
 		{"bad confidence", []string{base, base, "--confidence", "100%"}, exitcode.Usage, "--confidence"},
 		{"unknown figure", []string{base, base, "--metric", "latency"}, exitcode.Usage, `unknown figure "latency"`},
+		{"an empty scenario", []string{base, base, "--scenario", ""}, exitcode.Usage, "--scenario: want a scenario's name"},
 		{"missing baseline", []string{missing, base}, exitcode.Error, missing},
 		{"missing current", []string{base, missing}, exitcode.Error, missing},
 		{"an old schema", []string{v1, base}, exitcode.Error, v1 + ": schema_version 1"},

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/results"
@@ -18,7 +16,7 @@ import (
 func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	cmd := newSubcommand("llmrun report", reportUsage, stdout, stderr)
 	fs, usageError := cmd.flags, cmd.usageError
-	out := fs.StringP("output", "o", "", "the HTML file to write (default: the result file's name with .html)")
+	out := fs.StringP("output", "o", "", "the HTML file to write (default: the result file's name with .html, FILE-N.html for FILE#N)")
 	sloFlag := fs.String("slo", "", "the SLO to draw, and to judge a sweep against, instead of the run's: ttft_p99=MS,tpot_p99=MS")
 	labels := fs.StringArray("label", nil, "with several result files: the name of each run on the page, repeated in the order of the files (default: its label tag, test id or file name)")
 	baseline := fs.String("baseline", "", "with several result files: the one the others are judged against (default: the first)")
@@ -36,7 +34,7 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	case fs.Changed("output") && *out == "":
 		return usageError("-o: want a file name")
 	case *out == "":
-		*out = strings.TrimSuffix(fs.Arg(0), filepath.Ext(fs.Arg(0))) + ".html"
+		*out = results.ReportName(fs.Arg(0))
 	}
 	rep := results.Report{In: fs.Arg(0), Out: *out}
 	if fs.Changed("slo") {
@@ -67,12 +65,15 @@ func crossReport(cmd *subcommand, files []string, out, sloFlag string, labels []
 		return usageError("--gpus %d: want 1 GPU or more", gpus)
 	case len(labels) > len(files):
 		return usageError("--label given %d times for %d result files", len(labels), len(files))
-	case baseline != "" && !slices.Contains(files, baseline):
+	case baseline != "" && !slices.ContainsFunc(files, func(f string) bool { return results.SameResult(f, baseline) }):
 		return usageError("--baseline %s: not one of the result files given", baseline)
 	}
 	for i, f := range files {
-		if slices.Contains(files[:i], f) {
+		switch j := slices.IndexFunc(files[:i], func(g string) bool { return results.SameResult(g, f) }); {
+		case j >= 0 && files[j] == f:
 			return usageError("%s given twice", f)
+		case j >= 0:
+			return usageError("%s and %s are one result file: give it once", files[j], f)
 		}
 	}
 	for i, l := range labels {

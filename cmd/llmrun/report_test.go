@@ -384,6 +384,7 @@ func TestReportOfSeveralRunsUsageErrors(t *testing.T) {
 		{[]string{a, "-o", out, "--gpus", "8"}, "--label, --baseline and --gpus are for a report of two result files or more"},
 		{[]string{a, b, "-o", out, "--slo", "e2e_p99=5"}, "--slo: \"e2e_p99\": unknown objective"},
 		{[]string{a, b, "-o", out, "--label", "x", "--label", "x"}, "--label x given twice"},
+		{[]string{a, filepath.Dir(a) + "/./" + filepath.Base(a), "-o", out}, a + " and " + filepath.Dir(a) + "/./" + filepath.Base(a) + " are one result file: give it once"},
 	} {
 		code, _, stderr := command(t, "report", tc.args...)
 		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {

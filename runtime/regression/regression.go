@@ -170,6 +170,11 @@ type Run struct {
 	// Health is what the run's client-health reading said of the machine
 	// that measured it.
 	Health Health
+	// Unsaved, when not "", says why a figure the run lacks is unknown
+	// rather than unmeasured: the run was read from another tool's
+	// result file, which saves fewer figures. Such a figure is judged
+	// inconclusive, for this reason, instead of NoData or NoHistory.
+	Unsaved string
 }
 
 // Health is what a run's client-health reading says of the machine that
@@ -359,8 +364,15 @@ func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 		switch {
 		case len(runs) < 2:
 			// A single run: NoHistory.
+		case !ok && runs[0].Unsaved != "":
+			c.Newest = unbounded(math.NaN(), 0, runs[0].Unsaved)
+			c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
+			c.inconclusive(TooFewSamples, runs[0].Unsaved)
 		case !ok:
 			c.Verdict = NoData
+		case len(prev) == 0 && unsaved(runs[1:]) != "":
+			c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
+			c.inconclusive(TooFewSamples, unsaved(runs[1:]))
 		case len(prev) == 0 || c.Baseline <= 0:
 			// No relative change to compute: NoHistory.
 		default:
@@ -372,6 +384,17 @@ func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 		out = append(out, c)
 	}
 	return out
+}
+
+// unsaved is the first of runs' Unsaved that is not "": why the figure
+// the previous runs lack is unknown.
+func unsaved(runs []Run) string {
+	for _, r := range runs {
+		if r.Unsaved != "" {
+			return r.Unsaved
+		}
+	}
+	return ""
 }
 
 // machineLimited makes c's verdict Inconclusive (MachineLimited) when

@@ -110,6 +110,41 @@ func TestTrendCompareUnbounded(t *testing.T) {
 	}
 }
 
+// A figure a run lacks because its result file, another tool's, saves
+// none is inconclusive, the run's reason given, not "no data" or "no
+// history"; one lacking from a run without such a reason keeps those.
+func TestCompareUnsaved(t *testing.T) {
+	f, _ := Lookup("success_rate")
+	const why = "sglang.bench_serving's result file has no such figure"
+	for _, tc := range []struct {
+		name    string
+		values  []float64
+		unsaved int
+		verdict Verdict
+	}{
+		{"the newest run's tool saved none", []float64{math.NaN(), 0.99}, 0, Inconclusive},
+		{"the baseline's tool saved none", []float64{0.99, math.NaN()}, 1, Inconclusive},
+		{"the newest run measured none", []float64{math.NaN(), 0.99}, -1, NoData},
+		{"the baseline measured none", []float64{0.99, math.NaN()}, -1, NoHistory},
+		{"saved by both", []float64{0.99, 0.99}, 0, Unchanged},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := runs(f.Name, 0.001, tc.values...)
+			if tc.unsaved >= 0 {
+				rs[tc.unsaved].Unsaved = why
+			}
+			c := Compare(rs, []Figure{f}, Options{Tolerance: 0.1})[0]
+			if c.Verdict != tc.verdict || tc.verdict == Inconclusive && c.Reason != TooFewSamples+": "+why {
+				t.Errorf("%q (%s), want %q", c.Verdict, c.Reason, tc.verdict)
+			}
+			change, _, _ := verdictCells(c, textfmt.Style{})
+			if strings.Contains(change, "NaN") {
+				t.Errorf("change shown as %q", change)
+			}
+		})
+	}
+}
+
 // A success rate's interval is a proportion's (Wilson's), judged on the
 // linear scale: a drop from 100 % to 50 % of 1,000 requests is credible,
 // one to 90 % of 10 requests is not.

@@ -191,7 +191,7 @@ func RenderPair(w io.Writer, r Report, st textfmt.Style) error {
 // an inconclusive verdict with the first words of its reason.
 func verdictCells(c Comparison, st textfmt.Style) (change, ci, verdict string) {
 	change, ci, verdict = "–", "–", string(c.Verdict)
-	if c.Verdict != NoHistory && c.Verdict != NoData {
+	if c.Verdict != NoHistory && c.Verdict != NoData && !math.IsNaN(c.Change) {
 		change = percent(c.Change, true)
 		ci = interval(c.ChangeLo, c.ChangeHi)
 	}

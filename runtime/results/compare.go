@@ -60,14 +60,16 @@ func CompareFiles(baseFile, curFile, scenario string, g Gate) (Comparison, error
 	}
 	switch {
 	case foreign(base) || foreign(cur):
-		c.Note = fmt.Sprintf("%s was measured by %s, %s by %s: their clients count and time requests each in their own way (docs/results.md, \"Reading other tools' result files\")",
-			baseFile, toolOf(base), curFile, toolOf(cur))
+		c.Note = fmt.Sprintf("%s was measured by %s, %s by %s: %s", baseFile, toolOf(base), curFile, toolOf(cur), toolsDiffer)
 	case base.Meta.ScriptSHA256 != cur.Meta.ScriptSHA256:
 		c.Note = fmt.Sprintf("the runs ran different scripts (%s: sha256 %s, %s: sha256 %s)",
 			baseFile, base.Meta.ScriptSHA256, curFile, cur.Meta.ScriptSHA256)
 	}
 	return c, nil
 }
+
+// toolsDiffer is why runs measured by different tools may differ.
+const toolsDiffer = "their clients count and time requests each in their own way (docs/results.md, \"Reading other tools' result files\")"
 
 // foreign reports whether s was read from another tool's result file.
 func foreign(s *summary.Summary) bool {

@@ -28,6 +28,11 @@ type CrossReport struct {
 	SLO           *summary.SLO
 }
 
+// MaxCrossRuns is the most result files a cross-run page draws: a column
+// of its table and a labelled point of each chart a run, more would be
+// read by no one (and held in memory together).
+const MaxCrossRuns = 50
+
 // crossGate is how the page judges the treatments: as llmrun compare does
 // by default (its --tolerance 10%, --confidence 99%, default figures).
 func crossGate() Gate {
@@ -38,8 +43,8 @@ func crossGate() Gate {
 // writes the page; it is made in memory first, so that a failure leaves
 // no partial file.
 func (r CrossReport) Write() error {
-	if len(r.In) < 2 {
-		return fmt.Errorf("a cross-run report takes two result files or more, not %d", len(r.In))
+	if len(r.In) < 2 || len(r.In) > MaxCrossRuns {
+		return fmt.Errorf("a cross-run report takes two result files or more, up to %d, not %d", MaxCrossRuns, len(r.In))
 	}
 	if len(r.Labels) > len(r.In) {
 		return fmt.Errorf("--label given %d times for %d result files", len(r.Labels), len(r.In))
@@ -49,7 +54,7 @@ func (r CrossReport) Write() error {
 	}
 	base := 0
 	if r.Baseline != "" {
-		base = slices.Index(r.In, r.Baseline)
+		base = slices.IndexFunc(r.In, func(in string) bool { return SameResult(in, r.Baseline) })
 		if base < 0 {
 			return fmt.Errorf("--baseline %s: not one of the result files given (%s)", r.Baseline, strings.Join(r.In, ", "))
 		}
@@ -59,9 +64,12 @@ func (r CrossReport) Write() error {
 	}
 	runs := make([]report.CrossRunInput, len(r.In))
 	for i, in := range r.In {
-		s, err := summary.ReadJSON(in)
+		s, err := ReadResult(in)
 		if err != nil {
 			return err
+		}
+		if j := slices.IndexFunc(runs[:i], func(c report.CrossRunInput) bool { return s.Meta.RunID != "" && c.Summary.Meta.RunID == s.Meta.RunID }); j >= 0 {
+			return fmt.Errorf("%s and %s hold the same run (run_id %s): give it once", r.In[j], in, s.Meta.RunID)
 		}
 		runs[i] = report.CrossRunInput{File: in, Summary: s}
 	}
@@ -85,7 +93,10 @@ func (r CrossReport) Write() error {
 		}
 		c := runs[i]
 		runs[i].Against = Compare(b.File, b.Summary, c.File, c.Summary, g)
-		if b.Summary.Meta.ScriptSHA256 != c.Summary.Meta.ScriptSHA256 {
+		switch {
+		case foreign(b.Summary) || foreign(c.Summary):
+			runs[i].Note = fmt.Sprintf("measured by %s, the baseline by %s: %s", toolOf(c.Summary), toolOf(b.Summary), toolsDiffer)
+		case b.Summary.Meta.ScriptSHA256 != c.Summary.Meta.ScriptSHA256:
 			runs[i].Note = fmt.Sprintf("ran another script than the baseline (%s, not %s)", c.Summary.Meta.Script, b.Summary.Meta.Script)
 		}
 	}

@@ -52,13 +52,20 @@ func TestCrossReportErrors(t *testing.T) {
 	if err := os.WriteFile(notJSON, []byte("not a result"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	copied := filepath.Join(dir, "copied.json")
+	if b, err := os.ReadFile(a); err != nil || os.WriteFile(copied, b, 0o600) != nil {
+		t.Fatal("copying", a, err)
+	}
 	out := filepath.Join(dir, "cross.html")
 	for _, tc := range []struct {
 		name string
 		r    CrossReport
 		want string
 	}{
-		{"one file", CrossReport{In: []string{a}, Out: out}, "two result files or more, not 1"},
+		{"one file", CrossReport{In: []string{a}, Out: out}, "two result files or more, up to 50, not 1"},
+		{"too many files", CrossReport{In: slices.Repeat([]string{a}, MaxCrossRuns+1), Out: out}, "two result files or more, up to 50, not 51"},
+		{"one run under two paths", CrossReport{In: []string{a, dir + "/./a.json"}, Out: out}, a + " and " + dir + "/./a.json hold the same run (run_id a): give it once"},
+		{"one run copied", CrossReport{In: []string{a, b, copied}, Out: out}, a + " and " + copied + " hold the same run (run_id a)"},
 		{"too many labels", CrossReport{In: []string{a, b}, Labels: []string{"x", "y", "z"}, Out: out}, "--label given 3 times for 2 result files"},
 		{"no GPU", CrossReport{In: []string{a, b}, GPUs: -1, Out: out}, "--gpus -1: want 1 or more"},
 		{"baseline not given", CrossReport{In: []string{a, b}, Baseline: "c.json", Out: out}, "--baseline c.json: not one of the result files given"},
@@ -98,5 +105,36 @@ func TestRunLabels(t *testing.T) {
 				t.Errorf("labels %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A cross-run page draws another tool's saved run beside llmrun's, as
+// compare and a single-run report read it, and takes the baseline under
+// another path to the same file.
+func TestCrossReportOfAnotherTool(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	own := writeResult(t, dir, "own", "abc", 100)
+	vllm := filepath.Join(foreignDir, "vllm-detailed.json")
+	out := filepath.Join(dir, "cross.html")
+	if err := (CrossReport{In: []string{own, vllm}, Baseline: dir + "/./own.json", Out: out}).Write(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(b))
+	for _, want := range []string{"llmrun report: 2 runs against own", `<th class="num">vllm-detailed<br>`, vllm,
+		"vllm-detailed: measured by vllm bench serve, the baseline by llmrun: their clients count and time requests each in their own way"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "ran another script") {
+		t.Error("the page says another tool's run ran another script")
+	}
+	if t.Failed() {
+		t.Log(page)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -56,12 +57,15 @@ func ReadResult(name string) (*summary.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(docs) == 1 && line == 0 && hasKey(docs[0].raw, "schema_version") {
+	if len(docs) == 1 && (line == 0 || line == 1) && hasKey(docs[0].raw, "schema_version") {
+		// llmrun's result file is one run: FILE#1 names it too.
 		return summary.Parse(name, b)
 	}
 	switch {
-	case line > len(docs):
-		return nil, fmt.Errorf("%s: the file holds %s, one a line: want %s#1 to %s#%d", name, runsWord(len(docs)), path, path, len(docs))
+	case (line < 0 || line > len(docs)) && len(docs) == 1:
+		return nil, fmt.Errorf("%s: the file holds 1 run: want %s, or %s#1", name, path, path)
+	case line < 0 || line > len(docs):
+		return nil, fmt.Errorf("%s: the file holds %d runs, one a line: want %s#1 to %s#%d", name, len(docs), path, path, len(docs))
 	case line == 0 && len(docs) > 1:
 		return nil, fmt.Errorf("%s: the file holds %d runs, one a line (as vLLM's --append-result and SGLang's --output-file append them): name one as %s#N, N from 1 to %d", name, len(docs), path, len(docs))
 	case line > 0:
@@ -70,19 +74,13 @@ func ReadResult(name string) (*summary.Summary, error) {
 	return readForeign(name, docs[0])
 }
 
-// runsWord is n runs in words.
-func runsWord(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return strconv.Itoa(n) + " runs"
-}
-
 // lineSuffix is the #N that names a run of a file of several.
-var lineSuffix = regexp.MustCompile(`#([1-9][0-9]{0,8})$`)
+var lineSuffix = regexp.MustCompile(`#(-?[0-9]+)$`)
 
 // splitLine splits NAME#N into the file's name and N; N is 0 without a
-// suffix, and for a file whose own name ends so.
+// suffix, and for a file whose own name ends so; -1 when N is no run's
+// number (0, negative, or too large to count), which ReadResult refuses
+// saying which numbers the file has.
 func splitLine(name string) (string, int) {
 	m := lineSuffix.FindStringSubmatchIndex(name)
 	if m == nil {
@@ -91,8 +89,46 @@ func splitLine(name string) (string, int) {
 	if _, err := os.Stat(name); err == nil {
 		return name, 0
 	}
-	n, _ := strconv.Atoi(name[m[2]:m[3]])
+	n, err := strconv.Atoi(name[m[2]:m[3]])
+	if err != nil || n < 1 {
+		n = -1
+	}
 	return name[:m[0]], n
+}
+
+// ReportName is the HTML file llmrun report writes of the result file
+// name by default: its name with .html, and for FILE#N, the N-th run of
+// a file of several, FILE-N.html, so that each run has a page of its own.
+func ReportName(name string) string {
+	path, line := splitLine(name)
+	page := strings.TrimSuffix(path, filepath.Ext(path))
+	if line > 0 {
+		page += "-" + strconv.Itoa(line)
+	}
+	return page + ".html"
+}
+
+// SameResult reports whether the result files a and b, as ReadResult
+// names them, are one run: one file, under any path or link, and the
+// same run of it (FILE and FILE#1 are one).
+func SameResult(a, b string) bool {
+	pa, la := splitLine(a)
+	pb, lb := splitLine(b)
+	if la == 0 {
+		la = 1
+	}
+	if lb == 0 {
+		lb = 1
+	}
+	if la != lb {
+		return false
+	}
+	if pa == pb {
+		return true
+	}
+	fa, errA := os.Stat(pa)
+	fb, errB := os.Stat(pb)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // jsonDoc is one JSON value of a file, with where it starts.
@@ -255,16 +291,17 @@ func (r foreignRun) numbers(key string, scale float64) ([]float64, error) {
 	if !r.has(key) {
 		return nil, nil
 	}
-	var vs []*float64
+	var vs []json.RawMessage
 	if err := json.Unmarshal(r.keys[key], &vs); err != nil {
 		return nil, r.errorf(key, "want a list of numbers: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	out := make([]float64, len(vs))
-	for i, v := range vs {
-		if v == nil || *v < 0 {
-			return nil, r.errorf(key, "item %d: want a number ≥ 0, got %s", i, clip(mustJSON(v)))
+	for i, raw := range vs {
+		v, err := r.listNumber(key, strconv.Itoa(i), raw)
+		if err != nil {
+			return nil, err
 		}
-		out[i] = *v * scale
+		out[i] = v * scale
 	}
 	return out, nil
 }
@@ -274,19 +311,33 @@ func (r foreignRun) numberLists(key string) ([][]float64, error) {
 	if !r.has(key) {
 		return nil, nil
 	}
-	var vs [][]float64
+	var vs [][]json.RawMessage
 	if err := json.Unmarshal(r.keys[key], &vs); err != nil {
 		return nil, r.errorf(key, "want a list of lists of numbers: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+	out := make([][]float64, len(vs))
 	for i, l := range vs {
-		for j := range l {
-			if l[j] < 0 {
-				return nil, r.errorf(key, "item %d.%d: want a number ≥ 0, got %g", i, j, l[j])
+		out[i] = make([]float64, len(l))
+		for j, raw := range l {
+			v, err := r.listNumber(key, fmt.Sprintf("%d.%d", i, j), raw)
+			if err != nil {
+				return nil, err
 			}
-			l[j] *= 1000
+			out[i][j] = v * 1000
 		}
 	}
-	return vs, nil
+	return out, nil
+}
+
+// listNumber is item (its index) of the lists of key: an error, naming
+// them, when it is not a number ≥ 0 (null, a string, or the NaN or
+// Infinity the tool wrote).
+func (r foreignRun) listNumber(key, item string, raw json.RawMessage) (float64, error) {
+	var v float64
+	if string(bytes.TrimSpace(raw)) == "null" || json.Unmarshal(raw, &v) != nil || v < 0 {
+		return 0, r.errorf(key, "item %s: want a number ≥ 0, got %s%s", item, clip(raw), nonFiniteWhy(raw))
+	}
+	return v, nil
 }
 
 // strings is the list of strings of key; nil when absent.
@@ -319,11 +370,6 @@ func (r foreignRun) text(key string) string {
 	return s
 }
 
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
-}
-
 // clip is a value's JSON cut to a length an error can show.
 func clip(b []byte) string {
 	const most = 40
@@ -347,9 +393,20 @@ var foreignLatencies = []foreignLatency{
 	{"llm_e2e", "e2el", "e2e_latency"},
 }
 
-// foreignStats are the statistics of the tools' keys S_NAME_ms, by S, as
-// a result file's Values name them; the tools' std has no such value.
-var foreignStats = map[string]string{"mean": "avg", "median": "med", "p50": "med", "p90": "p(90)", "p95": "p(95)", "p99": "p(99)", "max": "max"}
+// foreignStat is a statistic of the tools' keys S_NAME_ms: S, the name
+// of its value in a result file's Values, and the suffix of its figure
+// (regression's ttft_p50).
+type foreignStat struct {
+	key, value, figure string
+}
+
+// foreignStats are the statistics read, in the order read: of median and
+// p50, which name one value, the first the file has is read. The tools'
+// std has no such value.
+var foreignStats = []foreignStat{
+	{"mean", "avg", "mean"}, {"median", "med", "p50"}, {"p50", "med", "p50"}, {"p90", "p(90)", "p90"},
+	{"p95", "p(95)", "p95"}, {"p99", "p(99)", "p99"}, {"max", "max", "max"},
+}
 
 // readForeign reads one run of vLLM's or SGLang's saved results.
 func readForeign(name string, doc jsonDoc) (*summary.Summary, error) {
@@ -368,10 +425,8 @@ func readForeign(name string, doc jsonDoc) (*summary.Summary, error) {
 	}
 	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Metrics: map[string]summary.MetricSummary{}}
 	s.Meta.Tool = tool
+	r.meta(&s.Meta)
 	var err error
-	if err = r.meta(&s.Meta); err != nil {
-		return nil, err
-	}
 	if err := r.serving(&s.Serving); err != nil {
 		return nil, err
 	}
@@ -393,13 +448,13 @@ func readForeign(name string, doc jsonDoc) (*summary.Summary, error) {
 			continue
 		}
 		values := map[string]float64{}
-		for stat, as := range foreignStats {
-			v, ok, err := r.number(stat + "_" + key + "_ms")
+		for _, stat := range foreignStats {
+			v, ok, err := r.number(stat.key + "_" + key + "_ms")
 			if err != nil {
 				return nil, err
 			}
-			if ok {
-				values[as] = v
+			if _, read := values[stat.value]; ok && !read {
+				values[stat.value] = v
 			}
 		}
 		if len(values) > 0 {
@@ -457,7 +512,7 @@ func foreignRows(s *summary.Summary) []summary.LatencyRow {
 }
 
 // meta reads what the run says of itself: its model, start and load.
-func (r foreignRun) meta(m *summary.Meta) error {
+func (r foreignRun) meta(m *summary.Meta) {
 	if model := r.text("model_id"); model != "" {
 		m.Models = []string{model}
 	}
@@ -479,7 +534,6 @@ func (r foreignRun) meta(m *summary.Meta) error {
 		}
 	}
 	m.LoadShape = []summary.ScenarioShape{shape}
-	return nil
 }
 
 func orDash(s string) string {
@@ -636,6 +690,9 @@ func (r foreignRun) samples(tool string) (map[string][]float64, error) {
 			// is not known, nor how many requests its gaps stand on.
 			continue
 		}
+		if latencies[i] < ttfts[i] {
+			return nil, r.errorf("latencies", "item %d: %g s, less than its time to first token (ttfts item %d, %g s)", i, latencies[i]/1000, i, ttfts[i]/1000)
+		}
 		out["llm_itl"] = append(out["llm_itl"], itls[i]...)
 		out["llm_e2e"] = append(out["llm_e2e"], latencies[i])
 		if outLens[i] > 1 {
@@ -666,15 +723,16 @@ func Run(s *summary.Summary, conf float64) regression.Run {
 	if run.ID == "" {
 		run.ID = s.Meta.Tool
 	}
+	run.Unsaved = s.Meta.Tool + "'s result file has no such figure: what a tool did not save cannot be compared"
 	for _, l := range foreignLatencies {
 		m, ok := s.Metrics[l.metric]
 		if !ok || m.Histogram != nil {
 			continue
 		}
 		prefix := strings.TrimPrefix(l.metric, "llm_") + "_"
-		for stat, as := range map[string]string{"mean": "avg", "p50": "med", "p90": "p(90)", "p95": "p(95)", "p99": "p(99)", "max": "max"} {
-			if v, ok := m.Values[as]; ok {
-				run.Figures[prefix+stat] = regression.Estimate{Value: v, Lo: math.Inf(-1), Hi: math.Inf(1), N: s.Serving.OK, Why: foreignWhy(s.Meta.Tool)}
+		for _, stat := range foreignStats {
+			if v, ok := m.Values[stat.value]; ok {
+				run.Figures[prefix+stat.figure] = regression.Estimate{Value: v, Lo: math.Inf(-1), Hi: math.Inf(1), N: s.Serving.OK, Why: foreignWhy(s.Meta.Tool)}
 			}
 		}
 	}

@@ -95,6 +95,21 @@ func TestReadSGLangResult(t *testing.T) {
 	if _, ok := Run(first, regression.DefaultConfidence).Figures["success_rate"]; ok {
 		t.Error("line 1 has a success rate, with no count of failures")
 	}
+	// What line 1 did not save is inconclusive against a run that has it,
+	// whichever is the baseline: never a pass for want of a figure.
+	own := writeResult(t, t.TempDir(), "own", "abc", 100)
+	gate := Gate{Options: regression.Options{Tolerance: 0.1, Confidence: regression.DefaultConfidence}, Figures: regression.Headline()}
+	for _, pair := range [][2]string{{file + "#1", own}, {own, file + "#1"}} {
+		c, err := CompareFiles(pair[0], pair[1], "", gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmp := range c.Comparisons {
+			if cmp.Figure.Name == "success_rate" && cmp.Verdict != regression.Inconclusive {
+				t.Errorf("%s against %s: success_rate %q (%s), want inconclusive", pair[1], pair[0], cmp.Verdict, cmp.Reason)
+			}
+		}
+	}
 	for name, want := range map[string]string{
 		file:        "the file holds 2 runs, one a line (as vLLM's --append-result and SGLang's --output-file append them): name one as " + file + "#N, N from 1 to 2",
 		file + "#3": "the file holds 2 runs, one a line: want " + file + "#1 to " + file + "#2",
@@ -123,7 +138,13 @@ func TestReadResultHostile(t *testing.T) {
 		{"a negative count", `{"backend": "vllm", "duration": 10, "completed": -3}`, []string{`"completed": want a number ≥ 0, got -3`}},
 		{"no duration", `{"backend": "vllm", "duration": 0, "completed": 3}`, []string{`"duration": want the run's seconds, more than 0`}},
 		{"lists of requests that disagree", "{" + valid + ", " + huge + "}", []string{`"`, "items, but ttfts has 200001: a list a request"}},
-		{"a request's gaps not numbers", "{" + valid + `, "ttfts": [0.1], "itls": [["a"]], "output_lens": [3], "errors": [""]}`, []string{`"itls": want a list of lists of numbers`}},
+		{"a request's gaps not numbers", "{" + valid + `, "ttfts": [0.1], "itls": [["a"]], "output_lens": [3], "errors": [""]}`, []string{`"itls": item 0.0: want a number ≥ 0, got "a"`}},
+		{"a request's gaps not lists", "{" + valid + `, "ttfts": [0.1], "itls": [3], "output_lens": [3], "errors": [""]}`, []string{`"itls": want a list of lists of numbers`}},
+		{"a gap null", "{" + valid + `, "ttfts": [0.1], "itls": [[0.01, null]], "output_lens": [3], "errors": [""]}`, []string{`"itls": item 0.1: want a number ≥ 0, got null`}},
+		{"NaN among the requests", "{" + valid + `, "ttfts": [0.1, NaN], "itls": [[], []], "output_lens": [1, 1], "errors": ["", ""]}`,
+			[]string{`"ttfts": item 1: want a number ≥ 0, got "NaN" (the tool wrote a figure it could not compute`}},
+		{"a request that ended before its first token", "{" + valid + `, "ttfts": [0.1, 0.5], "itls": [[], []], "latencies": [0.3, 0.2], "output_lens": [1, 1], "errors": ["", ""]}`,
+			[]string{`"latencies": item 1: 0.2 s, less than its time to first token (ttfts item 1, 0.5 s)`}},
 		{"not JSON", "<html>", []string{":1:1: not valid JSON"}},
 		{"bad JSON inside a key", "{" + valid + `, "mean_ttft_ms": 1.2.3}`, []string{`:1:`, `not valid JSON`, `in the value of "mean_ttft_ms"`}},
 		{"JSON of another kind", `{"name": "x", "values": [1, 2]}`, []string{"not a result file llmrun reads: neither llmrun's (no schema_version) nor a run vLLM's bench serve or SGLang's bench_serving saved"}},
@@ -181,5 +202,78 @@ func TestReadResultInfiniteRate(t *testing.T) {
 	}
 	if sh := s.Meta.LoadShape[0]; !regression.ClosedLoop(sh.Executor) || sh.MaxVUs != 8 {
 		t.Errorf("load shape %+v, want a closed loop of 8", sh)
+	}
+}
+
+// FILE#N names a run of a file: FILE#1 is llmrun's own result file too,
+// and a number no run has is an error saying which numbers the file has,
+// whatever the number (0, negative, too large to count).
+func TestReadResultRunNumbers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	own := writeResult(t, dir, "own", "abc", 100)
+	runs := filepath.Join(foreignDir, "sglang.jsonl")
+	if s, err := ReadResult(own + "#1"); err != nil || s.Meta.RunID != "own" {
+		t.Errorf("%s#1: %v, want llmrun's run own", own, err)
+	}
+	for name, want := range map[string]string{
+		own + "#2":                     own + "#2: the file holds 1 run: want " + own + ", or " + own + "#1",
+		own + "#0":                     own + "#0: the file holds 1 run: want " + own + ", or " + own + "#1",
+		runs + "#0":                    runs + "#0: the file holds 2 runs, one a line: want " + runs + "#1 to " + runs + "#2",
+		runs + "#-1":                   runs + "#-1: the file holds 2 runs, one a line: want " + runs + "#1 to " + runs + "#2",
+		runs + "#99999999999999999999": runs + "#99999999999999999999: the file holds 2 runs, one a line: want " + runs + "#1 to " + runs + "#2",
+	} {
+		if _, err := ReadResult(name); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+// A file whose statistics disagree (median and p50 both saved, unequal)
+// reads the same every time: the median, the first of the two read.
+func TestReadResultMedianFirst(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "vllm.json")
+	text := `{"backend": "vllm", "duration": 10, "completed": 5, "median_ttft_ms": 10, "p50_ttft_ms": 20}`
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		s, err := ReadResult(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Run(s, regression.DefaultConfidence).Figures["ttft_p50"].Value; got != 10 {
+			t.Fatalf("ttft_p50 %g, want 10 (median_ttft_ms)", got)
+		}
+	}
+}
+
+// SameResult tells one run under two names from two runs.
+func TestSameResult(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := writeResult(t, dir, "a", "abc", 100), writeResult(t, dir, "b", "abc", 100)
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(foreignDir, "sglang.jsonl")
+	for _, tc := range []struct {
+		x, y string
+		same bool
+	}{
+		{a, a, true},
+		{a, dir + "/./a.json", true},
+		{a, link, true},
+		{a, a + "#1", true},
+		{a, b, false},
+		{runs + "#1", runs + "#2", false},
+		{runs + "#2", "./" + runs + "#2", true},
+		{a, filepath.Join(dir, "missing.json"), false},
+	} {
+		if got := SameResult(tc.x, tc.y); got != tc.same {
+			t.Errorf("SameResult(%s, %s) = %v, want %v", tc.x, tc.y, got, tc.same)
+		}
 	}
 }
