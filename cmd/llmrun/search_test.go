@@ -105,19 +105,19 @@ func sustainableRate(cfg llmsim.Config, outputTokens int) float64 {
 // Below r* a request waits at most for the step running and one cycle of
 // steps: TTFT is at most about 100 ms. Above it the queue grows at r − r*
 // for the whole level of T seconds, so the last requests' TTFT is
-// (r/r* − 1)·T: with the SLO S = 350 ms over T = 14 s, a level meets the
-// SLO only below r*·(1 + S/T) = 1.025·r*. That SLO capacity is the truth
-// the bracket must hold: low ≤ 1.025·r* and high ≥ r*.
+// (r/r* − 1)·T: with the SLO S = 500 ms over T = 17 s, a level meets the
+// SLO only below r*·(1 + S/T) = 1.029·r*. That SLO capacity is the truth
+// the bracket must hold: low ≤ 1.029·r* and high ≥ r*.
 //
-// The levels START and MAX give are 0.854·r*, 1.255·r*, their geometric
-// mean 1.035·r* and then 0.940·r*, whose bracket is within ±5 %: none
-// within noise of the truth, so the test is decided by the search and
-// not by the machine. A loaded machine only makes the simulator and the
-// client slower: levels above r* then miss by more. Below r*, a stall of
-// s seconds queues the requests that arrive in it, whose TTFT grows by
-// about s, so the level at 0.940·r* stays within the SLO through stalls
-// of up to 250 ms (at a load average of 18 on 2 cores, the simulator in
-// its own process kept TTFT p99 at 0.854·r* to 170 ms). It measures
+// The levels START and MAX give are 0.855·r*, 1.042·r* and their
+// geometric mean 0.944·r*, whose bracket with 1.042·r* is within ±5 %:
+// none within noise of the truth, so the test is decided by the search
+// and not by the machine. A loaded machine only makes the simulator and
+// the client slower: a level above r* then misses by more. Below r*, a
+// stall of s seconds queues the requests that arrive in it, whose TTFT
+// grows by about s, so the levels below r* stay within the SLO through
+// stalls of up to 400 ms (at a load average of 28 on 2 cores, the
+// simulator in its own process stalled up to some 350 ms). It measures
 // rates, so it runs alone.
 func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 	if testing.Short() {
@@ -139,8 +139,8 @@ func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 
 // The SLO and the level's time of the searches against truthSim.
 const (
-	truthSLO  = 350.0 // ms
-	truthStep = 14.0  // s
+	truthSLO  = 500.0 // ms
+	truthStep = 17.0  // s
 )
 
 // truthSearch runs the rate search of TestCapacitySearchFindsTheSimulatorsRate
@@ -155,7 +155,7 @@ func truthSearch(t *testing.T, args ...string) (*summary.Summary, string) {
 	export := filepath.Join(t.TempDir(), "summary.json")
 	level := func(f float64) string { return strconv.FormatFloat(f*rStar, 'f', 2, 64) }
 	code, stdout, stderr := cli(t, context.Background(), nil, append([]string{"run", "-q", "--no-color", "--base-url", url,
-		"-e", "ARRIVAL=constant", "-e", "START=" + level(0.8537), "-e", "MAX=" + level(1.2548), "-e", fmt.Sprintf("STEP=%gs", truthStep),
+		"-e", "ARRIVAL=constant", "-e", "START=" + level(0.855), "-e", "MAX=" + level(1.042), "-e", fmt.Sprintf("STEP=%gs", truthStep),
 		"-e", "OUTPUT_TOKENS=" + strconv.Itoa(truthOutputTokens), "-e", fmt.Sprintf("SLO_TTFT_P99=%g", truthSLO), "-e", "PAUSE=1h",
 		"--summary-export", export}, args...)...)
 	if code != exitcode.OK {
@@ -285,7 +285,7 @@ func TestCapacitySearchKeepsTheMix(t *testing.T) {
 				t.Errorf("level %g: the result's row of %s is %+v (found %v), want its own TTFT p99 and the level's verdict %s", l.Level, name, row, ok, l.Verdict)
 			}
 		}
-		if l.Verdict == capacity.Missed && !strings.HasPrefix(l.Figure, "chat: ") && !strings.HasPrefix(l.Figure, "rag: ") {
+		if l.Verdict == capacity.Missed && !strings.HasPrefix(l.Figure, chat+": ") && !strings.HasPrefix(l.Figure, rag+": ") {
 			t.Errorf("level %g missed on %q: want the figure of the scenario that missed", l.Level, l.Figure)
 		}
 	}
