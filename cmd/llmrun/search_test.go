@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,7 +122,7 @@ func sustainableRate(cfg llmsim.Config, outputTokens int) float64 {
 // rates, so it runs alone.
 func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 60 s search that runs alone: runtime/capacity's TestSearchBracketsAMonotoneServer searches a synthetic server")
+		t.Skip("a 55 s search that runs alone: runtime/capacity's TestSearchBracketsAMonotoneServer searches a synthetic server")
 	}
 	s, stdout := truthSearch(t, "-e", "VARIABLE=rate", "-e", "INPUT_TOKENS=8", "stock:capacity-search")
 	if s.Capacity.Variable != "rate" {
@@ -190,14 +191,18 @@ func checkBracket(t *testing.T, sr *summary.CapacitySearch, rStar, allowance flo
 // logSearchAgainstSweep logs what the search ran beside what the stock
 // rate sweep would need for the same resolution: a level per ×1.1 from
 // the search's first level up to the bracket's top, each run for the
-// search's step (the drains of the levels above capacity left out).
+// search's shortest level (the drains of the levels above capacity left
+// out).
 func logSearchAgainstSweep(t *testing.T, sr *summary.CapacitySearch, rStar float64) {
 	t.Helper()
 	var rows []string
 	for _, l := range sr.Levels {
 		rows = append(rows, fmt.Sprintf("%g (%.3f·r*, %s, %d requests, %.1f s)", l.Level, l.Level/rStar, l.Verdict, l.Requests, l.Seconds))
 	}
-	step := sr.Levels[0].Seconds
+	step := math.Inf(1) // a level not extended
+	for _, l := range sr.Levels {
+		step = min(step, l.Seconds)
+	}
 	sweep := 0
 	for r := sr.Levels[0].Level; r < sr.High*1.1; r *= 1.1 {
 		sweep++
@@ -260,7 +265,7 @@ export default function () {}`)}
 // decided.
 func TestCapacitySearchKeepsTheMix(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 60 s search that runs alone")
+		t.Skip("a 90 s search that runs alone: runtime/engine's TestSearchRunsRoundsKeepingTheMix runs a mix's rounds at their shares")
 	}
 	s, _ := truthSearch(t, writeScript(t, "mix.js", mixSearch))
 	sr := s.Capacity.Search
