@@ -106,9 +106,12 @@ func sustainableRate(cfg llmsim.Config, outputTokens int) float64 {
 // Below r* a request waits at most for the step running and one cycle of
 // steps: TTFT is at most about 100 ms. Above it the queue grows at r − r*
 // for the whole level of T seconds, so the last requests' TTFT is
-// (r/r* − 1)·T: with the SLO S = 500 ms over T = 17 s, a level meets the
-// SLO only below r*·(1 + S/T) = 1.029·r*. That SLO capacity is the truth
-// the bracket must hold: low ≤ 1.029·r* and high ≥ r*.
+// (r/r* − 1)·T: with the SLO S = 600 ms over T = 24 s, a level meets the
+// SLO only below r*·(1 + S/T) = 1.025·r*. That SLO capacity is the truth
+// the bracket must hold: low ≤ 1.025·r* and high ≥ r*. (T is long enough
+// for a quarter of the lowest level, as TestCapacitySearchKeepsTheMix
+// runs, to bound its p99 in one step: 0.25 × 68.4/s × 24 s = 410
+// requests, of the 368 that 95 % confidence needs.)
 //
 // The levels START and MAX give are 0.855·r*, 1.042·r* and their
 // geometric mean 0.944·r*, whose bracket with 1.042·r* is within ±5 %:
@@ -117,12 +120,13 @@ func sustainableRate(cfg llmsim.Config, outputTokens int) float64 {
 // the client slower: a level above r* then misses by more. Below r*, a
 // stall of s seconds queues the requests that arrive in it, whose TTFT
 // grows by about s, so the levels below r* stay within the SLO through
-// stalls of up to 400 ms (at a load average of 28 on 2 cores, the
-// simulator in its own process stalled up to some 350 ms). It measures
-// rates, so it runs alone.
+// stalls of up to 500 ms (at a load average of 28 on 2 cores, the
+// simulator in its own process stalled up to some 350 ms, and a level
+// run 34 s at 0.944·r* missed a 500 ms bound). It measures rates, so it
+// runs alone.
 func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 55 s search that runs alone: runtime/capacity's TestSearchBracketsAMonotoneServer searches a synthetic server")
+		t.Skip("a 75 s search that runs alone: runtime/capacity's TestSearchBracketsAMonotoneServer searches a synthetic server")
 	}
 	s, stdout := truthSearch(t, "-e", "VARIABLE=rate", "-e", "INPUT_TOKENS=8", "stock:capacity-search")
 	if s.Capacity.Variable != "rate" {
@@ -140,8 +144,8 @@ func TestCapacitySearchFindsTheSimulatorsRate(t *testing.T) {
 
 // The SLO and the level's time of the searches against truthSim.
 const (
-	truthSLO  = 500.0 // ms
-	truthStep = 17.0  // s
+	truthSLO  = 600.0 // ms
+	truthStep = 24.0  // s
 )
 
 // truthSearch runs the rate search of TestCapacitySearchFindsTheSimulatorsRate
@@ -265,7 +269,7 @@ export default function () {}`)}
 // decided.
 func TestCapacitySearchKeepsTheMix(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 90 s search that runs alone: runtime/engine's TestSearchRunsRoundsKeepingTheMix runs a mix's rounds at their shares")
+		t.Skip("a 75 s search that runs alone: runtime/engine's TestSearchRunsRoundsKeepingTheMix runs a mix's rounds at their shares")
 	}
 	s, _ := truthSearch(t, writeScript(t, "mix.js", mixSearch))
 	sr := s.Capacity.Search
@@ -289,13 +293,6 @@ func TestCapacitySearchKeepsTheMix(t *testing.T) {
 			if row, ok := rows[name]; !ok || row.Level != l.Level || row.TTFTP99 <= 0 || row.MeetsSLO != (l.Verdict == capacity.Met) {
 				t.Errorf("level %g: the result's row of %s is %+v (found %v), want its own TTFT p99 and the level's verdict %s", l.Level, name, row, ok, l.Verdict)
 			}
-		}
-		// rag, a quarter of a level below r*, sends fewer requests in a
-		// step (0.25 × 68.4/s × 17 s = 290) than the 368 that bound a p99
-		// at 95 %: such a level is inconclusive after one step, and met
-		// only after a second.
-		if l.Verdict == capacity.Met && !l.Extended {
-			t.Errorf("level %g was met in one step, with %d requests of rag: want it run longer first", l.Level, requests[rag])
 		}
 		if l.Verdict == capacity.Missed && !strings.HasPrefix(l.Figure, chat+": ") && !strings.HasPrefix(l.Figure, rag+": ") {
 			t.Errorf("level %g missed on %q: want the figure of the scenario that missed", l.Level, l.Figure)
