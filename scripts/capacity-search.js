@@ -70,7 +70,7 @@ scenario.warmup = Number(p.warmup);
 const search = { variable, start, width: Number(p.width), budget: `${seconds(p.budget)}s`, step,
   confidence: Number(p.confidence) };
 if (p.max !== null) search.max = Number(p.max);
-if (p.max_step !== null) search.maxStep = `${seconds(p.max_step)}s`;
+if (p.max_step !== null) search.maxStep = `${seconds(String(p.max_step))}s`;
 
 export const options = {
   scenarios: { search: scenario },

@@ -52,11 +52,14 @@ func inspectCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	script := a.Script
 	// Loaded as run loads it, options beside the scenarios checked.
-	e, _, err := runner.Load(ctx, engineCfg, a.SLO)
+	e, crit, err := runner.Load(ctx, engineCfg, a.SLO)
 	if err != nil {
 		return runner.ReportLoadError(stderr, "llmrun inspect", script, err).ExitCode()
 	}
 	in := inspect.Of(script, e)
+	if in.Search, err = runner.SearchPlan(e, crit, a.Goodput); err != nil {
+		return runner.ReportLoadError(stderr, "llmrun inspect", script, err).ExitCode()
+	}
 	if part := engineCfg.Overrides.Segment; !part.Whole() {
 		in.ExecutionSegment = part.String()
 	}

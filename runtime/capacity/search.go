@@ -57,8 +57,9 @@ const (
 // Judgement is the verdict of a level with the figure that decided it.
 type Judgement struct {
 	Verdict string
-	// Figure names the deciding figure ("ttft_p99", or "chat: ttft_p99"
-	// in a mixed workload), Bound the SLO's bound on it.
+	// Figure names the deciding figure ("ttft_p99", or "chat@8:
+	// ttft_p99", the level's scenario and its figure, in a mixed
+	// workload), Bound the SLO's bound on it.
 	Figure   string
 	Estimate regression.Estimate
 	Bound    float64

@@ -11,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -36,6 +37,10 @@ type Inspection struct {
 	// scenarios are that instance's share of the plan.
 	Instance  *int `json:"instance,omitempty"`
 	Instances int  `json:"instances,omitempty"`
+	// Search, when the script asks for a capacity search, is what it is
+	// set to do: the scenarios' rates or VUs are then its mix, and its
+	// levels, not the scenarios' durations, say how long it runs.
+	Search *capacity.SearchPlan `json:"search,omitempty"`
 }
 
 // Scenario is one resolved scenario; the string durations are Go
@@ -77,9 +82,20 @@ func Of(script string, e *engine.Engine) *Inspection {
 
 // Render prints the inspection as a heading and a table.
 func (in *Inspection) Render(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "script: %s\n%s, up to %s, at most %s (graceful stops included)\n",
-		in.Script, textfmt.Count(len(in.Scenarios), "scenario"), textfmt.Count(in.MaxVUs, "VU"), in.MaxDuration); err != nil {
+	length := fmt.Sprintf("at most %s (graceful stops included)", in.MaxDuration)
+	if in.Search != nil {
+		length = fmt.Sprintf("levels of a capacity search for at most %s in all", in.Search.Budget)
+	}
+	if _, err := fmt.Fprintf(w, "script: %s\n%s, up to %s, %s\n",
+		in.Script, textfmt.Count(len(in.Scenarios), "scenario"), textfmt.Count(in.MaxVUs, "VU"), length); err != nil {
 		return err
+	}
+	if in.Search != nil {
+		for _, line := range in.Search.Lines() {
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
+		}
 	}
 	switch {
 	case in.Instance != nil && in.ExecutionSegment != "":

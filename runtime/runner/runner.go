@@ -222,6 +222,8 @@ type run struct {
 	// searcher runs the capacity search (options.capacity.search); nil
 	// when the run is none.
 	searcher *capacity.Searcher
+	// searchPlan describes the search in the banner; nil without one.
+	searchPlan *capacity.SearchPlan
 }
 
 func (r *run) printf(format string, args ...any) {
@@ -288,6 +290,7 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	search, err := SearchOptions(r.engine, r.criteria, !bounds.IsZero())
 	if err == nil && search != nil {
 		r.searcher = capacity.NewSearcher(*search, r.criteria.SLO)
+		r.searchPlan = searchPlan(r.engine, *search)
 		err = r.engine.SetSearch(&engine.Search{Variable: search.Variable, Next: r.nextRound})
 	}
 	if err != nil {
@@ -434,7 +437,7 @@ func (r *run) banner() console.Banner {
 	b := console.Banner{
 		Version: r.cfg.Version, Script: r.cfg.Engine.ScriptPath, Simulated: r.simulated,
 		BaseURL: r.cfg.Engine.LLM.BaseURL, Model: r.cfg.Engine.LLM.Model, Seed: r.cfg.Engine.Seed, SeedDrawn: r.cfg.SeedDrawn,
-		Scenarios: r.engine.Scenarios(), MaxVUs: r.engine.MaxVUs(), Probes: r.probes,
+		Scenarios: r.engine.Scenarios(), MaxVUs: r.engine.MaxVUs(), Probes: r.probes, Search: r.searchPlan,
 	}
 	for _, o := range r.outputs {
 		b.Outputs = append(b.Outputs, o.Describe())

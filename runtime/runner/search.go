@@ -124,6 +124,37 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 	return &o, nil
 }
 
+// SearchPlan is what the capacity search the script e has loaded asks
+// for is set to do, read as a run reads it (goodput: the --goodput
+// bounds), for llmrun inspect; nil when it asks for none.
+func SearchPlan(e *engine.Engine, crit capacity.Criteria, goodput summary.GoodputBounds) (*capacity.SearchPlan, error) {
+	bounds, err := Goodput(e.Options(), goodput)
+	if err != nil {
+		return nil, err
+	}
+	search, err := SearchOptions(e, crit, !bounds.IsZero())
+	if err != nil || search == nil {
+		return nil, err
+	}
+	return searchPlan(e, *search), nil
+}
+
+// searchPlan is what search o over the scenarios e has loaded is set to
+// do, for the banner and llmrun inspect: its options and each scenario's
+// share of a level.
+func searchPlan(e *engine.Engine, o capacity.SearchOptions) *capacity.SearchPlan {
+	var names []string
+	var loads []float64
+	for _, sc := range e.Scenarios() {
+		if cfg, ok := sc.Config.(executor.Scalable); ok {
+			names = append(names, sc.Name)
+			loads = append(loads, cfg.Load())
+		}
+	}
+	p := o.Plan(names, loads)
+	return &p
+}
+
 // nextRound is the engine's Search.Next: the searcher's next level, read
 // from the rounds that ran so far.
 func (r *run) nextRound(sofar *engine.Report) (engine.Round, bool) {

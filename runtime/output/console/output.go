@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
@@ -56,6 +57,9 @@ type Banner struct {
 	SeedDrawn bool
 	Scenarios []engine.Scenario
 	MaxVUs    int
+	// Search, when the run is a capacity search, is what it is set to
+	// do: the scenarios' loads are then its mix, not the load.
+	Search *capacity.SearchPlan
 	// Outputs describe the run's outputs (output.Output.Describe).
 	Outputs []string
 	// Probes are what the preflight found of each target.
@@ -127,6 +131,15 @@ func printBanner(w io.Writer, b Banner) {
 		fmt.Fprintf(w, "  seed:      %d (drawn for this run; --seed %d repeats it)\n", b.Seed, b.Seed)
 	} else {
 		fmt.Fprintf(w, "  seed:      %d\n", b.Seed)
+	}
+	if b.Search != nil {
+		for i, line := range b.Search.Lines() {
+			label := "search:   "
+			if i > 0 {
+				label = "          "
+			}
+			fmt.Fprintf(w, "  %s %s\n", label, line)
+		}
 	}
 	fmt.Fprintf(w, "  scenarios: %d, up to %d VUs\n", len(b.Scenarios), b.MaxVUs)
 	for i := range b.Scenarios {
