@@ -29,6 +29,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,24 @@ var files embed.FS
 
 // Render writes the HTML report of s.
 func Render(w io.Writer, s *summary.Summary) error {
+	return RenderSource(w, s, Source{})
+}
+
+// Source is where a result read from another tool's file came from, for
+// its page's header; the zero Source is llmrun's own result.
+type Source struct {
+	// Tool names the tool as its users know it ("vLLM bench serve"), File
+	// the file as given (FILE#N for a run of a file of several).
+	Tool, File string
+	// LocalStart says that the result's start is the tool's machine's
+	// local time, saved without its zone (vLLM's date).
+	LocalStart bool
+}
+
+// RenderSource writes the HTML report of s, read from src: for another
+// tool's file, the page is titled by the tool, model and file, and its
+// header leaves out what that file never keeps (script, seed, host...).
+func RenderSource(w io.Writer, s *summary.Summary, src Source) error {
 	if s == nil {
 		return errors.New("writing the report: no summary")
 	}
@@ -56,6 +75,9 @@ func Render(w io.Writer, s *summary.Summary) error {
 		return fmt.Errorf("reading the report style: %w", err)
 	}
 	p := newPage(s)
+	if src.Tool != "" {
+		p.Title, p.Meta = foreignHeader(s, src, p.Meta)
+	}
 	p.CSS = template.CSS(css)
 	if err := tmpl.Execute(w, p); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
@@ -305,6 +327,30 @@ func metaFields(s *summary.Summary) []field {
 	return out
 }
 
+// foreignHeader is the title and metadata of another tool's result:
+// what that file does not keep is left out (it has no script, target,
+// seed, end or host: a seed of 0 would be one it never had), and a start
+// in the tool's local time says so rather than passing for UTC.
+func foreignHeader(s *summary.Summary, src Source, meta []field) (string, []field) {
+	title := src.Tool + " result: "
+	if len(s.Meta.Models) > 0 {
+		title += strings.Join(s.Meta.Models, ", ") + " (" + filepath.Base(src.File) + ")"
+	} else {
+		title += filepath.Base(src.File)
+	}
+	var out []field
+	for _, f := range meta {
+		switch {
+		case f.Label == "seed" || f.Value == "-":
+			continue
+		case f.Label == "start" && src.LocalStart:
+			f.Value = s.Meta.Start.Format("2006-01-02 15:04:05") + " (" + src.Tool + "'s local time: it saves no zone)"
+		}
+		out = append(out, f)
+	}
+	return title, out
+}
+
 // alerts are the warnings that qualify the run's figures.
 func alerts(s *summary.Summary) []string {
 	var out []string
@@ -345,6 +391,11 @@ func alerts(s *summary.Summary) []string {
 
 func headline(sv summary.Serving) []field {
 	requests := fmt.Sprintf("%d (%d ok, %d failed)", sv.Requests, sv.OK, sv.Failed)
+	if sv.Requests == 0 && sv.OK > 0 {
+		// Another tool's file that counts no failures (SGLang's saved
+		// without its requests' errors).
+		requests = fmt.Sprintf("%d ok (failures not saved)", sv.OK)
+	}
 	if sv.Interrupted > 0 {
 		requests += fmt.Sprintf(", %d interrupted", sv.Interrupted)
 	}
@@ -369,13 +420,23 @@ func latencyRows(rows []summary.LatencyRow) table {
 	}
 	t.Header = append(t.Header, "max")
 	for _, r := range rows {
-		line := []string{r.Label, strconv.FormatInt(r.Count, 10), textfmt.Millis(r.Mean), textfmt.Millis(r.Min)}
+		line := []string{r.Label, countText(r.Count), textfmt.Millis(r.Mean), textfmt.Millis(r.Min)}
 		for _, p := range summary.Percentiles {
 			line = append(line, textfmt.Millis(r.P[fmt.Sprintf("p%g", p)]))
 		}
 		t.Rows = append(t.Rows, append(line, textfmt.Millis(r.Max)))
 	}
 	return t
+}
+
+// countText is a latency row's count: "-" for 0, which only a row of
+// another tool's figures has (a count it did not save, as SGLang's of
+// ITL gaps), llmrun's rows being of metrics with samples.
+func countText(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // curvePercentiles are where a latency distribution is drawn when its
@@ -484,7 +545,19 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 		return buildChart(spec)
 	}
 	spec.Series = []series{{Name: label, Points: percentilePoints(r, hist, "")}}
-	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, textfmt.Millis(r.P["p50"]), textfmt.Millis(r.P["p99"]), textfmt.Millis(r.Max))
+	var parts []string
+	for _, f := range []struct {
+		name  string
+		value float64
+	}{{"p50", r.P["p50"]}, {"p99", r.P["p99"]}, {"max", r.Max}} {
+		if finite(f.value) {
+			parts = append(parts, f.name+" "+textfmt.Millis(f.value)+" ms")
+		}
+	}
+	spec.Caption = strings.Join(parts, ", ")
+	if r.Count > 0 {
+		spec.Caption = fmt.Sprintf("%d samples; %s", r.Count, spec.Caption)
+	}
 	return buildChart(spec)
 }
 
@@ -761,7 +834,9 @@ func capacitySection(s *summary.Summary, slo summary.SLO) *capacityView {
 // none, or one without samples.
 func findLatency(rows []summary.LatencyRow, metric string) (summary.LatencyRow, bool) {
 	i := slices.IndexFunc(rows, func(r summary.LatencyRow) bool { return r.Metric == metric })
-	if i < 0 || rows[i].Count == 0 {
+	// A row of another tool's figures may have no count (countText) but
+	// its figures; a row of llmrun's with no count has none.
+	if i < 0 || rows[i].Count == 0 && !(finite(rows[i].Mean) && rows[i].Mean > 0) {
 		return summary.LatencyRow{}, false
 	}
 	return rows[i], true
