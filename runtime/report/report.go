@@ -288,8 +288,15 @@ func metaFields(s *summary.Summary) []field {
 	m := s.Meta
 	models := strings.Join(m.Models, ", ")
 	host := orDash(m.Host)
+	cpus := textfmt.Count(m.CPUs, "CPU")
+	if hosts := strings.Split(m.Host, ", "); len(hosts) > 1 {
+		// A merged result of several machines: merge joins their names
+		// and adds their CPUs.
+		host = fmt.Sprintf("%d hosts: %s", len(hosts), m.Host)
+		cpus += " in all"
+	}
 	if m.CPUs > 0 {
-		host += fmt.Sprintf(" (%s, %s)", orDash(m.OS), textfmt.Count(m.CPUs, "CPU"))
+		host += fmt.Sprintf(" (%s, %s)", orDash(m.OS), cpus)
 	}
 	target := orDash(m.Target)
 	if m.BaseURL != "" && m.BaseURL != m.Target {

@@ -840,3 +840,28 @@ func TestScenarioTableShowsVUsUsedAndWhereAScenarioStopped(t *testing.T) {
 		}
 	}
 }
+
+// The host line of a merged result of several machines says how many,
+// and that their CPUs are a total; one machine's reads as before.
+func TestHostLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		meta summary.Meta
+		want string
+	}{
+		{"one host", summary.Meta{Host: "vm", OS: "linux/amd64", CPUs: 2}, "vm (linux/amd64, 2 CPUs)"},
+		{"two hosts", summary.Meta{Host: "gen-1, gen-2", OS: "linux/amd64", CPUs: 4}, "2 hosts: gen-1, gen-2 (linux/amd64, 4 CPUs in all)"},
+		{"no CPU count", summary.Meta{Host: "gen-1, gen-2"}, "2 hosts: gen-1, gen-2"},
+		{"no host", summary.Meta{}, "-"},
+	} {
+		var got string
+		for _, f := range metaFields(&summary.Summary{Meta: tc.meta}) {
+			if f.Label == "host" {
+				got = f.Value
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: host %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
