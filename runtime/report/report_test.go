@@ -3,7 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"image/png"
+	"image"
 	"maps"
 	"math"
 	"os"
@@ -767,30 +767,16 @@ func TestRenderInChromium(t *testing.T) {
 		}
 	}
 
-	shot := filepath.Join(dir, "report.png")
-	browsertest.Run(t, bin, page, "--screenshot="+shot, "--window-size=1280,4000")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decoding the screenshot: %v", err)
-	}
+	img := browsertest.Screenshot(t, bin, page, filepath.Join(dir, "report.png"), 1280, 4000)
 	b := img.Bounds()
 	if b.Dx() < 1000 || b.Dy() < 3000 {
 		t.Errorf("screenshot is %v, want about 1280×4000", b)
 	}
-	colours := map[[3]uint32]bool{}
+	colours := browsertest.Colours(img, image.Rectangle{})
 	inked := 0
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
-			if r>>8 < 0xf0 || g>>8 < 0xf0 || bl>>8 < 0xf0 {
-				inked++
-			}
+	for c, n := range colours {
+		if c[0] < 0xf0 || c[1] < 0xf0 || c[2] < 0xf0 {
+			inked += n
 		}
 	}
 	share := float64(inked) / float64(b.Dx()*b.Dy())
