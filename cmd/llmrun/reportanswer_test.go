@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -319,4 +320,37 @@ func TestReportOfACapacitySearchLeadsWithItsCapacity(t *testing.T) {
 	}
 	aboveTheFold(t, page, "#search-verdict", "#search-facts")
 	labelsClearOfData(t, page, "search-levels", "latency-throughput")
+}
+
+// The bench block of the report shows the percentiles the run asked for
+// with --metric-percentiles, as the console printed them, not vLLM's
+// default p99 alone; the result file keeps them.
+func TestReportOfABenchRunShowsItsPercentiles(t *testing.T) {
+	t.Parallel()
+	sim := llmsimtest.Start(t, llmsimtest.Fast())
+	result := filepath.Join(t.TempDir(), "bench.json")
+	code, stdout, stderr := command(t, "bench", "--base-url", sim.URL(), "--backend", "vllm", "--num-prompts", "20", "--request-rate", "100",
+		"--random-input-len", "32", "--random-output-len", "8", "--metric-percentiles", "50,90,99", "--no-preflight", "-q", "--summary-export", result)
+	if code != exitcode.OK {
+		t.Fatalf("bench: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "P90 TTFT (ms):") {
+		t.Fatalf("the console did not print the p90 asked:\n%s", stdout)
+	}
+	s := readSummary(t, result)
+	if !slices.Equal(s.Meta.MetricPercentiles, []float64{50, 90, 99}) {
+		t.Errorf("the result keeps metric_percentiles %v, want [50 90 99]", s.Meta.MetricPercentiles)
+	}
+	h := s.Serving.Headline
+	page := reportOf(t, result)
+	if want := `<th>(ms)</th><th class="num">Mean</th><th class="num">Median</th><th class="num">P50</th><th class="num">P90</th><th class="num">P99</th>`; !strings.Contains(page, want) {
+		t.Errorf("the bench block's header lacks %s", want)
+	}
+	for _, l := range []struct{ label, key string }{{"TTFT", "ttft"}, {"TPOT", "tpot"}, {"ITL", "itl"}, {"E2EL", "e2el"}} {
+		want := fmt.Sprintf(`<td>%s</td><td class="num">%.2f</td><td class="num">%.2f</td><td class="num">%.2f</td><td class="num">%.2f</td><td class="num">%.2f</td>`, l.label,
+			h["mean_"+l.key+"_ms"], h["median_"+l.key+"_ms"], h["median_"+l.key+"_ms"], h["p90_"+l.key+"_ms"], h["p99_"+l.key+"_ms"])
+		if !strings.Contains(page, want) {
+			t.Errorf("the bench block lacks the row %s", want)
+		}
+	}
 }

@@ -249,7 +249,8 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 		Options:      first.Options,
 		SLO:          first.SLO,
 		// The instances of one run share its options, and so their floor.
-		MinSuccessRate: first.MinSuccessRate,
+		MinSuccessRate:    first.MinSuccessRate,
+		MetricPercentiles: first.MetricPercentiles,
 	}
 	m.ExecutionSegment = str(func(m *Meta) string { return m.ExecutionSegment })
 	m.ExecutionSegmentSequence = str(func(m *Meta) string { return m.ExecutionSegmentSequence })
