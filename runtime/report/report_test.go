@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/llmrun/llmrun/internal/browsertest"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -848,6 +849,33 @@ func TestHostLine(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s: host %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// linearPercentile reads a histogram's percentiles as vLLM computes them
+// (numpy's linear interpolation between the samples around rank
+// (n − 1)·p/100), within the histogram's 0.1 %, not the sample at a rank.
+func TestLinearPercentile(t *testing.T) {
+	var forty []float64
+	for i := 1; i <= 40; i++ {
+		forty = append(forty, float64(i*i)) // 1, 4, 9, ..., 1600 ms
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []float64
+		p, want float64
+	}{
+		{"median of an even count: between the middle two", forty, 50, (400 + 441) / 2.0},
+		{"p99 of 40: short of the largest", forty, 99, 1521 + 0.61*(1600-1521)},
+		{"p90 of 40", forty, 90, 1296 + 0.1*(1369-1296)},
+		{"p100: the largest", forty, 100, 1600},
+		{"one sample", []float64{12.5}, 99, 12.5},
+		{"p50 of three", []float64{10, 20, 40}, 50, 20},
+	} {
+		got := linearPercentile(metrics.TrendOf(tc.samples), tc.p)
+		if math.Abs(got-tc.want) > 0.001*tc.want {
+			t.Errorf("%s: p%g = %g, want %g within 0.1 %%", tc.name, tc.p, got, tc.want)
 		}
 	}
 }
