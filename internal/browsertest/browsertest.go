@@ -1,6 +1,6 @@
 // Package browsertest opens pages in headless Chromium for tests: the DOM
-// it builds, a screenshot, and where elements land once it has laid the
-// page out. A test that finds no Chromium is skipped, or fails when
+// it builds, a screenshot and the colours inked in it, and where elements
+// land once it has laid the page out. A test that finds no Chromium is skipped, or fails when
 // LLMRUN_REQUIRE_CHROMIUM is set (as .ci/run sets it).
 package browsertest
 
@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,4 +122,42 @@ func Boxes(t testing.TB, bin, page string, width int, selectors ...string) map[s
 		t.Fatalf("reading the measurements: %v", err)
 	}
 	return boxes
+}
+
+// Screenshot takes a screenshot of the page file in a window width×height
+// pixels, writes it to shot (a path a person can open to look at it) and
+// returns it decoded.
+func Screenshot(t testing.TB, bin, page, shot string, width, height int) image.Image {
+	t.Helper()
+	Run(t, bin, page, "--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", width, height))
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("chromium wrote no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decoding the screenshot %s: %v", shot, err)
+	}
+	return img
+}
+
+// RGB is a pixel's colour, 8 bits a channel: {0x18, 0x64, 0xab} is #1864ab.
+type RGB [3]uint8
+
+// Colours counts the pixels of each colour in the part of img within r
+// (all of it for an empty r).
+func Colours(img image.Image, r image.Rectangle) map[RGB]int {
+	b := img.Bounds()
+	if !r.Empty() {
+		b = b.Intersect(r)
+	}
+	out := map[RGB]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			out[RGB{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}]++
+		}
+	}
+	return out
 }

@@ -1,6 +1,11 @@
 package browsertest
 
-import "testing"
+import (
+	"image"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // Boxes finds each selector's elements where the layout puts them: the
 // second of two stacked blocks under the first, with their sizes, and
@@ -23,5 +28,32 @@ func TestBoxes(t *testing.T) {
 	}
 	if n := len(boxes["p"]); n != 0 {
 		t.Errorf("p: %d boxes, want none", n)
+	}
+}
+
+// Screenshot returns the page as drawn, of the window's size, and
+// Colours counts its pixels by colour, within a part of it or in all.
+func TestScreenshotColours(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "page.html")
+	html := `<!DOCTYPE html><html><body style="margin:0;background:#fff">
+<div style="height:100px;width:200px;background:#1864ab"></div>
+<div style="height:50px;width:400px;background:#d9480f"></div>
+</body></html>`
+	if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := Screenshot(t, Chromium(t), page, filepath.Join(dir, "page.png"), 800, 600)
+	if b := img.Bounds(); b.Dx() != 800 || b.Dy() != 600 {
+		t.Fatalf("screenshot is %v, want 800×600", b)
+	}
+	blue, orange, white := RGB{0x18, 0x64, 0xab}, RGB{0xd9, 0x48, 0x0f}, RGB{0xff, 0xff, 0xff}
+	all := Colours(img, image.Rectangle{})
+	if all[blue] != 200*100 || all[orange] != 400*50 || all[white] != 800*600-200*100-400*50 {
+		t.Errorf("colours of the whole page: blue %d, orange %d, white %d; want %d, %d, %d", all[blue], all[orange], all[white], 200*100, 400*50, 800*600-200*100-400*50)
+	}
+	top := Colours(img, image.Rect(0, 0, 800, 100))
+	if top[blue] != 200*100 || top[orange] != 0 {
+		t.Errorf("colours of the top 100 rows: blue %d, orange %d; want %d, 0", top[blue], top[orange], 200*100)
 	}
 }

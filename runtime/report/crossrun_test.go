@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
-	"image/png"
+	"image"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -246,25 +246,12 @@ func TestCrossRunInChromium(t *testing.T) {
 	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	browsertest.Run(t, bin, file, "--screenshot="+shot, "--window-size=1280,1400")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decoding the screenshot: %v", err)
-	}
+	img := browsertest.Screenshot(t, bin, file, shot, 1280, 1400)
 	// The charts' dots are in the runs' colours: the baseline's blue
 	// (#1864ab) and the first treatment's orange (#d9480f) are on screen.
 	seen := map[string]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			seen[fmt.Sprintf("%02x%02x%02x", r>>8, g>>8, bl>>8)] = true
-		}
+	for c := range browsertest.Colours(img, image.Rectangle{}) {
+		seen[fmt.Sprintf("%02x%02x%02x", c[0], c[1], c[2])] = true
 	}
 	for _, c := range []string{"1864ab", "d9480f"} {
 		if !seen[c] {

@@ -29,6 +29,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,24 @@ var files embed.FS
 
 // Render writes the HTML report of s.
 func Render(w io.Writer, s *summary.Summary) error {
+	return RenderSource(w, s, Source{})
+}
+
+// Source is where a result read from another tool's file came from, for
+// its page's header; the zero Source is llmrun's own result.
+type Source struct {
+	// Tool names the tool as its users know it ("vLLM bench serve"), File
+	// the file as given (FILE#N for a run of a file of several).
+	Tool, File string
+	// LocalStart says that the result's start is the tool's machine's
+	// local time, saved without its zone (vLLM's date).
+	LocalStart bool
+}
+
+// RenderSource writes the HTML report of s, read from src: for another
+// tool's file, the page is titled by the tool, model and file, and its
+// header leaves out what that file never keeps (script, seed, host...).
+func RenderSource(w io.Writer, s *summary.Summary, src Source) error {
 	if s == nil {
 		return errors.New("writing the report: no summary")
 	}
@@ -56,6 +75,9 @@ func Render(w io.Writer, s *summary.Summary) error {
 		return fmt.Errorf("reading the report style: %w", err)
 	}
 	p := newPage(s)
+	if src.Tool != "" {
+		p.Title, p.Meta = foreignHeader(s, src, p.Meta)
+	}
 	p.CSS = template.CSS(css)
 	if err := tmpl.Execute(w, p); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
@@ -155,7 +177,7 @@ type thresholdRow struct {
 }
 
 // benchView is vLLM's result block: its counts and throughputs, then its
-// latencies' mean, median and p99.
+// latencies' mean, median and the percentiles the run was asked for.
 type benchView struct {
 	Fields  []field
 	Latency table
@@ -266,8 +288,15 @@ func metaFields(s *summary.Summary) []field {
 	m := s.Meta
 	models := strings.Join(m.Models, ", ")
 	host := orDash(m.Host)
+	cpus := textfmt.Count(m.CPUs, "CPU")
+	if hosts := strings.Split(m.Host, ", "); len(hosts) > 1 {
+		// A merged result of several machines: merge joins their names
+		// and adds their CPUs.
+		host = fmt.Sprintf("%d hosts: %s", len(hosts), m.Host)
+		cpus += " in all"
+	}
 	if m.CPUs > 0 {
-		host += fmt.Sprintf(" (%s, %s)", orDash(m.OS), textfmt.Count(m.CPUs, "CPU"))
+		host += fmt.Sprintf(" (%s, %s)", orDash(m.OS), cpus)
 	}
 	target := orDash(m.Target)
 	if m.BaseURL != "" && m.BaseURL != m.Target {
@@ -303,6 +332,30 @@ func metaFields(s *summary.Summary) []field {
 		out = append(out, field{"tags", strings.Join(tags, ", ")})
 	}
 	return out
+}
+
+// foreignHeader is the title and metadata of another tool's result:
+// what that file does not keep is left out (it has no script, target,
+// seed, end or host: a seed of 0 would be one it never had), and a start
+// in the tool's local time says so rather than passing for UTC.
+func foreignHeader(s *summary.Summary, src Source, meta []field) (string, []field) {
+	title := src.Tool + " result: "
+	if len(s.Meta.Models) > 0 {
+		title += strings.Join(s.Meta.Models, ", ") + " (" + filepath.Base(src.File) + ")"
+	} else {
+		title += filepath.Base(src.File)
+	}
+	var out []field
+	for _, f := range meta {
+		switch {
+		case f.Label == "seed" || f.Value == "-":
+			continue
+		case f.Label == "start" && src.LocalStart:
+			f.Value = s.Meta.Start.Format("2006-01-02 15:04:05") + " (" + src.Tool + "'s local time: it saves no zone)"
+		}
+		out = append(out, f)
+	}
+	return title, out
 }
 
 // alerts are the warnings that qualify the run's figures.
@@ -345,6 +398,11 @@ func alerts(s *summary.Summary) []string {
 
 func headline(sv summary.Serving) []field {
 	requests := fmt.Sprintf("%d (%d ok, %d failed)", sv.Requests, sv.OK, sv.Failed)
+	if sv.Requests == 0 && sv.OK > 0 {
+		// Another tool's file that counts no failures (SGLang's saved
+		// without its requests' errors).
+		requests = fmt.Sprintf("%d ok (failures not saved)", sv.OK)
+	}
 	if sv.Interrupted > 0 {
 		requests += fmt.Sprintf(", %d interrupted", sv.Interrupted)
 	}
@@ -369,13 +427,23 @@ func latencyRows(rows []summary.LatencyRow) table {
 	}
 	t.Header = append(t.Header, "max")
 	for _, r := range rows {
-		line := []string{r.Label, strconv.FormatInt(r.Count, 10), textfmt.Millis(r.Mean), textfmt.Millis(r.Min)}
+		line := []string{r.Label, countText(r.Count), textfmt.Millis(r.Mean), textfmt.Millis(r.Min)}
 		for _, p := range summary.Percentiles {
 			line = append(line, textfmt.Millis(r.P[fmt.Sprintf("p%g", p)]))
 		}
 		t.Rows = append(t.Rows, append(line, textfmt.Millis(r.Max)))
 	}
 	return t
+}
+
+// countText is a latency row's count: "-" for 0, which only a row of
+// another tool's figures has (a count it did not save, as SGLang's of
+// ITL gaps), llmrun's rows being of metrics with samples.
+func countText(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // curvePercentiles are where a latency distribution is drawn when its
@@ -484,7 +552,19 @@ func percentileChart(rows []summary.LatencyRow, hist *metrics.Stats, metric, lab
 		return buildChart(spec)
 	}
 	spec.Series = []series{{Name: label, Points: percentilePoints(r, hist, "")}}
-	spec.Caption = fmt.Sprintf("%d samples; p50 %s ms, p99 %s ms, max %s ms", r.Count, textfmt.Millis(r.P["p50"]), textfmt.Millis(r.P["p99"]), textfmt.Millis(r.Max))
+	var parts []string
+	for _, f := range []struct {
+		name  string
+		value float64
+	}{{"p50", r.P["p50"]}, {"p99", r.P["p99"]}, {"max", r.Max}} {
+		if finite(f.value) {
+			parts = append(parts, f.name+" "+textfmt.Millis(f.value)+" ms")
+		}
+	}
+	spec.Caption = strings.Join(parts, ", ")
+	if r.Count > 0 {
+		spec.Caption = fmt.Sprintf("%d samples; %s", r.Count, spec.Caption)
+	}
 	return buildChart(spec)
 }
 
@@ -761,7 +841,9 @@ func capacitySection(s *summary.Summary, slo summary.SLO) *capacityView {
 // none, or one without samples.
 func findLatency(rows []summary.LatencyRow, metric string) (summary.LatencyRow, bool) {
 	i := slices.IndexFunc(rows, func(r summary.LatencyRow) bool { return r.Metric == metric })
-	if i < 0 || rows[i].Count == 0 {
+	// A row of another tool's figures may have no count (countText) but
+	// its figures; a row of llmrun's with no count has none.
+	if i < 0 || rows[i].Count == 0 && !(finite(rows[i].Mean) && rows[i].Mean > 0) {
 		return summary.LatencyRow{}, false
 	}
 	return rows[i], true
@@ -1012,12 +1094,54 @@ func benchSection(s *summary.Summary) *benchView {
 		{"Request throughput (req/s)", num("request_throughput")},
 		{"Output token throughput (tok/s)", num("output_throughput")},
 		{"Total token throughput (tok/s)", num("total_token_throughput")},
-	}, Latency: table{Header: []string{"(ms)", "Mean", "Median", "P99"}, FirstFigure: 1}}
+	}, Latency: table{Header: []string{"(ms)", "Mean", "Median"}, FirstFigure: 1}}
 	if _, ok := h["request_goodput"]; ok {
 		v.Fields = append(v.Fields, field{"Request goodput (req/s)", num("request_goodput")})
 	}
-	for _, l := range []struct{ label, key string }{{"TTFT", "ttft"}, {"TPOT", "tpot"}, {"ITL", "itl"}, {"E2EL", "e2el"}} {
-		v.Latency.Rows = append(v.Latency.Rows, []string{l.label, num("mean_" + l.key + "_ms"), num("median_" + l.key + "_ms"), num("p99_" + l.key + "_ms")})
+	// The percentiles the run was asked for, as its console printed them;
+	// vLLM's default when the result did not keep them.
+	percentiles := s.Meta.MetricPercentiles
+	if len(percentiles) == 0 {
+		percentiles = []float64{99}
+	}
+	for _, p := range percentiles {
+		v.Latency.Header = append(v.Latency.Header, "P"+strconv.FormatFloat(p, 'f', -1, 64))
+	}
+	for _, l := range []struct{ label, key, metric string }{{"TTFT", "ttft", "llm_ttft"}, {"TPOT", "tpot", "llm_tpot"}, {"ITL", "itl", "llm_itl"}, {"E2EL", "e2el", "llm_e2e"}} {
+		hist := histogramOf(s, l.metric)
+		// The median and percentiles as vLLM computes them, from the
+		// metric's histogram; the headline's keys when it has none.
+		figure := func(p float64, key string) string {
+			if hist != nil && hist.Count > 0 {
+				return strconv.FormatFloat(linearPercentile(hist, p), 'f', 2, 64)
+			}
+			return num(key)
+		}
+		row := []string{l.label, num("mean_" + l.key + "_ms"), figure(50, "median_"+l.key+"_ms")}
+		for _, p := range percentiles {
+			row = append(row, figure(p, fmt.Sprintf("p%s_%s_ms", strconv.FormatFloat(p, 'f', -1, 64), l.key)))
+		}
+		v.Latency.Rows = append(v.Latency.Rows, row)
 	}
 	return v
+}
+
+// linearPercentile is the p-th percentile of the samples of st as vLLM
+// computes it (numpy's percentile and median): linear between the two
+// samples around rank (n − 1)·p/100, each read from the histogram (within
+// 0.1 %). With few samples it differs from the headline's, which takes
+// the sample at a rank: the p99 of 40 requests is nearly their largest,
+// not their largest.
+func linearPercentile(st *metrics.Stats, p float64) float64 {
+	n := float64(st.Count)
+	sample := func(rank float64) float64 {
+		// The sample of rank from 0, the (rank+1)-th smallest.
+		return st.Percentile(100 * (rank + 1) / n)
+	}
+	at := (n - 1) * p / 100
+	below := math.Floor(at)
+	if below >= n-1 {
+		return st.Max
+	}
+	return sample(below) + (at-below)*(sample(below+1)-sample(below))
 }

@@ -3,7 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"image/png"
+	"image"
 	"maps"
 	"math"
 	"os"
@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/llmrun/llmrun/internal/browsertest"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -767,30 +768,16 @@ func TestRenderInChromium(t *testing.T) {
 		}
 	}
 
-	shot := filepath.Join(dir, "report.png")
-	browsertest.Run(t, bin, page, "--screenshot="+shot, "--window-size=1280,4000")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decoding the screenshot: %v", err)
-	}
+	img := browsertest.Screenshot(t, bin, page, filepath.Join(dir, "report.png"), 1280, 4000)
 	b := img.Bounds()
 	if b.Dx() < 1000 || b.Dy() < 3000 {
 		t.Errorf("screenshot is %v, want about 1280×4000", b)
 	}
-	colours := map[[3]uint32]bool{}
+	colours := browsertest.Colours(img, image.Rectangle{})
 	inked := 0
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
-			if r>>8 < 0xf0 || g>>8 < 0xf0 || bl>>8 < 0xf0 {
-				inked++
-			}
+	for c, n := range colours {
+		if c[0] < 0xf0 || c[1] < 0xf0 || c[2] < 0xf0 {
+			inked += n
 		}
 	}
 	share := float64(inked) / float64(b.Dx()*b.Dy())
@@ -837,6 +824,58 @@ func TestScenarioTableShowsVUsUsedAndWhereAScenarioStopped(t *testing.T) {
 	for _, want := range []string{"VUs used/max", "<td>chat</td><td class=\"num\">12/16</td>", "<td>rag</td><td class=\"num\">-/4</td>", "interrupted before the end of its plan: chat at 30%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// The host line of a merged result of several machines says how many,
+// and that their CPUs are a total; one machine's reads as before.
+func TestHostLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		meta summary.Meta
+		want string
+	}{
+		{"one host", summary.Meta{Host: "vm", OS: "linux/amd64", CPUs: 2}, "vm (linux/amd64, 2 CPUs)"},
+		{"two hosts", summary.Meta{Host: "gen-1, gen-2", OS: "linux/amd64", CPUs: 4}, "2 hosts: gen-1, gen-2 (linux/amd64, 4 CPUs in all)"},
+		{"no CPU count", summary.Meta{Host: "gen-1, gen-2"}, "2 hosts: gen-1, gen-2"},
+		{"no host", summary.Meta{}, "-"},
+	} {
+		var got string
+		for _, f := range metaFields(&summary.Summary{Meta: tc.meta}) {
+			if f.Label == "host" {
+				got = f.Value
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: host %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// linearPercentile reads a histogram's percentiles as vLLM computes them
+// (numpy's linear interpolation between the samples around rank
+// (n − 1)·p/100), within the histogram's 0.1 %, not the sample at a rank.
+func TestLinearPercentile(t *testing.T) {
+	var forty []float64
+	for i := 1; i <= 40; i++ {
+		forty = append(forty, float64(i*i)) // 1, 4, 9, ..., 1600 ms
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []float64
+		p, want float64
+	}{
+		{"median of an even count: between the middle two", forty, 50, (400 + 441) / 2.0},
+		{"p99 of 40: short of the largest", forty, 99, 1521 + 0.61*(1600-1521)},
+		{"p90 of 40", forty, 90, 1296 + 0.1*(1369-1296)},
+		{"p100: the largest", forty, 100, 1600},
+		{"one sample", []float64{12.5}, 99, 12.5},
+		{"p50 of three", []float64{10, 20, 40}, 50, 20},
+	} {
+		got := linearPercentile(metrics.TrendOf(tc.samples), tc.p)
+		if math.Abs(got-tc.want) > 0.001*tc.want {
+			t.Errorf("%s: p%g = %g, want %g within 0.1 %%", tc.name, tc.p, got, tc.want)
 		}
 	}
 }

@@ -2,7 +2,7 @@ package report
 
 import (
 	"bytes"
-	"image/png"
+	"image"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,28 +164,11 @@ func TestScenarioTimelineInChromium(t *testing.T) {
 	}
 
 	shot := filepath.Join(os.TempDir(), "st-scenario-timeline.png")
-	browsertest.Run(t, bin, page, "--screenshot="+shot, "--window-size=1280,2400")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := browsertest.Screenshot(t, bin, page, shot, 1280, 2400)
 	// Both scenarios' colours (report.css's c0 and c1) are inked in the
 	// charts by scenario.
-	colours := map[[3]uint32]string{{0x18, 0x64, 0xab}: "chat", {0xd9, 0x48, 0x0f}: "rag"}
-	inked := map[string]int{}
-	for y := int(svgs[0].Top); y < min(int(svgs[1].Top+svgs[1].Height), img.Bounds().Max.Y); y++ {
-		for x := range img.Bounds().Max.X {
-			r, g, b, _ := img.At(x, y).RGBA()
-			if name, ok := colours[[3]uint32{r >> 8, g >> 8, b >> 8}]; ok {
-				inked[name]++
-			}
-		}
-	}
+	charts := browsertest.Colours(img, image.Rect(0, int(svgs[0].Top), img.Bounds().Max.X, int(svgs[1].Top+svgs[1].Height)))
+	inked := map[string]int{"chat": charts[browsertest.RGB{0x18, 0x64, 0xab}], "rag": charts[browsertest.RGB{0xd9, 0x48, 0x0f}]}
 	t.Logf("screenshot %s: pixels of each scenario's colour in the charts by scenario: %v", shot, inked)
 	if inked["chat"] < 200 || inked["rag"] < 200 {
 		t.Errorf("the charts by scenario in the screenshot: pixels of each scenario's colour %v, want both drawn", inked)

@@ -98,6 +98,7 @@ func Compare(baseFile string, base *summary.Summary, curFile string, cur *summar
 // client's figures (a server section is the whole run's).
 func compareScenario(baseFile string, base *summary.Summary, curFile string, cur *summary.Summary, scenario string, g Gate) (regression.Report, error) {
 	var runs []regression.Run
+	var lines []string
 	for _, f := range []struct {
 		name string
 		s    *summary.Summary
@@ -109,9 +110,10 @@ func compareScenario(baseFile string, base *summary.Summary, curFile string, cur
 		run := Run(f.s, g.Options.Confidence)
 		run.Figures = regression.Estimates(block, g.Options.Confidence)
 		runs = append(runs, run)
+		lines = append(lines, describe(f.name, f.s, block.Serving))
 	}
 	rep := g.report(runs, g.Figures)
-	rep.Title = "scenario " + scenario + "\nbaseline: " + Describe(baseFile, base) + "\ncurrent:  " + Describe(curFile, cur)
+	rep.Title = "scenario " + scenario + "\nbaseline: " + lines[1] + "\ncurrent:  " + lines[0]
 	return rep, nil
 }
 
@@ -149,6 +151,12 @@ func checkScenarioFigures(figures []regression.Figure, scenario string) error {
 // Describe is one line about a result file: its run, start, version and
 // requests.
 func Describe(file string, s *summary.Summary) string {
+	return describe(file, s, s.Serving)
+}
+
+// describe is Describe with the requests of sv: the whole run's, or one
+// scenario's.
+func describe(file string, s *summary.Summary, sv summary.Serving) string {
 	var parts []string
 	if foreign(s) {
 		parts = append(parts, s.Meta.Tool+"'s result")
@@ -168,10 +176,10 @@ func Describe(file string, s *summary.Summary) string {
 	if s.Meta.Version != "" {
 		parts = append(parts, "llmrun "+s.Meta.Version)
 	}
-	if foreign(s) && s.Serving.Requests == 0 {
-		parts = append(parts, textfmt.Count(s.Serving.OK, "completed request"))
+	if foreign(s) && sv.Requests == 0 {
+		parts = append(parts, textfmt.Count(sv.OK, "completed request"))
 	} else {
-		parts = append(parts, textfmt.Count(s.Serving.Requests, "request"))
+		parts = append(parts, textfmt.Count(sv.Requests, "request"))
 	}
 	return file + " (" + strings.Join(parts, ", ") + ")"
 }

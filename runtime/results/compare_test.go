@@ -70,3 +70,26 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}
 }
+
+// With --scenario, the lines about each file count that scenario's
+// requests, not the whole run's.
+func TestCompareScenarioDescribesTheScenario(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := sweep(summary.SLO{TTFTP99: 1000})
+	s.Serving = summary.Serving{Requests: 300, OK: 300, SuccessRate: 1}
+	s.Scenarios[0].Serving.Requests, s.Scenarios[0].Serving.OK = 40, 40
+	file := filepath.Join(dir, "sweep.json")
+	if err := output.WriteFile(file, s.WriteJSON); err != nil {
+		t.Fatal(err)
+	}
+	gate := Gate{Options: regression.Options{Tolerance: 0.1}, Figures: regression.Headline(), DefaultFigures: true}
+	c, err := CompareFiles(file, file, "c4", gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(c.Title, "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[1], ", 40 requests)") || !strings.HasSuffix(lines[2], ", 40 requests)") {
+		t.Errorf("compare --scenario c4: title %q; want the baseline's and the current lines to count c4's 40 requests, not the run's 300", c.Title)
+	}
+}

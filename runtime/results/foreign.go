@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/report"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
 
@@ -497,7 +498,14 @@ func foreignRows(s *summary.Summary) []summary.LatencyRow {
 			}
 			return math.NaN()
 		}
-		row := summary.LatencyRow{Metric: l.metric, Label: foreignLatencyLabels[l.metric], Count: s.Serving.OK,
+		// Each successful request has a TTFT and an E2E; the tools
+		// saved neither how many had a TPOT (one token) nor how many
+		// gaps the ITL figures are of: their count is not known (0).
+		var count int64
+		if l.metric == "llm_ttft" || l.metric == "llm_e2e" {
+			count = s.Serving.OK
+		}
+		row := summary.LatencyRow{Metric: l.metric, Label: foreignLatencyLabels[l.metric], Count: count,
 			Mean: value("avg"), Min: math.NaN(), Max: value("max"), P: map[string]float64{}}
 		for _, p := range summary.Percentiles {
 			k := fmt.Sprintf("p(%g)", p)
@@ -700,6 +708,19 @@ func (r foreignRun) samples(tool string) (map[string][]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// source is where s, read from the file name, came from, for its
+// report's header: the zero Source for llmrun's own result.
+func source(name string, s *summary.Summary) report.Source {
+	switch s.Meta.Tool {
+	case ToolVLLM:
+		// vLLM's date is its machine's local time, saved without a zone.
+		return report.Source{Tool: "vLLM bench serve", File: name, LocalStart: true}
+	case ToolSGLang:
+		return report.Source{Tool: "SGLang bench_serving", File: name}
+	}
+	return report.Source{}
 }
 
 // foreignWhy says why a figure of another tool's file has no interval.

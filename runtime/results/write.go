@@ -81,7 +81,7 @@ func (r Report) Write() (sloIgnored bool, err error) {
 	}
 	sloIgnored = r.SLO != nil && !ApplySLO(s, *r.SLO)
 	var page bytes.Buffer
-	if err := report.Render(&page, s); err != nil {
+	if err := report.RenderSource(&page, s, source(r.In, s)); err != nil {
 		return sloIgnored, err
 	}
 	if err := output.WriteFile(r.Out, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {

@@ -58,3 +58,47 @@ func TestMergeNotes(t *testing.T) {
 		t.Errorf("notes:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// The page of another tool's run is titled by the tool, model and file,
+// and shows what that file holds: no seed it never had, vLLM's date as
+// its local time (not UTC), and no ITL count SGLang did not save (its
+// gaps are not its requests).
+func TestReportOfAnotherToolsFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		in         string
+		want, lack []string
+	}{
+		{filepath.Join(foreignDir, "vllm-detailed.json"),
+			[]string{"<h1>vLLM bench serve result: sim-model (vllm-detailed.json)</h1>",
+				"<dt>start</dt><dd>2026-12-05 14:00:00 (vLLM bench serve&#39;s local time: it saves no zone)</dd>",
+				`<tr><td>ITL</td><td class="num">15956</td>`},
+			[]string{"<dt>seed</dt>", "UTC", "<dt>script</dt>", "llmrun report: -"}},
+		{filepath.Join(foreignDir, "sglang.jsonl#1"),
+			[]string{"<h1>SGLang bench_serving result: sglang.jsonl#1</h1>",
+				`<tr><td>ITL</td><td class="num">-</td><td class="num">16.0</td>`,
+				`<tr><td>TTFT</td><td class="num">160</td>`,
+				"160 ok (failures not saved)", "p50 14.7 ms, p99 31.0 ms"},
+			[]string{"<dt>seed</dt>", "<dt>start</dt>", "llmrun report: -", "0 (160 ok, 0 failed)", "max - ms"}},
+	} {
+		out := filepath.Join(dir, filepath.Base(ReportName(tc.in)))
+		if _, err := (Report{In: tc.in, Out: out}).Write(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := string(b)
+		for _, want := range tc.want {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s: the page lacks %q", tc.in, want)
+			}
+		}
+		for _, lack := range tc.lack {
+			if strings.Contains(page, lack) {
+				t.Errorf("%s: the page has %q", tc.in, lack)
+			}
+		}
+	}
+}

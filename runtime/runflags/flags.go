@@ -98,7 +98,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.Outs, "out", nil, "also send results to NAME=VALUE (repeatable): json=FILE (the result file), jsonl=FILE or csv=FILE (a record per request), "+
 		"html=FILE (the report), prometheus=HOST:PORT (live metrics), influxdb=URL (e.g. http://127.0.0.1:8086?bucket=llmrun; token from $"+influxdb.TokenEnv+")")
 	fs.StringArrayVar(&f.Tags, "tag", nil, "add KEY=VALUE to every sample and stored point (repeatable)")
-	fs.StringVar(&f.SLO, "slo", "", "serving-level objective for the capacity verdict of a sweep and the report, e.g. ttft_p99=2000,tpot_p99=50 (ms)")
+	fs.StringVar(&f.SLO, "slo", "", "serving-level objective for the capacity verdict of a sweep or search and the report, e.g. ttft_p99=2000,tpot_p99=50 (ms)")
 	fs.StringVar(&f.Goodput, "goodput", "", "per-request bounds of goodput as vLLM's KEY:MS pairs, e.g. ttft:500,tpot:50,e2el:10000: the summary counts the requests that met every bound given")
 	fs.StringVar(&f.TestID, "testid", "", "name of the test whose runs are compared over time in InfluxDB (default: the script's file name without extension)")
 	fs.BoolVarP(&f.Quiet, "quiet", "q", false, "no banner and no live view")

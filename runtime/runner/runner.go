@@ -60,6 +60,9 @@ type Config struct {
 	// Goodput, when any bound is set, replaces the script's
 	// options.goodput: the per-request bounds of the summary's goodput.
 	Goodput summary.GoodputBounds
+	// MetricPercentiles are kept in the summary's meta: the percentiles
+	// llmrun bench prints (--metric-percentiles), for its report.
+	MetricPercentiles []float64
 	// Outputs are the destinations as --out takes them: NAME=VALUE, with
 	// json=FILE a result file.
 	Outputs []string
@@ -469,6 +472,7 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	if !r.sharedStart.IsZero() {
 		sum.Meta.Start = r.sharedStart
 	}
+	sum.Meta.MetricPercentiles = r.cfg.MetricPercentiles
 	sum.Preflight = r.probes
 	sum.Timeline = r.sinks.timeline.Points(rep.End)
 	byScenario := r.sinks.timeline.ScenarioPoints(rep.End)

@@ -85,7 +85,9 @@ func (e *HashMismatchError) Error() string {
 //     Capacity is nil, for the caller to assess the merged scenarios
 //     again (runtime/capacity does).
 //   - Meta: the models and tags are the union, hosts and other differing
-//     strings are joined, CPUs and each scenario's max VUs add, the run is
+//     strings are joined, the CPUs of different machines add (results of
+//     one host name and CPU count are one machine's, counted once; those
+//     without a host name add), each scenario's max VUs add, the run is
 //     interrupted if any result was, the seed, options and SLO are the
 //     first result's, and Merged lists the results (their Merged lists for
 //     merged ones).
@@ -217,6 +219,12 @@ func inputLabel(s *Summary, i int) string {
 	return fmt.Sprintf("result %d", i+1)
 }
 
+// machine is the machine a result ran on, as its metadata tells it.
+type machine struct {
+	host string
+	cpus int
+}
+
 // mergeMeta merges the results' metadata.
 func mergeMeta(results []*Summary, labels []string) Meta {
 	first := results[0].Meta
@@ -241,11 +249,13 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 		Options:      first.Options,
 		SLO:          first.SLO,
 		// The instances of one run share its options, and so their floor.
-		MinSuccessRate: first.MinSuccessRate,
+		MinSuccessRate:    first.MinSuccessRate,
+		MetricPercentiles: first.MetricPercentiles,
 	}
 	m.ExecutionSegment = str(func(m *Meta) string { return m.ExecutionSegment })
 	m.ExecutionSegmentSequence = str(func(m *Meta) string { return m.ExecutionSegmentSequence })
 	models := map[string]bool{}
+	machines := map[machine]bool{}
 	shapes := map[string]int{}
 	for i, r := range results {
 		rm := r.Meta
@@ -263,7 +273,12 @@ func mergeMeta(results []*Summary, labels []string) Meta {
 		for _, model := range rm.Models {
 			models[model] = true
 		}
-		m.CPUs += rm.CPUs
+		// Results of one machine (one host name and CPU count, as the
+		// instances of a run on one host) count its CPUs once.
+		if at := (machine{rm.Host, rm.CPUs}); rm.Host == "" || !machines[at] {
+			machines[at] = true
+			m.CPUs += rm.CPUs
+		}
 		if rm.Start.Before(m.Start) {
 			m.Start = rm.Start
 		}

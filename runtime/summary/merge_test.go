@@ -721,3 +721,35 @@ func TestMergeScenarioTimelines(t *testing.T) {
 		}
 	}
 }
+
+// Instances that ran on one machine (one host name and CPU count) count
+// its CPUs once; different machines add theirs.
+func TestMergeCountsEachMachinesCPUsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		hosts    []string
+		cpus     []int
+		wantHost string
+		wantCPUs int
+	}{
+		{"one host", []string{"vm", "vm"}, []int{2, 2}, "vm", 2},
+		{"two hosts", []string{"gen-1", "gen-2"}, []int{2, 2}, "gen-1, gen-2", 4},
+		{"one host twice and another", []string{"gen-1", "gen-1", "gen-2"}, []int{8, 8, 4}, "gen-1, gen-2", 12},
+		{"one name, two CPU counts: two machines", []string{"vm", "vm"}, []int{2, 4}, "vm", 6},
+		{"no host name: each its own", []string{"", ""}, []int{2, 2}, "", 4},
+	} {
+		var results []*summary.Summary
+		for i, host := range tc.hosts {
+			r := result(t, fmt.Sprintf("r%d", i), summarytest.T0, 10*time.Second, 10)
+			r.Meta.Host, r.Meta.CPUs = host, tc.cpus[i]
+			results = append(results, r)
+		}
+		got, err := summary.Merge(results...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Meta.Host != tc.wantHost || got.Meta.CPUs != tc.wantCPUs {
+			t.Errorf("%s: host %q, %d CPUs; want %q, %d", tc.name, got.Meta.Host, got.Meta.CPUs, tc.wantHost, tc.wantCPUs)
+		}
+	}
+}

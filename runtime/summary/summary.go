@@ -170,6 +170,11 @@ type Meta struct {
 	// results written before it was kept, which warned below the
 	// default.
 	MinSuccessRate *float64 `json:"min_success_rate,omitempty"`
+	// MetricPercentiles are the latency percentiles llmrun bench was asked
+	// to print (--metric-percentiles), which its report shows; absent for
+	// other runs, and in bench results written before they were kept
+	// (the report then shows vLLM's default, p99).
+	MetricPercentiles []float64 `json:"metric_percentiles,omitempty"`
 }
 
 // DefaultMinSuccessRate is the success rate below which a run warned

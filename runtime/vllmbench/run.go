@@ -145,7 +145,7 @@ func (b *Benchmark) prepare(ctx context.Context, cfg *runner.Config) (*Collector
 	if err := e.Modules.Register(ModuleName, collector); err != nil {
 		return nil, texts, &stopError{runner.Errored, err}
 	}
-	cfg.TestID, cfg.Goodput = "bench", b.Options.Goodput
+	cfg.TestID, cfg.Goodput, cfg.MetricPercentiles = "bench", b.Options.Goodput, b.Options.MetricPercentiles
 	return collector, texts, nil
 }
 
