@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -120,9 +119,8 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 	}
 	drawn := []polyline{line}
 	for _, r := range c.Refs {
-		var x, y0, y1 float64
-		if _, err := fmt.Sscanf(r.D, "M%f %fV%f", &x, &y0, &y1); err == nil {
-			drawn = append(drawn, polyline{{x, y0}, {x, y1}})
+		if line := refPixels(r); line != nil {
+			drawn = append(drawn, line)
 		}
 		if r.Label.Text != "" {
 			taken = append(taken, labelBox(r.Label))
