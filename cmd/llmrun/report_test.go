@@ -337,13 +337,17 @@ func TestReportOfSeveralRuns(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	var files []string
-	for _, decode := range []time.Duration{time.Millisecond, 8 * time.Millisecond} {
+	// The slow simulator's every prefill and decode step take at least
+	// 500 ms and 50 ms, the fast one's 1 ms: no load on the machine makes
+	// the fast run's TTFT p99 or TPOT p50 as long, so the fast run beats
+	// the slow one on both axes whatever the timing.
+	for _, step := range []struct{ prefill, decode time.Duration }{{time.Millisecond, time.Millisecond}, {500 * time.Millisecond, 50 * time.Millisecond}} {
 		cfg := llmsimtest.Fast()
-		cfg.DecodeBase = decode
+		cfg.PrefillBase, cfg.DecodeBase = step.prefill, step.decode
 		sim := llmsimtest.Start(t, cfg)
-		file := filepath.Join(dir, fmt.Sprintf("decode-%s.json", decode))
+		file := filepath.Join(dir, fmt.Sprintf("decode-%s.json", step.decode))
 		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--summary-export", file, "--base-url", sim.URL(),
-			"-e", "NUM_PROMPTS=24", "-e", "MAX_CONCURRENCY=4", "-e", "OUTPUT_LEN=16", "-e", "INPUT_LEN=32", "stock:serving-point")
+			"-e", "NUM_PROMPTS=8", "-e", "MAX_CONCURRENCY=4", "-e", "OUTPUT_LEN=8", "-e", "INPUT_LEN=32", "stock:serving-point")
 		if code != exitcode.OK {
 			t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
