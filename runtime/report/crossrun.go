@@ -137,16 +137,24 @@ func basisOf(c CrossRun) gpuBasis {
 		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs, "GPU"))
 		return b
 	}
-	var without []string
+	var without, unsure []string
 	for i, r := range c.Runs {
-		b.counts[i] = telemetryGPUs(r.Summary)
-		if b.counts[i] == 0 {
+		n, doubt := telemetryGPUs(r.Summary)
+		b.counts[i] = n
+		if n == 0 {
 			without = append(without, r.Label)
+		}
+		if doubt {
+			unsure = append(unsure, fmt.Sprintf("%s (%s)", r.Label, textfmt.Count(n, "GPU")))
 		}
 	}
 	if len(without) == 0 {
 		b.perGPU, b.axis = true, "output tok/s per GPU"
-		b.note = "Per GPU: each run's output throughput divided by the GPUs its GPU telemetry reported."
+		b.note = "Per GPU: each run's output throughput divided by the GPUs its GPU telemetry reported, each GPU once (known by its UUID, or its host and index)."
+		if len(unsure) > 0 {
+			b.note += fmt.Sprintf(" The telemetry of %s names some GPUs by neither, on several targets, so a GPU two targets report may be counted twice: give --gpus to be sure.",
+				strings.Join(unsure, ", "))
+		}
 		return b
 	}
 	b.axis = "output tok/s, whole deployment (not per GPU)"
@@ -155,19 +163,39 @@ func basisOf(c CrossRun) gpuBasis {
 	return b
 }
 
-// telemetryGPUs is how many GPUs a run's GPU telemetry reported, 0
-// without any.
-func telemetryGPUs(s *summary.Summary) int {
+// telemetryGPUs is how many distinct GPUs a run's GPU telemetry
+// reported, 0 without any: a GPU two targets report (two scrapes of one
+// node) counts once, known by its UUID, else by its host and index.
+// unsure says that GPUs of two targets or more have neither, so that one
+// may be counted twice.
+func telemetryGPUs(s *summary.Summary) (n int, unsure bool) {
 	if s.Server == nil {
-		return 0
+		return 0, false
 	}
-	n := 0
+	seen := map[string]bool{}
+	anonymous := 0
 	for _, t := range s.Server.Targets {
-		if t.Kind == summary.TargetGPU {
-			n += len(t.GPUs)
+		if t.Kind != summary.TargetGPU {
+			continue
+		}
+		named := 0
+		for _, g := range t.GPUs {
+			switch {
+			case g.UUID != "":
+				seen["uuid "+g.UUID] = true
+			case g.Host != "" && g.ID != "":
+				seen["host "+g.Host+" gpu "+g.ID] = true
+			default:
+				n++
+				continue
+			}
+			named++
+		}
+		if named < len(t.GPUs) {
+			anonymous++
 		}
 	}
-	return n
+	return n + len(seen), anonymous > 1 || anonymous == 1 && len(seen) > 0
 }
 
 // configPoint is one configuration of a run: the run, or a level of a

@@ -277,3 +277,49 @@ func TestCrossRunInChromium(t *testing.T) {
 func overlap(a, b browsertest.Box) bool {
 	return a.Left < b.Left+b.Width && b.Left < a.Left+a.Width && a.Top < b.Top+b.Height && b.Top < a.Top+a.Height
 }
+
+// A GPU two targets report (two scrapes of one node) counts once, known
+// by its UUID, else by its host and index; GPUs of several targets known
+// by neither are all counted, and the count is said to be unsure.
+func TestTelemetryGPUsCountsEachGPUOnce(t *testing.T) {
+	target := func(gpus ...summary.GPU) summary.ServerTarget {
+		return summary.ServerTarget{Kind: summary.TargetGPU, GPUs: gpus}
+	}
+	uuid := func(id string) summary.GPU { return summary.GPU{UUID: id} }
+	onHost := func(host, id string) summary.GPU { return summary.GPU{Host: host, ID: id} }
+	index := func(id string) summary.GPU { return summary.GPU{ID: id} }
+	for _, tc := range []struct {
+		name    string
+		targets []summary.ServerTarget
+		want    int
+		unsure  bool
+	}{
+		{"no telemetry", nil, 0, false},
+		{"one target", []summary.ServerTarget{target(uuid("a"), uuid("b"))}, 2, false},
+		{"two targets, one node, by UUID", []summary.ServerTarget{target(uuid("a"), uuid("b")), target(uuid("a"), uuid("b"))}, 2, false},
+		{"two targets, two nodes, by UUID", []summary.ServerTarget{target(uuid("a"), uuid("b")), target(uuid("c"), uuid("d"))}, 4, false},
+		{"two targets, one node, by host and index", []summary.ServerTarget{target(onHost("n1", "0"), onHost("n1", "1")), target(onHost("n1", "0"), onHost("n1", "1"))}, 2, false},
+		{"two targets, two nodes, by host and index", []summary.ServerTarget{target(onHost("n1", "0")), target(onHost("n2", "0"))}, 2, false},
+		{"one target, by index only", []summary.ServerTarget{target(index("0"), index("1"))}, 2, false},
+		{"two targets, by index only", []summary.ServerTarget{target(index("0"), index("1")), target(index("0"), index("1"))}, 4, true},
+		{"a server target is no GPU", []summary.ServerTarget{{Kind: summary.TargetServer}, target(uuid("a"))}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &summary.Summary{}
+			if tc.targets != nil {
+				s.Server = &summary.Server{Targets: tc.targets}
+			}
+			if n, unsure := telemetryGPUs(s); n != tc.want || unsure != tc.unsure {
+				t.Errorf("%d GPUs, unsure %v; want %d, %v", n, unsure, tc.want, tc.unsure)
+			}
+		})
+	}
+	// The page says when it cannot tell.
+	fast, slow := realRun(t, "decode-5ms"), realRun(t, "decode-20ms")
+	slow.Summary = &summary.Summary{Meta: slow.Summary.Meta, Serving: slow.Summary.Serving, Latency: slow.Summary.Latency,
+		Server: &summary.Server{Targets: []summary.ServerTarget{target(index("0")), target(index("0"))}}}
+	page := renderCross(t, CrossRun{Runs: judged(fast, slow)})
+	if want := "The telemetry of decode-20ms (2 GPUs) names some GPUs by neither"; !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+}
