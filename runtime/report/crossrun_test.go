@@ -323,3 +323,54 @@ func TestTelemetryGPUsCountsEachGPUOnce(t *testing.T) {
 		t.Errorf("the page lacks %q", want)
 	}
 }
+
+// With an SLO, a point is judged by its own figures (a sweep's level by
+// its TTFT p99, not the sweep's): those that miss it are hollow, named so
+// in the legend and off the front, and the findings lead with the
+// configuration of most throughput per GPU within it. (TTFT p99 in the
+// testdata: the sweep's levels 43.9, 51.5, 79.0 and 207.6 ms, the runs
+// 71.8 and 72.1 ms.)
+func TestCrossRunWithinTheSLO(t *testing.T) {
+	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
+	page := renderCross(t, CrossRun{Runs: runs, GPUs: 2, SLO: &summary.SLO{TTFTP99: 60}})
+	answer := "Within TTFT p99 ≤ 60 ms, success rate ≥ 99 %: the most output tok/s per GPU is sweep @concurrency 2 (111.9 tok/s per GPU at 158.4 tok/s per user, TTFT p99 51.5 ms)."
+	findings := page[strings.Index(page, `id="findings"`):]
+	if i := strings.Index(findings, "<strong>"); i < 0 || !strings.HasPrefix(findings[i+len("<strong>"):], answer) {
+		t.Errorf("the findings do not lead with %q:\n%.600s", answer, findings)
+	}
+	for _, want := range []string{
+		"Against tok/s per user, the front within the SLO (what no other configuration beats on both axes): sweep @concurrency 2, sweep @concurrency 1.",
+		"Against TTFT p99, the front within the SLO (what no other configuration beats on both axes): sweep @concurrency 1, sweep @concurrency 2.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, name := range []string{"pareto-user", "pareto-ttft"} {
+		svg := svgOf(page, name)
+		if n := len(regexp.MustCompile(`class="data dot c\d hollow"`).FindAllString(svg, -1)); n != 4 {
+			t.Errorf("%s: %d hollow points, want 4 (both runs, the sweep's levels 4 and 8)", name, n)
+		}
+		if n := strings.Count(svg, `class="data dot`); n != 6 {
+			t.Errorf("%s: %d points, want 6", name, n)
+		}
+		if !strings.Contains(svg, `class="swatch swatch-dot hollow"`) || !strings.Contains(svg, ">misses the SLO</text>") {
+			t.Errorf("%s: the legend does not name the hollow points", name)
+		}
+		for _, off := range []string{"decode-5ms", "sweep @concurrency 4", "sweep @concurrency 8"} {
+			if frontLabel(svg, off) {
+				t.Errorf("%s: %s, which misses the SLO, is on the front", name, off)
+			}
+		}
+	}
+	// No point within the SLO: the answer says so.
+	page = renderCross(t, CrossRun{Runs: runs, GPUs: 2, SLO: &summary.SLO{TTFTP99: 10}})
+	if want := "Within TTFT p99 ≤ 10 ms, success rate ≥ 99 %: no configuration meets the SLO."; !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	// Without an SLO, no point is hollow and no answer is given.
+	page = renderCross(t, CrossRun{Runs: runs, GPUs: 2})
+	if regexp.MustCompile(`class="data dot c\d hollow"`).MatchString(page) || strings.Contains(page, "Within ") {
+		t.Errorf("a page without an SLO marks points as missing it")
+	}
+}

@@ -12,6 +12,9 @@ type paretoPoint struct {
 	// Label names the point on the chart (the run's label, with its
 	// level for a sweep); Tip says its figures on hover.
 	Label, Tip string
+	// Misses says that the point misses the SLO: it is drawn hollow and
+	// is not on the front.
+	Misses bool
 }
 
 // paretoFront returns the indices of the points no other point beats:
@@ -70,25 +73,31 @@ type paretoSpec struct {
 	Runs                 []paretoRun
 	Refs                 []refLine
 	Empty                string
+	// Misses names the hollow points in the legend ("misses the SLO").
+	Misses string
 }
 
 // frontMark names the front's marks and line in the data-mark attribute.
 const frontMark = "front"
 
 // buildPareto draws the runs' points as dots, unjoined, each run in its
-// colour; rings the points of the front, joins them with a line and
-// labels each where its label covers no point, no line and no other
-// label. It returns the chart and the front's points, in the order of X.
+// colour, those that miss the SLO hollow (named in the legend); rings the
+// points of the front of the others, joins them with a line and labels
+// each where its label covers no point, no line and no other label. It
+// returns the chart and the front's points, in the order of X.
 func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 	cs := chartSpec{Name: spec.Name, Title: spec.Title, Caption: spec.Caption, Width: chartWidth, Height: 380,
 		X: spec.X, Y: spec.Y, Refs: spec.Refs, Legend: true, Empty: spec.Empty}
-	var all []paretoPoint
+	var all, within []paretoPoint
 	for _, r := range spec.Runs {
 		// A gap between points keeps them unjoined: a run's points are
 		// configurations, not a curve.
 		se := series{Name: r.Name, Markers: true}
 		for _, p := range r.Points {
-			se.Points = append(se.Points, point{X: p.X, Y: p.Y, Tip: p.Tip}, point{X: math.NaN(), Y: math.NaN()})
+			se.Points = append(se.Points, point{X: p.X, Y: p.Y, Tip: p.Tip, Hollow: p.Misses}, point{X: math.NaN(), Y: math.NaN()})
+			if !p.Misses {
+				within = append(within, p)
+			}
 		}
 		cs.Series = append(cs.Series, se)
 		all = append(all, r.Points...)
@@ -96,6 +105,9 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 	c := buildChart(cs)
 	if c.Text != "" {
 		return c, nil
+	}
+	if len(within) < len(all) {
+		c.addHollowLegend(spec.Misses)
 	}
 	area := plot{marginLeft, float64(c.Width - marginRight), marginTop, float64(c.Height - marginBottom)}
 	// Labels keep off every dot, with the room of a front point's ring,
@@ -109,12 +121,12 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 	}
 	var front []paretoPoint
 	var line polyline
-	for _, i := range paretoFront(all, spec.XHigher) {
-		p, ok := at[all[i].Tip]
+	for _, i := range paretoFront(within, spec.XHigher) {
+		p, ok := at[within[i].Tip]
 		if !ok {
 			continue
 		}
-		front = append(front, all[i])
+		front = append(front, within[i])
 		line = append(line, p)
 	}
 	drawn := []polyline{line}
@@ -167,4 +179,18 @@ func placeLabel(p [2]float64, text string, area plot, drawn []polyline, taken []
 		)
 	}
 	return firstFree(text, places, area, drawn, taken)
+}
+
+// addHollowLegend adds to the legend, after the series, a hollow dot
+// named text.
+func (c *Chart) addHollowLegend(text string) {
+	x := float64(marginLeft)
+	if n := len(c.Legend); n > 0 {
+		last := c.Legend[n-1].Label
+		x = num(last.X) + charWidth*float64(len([]rune(last.Text))) + 16
+	}
+	cx := x + 8
+	c.Legend = append(c.Legend, LegendItem{Class: "swatch-dot " + hollowClass,
+		D:     "M" + f1(cx-dotRadius) + " 14a" + f1(dotRadius) + " " + f1(dotRadius) + " 0 1 0 " + f1(2*dotRadius) + " 0a" + f1(dotRadius) + " " + f1(dotRadius) + " 0 1 0 " + f1(-2*dotRadius) + " 0",
+		Label: Text{X: f1(x + 20), Y: "18", Text: text, Anchor: "start"}})
 }

@@ -42,6 +42,9 @@ type point struct {
 	X, Y float64
 	// Label is drawn next to the point's dot, Tip shows on hover.
 	Label, Tip string
+	// Hollow draws the point's dot as a ring (a point that misses the
+	// SLO).
+	Hollow bool
 }
 
 // series is one line of a chart.
@@ -349,6 +352,9 @@ func logTicks(lo, hi float64) []float64 {
 	return ticks
 }
 
+// hollowClass is the class of a hollow dot and of its legend swatch.
+const hollowClass = "hollow"
+
 // textChart is a chart that has nothing to draw: one line of text.
 func textChart(name, text string) *Chart {
 	return &Chart{Name: name, Text: text}
@@ -508,6 +514,9 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, [
 		run = append(run, f1(x)+" "+f1(y))
 		pixels = append(pixels, [2]float64{x, y})
 		dot := Dot{Class: class, CX: f1(x), CY: f1(y), R: f1(dotRadius), Tip: p.Tip}
+		if p.Hollow {
+			dot.Class += " " + hollowClass
+		}
 		if p.Label != "" {
 			dot.Label = &Text{X: f1(x + 7), Y: f1(y - 7), Text: p.Label, Anchor: "start"}
 			baseline := y - 7
