@@ -372,6 +372,23 @@ func TestReportOfSeveralRuns(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// --gpus once per file: each run divided by its own count (a TP2
+	// deployment against a TP4 one).
+	code, stdout, stderr = command(t, "report", files[0], files[1], "--gpus", "2", "--gpus", "4", "-o", out, "--label", "fast", "--label", "slow")
+	if code != exitcode.OK {
+		t.Fatalf("report --gpus 2 --gpus 4: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if b, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	page = html.UnescapeString(string(b))
+	slow := readSummary(t, files[1]).Serving.OutputTokenThroughput
+	for _, want := range []string{"divided by its GPUs (--gpus): fast by 2, slow by 4.",
+		"fast: " + textfmt.Num(fast/2) + " output tok/s per GPU", "slow: " + textfmt.Num(slow/4) + " output tok/s per GPU"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
 }
 
 func TestReportOfSeveralRunsUsageErrors(t *testing.T) {
@@ -384,6 +401,8 @@ func TestReportOfSeveralRunsUsageErrors(t *testing.T) {
 	}{
 		{[]string{a, b}, "-o: with several result files, name the page to write"},
 		{[]string{a, b, "-o", out, "--gpus", "0"}, "--gpus 0: want 1 GPU or more"},
+		{[]string{a, b, "-o", out, "--gpus", "2", "--gpus", "0"}, "--gpus 0: want 1 GPU or more"},
+		{[]string{a, b, "-o", out, "--gpus", "2", "--gpus", "4", "--gpus", "8"}, "--gpus given 3 times for 2 result files: give one count for every run, or one per file"},
 		{[]string{a, b, "-o", out, "--label", "x", "--label", "y", "--label", "z"}, "--label given 3 times for 2 result files"},
 		{[]string{a, b, "-o", out, "--baseline", "c.json"}, "--baseline c.json: not one of the result files given"},
 		{[]string{a, "-o", out, "--gpus", "8"}, "--label, --baseline and --gpus are for a report of two result files or more"},

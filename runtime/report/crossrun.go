@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
@@ -24,9 +25,10 @@ type CrossRun struct {
 	// baseline, the others its treatments.
 	Runs     []CrossRunInput
 	Baseline int
-	// GPUs is the GPU count of every run (--gpus); 0 takes each run's
-	// from its GPU telemetry.
-	GPUs int
+	// GPUs are the runs' GPU counts (--gpus): one for every run, or one
+	// per run in the order of Runs; none takes each run's from its GPU
+	// telemetry.
+	GPUs []int
 	// SLO, when not nil, is drawn on the TTFT chart.
 	SLO *summary.SLO
 }
@@ -54,8 +56,13 @@ func RenderCrossRun(w io.Writer, c CrossRun) error {
 	if len(c.Runs) < 2 || c.Baseline < 0 || c.Baseline >= len(c.Runs) {
 		return errors.New("writing the cross-run report: want two runs or more and a baseline among them")
 	}
-	if c.GPUs < 0 {
-		return fmt.Errorf("writing the cross-run report: %d GPUs", c.GPUs)
+	if n := len(c.GPUs); n > 1 && n != len(c.Runs) {
+		return fmt.Errorf("writing the cross-run report: %d GPU counts for %d runs, want one or one per run", n, len(c.Runs))
+	}
+	for _, n := range c.GPUs {
+		if n < 1 {
+			return fmt.Errorf("writing the cross-run report: %d GPUs", n)
+		}
 	}
 	tmpl, err := template.New("crossrun.html.tmpl").ParseFS(crossFiles, "crossrun.html.tmpl", "report.html.tmpl")
 	if err != nil {
@@ -130,12 +137,23 @@ type gpuBasis struct {
 // with every run's GPU telemetry, else the whole deployment's.
 func basisOf(c CrossRun) gpuBasis {
 	b := gpuBasis{counts: make([]int, len(c.Runs))}
-	if c.GPUs > 0 {
+	switch len(c.GPUs) {
+	case 0:
+	case 1:
 		for i := range b.counts {
-			b.counts[i] = c.GPUs
+			b.counts[i] = c.GPUs[0]
 		}
 		b.perGPU, b.axis = true, "output tok/s per GPU"
-		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs, "GPU"))
+		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs[0], "GPU"))
+		return b
+	default:
+		var each []string
+		for i, r := range c.Runs {
+			b.counts[i] = c.GPUs[i]
+			each = append(each, r.Label+" by "+strconv.Itoa(c.GPUs[i]))
+		}
+		b.perGPU, b.axis = true, "output tok/s per GPU"
+		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by its GPUs (--gpus): %s.", strings.Join(each, ", "))
 		return b
 	}
 	var without, unsure []string

@@ -79,7 +79,7 @@ func frontLabel(svg, label string) bool {
 // runs with compare's verdicts.
 func TestCrossRunOfRealRuns(t *testing.T) {
 	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
-	page := renderCross(t, CrossRun{Runs: runs, GPUs: 8})
+	page := renderCross(t, CrossRun{Runs: runs, GPUs: []int{8}})
 	fast, slow, sweep := runs[0].Summary, runs[1].Summary, runs[2].Summary
 	if fast.Serving.OutputTokenThroughput <= slow.Serving.OutputTokenThroughput {
 		t.Fatalf("the planted runs are not as planted: %v tok/s for the fast decode, %v for the slow", fast.Serving.OutputTokenThroughput, slow.Serving.OutputTokenThroughput)
@@ -145,15 +145,18 @@ func TestCrossRunGPUBasis(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		runs  []CrossRunInput
-		gpus  int
+		gpus  []int
 		wants []string
 	}{
-		{"--gpus", []CrossRunInput{fast, slow}, 3, []string{"divided by 3 GPUs (--gpus)",
+		{"--gpus", []CrossRunInput{fast, slow}, []int{3}, []string{"divided by 3 GPUs (--gpus)",
 			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/3) + " output tok/s per GPU"}},
-		{"telemetry", []CrossRunInput{fast, slow}, 0, []string{"divided by the GPUs its GPU telemetry reported",
+		{"--gpus per run", []CrossRunInput{fast, slow}, []int{2, 8}, []string{"divided by its GPUs (--gpus): decode-5ms by 2, decode-20ms by 8.",
+			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput/2) + " output tok/s per GPU",
+			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/8) + " output tok/s per GPU"}},
+		{"telemetry", []CrossRunInput{fast, slow}, nil, []string{"divided by the GPUs its GPU telemetry reported",
 			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput/2) + " output tok/s per GPU",
 			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/4) + " output tok/s per GPU"}},
-		{"a run without telemetry", []CrossRunInput{fast, slow, realRun(t, "sweep")}, 0, []string{
+		{"a run without telemetry", []CrossRunInput{fast, slow, realRun(t, "sweep")}, nil, []string{
 			"Not per GPU: no --gpus was given and 1 run (sweep) has no GPU telemetry",
 			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput) + " output tok/s, whole deployment (not per GPU)"}},
 	} {
@@ -199,7 +202,9 @@ func TestRenderCrossRunErrors(t *testing.T) {
 	}{
 		{CrossRun{Runs: one}, "want two runs or more"},
 		{CrossRun{Runs: two, Baseline: 2}, "a baseline among them"},
-		{CrossRun{Runs: two, GPUs: -1}, "-1 GPUs"},
+		{CrossRun{Runs: two, GPUs: []int{-1}}, "-1 GPUs"},
+		{CrossRun{Runs: two, GPUs: []int{2, 0}}, "0 GPUs"},
+		{CrossRun{Runs: two, GPUs: []int{1, 2, 3}}, "3 GPU counts for 2 runs"},
 	} {
 		if err := RenderCrossRun(&bytes.Buffer{}, tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.c.Baseline, err, tc.want)
@@ -212,7 +217,7 @@ func TestRenderCrossRunErrors(t *testing.T) {
 func TestCrossRunInChromium(t *testing.T) {
 	bin := browsertest.Chromium(t)
 	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
-	page := renderCrossHTML(t, CrossRun{Runs: runs, GPUs: 8, SLO: &summary.SLO{TTFTP99: 500}})
+	page := renderCrossHTML(t, CrossRun{Runs: runs, GPUs: []int{8}, SLO: &summary.SLO{TTFTP99: 500}})
 	for _, chart := range []string{"pareto-user", "pareto-ttft"} {
 		dots, labels := `svg[data-chart="`+chart+`"] circle.dot`, `svg[data-chart="`+chart+`"] g.mark[data-mark="front"] text`
 		boxes := browsertest.Boxes(t, bin, page, 1280, dots, labels)
@@ -332,7 +337,7 @@ func TestTelemetryGPUsCountsEachGPUOnce(t *testing.T) {
 // 71.8 and 72.1 ms.)
 func TestCrossRunWithinTheSLO(t *testing.T) {
 	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
-	page := renderCross(t, CrossRun{Runs: runs, GPUs: 2, SLO: &summary.SLO{TTFTP99: 60}})
+	page := renderCross(t, CrossRun{Runs: runs, GPUs: []int{2}, SLO: &summary.SLO{TTFTP99: 60}})
 	answer := "Within TTFT p99 ≤ 60 ms, success rate ≥ 99 %: the most output tok/s per GPU is sweep @concurrency 2 (111.9 tok/s per GPU at 158.4 tok/s per user, TTFT p99 51.5 ms)."
 	findings := page[strings.Index(page, `id="findings"`):]
 	if i := strings.Index(findings, "<strong>"); i < 0 || !strings.HasPrefix(findings[i+len("<strong>"):], answer) {
@@ -364,12 +369,12 @@ func TestCrossRunWithinTheSLO(t *testing.T) {
 		}
 	}
 	// No point within the SLO: the answer says so.
-	page = renderCross(t, CrossRun{Runs: runs, GPUs: 2, SLO: &summary.SLO{TTFTP99: 10}})
+	page = renderCross(t, CrossRun{Runs: runs, GPUs: []int{2}, SLO: &summary.SLO{TTFTP99: 10}})
 	if want := "Within TTFT p99 ≤ 10 ms, success rate ≥ 99 %: no configuration meets the SLO."; !strings.Contains(page, want) {
 		t.Errorf("the page lacks %q", want)
 	}
 	// Without an SLO, no point is hollow and no answer is given.
-	page = renderCross(t, CrossRun{Runs: runs, GPUs: 2})
+	page = renderCross(t, CrossRun{Runs: runs, GPUs: []int{2}})
 	if regexp.MustCompile(`class="data dot c\d hollow"`).MatchString(page) || strings.Contains(page, "Within ") {
 		t.Errorf("a page without an SLO marks points as missing it")
 	}
