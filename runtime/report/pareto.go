@@ -145,14 +145,36 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 		}
 		c.Refs = append(c.Refs, Ref{Mark: frontMark, D: d})
 	}
+	// Leaders cross neither the front's line nor each other; they may
+	// cross a reference line.
+	placed := labelsPlaced{lines: []polyline{line}}
 	for i, p := range line {
-		label, ok := placeLabel(p, front[i].Label, area, drawn, taken)
-		if ok {
+		mark := Mark{Mark: frontMark, CX: f1(p[0]), CY: f1(p[1])}
+		if label, leader, ok := placeLabel(p, front[i].Label, area, drawn, taken, placed); ok {
+			mark.Label = label
 			taken = append(taken, labelBox(label))
+			placed.labels = append(placed.labels, placedLabel{p, labelBox(label)})
+			if leader != nil {
+				mark.Leader = "M" + f1(leader[0][0]) + " " + f1(leader[0][1]) + "L" + f1(leader[1][0]) + " " + f1(leader[1][1])
+				drawn, placed.lines = append(drawn, leader), append(placed.lines, leader)
+			}
 		}
-		c.Marks = append(c.Marks, Mark{Mark: frontMark, CX: f1(p[0]), CY: f1(p[1]), Label: label})
+		c.Marks = append(c.Marks, mark)
 	}
 	return c, front
+}
+
+// placedLabel is a front label already placed: its point and its box.
+type placedLabel struct {
+	point [2]float64
+	box   box
+}
+
+// labelsPlaced are a chart's front labels placed so far, and the lines a
+// leader may not cross (the front's and the other leaders).
+type labelsPlaced struct {
+	labels []placedLabel
+	lines  []polyline
 }
 
 // ringRadius is a front point's ring.
@@ -160,9 +182,13 @@ const ringRadius = 9
 
 // placeLabel places text, the label of the front point at p: to the
 // right, the left, above, below or on a diagonal of the point, nearest
-// first, at the first place free of the drawn lines and the boxes taken.
-// false when no place is free.
-func placeLabel(p [2]float64, text string, area plot, drawn []polyline, taken []box) (Text, bool) {
+// first, at the first place free of the drawn lines and the boxes taken
+// whose way to the point crosses no box taken, no other leader and not
+// the front's line; a place that keeps the labels placed before in the
+// order of their points (one above another as their points are, side by
+// side as they are) first. A label not beside its point gets a leader,
+// a line to it from its point's ring. false when no place is free.
+func placeLabel(p [2]float64, text string, area plot, drawn []polyline, taken []box, placed labelsPlaced) (Text, polyline, bool) {
 	var places []Text
 	for _, d := range []float64{ringRadius + 4, ringRadius + 14, ringRadius + 28} {
 		diag := d * 0.7
@@ -178,7 +204,84 @@ func placeLabel(p [2]float64, text string, area plot, drawn []polyline, taken []
 			Text{X: f1(x - diag), Y: f1(y + diag + labelAscent), Anchor: "end"},
 		)
 	}
-	return firstFree(text, places, area, drawn, taken)
+	// Further out, where a leader joins them, beside the point a line or
+	// a few higher or lower: room beside a neighbour's label or dot.
+	for lines := 1.0; lines <= 4; lines++ {
+		for _, dy := range []float64{-lines * stackShift, lines * stackShift} {
+			x, y, d := p[0], p[1]+4+dy, float64(ringRadius+14)
+			places = append(places, Text{X: f1(x + d), Y: f1(y), Anchor: "start"}, Text{X: f1(x - d), Y: f1(y), Anchor: "end"})
+		}
+	}
+	reaches := func(t Text) bool { return leaderClear(p, glyphBox(labelBox(t)), placed.lines, taken) }
+	inOrder := func(t Text) bool { return reaches(t) && keepsOrder(p, labelBox(t), placed.labels) }
+	label, ok := firstFreeWhere(text, places, area, drawn, taken, inOrder)
+	if !ok {
+		label, ok = firstFreeWhere(text, places, area, drawn, taken, reaches)
+	}
+	if !ok {
+		return Text{}, nil, false
+	}
+	return label, leaderTo(p, glyphBox(labelBox(label))), true
+}
+
+// stackShift is how far above or below its point a label beside it may
+// go: its height and clearance, so that it clears a neighbour's label on
+// the point's line.
+const stackShift = labelAscent + labelDescent + 2*labelClear
+
+// leaderReach is how far from its point a label's glyphs may start and
+// still be beside it, with no leader.
+const leaderReach = ringRadius + 6
+
+// leaderTo is the leader from the ring of the point at p to the nearest
+// point of b, a label's glyphs; nil when the label is beside the point.
+func leaderTo(p [2]float64, b box) polyline {
+	q := [2]float64{max(b[0], min(p[0], b[2])), max(b[1], min(p[1], b[3]))}
+	dx, dy := q[0]-p[0], q[1]-p[1]
+	dist := math.Hypot(dx, dy)
+	if dist <= leaderReach {
+		return nil
+	}
+	return polyline{{p[0] + dx/dist*ringRadius, p[1] + dy/dist*ringRadius}, q}
+}
+
+// leaderClear reports whether the way from the point at p to a label
+// whose glyphs are b crosses none of lines and no box taken but the
+// point's own ring.
+func leaderClear(p [2]float64, b box, lines []polyline, taken []box) bool {
+	leader := leaderTo(p, b)
+	if leader == nil {
+		return true
+	}
+	for _, line := range lines {
+		for i := 1; i < len(line); i++ {
+			if segmentsMeet(leader[0], leader[1], line[i-1], line[i]) {
+				return false
+			}
+		}
+	}
+	return !slices.ContainsFunc(taken, func(t box) bool {
+		own := p[0] >= t[0] && p[0] <= t[2] && p[1] >= t[1] && p[1] <= t[3]
+		return !own && segmentCrosses(t, leader[0], leader[1])
+	})
+}
+
+// keepsOrder reports whether a label of box b for the point at p keeps
+// the order of the labels placed before: above one it is stacked with
+// when its point is above that one's, left of one beside it when its
+// point is left of that one's.
+func keepsOrder(p [2]float64, b box, placed []placedLabel) bool {
+	for _, o := range placed {
+		stacked := b[0] < o.box[2] && o.box[0] < b[2]
+		beside := b[1] < o.box[3] && o.box[1] < b[3]
+		if stacked && math.Abs(p[1]-o.point[1]) >= 1 && (p[1] < o.point[1]) != (b[1] < o.box[1]) {
+			return false
+		}
+		if beside && math.Abs(p[0]-o.point[0]) >= 1 && (p[0] < o.point[0]) != (b[0] < o.box[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // addHollowLegend adds to the legend, after the series, a hollow dot

@@ -196,6 +196,9 @@ type Ref struct {
 type Mark struct {
 	Mark, CX, CY string
 	Label        Text
+	// Leader, when set, is the path of a line from the point's ring to
+	// its label, drawn when the label is not beside the point.
+	Leader string
 }
 
 // scale maps data values to pixels along one axis.
