@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -377,5 +378,44 @@ func TestCrossRunWithinTheSLO(t *testing.T) {
 	page = renderCross(t, CrossRun{Runs: runs, GPUs: []int{2}})
 	if regexp.MustCompile(`class="data dot c\d hollow"`).MatchString(page) || strings.Contains(page, "Within ") {
 		t.Errorf("a page without an SLO marks points as missing it")
+	}
+}
+
+// Laid out by Chromium, the TTFT chart's front labels of a sweep's close
+// levels, left of an SLO line, keep the order of their points (the upper
+// label the upper point's), and one away from its point has a leader.
+// (Whole throughput and a 60 ms SLO: the labels of @concurrency 1 and 2
+// went right of the line, the lower point's on top.)
+func TestCrossRunFrontLabelsInChromium(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
+	page := renderCrossHTML(t, CrossRun{Runs: runs, SLO: &summary.SLO{TTFTP99: 60}})
+	front := `svg[data-chart="pareto-ttft"] g.mark[data-mark="front"]`
+	rings, labels, leaders := front+" circle", front+" text", front+" path.leader"
+	boxes := browsertest.Boxes(t, bin, page, 1280, rings, labels, leaders)
+	if len(boxes[rings]) != 2 || len(boxes[labels]) != 2 {
+		t.Fatalf("%d front points and %d labels, want 2 of each (the sweep's levels 1 and 2)", len(boxes[rings]), len(boxes[labels]))
+	}
+	centre := func(b browsertest.Box) (float64, float64) { return b.Left + b.Width/2, b.Top + b.Height/2 }
+	_, y0 := centre(boxes[rings][0])
+	_, y1 := centre(boxes[rings][1])
+	l0, l1 := boxes[labels][0], boxes[labels][1]
+	if l0.Width == 0 || l1.Width == 0 {
+		t.Fatalf("a front label is not drawn: %+v, %+v", l0, l1)
+	}
+	if (y0 < y1) != (l0.Top < l1.Top) {
+		t.Errorf("the labels at %+v and %+v are in the reverse order of their points (%.1f, %.1f)", l0, l1, y0, y1)
+	}
+	far := 0
+	for i, l := range []browsertest.Box{l0, l1} {
+		x, y := centre(boxes[rings][i])
+		dx := max(l.Left-x, x-(l.Left+l.Width), 0)
+		dy := max(l.Top-y, y-(l.Top+l.Height), 0)
+		if math.Hypot(dx, dy) > 2*ringRadius {
+			far++
+		}
+	}
+	if len(boxes[leaders]) < far {
+		t.Errorf("%d labels away from their points, %d leaders", far, len(boxes[leaders]))
 	}
 }
