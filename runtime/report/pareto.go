@@ -205,11 +205,14 @@ func placeLabel(p [2]float64, text string, area plot, drawn []polyline, taken []
 		)
 	}
 	// Further out, where a leader joins them, beside the point a line or
-	// a few higher or lower: room beside a neighbour's label or dot.
-	for lines := 1.0; lines <= 4; lines++ {
-		for _, dy := range []float64{-lines * stackShift, lines * stackShift} {
-			x, y, d := p[0], p[1]+4+dy, float64(ringRadius+14)
-			places = append(places, Text{X: f1(x + d), Y: f1(y), Anchor: "start"}, Text{X: f1(x - d), Y: f1(y), Anchor: "end"})
+	// a few higher or lower: room beside a neighbour's label or dot, or
+	// past a reference line.
+	for _, d := range []float64{ringRadius + 14, ringRadius + 28, ringRadius + 42, ringRadius + 56, ringRadius + 70} {
+		for lines := 1.0; lines <= 4; lines++ {
+			for _, dy := range []float64{-lines * stackShift, lines * stackShift} {
+				x, y := p[0], p[1]+4+dy
+				places = append(places, Text{X: f1(x + d), Y: f1(y), Anchor: "start"}, Text{X: f1(x - d), Y: f1(y), Anchor: "end"})
+			}
 		}
 	}
 	reaches := func(t Text) bool { return leaderClear(p, glyphBox(labelBox(t)), placed.lines, taken) }

@@ -176,11 +176,22 @@ func TestParetoLabelsKeepTheirPointsOrder(t *testing.T) {
 			{Name: "decode-5ms", Points: []paretoPoint{{X: 71.8, Y: 1062.1, Label: "decode-5ms", Tip: "single"}}},
 			{Name: "decode-20ms", Points: []paretoPoint{{X: 72.1, Y: 360.9, Label: "decode-20ms", Tip: "slow"}}},
 		}, 60, true},
+		{"testdata sweep per GPU, SLO 75 ms", []paretoRun{
+			sweepOf("sweep", [2]float64{43.9, 75.9}, [2]float64{51.5, 111.9}, [2]float64{79.0, 223.7}, [2]float64{207.6, 383.5}),
+			{Name: "decode-5ms", Points: []paretoPoint{{X: 71.8, Y: 531.1, Label: "decode-5ms", Tip: "single"}}},
+			{Name: "decode-20ms", Points: []paretoPoint{{X: 72.1, Y: 90.2, Label: "decode-20ms", Tip: "slow"}}},
+		}, 75, true},
 		{"close levels", []paretoRun{sweepOf("concurrency-sweep", [2]float64{40, 100}, [2]float64{42, 130}, [2]float64{45, 160}, [2]float64{300, 900})}, 50, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// As the page draws them: a point over the SLO misses it.
+			for _, r := range tc.runs {
+				for i := range r.Points {
+					r.Points[i].Misses = r.Points[i].X > tc.slo
+				}
+			}
 			c, _ := buildPareto(paretoSpec{Name: "pareto-ttft", X: axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true}, Y: axisSpec{Label: "tok/s", Zero: true},
-				Runs: tc.runs, Refs: []refLine{{Value: tc.slo, Vertical: true, Label: "SLO TTFT p99", Mark: "slo"}}})
+				Runs: tc.runs, Refs: []refLine{{Value: tc.slo, Vertical: true, Label: "SLO TTFT p99", Mark: "slo"}}, Misses: "misses the SLO"})
 			type labelled struct {
 				point [2]float64
 				glyph box
