@@ -29,7 +29,10 @@ type CrossRun struct {
 	// per run in the order of Runs; none takes each run's from its GPU
 	// telemetry.
 	GPUs []int
-	// SLO, when not nil, is drawn on the TTFT chart.
+	// SLO, when not nil, is drawn on the TTFT chart, and each point is
+	// judged against it by its own figures: those that miss it are
+	// hollow and off the fronts, and the findings lead with the best of
+	// the others.
 	SLO *summary.SLO
 }
 
