@@ -20,7 +20,7 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 	sloFlag := fs.String("slo", "", "the SLO to draw, and to judge a sweep against, instead of the run's: ttft_p99=MS,tpot_p99=MS")
 	labels := fs.StringArray("label", nil, "with several result files: the name of each run on the page, repeated in the order of the files (default: its label tag, test id or file name)")
 	baseline := fs.String("baseline", "", "with several result files: the one the others are judged against (default: the first)")
-	gpus := fs.Int("gpus", 0, "with several result files: the GPUs each run served on, which divide output throughput (default: the GPU telemetry's count)")
+	gpus := fs.IntSlice("gpus", nil, "with several result files: the GPUs the runs served on, which divide output throughput: one count for every run, or repeated once per file in their order (default: the GPU telemetry's count)")
 	if code, ok := cmd.parse(args); !ok {
 		return code
 	}
@@ -56,13 +56,16 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 }
 
 // crossReport writes the cross-run page of several result files.
-func crossReport(cmd *subcommand, files []string, out, sloFlag string, labels []string, baseline string, gpus int, stdout io.Writer) int {
+func crossReport(cmd *subcommand, files []string, out, sloFlag string, labels []string, baseline string, gpus []int, stdout io.Writer) int {
 	fs, usageError := cmd.flags, cmd.usageError
+	if i := slices.IndexFunc(gpus, func(n int) bool { return n < 1 }); i >= 0 {
+		return usageError("--gpus %d: want 1 GPU or more", gpus[i])
+	}
 	switch {
 	case out == "":
 		return usageError("-o: with several result files, name the page to write")
-	case fs.Changed("gpus") && gpus < 1:
-		return usageError("--gpus %d: want 1 GPU or more", gpus)
+	case len(gpus) > 1 && len(gpus) != len(files):
+		return usageError("--gpus given %d times for %d result files: give one count for every run, or one per file", len(gpus), len(files))
 	case len(labels) > len(files):
 		return usageError("--label given %d times for %d result files", len(labels), len(files))
 	case baseline != "" && !slices.ContainsFunc(files, func(f string) bool { return results.SameResult(f, baseline) }):

@@ -337,20 +337,24 @@ func TestReportOfSeveralRuns(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	var files []string
-	for _, decode := range []time.Duration{time.Millisecond, 8 * time.Millisecond} {
+	// The slow simulator's every prefill and decode step take at least
+	// 500 ms and 50 ms, the fast one's 1 ms: no load on the machine makes
+	// the fast run's TTFT p99 or TPOT p50 as long, so the fast run beats
+	// the slow one on both axes whatever the timing.
+	for _, step := range []struct{ prefill, decode time.Duration }{{time.Millisecond, time.Millisecond}, {500 * time.Millisecond, 50 * time.Millisecond}} {
 		cfg := llmsimtest.Fast()
-		cfg.DecodeBase = decode
+		cfg.PrefillBase, cfg.DecodeBase = step.prefill, step.decode
 		sim := llmsimtest.Start(t, cfg)
-		file := filepath.Join(dir, fmt.Sprintf("decode-%s.json", decode))
+		file := filepath.Join(dir, fmt.Sprintf("decode-%s.json", step.decode))
 		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--summary-export", file, "--base-url", sim.URL(),
-			"-e", "NUM_PROMPTS=24", "-e", "MAX_CONCURRENCY=4", "-e", "OUTPUT_LEN=16", "-e", "INPUT_LEN=32", "stock:serving-point")
+			"-e", "NUM_PROMPTS=8", "-e", "MAX_CONCURRENCY=4", "-e", "OUTPUT_LEN=8", "-e", "INPUT_LEN=32", "stock:serving-point")
 		if code != exitcode.OK {
 			t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 		files = append(files, file)
 	}
 	out := filepath.Join(dir, "x.html")
-	code, stdout, stderr := command(t, "report", files[0], files[1], "--gpus", "8", "-o", out, "--label", "fast", "--label", "slow", "--slo", "ttft_p99=900")
+	code, stdout, stderr := command(t, "report", files[0], files[1], "--gpus", "8", "-o", out, "--label", "fast", "--label", "slow", "--slo", "ttft_p99=400")
 	if code != exitcode.OK || !strings.Contains(stdout, "wrote "+out) {
 		t.Fatalf("report: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
@@ -362,7 +366,25 @@ func TestReportOfSeveralRuns(t *testing.T) {
 	fast := readSummary(t, files[0]).Serving.OutputTokenThroughput
 	for _, want := range []string{`data-chart="pareto-user"`, `data-chart="pareto-ttft"`, "divided by 8 GPUs (--gpus)",
 		"fast: " + textfmt.Num(fast/8) + " output tok/s per GPU", `<th class="num baseline">fast<br>`, `<th class="num">slow<br>`,
-		"SLO TTFT p99 900.0 ms", "the front (what no other configuration beats on both axes): fast."} {
+		"SLO TTFT p99 400.0 ms", "Within TTFT p99 ≤ 400 ms, success rate ≥ 99 %: the most output tok/s per GPU is fast (" + textfmt.Num(fast/8) + " tok/s per GPU at ",
+		"the front within the SLO (what no other configuration beats on both axes): fast."} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// --gpus once per file: each run divided by its own count (a TP2
+	// deployment against a TP4 one).
+	code, stdout, stderr = command(t, "report", files[0], files[1], "--gpus", "2", "--gpus", "4", "-o", out, "--label", "fast", "--label", "slow")
+	if code != exitcode.OK {
+		t.Fatalf("report --gpus 2 --gpus 4: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if b, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	page = html.UnescapeString(string(b))
+	slow := readSummary(t, files[1]).Serving.OutputTokenThroughput
+	for _, want := range []string{"divided by its GPUs (--gpus): fast by 2, slow by 4.",
+		"fast: " + textfmt.Num(fast/2) + " output tok/s per GPU", "slow: " + textfmt.Num(slow/4) + " output tok/s per GPU"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -379,6 +401,8 @@ func TestReportOfSeveralRunsUsageErrors(t *testing.T) {
 	}{
 		{[]string{a, b}, "-o: with several result files, name the page to write"},
 		{[]string{a, b, "-o", out, "--gpus", "0"}, "--gpus 0: want 1 GPU or more"},
+		{[]string{a, b, "-o", out, "--gpus", "2", "--gpus", "0"}, "--gpus 0: want 1 GPU or more"},
+		{[]string{a, b, "-o", out, "--gpus", "2", "--gpus", "4", "--gpus", "8"}, "--gpus given 3 times for 2 result files: give one count for every run, or one per file"},
 		{[]string{a, b, "-o", out, "--label", "x", "--label", "y", "--label", "z"}, "--label given 3 times for 2 result files"},
 		{[]string{a, b, "-o", out, "--baseline", "c.json"}, "--baseline c.json: not one of the result files given"},
 		{[]string{a, "-o", out, "--gpus", "8"}, "--label, --baseline and --gpus are for a report of two result files or more"},

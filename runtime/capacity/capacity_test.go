@@ -276,3 +276,41 @@ func TestStopReason(t *testing.T) {
 		}
 	}
 }
+
+// A level of a result file and a whole run are judged by the rule of a
+// sweep's levels: each bound the SLO sets met, a latency with no figure
+// missing it, and 99 % of requests successful.
+func TestLevelAndRunMeet(t *testing.T) {
+	slo := summary.SLO{TTFTP99: 1000, TPOTP99: 50}
+	good := summary.CapacityLevel{Level: 4, SuccessRate: 1, TTFTP99: 900, TPOTP99: 40, OutputThroughput: 100}
+	for _, tc := range []struct {
+		name  string
+		level func(*summary.CapacityLevel)
+		slo   summary.SLO
+		want  bool
+	}{
+		{"within both bounds", func(*summary.CapacityLevel) {}, slo, true},
+		{"TTFT over", func(l *summary.CapacityLevel) { l.TTFTP99 = 1900 }, slo, false},
+		{"TPOT over", func(l *summary.CapacityLevel) { l.TPOTP99 = 51 }, slo, false},
+		{"no TPOT figure", func(l *summary.CapacityLevel) { l.TPOTP99 = 0 }, slo, false},
+		{"no TPOT figure, no TPOT bound", func(l *summary.CapacityLevel) { l.TPOTP99 = 0 }, summary.SLO{TTFTP99: 1000}, true},
+		{"too many failures", func(l *summary.CapacityLevel) { l.SuccessRate = 0.9 }, slo, false},
+		{"no SLO", func(*summary.CapacityLevel) {}, summary.SLO{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := good
+			tc.level(&l)
+			if got := capacity.LevelMeets(l, tc.slo); got != tc.want {
+				t.Errorf("LevelMeets %v, want %v", got, tc.want)
+			}
+			run := &summary.Summary{Serving: summary.Serving{OK: 10, SuccessRate: l.SuccessRate, OutputTokenThroughput: l.OutputThroughput},
+				Latency: []summary.LatencyRow{{Metric: "llm_ttft", Count: 10, P: map[string]float64{"p99": l.TTFTP99}}}}
+			if l.TPOTP99 > 0 {
+				run.Latency = append(run.Latency, summary.LatencyRow{Metric: "llm_tpot", Count: 10, P: map[string]float64{"p99": l.TPOTP99}})
+			}
+			if got := capacity.RunMeets(run, tc.slo); got != tc.want {
+				t.Errorf("RunMeets %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
@@ -23,10 +25,14 @@ type CrossRun struct {
 	// baseline, the others its treatments.
 	Runs     []CrossRunInput
 	Baseline int
-	// GPUs is the GPU count of every run (--gpus); 0 takes each run's
-	// from its GPU telemetry.
-	GPUs int
-	// SLO, when not nil, is drawn on the TTFT chart.
+	// GPUs are the runs' GPU counts (--gpus): one for every run, or one
+	// per run in the order of Runs; none takes each run's from its GPU
+	// telemetry.
+	GPUs []int
+	// SLO, when not nil, is drawn on the TTFT chart, and each point is
+	// judged against it by its own figures: those that miss it are
+	// hollow and off the fronts, and the findings lead with the best of
+	// the others.
 	SLO *summary.SLO
 }
 
@@ -53,8 +59,13 @@ func RenderCrossRun(w io.Writer, c CrossRun) error {
 	if len(c.Runs) < 2 || c.Baseline < 0 || c.Baseline >= len(c.Runs) {
 		return errors.New("writing the cross-run report: want two runs or more and a baseline among them")
 	}
-	if c.GPUs < 0 {
-		return fmt.Errorf("writing the cross-run report: %d GPUs", c.GPUs)
+	if n := len(c.GPUs); n > 1 && n != len(c.Runs) {
+		return fmt.Errorf("writing the cross-run report: %d GPU counts for %d runs, want one or one per run", n, len(c.Runs))
+	}
+	for _, n := range c.GPUs {
+		if n < 1 {
+			return fmt.Errorf("writing the cross-run report: %d GPUs", n)
+		}
 	}
 	tmpl, err := template.New("crossrun.html.tmpl").ParseFS(crossFiles, "crossrun.html.tmpl", "report.html.tmpl")
 	if err != nil {
@@ -129,24 +140,43 @@ type gpuBasis struct {
 // with every run's GPU telemetry, else the whole deployment's.
 func basisOf(c CrossRun) gpuBasis {
 	b := gpuBasis{counts: make([]int, len(c.Runs))}
-	if c.GPUs > 0 {
+	switch len(c.GPUs) {
+	case 0:
+	case 1:
 		for i := range b.counts {
-			b.counts[i] = c.GPUs
+			b.counts[i] = c.GPUs[0]
 		}
 		b.perGPU, b.axis = true, "output tok/s per GPU"
-		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs, "GPU"))
+		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs[0], "GPU"))
+		return b
+	default:
+		var each []string
+		for i, r := range c.Runs {
+			b.counts[i] = c.GPUs[i]
+			each = append(each, r.Label+" by "+strconv.Itoa(c.GPUs[i]))
+		}
+		b.perGPU, b.axis = true, "output tok/s per GPU"
+		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by its GPUs (--gpus): %s.", strings.Join(each, ", "))
 		return b
 	}
-	var without []string
+	var without, unsure []string
 	for i, r := range c.Runs {
-		b.counts[i] = telemetryGPUs(r.Summary)
-		if b.counts[i] == 0 {
+		n, doubt := telemetryGPUs(r.Summary)
+		b.counts[i] = n
+		if n == 0 {
 			without = append(without, r.Label)
+		}
+		if doubt {
+			unsure = append(unsure, fmt.Sprintf("%s (%s)", r.Label, textfmt.Count(n, "GPU")))
 		}
 	}
 	if len(without) == 0 {
 		b.perGPU, b.axis = true, "output tok/s per GPU"
-		b.note = "Per GPU: each run's output throughput divided by the GPUs its GPU telemetry reported."
+		b.note = "Per GPU: each run's output throughput divided by the GPUs its GPU telemetry reported, each GPU once (known by its UUID, or its host and index)."
+		if len(unsure) > 0 {
+			b.note += fmt.Sprintf(" The telemetry of %s names some GPUs by neither, on several targets, so a GPU two targets report may be counted twice: give --gpus to be sure.",
+				strings.Join(unsure, ", "))
+		}
 		return b
 	}
 	b.axis = "output tok/s, whole deployment (not per GPU)"
@@ -155,19 +185,39 @@ func basisOf(c CrossRun) gpuBasis {
 	return b
 }
 
-// telemetryGPUs is how many GPUs a run's GPU telemetry reported, 0
-// without any.
-func telemetryGPUs(s *summary.Summary) int {
+// telemetryGPUs is how many distinct GPUs a run's GPU telemetry
+// reported, 0 without any: a GPU two targets report (two scrapes of one
+// node) counts once, known by its UUID, else by its host and index.
+// unsure says that GPUs of two targets or more have neither, so that one
+// may be counted twice.
+func telemetryGPUs(s *summary.Summary) (n int, unsure bool) {
 	if s.Server == nil {
-		return 0
+		return 0, false
 	}
-	n := 0
+	seen := map[string]bool{}
+	anonymous := 0
 	for _, t := range s.Server.Targets {
-		if t.Kind == summary.TargetGPU {
-			n += len(t.GPUs)
+		if t.Kind != summary.TargetGPU {
+			continue
+		}
+		named := 0
+		for _, g := range t.GPUs {
+			switch {
+			case g.UUID != "":
+				seen["uuid "+g.UUID] = true
+			case g.Host != "" && g.ID != "":
+				seen["host "+g.Host+" gpu "+g.ID] = true
+			default:
+				n++
+				continue
+			}
+			named++
+		}
+		if named < len(t.GPUs) {
+			anonymous++
 		}
 	}
-	return n
+	return n + len(seen), anonymous > 1 || anonymous == 1 && len(seen) > 0
 }
 
 // configPoint is one configuration of a run: the run, or a level of a
@@ -177,11 +227,14 @@ type configPoint struct {
 	output, tpotP50, ttftP99    float64
 	requestRate, successRate    float64
 	hasTPOT, hasTTFT, completed bool
+	// meets says that the point's own figures meet the SLO.
+	meets bool
 }
 
 // configurations are the points a run contributes: one per level of a
-// sweep, else one for the run.
-func configurations(s *summary.Summary) []configPoint {
+// sweep, else one for the run; each judged against slo, when not nil,
+// by its own figures.
+func configurations(s *summary.Summary, slo *summary.SLO) []configPoint {
 	if s.Capacity != nil && len(s.Capacity.Levels) > 0 {
 		levels := slices.Clone(s.Capacity.Levels)
 		slices.SortStableFunc(levels, func(a, b summary.CapacityLevel) int { return cmp.Compare(a.Level, b.Level) })
@@ -189,12 +242,12 @@ func configurations(s *summary.Summary) []configPoint {
 		for _, l := range levels {
 			out = append(out, configPoint{name: cmp.Or(s.Capacity.Variable, "level") + " " + textfmt.Num(l.Level),
 				output: l.OutputThroughput, tpotP50: l.TPOTP50, ttftP99: l.TTFTP99, requestRate: l.RequestRate, successRate: l.SuccessRate,
-				hasTPOT: l.TPOTP50 > 0, hasTTFT: l.TTFTP99 > 0, completed: l.OutputThroughput > 0})
+				hasTPOT: l.TPOTP50 > 0, hasTTFT: l.TTFTP99 > 0, completed: l.OutputThroughput > 0, meets: slo != nil && capacity.LevelMeets(l, *slo)})
 		}
 		return out
 	}
 	p := configPoint{output: s.Serving.OutputTokenThroughput, requestRate: s.Serving.RequestThroughput, successRate: s.Serving.SuccessRate,
-		completed: s.Serving.OK > 0 && s.Serving.OutputTokenThroughput > 0}
+		completed: s.Serving.OK > 0 && s.Serving.OutputTokenThroughput > 0, meets: slo != nil && capacity.RunMeets(s, *slo)}
 	if r, ok := findLatency(s.Latency, "llm_tpot"); ok {
 		p.tpotP50, p.hasTPOT = r.P["p50"], r.P["p50"] > 0
 	}
@@ -211,15 +264,21 @@ func newCrossPage(c CrossRun) *crossPage {
 	basis := basisOf(c)
 	p.Notes = append(p.Notes, basis.note)
 
+	var slo *summary.SLO
+	if c.SLO != nil && (c.SLO.TTFTP99 > 0 || c.SLO.TPOTP99 > 0) {
+		slo = c.SLO
+	}
 	var user, ttft []paretoRun
 	var sweeps, singles []string
+	// best is the point within the SLO with the most throughput.
+	var best *bestPoint
 	for _, i := range order {
 		r := c.Runs[i]
 		name := r.Label
 		if i == c.Baseline {
 			name += " (baseline)"
 		}
-		points := configurations(r.Summary)
+		points := configurations(r.Summary, slo)
 		if r.Summary.Capacity != nil && len(r.Summary.Capacity.Levels) > 0 {
 			sweeps = append(sweeps, r.Label)
 		} else {
@@ -241,11 +300,18 @@ func newCrossPage(c CrossRun) *crossPage {
 				y /= float64(basis.counts[i])
 			}
 			tip := fmt.Sprintf("%s: %s %s, TPOT p50 %s ms, TTFT p99 %s ms", label, textfmt.Num(y), basis.axis, textfmt.Millis(cp.tpotP50), textfmt.Millis(cp.ttftP99))
+			misses := slo != nil && !cp.meets
+			if misses {
+				tip += ", misses the SLO"
+			}
 			if cp.hasTPOT {
-				u.Points = append(u.Points, paretoPoint{X: 1000 / cp.tpotP50, Y: y, Label: label, Tip: tip})
+				u.Points = append(u.Points, paretoPoint{X: 1000 / cp.tpotP50, Y: y, Label: label, Tip: tip, Misses: misses})
 			}
 			if cp.hasTTFT {
-				t.Points = append(t.Points, paretoPoint{X: cp.ttftP99, Y: y, Label: label, Tip: tip})
+				t.Points = append(t.Points, paretoPoint{X: cp.ttftP99, Y: y, Label: label, Tip: tip, Misses: misses})
+			}
+			if !misses && (best == nil || y > best.output) {
+				best = &bestPoint{label: label, output: y, config: cp}
 			}
 		}
 		if len(none) > 0 {
@@ -263,22 +329,26 @@ func newCrossPage(c CrossRun) *crossPage {
 		}
 	}
 
+	misses := "misses the SLO"
 	userChart, userFront := buildPareto(paretoSpec{
 		Name: "pareto-user", Title: "Throughput against each user's speed: " + basis.axis + " by tok/s per user (1000 / TPOT p50)",
 		X: axisSpec{Label: "tok/s per user (1000 / TPOT p50 ms)", Zero: true}, Y: axisSpec{Label: basis.axis, Zero: true}, XHigher: true,
-		Runs: user, Empty: "Throughput against tok/s per user: no run has both a TPOT and an output throughput.",
+		Runs: user, Empty: "Throughput against tok/s per user: no run has both a TPOT and an output throughput.", Misses: misses,
 	})
 	ttftSpec := paretoSpec{
 		Name: "pareto-ttft", Title: "Throughput against TTFT p99: " + basis.axis + " by TTFT p99",
 		X: axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true}, Y: axisSpec{Label: basis.axis, Zero: true},
-		Runs: ttft, Empty: "Throughput against TTFT p99: no run has both a TTFT and an output throughput.",
+		Runs: ttft, Empty: "Throughput against TTFT p99: no run has both a TTFT and an output throughput.", Misses: misses,
 	}
 	if c.SLO != nil && c.SLO.TTFTP99 > 0 {
 		ttftSpec.Refs = []refLine{{Value: c.SLO.TTFTP99, Vertical: true, Label: "SLO TTFT p99 " + textfmt.Millis(c.SLO.TTFTP99) + " ms", Mark: "slo"}}
 	}
 	ttftChart, ttftFront := buildPareto(ttftSpec)
 	p.Charts = []*Chart{userChart, ttftChart}
-	p.Findings = append(p.Findings, frontFinding("tok/s per user", userFront), frontFinding("TTFT p99", ttftFront))
+	if slo != nil {
+		p.Findings = append(p.Findings, bestFinding(*slo, basis, best))
+	}
+	p.Findings = append(p.Findings, frontFinding("tok/s per user", slo != nil, userFront), frontFinding("TTFT p99", slo != nil, ttftFront))
 	p.Front = frontTable(basis.axis, userFront, ttftFront)
 	p.Runs = runsTable(c, order)
 	for _, i := range order {
@@ -286,6 +356,36 @@ func newCrossPage(c CrossRun) *crossPage {
 		p.Files = append(p.Files, field{r.Label, r.File})
 	}
 	return p
+}
+
+// bestPoint is a configuration with its throughput as the charts show
+// it (per GPU or not) and its label.
+type bestPoint struct {
+	label  string
+	output float64
+	config configPoint
+}
+
+// bestFinding is the answer within the SLO: the configuration with the
+// most output throughput among those that meet it.
+func bestFinding(slo summary.SLO, basis gpuBasis, best *bestPoint) string {
+	within := "Within " + capacity.SLOWords(slo)
+	if best == nil {
+		return within + ": no configuration meets the SLO."
+	}
+	most := "the most output tok/s per GPU"
+	if !basis.perGPU {
+		most = "the most output tok/s (whole deployment)"
+	}
+	var at []string
+	if best.config.hasTPOT {
+		at = append(at, textfmt.Num(1000/best.config.tpotP50)+" tok/s per user")
+	}
+	if best.config.hasTTFT {
+		at = append(at, "TTFT p99 "+textfmt.Millis(best.config.ttftP99)+" ms")
+	}
+	unit := map[bool]string{true: "tok/s per GPU", false: "tok/s"}[basis.perGPU]
+	return fmt.Sprintf("%s: %s is %s (%s %s at %s).", within, most, best.label, textfmt.Num(best.output), unit, strings.Join(at, ", "))
 }
 
 // indices are 0 to n−1.
@@ -297,16 +397,18 @@ func indices(n int) []int {
 	return out
 }
 
-// frontFinding says which configurations a front is made of.
-func frontFinding(against string, front []paretoPoint) string {
+// frontFinding says which configurations a front is made of; with an
+// SLO, the front is of the points that meet it.
+func frontFinding(against string, withSLO bool, front []paretoPoint) string {
+	of := map[bool]string{true: " within the SLO", false: ""}[withSLO]
 	if len(front) == 0 {
-		return "Against " + against + ": no point, so no front."
+		return "Against " + against + ": no point" + of + ", so no front."
 	}
 	var names []string
 	for _, f := range front {
 		names = append(names, f.Label)
 	}
-	return fmt.Sprintf("Against %s, the front (what no other configuration beats on both axes): %s.", against, strings.Join(names, ", "))
+	return fmt.Sprintf("Against %s, the front%s (what no other configuration beats on both axes): %s.", against, of, strings.Join(names, ", "))
 }
 
 // frontTable lists the fronts' points with their figures, so that a

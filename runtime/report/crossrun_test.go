@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"image"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,7 +80,7 @@ func frontLabel(svg, label string) bool {
 // runs with compare's verdicts.
 func TestCrossRunOfRealRuns(t *testing.T) {
 	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
-	page := renderCross(t, CrossRun{Runs: runs, GPUs: 8})
+	page := renderCross(t, CrossRun{Runs: runs, GPUs: []int{8}})
 	fast, slow, sweep := runs[0].Summary, runs[1].Summary, runs[2].Summary
 	if fast.Serving.OutputTokenThroughput <= slow.Serving.OutputTokenThroughput {
 		t.Fatalf("the planted runs are not as planted: %v tok/s for the fast decode, %v for the slow", fast.Serving.OutputTokenThroughput, slow.Serving.OutputTokenThroughput)
@@ -145,15 +146,18 @@ func TestCrossRunGPUBasis(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		runs  []CrossRunInput
-		gpus  int
+		gpus  []int
 		wants []string
 	}{
-		{"--gpus", []CrossRunInput{fast, slow}, 3, []string{"divided by 3 GPUs (--gpus)",
+		{"--gpus", []CrossRunInput{fast, slow}, []int{3}, []string{"divided by 3 GPUs (--gpus)",
 			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/3) + " output tok/s per GPU"}},
-		{"telemetry", []CrossRunInput{fast, slow}, 0, []string{"divided by the GPUs its GPU telemetry reported",
+		{"--gpus per run", []CrossRunInput{fast, slow}, []int{2, 8}, []string{"divided by its GPUs (--gpus): decode-5ms by 2, decode-20ms by 8.",
+			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput/2) + " output tok/s per GPU",
+			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/8) + " output tok/s per GPU"}},
+		{"telemetry", []CrossRunInput{fast, slow}, nil, []string{"divided by the GPUs its GPU telemetry reported",
 			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput/2) + " output tok/s per GPU",
 			"decode-20ms: " + textfmt.Num(slow.Summary.Serving.OutputTokenThroughput/4) + " output tok/s per GPU"}},
-		{"a run without telemetry", []CrossRunInput{fast, slow, realRun(t, "sweep")}, 0, []string{
+		{"a run without telemetry", []CrossRunInput{fast, slow, realRun(t, "sweep")}, nil, []string{
 			"Not per GPU: no --gpus was given and 1 run (sweep) has no GPU telemetry",
 			"decode-5ms: " + textfmt.Num(fast.Summary.Serving.OutputTokenThroughput) + " output tok/s, whole deployment (not per GPU)"}},
 	} {
@@ -199,7 +203,9 @@ func TestRenderCrossRunErrors(t *testing.T) {
 	}{
 		{CrossRun{Runs: one}, "want two runs or more"},
 		{CrossRun{Runs: two, Baseline: 2}, "a baseline among them"},
-		{CrossRun{Runs: two, GPUs: -1}, "-1 GPUs"},
+		{CrossRun{Runs: two, GPUs: []int{-1}}, "-1 GPUs"},
+		{CrossRun{Runs: two, GPUs: []int{2, 0}}, "0 GPUs"},
+		{CrossRun{Runs: two, GPUs: []int{1, 2, 3}}, "3 GPU counts for 2 runs"},
 	} {
 		if err := RenderCrossRun(&bytes.Buffer{}, tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.c.Baseline, err, tc.want)
@@ -212,7 +218,7 @@ func TestRenderCrossRunErrors(t *testing.T) {
 func TestCrossRunInChromium(t *testing.T) {
 	bin := browsertest.Chromium(t)
 	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
-	page := renderCrossHTML(t, CrossRun{Runs: runs, GPUs: 8, SLO: &summary.SLO{TTFTP99: 500}})
+	page := renderCrossHTML(t, CrossRun{Runs: runs, GPUs: []int{8}, SLO: &summary.SLO{TTFTP99: 500}})
 	for _, chart := range []string{"pareto-user", "pareto-ttft"} {
 		dots, labels := `svg[data-chart="`+chart+`"] circle.dot`, `svg[data-chart="`+chart+`"] g.mark[data-mark="front"] text`
 		boxes := browsertest.Boxes(t, bin, page, 1280, dots, labels)
@@ -263,4 +269,140 @@ func TestCrossRunInChromium(t *testing.T) {
 // overlap says whether two boxes share more than an edge.
 func overlap(a, b browsertest.Box) bool {
 	return a.Left < b.Left+b.Width && b.Left < a.Left+a.Width && a.Top < b.Top+b.Height && b.Top < a.Top+a.Height
+}
+
+// A GPU two targets report (two scrapes of one node) counts once, known
+// by its UUID, else by its host and index; GPUs of several targets known
+// by neither are all counted, and the count is said to be unsure.
+func TestTelemetryGPUsCountsEachGPUOnce(t *testing.T) {
+	target := func(gpus ...summary.GPU) summary.ServerTarget {
+		return summary.ServerTarget{Kind: summary.TargetGPU, GPUs: gpus}
+	}
+	uuid := func(id string) summary.GPU { return summary.GPU{UUID: id} }
+	onHost := func(host, id string) summary.GPU { return summary.GPU{Host: host, ID: id} }
+	index := func(id string) summary.GPU { return summary.GPU{ID: id} }
+	for _, tc := range []struct {
+		name    string
+		targets []summary.ServerTarget
+		want    int
+		unsure  bool
+	}{
+		{"no telemetry", nil, 0, false},
+		{"one target", []summary.ServerTarget{target(uuid("a"), uuid("b"))}, 2, false},
+		{"two targets, one node, by UUID", []summary.ServerTarget{target(uuid("a"), uuid("b")), target(uuid("a"), uuid("b"))}, 2, false},
+		{"two targets, two nodes, by UUID", []summary.ServerTarget{target(uuid("a"), uuid("b")), target(uuid("c"), uuid("d"))}, 4, false},
+		{"two targets, one node, by host and index", []summary.ServerTarget{target(onHost("n1", "0"), onHost("n1", "1")), target(onHost("n1", "0"), onHost("n1", "1"))}, 2, false},
+		{"two targets, two nodes, by host and index", []summary.ServerTarget{target(onHost("n1", "0")), target(onHost("n2", "0"))}, 2, false},
+		{"one target, by index only", []summary.ServerTarget{target(index("0"), index("1"))}, 2, false},
+		{"two targets, by index only", []summary.ServerTarget{target(index("0"), index("1")), target(index("0"), index("1"))}, 4, true},
+		{"a server target is no GPU", []summary.ServerTarget{{Kind: summary.TargetServer}, target(uuid("a"))}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &summary.Summary{}
+			if tc.targets != nil {
+				s.Server = &summary.Server{Targets: tc.targets}
+			}
+			if n, unsure := telemetryGPUs(s); n != tc.want || unsure != tc.unsure {
+				t.Errorf("%d GPUs, unsure %v; want %d, %v", n, unsure, tc.want, tc.unsure)
+			}
+		})
+	}
+	// The page says when it cannot tell.
+	fast, slow := realRun(t, "decode-5ms"), realRun(t, "decode-20ms")
+	slow.Summary = &summary.Summary{Meta: slow.Summary.Meta, Serving: slow.Summary.Serving, Latency: slow.Summary.Latency,
+		Server: &summary.Server{Targets: []summary.ServerTarget{target(index("0")), target(index("0"))}}}
+	page := renderCross(t, CrossRun{Runs: judged(fast, slow)})
+	if want := "The telemetry of decode-20ms (2 GPUs) names some GPUs by neither"; !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+}
+
+// With an SLO, a point is judged by its own figures (a sweep's level by
+// its TTFT p99, not the sweep's): those that miss it are hollow, named so
+// in the legend and off the front, and the findings lead with the
+// configuration of most throughput per GPU within it. (TTFT p99 in the
+// testdata: the sweep's levels 43.9, 51.5, 79.0 and 207.6 ms, the runs
+// 71.8 and 72.1 ms.)
+func TestCrossRunWithinTheSLO(t *testing.T) {
+	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
+	page := renderCross(t, CrossRun{Runs: runs, GPUs: []int{2}, SLO: &summary.SLO{TTFTP99: 60}})
+	answer := "Within TTFT p99 ≤ 60 ms, success rate ≥ 99 %: the most output tok/s per GPU is sweep @concurrency 2 (111.9 tok/s per GPU at 158.4 tok/s per user, TTFT p99 51.5 ms)."
+	findings := page[strings.Index(page, `id="findings"`):]
+	if i := strings.Index(findings, "<strong>"); i < 0 || !strings.HasPrefix(findings[i+len("<strong>"):], answer) {
+		t.Errorf("the findings do not lead with %q:\n%.600s", answer, findings)
+	}
+	for _, want := range []string{
+		"Against tok/s per user, the front within the SLO (what no other configuration beats on both axes): sweep @concurrency 2, sweep @concurrency 1.",
+		"Against TTFT p99, the front within the SLO (what no other configuration beats on both axes): sweep @concurrency 1, sweep @concurrency 2.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, name := range []string{"pareto-user", "pareto-ttft"} {
+		svg := svgOf(page, name)
+		if n := len(regexp.MustCompile(`class="data dot c\d hollow"`).FindAllString(svg, -1)); n != 4 {
+			t.Errorf("%s: %d hollow points, want 4 (both runs, the sweep's levels 4 and 8)", name, n)
+		}
+		if n := strings.Count(svg, `class="data dot`); n != 6 {
+			t.Errorf("%s: %d points, want 6", name, n)
+		}
+		if !strings.Contains(svg, `class="swatch swatch-dot hollow"`) || !strings.Contains(svg, ">misses the SLO</text>") {
+			t.Errorf("%s: the legend does not name the hollow points", name)
+		}
+		for _, off := range []string{"decode-5ms", "sweep @concurrency 4", "sweep @concurrency 8"} {
+			if frontLabel(svg, off) {
+				t.Errorf("%s: %s, which misses the SLO, is on the front", name, off)
+			}
+		}
+	}
+	// No point within the SLO: the answer says so.
+	page = renderCross(t, CrossRun{Runs: runs, GPUs: []int{2}, SLO: &summary.SLO{TTFTP99: 10}})
+	if want := "Within TTFT p99 ≤ 10 ms, success rate ≥ 99 %: no configuration meets the SLO."; !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	// Without an SLO, no point is hollow and no answer is given.
+	page = renderCross(t, CrossRun{Runs: runs, GPUs: []int{2}})
+	if regexp.MustCompile(`class="data dot c\d hollow"`).MatchString(page) || strings.Contains(page, "Within ") {
+		t.Errorf("a page without an SLO marks points as missing it")
+	}
+}
+
+// Laid out by Chromium, the TTFT chart's front labels of a sweep's close
+// levels, left of an SLO line, keep the order of their points (the upper
+// label the upper point's), and one away from its point has a leader.
+// (Whole throughput and a 60 ms SLO: the labels of @concurrency 1 and 2
+// went right of the line, the lower point's on top.)
+func TestCrossRunFrontLabelsInChromium(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	runs := judged(realRun(t, "decode-5ms"), realRun(t, "decode-20ms"), realRun(t, "sweep"))
+	page := renderCrossHTML(t, CrossRun{Runs: runs, SLO: &summary.SLO{TTFTP99: 60}})
+	front := `svg[data-chart="pareto-ttft"] g.mark[data-mark="front"]`
+	rings, labels, leaders := front+" circle", front+" text", front+" path.leader"
+	boxes := browsertest.Boxes(t, bin, page, 1280, rings, labels, leaders)
+	if len(boxes[rings]) != 2 || len(boxes[labels]) != 2 {
+		t.Fatalf("%d front points and %d labels, want 2 of each (the sweep's levels 1 and 2)", len(boxes[rings]), len(boxes[labels]))
+	}
+	centre := func(b browsertest.Box) (float64, float64) { return b.Left + b.Width/2, b.Top + b.Height/2 }
+	_, y0 := centre(boxes[rings][0])
+	_, y1 := centre(boxes[rings][1])
+	l0, l1 := boxes[labels][0], boxes[labels][1]
+	if l0.Width == 0 || l1.Width == 0 {
+		t.Fatalf("a front label is not drawn: %+v, %+v", l0, l1)
+	}
+	if (y0 < y1) != (l0.Top < l1.Top) {
+		t.Errorf("the labels at %+v and %+v are in the reverse order of their points (%.1f, %.1f)", l0, l1, y0, y1)
+	}
+	far := 0
+	for i, l := range []browsertest.Box{l0, l1} {
+		x, y := centre(boxes[rings][i])
+		dx := max(l.Left-x, x-(l.Left+l.Width), 0)
+		dy := max(l.Top-y, y-(l.Top+l.Height), 0)
+		if math.Hypot(dx, dy) > 2*ringRadius {
+			far++
+		}
+	}
+	if len(boxes[leaders]) < far {
+		t.Errorf("%d labels away from their points, %d leaders", far, len(boxes[leaders]))
+	}
 }

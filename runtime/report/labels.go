@@ -67,13 +67,37 @@ func free(b box, area plot, drawn []polyline, texts []box) bool {
 // firstFree returns text placed at the first of places that is free (see
 // free), and true; or, when none is, false.
 func firstFree(text string, places []Text, area plot, drawn []polyline, texts []box) (Text, bool) {
+	return firstFreeWhere(text, places, area, drawn, texts, nil)
+}
+
+// firstFreeWhere is firstFree of the places that also pass also (every
+// place when nil).
+func firstFreeWhere(text string, places []Text, area plot, drawn []polyline, texts []box, also func(Text) bool) (Text, bool) {
 	for _, place := range places {
 		place.Text = text
-		if free(labelBox(place), area, drawn, texts) {
+		if free(labelBox(place), area, drawn, texts) && (also == nil || also(place)) {
 			return place, true
 		}
 	}
 	return Text{}, false
+}
+
+// glyphBox is a label's box without its clearance: where its glyphs are.
+func glyphBox(b box) box {
+	return box{b[0] + labelClear, b[1] + labelClear, b[2] - labelClear, b[3] - labelClear}
+}
+
+// segmentsMeet reports whether the segments a–b and c–d cross or touch.
+func segmentsMeet(a, b, c, d [2]float64) bool {
+	side := func(p, q, r [2]float64) float64 { return (q[0]-p[0])*(r[1]-p[1]) - (q[1]-p[1])*(r[0]-p[0]) }
+	within := func(p, q, r [2]float64) bool {
+		return min(p[0], q[0]) <= r[0] && r[0] <= max(p[0], q[0]) && min(p[1], q[1]) <= r[1] && r[1] <= max(p[1], q[1])
+	}
+	d1, d2, d3, d4 := side(c, d, a), side(c, d, b), side(a, b, c), side(a, b, d)
+	if (d1 > 0) != (d2 > 0) && d1 != 0 && d2 != 0 && (d3 > 0) != (d4 > 0) && d3 != 0 && d4 != 0 {
+		return true
+	}
+	return d1 == 0 && within(c, d, a) || d2 == 0 && within(c, d, b) || d3 == 0 && within(a, b, c) || d4 == 0 && within(a, b, d)
 }
 
 // num reads back a coordinate f1 wrote.

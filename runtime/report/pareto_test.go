@@ -148,3 +148,95 @@ func TestParetoPlacesStackedFrontLabels(t *testing.T) {
 		}
 	}
 }
+
+// Front labels keep the order of their points: of two labels one above
+// the other, the upper is the upper point's. A label not beside its
+// point has a leader from the point's ring to its text, which crosses no
+// other label. (The first layout is crossrun's testdata sweep.json per
+// GPU of one, TTFT SLO 60 ms: the labels of @concurrency 1 and 2 went
+// right of the SLO line, the lower point's label on top.)
+func TestParetoLabelsKeepTheirPointsOrder(t *testing.T) {
+	sweepOf := func(name string, xy ...[2]float64) paretoRun {
+		run := paretoRun{Name: name}
+		for i, p := range xy {
+			run.Points = append(run.Points, paretoPoint{X: p[0], Y: p[1], Label: fmt.Sprint(name, " @concurrency ", 1<<i), Tip: fmt.Sprint(name, i)})
+		}
+		return run
+	}
+	for _, tc := range []struct {
+		name string
+		runs []paretoRun
+		slo  float64
+		// everyLabel says that the layout has room for every front
+		// label; a crowded one may leave some to the front's table.
+		everyLabel bool
+	}{
+		{"testdata sweep, SLO 60 ms", []paretoRun{
+			sweepOf("sweep", [2]float64{43.9, 151.9}, [2]float64{51.5, 223.8}, [2]float64{79.0, 447.3}, [2]float64{207.6, 767.1}),
+			{Name: "decode-5ms", Points: []paretoPoint{{X: 71.8, Y: 1062.1, Label: "decode-5ms", Tip: "single"}}},
+			{Name: "decode-20ms", Points: []paretoPoint{{X: 72.1, Y: 360.9, Label: "decode-20ms", Tip: "slow"}}},
+		}, 60, true},
+		{"testdata sweep per GPU, SLO 75 ms", []paretoRun{
+			sweepOf("sweep", [2]float64{43.9, 75.9}, [2]float64{51.5, 111.9}, [2]float64{79.0, 223.7}, [2]float64{207.6, 383.5}),
+			{Name: "decode-5ms", Points: []paretoPoint{{X: 71.8, Y: 531.1, Label: "decode-5ms", Tip: "single"}}},
+			{Name: "decode-20ms", Points: []paretoPoint{{X: 72.1, Y: 90.2, Label: "decode-20ms", Tip: "slow"}}},
+		}, 75, true},
+		{"close levels", []paretoRun{sweepOf("concurrency-sweep", [2]float64{40, 100}, [2]float64{42, 130}, [2]float64{45, 160}, [2]float64{300, 900})}, 50, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// As the page draws them: a point over the SLO misses it.
+			for _, r := range tc.runs {
+				for i := range r.Points {
+					r.Points[i].Misses = r.Points[i].X > tc.slo
+				}
+			}
+			c, _ := buildPareto(paretoSpec{Name: "pareto-ttft", X: axisSpec{Label: "TTFT p99 (ms)", Log: true, Zero: true}, Y: axisSpec{Label: "tok/s", Zero: true},
+				Runs: tc.runs, Refs: []refLine{{Value: tc.slo, Vertical: true, Label: "SLO TTFT p99", Mark: "slo"}}, Misses: "misses the SLO"})
+			type labelled struct {
+				point [2]float64
+				glyph box
+			}
+			var ls []labelled
+			for _, m := range c.Marks {
+				if m.Label.Text == "" {
+					if tc.everyLabel {
+						t.Errorf("the front point at (%s, %s) has no label", m.CX, m.CY)
+					}
+					continue
+				}
+				p, g := [2]float64{num(m.CX), num(m.CY)}, glyphBox(labelBox(m.Label))
+				ls = append(ls, labelled{p, g})
+				gap := math.Hypot(p[0]-max(g[0], min(p[0], g[2])), p[1]-max(g[1], min(p[1], g[3])))
+				if m.Leader == "" {
+					if gap > leaderReach {
+						t.Errorf("%q is %.1f px from its point, with no leader", m.Label.Text, gap)
+					}
+					continue
+				}
+				var x0, y0, x1, y1 float64
+				if _, err := fmt.Sscanf(m.Leader, "M%f %fL%f %f", &x0, &y0, &x1, &y1); err != nil {
+					t.Fatalf("leader %q: %v", m.Leader, err)
+				}
+				if r := math.Hypot(x0-p[0], y0-p[1]); math.Abs(r-ringRadius) > 0.2 {
+					t.Errorf("%q: its leader starts %.1f px from its point, not on its ring", m.Label.Text, r)
+				}
+				if x1 < g[0]-0.1 || x1 > g[2]+0.1 || y1 < g[1]-0.1 || y1 > g[3]+0.1 {
+					t.Errorf("%q: its leader ends at (%g, %g), not on its text %v", m.Label.Text, x1, y1, g)
+				}
+				for _, o := range c.Marks {
+					if o.Label.Text != "" && o.Label != m.Label && segmentCrosses(glyphBox(labelBox(o.Label)), [2]float64{x0, y0}, [2]float64{x1, y1}) {
+						t.Errorf("%q: its leader crosses the label %q", m.Label.Text, o.Label.Text)
+					}
+				}
+			}
+			for i, a := range ls {
+				for _, b := range ls[i+1:] {
+					stacked := a.glyph[0] < b.glyph[2] && b.glyph[0] < a.glyph[2]
+					if stacked && a.point[1] != b.point[1] && (a.point[1] < b.point[1]) != (a.glyph[1] < b.glyph[1]) {
+						t.Errorf("the labels at %v and %v are stacked in the reverse order of their points %v and %v", a.glyph, b.glyph, a.point, b.point)
+					}
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -41,6 +42,9 @@ type point struct {
 	X, Y float64
 	// Label is drawn next to the point's dot, Tip shows on hover.
 	Label, Tip string
+	// Hollow draws the point's dot as a ring (a point that misses the
+	// SLO).
+	Hollow bool
 }
 
 // series is one line of a chart.
@@ -192,6 +196,9 @@ type Ref struct {
 type Mark struct {
 	Mark, CX, CY string
 	Label        Text
+	// Leader, when set, is the path of a line from the point's ring to
+	// its label, drawn when the label is not beside the point.
+	Leader string
 }
 
 // scale maps data values to pixels along one axis.
@@ -348,6 +355,9 @@ func logTicks(lo, hi float64) []float64 {
 	return ticks
 }
 
+// hollowClass is the class of a hollow dot and of its legend swatch.
+const hollowClass = "hollow"
+
 // textChart is a chart that has nothing to draw: one line of text.
 func textChart(name, text string) *Chart {
 	return &Chart{Name: name, Text: text}
@@ -457,9 +467,10 @@ func buildChart(spec chartSpec) *Chart {
 		}
 	}
 	vertical := 0
-	// Each label placed is one the next keep off.
+	// Each line and label placed is one the next labels keep off.
 	for _, r := range spec.Refs {
-		if c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn, texts) {
+		if line, ok := c.drawRef(r, sx, sy, plot{left, right, top, bottom}, vertical, drawn, texts); ok {
+			drawn = append(drawn, line)
 			texts = append(texts, labelBox(c.Refs[len(c.Refs)-1].Label))
 		}
 		if r.Vertical {
@@ -506,6 +517,9 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, [
 		run = append(run, f1(x)+" "+f1(y))
 		pixels = append(pixels, [2]float64{x, y})
 		dot := Dot{Class: class, CX: f1(x), CY: f1(y), R: f1(dotRadius), Tip: p.Tip}
+		if p.Hollow {
+			dot.Class += " " + hollowClass
+		}
 		if p.Label != "" {
 			dot.Label = &Text{X: f1(x + 7), Y: f1(y - 7), Text: p.Label, Anchor: "start"}
 			baseline := y - 7
@@ -549,29 +563,43 @@ func (c *Chart) drawBand(b band, sx scale, left, right, top, bottom float64) {
 		Label: Text{X: f1(x0 + 4), Y: f1(top + 12), Text: b.Label, Anchor: "start"}})
 }
 
-// drawRef adds a reference line when its value is on the axis (false
-// when it is not), its label
-// where no data (drawn) or other label (texts) is: a horizontal line's
-// above or under the line, at its right or left end, else above the plot;
-// a vertical line's, the nth of which this is, beside it at the plot's
-// top or bottom, the labels of several one under the other.
-func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []polyline, texts []box) bool {
+// drawRef adds a reference line when its value is on the axis, and
+// returns the line in pixels (false when it is not on the axis); its
+// label goes where no data or line (drawn) or other label (texts) is: a
+// horizontal line's above or under the line, at its right or left end,
+// else above the plot; a vertical line's, the nth of which this is,
+// beside it at the plot's top or bottom, the labels of several one under
+// the other.
+func (c *Chart) drawRef(r refLine, sx, sy scale, area plot, nth int, drawn []polyline, texts []box) (polyline, bool) {
 	if r.Vertical {
 		x, ok := sx.px(r.Value)
 		if !ok {
-			return false
+			return nil, false
 		}
 		c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(x) + " " + f1(area.top) + "V" + f1(area.bottom),
 			Label: freeVerticalLabel(r.Label, x, area, nth, drawn, texts)})
-		return true
+		return polyline{{x, area.top}, {x, area.bottom}}, true
 	}
 	y, ok := sy.px(r.Value)
 	if !ok {
-		return false
+		return nil, false
 	}
 	c.Refs = append(c.Refs, Ref{Mark: r.Mark, D: "M" + f1(area.left) + " " + f1(y) + "H" + f1(area.right),
 		Label: freeLabel(r.Label, y, area, drawn, texts)})
-	return true
+	return polyline{{area.left, y}, {area.right, y}}, true
+}
+
+// refPixels reads a reference line drawn by drawRef back into pixels,
+// nil for a path of another shape.
+func refPixels(r Ref) polyline {
+	var x0, y0, to float64
+	if _, err := fmt.Sscanf(r.D, "M%f %fV%f", &x0, &y0, &to); err == nil {
+		return polyline{{x0, y0}, {x0, to}}
+	}
+	if _, err := fmt.Sscanf(r.D, "M%f %fH%f", &x0, &y0, &to); err == nil {
+		return polyline{{x0, y0}, {to, y0}}
+	}
+	return nil
 }
 
 // freeLabel places the label of a horizontal line at height y where it

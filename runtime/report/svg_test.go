@@ -208,3 +208,26 @@ func TestLabelsKeepOffEachOther(t *testing.T) {
 		t.Errorf("the SLO label at (%s, %s) %s covers the vertical line's at (%s, %s) %s", h.X, h.Y, h.Anchor, v.X, v.Y, v.Anchor)
 	}
 }
+
+// A reference line drawn is one the later labels keep off: the SLO's
+// label is not crossed by the vertical "max within SLO" line drawn before
+// it, as in a sweep's TTFT chart whose highest level within the SLO is
+// near the plot's right end.
+func TestLabelsKeepOffReferenceLines(t *testing.T) {
+	for _, level := range []float64{70, 80, 90, 95} {
+		t.Run(strconv.FormatFloat(level, 'g', -1, 64), func(t *testing.T) {
+			c := buildChart(chartSpec{Name: "sweep-ttft", Title: "sweep-ttft",
+				X: axisSpec{Label: "concurrency", Lo: 0, Hi: 100}, Y: axisSpec{Label: "TTFT p99", Lo: 0, Hi: 100},
+				Series: []series{{Name: "TTFT p99", Points: []point{{X: 0, Y: 1}, {X: 100, Y: 1}}}},
+				Refs: []refLine{{Value: level, Vertical: true, Label: "max within SLO", Mark: "max-within-slo"},
+					{Value: 50, Label: "SLO TTFT p99 500.0 ms", Mark: "slo"}}})
+			if len(c.Refs) != 2 {
+				t.Fatalf("refs %+v, want two", c.Refs)
+			}
+			vertical, slo := refPixels(c.Refs[0]), c.Refs[1].Label
+			if crosses(labelBox(slo), []polyline{vertical}) {
+				t.Errorf("the SLO label at (%s, %s) %s is crossed by the vertical line %s", slo.X, slo.Y, slo.Anchor, c.Refs[0].D)
+			}
+		})
+	}
+}

@@ -18,13 +18,13 @@ import (
 // (llmrun report a.json b.json ...): In the result files, Labels their
 // names on the page (--label, in the order of In; an empty one, or
 // fewer than In, leaves those runs their own names, runLabels), Baseline the file the others are judged
-// against ("" the first), GPUs the GPU count of every run (--gpus; 0
-// takes each run's GPU telemetry), SLO the objective to draw, Out the
-// page.
+// against ("" the first), GPUs the runs' GPU counts (--gpus: one for
+// every run, or one per file in the order of In; none takes each run's
+// GPU telemetry), SLO the objective to draw, Out the page.
 type CrossReport struct {
 	In, Labels    []string
 	Baseline, Out string
-	GPUs          int
+	GPUs          []int
 	SLO           *summary.SLO
 }
 
@@ -49,8 +49,13 @@ func (r CrossReport) Write() error {
 	if len(r.Labels) > len(r.In) {
 		return fmt.Errorf("--label given %d times for %d result files", len(r.Labels), len(r.In))
 	}
-	if r.GPUs < 0 {
-		return fmt.Errorf("--gpus %d: want 1 or more", r.GPUs)
+	if len(r.GPUs) > 1 && len(r.GPUs) != len(r.In) {
+		return fmt.Errorf("--gpus given %d times for %d result files: give one count for every run, or one per file", len(r.GPUs), len(r.In))
+	}
+	for _, n := range r.GPUs {
+		if n < 1 {
+			return fmt.Errorf("--gpus %d: want 1 or more", n)
+		}
 	}
 	base := 0
 	if r.Baseline != "" {

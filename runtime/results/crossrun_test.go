@@ -19,7 +19,7 @@ func TestCrossReportWrite(t *testing.T) {
 	dir := t.TempDir()
 	base, same, other := writeResult(t, dir, "base", "abc", 100), writeResult(t, dir, "same", "abc", 100), writeResult(t, dir, "other", "def", 300)
 	out := filepath.Join(dir, "cross.html")
-	if err := (CrossReport{In: []string{base, same, other}, Labels: []string{"", "the same"}, Baseline: same, GPUs: 2, Out: out}).Write(); err != nil {
+	if err := (CrossReport{In: []string{base, same, other}, Labels: []string{"", "the same"}, Baseline: same, GPUs: []int{2}, Out: out}).Write(); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -67,7 +67,9 @@ func TestCrossReportErrors(t *testing.T) {
 		{"one run under two paths", CrossReport{In: []string{a, dir + "/./a.json"}, Out: out}, a + " and " + dir + "/./a.json hold the same run (run_id a): give it once"},
 		{"one run copied", CrossReport{In: []string{a, b, copied}, Out: out}, a + " and " + copied + " hold the same run (run_id a)"},
 		{"too many labels", CrossReport{In: []string{a, b}, Labels: []string{"x", "y", "z"}, Out: out}, "--label given 3 times for 2 result files"},
-		{"no GPU", CrossReport{In: []string{a, b}, GPUs: -1, Out: out}, "--gpus -1: want 1 or more"},
+		{"no GPU", CrossReport{In: []string{a, b}, GPUs: []int{-1}, Out: out}, "--gpus -1: want 1 or more"},
+		{"no GPU for one run", CrossReport{In: []string{a, b}, GPUs: []int{2, 0}, Out: out}, "--gpus 0: want 1 or more"},
+		{"a GPU count too many", CrossReport{In: []string{a, b}, GPUs: []int{2, 4, 8}, Out: out}, "--gpus given 3 times for 2 result files"},
 		{"baseline not given", CrossReport{In: []string{a, b}, Baseline: "c.json", Out: out}, "--baseline c.json: not one of the result files given"},
 		{"same label", CrossReport{In: []string{a, b}, Labels: []string{"x", "x"}, Out: out}, `are both labelled "x"`},
 		{"not a result", CrossReport{In: []string{a, notJSON}, Out: out}, "notes.txt:1:2: not valid JSON"},
