@@ -1074,6 +1074,8 @@ declare module 'llmrun' {
     instances?: number;
     missing_instances?: number[];
     min_success_rate?: number;
+    /** The latency percentiles llmrun bench was asked to print (--metric-percentiles); absent for other runs. */
+    metric_percentiles?: number[];
   }
 
   /** The result file, as --summary-export writes it; docs/results.md describes every field. */

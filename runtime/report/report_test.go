@@ -879,3 +879,47 @@ func TestLinearPercentile(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningsFoldIntoOneLine: two warnings or more fold into one line
+// that says how many, so that they do not push the answer below the fold
+// (a loaded machine adds two of its own); one warning shows as it is.
+func TestWarningsFoldIntoOneLine(t *testing.T) {
+	folded := func(doc *html.Node) []*html.Node {
+		return findAll(doc, func(n *html.Node) bool {
+			return n.Type == html.ElementNode && n.Data == "details" && slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == "id" && a.Val == "warnings" })
+		})
+	}
+	many := steadyRun()
+	many.Client.Warnings = append(many.Client.Warnings, "other processes on this machine took the CPU", "arrival-rate iterations started up to 10.0 ms late (p99)")
+	n := len(alerts(many))
+	_, doc := render(t, many)
+	details := folded(doc)
+	if len(details) != 1 {
+		t.Fatalf("%d warnings: %d folded blocks, want 1", n, len(details))
+	}
+	summaries := findAll(details[0], element("summary"))
+	if len(summaries) != 1 || !strings.HasPrefix(text(summaries[0]), fmt.Sprintf("%d warnings about how these figures were measured", n)) {
+		t.Errorf("the folded line does not say how many warnings: %q", text(details[0]))
+	}
+	for _, w := range alerts(many) {
+		if !strings.Contains(text(details[0]), w) {
+			t.Errorf("the folded block lacks the warning %q", w)
+		}
+	}
+
+	one := steadyRun()
+	one.AbortedBy, one.Client.Warnings = "", nil
+	if len(alerts(one)) != 1 {
+		one.Client.Warnings = []string{"the load generator's CPU was saturated"}
+	}
+	if got := len(alerts(one)); got != 1 {
+		t.Fatalf("the run with one warning has %d", got)
+	}
+	_, doc = render(t, one)
+	if len(folded(doc)) != 0 {
+		t.Error("one warning is folded; it should show as it is")
+	}
+	if !strings.Contains(text(doc), alerts(one)[0]) {
+		t.Errorf("the one warning %q is not on the page", alerts(one)[0])
+	}
+}
