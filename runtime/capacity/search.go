@@ -15,7 +15,10 @@ import (
 
 // The defaults and bounds of a capacity search (options.capacity.search).
 const (
-	DefaultSearchWidth      = 0.05
+	DefaultSearchWidth = 0.05
+	// MinSearchWidth is the narrowest width a search takes: levels are
+	// rounded to four significant digits, a step of up to 0.1 %.
+	MinSearchWidth          = 0.001
 	DefaultSearchConfidence = 0.95
 	DefaultSearchBudget     = 10 * time.Minute
 	DefaultSearchStep       = 30 * time.Second
@@ -152,8 +155,12 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 			}
 		}
 	}
-	if inconclusive != nil {
+	switch {
+	case inconclusive != nil:
 		return *inconclusive
+	case tightest == nil:
+		return Judgement{Verdict: Inconclusive, Figure: "success_rate", Bound: MinSuccessRate,
+			Estimate: regression.Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), Why: "not measured: no scenario ran at this level"}}
 	}
 	return *tightest
 }
@@ -294,6 +301,11 @@ func nextLevel(levels []summary.SearchLevel, o SearchOptions) (float64, string) 
 	if o.Variable == Concurrency {
 		next = math.Min(math.Max(next, lo+1), hi-1)
 	}
+	if next <= lo || next >= hi {
+		// Rounded, the midpoint is one of the two: no level between them
+		// can be tried.
+		return 0, fmt.Sprintf("bracketed: %s met the SLO and %s did not, with no level between them at four significant digits", name(lo), name(hi))
+	}
 	return next, ""
 }
 
@@ -307,8 +319,9 @@ func roundLevel(v float64, variable string) float64 {
 	return r
 }
 
-// formatLevel writes a level as the search names it.
-func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+// formatLevel writes a level as the search names it: in full, as the
+// rounds' names carry it.
+func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Result is what the search found so far: the bracket, the levels, why
 // it stopped ("" while it goes on) and the time the levels ran.

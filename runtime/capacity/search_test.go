@@ -63,6 +63,8 @@ func TestJudgeLevel(t *testing.T) {
 			verdict: capacity.Met, figure: "goodput_share"},
 		{name: "no request ended", scenarios: []summary.ScenarioSummary{{Name: "a"}},
 			verdict: capacity.Inconclusive, figure: "success_rate"},
+		{name: "no scenario ran at the level", scenarios: nil,
+			verdict: capacity.Inconclusive, figure: "success_rate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +77,7 @@ func TestJudgeLevel(t *testing.T) {
 }
 
 // server is a synthetic server whose TTFT is 100 ms up to threshold and
-// grows beyond it; each second of a level completes perSecond requests.
+// over the SLO of 500 ms beyond it, growing with the level; each second of a level completes perSecond requests.
 type server struct {
 	threshold float64
 	perSecond func(level float64) int
@@ -101,7 +103,7 @@ func drive(t *testing.T, srv server, o capacity.SearchOptions) *summary.Capacity
 		secs := float64(steps[level]) * o.Step.Seconds()
 		ttft := 100.0
 		if level > srv.threshold {
-			ttft = 100 + 1000*(level-srv.threshold)/srv.threshold*10
+			ttft = 600 + 1000*(level-srv.threshold)/srv.threshold*10
 		}
 		sc := block(t, "s@"+strconv.FormatFloat(level, 'g', -1, 64), srv.perSecond(level)*int(secs), ttft, 2, 0, -1)
 		sc.Serving.DurationSeconds = secs
@@ -153,6 +155,13 @@ func TestSearchBracketsAMonotoneServer(t *testing.T) {
 			}},
 		{name: "a concurrency bracketed to one VU", srv: server{threshold: 13, perSecond: many}, o: options(capacity.Concurrency, 2, 1000),
 			low: 13, high: 14, stop: "bracketed: concurrency 13 met the SLO and concurrency 14 did not"},
+		{name: "a width finer than the levels' rounding stops once no level lies between", srv: server{threshold: 10.005, perSecond: many},
+			o: func() capacity.SearchOptions {
+				o := options(capacity.Rate, 10, 1000)
+				o.Width = 1e-5
+				return o
+			}(),
+			low: 10, high: 10.01, stop: "bracketed: rate 10 met the SLO and rate 10.01 did not, with no level between them"},
 		{name: "the first level misses", srv: server{threshold: 10, perSecond: many}, o: options(capacity.Rate, 50, 1000),
 			high: 50, stop: "the first level, rate 50, did not meet the SLO (missed)", levels: 1},
 		{name: "the highest level allowed meets", srv: server{threshold: 100, perSecond: many}, o: options(capacity.Rate, 5, 20),

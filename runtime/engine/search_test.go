@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -95,5 +96,26 @@ export default function () {}`, "concurrency", "options.scenarios.b"},
 				t.Errorf("error %v, want a ConfigError on %s", err, tt.field)
 			}
 		})
+	}
+}
+
+// A round's name and tag carry its level in full, so that the level read
+// back from them is the level run, however many digits it has.
+func TestRoundTagIsTheLevelRun(t *testing.T) {
+	e := load(t, testConfig(t, searchedMix, nil, nil))
+	if err := e.SetSearch(&Search{Variable: "rate", Next: func(*Report) (Round, bool) { return Round{}, false }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []float64{1.234567, 83.36, 1.0000001, 123456.5} {
+		sc, err := e.roundScenario(0, Round{Level: level, Duration: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := strconv.ParseFloat(sc.Tags["rate"], 64); err != nil || got != level {
+			t.Errorf("level %v tagged rate=%q", level, sc.Tags["rate"])
+		}
+		if want := "chat@" + sc.Tags["rate"]; sc.Name != want {
+			t.Errorf("level %v named %q, want %q", level, sc.Name, want)
+		}
 	}
 }
