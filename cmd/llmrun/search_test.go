@@ -314,7 +314,7 @@ func TestCapacitySearchKeepsTheMix(t *testing.T) {
 				t.Errorf("level %g: the result's row of %s is %+v (found %v), want its own TTFT p99 and the level's verdict %s", l.Level, name, row, ok, l.Verdict)
 			}
 		}
-		if l.Verdict == capacity.Missed && !strings.HasPrefix(l.Figure, chat+": ") && !strings.HasPrefix(l.Figure, rag+": ") {
+		if l.Verdict == capacity.Missed && !strings.HasPrefix(l.Figure, "chat: ") && !strings.HasPrefix(l.Figure, "rag: ") {
 			t.Errorf("level %g missed on %q: want the figure of the scenario that missed", l.Level, l.Figure)
 		}
 	}

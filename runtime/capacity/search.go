@@ -60,9 +60,9 @@ const (
 // Judgement is the verdict of a level with the figure that decided it.
 type Judgement struct {
 	Verdict string
-	// Figure names the deciding figure ("ttft_p99", or "chat@8:
-	// ttft_p99", the level's scenario and its figure, in a mixed
-	// workload), Bound the SLO's bound on it.
+	// Figure names the deciding figure ("ttft_p99", or "chat:
+	// ttft_p99", the scenario, without its level, and its figure, in a
+	// mixed workload), Bound the SLO's bound on it.
 	Figure   string
 	Estimate regression.Estimate
 	Bound    float64
@@ -102,7 +102,12 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 	for _, sc := range scenarios {
 		name := func(figure string) string {
 			if len(scenarios) > 1 {
-				return sc.Name + ": " + figure
+				// A round is named scenario@level: the row says the level.
+				base := sc.Name
+				if i := strings.LastIndex(base, "@"); i > 0 {
+					base = base[:i]
+				}
+				return base + ": " + figure
 			}
 			return figure
 		}
@@ -379,13 +384,35 @@ func SearchVerdict(s *summary.Summary, search *summary.CapacitySearch, slo summa
 		}
 	}
 	slices.SortStableFunc(c.Levels, func(a, b summary.CapacityLevel) int { return cmp.Compare(a.Level, b.Level) })
-	for i, l := range c.Levels {
-		if l.Level == search.Low && l.MeetsSLO && c.MaxWithinSLO == nil {
-			best := c.Levels[i]
-			c.MaxWithinSLO = &best
+	var low []summary.CapacityLevel
+	for _, l := range c.Levels {
+		if l.Level == search.Low && l.MeetsSLO {
+			low = append(low, l)
 		}
 	}
+	if len(low) > 0 {
+		best := levelTotal(low)
+		c.MaxWithinSLO = &best
+	}
 	return c
+}
+
+// levelTotal is one level's row over its scenarios' rows: their
+// throughputs summed; the lowest success rate and the highest latency
+// percentiles of any scenario (a percentile of a mix is the latency of
+// none; the SLO bounds each scenario's). One scenario's row is itself.
+func levelTotal(rows []summary.CapacityLevel) summary.CapacityLevel {
+	total := rows[0]
+	for _, r := range rows[1:] {
+		total.Scenario += " + " + r.Scenario
+		total.RequestRate += r.RequestRate
+		total.OutputThroughput += r.OutputThroughput
+		total.SuccessRate = min(total.SuccessRate, r.SuccessRate)
+		total.TTFTP50, total.TTFTP99 = max(total.TTFTP50, r.TTFTP50), max(total.TTFTP99, r.TTFTP99)
+		total.TPOTP50, total.TPOTP99 = max(total.TPOTP50, r.TPOTP50), max(total.TPOTP99, r.TPOTP99)
+		total.MeetsSLO = total.MeetsSLO && r.MeetsSLO
+	}
+	return total
 }
 
 // searchMethod says in words how the search judged and chose its levels.

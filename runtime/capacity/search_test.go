@@ -27,7 +27,7 @@ func block(t *testing.T, name string, n int, ttft, spread float64, failed, good 
 		results = append(results, summarytest.Failed(llm.ErrHTTP5xx))
 	}
 	s := summarytest.Build(t, 10*time.Second, results...)
-	sc := summary.ScenarioSummary{Name: name, Serving: s.Serving, Metrics: s.Metrics}
+	sc := summary.ScenarioSummary{Name: name, Serving: s.Serving, Metrics: s.Metrics, Latency: s.Latency}
 	if good >= 0 {
 		sc.Serving.Goodput = &summary.Goodput{Good: int64(good), Requests: int64(n + failed)}
 	}
@@ -63,6 +63,8 @@ func TestJudgeLevel(t *testing.T) {
 			verdict: capacity.Met, figure: "goodput_share"},
 		{name: "no request ended", scenarios: []summary.ScenarioSummary{{Name: "a"}},
 			verdict: capacity.Inconclusive, figure: "success_rate"},
+		{name: "a mix's rounds named by level: the figure by scenario", scenarios: []summary.ScenarioSummary{block(t, "chat@8.5", 1000, 100, 2, 0, -1), block(t, "rag@8.5", 1000, 700, 2, 0, -1)},
+			verdict: capacity.Missed, figure: "rag: ttft_p99"},
 		{name: "no scenario ran at the level", scenarios: nil,
 			verdict: capacity.Inconclusive, figure: "success_rate"},
 	}
@@ -216,5 +218,46 @@ func TestSearchBracketsAMonotoneServer(t *testing.T) {
 				tt.check(t, r)
 			}
 		})
+	}
+}
+
+// In a mixed search, the most within the SLO is the level's total over
+// its scenarios, not one scenario's: throughputs summed, the worst
+// scenario's latency.
+func TestSearchVerdictTotalsAMixedLevel(t *testing.T) {
+	run := &summary.Summary{}
+	for _, l := range []struct {
+		level     float64
+		chat, rag float64 // TTFT, ms
+	}{{8, 100, 200}, {16, 900, 900}} {
+		tag := strconv.FormatFloat(l.level, 'g', -1, 64)
+		for _, sc := range []summary.ScenarioSummary{block(t, "chat@"+tag, 1000, l.chat, 2, 0, -1), block(t, "rag@"+tag, 1000, l.rag, 2, 0, -1)} {
+			run = withLevel(run, capacity.Rate, l.level, sc)
+		}
+	}
+	search := &summary.CapacitySearch{Variable: capacity.Rate, Low: 8, High: 16, Levels: []summary.SearchLevel{
+		{Level: 8, Verdict: capacity.Met}, {Level: 16, Verdict: capacity.Missed}}}
+	c := capacity.SearchVerdict(run, search, summary.SLO{TTFTP99: 500})
+	var chat, rag summary.CapacityLevel
+	for _, row := range c.Levels {
+		switch row.Scenario {
+		case "chat@8":
+			chat = row
+		case "rag@8":
+			rag = row
+		}
+	}
+	m := c.MaxWithinSLO
+	switch {
+	case m == nil:
+		t.Fatal("no max within the SLO")
+	case m.Level != 8 || m.Scenario != "chat@8 + rag@8":
+		t.Errorf("max within the SLO %q at %g, want both scenarios of level 8", m.Scenario, m.Level)
+	case m.OutputThroughput != chat.OutputThroughput+rag.OutputThroughput || m.OutputThroughput <= chat.OutputThroughput:
+		t.Errorf("output throughput %g, want chat's %g + rag's %g", m.OutputThroughput, chat.OutputThroughput, rag.OutputThroughput)
+	case m.RequestRate != chat.RequestRate+rag.RequestRate:
+		t.Errorf("request rate %g, want chat's %g + rag's %g", m.RequestRate, chat.RequestRate, rag.RequestRate)
+	case m.TTFTP99 != rag.TTFTP99 || rag.TTFTP99 <= chat.TTFTP99:
+		t.Errorf("TTFT p99 %g, want the slower scenario's, rag's %g (chat's %g)", m.TTFTP99, rag.TTFTP99, chat.TTFTP99)
 	}
 }
