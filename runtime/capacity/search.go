@@ -66,6 +66,10 @@ type Judgement struct {
 	Figure   string
 	Estimate regression.Estimate
 	Bound    float64
+	// PointsWithin says that every figure's measured value lies within
+	// its bound: an inconclusive level's intervals, not its values, are
+	// left open, for lack of requests.
+	PointsWithin bool
 }
 
 // check is one bound a level's figure must meet: at most (upper) or at
@@ -99,6 +103,7 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 	checks = append(checks, check{"success_rate", MinSuccessRate, false})
 	var inconclusive, tightest *Judgement
 	margin := math.Inf(1)
+	pointsWithin := len(scenarios) > 0
 	for _, sc := range scenarios {
 		name := func(figure string) string {
 			if len(scenarios) > 1 {
@@ -112,6 +117,7 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 			return figure
 		}
 		if sc.Serving.Requests == 0 {
+			pointsWithin = false
 			j := Judgement{Verdict: Inconclusive, Figure: name("success_rate"), Bound: MinSuccessRate,
 				Estimate: regression.ProportionEstimate(0, 0, conf)}
 			if inconclusive == nil {
@@ -130,10 +136,11 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 				e = regression.Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), Why: "not measured: no request completed"}
 			}
 			j := Judgement{Figure: name(c.figure), Estimate: e, Bound: c.bound}
-			within, outside := e.Hi <= c.bound, e.Lo > c.bound
+			within, outside, point := e.Hi <= c.bound, e.Lo > c.bound, e.Value <= c.bound
 			if !c.upper {
-				within, outside = e.Lo >= c.bound, e.Hi < c.bound
+				within, outside, point = e.Lo >= c.bound, e.Hi < c.bound, e.Value >= c.bound
 			}
+			pointsWithin = pointsWithin && point
 			switch {
 			case outside:
 				j.Verdict = Missed
@@ -162,6 +169,7 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 	}
 	switch {
 	case inconclusive != nil:
+		inconclusive.PointsWithin = pointsWithin
 		return *inconclusive
 	case tightest == nil:
 		return Judgement{Verdict: Inconclusive, Figure: "success_rate", Bound: MinSuccessRate,
@@ -182,14 +190,17 @@ type Searcher struct {
 	levels  []summary.SearchLevel
 	current *summary.SearchLevel
 	// steps counts the steps the current level ran.
-	steps   int
+	steps int
+	// short are the levels judged inconclusive whose figures were within
+	// the SLO: too few requests to show it.
+	short   map[float64]bool
 	stop    string
 	seconds float64
 }
 
 // NewSearcher starts a search with opts (defaults filled) against slo.
 func NewSearcher(opts SearchOptions, slo summary.SLO) *Searcher {
-	return &Searcher{opts: opts, slo: slo}
+	return &Searcher{opts: opts, slo: slo, short: map[float64]bool{}}
 }
 
 // Next judges the level that just ran, from sofar (the run's summary so
@@ -217,14 +228,22 @@ func (s *Searcher) Next(sofar *summary.Summary) (level float64, step time.Durati
 		setJudgement(&cur, j)
 		s.current = nil
 		s.steps++
-		if j.Verdict == Inconclusive && time.Duration(s.steps+1)*s.opts.Step <= s.opts.MaxStep && s.fits() {
+		short := j.Verdict == Inconclusive && j.PointsWithin
+		// While no level has been met and every level tried is short of
+		// requests only, the next level up has more requests in a step:
+		// grow rather than run this one longer.
+		growing := short && cur.Level < s.opts.Max && !slices.ContainsFunc(s.levels, func(l summary.SearchLevel) bool { return !s.short[l.Level] })
+		if j.Verdict == Inconclusive && !growing && time.Duration(s.steps+1)*s.opts.Step <= s.opts.MaxStep && s.fits() {
 			cur.Extended = true
 			s.current = &cur
 			return cur.Level, s.opts.Step, true
 		}
+		if short {
+			s.short[cur.Level] = true
+		}
 		s.levels, s.steps = append(s.levels, cur), 0
 	}
-	next, reason := nextLevel(s.levels, s.opts)
+	next, reason := nextLevel(s.levels, s.short, s.opts)
 	if reason == "" && !s.fits() {
 		reason = fmt.Sprintf("the time budget (%s) ended before the next level", s.opts.Budget)
 	}
@@ -264,15 +283,16 @@ func finitePtr(v float64) *float64 {
 
 // bracket returns the highest level that met the SLO and the lowest
 // level above it that did not (0: none); an inconclusive level counts as
-// not met.
-func bracket(levels []summary.SearchLevel) (lo, hi float64) {
+// not met, but for one short of requests (short) while none is met: its
+// figures were within the SLO.
+func bracket(levels []summary.SearchLevel, short map[float64]bool) (lo, hi float64) {
 	for _, l := range levels {
 		if l.Verdict == Met && l.Level > lo {
 			lo = l.Level
 		}
 	}
 	for _, l := range levels {
-		if l.Verdict != Met && l.Level > lo && (hi == 0 || l.Level < hi) {
+		if l.Verdict != Met && l.Level > lo && (hi == 0 || l.Level < hi) && (lo > 0 || !short[l.Level]) {
 			hi = l.Level
 		}
 	}
@@ -284,15 +304,15 @@ func bracket(levels []summary.SearchLevel) (lo, hi float64) {
 // then bisect (geometric midpoint) between the highest that met it and
 // the lowest above that did not, until they are within ±Width of their
 // midpoint (for concurrency, one apart).
-func nextLevel(levels []summary.SearchLevel, o SearchOptions) (float64, string) {
+func nextLevel(levels []summary.SearchLevel, short map[float64]bool, o SearchOptions) (float64, string) {
 	if len(levels) == 0 {
 		return o.Start, ""
 	}
-	lo, hi := bracket(levels)
+	lo, hi := bracket(levels, short)
 	name := func(v float64) string { return o.Variable + " " + formatLevel(v) }
 	switch {
 	case lo == 0:
-		return 0, fmt.Sprintf("the first level, %s, did not meet the SLO (%s): start lower", name(levels[0].Level), levels[0].Verdict)
+		return firstMet(levels, short, hi, o)
 	case hi == 0 && lo >= o.Max:
 		return 0, fmt.Sprintf("the highest level allowed, %s, met the SLO: the capacity is at least that; raise max", name(o.Max))
 	case hi == 0:
@@ -312,6 +332,44 @@ func nextLevel(levels []summary.SearchLevel, o SearchOptions) (float64, string) 
 		return 0, fmt.Sprintf("bracketed: %s met the SLO and %s did not, with no level between them at four significant digits", name(lo), name(hi))
 	}
 	return next, ""
+}
+
+// firstMet is the level to try while no level has met the SLO, or why
+// the search stops: grow from a level short of requests (its figures
+// within the SLO; a higher level has more requests in a step), else
+// halve below the lowest level tried, down to MinLevel. hi is the lowest
+// level not met that was not short of requests (0: none).
+func firstMet(levels []summary.SearchLevel, short map[float64]bool, hi float64, o SearchOptions) (float64, string) {
+	name := func(v float64) string { return o.Variable + " " + formatLevel(v) }
+	lowest, highestShort := math.Inf(1), 0.0
+	for _, l := range levels {
+		lowest = min(lowest, l.Level)
+		if short[l.Level] {
+			highestShort = max(highestShort, l.Level)
+		}
+	}
+	switch {
+	case highestShort > 0 && hi == 0 && highestShort >= o.Max:
+		return 0, fmt.Sprintf("no level met the SLO with confidence: the highest allowed, %s, had its figures within it but too few requests to show it; run a longer step or raise max", name(o.Max))
+	case highestShort > 0 && hi == 0:
+		return roundLevel(math.Min(highestShort*SearchGrowth, o.Max), o.Variable), ""
+	case highestShort > 0:
+		return 0, fmt.Sprintf("below %s: no level met the SLO with confidence (too few requests at levels ≤ %s): run a longer step", name(hi), formatLevel(highestShort))
+	}
+	next := roundLevel(lowest/SearchGrowth, o.Variable)
+	if floor := o.MinLevel(); next < floor || next >= lowest {
+		return 0, fmt.Sprintf("no level down to %s met the SLO: the capacity is below it", name(lowest))
+	}
+	return next, ""
+}
+
+// MinLevel is the lowest level a search tries when its first does not
+// meet the SLO: start / DefaultSearchMaxFactor, one VU at least.
+func (o SearchOptions) MinLevel() float64 {
+	if o.Variable == Concurrency {
+		return 1
+	}
+	return o.Start / DefaultSearchMaxFactor
 }
 
 // roundLevel rounds a level: concurrency to a whole number, a rate to
@@ -335,7 +393,7 @@ func (s *Searcher) Result() *summary.CapacitySearch {
 	if s.current != nil {
 		levels = append(levels, *s.current)
 	}
-	lo, hi := bracket(s.levels)
+	lo, hi := bracket(s.levels, s.short)
 	r := &summary.CapacitySearch{Variable: s.opts.Variable, Low: lo, High: hi, Width: s.opts.Width, Confidence: s.opts.Confidence,
 		GoodputShare: s.opts.GoodputShare, Levels: levels, Stop: s.stop, Seconds: s.seconds}
 	switch {

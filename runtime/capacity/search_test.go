@@ -164,8 +164,44 @@ func TestSearchBracketsAMonotoneServer(t *testing.T) {
 				return o
 			}(),
 			low: 10, high: 10.01, stop: "bracketed: rate 10 met the SLO and rate 10.01 did not, with no level between them"},
-		{name: "the first level misses", srv: server{threshold: 10, perSecond: many}, o: options(capacity.Rate, 50, 1000),
-			high: 50, stop: "the first level, rate 50, did not meet the SLO (missed)", levels: 1},
+		{name: "the first level misses: the search halves until a level meets", srv: server{threshold: 10, perSecond: many}, o: options(capacity.Rate, 50, 1000),
+			stop: "bracketed within ±5 %", check: func(t *testing.T, r *summary.CapacitySearch) {
+				if !(r.Low <= 10 && 10 < r.High) {
+					t.Errorf("bracket [%g, %g] does not hold 10", r.Low, r.High)
+				}
+				if len(r.Levels) < 4 {
+					t.Fatalf("%d levels tried: want the search to go down from 50", len(r.Levels))
+				}
+				if got := []float64{r.Levels[1].Level, r.Levels[2].Level, r.Levels[3].Level}; got[0] != 25 || got[1] != 12.5 || got[2] != 6.25 {
+					t.Errorf("levels after 50: %v, want 25, 12.5, 6.25", got)
+				}
+			}},
+		{name: "no level down to the lowest meets", srv: server{threshold: 0.001, perSecond: many}, o: options(capacity.Rate, 50, 1000),
+			high: 0.04883, stop: "no level down to rate 0.04883 met the SLO: the capacity is below it", levels: 11},
+		{name: "levels short of requests, their figures within the SLO: the search grows past them", srv: server{threshold: 37.3, perSecond: func(l float64) int { return int(25 * l) }},
+			o: options(capacity.Rate, 1, 1000), stop: "bracketed within ±5 %", check: func(t *testing.T, r *summary.CapacitySearch) {
+				if !(r.Low <= 37.3 && 37.3 < r.High) {
+					t.Errorf("bracket [%g, %g] does not hold 37.3", r.Low, r.High)
+				}
+				if len(r.Levels) < 3 {
+					t.Fatalf("%d levels tried: want the search to grow from 1", len(r.Levels))
+				}
+				for _, l := range r.Levels[:2] {
+					if l.Verdict != capacity.Inconclusive || l.Extended {
+						t.Errorf("level %g: %s, extended %v; want inconclusive, not run longer: the next level up has more requests", l.Level, l.Verdict, l.Extended)
+					}
+				}
+				if r.Levels[2].Level != 4 || r.Levels[2].Verdict != capacity.Met {
+					t.Errorf("the third level %+v, want 4 met", r.Levels[2])
+				}
+			}},
+		{name: "a level short of requests, then one that misses", srv: server{threshold: 1.5, perSecond: func(l float64) int { return int(25 * l) }},
+			o: options(capacity.Rate, 1, 1000), high: 2, levels: 2,
+			stop: "below rate 2: no level met the SLO with confidence (too few requests at levels ≤ 1): run a longer step", check: func(t *testing.T, r *summary.CapacitySearch) {
+				if r.Low != 0 {
+					t.Errorf("low %g: no level was met with confidence", r.Low)
+				}
+			}},
 		{name: "the highest level allowed meets", srv: server{threshold: 100, perSecond: many}, o: options(capacity.Rate, 5, 20),
 			low: 20, stop: "the highest level allowed, rate 20, met the SLO", levels: 3},
 		{name: "the budget ends", srv: server{threshold: 1000, perSecond: many},
