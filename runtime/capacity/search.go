@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // The defaults and bounds of a capacity search (options.capacity.search).
@@ -182,6 +184,8 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 // the levels run so far and says which to run next, or that the search
 // is over; Result is what it found.
 type Searcher struct {
+	// mu guards the search: Progress reads it while Next changes it.
+	mu   sync.Mutex
 	opts SearchOptions
 	slo  summary.SLO
 	// levels are the levels judged, in order; current is the level
@@ -208,6 +212,8 @@ func NewSearcher(opts SearchOptions, slo summary.SLO) *Searcher {
 // level), and returns the level to run next and for how long; ok false
 // ends the search (Result then says why).
 func (s *Searcher) Next(sofar *summary.Summary) (level float64, step time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.stop != "" {
 		return 0, 0, false
 	}
@@ -389,6 +395,8 @@ func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 // Result is what the search found so far: the bracket, the levels, why
 // it stopped ("" while it goes on) and the time the levels ran.
 func (s *Searcher) Result() *summary.CapacitySearch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	levels := slices.Clone(s.levels)
 	if s.current != nil {
 		levels = append(levels, *s.current)
@@ -406,6 +414,31 @@ func (s *Searcher) Result() *summary.CapacitySearch {
 		r.Stop = "the run ended before the search did"
 	}
 	return r
+}
+
+// Progress says how far the search is, for the live view: the levels
+// judged, the bracket so far, the budget used.
+func (s *Searcher) Progress() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lo, hi := bracket(s.levels, s.short)
+	name := func(v float64) string { return s.opts.Variable + " " + formatLevel(v) }
+	bracketed := "no level judged yet"
+	switch {
+	case lo > 0 && hi > 0:
+		bracketed = fmt.Sprintf("capacity between %s and %s", name(lo), name(hi))
+	case lo > 0:
+		bracketed = "capacity at least " + name(lo)
+	case hi > 0:
+		bracketed = "capacity below " + name(hi)
+	case len(s.levels) > 0:
+		bracketed = "no level met with confidence yet"
+	}
+	used := (time.Duration(s.seconds) * time.Second).String()
+	if s.opts.Budget > 0 {
+		used += " of the " + s.opts.Budget.String() + " budget"
+	}
+	return fmt.Sprintf("%s tried, %s, %s", textfmt.Count(len(s.levels), "level"), bracketed, used)
 }
 
 // LevelScenarios are the scenarios of sofar that ran at level (tagged

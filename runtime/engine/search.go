@@ -41,6 +41,24 @@ type Round struct {
 	Duration time.Duration
 }
 
+// RoundProgress is how far a capacity search's running round is: the
+// Number-th round of the search, at Level of Variable, Elapsed of its
+// Duration.
+type RoundProgress struct {
+	Variable string
+	Number   int
+	Level    float64
+	Elapsed  time.Duration
+	Duration time.Duration
+}
+
+// runningRound is the round that runs, and when it started.
+type runningRound struct {
+	Round
+	number int
+	start  time.Time
+}
+
 // RoundName is the name of scenario base's part of the round at level.
 func RoundName(base string, level float64) string {
 	return base + "@" + FormatLevel(level)
@@ -146,6 +164,7 @@ func (e *Engine) runSearch(ctx context.Context, vus [][]*vu, setupJSON []byte) (
 				return windows, fmt.Errorf("capacity search: round %d: %w", n+1, errs[i])
 			}
 		}
+		e.round.Store(&runningRound{Round: round, number: n + 1, start: time.Now()})
 		var wg sync.WaitGroup
 		for i := range e.scenarios {
 			wg.Add(1)
@@ -155,6 +174,7 @@ func (e *Engine) runSearch(ctx context.Context, vus [][]*vu, setupJSON []byte) (
 			}()
 		}
 		wg.Wait()
+		e.round.Store(nil)
 		for i, sc := range scs {
 			w := ends[i]
 			if before, ok := windows[sc.Name]; ok {
