@@ -514,7 +514,7 @@ func searchMethod(search *summary.CapacitySearch, slo summary.SLO) string {
 	}
 	words := []string{
 		fmt.Sprintf("A level meets the SLO when, in every scenario, the %g %% confidence interval of each figure lies within its bound (%s); it misses it when an interval lies wholly outside; otherwise it is inconclusive, is run longer when it may, and counts as not met.", 100*search.Confidence, bounds),
-		fmt.Sprintf("Levels grow ×%g until one does not meet the SLO, then bisect between the highest that met it and the lowest that did not, until the two are within ±%g %%.", SearchGrowth, 100*search.Width),
+		fmt.Sprintf("Levels grow ×%g until one does not meet the SLO (past levels whose figures are within it but too few requests to show it), or halve from a first level that misses, then bisect between the highest that met it and the lowest that did not, until the two are within ±%g %%.", SearchGrowth, 100*search.Width),
 	}
 	return strings.Join(words, " ")
 }
