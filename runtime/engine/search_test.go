@@ -119,3 +119,35 @@ func TestRoundTagIsTheLevelRun(t *testing.T) {
 		}
 	}
 }
+
+// While a round runs, Progress says which: its number, level, time and
+// length; between rounds and after, none.
+func TestSearchProgressNamesTheRound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := load(t, testConfig(t, searchedMix, nil, nil))
+		rounds := []Round{{Level: 4, Duration: 2 * time.Second}, {Level: 8, Duration: 2 * time.Second}}
+		n := 0
+		if err := e.SetSearch(&Search{Variable: "rate", Next: func(*Report) (Round, bool) {
+			if r := e.Progress().Round; r != nil {
+				t.Errorf("between rounds, Progress says round %+v", r)
+			}
+			n++
+			if n > len(rounds) {
+				return Round{}, false
+			}
+			return rounds[n-1], true
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		read := make(chan *RoundProgress, 1)
+		go func() {
+			time.Sleep(3 * time.Second) // a second into the second round, on the bubble's clock
+			read <- e.Progress().Round
+		}()
+		mustRun(t, e)
+		want := RoundProgress{Variable: "rate", Number: 2, Level: 8, Elapsed: time.Second, Duration: 2 * time.Second}
+		if got := <-read; got == nil || *got != want {
+			t.Errorf("Progress during the second round says %+v, want %+v", got, want)
+		}
+	})
+}
