@@ -223,3 +223,23 @@ func TestSearchChartOfAMixedWorkload(t *testing.T) {
 		t.Errorf("two scenarios' TTFT p99 make the y axis %q, want TTFT p99 (ms)", got)
 	}
 }
+
+// The levels' table of a search says "inconclusive" of a level the search
+// judged so, not that it missed the SLO.
+func TestSearchLevelsTableSaysInconclusive(t *testing.T) {
+	s := searchRun()
+	s.Capacity.Search.Levels[3].Verdict = "inconclusive"
+	_, doc := render(t, s)
+	var row []string
+	for _, tr := range findAll(byID(doc, "capacity"), element("tr")) {
+		cells := findAll(tr, element("td"))
+		if len(cells) > 1 && text(cells[1]) == "c32" {
+			for _, c := range cells {
+				row = append(row, text(c))
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(row, "|"), "|inconclusive|") {
+		t.Errorf("the levels' row of level 32 is %q: want the search's verdict, inconclusive", row)
+	}
+}

@@ -101,6 +101,17 @@ type CapacitySearch struct {
 	Seconds float64 `json:"seconds"`
 }
 
+// VerdictOf is the search's verdict of level ("met", "missed" or
+// "inconclusive"), "" when it tried no such level.
+func (s *CapacitySearch) VerdictOf(level float64) string {
+	for _, l := range s.Levels {
+		if l.Level == level {
+			return l.Verdict
+		}
+	}
+	return ""
+}
+
 // SearchLevel is one level a capacity search tried, and its verdict.
 type SearchLevel struct {
 	Level    float64 `json:"level"`

@@ -404,7 +404,7 @@ func (r *renderer) levels(s *summary.Summary, slo bool) {
 			}
 			if c.Search != nil {
 				// A search's verdict may be inconclusive, which is not missed.
-				met = cmp.Or(searchVerdict(c.Search, l.Level), met)
+				met = cmp.Or(c.Search.VerdictOf(l.Level), met)
 			}
 			rows[i] = append(rows[i], met)
 		}

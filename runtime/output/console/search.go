@@ -81,14 +81,3 @@ func figureValue(figure string, v float64) string {
 	}
 	return textfmt.Num(v)
 }
-
-// searchVerdict is the search's verdict of level, "" when it tried no
-// such level.
-func searchVerdict(sr *summary.CapacitySearch, level float64) string {
-	for _, l := range sr.Levels {
-		if l.Level == level {
-			return l.Verdict
-		}
-	}
-	return ""
-}
