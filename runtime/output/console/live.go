@@ -156,9 +156,14 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 				s.total.Seal()
 				s.sealed = true
 			}
-			r.fill(&s.total, sp.Measured)
+			total, ended := &s.total, tokens[sp.Name]
+			if l.search != nil {
+				// A search's scenario ran as its rounds: their whole runs.
+				total, ended = l.rounds(sp.Name, tokens)
+			}
+			r.fill(total, sp.Measured)
 			if secs := sp.Measured.Seconds(); secs > 0 {
-				r.tokRate = float64(tokens[sp.Name]) / secs
+				r.tokRate = float64(ended) / secs
 			}
 		default:
 			r.windowed = true
@@ -180,6 +185,20 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 		rows[i] = r
 	}
 	return rows
+}
+
+// rounds are the requests of every round of a search's scenario (named
+// scenario@level), merged into l.merged, and their output tokens.
+func (l *Live) rounds(scenario string, tokens map[string]int64) (*window.Aggregate, int64) {
+	l.merged.Reset()
+	var n int64
+	for name, s := range l.scenarios {
+		if strings.HasPrefix(name, scenario+"@") {
+			l.merged.Merge(&s.total)
+			n += tokens[name]
+		}
+	}
+	return &l.merged, n
 }
 
 // fill sets r's request figures from a, requests that ended over d.

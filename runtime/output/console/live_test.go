@@ -216,4 +216,14 @@ func TestLiveSearchRound(t *testing.T) {
 			t.Errorf("the lines lack %q:\n%s", want, lines)
 		}
 	}
+	// Once the search is over, the scenario's figures are its rounds'.
+	first := metrics.NewTagSet(map[string]string{"scenario": "search@4", "rate": "4"})
+	for i := range 20 {
+		l.AddRequest(record(first, start, time.Duration(i)*time.Second, 100, ""))
+	}
+	p.Round, p.Elapsed = nil, 50*time.Second
+	p.Scenarios[0].Elapsed, p.Scenarios[0].Measured = 50*time.Second, 50*time.Second
+	if got := strings.Join(l.Lines(p, map[string]bool{}), "\n"); !strings.Contains(got, "[50s] search: done 100%, VUs 3/512, 0.60 req/s, 26 tok/s") {
+		t.Errorf("the search's scenario done says\n%s\nwant the 30 requests and 1300 tokens of its rounds over 50 s", got)
+	}
 }
