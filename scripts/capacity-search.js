@@ -1,8 +1,9 @@
 // capacity-search: find the highest load a server takes within an SLO, by
 // a search that decides each level from the confidence intervals of its
 // figures instead of running a fixed list of levels. Levels grow ×2 from
-// START until one does not meet the SLO, then bisect until the capacity
-// is bracketed within ±WIDTH, or BUDGET ends. A level that meets the SLO
+// START until one does not meet the SLO (or halve from a START that
+// misses), then bisect until the capacity is bracketed within ±WIDTH, or
+// BUDGET ends. A level that meets the SLO
 // only within noise is run longer (up to MAX_STEP), and counts as not met
 // if it stays inconclusive. llmrun's summary leads with the capacity and
 // its bracket, and a row per level tried.

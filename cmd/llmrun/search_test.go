@@ -231,7 +231,7 @@ func TestCapacitySearchBadOptions(t *testing.T) {
 		want string
 	}{
 		{"a width of 200 %", func(*testing.T) []string { return []string{"-e", "WIDTH=2", "stock:capacity-search"} },
-			exitcode.InvalidConfig, "options.capacity.search.width: 2: want a relative half-width below 1"},
+			exitcode.InvalidConfig, "options.capacity.search.width: 2: want a relative half-width from 0.001 to below 1"},
 		{"max below start", func(*testing.T) []string { return []string{"-e", "START=8", "-e", "MAX=4", "stock:capacity-search"} },
 			exitcode.InvalidConfig, "options.capacity.search.max: 4 is below start 8"},
 		{"a variable the stock search does not know", func(*testing.T) []string { return []string{"-e", "VARIABLE=users", "stock:capacity-search"} },
@@ -244,6 +244,26 @@ export default function () {}`)}
 			return []string{script(t, `export const options = { vus: 1, duration: '1s', capacity: { search: {} } };
 export default function () {}`)}
 		}, exitcode.InvalidConfig, "options.capacity.search: a search finds the most load within an SLO, and none is given"},
+		{"a start of NaN", func(t *testing.T) []string {
+			return []string{script(t, `export const options = { vus: 1, duration: '1s', slo: { ttft_p99: 100 }, capacity: { search: { start: NaN } } };
+export default function () {}`)}
+		}, exitcode.InvalidConfig, "options.capacity.search.start: null: want a number"},
+		{"a width finer than the levels' rounding", func(*testing.T) []string {
+			return []string{"-e", "WIDTH=0.00001", "stock:capacity-search"}
+		}, exitcode.InvalidConfig, "options.capacity.search.width: 1e-05: want a relative half-width from 0.001"},
+		{"a start above the executor's rate limit", func(t *testing.T) []string {
+			return []string{script(t, `export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 1, duration: '1s', preAllocatedVUs: 1 } },
+  slo: { ttft_p99: 100 }, capacity: { search: { start: 1e9 } } };
+export default function () {}`)}
+		}, exitcode.InvalidConfig, "options.capacity.search.start: 1e+09 would run scenario s beyond its limits: rate"},
+		{"a max above the executor's rate limit", func(*testing.T) []string {
+			return []string{"-e", "MAX=2e6", "stock:capacity-search"}
+		}, exitcode.InvalidConfig, "options.capacity.search.max: 2e+06 would run scenario search beyond its limits: rate"},
+		{"a concurrency that overflows an int", func(t *testing.T) []string {
+			return []string{script(t, `export const options = { scenarios: { c: { executor: 'constant-vus', vus: 1, duration: '1s' } },
+  slo: { ttft_p99: 100 }, capacity: { search: { max: 2 ** 63 } } };
+export default function () {}`)}
+		}, exitcode.InvalidConfig, "options.capacity.search.max: 9.223372036854776e+18 would run scenario c beyond its limits: vus"},
 		{"a scenario it cannot scale", func(t *testing.T) []string {
 			return []string{script(t, `export const options = { scenarios: { ramp: { executor: 'ramping-vus', stages: [{ duration: '1s', target: 2 }] } },
   slo: { ttft_p99: 100 }, capacity: { search: { variable: 'concurrency' } } };
@@ -294,7 +314,7 @@ func TestCapacitySearchKeepsTheMix(t *testing.T) {
 				t.Errorf("level %g: the result's row of %s is %+v (found %v), want its own TTFT p99 and the level's verdict %s", l.Level, name, row, ok, l.Verdict)
 			}
 		}
-		if l.Verdict == capacity.Missed && !strings.HasPrefix(l.Figure, chat+": ") && !strings.HasPrefix(l.Figure, rag+": ") {
+		if l.Verdict == capacity.Missed && !strings.HasPrefix(l.Figure, "chat: ") && !strings.HasPrefix(l.Figure, "rag: ") {
 			t.Errorf("level %g missed on %q: want the figure of the scenario that missed", l.Level, l.Figure)
 		}
 	}

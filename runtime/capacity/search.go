@@ -7,15 +7,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/regression"
 	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
 // The defaults and bounds of a capacity search (options.capacity.search).
 const (
-	DefaultSearchWidth      = 0.05
+	DefaultSearchWidth = 0.05
+	// MinSearchWidth is the narrowest width a search takes: levels are
+	// rounded to four significant digits, a step of up to 0.1 %.
+	MinSearchWidth          = 0.001
 	DefaultSearchConfidence = 0.95
 	DefaultSearchBudget     = 10 * time.Minute
 	DefaultSearchStep       = 30 * time.Second
@@ -57,12 +62,16 @@ const (
 // Judgement is the verdict of a level with the figure that decided it.
 type Judgement struct {
 	Verdict string
-	// Figure names the deciding figure ("ttft_p99", or "chat@8:
-	// ttft_p99", the level's scenario and its figure, in a mixed
-	// workload), Bound the SLO's bound on it.
+	// Figure names the deciding figure ("ttft_p99", or "chat:
+	// ttft_p99", the scenario, without its level, and its figure, in a
+	// mixed workload), Bound the SLO's bound on it.
 	Figure   string
 	Estimate regression.Estimate
 	Bound    float64
+	// PointsWithin says that every figure's measured value lies within
+	// its bound: an inconclusive level's intervals, not its values, are
+	// left open, for lack of requests.
+	PointsWithin bool
 }
 
 // check is one bound a level's figure must meet: at most (upper) or at
@@ -96,14 +105,21 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 	checks = append(checks, check{"success_rate", MinSuccessRate, false})
 	var inconclusive, tightest *Judgement
 	margin := math.Inf(1)
+	pointsWithin := len(scenarios) > 0
 	for _, sc := range scenarios {
 		name := func(figure string) string {
 			if len(scenarios) > 1 {
-				return sc.Name + ": " + figure
+				// A round is named scenario@level: the row says the level.
+				base := sc.Name
+				if i := strings.LastIndex(base, "@"); i > 0 {
+					base = base[:i]
+				}
+				return base + ": " + figure
 			}
 			return figure
 		}
 		if sc.Serving.Requests == 0 {
+			pointsWithin = false
 			j := Judgement{Verdict: Inconclusive, Figure: name("success_rate"), Bound: MinSuccessRate,
 				Estimate: regression.ProportionEstimate(0, 0, conf)}
 			if inconclusive == nil {
@@ -122,10 +138,11 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 				e = regression.Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), Why: "not measured: no request completed"}
 			}
 			j := Judgement{Figure: name(c.figure), Estimate: e, Bound: c.bound}
-			within, outside := e.Hi <= c.bound, e.Lo > c.bound
+			within, outside, point := e.Hi <= c.bound, e.Lo > c.bound, e.Value <= c.bound
 			if !c.upper {
-				within, outside = e.Lo >= c.bound, e.Hi < c.bound
+				within, outside, point = e.Lo >= c.bound, e.Hi < c.bound, e.Value >= c.bound
 			}
+			pointsWithin = pointsWithin && point
 			switch {
 			case outside:
 				j.Verdict = Missed
@@ -152,8 +169,13 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 			}
 		}
 	}
-	if inconclusive != nil {
+	switch {
+	case inconclusive != nil:
+		inconclusive.PointsWithin = pointsWithin
 		return *inconclusive
+	case tightest == nil:
+		return Judgement{Verdict: Inconclusive, Figure: "success_rate", Bound: MinSuccessRate,
+			Estimate: regression.Estimate{Value: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), Why: "not measured: no scenario ran at this level"}}
 	}
 	return *tightest
 }
@@ -162,6 +184,8 @@ func JudgeLevel(scenarios []summary.ScenarioSummary, closedLoop bool, slo summar
 // the levels run so far and says which to run next, or that the search
 // is over; Result is what it found.
 type Searcher struct {
+	// mu guards the search: Progress reads it while Next changes it.
+	mu   sync.Mutex
 	opts SearchOptions
 	slo  summary.SLO
 	// levels are the levels judged, in order; current is the level
@@ -170,14 +194,17 @@ type Searcher struct {
 	levels  []summary.SearchLevel
 	current *summary.SearchLevel
 	// steps counts the steps the current level ran.
-	steps   int
+	steps int
+	// short are the levels judged inconclusive whose figures were within
+	// the SLO: too few requests to show it.
+	short   map[float64]bool
 	stop    string
 	seconds float64
 }
 
 // NewSearcher starts a search with opts (defaults filled) against slo.
 func NewSearcher(opts SearchOptions, slo summary.SLO) *Searcher {
-	return &Searcher{opts: opts, slo: slo}
+	return &Searcher{opts: opts, slo: slo, short: map[float64]bool{}}
 }
 
 // Next judges the level that just ran, from sofar (the run's summary so
@@ -185,6 +212,8 @@ func NewSearcher(opts SearchOptions, slo summary.SLO) *Searcher {
 // level), and returns the level to run next and for how long; ok false
 // ends the search (Result then says why).
 func (s *Searcher) Next(sofar *summary.Summary) (level float64, step time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.stop != "" {
 		return 0, 0, false
 	}
@@ -205,14 +234,22 @@ func (s *Searcher) Next(sofar *summary.Summary) (level float64, step time.Durati
 		setJudgement(&cur, j)
 		s.current = nil
 		s.steps++
-		if j.Verdict == Inconclusive && time.Duration(s.steps+1)*s.opts.Step <= s.opts.MaxStep && s.fits() {
+		short := j.Verdict == Inconclusive && j.PointsWithin
+		// While no level has been met and every level tried is short of
+		// requests only, the next level up has more requests in a step:
+		// grow rather than run this one longer.
+		growing := short && cur.Level < s.opts.Max && !slices.ContainsFunc(s.levels, func(l summary.SearchLevel) bool { return !s.short[l.Level] })
+		if j.Verdict == Inconclusive && !growing && time.Duration(s.steps+1)*s.opts.Step <= s.opts.MaxStep && s.fits() {
 			cur.Extended = true
 			s.current = &cur
 			return cur.Level, s.opts.Step, true
 		}
+		if short {
+			s.short[cur.Level] = true
+		}
 		s.levels, s.steps = append(s.levels, cur), 0
 	}
-	next, reason := nextLevel(s.levels, s.opts)
+	next, reason := nextLevel(s.levels, s.short, s.opts)
 	if reason == "" && !s.fits() {
 		reason = fmt.Sprintf("the time budget (%s) ended before the next level", s.opts.Budget)
 	}
@@ -252,15 +289,16 @@ func finitePtr(v float64) *float64 {
 
 // bracket returns the highest level that met the SLO and the lowest
 // level above it that did not (0: none); an inconclusive level counts as
-// not met.
-func bracket(levels []summary.SearchLevel) (lo, hi float64) {
+// not met, but for one short of requests (short) while none is met: its
+// figures were within the SLO.
+func bracket(levels []summary.SearchLevel, short map[float64]bool) (lo, hi float64) {
 	for _, l := range levels {
 		if l.Verdict == Met && l.Level > lo {
 			lo = l.Level
 		}
 	}
 	for _, l := range levels {
-		if l.Verdict != Met && l.Level > lo && (hi == 0 || l.Level < hi) {
+		if l.Verdict != Met && l.Level > lo && (hi == 0 || l.Level < hi) && (lo > 0 || !short[l.Level]) {
 			hi = l.Level
 		}
 	}
@@ -272,15 +310,15 @@ func bracket(levels []summary.SearchLevel) (lo, hi float64) {
 // then bisect (geometric midpoint) between the highest that met it and
 // the lowest above that did not, until they are within ±Width of their
 // midpoint (for concurrency, one apart).
-func nextLevel(levels []summary.SearchLevel, o SearchOptions) (float64, string) {
+func nextLevel(levels []summary.SearchLevel, short map[float64]bool, o SearchOptions) (float64, string) {
 	if len(levels) == 0 {
 		return o.Start, ""
 	}
-	lo, hi := bracket(levels)
+	lo, hi := bracket(levels, short)
 	name := func(v float64) string { return o.Variable + " " + formatLevel(v) }
 	switch {
 	case lo == 0:
-		return 0, fmt.Sprintf("the first level, %s, did not meet the SLO (%s): start lower", name(levels[0].Level), levels[0].Verdict)
+		return firstMet(levels, short, hi, o)
 	case hi == 0 && lo >= o.Max:
 		return 0, fmt.Sprintf("the highest level allowed, %s, met the SLO: the capacity is at least that; raise max", name(o.Max))
 	case hi == 0:
@@ -294,7 +332,50 @@ func nextLevel(levels []summary.SearchLevel, o SearchOptions) (float64, string) 
 	if o.Variable == Concurrency {
 		next = math.Min(math.Max(next, lo+1), hi-1)
 	}
+	if next <= lo || next >= hi {
+		// Rounded, the midpoint is one of the two: no level between them
+		// can be tried.
+		return 0, fmt.Sprintf("bracketed: %s met the SLO and %s did not, with no level between them at four significant digits", name(lo), name(hi))
+	}
 	return next, ""
+}
+
+// firstMet is the level to try while no level has met the SLO, or why
+// the search stops: grow from a level short of requests (its figures
+// within the SLO; a higher level has more requests in a step), else
+// halve below the lowest level tried, down to MinLevel. hi is the lowest
+// level not met that was not short of requests (0: none).
+func firstMet(levels []summary.SearchLevel, short map[float64]bool, hi float64, o SearchOptions) (float64, string) {
+	name := func(v float64) string { return o.Variable + " " + formatLevel(v) }
+	lowest, highestShort := math.Inf(1), 0.0
+	for _, l := range levels {
+		lowest = min(lowest, l.Level)
+		if short[l.Level] {
+			highestShort = max(highestShort, l.Level)
+		}
+	}
+	switch {
+	case highestShort > 0 && hi == 0 && highestShort >= o.Max:
+		return 0, fmt.Sprintf("no level met the SLO with confidence: the highest allowed, %s, had its figures within it but too few requests to show it; run a longer step or raise max", name(o.Max))
+	case highestShort > 0 && hi == 0:
+		return roundLevel(math.Min(highestShort*SearchGrowth, o.Max), o.Variable), ""
+	case highestShort > 0:
+		return 0, fmt.Sprintf("below %s: no level met the SLO with confidence (too few requests at levels ≤ %s): run a longer step", name(hi), formatLevel(highestShort))
+	}
+	next := roundLevel(lowest/SearchGrowth, o.Variable)
+	if floor := o.MinLevel(); next < floor || next >= lowest {
+		return 0, fmt.Sprintf("no level down to %s met the SLO: the capacity is below it", name(lowest))
+	}
+	return next, ""
+}
+
+// MinLevel is the lowest level a search tries when its first does not
+// meet the SLO: start / DefaultSearchMaxFactor, one VU at least.
+func (o SearchOptions) MinLevel() float64 {
+	if o.Variable == Concurrency {
+		return 1
+	}
+	return o.Start / DefaultSearchMaxFactor
 }
 
 // roundLevel rounds a level: concurrency to a whole number, a rate to
@@ -307,17 +388,20 @@ func roundLevel(v float64, variable string) float64 {
 	return r
 }
 
-// formatLevel writes a level as the search names it.
-func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+// formatLevel writes a level as the search names it: in full, as the
+// rounds' names carry it.
+func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Result is what the search found so far: the bracket, the levels, why
 // it stopped ("" while it goes on) and the time the levels ran.
 func (s *Searcher) Result() *summary.CapacitySearch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	levels := slices.Clone(s.levels)
 	if s.current != nil {
 		levels = append(levels, *s.current)
 	}
-	lo, hi := bracket(s.levels)
+	lo, hi := bracket(s.levels, s.short)
 	r := &summary.CapacitySearch{Variable: s.opts.Variable, Low: lo, High: hi, Width: s.opts.Width, Confidence: s.opts.Confidence,
 		GoodputShare: s.opts.GoodputShare, Levels: levels, Stop: s.stop, Seconds: s.seconds}
 	switch {
@@ -330,6 +414,31 @@ func (s *Searcher) Result() *summary.CapacitySearch {
 		r.Stop = "the run ended before the search did"
 	}
 	return r
+}
+
+// Progress says how far the search is, for the live view: the levels
+// judged, the bracket so far, the budget used.
+func (s *Searcher) Progress() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lo, hi := bracket(s.levels, s.short)
+	name := func(v float64) string { return s.opts.Variable + " " + formatLevel(v) }
+	bracketed := "no level judged yet"
+	switch {
+	case lo > 0 && hi > 0:
+		bracketed = fmt.Sprintf("capacity between %s and %s", name(lo), name(hi))
+	case lo > 0:
+		bracketed = "capacity at least " + name(lo)
+	case hi > 0:
+		bracketed = "capacity below " + name(hi)
+	case len(s.levels) > 0:
+		bracketed = "no level met with confidence yet"
+	}
+	used := (time.Duration(s.seconds) * time.Second).String()
+	if s.opts.Budget > 0 {
+		used += " of the " + s.opts.Budget.String() + " budget"
+	}
+	return fmt.Sprintf("%s tried, %s, %s", textfmt.Count(len(s.levels), "level"), bracketed, used)
 }
 
 // LevelScenarios are the scenarios of sofar that ran at level (tagged
@@ -366,13 +475,35 @@ func SearchVerdict(s *summary.Summary, search *summary.CapacitySearch, slo summa
 		}
 	}
 	slices.SortStableFunc(c.Levels, func(a, b summary.CapacityLevel) int { return cmp.Compare(a.Level, b.Level) })
-	for i, l := range c.Levels {
-		if l.Level == search.Low && l.MeetsSLO && c.MaxWithinSLO == nil {
-			best := c.Levels[i]
-			c.MaxWithinSLO = &best
+	var low []summary.CapacityLevel
+	for _, l := range c.Levels {
+		if l.Level == search.Low && l.MeetsSLO {
+			low = append(low, l)
 		}
 	}
+	if len(low) > 0 {
+		best := levelTotal(low)
+		c.MaxWithinSLO = &best
+	}
 	return c
+}
+
+// levelTotal is one level's row over its scenarios' rows: their
+// throughputs summed; the lowest success rate and the highest latency
+// percentiles of any scenario (a percentile of a mix is the latency of
+// none; the SLO bounds each scenario's). One scenario's row is itself.
+func levelTotal(rows []summary.CapacityLevel) summary.CapacityLevel {
+	total := rows[0]
+	for _, r := range rows[1:] {
+		total.Scenario += " + " + r.Scenario
+		total.RequestRate += r.RequestRate
+		total.OutputThroughput += r.OutputThroughput
+		total.SuccessRate = min(total.SuccessRate, r.SuccessRate)
+		total.TTFTP50, total.TTFTP99 = max(total.TTFTP50, r.TTFTP50), max(total.TTFTP99, r.TTFTP99)
+		total.TPOTP50, total.TPOTP99 = max(total.TPOTP50, r.TPOTP50), max(total.TPOTP99, r.TPOTP99)
+		total.MeetsSLO = total.MeetsSLO && r.MeetsSLO
+	}
+	return total
 }
 
 // searchMethod says in words how the search judged and chose its levels.
@@ -383,7 +514,7 @@ func searchMethod(search *summary.CapacitySearch, slo summary.SLO) string {
 	}
 	words := []string{
 		fmt.Sprintf("A level meets the SLO when, in every scenario, the %g %% confidence interval of each figure lies within its bound (%s); it misses it when an interval lies wholly outside; otherwise it is inconclusive, is run longer when it may, and counts as not met.", 100*search.Confidence, bounds),
-		fmt.Sprintf("Levels grow ×%g until one does not meet the SLO, then bisect between the highest that met it and the lowest that did not, until the two are within ±%g %%.", SearchGrowth, 100*search.Width),
+		fmt.Sprintf("Levels grow ×%g until one does not meet the SLO (past levels whose figures are within it but too few requests to show it), or halve from a first level that misses, then bisect between the highest that met it and the lowest that did not, until the two are within ±%g %%.", SearchGrowth, 100*search.Width),
 	}
 	return strings.Join(words, " ")
 }

@@ -27,7 +27,7 @@ func block(t *testing.T, name string, n int, ttft, spread float64, failed, good 
 		results = append(results, summarytest.Failed(llm.ErrHTTP5xx))
 	}
 	s := summarytest.Build(t, 10*time.Second, results...)
-	sc := summary.ScenarioSummary{Name: name, Serving: s.Serving, Metrics: s.Metrics}
+	sc := summary.ScenarioSummary{Name: name, Serving: s.Serving, Metrics: s.Metrics, Latency: s.Latency}
 	if good >= 0 {
 		sc.Serving.Goodput = &summary.Goodput{Good: int64(good), Requests: int64(n + failed)}
 	}
@@ -63,6 +63,10 @@ func TestJudgeLevel(t *testing.T) {
 			verdict: capacity.Met, figure: "goodput_share"},
 		{name: "no request ended", scenarios: []summary.ScenarioSummary{{Name: "a"}},
 			verdict: capacity.Inconclusive, figure: "success_rate"},
+		{name: "a mix's rounds named by level: the figure by scenario", scenarios: []summary.ScenarioSummary{block(t, "chat@8.5", 1000, 100, 2, 0, -1), block(t, "rag@8.5", 1000, 700, 2, 0, -1)},
+			verdict: capacity.Missed, figure: "rag: ttft_p99"},
+		{name: "no scenario ran at the level", scenarios: nil,
+			verdict: capacity.Inconclusive, figure: "success_rate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +79,7 @@ func TestJudgeLevel(t *testing.T) {
 }
 
 // server is a synthetic server whose TTFT is 100 ms up to threshold and
-// grows beyond it; each second of a level completes perSecond requests.
+// over the SLO of 500 ms beyond it, growing with the level; each second of a level completes perSecond requests.
 type server struct {
 	threshold float64
 	perSecond func(level float64) int
@@ -101,7 +105,7 @@ func drive(t *testing.T, srv server, o capacity.SearchOptions) *summary.Capacity
 		secs := float64(steps[level]) * o.Step.Seconds()
 		ttft := 100.0
 		if level > srv.threshold {
-			ttft = 100 + 1000*(level-srv.threshold)/srv.threshold*10
+			ttft = 600 + 1000*(level-srv.threshold)/srv.threshold*10
 		}
 		sc := block(t, "s@"+strconv.FormatFloat(level, 'g', -1, 64), srv.perSecond(level)*int(secs), ttft, 2, 0, -1)
 		sc.Serving.DurationSeconds = secs
@@ -153,8 +157,51 @@ func TestSearchBracketsAMonotoneServer(t *testing.T) {
 			}},
 		{name: "a concurrency bracketed to one VU", srv: server{threshold: 13, perSecond: many}, o: options(capacity.Concurrency, 2, 1000),
 			low: 13, high: 14, stop: "bracketed: concurrency 13 met the SLO and concurrency 14 did not"},
-		{name: "the first level misses", srv: server{threshold: 10, perSecond: many}, o: options(capacity.Rate, 50, 1000),
-			high: 50, stop: "the first level, rate 50, did not meet the SLO (missed)", levels: 1},
+		{name: "a width finer than the levels' rounding stops once no level lies between", srv: server{threshold: 10.005, perSecond: many},
+			o: func() capacity.SearchOptions {
+				o := options(capacity.Rate, 10, 1000)
+				o.Width = 1e-5
+				return o
+			}(),
+			low: 10, high: 10.01, stop: "bracketed: rate 10 met the SLO and rate 10.01 did not, with no level between them"},
+		{name: "the first level misses: the search halves until a level meets", srv: server{threshold: 10, perSecond: many}, o: options(capacity.Rate, 50, 1000),
+			stop: "bracketed within ±5 %", check: func(t *testing.T, r *summary.CapacitySearch) {
+				if !(r.Low <= 10 && 10 < r.High) {
+					t.Errorf("bracket [%g, %g] does not hold 10", r.Low, r.High)
+				}
+				if len(r.Levels) < 4 {
+					t.Fatalf("%d levels tried: want the search to go down from 50", len(r.Levels))
+				}
+				if got := []float64{r.Levels[1].Level, r.Levels[2].Level, r.Levels[3].Level}; got[0] != 25 || got[1] != 12.5 || got[2] != 6.25 {
+					t.Errorf("levels after 50: %v, want 25, 12.5, 6.25", got)
+				}
+			}},
+		{name: "no level down to the lowest meets", srv: server{threshold: 0.001, perSecond: many}, o: options(capacity.Rate, 50, 1000),
+			high: 0.04883, stop: "no level down to rate 0.04883 met the SLO: the capacity is below it", levels: 11},
+		{name: "levels short of requests, their figures within the SLO: the search grows past them", srv: server{threshold: 37.3, perSecond: func(l float64) int { return int(25 * l) }},
+			o: options(capacity.Rate, 1, 1000), stop: "bracketed within ±5 %", check: func(t *testing.T, r *summary.CapacitySearch) {
+				if !(r.Low <= 37.3 && 37.3 < r.High) {
+					t.Errorf("bracket [%g, %g] does not hold 37.3", r.Low, r.High)
+				}
+				if len(r.Levels) < 3 {
+					t.Fatalf("%d levels tried: want the search to grow from 1", len(r.Levels))
+				}
+				for _, l := range r.Levels[:2] {
+					if l.Verdict != capacity.Inconclusive || l.Extended {
+						t.Errorf("level %g: %s, extended %v; want inconclusive, not run longer: the next level up has more requests", l.Level, l.Verdict, l.Extended)
+					}
+				}
+				if r.Levels[2].Level != 4 || r.Levels[2].Verdict != capacity.Met {
+					t.Errorf("the third level %+v, want 4 met", r.Levels[2])
+				}
+			}},
+		{name: "a level short of requests, then one that misses", srv: server{threshold: 1.5, perSecond: func(l float64) int { return int(25 * l) }},
+			o: options(capacity.Rate, 1, 1000), high: 2, levels: 2,
+			stop: "below rate 2: no level met the SLO with confidence (too few requests at levels ≤ 1): run a longer step", check: func(t *testing.T, r *summary.CapacitySearch) {
+				if r.Low != 0 {
+					t.Errorf("low %g: no level was met with confidence", r.Low)
+				}
+			}},
 		{name: "the highest level allowed meets", srv: server{threshold: 100, perSecond: many}, o: options(capacity.Rate, 5, 20),
 			low: 20, stop: "the highest level allowed, rate 20, met the SLO", levels: 3},
 		{name: "the budget ends", srv: server{threshold: 1000, perSecond: many},
@@ -207,5 +254,46 @@ func TestSearchBracketsAMonotoneServer(t *testing.T) {
 				tt.check(t, r)
 			}
 		})
+	}
+}
+
+// In a mixed search, the most within the SLO is the level's total over
+// its scenarios, not one scenario's: throughputs summed, the worst
+// scenario's latency.
+func TestSearchVerdictTotalsAMixedLevel(t *testing.T) {
+	run := &summary.Summary{}
+	for _, l := range []struct {
+		level     float64
+		chat, rag float64 // TTFT, ms
+	}{{8, 100, 200}, {16, 900, 900}} {
+		tag := strconv.FormatFloat(l.level, 'g', -1, 64)
+		for _, sc := range []summary.ScenarioSummary{block(t, "chat@"+tag, 1000, l.chat, 2, 0, -1), block(t, "rag@"+tag, 1000, l.rag, 2, 0, -1)} {
+			run = withLevel(run, capacity.Rate, l.level, sc)
+		}
+	}
+	search := &summary.CapacitySearch{Variable: capacity.Rate, Low: 8, High: 16, Levels: []summary.SearchLevel{
+		{Level: 8, Verdict: capacity.Met}, {Level: 16, Verdict: capacity.Missed}}}
+	c := capacity.SearchVerdict(run, search, summary.SLO{TTFTP99: 500})
+	var chat, rag summary.CapacityLevel
+	for _, row := range c.Levels {
+		switch row.Scenario {
+		case "chat@8":
+			chat = row
+		case "rag@8":
+			rag = row
+		}
+	}
+	m := c.MaxWithinSLO
+	switch {
+	case m == nil:
+		t.Fatal("no max within the SLO")
+	case m.Level != 8 || m.Scenario != "chat@8 + rag@8":
+		t.Errorf("max within the SLO %q at %g, want both scenarios of level 8", m.Scenario, m.Level)
+	case m.OutputThroughput != chat.OutputThroughput+rag.OutputThroughput || m.OutputThroughput <= chat.OutputThroughput:
+		t.Errorf("output throughput %g, want chat's %g + rag's %g", m.OutputThroughput, chat.OutputThroughput, rag.OutputThroughput)
+	case m.RequestRate != chat.RequestRate+rag.RequestRate:
+		t.Errorf("request rate %g, want chat's %g + rag's %g", m.RequestRate, chat.RequestRate, rag.RequestRate)
+	case m.TTFTP99 != rag.TTFTP99 || rag.TTFTP99 <= chat.TTFTP99:
+		t.Errorf("TTFT p99 %g, want the slower scenario's, rag's %g (chat's %g)", m.TTFTP99, rag.TTFTP99, chat.TTFTP99)
 	}
 }

@@ -182,6 +182,8 @@ type Engine struct {
 	// search; rounds are the scenarios of its rounds that ran, in the
 	// order they first ran (written by the search's goroutine only).
 	search *Search
+	// round is the search's round that runs, for Progress.
+	round  atomic.Pointer[runningRound]
 	rounds []Scenario
 }
 
@@ -798,6 +800,9 @@ type Progress struct {
 	// Scenarios are the scenarios' own progress, in the order of
 	// Engine.Scenarios.
 	Scenarios []ScenarioProgress
+	// Round is the round of a capacity search that runs; nil outside a
+	// search and between its rounds.
+	Round *RoundProgress
 }
 
 // Progress reads the live counters; safe to call while Run runs.
@@ -817,6 +822,9 @@ func (e *Engine) Progress() Progress {
 	p.Scenarios = make([]ScenarioProgress, len(e.live))
 	for i, l := range e.live {
 		p.Scenarios[i] = l.progress(&e.scenarios[i], now)
+	}
+	if r := e.round.Load(); r != nil {
+		p.Round = &RoundProgress{Variable: e.search.Variable, Number: r.number, Level: r.Level, Duration: r.Duration, Elapsed: now.Sub(r.start)}
 	}
 	return p
 }

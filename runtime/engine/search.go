@@ -41,9 +41,34 @@ type Round struct {
 	Duration time.Duration
 }
 
+// RoundProgress is how far a capacity search's running round is: the
+// Number-th round of the search, at Level of Variable, Elapsed of its
+// Duration.
+type RoundProgress struct {
+	Variable string
+	Number   int
+	Level    float64
+	Elapsed  time.Duration
+	Duration time.Duration
+}
+
+// runningRound is the round that runs, and when it started.
+type runningRound struct {
+	Round
+	number int
+	start  time.Time
+}
+
 // RoundName is the name of scenario base's part of the round at level.
 func RoundName(base string, level float64) string {
-	return base + "@" + strconv.FormatFloat(level, 'g', 6, 64)
+	return base + "@" + FormatLevel(level)
+}
+
+// FormatLevel writes a level as a round's name and tag carry it: the
+// shortest text that reads back as exactly the level run, so that the
+// level named is the level judged.
+func FormatLevel(level float64) string {
+	return strconv.FormatFloat(level, 'g', -1, 64)
 }
 
 // SetSearch makes the run a capacity search. Every scenario must be
@@ -84,18 +109,24 @@ func (e *Engine) DeclaredLoad() float64 {
 }
 
 // roundScenario is scenario i's part of round r: its load scaled by the
-// round's level over the declared total, tagged with the level.
-func (e *Engine) roundScenario(i int, r Round) Scenario {
+// round's level over the declared total, tagged with the level; an error
+// names the scenario's field when the scaled load is beyond the
+// executor's limits.
+func (e *Engine) roundScenario(i int, r Round) (Scenario, error) {
 	sc := e.scenarios[i]
 	out := sc
 	out.Name = RoundName(sc.Name, r.Level)
-	out.Config = sc.Config.(executor.Scalable).Scaled(r.Level/e.DeclaredLoad(), r.Duration)
+	cfg, err := sc.Config.(executor.Scalable).Scaled(r.Level/e.DeclaredLoad(), r.Duration)
+	if err != nil {
+		return out, &ConfigError{Field: "options.scenarios." + sc.Name, Err: fmt.Errorf("at %s %s: %w", e.search.Variable, FormatLevel(r.Level), err)}
+	}
+	out.Config = cfg
 	out.Tags = maps.Clone(sc.Tags)
 	if out.Tags == nil {
 		out.Tags = map[string]string{}
 	}
-	out.Tags[e.search.Variable] = strconv.FormatFloat(r.Level, 'g', 6, 64)
-	return out
+	out.Tags[e.search.Variable] = FormatLevel(r.Level)
+	return out, nil
 }
 
 // sharedVUs are the VUs of one scenario of a search, which every round
@@ -128,9 +159,14 @@ func (e *Engine) runSearch(ctx context.Context, vus [][]*vu, setupJSON []byte) (
 		ends := make([]Window, len(e.scenarios))
 		errs := make([]error, len(e.scenarios))
 		scs := make([]Scenario, len(e.scenarios))
+		for i := range e.scenarios {
+			if scs[i], errs[i] = e.roundScenario(i, round); errs[i] != nil {
+				return windows, fmt.Errorf("capacity search: round %d: %w", n+1, errs[i])
+			}
+		}
+		e.round.Store(&runningRound{Round: round, number: n + 1, start: time.Now()})
 		var wg sync.WaitGroup
 		for i := range e.scenarios {
-			scs[i] = e.roundScenario(i, round)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -138,6 +174,7 @@ func (e *Engine) runSearch(ctx context.Context, vus [][]*vu, setupJSON []byte) (
 			}()
 		}
 		wg.Wait()
+		e.round.Store(nil)
 		for i, sc := range scs {
 			w := ends[i]
 			if before, ok := windows[sc.Name]; ok {

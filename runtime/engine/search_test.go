@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -96,4 +97,57 @@ export default function () {}`, "concurrency", "options.scenarios.b"},
 			}
 		})
 	}
+}
+
+// A round's name and tag carry its level in full, so that the level read
+// back from them is the level run, however many digits it has.
+func TestRoundTagIsTheLevelRun(t *testing.T) {
+	e := load(t, testConfig(t, searchedMix, nil, nil))
+	if err := e.SetSearch(&Search{Variable: "rate", Next: func(*Report) (Round, bool) { return Round{}, false }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []float64{1.234567, 83.36, 1.0000001, 123456.5} {
+		sc, err := e.roundScenario(0, Round{Level: level, Duration: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := strconv.ParseFloat(sc.Tags["rate"], 64); err != nil || got != level {
+			t.Errorf("level %v tagged rate=%q", level, sc.Tags["rate"])
+		}
+		if want := "chat@" + sc.Tags["rate"]; sc.Name != want {
+			t.Errorf("level %v named %q, want %q", level, sc.Name, want)
+		}
+	}
+}
+
+// While a round runs, Progress says which: its number, level, time and
+// length; between rounds and after, none.
+func TestSearchProgressNamesTheRound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := load(t, testConfig(t, searchedMix, nil, nil))
+		rounds := []Round{{Level: 4, Duration: 2 * time.Second}, {Level: 8, Duration: 2 * time.Second}}
+		n := 0
+		if err := e.SetSearch(&Search{Variable: "rate", Next: func(*Report) (Round, bool) {
+			if r := e.Progress().Round; r != nil {
+				t.Errorf("between rounds, Progress says round %+v", r)
+			}
+			n++
+			if n > len(rounds) {
+				return Round{}, false
+			}
+			return rounds[n-1], true
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		read := make(chan *RoundProgress, 1)
+		go func() {
+			time.Sleep(3 * time.Second) // a second into the second round, on the bubble's clock
+			read <- e.Progress().Round
+		}()
+		mustRun(t, e)
+		want := RoundProgress{Variable: "rate", Number: 2, Level: 8, Elapsed: time.Second, Duration: 2 * time.Second}
+		if got := <-read; got == nil || *got != want {
+			t.Errorf("Progress during the second round says %+v, want %+v", got, want)
+		}
+	})
 }

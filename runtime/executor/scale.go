@@ -13,8 +13,9 @@ type Scalable interface {
 	// VUs.
 	Load() float64
 	// Scaled is a copy of the config at factor times its load, run for
-	// duration.
-	Scaled(factor float64, duration time.Duration) Config
+	// duration, validated as the config is: a load beyond llmrun's limits
+	// is an error naming the field.
+	Scaled(factor float64, duration time.Duration) (Config, error)
 }
 
 // Load implements Scalable: the rate per second.
@@ -24,21 +25,32 @@ func (c *ConstantArrivalRate) Load() float64 {
 
 // Scaled implements Scalable. A copy runs for duration, whatever
 // iterations the original counted.
-func (c *ConstantArrivalRate) Scaled(factor float64, duration time.Duration) Config {
+func (c *ConstantArrivalRate) Scaled(factor float64, duration time.Duration) (Config, error) {
 	out := *c
 	out.Rate = c.Rate * factor
 	out.Duration = Duration{D: duration, Set: true}
 	out.Iterations, out.Normalize = nil, false
-	return &out
+	if err := out.Validate(); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Load implements Scalable: the VUs.
 func (c *ConstantVUs) Load() float64 { return float64(c.VUs) }
 
 // Scaled implements Scalable: the VUs are rounded, at least one.
-func (c *ConstantVUs) Scaled(factor float64, duration time.Duration) Config {
+func (c *ConstantVUs) Scaled(factor float64, duration time.Duration) (Config, error) {
+	vus := math.Round(float64(c.VUs) * factor)
+	if err := checkVUs("vus", vus); err != nil {
+		// Checked before the conversion to int, which would overflow.
+		return nil, err
+	}
 	out := *c
-	out.VUs = max(1, int(math.Round(float64(c.VUs)*factor)))
+	out.VUs = max(1, int(vus))
 	out.Duration = Duration{D: duration, Set: true}
-	return &out
+	if err := out.Validate(); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -751,7 +751,11 @@ func capacitySection(s *summary.Summary, slo summary.SLO) *capacityView {
 			row = append(row, itl99)
 		}
 		if judged {
-			row = append(row, map[bool]string{true: "yes", false: "no"}[l.MeetsSLO])
+			meets := map[bool]string{true: "yes", false: "no"}[l.MeetsSLO]
+			if c.Search != nil && c.Search.VerdictOf(l.Level) == "inconclusive" {
+				meets = "inconclusive" // not shown to miss it
+			}
+			row = append(row, meets)
 		}
 		v.Levels.Rows = append(v.Levels.Rows, append(row, levelNote(c, l)))
 	}

@@ -159,7 +159,7 @@ func intervalText(l summary.SearchLevel) string {
 // share's bound over the figure, so that above 1 is always worse) and
 // the SLO is the line at 1.
 func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
-	// A mixed workload's figures name their scenario ("rag@8: ttft_p99"),
+	// A mixed workload's figures name their scenario ("rag: ttft_p99"),
 	// whose bound is the SLO's for every scenario: one axis serves a
 	// figure whatever its scenario.
 	figures := map[string]bool{}

@@ -194,7 +194,7 @@ func inOrderIn(t *testing.T, page string, marks ...string) {
 // inside the axis, not at its edge.
 func TestSearchChartOfAMixedWorkload(t *testing.T) {
 	sr := &summary.CapacitySearch{Variable: "rate", Confidence: 0.5, Levels: []summary.SearchLevel{
-		{Level: 40, Verdict: "inconclusive", Figure: "rag@40: ttft_p99", Value: 43, Lo: ptr(43), Bound: 400},
+		{Level: 40, Verdict: "inconclusive", Figure: "rag: ttft_p99", Value: 43, Lo: ptr(43), Bound: 400},
 	}}
 	c := searchChart(sr, "rate")
 	if got := c.AxisLabels[1].Text; got != "TTFT p99 (ms)" {
@@ -218,8 +218,28 @@ func TestSearchChartOfAMixedWorkload(t *testing.T) {
 	if top, slo := min(num(strings.Fields(from)[1]), num(strings.Fields(to + " 0 0")[1])), num(strings.Fields(sloLeft)[1]); bar == "" || top >= slo {
 		t.Errorf("the open interval's bar %q does not pass the SLO's line at y %.1f", bar, slo)
 	}
-	sr.Levels = append(sr.Levels, summary.SearchLevel{Level: 80, Verdict: "missed", Figure: "chat@80: ttft_p99", Value: 900, Lo: ptr(850), Hi: ptr(950), Bound: 400})
+	sr.Levels = append(sr.Levels, summary.SearchLevel{Level: 80, Verdict: "missed", Figure: "chat: ttft_p99", Value: 900, Lo: ptr(850), Hi: ptr(950), Bound: 400})
 	if got := searchChart(sr, "rate").AxisLabels[1].Text; !strings.HasPrefix(got, "TTFT p99 (ms)") {
 		t.Errorf("two scenarios' TTFT p99 make the y axis %q, want TTFT p99 (ms)", got)
+	}
+}
+
+// The levels' table of a search says "inconclusive" of a level the search
+// judged so, not that it missed the SLO.
+func TestSearchLevelsTableSaysInconclusive(t *testing.T) {
+	s := searchRun()
+	s.Capacity.Search.Levels[3].Verdict = "inconclusive"
+	_, doc := render(t, s)
+	var row []string
+	for _, tr := range findAll(byID(doc, "capacity"), element("tr")) {
+		cells := findAll(tr, element("td"))
+		if len(cells) > 1 && text(cells[1]) == "c32" {
+			for _, c := range cells {
+				row = append(row, text(c))
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(row, "|"), "|inconclusive|") {
+		t.Errorf("the levels' row of level 32 is %q: want the search's verdict, inconclusive", row)
 	}
 }

@@ -293,6 +293,7 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	search, err := SearchOptions(r.engine, r.criteria, !bounds.IsZero())
 	if err == nil && search != nil {
 		r.searcher = capacity.NewSearcher(*search, r.criteria.SLO)
+		r.console.Search = r.searcher.Progress
 		r.searchPlan = searchPlan(r.engine, *search)
 		err = r.engine.SetSearch(&engine.Search{Variable: search.Variable, Next: r.nextRound})
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/llmrun/llmrun/runtime/capacity"
@@ -52,6 +54,10 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 	bad := func(field, format string, args ...any) error {
 		return &engine.ConfigError{Field: searchField + "." + field, Err: fmt.Errorf(format, args...)}
 	}
+	if field := nullField(wrapper.Search); field != "" {
+		// The options reach Go as JSON, where NaN and Infinity become null.
+		return nil, bad(field, "null: want a number (NaN and Infinity are not numbers; leave the field out for its default)")
+	}
 	if crit.SLO.TTFTP99 <= 0 && crit.SLO.TPOTP99 <= 0 && (in.GoodputShare == nil || *in.GoodputShare <= 0) {
 		return nil, &engine.ConfigError{Field: searchField, Err: errors.New("a search finds the most load within an SLO, and none is given: set options.slo or --slo (ttft_p99, tpot_p99), or goodputShare with --goodput")}
 	}
@@ -93,8 +99,8 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 		return nil, bad("start", "a concurrency search counts whole VUs: start %g and max %g must be whole numbers", o.Start, o.Max)
 	case o.Max < o.Start:
 		return nil, bad("max", "%g is below start %g", o.Max, o.Start)
-	case o.Width >= 1:
-		return nil, bad("width", "%g: want a relative half-width below 1, such as 0.05 (±5 %%)", o.Width)
+	case o.Width >= 1 || o.Width < capacity.MinSearchWidth:
+		return nil, bad("width", "%g: want a relative half-width from %g to below 1, such as 0.05 (±5 %%)", o.Width, capacity.MinSearchWidth)
 	case o.Confidence >= 1 || o.Confidence < 0.5:
 		return nil, bad("confidence", "%g: want a level between 0.5 and 1, such as 0.95", o.Confidence)
 	case o.GoodputShare >= 1+1e-12:
@@ -121,7 +127,48 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 	if o.MaxStep < o.Step {
 		return nil, bad("maxStep", "%s is shorter than step %s", o.MaxStep, o.Step)
 	}
+	if err := checkLevels(e, o); err != nil {
+		return nil, err
+	}
 	return &o, nil
+}
+
+// nullField is the first field of a search's options given as null, or
+// "".
+func nullField(raw json.RawMessage) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(fields))
+	for _, name := range names {
+		if string(fields[name]) == "null" {
+			return name
+		}
+	}
+	return ""
+}
+
+// checkLevels refuses a start or max whose level would run a scenario
+// beyond its executor's limits (runtime/executor/limits.go), naming the
+// field: every level lies between the two.
+func checkLevels(e *engine.Engine, o capacity.SearchOptions) error {
+	for _, lv := range []struct {
+		field string
+		level float64
+	}{{"start", o.Start}, {"max", o.Max}} {
+		for _, sc := range e.Scenarios() {
+			cfg, ok := sc.Config.(executor.Scalable)
+			if !ok {
+				continue
+			}
+			if _, err := cfg.Scaled(lv.level/e.DeclaredLoad(), o.Step); err != nil {
+				return &engine.ConfigError{Field: searchField + "." + lv.field,
+					Err: fmt.Errorf("%g would run scenario %s beyond its limits: %w", lv.level, sc.Name, err)}
+			}
+		}
+	}
+	return nil
 }
 
 // SearchPlan is what the capacity search the script e has loaded asks

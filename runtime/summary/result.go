@@ -62,6 +62,10 @@ type Capacity struct {
 	Saturation *CapacityLevel `json:"saturation,omitempty"`
 	// MaxWithinSLO is the highest level whose latencies and success
 	// rate meet the SLO; nil when none does or there is no SLO.
+	// In a search of several scenarios it is the level's total over
+	// them (Scenario names them all, joined by " + "): throughputs
+	// summed, the lowest success rate and the highest percentiles of
+	// any of them.
 	MaxWithinSLO *CapacityLevel `json:"max_within_slo,omitempty"`
 	// Method says in words how the two were found.
 	Method string `json:"method"`
@@ -97,6 +101,17 @@ type CapacitySearch struct {
 	Seconds float64 `json:"seconds"`
 }
 
+// VerdictOf is the search's verdict of level ("met", "missed" or
+// "inconclusive"), "" when it tried no such level.
+func (s *CapacitySearch) VerdictOf(level float64) string {
+	for _, l := range s.Levels {
+		if l.Level == level {
+			return l.Verdict
+		}
+	}
+	return ""
+}
+
 // SearchLevel is one level a capacity search tried, and its verdict.
 type SearchLevel struct {
 	Level    float64 `json:"level"`
@@ -104,8 +119,9 @@ type SearchLevel struct {
 	Requests int64   `json:"requests"`
 	// Verdict is "met", "missed" or "inconclusive" (counted as not met).
 	Verdict string `json:"verdict"`
-	// Figure names the figure that decided, with its scenario in a mixed
-	// workload ("chat: ttft_p99"); Value is its measured value, Lo and Hi
+	// Figure names the figure that decided, with its scenario, without
+	// the level, in a mixed workload ("chat: ttft_p99", not
+	// "chat@83.36: ttft_p99"); Value is its measured value, Lo and Hi
 	// its confidence interval (absent on a side the samples do not
 	// bound), Bound the SLO's bound on it. Why says why an inconclusive
 	// figure's interval is open.

@@ -5,6 +5,7 @@
 package console
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -400,6 +401,10 @@ func (r *renderer) levels(s *summary.Summary, slo bool) {
 			met := "met"
 			if !l.MeetsSLO {
 				met = "missed"
+			}
+			if c.Search != nil {
+				// A search's verdict may be inconclusive, which is not missed.
+				met = cmp.Or(c.Search.VerdictOf(l.Level), met)
 			}
 			rows[i] = append(rows[i], met)
 		}

@@ -46,6 +46,8 @@ type Live struct {
 	// servers reads the run's scrape targets at their last read, a line
 	// each under the scenarios; nil when the run reads none.
 	servers func() []serverwatch.Now
+	// search says how far a capacity search is; nil outside one.
+	search func() string
 }
 
 // liveScenario is one scenario's share of Live.
@@ -138,6 +140,12 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 	}
 	rows := make([]scenarioRow, len(p.Scenarios))
 	for i, sp := range p.Scenarios {
+		if rd := p.Round; rd != nil {
+			// A search's scenario runs as its round's: its records are
+			// tagged with the round's name, its progress the round's.
+			sp.Name = engine.RoundName(sp.Name, rd.Level)
+			sp.Phase, sp.Elapsed, sp.Measured, sp.Duration, sp.Iterations = engine.PhaseRunning, rd.Elapsed, rd.Elapsed, rd.Duration, 0
+		}
 		r := scenarioRow{p: sp}
 		s := l.scenario(sp.Name)
 		rate := s.tokens.rate(sp.Elapsed, tokens[sp.Name])
@@ -148,9 +156,14 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 				s.total.Seal()
 				s.sealed = true
 			}
-			r.fill(&s.total, sp.Measured)
+			total, ended := &s.total, tokens[sp.Name]
+			if l.search != nil {
+				// A search's scenario ran as its rounds: their whole runs.
+				total, ended = l.rounds(sp.Name, tokens)
+			}
+			r.fill(total, sp.Measured)
 			if secs := sp.Measured.Seconds(); secs > 0 {
-				r.tokRate = float64(tokens[sp.Name]) / secs
+				r.tokRate = float64(ended) / secs
 			}
 		default:
 			r.windowed = true
@@ -172,6 +185,20 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 		rows[i] = r
 	}
 	return rows
+}
+
+// rounds are the requests of every round of a search's scenario (named
+// scenario@level), merged into l.merged, and their output tokens.
+func (l *Live) rounds(scenario string, tokens map[string]int64) (*window.Aggregate, int64) {
+	l.merged.Reset()
+	var n int64
+	for name, s := range l.scenarios {
+		if strings.HasPrefix(name, scenario+"@") {
+			l.merged.Merge(&s.total)
+			n += tokens[name]
+		}
+	}
+	return &l.merged, n
 }
 
 // fill sets r's request figures from a, requests that ended over d.
@@ -199,7 +226,7 @@ func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []strin
 		}
 	}
 	head := meter.Line(p)
-	if len(rows) > 1 {
+	if len(rows) > 1 && p.Round == nil {
 		head += fmt.Sprintf("  scenarios %d/%d done", done, len(rows))
 	}
 	var sb strings.Builder
@@ -210,6 +237,9 @@ func (l *Live) Block(p engine.Progress, meter *ProgressMeter, width int) []strin
 	}
 	tw.Flush()
 	lines := append([]string{head}, strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")...)
+	if line := l.searchLine(p); line != "" {
+		lines = append(lines, line)
+	}
 	if l.servers != nil {
 		lines = append(lines, serverLines(l.servers())...)
 	}
@@ -253,12 +283,26 @@ func (l *Live) Lines(p engine.Progress, done map[string]bool) []string {
 		lines = append(lines, fmt.Sprintf("[%s] %s: %s %s, VUs %s, %s (%s)",
 			p.Elapsed.Round(time.Second), r.p.Name, phase(r.p), at, vus(r.p), r.figures(", "), span))
 	}
+	if line := l.searchLine(p); line != "" && len(lines) > 0 {
+		lines = append(lines, fmt.Sprintf("[%s] %s", p.Elapsed.Round(time.Second), line))
+	}
 	if l.servers != nil && len(lines) > 0 {
 		for _, line := range serverLines(l.servers()) {
 			lines = append(lines, fmt.Sprintf("[%s] %s", p.Elapsed.Round(time.Second), line))
 		}
 	}
 	return lines
+}
+
+// searchLine says which round of a capacity search runs, at which level,
+// and how far the search is; "" outside a search.
+func (l *Live) searchLine(p engine.Progress) string {
+	rd := p.Round
+	if rd == nil || l.search == nil {
+		return ""
+	}
+	return fmt.Sprintf("search: round %d at %s %s, %s of %s; %s", rd.Number, rd.Variable, engine.FormatLevel(rd.Level),
+		rd.Elapsed.Truncate(time.Second), rd.Duration, l.search())
 }
 
 // phase is what the view calls a scenario's phase: "interrupted" for one

@@ -178,3 +178,52 @@ func TestLiveShowsWhereAnInterruptedScenarioStopped(t *testing.T) {
 		}
 	}
 }
+
+// During a capacity search the view shows the round that runs: its
+// scenario's records (tagged with the round's name), its time, and a
+// line of how far the search is; a scenario whose first round ended is
+// not shown as done.
+func TestLiveSearchRound(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := NewLive(start, 5*time.Second)
+	l.now = func() time.Time { return start.Add(40 * time.Second) }
+	l.search = func() string { return "1 level tried, capacity at least rate 4, 30s of the 10m0s budget" }
+	round := metrics.NewTagSet(map[string]string{"scenario": "search@8", "rate": "8"})
+	for i := range 10 {
+		l.AddRequest(record(round, start, 35*time.Second+time.Duration(i)*400*time.Millisecond, 150, ""))
+	}
+	p := engine.Progress{
+		Elapsed: 40 * time.Second, MaxVUs: 512, ActiveVUs: 3, Requests: 130, OutputTokens: 1300,
+		Arrived: []engine.TokenCount{{Scenario: "search@4", Tokens: 1200}, {Scenario: "search@8", Tokens: 100}},
+		// The declared scenario's own state: its first round, at level
+		// 4, ended at 30 s.
+		Scenarios: []engine.ScenarioProgress{{Name: "search", Phase: engine.PhaseDone, Elapsed: 30 * time.Second, Measured: 30 * time.Second,
+			Duration: 30 * time.Second, ActiveVUs: 3, MaxVUs: 512}},
+		Round: &engine.RoundProgress{Variable: "rate", Number: 2, Level: 8, Elapsed: 10 * time.Second, Duration: 30 * time.Second},
+	}
+	var meter ProgressMeter
+	block := strings.Join(l.Block(p, &meter, 0), "\n")
+	for _, want := range []string{"search@8  running", " 33% ETA 20s", "  2  ", "150/150 ms",
+		"search: round 2 at rate 8, 10s of 30s; 1 level tried, capacity at least rate 4, 30s of the 10m0s budget"} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the block lacks %q:\n%s", want, block)
+		}
+	}
+	lines := strings.Join(l.Lines(p, map[string]bool{"search": true}), "\n")
+	for _, want := range []string{"[40s] search@8: running 33% ETA 20s, VUs 3/512, 2 req/s", "TTFT p50/p99 150/150 ms",
+		"[40s] search: round 2 at rate 8, 10s of 30s"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the lines lack %q:\n%s", want, lines)
+		}
+	}
+	// Once the search is over, the scenario's figures are its rounds'.
+	first := metrics.NewTagSet(map[string]string{"scenario": "search@4", "rate": "4"})
+	for i := range 20 {
+		l.AddRequest(record(first, start, time.Duration(i)*time.Second, 100, ""))
+	}
+	p.Round, p.Elapsed = nil, 50*time.Second
+	p.Scenarios[0].Elapsed, p.Scenarios[0].Measured = 50*time.Second, 50*time.Second
+	if got := strings.Join(l.Lines(p, map[string]bool{}), "\n"); !strings.Contains(got, "[50s] search: done 100%, VUs 3/512, 0.60 req/s, 26 tok/s") {
+		t.Errorf("the search's scenario done says\n%s\nwant the 30 requests and 1300 tokens of its rounds over 50 s", got)
+	}
+}

@@ -38,6 +38,10 @@ type Console struct {
 	// their last read (serverwatch.Watch.Now): the live view shows a
 	// line per target.
 	Servers func() []serverwatch.Now
+	// Search, when set before Start, says how far a capacity search is
+	// (capacity.Searcher.Progress): the live view shows it under the
+	// round that runs.
+	Search func() string
 
 	live atomic.Pointer[Live]
 }
@@ -95,6 +99,7 @@ func (c *Console) Start(b Banner, read func() engine.Progress) (stop func()) {
 	}
 	live := NewLive(time.Now(), window)
 	live.servers = c.Servers
+	live.search = c.Search
 	c.live.Store(live)
 	return startLive(scr, live, read, terminal, interval)
 }

@@ -32,7 +32,7 @@ func (r *renderer) search(s *summary.Summary) {
 		textfmt.Count(len(sr.Levels), "level"), textfmt.Num(sr.Seconds), 100*sr.Confidence)
 	rows := make([][]string, len(sr.Levels))
 	for i, l := range sr.Levels {
-		interval := "[" + bound(l.Lo, "−∞") + ", " + bound(l.Hi, "+∞") + "]"
+		interval := "[" + figureBound(l.Figure, l.Lo, "−∞") + ", " + figureBound(l.Figure, l.Hi, "+∞") + "]"
 		extended := ""
 		if l.Extended {
 			extended = "yes"
@@ -45,7 +45,7 @@ func (r *renderer) search(s *summary.Summary) {
 			verdict = r.st.Red(verdict)
 		}
 		rows[i] = []string{strconv.Itoa(i + 1), strconv.FormatFloat(l.Level, 'f', -1, 64), textfmt.Num(l.Seconds), strconv.FormatInt(l.Requests, 10),
-			verdict, l.Figure, textfmt.Num(l.Value), interval, textfmt.Num(l.Bound), extended}
+			verdict, l.Figure, figureValue(l.Figure, l.Value), interval, figureValue(l.Figure, l.Bound), extended}
 	}
 	r.printf("\n")
 	r.table([]string{"#", sr.Variable, "seconds", "requests", "verdict", "deciding figure", "value", "interval", "bound", "extended"}, rows, 2)
@@ -62,10 +62,22 @@ func (r *renderer) search(s *summary.Summary) {
 	}
 }
 
-// bound is one side of an interval, or open when the samples leave it so.
-func bound(v *float64, open string) string {
+// figureBound is one side of a deciding figure's interval, or open when
+// the samples leave it so.
+func figureBound(figure string, v *float64, open string) string {
 	if v == nil {
 		return open
 	}
-	return textfmt.Num(*v)
+	return figureValue(figure, *v)
+}
+
+// figureValue writes a deciding figure's value: a share of requests
+// (success rate, good requests) as a percentage to two decimals, the
+// same at both ends of an interval, as the HTML report writes it; a
+// latency in ms.
+func figureValue(figure string, v float64) string {
+	if strings.HasSuffix(figure, "success_rate") || strings.HasSuffix(figure, "goodput_share") {
+		return fmt.Sprintf("%.2f %%", 100*v)
+	}
+	return textfmt.Num(v)
 }
