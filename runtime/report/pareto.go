@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -39,22 +40,12 @@ func paretoFront(pts []paretoPoint, xHigher bool) []int {
 		}
 	}
 	slices.SortStableFunc(front, func(a, b int) int {
-		if c := cmpFloat(pts[a].X, pts[b].X); c != 0 {
+		if c := cmp.Compare(pts[a].X, pts[b].X); c != 0 {
 			return c
 		}
-		return cmpFloat(pts[a].Y, pts[b].Y)
+		return cmp.Compare(pts[a].Y, pts[b].Y)
 	})
 	return front
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // paretoRun is the points of one run on a Pareto chart, drawn in one
