@@ -208,7 +208,7 @@ func searchChart(sr *summary.CapacitySearch, variable string) *Chart {
 		name := fmt.Sprintf("#%d %s %s", i+1, variable, levelText(l.Level))
 		tip := fmt.Sprintf("%s: %s, %s %s %s (bound %s)", name, l.Verdict, orDash(figureName(l.Figure)), figureText(l.Figure, l.Value), intervalText(l), figureText(l.Figure, l.Bound))
 		byVerdict[l.Verdict] = append(byVerdict[l.Verdict], point{X: l.Level, Y: y(l, l.Value), Label: strconv.Itoa(i + 1), Tip: tip}, gap)
-		lo, hi := l.Value, l.Value
+		var lo, hi float64
 		bar := &closed
 		if l.Lo != nil {
 			lo = *l.Lo
