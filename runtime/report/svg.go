@@ -449,6 +449,7 @@ func buildChart(spec chartSpec) *Chart {
 	// points' labels, which other labels keep off.
 	var drawn []polyline
 	var texts []box
+	var pending []dotLabel
 	for i, se := range spec.Series {
 		class := "c" + strconv.Itoa(i%colours)
 		if se.Wide {
@@ -459,11 +460,20 @@ func buildChart(spec chartSpec) *Chart {
 			ys = sy2
 		}
 		lines, labels := c.drawSeries(se, class, sx, ys)
-		drawn, texts = append(drawn, lines...), append(texts, labels...)
+		drawn, pending = append(drawn, lines...), append(pending, labels...)
 		if len(spec.Series) > 1 || spec.Legend {
 			c.Legend = append(c.Legend, LegendItem{Class: class, D: "M" + f1(legendX) + " 14h16",
 				Label: Text{X: f1(legendX + 20), Y: "18", Text: se.Name, Anchor: "start"}})
 			legendX += 36 + charWidth*float64(len(se.Name))
+		}
+	}
+	area := plot{left, right, top, bottom}
+	// The points' labels are placed once every series is drawn, so that
+	// none covers another series' point or line.
+	for _, l := range pending {
+		if label, ok := firstFree(l.text, l.places(), area, drawn, texts); ok {
+			c.Dots[l.dot].Label = &label
+			texts = append(texts, labelBox(label))
 		}
 	}
 	vertical := 0
@@ -485,18 +495,50 @@ func buildChart(spec chartSpec) *Chart {
 	return c
 }
 
+// dotLabel is a point's label still to be placed: the dot it names (an
+// index into Chart.Dots), where the dot is, and whether its series puts
+// labels below its points first.
+type dotLabel struct {
+	dot   int
+	x, y  float64
+	text  string
+	below bool
+}
+
+// places are where a point's label may go, nearest first: beside the
+// point on the right, then on the left, above, below, then farther out.
+func (l dotLabel) places() []Text {
+	above, under := l.y-7, l.y+16
+	if l.below {
+		above, under = under, above
+	}
+	places := make([]Text, 0, 12)
+	for _, d := range []float64{7, 20} {
+		places = append(places,
+			Text{X: f1(l.x + d), Y: f1(above), Anchor: "start"},
+			Text{X: f1(l.x + d), Y: f1(under), Anchor: "start"},
+			Text{X: f1(l.x - d), Y: f1(above), Anchor: "end"},
+			Text{X: f1(l.x - d), Y: f1(under), Anchor: "end"},
+			Text{X: f1(l.x), Y: f1(l.y - 2*d), Anchor: "middle"},
+			Text{X: f1(l.x), Y: f1(l.y + 2*d + labelAscent), Anchor: "middle"},
+		)
+	}
+	return places
+}
+
 // drawSeries adds a series' line and, for short series or one with
-// Markers, its dots, and returns its stretches in pixels and the boxes of
-// its points' labels; a point that cannot be drawn breaks the line, so
+// Markers, its dots, and returns its stretches in pixels and its points'
+// labels still to be placed (buildChart places them clear of every
+// series); a point that cannot be drawn breaks the line, so
 // that no segment joins the points on either side of a gap.
-func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, []box) {
+func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, []dotLabel) {
 	var d strings.Builder
 	// run is the current stretch of drawable points; one of a single
 	// point makes no line, only its dot.
 	var run []string
 	var lines []polyline
 	var pixels polyline
-	var labels []box
+	var labels []dotLabel
 	endRun := func() {
 		if len(run) > 1 {
 			d.WriteString("M" + strings.Join(run, "L"))
@@ -521,13 +563,7 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, [
 			dot.Class += " " + hollowClass
 		}
 		if p.Label != "" {
-			dot.Label = &Text{X: f1(x + 7), Y: f1(y - 7), Text: p.Label, Anchor: "start"}
-			baseline := y - 7
-			if se.LabelBelow {
-				baseline = y + 16
-			}
-			dot.Label.Y = f1(baseline)
-			labels = append(labels, textBox(p.Label, "start", x+7, baseline))
+			labels = append(labels, dotLabel{dot: len(dots), x: x, y: y, text: p.Label, below: se.LabelBelow})
 		}
 		dots = append(dots, dot)
 	}
@@ -535,6 +571,7 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, [
 	if d.Len() > 0 {
 		c.Lines = append(c.Lines, Line{Class: class, D: d.String(), Name: se.Name})
 	}
+	first := len(c.Dots)
 	switch {
 	case len(dots) <= maxDots:
 		c.Dots = append(c.Dots, dots...)
@@ -543,6 +580,12 @@ func (c *Chart) drawSeries(se series, class string, sx, sy scale) ([]polyline, [
 			dot.R = f1(smallDotRadius)
 			c.Dots = append(c.Dots, dot)
 		}
+	default:
+		// No dot is drawn, so no label either.
+		return lines, nil
+	}
+	for i := range labels {
+		labels[i].dot += first
 	}
 	return lines, labels
 }

@@ -231,3 +231,34 @@ func TestLabelsKeepOffReferenceLines(t *testing.T) {
 		})
 	}
 }
+
+// A point's label covers no point of any series: a search's levels can
+// lie close together on the latency–throughput curve, and a long label
+// to the right of one point ran over the next (a search report in CI:
+// "a label at (745, 1768) 233×13 covers a data point at (974, 1767)").
+// A label with no free place is left off; the point's tooltip keeps it.
+func TestPointLabelsKeepOffOtherPoints(t *testing.T) {
+	c := buildChart(chartSpec{Name: "curve", Title: "curve",
+		X: axisSpec{Label: "x", Lo: 0, Hi: 100}, Y: axisSpec{Label: "y", Lo: 0, Hi: 100},
+		Series: []series{
+			{Name: "levels", Points: []point{{X: 50, Y: 50, Label: "search@40 (TTFT p99 120 ms, 40 req/s)"}, {X: 90, Y: 10, Label: "search@160"}}},
+			{Name: "other", Points: []point{{X: 65, Y: 53}, {X: 80, Y: 60}}},
+		}})
+	labelled := 0
+	for _, d := range c.Dots {
+		if d.Label == nil {
+			continue
+		}
+		labelled++
+		lb := glyphBox(labelBox(*d.Label))
+		for _, o := range c.Dots {
+			x, y := num(o.CX), num(o.CY)
+			if x+dotRadius > lb[0] && x-dotRadius < lb[2] && y+dotRadius > lb[1] && y-dotRadius < lb[3] {
+				t.Errorf("the label %q at (%s, %s) %s covers the point at (%s, %s)", d.Label.Text, d.Label.X, d.Label.Y, d.Label.Anchor, o.CX, o.CY)
+			}
+		}
+	}
+	if labelled != 2 {
+		t.Errorf("%d points labelled, want 2: there is room for both", labelled)
+	}
+}
