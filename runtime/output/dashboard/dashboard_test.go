@@ -1,0 +1,232 @@
+package dashboard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/engine"
+)
+
+func TestSSEEventFraming(t *testing.T) {
+	for _, tc := range []struct {
+		kind, data, want string
+	}{
+		{"", `{"v":1}`, "data: {\"v\":1}\n\n"},
+		{"dropped", "7", "event: dropped\ndata: 7\n\n"},
+	} {
+		if got := string(sseEvent(tc.kind, []byte(tc.data))); got != tc.want {
+			t.Errorf("sseEvent(%q, %q) = %q, want %q", tc.kind, tc.data, got, tc.want)
+		}
+	}
+}
+
+// A client that reads nothing loses the events beyond its queue, counted,
+// and publishing never waits for it.
+func TestSlowClientLosesEventsCounted(t *testing.T) {
+	h := newHub()
+	slow, _ := h.join()
+	fast, _ := h.join()
+	const extra = 5
+	for i := range clientQueue + extra {
+		h.publish([]byte{byte(i)})
+		<-fast.events
+	}
+	if got := h.droppedFor(slow); got != extra {
+		t.Errorf("the slow client lost %d events, want %d", got, extra)
+	}
+	if got := h.droppedFor(fast); got != 0 {
+		t.Errorf("the client that read every event lost %d", got)
+	}
+	if got := len(slow.events); got != clientQueue {
+		t.Errorf("the slow client's queue holds %d events, want %d", got, clientQueue)
+	}
+}
+
+func TestClientsAndHistoryAreBounded(t *testing.T) {
+	h := newHub()
+	for range MaxClients {
+		if c, _ := h.join(); c == nil {
+			t.Fatal("a client below the bound was refused")
+		}
+	}
+	if c, _ := h.join(); c != nil {
+		t.Errorf("client %d was let in, want refused", MaxClients+1)
+	}
+	for i := range MaxHistory + 10 {
+		h.publish([]byte{byte(i)})
+	}
+	if len(h.history) != MaxHistory {
+		t.Errorf("history holds %d events, want %d", len(h.history), MaxHistory)
+	}
+	if got := h.history[0][0]; got != byte(10) {
+		t.Errorf("the oldest event kept is %d, want 10 (the first 10 let go)", got)
+	}
+}
+
+func TestAnEventTooLargeLosesScenariosNotPooledFigures(t *testing.T) {
+	ev := Event{V: Version, All: Figures{Requests: 42}}
+	for range 2000 {
+		ev.Scenarios = append(ev.Scenarios, Scenario{Name: strings.Repeat("s", 100)})
+	}
+	b, err := encodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxEventSize {
+		t.Errorf("encoded event is %d bytes, want at most %d", len(b), MaxEventSize)
+	}
+	var back Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.All.Requests != 42 || len(back.Scenarios) == 0 {
+		t.Errorf("cut event has pooled requests %d and %d scenarios, want 42 and some", back.All.Requests, len(back.Scenarios))
+	}
+}
+
+// record is a request of the scenario that ended at the given time.
+func record(tags *metrics.TagSet, ok bool, ttft float64) *llm.Record {
+	r := &llm.Record{Tags: tags, OK: ok, TTFT: ttft, TPOT: 5, E2E: ttft + 100}
+	if !ok {
+		r.ErrorClass = "http_5xx"
+	}
+	return r
+}
+
+func TestCollectorSendsEachPeriodsRequestsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		progress := engine.Progress{
+			Arrived:   []engine.TokenCount{{Scenario: "chat", Tokens: 300}},
+			Scenarios: []engine.ScenarioProgress{{Name: "chat", Phase: engine.PhaseRunning, Elapsed: 10 * time.Second, Duration: 40 * time.Second, ActiveVUs: 3, MaxVUs: 4, IterationsEnded: 9}},
+		}
+		c := NewCollector(start, func() engine.Progress { return progress }, nil)
+		tags := metrics.NewTagSet(map[string]string{"scenario": "chat"})
+		for _, ttft := range []float64{100, 200, 300} {
+			c.AddRequest(record(tags, true, ttft))
+		}
+		c.AddRequest(record(tags, false, 0))
+		time.Sleep(2 * time.Second)
+		ev := c.Next(time.Now())
+		s := ev.Scenarios[0]
+		if s.Requests != 4 || s.Failed != 1 || s.ReqRate != 2 || s.TokRate != 150 {
+			t.Errorf("first period: %d requests, %d failed, %v req/s, %v tok/s; want 4, 1, 2, 150", s.Requests, s.Failed, s.ReqRate, s.TokRate)
+		}
+		var want metrics.Latencies
+		for _, ms := range []float64{100, 200, 300} {
+			want.Add(ms)
+		}
+		if s.TTFT != (Percentiles{want.Percentile(50), want.Percentile(90), want.Percentile(99)}) {
+			t.Errorf("first period's TTFT %+v, want the summary's percentiles of 100, 200, 300 ms", s.TTFT)
+		}
+		if len(s.Errors) != 1 || s.Progress != 0.25 || s.ETA != 30 || s.VUs != 3 || s.Iterations != 9 {
+			t.Errorf("first period: errors %v, progress %v, ETA %v, VUs %d, iterations %d", s.Errors, s.Progress, s.ETA, s.VUs, s.Iterations)
+		}
+		if ev.All.Requests != 4 || ev.All.TTFT != s.TTFT {
+			t.Errorf("pooled figures %+v differ from the only scenario's %+v", ev.All, s.Figures)
+		}
+		time.Sleep(time.Second)
+		if next := c.Next(time.Now()); next.Scenarios[0].Requests != 0 || next.All.TokRate != 0 || next.Period != 1 {
+			t.Errorf("a period with no request counted %d requests, %v tok/s over %v s", next.Scenarios[0].Requests, next.All.TokRate, next.Period)
+		}
+	})
+}
+
+// A page that reads nothing holds its connection while the dashboard
+// sends on: the others are not held back, and once it reads it is told
+// how many events it lost.
+func TestServerStreamsHistoryThenLiveAndTellsDrops(t *testing.T) {
+	progress := engine.Progress{Scenarios: []engine.ScenarioProgress{{Name: "chat", Phase: engine.PhaseRunning}}}
+	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Hour}, NewCollector(time.Now(), func() engine.Progress { return progress }, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Start()
+	defer d.Stop(context.Background())
+	d.send(Event{V: Version, Elapsed: 1})
+
+	resp, err := http.Get(d.URL() + "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q, want text/event-stream", ct)
+	}
+	lines := bufio.NewReader(resp.Body)
+	readEvent := func() (kind, data string) {
+		for {
+			line, err := lines.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the stream: %v", err)
+			}
+			switch {
+			case line == "\n":
+				return kind, data
+			case strings.HasPrefix(line, "event: "):
+				kind = strings.TrimSpace(strings.TrimPrefix(line, "event: "))
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimSpace(strings.TrimPrefix(line, "data: "))
+			}
+		}
+	}
+	if _, data := readEvent(); data != `{"v":1,"t":1,"period":0,"scenarios":null,"all":{"requests":0,"failed":0,"reqRate":0,"tokRate":0,"ttft":{"p50":0,"p90":0,"p99":0},"tpot":{"p50":0,"p90":0,"p99":0},"e2e":{"p50":0,"p90":0,"p99":0}}}` {
+		t.Errorf("first event (the history) = %s", data)
+	}
+	// This page stops reading: large events fill the connection, then its
+	// queue; publishing goes on regardless.
+	big := Event{V: Version, Scenarios: []Scenario{{Name: strings.Repeat("x", 60<<10)}}}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 400 {
+			big.Elapsed = float64(2 + i)
+			d.send(big)
+		}
+	}()
+	wg.Wait()
+	d.send(Event{V: Version, Elapsed: 1000})
+	var dropped string
+	for dropped == "" {
+		kind, data := readEvent()
+		if kind == "dropped" {
+			dropped = data
+		}
+	}
+	if dropped == "0" {
+		t.Errorf("told of %s dropped events, want some", dropped)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1))
+}
+
+func TestListenOnAnAddressInUseFails(t *testing.T) {
+	first, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop(context.Background())
+	addr := strings.TrimSuffix(strings.TrimPrefix(first.URL(), "http://"), "/")
+	_, err = Listen(Config{Addr: addr, Period: time.Second}, nil)
+	if err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
+		t.Errorf("second Listen on %s: %v, want an error naming the address", addr, err)
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:5665": true, "[::1]:5665": true, "localhost:1": true, "0.0.0.0:5665": false, ":5665": false, "10.0.0.1:80": false} {
+		if got := Loopback(addr); got != want {
+			t.Errorf("Loopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// DefaultAddr is where the dashboard listens unless told: k6's port, on
+// the loopback interface only.
+const DefaultAddr = "127.0.0.1:5665"
+
+// DefaultPeriod is how often the page gets an event unless told.
+const DefaultPeriod = time.Second
+
+//go:embed page.html
+var assets embed.FS
+
+// historyMark is where the page's HTML takes the events so far, so that
+// it draws them on load, before the stream connects.
+var historyMark = []byte("/*HISTORY*/[]")
+
+// Config is a dashboard's: where it listens, how often it sends an
+// event, and how long it serves once the run is over.
+type Config struct {
+	Addr   string
+	Period time.Duration
+	Linger time.Duration
+}
+
+// Dashboard serves the page and the events of one run.
+type Dashboard struct {
+	cfg       Config
+	collector *Collector
+	hub       *hub
+	listener  net.Listener
+	server    *http.Server
+	page      []byte
+	stopTick  context.CancelFunc
+	ticking   sync.WaitGroup
+	served    chan struct{}
+}
+
+// Listen opens the dashboard's address, so that one in use fails before
+// the run starts. The dashboard serves nothing until Start.
+func Listen(cfg Config, collector *Collector) (*Dashboard, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.Period <= 0 {
+		return nil, fmt.Errorf("dashboard: the period must be positive, got %s", cfg.Period)
+	}
+	page, err := assets.ReadFile("page.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: reading its page: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: listening on %s: %w", cfg.Addr, err)
+	}
+	d := &Dashboard{cfg: cfg, collector: collector, hub: newHub(), listener: ln, page: page, served: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", d.servePage)
+	mux.HandleFunc("GET /events", d.serveEvents)
+	d.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return d, nil
+}
+
+// URL is the page's address, its port the one chosen for port 0.
+func (d *Dashboard) URL() string { return "http://" + d.listener.Addr().String() + "/" }
+
+// Loopback says whether the address is the host's own only; a dashboard
+// on another one can be read by anyone who reaches the host.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Start serves the page and sends an event every period until Stop.
+func (d *Dashboard) Start() {
+	go func() {
+		d.server.Serve(d.listener)
+		close(d.served)
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	d.stopTick = cancel
+	d.ticking.Add(1)
+	go func() {
+		defer d.ticking.Done()
+		t := time.NewTicker(d.cfg.Period)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				d.send(d.collector.Next(now))
+			}
+		}
+	}()
+}
+
+// send publishes ev; an event that cannot be encoded is left out.
+func (d *Dashboard) send(ev Event) {
+	if b, err := encodeEvent(ev); err == nil {
+		d.hub.publish(b)
+	}
+}
+
+// Stop sends the run's last event, marked done, then serves the page
+// for the linger or until ctx is cancelled, and shuts the server down.
+func (d *Dashboard) Stop(ctx context.Context) {
+	if d.stopTick == nil {
+		d.listener.Close()
+		return
+	}
+	d.stopTick()
+	d.ticking.Wait()
+	last := d.collector.Next(time.Now())
+	last.Done = true
+	d.send(last)
+	if d.cfg.Linger > 0 {
+		t := time.NewTimer(d.cfg.Linger)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	d.hub.close()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.server.Shutdown(shutdown); err != nil {
+		d.server.Close()
+	}
+	<-d.served
+}
+
+// servePage serves the page with the events so far in it.
+func (d *Dashboard) servePage(w http.ResponseWriter, _ *http.Request) {
+	d.hub.mu.Lock()
+	history := bytes.Join(d.hub.history, []byte(","))
+	d.hub.mu.Unlock()
+	page := bytes.Replace(d.page, historyMark, append(append([]byte("["), history...), ']'), 1)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(page)
+}
+
+// serveEvents streams the events: the history, then each new one, and an
+// event "dropped" with the count whenever this client lost some.
+func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
+	c, history := d.hub.join()
+	if c == nil {
+		http.Error(w, "too many dashboard pages open, or the run is over", http.StatusServiceUnavailable)
+		return
+	}
+	defer d.hub.leave(c)
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	for _, b := range history {
+		if _, err := w.Write(sseEvent("", b)); err != nil {
+			return
+		}
+	}
+	flusher.Flush()
+	var told int64
+	write := func(b []byte) bool {
+		if _, err := w.Write(sseEvent("", b)); err != nil {
+			return false
+		}
+		if n := d.hub.droppedFor(c); n != told {
+			told = n
+			if _, err := w.Write(sseEvent("dropped", strconv.AppendInt(nil, n, 10))); err != nil {
+				return false
+			}
+		}
+		flusher.Flush()
+		return true
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case b := <-c.events:
+			if !write(b) {
+				return
+			}
+		case <-c.done:
+			for {
+				select {
+				case b := <-c.events:
+					if !write(b) {
+						return
+					}
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
