@@ -21,6 +21,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	f.Register(fs)
 	var inst runflags.Instances
 	inst.Register(fs)
+	var dash runflags.Dashboard
+	dash.Register(fs)
 	fs.Usage = func() { printHelp(stdout, fmt.Sprintf(runUsage, runflags.StockList()), fs) }
 	a, code, ok := runflags.Parse(ctx, "llmrun run", fs, &f, args, stderr, getenv)
 	if !ok {
@@ -28,6 +30,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 	screen := console.NewScreen(stderr)
 	cfg, err := a.RunConfig(inst, getenv, stdout, stderr, screen)
+	if err == nil {
+		cfg.Dashboard, err = dash.Config(fs, getenv)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "llmrun run: %v\n", err)
 		return exitcode.Usage

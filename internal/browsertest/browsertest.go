@@ -41,7 +41,7 @@ func Chromium(t testing.TB) string {
 	return ""
 }
 
-// Run runs headless Chromium on the page file with extra arguments,
+// Run runs headless Chromium on the page file (or http:// URL) with extra arguments,
 // within a minute, and returns its stdout; it fails on JavaScript errors
 // or console messages in Chromium's log.
 func Run(t testing.TB, bin, page string, args ...string) []byte {
@@ -50,7 +50,11 @@ func Run(t testing.TB, bin, page string, args ...string) []byte {
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
 		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
-	cmd := exec.CommandContext(ctx, bin, slices.Concat(base, args, []string{"file://" + page})...)
+	url := page
+	if !strings.HasPrefix(page, "http://") {
+		url = "file://" + page
+	}
+	cmd := exec.CommandContext(ctx, bin, slices.Concat(base, args, []string{url})...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/output/dashboard"
 	"github.com/llmrun/llmrun/runtime/output/html"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/output/logblock"
@@ -266,6 +268,9 @@ type fanOut struct {
 	console  *console.Console
 	outputs  outputSet
 	goodput  *goodputCounter
+	// dashboard is the live web dashboard's collector once it started;
+	// nil without one.
+	dashboard atomic.Pointer[dashboard.Collector]
 }
 
 // AddRequest implements llm.RequestSink.
@@ -275,6 +280,9 @@ func (s *fanOut) AddRequest(r *llm.Record) {
 	s.outputs.AddRequest(r)
 	if s.goodput != nil {
 		s.goodput.AddRequest(r)
+	}
+	if c := s.dashboard.Load(); c != nil {
+		c.AddRequest(r)
 	}
 }
 

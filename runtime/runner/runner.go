@@ -29,6 +29,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/console"
+	"github.com/llmrun/llmrun/runtime/output/dashboard"
 	"github.com/llmrun/llmrun/runtime/rendezvous"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
 	"github.com/llmrun/llmrun/runtime/summarize"
@@ -100,6 +101,10 @@ type Config struct {
 	// Every sample, record and point is tagged with the instance's index,
 	// and the result file's start is the shared start.
 	Rendezvous *rendezvous.Config
+	// Dashboard, when set, serves the run's live web dashboard
+	// (--dashboard): it listens before the run starts, and serves for
+	// its Linger after the run ends, or until ctx is cancelled.
+	Dashboard *dashboard.Config
 }
 
 // Outcome is how a run ended: its verdict, and what went wrong after it.
@@ -160,6 +165,9 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		r.cfg.Engine.LLM.Model, r.modelNote = r.discoverModel(ctx)
 	}
 	if verdict, ok := r.prepare(ctx); !ok {
+		if r.dashboard != nil {
+			r.dashboard.Stop(ctx)
+		}
 		return Outcome{Verdict: verdict}
 	}
 	return r.execute(ctx)
@@ -227,6 +235,9 @@ type run struct {
 	searcher *capacity.Searcher
 	// searchPlan describes the search in the banner; nil without one.
 	searchPlan *capacity.SearchPlan
+
+	// dashboard serves the run's live web dashboard; nil without one.
+	dashboard *dashboard.Dashboard
 }
 
 func (r *run) printf(format string, args ...any) {
@@ -264,6 +275,15 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 		return verdict, false
 	}
 	r.outputs, r.results = outputs, results
+	if c := r.cfg.Dashboard; c != nil {
+		if r.dashboard, err = dashboard.Listen(*c); err != nil {
+			r.printf("--dashboard: %v", err)
+			return Errored, false
+		}
+		if !dashboard.Loopback(c.Addr) {
+			r.printf("--dashboard %s: listening beyond this host's loopback interface: anyone who reaches it can read the run's figures", c.Addr)
+		}
+	}
 	r.console = &console.Console{Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr, Style: textfmt.Style{Color: r.cfg.Color}, Quiet: r.cfg.Quiet,
 		ProgressInterval: r.cfg.ProgressInterval}
 	r.sinks.console = r.console
@@ -386,6 +406,11 @@ func (r *run) leave() {
 // execute starts the outputs, runs the engine and the timeline, and
 // finishes the run.
 func (r *run) execute(ctx context.Context) Outcome {
+	if r.dashboard != nil {
+		// Last: it serves the final figures for its linger after the
+		// summary is written.
+		defer r.dashboard.Stop(ctx)
+	}
 	r.info.Start = time.Now()
 	r.info.Progress = r.engine.Progress
 	// Before the outputs: they and the live view show what it reads.
@@ -400,6 +425,15 @@ func (r *run) execute(ctx context.Context) Outcome {
 	}
 	// After the outputs started: a listener on port 0 knows its port.
 	stopConsole := r.console.Start(r.banner(), r.engine.Progress)
+	if r.dashboard != nil {
+		var servers func() []serverwatch.Now
+		if r.watch != nil {
+			servers = r.watch.Now
+		}
+		collector := dashboard.NewCollector(time.Now(), r.engine.Progress, servers)
+		r.sinks.dashboard.Store(collector)
+		r.dashboard.Start(collector)
+	}
 	// The timeline counts from here: the VUs' initialisation, setup() and
 	// the collection before the measured window come first (no request
 	// of the run is made before the window, only setup()'s).
@@ -445,6 +479,9 @@ func (r *run) banner() console.Banner {
 	}
 	for _, o := range r.outputs {
 		b.Outputs = append(b.Outputs, o.Describe())
+	}
+	if r.dashboard != nil {
+		b.Outputs = append(b.Outputs, "dashboard "+r.dashboard.URL())
 	}
 	if r.watch != nil {
 		b.ServerMetrics = r.watch.Describe()

@@ -147,11 +147,11 @@ func TestCollectorSendsEachPeriodsRequestsOnce(t *testing.T) {
 // how many events it lost.
 func TestServerStreamsHistoryThenLiveAndTellsDrops(t *testing.T) {
 	progress := engine.Progress{Scenarios: []engine.ScenarioProgress{{Name: "chat", Phase: engine.PhaseRunning}}}
-	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Hour}, NewCollector(time.Now(), func() engine.Progress { return progress }, nil))
+	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Start()
+	d.Start(NewCollector(time.Now(), func() engine.Progress { return progress }, nil))
 	defer d.Stop(context.Background())
 	d.send(Event{V: Version, Elapsed: 1})
 
@@ -211,13 +211,13 @@ func TestServerStreamsHistoryThenLiveAndTellsDrops(t *testing.T) {
 }
 
 func TestListenOnAnAddressInUseFails(t *testing.T) {
-	first, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second}, nil)
+	first, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Stop(context.Background())
 	addr := strings.TrimSuffix(strings.TrimPrefix(first.URL(), "http://"), "/")
-	_, err = Listen(Config{Addr: addr, Period: time.Second}, nil)
+	_, err = Listen(Config{Addr: addr, Period: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "listening on "+addr) {
 		t.Errorf("second Listen on %s: %v, want an error naming the address", addr, err)
 	}

@@ -81,16 +81,16 @@ type Percentiles struct {
 // Server is a scrape target at its last read; figures it did not report
 // are nil.
 type Server struct {
-	Kind   string   `json:"kind"`
-	URL    string   `json:"url"`
-	Engine string   `json:"engine,omitempty"`
-	Failed string   `json:"failed,omitempty"`
-	Running *float64 `json:"running,omitempty"`
-	Waiting *float64 `json:"waiting,omitempty"`
-	KVCache *float64 `json:"kvCache,omitempty"`
+	Kind        string   `json:"kind"`
+	URL         string   `json:"url"`
+	Engine      string   `json:"engine,omitempty"`
+	Failed      string   `json:"failed,omitempty"`
+	Running     *float64 `json:"running,omitempty"`
+	Waiting     *float64 `json:"waiting,omitempty"`
+	KVCache     *float64 `json:"kvCache,omitempty"`
 	Preemptions *float64 `json:"preemptions,omitempty"`
-	GPUUtil *float64 `json:"gpuUtil,omitempty"`
-	Power   *float64 `json:"power,omitempty"`
+	GPUUtil     *float64 `json:"gpuUtil,omitempty"`
+	Power       *float64 `json:"power,omitempty"`
 }
 
 // Collector gathers the requests that end in each period into window
@@ -202,4 +202,3 @@ func percentiles(l *metrics.Latencies) Percentiles {
 	}
 	return Percentiles{P50: l.Percentile(50), P90: l.Percentile(90), P99: l.Percentile(99)}
 }
-

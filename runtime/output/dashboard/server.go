@@ -49,7 +49,7 @@ type Dashboard struct {
 
 // Listen opens the dashboard's address, so that one in use fails before
 // the run starts. The dashboard serves nothing until Start.
-func Listen(cfg Config, collector *Collector) (*Dashboard, error) {
+func Listen(cfg Config) (*Dashboard, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
@@ -64,7 +64,7 @@ func Listen(cfg Config, collector *Collector) (*Dashboard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: listening on %s: %w", cfg.Addr, err)
 	}
-	d := &Dashboard{cfg: cfg, collector: collector, hub: newHub(), listener: ln, page: page, served: make(chan struct{})}
+	d := &Dashboard{cfg: cfg, hub: newHub(), listener: ln, page: page, served: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.servePage)
 	mux.HandleFunc("GET /events", d.serveEvents)
@@ -89,8 +89,10 @@ func Loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Start serves the page and sends an event every period until Stop.
-func (d *Dashboard) Start() {
+// Start serves the page and sends an event of collector's every period
+// until Stop.
+func (d *Dashboard) Start(collector *Collector) {
+	d.collector = collector
 	go func() {
 		d.server.Serve(d.listener)
 		close(d.served)
@@ -218,4 +220,3 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
-
