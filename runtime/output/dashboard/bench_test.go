@@ -1,0 +1,50 @@
+package dashboard
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/metrics"
+	"github.com/llmrun/llmrun/runtime/engine"
+)
+
+// BenchmarkPeriod is the dashboard's cost of one period of a run of
+// 1,000 streams at about 1 request/s each, over 4 scenarios: the
+// period's 1,000 requests added, then the event made, encoded and
+// published to one page. At a period of 1 s, ns/op over 1e7 is the
+// percentage of one core.
+func BenchmarkPeriod(b *testing.B) {
+	const streams, scenarios = 1000, 4
+	var progress engine.Progress
+	tags := make([]*metrics.TagSet, scenarios)
+	for i := range scenarios {
+		name := "s" + strconv.Itoa(i)
+		tags[i] = metrics.NewTagSet(map[string]string{"scenario": name})
+		progress.Scenarios = append(progress.Scenarios, engine.ScenarioProgress{Name: name, Phase: engine.PhaseRunning, Duration: time.Hour})
+	}
+	records := make([]*llm.Record, streams)
+	for i := range records {
+		records[i] = &llm.Record{Tags: tags[i%scenarios], OK: i%50 != 0, ErrorClass: "timeout",
+			TTFT: 50 + float64(i%400), TPOT: 8 + float64(i%30)/3, E2E: 900 + float64(i%700), PromptTokens: 500}
+	}
+	h := newHub()
+	page, _ := h.join()
+	start := time.Now()
+	c := NewCollector(start, func() engine.Progress { return progress }, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		for _, r := range records {
+			c.AddRequest(r)
+		}
+		out, err := encodeEvent(c.Next(start.Add(time.Duration(i+1) * time.Second)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.publish(out)
+		<-page.events
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e7, "%core@1s")
+}

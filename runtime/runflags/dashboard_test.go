@@ -1,0 +1,55 @@
+package runflags
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrun/llmrun/runtime/output/dashboard"
+)
+
+func TestDashboardFlagsAndEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    *dashboard.Config
+		wantErr string
+	}{
+		{name: "none", want: nil},
+		{name: "flag alone", args: []string{"--dashboard"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: time.Second}},
+		{name: "flag with address", args: []string{"--dashboard=127.0.0.1:0", "--dashboard-period=250ms", "--dashboard-linger=1m"},
+			want: &dashboard.Config{Addr: "127.0.0.1:0", Period: 250 * time.Millisecond, Linger: time.Minute}},
+		{name: "env true", env: map[string]string{DashboardEnv: "true", DashboardPeriodEnv: "10s"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: 10 * time.Second}},
+		{name: "env address", env: map[string]string{DashboardEnv: "[::1]:7000", DashboardLingerEnv: "5s"}, want: &dashboard.Config{Addr: "[::1]:7000", Period: time.Second, Linger: 5 * time.Second}},
+		{name: "env false", env: map[string]string{DashboardEnv: "false"}, want: nil},
+		{name: "flag wins over env", args: []string{"--dashboard-period=2s"}, env: map[string]string{DashboardEnv: "1", DashboardPeriodEnv: "5s"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: 2 * time.Second}},
+		{name: "bad env period", env: map[string]string{DashboardEnv: "true", DashboardPeriodEnv: "soon"}, wantErr: `$LLMRUN_DASHBOARD_PERIOD="soon": not a duration`},
+		{name: "zero period", args: []string{"--dashboard", "--dashboard-period=0s"}, wantErr: "--dashboard-period must be positive"},
+		{name: "period without dashboard", args: []string{"--dashboard-period=2s"}, wantErr: "no --dashboard"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			var d Dashboard
+			d.Register(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.Config(fs, func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+				t.Errorf("config %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
