@@ -27,7 +27,7 @@ const (
 func (d *Dashboard) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.addr, "dashboard", "", "serve a live web dashboard of the run at this HOST:PORT (given alone: "+dashboard.DefaultAddr+"; default $"+DashboardEnv+": true or an address; see docs/dashboard.md)")
 	fs.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
-	fs.DurationVar(&d.period, "dashboard-period", dashboard.DefaultPeriod, "how often the dashboard's figures are updated (default $"+DashboardPeriodEnv+", else 1s)")
+	fs.DurationVar(&d.period, "dashboard-period", dashboard.DefaultPeriod, "how often the dashboard's figures are updated (default $"+DashboardPeriodEnv+" when set)")
 	fs.DurationVar(&d.linger, "dashboard-linger", 0, "keep serving the dashboard this long after the run ends, or until Ctrl-C (default $"+DashboardLingerEnv+", else 0)")
 }
 
