@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"image"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -124,4 +126,99 @@ func differing(a, b image.Image, r image.Rectangle) int {
 		}
 	}
 	return n
+}
+
+// A dashboard whose address is in use stops the run before it starts,
+// saying which address.
+func TestDashboardOnAnAddressInUseStopsTheRunBeforeItStarts(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var stdout, stderr strings.Builder
+	o := runner.Run(t.Context(), runner.Config{
+		Engine:      engine.Config{ScriptPath: "chat.js", Source: []byte(chatScript), Seed: 1},
+		NoPreflight: true, Stdout: &stdout, Stderr: &stderr, Version: "test",
+		Dashboard: &dashboard.Config{Addr: busy.Addr().String(), Period: time.Second},
+	})
+	if o.Verdict != runner.Errored {
+		t.Errorf("verdict %v, want errored", o.Verdict)
+	}
+	if want := "--dashboard: dashboard: listening on " + busy.Addr().String(); !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q does not say %q", stderr.String(), want)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("the run started (its banner was printed):\n%s", stdout.String())
+	}
+}
+
+// With a linger, the dashboard still serves the run's last figures once
+// its summary is printed, until the run's context is cancelled.
+func TestDashboardLingersAfterTheRun(t *testing.T) {
+	const twoChats = `
+import llm from 'llm';
+export const options = { iterations: 2 };
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 4 });
+}
+`
+	stdout := newWatched(`(?s)output: +dashboard (http://\S+/).*script two\.js \(sha256`)
+	var stderr strings.Builder
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	ended := make(chan runner.Outcome, 1)
+	go func() {
+		ended <- runner.Run(ctx, runner.Config{
+			Engine:      engine.Config{ScriptPath: "two.js", Source: []byte(twoChats), Seed: 1},
+			NoPreflight: true, Stdout: stdout, Stderr: &stderr, Version: "test",
+			Dashboard: &dashboard.Config{Addr: "127.0.0.1:0", Period: time.Hour, Linger: time.Hour},
+		})
+	}()
+	select {
+	case <-stdout.seen:
+	case o := <-ended:
+		t.Fatalf("the run ended (%v) before its summary was printed with the dashboard still served:\n%s\n%s", o.Verdict, stdout, &stderr)
+	}
+	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
+	// The summary is printed before the linger: the page is served, its
+	// last event marked done, with the run's 2 requests.
+	var page []byte
+	for ctx.Err() == nil {
+		page = get(t, ctx, url)
+		if strings.Contains(string(page), `"done":true`) {
+			break
+		}
+	}
+	if !regexp.MustCompile(`"all":\{"requests":2,`).Match(page) {
+		t.Errorf("the lingering page does not hold the run's last figures with its 2 requests:\n%s", page)
+	}
+	select {
+	case o := <-ended:
+		t.Fatalf("the run returned (%v) during its linger", o.Verdict)
+	default:
+	}
+	cancel()
+	if o := <-ended; o.Verdict != runner.Passed {
+		t.Errorf("verdict %v, want passed (the run was over before the linger was cut)\n%s", o.Verdict, &stderr)
+	}
+}
+
+// get is the body of url.
+func get(t *testing.T, ctx context.Context, url string) []byte {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
