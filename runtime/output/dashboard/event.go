@@ -168,12 +168,16 @@ func (c *Collector) Next(now time.Time) Event {
 		pooledTokens += newTokens
 		if a := c.scenarios[name]; a != nil {
 			s.Figures = figures(a, newTokens, period)
-			c.pooled.Merge(a)
-			a.Reset()
 		} else {
 			s.Figures = figures(&window.Aggregate{}, newTokens, period)
 		}
 		ev.Scenarios = append(ev.Scenarios, s)
+	}
+	// Pooled: every request of the period, a scenario's not running (a
+	// search's round that just ended) too.
+	for _, a := range c.scenarios {
+		c.pooled.Merge(a)
+		a.Reset()
 	}
 	ev.All = figures(&c.pooled, pooledTokens, period)
 	for _, t := range servers {
