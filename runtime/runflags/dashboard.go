@@ -13,6 +13,7 @@ import (
 type Dashboard struct {
 	addr           string
 	period, linger time.Duration
+	record         string
 }
 
 // The environment variables of the dashboard, read where its flag is not
@@ -28,6 +29,7 @@ func (d *Dashboard) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.addr, "dashboard", "", "serve a live web dashboard of the run at this HOST:PORT (given alone: "+dashboard.DefaultAddr+"; default $"+DashboardEnv+": true or an address; see docs/dashboard.md)")
 	fs.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fs.DurationVar(&d.period, "dashboard-period", dashboard.DefaultPeriod, "how often the dashboard's figures are updated (default $"+DashboardPeriodEnv+" when set)")
+	fs.StringVar(&d.record, "dashboard-record", "", "record the dashboard's events to this gzip FILE, with or without --dashboard, to replay them later (see docs/dashboard.md)")
 	fs.DurationVar(&d.linger, "dashboard-linger", 0, "keep serving the dashboard this long after the run ends, or until Ctrl-C (default $"+DashboardLingerEnv+", else 0)")
 }
 
@@ -53,7 +55,7 @@ func (d Dashboard) Config(fs *pflag.FlagSet, getenv func(string) string) (*dashb
 	if err != nil {
 		return nil, err
 	}
-	if addr == "" {
+	if addr == "" && d.record == "" {
 		if fs.Changed("dashboard-period") || fs.Changed("dashboard-linger") {
 			return nil, fmt.Errorf("--dashboard-period and --dashboard-linger set the dashboard, and no --dashboard (or $%s) asks for one", DashboardEnv)
 		}
@@ -65,7 +67,10 @@ func (d Dashboard) Config(fs *pflag.FlagSet, getenv func(string) string) (*dashb
 	if linger < 0 {
 		return nil, fmt.Errorf("--dashboard-linger must not be negative, got %s", linger)
 	}
-	return &dashboard.Config{Addr: addr, Period: period, Linger: linger}, nil
+	if addr == "" && linger > 0 {
+		return nil, fmt.Errorf("--dashboard-linger keeps serving the dashboard, and no --dashboard (or $%s) asks for one", DashboardEnv)
+	}
+	return &dashboard.Config{Addr: addr, Period: period, Linger: linger, Record: d.record}, nil
 }
 
 // durationOrEnv is the named flag's value when given, else the

@@ -29,6 +29,9 @@ func TestDashboardFlagsAndEnvironment(t *testing.T) {
 		{name: "bad env period", env: map[string]string{DashboardEnv: "true", DashboardPeriodEnv: "soon"}, wantErr: `$LLMRUN_DASHBOARD_PERIOD="soon": not a duration`},
 		{name: "zero period", args: []string{"--dashboard", "--dashboard-period=0s"}, wantErr: "--dashboard-period must be positive"},
 		{name: "period without dashboard", args: []string{"--dashboard-period=2s"}, wantErr: "no --dashboard"},
+		{name: "record alone", args: []string{"--dashboard-record=run.dash.gz", "--dashboard-period=2s"}, want: &dashboard.Config{Period: 2 * time.Second, Record: "run.dash.gz"}},
+		{name: "record with dashboard", args: []string{"--dashboard", "--dashboard-record=run.dash.gz"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: time.Second, Record: "run.dash.gz"}},
+		{name: "record with linger and no dashboard", args: []string{"--dashboard-record=run.dash.gz", "--dashboard-linger=1m"}, wantErr: "--dashboard-linger keeps serving the dashboard"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)

@@ -280,7 +280,7 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 			r.printf("--dashboard: %v", err)
 			return Errored, false
 		}
-		if !dashboard.Loopback(c.Addr) {
+		if c.Addr != "" && !dashboard.Loopback(c.Addr) {
 			r.printf("--dashboard %s: listening beyond this host's loopback interface: anyone who reaches it can read the run's figures", c.Addr)
 		}
 	}
@@ -409,7 +409,12 @@ func (r *run) execute(ctx context.Context) Outcome {
 	if r.dashboard != nil {
 		// Last: it serves the final figures for its linger after the
 		// summary is written.
-		defer r.dashboard.Stop(ctx)
+		defer func() {
+			r.dashboard.Stop(ctx)
+			if w := r.dashboard.RecordWarning(); w != "" {
+				r.printf("warning: %s", w)
+			}
+		}()
 	}
 	r.info.Start = time.Now()
 	r.info.Progress = r.engine.Progress
@@ -480,8 +485,11 @@ func (r *run) banner() console.Banner {
 	for _, o := range r.outputs {
 		b.Outputs = append(b.Outputs, o.Describe())
 	}
-	if r.dashboard != nil {
+	if r.dashboard != nil && r.dashboard.URL() != "" {
 		b.Outputs = append(b.Outputs, "dashboard "+r.dashboard.URL())
+	}
+	if c := r.cfg.Dashboard; c != nil && c.Record != "" {
+		b.Outputs = append(b.Outputs, "dashboard recording "+c.Record)
 	}
 	if r.watch != nil {
 		b.ServerMetrics = r.watch.Describe()

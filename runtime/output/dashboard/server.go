@@ -32,6 +32,9 @@ type Config struct {
 	Addr   string
 	Period time.Duration
 	Linger time.Duration
+	// Record, when set, is the file the events are recorded to
+	// (--dashboard-record); with no Addr the dashboard only records.
+	Record string
 }
 
 // Dashboard serves the page and the events of one run.
@@ -45,12 +48,16 @@ type Dashboard struct {
 	stopTick  context.CancelFunc
 	ticking   sync.WaitGroup
 	served    chan struct{}
+	recorder  *Recorder
+	// recordWarning says, once stopped, why the recording lacks events.
+	recordWarning string
 }
 
-// Listen opens the dashboard's address, so that one in use fails before
-// the run starts. The dashboard serves nothing until Start.
+// Listen opens the dashboard's address and its recording's file, so
+// that one in use or not writable fails before the run starts. The
+// dashboard serves nothing until Start.
 func Listen(cfg Config) (*Dashboard, error) {
-	if cfg.Addr == "" {
+	if cfg.Addr == "" && cfg.Record == "" {
 		cfg.Addr = DefaultAddr
 	}
 	if cfg.Period <= 0 {
@@ -60,11 +67,22 @@ func Listen(cfg Config) (*Dashboard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: reading its page: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
+	d := &Dashboard{cfg: cfg, hub: newHub(), page: page, served: make(chan struct{})}
+	if cfg.Record != "" {
+		if d.recorder, err = CreateRecorder(cfg.Record, 0); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Addr == "" {
+		close(d.served)
+		return d, nil
+	}
+	if d.listener, err = net.Listen("tcp", cfg.Addr); err != nil {
+		if d.recorder != nil {
+			d.recorder.Close()
+		}
 		return nil, fmt.Errorf("dashboard: listening on %s: %w", cfg.Addr, err)
 	}
-	d := &Dashboard{cfg: cfg, hub: newHub(), listener: ln, page: page, served: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.servePage)
 	mux.HandleFunc("GET /events", d.serveEvents)
@@ -72,8 +90,14 @@ func Listen(cfg Config) (*Dashboard, error) {
 	return d, nil
 }
 
-// URL is the page's address, its port the one chosen for port 0.
-func (d *Dashboard) URL() string { return "http://" + d.listener.Addr().String() + "/" }
+// URL is the page's address, its port the one chosen for port 0; empty
+// for a dashboard that only records.
+func (d *Dashboard) URL() string {
+	if d.listener == nil {
+		return ""
+	}
+	return "http://" + d.listener.Addr().String() + "/"
+}
 
 // Loopback says whether the address is the host's own only; a dashboard
 // on another one can be read by anyone who reaches the host.
@@ -93,10 +117,12 @@ func Loopback(addr string) bool {
 // until Stop.
 func (d *Dashboard) Start(collector *Collector) {
 	d.collector = collector
-	go func() {
-		d.server.Serve(d.listener)
-		close(d.served)
-	}()
+	if d.listener != nil {
+		go func() {
+			d.server.Serve(d.listener)
+			close(d.served)
+		}()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.stopTick = cancel
 	d.ticking.Add(1)
@@ -115,10 +141,16 @@ func (d *Dashboard) Start(collector *Collector) {
 	}()
 }
 
-// send publishes ev; an event that cannot be encoded is left out.
+// send publishes and records ev; an event that cannot be encoded is
+// left out.
 func (d *Dashboard) send(ev Event) {
-	if b, err := encodeEvent(ev); err == nil {
-		d.hub.publish(b)
+	b, err := encodeEvent(ev)
+	if err != nil {
+		return
+	}
+	d.hub.publish(b)
+	if d.recorder != nil {
+		d.recorder.Record(b)
 	}
 }
 
@@ -126,7 +158,10 @@ func (d *Dashboard) send(ev Event) {
 // for the linger or until ctx is cancelled, and shuts the server down.
 func (d *Dashboard) Stop(ctx context.Context) {
 	if d.stopTick == nil {
-		d.listener.Close()
+		d.closeRecording()
+		if d.listener != nil {
+			d.listener.Close()
+		}
 		return
 	}
 	d.stopTick()
@@ -134,6 +169,10 @@ func (d *Dashboard) Stop(ctx context.Context) {
 	last := d.collector.Next(time.Now())
 	last.Done = true
 	d.send(last)
+	d.closeRecording()
+	if d.listener == nil {
+		return
+	}
 	if d.cfg.Linger > 0 {
 		t := time.NewTimer(d.cfg.Linger)
 		select {
@@ -150,6 +189,23 @@ func (d *Dashboard) Stop(ctx context.Context) {
 	}
 	<-d.served
 }
+
+// closeRecording flushes and closes the recording, keeping why it lacks
+// events, if it does, for RecordWarning.
+func (d *Dashboard) closeRecording() {
+	if d.recorder == nil {
+		return
+	}
+	warning, err := d.recorder.Close()
+	if err != nil {
+		warning = err.Error()
+	}
+	d.recordWarning, d.recorder = warning, nil
+}
+
+// RecordWarning says, once stopped, why the recording lacks events (its
+// size limit, a failed write); empty when it holds them all.
+func (d *Dashboard) RecordWarning() string { return d.recordWarning }
 
 // servePage serves the page with the events so far in it.
 func (d *Dashboard) servePage(w http.ResponseWriter, _ *http.Request) {
