@@ -48,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return inspectCommand(ctx, rest, stdout, stderr, getenv)
 	case "sim":
 		return simCommand(ctx, rest, stdout, stderr)
+	case "dashboard":
+		return dashboardCommand(ctx, rest, stdout, stderr)
 	case "trend":
 		return trendCommand(ctx, rest, stdout, stderr, getenv)
 	case "compare":
@@ -81,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 }
 
 // commands are the subcommands' names, for the nearest to a mistyped one.
-var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "new", "types", "version", "help"}
+var commands = []string{"run", "bench", "inspect", "sim", "trend", "compare", "merge", "kube", "report", "new", "types", "version", "help", "dashboard"}
 
 func looksLikeScript(arg string) bool {
 	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts"} {

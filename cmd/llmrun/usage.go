@@ -32,4 +32,6 @@ var (
 	newUsage string // %s: the templates
 	//go:embed usage/types.txt
 	typesUsage string
+	//go:embed usage/dashboard.txt
+	dashboardUsage string
 )

@@ -47,6 +47,8 @@ var cmdEntryPoints = []string{
 	"runtime/spelling",       // the command or flag a mistyped one probably meant
 	"runtime/llmconfig",      // the exit code of a target that cannot be resolved (bench's, as run's)
 	"modules/typings",        // llmrun types: the script API's TypeScript declarations, printed or written
+
+	"runtime/output/dashboard", // llmrun dashboard replay: a recording read and served
 }
 
 // rules are the dependency rules of docs/architecture.md.

@@ -181,6 +181,11 @@ func (d *Dashboard) Stop(ctx context.Context) {
 		}
 		t.Stop()
 	}
+	d.shutdown()
+}
+
+// shutdown tells the pages no event follows and stops the server.
+func (d *Dashboard) shutdown() {
 	d.hub.close()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -188,6 +193,35 @@ func (d *Dashboard) Stop(ctx context.Context) {
 		d.server.Close()
 	}
 	<-d.served
+}
+
+// Replay serves recorded events as the run sent them: each at its time
+// since the run started divided by speed (a speed of 0 sends them all at
+// once), a page that connects late getting those so far first. Once all
+// are sent it serves them until ctx is cancelled. The dashboard must
+// listen on an address and not be started.
+func (d *Dashboard) Replay(ctx context.Context, events []Event, speed float64) {
+	go func() {
+		d.server.Serve(d.listener)
+		close(d.served)
+	}()
+	start := time.Now()
+	for _, ev := range events {
+		if speed > 0 {
+			wait := time.Until(start.Add(time.Duration(ev.Elapsed / speed * float64(time.Second))))
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				d.shutdown()
+				return
+			}
+		}
+		d.send(ev)
+	}
+	<-ctx.Done()
+	d.shutdown()
 }
 
 // closeRecording flushes and closes the recording, keeping why it lacks
