@@ -5,8 +5,11 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 func recordEvents(t *testing.T, path string, limit int64, events ...Event) string {
@@ -136,5 +139,27 @@ func TestReadRecordingNamesATruncatedGzip(t *testing.T) {
 	os.WriteFile(notGzip, []byte("{}\n"), 0o644)
 	if _, err := ReadRecording(notGzip); err == nil || !strings.Contains(err.Error(), notGzip) {
 		t.Errorf("ReadRecording of a file not gzipped = %v, want an error naming it", err)
+	}
+}
+
+// A replay sends each event at its recorded time divided by the speed.
+func TestPaceSendsEventsAtTheirRecordedTime(t *testing.T) {
+	events := []Event{{V: Version, Elapsed: 1}, {V: Version, Elapsed: 10}, {V: Version, Elapsed: 30}}
+	for _, tc := range []struct {
+		speed float64
+		want  []time.Duration
+	}{
+		{1, []time.Duration{time.Second, 10 * time.Second, 30 * time.Second}},
+		{10, []time.Duration{100 * time.Millisecond, time.Second, 3 * time.Second}},
+		{0, []time.Duration{0, 0, 0}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			var got []time.Duration
+			pace(t.Context(), events, tc.speed, func(Event) { got = append(got, time.Since(start)) })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("speed %g: events sent at %v, want %v", tc.speed, got, tc.want)
+			}
+		})
 	}
 }

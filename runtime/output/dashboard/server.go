@@ -205,23 +205,27 @@ func (d *Dashboard) Replay(ctx context.Context, events []Event, speed float64) {
 		d.server.Serve(d.listener)
 		close(d.served)
 	}()
+	pace(ctx, events, speed, d.send)
+	<-ctx.Done()
+	d.shutdown()
+}
+
+// pace hands each event to send at its time since the start divided by
+// speed (all at once for a speed of 0), until ctx is cancelled.
+func pace(ctx context.Context, events []Event, speed float64, send func(Event)) {
 	start := time.Now()
 	for _, ev := range events {
 		if speed > 0 {
-			wait := time.Until(start.Add(time.Duration(ev.Elapsed / speed * float64(time.Second))))
-			t := time.NewTimer(wait)
+			t := time.NewTimer(time.Until(start.Add(time.Duration(ev.Elapsed / speed * float64(time.Second)))))
 			select {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				d.shutdown()
 				return
 			}
 		}
-		d.send(ev)
+		send(ev)
 	}
-	<-ctx.Done()
-	d.shutdown()
 }
 
 // closeRecording flushes and closes the recording, keeping why it lacks
