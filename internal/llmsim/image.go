@@ -13,8 +13,9 @@ import (
 const DefaultImagePatch = 28
 
 // contentPart is a part of a message's content array: text, an OpenAI
-// image ({ type: 'image_url', image_url: { url } }) or an Anthropic
-// image ({ type: 'image', source: { type: 'base64', data } }).
+// image ({ type: 'image_url', image_url: { url } }, or the Responses
+// API's { type: 'input_image', image_url: url }) or an Anthropic image
+// ({ type: 'image', source: { type: 'base64', data } }).
 type contentPart struct {
 	Type     string    `json:"type"`
 	Text     string    `json:"text"`
@@ -48,12 +49,16 @@ type imageSize struct{ width, height int }
 func (p *contentPart) imageSize() (imageSize, error) {
 	var payload string
 	switch {
-	case p.Type == "image_url" && p.ImageURL != nil:
+	case (p.Type == "image_url" || p.Type == "input_image") && p.ImageURL != nil:
+		field := "image_url.url"
+		if p.Type == "input_image" {
+			field = "image_url" // the URL itself
+		}
 		var err error
 		if payload, err = dataurl.Payload(p.ImageURL.URL); errors.Is(err, dataurl.ErrRemote) {
-			return imageSize{}, errors.New("image_url.url is an http(s) URL: the simulator fetches no image; send it as a base64 data URL")
+			return imageSize{}, fmt.Errorf("%s is an http(s) URL: the simulator fetches no image; send it as a base64 data URL", field)
 		} else if err != nil {
-			return imageSize{}, fmt.Errorf("image_url.url %w", err)
+			return imageSize{}, fmt.Errorf("%s %w", field, err)
 		}
 	case p.Type == "image" && p.Source != nil && p.Source.Type == "base64":
 		payload = p.Source.Data

@@ -70,7 +70,8 @@ type content struct {
 }
 
 // UnmarshalJSON accepts a string, null, or an array of content parts of
-// which the "text" parts and the images count.
+// which the text parts (chat's "text", the Responses API's "input_text"
+// and "output_text") and the images count.
 func (c *content) UnmarshalJSON(b []byte) error {
 	switch b[0] {
 	case 'n':
@@ -90,9 +91,9 @@ func (c *content) UnmarshalJSON(b []byte) error {
 		*c = content{}
 		for i, p := range parts {
 			switch p.Type {
-			case "text":
+			case "text", "input_text", "output_text":
 				texts = append(texts, p.Text)
-			case "image_url", "image":
+			case "image_url", "image", "input_image":
 				size, err := p.imageSize()
 				if err != nil {
 					return fmt.Errorf("content[%d]: %w", i, err)

@@ -85,7 +85,7 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if aerr == nil {
-		j.promptTokens, aerr = s.rerankTokens(*body.Query, docs)
+		j.promptTokens, aerr = s.rerankTokens(*body.Query, docs, body.documentsField())
 	}
 	arrival, ok := s.prefill(w, r, arrived, &j, aerr)
 	if !ok {
@@ -126,11 +126,20 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// documentsField is the field of the request's documents: "texts" in
+// TEI's shape, "documents" in vLLM's.
+func (b *rerankRequest) documentsField() string {
+	if b.Texts != nil {
+		return "texts"
+	}
+	return "documents"
+}
+
 // check validates a rerank request's shape.
 func (b *rerankRequest) check() *apiError {
-	field, docs := "documents", b.Documents
+	field, docs := b.documentsField(), b.Documents
 	if b.Texts != nil {
-		field, docs = "texts", b.Texts
+		docs = b.Texts
 	}
 	switch {
 	case b.Query == nil:
@@ -148,8 +157,9 @@ func (b *rerankRequest) check() *apiError {
 }
 
 // rerankTokens counts the tokens of every (query, document) pair, each
-// of which must fit the model's context.
-func (s *Server) rerankTokens(query string, docs []string) (int, *apiError) {
+// of which must fit the model's context; field names the documents in
+// its errors.
+func (s *Server) rerankTokens(query string, docs []string, field string) (int, *apiError) {
 	q, err := s.prompter.plain(query)
 	if err != nil {
 		return 0, badRequest("query", "%v", err)
@@ -158,10 +168,10 @@ func (s *Server) rerankTokens(query string, docs []string) (int, *apiError) {
 	for i, doc := range docs {
 		d, err := s.prompter.plain(doc)
 		if err != nil {
-			return 0, badRequest("documents", "%v", err)
+			return 0, badRequest(field, "%s[%d]: %v", field, i, err)
 		}
 		if q+d > s.cfg.MaxModelLen {
-			return 0, badRequest("documents", "This model's maximum context length is %d tokens. However, the query and document %d have %d tokens. Please reduce the length of the input.", s.cfg.MaxModelLen, i, q+d)
+			return 0, badRequest(field, "This model's maximum context length is %d tokens. However, the query and %s[%d] have %d tokens. Please reduce the length of the input.", s.cfg.MaxModelLen, field, i, q+d)
 		}
 		total += q + d
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -98,5 +99,33 @@ func postDecode(t *testing.T, url, path string, body, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v: %s", path, err, b)
+	}
+}
+
+// A document past the context is refused naming the field it came in:
+// "texts" for TEI's shape, "documents" for vLLM's.
+func TestRerankTooLongNamesItsField(t *testing.T) {
+	t.Parallel()
+	cfg := fastConfig()
+	cfg.MaxModelLen = 64
+	r := listen(t, cfg)
+	long := strings.Repeat("word ", 200)
+	for _, field := range []string{"documents", "texts"} {
+		resp, err := post(t.Context(), testClient(t), r.URL(), "/v1/rerank", map[string]any{"query": "q", field: []string{"short", long}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply struct {
+			Error struct {
+				Message string  `json:"message"`
+				Param   *string `json:"param"`
+			} `json:"error"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&reply)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || err != nil || reply.Error.Param == nil || *reply.Error.Param != field ||
+			!strings.Contains(reply.Error.Message, "the query and "+field+"[1] have") {
+			t.Errorf("%s: %d %+v (%v), want a 400 naming %s[1]", field, resp.StatusCode, reply.Error, err, field)
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -83,7 +82,8 @@ var (
 )
 
 // responsesItem is an item of a request's input: a message (its role and
-// content, a string or input_text/output_text parts), or a function call's
+// content, a string or input_text, output_text and input_image parts, read
+// as a chat message's), or a function call's
 // output (its output text, as the tool's message).
 type responsesItem struct {
 	Type    string          `json:"type"`
@@ -104,23 +104,8 @@ func (it *responsesItem) message() (chatMessage, error) {
 	if len(it.Content) == 0 {
 		return m, nil
 	}
-	if it.Content[0] == '"' {
-		s, err := jsonString(it.Content)
-		m.Content = content{text: s}
-		return m, err
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(it.Content, &parts); err != nil {
-		return m, fmt.Errorf("content must be a string or an array of parts: %w", err)
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	m.Content = content{text: b.String()}
-	return m, nil
+	err := json.Unmarshal(it.Content, &m.Content) // its errors name the part
+	return m, err
 }
 
 // responsesInput decodes a request's input: a string (one user message)

@@ -93,3 +93,26 @@ func TestResponsesContinuesAStoredResponse(t *testing.T) {
 		}
 	}
 }
+
+// The images of a Responses input (input_image parts, image_url the data
+// URL itself) cost prompt tokens by the rule, as a chat message's do, and
+// a broken one is a 400 naming the part.
+func TestResponsesInputImagesCostPromptTokens(t *testing.T) {
+	t.Parallel()
+	r := listen(t, fastConfig()) // ImagePatch 28
+	input := func(parts ...any) map[string]any {
+		parts = append([]any{map[string]any{"type": "input_text", "text": "Describe this picture."}}, parts...)
+		return map[string]any{"input": []any{map[string]any{"type": "message", "role": "user", "content": parts}}, "max_output_tokens": 1}
+	}
+	image := map[string]any{"type": "input_image", "image_url": testImageURL(t, "png", 100, 60), "detail": "auto"}
+	_, plain := postResponses(t, r, input())
+	status, with := postResponses(t, r, input(image))
+	if status != http.StatusOK || with.Usage.InputTokens-plain.Usage.InputTokens != 4*3 {
+		t.Errorf("status %d: input_tokens %d with the image, %d without; want 4·3 more", status, with.Usage.InputTokens, plain.Usage.InputTokens)
+	}
+	broken := map[string]any{"type": "input_image", "image_url": "https://example.com/a.png"}
+	if status, reply := postResponses(t, r, input(broken)); status != http.StatusBadRequest || reply.Error == nil ||
+		!strings.Contains(reply.Error.Message, "input[0]: content[1]: image_url is an http(s) URL") {
+		t.Errorf("an http(s) input_image: %d %+v, want a 400 naming the part", status, reply.Error)
+	}
+}

@@ -226,8 +226,10 @@ func NewClient(cfg Config) (*Client, error) {
 // in: the policy a request's own (Request.Retry) starts from.
 func (c *Client) Retry() RetryPolicy { return c.retry }
 
-// BaseURL is the base URL the client was made with.
-func (c *Client) BaseURL() string { return c.base.String() }
+// Server is the root URL of the client's server: its base URL without a
+// trailing "/" or "/v1", so that clients made with "http://h:8000" and
+// "http://h:8000/v1" name one server alike.
+func (c *Client) Server() string { return serverRoot(c.base, false).String() }
 
 // CheckBaseURL says what is wrong with a server's base URL, nil when
 // llm.client() would accept it.

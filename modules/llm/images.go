@@ -21,26 +21,30 @@ type imageFigures struct {
 	bytes, pixels int64
 }
 
-// countImages finds the images of a chat body's messages: OpenAI's
+// countImages finds the images of a body's messages: OpenAI's chat
 // content parts { type: 'image_url', image_url: { url } } (or image_url
-// a string), and Anthropic's { type: 'image', source: { type: 'base64',
-// data } }. A data URL whose base64 or image header is broken, or
-// images past MaxRequestImageBytes, are an error naming the part. It
-// decodes only each image's header, once per request.
+// a string), Anthropic's { type: 'image', source: { type: 'base64',
+// data } }, and the Responses API's { type: 'input_image', image_url }
+// in the message items of its "input". A data URL whose base64 or image
+// header is broken, or images past MaxRequestImageBytes, are an error
+// naming the part. It decodes only each image's header, once per
+// request.
 func countImages(body map[string]any) (imageFigures, error) {
 	var f imageFigures
-	messages, _ := body["messages"].([]any)
-	for i, m := range messages {
-		msg, _ := m.(map[string]any)
-		parts, _ := msg["content"].([]any)
-		for j, p := range parts {
-			part, _ := p.(map[string]any)
-			payload, ok, err := imagePart(part)
-			if err == nil && ok {
-				err = f.add(payload)
-			}
-			if err != nil {
-				return f, fmt.Errorf("messages[%d].content[%d]: %w", i, j, err)
+	for _, key := range [...]string{"messages", "input"} {
+		messages, _ := body[key].([]any) // a Responses input may be a string: no images
+		for i, m := range messages {
+			msg, _ := m.(map[string]any)
+			parts, _ := msg["content"].([]any)
+			for j, p := range parts {
+				part, _ := p.(map[string]any)
+				payload, ok, err := imagePart(part)
+				if err == nil && ok {
+					err = f.add(payload)
+				}
+				if err != nil {
+					return f, fmt.Errorf("%s[%d].content[%d]: %w", key, i, j, err)
+				}
 			}
 		}
 	}
@@ -51,10 +55,13 @@ func countImages(body map[string]any) (imageFigures, error) {
 // image ("" for an image sent by URL), and whether it is one.
 func imagePart(part map[string]any) (string, bool, error) {
 	switch part["type"] {
-	case "image_url":
+	case "image_url", "input_image":
 		url, _ := part["image_url"].(string)
 		if o, ok := part["image_url"].(map[string]any); ok {
 			url, _ = o["url"].(string)
+		}
+		if url == "" && part["file_id"] != nil {
+			return "", true, nil // a Responses input_image by file_id: its bytes are the server's
 		}
 		payload, err := dataurl.Payload(url)
 		if errors.Is(err, dataurl.ErrRemote) {

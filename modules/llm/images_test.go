@@ -110,6 +110,44 @@ func TestImagesCountedInEachFormat(t *testing.T) {
 	}
 }
 
+// TestImagesOfResponsesInput checks that the images of a Responses API
+// body, input_image parts of its input's message items, are counted as a
+// chat body's are, and that a broken one is refused naming its part.
+func TestImagesOfResponsesInput(t *testing.T) {
+	t.Parallel()
+	url, size := imageDataURL(t, "png", 30, 20)
+	input := func(parts ...any) map[string]any {
+		return map[string]any{"input": []any{
+			map[string]any{"role": "user", "content": "first"},
+			map[string]any{"type": "message", "role": "user", "content": parts},
+		}}
+	}
+	text := map[string]any{"type": "input_text", "text": "What is in it?"}
+	for _, tc := range []struct {
+		name    string
+		body    map[string]any
+		want    imageFigures
+		wantErr string
+	}{
+		{"data URL", input(text, map[string]any{"type": "input_image", "image_url": url, "detail": "auto"}), imageFigures{1, int64(size), 600}, ""},
+		{"https URL", input(map[string]any{"type": "input_image", "image_url": "https://example.com/a.png"}), imageFigures{count: 1}, ""},
+		{"file_id", input(map[string]any{"type": "input_image", "file_id": "file-123"}), imageFigures{count: 1}, ""},
+		{"input string", map[string]any{"input": "hello"}, imageFigures{}, ""},
+		{"broken", input(text, map[string]any{"type": "input_image", "image_url": "data:image/png;base64,!!!!"}), imageFigures{}, "input[1].content[1]: the image's base64 is broken"},
+	} {
+		got, err := countImages(tc.body)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 // TestImagesOverTheCapAreRefused checks that a request whose images pass
 // MaxRequestImageBytes is refused before it is sent, naming the image.
 func TestImagesOverTheCapAreRefused(t *testing.T) {

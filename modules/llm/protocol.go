@@ -63,6 +63,17 @@ func serverRoot(base *url.URL, ollama bool) *url.URL {
 	return &u
 }
 
+// v1Root returns base with "/v1" added unless it ends with it: the root
+// under which the OpenAI-style APIs (chat, completions, embeddings,
+// rerank) serve.
+func v1Root(base *url.URL) *url.URL {
+	u := *base
+	if !strings.HasSuffix(u.Path, "/v1") {
+		u.Path += "/v1"
+	}
+	return &u
+}
+
 // tokenClock timestamps the token-bearing units of one response (SSE
 // events, NDJSON lines) as their bytes are parsed: TTFT, TTFO, ITL and
 // Chunks; and counts each into arrived, when set, as it arrives. Its times

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
 )
 
 // embeddingsProtocol is OpenAI's embeddings: POST /v1/embeddings with
@@ -24,10 +23,7 @@ type embeddingsProtocol struct{}
 
 // endpoint puts /embeddings under the API root, which ends in "/v1".
 func (embeddingsProtocol) endpoint(base *url.URL, _ API, _ bool) string {
-	root := *base
-	if !strings.HasSuffix(root.Path, "/v1") {
-		root.Path += "/v1"
-	}
+	root := v1Root(base)
 	return root.JoinPath("embeddings").String()
 }
 

@@ -13,10 +13,7 @@ type openaiProtocol struct{}
 
 // endpoint puts the path under the API root, which ends in "/v1".
 func (openaiProtocol) endpoint(base *url.URL, api API, _ bool) string {
-	root := *base
-	if !strings.HasSuffix(root.Path, "/v1") {
-		root.Path += "/v1"
-	}
+	root := v1Root(base)
 	if api == Completions {
 		return root.JoinPath("completions").String()
 	}

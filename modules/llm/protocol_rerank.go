@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/url"
 	"reflect"
-	"strings"
 )
 
 // Rerank is the Jina/Cohere-style rerank API of vLLM (and of gateways
@@ -42,10 +41,7 @@ func (rerankProtocol) endpoint(base *url.URL, api API, _ bool) string {
 	if api == TEIRerank {
 		return serverRoot(base, false).JoinPath("rerank").String()
 	}
-	root := *base
-	if !strings.HasSuffix(root.Path, "/v1") {
-		root.Path += "/v1"
-	}
+	root := v1Root(base)
 	return root.JoinPath("rerank").String()
 }
 

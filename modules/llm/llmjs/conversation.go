@@ -166,7 +166,10 @@ func (c *conversation) send(content string, body, opts goja.Value) *goja.Object 
 	if res.Get("ok").ToBoolean() {
 		c.history = append(c.history, turnMessage{role: "assistant", content: res.Get("text").String()})
 		if c.api == llm.Responses {
-			c.lastResponse = res.Get("responseId").String()
+			c.lastResponse = ""
+			if id := res.Get("responseId"); id != nil { // absent when the server gave none
+				c.lastResponse = id.String()
+			}
 		}
 	}
 	return res

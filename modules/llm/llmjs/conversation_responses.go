@@ -9,9 +9,11 @@ import "github.com/dop251/goja"
 // every turn (the Responses API does not carry them over to the response
 // that continues); with "store": false in the body, which keeps nothing
 // to continue, the whole history as message items, the system message
-// first.
+// first. So does a turn after a reply that came without an id (a
+// server or gateway that keeps none): there is nothing to continue.
 func (c *conversation) setResponsesInput(rt *goja.Runtime, req *goja.Object, content string) {
-	if store := req.Get("store"); given(store) && !store.ToBoolean() {
+	store := req.Get("store")
+	if given(store) && !store.ToBoolean() || c.lastResponse == "" && len(c.history) > 1 {
 		must(req.Set("input", c.messagesArray(rt)))
 		return
 	}

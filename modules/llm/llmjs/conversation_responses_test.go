@@ -115,3 +115,40 @@ func TestResponsesFromAScript(t *testing.T) {
 		t.Errorf("llm_ttft %+v, want a sample of each request", s)
 	}
 }
+
+// A Responses server that gives its replies no id (a gateway's, or one
+// that stores nothing) leaves nothing to continue: the next turn sends
+// the whole history, as with store: false, instead of failing or sending
+// the new message alone.
+func TestConversationResponsesWithoutIDs(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		bodies = append(bodies, body)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"response","status":"completed","output":[{"type":"message","role":"assistant",`+
+			`"content":[{"type":"output_text","text":"ok"}]}],"usage":{"input_tokens":3,"output_tokens":1}}`)
+	}))
+	t.Cleanup(srv.Close)
+	m, _ := newRecordedModule(t, llm.Config{BaseURL: srv.URL, Model: jsModel})
+	v := newJSVU(t, m)
+	v.Run(`const chat = llm.conversation({ api: 'responses', system: 'Be terse.' });`)
+	for _, q := range []string{"first", "second"} {
+		if got := v.Run(`(() => { const r = chat.send('` + q + `', { stream: false }); return r.ok + ' ' + (r.error || ''); })()`).String(); got != "true " {
+			t.Fatalf("%s: %s", q, got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 || bodies[0]["input"] != "first" {
+		t.Fatalf("bodies %v", bodies)
+	}
+	input, _ := bodies[1]["input"].([]any)
+	if _, sent := bodies[1]["previous_response_id"]; sent || len(input) != 4 {
+		t.Errorf("second turn: body %v, want the 4 messages of the history (system, first, its reply, second) and no previous_response_id", bodies[1])
+	}
+}

@@ -125,7 +125,7 @@ func (m *Module) Targets(ctx context.Context) []*llm.Client {
 		return made
 	}
 	for _, c := range made {
-		if c != d && c.BaseURL() == d.BaseURL() {
+		if c != d && c.Server() == d.Server() {
 			return made
 		}
 	}

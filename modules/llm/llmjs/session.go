@@ -310,7 +310,11 @@ func (s *sessionSource) turn(c *conversation, base, o *goja.Object, turn int) (t
 			if !given(req.Get("tools")) {
 				must(req.Set("tools", s.tools))
 			}
-			must(req.Set("tool_choice", map[bool]string{true: "required", false: "none"}[round < rounds]))
+			choice := "none" // the turn's answer
+			if round < rounds {
+				choice = "required" // a tool round
+			}
+			must(req.Set("tool_choice", choice))
 		}
 		must(req.Set("messages", c.messagesArray(rt)))
 		var (
