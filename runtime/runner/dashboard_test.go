@@ -145,8 +145,13 @@ func TestDashboardOnAnAddressInUseStopsTheRunBeforeItStarts(t *testing.T) {
 	if o.Verdict != runner.Errored {
 		t.Errorf("verdict %v, want errored", o.Verdict)
 	}
-	if want := "--dashboard: dashboard: listening on " + busy.Addr().String(); !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr %q does not say %q", stderr.String(), want)
+	for _, want := range []string{"dashboard: listening on " + busy.Addr().String(), "give another HOST:PORT"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q does not say %q", stderr.String(), want)
+		}
+	}
+	if strings.Contains(stderr.String(), "dashboard: dashboard:") {
+		t.Errorf("stderr %q says dashboard twice", stderr.String())
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("the run started (its banner was printed):\n%s", stdout.String())

@@ -81,7 +81,7 @@ func Listen(cfg Config) (*Dashboard, error) {
 		if d.recorder != nil {
 			d.recorder.Close()
 		}
-		return nil, fmt.Errorf("dashboard: listening on %s: %w", cfg.Addr, err)
+		return nil, fmt.Errorf("dashboard: listening on %s: %w (give another HOST:PORT; port 0 picks a free one)", cfg.Addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.servePage)
