@@ -48,3 +48,22 @@ func BenchmarkPeriod(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e7, "%core@1s")
 }
+
+// BenchmarkAddRequest is the dashboard's cost on the hot path: one
+// request that ended, added by VUs in parallel, over 4 scenarios.
+func BenchmarkAddRequest(b *testing.B) {
+	const scenarios = 4
+	tags := make([]*metrics.TagSet, scenarios)
+	for i := range scenarios {
+		tags[i] = metrics.NewTagSet(map[string]string{"scenario": "s" + strconv.Itoa(i), "model": "m", "name": "chat"})
+	}
+	c := NewCollector(time.Now(), func() engine.Progress { return engine.Progress{} }, nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			c.AddRequest(&llm.Record{Tags: tags[i%scenarios], OK: true, TTFT: 50 + float64(i%400), TPOT: 8, E2E: 900 + float64(i%700)})
+			i++
+		}
+	})
+}
