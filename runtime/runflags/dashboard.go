@@ -56,8 +56,12 @@ func (d Dashboard) Config(fs *pflag.FlagSet, getenv func(string) string) (*dashb
 		return nil, err
 	}
 	if addr == "" && d.record == "" {
-		if fs.Changed("dashboard-period") || fs.Changed("dashboard-linger") {
-			return nil, fmt.Errorf("--dashboard-period and --dashboard-linger set the dashboard, and no --dashboard (or $%s) asks for one", DashboardEnv)
+		// Name the flag given, and what it lacks.
+		if fs.Changed("dashboard-period") {
+			return nil, fmt.Errorf("--dashboard-period: no --dashboard (or $%s) nor --dashboard-record asks for the dashboard's updates; add one of them, or leave the flag out", DashboardEnv)
+		}
+		if fs.Changed("dashboard-linger") {
+			return nil, fmt.Errorf("--dashboard-linger: no --dashboard (or $%s) asks for a dashboard to keep serving; add it, or leave the flag out", DashboardEnv)
 		}
 		return nil, nil
 	}
@@ -68,7 +72,7 @@ func (d Dashboard) Config(fs *pflag.FlagSet, getenv func(string) string) (*dashb
 		return nil, fmt.Errorf("--dashboard-linger must not be negative, got %s", linger)
 	}
 	if addr == "" && linger > 0 {
-		return nil, fmt.Errorf("--dashboard-linger keeps serving the dashboard, and no --dashboard (or $%s) asks for one", DashboardEnv)
+		return nil, fmt.Errorf("--dashboard-linger keeps serving the dashboard, and no --dashboard (or $%s) asks for one: --dashboard-record only records; add --dashboard, or leave --dashboard-linger out", DashboardEnv)
 	}
 	return &dashboard.Config{Addr: addr, Period: period, Linger: linger, Record: d.record}, nil
 }

@@ -145,8 +145,13 @@ func TestDashboardOnAnAddressInUseStopsTheRunBeforeItStarts(t *testing.T) {
 	if o.Verdict != runner.Errored {
 		t.Errorf("verdict %v, want errored", o.Verdict)
 	}
-	if want := "--dashboard: dashboard: listening on " + busy.Addr().String(); !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr %q does not say %q", stderr.String(), want)
+	for _, want := range []string{"dashboard: listening on " + busy.Addr().String(), "give another HOST:PORT"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q does not say %q", stderr.String(), want)
+		}
+	}
+	if strings.Contains(stderr.String(), "dashboard: dashboard:") {
+		t.Errorf("stderr %q says dashboard twice", stderr.String())
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("the run started (its banner was printed):\n%s", stdout.String())
@@ -182,13 +187,13 @@ export default function () {
 	}
 	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
 	// The summary is printed before the linger: the page is served, its
-	// last event marked done, with the run's 2 requests.
-	var page []byte
-	for ctx.Err() == nil {
-		page = get(t, ctx, url)
-		if strings.Contains(string(page), `"done":true`) {
-			break
-		}
+	// last event marked done, with the run's 2 requests. The test follows
+	// the stream to its done event, which the run sends just after the
+	// summary, rather than ask for the page again and again.
+	waitForDone(t, ctx, url)
+	page := get(t, ctx, url)
+	if !strings.Contains(string(page), `"done":true`) {
+		t.Errorf("the lingering page does not hold the run's last event, marked done:\n%s", page)
 	}
 	if !regexp.MustCompile(`"all":\{"requests":2,`).Match(page) {
 		t.Errorf("the lingering page does not hold the run's last figures with its 2 requests:\n%s", page)
@@ -202,6 +207,29 @@ export default function () {
 	if o := <-ended; o.Verdict != runner.Passed {
 		t.Errorf("verdict %v, want passed (the run was over before the linger was cut)\n%s", o.Verdict, &stderr)
 	}
+}
+
+// waitForDone follows the events of the dashboard at url until one is
+// marked done: the run's last.
+func waitForDone(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	stream := bufio.NewScanner(resp.Body)
+	stream.Buffer(nil, dashboard.MaxEventSize+64)
+	for stream.Scan() {
+		if data, ok := strings.CutPrefix(stream.Text(), "data: "); ok && strings.Contains(data, `"done":true`) {
+			return
+		}
+	}
+	t.Fatalf("the dashboard's stream ended with no event marked done: %v", stream.Err())
 }
 
 // get is the body of url.

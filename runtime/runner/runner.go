@@ -277,7 +277,9 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	r.outputs, r.results = outputs, results
 	if c := r.cfg.Dashboard; c != nil {
 		if r.dashboard, err = dashboard.Listen(*c); err != nil {
-			r.printf("--dashboard: %v", err)
+			// The error names what failed: the address (--dashboard) or
+			// the recording (--dashboard-record).
+			r.printf("%v", err)
 			return Errored, false
 		}
 		if c.Addr != "" && !dashboard.Loopback(c.Addr) {

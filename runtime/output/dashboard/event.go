@@ -95,14 +95,23 @@ type Server struct {
 
 // Collector gathers the requests that end in each period into window
 // aggregates, a scenario each, and turns them with the run's progress
-// into an Event. AddRequest is safe for concurrent use.
+// into an Event. AddRequest is safe for concurrent use; Next is called by
+// one goroutine at a time.
 type Collector struct {
-	mu        sync.Mutex
-	start     time.Time
-	last      time.Duration
-	scenarios map[string]*window.Aggregate
-	tokens    map[string]int64
-	pooled    window.Aggregate
+	mu sync.Mutex
+	// adding are the aggregates of the period AddRequest counts into, by
+	// scenario. Next swaps them with spare under mu and reads and empties
+	// them outside it: merging and reading histograms takes milliseconds,
+	// which the requests that end meanwhile do not wait for.
+	adding map[string]*window.Aggregate
+
+	// Next's own: the aggregates it emptied, the elapsed time and output
+	// tokens at its last event, and the pooled figures it reuses.
+	spare  map[string]*window.Aggregate
+	start  time.Time
+	last   time.Duration
+	tokens map[string]int64
+	pooled window.Aggregate
 	// Progress and Servers read the run; Servers may be nil.
 	progress func() engine.Progress
 	servers  func() []serverwatch.Now
@@ -110,20 +119,21 @@ type Collector struct {
 
 // NewCollector returns a collector of a run that starts at start.
 func NewCollector(start time.Time, progress func() engine.Progress, servers func() []serverwatch.Now) *Collector {
-	return &Collector{start: start, scenarios: map[string]*window.Aggregate{}, tokens: map[string]int64{}, progress: progress, servers: servers}
+	return &Collector{start: start, adding: map[string]*window.Aggregate{}, spare: map[string]*window.Aggregate{},
+		tokens: map[string]int64{}, progress: progress, servers: servers}
 }
 
 // AddRequest counts a request that ended; it implements llm.RequestSink.
 func (c *Collector) AddRequest(r *llm.Record) {
 	name, _ := r.Tags.Get("scenario")
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	a := c.scenarios[name]
+	a := c.adding[name]
 	if a == nil {
 		a = &window.Aggregate{}
-		c.scenarios[name] = a
+		c.adding[name] = a
 	}
 	a.Add(r)
+	c.mu.Unlock()
 }
 
 // Next is the event of the period that ends at now, whose aggregates it
@@ -135,7 +145,9 @@ func (c *Collector) Next(now time.Time) Event {
 		servers = c.servers()
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	ended := c.adding
+	c.adding, c.spare = c.spare, ended
+	c.mu.Unlock()
 	elapsed := now.Sub(c.start)
 	period := (elapsed - c.last).Seconds()
 	c.last = elapsed
@@ -166,7 +178,7 @@ func (c *Collector) Next(now time.Time) Event {
 		newTokens := tokens[name] - c.tokens[name]
 		c.tokens[name] = tokens[name]
 		pooledTokens += newTokens
-		if a := c.scenarios[name]; a != nil {
+		if a := ended[name]; a != nil {
 			s.Figures = figures(a, newTokens, period)
 		} else {
 			s.Figures = figures(&window.Aggregate{}, newTokens, period)
@@ -175,7 +187,7 @@ func (c *Collector) Next(now time.Time) Event {
 	}
 	// Pooled: every request of the period, a scenario's not running (a
 	// search's round that just ended) too.
-	for _, a := range c.scenarios {
+	for _, a := range ended {
 		c.pooled.Merge(a)
 		a.Reset()
 	}

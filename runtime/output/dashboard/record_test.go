@@ -3,6 +3,9 @@ package dashboard
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,5 +164,42 @@ func TestPaceSendsEventsAtTheirRecordedTime(t *testing.T) {
 				t.Errorf("speed %g: events sent at %v, want %v", tc.speed, got, tc.want)
 			}
 		})
+	}
+}
+
+// A replay at speed 0 sends the whole run before it serves a page: the
+// first page, asked for as soon as the address is known (as llmrun
+// dashboard replay prints it before replaying), holds every event.
+func TestReplayAtSpeedZeroServesTheWholeRunToTheFirstPage(t *testing.T) {
+	const n = 3000
+	events := make([]Event, n)
+	for i := range events {
+		events[i] = Event{V: Version, Elapsed: float64(i + 1), Period: 1, Scenarios: []Scenario{{Name: "chat", Phase: "running"}}}
+	}
+	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	replayed := make(chan struct{})
+	go func() {
+		defer close(replayed)
+		d.Replay(ctx, events, 0)
+	}()
+	defer func() {
+		cancel()
+		<-replayed
+	}()
+	resp, err := http.Get(d.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.Count(page, []byte(`{"v":1,`)); got != n {
+		t.Errorf("the first page holds %d of the run's %d events", got, n)
 	}
 }

@@ -81,7 +81,7 @@ func Listen(cfg Config) (*Dashboard, error) {
 		if d.recorder != nil {
 			d.recorder.Close()
 		}
-		return nil, fmt.Errorf("dashboard: listening on %s: %w", cfg.Addr, err)
+		return nil, fmt.Errorf("dashboard: listening on %s: %w (give another HOST:PORT; port 0 picks a free one)", cfg.Addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.servePage)
@@ -196,11 +196,17 @@ func (d *Dashboard) shutdown() {
 }
 
 // Replay serves recorded events as the run sent them: each at its time
-// since the run started divided by speed (a speed of 0 sends them all at
-// once), a page that connects late getting those so far first. Once all
-// are sent it serves them until ctx is cancelled. The dashboard must
+// since the run started divided by speed, a page that connects late
+// getting those so far first. A speed of 0 sends them all at once, before
+// the first page is served, so that every page holds the whole run. Once
+// all are sent it serves them until ctx is cancelled. The dashboard must
 // listen on an address and not be started.
 func (d *Dashboard) Replay(ctx context.Context, events []Event, speed float64) {
+	if speed == 0 {
+		// A page asked for meanwhile waits in the listener's backlog.
+		pace(ctx, events, 0, d.send)
+		events = nil
+	}
 	go func() {
 		d.server.Serve(d.listener)
 		close(d.served)
