@@ -314,6 +314,13 @@ func (c *Comparison) inconclusive(doubt, detail string) {
 	c.Verdict, c.Doubt, c.Reason = Inconclusive, doubt, doubt+": "+detail
 }
 
+// unsaved makes c inconclusive, its change unknown, because a run's
+// result file did not save the figure (Run.Unsaved says why).
+func (c *Comparison) unsaved(why string) {
+	c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
+	c.inconclusive(TooFewSamples, why)
+}
+
 // epsilon keeps a change of exactly the tolerance within it despite
 // floating-point rounding (1.1 × 100 is 110.00000000000001).
 const epsilon = 1e-9
@@ -366,13 +373,11 @@ func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 			// A single run: NoHistory.
 		case !ok && runs[0].Unsaved != "":
 			c.Newest = unbounded(math.NaN(), 0, runs[0].Unsaved)
-			c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
-			c.inconclusive(TooFewSamples, runs[0].Unsaved)
+			c.unsaved(runs[0].Unsaved)
 		case !ok:
 			c.Verdict = NoData
 		case len(prev) == 0 && unsaved(runs[1:]) != "":
-			c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
-			c.inconclusive(TooFewSamples, unsaved(runs[1:]))
+			c.unsaved(unsaved(runs[1:]))
 		case len(prev) == 0 || c.Baseline <= 0:
 			// No relative change to compute: NoHistory.
 		default:
