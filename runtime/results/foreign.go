@@ -738,7 +738,7 @@ func foreignWhy(tool string) string {
 // (inconclusive, never unchanged).
 func Run(s *summary.Summary, conf float64) regression.Run {
 	run := regression.FromSummary(s, conf)
-	if s.Meta.Tool != ToolVLLM && s.Meta.Tool != ToolSGLang {
+	if !foreign(s) {
 		return run
 	}
 	if run.ID == "" {
