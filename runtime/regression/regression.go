@@ -157,8 +157,13 @@ func ParseConfidence(s string) (float64, error) {
 type Run struct {
 	// ID is the run's run_id.
 	ID string
-	// Time is when it started.
+	// Time is when it started; zero when unknown (SGLang's result file
+	// saves no date).
 	Time time.Time
+	// LocalTime says Time is the measuring machine's local time, its zone
+	// unknown (vLLM's result file), not an instant: shown as such, not
+	// as UTC.
+	LocalTime bool
 	// Version is the llmrun version that ran it.
 	Version string
 	// Figures are its figures by name, each with its confidence
@@ -450,7 +455,19 @@ func (r Run) Label() string {
 	case r.ID != "":
 		return r.ID
 	}
-	return r.Time.UTC().Format("2006-01-02 15:04:05")
+	return r.started("2006-01-02 15:04:05")
+}
+
+// started is when the run started, in layout: in UTC, or the machine's
+// local time marked so, or "–" when unknown.
+func (r Run) started(layout string) string {
+	switch {
+	case r.Time.IsZero():
+		return "–"
+	case r.LocalTime:
+		return r.Time.Format(layout) + " local"
+	}
+	return r.Time.UTC().Format(layout)
 }
 
 // judge sets the change, its interval and the verdict of c, whose newest

@@ -744,6 +744,8 @@ func Run(s *summary.Summary, conf float64) regression.Run {
 	if run.ID == "" {
 		run.ID = s.Meta.Tool
 	}
+	// vLLM's date is its machine's local time, saved without a zone.
+	run.LocalTime = s.Meta.Tool == ToolVLLM
 	run.Unsaved = s.Meta.Tool + "'s result file has no such figure: what a tool did not save cannot be compared"
 	for _, l := range foreignLatencies {
 		m, ok := s.Metrics[l.metric]
