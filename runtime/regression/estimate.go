@@ -100,8 +100,7 @@ func Estimates(b Block, conf float64) map[string]Estimate {
 	sv, ms := b.Serving, b.Metrics
 	out := map[string]Estimate{}
 	if sv.Requests > 0 {
-		lo, hi := wilson(sv.OK, sv.Requests, conf)
-		out["success_rate"] = Estimate{Value: sv.SuccessRate, Lo: lo, Hi: hi, N: sv.Requests}
+		out["success_rate"] = ProportionEstimate(sv.OK, sv.Requests, conf)
 	}
 	if sv.DurationSeconds > 0 {
 		// Arrivals at random make the count of completions vary as a

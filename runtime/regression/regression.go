@@ -157,8 +157,13 @@ func ParseConfidence(s string) (float64, error) {
 type Run struct {
 	// ID is the run's run_id.
 	ID string
-	// Time is when it started.
+	// Time is when it started; zero when unknown (SGLang's result file
+	// saves no date).
 	Time time.Time
+	// LocalTime says Time is the measuring machine's local time, its zone
+	// unknown (vLLM's result file), not an instant: shown as such, not
+	// as UTC.
+	LocalTime bool
 	// Version is the llmrun version that ran it.
 	Version string
 	// Figures are its figures by name, each with its confidence
@@ -314,6 +319,13 @@ func (c *Comparison) inconclusive(doubt, detail string) {
 	c.Verdict, c.Doubt, c.Reason = Inconclusive, doubt, doubt+": "+detail
 }
 
+// unsaved makes c inconclusive, its change unknown, because a run's
+// result file did not save the figure (Run.Unsaved says why).
+func (c *Comparison) unsaved(why string) {
+	c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
+	c.inconclusive(TooFewSamples, why)
+}
+
 // epsilon keeps a change of exactly the tolerance within it despite
 // floating-point rounding (1.1 × 100 is 110.00000000000001).
 const epsilon = 1e-9
@@ -366,13 +378,11 @@ func Compare(runs []Run, figures []Figure, o Options) []Comparison {
 			// A single run: NoHistory.
 		case !ok && runs[0].Unsaved != "":
 			c.Newest = unbounded(math.NaN(), 0, runs[0].Unsaved)
-			c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
-			c.inconclusive(TooFewSamples, runs[0].Unsaved)
+			c.unsaved(runs[0].Unsaved)
 		case !ok:
 			c.Verdict = NoData
 		case len(prev) == 0 && unsaved(runs[1:]) != "":
-			c.Change, c.ChangeLo, c.ChangeHi = math.NaN(), math.Inf(-1), math.Inf(1)
-			c.inconclusive(TooFewSamples, unsaved(runs[1:]))
+			c.unsaved(unsaved(runs[1:]))
 		case len(prev) == 0 || c.Baseline <= 0:
 			// No relative change to compute: NoHistory.
 		default:
@@ -445,7 +455,19 @@ func (r Run) Label() string {
 	case r.ID != "":
 		return r.ID
 	}
-	return r.Time.UTC().Format("2006-01-02 15:04:05")
+	return r.started("2006-01-02 15:04:05")
+}
+
+// started is when the run started, in layout: in UTC, or the machine's
+// local time marked so, or "–" when unknown.
+func (r Run) started(layout string) string {
+	switch {
+	case r.Time.IsZero():
+		return "–"
+	case r.LocalTime:
+		return r.Time.Format(layout) + " local"
+	}
+	return r.Time.UTC().Format(layout)
 }
 
 // judge sets the change, its interval and the verdict of c, whose newest

@@ -511,3 +511,30 @@ func TestTrendRenderMachineLimited(t *testing.T) {
 		t.Errorf("trend: a stable history fails:\n%s", out)
 	}
 }
+
+// A run whose start is unknown (SGLang's file saves none) shows a dash,
+// not year 1; one whose start is its machine's local time (vLLM's) says
+// so instead of passing it for UTC.
+func TestRenderRunStarts(t *testing.T) {
+	figs := []Figure{{"ttft_p99", "ms", LowerIsBetter}}
+	rs := runs("ttft_p99", 0.02, 100, 100)
+	rs[0].Time, rs[0].ID = time.Time{}, ""
+	rs[1].Time, rs[1].LocalTime, rs[1].ID = time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC), true, ""
+	figs = append(figs, Figure{"server_x", "", HigherIsBetter})
+	rs[0].Figures["server_x"], rs[1].Figures["server_x"] = Estimate{Value: 1}, Estimate{Value: 1}
+	o := Options{Tolerance: 0.1}
+	rep := Report{Title: "files", Runs: rs, Figures: figs, Comparisons: Compare(rs, figs, o), Options: o}
+	var b bytes.Buffer
+	if err := Render(&b, rep, textfmt.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "0001") {
+		t.Errorf("an unknown start shows as year 1:\n%s", out)
+	}
+	for _, want := range []string{"2026-12-05 14:00 local", "12-05 14:00 local"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

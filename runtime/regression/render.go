@@ -77,7 +77,7 @@ func Render(w io.Writer, r Report, st textfmt.Style) error {
 	}
 	var rows [][]string
 	for _, run := range r.Runs {
-		row := []string{run.Time.UTC().Format("2006-01-02 15:04"), run.Label(), run.Version, run.Health.String()}
+		row := []string{run.started("2006-01-02 15:04"), run.Label(), run.Version, run.Health.String()}
 		for _, f := range client {
 			e, ok := run.Figures[f.Name]
 			row = append(row, f.format(e.Value, ok))
@@ -96,7 +96,7 @@ func Render(w io.Writer, r Report, st textfmt.Style) error {
 	}
 	roles := make([]string, len(r.Runs))
 	for i, run := range r.Runs {
-		roles[i] = "run " + run.Label() + " (" + run.Time.UTC().Format("2006-01-02 15:04") + ")"
+		roles[i] = "run " + run.Label() + " (" + run.started("2006-01-02 15:04") + ")"
 		if i == 0 {
 			roles[i] = "the newest " + roles[i]
 		}
@@ -133,7 +133,7 @@ func serverTable(w io.Writer, runs []Run, figures []Figure) error {
 	header := []string{"server figure"}
 	align := []tw.Align{tw.AlignLeft}
 	for _, run := range runs {
-		header = append(header, run.Label()+"\n"+run.Time.UTC().Format("01-02 15:04"))
+		header = append(header, run.Label()+"\n"+run.started("01-02 15:04"))
 		align = append(align, tw.AlignRight)
 	}
 	var rows [][]string

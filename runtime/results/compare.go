@@ -130,11 +130,11 @@ func scenarioBlock(file string, s *summary.Summary, scenario string) (regression
 	}
 	switch {
 	case foreign(s):
-		return regression.Block{}, fmt.Errorf("--scenario %s: %s is a run of %s, which has no scenarios: compare it without --scenario", scenario, file, s.Meta.Tool)
+		return regression.Block{}, fmt.Errorf("--scenario %s: %s is a run of %s, which has no scenarios: drop --scenario to judge the whole runs", scenario, file, s.Meta.Tool)
 	case len(names) == 1 && names[0] == scenario:
 		return regression.RunBlock(s), nil
 	case len(names) == 0:
-		return regression.Block{}, fmt.Errorf("--scenario %s: %s records no scenario", scenario, file)
+		return regression.Block{}, fmt.Errorf("--scenario %s: %s records no scenario: drop --scenario to judge the whole runs", scenario, file)
 	}
 	return regression.Block{}, fmt.Errorf("--scenario %s: %s has no scenario %q: it has %s", scenario, file, scenario, strings.Join(names, ", "))
 }

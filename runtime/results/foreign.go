@@ -427,14 +427,17 @@ func readForeign(name string, doc jsonDoc) (*summary.Summary, error) {
 	s := &summary.Summary{SchemaVersion: summary.SchemaVersion, Metrics: map[string]summary.MetricSummary{}}
 	s.Meta.Tool = tool
 	r.meta(&s.Meta)
-	var err error
-	if err := r.serving(&s.Serving); err != nil {
+	// The requests' errors, one a request (SGLang saves whole tracebacks):
+	// read once for the failures' count, their messages and the samples.
+	errs, err := r.strings("errors")
+	if err != nil {
 		return nil, err
 	}
-	if s.Errors, err = r.failures(tool, s.Serving.Failed); err != nil {
+	if err := r.serving(&s.Serving, errs); err != nil {
 		return nil, err
 	}
-	detailed, err := r.samples(tool)
+	s.Errors = failures(tool, s.Serving.Failed, errs)
+	detailed, err := r.samples(errs)
 	if err != nil {
 		return nil, err
 	}
@@ -551,8 +554,9 @@ func orDash(s string) string {
 	return s
 }
 
-// serving reads the run's serving block.
-func (r foreignRun) serving(sv *summary.Serving) error {
+// serving reads the run's serving block; errs are the requests' errors
+// (nil when not saved).
+func (r foreignRun) serving(sv *summary.Serving, errs []string) error {
 	var err error
 	var ok bool
 	if sv.DurationSeconds, ok, err = r.number("duration"); err != nil || !ok || sv.DurationSeconds == 0 {
@@ -571,10 +575,6 @@ func (r foreignRun) serving(sv *summary.Serving) error {
 	if !hasFailed {
 		// SGLang saves no count of failures: its errors list, when saved,
 		// has them.
-		errs, err := r.strings("errors")
-		if err != nil {
-			return err
-		}
 		for _, e := range errs {
 			if e != "" {
 				failed++
@@ -619,15 +619,11 @@ const (
 )
 
 // failures are the run's failed requests as one error class (the tools
-// save none), with the first distinct messages when it saved its
-// requests' errors.
-func (r foreignRun) failures(tool string, failed int64) ([]summary.ErrorClassCount, error) {
+// save none), with the first distinct messages of errs, its requests'
+// errors, when it saved them.
+func failures(tool string, failed int64, errs []string) []summary.ErrorClassCount {
 	if failed == 0 {
-		return nil, nil
-	}
-	errs, err := r.strings("errors")
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	c := summary.ErrorClassCount{Class: "failed (" + tool + " saves no class)", Count: failed}
 	seen := map[string]int{}
@@ -651,13 +647,13 @@ func (r foreignRun) failures(tool string, failed int64) ([]summary.ErrorClassCou
 			c.Messages = append(c.Messages, summary.ErrorCount{Message: e, Count: 1})
 		}
 	}
-	return []summary.ErrorClassCount{c}, nil
+	return []summary.ErrorClassCount{c}
 }
 
-// samples are the latencies (ms) of the run's successful requests, by
-// llmrun's metric, computed as both tools compute their figures from
-// them: none when the run did not save its requests.
-func (r foreignRun) samples(tool string) (map[string][]float64, error) {
+// samples are the latencies (ms) of the run's successful requests (errs
+// "" for them), by llmrun's metric, computed as both tools compute their
+// figures from them: none when the run did not save its requests.
+func (r foreignRun) samples(errs []string) (map[string][]float64, error) {
 	ttfts, err := r.numbers("ttfts", 1000)
 	if err != nil || ttfts == nil {
 		return nil, err
@@ -671,10 +667,6 @@ func (r foreignRun) samples(tool string) (map[string][]float64, error) {
 		return nil, err
 	}
 	outLens, err := r.numbers("output_lens", 1)
-	if err != nil {
-		return nil, err
-	}
-	errs, err := r.strings("errors")
 	if err != nil {
 		return nil, err
 	}
@@ -738,12 +730,14 @@ func foreignWhy(tool string) string {
 // (inconclusive, never unchanged).
 func Run(s *summary.Summary, conf float64) regression.Run {
 	run := regression.FromSummary(s, conf)
-	if s.Meta.Tool != ToolVLLM && s.Meta.Tool != ToolSGLang {
+	if !foreign(s) {
 		return run
 	}
 	if run.ID == "" {
 		run.ID = s.Meta.Tool
 	}
+	// vLLM's date is its machine's local time, saved without a zone.
+	run.LocalTime = s.Meta.Tool == ToolVLLM
 	run.Unsaved = s.Meta.Tool + "'s result file has no such figure: what a tool did not save cannot be compared"
 	for _, l := range foreignLatencies {
 		m, ok := s.Metrics[l.metric]

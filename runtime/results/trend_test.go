@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/output"
 	"github.com/llmrun/llmrun/runtime/output/influxdb"
 	"github.com/llmrun/llmrun/runtime/regression"
+	"github.com/llmrun/llmrun/runtime/summary"
 )
 
 func TestParseSince(t *testing.T) {
@@ -106,5 +108,25 @@ func TestTrendOfStoredRuns(t *testing.T) {
 	var none *NoRunsError
 	if !errors.As(err, &none) || none.Unreadable || !strings.Contains(strings.Join(none.Hints, "\n"), "did you mean --testid nightly?") {
 		t.Errorf("trend of a misspelt test id: %v (%+v), want a NoRunsError naming the nearest test id", err, none)
+	}
+}
+
+// A trend of result files with --scenario that one of them cannot
+// answer (another tool's run, or a run that records no scenario) says to
+// drop the flag, in words that fit trend as well as compare.
+func TestTrendFilesScenarioTheFileHasNot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	noScenario := filepath.Join(dir, "none.json")
+	if err := output.WriteFile(noScenario, (&summary.Summary{SchemaVersion: summary.SchemaVersion, Meta: summary.Meta{Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), End: time.Date(2026, 1, 2, 3, 5, 5, 0, time.UTC)}, Serving: summary.Serving{Requests: 1, OK: 1}}).WriteJSON); err != nil {
+		t.Fatal(err)
+	}
+	vllm := filepath.Join(foreignDir, "vllm-summary.json")
+	gate := Gate{Options: regression.Options{Tolerance: 0.1}, Figures: regression.Headline(), DefaultFigures: true}
+	for _, file := range []string{vllm, noScenario} {
+		_, err := TrendFiles([]string{file, file}, "rag", gate)
+		if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "drop --scenario") || strings.Contains(err.Error(), "compare") {
+			t.Errorf("trend of %s with --scenario rag: %v; want an error naming the file that says to drop --scenario (not to compare)", file, err)
+		}
 	}
 }
