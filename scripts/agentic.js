@@ -35,6 +35,7 @@ const sessions = num('sessions');
 const vus = Math.max(1, num('vus'));
 const turns = num('turns');
 const thinkTime = num('think_time');
+const request = { max_tokens: num('output_tokens'), ignore_eos: true, temperature: 0 };
 
 export const options = {
   scenarios: { agentic: { executor: 'shared-iterations', vus, iterations: sessions, maxDuration: '24h' } },
@@ -57,7 +58,7 @@ const source = llm.sessions({
 });
 
 export default function () {
-  const s = source.run({ max_tokens: num('output_tokens'), ignore_eos: true, temperature: 0 });
+  const s = source.run(request);
   check(s, { 'session completed': (s) => s.ok && s.turns.length === turns });
 }
 

@@ -312,3 +312,16 @@ func TestStockAgentic(t *testing.T) {
 		t.Errorf("%d requests, want 4 sessions × 3 turns × 2", s.Serving.OK)
 	}
 }
+
+// stock:agentic refuses a bad parameter before the run, as a script
+// error, whichever parameter it is: not in each session's iteration.
+func TestStockAgenticRefusesABadParameter(t *testing.T) {
+	t.Parallel()
+	url := kneeSim(t, 8)
+	for _, param := range []string{"TURNS", "OUTPUT_TOKENS"} {
+		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-e", "SESSIONS=2", "-e", "VUS=2", "-e", param+"=1.5", "stock:agentic")
+		if code != exitcode.ScriptError || !strings.Contains(stderr, param+` must be a whole number ≥ 0; got "1.5"`) {
+			t.Errorf("%s=1.5: exit %d, want %d (a script error)\nstdout:\n%s\nstderr:\n%s", param, code, exitcode.ScriptError, stdout, stderr)
+		}
+	}
+}
