@@ -313,6 +313,16 @@ func TestStockAgentic(t *testing.T) {
 	}
 }
 
+// stock:agentic with fewer SESSIONS than its default VUS runs them, a
+// VU each, rather than refusing its own scenario.
+func TestStockAgenticFewerSessionsThanVUs(t *testing.T) {
+	t.Parallel()
+	_, s := runStock(t, kneeSim(t, 8), "stock:agentic", "SESSIONS=2", "TURNS=1", "TOOL_CALLS=0", "USER_TOKENS=8", "OUTPUT_TOKENS=4")
+	if m := s.Metrics["llm_session_turns"]; m.Values["count"] != 2 {
+		t.Errorf("llm_session_turns %+v, want 2 sessions", m)
+	}
+}
+
 // stock:agentic refuses a bad parameter before the run, as a script
 // error, whichever parameter it is: not in each session's iteration.
 func TestStockAgenticRefusesABadParameter(t *testing.T) {
