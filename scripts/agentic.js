@@ -10,7 +10,7 @@
 //
 // Parameters (-e NAME=value, or lower-case keys in the CONFIG file; -e wins):
 //   SESSIONS         sessions in all                           32
-//   VUS              sessions at once                          4
+//   VUS              sessions at once (at most SESSIONS)       4
 //   TURNS            turns per session                         4
 //   THINK_TIME       mean think time between turns, ms         0 (exponential)
 //   TOOL_CALLS       tool calls per turn before the answer     1
@@ -32,9 +32,10 @@ const num = (name) => {
   return v;
 };
 const sessions = num('sessions');
-const vus = Math.max(1, num('vus'));
+const vus = Math.max(1, Math.min(num('vus'), sessions)); // a VU per session at most
 const turns = num('turns');
 const thinkTime = num('think_time');
+const request = { max_tokens: num('output_tokens'), ignore_eos: true, temperature: 0 };
 
 export const options = {
   scenarios: { agentic: { executor: 'shared-iterations', vus, iterations: sessions, maxDuration: '24h' } },
@@ -57,7 +58,7 @@ const source = llm.sessions({
 });
 
 export default function () {
-  const s = source.run({ max_tokens: num('output_tokens'), ignore_eos: true, temperature: 0 });
+  const s = source.run(request);
   check(s, { 'session completed': (s) => s.ok && s.turns.length === turns });
 }
 

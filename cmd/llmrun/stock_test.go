@@ -312,3 +312,26 @@ func TestStockAgentic(t *testing.T) {
 		t.Errorf("%d requests, want 4 sessions × 3 turns × 2", s.Serving.OK)
 	}
 }
+
+// stock:agentic with fewer SESSIONS than its default VUS runs them, a
+// VU each, rather than refusing its own scenario.
+func TestStockAgenticFewerSessionsThanVUs(t *testing.T) {
+	t.Parallel()
+	_, s := runStock(t, kneeSim(t, 8), "stock:agentic", "SESSIONS=2", "TURNS=1", "TOOL_CALLS=0", "USER_TOKENS=8", "OUTPUT_TOKENS=4")
+	if m := s.Metrics["llm_session_turns"]; m.Values["count"] != 2 {
+		t.Errorf("llm_session_turns %+v, want 2 sessions", m)
+	}
+}
+
+// stock:agentic refuses a bad parameter before the run, as a script
+// error, whichever parameter it is: not in each session's iteration.
+func TestStockAgenticRefusesABadParameter(t *testing.T) {
+	t.Parallel()
+	url := kneeSim(t, 8)
+	for _, param := range []string{"TURNS", "OUTPUT_TOKENS"} {
+		code, stdout, stderr := cli(t, context.Background(), nil, "run", "-q", "--base-url", url, "-e", "SESSIONS=2", "-e", "VUS=2", "-e", param+"=1.5", "stock:agentic")
+		if code != exitcode.ScriptError || !strings.Contains(stderr, param+` must be a whole number ≥ 0; got "1.5"`) {
+			t.Errorf("%s=1.5: exit %d, want %d (a script error)\nstdout:\n%s\nstderr:\n%s", param, code, exitcode.ScriptError, stdout, stderr)
+		}
+	}
+}

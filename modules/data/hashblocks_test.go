@@ -30,14 +30,7 @@ func TestBlockPromptSharesExactlyTheHashedBlocks(t *testing.T) {
 	}
 	for _, enc := range tokenizer.Encodings {
 		t.Run(enc, func(t *testing.T) {
-			tok, err := tokenizer.Load(enc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := NewSynthesizer(tok)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := loadSynthesizer(t, enc)
 			block := map[int64][]int{}
 			blockIDs := func(id int64) []int {
 				if ids, ok := block[id]; ok {
@@ -47,7 +40,7 @@ func TestBlockPromptSharesExactlyTheHashedBlocks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ids, _ := tok.Encode(p.Text)
+				ids, _ := s.tok.Encode(p.Text)
 				if len(ids) != bs {
 					t.Fatalf("block %d alone encodes to %d tokens, want %d", id, len(ids), bs)
 				}
@@ -60,7 +53,7 @@ func TestBlockPromptSharesExactlyTheHashedBlocks(t *testing.T) {
 				if err != nil {
 					t.Fatalf("record %d: %v", i, err)
 				}
-				ids, _ := tok.Encode(p.Text)
+				ids, _ := s.tok.Encode(p.Text)
 				if len(ids) != r.tokens || p.Tokens != r.tokens {
 					t.Fatalf("record %d: %d tokens encoded, %d reported, want %d", i, len(ids), p.Tokens, r.tokens)
 				}
@@ -110,14 +103,7 @@ func commonPrefix(a, b []int) int {
 
 // TestBlockPromptRefusesBadInput checks the errors name what is wrong.
 func TestBlockPromptRefusesBadInput(t *testing.T) {
-	tok, err := tokenizer.Load(tokenizer.DefaultEncoding)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSynthesizer(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadSynthesizer(t, tokenizer.DefaultEncoding)
 	for _, c := range []struct {
 		tokens, bs int
 		want       string

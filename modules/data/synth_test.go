@@ -22,14 +22,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 	}
 	for _, enc := range tokenizer.Encodings {
 		t.Run(enc, func(t *testing.T) {
-			tok, err := tokenizer.Load(enc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := NewSynthesizer(tok)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := loadSynthesizer(t, enc)
 			if !s.additive {
 				t.Fatalf("%s: words do not add one token each; prompts would take the slow path", enc)
 			}
@@ -39,11 +32,11 @@ func TestSyntheticExactLengths(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Text(%d): %v", n, err)
 				}
-				if got, _ := tok.Count(text); got != n {
+				if got, _ := s.tok.Count(text); got != n {
 					t.Errorf("Text(%d) encodes to %d tokens", n, got)
 				}
 				for _, p := range prefixes {
-					pn, _ := tok.Count(p)
+					pn, _ := s.tok.Count(p)
 					if n < pn {
 						if _, err := s.WithPrefix(r, p, n); err == nil {
 							t.Errorf("WithPrefix(%q, %d): no error for a prefix of %d tokens", p, n, pn)
@@ -57,7 +50,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 					if !strings.HasPrefix(text, p) {
 						t.Fatalf("WithPrefix(%q, %d) = %.40q…: the prefix is not kept", p, n, text)
 					}
-					if got, _ := tok.Count(text); got != n {
+					if got, _ := s.tok.Count(text); got != n {
 						t.Errorf("WithPrefix(%q, %d) encodes to %d tokens", p, n, got)
 					}
 				}
@@ -68,14 +61,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 
 // BenchmarkSynthesizerText measures Text alone, without JavaScript.
 func BenchmarkSynthesizerText(b *testing.B) {
-	tok, err := tokenizer.Load(tokenizer.DefaultEncoding)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := NewSynthesizer(tok)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := loadSynthesizer(b, tokenizer.DefaultEncoding)
 	r := rand.New(rand.NewPCG(1, 1))
 	const n = 2048
 	b.ReportAllocs()
@@ -91,14 +77,7 @@ func BenchmarkSynthesizerText(b *testing.B) {
 // together, is refused before anything is allocated for it, naming the
 // limit; one at the limit's edge is not refused.
 func TestSyntheticLengthBound(t *testing.T) {
-	tok, err := tokenizer.Load("cl100k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSynthesizer(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadSynthesizer(t, "cl100k_base")
 	r := rand.New(rand.NewPCG(7, 7))
 	const want = "exceeds llmrun's limit of 10000000 tokens"
 	if _, err := s.Text(r, MaxPromptTokens+1); err == nil || !strings.Contains(err.Error(), want) {
@@ -113,4 +92,18 @@ func TestSyntheticLengthBound(t *testing.T) {
 	if err := CheckPromptTokens("--random-input-len", MaxPromptTokens); err != nil {
 		t.Errorf("a prompt of exactly MaxPromptTokens: %v", err)
 	}
+}
+
+// loadSynthesizer is the synthesizer of encoding enc.
+func loadSynthesizer(tb testing.TB, enc string) *Synthesizer {
+	tb.Helper()
+	tok, err := tokenizer.Load(enc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := NewSynthesizer(tok)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -12,17 +12,6 @@ import (
 	"github.com/llmrun/llmrun/runtime/executor"
 )
 
-// jsTraceRecord is a trace record as the scenario's function gets it,
-// its second argument (docs/scripting.md, "Replaying a trace").
-type jsTraceRecord struct {
-	Index        int64          `json:"index"`
-	Start        float64        `json:"start"` // milliseconds from the trace's first record
-	InputTokens  int            `json:"inputTokens"`
-	OutputTokens int            `json:"outputTokens"`
-	HashIDs      []int64        `json:"hashIds"`
-	Fields       map[string]any `json:"fields"`
-}
-
 // iterationArgs are the arguments of the iteration running under ctx:
 // setup()'s data, and the trace record a trace-replay iteration replays.
 func (v *vu) iterationArgs(ctx context.Context) ([]goja.Value, error) {
@@ -37,21 +26,43 @@ func (v *vu) iterationArgs(ctx context.Context) ([]goja.Value, error) {
 	return append(v.args[:1:1], js), nil
 }
 
-// traceRecordValue is rec as a plain JavaScript object.
+// traceRecordValue is rec as a plain JavaScript object, the scenario
+// function's second argument (docs/scripting.md, "Replaying a trace"):
+// { index, start (milliseconds from the trace's first record),
+// inputTokens, outputTokens, hashIds, fields }. It is built property by
+// property, once per iteration: only fields, whose values may nest, goes
+// through JSON, and only when the record has any.
 func (v *vu) traceRecordValue(rec trace.Record) (goja.Value, error) {
-	out := jsTraceRecord{Index: rec.Index, Start: ms(rec.Start), InputTokens: rec.InputTokens, OutputTokens: rec.OutputTokens,
-		HashIDs: rec.HashIDs, Fields: rec.Fields}
-	if out.HashIDs == nil {
-		out.HashIDs = []int64{}
+	rt := v.rt
+	fields := rt.NewObject()
+	if len(rec.Fields) > 0 {
+		b, err := json.Marshal(rec.Fields)
+		if err != nil {
+			return nil, err
+		}
+		parsed, err := v.parseJSON(b)
+		if err != nil {
+			return nil, err
+		}
+		fields = parsed.ToObject(rt)
 	}
-	if out.Fields == nil {
-		out.Fields = map[string]any{}
+	ids := make([]any, len(rec.HashIDs))
+	for i, id := range rec.HashIDs {
+		ids[i] = id
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
+	o := rt.NewObject()
+	for _, p := range []struct {
+		name  string
+		value any
+	}{
+		{"index", rec.Index}, {"start", ms(rec.Start)}, {"inputTokens", rec.InputTokens}, {"outputTokens", rec.OutputTokens},
+		{"hashIds", rt.NewArray(ids...)}, {"fields", fields},
+	} {
+		if err := o.Set(p.name, p.value); err != nil {
+			return nil, err
+		}
 	}
-	return v.parseJSON(b)
+	return o, nil
 }
 
 // openTraces reads the trace of each trace-replay scenario once before

@@ -5,6 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/llmrun/llmrun/modules/data/trace"
 )
 
 const replayOptions = `export const options = { scenarios: { replay: { executor: 'trace-replay', trace: 'trace.jsonl', preAllocatedVUs: 2, speed: 100 } } };
@@ -49,5 +54,27 @@ func TestTraceReplayRefusesABadTraceBeforeTheRun(t *testing.T) {
 	want := `invalid options: options.scenarios.replay.trace: ` + path + `:2: "input_tokens": not a number: "x"`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v\nwant %s", err, want)
+	}
+}
+
+// BenchmarkTraceRecordValue measures the per-iteration cost of a
+// Mooncake record (20 hash ids, no other fields) as the function's
+// argument.
+func BenchmarkTraceRecordValue(b *testing.B) {
+	rt := goja.New()
+	parse, ok := goja.AssertFunction(rt.Get("JSON").ToObject(rt).Get("parse"))
+	if !ok {
+		b.Fatal("no JSON.parse")
+	}
+	v := &vu{rt: rt, jsonParse: parse}
+	rec := trace.Record{Index: 5, Start: 1234 * time.Millisecond, InputTokens: 10000, OutputTokens: 200, HashIDs: make([]int64, 20)}
+	for i := range rec.HashIDs {
+		rec.HashIDs[i] = int64(i * 1000)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.traceRecordValue(rec); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -254,7 +254,10 @@ func (c *TraceReplay) checkScaled(d time.Duration, what string) error {
 	if float64(d)/c.speed() <= float64(maxReplay) {
 		return nil
 	}
-	return &FieldError{Field: "speed", Err: fmt.Errorf("%v replays %s (%s of the trace) over more than 100 years", c.speed(), what, d)}
+	// 1% above the least speed that fits, so that %.3g's rounding stays
+	// above it too.
+	least := float64(d) / float64(maxReplay) * 1.01
+	return &FieldError{Field: "speed", Err: fmt.Errorf("%v replays %s (%s of the trace) over more than 100 years: raise speed to %.3g or more, or replay a shorter window", c.speed(), what, d, least)}
 }
 
 // scale turns a span of the trace's time into the scenario's.

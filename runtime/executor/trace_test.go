@@ -255,7 +255,7 @@ func TestTraceReplayRefusesBadOptionsAndTraces(t *testing.T) {
 		{`{"trace": "t.jsonl", "preAllocatedVUs": 1, "limit": 0}`, "limit: must be at least 1"},
 		{`{"trace": "t.jsonl", "preAllocatedVUs": 1, "window": {"from": "-1s"}}`, "window.from: must not be negative"},
 		{`{"trace": "t.jsonl", "preAllocatedVUs": 1, "window": {"duration": "0s"}}`, "window.duration: must be positive"},
-		{`{"trace": "t.jsonl", "preAllocatedVUs": 1, "speed": 1e-12, "window": {"duration": "1h"}}`, "speed: 1e-12 replays the window (1h0m0s of the trace) over more than 100 years"},
+		{`{"trace": "t.jsonl", "preAllocatedVUs": 1, "speed": 1e-12, "window": {"duration": "1h"}}`, "speed: 1e-12 replays the window (1h0m0s of the trace) over more than 100 years: raise speed to 1.15e-06 or more"},
 		{`{"trace": "t.jsonl", "preAllocatedVUs": 1, "timeUnit": "1m"}`, "timeUnit: does not apply to trace-replay"},
 		{`{"trace": "t.jsonl", "preAllocatedVUs": 1, "arrival": "poisson"}`, "arrival: does not apply to trace-replay"},
 		{`{"trace": "t.jsonl"}`, "preAllocatedVUs is required"},
@@ -274,7 +274,7 @@ func TestTraceReplayRefusesBadOptionsAndTraces(t *testing.T) {
 		{"back.jsonl", `{"timestamp_ms": 9, "input_tokens": 1, "output_tokens": 1}` + "\n" + `{"timestamp_ms": 5, "input_tokens": 1, "output_tokens": 1}` + "\n", `{}`, `back.jsonl:2: the timestamp is 4ms before the record above it`},
 		{"late.jsonl", `{"timestamp_ms": 0, "input_tokens": 1, "output_tokens": 1}` + "\n", `{"window": {"from": "1s"}}`, "late.jsonl: no record in the window replayed (from 1s to the end)"},
 		{"missing.jsonl", "", `{}`, "missing.jsonl: no such file"},
-		{"slow.jsonl", `{"timestamp_ms": 0, "input_tokens": 1, "output_tokens": 1}` + "\n" + `{"timestamp_ms": 5000, "input_tokens": 1, "output_tokens": 1}` + "\n", `{"speed": 1e-12}`, "slow.jsonl: speed: 1e-12 replays the trace's records (5s of the trace) over more than 100 years"},
+		{"slow.jsonl", `{"timestamp_ms": 0, "input_tokens": 1, "output_tokens": 1}` + "\n" + `{"timestamp_ms": 5000, "input_tokens": 1, "output_tokens": 1}` + "\n", `{"speed": 1e-12}`, "slow.jsonl: speed: 1e-12 replays the trace's records (5s of the trace) over more than 100 years: raise speed to 1.6e-09 or more"},
 	} {
 		path := filepath.Join(dir, tt.name)
 		if tt.content != "" {

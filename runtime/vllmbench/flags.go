@@ -307,7 +307,7 @@ func (c *CommandLine) addLoadFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.requestRate, "request-rate", "inf", "requests per second, or inf to send them all at once")
 	fs.Float64Var(&o.Burstiness, "burstiness", o.Burstiness, "gamma shape of the gaps: 1 is Poisson, lower burstier, higher more regular")
 	fs.IntVar(&o.MaxConcurrency, "max-concurrency", 0, "requests in flight at most; the others wait (default no limit)")
-	fs.StringArrayVar(&c.goodput, "goodput", nil, "goodput bounds KEY:MS (ttft, tpot, e2el), e.g. --goodput ttft:500 tpot:50")
+	fs.StringArrayVar(&c.goodput, "goodput", nil, "goodput bounds KEY:MS (ttft, tpot, e2el), e.g. --goodput ttft:500 tpot:50; vllm-rerank counts none, as vLLM's pooling benchmarks")
 	fs.StringVar(&c.percentileMetrics, "percentile-metrics", "ttft,tpot,itl", "metrics whose percentiles are reported: ttft, tpot, itl, e2el (vllm-rerank: e2el alone, its default)")
 	fs.StringVar(&c.metricPercentiles, "metric-percentiles", "99", "percentiles reported, e.g. 25,50,99")
 }

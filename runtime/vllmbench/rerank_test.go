@@ -60,14 +60,15 @@ func rerankSim(t *testing.T) (string, func() ([]int, []string)) {
 
 // vllm-rerank sends --num-prompts documents, --random-batch-size to a
 // request with one query, and reports vLLM's pooling block and result:
-// no output tokens, E2EL alone.
+// no output tokens, E2EL alone, and no goodput, which vLLM's pooling
+// benchmarks do not count, though --goodput be given.
 func TestRerankBenchmark(t *testing.T) {
 	t.Parallel()
 	url, sent := rerankSim(t)
 	path := filepath.Join(t.TempDir(), "r.json")
 	b := benchmark(t, "--backend", "vllm-rerank", "--endpoint", "/v1/rerank", "--dataset-name", "random-rerank",
 		"--num-prompts", "10", "--random-batch-size", "4", "--random-input-len", "32", "--max-concurrency", "2",
-		"--save-result", "--result-filename", path)
+		"--goodput", "e2el:60000", "--save-result", "--result-filename", path)
 	outcome, stdout, stderr, err := runBenchmark(t, b, url)
 	if err != nil || outcome.Summary == nil {
 		t.Fatalf("err %v, stderr %s", err, stderr)
@@ -82,7 +83,7 @@ func TestRerankBenchmark(t *testing.T) {
 			t.Errorf("the block lacks %q:\n%s", want, stdout)
 		}
 	}
-	for _, unwanted := range []string{"TTFT", "Total generated tokens", "Output token throughput"} {
+	for _, unwanted := range []string{"TTFT", "Total generated tokens", "Output token throughput", "goodput"} {
 		if strings.Contains(block, unwanted) {
 			t.Errorf("the block has %q:\n%s", unwanted, stdout)
 		}
@@ -98,7 +99,7 @@ func TestRerankBenchmark(t *testing.T) {
 	if result["completed"] != 3.0 || result["num_prompts"] != 10.0 || result["backend"] != "vllm-rerank" || !(result["total_input_tokens"].(float64) > 0) {
 		t.Errorf("result %s", raw)
 	}
-	for _, key := range []string{"failed", "total_output_tokens", "mean_ttft_ms", "output_throughput"} {
+	for _, key := range []string{"failed", "total_output_tokens", "mean_ttft_ms", "output_throughput", "request_goodput"} {
 		if _, ok := result[key]; ok {
 			t.Errorf("result has %s: %s", key, raw)
 		}

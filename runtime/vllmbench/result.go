@@ -479,7 +479,9 @@ func (r *Result) Print(w io.Writer) error {
 		line("Total generated tokens:", r.values["total_output_tokens"])
 	}
 	line("Request throughput (req/s):", num("request_throughput"))
-	if !r.o.Goodput.IsZero() {
+	// Printed when counted: with --goodput, and not of a rerank
+	// benchmark, which has none (setPooling).
+	if r.values["request_goodput"] != nil {
 		line("Request goodput (req/s):", num("request_goodput"))
 	}
 	if !r.o.rerank() {

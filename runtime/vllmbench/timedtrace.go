@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/llmrun/llmrun/modules/data"
 	"github.com/llmrun/llmrun/runtime/executor"
 )
 
@@ -27,7 +28,7 @@ type TimedTrace struct {
 
 // timedTraceDefaults are llmrun's: Mooncake's blocks and milliseconds.
 func timedTraceDefaults() TimedTrace {
-	return TimedTrace{ChunkHashSize: 512, SecMultiplier: 0.001}
+	return TimedTrace{ChunkHashSize: data.DefaultHashBlockTokens, SecMultiplier: 0.001}
 }
 
 // speed is the trace-replay executor's speed that SecMultiplier says: a
