@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"embed"
 	"errors"
 	"fmt"
 	"html/template"
@@ -48,12 +47,6 @@ type CrossRunInput struct {
 	Note string
 }
 
-// crossFiles are the cross-run page's template, with the single-run
-// page's, whose "chart" and "table" templates it uses, and the style.
-//
-//go:embed crossrun.html.tmpl report.html.tmpl report.css
-var crossFiles embed.FS
-
 // RenderCrossRun writes the cross-run page of c.
 func RenderCrossRun(w io.Writer, c CrossRun) error {
 	if len(c.Runs) < 2 || c.Baseline < 0 || c.Baseline >= len(c.Runs) {
@@ -67,16 +60,12 @@ func RenderCrossRun(w io.Writer, c CrossRun) error {
 			return fmt.Errorf("writing the cross-run report: %d GPUs", n)
 		}
 	}
-	tmpl, err := template.New("crossrun.html.tmpl").ParseFS(crossFiles, "crossrun.html.tmpl", "report.html.tmpl")
+	tmpl, css, err := pageTemplate("crossrun.html.tmpl", "cross-run")
 	if err != nil {
-		return fmt.Errorf("parsing the cross-run template: %w", err)
-	}
-	css, err := crossFiles.ReadFile("report.css")
-	if err != nil {
-		return fmt.Errorf("reading the report style: %w", err)
+		return err
 	}
 	p := newCrossPage(c)
-	p.CSS = template.CSS(css)
+	p.CSS = css
 	if err := tmpl.ExecuteTemplate(w, "crossrun.html.tmpl", p); err != nil {
 		return fmt.Errorf("writing the cross-run report: %w", err)
 	}
