@@ -284,7 +284,7 @@ func (c *Chart) addHollowLegend(text string) {
 	x := float64(marginLeft)
 	if n := len(c.Legend); n > 0 {
 		last := c.Legend[n-1].Label
-		x = num(last.X) + charWidth*float64(len([]rune(last.Text))) + 16
+		x = num(last.X) + textWidth(last.Text) + 16
 	}
 	cx := x + 8
 	c.Legend = append(c.Legend, LegendItem{Class: "swatch-dot " + hollowClass,
