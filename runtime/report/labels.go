@@ -3,6 +3,7 @@ package report
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -25,6 +26,19 @@ const (
 // polyline is a stretch of a series' line in pixels; one of a single
 // point is a lone dot.
 type polyline [][2]float64
+
+// path is the polyline as an SVG path's d: "Mx0 y0Lx1 y1...".
+func (l polyline) path() string {
+	var d strings.Builder
+	for i, p := range l {
+		cmd := "L"
+		if i == 0 {
+			cmd = "M"
+		}
+		d.WriteString(cmd + f1(p[0]) + " " + f1(p[1]))
+	}
+	return d.String()
+}
 
 // plot is the plot area's edges in pixels.
 type plot struct{ left, right, top, bottom float64 }
