@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/results"
@@ -58,33 +57,13 @@ func reportCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 // crossReport writes the cross-run page of several result files.
 func crossReport(cmd *subcommand, files []string, out, sloFlag string, labels []string, baseline string, gpus []int, stdout io.Writer) int {
 	fs, usageError := cmd.flags, cmd.usageError
-	if i := slices.IndexFunc(gpus, func(n int) bool { return n < 1 }); i >= 0 {
-		return usageError("--gpus %d: want 1 GPU or more", gpus[i])
-	}
-	switch {
-	case out == "":
+	if out == "" {
 		return usageError("-o: with several result files, name the page to write")
-	case len(gpus) > 1 && len(gpus) != len(files):
-		return usageError("--gpus given %d times for %d result files: give one count for every run, or one per file", len(gpus), len(files))
-	case len(labels) > len(files):
-		return usageError("--label given %d times for %d result files", len(labels), len(files))
-	case baseline != "" && !slices.ContainsFunc(files, func(f string) bool { return results.SameResult(f, baseline) }):
-		return usageError("--baseline %s: not one of the result files given", baseline)
-	}
-	for i, f := range files {
-		switch j := slices.IndexFunc(files[:i], func(g string) bool { return results.SameResult(g, f) }); {
-		case j >= 0 && files[j] == f:
-			return usageError("%s given twice", f)
-		case j >= 0:
-			return usageError("%s and %s are one result file: give it once", files[j], f)
-		}
-	}
-	for i, l := range labels {
-		if l != "" && slices.Contains(labels[:i], l) {
-			return usageError("--label %s given twice: each run needs a name of its own", l)
-		}
 	}
 	rep := results.CrossReport{In: files, Labels: labels, Baseline: baseline, GPUs: gpus, Out: out}
+	if err := rep.Check(); err != nil {
+		return usageError("%v", err)
+	}
 	if fs.Changed("slo") {
 		slo, err := runner.ParseSLO(sloFlag)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/exitcode"
 	"github.com/llmrun/llmrun/runtime/output"
+	"github.com/llmrun/llmrun/runtime/results"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -409,6 +410,8 @@ func TestReportOfSeveralRunsUsageErrors(t *testing.T) {
 		{[]string{a, b, "-o", out, "--slo", "e2e_p99=5"}, "--slo: \"e2e_p99\": unknown objective"},
 		{[]string{a, b, "-o", out, "--label", "x", "--label", "x"}, "--label x given twice"},
 		{[]string{a, filepath.Dir(a) + "/./" + filepath.Base(a), "-o", out}, a + " and " + filepath.Dir(a) + "/./" + filepath.Base(a) + " are one result file: give it once"},
+		// Too many files is the user's to mend, as the other counts are.
+		{append(manyFiles(t, results.MaxCrossRuns+1), "-o", out), "a cross-run report takes two result files or more, up to 50, not 51"},
 	} {
 		code, _, stderr := command(t, "report", tc.args...)
 		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
@@ -423,4 +426,19 @@ func TestReportOfSeveralRunsUsageErrors(t *testing.T) {
 	if code != exitcode.Error || !strings.Contains(stderr, a+" and "+b+" are both labelled") {
 		t.Errorf("a label that is another run's name: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// manyFiles are n distinct paths of empty files: a count refused before
+// any is read.
+func manyFiles(t *testing.T, n int) []string {
+	dir := t.TempDir()
+	var out []string
+	for i := range n {
+		f := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"embed"
 	"errors"
 	"fmt"
 	"html/template"
@@ -48,12 +47,6 @@ type CrossRunInput struct {
 	Note string
 }
 
-// crossFiles are the cross-run page's template, with the single-run
-// page's, whose "chart" and "table" templates it uses, and the style.
-//
-//go:embed crossrun.html.tmpl report.html.tmpl report.css
-var crossFiles embed.FS
-
 // RenderCrossRun writes the cross-run page of c.
 func RenderCrossRun(w io.Writer, c CrossRun) error {
 	if len(c.Runs) < 2 || c.Baseline < 0 || c.Baseline >= len(c.Runs) {
@@ -67,16 +60,12 @@ func RenderCrossRun(w io.Writer, c CrossRun) error {
 			return fmt.Errorf("writing the cross-run report: %d GPUs", n)
 		}
 	}
-	tmpl, err := template.New("crossrun.html.tmpl").ParseFS(crossFiles, "crossrun.html.tmpl", "report.html.tmpl")
+	tmpl, css, err := pageTemplate("crossrun.html.tmpl", "cross-run")
 	if err != nil {
-		return fmt.Errorf("parsing the cross-run template: %w", err)
-	}
-	css, err := crossFiles.ReadFile("report.css")
-	if err != nil {
-		return fmt.Errorf("reading the report style: %w", err)
+		return err
 	}
 	p := newCrossPage(c)
-	p.CSS = template.CSS(css)
+	p.CSS = css
 	if err := tmpl.ExecuteTemplate(w, "crossrun.html.tmpl", p); err != nil {
 		return fmt.Errorf("writing the cross-run report: %w", err)
 	}
@@ -136,27 +125,25 @@ type gpuBasis struct {
 	note   string
 }
 
+// perGPUAxis is the charts' throughput axis when it is per GPU.
+const perGPUAxis = "output tok/s per GPU"
+
 // basisOf decides the charts' throughput axis: per GPU with --gpus, or
 // with every run's GPU telemetry, else the whole deployment's.
 func basisOf(c CrossRun) gpuBasis {
 	b := gpuBasis{counts: make([]int, len(c.Runs))}
-	switch len(c.GPUs) {
-	case 0:
-	case 1:
-		for i := range b.counts {
-			b.counts[i] = c.GPUs[0]
-		}
-		b.perGPU, b.axis = true, "output tok/s per GPU"
-		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs[0], "GPU"))
-		return b
-	default:
+	if n := len(c.GPUs); n > 0 {
+		b.perGPU, b.axis = true, perGPUAxis
 		var each []string
 		for i, r := range c.Runs {
-			b.counts[i] = c.GPUs[i]
-			each = append(each, r.Label+" by "+strconv.Itoa(c.GPUs[i]))
+			// One count is every run's.
+			b.counts[i] = c.GPUs[min(i, n-1)]
+			each = append(each, r.Label+" by "+strconv.Itoa(b.counts[i]))
 		}
-		b.perGPU, b.axis = true, "output tok/s per GPU"
 		b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by its GPUs (--gpus): %s.", strings.Join(each, ", "))
+		if n == 1 {
+			b.note = fmt.Sprintf("Per GPU: each run's output throughput divided by %s (--gpus).", textfmt.Count(c.GPUs[0], "GPU"))
+		}
 		return b
 	}
 	var without, unsure []string
@@ -171,7 +158,7 @@ func basisOf(c CrossRun) gpuBasis {
 		}
 	}
 	if len(without) == 0 {
-		b.perGPU, b.axis = true, "output tok/s per GPU"
+		b.perGPU, b.axis = true, perGPUAxis
 		b.note = "Per GPU: each run's output throughput divided by the GPUs its GPU telemetry reported, each GPU once (known by its UUID, or its host and index)."
 		if len(unsure) > 0 {
 			b.note += fmt.Sprintf(" The telemetry of %s names some GPUs by neither, on several targets, so a GPU two targets report may be counted twice: give --gpus to be sure.",

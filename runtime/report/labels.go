@@ -3,6 +3,8 @@ package report
 import (
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Label placement, one rule for every chart: a label is the box of its
@@ -25,6 +27,19 @@ const (
 // point is a lone dot.
 type polyline [][2]float64
 
+// path is the polyline as an SVG path's d: "Mx0 y0Lx1 y1...".
+func (l polyline) path() string {
+	var d strings.Builder
+	for i, p := range l {
+		cmd := "L"
+		if i == 0 {
+			cmd = "M"
+		}
+		d.WriteString(cmd + f1(p[0]) + " " + f1(p[1]))
+	}
+	return d.String()
+}
+
 // plot is the plot area's edges in pixels.
 type plot struct{ left, right, top, bottom float64 }
 
@@ -34,10 +49,14 @@ type box [4]float64
 // overlaps reports whether two boxes share some area.
 func (b box) overlaps(o box) bool { return b[0] < o[2] && o[0] < b[2] && b[1] < o[3] && o[1] < b[3] }
 
+// textWidth is the width of a label or legend name in pixels: charWidth
+// a character (not a byte: a run's --label may be in any script).
+func textWidth(text string) float64 { return charWidth * float64(utf8.RuneCountInString(text)) }
+
 // textBox is the box of a label of the given anchor whose baseline
 // starts, ends or is centred at (x, baseline), grown by labelClear.
 func textBox(text, anchor string, x, baseline float64) box {
-	width := charWidth * float64(len([]rune(text)))
+	width := textWidth(text)
 	switch anchor {
 	case "end":
 		x -= width

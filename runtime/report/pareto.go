@@ -130,11 +130,7 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 		}
 	}
 	if len(line) > 1 {
-		d := ""
-		for i, p := range line {
-			d += map[bool]string{true: "M", false: "L"}[i == 0] + f1(p[0]) + " " + f1(p[1])
-		}
-		c.Refs = append(c.Refs, Ref{Mark: frontMark, D: d})
+		c.Refs = append(c.Refs, Ref{Mark: frontMark, D: line.path()})
 	}
 	// Leaders cross neither the front's line nor each other; they may
 	// cross a reference line.
@@ -146,7 +142,7 @@ func buildPareto(spec paretoSpec) (*Chart, []paretoPoint) {
 			taken = append(taken, labelBox(label))
 			placed.labels = append(placed.labels, placedLabel{p, labelBox(label)})
 			if leader != nil {
-				mark.Leader = "M" + f1(leader[0][0]) + " " + f1(leader[0][1]) + "L" + f1(leader[1][0]) + " " + f1(leader[1][1])
+				mark.Leader = leader.path()
 				drawn, placed.lines = append(drawn, leader), append(placed.lines, leader)
 			}
 		}
@@ -284,7 +280,7 @@ func (c *Chart) addHollowLegend(text string) {
 	x := float64(marginLeft)
 	if n := len(c.Legend); n > 0 {
 		last := c.Legend[n-1].Label
-		x = num(last.X) + charWidth*float64(len([]rune(last.Text))) + 16
+		x = num(last.X) + textWidth(last.Text) + 16
 	}
 	cx := x + 8
 	c.Legend = append(c.Legend, LegendItem{Class: "swatch-dot " + hollowClass,

@@ -40,8 +40,26 @@ import (
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
 
-//go:embed report.html.tmpl report.css
+// files are the pages' templates and their one style: the cross-run
+// page's template uses the single-run page's "chart" and "table".
+//
+//go:embed report.html.tmpl crossrun.html.tmpl report.css
 var files embed.FS
+
+// pageTemplate parses the named page's template (with the single-run
+// page's, whose "chart" and "table" templates every page uses) and reads
+// the style the page embeds; what names the page in errors.
+func pageTemplate(name, what string) (*template.Template, template.CSS, error) {
+	tmpl, err := template.New(name).ParseFS(files, slices.Compact([]string{name, "report.html.tmpl"})...)
+	if err != nil {
+		return nil, "", fmt.Errorf("parsing the %s template: %w", what, err)
+	}
+	css, err := files.ReadFile("report.css")
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the report style: %w", err)
+	}
+	return tmpl, template.CSS(css), nil
+}
 
 // Render writes the HTML report of s.
 func Render(w io.Writer, s *summary.Summary) error {
@@ -66,19 +84,15 @@ func RenderSource(w io.Writer, s *summary.Summary, src Source) error {
 	if s == nil {
 		return errors.New("writing the report: no summary")
 	}
-	tmpl, err := template.New("report.html.tmpl").ParseFS(files, "report.html.tmpl")
+	tmpl, css, err := pageTemplate("report.html.tmpl", "report")
 	if err != nil {
-		return fmt.Errorf("parsing the report template: %w", err)
-	}
-	css, err := files.ReadFile("report.css")
-	if err != nil {
-		return fmt.Errorf("reading the report style: %w", err)
+		return err
 	}
 	p := newPage(s)
 	if src.Tool != "" {
 		p.Title, p.Meta = foreignHeader(s, src, p.Meta)
 	}
-	p.CSS = template.CSS(css)
+	p.CSS = css
 	if err := tmpl.Execute(w, p); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}

@@ -464,7 +464,7 @@ func buildChart(spec chartSpec) *Chart {
 		if len(spec.Series) > 1 || spec.Legend {
 			c.Legend = append(c.Legend, LegendItem{Class: class, D: "M" + f1(legendX) + " 14h16",
 				Label: Text{X: f1(legendX + 20), Y: "18", Text: se.Name, Anchor: "start"}})
-			legendX += 36 + charWidth*float64(len(se.Name))
+			legendX += 36 + textWidth(se.Name)
 		}
 	}
 	area := plot{left, right, top, bottom}

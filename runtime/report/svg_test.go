@@ -262,3 +262,28 @@ func TestPointLabelsKeepOffOtherPoints(t *testing.T) {
 		t.Errorf("%d points labelled, want 2: there is room for both", labelled)
 	}
 }
+
+// The legend spaces its items by the characters of their names, not the
+// bytes: a run named in another script than Latin (a --label) takes no
+// more room than its glyphs, and the hollow dot's item follows the last
+// as the series' items follow each other.
+func TestLegendSpacesNamesByCharacters(t *testing.T) {
+	names := []string{"基准", "abc", "наш"}
+	var runs []paretoRun
+	for i, n := range names {
+		runs = append(runs, paretoRun{Name: n, Points: []paretoPoint{{X: float64(i + 1), Y: float64(i + 1), Label: n, Tip: n, Misses: i == 1}}})
+	}
+	c, _ := buildPareto(paretoSpec{Name: "legend", Title: "legend", X: axisSpec{Label: "x", Zero: true}, Y: axisSpec{Label: "y", Zero: true},
+		Runs: runs, Misses: "misses the SLO"})
+	if len(c.Legend) != len(names)+1 {
+		t.Fatalf("legend %+v, want %d items", c.Legend, len(names)+1)
+	}
+	for i := 1; i < len(c.Legend); i++ {
+		prev := c.Legend[i-1].Label
+		// The name, a gap of 16 px, the next swatch of 16 and 4 px to its name.
+		want := num(prev.X) + charWidth*float64(len([]rune(prev.Text))) + 36
+		if got := num(c.Legend[i].Label.X); math.Abs(got-want) > 0.1 {
+			t.Errorf("legend item %d (%s) starts at x %.1f, want %.1f: %.1f past %q", i, c.Legend[i].Label.Text, got, want, got-num(prev.X), prev.Text)
+		}
+	}
+}

@@ -39,30 +39,52 @@ func crossGate() Gate {
 	return Gate{Options: regression.Options{Tolerance: 0.1, Confidence: regression.DefaultConfidence}, Figures: regression.Headline(), DefaultFigures: true}
 }
 
+// Check refuses what is wrong in r before any file is read: too few or
+// too many files, one file given twice, more labels or GPU counts than
+// files, a label given twice, no GPU, a baseline not among the files.
+// llmrun report calls it to answer with a usage error; Write calls it
+// again.
+func (r CrossReport) Check() error {
+	if len(r.In) < 2 || len(r.In) > MaxCrossRuns {
+		return fmt.Errorf("a cross-run report takes two result files or more, up to %d, not %d", MaxCrossRuns, len(r.In))
+	}
+	if i := slices.IndexFunc(r.GPUs, func(n int) bool { return n < 1 }); i >= 0 {
+		return fmt.Errorf("--gpus %d: want 1 GPU or more", r.GPUs[i])
+	}
+	switch {
+	case len(r.GPUs) > 1 && len(r.GPUs) != len(r.In):
+		return fmt.Errorf("--gpus given %d times for %d result files: give one count for every run, or one per file", len(r.GPUs), len(r.In))
+	case len(r.Labels) > len(r.In):
+		return fmt.Errorf("--label given %d times for %d result files", len(r.Labels), len(r.In))
+	case r.Baseline != "" && !slices.ContainsFunc(r.In, func(f string) bool { return SameResult(f, r.Baseline) }):
+		return fmt.Errorf("--baseline %s: not one of the result files given (%s)", r.Baseline, strings.Join(r.In, ", "))
+	}
+	for i, f := range r.In {
+		switch j := slices.IndexFunc(r.In[:i], func(g string) bool { return SameResult(g, f) }); {
+		case j >= 0 && r.In[j] == f:
+			return fmt.Errorf("%s given twice", f)
+		case j >= 0:
+			return fmt.Errorf("%s and %s are one result file: give it once", r.In[j], f)
+		}
+	}
+	for i, l := range r.Labels {
+		if l != "" && slices.Contains(r.Labels[:i], l) {
+			return fmt.Errorf("--label %s given twice: each run needs a name of its own", l)
+		}
+	}
+	return nil
+}
+
 // Write reads the result files, judges each against the baseline and
 // writes the page; it is made in memory first, so that a failure leaves
 // no partial file.
 func (r CrossReport) Write() error {
-	if len(r.In) < 2 || len(r.In) > MaxCrossRuns {
-		return fmt.Errorf("a cross-run report takes two result files or more, up to %d, not %d", MaxCrossRuns, len(r.In))
-	}
-	if len(r.Labels) > len(r.In) {
-		return fmt.Errorf("--label given %d times for %d result files", len(r.Labels), len(r.In))
-	}
-	if len(r.GPUs) > 1 && len(r.GPUs) != len(r.In) {
-		return fmt.Errorf("--gpus given %d times for %d result files: give one count for every run, or one per file", len(r.GPUs), len(r.In))
-	}
-	for _, n := range r.GPUs {
-		if n < 1 {
-			return fmt.Errorf("--gpus %d: want 1 or more", n)
-		}
+	if err := r.Check(); err != nil {
+		return err
 	}
 	base := 0
 	if r.Baseline != "" {
 		base = slices.IndexFunc(r.In, func(in string) bool { return SameResult(in, r.Baseline) })
-		if base < 0 {
-			return fmt.Errorf("--baseline %s: not one of the result files given (%s)", r.Baseline, strings.Join(r.In, ", "))
-		}
 	}
 	if err := CheckOutput(r.Out); err != nil {
 		return err
