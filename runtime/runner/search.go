@@ -95,8 +95,10 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 		o.Max = o.Start * capacity.DefaultSearchMaxFactor
 	}
 	switch {
-	case o.Variable == capacity.Concurrency && (o.Start != math.Trunc(o.Start) || o.Max != math.Trunc(o.Max)):
-		return nil, bad("start", "a concurrency search counts whole VUs: start %g and max %g must be whole numbers", o.Start, o.Max)
+	case o.Variable == capacity.Concurrency && o.Start != math.Trunc(o.Start):
+		return nil, bad("start", "%g: a concurrency search counts whole VUs: want a whole number", o.Start)
+	case o.Variable == capacity.Concurrency && o.Max != math.Trunc(o.Max):
+		return nil, bad("max", "%g: a concurrency search counts whole VUs: want a whole number", o.Max)
 	case o.Max < o.Start:
 		return nil, bad("max", "%g is below start %g", o.Max, o.Start)
 	case o.Width >= 1 || o.Width < capacity.MinSearchWidth:
