@@ -269,6 +269,9 @@ export default function () {}`)}
   slo: { ttft_p99: 100 }, capacity: { search: { max: 10.5 } } };
 export default function () {}`)}
 		}, exitcode.InvalidConfig, "options.capacity.search.max: 10.5: a concurrency search counts whole VUs: want a whole number"},
+		{"a part of the run", func(*testing.T) []string {
+			return []string{"--execution-segment", "0:1/2", "--seed", "1", "stock:capacity-search"}
+		}, exitcode.InvalidConfig, "options.capacity.search: this process runs only the execution segment 0:1/2 of the load"},
 		{"a scenario it cannot scale", func(t *testing.T) []string {
 			return []string{script(t, `export const options = { scenarios: { ramp: { executor: 'ramping-vus', stages: [{ duration: '1s', target: 2 }] } },
   slo: { ttft_p99: 100 }, capacity: { search: { variable: 'concurrency' } } };

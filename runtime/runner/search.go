@@ -13,6 +13,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -133,6 +134,18 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 		return nil, err
 	}
 	return &o, nil
+}
+
+// searchAlone refuses a capacity search in a process that runs part of
+// the plan (an execution segment, or one instance of several, which
+// SharePlan gives a segment): each process would judge its own share's
+// requests and choose its next level alone, so that the processes' levels
+// part ways and none judges the server's whole load.
+func searchAlone(part segment.Part) error {
+	if part.Whole() {
+		return nil
+	}
+	return &engine.ConfigError{Field: searchField, Err: fmt.Errorf("this process runs only the execution segment %s of the load, and a search chooses each level from the whole load's figures: run it in one process, without --execution-segment or --instances", part.Segment())}
 }
 
 // nullField is the first field of a search's options given as null, or
