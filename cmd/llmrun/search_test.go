@@ -264,6 +264,14 @@ export default function () {}`)}
   slo: { ttft_p99: 100 }, capacity: { search: { max: 2 ** 63 } } };
 export default function () {}`)}
 		}, exitcode.InvalidConfig, "options.capacity.search.max: 9.223372036854776e+18 would run scenario c beyond its limits: vus"},
+		{"a concurrency max of part of a VU", func(t *testing.T) []string {
+			return []string{script(t, `export const options = { scenarios: { c: { executor: 'constant-vus', vus: 1, duration: '1s' } },
+  slo: { ttft_p99: 100 }, capacity: { search: { max: 10.5 } } };
+export default function () {}`)}
+		}, exitcode.InvalidConfig, "options.capacity.search.max: 10.5: a concurrency search counts whole VUs: want a whole number"},
+		{"a part of the run", func(*testing.T) []string {
+			return []string{"--execution-segment", "0:1/2", "--seed", "1", "stock:capacity-search"}
+		}, exitcode.InvalidConfig, "options.capacity.search: this process runs only the execution segment 0:1/2 of the load"},
 		{"a scenario it cannot scale", func(t *testing.T) []string {
 			return []string{script(t, `export const options = { scenarios: { ramp: { executor: 'ramping-vus', stages: [{ duration: '1s', target: 2 }] } },
   slo: { ttft_p99: 100 }, capacity: { search: { variable: 'concurrency' } } };

@@ -315,7 +315,7 @@ func nextLevel(levels []summary.SearchLevel, short map[float64]bool, o SearchOpt
 		return o.Start, ""
 	}
 	lo, hi := bracket(levels, short)
-	name := func(v float64) string { return o.Variable + " " + formatLevel(v) }
+	name := o.levelName
 	switch {
 	case lo == 0:
 		return firstMet(levels, short, hi, o)
@@ -346,7 +346,7 @@ func nextLevel(levels []summary.SearchLevel, short map[float64]bool, o SearchOpt
 // halve below the lowest level tried, down to MinLevel. hi is the lowest
 // level not met that was not short of requests (0: none).
 func firstMet(levels []summary.SearchLevel, short map[float64]bool, hi float64, o SearchOptions) (float64, string) {
-	name := func(v float64) string { return o.Variable + " " + formatLevel(v) }
+	name := o.levelName
 	lowest, highestShort := math.Inf(1), 0.0
 	for _, l := range levels {
 		lowest = min(lowest, l.Level)
@@ -392,6 +392,9 @@ func roundLevel(v float64, variable string) float64 {
 // rounds' names carry it.
 func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
+// levelName names a level with the search's variable: "rate 83.36".
+func (o SearchOptions) levelName(v float64) string { return o.Variable + " " + formatLevel(v) }
+
 // Result is what the search found so far: the bracket, the levels, why
 // it stopped ("" while it goes on) and the time the levels ran.
 func (s *Searcher) Result() *summary.CapacitySearch {
@@ -422,7 +425,7 @@ func (s *Searcher) Progress() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lo, hi := bracket(s.levels, s.short)
-	name := func(v float64) string { return s.opts.Variable + " " + formatLevel(v) }
+	name := s.opts.levelName
 	bracketed := "no level judged yet"
 	switch {
 	case lo > 0 && hi > 0:

@@ -314,6 +314,9 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 	}
 	search, err := SearchOptions(r.engine, r.criteria, !bounds.IsZero())
 	if err == nil && search != nil {
+		err = searchAlone(r.cfg.Engine.Overrides.Segment)
+	}
+	if err == nil && search != nil {
 		r.searcher = capacity.NewSearcher(*search, r.criteria.SLO)
 		r.console.Search = r.searcher.Progress
 		r.searchPlan = searchPlan(r.engine, *search)

@@ -13,6 +13,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/executor"
+	"github.com/llmrun/llmrun/runtime/executor/segment"
 	"github.com/llmrun/llmrun/runtime/summarize"
 	"github.com/llmrun/llmrun/runtime/summary"
 )
@@ -95,8 +96,10 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 		o.Max = o.Start * capacity.DefaultSearchMaxFactor
 	}
 	switch {
-	case o.Variable == capacity.Concurrency && (o.Start != math.Trunc(o.Start) || o.Max != math.Trunc(o.Max)):
-		return nil, bad("start", "a concurrency search counts whole VUs: start %g and max %g must be whole numbers", o.Start, o.Max)
+	case o.Variable == capacity.Concurrency && o.Start != math.Trunc(o.Start):
+		return nil, bad("start", "%g: a concurrency search counts whole VUs: want a whole number", o.Start)
+	case o.Variable == capacity.Concurrency && o.Max != math.Trunc(o.Max):
+		return nil, bad("max", "%g: a concurrency search counts whole VUs: want a whole number", o.Max)
 	case o.Max < o.Start:
 		return nil, bad("max", "%g is below start %g", o.Max, o.Start)
 	case o.Width >= 1 || o.Width < capacity.MinSearchWidth:
@@ -131,6 +134,18 @@ func SearchOptions(e *engine.Engine, crit capacity.Criteria, goodput bool) (*cap
 		return nil, err
 	}
 	return &o, nil
+}
+
+// searchAlone refuses a capacity search in a process that runs part of
+// the plan (an execution segment, or one instance of several, which
+// SharePlan gives a segment): each process would judge its own share's
+// requests and choose its next level alone, so that the processes' levels
+// part ways and none judges the server's whole load.
+func searchAlone(part segment.Part) error {
+	if part.Whole() {
+		return nil
+	}
+	return &engine.ConfigError{Field: searchField, Err: fmt.Errorf("this process runs only the execution segment %s of the load, and a search chooses each level from the whole load's figures: run it in one process, without --execution-segment or --instances", part.Segment())}
 }
 
 // nullField is the first field of a search's options given as null, or

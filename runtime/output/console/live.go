@@ -188,12 +188,14 @@ func (l *Live) rows(p engine.Progress) []scenarioRow {
 }
 
 // rounds are the requests of every round of a search's scenario (named
-// scenario@level), merged into l.merged, and their output tokens.
+// scenario@level), merged into l.merged, and their output tokens. A
+// round's scenario is its name up to the last @: the rounds of a
+// scenario "chat@eu" (chat@eu@4) are not chat's.
 func (l *Live) rounds(scenario string, tokens map[string]int64) (*window.Aggregate, int64) {
 	l.merged.Reset()
 	var n int64
 	for name, s := range l.scenarios {
-		if strings.HasPrefix(name, scenario+"@") {
+		if i := strings.LastIndex(name, "@"); i >= 0 && name[:i] == scenario {
 			l.merged.Merge(&s.total)
 			n += tokens[name]
 		}

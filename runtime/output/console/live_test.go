@@ -227,3 +227,29 @@ func TestLiveSearchRound(t *testing.T) {
 		t.Errorf("the search's scenario done says\n%s\nwant the 30 requests and 1300 tokens of its rounds over 50 s", got)
 	}
 }
+
+// Once a search is over, a scenario's figures are its own rounds', not
+// those of another scenario whose name starts with its name and an @.
+func TestLiveSearchRoundsOfTheirScenarioOnly(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := NewLive(start, 5*time.Second)
+	l.now = func() time.Time { return start.Add(50 * time.Second) }
+	l.search = func() string { return "" }
+	for _, name := range []string{"chat@4", "chat@eu@4", "chat@eu@8"} {
+		tags := metrics.NewTagSet(map[string]string{"scenario": name, "rate": "4"})
+		for i := range 10 {
+			l.AddRequest(record(tags, start, time.Duration(i)*time.Second, 100, ""))
+		}
+	}
+	done := func(name string) engine.ScenarioProgress {
+		return engine.ScenarioProgress{Name: name, Phase: engine.PhaseDone, Elapsed: 50 * time.Second, Measured: 50 * time.Second,
+			Duration: 50 * time.Second, ActiveVUs: 1, MaxVUs: 1}
+	}
+	p := engine.Progress{Elapsed: 50 * time.Second, Scenarios: []engine.ScenarioProgress{done("chat"), done("chat@eu")}}
+	got := strings.Join(l.Lines(p, map[string]bool{}), "\n")
+	for _, want := range []string{"[50s] chat: done 100%, VUs 1/1, 0.20 req/s", "[50s] chat@eu: done 100%, VUs 1/1, 0.40 req/s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the lines lack %q: each scenario's figures are its own rounds' (10 and 20 requests over 50 s)\n%s", want, got)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func (r *renderer) search(s *summary.Summary) {
 	level := func(v float64) string { return sr.Variable + " " + strconv.FormatFloat(v, 'f', -1, 64) }
 	switch {
 	case sr.Low > 0 && sr.High > 0:
-		r.printf("  capacity ........... %s: %s met the SLO, %s did not (±%.1f %%)\n", r.st.Bold(textfmt.Num(sr.Estimate)),
+		r.printf("  capacity ........... %s: %s met the SLO, %s did not (±%.1f %%)\n", r.st.Bold(sr.Variable+" "+textfmt.Num(sr.Estimate)),
 			level(sr.Low), level(sr.High), 100*(sr.High-sr.Low)/(sr.High+sr.Low))
 	case sr.Low > 0:
 		r.printf("  capacity ........... at least %s: no level tried above it missed the SLO\n", r.st.Bold(level(sr.Low)))
@@ -71,13 +71,13 @@ func figureBound(figure string, v *float64, open string) string {
 	return figureValue(figure, *v)
 }
 
-// figureValue writes a deciding figure's value: a share of requests
-// (success rate, good requests) as a percentage to two decimals, the
-// same at both ends of an interval, as the HTML report writes it; a
-// latency in ms.
+// figureValue writes a deciding figure's value with its unit, as the
+// HTML report writes it: a share of requests (success rate, good
+// requests) as a percentage to two decimals, the same at both ends of an
+// interval; a latency in ms.
 func figureValue(figure string, v float64) string {
 	if strings.HasSuffix(figure, "success_rate") || strings.HasSuffix(figure, "goodput_share") {
 		return fmt.Sprintf("%.2f %%", 100*v)
 	}
-	return textfmt.Num(v)
+	return textfmt.Millis(v) + " ms"
 }
