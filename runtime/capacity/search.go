@@ -325,7 +325,7 @@ func nextLevel(levels []summary.SearchLevel, short map[float64]bool, o SearchOpt
 		return roundLevel(math.Min(lo*SearchGrowth, o.Max), o.Variable), ""
 	case o.Variable == Concurrency && hi-lo <= 1:
 		return 0, fmt.Sprintf("bracketed: %s met the SLO and %s did not", name(lo), name(hi))
-	case (hi-lo)/(hi+lo) <= o.Width:
+	case HalfWidth(lo, hi) <= o.Width:
 		return 0, fmt.Sprintf("bracketed within ±%g %%: %s met the SLO and %s did not", 100*o.Width, name(lo), name(hi))
 	}
 	next := roundLevel(math.Sqrt(lo*hi), o.Variable)
@@ -360,7 +360,7 @@ func firstMet(levels []summary.SearchLevel, short map[float64]bool, hi float64, 
 	case highestShort > 0 && hi == 0:
 		return roundLevel(math.Min(highestShort*SearchGrowth, o.Max), o.Variable), ""
 	case highestShort > 0:
-		return 0, fmt.Sprintf("below %s: no level met the SLO with confidence (too few requests at levels ≤ %s): run a longer step", name(hi), formatLevel(highestShort))
+		return 0, fmt.Sprintf("below %s: no level met the SLO with confidence (too few requests at levels ≤ %s): run a longer step", name(hi), FormatLevel(highestShort))
 	}
 	next := roundLevel(lowest/SearchGrowth, o.Variable)
 	if floor := o.MinLevel(); next < floor || next >= lowest {
@@ -388,12 +388,16 @@ func roundLevel(v float64, variable string) float64 {
 	return r
 }
 
-// formatLevel writes a level as the search names it: in full, as the
+// FormatLevel writes a level as the search names it: in full, as the
 // rounds' names carry it.
-func formatLevel(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func FormatLevel(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// HalfWidth is a bracket's relative half-width, what the search's width
+// bounds: (high − low) / (high + low).
+func HalfWidth(low, high float64) float64 { return (high - low) / (high + low) }
 
 // levelName names a level with the search's variable: "rate 83.36".
-func (o SearchOptions) levelName(v float64) string { return o.Variable + " " + formatLevel(v) }
+func (o SearchOptions) levelName(v float64) string { return o.Variable + " " + FormatLevel(v) }
 
 // Result is what the search found so far: the bracket, the levels, why
 // it stopped ("" while it goes on) and the time the levels ran.

@@ -62,7 +62,7 @@ func (p SearchPlan) Lines() []string {
 	}
 	lines := []string{
 		fmt.Sprintf("capacity search by %s, from %s to at most %s %s; it stops once the capacity is bracketed within ±%g %%, or after %s of levels",
-			p.Variable, formatLevel(p.Start), formatLevel(p.Max), unit, 100*p.Width, p.Budget),
+			p.Variable, FormatLevel(p.Start), FormatLevel(p.Max), unit, 100*p.Width, p.Budget),
 		fmt.Sprintf("each level runs %s, one that is inconclusive up to %s, and is judged against %s on %g %% confidence intervals",
 			p.Step, p.MaxStep, bounds, 100*p.Confidence),
 	}

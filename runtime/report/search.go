@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmrun/llmrun/runtime/capacity"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
 )
@@ -51,7 +52,7 @@ func searchSection(s *summary.Summary) *searchView {
 	switch {
 	case sr.Low > 0 && sr.High > 0:
 		v.Answer = fmt.Sprintf("Capacity: %s, between %s, which met the SLO, and %s, which did not (±%.1f %%).",
-			variable+" "+textfmt.Num(sr.Estimate), levelText(sr.Low), levelText(sr.High), 100*halfWidth(sr.Low, sr.High))
+			variable+" "+textfmt.Num(sr.Estimate), levelText(sr.Low), levelText(sr.High), 100*capacity.HalfWidth(sr.Low, sr.High))
 	case sr.Low > 0:
 		v.Answer = fmt.Sprintf("Capacity: at least %s: no level tried above it missed the SLO.", level(sr.Low))
 	default:
@@ -83,17 +84,13 @@ func searchSection(s *summary.Summary) *searchView {
 	return v
 }
 
-// halfWidth is the bracket's relative half-width, as the search's width
-// is: (high − low) / (high + low).
-func halfWidth(low, high float64) float64 { return (high - low) / (high + low) }
-
 // levelText writes a level as the search named it (71.55, not 71.5), "-"
 // for none.
 func levelText(v float64) string {
 	if v <= 0 {
 		return "-"
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return capacity.FormatLevel(v)
 }
 
 // metricOf is a deciding figure without its scenario: "ttft_p99" for
