@@ -35,8 +35,8 @@ func dashboardCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "llmrun dashboard replay: %v\n", err)
 		return exitcode.Error
 	}
-	if !dashboard.Loopback(*addr) {
-		fmt.Fprintf(stderr, "llmrun dashboard replay: --addr %s: listening beyond this host's loopback interface: anyone who reaches it can read the run's figures\n", *addr)
+	if w := dashboard.ExposureWarning("--addr", *addr); w != "" {
+		fmt.Fprintf(stderr, "llmrun dashboard replay: %s\n", w)
 	}
 	fmt.Fprintf(stdout, "replaying %s (%d updates) at %s; Ctrl-C stops\n", fs.Arg(1), len(events), d.URL())
 	d.Replay(ctx, events, *speed)

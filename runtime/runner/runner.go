@@ -282,8 +282,8 @@ func (r *run) prepare(ctx context.Context) (Verdict, bool) {
 			r.printf("%v", err)
 			return Errored, false
 		}
-		if c.Addr != "" && !dashboard.Loopback(c.Addr) {
-			r.printf("--dashboard %s: listening beyond this host's loopback interface: anyone who reaches it can read the run's figures", c.Addr)
+		if w := dashboard.ExposureWarning("--dashboard", c.Addr); c.Addr != "" && w != "" {
+			r.printf("%s", w)
 		}
 	}
 	r.console = &console.Console{Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr, Style: textfmt.Style{Color: r.cfg.Color}, Quiet: r.cfg.Quiet,

@@ -233,3 +233,20 @@ func TestLoopback(t *testing.T) {
 		}
 	}
 }
+
+// A dashboard off the loopback interface is warned of, naming the flag
+// and the address, and saying how to keep it to this host; one on it is
+// not.
+func TestExposureWarning(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:5665", "[::1]:0", "localhost:5665"} {
+		if w := ExposureWarning("--dashboard", addr); w != "" {
+			t.Errorf("ExposureWarning(%q) = %q, want none", addr, w)
+		}
+	}
+	w := ExposureWarning("--addr", "0.0.0.0:5665")
+	for _, want := range []string{"--addr 0.0.0.0:5665", "anyone who reaches it", "127.0.0.1:PORT"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("ExposureWarning(0.0.0.0:5665) = %q: it does not say %q", w, want)
+		}
+	}
+}

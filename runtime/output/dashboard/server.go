@@ -99,6 +99,16 @@ func (d *Dashboard) URL() string {
 	return "http://" + d.listener.Addr().String() + "/"
 }
 
+// ExposureWarning is the warning for a dashboard served on addr, given
+// by flag: "" on a loopback address, else that anyone who reaches the
+// host can read the run's figures, and how to keep them to this host.
+func ExposureWarning(flag, addr string) string {
+	if Loopback(addr) {
+		return ""
+	}
+	return flag + " " + addr + ": listening beyond this host's loopback interface: anyone who reaches it can read the run's figures (give 127.0.0.1:PORT to keep them to this host)"
+}
+
 // Loopback says whether the address is the host's own only; a dashboard
 // on another one can be read by anyone who reaches the host.
 func Loopback(addr string) bool {
