@@ -187,18 +187,24 @@ func TestServerStreamsHistoryThenLiveAndTellsDrops(t *testing.T) {
 		t.Errorf("first event (the history) = %s", data)
 	}
 	// This page stops reading: large events fill the connection, then its
-	// queue; publishing goes on regardless.
+	// queue; publishing goes on regardless. How many it takes depends on
+	// the machine's socket buffers, so events are sent until the hub has
+	// dropped one for the page (within a bound: 2,000 events of 60 KiB
+	// are more than any socket buffer and queue hold).
 	big := Event{V: Version, Scenarios: []Scenario{{Name: strings.Repeat("x", 60<<10)}}}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := range 400 {
+		for i := 0; i < 2000 && droppedInAll(d) == 0; i++ {
 			big.Elapsed = float64(2 + i)
 			d.send(big)
 		}
 	}()
 	wg.Wait()
+	if droppedInAll(d) == 0 {
+		t.Fatal("2,000 events of 60 KiB to a page that reads none, and none dropped")
+	}
 	d.send(Event{V: Version, Elapsed: 1000})
 	var dropped string
 	for dropped == "" {
@@ -249,4 +255,15 @@ func TestExposureWarning(t *testing.T) {
 			t.Errorf("ExposureWarning(0.0.0.0:5665) = %q: it does not say %q", w, want)
 		}
 	}
+}
+
+// droppedInAll is how many events the hub dropped for all its pages.
+func droppedInAll(d *Dashboard) int64 {
+	d.hub.mu.Lock()
+	defer d.hub.mu.Unlock()
+	var n int64
+	for c := range d.hub.clients {
+		n += c.dropped
+	}
+	return n
 }
