@@ -45,8 +45,8 @@ type Instance struct {
 	// LastHeard is the seconds since its figures last arrived (since the
 	// dashboard started, when none have).
 	LastHeard float64 `json:"lastHeard"`
-	// Requests are the requests it ended so far, in the figures that
-	// reached instance 0.
+	// Requests are the requests it ended so far, in the events' figures
+	// (a report heard after an event counts in the next).
 	Requests int64 `json:"requests"`
 	// Health is its client-health line of its last period; Limited says
 	// the client did not keep up (health.Report.Limit).
@@ -327,7 +327,6 @@ func (in *Instances) Received(i int, msg []byte) error {
 			p.pending[s.Name] = pending
 		}
 		pending.Merge(aggs[k])
-		p.requests += s.Requests
 		p.tokens[s.Name] += s.Tokens
 		s.Errors, s.TTFT, s.TPOT, s.E2E = nil, nil, nil, nil
 		p.progress[s.Name] = s
@@ -381,6 +380,7 @@ func (in *Instances) merge(ended map[string]*window.Aggregate) others {
 				ended[name] = &window.Aggregate{}
 			}
 			ended[name].Merge(a)
+			p.requests += a.Requests
 			a.Reset()
 			o.tokens[name] += p.tokens[name]
 			p.tokens[name] = 0
