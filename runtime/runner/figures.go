@@ -49,6 +49,7 @@ func (r *run) sendFigures(s *rendezvous.Sender) {
 			case <-t.C:
 				if err := s.Send(f.reporter.Report(false)); err != nil {
 					f.failed = true
+					s.Close() // instance 0 sees the connection end, not a silence
 					r.printf("%v: instance 0's dashboard no longer gets this instance's figures; this instance's run goes on", err)
 					return
 				}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,10 @@ const (
 	maxReportErrors = 64
 	// maxReportText bounds a name or a health cause in bytes.
 	maxReportText = 256
+	// MaxListedInstances bounds the instances an event lists, so that
+	// it stays within MaxEventSize: instance 0, then the lost ones, then
+	// the others by index.
+	MaxListedInstances = 50
 )
 
 // Instance is one instance of a distributed run as instance 0 last heard
@@ -430,6 +435,11 @@ func (in *Instances) list(now, start time.Time) []Instance {
 			inst.LostAt = max(0, p.lostAt.Sub(start).Seconds())
 		}
 		out = append(out, inst)
+	}
+	if len(out) > MaxListedInstances {
+		lost := slices.DeleteFunc(slices.Clone(out[1:]), func(i Instance) bool { return i.State != InstanceLost })
+		rest := slices.DeleteFunc(out[1:], func(i Instance) bool { return i.State == InstanceLost })
+		out = slices.Concat(out[:1], lost, rest)[:MaxListedInstances]
 	}
 	return out
 }

@@ -177,3 +177,21 @@ func TestHostileReportsAreRefused(t *testing.T) {
 		t.Errorf("lost reason %q: a control character, or longer than %d bytes", got, maxReportText)
 	}
 }
+
+// An event lists at most MaxListedInstances instances, instance 0 and
+// the lost ones first, so that a run of thousands stays within
+// MaxEventSize and a lost instance is never left out.
+func TestManyInstancesListTheLostFirst(t *testing.T) {
+	in := NewInstances(10_000)
+	for _, i := range []int{9_999, 4_242} {
+		in.Lost(i, "connection closed")
+	}
+	list := in.list(time.Now(), time.Now())
+	if len(list) != MaxListedInstances || list[0].Index != 0 || list[1].Index != 4_242 || list[2].Index != 9_999 || list[3].Index != 1 {
+		t.Fatalf("%d instances listed, the first %+v", len(list), list[:4])
+	}
+	c := NewCollector(time.Now(), chatProgress(1, 0), nil).WithInstances(in)
+	if b, err := encodeEvent(c.Next(time.Now())); err != nil || len(b) > MaxEventSize {
+		t.Errorf("the event of 10,000 instances: %d bytes (%v), at most %d", len(b), err, MaxEventSize)
+	}
+}
