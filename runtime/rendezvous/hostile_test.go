@@ -71,6 +71,8 @@ func TestForgedAnswersAreRefused(t *testing.T) {
 		{"another run id", welcome, `{"run_id":"r2","start_unix_nano":1,"delay_ns":1}`, `run_id "r2" in the start, "r1" in the welcome`},
 		{"no start", welcome, `{"run_id":"r1","delay_ns":1}`, "start_unix_nano 0: not a time"},
 		{"start not JSON", welcome, "\x1b[31m", "is not an llmrun instance 0 of protocol 2: a malformed message"},
+		{"negative figures period", welcome, `{"run_id":"r1","start_unix_nano":1,"delay_ns":1,"figures_every_ns":-1}`, "figures_every_ns -1: not within 0 and 1h0m0s"},
+		{"endless figures period", welcome, `{"run_id":"r1","start_unix_nano":1,"delay_ns":1,"figures_every_ns":9223372036854775807}`, "figures_every_ns 9223372036854775807: not within 0 and 1h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

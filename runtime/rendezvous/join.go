@@ -167,8 +167,8 @@ func checkStart(cfg Config, runID string, m reply) error {
 		return fmt.Errorf("start_unix_nano %d: not a time", m.Start)
 	case m.Delay < 0 || m.Delay > int64(maxDelay):
 		return fmt.Errorf("delay_ns %d: not within 0 and %v (--rendezvous-timeout)", m.Delay, maxDelay)
-	case m.FiguresEvery < 0 || m.FiguresEvery > int64(maxFiguresEvery):
-		return fmt.Errorf("figures_every_ns %d: not within 0 and %v", m.FiguresEvery, maxFiguresEvery)
+	case m.FiguresEvery < 0 || m.FiguresEvery > int64(MaxFiguresEvery):
+		return fmt.Errorf("figures_every_ns %d: not within 0 and %v", m.FiguresEvery, MaxFiguresEvery)
 	}
 	return nil
 }

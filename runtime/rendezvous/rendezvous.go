@@ -237,8 +237,8 @@ func (cfg *Config) validate() error {
 		return errors.New("rendezvous: no address: instance 0 listens at it, the others connect to it")
 	case cfg.Timeout < 0 || cfg.Lead < 0:
 		return fmt.Errorf("rendezvous: negative timeout %v or lead %v", cfg.Timeout, cfg.Lead)
-	case cfg.Figures != nil && (cfg.FiguresEvery <= 0 || cfg.FiguresEvery > maxFiguresEvery):
-		return fmt.Errorf("rendezvous: figures every %v: the period must be above 0 and at most %v", cfg.FiguresEvery, maxFiguresEvery)
+	case cfg.Figures != nil && (cfg.FiguresEvery <= 0 || cfg.FiguresEvery > MaxFiguresEvery):
+		return fmt.Errorf("rendezvous: figures every %v: the period must be above 0 and at most %v", cfg.FiguresEvery, MaxFiguresEvery)
 	}
 	if cfg.Figures == nil {
 		cfg.FiguresEvery = 0

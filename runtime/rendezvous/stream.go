@@ -15,9 +15,9 @@ const (
 	// MaxFigures caps one message of figures in bytes: a longer one ends
 	// its connection, and instance 0 names the instance lost.
 	MaxFigures = 256 << 10
-	// maxFiguresEvery bounds the period an instance accepts from instance
-	// 0's start.
-	maxFiguresEvery = time.Hour
+	// MaxFiguresEvery bounds the period of the figures: instance 0 asks
+	// for no longer one, an instance accepts none from its start.
+	MaxFiguresEvery = time.Hour
 	// minSilence is the shortest silence after which instance 0 names an
 	// instance lost: an instance sends its figures every period, so a
 	// longer silence is a process or a network that stopped.

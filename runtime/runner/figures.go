@@ -26,7 +26,8 @@ func (r *run) askFigures(cfg *rendezvous.Config) {
 		return
 	}
 	r.instances = dashboard.NewInstances(cfg.Instances)
-	cfg.Figures, cfg.FiguresEvery = r.instances, r.cfg.Dashboard.Period
+	// A longer period than the rendezvous takes gets figures more often.
+	cfg.Figures, cfg.FiguresEvery = r.instances, min(r.cfg.Dashboard.Period, rendezvous.MaxFiguresEvery)
 }
 
 // sendFigures starts sending this instance's figures to instance 0 when
