@@ -2,6 +2,7 @@ package rendezvous
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,14 @@ type coordinator struct {
 	ownOnce, doneMu sync.Once
 	result          chan outcome
 	wg              sync.WaitGroup
+	// readers are the connections' goroutines; those of the instances
+	// kept (by index) for their figures after the start outlive the
+	// meeting until hangUp. started is closed just before the start is
+	// sent with figures asked for, hungUp when instance 0 hangs up.
+	readers         sync.WaitGroup
+	kept            map[net.Conn]int
+	started, hungUp chan struct{}
+	hangUpOnce      sync.Once
 
 	// The loop's own state.
 	arrived map[int]net.Conn
@@ -64,6 +73,8 @@ func coordinate(cfg Config, ln net.Listener) *Meeting {
 		own:     make(chan struct{}),
 		done:    make(chan struct{}),
 		result:  make(chan outcome, 1),
+		started: make(chan struct{}),
+		hungUp:  make(chan struct{}),
 		arrived: map[int]net.Conn{},
 		ready:   map[int]bool{},
 		conns:   map[net.Conn]bool{},
@@ -74,10 +85,12 @@ func coordinate(cfg Config, ln net.Listener) *Meeting {
 		c.result <- c.loop(accepted)
 		ln.Close()
 		for conn := range c.conns {
-			conn.Close()
+			if _, ok := c.kept[conn]; !ok {
+				conn.Close()
+			}
 		}
 	})
-	return &Meeting{RunID: c.runID, ready: c.start, close: c.close}
+	return &Meeting{RunID: c.runID, ready: c.start, close: c.close, hangUp: c.hangUp}
 }
 
 // start is instance 0's Meeting.Start: it is ready; wait for the others.
@@ -93,10 +106,14 @@ func (c *coordinator) start(ctx context.Context) (Run, time.Time, error) {
 	}
 }
 
-// close ends the meeting and waits for its goroutines.
+// close ends the meeting and waits for its goroutines, but those reading
+// the figures of the instances kept after the start (see hangUp).
 func (c *coordinator) close() {
 	c.doneMu.Do(func() { close(c.done) })
 	c.wg.Wait()
+	if len(c.kept) == 0 {
+		c.readers.Wait()
+	}
 }
 
 // loop runs the rendezvous until all are ready, it fails, or the meeting
@@ -158,7 +175,7 @@ func (c *coordinator) admit(conn net.Conn) {
 	}
 	c.strangers = append(c.strangers, conn)
 	c.conns[conn] = true
-	c.wg.Go(func() { c.read(conn) })
+	c.readers.Go(func() { c.read(conn) })
 }
 
 // identified takes conn off the strangers and reports whether it was one
@@ -197,7 +214,8 @@ func silence(err error) string {
 
 // read reads a connection's hello, then whether it is ready, then waits
 // for it to close: an instance that leaves before the start no longer
-// counts as arrived.
+// counts as arrived. An instance kept for its figures after the start
+// goes on to stream them.
 func (c *coordinator) read(conn net.Conn) {
 	r := newReader(conn)
 	var h hello
@@ -205,9 +223,16 @@ func (c *coordinator) read(conn net.Conn) {
 	if !c.tell(event{conn: conn, hello: h, err: err}) || err != nil {
 		return
 	}
+	// No deadline: an instance may take long to initialise.
+	conn.SetReadDeadline(time.Time{})
 	for {
+		line, err := readLine(r, MaxFigures)
+		if i, ok := c.streamed(conn); ok {
+			c.stream(i, conn, r, line, err)
+			return
+		}
 		var m readiness
-		if err := receive(r, conn, time.Time{}, &m); err != nil {
+		if err != nil || len(line) > maxMessage || json.Unmarshal(line, &m) != nil {
 			break
 		}
 		if m.Ready && !c.tell(event{conn: conn, hello: h, ready: true}) {
@@ -350,8 +375,9 @@ func (c *coordinator) refuseAll(err error) {
 // delay from the moment of sending.
 func (c *coordinator) send() outcome {
 	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead), Ignored: c.ignoredNote()}
+	c.keepFigures()
 	err := c.broadcast(func() reply {
-		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: max(0, int64(time.Until(run.Start)))}
+		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: max(0, int64(time.Until(run.Start))), FiguresEvery: int64(c.cfg.FiguresEvery)}
 	})
 	return outcome{run: run, err: err}
 }

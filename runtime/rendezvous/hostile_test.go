@@ -51,26 +51,28 @@ func fakeInstance0(t *testing.T, welcome, start string) string {
 // TestForgedAnswersAreRefused: an instance refuses answers no llmrun
 // instance 0 sends, naming the field, quoting what it quotes, at once.
 func TestForgedAnswersAreRefused(t *testing.T) {
-	const welcome = `{"run_id":"r1","protocol":1}`
+	const welcome = `{"run_id":"r1","protocol":2}`
 	tests := []struct {
 		name           string
 		welcome, start string
 		want           string
 	}{
-		{"null welcome", "null", "", "is not an llmrun instance 0 of protocol 1: no run_id"},
+		{"null welcome", "null", "", "is not an llmrun instance 0 of protocol 2: no run_id"},
 		{"empty welcome", "{}", "", "no run_id"},
-		{"not JSON", "HTTP/1.1 400 Bad Request\r", "", "is not an llmrun instance 0 of protocol 1: a malformed message"},
+		{"not JSON", "HTTP/1.1 400 Bad Request\r", "", "is not an llmrun instance 0 of protocol 2: a malformed message"},
 		{"run id with a newline", `{"run_id":"a\nb"}`, "", `run_id "a\nb": not one word of printable ASCII`},
 		{"run id with an escape", `{"run_id":"\u001b[31mred"}`, "", `run_id "\x1b[31mred": not one word`},
 		{"run id with a space", `{"run_id":"a b"}`, "", `run_id "a b": not one word`},
 		{"run id too long", `{"run_id":"` + strings.Repeat("a", maxRunID+1) + `"}`, "", "run_id of 65 bytes: at most 64"},
-		{"another protocol", `{"run_id":"r1","protocol":2}`, "", "it speaks protocol 2"},
+		{"another protocol", `{"run_id":"r1","protocol":3}`, "", "it speaks protocol 3"},
 		{"refusal with an escape", `{"error":"\u001b[2Jgone"}`, "", `instance 0 refused instance 1: "\x1b[2Jgone"`},
 		{"endless delay", welcome, `{"run_id":"r1","start_unix_nano":1,"delay_ns":9223372036854775807}`, "delay_ns 9223372036854775807: not within 0 and 5s"},
 		{"negative delay", welcome, `{"run_id":"r1","start_unix_nano":1,"delay_ns":-1}`, "delay_ns -1: not within 0 and 5s"},
 		{"another run id", welcome, `{"run_id":"r2","start_unix_nano":1,"delay_ns":1}`, `run_id "r2" in the start, "r1" in the welcome`},
 		{"no start", welcome, `{"run_id":"r1","delay_ns":1}`, "start_unix_nano 0: not a time"},
-		{"start not JSON", welcome, "\x1b[31m", "is not an llmrun instance 0 of protocol 1: a malformed message"},
+		{"start not JSON", welcome, "\x1b[31m", "is not an llmrun instance 0 of protocol 2: a malformed message"},
+		{"negative figures period", welcome, `{"run_id":"r1","start_unix_nano":1,"delay_ns":1,"figures_every_ns":-1}`, "figures_every_ns -1: not within 0 and 1h0m0s"},
+		{"endless figures period", welcome, `{"run_id":"r1","start_unix_nano":1,"delay_ns":1,"figures_every_ns":9223372036854775807}`, "figures_every_ns 9223372036854775807: not within 0 and 1h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,16 +72,24 @@ func welcome(ctx context.Context, cfg Config, conn net.Conn, r *bufio.Reader) (*
 	if err := checkWelcome(w); err != nil {
 		return nil, false, notInstance0(cfg, err)
 	}
-	closed := false
+	hangUp := &figuresCloser{conn: conn}
+	streaming := false
 	return &Meeting{
 		RunID: w.RunID,
-		ready: func(ctx context.Context) (Run, time.Time, error) { return ready(ctx, cfg, w.RunID, conn, r) },
+		ready: func(ctx context.Context) (Run, time.Time, error) {
+			run, at, err := ready(ctx, cfg, w.RunID, conn, r)
+			if run.Figures != nil {
+				streaming = true
+				run.Figures.close = hangUp.close
+			}
+			return run, at, err
+		},
 		close: func() {
-			if !closed {
-				closed = true
-				conn.Close()
+			if !streaming {
+				hangUp.close()
 			}
 		},
+		hangUp: hangUp.close,
 	}, false, nil
 }
 
@@ -114,7 +122,11 @@ func ready(ctx context.Context, cfg Config, runID string, conn net.Conn, r *bufi
 	if err := checkStart(cfg, runID, m); err != nil {
 		return Run{}, time.Time{}, notInstance0(cfg, err)
 	}
-	return Run{ID: m.RunID, Start: time.Unix(0, m.Start)}, received.Add(time.Duration(m.Delay)), nil
+	run := Run{ID: m.RunID, Start: time.Unix(0, m.Start)}
+	if m.FiguresEvery > 0 {
+		run.Figures = &Sender{Every: time.Duration(m.FiguresEvery), instance: cfg.Instance, conn: conn}
+	}
+	return run, received.Add(time.Duration(m.Delay)), nil
 }
 
 // refusal is the error instance 0's reply carries, if any, quoted when it
@@ -155,6 +167,8 @@ func checkStart(cfg Config, runID string, m reply) error {
 		return fmt.Errorf("start_unix_nano %d: not a time", m.Start)
 	case m.Delay < 0 || m.Delay > int64(maxDelay):
 		return fmt.Errorf("delay_ns %d: not within 0 and %v (--rendezvous-timeout)", m.Delay, maxDelay)
+	case m.FiguresEvery < 0 || m.FiguresEvery > int64(MaxFiguresEvery):
+		return fmt.Errorf("figures_every_ns %d: not within 0 and %v", m.FiguresEvery, MaxFiguresEvery)
 	}
 	return nil
 }

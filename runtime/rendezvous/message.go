@@ -36,6 +36,9 @@ type reply struct {
 	Error string `json:"error,omitempty"`
 	// Protocol is instance 0's protocol, in its welcome.
 	Protocol int `json:"protocol,omitempty"`
+	// FiguresEvery, in the start, asks the instance to send its figures
+	// every so many nanoseconds after the start; 0 asks for none.
+	FiguresEvery int64 `json:"figures_every_ns,omitempty"`
 }
 
 // malformedError is a line that is not a rendezvous message: whoever sent

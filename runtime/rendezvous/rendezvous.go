@@ -20,8 +20,18 @@
 // The start reaches each instance as a delay from the moment it was sent,
 // so the instances' starts differ by the one-way network delay only, not
 // by the difference of their clocks; the start time each instance returns
-// is instance 0's, the same for all. After the start nothing is exchanged:
-// an instance lost during the run does not stop the others.
+// is instance 0's, the same for all.
+//
+// After the start, instance 0 sends nothing more. When it asks for them
+// in the start (Config.Figures: it runs a dashboard), every other
+// instance keeps its connection and sends its figures every
+// Config.FiguresEvery (Run.Figures), as lines of at most MaxFigures
+// bytes, until its run ends and it hangs up; instance 0 reads each
+// connection on a goroutine of its own and hands each line to its
+// Receiver, which names an instance lost when its connection ends, it
+// goes silent or it sends what is not figures. Otherwise nothing is
+// exchanged after the start. Either way an instance lost during the run
+// does not stop the others.
 package rendezvous
 
 import (
@@ -39,7 +49,8 @@ import (
 
 // Protocol is the version of the messages instances exchange; instances
 // of another version are refused.
-const Protocol = 1
+// Protocol 2 added the figures sent after the start.
+const Protocol = 2
 
 // Defaults and bounds.
 const (
@@ -92,6 +103,11 @@ type Config struct {
 	// Listening, when set, is called once instance 0 listens, with the
 	// address it listens at (its port when Address's port is 0).
 	Listening func(net.Addr)
+	// Figures, on instance 0, asks the other instances to send their
+	// figures every FiguresEvery after the start, and receives them;
+	// nil asks for none.
+	Figures      Receiver
+	FiguresEvery time.Duration
 }
 
 // Run is what every instance of a run shares.
@@ -103,6 +119,10 @@ type Run struct {
 	// Ignored, on instance 0, says how many connections it ignored as not
 	// instances of this run and why the first was; empty when none were.
 	Ignored string
+	// Figures, on another instance, sends its figures to instance 0
+	// when instance 0 asked for them; nil when it did not. Close hangs
+	// up.
+	Figures *Sender
 }
 
 // PlanHash returns the hash that identifies a test plan made of parts (the
@@ -126,7 +146,9 @@ type Meeting struct {
 	// start, and returns the run and when (by this instance's clock) it
 	// starts.
 	ready func(ctx context.Context) (Run, time.Time, error)
-	close func()
+	// close ends the meeting; hangUp, when set, also ends the exchange
+	// of figures after the start.
+	close, hangUp func()
 }
 
 // Arrive joins the rendezvous cfg describes and returns once instance 0
@@ -173,6 +195,7 @@ func (m *Meeting) Start(ctx context.Context) (Run, error) {
 	run, at, err := m.ready(ctx)
 	m.close()
 	if err != nil {
+		m.Close()
 		return Run{}, err
 	}
 	if !wait.Sleep(ctx, time.Until(at)) {
@@ -182,9 +205,14 @@ func (m *Meeting) Start(ctx context.Context) (Run, error) {
 }
 
 // Close leaves the rendezvous: instance 0 stops listening and closes its
-// connections; another instance hangs up. It may be called more than
-// once, and after Start.
-func (m *Meeting) Close() { m.close() }
+// connections, those that send figures after the start included; another
+// instance hangs up. It may be called more than once, and after Start.
+func (m *Meeting) Close() {
+	m.close()
+	if m.hangUp != nil {
+		m.hangUp()
+	}
+}
 
 // Join arrives and starts at once: for an instance that is ready when it
 // arrives.
@@ -209,6 +237,11 @@ func (cfg *Config) validate() error {
 		return errors.New("rendezvous: no address: instance 0 listens at it, the others connect to it")
 	case cfg.Timeout < 0 || cfg.Lead < 0:
 		return fmt.Errorf("rendezvous: negative timeout %v or lead %v", cfg.Timeout, cfg.Lead)
+	case cfg.Figures != nil && (cfg.FiguresEvery <= 0 || cfg.FiguresEvery > MaxFiguresEvery):
+		return fmt.Errorf("rendezvous: figures every %v: the period must be above 0 and at most %v", cfg.FiguresEvery, MaxFiguresEvery)
+	}
+	if cfg.Figures == nil {
+		cfg.FiguresEvery = 0
 	}
 	if cfg.Instances > 1 {
 		if _, _, err := net.SplitHostPort(cfg.Address); err != nil {

@@ -226,7 +226,7 @@ func TestRefusedHello(t *testing.T) {
 		{"{}", "a hello without a protocol number"},
 		{line(hello{Protocol: Protocol, Instance: 2, Instances: 2, Plan: "p"}), "an instance says it is instance 2: the others must be 1 to 1"},
 		{line(hello{Protocol: Protocol, Instance: 0, Instances: 2, Plan: "p"}), "an instance says it is instance 0"},
-		{line(hello{Protocol: Protocol + 1, Instance: 0, Instances: 2, Plan: "p"}), "the peer saying it is instance 0 speaks protocol 2, instance 0 speaks protocol 1"},
+		{line(hello{Protocol: Protocol + 1, Instance: 0, Instances: 2, Plan: "p"}), "the peer saying it is instance 0 speaks protocol 3, instance 0 speaks protocol 2"},
 		{line(hello{Protocol: Protocol, Instance: 1, Instances: 2, Plan: "other"}), `instance 1 runs another test plan (hash "other"`},
 		{line(hello{Protocol: Protocol, Instance: 1, Instances: 2, Plan: "\x1b[31mred"}), `instance 1 runs another test plan (hash "\x1b[31mred"`},
 	}

@@ -271,6 +271,9 @@ type fanOut struct {
 	// dashboard is the live web dashboard's collector once it started;
 	// nil without one.
 	dashboard atomic.Pointer[dashboard.Collector]
+	// report is the collector of the figures this instance sends
+	// instance 0 of a distributed run (figures.go); nil without one.
+	report atomic.Pointer[dashboard.Collector]
 }
 
 // AddRequest implements llm.RequestSink.
@@ -282,6 +285,9 @@ func (s *fanOut) AddRequest(r *llm.Record) {
 		s.goodput.AddRequest(r)
 	}
 	if c := s.dashboard.Load(); c != nil {
+		c.AddRequest(r)
+	}
+	if c := s.report.Load(); c != nil {
 		c.AddRequest(r)
 	}
 }

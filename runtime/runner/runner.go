@@ -238,6 +238,11 @@ type run struct {
 
 	// dashboard serves the run's live web dashboard; nil without one.
 	dashboard *dashboard.Dashboard
+	// instances, on instance 0 of a distributed run with a dashboard,
+	// take the others' figures; figures, on another instance, sends its
+	// own when instance 0 asked (figures.go).
+	instances *dashboard.Instances
+	figures   *figuresSender
 }
 
 func (r *run) printf(format string, args ...any) {
@@ -355,6 +360,7 @@ func (r *run) arrive(ctx context.Context) (Verdict, bool) {
 		return Errored, false
 	}
 	cfg.Plan = plan
+	r.askFigures(&cfg)
 	m, err := rendezvous.Arrive(ctx, cfg)
 	if err != nil {
 		r.printf("%v", err)
@@ -395,6 +401,7 @@ func (r *run) startTogether(ctx context.Context) error {
 		return err
 	}
 	r.sharedStart = run.Start
+	r.sendFigures(run.Figures)
 	if run.Ignored != "" {
 		r.printf("rendezvous: %s", run.Ignored)
 	}
@@ -440,7 +447,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 		if r.watch != nil {
 			servers = r.watch.Now
 		}
-		collector := dashboard.NewCollector(time.Now(), r.engine.Progress, servers)
+		collector := dashboard.NewCollector(time.Now(), r.engine.Progress, servers).WithInstances(r.instances)
 		r.sinks.dashboard.Store(collector)
 		r.dashboard.Start(collector)
 	}
@@ -459,6 +466,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 		close(timelineDone)
 	}()
 	rep, runErr := r.engine.Run(ctx)
+	r.stopFigures()
 	stopTimeline()
 	<-timelineDone
 	stopConsole()

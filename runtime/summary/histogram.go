@@ -84,3 +84,11 @@ func (h *Histogram) Stats() (*metrics.Stats, error) {
 	}
 	return st, nil
 }
+
+// EncodeHDR is h in the result file's encoding of a histogram (V2
+// compressed, base64), "" for none: for another carrier of histograms
+// than the result file (the dashboard's figures sent between instances).
+func EncodeHDR(h *hdr.Histogram) string { return encodeHDR(h) }
+
+// DecodeHDR decodes what EncodeHDR encoded; nil for "".
+func DecodeHDR(s string) (*hdr.Histogram, error) { return decodeHDR(s) }

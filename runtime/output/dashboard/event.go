@@ -38,6 +38,9 @@ type Event struct {
 	Servers []Server `json:"servers,omitempty"`
 	// Done says the run is over: the last event.
 	Done bool `json:"done,omitempty"`
+	// Instances are a distributed run's instances, on instance 0's
+	// dashboard (whose figures are all instances' merged); nil otherwise.
+	Instances []Instance `json:"instances,omitempty"`
 }
 
 // Scenario is one scenario's progress and its figures of the interval.
@@ -115,6 +118,9 @@ type Collector struct {
 	// Progress and Servers read the run; Servers may be nil.
 	progress func() engine.Progress
 	servers  func() []serverwatch.Now
+	// instances, on instance 0 of a distributed run, are the others'
+	// figures (WithInstances); nil otherwise.
+	instances *Instances
 }
 
 // NewCollector returns a collector of a run that starts at start.
@@ -144,18 +150,13 @@ func (c *Collector) Next(now time.Time) Event {
 	if c.servers != nil {
 		servers = c.servers()
 	}
-	c.mu.Lock()
-	ended := c.adding
-	c.adding, c.spare = c.spare, ended
-	c.mu.Unlock()
+	ended := c.swap()
+	others := c.instances.merge(ended)
 	elapsed := now.Sub(c.start)
 	period := (elapsed - c.last).Seconds()
 	c.last = elapsed
 	ev := Event{V: Version, Elapsed: elapsed.Seconds(), Period: period}
-	tokens := map[string]int64{}
-	for _, t := range p.Arrived {
-		tokens[t.Scenario] += t.Tokens
-	}
+	tokens := arrivedTokens(p)
 	c.pooled.Reset()
 	var pooledTokens int64
 	for _, sp := range p.Scenarios {
@@ -175,8 +176,9 @@ func (c *Collector) Next(now time.Time) Event {
 		if sp.Phase == engine.PhaseDone {
 			s.Progress, s.ETA = 1, 0
 		}
-		newTokens := tokens[name] - c.tokens[name]
+		newTokens := tokens[name] - c.tokens[name] + others.tokens[name]
 		c.tokens[name] = tokens[name]
+		others.add(&s)
 		pooledTokens += newTokens
 		if a := ended[name]; a != nil {
 			s.Figures = figures(a, newTokens, period)
@@ -197,7 +199,27 @@ func (c *Collector) Next(now time.Time) Event {
 			Running: t.Running, Waiting: t.Waiting, KVCache: t.KVCacheUsage, Preemptions: t.Preemptions,
 			GPUUtil: t.Utilization, Power: t.Power})
 	}
+	ev.Instances = c.instances.list(now, c.start)
 	return ev
+}
+
+// swap takes the aggregates of the period that ends, by scenario, and
+// gives AddRequest the emptied ones of the last.
+func (c *Collector) swap() map[string]*window.Aggregate {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ended := c.adding
+	c.adding, c.spare = c.spare, ended
+	return ended
+}
+
+// arrivedTokens are the output tokens arrived so far by scenario.
+func arrivedTokens(p engine.Progress) map[string]int64 {
+	tokens := map[string]int64{}
+	for _, t := range p.Arrived {
+		tokens[t.Scenario] += t.Tokens
+	}
+	return tokens
 }
 
 // figures are a's over period seconds, with tokens output tokens.
