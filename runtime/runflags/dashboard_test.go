@@ -28,7 +28,7 @@ func TestDashboardFlagsAndEnvironment(t *testing.T) {
 		{name: "flag wins over env", args: []string{"--dashboard-period=2s"}, env: map[string]string{DashboardEnv: "1", DashboardPeriodEnv: "5s"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: 2 * time.Second}},
 		{name: "bad env period", env: map[string]string{DashboardEnv: "true", DashboardPeriodEnv: "soon"}, wantErr: `$LLMRUN_DASHBOARD_PERIOD="soon": not a duration`},
 		{name: "zero period", args: []string{"--dashboard", "--dashboard-period=0s"}, wantErr: "--dashboard-period must be positive"},
-		{name: "period without dashboard", args: []string{"--dashboard-period=2s"}, wantErr: "--dashboard-period: no --dashboard (or $LLMRUN_DASHBOARD) nor --dashboard-record"},
+		{name: "period without dashboard", args: []string{"--dashboard-period=2s"}, wantErr: "--dashboard-period: no --dashboard (or $LLMRUN_DASHBOARD), --dashboard-record nor --dashboard-export"},
 		{name: "linger without dashboard", args: []string{"--dashboard-linger=1m"}, wantErr: "--dashboard-linger: no --dashboard"},
 		{name: "record alone", args: []string{"--dashboard-record=run.dash.gz", "--dashboard-period=2s"}, want: &dashboard.Config{Period: 2 * time.Second, Record: "run.dash.gz"}},
 		{name: "record with dashboard", args: []string{"--dashboard", "--dashboard-record=run.dash.gz"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: time.Second, Record: "run.dash.gz"}},
