@@ -93,7 +93,7 @@ func (d Dashboard) Config(fs *pflag.FlagSet, getenv func(string) string) (*dashb
 		return nil, fmt.Errorf("--dashboard-linger must not be negative, got %s", linger)
 	}
 	if addr == "" && linger > 0 {
-		return nil, fmt.Errorf("--dashboard-linger keeps serving the dashboard, and no --dashboard (or $%s) asks for one: --dashboard-record only records; add --dashboard, or leave --dashboard-linger out", DashboardEnv)
+		return nil, fmt.Errorf("--dashboard-linger keeps serving the dashboard, and no --dashboard (or $%s) asks for one: --dashboard-record and --dashboard-export only write files; add --dashboard, or leave --dashboard-linger out", DashboardEnv)
 	}
 	cfg := &dashboard.Config{Addr: addr, Period: period, Linger: linger, Record: record, Export: export}
 	// A page opens only where one is served: $LLMRUN_DASHBOARD_OPEN set

@@ -33,6 +33,19 @@ func TestDashboardFlagsAndEnvironment(t *testing.T) {
 		{name: "record alone", args: []string{"--dashboard-record=run.dash.gz", "--dashboard-period=2s"}, want: &dashboard.Config{Period: 2 * time.Second, Record: "run.dash.gz"}},
 		{name: "record with dashboard", args: []string{"--dashboard", "--dashboard-record=run.dash.gz"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: time.Second, Record: "run.dash.gz"}},
 		{name: "record with linger and no dashboard", args: []string{"--dashboard-record=run.dash.gz", "--dashboard-linger=1m"}, wantErr: "--dashboard-linger keeps serving the dashboard"},
+		{name: "env record, export and open", env: map[string]string{DashboardEnv: "true", DashboardRecordEnv: "run.dash.gz", DashboardExportEnv: "run.html", DashboardOpenEnv: "true", BrowserEnv: "firefox"},
+			want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: time.Second, Record: "run.dash.gz", Export: "run.html", Open: true, Browser: "firefox"}},
+		{name: "flags win over env files", args: []string{"--dashboard-record=a.gz", "--dashboard-export=a.html"}, env: map[string]string{DashboardRecordEnv: "b.gz", DashboardExportEnv: "b.html"},
+			want: &dashboard.Config{Period: time.Second, Record: "a.gz", Export: "a.html"}},
+		{name: "export alone", args: []string{"--dashboard-export=run.html"}, want: &dashboard.Config{Period: time.Second, Export: "run.html"}},
+		{name: "export alone with period", env: map[string]string{DashboardExportEnv: "run.html", DashboardPeriodEnv: "5s"}, want: &dashboard.Config{Period: 5 * time.Second, Export: "run.html"}},
+		{name: "open flag", args: []string{"--dashboard", "--dashboard-open"}, env: map[string]string{DashboardOpenEnv: "false"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: time.Second, Open: true}},
+		{name: "open flag false wins over env", args: []string{"--dashboard", "--dashboard-open=false"}, env: map[string]string{DashboardOpenEnv: "true"}, want: &dashboard.Config{Addr: "127.0.0.1:5665", Period: time.Second}},
+		{name: "bad env open", env: map[string]string{DashboardEnv: "true", DashboardOpenEnv: "yes please"}, wantErr: `$LLMRUN_DASHBOARD_OPEN="yes please": want true or false`},
+		{name: "open flag without dashboard", args: []string{"--dashboard-open", "--dashboard-export=run.html"}, wantErr: "--dashboard-open: no --dashboard (or $LLMRUN_DASHBOARD) serves a page to open"},
+		{name: "env open without dashboard opens none", env: map[string]string{DashboardOpenEnv: "1", DashboardExportEnv: "run.html"}, want: &dashboard.Config{Period: time.Second, Export: "run.html"}},
+		{name: "env open alone", env: map[string]string{DashboardOpenEnv: "true"}, want: nil},
+		{name: "export with linger and no dashboard", args: []string{"--dashboard-export=run.html", "--dashboard-linger=1m"}, wantErr: "--dashboard-linger keeps serving the dashboard"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)

@@ -16,9 +16,9 @@ import (
 
 // Bounds of a report (llmrun dashboard report, --dashboard-export).
 const (
-	// MaxReportUpdates bounds the updates a report draws: an hour at a
-	// period of 1 s. A longer run's updates are folded into one in twos,
-	// then fours, and so on, until they fit.
+	// MaxReportUpdates bounds the updates a report draws, besides the
+	// run's last: an hour at a period of 1 s. A longer run's updates are
+	// folded into one in twos, then fours, and so on, until they fit.
 	MaxReportUpdates = 3600
 	// MaxReportSize bounds a report's updates, encoded: they are folded
 	// as above until they fit (told by the largest update of each).
@@ -98,9 +98,13 @@ func (r *Report) flush() {
 }
 
 // keep appends u to the kept updates, folding those in pairs first until
-// it fits in the bounds.
+// it fits in the bounds; the run's last update may be one beyond them.
 func (r *Report) keep(u foldedUpdate) {
-	for len(r.kept) > 1 && (len(r.kept)+1 > MaxReportUpdates || r.size+u.size > MaxReportSize) {
+	most, size := MaxReportUpdates, MaxReportSize
+	if u.ev.Done {
+		most, size = most+1, size+u.size
+	}
+	for len(r.kept) > 1 && (len(r.kept)+1 > most || r.size+u.size > size) {
 		r.thin()
 	}
 	r.kept = append(r.kept, u)
