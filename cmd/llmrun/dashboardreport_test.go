@@ -1,18 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"html"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/llmrun/llmrun/internal/browsertest"
 	"github.com/llmrun/llmrun/runtime/exitcode"
@@ -155,38 +152,6 @@ func TestDashboardReportOfARecordingMatchesItsReplayInChromium(t *testing.T) {
 	replayShot := filepath.Join(t.TempDir(), "dash-report-replay.png")
 	browsertest.Screenshot(t, bin, url, replayShot, 1280, 900)
 	keepScreenshot(replayShot)
-}
-
-// replay serves recording with llmrun dashboard replay --speed 0 and
-// returns its address, and a function that stops it and checks it ended
-// well.
-func replay(t *testing.T, recording string) (url string, stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	out, outWriter := io.Pipe()
-	var replayErr strings.Builder
-	ended := make(chan int, 1)
-	go func() {
-		ended <- dashboardCommand(ctx, []string{"replay", recording, "--addr", "127.0.0.1:0", "--speed", "0"}, outWriter, &replayErr)
-		outWriter.Close()
-	}()
-	first, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		cancel()
-		t.Fatalf("replay printed no line: %v\n%s", err, &replayErr)
-	}
-	go io.Copy(io.Discard, out)
-	m := regexp.MustCompile(`at (http://\S+/);`).FindStringSubmatch(first)
-	if m == nil {
-		cancel()
-		t.Fatalf("replay's first line names no address: %q", first)
-	}
-	return m[1], func() {
-		cancel()
-		if code := <-ended; code != exitcode.OK {
-			t.Errorf("replay: exit %d after Ctrl-C, want 0\n%s", code, &replayErr)
-		}
-	}
 }
 
 func TestDashboardReportRefusesBadInput(t *testing.T) {
