@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -39,8 +38,27 @@ func TestDashboardReplayOfARecordedRunInChromium(t *testing.T) {
 		t.Fatalf("the recording's last event is not the run's end with its 5 iterations: %+v", last)
 	}
 
+	url, stop := replay(t, recording)
+	defer stop()
+	dom := string(browsertest.Run(t, bin, url, "--dump-dom"))
+	if !strings.Contains(dom, "run over") {
+		t.Errorf("the replayed page does not say the run is over:\n%s", dom)
+	}
+	if want := fmt.Sprintf("<td>%d</td>", last.Scenarios[0].Iterations); !strings.Contains(dom, want) {
+		t.Errorf("the replayed page does not show the recorded %s iterations:\n%s", want, dom)
+	}
+	// To be looked at: copied to /tmp when LLMRUN_KEEP_SCREENSHOTS is set.
+	shot := filepath.Join(t.TempDir(), "dash-replay.png")
+	browsertest.Screenshot(t, bin, url, shot, 1280, 900)
+	keepScreenshot(shot)
+}
+
+// replay serves recording with llmrun dashboard replay --speed 0 and
+// returns its address, and a function that stops it and checks it ended
+// well.
+func replay(t *testing.T, recording string) (url string, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	out, outWriter := io.Pipe()
 	var replayErr strings.Builder
 	ended := make(chan int, 1)
@@ -50,31 +68,20 @@ func TestDashboardReplayOfARecordedRunInChromium(t *testing.T) {
 	}()
 	first, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
+		cancel()
 		t.Fatalf("replay printed no line: %v\n%s", err, &replayErr)
 	}
 	go io.Copy(io.Discard, out)
-	url := regexp.MustCompile(`at (http://\S+/);`).FindStringSubmatch(first)
-	if url == nil {
+	m := regexp.MustCompile(`at (http://\S+/);`).FindStringSubmatch(first)
+	if m == nil {
+		cancel()
 		t.Fatalf("replay's first line names no address: %q", first)
 	}
-	dom := string(browsertest.Run(t, bin, url[1], "--dump-dom"))
-	if !strings.Contains(dom, "run over") {
-		t.Errorf("the replayed page does not say the run is over:\n%s", dom)
-	}
-	if want := fmt.Sprintf("<td>%d</td>", last.Scenarios[0].Iterations); !strings.Contains(dom, want) {
-		t.Errorf("the replayed page does not show the recorded %s iterations:\n%s", want, dom)
-	}
-	// To be looked at: copied to /tmp when LLMRUN_KEEP_SCREENSHOTS is set.
-	shot := filepath.Join(t.TempDir(), "dash-replay.png")
-	browsertest.Screenshot(t, bin, url[1], shot, 1280, 900)
-	if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
-		if b, err := os.ReadFile(shot); err == nil {
-			os.WriteFile(filepath.Join(os.TempDir(), "dash-replay.png"), b, 0o644)
+	return m[1], func() {
+		cancel()
+		if code := <-ended; code != exitcode.OK {
+			t.Errorf("replay: exit %d after Ctrl-C, want 0\n%s", code, &replayErr)
 		}
-	}
-	cancel()
-	if code := <-ended; code != exitcode.OK {
-		t.Errorf("replay: exit %d after Ctrl-C, want 0\n%s", code, &replayErr)
 	}
 }
 

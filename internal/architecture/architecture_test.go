@@ -48,7 +48,7 @@ var cmdEntryPoints = []string{
 	"runtime/llmconfig",      // the exit code of a target that cannot be resolved (bench's, as run's)
 	"modules/typings",        // llmrun types: the script API's TypeScript declarations, printed or written
 
-	"runtime/output/dashboard", // llmrun dashboard replay: a recording read and served
+	"runtime/output/dashboard", // llmrun dashboard replay and report: a recording read and served, or written as one HTML file
 }
 
 // rules are the dependency rules of docs/architecture.md.

@@ -426,6 +426,9 @@ func (r *run) execute(ctx context.Context) Outcome {
 			if w := r.dashboard.RecordWarning(); w != "" {
 				r.printf("warning: %s", w)
 			}
+			if w := r.dashboard.ExportWarning(); w != "" {
+				r.printf("warning: %s", w)
+			}
 		}()
 	}
 	r.info.Start = time.Now()
@@ -450,6 +453,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 		collector := dashboard.NewCollector(time.Now(), r.engine.Progress, servers).WithInstances(r.instances)
 		r.sinks.dashboard.Store(collector)
 		r.dashboard.Start(collector)
+		r.dashboard.Open(func(w string) { r.printf("warning: %s", w) })
 	}
 	// The timeline counts from here: the VUs' initialisation, setup() and
 	// the collection before the measured window come first (no request
@@ -467,6 +471,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 	}()
 	rep, runErr := r.engine.Run(ctx)
 	r.stopFigures()
+	r.noteDashboard(ctx, runErr)
 	stopTimeline()
 	<-timelineDone
 	stopConsole()
@@ -488,6 +493,18 @@ func (r *run) execute(ctx context.Context) Outcome {
 	return o
 }
 
+// noteDashboard tells the dashboard's exported report why it shows the
+// run only up to a point: an interruption, an error of the script.
+func (r *run) noteDashboard(ctx context.Context, runErr error) {
+	switch {
+	case r.dashboard == nil:
+	case ctx.Err() != nil:
+		r.dashboard.Note("The run was interrupted (Ctrl-C or a signal) before its end: this report shows it up to then.")
+	case runErr != nil:
+		r.dashboard.Note("The run ended on an error of its script (the run's output names it): this report shows it up to then.")
+	}
+}
+
 // banner is what the console says of the run before it starts.
 func (r *run) banner() console.Banner {
 	b := console.Banner{
@@ -503,6 +520,9 @@ func (r *run) banner() console.Banner {
 	}
 	if c := r.cfg.Dashboard; c != nil && c.Record != "" {
 		b.Outputs = append(b.Outputs, "dashboard recording "+c.Record)
+	}
+	if c := r.cfg.Dashboard; c != nil && c.Export != "" {
+		b.Outputs = append(b.Outputs, "dashboard report "+c.Export+" (at the end)")
 	}
 	if r.watch != nil {
 		b.ServerMetrics = r.watch.Describe()

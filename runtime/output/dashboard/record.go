@@ -93,7 +93,9 @@ func (r *Recorder) Close() (warning string, err error) {
 
 // ReadRecording reads a recording's events, each checked to be an event
 // of this Version no larger than MaxEventSize. An error names the file
-// and the line.
+// and the line; with it come the events before that line, so that a
+// recording cut short (an error that is io.ErrUnexpectedEOF: a run
+// killed) can still be shown up to the cut.
 func ReadRecording(path string) ([]Event, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -116,10 +118,10 @@ func ReadRecording(path string) ([]Event, error) {
 			return events, nil
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return events, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		if total += int64(len(b)); total > MaxRecordSize {
-			return nil, fmt.Errorf("%s:%d: more than %d bytes of events", path, line, MaxRecordSize)
+			return events, fmt.Errorf("%s:%d: more than %d bytes of events", path, line, MaxRecordSize)
 		}
 		if line == 1 {
 			var h recordHeader
@@ -135,10 +137,10 @@ func ReadRecording(path string) ([]Event, error) {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&ev); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a dashboard event: %w", path, line, err)
+			return events, fmt.Errorf("%s:%d: not a dashboard event: %w", path, line, err)
 		}
 		if ev.V != Version {
-			return nil, fmt.Errorf("%s:%d: event version %d, this llmrun reads version %d", path, line, ev.V, Version)
+			return events, fmt.Errorf("%s:%d: event version %d, this llmrun reads version %d", path, line, ev.V, Version)
 		}
 		events = append(events, ev)
 	}
@@ -163,7 +165,7 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 		case errors.Is(err, io.EOF) && len(line) == 0:
 			return nil, io.EOF
 		case errors.Is(err, io.EOF):
-			return nil, errors.New("the last line has no newline: the recording was cut short")
+			return nil, fmt.Errorf("the last line has no newline: the recording was cut short (%w)", io.ErrUnexpectedEOF)
 		default:
 			return nil, fmt.Errorf("reading: %w", err)
 		}

@@ -35,6 +35,14 @@ type Config struct {
 	// Record, when set, is the file the events are recorded to
 	// (--dashboard-record); with no Addr the dashboard only records.
 	Record string
+	// Export, when set, is the file the run's report is written to when
+	// it ends (--dashboard-export), with or without Addr.
+	Export string
+	// Open, when set, opens the page in the user's browser once it is
+	// served (--dashboard-open): with the command Browser ($BROWSER) when
+	// set, else the system's (OpenBrowser).
+	Open    bool
+	Browser string
 }
 
 // Dashboard serves the page and the events of one run.
@@ -51,13 +59,17 @@ type Dashboard struct {
 	recorder  *Recorder
 	// recordWarning says, once stopped, why the recording lacks events.
 	recordWarning string
+	// report gathers the run for its export; nil without one.
+	report *Report
+	// exportWarning says, once stopped, why the report was not written.
+	exportWarning string
 }
 
 // Listen opens the dashboard's address and its recording's file, so
 // that one in use or not writable fails before the run starts. The
 // dashboard serves nothing until Start.
 func Listen(cfg Config) (*Dashboard, error) {
-	if cfg.Addr == "" && cfg.Record == "" {
+	if cfg.Addr == "" && cfg.Record == "" && cfg.Export == "" {
 		cfg.Addr = DefaultAddr
 	}
 	if cfg.Period <= 0 {
@@ -68,6 +80,12 @@ func Listen(cfg Config) (*Dashboard, error) {
 		return nil, fmt.Errorf("dashboard: reading its page: %w", err)
 	}
 	d := &Dashboard{cfg: cfg, hub: newHub(), page: page, served: make(chan struct{})}
+	if cfg.Export != "" {
+		if err := checkExport(cfg); err != nil {
+			return nil, err
+		}
+		d.report = NewReport()
+	}
 	if cfg.Record != "" {
 		if d.recorder, err = CreateRecorder(cfg.Record, 0); err != nil {
 			return nil, err
@@ -162,6 +180,9 @@ func (d *Dashboard) send(ev Event) {
 	if d.recorder != nil {
 		d.recorder.Record(b)
 	}
+	if d.report != nil {
+		d.report.Add(ev)
+	}
 }
 
 // Stop sends the run's last event, marked done, then serves the page
@@ -180,6 +201,7 @@ func (d *Dashboard) Stop(ctx context.Context) {
 	last.Done = true
 	d.send(last)
 	d.closeRecording()
+	d.writeExport()
 	if d.listener == nil {
 		return
 	}
