@@ -88,3 +88,49 @@ func TestMergeSealReset(t *testing.T) {
 		t.Errorf("sealed %d B, dense %d B", first.MemorySize(), second.MemorySize())
 	}
 }
+
+// The ITL distribution holds every gap of the successful requests, as
+// llm_itl does, merged and reset with the rest.
+func TestITLHoldsEveryGap(t *testing.T) {
+	results := []llm.Result{
+		{OK: true, TTFT: 80, E2E: 200, ITL: []float64{10, 20, 30}},
+		{OK: true, TTFT: 90, E2E: 300, ITL: []float64{40}},
+		{Class: llm.ErrTimeout, E2E: 500, ITL: []float64{99}},
+	}
+	var a, b Aggregate
+	for i := range results {
+		var rec llm.Record
+		results[i].Record(&rec, nil, nil)
+		a.Add(&rec)
+	}
+	if got := a.ITL.Count(); got != 4 {
+		t.Errorf("ITL holds %d gaps, want the successful requests' 4", got)
+	}
+	if got := a.ITL.Max(); got != 40 {
+		t.Errorf("ITL max %g, want 40", got)
+	}
+	a.Seal()
+	b.Merge(&a)
+	if got := b.ITL.Count(); got != 4 {
+		t.Errorf("merged ITL holds %d gaps, want 4", got)
+	}
+	b.Reset()
+	if got := b.ITL.Count(); got != 0 {
+		t.Errorf("reset ITL holds %d gaps", got)
+	}
+}
+
+// One streamed request of 128 gaps added to an interval's aggregate: what
+// each view of a run over time pays per request.
+func BenchmarkAddStreamed(b *testing.B) {
+	res := llm.Result{OK: true, TTFT: 80, TPOT: 11, E2E: 1500, PromptTokens: 300}
+	for i := range 128 {
+		res.ITL = append(res.ITL, 9+float64(i%7))
+	}
+	var rec llm.Record
+	res.Record(&rec, nil, nil)
+	var a Aggregate
+	for b.Loop() {
+		a.Add(&rec)
+	}
+}
