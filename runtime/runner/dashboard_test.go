@@ -250,3 +250,155 @@ func get(t *testing.T, ctx context.Context, url string) []byte {
 	}
 	return b
 }
+
+// follow reads the events of the dashboard at url; its function reads on
+// until an event satisfies until and returns it, failing the test if
+// the stream ends first.
+func follow(t *testing.T, ctx context.Context, url string) func(what string, until func(dashboard.Event) bool) dashboard.Event {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	stream := bufio.NewScanner(resp.Body)
+	stream.Buffer(nil, dashboard.MaxEventSize+64)
+	return func(what string, until func(dashboard.Event) bool) dashboard.Event {
+		t.Helper()
+		for stream.Scan() {
+			data, ok := strings.CutPrefix(stream.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev dashboard.Event
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatalf("event %s: %v", data, err)
+			}
+			if until(ev) {
+				return ev
+			}
+		}
+		t.Fatalf("the dashboard's stream ended before %s: %v", what, stream.Err())
+		return dashboard.Event{}
+	}
+}
+
+// twoScenarios runs a closed-loop and an arrival-rate scenario for as
+// long as the test lets them, under three thresholds: the first fails
+// from the fifth request, the others hold.
+const twoScenarios = `
+import llm from 'llm';
+export const options = {
+  scenarios: {
+    chat: { executor: 'constant-vus', vus: 2, duration: '30m' },
+    batch: { executor: 'constant-arrival-rate', rate: 5, timeUnit: '1s', duration: '30m', preAllocatedVUs: 2, exec: 'batch' },
+  },
+  thresholds: {
+    llm_requests: ['count<5'],
+    llm_ttft: ['p(99)<60000'],
+    'llm_e2e{scenario:chat}': ['p(90)<60000'],
+  },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+export function batch() {
+  llm.stream({ messages: [{ role: 'user', content: 'Sum up.' }], max_tokens: 16 });
+}
+`
+
+// A run of two scenarios under thresholds shows, in headless Chromium
+// with no console error, the thresholds' live verdicts (the failing one
+// red, counted on its line), the ITL charts and the arrival-rate
+// scenario's lag, and charts that change between two screenshots taken
+// events apart (kept for a person to look at with
+// LLMRUN_KEEP_SCREENSHOTS, as /tmp/dash-live-*.png).
+func TestDashboardShowsThresholdsITLAndLagLiveInChromium(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	stdout := newWatched(`output: +dashboard (http://\S+/)`)
+	stderr := newWatched(`^$`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	ended := make(chan runner.Outcome, 1)
+	go func() {
+		ended <- runner.Run(ctx, runner.Config{
+			Engine:      engine.Config{ScriptPath: "two.js", Source: []byte(twoScenarios), Seed: 1},
+			NoPreflight: true, Stdout: stdout, Stderr: stderr, Version: "test",
+			Dashboard: &dashboard.Config{Addr: "127.0.0.1:0", Period: 250 * time.Millisecond},
+		})
+	}()
+	select {
+	case <-stdout.seen:
+	case o := <-ended:
+		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, stderr)
+	}
+	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
+	next := follow(t, ctx, url)
+	ev := next("a threshold failed and both scenarios measured ITL and lag", func(ev dashboard.Event) bool {
+		failed := 0
+		for _, th := range ev.Thresholds {
+			if !th.Passed {
+				failed++
+			}
+		}
+		itl, lagged := 0, 0
+		for _, s := range ev.Scenarios {
+			if s.ITL.P50 > 0 {
+				itl++
+			}
+			if s.Lagged > 0 {
+				lagged++
+			}
+		}
+		return len(ev.Thresholds) == 3 && failed == 1 && itl == 2 && lagged == 1
+	})
+	if th := ev.Thresholds[0]; th.Metric != "llm_requests" || th.Value == nil || *th.Value < 5 {
+		t.Errorf("the failing threshold reads %+v, want llm_requests observed at 5 or more", th)
+	}
+
+	dom := string(browsertest.Run(t, bin, url, "--dump-dom"))
+	for _, want := range []string{
+		`Thresholds so far: 1 of 3 not met`,
+		`<tr class="fail"><td>llm_requests count&lt;5</td>`,
+		`<td>llm_ttft p(99)&lt;60000</td>`,
+		`<h2>ITL (ms)</h2>`,
+		`<h2>arrival lag (mean) (ms)</h2>`,
+		`<button class="">batch</button>`,
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page does not show %s", want)
+		}
+	}
+	if strings.Contains(dom, `id="health" style="display: block`) {
+		t.Logf("the client's health warned during the test (the machine is loaded): %s", dom[strings.Index(dom, `id="health"`):][:300])
+	}
+
+	dir := t.TempDir()
+	shot := func(name string) image.Image {
+		path := filepath.Join(dir, name)
+		img := browsertest.Screenshot(t, bin, url, path, 1280, 1400)
+		if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
+			if b, err := os.ReadFile(path); err == nil {
+				os.WriteFile(filepath.Join(os.TempDir(), name), b, 0o644)
+			}
+		}
+		return img
+	}
+	first := shot("dash-live-first.png")
+	// Eight periods later (two seconds), each with requests ended.
+	for range 8 {
+		next("a period with requests", func(ev dashboard.Event) bool { return ev.All.Requests > 0 })
+	}
+	second := shot("dash-live-second.png")
+	if differing(first, second, image.Rect(0, 150, 1280, 1000)) == 0 {
+		t.Errorf("the charts of two screenshots taken 8 events apart are the same")
+	}
+	cancel()
+	if o := <-ended; o.Verdict != runner.Interrupted {
+		t.Errorf("verdict %v, want interrupted (the test stopped the run)\n%s", o.Verdict, stderr)
+	}
+}
