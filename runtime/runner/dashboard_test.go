@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -400,5 +402,148 @@ func TestDashboardShowsThresholdsITLAndLagLiveInChromium(t *testing.T) {
 	cancel()
 	if o := <-ended; o.Verdict != runner.Interrupted {
 		t.Errorf("verdict %v, want interrupted (the test stopped the run)\n%s", o.Verdict, stderr)
+	}
+}
+
+// threeLevels is a concurrency sweep of three levels of a second each,
+// chained, judged against a TTFT p99 objective.
+const threeLevels = `
+import llm from 'llm';
+const level = (n, after) => ({ executor: 'constant-vus', vus: n, duration: '1s', startAfter: after, tags: { concurrency: String(n) } });
+export const options = {
+  scenarios: { c1: level(1), c2: level(2, 'c1'), c3: level(3, 'c2') },
+  slo: { ttft_p99: 5000 },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+`
+
+// A sweep's levels reach the dashboard as each ends: its events carry
+// one level while the second runs, two while the third runs, three at
+// the end; and the capacity tab, loaded in headless Chromium from the
+// events up to each of those, draws a curve of as many points, with the
+// SLO's line and a row per level.
+func TestDashboardSweepCurveGainsAPointAsEachLevelEnds(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	record := filepath.Join(t.TempDir(), "sweep.dash.gz")
+	stdout := newWatched(`output: +dashboard (http://\S+/)`)
+	var stderr strings.Builder
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	ended := make(chan runner.Outcome, 1)
+	go func() {
+		ended <- runner.Run(ctx, runner.Config{
+			Engine:      engine.Config{ScriptPath: "sweep.js", Source: []byte(threeLevels), Seed: 1},
+			NoPreflight: true, Stdout: stdout, Stderr: &stderr, Version: "test",
+			Dashboard: &dashboard.Config{Addr: "127.0.0.1:0", Period: 100 * time.Millisecond, Record: record},
+		})
+	}()
+	select {
+	case <-stdout.seen:
+	case o := <-ended:
+		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, &stderr)
+	}
+	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
+	next := follow(t, ctx, url)
+	running := func(ev dashboard.Event, name string) bool {
+		for _, s := range ev.Scenarios {
+			if s.Name == name {
+				return s.Phase == string(engine.PhaseRunning)
+			}
+		}
+		return false
+	}
+	for k, name := range []string{"c1", "c2"} {
+		ev := next("level "+name+" ended", func(ev dashboard.Event) bool { return len(ev.Levels) > k })
+		if len(ev.Levels) != k+1 || ev.Levels[k].Scenario != name || ev.Levels[k].TokRate <= 0 || ev.SLO == nil || ev.SLO.TTFTP99 != 5000 {
+			t.Fatalf("the first event with %d levels has %+v (SLO %+v), want %s's figures last", k+1, ev.Levels, ev.SLO, name)
+		}
+		following := []string{"c2", "c3"}[k]
+		ev = next(following+" running", func(ev dashboard.Event) bool { return running(ev, following) })
+		if len(ev.Levels) != k+1 {
+			t.Errorf("while %s runs the event has %d levels, want %d", following, len(ev.Levels), k+1)
+		}
+	}
+	last := next("the run's end", func(ev dashboard.Event) bool { return ev.Done })
+	if len(last.Levels) != 3 || last.Levels[2].Scenario != "c3" || !last.Levels[2].MeetsSLO {
+		t.Errorf("the last event's levels are %+v, want c1, c2, c3, each meeting the SLO", last.Levels)
+	}
+	if o := <-ended; o.Verdict != runner.Passed {
+		t.Fatalf("verdict %v, want passed\n%s", o.Verdict, &stderr)
+	}
+
+	events, err := dashboard.ReadRecording(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= 3; k++ {
+		upTo := slices.IndexFunc(events, func(ev dashboard.Event) bool { return len(ev.Levels) == k })
+		if upTo < 0 {
+			t.Fatalf("the recording has no event with %d levels", k)
+		}
+		dom := replayedPage(t, bin, events[:upTo+1], "capacity")
+		if got := strings.Count(dom, `class="level-point"`); got != k {
+			t.Errorf("with %d levels ended the curve has %d points", k, got)
+		}
+		if got := strings.Count(dom, "<tr class=\"\"><td>"); got != k {
+			t.Errorf("with %d levels ended the levels table has %d rows", k, got)
+		}
+		if !strings.Contains(dom, `class="slo"`) || !strings.Contains(dom, "SLO TTFT p99 5000 ms") {
+			t.Errorf("with %d levels the curve has no SLO line", k)
+		}
+	}
+}
+
+// replayedPage is the DOM of a tab of a dashboard that served events, as
+// headless Chromium builds it (failing on a console error); with
+// LLMRUN_KEEP_SCREENSHOTS, a screenshot of it is kept in the temp dir,
+// named after the tab and the last event's time.
+func replayedPage(t *testing.T, bin string, events []dashboard.Event, tab string) string {
+	t.Helper()
+	d, err := dashboard.Listen(dashboard.Config{Addr: "127.0.0.1:0", Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	replayed := make(chan struct{})
+	go func() {
+		d.Replay(ctx, events, 0)
+		close(replayed)
+	}()
+	defer func() {
+		cancel()
+		<-replayed
+	}()
+	if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
+		name := fmt.Sprintf("dash-%s-%d.png", tab, len(events[len(events)-1].Levels))
+		browsertest.Screenshot(t, bin, d.URL()+"#"+tab, filepath.Join(os.TempDir(), name), 1280, 800)
+	}
+	return string(browsertest.Run(t, bin, d.URL()+"#"+tab, "--dump-dom"))
+}
+
+// The client's health warnings show in red under the header while the
+// last event has any, and the GPUs' energy per output token is charted on
+// the server tab.
+func TestDashboardShowsHealthWarningsAndEnergy(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	power := 300.0
+	event := func(t float64, joules float64, health ...string) dashboard.Event {
+		return dashboard.Event{V: dashboard.Version, Elapsed: t, Period: 1, Health: health, JoulesPerToken: &joules,
+			Scenarios: []dashboard.Scenario{{Name: "chat", Phase: "running"}},
+			Servers: []dashboard.Server{{Kind: "gpu", URL: "nvidia-smi", Power: &power}}}
+	}
+	warning := "llmrun's process used 97 % of its 2 CPUs"
+	warned := []dashboard.Event{event(1, 0.5), event(2, 0.6, warning)}
+	dom := replayedPage(t, bin, warned, "all")
+	if !strings.Contains(dom, `<div id="health" style="display: block;">The client may not have kept up: `+warning+`</div>`) {
+		t.Errorf("the page does not show the health warning:\n%s", dom)
+	}
+	dom = replayedPage(t, bin, append(warned, event(3, 0.7)), "server")
+	if !strings.Contains(dom, `<div id="health" style="display: none;"></div>`) {
+		t.Errorf("the page shows a health warning the last event does not have")
+	}
+	if !strings.Contains(dom, "<h2>GPU energy per output token (J/token)</h2>") {
+		t.Errorf("the server tab has no chart of the energy per token")
 	}
 }
