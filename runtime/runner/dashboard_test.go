@@ -531,7 +531,7 @@ func TestDashboardShowsHealthWarningsAndEnergy(t *testing.T) {
 	event := func(t float64, joules float64, health ...string) dashboard.Event {
 		return dashboard.Event{V: dashboard.Version, Elapsed: t, Period: 1, Health: health, JoulesPerToken: &joules,
 			Scenarios: []dashboard.Scenario{{Name: "chat", Phase: "running"}},
-			Servers: []dashboard.Server{{Kind: "gpu", URL: "nvidia-smi", Power: &power}}}
+			Servers:   []dashboard.Server{{Kind: "gpu", URL: "nvidia-smi", Power: &power}}}
 	}
 	warning := "llmrun's process used 97 % of its 2 CPUs"
 	warned := []dashboard.Event{event(1, 0.5), event(2, 0.6, warning)}
