@@ -32,6 +32,28 @@ export default function () {
 }
 `
 
+// runWithDashboard starts a run of the script source against the
+// built-in simulator with the dashboard d, its errors to stderr, and
+// returns the page's address once its banner names it, and the channel
+// of the run's outcome.
+func runWithDashboard(t *testing.T, ctx context.Context, name, source string, d dashboard.Config, stderr io.Writer) (string, <-chan runner.Outcome) {
+	t.Helper()
+	stdout := newWatched(`output: +dashboard (http://\S+/)`)
+	ended := make(chan runner.Outcome, 1)
+	go func() {
+		ended <- runner.Run(ctx, runner.Config{
+			Engine:      engine.Config{ScriptPath: name, Source: []byte(source), Seed: 1},
+			NoPreflight: true, Stdout: stdout, Stderr: stderr, Version: "test", Dashboard: &d,
+		})
+	}()
+	select {
+	case <-stdout.seen:
+	case o := <-ended:
+		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, stderr)
+	}
+	return regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1], ended
+}
+
 // A run against the built-in simulator serves its dashboard at the
 // address its banner names: headless Chromium loads the page with no
 // console error, and two screenshots taken events apart differ in the
@@ -40,71 +62,23 @@ export default function () {
 // looked at.
 func TestDashboardOfARunShowsItsChartsGrowInChromium(t *testing.T) {
 	bin := browsertest.Chromium(t)
-	stdout := newWatched(`output: +dashboard (http://\S+/)`)
 	stderr := newWatched(`^$`)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	ended := make(chan runner.Outcome, 1)
-	go func() {
-		ended <- runner.Run(ctx, runner.Config{
-			Engine:      engine.Config{ScriptPath: "chat.js", Source: []byte(chatScript), Seed: 1},
-			NoPreflight: true, Stdout: stdout, Stderr: stderr, Version: "test",
-			Dashboard: &dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond},
-		})
-	}()
-	select {
-	case <-stdout.seen:
-	case o := <-ended:
-		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, stderr)
-	}
-	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
-
+	url, ended := runWithDashboard(t, ctx, "chat.js", chatScript, dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond}, stderr)
 	// The test follows the stream itself to know when the run has sent
 	// more figures, rather than sleep.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	stream := bufio.NewScanner(resp.Body)
-	stream.Buffer(nil, dashboard.MaxEventSize+64)
-	// waitFor reads events until n more have counted requests.
+	next := follow(t, ctx, url)
 	waitFor := func(n int) {
 		t.Helper()
-		for n > 0 && stream.Scan() {
-			var ev dashboard.Event
-			if data, ok := strings.CutPrefix(stream.Text(), "data: "); ok {
-				if err := json.Unmarshal([]byte(data), &ev); err != nil {
-					t.Fatalf("event %s: %v", data, err)
-				}
-				if ev.All.Requests > 0 {
-					n--
-				}
-			}
+		for range n {
+			next("an event with requests", func(ev dashboard.Event) bool { return ev.All.Requests > 0 })
 		}
-		if n > 0 {
-			t.Fatalf("the stream ended before the run counted requests: %v\n%s", stream.Err(), stderr)
-		}
-	}
-	dir := t.TempDir()
-	shot := func(name string) image.Image {
-		path := filepath.Join(dir, name)
-		img := browsertest.Screenshot(t, bin, url, path, 1280, 900)
-		if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
-			if b, err := os.ReadFile(path); err == nil {
-				os.WriteFile(filepath.Join(os.TempDir(), name), b, 0o644)
-			}
-		}
-		return img
 	}
 	waitFor(3)
-	first := shot("dash-first.png")
+	first := screenshot(t, bin, url, "dash-first.png", 900)
 	waitFor(5)
-	second := shot("dash-second.png")
+	second := screenshot(t, bin, url, "dash-second.png", 900)
 
 	// The charts lie below the header and the progress table.
 	charts := image.Rect(0, 130, 1280, 560)
@@ -115,6 +89,21 @@ func TestDashboardOfARunShowsItsChartsGrowInChromium(t *testing.T) {
 	if o := <-ended; o.Verdict != runner.Interrupted {
 		t.Errorf("verdict %v, want interrupted (the test stopped the run)\n%s", o.Verdict, stderr)
 	}
+}
+
+// screenshot is a screenshot of the page at url, 1280 pixels wide and
+// height high, taken in the test's temp dir, and copied to the system's
+// temp dir when LLMRUN_KEEP_SCREENSHOTS is set, to be looked at.
+func screenshot(t *testing.T, bin, url, name string, height int) image.Image {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	img := browsertest.Screenshot(t, bin, url, path, 1280, height)
+	if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
+		if b, err := os.ReadFile(path); err == nil {
+			os.WriteFile(filepath.Join(os.TempDir(), name), b, 0o644)
+		}
+	}
+	return img
 }
 
 // differing counts the pixels within r that differ between a and b.
@@ -321,24 +310,10 @@ export function batch() {
 // LLMRUN_KEEP_SCREENSHOTS, as /tmp/dash-live-*.png).
 func TestDashboardShowsThresholdsITLAndLagLiveInChromium(t *testing.T) {
 	bin := browsertest.Chromium(t)
-	stdout := newWatched(`output: +dashboard (http://\S+/)`)
 	stderr := newWatched(`^$`)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	ended := make(chan runner.Outcome, 1)
-	go func() {
-		ended <- runner.Run(ctx, runner.Config{
-			Engine:      engine.Config{ScriptPath: "two.js", Source: []byte(twoScenarios), Seed: 1},
-			NoPreflight: true, Stdout: stdout, Stderr: stderr, Version: "test",
-			Dashboard: &dashboard.Config{Addr: "127.0.0.1:0", Period: 250 * time.Millisecond},
-		})
-	}()
-	select {
-	case <-stdout.seen:
-	case o := <-ended:
-		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, stderr)
-	}
-	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
+	url, ended := runWithDashboard(t, ctx, "two.js", twoScenarios, dashboard.Config{Addr: "127.0.0.1:0", Period: 250 * time.Millisecond}, stderr)
 	next := follow(t, ctx, url)
 	ev := next("a threshold failed and both scenarios measured ITL and lag", func(ev dashboard.Event) bool {
 		failed := 0
@@ -379,23 +354,12 @@ func TestDashboardShowsThresholdsITLAndLagLiveInChromium(t *testing.T) {
 		t.Logf("the client's health warned during the test (the machine is loaded): %s", dom[strings.Index(dom, `id="health"`):][:300])
 	}
 
-	dir := t.TempDir()
-	shot := func(name string) image.Image {
-		path := filepath.Join(dir, name)
-		img := browsertest.Screenshot(t, bin, url, path, 1280, 1400)
-		if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
-			if b, err := os.ReadFile(path); err == nil {
-				os.WriteFile(filepath.Join(os.TempDir(), name), b, 0o644)
-			}
-		}
-		return img
-	}
-	first := shot("dash-live-first.png")
+	first := screenshot(t, bin, url, "dash-live-first.png", 1400)
 	// Eight periods later (two seconds), each with requests ended.
 	for range 8 {
 		next("a period with requests", func(ev dashboard.Event) bool { return ev.All.Requests > 0 })
 	}
-	second := shot("dash-live-second.png")
+	second := screenshot(t, bin, url, "dash-live-second.png", 1400)
 	if differing(first, second, image.Rect(0, 150, 1280, 1000)) == 0 {
 		t.Errorf("the charts of two screenshots taken 8 events apart are the same")
 	}
@@ -427,24 +391,10 @@ export default function () {
 func TestDashboardSweepCurveGainsAPointAsEachLevelEnds(t *testing.T) {
 	bin := browsertest.Chromium(t)
 	record := filepath.Join(t.TempDir(), "sweep.dash.gz")
-	stdout := newWatched(`output: +dashboard (http://\S+/)`)
 	var stderr strings.Builder
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	ended := make(chan runner.Outcome, 1)
-	go func() {
-		ended <- runner.Run(ctx, runner.Config{
-			Engine:      engine.Config{ScriptPath: "sweep.js", Source: []byte(threeLevels), Seed: 1},
-			NoPreflight: true, Stdout: stdout, Stderr: &stderr, Version: "test",
-			Dashboard: &dashboard.Config{Addr: "127.0.0.1:0", Period: 100 * time.Millisecond, Record: record},
-		})
-	}()
-	select {
-	case <-stdout.seen:
-	case o := <-ended:
-		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, &stderr)
-	}
-	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
+	url, ended := runWithDashboard(t, ctx, "sweep.js", threeLevels, dashboard.Config{Addr: "127.0.0.1:0", Period: 100 * time.Millisecond, Record: record}, &stderr)
 	next := follow(t, ctx, url)
 	running := func(ev dashboard.Event, name string) bool {
 		for _, s := range ev.Scenarios {
