@@ -416,7 +416,7 @@ func TestDashboardSweepCurveGainsAPointAsEachLevelEnds(t *testing.T) {
 		}
 	}
 	last := next("the run's end", func(ev dashboard.Event) bool { return ev.Done })
-	if len(last.Levels) != 3 || last.Levels[2].Scenario != "c3" || !last.Levels[2].MeetsSLO {
+	if len(last.Levels) != 3 || last.Levels[2].Scenario != "c3" || last.Levels[2].Verdict != "met" {
 		t.Errorf("the last event's levels are %+v, want c1, c2, c3, each meeting the SLO", last.Levels)
 	}
 	if o := <-ended; o.Verdict != runner.Passed {
@@ -495,5 +495,45 @@ func TestDashboardShowsHealthWarningsAndEnergy(t *testing.T) {
 	}
 	if !strings.Contains(dom, "<h2>GPU energy per output token (J/token)</h2>") {
 		t.Errorf("the server tab has no chart of the energy per token")
+	}
+}
+
+// searchScript searches the concurrency within a TTFT p99 objective no
+// level misses, a second a level, for 4 seconds of levels at most.
+const searchScript = `
+import llm from 'llm';
+export const options = {
+  scenarios: { chat: { executor: 'constant-vus', vus: 1, duration: '1s' } },
+  slo: { ttft_p99: 60000 },
+  capacity: { search: { start: 1, max: 64, step: '1s', maxStep: '1s', budget: '4s' } },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+`
+
+// A capacity search's levels reach the dashboard as each round is judged,
+// while the next runs.
+func TestDashboardSearchLevelsArriveAsEachRoundEnds(t *testing.T) {
+	var stderr strings.Builder
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	url, ended := runWithDashboard(t, ctx, "search.js", searchScript, dashboard.Config{Addr: "127.0.0.1:0", Period: 100 * time.Millisecond}, &stderr)
+	next := follow(t, ctx, url)
+	ev := next("the first round judged", func(ev dashboard.Event) bool { return len(ev.Levels) > 0 })
+	if ev.Done || ev.Levels[0].Variable != "concurrency" || ev.Levels[0].Level != 1 || ev.Levels[0].Scenario != "chat@1" || ev.SLO == nil {
+		t.Errorf("the first event with levels (done %v) has %+v, SLO %+v; want the round at concurrency 1 while the search goes on", ev.Done, ev.Levels, ev.SLO)
+	}
+	last := next("the run's end", func(ev dashboard.Event) bool { return ev.Done })
+	if len(last.Levels) < 2 {
+		t.Errorf("the last event has %d levels, want every round's (2 or more in 4 s)", len(last.Levels))
+	}
+	for _, l := range last.Levels {
+		if l.Verdict != "met" && l.Verdict != "missed" && l.Verdict != "inconclusive" {
+			t.Errorf("the search's level %g has the verdict %q, want its round's", l.Level, l.Verdict)
+		}
+	}
+	if o := <-ended; o.Verdict != runner.Passed {
+		t.Fatalf("verdict %v, want passed\n%s", o.Verdict, &stderr)
 	}
 }

@@ -569,12 +569,11 @@ func (r *run) showLevels(sum *summary.Summary) {
 		return
 	}
 	if r.searcher != nil {
-		verdict := capacity.SearchVerdict(sum, r.searcher.Result(), r.criteria.SLO)
-		c.SetLevels(verdict.Variable, verdict.Levels, r.criteria.SLO)
+		c.SetLevels(capacity.SearchVerdict(sum, r.searcher.Result(), r.criteria.SLO))
 		return
 	}
 	if variable, levels := capacity.Levels(sum, r.criteria); len(levels) > 0 {
-		c.SetLevels(variable, levels, r.criteria.SLO)
+		c.SetLevels(&summary.Capacity{Variable: variable, Levels: levels, SLO: r.criteria.SLO})
 	}
 }
 

@@ -168,7 +168,8 @@ func TestCollectorReadsLagDropsITLThresholdsLevelsAndEnergy(t *testing.T) {
 				{Key: "llm_tpot", Source: "p(99)<50", Passed: true, Note: "no samples yet"},
 			}
 		})
-		c.SetLevels("concurrency", []summary.CapacityLevel{{Scenario: "c1", Level: 1, OutputThroughput: 80, TTFTP99: 40, MeetsSLO: true}}, summary.SLO{TTFTP99: 100})
+		c.SetLevels(&summary.Capacity{Variable: "concurrency", SLO: summary.SLO{TTFTP99: 100},
+			Levels: []summary.CapacityLevel{{Scenario: "c1", Level: 1, OutputThroughput: 80, TTFTP99: 40, MeetsSLO: true}}})
 		var rec llm.Record
 		(&llm.Result{OK: true, TTFT: 20, E2E: 90, ITL: []float64{10, 20, 30}}).Record(&rec, metrics.NewTagSet(map[string]string{"scenario": "open"}), nil)
 		c.AddRequest(&rec)
@@ -193,7 +194,7 @@ func TestCollectorReadsLagDropsITLThresholdsLevelsAndEnergy(t *testing.T) {
 			ev.Thresholds[1].Value != nil || ev.Thresholds[1] != want[1] {
 			t.Errorf("thresholds %+v, want %+v", ev.Thresholds, want)
 		}
-		if len(ev.Levels) != 1 || ev.Levels[0] != (Level{Variable: "concurrency", Level: 1, Scenario: "c1", TokRate: 80, TTFTP99: 40, MeetsSLO: true}) ||
+		if len(ev.Levels) != 1 || ev.Levels[0] != (Level{Variable: "concurrency", Level: 1, Scenario: "c1", TokRate: 80, TTFTP99: 40, Verdict: "met"}) ||
 			ev.SLO == nil || ev.SLO.TTFTP99 != 100 {
 			t.Errorf("levels %+v and SLO %+v, want concurrency 1's and TTFT p99 100 ms", ev.Levels, ev.SLO)
 		}
@@ -207,6 +208,22 @@ func TestCollectorReadsLagDropsITLThresholdsLevelsAndEnergy(t *testing.T) {
 			t.Errorf("second period: %d dropped (%d in all), %d lagged at %v ms; want 0 (3), 2 at 5 ms", next.PeriodDropped, next.Dropped, next.Lagged, next.Lag)
 		}
 	})
+}
+
+// A search's levels carry their rounds' verdicts, inconclusive included;
+// a sweep's without an SLO none.
+func TestCollectorLevelVerdicts(t *testing.T) {
+	c := NewCollector(time.Now(), func() engine.Progress { return engine.Progress{} }, nil)
+	rows := []summary.CapacityLevel{{Scenario: "chat@1", Level: 1}, {Scenario: "chat@2", Level: 2}}
+	c.SetLevels(&summary.Capacity{Variable: "rate", Levels: rows, SLO: summary.SLO{TTFTP99: 100},
+		Search: &summary.CapacitySearch{Levels: []summary.SearchLevel{{Level: 1, Verdict: "met"}, {Level: 2, Verdict: "inconclusive"}}}})
+	if ev := c.Next(time.Now()); len(ev.Levels) != 2 || ev.Levels[0].Verdict != "met" || ev.Levels[1].Verdict != "inconclusive" {
+		t.Errorf("a search's levels %+v, want met and inconclusive", ev.Levels)
+	}
+	c.SetLevels(&summary.Capacity{Variable: "concurrency", Levels: rows})
+	if ev := c.Next(time.Now()); len(ev.Levels) != 2 || ev.Levels[0].Verdict != "" || ev.SLO != nil {
+		t.Errorf("a sweep's levels without an SLO %+v (SLO %+v), want no verdict", ev.Levels, ev.SLO)
+	}
 }
 
 // A page that reads nothing holds its connection while the dashboard

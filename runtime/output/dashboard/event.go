@@ -133,7 +133,8 @@ type Threshold struct {
 }
 
 // Level is a level of a sweep or a capacity search: its figures and,
-// with an SLO, whether it meets it.
+// with an SLO, its verdict: "met" or "missed", and for a search's level
+// "inconclusive" too (counted as not met); "" without an SLO.
 type Level struct {
 	Variable string  `json:"variable"`
 	Level    float64 `json:"level"`
@@ -143,7 +144,7 @@ type Level struct {
 	TTFTP99  float64 `json:"ttftP99"`
 	TPOTP99  float64 `json:"tpotP99"`
 	Success  float64 `json:"success"`
-	MeetsSLO bool    `json:"meetsSLO"`
+	Verdict  string  `json:"verdict,omitempty"`
 }
 
 // SLO is the latency objective a sweep's levels are judged against, in
@@ -213,18 +214,29 @@ func NewCollector(start time.Time, progress func() engine.Progress, servers func
 // Call it before the dashboard starts.
 func (c *Collector) ReadThresholds(read func() []threshold.Result) { c.thresholds = read }
 
-// SetLevels has the next events carry a sweep's or a search's levels so
-// far, as the run judged them at a level's end, against slo. Safe to
-// call while the dashboard runs.
-func (c *Collector) SetLevels(variable string, levels []summary.CapacityLevel, slo summary.SLO) {
-	out := make([]Level, len(levels))
-	for i, l := range levels {
-		out[i] = Level{Variable: variable, Level: l.Level, Scenario: l.Scenario, ReqRate: l.RequestRate, TokRate: l.OutputThroughput,
-			TTFTP99: l.TTFTP99, TPOTP99: l.TPOTP99, Success: l.SuccessRate, MeetsSLO: l.MeetsSLO}
+// SetLevels has the next events carry the levels of a sweep or a search
+// that have ended, as the run judged them at a level's end (its capacity
+// verdict so far: a search's with its levels' verdicts in Search). Safe
+// to call while the dashboard runs.
+func (c *Collector) SetLevels(capacity *summary.Capacity) {
+	verdicts := map[float64]string{}
+	if capacity.Search != nil {
+		for _, l := range capacity.Search.Levels {
+			verdicts[l.Level] = l.Verdict
+		}
 	}
+	slo := capacity.SLO
 	var objective *SLO
 	if slo.TTFTP99 > 0 || slo.TPOTP99 > 0 {
 		objective = &SLO{TTFTP99: slo.TTFTP99, TPOTP99: slo.TPOTP99}
+	}
+	out := make([]Level, len(capacity.Levels))
+	for i, l := range capacity.Levels {
+		out[i] = Level{Variable: capacity.Variable, Level: l.Level, Scenario: l.Scenario, ReqRate: l.RequestRate, TokRate: l.OutputThroughput,
+			TTFTP99: l.TTFTP99, TPOTP99: l.TPOTP99, Success: l.SuccessRate, Verdict: verdicts[l.Level]}
+		if out[i].Verdict == "" && objective != nil {
+			out[i].Verdict = map[bool]string{true: "met", false: "missed"}[l.MeetsSLO]
+		}
 	}
 	c.mu.Lock()
 	c.levels, c.slo = out, objective
