@@ -1,8 +1,10 @@
 // Package dashboard serves a run's live web dashboard: one embedded page
 // (no CDN, works offline) and a server-sent-events stream of the run's
 // figures, one event each period, read from the engine's Progress, the
-// requests' window aggregates (runtime/window) and the server readings
-// (serverwatch). A client first gets the history so far (bounded), then
+// requests' window aggregates (runtime/window), the server readings
+// (serverwatch), the thresholds' reading so far, the client's health
+// (runtime/health) and a sweep's or search's levels as the run judged
+// them. A client first gets the history so far (bounded), then
 // live events; a slow client's events are dropped and counted, never
 // waited for.
 package dashboard
