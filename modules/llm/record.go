@@ -3,6 +3,7 @@ package llm
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"reflect"
 	"slices"
 	"strings"
@@ -51,6 +52,32 @@ type Record struct {
 	ImageCount  int `record:"image_count"`
 	ImageBytes  int `record:"image_bytes"`
 	ImagePixels int `record:"image_pixels"`
+	// gaps is the request whose inter-token gaps ITLGaps yields.
+	gaps *Result
+}
+
+// ITLGaps yields each inter-token gap of a successful request, in ms,
+// with how many gaps it stands for: 1 for each of the first 4096, a
+// folded bucket's count beyond (as llm_itl counts them). It is read only
+// while the sink's AddRequest runs: the request's Result, which holds the
+// gaps, serves another request after, so a copy of the record kept past
+// AddRequest must not read them.
+func (r *Record) ITLGaps() iter.Seq2[float64, int64] {
+	return func(yield func(float64, int64) bool) {
+		if r.gaps == nil {
+			return
+		}
+		for _, gap := range r.gaps.ITL {
+			if !yield(gap, 1) {
+				return
+			}
+		}
+		for gap, n := range r.gaps.foldedGaps() {
+			if !yield(gap, n) {
+				return
+			}
+		}
+	}
 }
 
 // Class is a failed request's error class, ErrUnknown when the failure
@@ -136,6 +163,7 @@ func (r *Result) Record(rec *Record, tags *metrics.TagSet, scratch []float64) []
 	if r.itlCount() > 0 {
 		rec.ITLMean = r.itlMean()
 		rec.ITLP99, scratch = r.itlP99(scratch)
+		rec.gaps = r
 	}
 	return scratch
 }

@@ -31,3 +31,38 @@ func TestRecordITL(t *testing.T) {
 		}
 	}
 }
+
+// A record yields its request's gaps as llm_itl counts them: each of the
+// exact ones, then the folded ones with their counts; a failed request's
+// none.
+func TestRecordITLGaps(t *testing.T) {
+	var long Result
+	long.OK = true
+	for i := range maxExactITL + 3 {
+		long.addGap(float64(10 + i%2))
+	}
+	for _, tc := range []struct {
+		name  string
+		r     *Result
+		exact int
+		total int64
+	}{
+		{"short", &Result{OK: true, ITL: []float64{5, 7, 9}}, 3, 3},
+		{"folded", &long, maxExactITL, maxExactITL + 3},
+		{"failed", &Result{Class: ErrTimeout, ITL: []float64{5}}, 0, 0},
+	} {
+		var rec Record
+		tc.r.Record(&rec, nil, nil)
+		var exact int
+		var total int64
+		for _, n := range rec.ITLGaps() {
+			if n == 1 && total < int64(len(tc.r.ITL)) {
+				exact++
+			}
+			total += n
+		}
+		if exact != tc.exact || total != tc.total {
+			t.Errorf("%s: %d exact gaps, %d in all; want %d and %d", tc.name, exact, total, tc.exact, tc.total)
+		}
+	}
+}

@@ -137,11 +137,7 @@ func Assess(s *summary.Summary, crit Criteria) *summary.Capacity {
 		return nil
 	}
 	slo, gain := crit.SLO, crit.EffectiveMinGain()
-	c := &summary.Capacity{Variable: variable, SLO: slo, MinGain: gain, Levels: make([]summary.CapacityLevel, len(levels)), Method: method(slo, gain)}
-	for i, l := range levels {
-		c.Levels[i] = l.CapacityLevel
-		c.Levels[i].MeetsSLO = meets(l, slo)
-	}
+	c := &summary.Capacity{Variable: variable, SLO: slo, MinGain: gain, Levels: judged(levels, slo), Method: method(slo, gain)}
 	if i := saturation(c.Levels, gain); i >= 0 {
 		sat := c.Levels[i]
 		c.Saturation = &sat
@@ -154,6 +150,28 @@ func Assess(s *summary.Summary, crit Criteria) *summary.Capacity {
 		}
 	}
 	return c
+}
+
+// Levels are the levels of a sweep that have run so far, sorted, each
+// with its figures and whether it meets crit's SLO, as Assess rows them,
+// and the variable they vary; none when the run is not a sweep. Unlike
+// Assess it needs no second level: a live view shows the first.
+func Levels(s *summary.Summary, crit Criteria) (string, []summary.CapacityLevel) {
+	variable, levels := sweep(s)
+	if len(levels) == 0 {
+		return "", nil
+	}
+	return variable, judged(levels, crit.SLO)
+}
+
+// judged are levels' rows, each judged against slo.
+func judged(levels []level, slo summary.SLO) []summary.CapacityLevel {
+	out := make([]summary.CapacityLevel, len(levels))
+	for i, l := range levels {
+		out[i] = l.CapacityLevel
+		out[i].MeetsSLO = meets(l, slo)
+	}
+	return out
 }
 
 // level is a sweep level with what Assess needs to judge it.

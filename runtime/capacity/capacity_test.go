@@ -314,3 +314,21 @@ func TestLevelAndRunMeet(t *testing.T) {
 		})
 	}
 }
+
+// Levels rows a sweep's levels as Assess does, from its first level on,
+// judged against the SLO; a run that is no sweep has none.
+func TestLevels(t *testing.T) {
+	slo := capacity.Criteria{SLO: summary.SLO{TTFTP99: 100}}
+	variable, one := capacity.Levels(run(conc("1", 100, 50, 80, 20)), slo)
+	if variable != capacity.Concurrency || len(one) != 1 || one[0].Level != 1 || !one[0].MeetsSLO || one[0].OutputThroughput != 100 {
+		t.Errorf("a sweep's first level: %q %+v, want concurrency 1 at 100 tok/s, meeting the SLO", variable, one)
+	}
+	_, all := capacity.Levels(knee(), slo)
+	if want := capacity.Assess(knee(), slo).Levels; !slices.Equal(all, want) {
+		t.Errorf("Levels %+v, want Assess's rows %+v", all, want)
+	}
+	notSweep := run(lvl{name: "chat", executor: "ramping-vus", ok: 10, tokps: 50})
+	if variable, levels := capacity.Levels(notSweep, slo); variable != "" || levels != nil {
+		t.Errorf("a run that is no sweep has levels: %q %+v", variable, levels)
+	}
+}

@@ -62,6 +62,12 @@ type ScenarioProgress struct {
 	// out), by cause (executor.DropCause): arrival-rate ones, and an
 	// iteration-based scenario's that its maxDuration cut.
 	Dropped [executor.DropCauses]int64
+	// Lagged counts its measured iterations an arrival-rate executor
+	// started (those that record iteration_lag), and LagTotal sums how
+	// late they started against their plan: the mean lag between two
+	// readings is the growth of LagTotal over that of Lagged.
+	Lagged   int64
+	LagTotal time.Duration
 	// Interrupted says that the run was stopped (a signal, the early
 	// stop, an abort) before the scenario ended on its own: once done,
 	// Fraction is then where it stopped.
@@ -145,6 +151,9 @@ type scenarioLive struct {
 	// dropped counts its planned iterations not started, warmup left
 	// out, by cause.
 	dropped [executor.DropCauses]atomic.Int64
+	// lags counts the measured iterations with a lag, lagNanos sums their
+	// lags.
+	lags, lagNanos atomic.Int64
 	// notRun says that the scenario ended without starting; interrupted
 	// that the run was stopped before its executor returned on its own.
 	notRun      atomic.Bool
@@ -158,13 +167,19 @@ func (l *scenarioLive) begin() {
 	}
 }
 
+// lagged counts a measured iteration that started lag late.
+func (l *scenarioLive) lagged(lag time.Duration) {
+	l.lagNanos.Add(int64(lag))
+	l.lags.Add(1)
+}
+
 // progress reads l as the progress of scenario sc at now.
 func (l *scenarioLive) progress(sc *Scenario, now time.Time) ScenarioProgress {
 	plan := sc.Config.Plan()
 	p := ScenarioProgress{
 		Name: sc.Name, Duration: plan.Duration, StartTime: sc.StartTime, StartAfter: sc.StartAfter, Iterations: plan.Iterations,
 		IterationsEnded: l.iterations.Load(), ActiveVUs: l.active.Load(), PeakVUs: l.peak.Load(), MaxVUs: sc.Config.MaxVUs(),
-		Interrupted: l.interrupted.Load(),
+		Interrupted: l.interrupted.Load(), LagTotal: time.Duration(l.lagNanos.Load()), Lagged: l.lags.Load(),
 	}
 	for i := range l.dropped {
 		p.Dropped[i] = l.dropped[i].Load()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -172,4 +173,37 @@ export default function () { sleep(0.3); }
 				long.Phase, long.Interrupted, long.Fraction(), long.PeakVUs, long.MaxVUs)
 		}
 	})
+}
+
+// A scenario's live lag counts the iterations its arrival-rate executor
+// started and sums their lags, as iteration_lag records them; a
+// closed-loop scenario has none.
+func TestScenarioProgressCountsArrivalLag(t *testing.T) {
+	e := load(t, testConfig(t, `
+export const options = {
+  scenarios: {
+    open: { executor: 'constant-arrival-rate', rate: 40, timeUnit: '1s', duration: '500ms', preAllocatedVUs: 2 },
+    closed: { executor: 'shared-iterations', vus: 1, iterations: 3 },
+  },
+};
+export default function () {}`, nil, nil))
+	rep := mustRun(t, e)
+	p := e.Progress()
+	open, closed := p.Scenarios[0], p.Scenarios[1]
+	if open.Name != "open" {
+		open, closed = closed, open
+	}
+	lag := rep.Snapshot.Stats("iteration_lag", tags("scenario", "open"))
+	if lag == nil || lag.Count == 0 {
+		t.Fatal("the arrival-rate scenario recorded no iteration_lag")
+	}
+	if open.Lagged != lag.Count {
+		t.Errorf("Lagged = %d, want iteration_lag's %d samples", open.Lagged, lag.Count)
+	}
+	if got, want := open.LagTotal.Seconds()*1000, lag.Sum; math.Abs(got-want) > 1e-6*max(want, 1) {
+		t.Errorf("LagTotal = %g ms, want iteration_lag's sum %g ms", got, want)
+	}
+	if closed.Lagged != 0 || closed.LagTotal != 0 {
+		t.Errorf("the closed-loop scenario has a lag: %d, %v", closed.Lagged, closed.LagTotal)
+	}
 }

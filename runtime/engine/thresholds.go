@@ -118,3 +118,17 @@ func (e *Engine) watchThresholds(ctx context.Context, start time.Time, stop func
 	}()
 	return aborted
 }
+
+// ThresholdsSoFar is each threshold's reading now, while the run goes:
+// its observed value and verdict so far, by the evaluation that watches
+// abortOnFail thresholds (threshold.Set.Evaluate) over the run's metrics
+// until now. Nil before the scenarios start and for a script without
+// thresholds. Safe to call while Run runs; each call takes a snapshot of
+// the metrics, so a caller calls it at most once a period.
+func (e *Engine) ThresholdsSoFar() []threshold.Result {
+	start := e.startNanos.Load()
+	if start == 0 || e.thresholds.Len() == 0 {
+		return nil
+	}
+	return e.thresholds.Evaluate(e.agg.Snapshot(), time.Since(time.Unix(0, start)))
+}

@@ -203,6 +203,9 @@ func (v *vu) RunIteration(ctx context.Context) {
 	warm := v.live.warmup.claim(start)
 	lagged := v.lagged && !warm
 	v.lagged = false
+	if lagged {
+		v.live.lagged(v.lag)
+	}
 	if warm {
 		// Warmup requests count in no figure of the summary: their
 		// samples are kept apart, and the modules keep nothing else of

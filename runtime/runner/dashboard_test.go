@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +32,28 @@ export default function () {
 }
 `
 
+// runWithDashboard starts a run of the script source against the
+// built-in simulator with the dashboard d, its errors to stderr, and
+// returns the page's address once its banner names it, and the channel
+// of the run's outcome.
+func runWithDashboard(t *testing.T, ctx context.Context, name, source string, d dashboard.Config, stderr io.Writer) (string, <-chan runner.Outcome) {
+	t.Helper()
+	stdout := newWatched(`output: +dashboard (http://\S+/)`)
+	ended := make(chan runner.Outcome, 1)
+	go func() {
+		ended <- runner.Run(ctx, runner.Config{
+			Engine:      engine.Config{ScriptPath: name, Source: []byte(source), Seed: 1},
+			NoPreflight: true, Stdout: stdout, Stderr: stderr, Version: "test", Dashboard: &d,
+		})
+	}()
+	select {
+	case <-stdout.seen:
+	case o := <-ended:
+		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, stderr)
+	}
+	return regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1], ended
+}
+
 // A run against the built-in simulator serves its dashboard at the
 // address its banner names: headless Chromium loads the page with no
 // console error, and two screenshots taken events apart differ in the
@@ -38,71 +62,23 @@ export default function () {
 // looked at.
 func TestDashboardOfARunShowsItsChartsGrowInChromium(t *testing.T) {
 	bin := browsertest.Chromium(t)
-	stdout := newWatched(`output: +dashboard (http://\S+/)`)
 	stderr := newWatched(`^$`)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	ended := make(chan runner.Outcome, 1)
-	go func() {
-		ended <- runner.Run(ctx, runner.Config{
-			Engine:      engine.Config{ScriptPath: "chat.js", Source: []byte(chatScript), Seed: 1},
-			NoPreflight: true, Stdout: stdout, Stderr: stderr, Version: "test",
-			Dashboard: &dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond},
-		})
-	}()
-	select {
-	case <-stdout.seen:
-	case o := <-ended:
-		t.Fatalf("the run ended (%v) before its banner named its dashboard:\n%s\n%s", o.Verdict, stdout, stderr)
-	}
-	url := regexp.MustCompile(`output: +dashboard (http://\S+/)`).FindStringSubmatch(stdout.String())[1]
-
+	url, ended := runWithDashboard(t, ctx, "chat.js", chatScript, dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond}, stderr)
 	// The test follows the stream itself to know when the run has sent
 	// more figures, rather than sleep.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	stream := bufio.NewScanner(resp.Body)
-	stream.Buffer(nil, dashboard.MaxEventSize+64)
-	// waitFor reads events until n more have counted requests.
+	next := follow(t, ctx, url)
 	waitFor := func(n int) {
 		t.Helper()
-		for n > 0 && stream.Scan() {
-			var ev dashboard.Event
-			if data, ok := strings.CutPrefix(stream.Text(), "data: "); ok {
-				if err := json.Unmarshal([]byte(data), &ev); err != nil {
-					t.Fatalf("event %s: %v", data, err)
-				}
-				if ev.All.Requests > 0 {
-					n--
-				}
-			}
+		for range n {
+			next("an event with requests", func(ev dashboard.Event) bool { return ev.All.Requests > 0 })
 		}
-		if n > 0 {
-			t.Fatalf("the stream ended before the run counted requests: %v\n%s", stream.Err(), stderr)
-		}
-	}
-	dir := t.TempDir()
-	shot := func(name string) image.Image {
-		path := filepath.Join(dir, name)
-		img := browsertest.Screenshot(t, bin, url, path, 1280, 900)
-		if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
-			if b, err := os.ReadFile(path); err == nil {
-				os.WriteFile(filepath.Join(os.TempDir(), name), b, 0o644)
-			}
-		}
-		return img
 	}
 	waitFor(3)
-	first := shot("dash-first.png")
+	first := screenshot(t, bin, url, "dash-first.png", 900)
 	waitFor(5)
-	second := shot("dash-second.png")
+	second := screenshot(t, bin, url, "dash-second.png", 900)
 
 	// The charts lie below the header and the progress table.
 	charts := image.Rect(0, 130, 1280, 560)
@@ -113,6 +89,21 @@ func TestDashboardOfARunShowsItsChartsGrowInChromium(t *testing.T) {
 	if o := <-ended; o.Verdict != runner.Interrupted {
 		t.Errorf("verdict %v, want interrupted (the test stopped the run)\n%s", o.Verdict, stderr)
 	}
+}
+
+// screenshot is a screenshot of the page at url, 1280 pixels wide and
+// height high, taken in the test's temp dir, and copied to the system's
+// temp dir when LLMRUN_KEEP_SCREENSHOTS is set, to be looked at.
+func screenshot(t *testing.T, bin, url, name string, height int) image.Image {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	img := browsertest.Screenshot(t, bin, url, path, 1280, height)
+	if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
+		if b, err := os.ReadFile(path); err == nil {
+			os.WriteFile(filepath.Join(os.TempDir(), name), b, 0o644)
+		}
+	}
+	return img
 }
 
 // differing counts the pixels within r that differ between a and b.
@@ -249,4 +240,300 @@ func get(t *testing.T, ctx context.Context, url string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// follow reads the events of the dashboard at url; its function reads on
+// until an event satisfies until and returns it, failing the test if
+// the stream ends first.
+func follow(t *testing.T, ctx context.Context, url string) func(what string, until func(dashboard.Event) bool) dashboard.Event {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	stream := bufio.NewScanner(resp.Body)
+	stream.Buffer(nil, dashboard.MaxEventSize+64)
+	return func(what string, until func(dashboard.Event) bool) dashboard.Event {
+		t.Helper()
+		for stream.Scan() {
+			data, ok := strings.CutPrefix(stream.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev dashboard.Event
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatalf("event %s: %v", data, err)
+			}
+			if until(ev) {
+				return ev
+			}
+		}
+		t.Fatalf("the dashboard's stream ended before %s: %v", what, stream.Err())
+		return dashboard.Event{}
+	}
+}
+
+// twoScenarios runs a closed-loop and an arrival-rate scenario for as
+// long as the test lets them, under three thresholds: the first fails
+// from the fifth request, the others hold.
+const twoScenarios = `
+import llm from 'llm';
+export const options = {
+  scenarios: {
+    chat: { executor: 'constant-vus', vus: 2, duration: '30m' },
+    batch: { executor: 'constant-arrival-rate', rate: 5, timeUnit: '1s', duration: '30m', preAllocatedVUs: 2, exec: 'batch' },
+  },
+  thresholds: {
+    llm_requests: ['count<5'],
+    llm_ttft: ['p(99)<60000'],
+    'llm_e2e{scenario:chat}': ['p(90)<60000'],
+  },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+export function batch() {
+  llm.stream({ messages: [{ role: 'user', content: 'Sum up.' }], max_tokens: 16 });
+}
+`
+
+// A run of two scenarios under thresholds shows, in headless Chromium
+// with no console error, the thresholds' live verdicts (the failing one
+// red, counted on its line), the ITL charts and the arrival-rate
+// scenario's lag, and charts that change between two screenshots taken
+// events apart (kept for a person to look at with
+// LLMRUN_KEEP_SCREENSHOTS, as /tmp/dash-live-*.png).
+func TestDashboardShowsThresholdsITLAndLagLiveInChromium(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	stderr := newWatched(`^$`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	url, ended := runWithDashboard(t, ctx, "two.js", twoScenarios, dashboard.Config{Addr: "127.0.0.1:0", Period: 250 * time.Millisecond}, stderr)
+	next := follow(t, ctx, url)
+	ev := next("a threshold failed and both scenarios measured ITL and lag", func(ev dashboard.Event) bool {
+		failed := 0
+		for _, th := range ev.Thresholds {
+			if !th.Passed {
+				failed++
+			}
+		}
+		itl, lagged := 0, 0
+		for _, s := range ev.Scenarios {
+			if s.ITL.P50 > 0 {
+				itl++
+			}
+			if s.Lagged > 0 {
+				lagged++
+			}
+		}
+		return len(ev.Thresholds) == 3 && failed == 1 && itl == 2 && lagged == 1
+	})
+	if th := ev.Thresholds[0]; th.Metric != "llm_requests" || th.Value == nil || *th.Value < 5 {
+		t.Errorf("the failing threshold reads %+v, want llm_requests observed at 5 or more", th)
+	}
+
+	dom := string(browsertest.Run(t, bin, url, "--dump-dom"))
+	for _, want := range []string{
+		`Thresholds so far: 1 of 3 not met`,
+		`<tr class="fail"><td>llm_requests count&lt;5</td>`,
+		`<td>llm_ttft p(99)&lt;60000</td>`,
+		`<h2>ITL (ms)</h2>`,
+		`<h2>arrival lag (mean) (ms)</h2>`,
+		`<button class="">batch</button>`,
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page does not show %s", want)
+		}
+	}
+	if strings.Contains(dom, `id="health" style="display: block`) {
+		t.Logf("the client's health warned during the test (the machine is loaded): %s", dom[strings.Index(dom, `id="health"`):][:300])
+	}
+
+	first := screenshot(t, bin, url, "dash-live-first.png", 1400)
+	// Eight periods later (two seconds), each with requests ended.
+	for range 8 {
+		next("a period with requests", func(ev dashboard.Event) bool { return ev.All.Requests > 0 })
+	}
+	second := screenshot(t, bin, url, "dash-live-second.png", 1400)
+	if differing(first, second, image.Rect(0, 150, 1280, 1000)) == 0 {
+		t.Errorf("the charts of two screenshots taken 8 events apart are the same")
+	}
+	cancel()
+	if o := <-ended; o.Verdict != runner.Interrupted {
+		t.Errorf("verdict %v, want interrupted (the test stopped the run)\n%s", o.Verdict, stderr)
+	}
+}
+
+// threeLevels is a concurrency sweep of three levels of a second each,
+// chained, judged against a TTFT p99 objective.
+const threeLevels = `
+import llm from 'llm';
+const level = (n, after) => ({ executor: 'constant-vus', vus: n, duration: '1s', startAfter: after, tags: { concurrency: String(n) } });
+export const options = {
+  scenarios: { c1: level(1), c2: level(2, 'c1'), c3: level(3, 'c2') },
+  slo: { ttft_p99: 5000 },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+`
+
+// A sweep's levels reach the dashboard as each ends: its events carry
+// one level while the second runs, two while the third runs, three at
+// the end; and the capacity tab, loaded in headless Chromium from the
+// events up to each of those, draws a curve of as many points, with the
+// SLO's line and a row per level.
+func TestDashboardSweepCurveGainsAPointAsEachLevelEnds(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	record := filepath.Join(t.TempDir(), "sweep.dash.gz")
+	var stderr strings.Builder
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	url, ended := runWithDashboard(t, ctx, "sweep.js", threeLevels, dashboard.Config{Addr: "127.0.0.1:0", Period: 100 * time.Millisecond, Record: record}, &stderr)
+	next := follow(t, ctx, url)
+	running := func(ev dashboard.Event, name string) bool {
+		for _, s := range ev.Scenarios {
+			if s.Name == name {
+				return s.Phase == string(engine.PhaseRunning)
+			}
+		}
+		return false
+	}
+	for k, name := range []string{"c1", "c2"} {
+		ev := next("level "+name+" ended", func(ev dashboard.Event) bool { return len(ev.Levels) > k })
+		if len(ev.Levels) != k+1 || ev.Levels[k].Scenario != name || ev.Levels[k].TokRate <= 0 || ev.SLO == nil || ev.SLO.TTFTP99 != 5000 {
+			t.Fatalf("the first event with %d levels has %+v (SLO %+v), want %s's figures last", k+1, ev.Levels, ev.SLO, name)
+		}
+		following := []string{"c2", "c3"}[k]
+		ev = next(following+" running", func(ev dashboard.Event) bool { return running(ev, following) })
+		if len(ev.Levels) != k+1 {
+			t.Errorf("while %s runs the event has %d levels, want %d", following, len(ev.Levels), k+1)
+		}
+	}
+	last := next("the run's end", func(ev dashboard.Event) bool { return ev.Done })
+	if len(last.Levels) != 3 || last.Levels[2].Scenario != "c3" || last.Levels[2].Verdict != "met" {
+		t.Errorf("the last event's levels are %+v, want c1, c2, c3, each meeting the SLO", last.Levels)
+	}
+	if o := <-ended; o.Verdict != runner.Passed {
+		t.Fatalf("verdict %v, want passed\n%s", o.Verdict, &stderr)
+	}
+
+	events, err := dashboard.ReadRecording(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k <= 3; k++ {
+		upTo := slices.IndexFunc(events, func(ev dashboard.Event) bool { return len(ev.Levels) == k })
+		if upTo < 0 {
+			t.Fatalf("the recording has no event with %d levels", k)
+		}
+		dom := replayedPage(t, bin, events[:upTo+1], "capacity")
+		if got := strings.Count(dom, `class="level-point"`); got != k {
+			t.Errorf("with %d levels ended the curve has %d points", k, got)
+		}
+		if got := strings.Count(dom, "<tr class=\"\"><td>"); got != k {
+			t.Errorf("with %d levels ended the levels table has %d rows", k, got)
+		}
+		if !strings.Contains(dom, `class="slo"`) || !strings.Contains(dom, "SLO TTFT p99 5000 ms") {
+			t.Errorf("with %d levels the curve has no SLO line", k)
+		}
+	}
+}
+
+// replayedPage is the DOM of a tab of a dashboard that served events, as
+// headless Chromium builds it (failing on a console error); with
+// LLMRUN_KEEP_SCREENSHOTS, a screenshot of it is kept in the temp dir,
+// named after the tab and the last event's time.
+func replayedPage(t *testing.T, bin string, events []dashboard.Event, tab string) string {
+	t.Helper()
+	d, err := dashboard.Listen(dashboard.Config{Addr: "127.0.0.1:0", Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	replayed := make(chan struct{})
+	go func() {
+		d.Replay(ctx, events, 0)
+		close(replayed)
+	}()
+	defer func() {
+		cancel()
+		<-replayed
+	}()
+	if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
+		name := fmt.Sprintf("dash-%s-%d.png", tab, len(events[len(events)-1].Levels))
+		browsertest.Screenshot(t, bin, d.URL()+"#"+tab, filepath.Join(os.TempDir(), name), 1280, 800)
+	}
+	return string(browsertest.Run(t, bin, d.URL()+"#"+tab, "--dump-dom"))
+}
+
+// The client's health warnings show in red under the header while the
+// last event has any, and the GPUs' energy per output token is charted on
+// the server tab.
+func TestDashboardShowsHealthWarningsAndEnergy(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	power := 300.0
+	event := func(t float64, joules float64, health ...string) dashboard.Event {
+		return dashboard.Event{V: dashboard.Version, Elapsed: t, Period: 1, Health: health, JoulesPerToken: &joules,
+			Scenarios: []dashboard.Scenario{{Name: "chat", Phase: "running"}},
+			Servers:   []dashboard.Server{{Kind: "gpu", URL: "nvidia-smi", Power: &power}}}
+	}
+	warning := "llmrun's process used 97 % of its 2 CPUs"
+	warned := []dashboard.Event{event(1, 0.5), event(2, 0.6, warning)}
+	dom := replayedPage(t, bin, warned, "all")
+	if !strings.Contains(dom, `<div id="health" style="display: block;">The client may not have kept up: `+warning+`</div>`) {
+		t.Errorf("the page does not show the health warning:\n%s", dom)
+	}
+	dom = replayedPage(t, bin, append(warned, event(3, 0.7)), "server")
+	if !strings.Contains(dom, `<div id="health" style="display: none;"></div>`) {
+		t.Errorf("the page shows a health warning the last event does not have")
+	}
+	if !strings.Contains(dom, "<h2>GPU energy per output token (J/token)</h2>") {
+		t.Errorf("the server tab has no chart of the energy per token")
+	}
+}
+
+// searchScript searches the concurrency within a TTFT p99 objective no
+// level misses, a second a level, for 4 seconds of levels at most.
+const searchScript = `
+import llm from 'llm';
+export const options = {
+  scenarios: { chat: { executor: 'constant-vus', vus: 1, duration: '1s' } },
+  slo: { ttft_p99: 60000 },
+  capacity: { search: { start: 1, max: 64, step: '1s', maxStep: '1s', budget: '4s' } },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+`
+
+// A capacity search's levels reach the dashboard as each round is judged,
+// while the next runs.
+func TestDashboardSearchLevelsArriveAsEachRoundEnds(t *testing.T) {
+	var stderr strings.Builder
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	url, ended := runWithDashboard(t, ctx, "search.js", searchScript, dashboard.Config{Addr: "127.0.0.1:0", Period: 100 * time.Millisecond}, &stderr)
+	next := follow(t, ctx, url)
+	ev := next("the first round judged", func(ev dashboard.Event) bool { return len(ev.Levels) > 0 })
+	if ev.Done || ev.Levels[0].Variable != "concurrency" || ev.Levels[0].Level != 1 || ev.Levels[0].Scenario != "chat@1" || ev.SLO == nil {
+		t.Errorf("the first event with levels (done %v) has %+v, SLO %+v; want the round at concurrency 1 while the search goes on", ev.Done, ev.Levels, ev.SLO)
+	}
+	last := next("the run's end", func(ev dashboard.Event) bool { return ev.Done })
+	if len(last.Levels) < 2 {
+		t.Errorf("the last event has %d levels, want every round's (2 or more in 4 s)", len(last.Levels))
+	}
+	for _, l := range last.Levels {
+		if l.Verdict != "met" && l.Verdict != "missed" && l.Verdict != "inconclusive" {
+			t.Errorf("the search's level %g has the verdict %q, want its round's", l.Level, l.Verdict)
+		}
+	}
+	if o := <-ended; o.Verdict != runner.Passed {
+		t.Fatalf("verdict %v, want passed\n%s", o.Verdict, &stderr)
+	}
 }

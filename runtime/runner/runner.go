@@ -451,6 +451,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 			servers = r.watch.Now
 		}
 		collector := dashboard.NewCollector(time.Now(), r.engine.Progress, servers).WithInstances(r.instances)
+		collector.ReadThresholds(r.engine.ThresholdsSoFar)
 		r.sinks.dashboard.Store(collector)
 		r.dashboard.Start(collector)
 		r.dashboard.Open(func(w string) { r.printf("warning: %s", w) })
@@ -567,6 +568,7 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 	if r.searcher != nil {
 		sum.Capacity = capacity.SearchVerdict(sum, r.searcher.Result(), r.criteria.SLO)
 	}
+	r.showLevels(sum)
 	sum.Outputs = r.outputs.finish(sum)
 	return sum
 }
@@ -574,7 +576,7 @@ func (r *run) assemble(rep *engine.Report) *summary.Summary {
 // stopSweep is the engine's StopChain: the reason the run's sweep stops
 // (options.capacity.stop) after the levels that ended, "" to go on.
 func (r *run) stopSweep(sofar *engine.Report) string {
-	if !r.criteria.Stops() {
+	if !r.criteria.Stops() && r.sinks.dashboard.Load() == nil {
 		return ""
 	}
 	sum := summarize.Build(sofar, summary.Meta{SLO: r.criteria.SLO})
@@ -582,7 +584,25 @@ func (r *run) stopSweep(sofar *engine.Report) string {
 		_, ended := sofar.Windows[sc.Name]
 		return !ended
 	})
+	r.showLevels(sum)
 	return capacity.StopReason(sum, r.criteria)
+}
+
+// showLevels gives the dashboard, if the run has one, the levels of its
+// sweep or capacity search that sum, the summary of the levels ended so
+// far, holds, judged as the run's verdict judges them.
+func (r *run) showLevels(sum *summary.Summary) {
+	c := r.sinks.dashboard.Load()
+	if c == nil {
+		return
+	}
+	if r.searcher != nil {
+		c.SetLevels(capacity.SearchVerdict(sum, r.searcher.Result(), r.criteria.SLO))
+		return
+	}
+	if variable, levels := capacity.Levels(sum, r.criteria); len(levels) > 0 {
+		c.SetLevels(&summary.Capacity{Variable: variable, Levels: levels, SLO: r.criteria.SLO})
+	}
 }
 
 // writeSummary hands the summary to each summary writer in turn: the

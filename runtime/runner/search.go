@@ -225,5 +225,6 @@ func (r *run) nextRound(sofar *engine.Report) (engine.Round, bool) {
 		r.sinks.goodput.set(sum)
 	}
 	level, step, ok := r.searcher.Next(sum)
+	r.showLevels(sum)
 	return engine.Round{Level: level, Duration: step}, ok
 }

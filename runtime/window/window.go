@@ -1,6 +1,7 @@
 // Package window aggregates the requests that completed in an interval of
 // a run: how many ended, failed (by error class) and asked for how many
-// prompt tokens, and the distributions of their latencies. The views of a
+// prompt tokens, and the distributions of their latencies and of their
+// inter-token gaps. The views of a
 // run over time share it: the timeline of the result file, InfluxDB's
 // llm_interval points and the live view.
 //
@@ -37,6 +38,12 @@ type Aggregate struct {
 	// TTFT, TPOT and E2E are the successful requests' latencies in ms,
 	// those measured (not 0).
 	TTFT, TPOT, E2E metrics.Latencies
+	// ITL is every inter-token gap of the successful requests in ms, as
+	// llm_itl counts them (llm.Record.ITLGaps), when CountITL is set:
+	// each gap is an add, some 3 µs a request of 128 tokens, which only
+	// the views that show ITL (the dashboard) pay.
+	ITL      metrics.Latencies
+	CountITL bool
 }
 
 // Add counts a request that ended.
@@ -54,6 +61,14 @@ func (a *Aggregate) Add(r *llm.Record) {
 	addMeasured(&a.TTFT, r.TTFT)
 	addMeasured(&a.TPOT, r.TPOT)
 	addMeasured(&a.E2E, r.E2E)
+	if !a.CountITL {
+		return
+	}
+	for gap, n := range r.ITLGaps() {
+		for range n {
+			a.ITL.Add(gap)
+		}
+	}
 }
 
 // addMeasured adds a latency to l unless it is 0 (not measured) or not a
@@ -78,6 +93,7 @@ func (a *Aggregate) Merge(o *Aggregate) {
 	a.TTFT.Merge(&o.TTFT)
 	a.TPOT.Merge(&o.TPOT)
 	a.E2E.Merge(&o.E2E)
+	a.ITL.Merge(&o.ITL)
 }
 
 // Seal puts the latencies into their compact form, for an interval that
@@ -86,6 +102,7 @@ func (a *Aggregate) Seal() {
 	a.TTFT.Seal()
 	a.TPOT.Seal()
 	a.E2E.Seal()
+	a.ITL.Seal()
 }
 
 // Reset empties a for the next interval, keeping the storage of its
@@ -96,9 +113,10 @@ func (a *Aggregate) Reset() {
 	a.TTFT.Reset()
 	a.TPOT.Reset()
 	a.E2E.Reset()
+	a.ITL.Reset()
 }
 
 // MemorySize is roughly how many bytes a's latencies hold.
 func (a *Aggregate) MemorySize() int {
-	return a.TTFT.MemorySize() + a.TPOT.MemorySize() + a.E2E.MemorySize()
+	return a.TTFT.MemorySize() + a.TPOT.MemorySize() + a.E2E.MemorySize() + a.ITL.MemorySize()
 }

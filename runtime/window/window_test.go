@@ -1,6 +1,7 @@
 package window
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 
@@ -86,5 +87,61 @@ func TestMergeSealReset(t *testing.T) {
 	}
 	if first.MemorySize() >= second.MemorySize() {
 		t.Errorf("sealed %d B, dense %d B", first.MemorySize(), second.MemorySize())
+	}
+}
+
+// With CountITL, the ITL distribution holds every gap of the successful
+// requests, as llm_itl does, merged and reset with the rest; without it,
+// none (the views that do not show ITL do not pay for it).
+func TestITLHoldsEveryGap(t *testing.T) {
+	results := []llm.Result{
+		{OK: true, TTFT: 80, E2E: 200, ITL: []float64{10, 20, 30}},
+		{OK: true, TTFT: 90, E2E: 300, ITL: []float64{40}},
+		{Class: llm.ErrTimeout, E2E: 500, ITL: []float64{99}},
+	}
+	a, b, uncounted := Aggregate{CountITL: true}, Aggregate{}, Aggregate{}
+	for i := range results {
+		var rec llm.Record
+		results[i].Record(&rec, nil, nil)
+		a.Add(&rec)
+		uncounted.Add(&rec)
+	}
+	if got := uncounted.ITL.Count(); got != 0 || uncounted.Requests != 3 {
+		t.Errorf("without CountITL: %d requests, ITL holds %d gaps, want 3 and none", uncounted.Requests, got)
+	}
+	if got := a.ITL.Count(); got != 4 {
+		t.Errorf("ITL holds %d gaps, want the successful requests' 4", got)
+	}
+	if got := a.ITL.Max(); got != 40 {
+		t.Errorf("ITL max %g, want 40", got)
+	}
+	a.Seal()
+	b.Merge(&a)
+	if got := b.ITL.Count(); got != 4 {
+		t.Errorf("merged ITL holds %d gaps, want 4", got)
+	}
+	b.Reset()
+	if got := b.ITL.Count(); got != 0 {
+		t.Errorf("reset ITL holds %d gaps", got)
+	}
+}
+
+// One streamed request of 128 gaps added to an interval's aggregate: what
+// each view of a run over time pays per request, and the dashboard's with
+// its ITL.
+func BenchmarkAddStreamed(b *testing.B) {
+	res := llm.Result{OK: true, TTFT: 80, TPOT: 11, E2E: 1500, PromptTokens: 300}
+	for i := range 128 {
+		res.ITL = append(res.ITL, 9+float64(i%7))
+	}
+	var rec llm.Record
+	res.Record(&rec, nil, nil)
+	for _, countITL := range []bool{false, true} {
+		b.Run(fmt.Sprintf("CountITL=%t", countITL), func(b *testing.B) {
+			a := Aggregate{CountITL: countITL}
+			for b.Loop() {
+				a.Add(&rec)
+			}
+		})
 	}
 }

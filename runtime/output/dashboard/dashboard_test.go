@@ -15,6 +15,9 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/serverwatch"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
 func TestSSEEventFraming(t *testing.T) {
@@ -145,6 +148,84 @@ func TestCollectorSendsEachPeriodsRequestsOnce(t *testing.T) {
 	})
 }
 
+// Beside the requests, an event carries what the run read at its end:
+// each scenario's drops and mean arrival lag of the period, the
+// inter-token gaps' percentiles, the thresholds so far, the levels set,
+// and the GPUs' energy per output token of the period.
+func TestCollectorReadsLagDropsITLThresholdsLevelsAndEnergy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		sp := engine.ScenarioProgress{Name: "open", Phase: engine.PhaseRunning, Duration: time.Minute, Lagged: 4, LagTotal: 8 * time.Millisecond}
+		sp.Dropped[0] = 3
+		progress := engine.Progress{Arrived: []engine.TokenCount{{Scenario: "open", Tokens: 300}}, Scenarios: []engine.ScenarioProgress{sp}}
+		power := 150.0
+		gpus := func() []serverwatch.Now { return []serverwatch.Now{{Kind: "gpu", URL: "nvidia-smi", Power: &power}} }
+		c := NewCollector(start, func() engine.Progress { return progress }, gpus)
+		observed := 0.9
+		c.ReadThresholds(func() []threshold.Result {
+			return []threshold.Result{
+				{Key: "llm_ttft", Source: "p(99)<500", Value: observed, Evaluated: true, Passed: false},
+				{Key: "llm_tpot", Source: "p(99)<50", Passed: true, Note: "no samples yet"},
+			}
+		})
+		c.SetLevels(&summary.Capacity{Variable: "concurrency", SLO: summary.SLO{TTFTP99: 100},
+			Levels: []summary.CapacityLevel{{Scenario: "c1", Level: 1, OutputThroughput: 80, TTFTP99: 40, MeetsSLO: true}}})
+		var rec llm.Record
+		(&llm.Result{OK: true, TTFT: 20, E2E: 90, ITL: []float64{10, 20, 30}}).Record(&rec, metrics.NewTagSet(map[string]string{"scenario": "open"}), nil)
+		c.AddRequest(&rec)
+		time.Sleep(2 * time.Second)
+		ev := c.Next(time.Now())
+		s := ev.Scenarios[0]
+		if s.PeriodDropped != 3 || s.Lagged != 4 || s.Lag != 2 {
+			t.Errorf("first period: %d dropped, %d lagged at %v ms; want 3, 4 at 2 ms", s.PeriodDropped, s.Lagged, s.Lag)
+		}
+		var gaps metrics.Latencies
+		for _, ms := range []float64{10, 20, 30} {
+			gaps.Add(ms)
+		}
+		if s.ITL != (Percentiles{gaps.Percentile(50), gaps.Percentile(90), gaps.Percentile(99)}) {
+			t.Errorf("ITL %+v, want the summary's percentiles of the gaps 10, 20, 30 ms", s.ITL)
+		}
+		if ev.JoulesPerToken == nil || *ev.JoulesPerToken != 1 {
+			t.Errorf("energy per token %v, want 150 W × 2 s / 300 tokens = 1 J", ev.JoulesPerToken)
+		}
+		want := []Threshold{{Metric: "llm_ttft", Source: "p(99)<500", Value: &observed}, {Metric: "llm_tpot", Source: "p(99)<50", Passed: true, Note: "no samples yet"}}
+		if len(ev.Thresholds) != 2 || ev.Thresholds[0].Value == nil || *ev.Thresholds[0].Value != observed || ev.Thresholds[0].Passed ||
+			ev.Thresholds[1].Value != nil || ev.Thresholds[1] != want[1] {
+			t.Errorf("thresholds %+v, want %+v", ev.Thresholds, want)
+		}
+		if len(ev.Levels) != 1 || ev.Levels[0] != (Level{Variable: "concurrency", Level: 1, Scenario: "c1", TokRate: 80, TTFTP99: 40, Verdict: "met"}) ||
+			ev.SLO == nil || ev.SLO.TTFTP99 != 100 {
+			t.Errorf("levels %+v and SLO %+v, want concurrency 1's and TTFT p99 100 ms", ev.Levels, ev.SLO)
+		}
+		// The next period: nothing dropped, 2 iterations late by 5 ms each,
+		// no token: no energy per token.
+		sp.Lagged, sp.LagTotal = 6, 18*time.Millisecond
+		progress.Scenarios = []engine.ScenarioProgress{sp}
+		time.Sleep(time.Second)
+		next := c.Next(time.Now()).Scenarios[0]
+		if next.PeriodDropped != 0 || next.Dropped != 3 || next.Lagged != 2 || next.Lag != 5 {
+			t.Errorf("second period: %d dropped (%d in all), %d lagged at %v ms; want 0 (3), 2 at 5 ms", next.PeriodDropped, next.Dropped, next.Lagged, next.Lag)
+		}
+	})
+}
+
+// A search's levels carry their rounds' verdicts, inconclusive included;
+// a sweep's without an SLO none.
+func TestCollectorLevelVerdicts(t *testing.T) {
+	c := NewCollector(time.Now(), func() engine.Progress { return engine.Progress{} }, nil)
+	rows := []summary.CapacityLevel{{Scenario: "chat@1", Level: 1}, {Scenario: "chat@2", Level: 2}}
+	c.SetLevels(&summary.Capacity{Variable: "rate", Levels: rows, SLO: summary.SLO{TTFTP99: 100},
+		Search: &summary.CapacitySearch{Levels: []summary.SearchLevel{{Level: 1, Verdict: "met"}, {Level: 2, Verdict: "inconclusive"}}}})
+	if ev := c.Next(time.Now()); len(ev.Levels) != 2 || ev.Levels[0].Verdict != "met" || ev.Levels[1].Verdict != "inconclusive" {
+		t.Errorf("a search's levels %+v, want met and inconclusive", ev.Levels)
+	}
+	c.SetLevels(&summary.Capacity{Variable: "concurrency", Levels: rows})
+	if ev := c.Next(time.Now()); len(ev.Levels) != 2 || ev.Levels[0].Verdict != "" || ev.SLO != nil {
+		t.Errorf("a sweep's levels without an SLO %+v (SLO %+v), want no verdict", ev.Levels, ev.SLO)
+	}
+}
+
 // A page that reads nothing holds its connection while the dashboard
 // sends on: the others are not held back, and once it reads it is told
 // how many events it lost.
@@ -183,7 +264,7 @@ func TestServerStreamsHistoryThenLiveAndTellsDrops(t *testing.T) {
 			}
 		}
 	}
-	if _, data := readEvent(); data != `{"v":1,"t":1,"period":0,"scenarios":null,"all":{"requests":0,"failed":0,"reqRate":0,"tokRate":0,"ttft":{"p50":0,"p90":0,"p99":0},"tpot":{"p50":0,"p90":0,"p99":0},"e2e":{"p50":0,"p90":0,"p99":0}}}` {
+	if _, data := readEvent(); data != `{"v":1,"t":1,"period":0,"scenarios":null,"all":{"requests":0,"failed":0,"reqRate":0,"tokRate":0,"ttft":{"p50":0,"p90":0,"p99":0},"tpot":{"p50":0,"p90":0,"p99":0},"e2e":{"p50":0,"p90":0,"p99":0},"itl":{"p50":0,"p90":0,"p99":0}}}` {
 		t.Errorf("first event (the history) = %s", data)
 	}
 	// This page stops reading: large events fill the connection, then its

@@ -1,8 +1,10 @@
 // Package dashboard serves a run's live web dashboard: one embedded page
 // (no CDN, works offline) and a server-sent-events stream of the run's
 // figures, one event each period, read from the engine's Progress, the
-// requests' window aggregates (runtime/window) and the server readings
-// (serverwatch). A client first gets the history so far (bounded), then
+// requests' window aggregates (runtime/window), the server readings
+// (serverwatch), the thresholds' reading so far, the client's health
+// (runtime/health) and a sweep's or search's levels as the run judged
+// them. A client first gets the history so far (bounded), then
 // live events; a slow client's events are dropped and counted, never
 // waited for.
 package dashboard
@@ -15,7 +17,10 @@ import (
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
+	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/serverwatch"
+	"github.com/llmrun/llmrun/runtime/summary"
+	"github.com/llmrun/llmrun/runtime/threshold"
 	"github.com/llmrun/llmrun/runtime/window"
 )
 
@@ -36,6 +41,23 @@ type Event struct {
 	All       Figures    `json:"all"`
 	// Servers are the run's scrape targets at their last read.
 	Servers []Server `json:"servers,omitempty"`
+	// JoulesPerToken is the GPUs' energy per output token of the period:
+	// their power at the last read (summed over the GPU targets) times
+	// the period, over the output tokens that arrived in it; nil without
+	// a power reading or tokens.
+	JoulesPerToken *float64 `json:"joulesPerToken,omitempty"`
+	// Thresholds are each threshold's reading so far; none when the
+	// script sets none.
+	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// Health are the warnings of the client's health over its last
+	// reading (health.Report's words): that llmrun itself may not have
+	// kept up; none when it did.
+	Health []string `json:"health,omitempty"`
+	// Levels are a sweep's or a capacity search's levels that have ended,
+	// as the run judged them at their end, and SLO the objective they
+	// were judged against (nil without one).
+	Levels []Level `json:"levels,omitempty"`
+	SLO    *SLO    `json:"slo,omitempty"`
 	// Done says the run is over: the last event.
 	Done bool `json:"done,omitempty"`
 	// Instances are a distributed run's instances, on instance 0's
@@ -55,8 +77,14 @@ type Scenario struct {
 	MaxVUs     int     `json:"maxVUs"`
 	Iterations int64   `json:"iterations"`
 	// Dropped are the iterations an arrival-rate executor could not
-	// start, since the scenario started.
-	Dropped int64 `json:"dropped"`
+	// start, since the scenario started; PeriodDropped those of the
+	// period.
+	Dropped       int64 `json:"dropped"`
+	PeriodDropped int64 `json:"periodDropped"`
+	// Lagged are the iterations an arrival-rate executor started in the
+	// period, Lag their mean lag behind their plan in ms (0 without any).
+	Lagged int64   `json:"lagged"`
+	Lag    float64 `json:"lag"`
 	Figures
 }
 
@@ -72,6 +100,8 @@ type Figures struct {
 	TTFT Percentiles `json:"ttft"`
 	TPOT Percentiles `json:"tpot"`
 	E2E  Percentiles `json:"e2e"`
+	// ITL are the percentiles of every inter-token gap, in ms.
+	ITL Percentiles `json:"itl"`
 }
 
 // Percentiles are p50, p90 and p99; all 0 when nothing was measured.
@@ -96,6 +126,43 @@ type Server struct {
 	Power       *float64 `json:"power,omitempty"`
 }
 
+// Threshold is one threshold's reading so far: its metric (with its
+// selector) and expression as written, the value observed (nil when not
+// evaluated yet: Note says why) and whether it is met.
+type Threshold struct {
+	Metric string   `json:"metric"`
+	Source string   `json:"source"`
+	Value  *float64 `json:"value,omitempty"`
+	Passed bool     `json:"passed"`
+	Note   string   `json:"note,omitempty"`
+}
+
+// Level is a level of a sweep or a capacity search: its figures and,
+// with an SLO, its verdict: "met" or "missed", and for a search's level
+// "inconclusive" too (counted as not met); "" without an SLO.
+type Level struct {
+	Variable string  `json:"variable"`
+	Level    float64 `json:"level"`
+	Scenario string  `json:"scenario"`
+	ReqRate  float64 `json:"reqRate"`
+	TokRate  float64 `json:"tokRate"`
+	TTFTP99  float64 `json:"ttftP99"`
+	TPOTP99  float64 `json:"tpotP99"`
+	Success  float64 `json:"success"`
+	Verdict  string  `json:"verdict,omitempty"`
+}
+
+// SLO is the latency objective a sweep's levels are judged against, in
+// ms; 0 where it sets none.
+type SLO struct {
+	TTFTP99 float64 `json:"ttftP99,omitempty"`
+	TPOTP99 float64 `json:"tpotP99,omitempty"`
+}
+
+// healthWindow is the least time the client's health is judged over:
+// shorter readings would warn of a moment's spike.
+const healthWindow = 5 * time.Second
+
 // Collector gathers the requests that end in each period into window
 // aggregates, a scenario each, and turns them with the run's progress
 // into an Event. AddRequest is safe for concurrent use; Next is called by
@@ -115,18 +182,73 @@ type Collector struct {
 	last   time.Duration
 	tokens map[string]int64
 	pooled window.Aggregate
-	// Progress and Servers read the run; Servers may be nil.
-	progress func() engine.Progress
-	servers  func() []serverwatch.Now
+	// lags and dropped are each scenario's lag counters and dropped
+	// iterations at the last event.
+	lags    map[string]lagReading
+	dropped map[string]int64
+	// probe judges the client's health since probeStart; health is its
+	// last reading's warnings.
+	probe      *health.Probe
+	probeStart time.Time
+	health     []string
+	// Progress and Servers read the run; Servers may be nil. thresholds
+	// reads the thresholds so far, nil until ReadThresholds.
+	progress   func() engine.Progress
+	servers    func() []serverwatch.Now
+	thresholds func() []threshold.Result
 	// instances, on instance 0 of a distributed run, are the others'
 	// figures (WithInstances); nil otherwise.
 	instances *Instances
+	// levels and slo are what SetLevels gave, under mu.
+	levels []Level
+	slo    *SLO
+}
+
+// lagReading is a scenario's lag counters at one reading.
+type lagReading struct {
+	n     int64
+	total time.Duration
 }
 
 // NewCollector returns a collector of a run that starts at start.
 func NewCollector(start time.Time, progress func() engine.Progress, servers func() []serverwatch.Now) *Collector {
 	return &Collector{start: start, adding: map[string]*window.Aggregate{}, spare: map[string]*window.Aggregate{},
-		tokens: map[string]int64{}, progress: progress, servers: servers}
+		tokens: map[string]int64{}, lags: map[string]lagReading{}, dropped: map[string]int64{},
+		probe: health.Start(), probeStart: time.Now(), progress: progress, servers: servers}
+}
+
+// ReadThresholds has each event carry the thresholds' reading that
+// read returns (engine.Engine.ThresholdsSoFar), taken once a period.
+// Call it before the dashboard starts.
+func (c *Collector) ReadThresholds(read func() []threshold.Result) { c.thresholds = read }
+
+// SetLevels has the next events carry the levels of a sweep or a search
+// that have ended, as the run judged them at a level's end (its capacity
+// verdict so far: a search's with its levels' verdicts in Search). Safe
+// to call while the dashboard runs.
+func (c *Collector) SetLevels(capacity *summary.Capacity) {
+	verdicts := map[float64]string{}
+	if capacity.Search != nil {
+		for _, l := range capacity.Search.Levels {
+			verdicts[l.Level] = l.Verdict
+		}
+	}
+	slo := capacity.SLO
+	var objective *SLO
+	if slo.TTFTP99 > 0 || slo.TPOTP99 > 0 {
+		objective = &SLO{TTFTP99: slo.TTFTP99, TPOTP99: slo.TPOTP99}
+	}
+	out := make([]Level, len(capacity.Levels))
+	for i, l := range capacity.Levels {
+		out[i] = Level{Variable: capacity.Variable, Level: l.Level, Scenario: l.Scenario, ReqRate: l.RequestRate, TokRate: l.OutputThroughput,
+			TTFTP99: l.TTFTP99, TPOTP99: l.TPOTP99, Success: l.SuccessRate, Verdict: verdicts[l.Level]}
+		if out[i].Verdict == "" && objective != nil {
+			out[i].Verdict = map[bool]string{true: "met", false: "missed"}[l.MeetsSLO]
+		}
+	}
+	c.mu.Lock()
+	c.levels, c.slo = out, objective
+	c.mu.Unlock()
 }
 
 // AddRequest counts a request that ended; it implements llm.RequestSink.
@@ -135,7 +257,7 @@ func (c *Collector) AddRequest(r *llm.Record) {
 	c.mu.Lock()
 	a := c.adding[name]
 	if a == nil {
-		a = &window.Aggregate{}
+		a = &window.Aggregate{CountITL: true}
 		c.adding[name] = a
 	}
 	a.Add(r)
@@ -150,12 +272,13 @@ func (c *Collector) Next(now time.Time) Event {
 	if c.servers != nil {
 		servers = c.servers()
 	}
-	ended := c.swap()
+	ended, levels, slo := c.swap()
 	others := c.instances.merge(ended)
 	elapsed := now.Sub(c.start)
 	period := (elapsed - c.last).Seconds()
 	c.last = elapsed
-	ev := Event{V: Version, Elapsed: elapsed.Seconds(), Period: period}
+	ev := Event{V: Version, Elapsed: elapsed.Seconds(), Period: period, Levels: levels, SLO: slo,
+		Thresholds: c.readThresholds(), Health: c.readHealth(now)}
 	tokens := arrivedTokens(p)
 	c.pooled.Reset()
 	var pooledTokens int64
@@ -169,6 +292,13 @@ func (c *Collector) Next(now time.Time) Event {
 		for _, d := range sp.Dropped {
 			s.Dropped += d
 		}
+		s.PeriodDropped = s.Dropped - c.dropped[name]
+		c.dropped[name] = s.Dropped
+		last := c.lags[name]
+		if s.Lagged = sp.Lagged - last.n; s.Lagged > 0 {
+			s.Lag = float64(sp.LagTotal-last.total) / float64(time.Millisecond) / float64(s.Lagged)
+		}
+		c.lags[name] = lagReading{sp.Lagged, sp.LagTotal}
 		if sp.Duration > 0 {
 			s.Progress = min(sp.Elapsed.Seconds()/sp.Duration.Seconds(), 1)
 			s.ETA = max(sp.Duration-sp.Elapsed, 0).Seconds()
@@ -194,23 +324,33 @@ func (c *Collector) Next(now time.Time) Event {
 		a.Reset()
 	}
 	ev.All = figures(&c.pooled, pooledTokens, period)
+	var power float64
+	var powered bool
 	for _, t := range servers {
 		ev.Servers = append(ev.Servers, Server{Kind: t.Kind, URL: t.URL, Engine: t.EngineTitle, Failed: t.Failed,
 			Running: t.Running, Waiting: t.Waiting, KVCache: t.KVCacheUsage, Preemptions: t.Preemptions,
 			GPUUtil: t.Utilization, Power: t.Power})
+		if t.Power != nil {
+			power, powered = power+*t.Power, true
+		}
+	}
+	if powered && pooledTokens > 0 {
+		j := power * period / float64(pooledTokens)
+		ev.JoulesPerToken = &j
 	}
 	ev.Instances = c.instances.list(now, c.start)
 	return ev
 }
 
 // swap takes the aggregates of the period that ends, by scenario, and
-// gives AddRequest the emptied ones of the last.
-func (c *Collector) swap() map[string]*window.Aggregate {
+// gives AddRequest the emptied ones of the last; with them the levels
+// and SLO that SetLevels gave last.
+func (c *Collector) swap() (map[string]*window.Aggregate, []Level, *SLO) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ended := c.adding
 	c.adding, c.spare = c.spare, ended
-	return ended
+	return ended, c.levels, c.slo
 }
 
 // arrivedTokens are the output tokens arrived so far by scenario.
@@ -222,9 +362,38 @@ func arrivedTokens(p engine.Progress) map[string]int64 {
 	return tokens
 }
 
+// readThresholds is the thresholds' reading now; none without a reader.
+func (c *Collector) readThresholds() []Threshold {
+	if c.thresholds == nil {
+		return nil
+	}
+	results := c.thresholds()
+	out := make([]Threshold, len(results))
+	for i, r := range results {
+		out[i] = Threshold{Metric: r.Key, Source: r.Source, Passed: r.Passed, Note: r.Note}
+		if r.Evaluated {
+			v := r.Value
+			out[i].Value = &v
+		}
+	}
+	return out
+}
+
+// readHealth is the warnings of the client's health: read anew, and its
+// probe started again, once healthWindow has passed since its start,
+// else those of the last reading.
+func (c *Collector) readHealth(now time.Time) []string {
+	if now.Sub(c.probeStart) >= healthWindow {
+		c.health = c.probe.Stop().Warnings
+		c.probe, c.probeStart = health.Start(), now
+	}
+	return c.health
+}
+
 // figures are a's over period seconds, with tokens output tokens.
 func figures(a *window.Aggregate, tokens int64, period float64) Figures {
-	f := Figures{Requests: a.Requests, Failed: a.Failed, TTFT: percentiles(&a.TTFT), TPOT: percentiles(&a.TPOT), E2E: percentiles(&a.E2E)}
+	f := Figures{Requests: a.Requests, Failed: a.Failed, TTFT: percentiles(&a.TTFT), TPOT: percentiles(&a.TPOT), E2E: percentiles(&a.E2E),
+		ITL: percentiles(&a.ITL)}
 	if len(a.Errors) > 0 {
 		f.Errors = maps.Clone(a.Errors)
 	}

@@ -87,6 +87,7 @@ type reportScenario struct {
 	TTFT         *wireLatencies   `json:"ttft,omitempty"`
 	TPOT         *wireLatencies   `json:"tpot,omitempty"`
 	E2E          *wireLatencies   `json:"e2e,omitempty"`
+	ITL          *wireLatencies   `json:"itl,omitempty"`
 }
 
 // wireLatencies are a window's latencies in the result file's encoding
@@ -128,7 +129,7 @@ func (r *Reporter) Collector() *Collector { return r.collector }
 // JSON; done marks the instance's last. One goroutine calls it at a time.
 func (r *Reporter) Report(done bool) []byte {
 	p := r.collector.progress()
-	ended := r.collector.swap()
+	ended, _, _ := r.collector.swap()
 	rep := report{Health: healthOf(r.probe.Stop()), Done: done}
 	r.probe = health.Start()
 	tokens := arrivedTokens(p)
@@ -169,7 +170,7 @@ func (s *reportScenario) setFigures(a *window.Aggregate) {
 			}
 		}
 	}
-	s.TTFT, s.TPOT, s.E2E = encodeLatencies(&a.TTFT), encodeLatencies(&a.TPOT), encodeLatencies(&a.E2E)
+	s.TTFT, s.TPOT, s.E2E, s.ITL = encodeLatencies(&a.TTFT), encodeLatencies(&a.TPOT), encodeLatencies(&a.E2E), encodeLatencies(&a.ITL)
 }
 
 func encodeLatencies(l *metrics.Latencies) *wireLatencies {
@@ -202,7 +203,7 @@ func (s *reportScenario) aggregate() (*window.Aggregate, error) {
 		name string
 		from *wireLatencies
 		to   *metrics.Latencies
-	}{{"ttft", s.TTFT, &a.TTFT}, {"tpot", s.TPOT, &a.TPOT}, {"e2e", s.E2E, &a.E2E}} {
+	}{{"ttft", s.TTFT, &a.TTFT}, {"tpot", s.TPOT, &a.TPOT}, {"e2e", s.E2E, &a.E2E}, {"itl", s.ITL, &a.ITL}} {
 		if l.from == nil {
 			continue
 		}
@@ -333,7 +334,7 @@ func (in *Instances) Received(i int, msg []byte) error {
 		}
 		pending.Merge(aggs[k])
 		p.tokens[s.Name] += s.Tokens
-		s.Errors, s.TTFT, s.TPOT, s.E2E = nil, nil, nil, nil
+		s.Errors, s.TTFT, s.TPOT, s.E2E, s.ITL = nil, nil, nil, nil, nil
 		p.progress[s.Name] = s
 	}
 	p.heard, p.health = time.Now(), rep.Health
