@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +99,62 @@ func TestRSSText(t *testing.T) {
 	} {
 		if got := rssText(tc.rss, tc.floor); got != tc.want {
 			t.Errorf("rssText(%v, %v) = %q, want %q", tc.rss, tc.floor, got, tc.want)
+		}
+	}
+}
+
+// The page e2eload attaches to a dashboard counts the events of a real
+// SSE stream, and says so when it read none or was refused.
+func TestAttachedPageCountsEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  int
+		body    string
+		want    int64
+		wantErr string
+	}{
+		{"three updates and a drop notice", http.StatusOK, "data: {\"v\":1}\n\nevent: dropped\ndata: 2\n\ndata: {\"v\":1}\n\ndata: {\"v\":1,\"done\":true}\n\n", 4, ""},
+		{"an update longer than the reader's buffer", http.StatusOK, "data: {\"x\":\"" + strings.Repeat("x", 100<<10) + "\"}\n\n", 1, ""},
+		{"no update", http.StatusOK, "", 0, "read no update"},
+		{"too many pages", http.StatusServiceUnavailable, "too many", 0, "503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			n, err := attachPage(ctx, srv.URL+"/events").wait()
+			if n != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("read %d events, error %v; want %d, error saying %q", n, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+// The dashboard's cost is each pair's difference in CPU per second of
+// run, its median held against 1 % of one core at 1,000 streams.
+func TestDashboardCostVerdict(t *testing.T) {
+	run := func(cpu, wall float64) dashboardRun {
+		return dashboardRun{cpu: time.Duration(cpu * float64(time.Second)), wall: time.Duration(wall * float64(time.Second))}
+	}
+	for _, tc := range []struct {
+		cost             dashboardCost
+		text, verdictHas string
+	}{
+		{dashboardCost{1000, []dashboardRun{run(10, 20), run(10, 20), run(11, 20)}, []dashboardRun{run(10.1, 20), run(9.9, 20), run(11.4, 20)}},
+			"+0.50 (-0.50 to +2.00)", "costs +0.50 % of one core (target < 1 %): met"},
+		{dashboardCost{1000, []dashboardRun{run(10, 20)}, []dashboardRun{run(10.4, 20)}}, "+2.00", "(target < 1 %): MISSED"},
+		{dashboardCost{100, []dashboardRun{run(2, 20)}, []dashboardRun{run(2, 20)}}, "+0.00", "no target at this count"},
+	} {
+		if got := tc.cost.differenceText(); got != tc.text {
+			t.Errorf("differenceText = %q, want %q", got, tc.text)
+		}
+		if got := tc.cost.verdict(); !strings.Contains(got, tc.verdictHas) {
+			t.Errorf("verdict = %q, want it to say %q", got, tc.verdictHas)
 		}
 	}
 }
