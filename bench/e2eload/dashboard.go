@@ -190,7 +190,7 @@ func printDashboardTable(w io.Writer, c config, rows []dashboardCost) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| streams | pairs | llmrun's CPU without the dashboard | with it, a page attached | difference, % of one core |")
+	fmt.Fprintln(w, "| streams | pairs | llmrun's CPU without the dashboard | with it, a page attached | difference at equal tokens, % of one core |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %d | %d | %.2f %% | %.2f %% | %s |\n", r.streams, len(r.with),
@@ -202,12 +202,17 @@ func printDashboardTable(w io.Writer, c config, rows []dashboardCost) {
 	}
 }
 
-// differences are the pairs' CPU with the dashboard less without, in %
-// of one core.
+// differences are the pairs' CPU with the dashboard less without, per
+// second of the run with it, in % of one core. A run of fixed length
+// streams more or fewer tokens from one run to the next (its start
+// varies), so the run without is scaled to the tokens of the run with:
+// the difference is the dashboard's, at equal work.
 func (r dashboardCost) differences() []float64 {
 	d := make([]float64, len(r.with))
-	for i := range r.with {
-		d[i] = 100 * (r.with[i].coreShare() - r.without[i].coreShare())
+	for i, w := range r.with {
+		wo := r.without[i]
+		scaled := wo.cpu.Seconds() * float64(w.tokens) / float64(wo.tokens)
+		d[i] = 100 * (w.cpu.Seconds() - scaled) / w.wall.Seconds()
 	}
 	return d
 }

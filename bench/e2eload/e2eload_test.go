@@ -136,19 +136,23 @@ func TestAttachedPageCountsEvents(t *testing.T) {
 }
 
 // The dashboard's cost is each pair's difference in CPU per second of
-// run, its median held against 1 % of one core at 1,000 streams.
+// run at equal tokens, its median held against 1 % of one core at 1,000
+// streams.
 func TestDashboardCostVerdict(t *testing.T) {
-	run := func(cpu, wall float64) dashboardRun {
-		return dashboardRun{cpu: time.Duration(cpu * float64(time.Second)), wall: time.Duration(wall * float64(time.Second))}
+	run := func(cpu, wall float64, tokens uint64) dashboardRun {
+		return dashboardRun{cpu: time.Duration(cpu * float64(time.Second)), wall: time.Duration(wall * float64(time.Second)), tokens: tokens}
 	}
 	for _, tc := range []struct {
 		cost             dashboardCost
 		text, verdictHas string
 	}{
-		{dashboardCost{1000, []dashboardRun{run(10, 20), run(10, 20), run(11, 20)}, []dashboardRun{run(10.1, 20), run(9.9, 20), run(11.4, 20)}},
+		{dashboardCost{1000, []dashboardRun{run(10, 20, 1000), run(10, 20, 1000), run(11, 20, 1000)}, []dashboardRun{run(10.1, 20, 1000), run(9.9, 20, 1000), run(11.4, 20, 1000)}},
 			"+0.50 (-0.50 to +2.00)", "costs +0.50 % of one core (target < 1 %): met"},
-		{dashboardCost{1000, []dashboardRun{run(10, 20)}, []dashboardRun{run(10.4, 20)}}, "+2.00", "(target < 1 %): MISSED"},
-		{dashboardCost{100, []dashboardRun{run(2, 20)}, []dashboardRun{run(2, 20)}}, "+0.00", "no target at this count"},
+		{dashboardCost{1000, []dashboardRun{run(10, 20, 1000)}, []dashboardRun{run(10.4, 20, 1000)}}, "+2.00", "(target < 1 %): MISSED"},
+		// The run with the dashboard streamed 10 % more tokens, for 10 %
+		// more CPU: the dashboard cost nothing.
+		{dashboardCost{1000, []dashboardRun{run(10, 20, 1000)}, []dashboardRun{run(11, 21, 1100)}}, "+0.00", "costs +0.00 %"},
+		{dashboardCost{100, []dashboardRun{run(2, 20, 1000)}, []dashboardRun{run(2, 20, 1000)}}, "+0.00", "no target at this count"},
 	} {
 		if got := tc.cost.differenceText(); got != tc.text {
 			t.Errorf("differenceText = %q, want %q", got, tc.text)
