@@ -30,7 +30,7 @@ func BenchmarkPeriod(b *testing.B) {
 			TTFT: 50 + float64(i%400), TPOT: 8 + float64(i%30)/3, E2E: 900 + float64(i%700), PromptTokens: 500}
 	}
 	h := newHub()
-	page, _ := h.join()
+	page, _ := h.join(func() {})
 	start := time.Now()
 	c := NewCollector(start, func() engine.Progress { return progress }, nil)
 	b.ReportAllocs()

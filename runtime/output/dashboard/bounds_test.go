@@ -1,0 +1,212 @@
+package dashboard
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrun/llmrun/runtime/engine"
+)
+
+// startedDashboard is a dashboard on a free loopback port, started with
+// a collector of one scenario and a period of an hour (the test sends
+// the events), stopped when the test ends.
+func startedDashboard(t *testing.T) *Dashboard {
+	t.Helper()
+	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := engine.Progress{Scenarios: []engine.ScenarioProgress{{Name: "chat", Phase: engine.PhaseRunning}}}
+	d.Start(NewCollector(time.Now(), func() engine.Progress { return progress }, nil))
+	t.Cleanup(func() { d.Stop(context.Background()) })
+	return d
+}
+
+// stuckPage is a page that asks for the events over a raw TCP connection
+// and never reads a byte of the answer.
+func stuckPage(t *testing.T, d *Dashboard) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", d.listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, "GET /events HTTP/1.1\r\nHost: dashboard\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// sendUntilDropped sends large events until the hub drops one for a page
+// (within a bound: 2,000 events of 60 KiB are more than any socket buffer
+// and queue hold); sending must never wait for the page.
+func sendUntilDropped(t *testing.T, d *Dashboard) {
+	t.Helper()
+	big := Event{V: Version, Scenarios: []Scenario{{Name: strings.Repeat("x", 60<<10)}}}
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i := 0; i < 2000 && droppedInAll(d) == 0; i++ {
+			big.Elapsed = float64(2 + i)
+			d.send(big)
+		}
+	}()
+	select {
+	case <-sent:
+	case <-time.After(time.Minute):
+		t.Fatal("sending events waited for a page that reads none")
+	}
+	if droppedInAll(d) == 0 {
+		t.Fatal("2,000 events of 60 KiB to a page that reads none, and none dropped")
+	}
+}
+
+// pages is how many pages the hub holds, and the longest queue among
+// them.
+func pages(d *Dashboard) (n, longestQueue int) {
+	d.hub.mu.Lock()
+	defer d.hub.mu.Unlock()
+	for c := range d.hub.clients {
+		longestQueue = max(longestQueue, len(c.events))
+	}
+	return len(d.hub.clients), longestQueue
+}
+
+// A page that sends its request and never reads the answer does not hold
+// the events back, holds no more than its queue, and loses its place
+// once an event could not be written to it for pageWriteTimeout.
+func TestAPageThatNeverReadsLosesEventsThenItsPlace(t *testing.T) {
+	d := startedDashboard(t)
+	d.pageWriteTimeout = 100 * time.Millisecond
+	stuckPage(t, d)
+	sendUntilDropped(t, d)
+	if _, queue := pages(d); queue > clientQueue {
+		t.Errorf("the stuck page's queue holds %d events, want at most %d", queue, clientQueue)
+	}
+	// Its write times out and its place is freed; the test looks at the
+	// hub every 20 ms for up to a minute.
+	for end := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if n, _ := pages(d); n == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("a page that read nothing for a minute still holds its place (write timeout %s)", d.pageWriteTimeout)
+		}
+	}
+	resp, err := http.Get(d.URL() + "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a new page got %s after the stuck one left, want 200", resp.Status)
+	}
+}
+
+// A page stuck when the run ends does not hold its end: Stop cuts it
+// rather than wait the server's grace of 5 s for it.
+func TestAPageStuckAtTheEndDoesNotHoldTheRunsEnd(t *testing.T) {
+	d := startedDashboard(t)
+	stuckPage(t, d)
+	sendUntilDropped(t, d)
+	start := time.Now()
+	d.Stop(context.Background())
+	if took := time.Since(start); took >= 3*time.Second {
+		t.Errorf("Stop took %s with a stuck page, want it cut at once (well under the 5 s grace)", took)
+	}
+}
+
+// The 17th page is answered 503 while 16 watch; it is let in once one
+// leaves.
+func TestThePageBeyondTheBoundIsAnswered503(t *testing.T) {
+	d := startedDashboard(t)
+	var open []*http.Response
+	for range MaxClients {
+		resp, err := http.Get(d.URL() + "events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("page %d of %d got %s", len(open)+1, MaxClients, resp.Status)
+		}
+		open = append(open, resp)
+	}
+	resp, err := http.Get(d.URL() + "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "too many dashboard pages") {
+		t.Errorf("page %d got %s %q, want 503 saying too many pages", MaxClients+1, resp.Status, body)
+	}
+	for _, r := range open {
+		r.Body.Close()
+	}
+}
+
+// Other paths and methods get 404 and 405; a request whose headers
+// exceed maxHeaderBytes gets 431, before any handler runs.
+func TestRequestsOutsideThePageAndItsEventsAreRefused(t *testing.T) {
+	d := startedDashboard(t)
+	for _, tc := range []struct {
+		method, path string
+		header       string
+		want         int
+	}{
+		{http.MethodGet, "/admin", "", http.StatusNotFound},
+		{http.MethodGet, "/events/../../etc/passwd", "", http.StatusNotFound},
+		{http.MethodPost, "/events", "", http.StatusMethodNotAllowed},
+		{http.MethodGet, "/", strings.Repeat("h", 2*maxHeaderBytes), http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		req, err := http.NewRequest(tc.method, strings.TrimSuffix(d.URL(), "/")+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.header != "" {
+			req.Header.Set("X-Large", tc.header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s (headers of %d bytes): %s, want %d", tc.method, tc.path, len(tc.header), resp.Status, tc.want)
+		}
+	}
+}
+
+// A connection left idle after its request is closed by the server after
+// idleTimeout, rather than held for ever.
+func TestAnIdleConnectionIsClosed(t *testing.T) {
+	d := startedDashboard(t)
+	conn, err := net.Dial("tcp", d.listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: dashboard\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	// The connection is kept for another request; left idle, the server
+	// closes it. The test's own bound is well beyond idleTimeout.
+	conn.SetReadDeadline(time.Now().Add(idleTimeout + time.Minute))
+	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("reading an idle connection: %v, want EOF (closed by the server)", err)
+	}
+}
