@@ -3,14 +3,20 @@ package dashboard
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmrun/llmrun/internal/browsertest"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 )
 
@@ -208,5 +214,58 @@ func TestAnIdleConnectionIsClosed(t *testing.T) {
 	conn.SetReadDeadline(time.Now().Add(idleTimeout + time.Minute))
 	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
 		t.Errorf("reading an idle connection: %v, want EOF (closed by the server)", err)
+	}
+}
+
+// A run of 500 scenarios with long names sends events within
+// MaxEventSize, and the page says, in headless Chromium, how many
+// scenarios the update left out.
+func TestManyScenariosStayWithinTheBoundAndThePageSaysSo(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	var progress engine.Progress
+	for i := range 500 {
+		progress.Scenarios = append(progress.Scenarios, engine.ScenarioProgress{
+			Name: fmt.Sprintf("%03d-%s", i, strings.Repeat("a-long-scenario-name-", 10)), Phase: engine.PhaseRunning, Duration: time.Hour})
+	}
+	start := time.Now()
+	c := NewCollector(start, func() engine.Progress { return progress }, nil)
+	tags := metrics.NewTagSet(map[string]string{"scenario": progress.Scenarios[0].Name})
+	c.AddRequest(record(tags, true, 100))
+	ev := c.Next(start.Add(time.Second))
+	b, err := encodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent Event
+	if err := json.Unmarshal(b, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxEventSize || sent.ScenariosLeftOut == 0 || len(sent.Scenarios)+sent.ScenariosLeftOut != 500 || sent.All.Requests != 1 {
+		t.Fatalf("event of %d bytes (bound %d) with %d scenarios, %d left out, %d pooled requests; want within the bound, 500 in all, 1 request",
+			len(b), MaxEventSize, len(sent.Scenarios), sent.ScenariosLeftOut, sent.All.Requests)
+	}
+
+	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	replayed := make(chan struct{})
+	go func() {
+		defer close(replayed)
+		d.Replay(ctx, []Event{ev}, 0)
+	}()
+	defer func() { cancel(); <-replayed }()
+	dom := string(browsertest.Run(t, bin, d.URL(), "--dump-dom"))
+	if want := fmt.Sprintf("%d scenarios left out of this update", sent.ScenariosLeftOut); !strings.Contains(dom, want) {
+		t.Errorf("the page does not say %q:\n%.2000s", want, dom)
+	}
+	// To be looked at: copied to /tmp when LLMRUN_KEEP_SCREENSHOTS is set.
+	shot := filepath.Join(t.TempDir(), "dash-left-out.png")
+	browsertest.Screenshot(t, bin, d.URL(), shot, 1280, 900)
+	if os.Getenv("LLMRUN_KEEP_SCREENSHOTS") != "" {
+		if b, err := os.ReadFile(shot); err == nil {
+			os.WriteFile(filepath.Join(os.TempDir(), "dash-left-out.png"), b, 0o644)
+		}
 	}
 }

@@ -91,6 +91,9 @@ func TestAnEventTooLargeLosesScenariosNotPooledFigures(t *testing.T) {
 	if back.All.Requests != 42 || len(back.Scenarios) == 0 {
 		t.Errorf("cut event has pooled requests %d and %d scenarios, want 42 and some", back.All.Requests, len(back.Scenarios))
 	}
+	if back.ScenariosLeftOut != 2000-len(back.Scenarios) {
+		t.Errorf("cut event says %d scenarios left out, but holds %d of 2000", back.ScenariosLeftOut, len(back.Scenarios))
+	}
 }
 
 // record is a request of the scenario that ended at the given time.

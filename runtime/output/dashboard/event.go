@@ -38,6 +38,9 @@ type Event struct {
 	Servers []Server `json:"servers,omitempty"`
 	// Done says the run is over: the last event.
 	Done bool `json:"done,omitempty"`
+	// ScenariosLeftOut is how many scenarios were left out of Scenarios
+	// to keep the event within MaxEventSize; All counts them still.
+	ScenariosLeftOut int `json:"scenariosLeftOut,omitempty"`
 }
 
 // Scenario is one scenario's progress and its figures of the interval.

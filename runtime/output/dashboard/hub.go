@@ -46,8 +46,9 @@ type client struct {
 func newHub() *hub { return &hub{clients: map[*client]struct{}{}} }
 
 // encodeEvent is ev as one line of JSON, no larger than MaxEventSize:
-// scenarios are left out from the last until it fits.
+// scenarios are left out from the last until it fits, and counted.
 func encodeEvent(ev Event) ([]byte, error) {
+	all := len(ev.Scenarios)
 	for {
 		b, err := json.Marshal(ev)
 		if err != nil {
@@ -57,6 +58,7 @@ func encodeEvent(ev Event) ([]byte, error) {
 			return b, nil
 		}
 		ev.Scenarios = ev.Scenarios[:len(ev.Scenarios)/2]
+		ev.ScenariosLeftOut = all - len(ev.Scenarios)
 	}
 }
 
