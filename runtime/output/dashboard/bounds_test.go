@@ -245,17 +245,7 @@ func TestManyScenariosStayWithinTheBoundAndThePageSaysSo(t *testing.T) {
 			len(b), MaxEventSize, len(sent.Scenarios), sent.ScenariosLeftOut, sent.All.Requests)
 	}
 
-	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	replayed := make(chan struct{})
-	go func() {
-		defer close(replayed)
-		d.Replay(ctx, []Event{ev}, 0)
-	}()
-	defer func() { cancel(); <-replayed }()
+	d := replaying(t, []Event{ev})
 	dom := string(browsertest.Run(t, bin, d.URL(), "--dump-dom"))
 	if want := fmt.Sprintf("%d scenarios left out of this update", sent.ScenariosLeftOut); !strings.Contains(dom, want) {
 		t.Errorf("the page does not say %q:\n%.2000s", want, dom)
@@ -268,4 +258,25 @@ func TestManyScenariosStayWithinTheBoundAndThePageSaysSo(t *testing.T) {
 			os.WriteFile(filepath.Join(os.TempDir(), "dash-left-out.png"), b, 0o644)
 		}
 	}
+}
+
+// replaying is a dashboard on a free loopback port replaying events at
+// speed 0 until the test ends.
+func replaying(t *testing.T, events []Event) *Dashboard {
+	t.Helper()
+	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	replayed := make(chan struct{})
+	go func() {
+		defer close(replayed)
+		d.Replay(ctx, events, 0)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-replayed
+	})
+	return d
 }
