@@ -113,11 +113,12 @@ func runDashboardClient(c config, n, i int, withDashboard bool, bin, dir string,
 		if run.events, err = page.wait(); err != nil {
 			return run, err
 		}
-		if run.profiled, err = dashboardCPU(profilePath); err != nil {
+		var all time.Duration
+		if run.profiled, all, err = dashboardCPU(profilePath); err != nil {
 			return run, err
 		}
-		dashboard = fmt.Sprintf("with the dashboard, its page read %d updates, its own CPU %.3f s in the profile (%.3f %% of one core)",
-			run.events, run.profiled.Seconds(), 100*run.profiledShare())
+		dashboard = fmt.Sprintf("with the dashboard, its page read %d updates, its own CPU %.3f s of the profile's %.2f s (%.3f %% of one core)",
+			run.events, run.profiled.Seconds(), all.Seconds(), 100*run.profiledShare())
 	}
 	fmt.Printf("  %d streams, %s: %d tokens in %.1f s; llmrun's CPU %.2f s, %.2f %% of one core; load average %s\n",
 		n, dashboard, run.tokens, run.wall.Seconds(), run.cpu.Seconds(), 100*run.coreShare(), loadAverage())
@@ -129,29 +130,29 @@ func runDashboardClient(c config, n, i int, withDashboard bool, bin, dir string,
 const dashboardPackage = "github.com/llmrun/llmrun/runtime/output/dashboard."
 
 // dashboardCPU is the CPU time of the samples of the CPU profile at path
-// whose stack passes through the dashboard's package: its collector, its
-// events' encoding and its pages' streams.
-func dashboardCPU(path string) (time.Duration, error) {
+// whose stack passes through the dashboard's package (its collector, its
+// events' encoding and its pages' streams), and of all its samples.
+func dashboardCPU(path string) (own, all time.Duration, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("reading llmrun's CPU profile: %w", err)
+		return 0, 0, fmt.Errorf("reading llmrun's CPU profile: %w", err)
 	}
 	defer f.Close()
 	prof, err := profile.Parse(f)
 	if err != nil {
-		return 0, fmt.Errorf("reading llmrun's CPU profile %s: %w", path, err)
+		return 0, 0, fmt.Errorf("reading llmrun's CPU profile %s: %w", path, err)
 	}
 	cpu := slices.IndexFunc(prof.SampleType, func(t *profile.ValueType) bool { return t.Type == "cpu" && t.Unit == "nanoseconds" })
 	if cpu < 0 {
-		return 0, fmt.Errorf("llmrun's CPU profile %s has no CPU time in nanoseconds", path)
+		return 0, 0, fmt.Errorf("llmrun's CPU profile %s has no CPU time in nanoseconds", path)
 	}
-	var total time.Duration
 	for _, s := range prof.Sample {
+		all += time.Duration(s.Value[cpu])
 		if passesThrough(s, dashboardPackage) {
-			total += time.Duration(s.Value[cpu])
+			own += time.Duration(s.Value[cpu])
 		}
 	}
-	return total, nil
+	return own, all, nil
 }
 
 // passesThrough says whether a function of the package whose names begin

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -183,6 +184,9 @@ func TestDashboardCostVerdict(t *testing.T) {
 // spends 300 ms of CPU in the dashboard's collector, then as much in
 // code of its own.
 func TestDashboardCPUCountsTheDashboardsSamples(t *testing.T) {
+	if raceDetector() {
+		t.Skip("the race detector's own CPU is sampled without the Go stack that called it")
+	}
 	path := filepath.Join(t.TempDir(), "cpu.pprof")
 	f, err := os.Create(path)
 	if err != nil {
@@ -200,17 +204,25 @@ func TestDashboardCPUCountsTheDashboardsSamples(t *testing.T) {
 	spend(t, 300*time.Millisecond, func(i int) { sink += math.Sqrt(float64(i)) })
 	pprof.StopCPUProfile()
 	f.Close()
-	got, err := dashboardCPU(path)
+	own, all, err := dashboardCPU(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The profile samples at 100 Hz: some 30 samples of each part.
-	if got < 100*time.Millisecond || got > 500*time.Millisecond {
-		t.Errorf("the profile counts %s of CPU in the dashboard, want about 300 ms (not the test's own 300 ms)", got)
+	// The profile samples at 100 Hz: some 30 samples of each part, of
+	// which the profiler may miss some on a loaded machine, as many of
+	// one part as of the other.
+	if all == 0 || own < all/5 || own > all*4/5 {
+		t.Errorf("the profile counts %s of CPU in the dashboard of %s in all, want about half", own, all)
 	}
-	if _, err := dashboardCPU(filepath.Join(t.TempDir(), "none.pprof")); err == nil || !strings.Contains(err.Error(), "none.pprof") {
+	if _, _, err := dashboardCPU(filepath.Join(t.TempDir(), "none.pprof")); err == nil || !strings.Contains(err.Error(), "none.pprof") {
 		t.Errorf("a missing profile: %v, want an error naming it", err)
 	}
+}
+
+// raceDetector says whether the test was built with -race.
+func raceDetector() bool {
+	info, ok := debug.ReadBuildInfo()
+	return ok && slices.Contains(info.Settings, debug.BuildSetting{Key: "-race", Value: "true"})
 }
 
 // spend calls work with 0, 1, 2, … until the process has spent cpu more
