@@ -22,29 +22,62 @@ import (
 
 // startedDashboard is a dashboard on a free loopback port, started with
 // a collector of one scenario and a period of an hour (the test sends
-// the events), stopped when the test ends.
-func startedDashboard(t *testing.T) *Dashboard {
+// the events), its pages given writeTimeout to take a write, stopped
+// when the test ends. The connections its server closes are sent on
+// closed, by their client's address, as long as the test reads them.
+func startedDashboard(t *testing.T, writeTimeout time.Duration) (d *Dashboard, closed <-chan string) {
 	t.Helper()
 	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.pageWriteTimeout = writeTimeout
+	closing := make(chan string)
+	stopped := make(chan struct{})
+	d.server.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			select {
+			case closing <- c.RemoteAddr().String():
+			case <-stopped:
+			}
+		}
+	}
 	progress := engine.Progress{Scenarios: []engine.ScenarioProgress{{Name: "chat", Phase: engine.PhaseRunning}}}
 	d.Start(NewCollector(time.Now(), func() engine.Progress { return progress }, nil))
 	t.Cleanup(func() { d.Stop(context.Background()) })
-	return d
+	// Before Stop (cleanups run last first): the connections Stop closes
+	// are not waited for.
+	t.Cleanup(func() { close(stopped) })
+	return d, closing
 }
 
-// stuckPage is a page that asks for the events over a raw TCP connection
-// and never reads a byte of the answer.
-func stuckPage(t *testing.T, d *Dashboard) net.Conn {
+// waitForClose waits, up to a minute, for the server to close the
+// connection of conn.
+func waitForClose(t *testing.T, closed <-chan string, conn net.Conn) {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case addr := <-closed:
+			if addr == conn.LocalAddr().String() {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the server kept for a minute the connection of a page that reads nothing (write timeout 100 ms)")
+		}
+	}
+}
+
+// stuckPage is a page that asks for path over a raw TCP connection and
+// never reads a byte of the answer.
+func stuckPage(t *testing.T, d *Dashboard, path string) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", d.listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if _, err := io.WriteString(conn, "GET /events HTTP/1.1\r\nHost: dashboard\r\n\r\n"); err != nil {
+	if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: dashboard\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	return conn
@@ -86,25 +119,49 @@ func pages(d *Dashboard) (n, longestQueue int) {
 }
 
 // A page that sends its request and never reads the answer does not hold
-// the events back, holds no more than its queue, and loses its place
-// once an event could not be written to it for pageWriteTimeout.
-func TestAPageThatNeverReadsLosesEventsThenItsPlace(t *testing.T) {
-	d := startedDashboard(t)
-	d.pageWriteTimeout = 100 * time.Millisecond
-	stuckPage(t, d)
+// the events back, holds no more than its queue, and is cut at the end
+// of the run rather than waited for the server's grace of 5 s.
+func TestAPageThatNeverReadsLosesEventsAndIsCutAtTheEnd(t *testing.T) {
+	d, _ := startedDashboard(t, pageWriteTimeout)
+	stuckPage(t, d, "/events")
 	sendUntilDropped(t, d)
 	if _, queue := pages(d); queue > clientQueue {
 		t.Errorf("the stuck page's queue holds %d events, want at most %d", queue, clientQueue)
 	}
-	// Its write times out and its place is freed; the test looks at the
-	// hub every 20 ms for up to a minute.
-	for end := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if n, _ := pages(d); n == 0 {
-			break
+	start := time.Now()
+	d.Stop(context.Background())
+	if took := time.Since(start); took >= 3*time.Second {
+		t.Errorf("Stop took %s with a stuck page, want it cut at once (well under the 5 s grace)", took)
+	}
+}
+
+// A page that never reads loses its place once an event could not be
+// written to it for pageWriteTimeout: another page is let in.
+func TestAPageThatNeverReadsLosesItsPlace(t *testing.T) {
+	d, closed := startedDashboard(t, 100*time.Millisecond)
+	conn := stuckPage(t, d, "/events")
+	// Events larger than any socket buffer are sent until the server
+	// closes the page's connection.
+	cut := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		big := Event{V: Version, Scenarios: []Scenario{{Name: strings.Repeat("x", 60<<10)}}}
+		for i := 0; i < 2000; i++ {
+			select {
+			case <-cut:
+				return
+			default:
+			}
+			big.Elapsed = float64(2 + i)
+			d.send(big)
 		}
-		if time.Now().After(end) {
-			t.Fatalf("a page that read nothing for a minute still holds its place (write timeout %s)", d.pageWriteTimeout)
-		}
+	}()
+	waitForClose(t, closed, conn)
+	close(cut)
+	<-sent
+	if n, _ := pages(d); n != 0 {
+		t.Errorf("the hub holds %d pages once the stuck one's connection closed, want 0", n)
 	}
 	resp, err := http.Get(d.URL() + "events")
 	if err != nil {
@@ -116,23 +173,10 @@ func TestAPageThatNeverReadsLosesEventsThenItsPlace(t *testing.T) {
 	}
 }
 
-// A page stuck when the run ends does not hold its end: Stop cuts it
-// rather than wait the server's grace of 5 s for it.
-func TestAPageStuckAtTheEndDoesNotHoldTheRunsEnd(t *testing.T) {
-	d := startedDashboard(t)
-	stuckPage(t, d)
-	sendUntilDropped(t, d)
-	start := time.Now()
-	d.Stop(context.Background())
-	if took := time.Since(start); took >= 3*time.Second {
-		t.Errorf("Stop took %s with a stuck page, want it cut at once (well under the 5 s grace)", took)
-	}
-}
-
 // The 17th page is answered 503 while 16 watch; it is let in once one
 // leaves.
 func TestThePageBeyondTheBoundIsAnswered503(t *testing.T) {
-	d := startedDashboard(t)
+	d, _ := startedDashboard(t, pageWriteTimeout)
 	var open []*http.Response
 	for range MaxClients {
 		resp, err := http.Get(d.URL() + "events")
@@ -161,7 +205,7 @@ func TestThePageBeyondTheBoundIsAnswered503(t *testing.T) {
 // Other paths and methods get 404 and 405; a request whose headers
 // exceed maxHeaderBytes gets 431, before any handler runs.
 func TestRequestsOutsideThePageAndItsEventsAreRefused(t *testing.T) {
-	d := startedDashboard(t)
+	d, _ := startedDashboard(t, pageWriteTimeout)
 	for _, tc := range []struct {
 		method, path string
 		header       string
@@ -193,7 +237,7 @@ func TestRequestsOutsideThePageAndItsEventsAreRefused(t *testing.T) {
 // A connection left idle after its request is closed by the server after
 // idleTimeout, rather than held for ever.
 func TestAnIdleConnectionIsClosed(t *testing.T) {
-	d := startedDashboard(t)
+	d, _ := startedDashboard(t, pageWriteTimeout)
 	conn, err := net.Dial("tcp", d.listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -279,4 +323,17 @@ func replaying(t *testing.T, events []Event) *Dashboard {
 		<-replayed
 	})
 	return d
+}
+
+// A request for the page that never reads it is cut once a piece of the
+// page could not be written for pageWriteTimeout.
+func TestAPageRequestThatNeverReadsIsCut(t *testing.T) {
+	d, closed := startedDashboard(t, 100*time.Millisecond)
+	// A history larger than any socket buffer.
+	big := Event{V: Version, Scenarios: []Scenario{{Name: strings.Repeat("x", 60<<10)}}}
+	for i := range 400 {
+		big.Elapsed = float64(i + 1)
+		d.send(big)
+	}
+	waitForClose(t, closed, stuckPage(t, d, "/"))
 }

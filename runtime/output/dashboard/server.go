@@ -277,9 +277,11 @@ func (d *Dashboard) closeRecording() {
 func (d *Dashboard) RecordWarning() string { return d.recordWarning }
 
 // servePage serves the page with the events so far in it, written
-// piece by piece rather than copied into one page for each request.
+// piece by piece rather than copied into one page for each request; each
+// piece has pageWriteTimeout to be taken.
 func (d *Dashboard) servePage(w http.ResponseWriter, _ *http.Request) {
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
 	before, after, _ := bytes.Cut(d.page, historyMark)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -289,6 +291,7 @@ func (d *Dashboard) servePage(w http.ResponseWriter, _ *http.Request) {
 		if i > 0 {
 			w.Write([]byte(","))
 		}
+		rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
 		if _, err := w.Write(b); err != nil {
 			return
 		}
