@@ -337,3 +337,33 @@ func TestAPageRequestThatNeverReadsIsCut(t *testing.T) {
 	}
 	waitForClose(t, closed, stuckPage(t, d, "/"))
 }
+
+// A page that reads every event still gets the next one after a period
+// longer than pageWriteTimeout without any: the timeout bounds a write,
+// not the wait between events.
+func TestAPageGetsAnEventAfterAQuietSpellLongerThanTheWriteTimeout(t *testing.T) {
+	d, _ := startedDashboard(t, 50*time.Millisecond)
+	d.send(Event{V: Version, Elapsed: 1})
+	resp, err := http.Get(d.URL() + "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	stream := bufio.NewScanner(resp.Body)
+	next := func() string {
+		for stream.Scan() {
+			if data, ok := strings.CutPrefix(stream.Text(), "data: "); ok {
+				return data
+			}
+		}
+		t.Fatalf("the stream ended: %v", stream.Err())
+		return ""
+	}
+	next()
+	// The quiet spell is what is tested: 4 write timeouts without an event.
+	time.Sleep(200 * time.Millisecond)
+	d.send(Event{V: Version, Elapsed: 2})
+	if got := next(); !strings.Contains(got, `"t":2`) {
+		t.Errorf("the event after the quiet spell is %s, want the one at t=2", got)
+	}
+}
