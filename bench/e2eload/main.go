@@ -19,6 +19,15 @@
 //	go run ./bench/e2eload -streams 100,500,1000
 //	go run ./bench/e2eload -slow      # 10,000 streams, 500 ms per token
 //	go run ./bench/e2eload -rates 1000,2000 -repeat 3
+//
+// With -dashboard it measures the live dashboard's cost instead: at each
+// stream count (1,000 unless -streams says otherwise) llmrun runs closed
+// loop for that long without and with --dashboard, a page (an SSE client
+// in e2eload's process) reading the dashboard's events for the whole
+// run, -repeat pairs in alternating order; it prints llmrun's CPU time
+// per second of run and the difference as a percentage of one core.
+//
+//	go run ./bench/e2eload -dashboard 20s -repeat 5
 package main
 
 import (
@@ -49,6 +58,9 @@ type config struct {
 	addr      string
 	slow      bool
 	repeat    int // floor-then-llmrun pairs per stream count
+	// dashboard, when positive, is how long each run of -dashboard lasts:
+	// the stream counts then measure the dashboard's cost.
+	dashboard time.Duration
 }
 
 // requests is the closed loop's total for n streams.
@@ -71,6 +83,7 @@ func main() {
 	slow := flag.Bool("slow", false, "10,000 streams with slow tokens: -streams 10000 -decode 500ms unless given")
 	rates := flag.String("rates", "", "comma-separated arrival rates (per second) to measure pacing at, 6 s each with 10-token answers; without -streams, no stream rows")
 	repeat := flag.Int("repeat", 1, "floor-then-llmrun pairs per stream count (and runs per arrival rate of -rates), against the same simulator: the table shows medians and the range of the ratio")
+	dashboard := flag.Duration("dashboard", 0, "measure the live dashboard's cost instead: llmrun runs this long at each stream count (1000 unless -streams is given) without and with --dashboard, -repeat pairs")
 	floor := flag.String("floor", "", "run as the floor client with this load (JSON; e2eload sets it)")
 	flag.Parse()
 	if *floor != "" {
@@ -80,11 +93,14 @@ func main() {
 		}
 		return
 	}
-	c := config{perStream: *perStream, tokens: *tokens, prefill: *prefill, decode: *decode, addr: *addr, slow: *slow, repeat: *repeat}
+	c := config{perStream: *perStream, tokens: *tokens, prefill: *prefill, decode: *decode, addr: *addr, slow: *slow, repeat: *repeat, dashboard: *dashboard}
 	given := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if given["rates"] && !given["streams"] && !c.slow {
 		*streams = ""
+	}
+	if c.dashboard > 0 && !given["streams"] {
+		*streams = "1000"
 	}
 	if c.slow {
 		if !given["streams"] {
@@ -110,8 +126,8 @@ func (c *config) parse(streams, rates string) error {
 	if err != nil || host != "127.0.0.1" {
 		return fmt.Errorf("-addr %q: e2eload serves on 127.0.0.1 only", c.addr)
 	}
-	if c.perStream < 1 || c.tokens < 1 || c.repeat < 1 || c.decode <= 0 || c.prefill < 0 {
-		return errors.New("-requests-per-stream, -tokens and -repeat must be at least 1, -decode positive, -prefill not negative")
+	if c.perStream < 1 || c.tokens < 1 || c.repeat < 1 || c.decode <= 0 || c.prefill < 0 || c.dashboard < 0 {
+		return errors.New("-requests-per-stream, -tokens and -repeat must be at least 1, -decode positive, -prefill and -dashboard not negative")
 	}
 	if c.streams, err = positiveList(streams, "stream count"); err != nil {
 		return err
@@ -165,17 +181,22 @@ func run(c config) error {
 		fmt.Printf("pacing: llmrun sim with %s prefill and %s per token whatever the batch; %s at each rate for %s, %d-token answers, %d runs per rate\n",
 			paceSimPrefill, paceSimDecode, paceScript, paceDuration, paceTokens, c.repeat)
 	}
-	if len(c.streams) > 0 {
+	if len(c.streams) > 0 && c.dashboard > 0 {
+		fmt.Printf("dashboard: llmrun sim with %s prefill and %s per token, %d tokens per request, closed loop for %s, %d without-and-with --dashboard pairs per stream count\n",
+			c.prefill, c.decode, c.tokens, c.dashboard, c.repeat)
+	} else if len(c.streams) > 0 {
 		fmt.Printf("streams: llmrun sim with %s prefill and %s per token, %d tokens per request, %d requests per stream, closed loop, %d floor-then-llmrun pairs per stream count\n",
 			c.prefill, c.decode, c.tokens, c.perStream, c.repeat)
 	}
 	var (
 		rows     []row
 		paceRows []paceRow
+		dashRows []dashboardCost
 	)
 	defer func() {
 		printTable(os.Stdout, c, rows)
 		printPaceTable(os.Stdout, paceRows)
+		printDashboardTable(os.Stdout, c, dashRows)
 	}()
 	for _, rate := range c.rates {
 		r, err := measurePacing(c, rate, bin, dir, p)
@@ -185,6 +206,14 @@ func run(c config) error {
 		paceRows = append(paceRows, r)
 	}
 	for _, n := range c.streams {
+		if c.dashboard > 0 {
+			r, err := measureDashboard(c, n, bin, dir, p)
+			if err != nil {
+				return fmt.Errorf("%d streams, dashboard: %w", n, err)
+			}
+			dashRows = append(dashRows, r)
+			continue
+		}
 		r, err := measure(c, n, bin, self, dir, p)
 		if err != nil {
 			return fmt.Errorf("%d streams: %w", n, err)

@@ -73,11 +73,7 @@ type row struct {
 // queueing) and runs the floor, then llmrun, against it, c.repeat times.
 func measure(c config, n int, bin, self, dir string, p pinning) (row, error) {
 	r := row{streams: n}
-	sim, err := startSimulator(bin, c.addr, p.sim, []string{
-		"--max-num-seqs", strconv.Itoa(n + 16), "--tokenizer", "bytes",
-		"--prefill-base", c.prefill.String(), "--prefill-per-token", "0",
-		"--decode-base", c.decode.String(), "--decode-per-seq", "0",
-	})
+	sim, err := startStreamSimulator(c, n, bin, p)
 	if err != nil {
 		return r, err
 	}
@@ -95,6 +91,16 @@ func measure(c config, n int, bin, self, dir string, p pinning) (row, error) {
 		r.llmrun = append(r.llmrun, ll)
 	}
 	return r, nil
+}
+
+// startStreamSimulator starts a simulator with a batch slot for each of
+// n streams (no queueing) and c's prefill and decode steps.
+func startStreamSimulator(c config, n int, bin string, p pinning) (*simproc.Proc, error) {
+	return startSimulator(bin, c.addr, p.sim, []string{
+		"--max-num-seqs", strconv.Itoa(n + 16), "--tokenizer", "bytes",
+		"--prefill-base", c.prefill.String(), "--prefill-per-token", "0",
+		"--decode-base", c.decode.String(), "--decode-per-seq", "0",
+	})
 }
 
 // runFloorClient runs the floor (e2eload -floor) against sim.

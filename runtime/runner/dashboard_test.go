@@ -204,23 +204,7 @@ export default function () {
 // marked done: the run's last.
 func waitForDone(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	stream := bufio.NewScanner(resp.Body)
-	stream.Buffer(nil, dashboard.MaxEventSize+64)
-	for stream.Scan() {
-		if data, ok := strings.CutPrefix(stream.Text(), "data: "); ok && strings.Contains(data, `"done":true`) {
-			return
-		}
-	}
-	t.Fatalf("the dashboard's stream ended with no event marked done: %v", stream.Err())
+	readEvents(t, ctx, url+"events", func(ev dashboard.Event) bool { return ev.Done })
 }
 
 // get is the body of url.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -37,8 +36,8 @@ func TestSSEEventFraming(t *testing.T) {
 // and publishing never waits for it.
 func TestSlowClientLosesEventsCounted(t *testing.T) {
 	h := newHub()
-	slow, _ := h.join()
-	fast, _ := h.join()
+	slow, _ := h.join(func() {})
+	fast, _ := h.join(func() {})
 	const extra = 5
 	for i := range clientQueue + extra {
 		h.publish([]byte{byte(i)})
@@ -58,11 +57,11 @@ func TestSlowClientLosesEventsCounted(t *testing.T) {
 func TestClientsAndHistoryAreBounded(t *testing.T) {
 	h := newHub()
 	for range MaxClients {
-		if c, _ := h.join(); c == nil {
+		if c, _ := h.join(func() {}); c == nil {
 			t.Fatal("a client below the bound was refused")
 		}
 	}
-	if c, _ := h.join(); c != nil {
+	if c, _ := h.join(func() {}); c != nil {
 		t.Errorf("client %d was let in, want refused", MaxClients+1)
 	}
 	for i := range MaxHistory + 10 {
@@ -94,6 +93,9 @@ func TestAnEventTooLargeLosesScenariosNotPooledFigures(t *testing.T) {
 	}
 	if back.All.Requests != 42 || len(back.Scenarios) == 0 {
 		t.Errorf("cut event has pooled requests %d and %d scenarios, want 42 and some", back.All.Requests, len(back.Scenarios))
+	}
+	if back.ScenariosLeftOut != 2000-len(back.Scenarios) {
+		t.Errorf("cut event says %d scenarios left out, but holds %d of 2000", back.ScenariosLeftOut, len(back.Scenarios))
 	}
 }
 
@@ -270,22 +272,8 @@ func TestServerStreamsHistoryThenLiveAndTellsDrops(t *testing.T) {
 	// This page stops reading: large events fill the connection, then its
 	// queue; publishing goes on regardless. How many it takes depends on
 	// the machine's socket buffers, so events are sent until the hub has
-	// dropped one for the page (within a bound: 2,000 events of 60 KiB
-	// are more than any socket buffer and queue hold).
-	big := Event{V: Version, Scenarios: []Scenario{{Name: strings.Repeat("x", 60<<10)}}}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; i < 2000 && droppedInAll(d) == 0; i++ {
-			big.Elapsed = float64(2 + i)
-			d.send(big)
-		}
-	}()
-	wg.Wait()
-	if droppedInAll(d) == 0 {
-		t.Fatal("2,000 events of 60 KiB to a page that reads none, and none dropped")
-	}
+	// dropped one for the page.
+	sendUntilDropped(t, d)
 	d.send(Event{V: Version, Elapsed: 1000})
 	var dropped string
 	for dropped == "" {

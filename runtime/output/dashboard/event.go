@@ -63,6 +63,9 @@ type Event struct {
 	// Instances are a distributed run's instances, on instance 0's
 	// dashboard (whose figures are all instances' merged); nil otherwise.
 	Instances []Instance `json:"instances,omitempty"`
+	// ScenariosLeftOut is how many scenarios were left out of Scenarios
+	// to keep the event within MaxEventSize; All counts them still.
+	ScenariosLeftOut int `json:"scenariosLeftOut,omitempty"`
 }
 
 // Scenario is one scenario's progress and its figures of the interval.

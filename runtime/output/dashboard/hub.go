@@ -37,13 +37,18 @@ type client struct {
 	dropped int64
 	// done is closed when the hub closes: no event will follow.
 	done chan struct{}
+	// cut ends at once a write to the page under way, and every later
+	// one: the hub calls it on closing for a page whose queue is full,
+	// which has stopped reading.
+	cut func()
 }
 
 func newHub() *hub { return &hub{clients: map[*client]struct{}{}} }
 
 // encodeEvent is ev as one line of JSON, no larger than MaxEventSize:
-// scenarios are left out from the last until it fits.
+// scenarios are left out from the last until it fits, and counted.
 func encodeEvent(ev Event) ([]byte, error) {
+	all := len(ev.Scenarios)
 	for {
 		b, err := json.Marshal(ev)
 		if err != nil {
@@ -53,6 +58,7 @@ func encodeEvent(ev Event) ([]byte, error) {
 			return b, nil
 		}
 		ev.Scenarios = ev.Scenarios[:len(ev.Scenarios)/2]
+		ev.ScenariosLeftOut = all - len(ev.Scenarios)
 	}
 }
 
@@ -77,15 +83,16 @@ func (h *hub) publish(b []byte) {
 	}
 }
 
-// join adds a client and returns it with the history so far; nil when
-// MaxClients watch already or the hub is closed.
-func (h *hub) join() (*client, [][]byte) {
+// join adds a client, which cut cuts off, and returns it with the
+// history so far; nil when MaxClients watch already or the hub is
+// closed.
+func (h *hub) join(cut func()) (*client, [][]byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || len(h.clients) >= MaxClients {
 		return nil, nil
 	}
-	c := &client{events: make(chan []byte, clientQueue), done: make(chan struct{})}
+	c := &client{events: make(chan []byte, clientQueue), done: make(chan struct{}), cut: cut}
 	h.clients[c] = struct{}{}
 	return c, append([][]byte(nil), h.history...)
 }
@@ -104,7 +111,9 @@ func (h *hub) droppedFor(c *client) int64 {
 	return c.dropped
 }
 
-// close tells every client that no event follows.
+// close tells every client that no event follows, and cuts off those
+// whose queue is full: they stopped reading, and the run's end does not
+// wait for them.
 func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -114,7 +123,18 @@ func (h *hub) close() {
 	h.closed = true
 	for c := range h.clients {
 		close(c.done)
+		if len(c.events) == cap(c.events) {
+			c.cut()
+		}
 	}
+}
+
+// historySoFar is the history's events so far; they are never changed,
+// only let go.
+func (h *hub) historySoFar() [][]byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([][]byte(nil), h.history...)
 }
 
 // sseEvent frames data as a server-sent event of the given type ("" for

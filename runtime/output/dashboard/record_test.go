@@ -3,7 +3,6 @@ package dashboard
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -176,20 +175,7 @@ func TestReplayAtSpeedZeroServesTheWholeRunToTheFirstPage(t *testing.T) {
 	for i := range events {
 		events[i] = Event{V: Version, Elapsed: float64(i + 1), Period: 1, Scenarios: []Scenario{{Name: "chat", Phase: "running"}}}
 	}
-	d, err := Listen(Config{Addr: "127.0.0.1:0", Period: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	replayed := make(chan struct{})
-	go func() {
-		defer close(replayed)
-		d.Replay(ctx, events, 0)
-	}()
-	defer func() {
-		cancel()
-		<-replayed
-	}()
+	d := replaying(t, events)
 	resp, err := http.Get(d.URL())
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,19 @@ const DefaultPeriod = time.Second
 //go:embed page.html
 var assets embed.FS
 
+// Bounds of the dashboard's server against a client that misbehaves.
+const (
+	// pageWriteTimeout is how long a page may take an event (or the
+	// page itself, with its history) before it is cut off, its place
+	// freed for another.
+	pageWriteTimeout = 10 * time.Second
+	// idleTimeout is how long a connection is kept between requests.
+	idleTimeout = 5 * time.Second
+	// maxHeaderBytes bounds a request's headers: a browser's are a few
+	// hundred bytes.
+	maxHeaderBytes = 16 << 10
+)
+
 // historyMark is where the page's HTML takes the events so far, so that
 // it draws them on load, before the stream connects.
 var historyMark = []byte("/*HISTORY*/[]")
@@ -63,6 +76,8 @@ type Dashboard struct {
 	report *Report
 	// exportWarning says, once stopped, why the report was not written.
 	exportWarning string
+	// pageWriteTimeout is the package's, shorter in tests.
+	pageWriteTimeout time.Duration
 }
 
 // Listen opens the dashboard's address and its recording's file, so
@@ -79,7 +94,7 @@ func Listen(cfg Config) (*Dashboard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: reading its page: %w", err)
 	}
-	d := &Dashboard{cfg: cfg, hub: newHub(), page: page, served: make(chan struct{})}
+	d := &Dashboard{cfg: cfg, hub: newHub(), page: page, served: make(chan struct{}), pageWriteTimeout: pageWriteTimeout}
 	if cfg.Export != "" {
 		if err := checkExport(cfg); err != nil {
 			return nil, err
@@ -104,7 +119,7 @@ func Listen(cfg Config) (*Dashboard, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", d.servePage)
 	mux.HandleFunc("GET /events", d.serveEvents)
-	d.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	d.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
 	return d, nil
 }
 
@@ -283,21 +298,39 @@ func (d *Dashboard) closeRecording() {
 // size limit, a failed write); empty when it holds them all.
 func (d *Dashboard) RecordWarning() string { return d.recordWarning }
 
-// servePage serves the page with the events so far in it.
+// servePage serves the page with the events so far in it, written
+// piece by piece rather than copied into one page for each request; each
+// piece has pageWriteTimeout to be taken.
 func (d *Dashboard) servePage(w http.ResponseWriter, _ *http.Request) {
-	d.hub.mu.Lock()
-	history := bytes.Join(d.hub.history, []byte(","))
-	d.hub.mu.Unlock()
-	page := bytes.Replace(d.page, historyMark, append(append([]byte("["), history...), ']'), 1)
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
+	before, after, _ := bytes.Cut(d.page, historyMark)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(page)
+	w.Write(before)
+	w.Write([]byte("["))
+	for i, b := range d.hub.historySoFar() {
+		if i > 0 {
+			w.Write([]byte(","))
+		}
+		rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+	}
+	w.Write([]byte("]"))
+	w.Write(after)
 }
 
 // serveEvents streams the events: the history, then each new one, and an
 // event "dropped" with the count whenever this client lost some.
+//
+// Each write has pageWriteTimeout to be taken: a page that stopped
+// reading is cut off then, its place freed.
 func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
-	c, history := d.hub.join()
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
+	c, history := d.hub.join(func() { rc.SetWriteDeadline(time.Now()) })
 	if c == nil {
 		http.Error(w, "too many dashboard pages open, or the run is over", http.StatusServiceUnavailable)
 		return
@@ -311,6 +344,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	for _, b := range history {
+		rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
 		if _, err := w.Write(sseEvent("", b)); err != nil {
 			return
 		}
@@ -318,6 +352,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	flusher.Flush()
 	var told int64
 	write := func(b []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
 		if _, err := w.Write(sseEvent("", b)); err != nil {
 			return false
 		}
