@@ -34,19 +34,22 @@ func TestInstancesMergeIntoTheUnionsPercentiles(t *testing.T) {
 	start := time.Now()
 	own := NewCollector(start, chatProgress(2, 100), nil).WithInstances(in)
 	peer := NewReporter(chatProgress(3, 40))
-	var union window.Aggregate
+	union := window.Aggregate{CountITL: true}
 	for i := range 500 {
 		// Instance 1's latencies are slower: the union's p99 is theirs,
 		// its p50 neither's alone.
-		r := &llm.Record{Tags: tags, OK: i%25 != 0, TTFT: 20 + 80*rng.Float64(), TPOT: 5 + rng.Float64(), E2E: 300 + 100*rng.Float64(), PromptTokens: 7}
+		res := llm.Result{OK: i%25 != 0, TTFT: 20 + 80*rng.Float64(), TPOT: 5 + rng.Float64(), E2E: 300 + 100*rng.Float64(), PromptTokens: 7,
+			ITL: []float64{4 + rng.Float64(), 5 + 10*rng.Float64(), 6 + rng.Float64()}}
 		sink := own.AddRequest
 		if i%2 == 1 {
-			r.TTFT, r.E2E = 3*r.TTFT, 2*r.E2E
+			res.TTFT, res.E2E, res.ITL[1] = 3*res.TTFT, 2*res.E2E, 4*res.ITL[1]
 			sink = peer.Collector().AddRequest
 		}
-		if !r.OK {
-			r.ErrorClass = "http_5xx"
+		if !res.OK {
+			res.Class = llm.ErrHTTP5xx
 		}
+		r := &llm.Record{}
+		res.Record(r, tags, nil)
 		sink(r)
 		union.Add(r)
 	}
@@ -61,6 +64,7 @@ func TestInstancesMergeIntoTheUnionsPercentiles(t *testing.T) {
 		{"TTFT", ev.All.TTFT, percentiles(&union.TTFT)},
 		{"TPOT", ev.All.TPOT, percentiles(&union.TPOT)},
 		{"E2E", ev.All.E2E, percentiles(&union.E2E)},
+		{"ITL", ev.All.ITL, percentiles(&union.ITL)},
 		{"chat's TTFT", ev.Scenarios[0].TTFT, percentiles(&union.TTFT)},
 	} {
 		if f.got != f.want {
