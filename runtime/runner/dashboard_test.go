@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"image"
 	"io"
 	"net"
@@ -519,5 +520,49 @@ func TestDashboardSearchLevelsArriveAsEachRoundEnds(t *testing.T) {
 	}
 	if o := <-ended; o.Verdict != runner.Passed {
 		t.Fatalf("verdict %v, want passed\n%s", o.Verdict, &stderr)
+	}
+}
+
+// abortedScript is aborted by its threshold once three requests ended.
+const abortedScript = `
+import llm from 'llm';
+export const options = {
+  scenarios: { chat: { executor: 'constant-vus', vus: 2, duration: '30m' } },
+  thresholds: { llm_requests: [{ threshold: 'count<3', abortOnFail: true }] },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+`
+
+// A run that its abortOnFail threshold stops says so in its last event
+// and on the page, which Chromium draws from the run's dashboard: the
+// status names the threshold rather than only "run over", and its
+// scenario shows where it was cut, not "done 100 %".
+func TestDashboardSaysWhyARunAbortedByAThresholdEnded(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	stderr := newWatched(`^$`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	url, ended := runWithDashboard(t, ctx, "aborted.js", abortedScript,
+		dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond, Linger: 3 * time.Minute}, stderr)
+	last := follow(t, ctx, url)("the run's last event", func(ev dashboard.Event) bool { return ev.Done })
+	const why = "aborted by its threshold llm_requests count<3 (abortOnFail)"
+	if last.End != why {
+		t.Errorf("the last event's end is %q, want %q", last.End, why)
+	}
+	if s := last.Scenarios[0]; s.Phase != "interrupted" || s.Progress >= 1 {
+		t.Errorf("the aborted scenario ends %s at %.3f, want interrupted short of 1", s.Phase, s.Progress)
+	}
+	dom := string(browsertest.Run(t, bin, url, "--dump-dom"))
+	if want := `<span id="status" class="cut">run over: ` + html.EscapeString(why) + ` · `; !strings.Contains(dom, want) {
+		t.Errorf("the page's status does not begin %q:\n%s", want, dom)
+	}
+	if !regexp.MustCompile(`<td>interrupted</td><td class="progress"><span class="bar">.*?</span><span class="pct">\d+ %</span>`).MatchString(dom) {
+		t.Errorf("the page does not show the scenario interrupted where it was cut:\n%s", dom)
+	}
+	cancel()
+	if o := <-ended; o.Verdict != runner.ThresholdAborted {
+		t.Errorf("verdict %v, want aborted by a threshold\n%s", o.Verdict, stderr)
 	}
 }
