@@ -566,3 +566,50 @@ func TestDashboardSaysWhyARunAbortedByAThresholdEnded(t *testing.T) {
 		t.Errorf("verdict %v, want aborted by a threshold\n%s", o.Verdict, stderr)
 	}
 }
+
+// The status line gives the rates of the last 10 s while the run goes
+// and of the whole run once it is over, labelled so, rather than one
+// period's, which swing with the requests that happened to end in it,
+// and which the run's last event, a few moments long, makes absurd. Every
+// chart over the run's time spans the same time, to the last event's,
+// also one whose figures stopped earlier; a server's KV cache is in %.
+func TestDashboardStatusGivesRatesOverTimeAndChartsShareTheTimeAxis(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	var events []dashboard.Event
+	kv := 0.42
+	for i := 1; i <= 20; i++ {
+		n := int64(4 * (i % 2))
+		f := dashboard.Figures{Requests: n, ReqRate: float64(n), TokRate: 100 * float64(n)}
+		if i <= 10 {
+			f.TTFT = dashboard.Percentiles{P50: 50, P90: 60, P99: 70}
+		}
+		events = append(events, dashboard.Event{V: dashboard.Version, Elapsed: float64(i), Period: 1, All: f,
+			Scenarios: []dashboard.Scenario{{Name: "chat", Phase: "running", Figures: f}},
+			Servers:   []dashboard.Server{{Kind: "server", URL: "http://127.0.0.1:8000/metrics", Engine: "vLLM", KVCache: &kv}}})
+	}
+	status := func(dom string) string {
+		m := regexp.MustCompile(`<span id="status"[^>]*>(.*?)</span>`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("no status line:\n%s", dom)
+		}
+		return html.UnescapeString(m[1])
+	}
+	dom := replayedPage(t, bin, events, "all")
+	if got, want := status(dom), "running · 20s · 2.00 req/s · 200 tok/s (last 10s)"; got != want {
+		t.Errorf("while the run goes the status is %q, want %q", got, want)
+	}
+	if n, charts := strings.Count(dom, ">20s</text>"), strings.Count(dom, `<div class="chart">`); n != charts || charts < 6 {
+		t.Errorf("%d of the %d charts end their time axis at the last event's 20s", n, charts)
+	}
+	// The server's KV cache in %, as the terminal gives it, not a fraction.
+	if dom := replayedPage(t, bin, events, "server"); !strings.Contains(dom, "KV cache (% used)</h2>") || !strings.Contains(dom, ">42.0</text>") {
+		t.Errorf("the server tab does not chart the KV cache's 42 %%:\n%s", dom)
+	}
+	// The last event: 50 ms, one request, 100 tokens.
+	f := dashboard.Figures{Requests: 1, ReqRate: 20, TokRate: 2000}
+	events = append(events, dashboard.Event{V: dashboard.Version, Elapsed: 20.05, Period: 0.05, All: f, Done: true,
+		Scenarios: []dashboard.Scenario{{Name: "chat", Phase: "done", Progress: 1, Figures: f}}})
+	if got, want := status(replayedPage(t, bin, events, "all")), "run over · 20s · 2.04 req/s · 204 tok/s (whole run)"; got != want {
+		t.Errorf("once the run is over the status is %q, want %q", got, want)
+	}
+}
