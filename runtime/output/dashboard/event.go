@@ -301,13 +301,16 @@ func (c *Collector) Next(now time.Time) Event {
 		for _, d := range sp.Dropped {
 			s.Dropped += d
 		}
-		s.PeriodDropped = s.Dropped - c.dropped[name]
-		c.dropped[name] = s.Dropped
-		last := c.lags[name]
+		// The drop and lag counters are the scenario's since it started,
+		// through a search's rounds: read against its last reading, by its
+		// own name, not its round's.
+		s.PeriodDropped = s.Dropped - c.dropped[sp.Name]
+		c.dropped[sp.Name] = s.Dropped
+		last := c.lags[sp.Name]
 		if s.Lagged = sp.Lagged - last.n; s.Lagged > 0 {
 			s.Lag = float64(sp.LagTotal-last.total) / float64(time.Millisecond) / float64(s.Lagged)
 		}
-		c.lags[name] = lagReading{sp.Lagged, sp.LagTotal}
+		c.lags[sp.Name] = lagReading{sp.Lagged, sp.LagTotal}
 		// As the terminal's live view: where a scenario the run's stop
 		// cut stopped, not "done 100 %".
 		s.Progress = sp.Fraction()
