@@ -613,3 +613,47 @@ func TestDashboardStatusGivesRatesOverTimeAndChartsShareTheTimeAxis(t *testing.T
 		t.Errorf("once the run is over the status is %q, want %q", got, want)
 	}
 }
+
+// A chart's time label stays within the chart, also as long as "1h10m",
+// and a chart of many series, a search's rounds' lag, gives each its own
+// colour.
+func TestDashboardChartsKeepTheirTimeLabelInsideAndTheirSeriesApart(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	r := dashboard.NewReport()
+	for i := 1; i <= 7; i++ {
+		name := fmt.Sprintf("search@%d", 1<<i)
+		f := dashboard.Figures{Requests: 1, ReqRate: 1, TokRate: 10, TTFT: dashboard.Percentiles{P50: 50, P90: 60, P99: 70}}
+		r.Add(dashboard.Event{V: dashboard.Version, Elapsed: float64(i) * 600, Period: 600, All: f,
+			Scenarios: []dashboard.Scenario{{Name: name, Phase: "running", Lagged: 3, Lag: float64(i), Figures: f}}})
+	}
+	var page strings.Builder
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	boxes := browsertest.Boxes(t, bin, page.String(), 1280, ".chart svg", ".chart svg text:nth-of-type(3)")
+	charts, labels := boxes[".chart svg"], boxes[".chart svg text:nth-of-type(3)"]
+	if len(charts) < 7 || len(labels) != len(charts) {
+		t.Fatalf("%d charts with %d time labels, want 7 or more, a label each", len(charts), len(labels))
+	}
+	for i, c := range charts {
+		if l := labels[i]; l.Left+l.Width > c.Left+c.Width+0.5 {
+			t.Errorf("chart %d's time label ends at %.1f px, past the chart's right edge at %.1f px", i+1, l.Left+l.Width, c.Left+c.Width)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(file, []byte(page.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := string(browsertest.Run(t, bin, file, "--dump-dom"))
+	lag := regexp.MustCompile(`(?s)<h2>arrival lag \(mean\) \(ms\)</h2><div class="legend">(.*?)</div>`).FindStringSubmatch(dom)
+	if lag == nil {
+		t.Fatalf("no chart of the arrival lag:\n%s", dom)
+	}
+	colours := map[string]bool{}
+	for _, m := range regexp.MustCompile(`color:(#[0-9a-f]+)`).FindAllStringSubmatch(lag[1], -1) {
+		colours[m[1]] = true
+	}
+	if len(colours) != 7 {
+		t.Errorf("the 7 rounds' lag are drawn in %d colours: %s", len(colours), lag[1])
+	}
+}
