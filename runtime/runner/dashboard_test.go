@@ -601,6 +601,16 @@ func TestDashboardStatusGivesRatesOverTimeAndChartsShareTheTimeAxis(t *testing.T
 	if n, charts := strings.Count(dom, ">20s</text>"), strings.Count(dom, `<div class="chart">`); n != charts || charts < 6 {
 		t.Errorf("%d of the %d charts end their time axis at the last event's 20s", n, charts)
 	}
+	// Periods that do not fall on whole seconds: the last 10 s are still
+	// called so, not "last 11s" for the one period that straddles their start.
+	jittered := slices.Clone(events)
+	for i := range jittered {
+		jittered[i].Elapsed += 0.55
+	}
+	jittered[19].Elapsed, jittered[19].Period = 20.5, 0.95
+	if got := status(replayedPage(t, bin, jittered, "all")); !strings.HasSuffix(got, " tok/s (last 10s)") {
+		t.Errorf("with periods off whole seconds the status is %q, want it to end (last 10s)", got)
+	}
 	// The server's KV cache in %, as the terminal gives it, not a fraction.
 	if dom := replayedPage(t, bin, events, "server"); !strings.Contains(dom, "KV cache (% used)</h2>") || !strings.Contains(dom, ">42.0</text>") {
 		t.Errorf("the server tab does not chart the KV cache's 42 %%:\n%s", dom)
