@@ -667,3 +667,19 @@ func TestDashboardChartsKeepTheirTimeLabelInsideAndTheirSeriesApart(t *testing.T
 		t.Errorf("the 7 rounds' lag are drawn in %d colours: %s", len(colours), lag[1])
 	}
 }
+
+// A page opened on a tab that has nothing yet, as its address may name it
+// (#capacity before a sweep's first level ends, #server before a read),
+// says so rather than fail on a script error.
+func TestDashboardTabWithNothingYetSaysSo(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	events := []dashboard.Event{{V: dashboard.Version, Elapsed: 1, Period: 1, Scenarios: []dashboard.Scenario{{Name: "c1", Phase: "running"}}}}
+	for tab, want := range map[string]string{
+		"capacity": "No level of a sweep or a capacity search has ended yet",
+		"server":   "No server metrics or GPU telemetry are read yet",
+	} {
+		if dom := replayedPage(t, bin, events, tab); !strings.Contains(dom, want) {
+			t.Errorf("the %s tab with nothing to show does not say %q:\n%s", tab, want, dom)
+		}
+	}
+}
