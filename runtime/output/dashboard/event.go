@@ -62,7 +62,8 @@ type Event struct {
 	Done bool `json:"done,omitempty"`
 	// End says, on the last event, why the run ended before its plan
 	// did (Dashboard.End): "interrupted (Ctrl-C or a signal)", "aborted
-	// by threshold llm_e2e p(90)<200", ...; "" when it ran its plan.
+	// by its threshold llm_e2e p(90)<200 (abortOnFail)", ...; "" when it
+	// ran its plan.
 	End string `json:"end,omitempty"`
 	// Instances are a distributed run's instances, on instance 0's
 	// dashboard (whose figures are all instances' merged); nil otherwise.
