@@ -683,3 +683,30 @@ func TestDashboardTabWithNothingYetSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// A run the early stop ends (its first requests all refused with 400, a
+// fault header the simulator cannot parse) says so in its last event,
+// naming the error class, not the server's message.
+func TestDashboardSaysARunWasStoppedEarly(t *testing.T) {
+	const refused = `
+import llm from 'llm';
+export const options = { scenarios: { chat: { executor: 'constant-vus', vus: 2, duration: '30m' } } };
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 }, { headers: { 'X-Llmsim-Fault': 'no such fault' } });
+}
+`
+	stderr := newWatched(`^$`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	// It lingers: the run may be over before the test reads its events.
+	url, ended := runWithDashboard(t, ctx, "refused.js", refused,
+		dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond, Linger: 3 * time.Minute}, stderr)
+	last := follow(t, ctx, url)("the run's last event", func(ev dashboard.Event) bool { return ev.Done })
+	if want := "stopped early by options.earlyStop (its requests all failed with http_4xx)"; last.End != want {
+		t.Errorf("the last event's end is %q, want %q", last.End, want)
+	}
+	cancel()
+	if o := <-ended; o.Verdict != runner.EarlyStopped {
+		t.Errorf("verdict %v, want stopped early\n%s", o.Verdict, stderr)
+	}
+}
