@@ -37,7 +37,7 @@ func recordShortRun(t *testing.T, extra ...string) string {
 // line and its progress table, as text.
 func finalState(t *testing.T, dom string) (status, progress string) {
 	t.Helper()
-	s := regexp.MustCompile(`<span id="status">(.*?)</span>`).FindStringSubmatch(dom)
+	s := regexp.MustCompile(`<span id="status"[^>]*>(.*?)</span>`).FindStringSubmatch(dom)
 	p := regexp.MustCompile(`(?s)<table id="progress">(.*?)</table>`).FindStringSubmatch(dom)
 	if s == nil || p == nil {
 		t.Fatalf("the page has no status line or progress table:\n%s", dom)
@@ -208,7 +208,8 @@ func TestDashboardReportOfARecordingCutShort(t *testing.T) {
 }
 
 // llmrun run --dashboard-export on a run stopped by SIGINT still writes
-// the report, and it says the run was interrupted; Chromium shows it so.
+// the report, and it says the run was interrupted; Chromium shows it so,
+// in the note above the charts, the status line and the scenario's row.
 func TestDashboardExportOfARunStoppedBySIGINT(t *testing.T) {
 	t.Parallel()
 	bin := llmrunBinary(t)
@@ -238,8 +239,12 @@ export default function () {
 	if !regexp.MustCompile(`<div id="dropped" style="display: block;">` + regexp.QuoteMeta(said)).MatchString(dom) {
 		t.Errorf("the page does not show that the run was interrupted:\n%s", dom)
 	}
-	if status, _ := finalState(t, dom); !strings.HasPrefix(status, "run over · ") {
-		t.Errorf("the interrupted run's report ends with the status %q", status)
+	status, progress := finalState(t, dom)
+	if !strings.HasPrefix(status, "run over: interrupted (Ctrl-C or a signal) · ") {
+		t.Errorf("the interrupted run's report ends with the status %q, which does not say it was interrupted", status)
+	}
+	if !regexp.MustCompile(`default interrupted \d+ %`).MatchString(progress) {
+		t.Errorf("the interrupted run's report shows its scenario as %q, not interrupted where it stopped", progress)
 	}
 }
 

@@ -38,8 +38,8 @@ const (
 func (d *Dashboard) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.addr, "dashboard", "", "serve a live web dashboard of the run at this HOST:PORT (given alone: "+dashboard.DefaultAddr+"; default $"+DashboardEnv+": true or an address; see docs/dashboard.md)")
 	fs.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
-	fs.DurationVar(&d.period, "dashboard-period", dashboard.DefaultPeriod, "how often the dashboard's figures are updated (default $"+DashboardPeriodEnv+" when set)")
-	fs.StringVar(&d.record, "dashboard-record", "", "record the dashboard's events to this gzip FILE, with or without --dashboard, to replay them later (see docs/dashboard.md)")
+	fs.DurationVar(&d.period, "dashboard-period", dashboard.DefaultPeriod, "how often the dashboard's figures are updated ($"+DashboardPeriodEnv+" when set)")
+	fs.StringVar(&d.record, "dashboard-record", "", "record the dashboard's events to this gzip FILE, with or without --dashboard, to replay them later (default $"+DashboardRecordEnv+"; see docs/dashboard.md)")
 	fs.DurationVar(&d.linger, "dashboard-linger", 0, "keep serving the dashboard this long after the run ends, or until Ctrl-C (default $"+DashboardLingerEnv+", else 0)")
 	fs.StringVar(&d.export, "dashboard-export", "", "write the dashboard of the whole run as one HTML FILE when it ends, also when stopped early, with or without --dashboard (default $"+DashboardExportEnv+")")
 	fs.BoolVar(&d.open, "dashboard-open", false, "open the dashboard in the browser ($"+BrowserEnv+", else the system's) once it is served (default $"+DashboardOpenEnv+": true or false)")

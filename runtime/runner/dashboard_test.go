@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"image"
 	"io"
 	"net"
@@ -519,5 +520,193 @@ func TestDashboardSearchLevelsArriveAsEachRoundEnds(t *testing.T) {
 	}
 	if o := <-ended; o.Verdict != runner.Passed {
 		t.Fatalf("verdict %v, want passed\n%s", o.Verdict, &stderr)
+	}
+}
+
+// abortedScript is aborted by its threshold once three requests ended.
+const abortedScript = `
+import llm from 'llm';
+export const options = {
+  scenarios: { chat: { executor: 'constant-vus', vus: 2, duration: '30m' } },
+  thresholds: { llm_requests: [{ threshold: 'count<3', abortOnFail: true }] },
+};
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 });
+}
+`
+
+// A run that its abortOnFail threshold stops says so in its last event
+// and on the page, which Chromium draws from the run's dashboard: the
+// status names the threshold rather than only "run over", and its
+// scenario shows where it was cut, not "done 100 %".
+func TestDashboardSaysWhyARunAbortedByAThresholdEnded(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	stderr := newWatched(`^$`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	url, ended := runWithDashboard(t, ctx, "aborted.js", abortedScript,
+		dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond, Linger: 3 * time.Minute}, stderr)
+	last := follow(t, ctx, url)("the run's last event", func(ev dashboard.Event) bool { return ev.Done })
+	const why = "aborted by its threshold llm_requests count<3 (abortOnFail)"
+	if last.End != why {
+		t.Errorf("the last event's end is %q, want %q", last.End, why)
+	}
+	if s := last.Scenarios[0]; s.Phase != "interrupted" || s.Progress >= 1 {
+		t.Errorf("the aborted scenario ends %s at %.3f, want interrupted short of 1", s.Phase, s.Progress)
+	}
+	dom := string(browsertest.Run(t, bin, url, "--dump-dom"))
+	if want := `<span id="status" class="cut">run over: ` + html.EscapeString(why) + ` · `; !strings.Contains(dom, want) {
+		t.Errorf("the page's status does not begin %q:\n%s", want, dom)
+	}
+	if !regexp.MustCompile(`<td>interrupted</td><td class="progress"><span class="bar">.*?</span><span class="pct">\d+ %</span>`).MatchString(dom) {
+		t.Errorf("the page does not show the scenario interrupted where it was cut:\n%s", dom)
+	}
+	cancel()
+	if o := <-ended; o.Verdict != runner.ThresholdAborted {
+		t.Errorf("verdict %v, want aborted by a threshold\n%s", o.Verdict, stderr)
+	}
+}
+
+// The status line gives the rates of the last 10 s while the run goes
+// and of the whole run once it is over, labelled so, rather than one
+// period's, which swing with the requests that happened to end in it,
+// and which the run's last event, a few moments long, makes absurd. Every
+// chart over the run's time spans the same time, to the last event's,
+// also one whose figures stopped earlier; a server's KV cache is in %.
+func TestDashboardStatusGivesRatesOverTimeAndChartsShareTheTimeAxis(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	var events []dashboard.Event
+	kv := 0.42
+	for i := 1; i <= 20; i++ {
+		n := int64(4 * (i % 2))
+		f := dashboard.Figures{Requests: n, ReqRate: float64(n), TokRate: 100 * float64(n)}
+		if i <= 10 {
+			f.TTFT = dashboard.Percentiles{P50: 50, P90: 60, P99: 70}
+		}
+		events = append(events, dashboard.Event{V: dashboard.Version, Elapsed: float64(i), Period: 1, All: f,
+			Scenarios: []dashboard.Scenario{{Name: "chat", Phase: "running", Figures: f}},
+			Servers:   []dashboard.Server{{Kind: "server", URL: "http://127.0.0.1:8000/metrics", Engine: "vLLM", KVCache: &kv}}})
+	}
+	status := func(dom string) string {
+		m := regexp.MustCompile(`<span id="status"[^>]*>(.*?)</span>`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("no status line:\n%s", dom)
+		}
+		return html.UnescapeString(m[1])
+	}
+	dom := replayedPage(t, bin, events, "all")
+	if got, want := status(dom), "running · 20s · 2.00 req/s · 200 tok/s (last 10s)"; got != want {
+		t.Errorf("while the run goes the status is %q, want %q", got, want)
+	}
+	if n, charts := strings.Count(dom, ">20s</text>"), strings.Count(dom, `<div class="chart">`); n != charts || charts < 6 {
+		t.Errorf("%d of the %d charts end their time axis at the last event's 20s", n, charts)
+	}
+	// Periods that do not fall on whole seconds: the last 10 s are still
+	// called so, not "last 11s" for the one period that straddles their start.
+	jittered := slices.Clone(events)
+	for i := range jittered {
+		jittered[i].Elapsed += 0.55
+	}
+	jittered[19].Elapsed, jittered[19].Period = 20.5, 0.95
+	if got := status(replayedPage(t, bin, jittered, "all")); !strings.HasSuffix(got, " tok/s (last 10s)") {
+		t.Errorf("with periods off whole seconds the status is %q, want it to end (last 10s)", got)
+	}
+	// The server's KV cache in %, as the terminal gives it, not a fraction.
+	if dom := replayedPage(t, bin, events, "server"); !strings.Contains(dom, "KV cache (% used)</h2>") || !strings.Contains(dom, ">42.0</text>") {
+		t.Errorf("the server tab does not chart the KV cache's 42 %%:\n%s", dom)
+	}
+	// The last event: 50 ms, one request, 100 tokens.
+	f := dashboard.Figures{Requests: 1, ReqRate: 20, TokRate: 2000}
+	events = append(events, dashboard.Event{V: dashboard.Version, Elapsed: 20.05, Period: 0.05, All: f, Done: true,
+		Scenarios: []dashboard.Scenario{{Name: "chat", Phase: "done", Progress: 1, Figures: f}}})
+	if got, want := status(replayedPage(t, bin, events, "all")), "run over · 20s · 2.04 req/s · 204 tok/s (whole run)"; got != want {
+		t.Errorf("once the run is over the status is %q, want %q", got, want)
+	}
+}
+
+// A chart's time label stays within the chart, also as long as "1h10m",
+// and a chart of many series, a search's rounds' lag, gives each its own
+// colour.
+func TestDashboardChartsKeepTheirTimeLabelInsideAndTheirSeriesApart(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	r := dashboard.NewReport()
+	for i := 1; i <= 7; i++ {
+		name := fmt.Sprintf("search@%d", 1<<i)
+		f := dashboard.Figures{Requests: 1, ReqRate: 1, TokRate: 10, TTFT: dashboard.Percentiles{P50: 50, P90: 60, P99: 70}}
+		r.Add(dashboard.Event{V: dashboard.Version, Elapsed: float64(i) * 600, Period: 600, All: f,
+			Scenarios: []dashboard.Scenario{{Name: name, Phase: "running", Lagged: 3, Lag: float64(i), Figures: f}}})
+	}
+	var page strings.Builder
+	if err := r.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	boxes := browsertest.Boxes(t, bin, page.String(), 1280, ".chart svg", ".chart svg text:nth-of-type(3)")
+	charts, labels := boxes[".chart svg"], boxes[".chart svg text:nth-of-type(3)"]
+	if len(charts) < 7 || len(labels) != len(charts) {
+		t.Fatalf("%d charts with %d time labels, want 7 or more, a label each", len(charts), len(labels))
+	}
+	for i, c := range charts {
+		if l := labels[i]; l.Left+l.Width > c.Left+c.Width+0.5 {
+			t.Errorf("chart %d's time label ends at %.1f px, past the chart's right edge at %.1f px", i+1, l.Left+l.Width, c.Left+c.Width)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(file, []byte(page.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := string(browsertest.Run(t, bin, file, "--dump-dom"))
+	lag := regexp.MustCompile(`(?s)<h2>arrival lag \(mean\) \(ms\)</h2><div class="legend">(.*?)</div>`).FindStringSubmatch(dom)
+	if lag == nil {
+		t.Fatalf("no chart of the arrival lag:\n%s", dom)
+	}
+	colours := map[string]bool{}
+	for _, m := range regexp.MustCompile(`color:(#[0-9a-f]+)`).FindAllStringSubmatch(lag[1], -1) {
+		colours[m[1]] = true
+	}
+	if len(colours) != 7 {
+		t.Errorf("the 7 rounds' lag are drawn in %d colours: %s", len(colours), lag[1])
+	}
+}
+
+// A page opened on a tab that has nothing yet, as its address may name it
+// (#capacity before a sweep's first level ends, #server before a read),
+// says so rather than fail on a script error.
+func TestDashboardTabWithNothingYetSaysSo(t *testing.T) {
+	bin := browsertest.Chromium(t)
+	events := []dashboard.Event{{V: dashboard.Version, Elapsed: 1, Period: 1, Scenarios: []dashboard.Scenario{{Name: "c1", Phase: "running"}}}}
+	for tab, want := range map[string]string{
+		"capacity": "No level of a sweep or a capacity search has ended yet",
+		"server":   "No server metrics or GPU telemetry are read yet",
+	} {
+		if dom := replayedPage(t, bin, events, tab); !strings.Contains(dom, want) {
+			t.Errorf("the %s tab with nothing to show does not say %q:\n%s", tab, want, dom)
+		}
+	}
+}
+
+// A run the early stop ends (its first requests all refused with 400, a
+// fault header the simulator cannot parse) says so in its last event,
+// naming the error class, not the server's message.
+func TestDashboardSaysARunWasStoppedEarly(t *testing.T) {
+	const refused = `
+import llm from 'llm';
+export const options = { scenarios: { chat: { executor: 'constant-vus', vus: 2, duration: '30m' } } };
+export default function () {
+  llm.stream({ messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 8 }, { headers: { 'X-Llmsim-Fault': 'no such fault' } });
+}
+`
+	stderr := newWatched(`^$`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	// It lingers: the run may be over before the test reads its events.
+	url, ended := runWithDashboard(t, ctx, "refused.js", refused,
+		dashboard.Config{Addr: "127.0.0.1:0", Period: 200 * time.Millisecond, Linger: 3 * time.Minute}, stderr)
+	last := follow(t, ctx, url)("the run's last event", func(ev dashboard.Event) bool { return ev.Done })
+	if want := "stopped early by options.earlyStop (its requests all failed with http_4xx)"; last.End != want {
+		t.Errorf("the last event's end is %q, want %q", last.End, want)
+	}
+	cancel()
+	if o := <-ended; o.Verdict != runner.EarlyStopped {
+		t.Errorf("verdict %v, want stopped early\n%s", o.Verdict, stderr)
 	}
 }

@@ -472,7 +472,7 @@ func (r *run) execute(ctx context.Context) Outcome {
 	}()
 	rep, runErr := r.engine.Run(ctx)
 	r.stopFigures()
-	r.noteDashboard(ctx, runErr)
+	r.noteDashboard(ctx, rep, runErr)
 	stopTimeline()
 	<-timelineDone
 	stopConsole()
@@ -494,16 +494,31 @@ func (r *run) execute(ctx context.Context) Outcome {
 	return o
 }
 
-// noteDashboard tells the dashboard's exported report why it shows the
-// run only up to a point: an interruption, an error of the script.
-func (r *run) noteDashboard(ctx context.Context, runErr error) {
-	switch {
-	case r.dashboard == nil:
-	case ctx.Err() != nil:
-		r.dashboard.Note("The run was interrupted (Ctrl-C or a signal) before its end: this report shows it up to then.")
-	case runErr != nil:
-		r.dashboard.Note("The run ended on an error of its script (the run's output names it): this report shows it up to then.")
+// noteDashboard tells the dashboard why the run ended before its plan
+// did, if it did: its last event says so, and its exported report says
+// that it shows the run only up to then. The order is verdict's.
+func (r *run) noteDashboard(ctx context.Context, rep *engine.Report, runErr error) {
+	if r.dashboard == nil {
+		return
 	}
+	var why string
+	switch {
+	case ctx.Err() != nil:
+		why = "interrupted (Ctrl-C or a signal)"
+	case runErr != nil:
+		r.dashboard.End("ended on an error of its script")
+		r.dashboard.Note("The run ended on an error of its script (the run's output names it): this report shows it up to then.")
+		return
+	case rep.EarlyStopped != nil:
+		// Its class, not its message: that may echo the server's answer.
+		why = "stopped early by options.earlyStop (its requests all failed with " + rep.EarlyStopped.Class + ")"
+	case rep.AbortedBy != nil:
+		why = "aborted by its threshold " + rep.AbortedBy.Key + " " + rep.AbortedBy.Source + " (abortOnFail)"
+	default:
+		return
+	}
+	r.dashboard.End(why)
+	r.dashboard.Note("The run was " + why + " before its end: this report shows it up to then.")
 }
 
 // banner is what the console says of the run before it starts.

@@ -60,6 +60,11 @@ type Event struct {
 	SLO    *SLO    `json:"slo,omitempty"`
 	// Done says the run is over: the last event.
 	Done bool `json:"done,omitempty"`
+	// End says, on the last event, why the run ended before its plan
+	// did (Dashboard.End): "interrupted (Ctrl-C or a signal)", "aborted
+	// by its threshold llm_e2e p(90)<200 (abortOnFail)", ...; "" when it
+	// ran its plan.
+	End string `json:"end,omitempty"`
 	// Instances are a distributed run's instances, on instance 0's
 	// dashboard (whose figures are all instances' merged); nil otherwise.
 	Instances []Instance `json:"instances,omitempty"`
@@ -72,8 +77,10 @@ type Event struct {
 type Scenario struct {
 	Name  string `json:"name"`
 	Phase string `json:"phase"`
-	// Progress is the fraction of its duration run; ETA the seconds left
-	// (0 when not known).
+	// Progress is the fraction of its plan done, ETA the seconds left
+	// (0 when not known), as the terminal's live view has them
+	// (engine.ScenarioProgress); Phase is "interrupted" once the run's
+	// stop cut it short.
 	Progress   float64 `json:"progress"`
 	ETA        float64 `json:"eta"`
 	VUs        int64   `json:"vus"`
@@ -289,25 +296,30 @@ func (c *Collector) Next(now time.Time) Event {
 		name := sp.Name
 		if rd := p.Round; rd != nil {
 			name = engine.RoundName(sp.Name, rd.Level)
-			sp.Phase, sp.Elapsed, sp.Duration = engine.PhaseRunning, rd.Elapsed, rd.Duration
+			sp.Phase, sp.Elapsed, sp.Duration, sp.Iterations = engine.PhaseRunning, rd.Elapsed, rd.Duration, 0
 		}
 		s := Scenario{Name: name, Phase: string(sp.Phase), VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded}
 		for _, d := range sp.Dropped {
 			s.Dropped += d
 		}
-		s.PeriodDropped = s.Dropped - c.dropped[name]
-		c.dropped[name] = s.Dropped
-		last := c.lags[name]
+		// The drop and lag counters are the scenario's since it started,
+		// through a search's rounds: read against its last reading, by its
+		// own name, not its round's.
+		s.PeriodDropped = s.Dropped - c.dropped[sp.Name]
+		c.dropped[sp.Name] = s.Dropped
+		last := c.lags[sp.Name]
 		if s.Lagged = sp.Lagged - last.n; s.Lagged > 0 {
 			s.Lag = float64(sp.LagTotal-last.total) / float64(time.Millisecond) / float64(s.Lagged)
 		}
-		c.lags[name] = lagReading{sp.Lagged, sp.LagTotal}
-		if sp.Duration > 0 {
-			s.Progress = min(sp.Elapsed.Seconds()/sp.Duration.Seconds(), 1)
-			s.ETA = max(sp.Duration-sp.Elapsed, 0).Seconds()
+		c.lags[sp.Name] = lagReading{sp.Lagged, sp.LagTotal}
+		// As the terminal's live view: where a scenario the run's stop
+		// cut stopped, not "done 100 %".
+		s.Progress = sp.Fraction()
+		if left, ok := sp.Remaining(); ok {
+			s.ETA = left.Seconds()
 		}
-		if sp.Phase == engine.PhaseDone {
-			s.Progress, s.ETA = 1, 0
+		if sp.StoppedEarly() {
+			s.Phase = "interrupted"
 		}
 		newTokens := tokens[name] - c.tokens[name] + others.tokens[name]
 		c.tokens[name] = tokens[name]

@@ -185,7 +185,8 @@ func foldedNote(total, drawn, most int) string {
 
 // fold is the update of a and the later b together: their requests and
 // errors added, their rates over both periods, each latency percentile
-// the higher of the two; their progress, server readings and any figure
+// the higher of the two, a scenario's drops and lagged iterations added
+// (its lag their mean); their progress, server readings and any figure
 // not named here b's, the later.
 func fold(a, b Event) Event {
 	out := b
@@ -202,6 +203,11 @@ func fold(a, b Event) Event {
 	for _, s := range a.Scenarios {
 		if bs, ok := later[s.Name]; ok {
 			bs.Figures = foldFigures(s.Figures, a.Period, bs.Figures, b.Period)
+			bs.PeriodDropped += s.PeriodDropped
+			if n := s.Lagged + bs.Lagged; n > 0 {
+				bs.Lag = (s.Lag*float64(s.Lagged) + bs.Lag*float64(bs.Lagged)) / float64(n)
+				bs.Lagged = n
+			}
 			out.Scenarios = append(out.Scenarios, bs)
 			delete(later, s.Name)
 		} else {
@@ -236,7 +242,7 @@ func foldFigures(a Figures, pa float64, b Figures, pb float64) Figures {
 		out.ReqRate = (a.ReqRate*pa + b.ReqRate*pb) / p
 		out.TokRate = (a.TokRate*pa + b.TokRate*pb) / p
 	}
-	out.TTFT, out.TPOT, out.E2E = higher(a.TTFT, b.TTFT), higher(a.TPOT, b.TPOT), higher(a.E2E, b.E2E)
+	out.TTFT, out.TPOT, out.E2E, out.ITL = higher(a.TTFT, b.TTFT), higher(a.TPOT, b.TPOT), higher(a.E2E, b.E2E), higher(a.ITL, b.ITL)
 	return out
 }
 

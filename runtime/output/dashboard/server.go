@@ -78,6 +78,8 @@ type Dashboard struct {
 	exportWarning string
 	// pageWriteTimeout is the package's, shorter in tests.
 	pageWriteTimeout time.Duration
+	// end is why the run ended before its plan did, for the last event.
+	end string
 }
 
 // Listen opens the dashboard's address and its recording's file, so
@@ -200,6 +202,11 @@ func (d *Dashboard) send(ev Event) {
 	}
 }
 
+// End has the run's last event say why the run ended before its plan
+// did: interrupted, aborted by a threshold, its script failed. Call it
+// before Stop.
+func (d *Dashboard) End(why string) { d.end = why }
+
 // Stop sends the run's last event, marked done, then serves the page
 // for the linger or until ctx is cancelled, and shuts the server down.
 func (d *Dashboard) Stop(ctx context.Context) {
@@ -213,7 +220,7 @@ func (d *Dashboard) Stop(ctx context.Context) {
 	d.stopTick()
 	d.ticking.Wait()
 	last := d.collector.Next(time.Now())
-	last.Done = true
+	last.Done, last.End = true, d.end
 	d.send(last)
 	d.closeRecording()
 	d.writeExport()
