@@ -190,10 +190,12 @@ type Collector struct {
 	lags    map[string]lagReading
 	dropped map[string]int64
 	// probe judges the client's health since probeStart; health is its
-	// last reading's warnings.
+	// last reading (not measured before the first). The collector's is
+	// the instance's one probe: its warnings go in the events, and
+	// instance 0's line and another instance's report read it too.
 	probe      *health.Probe
 	probeStart time.Time
-	health     []string
+	health     health.Report
 	// Progress and Servers read the run; Servers may be nil. thresholds
 	// reads the thresholds so far, nil until ReadThresholds.
 	progress   func() engine.Progress
@@ -269,19 +271,28 @@ func (c *Collector) AddRequest(r *llm.Record) {
 
 // Next is the event of the period that ends at now, whose aggregates it
 // empties for the next.
-func (c *Collector) Next(now time.Time) Event {
+func (c *Collector) Next(now time.Time) Event { return c.event(now, false) }
+
+// Last is the run's last event, at now, marked done: the run and, on
+// instance 0 of a distributed run, instance 0 itself are over.
+func (c *Collector) Last(now time.Time) Event { return c.event(now, true) }
+
+// event is the event of the period that ends at now; done marks the
+// run's last.
+func (c *Collector) event(now time.Time, done bool) Event {
 	p := c.progress()
 	var servers []serverwatch.Now
 	if c.servers != nil {
 		servers = c.servers()
 	}
 	ended, levels, slo := c.swap()
-	others := c.instances.merge(ended)
+	own := c.readHealth(now)
+	others := c.instances.merge(ended, healthOf(own))
 	elapsed := now.Sub(c.start)
 	period := (elapsed - c.last).Seconds()
 	c.last = elapsed
 	ev := Event{V: Version, Elapsed: elapsed.Seconds(), Period: period, Levels: levels, SLO: slo,
-		Thresholds: c.readThresholds(), Health: c.readHealth(now)}
+		Thresholds: c.readThresholds(), Health: own.Warnings, Done: done}
 	tokens := arrivedTokens(p)
 	c.pooled.Reset()
 	var pooledTokens int64
@@ -341,7 +352,7 @@ func (c *Collector) Next(now time.Time) Event {
 		j := power * period / float64(pooledTokens)
 		ev.JoulesPerToken = &j
 	}
-	ev.Instances = c.instances.list(now, c.start)
+	ev.Instances = c.instances.list(now, c.start, done)
 	return ev
 }
 
@@ -382,12 +393,12 @@ func (c *Collector) readThresholds() []Threshold {
 	return out
 }
 
-// readHealth is the warnings of the client's health: read anew, and its
-// probe started again, once healthWindow has passed since its start,
-// else those of the last reading.
-func (c *Collector) readHealth(now time.Time) []string {
+// readHealth is the client's health: read anew, and its probe started
+// again, once healthWindow has passed since its start, else the last
+// reading (not measured before the first).
+func (c *Collector) readHealth(now time.Time) health.Report {
 	if now.Sub(c.probeStart) >= healthWindow {
-		c.health = c.probe.Stop().Warnings
+		c.health = c.probe.Stop()
 		c.probe, c.probeStart = health.Start(), now
 	}
 	return c.health

@@ -212,9 +212,7 @@ func (d *Dashboard) Stop(ctx context.Context) {
 	}
 	d.stopTick()
 	d.ticking.Wait()
-	last := d.collector.Next(time.Now())
-	last.Done = true
-	d.send(last)
+	d.send(d.collector.Last(time.Now()))
 	d.closeRecording()
 	d.writeExport()
 	if d.listener == nil {
