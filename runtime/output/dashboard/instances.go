@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/llmrun/llmrun/internal/redact"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
@@ -318,7 +316,7 @@ func (in *Instances) Received(i int, msg []byte) error {
 	if h := rep.Health; math.IsNaN(h.CPU) || h.Procs < 0 || math.IsNaN(h.SchedP99) {
 		return errors.New("health figures out of range")
 	}
-	rep.Health.Cause = printable(rep.Health.Cause)
+	rep.Health.Cause = redact.Escape(rep.Health.Cause, maxReportText)
 
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -356,7 +354,7 @@ func (in *Instances) Lost(i int, why string) {
 	defer in.mu.Unlock()
 	p := in.peer[i-1]
 	if p.state == InstanceRunning {
-		p.state, p.lost, p.lostAt = InstanceLost, printable(why), time.Now()
+		p.state, p.lost, p.lostAt = InstanceLost, redact.Escape(why, maxReportText), time.Now()
 	}
 }
 
@@ -457,23 +455,4 @@ func (in *Instances) list(now, start time.Time, done bool) []Instance {
 func (c *Collector) WithInstances(in *Instances) *Collector {
 	c.instances = in
 	return c
-}
-
-// printable is s without control characters, at most maxReportText
-// bytes: another process's words, shown on the page.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-	if len(s) <= maxReportText {
-		return s
-	}
-	cut := maxReportText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
