@@ -48,6 +48,9 @@ type coordinator struct {
 	kept            map[net.Conn]int
 	started, hungUp chan struct{}
 	hangUpOnce      sync.Once
+	// startedAt is when the start was sent, set before started is
+	// closed: no instance sends figures before it.
+	startedAt time.Time
 
 	// The loop's own state.
 	arrived map[int]net.Conn

@@ -22,6 +22,12 @@ const (
 	// instance lost: an instance sends its figures every period, so a
 	// longer silence is a process or a network that stopped.
 	minSilence = 30 * time.Second
+	// figuresSlack is how many messages beyond twice the asked rate an
+	// instance may have sent at any time since the start: the first,
+	// the last (sent when its run ends, between two periods) and a
+	// margin. A faster one is a loop, not a period, and is named lost
+	// before it takes instance 0's CPU from its own load.
+	figuresSlack = 4
 )
 
 // Receiver takes, on instance 0, what the other instances send after the
@@ -102,9 +108,22 @@ func (c *coordinator) streamed(conn net.Conn) (int, bool) {
 
 // stream hands instance i's figures to the receiver, from line (read
 // with err) on, until its connection ends.
+//
+// An instance sends one message every FiguresEvery from its start, which
+// follows instance 0's sending it: by any time, at most one a period
+// since then and its last. Those read past twice that, and figuresSlack,
+// are a loop: the instance is named lost. A stall of instance 0 only
+// delays the reading, which leaves more time, so that it never trips
+// this.
 func (c *coordinator) stream(i int, conn net.Conn, r *bufio.Reader, line []byte, err error) {
 	silence := max(minSilence, 10*c.cfg.FiguresEvery)
+	var n int64
 	for err == nil {
+		if n++; n > figuresSlack+2*int64(time.Since(c.startedAt)/c.cfg.FiguresEvery) {
+			conn.Close()
+			c.lost(i, fmt.Sprintf("sent figures faster than every %v, which instance 0 asked for", c.cfg.FiguresEvery))
+			return
+		}
 		if rerr := c.cfg.Figures.Received(i, line); rerr != nil {
 			conn.Close()
 			c.lost(i, "sent what is not figures: "+rerr.Error())
@@ -159,6 +178,7 @@ func (c *coordinator) keepFigures() {
 	for i, conn := range c.arrived {
 		c.kept[conn] = i
 	}
+	c.startedAt = time.Now()
 	close(c.started)
 }
 
