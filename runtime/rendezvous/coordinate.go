@@ -226,10 +226,18 @@ func (c *coordinator) read(conn net.Conn) {
 	if !c.tell(event{conn: conn, hello: h, err: err}) || err != nil {
 		return
 	}
-	// No deadline: an instance may take long to initialise.
+	// No deadline: an instance may take long to initialise. Before the
+	// start its lines are short (its readiness); a line read as the start
+	// is sent may be its first figures.
 	conn.SetReadDeadline(time.Time{})
+	limit := func() int {
+		if _, ok := c.streamed(conn); ok {
+			return MaxFigures
+		}
+		return maxMessage
+	}
 	for {
-		line, err := readLine(r, MaxFigures)
+		line, err := readLine(r, limit)
 		if i, ok := c.streamed(conn); ok {
 			c.stream(i, conn, r, line, err)
 			return

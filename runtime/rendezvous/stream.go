@@ -75,14 +75,16 @@ func (s *Sender) Send(msg []byte) error {
 // Close hangs up: instance 0 sees the connection end.
 func (s *Sender) Close() { s.close() }
 
-// readLine reads one line of at most limit bytes, its newline included,
-// valid until the next read.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+// readLine reads one line of at most limit() bytes, its newline
+// included, valid until the next read. limit is asked again each time the
+// line outgrows what was read, so that it may grow while the line is read
+// (an instance's connection becomes one of figures at the start).
+func readLine(r *bufio.Reader, limit func() int) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > limit+1 {
-			return nil, malformedError{fmt.Sprintf("a message longer than %d bytes", limit)}
+		if most := limit(); len(line)+len(chunk) > most+1 {
+			return nil, malformedError{fmt.Sprintf("a message longer than %d bytes", most)}
 		}
 		if err == nil && line == nil {
 			return chunk, nil
@@ -93,6 +95,9 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		}
 	}
 }
+
+// figuresLimit bounds a line of figures.
+func figuresLimit() int { return MaxFigures }
 
 // streamed says whether conn is an instance's connection kept after the
 // start for its figures, and which instance's.
@@ -130,7 +135,7 @@ func (c *coordinator) stream(i int, conn net.Conn, r *bufio.Reader, line []byte,
 			return
 		}
 		if err = conn.SetReadDeadline(time.Now().Add(silence)); err == nil {
-			line, err = readLine(r, MaxFigures)
+			line, err = readLine(r, figuresLimit)
 		}
 	}
 	conn.Close()

@@ -239,3 +239,33 @@ func TestCoordinatorStops(t *testing.T) {
 		}
 	})
 }
+
+// Before the start, an instance that said hello may say only short
+// messages (its readiness): a line longer than maxMessage drops it once
+// that much is read, as before the figures, and is not read on up to
+// MaxFigures, which only the lines after the start may reach.
+func TestLongLineBeforeTheStartIsCutAtMaxMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 2, Plan: "p", Timeout: 30 * time.Second, Figures: newFigures(), FiguresEvery: time.Second})
+		g.start(t.Context(), 0)
+		conn, err := g.net.dial(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := send(conn, hello{Protocol: Protocol, Instance: 1, Instances: 2, Plan: "p"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newReader(conn).ReadString('\n'); err != nil {
+			t.Fatalf("no welcome: %v", err)
+		}
+		// One write: net.Pipe hands it over only as far as instance 0
+		// reads.
+		n, err := conn.Write([]byte(strings.Repeat("x", 4*maxMessage)))
+		if err == nil || n > 2*maxMessage {
+			t.Errorf("instance 0 read %d bytes of a line before the start (error %v), want it to hang up after %d", n, err, maxMessage)
+		}
+		conn.Close()
+		g.wg.Wait()
+	})
+}
