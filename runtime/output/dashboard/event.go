@@ -72,8 +72,11 @@ type Event struct {
 type Scenario struct {
 	Name  string `json:"name"`
 	Phase string `json:"phase"`
-	// Progress is the fraction of its duration run; ETA the seconds left
-	// (0 when not known).
+	// Progress is the fraction of the scenario run and ETA the seconds
+	// left (0 when not known), as the terminal's live view shows them
+	// (engine.ScenarioProgress.Fraction and Remaining): an
+	// iteration-based scenario's by its iterations too, one stopped
+	// early's where it stopped.
 	Progress   float64 `json:"progress"`
 	ETA        float64 `json:"eta"`
 	VUs        int64   `json:"vus"`
@@ -302,9 +305,10 @@ func (c *Collector) event(now time.Time, done bool) Event {
 			name = engine.RoundName(sp.Name, rd.Level)
 			sp.Phase, sp.Elapsed, sp.Duration = engine.PhaseRunning, rd.Elapsed, rd.Duration
 		}
-		s := Scenario{Name: name, Phase: string(sp.Phase), VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded}
-		for _, d := range sp.Dropped {
-			s.Dropped += d
+		s := Scenario{Name: name, Phase: string(sp.Phase), VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded,
+			Progress: sp.Fraction(), Dropped: sp.NotStarted()}
+		if left, ok := sp.Remaining(); ok {
+			s.ETA = left.Seconds()
 		}
 		s.PeriodDropped = s.Dropped - c.dropped[name]
 		c.dropped[name] = s.Dropped
@@ -313,13 +317,6 @@ func (c *Collector) event(now time.Time, done bool) Event {
 			s.Lag = float64(sp.LagTotal-last.total) / float64(time.Millisecond) / float64(s.Lagged)
 		}
 		c.lags[name] = lagReading{sp.Lagged, sp.LagTotal}
-		if sp.Duration > 0 {
-			s.Progress = min(sp.Elapsed.Seconds()/sp.Duration.Seconds(), 1)
-			s.ETA = max(sp.Duration-sp.Elapsed, 0).Seconds()
-		}
-		if sp.Phase == engine.PhaseDone {
-			s.Progress, s.ETA = 1, 0
-		}
 		newTokens := tokens[name] - c.tokens[name] + others.tokens[name]
 		c.tokens[name] = tokens[name]
 		others.add(&s)

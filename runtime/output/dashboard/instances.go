@@ -134,12 +134,9 @@ func (r *Reporter) report(now time.Time, done bool) []byte {
 	rep := report{Health: healthOf(r.collector.readHealth(now)), Done: done}
 	tokens := arrivedTokens(p)
 	for _, sp := range p.Scenarios {
-		s := reportScenario{Name: sp.Name, VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded,
+		s := reportScenario{Name: sp.Name, VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded, Dropped: sp.NotStarted(),
 			Tokens: tokens[sp.Name] - r.tokens[sp.Name]}
 		r.tokens[sp.Name] = tokens[sp.Name]
-		for _, d := range sp.Dropped {
-			s.Dropped += d
-		}
 		if a := ended[sp.Name]; a != nil {
 			s.setFigures(a)
 			a.Reset()
