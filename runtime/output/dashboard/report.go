@@ -71,6 +71,11 @@ func (r *Report) Add(ev Event) {
 	if b, err := encodeEvent(ev); err == nil {
 		size = len(b)
 	}
+	r.add(ev, size)
+}
+
+// add adds the run's next event, size bytes encoded (encodeEvent).
+func (r *Report) add(ev Event, size int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.total++

@@ -196,7 +196,7 @@ func (d *Dashboard) send(ev Event) {
 		d.recorder.Record(b)
 	}
 	if d.report != nil {
-		d.report.Add(ev)
+		d.report.add(ev, len(b))
 	}
 }
 
