@@ -248,9 +248,18 @@ func StatsFromHistograms(base Stats, pos, neg *hdr.Histogram) (*Stats, error) {
 // checkGeometry fails when h has another geometry than the histograms
 // Stats and Latencies record into: it would not merge exactly.
 func checkGeometry(h *hdr.Histogram) error {
-	if h.LowestTrackableValue() != 1 || h.HighestTrackableValue() != histMax || h.SignificantFigures() != histSigFigs {
-		return fmt.Errorf("histogram of range 1..%d with %d significant figures, want 1..%d with %d",
-			h.HighestTrackableValue(), h.SignificantFigures(), int64(histMax), histSigFigs)
+	return CheckGeometry(h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures())
+}
+
+// CheckGeometry fails when a histogram of the range lowest..highest with
+// sigFigs significant figures is not of the geometry Stats and Latencies
+// record into: what reads another process's histograms checks it before
+// it decodes one, whose counts a header of a few bytes can make tens of
+// megabytes.
+func CheckGeometry(lowest, highest, sigFigs int64) error {
+	if lowest != 1 || highest != histMax || sigFigs != histSigFigs {
+		return fmt.Errorf("histogram of range %d..%d with %d significant figures, want 1..%d with %d",
+			lowest, highest, sigFigs, int64(histMax), histSigFigs)
 	}
 	return nil
 }

@@ -2,10 +2,14 @@ package dashboard
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -228,5 +232,26 @@ func TestLastEventListsInstance0Done(t *testing.T) {
 		if inst.State != InstanceDone || inst.Health == "not measured yet" {
 			t.Errorf("instance %d in the last event: %+v, want done, its health measured", i, inst)
 		}
+	}
+}
+
+// A report's histogram whose header claims a wider geometry than
+// llmrun's is refused before it is decoded: 60 bytes of it would make the
+// decoder allocate 45 MB of counts, once on each peer's goroutine at once.
+func TestReportOfAWideHistogramIsRefusedBeforeItIsDecoded(t *testing.T) {
+	wide := hdr.New(1, math.MaxInt64/4, 5)
+	wide.RecordValue(1)
+	msg := `{"scenarios":[{"name":"chat","requests":1,"ttft":{"min":0.001,"max":0.001,"hdr":"` + summary.EncodeHDR(wide) + `"}}],"health":{}}`
+	in := NewInstances(2)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := in.Received(1, []byte(msg))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "with 5 significant figures, want 1..3600000000 with 3") {
+		t.Errorf("error %v, want the histogram's geometry refused", err)
+	}
+	if took := after.TotalAlloc - before.TotalAlloc; took > 4<<20 {
+		t.Errorf("refusing a %d-byte report allocated %d MB, want less than 4", len(msg), took>>20)
 	}
 }
