@@ -36,8 +36,8 @@ func TestSSEEventFraming(t *testing.T) {
 // and publishing never waits for it.
 func TestSlowClientLosesEventsCounted(t *testing.T) {
 	h := newHub()
-	slow, _ := h.join(func() {})
-	fast, _ := h.join(func() {})
+	slow, _ := h.join(func(time.Time) {})
+	fast, _ := h.join(func(time.Time) {})
 	const extra = 5
 	for i := range clientQueue + extra {
 		h.publish([]byte{byte(i)})
@@ -57,11 +57,11 @@ func TestSlowClientLosesEventsCounted(t *testing.T) {
 func TestClientsAndHistoryAreBounded(t *testing.T) {
 	h := newHub()
 	for range MaxClients {
-		if c, _ := h.join(func() {}); c == nil {
+		if c, _ := h.join(func(time.Time) {}); c == nil {
 			t.Fatal("a client below the bound was refused")
 		}
 	}
-	if c, _ := h.join(func() {}); c != nil {
+	if c, _ := h.join(func(time.Time) {}); c != nil {
 		t.Errorf("client %d was let in, want refused", MaxClients+1)
 	}
 	for i := range MaxHistory + 10 {
