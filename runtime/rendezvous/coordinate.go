@@ -386,7 +386,7 @@ func (c *coordinator) refuseAll(err error) {
 // delay from the moment of sending.
 func (c *coordinator) send() outcome {
 	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead), Ignored: c.ignoredNote()}
-	c.keepFigures()
+	c.keepFigures(run.Start)
 	err := c.broadcast(func() reply {
 		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: max(0, int64(time.Until(run.Start))), FiguresEvery: int64(c.cfg.FiguresEvery)}
 	})

@@ -121,7 +121,7 @@ func (c *coordinator) streamed(conn net.Conn) (int, bool) {
 // delays the reading, which leaves more time, so that it never trips
 // this.
 func (c *coordinator) stream(i int, conn net.Conn, r *bufio.Reader, line []byte, err error) {
-	silence := max(minSilence, 10*c.cfg.FiguresEvery)
+	silence := c.silence()
 	var n int64
 	for err == nil {
 		if n++; n > figuresSlack+2*int64(time.Since(c.startedAt)/c.cfg.FiguresEvery) {
@@ -174,18 +174,25 @@ func (c *coordinator) hangUp() {
 
 // keepFigures keeps the arrived instances' connections for their figures
 // after the start, when instance 0 asks for figures; it is called just
-// before the start is sent.
-func (c *coordinator) keepFigures() {
+// before the start, at start, is sent. Each must send its first line
+// within the silence after the start, as each later one after the last:
+// one that sends none is named lost then, not held until the run ends.
+func (c *coordinator) keepFigures(start time.Time) {
 	if c.cfg.Figures == nil {
 		return
 	}
 	c.kept = make(map[net.Conn]int, len(c.arrived))
 	for i, conn := range c.arrived {
 		c.kept[conn] = i
+		conn.SetReadDeadline(start.Add(c.silence()))
 	}
 	c.startedAt = time.Now()
 	close(c.started)
 }
+
+// silence is how long instance 0 waits for an instance's next line of
+// figures before it names it lost.
+func (c *coordinator) silence() time.Duration { return max(minSilence, 10*c.cfg.FiguresEvery) }
 
 // figuresCloser is an instance's hang-up once, shared by its meeting and
 // its Sender.
