@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -52,19 +53,29 @@ type Record struct {
 	ImageCount  int `record:"image_count"`
 	ImageBytes  int `record:"image_bytes"`
 	ImagePixels int `record:"image_pixels"`
-	// gaps is the request whose inter-token gaps ITLGaps yields.
-	gaps *Result
+	// gaps is the Result whose inter-token gaps ITLGaps yields while it
+	// holds the request recorded as number recorded (Result.recorded).
+	gaps     *Result
+	recorded uint64
 }
+
+// recordings numbers the Results' recordings (Result.Record) of requests
+// with gaps, from 1, so that a record tells its request's Result from the
+// same pooled Result serving another request.
+var recordings atomic.Uint64
 
 // ITLGaps yields each inter-token gap of a successful request, in ms,
 // with how many gaps it stands for: 1 for each of the first 4096, a
-// folded bucket's count beyond (as llm_itl counts them). It is read only
-// while the sink's AddRequest runs: the request's Result, which holds the
-// gaps, serves another request after, so a copy of the record kept past
-// AddRequest must not read them.
+// folded bucket's count beyond (as llm_itl counts them). The gaps are
+// not copied into the record: they are read from the request's Result,
+// which serves another request once the sinks' AddRequest returned. A
+// copy of the record kept past AddRequest (the JSONL and InfluxDB queues
+// keep some) yields no gaps once the Result was emptied or recorded
+// again: never another request's. Read it on the goroutine that called
+// AddRequest, during the call.
 func (r *Record) ITLGaps() iter.Seq2[float64, int64] {
 	return func(yield func(float64, int64) bool) {
-		if r.gaps == nil {
+		if r.gaps == nil || r.gaps.recorded != r.recorded {
 			return
 		}
 		for _, gap := range r.gaps.ITL {
@@ -163,7 +174,8 @@ func (r *Result) Record(rec *Record, tags *metrics.TagSet, scratch []float64) []
 	if r.itlCount() > 0 {
 		rec.ITLMean = r.itlMean()
 		rec.ITLP99, scratch = r.itlP99(scratch)
-		rec.gaps = r
+		r.recorded = recordings.Add(1)
+		rec.gaps, rec.recorded = r, r.recorded
 	}
 	return scratch
 }

@@ -66,3 +66,53 @@ func TestRecordITLGaps(t *testing.T) {
 		}
 	}
 }
+
+// One streamed request of 128 gaps made into its record, on the VU's
+// goroutine at the end of each request.
+func BenchmarkRecordStreamed(b *testing.B) {
+	res := Result{OK: true, TTFT: 80, TPOT: 11, E2E: 1500, PromptTokens: 300}
+	for i := range 128 {
+		res.ITL = append(res.ITL, 9+float64(i%7))
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		res := res
+		var rec Record
+		var scratch []float64
+		for pb.Next() {
+			scratch = res.Record(&rec, nil, scratch)
+		}
+	})
+}
+
+// A sink's copy of a record kept past AddRequest never yields the gaps of
+// the request its pooled Result serves next, nor those of the Result
+// emptied for it: it yields none; the next request's record yields its
+// own.
+func TestRecordCopyYieldsNoOtherRequestsGaps(t *testing.T) {
+	res := &Result{OK: true, ITL: []float64{5, 7}}
+	var rec Record
+	res.Record(&rec, nil, nil)
+	kept := rec // what the JSONL and InfluxDB queues do
+	count := func(r *Record) (n int64) {
+		for _, k := range r.ITLGaps() {
+			n += k
+		}
+		return n
+	}
+	if n := count(&kept); n != 2 {
+		t.Fatalf("the copy yields %d gaps while the request is its Result's, want 2", n)
+	}
+	*res = Result{} // released for another request
+	if n := count(&kept); n != 0 {
+		t.Errorf("the copy yields %d gaps of an emptied Result, want none", n)
+	}
+	res.OK, res.ITL = true, []float64{100, 200, 300}
+	var next Record
+	res.Record(&next, nil, nil)
+	if n := count(&kept); n != 0 {
+		t.Errorf("the copy yields %d gaps of the next request, want none", n)
+	}
+	if n := count(&next); n != 3 {
+		t.Errorf("the next request's record yields %d gaps, want its 3", n)
+	}
+}

@@ -156,11 +156,19 @@ func (a *Aggregator) Sum(m *Metric) (sum float64, count int64) {
 
 // Snapshot merges every shard into a consistent copy, for summaries and
 // threshold checks.
-func (a *Aggregator) Snapshot() *Snapshot {
+func (a *Aggregator) Snapshot() *Snapshot { return a.SnapshotOf(nil) }
+
+// SnapshotOf is Snapshot of only the metrics keep keeps (nil keeps
+// all): what reads a few metrics often (the thresholds, live) clones
+// only their statistics, under the shards' locks the VUs' samples take.
+func (a *Aggregator) SnapshotOf(keep func(*Metric) bool) *Snapshot {
 	merged := make(map[seriesKey]*Series)
 	for _, sh := range a.shards {
 		sh.mu.Lock()
 		for k, se := range sh.series {
+			if keep != nil && !keep(se.metric) {
+				continue
+			}
 			if m, ok := merged[k]; ok {
 				m.Stats.Merge(se.stats)
 				continue

@@ -58,6 +58,28 @@ func TestAggregatorConcurrentShardsMergeExactly(t *testing.T) {
 	}
 }
 
+// SnapshotOf holds the kept metrics' series alone, each as Snapshot holds
+// it.
+func TestSnapshotOfKeepsOnlyTheMetricsAsked(t *testing.T) {
+	reg := NewRegistry()
+	trend := reg.MustRegister(Metric{Name: "lat", Type: Trend, Contains: Time})
+	count := reg.MustRegister(Metric{Name: "reqs", Type: Counter})
+	agg := NewAggregator(2)
+	chat := NewTagSet(map[string]string{"scenario": "chat"})
+	for vu := range 2 {
+		for i := range 100 {
+			agg.Shard(vu).AddSamples([]Sample{{Metric: trend, Tags: chat, Value: float64(i + vu)}, {Metric: count, Tags: chat, Value: 1}})
+		}
+	}
+	snap := agg.SnapshotOf(func(m *Metric) bool { return m == count })
+	if len(snap.Series()) != 1 || snap.Stats("lat", nil) != nil {
+		t.Fatalf("%d series, lat %v; want reqs alone", len(snap.Series()), snap.Stats("lat", nil))
+	}
+	if got, want := *snap.Stats("reqs", chat), *agg.Snapshot().Stats("reqs", chat); got.Sum != want.Sum || got.Count != want.Count {
+		t.Errorf("reqs %+v, want Snapshot's %+v", got, want)
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	reg := NewRegistry()
 	a, err := reg.Register(Metric{Name: "my_trend", Type: Trend})

@@ -49,25 +49,35 @@ var (
 )
 
 // Add records a value, which must not be negative.
-func (l *Latencies) Add(v float64) {
+func (l *Latencies) Add(v float64) { l.AddN(v, 1) }
+
+// AddN records n values v (a weighted sample's, a folded bucket of
+// inter-token gaps), as n calls of Add would, in one step while not
+// sealed. v must not be negative; n ≤ 0 records nothing.
+func (l *Latencies) AddN(v float64, n int64) {
+	if n <= 0 {
+		return
+	}
 	if l.count == 0 || v < l.min {
 		l.min = v
 	}
 	if l.count == 0 || v > l.max {
 		l.max = v
 	}
-	l.count++
+	l.count += n
 	if l.sealed {
-		l.late = append(l.late, v)
-		if len(l.late) == maxLate {
-			l.fold(nil, nil)
+		for range n {
+			l.late = append(l.late, v)
+			if len(l.late) == maxLate {
+				l.fold(nil, nil)
+			}
 		}
 		return
 	}
 	if l.dense == nil {
 		l.dense = denseHistograms.Get().(*hdr.Histogram)
 	}
-	recordAbs(l.dense, v, 1)
+	recordAbs(l.dense, v, n)
 }
 
 // Count is the number of values.

@@ -38,9 +38,8 @@ func LatenciesFromHistogram(h *hdr.Histogram, min, max float64) (Latencies, erro
 	if h == nil || h.TotalCount() == 0 {
 		return Latencies{}, nil
 	}
-	if h.LowestTrackableValue() != 1 || h.HighestTrackableValue() != histMax || h.SignificantFigures() != histSigFigs {
-		return Latencies{}, fmt.Errorf("histogram of range 1..%d with %d significant figures, want 1..%d with %d",
-			h.HighestTrackableValue(), h.SignificantFigures(), int64(histMax), histSigFigs)
+	if err := checkGeometry(h); err != nil {
+		return Latencies{}, err
 	}
 	if math.IsNaN(min) || math.IsNaN(max) || min < 0 || min > max {
 		return Latencies{}, fmt.Errorf("extremes %g and %g: not 0 ≤ min ≤ max", min, max)

@@ -193,3 +193,60 @@ func BenchmarkLatenciesPercentile(b *testing.B) {
 		})
 	}
 }
+
+// AddN(v, n) is n calls of Add(v), sealed or not: the same count,
+// extremes and percentiles.
+func TestLatenciesAddNEqualsRepeatedAdds(t *testing.T) {
+	for _, sealed := range []bool{false, true} {
+		var weighted, repeated Latencies
+		if sealed {
+			weighted.Add(1)
+			repeated.Add(1)
+			weighted.Seal()
+			repeated.Seal()
+		}
+		for _, w := range []struct {
+			v float64
+			n int64
+		}{{5, 1000}, {12.5, 1}, {40, 130}, {7, 0}} {
+			weighted.AddN(w.v, w.n)
+			for range w.n {
+				repeated.Add(w.v)
+			}
+		}
+		if weighted.Count() != repeated.Count() || weighted.Min() != repeated.Min() || weighted.Max() != repeated.Max() {
+			t.Errorf("sealed %t: %d values in [%g, %g], want %d in [%g, %g]", sealed, weighted.Count(), weighted.Min(), weighted.Max(),
+				repeated.Count(), repeated.Min(), repeated.Max())
+		}
+		for _, p := range []float64{50, 90, 99, 99.9} {
+			if got, want := weighted.Percentile(p), repeated.Percentile(p); got != want {
+				t.Errorf("sealed %t: p%g %g, want %g", sealed, p, got, want)
+			}
+		}
+	}
+}
+
+// The gaps of a stream of 32,768 tokens beyond the first 4,096, folded
+// into buckets (llm.Record.ITLGaps), added to an interval's ITL: one by
+// one, as window.Aggregate did, and a bucket at a time.
+func BenchmarkLatenciesFoldedGaps(b *testing.B) {
+	const folded, buckets = 32768 - 4096, 7
+	b.Run("one-by-one", func(b *testing.B) {
+		var l Latencies
+		for b.Loop() {
+			for i := range buckets {
+				for range folded / buckets {
+					l.Add(9 + float64(i))
+				}
+			}
+		}
+	})
+	b.Run("AddN", func(b *testing.B) {
+		var l Latencies
+		for b.Loop() {
+			for i := range buckets {
+				l.AddN(9+float64(i), folded/buckets)
+			}
+		}
+	})
+}

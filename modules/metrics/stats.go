@@ -232,9 +232,8 @@ func StatsFromHistograms(base Stats, pos, neg *hdr.Histogram) (*Stats, error) {
 		if h == nil {
 			continue
 		}
-		if h.LowestTrackableValue() != 1 || h.HighestTrackableValue() != histMax || h.SignificantFigures() != histSigFigs {
-			return nil, fmt.Errorf("histogram of range 1..%d with %d significant figures, want 1..%d with %d",
-				h.HighestTrackableValue(), h.SignificantFigures(), int64(histMax), histSigFigs)
+		if err := checkGeometry(h); err != nil {
+			return nil, err
 		}
 		total += h.TotalCount()
 	}
@@ -244,6 +243,25 @@ func StatsFromHistograms(base Stats, pos, neg *hdr.Histogram) (*Stats, error) {
 	st := &Stats{Type: Trend, Count: base.Count, Sum: base.Sum, SumSquares: base.SumSquares, Min: base.Min, Max: base.Max,
 		Last: base.Last, NonZero: base.NonZero, pos: pos, neg: neg}
 	return st, nil
+}
+
+// checkGeometry fails when h has another geometry than the histograms
+// Stats and Latencies record into: it would not merge exactly.
+func checkGeometry(h *hdr.Histogram) error {
+	return CheckGeometry(h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures())
+}
+
+// CheckGeometry fails when a histogram of the range lowest..highest with
+// sigFigs significant figures is not of the geometry Stats and Latencies
+// record into: what reads another process's histograms checks it before
+// it decodes one, whose counts a header of a few bytes can make tens of
+// megabytes.
+func CheckGeometry(lowest, highest, sigFigs int64) error {
+	if lowest != 1 || highest != histMax || sigFigs != histSigFigs {
+		return fmt.Errorf("histogram of range %d..%d with %d significant figures, want 1..%d with %d",
+			lowest, highest, sigFigs, int64(histMax), histSigFigs)
+	}
+	return nil
 }
 
 // Clone returns a deep copy.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmrun/llmrun/modules/llm"
+	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
@@ -107,7 +108,7 @@ func (e *Engine) watchThresholds(ctx context.Context, start time.Time, stop func
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				results := e.thresholds.Evaluate(e.agg.Snapshot(), time.Since(start))
+				results := e.thresholds.Evaluate(e.thresholdSnapshot(), time.Since(start))
 				if r, ok := threshold.ShouldAbort(results); ok {
 					aborted <- r
 					stop()
@@ -130,5 +131,16 @@ func (e *Engine) ThresholdsSoFar() []threshold.Result {
 	if start == 0 || e.thresholds.Len() == 0 {
 		return nil
 	}
-	return e.thresholds.Evaluate(e.agg.Snapshot(), time.Since(time.Unix(0, start)))
+	return e.thresholds.Evaluate(e.thresholdSnapshot(), time.Since(time.Unix(0, start)))
+}
+
+// thresholdSnapshot is a snapshot of the metrics the thresholds read, for
+// their evaluation while the run goes: the run's other series (every
+// trend's histogram) are not cloned each time.
+func (e *Engine) thresholdSnapshot() *metrics.Snapshot {
+	read := map[string]bool{}
+	for _, t := range e.thresholds.Thresholds() {
+		read[t.Metric] = true
+	}
+	return e.agg.SnapshotOf(func(m *metrics.Metric) bool { return read[m.Name] })
 }

@@ -68,14 +68,24 @@ export default function () { llm.stream({ prompt: 'hi', max_tokens: 2 }); }`, st
 
 // One live reading of the thresholds, over the metrics of a run of 400
 // requests in two scenarios (the dashboard takes one a period).
+//
+// Its cost is that of a snapshot of every series (metrics.Aggregator's
+// Snapshot clones each one's statistics, under each shard's lock, which
+// the VUs' samples take too): it grows with the run's series and with
+// how many distinct values their histograms hold, not with its requests
+// once the histograms have filled; requests=4000 shows it.
 func BenchmarkThresholdsSoFar(b *testing.B) {
-	e := benchEngine(b, llmsimtest.Start(b, llmsimtest.Fast()).URL()+"/v1", fmt.Sprintf(thresholdScript, 300, 100))
-	if _, err := e.Run(b.Context()); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if len(e.ThresholdsSoFar()) != 3 {
-			b.Fatal("want 3 readings")
-		}
+	for _, n := range []int{400, 4000} {
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
+			e := benchEngine(b, llmsimtest.Start(b, llmsimtest.Fast()).URL()+"/v1", fmt.Sprintf(thresholdScript, 3*n/4, n/4))
+			if _, err := e.Run(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if len(e.ThresholdsSoFar()) != 3 {
+					b.Fatal("want 3 readings")
+				}
+			}
+		})
 	}
 }

@@ -48,6 +48,9 @@ type coordinator struct {
 	kept            map[net.Conn]int
 	started, hungUp chan struct{}
 	hangUpOnce      sync.Once
+	// startedAt is when the start was sent, set before started is
+	// closed: no instance sends figures before it.
+	startedAt time.Time
 
 	// The loop's own state.
 	arrived map[int]net.Conn
@@ -223,10 +226,18 @@ func (c *coordinator) read(conn net.Conn) {
 	if !c.tell(event{conn: conn, hello: h, err: err}) || err != nil {
 		return
 	}
-	// No deadline: an instance may take long to initialise.
+	// No deadline: an instance may take long to initialise. Before the
+	// start its lines are short (its readiness); a line read as the start
+	// is sent may be its first figures.
 	conn.SetReadDeadline(time.Time{})
+	limit := func() int {
+		if _, ok := c.streamed(conn); ok {
+			return MaxFigures
+		}
+		return maxMessage
+	}
 	for {
-		line, err := readLine(r, MaxFigures)
+		line, err := readLine(r, limit)
 		if i, ok := c.streamed(conn); ok {
 			c.stream(i, conn, r, line, err)
 			return
@@ -375,7 +386,7 @@ func (c *coordinator) refuseAll(err error) {
 // delay from the moment of sending.
 func (c *coordinator) send() outcome {
 	run := Run{ID: c.runID, Start: time.Now().Add(c.cfg.Lead), Ignored: c.ignoredNote()}
-	c.keepFigures()
+	c.keepFigures(run.Start)
 	err := c.broadcast(func() reply {
 		return reply{RunID: run.ID, Start: run.Start.UnixNano(), Delay: max(0, int64(time.Until(run.Start))), FiguresEvery: int64(c.cfg.FiguresEvery)}
 	})

@@ -22,6 +22,12 @@ const (
 	// instance lost: an instance sends its figures every period, so a
 	// longer silence is a process or a network that stopped.
 	minSilence = 30 * time.Second
+	// figuresSlack is how many messages beyond twice the asked rate an
+	// instance may have sent at any time since the start: the first,
+	// the last (sent when its run ends, between two periods) and a
+	// margin. A faster one is a loop, not a period, and is named lost
+	// before it takes instance 0's CPU from its own load.
+	figuresSlack = 4
 )
 
 // Receiver takes, on instance 0, what the other instances send after the
@@ -69,14 +75,16 @@ func (s *Sender) Send(msg []byte) error {
 // Close hangs up: instance 0 sees the connection end.
 func (s *Sender) Close() { s.close() }
 
-// readLine reads one line of at most limit bytes, its newline included,
-// valid until the next read.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+// readLine reads one line of at most limit() bytes, its newline
+// included, valid until the next read. limit is asked again each time the
+// line outgrows what was read, so that it may grow while the line is read
+// (an instance's connection becomes one of figures at the start).
+func readLine(r *bufio.Reader, limit func() int) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > limit+1 {
-			return nil, malformedError{fmt.Sprintf("a message longer than %d bytes", limit)}
+		if most := limit(); len(line)+len(chunk) > most+1 {
+			return nil, malformedError{fmt.Sprintf("a message longer than %d bytes", most)}
 		}
 		if err == nil && line == nil {
 			return chunk, nil
@@ -87,6 +95,9 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		}
 	}
 }
+
+// figuresLimit bounds a line of figures.
+func figuresLimit() int { return MaxFigures }
 
 // streamed says whether conn is an instance's connection kept after the
 // start for its figures, and which instance's.
@@ -102,16 +113,29 @@ func (c *coordinator) streamed(conn net.Conn) (int, bool) {
 
 // stream hands instance i's figures to the receiver, from line (read
 // with err) on, until its connection ends.
+//
+// An instance sends one message every FiguresEvery from its start, which
+// follows instance 0's sending it: by any time, at most one a period
+// since then and its last. Those read past twice that, and figuresSlack,
+// are a loop: the instance is named lost. A stall of instance 0 only
+// delays the reading, which leaves more time, so that it never trips
+// this.
 func (c *coordinator) stream(i int, conn net.Conn, r *bufio.Reader, line []byte, err error) {
-	silence := max(minSilence, 10*c.cfg.FiguresEvery)
+	silence := c.silence()
+	var n int64
 	for err == nil {
+		if n++; n > figuresSlack+2*int64(time.Since(c.startedAt)/c.cfg.FiguresEvery) {
+			conn.Close()
+			c.lost(i, fmt.Sprintf("sent figures faster than every %v, which instance 0 asked for", c.cfg.FiguresEvery))
+			return
+		}
 		if rerr := c.cfg.Figures.Received(i, line); rerr != nil {
 			conn.Close()
 			c.lost(i, "sent what is not figures: "+rerr.Error())
 			return
 		}
 		if err = conn.SetReadDeadline(time.Now().Add(silence)); err == nil {
-			line, err = readLine(r, MaxFigures)
+			line, err = readLine(r, figuresLimit)
 		}
 	}
 	conn.Close()
@@ -150,17 +174,25 @@ func (c *coordinator) hangUp() {
 
 // keepFigures keeps the arrived instances' connections for their figures
 // after the start, when instance 0 asks for figures; it is called just
-// before the start is sent.
-func (c *coordinator) keepFigures() {
+// before the start, at start, is sent. Each must send its first line
+// within the silence after the start, as each later one after the last:
+// one that sends none is named lost then, not held until the run ends.
+func (c *coordinator) keepFigures(start time.Time) {
 	if c.cfg.Figures == nil {
 		return
 	}
 	c.kept = make(map[net.Conn]int, len(c.arrived))
 	for i, conn := range c.arrived {
 		c.kept[conn] = i
+		conn.SetReadDeadline(start.Add(c.silence()))
 	}
+	c.startedAt = time.Now()
 	close(c.started)
 }
+
+// silence is how long instance 0 waits for an instance's next line of
+// figures before it names it lost.
+func (c *coordinator) silence() time.Duration { return max(minSilence, 10*c.cfg.FiguresEvery) }
 
 // figuresCloser is an instance's hang-up once, shared by its meeting and
 // its Sender.

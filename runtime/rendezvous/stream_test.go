@@ -214,3 +214,32 @@ func TestHostileFiguresDropTheInstance(t *testing.T) {
 		})
 	}
 }
+
+// An instance that sends figures far faster than instance 0 asked for (a
+// loop, not a period) is named lost, so that it cannot take instance 0's
+// CPU; instance 0 reads the others on. Ten thousand lines in one write
+// would take 250 s to be within the bound at 50 ms: no stall of the test
+// machine reads them slowly enough.
+func TestFiguresFasterThanAskedDropTheInstance(t *testing.T) {
+	noLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := newFigures()
+	m0, runs, _ := figuresRun(t, ctx, 3, f)
+	const lines = 10_000
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		runs[1].Figures.conn.Write([]byte(strings.Repeat("{}\n", lines)))
+	}()
+	f.await(t, ctx, "instance 1 lost", func() bool { return f.lost[1] != "" })
+	if want := "sent figures faster than every 50ms, which instance 0 asked for"; f.lost[1] != want || len(f.got[1]) >= lines {
+		t.Errorf("instance 1 lost for %q after %d messages; want it lost for %q before all %d", f.lost[1], len(f.got[1]), want, lines)
+	}
+	if err := runs[2].Figures.Send([]byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	f.await(t, ctx, "instance 2's figures", func() bool { return len(f.got[2]) == 1 })
+	m0.Close()
+	<-written
+}

@@ -239,3 +239,93 @@ func TestCoordinatorStops(t *testing.T) {
 		}
 	})
 }
+
+// Before the start, an instance that said hello may say only short
+// messages (its readiness): a line longer than maxMessage drops it once
+// that much is read, as before the figures, and is not read on up to
+// MaxFigures, which only the lines after the start may reach.
+func TestLongLineBeforeTheStartIsCutAtMaxMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newPipeGroup(Config{Instances: 2, Plan: "p", Timeout: 30 * time.Second, Figures: newFigures(), FiguresEvery: time.Second})
+		g.start(t.Context(), 0)
+		conn, err := g.net.dial(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := send(conn, hello{Protocol: Protocol, Instance: 1, Instances: 2, Plan: "p"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newReader(conn).ReadString('\n'); err != nil {
+			t.Fatalf("no welcome: %v", err)
+		}
+		// One write: net.Pipe hands it over only as far as instance 0
+		// reads.
+		n, err := conn.Write([]byte(strings.Repeat("x", 4*maxMessage)))
+		if err == nil || n > 2*maxMessage {
+			t.Errorf("instance 0 read %d bytes of a line before the start (error %v), want it to hang up after %d", n, err, maxMessage)
+		}
+		conn.Close()
+		g.wg.Wait()
+	})
+}
+
+// After the start, an instance that sends no figures at all, or sends a
+// byte now and then but never a whole line, is named lost once minSilence
+// has passed since the start without a line: its connection and its
+// goroutine on instance 0 are not held for the rest of the run.
+func TestSilentOrTricklingFiguresNameTheInstanceLost(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		send func(conn net.Conn)
+	}{
+		{"nothing", func(net.Conn) {}},
+		{"a byte every 20 s", func(conn net.Conn) {
+			for range 10 {
+				time.Sleep(20 * time.Second)
+				if _, err := conn.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFigures()
+				g := newPipeGroup(Config{Instances: 2, Plan: "p", Timeout: 30 * time.Second, Figures: f, FiguresEvery: time.Second})
+				cfg0 := g.cfg
+				if err := cfg0.validate(); err != nil {
+					t.Fatal(err)
+				}
+				m0 := coordinate(cfg0, g.net.listen())
+				defer m0.Close()
+				cfg1 := g.cfg
+				cfg1.Instance = 1
+				var run1 Run
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					m1, err := arrive(t.Context(), cfg1, g.net.dial)
+					if err == nil {
+						run1, err = m1.Start(t.Context())
+					}
+					if err != nil {
+						t.Error(err)
+					}
+				})
+				run0, err := m0.Start(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				wg.Wait()
+				defer run1.Figures.Close()
+				go tt.send(run1.Figures.conn)
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+				defer cancel()
+				f.await(t, ctx, "instance 1 lost", func() bool { return f.lost[1] != "" })
+				if took := time.Since(run0.Start); f.lost[1] != "nothing heard for 30s" || took > minSilence+time.Second {
+					t.Errorf("instance 1 lost for %q %v after the start, want for nothing heard for 30s at 30s", f.lost[1], took)
+				}
+			})
+		})
+	}
+}

@@ -1,6 +1,10 @@
 package summary
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -56,12 +60,43 @@ func encodeHDR(h *hdr.Histogram) string {
 	return string(b)
 }
 
-// decodeHDR decodes a histogram encodeHDR encoded; nil for "".
+// decodeHDR decodes a histogram encodeHDR encoded; nil for "". One of
+// another geometry than llmrun's (metrics.CheckGeometry) is refused
+// before it is decoded: the counts a decoder allocates follow the
+// geometry its header says, 45 MB for a header of 60 bytes.
 func decodeHDR(s string) (*hdr.Histogram, error) {
 	if s == "" {
 		return nil, nil
 	}
+	if err := checkEncodedGeometry(s); err != nil {
+		return nil, err
+	}
 	return hdr.Decode([]byte(s))
+}
+
+// checkEncodedGeometry reads the geometry in the header of s, a V2
+// compressed encoding (base64 of a cookie, a length and the zlib stream
+// of a 40-byte header and the counts), and checks it is llmrun's; what is
+// not such an encoding is left to hdr.Decode to refuse.
+func checkEncodedGeometry(s string) error {
+	// Whole: the stream's first block may hold a long table before the
+	// header; only the header is inflated.
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b) < 8 {
+		return nil
+	}
+	z, err := zlib.NewReader(bytes.NewReader(b[8:]))
+	if err != nil {
+		return nil
+	}
+	var header struct {
+		Cookie, PayloadLength, NormalizingOffset, SigFigs int32
+		Lowest, Highest                                   int64
+	}
+	if binary.Read(z, binary.BigEndian, &header) != nil {
+		return nil
+	}
+	return metrics.CheckGeometry(header.Lowest, header.Highest, int64(header.SigFigs))
 }
 
 // Stats decodes the distribution into the trend statistics it was made

@@ -65,9 +65,7 @@ func (a *Aggregate) Add(r *llm.Record) {
 		return
 	}
 	for gap, n := range r.ITLGaps() {
-		for range n {
-			a.ITL.Add(gap)
-		}
+		a.ITL.AddN(gap, n)
 	}
 }
 

@@ -38,7 +38,7 @@ func BenchmarkPeriod(b *testing.B) {
 		res.Record(records[i], tags[i%scenarios], nil)
 	}
 	h := newHub()
-	page, _ := h.join(func() {})
+	page, _ := h.join(func(time.Time) {})
 	start := time.Now()
 	c := NewCollector(start, func() engine.Progress { return progress }, nil)
 	b.ReportAllocs()

@@ -367,3 +367,35 @@ func TestAPageGetsAnEventAfterAQuietSpellLongerThanTheWriteTimeout(t *testing.T)
 		t.Errorf("the event after the quiet spell is %s, want the one at t=2", got)
 	}
 }
+
+// As the hub closes, a page whose queue is full (it stopped reading) is
+// cut at once, and any other has closeGrace for the write under way and
+// for each of those left: a page that stopped reading once the socket's
+// buffers had taken what it left, its queue not full, no longer holds
+// the run's end for the server's 5 s grace; a write begun after the
+// close cannot push its deadline back.
+func TestClosingHubBoundsEveryPagesWrites(t *testing.T) {
+	h := newHub()
+	deadlines := map[string]*time.Time{"full": new(time.Time), "reading": new(time.Time)}
+	clients := map[string]*client{}
+	for name, at := range deadlines {
+		c, _ := h.join(func(t time.Time) { *at = t })
+		clients[name] = c
+	}
+	for range clientQueue {
+		clients["full"].events <- []byte("{}")
+	}
+	h.publish([]byte("{}")) // the reading page's one event
+	closing := time.Now()
+	h.close()
+	if at := *deadlines["full"]; at.After(time.Now()) {
+		t.Errorf("the full page's deadline is %v after the close, want none", at.Sub(closing))
+	}
+	if at := *deadlines["reading"]; at.Before(closing) || at.After(time.Now().Add(closeGrace)) {
+		t.Errorf("the reading page's deadline is %v after the close, want %v", at.Sub(closing), closeGrace)
+	}
+	clients["reading"].writeDeadline(pageWriteTimeout)
+	if at := *deadlines["reading"]; at.After(time.Now().Add(closeGrace)) {
+		t.Errorf("a write after the close has %v, want at most %v", time.Until(at), closeGrace)
+	}
+}

@@ -36,8 +36,8 @@ func TestSSEEventFraming(t *testing.T) {
 // and publishing never waits for it.
 func TestSlowClientLosesEventsCounted(t *testing.T) {
 	h := newHub()
-	slow, _ := h.join(func() {})
-	fast, _ := h.join(func() {})
+	slow, _ := h.join(func(time.Time) {})
+	fast, _ := h.join(func(time.Time) {})
 	const extra = 5
 	for i := range clientQueue + extra {
 		h.publish([]byte{byte(i)})
@@ -57,11 +57,11 @@ func TestSlowClientLosesEventsCounted(t *testing.T) {
 func TestClientsAndHistoryAreBounded(t *testing.T) {
 	h := newHub()
 	for range MaxClients {
-		if c, _ := h.join(func() {}); c == nil {
+		if c, _ := h.join(func(time.Time) {}); c == nil {
 			t.Fatal("a client below the bound was refused")
 		}
 	}
-	if c, _ := h.join(func() {}); c != nil {
+	if c, _ := h.join(func(time.Time) {}); c != nil {
 		t.Errorf("client %d was let in, want refused", MaxClients+1)
 	}
 	for i := range MaxHistory + 10 {
@@ -335,4 +335,29 @@ func droppedInAll(d *Dashboard) int64 {
 		n += c.dropped
 	}
 	return n
+}
+
+// A scenario's bar and ETA are the terminal live view's: an
+// iteration-based scenario's by its iterations too (its duration is only
+// its maxDuration), and one the run stopped early stays where it stopped.
+func TestScenarioProgressIsTheLiveViews(t *testing.T) {
+	iterations := engine.ScenarioProgress{Name: "batch", Phase: engine.PhaseRunning, Elapsed: 5 * time.Second, Duration: 10 * time.Minute,
+		Iterations: 100, IterationsEnded: 50}
+	stopped := engine.ScenarioProgress{Name: "chat", Phase: engine.PhaseDone, Interrupted: true, Elapsed: 10 * time.Second, Duration: 40 * time.Second}
+	progress := engine.Progress{Scenarios: []engine.ScenarioProgress{iterations, stopped}}
+	c := NewCollector(time.Now(), func() engine.Progress { return progress }, nil)
+	ev := c.Next(time.Now())
+	for i, sp := range progress.Scenarios {
+		s := ev.Scenarios[i]
+		left, _ := sp.Remaining()
+		if s.Progress != sp.Fraction() || s.ETA != left.Seconds() {
+			t.Errorf("%s: progress %v, ETA %v s; want the live view's %v and %v s", s.Name, s.Progress, s.ETA, sp.Fraction(), left.Seconds())
+		}
+	}
+	if s := ev.Scenarios[0]; s.Progress != 0.5 || s.ETA != 5 {
+		t.Errorf("batch, 50 of 100 iterations in 5 s: progress %v, ETA %v s; want 0.5 and 5 s", s.Progress, s.ETA)
+	}
+	if s := ev.Scenarios[1]; s.Progress != 0.25 || s.ETA != 0 {
+		t.Errorf("chat, stopped at 10 s of 40 s: progress %v, ETA %v s; want 0.25 and 0", s.Progress, s.ETA)
+	}
 }

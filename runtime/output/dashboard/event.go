@@ -77,10 +77,12 @@ type Event struct {
 type Scenario struct {
 	Name  string `json:"name"`
 	Phase string `json:"phase"`
-	// Progress is the fraction of its plan done, ETA the seconds left
-	// (0 when not known), as the terminal's live view has them
-	// (engine.ScenarioProgress); Phase is "interrupted" once the run's
-	// stop cut it short.
+	// Progress is the fraction of the scenario run and ETA the seconds
+	// left (0 when not known), as the terminal's live view shows them
+	// (engine.ScenarioProgress.Fraction and Remaining): an
+	// iteration-based scenario's by its iterations too, one stopped
+	// early's where it stopped.
+	// Phase is "interrupted" once the run's stop cut it short.
 	Progress   float64 `json:"progress"`
 	ETA        float64 `json:"eta"`
 	VUs        int64   `json:"vus"`
@@ -197,10 +199,12 @@ type Collector struct {
 	lags    map[string]lagReading
 	dropped map[string]int64
 	// probe judges the client's health since probeStart; health is its
-	// last reading's warnings.
+	// last reading (not measured before the first). The collector's is
+	// the instance's one probe: its warnings go in the events, and
+	// instance 0's line and another instance's report read it too.
 	probe      *health.Probe
 	probeStart time.Time
-	health     []string
+	health     health.Report
 	// Progress and Servers read the run; Servers may be nil. thresholds
 	// reads the thresholds so far, nil until ReadThresholds.
 	progress   func() engine.Progress
@@ -276,19 +280,28 @@ func (c *Collector) AddRequest(r *llm.Record) {
 
 // Next is the event of the period that ends at now, whose aggregates it
 // empties for the next.
-func (c *Collector) Next(now time.Time) Event {
+func (c *Collector) Next(now time.Time) Event { return c.event(now, false) }
+
+// Last is the run's last event, at now, marked done: the run and, on
+// instance 0 of a distributed run, instance 0 itself are over.
+func (c *Collector) Last(now time.Time) Event { return c.event(now, true) }
+
+// event is the event of the period that ends at now; done marks the
+// run's last.
+func (c *Collector) event(now time.Time, done bool) Event {
 	p := c.progress()
 	var servers []serverwatch.Now
 	if c.servers != nil {
 		servers = c.servers()
 	}
 	ended, levels, slo := c.swap()
-	others := c.instances.merge(ended)
+	own := c.readHealth(now)
+	others := c.instances.merge(ended, healthOf(own))
 	elapsed := now.Sub(c.start)
 	period := (elapsed - c.last).Seconds()
 	c.last = elapsed
 	ev := Event{V: Version, Elapsed: elapsed.Seconds(), Period: period, Levels: levels, SLO: slo,
-		Thresholds: c.readThresholds(), Health: c.readHealth(now)}
+		Thresholds: c.readThresholds(), Health: own.Warnings, Done: done}
 	tokens := arrivedTokens(p)
 	c.pooled.Reset()
 	var pooledTokens int64
@@ -298,9 +311,10 @@ func (c *Collector) Next(now time.Time) Event {
 			name = engine.RoundName(sp.Name, rd.Level)
 			sp.Phase, sp.Elapsed, sp.Duration, sp.Iterations = engine.PhaseRunning, rd.Elapsed, rd.Duration, 0
 		}
-		s := Scenario{Name: name, Phase: string(sp.Phase), VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded}
-		for _, d := range sp.Dropped {
-			s.Dropped += d
+		s := Scenario{Name: name, Phase: string(sp.Phase), VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded,
+			Progress: sp.Fraction(), Dropped: sp.NotStarted()}
+		if left, ok := sp.Remaining(); ok {
+			s.ETA = left.Seconds()
 		}
 		// The drop and lag counters are the scenario's since it started,
 		// through a search's rounds: read against its last reading, by its
@@ -314,10 +328,6 @@ func (c *Collector) Next(now time.Time) Event {
 		c.lags[sp.Name] = lagReading{sp.Lagged, sp.LagTotal}
 		// As the terminal's live view: where a scenario the run's stop
 		// cut stopped, not "done 100 %".
-		s.Progress = sp.Fraction()
-		if left, ok := sp.Remaining(); ok {
-			s.ETA = left.Seconds()
-		}
 		if sp.StoppedEarly() {
 			s.Phase = "interrupted"
 		}
@@ -353,7 +363,7 @@ func (c *Collector) Next(now time.Time) Event {
 		j := power * period / float64(pooledTokens)
 		ev.JoulesPerToken = &j
 	}
-	ev.Instances = c.instances.list(now, c.start)
+	ev.Instances = c.instances.list(now, c.start, done)
 	return ev
 }
 
@@ -394,12 +404,12 @@ func (c *Collector) readThresholds() []Threshold {
 	return out
 }
 
-// readHealth is the warnings of the client's health: read anew, and its
-// probe started again, once healthWindow has passed since its start,
-// else those of the last reading.
-func (c *Collector) readHealth(now time.Time) []string {
+// readHealth is the client's health: read anew, and its probe started
+// again, once healthWindow has passed since its start, else the last
+// reading (not measured before the first).
+func (c *Collector) readHealth(now time.Time) health.Report {
 	if now.Sub(c.probeStart) >= healthWindow {
-		c.health = c.probe.Stop().Warnings
+		c.health = c.probe.Stop()
 		c.probe, c.probeStart = health.Start(), now
 	}
 	return c.health

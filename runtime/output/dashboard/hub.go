@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Bounds of what the dashboard holds and sends.
@@ -20,6 +21,11 @@ const (
 	// clientQueue is how many events wait for a slow page before the
 	// next are dropped for it.
 	clientQueue = 64
+	// closeGrace is how long, once the hub closes, a page has for each
+	// write of the events left for it: one that reads takes them in
+	// milliseconds, one that stopped reading is cut then, so that the
+	// run's end never waits for it longer.
+	closeGrace = time.Second
 )
 
 // hub holds the history of the encoded events and hands each new one to
@@ -37,10 +43,23 @@ type client struct {
 	dropped int64
 	// done is closed when the hub closes: no event will follow.
 	done chan struct{}
-	// cut ends at once a write to the page under way, and every later
-	// one: the hub calls it on closing for a page whose queue is full,
-	// which has stopped reading.
-	cut func()
+	// deadline sets when a write to the page under way, and every later
+	// one, ends: on closing, the hub gives a page whose queue is full,
+	// which has stopped reading, none (now), and the others closeGrace.
+	deadline func(time.Time)
+}
+
+// writeDeadline sets the deadline of c's next write: timeout from now,
+// or closeGrace once the hub closed. The hub's own deadline, set as it
+// closes, is never pushed back: done is checked after the deadline is
+// set, and the hub closes done before it sets its own.
+func (c *client) writeDeadline(timeout time.Duration) {
+	c.deadline(time.Now().Add(timeout))
+	select {
+	case <-c.done:
+		c.deadline(time.Now().Add(min(timeout, closeGrace)))
+	default:
+	}
 }
 
 func newHub() *hub { return &hub{clients: map[*client]struct{}{}} }
@@ -83,16 +102,16 @@ func (h *hub) publish(b []byte) {
 	}
 }
 
-// join adds a client, which cut cuts off, and returns it with the
-// history so far; nil when MaxClients watch already or the hub is
+// join adds a client, whose writes deadline bounds, and returns it with
+// the history so far; nil when MaxClients watch already or the hub is
 // closed.
-func (h *hub) join(cut func()) (*client, [][]byte) {
+func (h *hub) join(deadline func(time.Time)) (*client, [][]byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || len(h.clients) >= MaxClients {
 		return nil, nil
 	}
-	c := &client{events: make(chan []byte, clientQueue), done: make(chan struct{}), cut: cut}
+	c := &client{events: make(chan []byte, clientQueue), done: make(chan struct{}), deadline: deadline}
 	h.clients[c] = struct{}{}
 	return c, append([][]byte(nil), h.history...)
 }
@@ -111,9 +130,11 @@ func (h *hub) droppedFor(c *client) int64 {
 	return c.dropped
 }
 
-// close tells every client that no event follows, and cuts off those
-// whose queue is full: they stopped reading, and the run's end does not
-// wait for them.
+// close tells every client that no event follows, cuts off those whose
+// queue is full (they stopped reading) and gives the others closeGrace
+// for the write under way: the run's end waits for no page that does
+// not read, whether its queue filled or the socket's buffers took what
+// it left.
 func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -121,10 +142,13 @@ func (h *hub) close() {
 		return
 	}
 	h.closed = true
+	now := time.Now()
 	for c := range h.clients {
 		close(c.done)
 		if len(c.events) == cap(c.events) {
-			c.cut()
+			c.deadline(now)
+		} else {
+			c.deadline(now.Add(closeGrace))
 		}
 	}
 }

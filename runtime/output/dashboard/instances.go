@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/llmrun/llmrun/internal/redact"
 	"github.com/llmrun/llmrun/modules/metrics"
 	"github.com/llmrun/llmrun/runtime/engine"
 	"github.com/llmrun/llmrun/runtime/health"
@@ -108,18 +106,18 @@ type reportHealth struct {
 }
 
 // Reporter is the dashboard's side on an instance other than 0: its
-// Collector counts the instance's requests, and Report turns each
-// period's into the report instance 0 merges.
+// Collector counts the instance's requests and judges its client's
+// health, and Report turns each period's into the report instance 0
+// merges.
 type Reporter struct {
 	collector *Collector
-	probe     *health.Probe
 	tokens    map[string]int64
 }
 
 // NewReporter returns the reporter of an instance's run, which reads
 // progress.
 func NewReporter(progress func() engine.Progress) *Reporter {
-	return &Reporter{collector: NewCollector(time.Now(), progress, nil), probe: health.Start(), tokens: map[string]int64{}}
+	return &Reporter{collector: NewCollector(time.Now(), progress, nil), tokens: map[string]int64{}}
 }
 
 // Collector is the collector the instance's requests go to.
@@ -127,19 +125,18 @@ func (r *Reporter) Collector() *Collector { return r.collector }
 
 // Report is the period's report since the last, encoded as one line of
 // JSON; done marks the instance's last. One goroutine calls it at a time.
-func (r *Reporter) Report(done bool) []byte {
+func (r *Reporter) Report(done bool) []byte { return r.report(time.Now(), done) }
+
+// report is Report at now.
+func (r *Reporter) report(now time.Time, done bool) []byte {
 	p := r.collector.progress()
 	ended, _, _ := r.collector.swap()
-	rep := report{Health: healthOf(r.probe.Stop()), Done: done}
-	r.probe = health.Start()
+	rep := report{Health: healthOf(r.collector.readHealth(now)), Done: done}
 	tokens := arrivedTokens(p)
 	for _, sp := range p.Scenarios {
-		s := reportScenario{Name: sp.Name, VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded,
+		s := reportScenario{Name: sp.Name, VUs: sp.ActiveVUs, MaxVUs: sp.MaxVUs, Iterations: sp.IterationsEnded, Dropped: sp.NotStarted(),
 			Tokens: tokens[sp.Name] - r.tokens[sp.Name]}
 		r.tokens[sp.Name] = tokens[sp.Name]
-		for _, d := range sp.Dropped {
-			s.Dropped += d
-		}
 		if a := ended[sp.Name]; a != nil {
 			s.setFigures(a)
 			a.Reset()
@@ -254,10 +251,10 @@ type Instances struct {
 	peer []*peerInstance // instance i at i-1
 }
 
-// ownInstance is instance 0 itself.
+// ownInstance is instance 0 itself: its requests so far, and its
+// client's health as its Collector last read it.
 type ownInstance struct {
 	requests int64
-	probe    *health.Probe
 	health   reportHealth
 }
 
@@ -278,7 +275,7 @@ type peerInstance struct {
 
 // NewInstances returns the account of a run of n instances.
 func NewInstances(n int) *Instances {
-	in := &Instances{own: ownInstance{probe: health.Start()}}
+	in := &Instances{}
 	for range n - 1 {
 		in.peer = append(in.peer, &peerInstance{state: InstanceRunning, pending: map[string]*window.Aggregate{},
 			tokens: map[string]int64{}, progress: map[string]reportScenario{}})
@@ -316,7 +313,7 @@ func (in *Instances) Received(i int, msg []byte) error {
 	if h := rep.Health; math.IsNaN(h.CPU) || h.Procs < 0 || math.IsNaN(h.SchedP99) {
 		return errors.New("health figures out of range")
 	}
-	rep.Health.Cause = printable(rep.Health.Cause)
+	rep.Health.Cause = redact.Escape(rep.Health.Cause, maxReportText)
 
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -354,7 +351,7 @@ func (in *Instances) Lost(i int, why string) {
 	defer in.mu.Unlock()
 	p := in.peer[i-1]
 	if p.state == InstanceRunning {
-		p.state, p.lost, p.lostAt = InstanceLost, printable(why), time.Now()
+		p.state, p.lost, p.lostAt = InstanceLost, redact.Escape(why, maxReportText), time.Now()
 	}
 }
 
@@ -365,16 +362,15 @@ type others struct {
 	progress map[string]reportScenario
 }
 
-// merge counts instance 0's own requests of the period in ended, then
-// merges into it the other instances' heard since the last event, and
-// returns their tokens and progress. A nil Instances merges nothing.
-func (in *Instances) merge(ended map[string]*window.Aggregate) others {
+// merge counts instance 0's own requests of the period in ended, and
+// its client's health own, then merges into ended the other instances'
+// heard since the last event, and returns their tokens and progress. A
+// nil Instances merges nothing.
+func (in *Instances) merge(ended map[string]*window.Aggregate, own reportHealth) others {
 	o := others{tokens: map[string]int64{}, progress: map[string]reportScenario{}}
 	if in == nil {
 		return o
 	}
-	own := healthOf(in.own.probe.Stop())
-	in.own.probe = health.Start()
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.own.health = own
@@ -416,15 +412,19 @@ func (o others) add(s *Scenario) {
 }
 
 // list is every instance's state at now, of a dashboard started at
-// start; nil for a nil Instances.
-func (in *Instances) list(now, start time.Time) []Instance {
+// start, done when instance 0's run is over; nil for a nil Instances.
+func (in *Instances) list(now, start time.Time, done bool) []Instance {
 	if in == nil {
 		return nil
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	line, limited := in.own.health.line()
-	out := []Instance{{Index: 0, State: InstanceRunning, Requests: in.own.requests, Health: line, Limited: limited}}
+	own := Instance{Index: 0, State: InstanceRunning, Requests: in.own.requests, Health: line, Limited: limited}
+	if done {
+		own.State = InstanceDone
+	}
+	out := []Instance{own}
 	for k, p := range in.peer {
 		heard := p.heard
 		if heard.IsZero() {
@@ -452,23 +452,4 @@ func (in *Instances) list(now, start time.Time) []Instance {
 func (c *Collector) WithInstances(in *Instances) *Collector {
 	c.instances = in
 	return c
-}
-
-// printable is s without control characters, at most maxReportText
-// bytes: another process's words, shown on the page.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-	if len(s) <= maxReportText {
-		return s
-	}
-	cut := maxReportText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -2,10 +2,14 @@ package dashboard
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/llmrun/llmrun/modules/llm"
 	"github.com/llmrun/llmrun/modules/metrics"
@@ -173,12 +177,13 @@ func TestHostileReportsAreRefused(t *testing.T) {
 		t.Error("a report of instance 2 of 2 was taken")
 	}
 	// A lost instance's reason is shown as text: no control character,
-	// bounded.
+	// no bidirectional control (which would show the text reversed),
+	// bounded; escaped as the console escapes a server's words.
 	in := NewInstances(2)
-	in.Lost(1, "sent what is not figures: \x1b[2J"+strings.Repeat("é", 400))
-	got := in.list(time.Now(), time.Now())[1].Lost
-	if strings.ContainsRune(got, 0x1b) || len(got) > maxReportText+len("…") {
-		t.Errorf("lost reason %q: a control character, or longer than %d bytes", got, maxReportText)
+	in.Lost(1, "sent what is not figures: \x1b[2J\u202e"+strings.Repeat("é", 400))
+	got := in.list(time.Now(), time.Now(), false)[1].Lost
+	if strings.ContainsAny(got, "\x1b\u202e") || !strings.Contains(got, `\x1b[2J\u202e`) || len(got) > maxReportText {
+		t.Errorf("lost reason %q: a control character, not escaped, or longer than %d bytes", got, maxReportText)
 	}
 }
 
@@ -190,12 +195,63 @@ func TestManyInstancesListTheLostFirst(t *testing.T) {
 	for _, i := range []int{9_999, 4_242} {
 		in.Lost(i, "connection closed")
 	}
-	list := in.list(time.Now(), time.Now())
+	list := in.list(time.Now(), time.Now(), false)
 	if len(list) != MaxListedInstances || list[0].Index != 0 || list[1].Index != 4_242 || list[2].Index != 9_999 || list[3].Index != 1 {
 		t.Fatalf("%d instances listed, the first %+v", len(list), list[:4])
 	}
 	c := NewCollector(time.Now(), chatProgress(1, 0), nil).WithInstances(in)
 	if b, err := encodeEvent(c.Next(time.Now())); err != nil || len(b) > MaxEventSize {
 		t.Errorf("the event of 10,000 instances: %d bytes (%v), at most %d", len(b), err, MaxEventSize)
+	}
+}
+
+// The run's last event lists instance 0 itself done, not running; and
+// each instance's health line is its collector's reading (the one probe
+// an instance has), measured once healthWindow has passed.
+func TestLastEventListsInstance0Done(t *testing.T) {
+	in := NewInstances(2)
+	start := time.Now()
+	own := NewCollector(start, chatProgress(1, 0), nil).WithInstances(in)
+	peer := NewReporter(chatProgress(1, 0))
+	if err := in.Received(1, peer.report(start, false)); err != nil {
+		t.Fatal(err)
+	}
+	ev := own.Next(start)
+	if got := ev.Instances; got[0].State != InstanceRunning || got[0].Health != "not measured yet" || got[1].Health != "not measured yet" {
+		t.Errorf("before any health reading: %+v, want instance 0 running, both not measured yet", got)
+	}
+	later := time.Now().Add(healthWindow) // the probes started at NewCollector and NewReporter
+	if err := in.Received(1, peer.report(later, true)); err != nil {
+		t.Fatal(err)
+	}
+	last := own.Last(later)
+	if !last.Done {
+		t.Error("the last event is not marked done")
+	}
+	for i, inst := range last.Instances {
+		if inst.State != InstanceDone || inst.Health == "not measured yet" {
+			t.Errorf("instance %d in the last event: %+v, want done, its health measured", i, inst)
+		}
+	}
+}
+
+// A report's histogram whose header claims a wider geometry than
+// llmrun's is refused before it is decoded: 60 bytes of it would make the
+// decoder allocate 45 MB of counts, once on each peer's goroutine at once.
+func TestReportOfAWideHistogramIsRefusedBeforeItIsDecoded(t *testing.T) {
+	wide := hdr.New(1, math.MaxInt64/4, 5)
+	wide.RecordValue(1)
+	msg := `{"scenarios":[{"name":"chat","requests":1,"ttft":{"min":0.001,"max":0.001,"hdr":"` + summary.EncodeHDR(wide) + `"}}],"health":{}}`
+	in := NewInstances(2)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := in.Received(1, []byte(msg))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "with 5 significant figures, want 1..3600000000 with 3") {
+		t.Errorf("error %v, want the histogram's geometry refused", err)
+	}
+	if took := after.TotalAlloc - before.TotalAlloc; took > 4<<20 {
+		t.Errorf("refusing a %d-byte report allocated %d MB, want less than 4", len(msg), took>>20)
 	}
 }

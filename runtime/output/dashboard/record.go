@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // RecordFormat names a recording in its first line, with its version
@@ -18,6 +19,13 @@ const RecordFormat = "llmrun-dashboard"
 // MaxRecordSize bounds a recording's events before compression; on
 // reaching it the recording stops, the file kept valid.
 const MaxRecordSize = 256 << 20
+
+// recordFlushEvery is how often at most the compressor's pending output
+// is written out, so that a run killed (no Close) leaves a recording
+// readable up to its last seconds: gzip holds some minutes of events
+// otherwise. Flushing each event would make the file half as large
+// again.
+const recordFlushEvery = 5 * time.Second
 
 // recordHeader is a recording's first line.
 type recordHeader struct {
@@ -33,6 +41,8 @@ type Recorder struct {
 	zip     *gzip.Writer
 	limit   int64
 	written int64
+	// flushed is when the compressor's output was last written out.
+	flushed time.Time
 	// Full says the limit was reached and later events left out.
 	full bool
 	err  error
@@ -48,7 +58,7 @@ func CreateRecorder(path string, limit int64) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard recording: %w", err)
 	}
-	r := &Recorder{path: path, file: f, zip: gzip.NewWriter(f), limit: limit}
+	r := &Recorder{path: path, file: f, zip: gzip.NewWriter(f), limit: limit, flushed: time.Now()}
 	header, _ := json.Marshal(recordHeader{Format: RecordFormat, Version: Version})
 	if _, err := r.zip.Write(append(header, '\n')); err != nil {
 		f.Close()
@@ -72,6 +82,10 @@ func (r *Recorder) Record(event []byte) {
 		return
 	}
 	r.written += int64(len(event)) + 1
+	if now := time.Now(); now.Sub(r.flushed) >= recordFlushEvery {
+		r.flushed = now
+		r.err = r.zip.Flush()
+	}
 }
 
 // Close flushes and closes the file. The warning, when not empty, says

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -188,4 +189,31 @@ func TestReplayAtSpeedZeroServesTheWholeRunToTheFirstPage(t *testing.T) {
 	if got := bytes.Count(page, []byte(`{"v":1,`)); got != n {
 		t.Errorf("the first page holds %d of the run's %d events", got, n)
 	}
+}
+
+// A run killed while it records (the Recorder never closed) leaves a
+// recording readable, as one cut short, up to its last recordFlushEvery:
+// not an empty file until gzip happened to write a block.
+func TestRecordingOfAKilledRunIsReadableUpToItsLastSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "killed.dash.gz")
+		r, err := CreateRecorder(path, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const recorded = 12 // one a second
+		for i := range recorded {
+			time.Sleep(time.Second)
+			b, err := encodeEvent(Event{V: Version, Elapsed: float64(i + 1), Period: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Record(b)
+		}
+		events, err := ReadRecording(path)
+		if want := recorded - int(recordFlushEvery/time.Second); len(events) < want || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("a killed run's recording: %d events readable (%v), want %d or more, cut short", len(events), err, want)
+		}
+		r.Close()
+	})
 }

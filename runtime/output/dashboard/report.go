@@ -71,6 +71,11 @@ func (r *Report) Add(ev Event) {
 	if b, err := encodeEvent(ev); err == nil {
 		size = len(b)
 	}
+	r.add(ev, size)
+}
+
+// add adds the run's next event, size bytes encoded (encodeEvent).
+func (r *Report) add(ev Event, size int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.total++
@@ -183,15 +188,16 @@ func foldedNote(total, drawn, most int) string {
 		total, drawn, most, most, most)
 }
 
-// fold is the update of a and the later b together: their requests and
-// errors added, their rates over both periods, each latency percentile
-// the higher of the two, a scenario's drops and lagged iterations added
-// (its lag their mean); their progress, server readings and any figure
-// not named here b's, the later.
+// fold is the update of a and the later b together: their requests,
+// errors, drops and lagged iterations added, their rates, mean lag and
+// energy per token over both periods, each latency percentile the higher
+// of the two; their progress, server readings and any figure not named
+// here b's, the later.
 func fold(a, b Event) Event {
 	out := b
 	out.Period = a.Period + b.Period
 	out.All = foldFigures(a.All, a.Period, b.All, b.Period)
+	out.JoulesPerToken = foldPerToken(a.JoulesPerToken, a.All.TokRate*a.Period, b.JoulesPerToken, b.All.TokRate*b.Period)
 	if out.Servers == nil {
 		out.Servers = a.Servers
 	}
@@ -202,26 +208,53 @@ func fold(a, b Event) Event {
 	}
 	for _, s := range a.Scenarios {
 		if bs, ok := later[s.Name]; ok {
-			bs.Figures = foldFigures(s.Figures, a.Period, bs.Figures, b.Period)
-			bs.PeriodDropped += s.PeriodDropped
-			if n := s.Lagged + bs.Lagged; n > 0 {
-				bs.Lag = (s.Lag*float64(s.Lagged) + bs.Lag*float64(bs.Lagged)) / float64(n)
-				bs.Lagged = n
-			}
-			out.Scenarios = append(out.Scenarios, bs)
+			out.Scenarios = append(out.Scenarios, foldScenario(s, a.Period, bs, b.Period))
 			delete(later, s.Name)
 		} else {
-			s.Figures = foldFigures(s.Figures, a.Period, Figures{}, b.Period)
-			out.Scenarios = append(out.Scenarios, s)
+			out.Scenarios = append(out.Scenarios, foldScenario(s, a.Period, s.progress(), b.Period))
 		}
 	}
 	for _, s := range b.Scenarios {
 		if _, ok := later[s.Name]; ok {
-			s.Figures = foldFigures(Figures{}, a.Period, s.Figures, b.Period)
-			out.Scenarios = append(out.Scenarios, s)
+			out.Scenarios = append(out.Scenarios, foldScenario(Scenario{}, a.Period, s, b.Period))
 		}
 	}
 	return out
+}
+
+// foldScenario is a scenario's update a over pa seconds and its next b
+// over pb together: b's progress, with the figures of both.
+func foldScenario(a Scenario, pa float64, b Scenario, pb float64) Scenario {
+	out := b
+	out.Figures = foldFigures(a.Figures, pa, b.Figures, pb)
+	out.PeriodDropped = a.PeriodDropped + b.PeriodDropped
+	if out.Lagged = a.Lagged + b.Lagged; out.Lagged > 0 {
+		out.Lag = (a.Lag*float64(a.Lagged) + b.Lag*float64(b.Lagged)) / float64(out.Lagged)
+	}
+	return out
+}
+
+// progress is s's progress alone, without the figures of its period:
+// what a scenario absent from the later of two folded updates stands at.
+func (s Scenario) progress() Scenario {
+	return Scenario{Name: s.Name, Phase: s.Phase, Progress: s.Progress, ETA: s.ETA, VUs: s.VUs, MaxVUs: s.MaxVUs,
+		Iterations: s.Iterations, Dropped: s.Dropped}
+}
+
+// foldPerToken is the per-token figure of two periods' a over ta tokens
+// and b over tb: their mean weighted by tokens, over those of the
+// periods that have one; nil when neither does.
+func foldPerToken(a *float64, ta float64, b *float64, tb float64) *float64 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case ta+tb <= 0:
+		return b
+	}
+	v := (*a*ta + *b*tb) / (ta + tb)
+	return &v
 }
 
 // foldFigures are a's over pa seconds and b's over the next pb together.

@@ -176,27 +176,39 @@ func TestReportFoldsToItsSizeBound(t *testing.T) {
 	}
 }
 
+// Two updates folded are one over both periods: counts (requests, errors,
+// drops, lagged iterations) added, rates, mean lag and energy per token
+// over both, each latency percentile (ITL's too) the higher, progress the
+// later's.
 func TestFold(t *testing.T) {
-	a := Event{V: Version, Elapsed: 1, Period: 1,
+	j := func(v float64) *float64 { return &v }
+	a := Event{V: Version, Elapsed: 1, Period: 1, JoulesPerToken: j(2),
 		Scenarios: []Scenario{
-			{Name: "gone", Phase: "done", Iterations: 5, Figures: Figures{Requests: 2, ReqRate: 2, Errors: map[string]int64{"http_5xx": 1}}},
-			{Name: "both", Phase: "running", Iterations: 1, Figures: Figures{Requests: 4, ReqRate: 4, TTFT: Percentiles{P50: 10, P90: 30, P99: 90}}},
+			{Name: "gone", Phase: "done", Iterations: 5, PeriodDropped: 1, Lagged: 2, Lag: 3, Figures: Figures{Requests: 2, ReqRate: 2, Errors: map[string]int64{"http_5xx": 1}}},
+			{Name: "both", Phase: "running", Iterations: 1, Dropped: 1, PeriodDropped: 1, Lagged: 1, Lag: 10,
+				Figures: Figures{Requests: 4, ReqRate: 4, TTFT: Percentiles{P50: 10, P90: 30, P99: 90}, ITL: Percentiles{P50: 5, P90: 6, P99: 40}}},
 		},
-		All: Figures{Requests: 6, Failed: 1, ReqRate: 6, TokRate: 60, Errors: map[string]int64{"http_5xx": 1}, TTFT: Percentiles{P50: 10, P90: 30, P99: 90}}}
-	b := Event{V: Version, Elapsed: 4, Period: 3,
+		All: Figures{Requests: 6, Failed: 1, ReqRate: 6, TokRate: 60, Errors: map[string]int64{"http_5xx": 1}, TTFT: Percentiles{P50: 10, P90: 30, P99: 90},
+			ITL: Percentiles{P50: 5, P90: 6, P99: 40}}}
+	b := Event{V: Version, Elapsed: 4, Period: 3, JoulesPerToken: j(4),
 		Scenarios: []Scenario{
-			{Name: "both", Phase: "running", Iterations: 7, Figures: Figures{Requests: 6, ReqRate: 2, TTFT: Percentiles{P50: 20, P90: 25, P99: 50}}},
+			{Name: "both", Phase: "running", Iterations: 7, Dropped: 3, PeriodDropped: 2, Lagged: 3, Lag: 2,
+				Figures: Figures{Requests: 6, ReqRate: 2, TTFT: Percentiles{P50: 20, P90: 25, P99: 50}, ITL: Percentiles{P50: 7, P90: 8, P99: 9}}},
 			{Name: "new", Phase: "running", Iterations: 3, Figures: Figures{Requests: 3, ReqRate: 1}},
 		},
-		All: Figures{Requests: 9, ReqRate: 3, TokRate: 20, Errors: map[string]int64{"timeout": 2}, TTFT: Percentiles{P50: 20, P90: 25, P99: 50}}}
+		All: Figures{Requests: 9, ReqRate: 3, TokRate: 20, Errors: map[string]int64{"timeout": 2}, TTFT: Percentiles{P50: 20, P90: 25, P99: 50},
+			ITL: Percentiles{P50: 7, P90: 8, P99: 9}}}
 	got := fold(a, b)
-	want := Event{V: Version, Elapsed: 4, Period: 4,
+	// 60 tokens at 2 J and 60 at 4 J: 3 J a token.
+	want := Event{V: Version, Elapsed: 4, Period: 4, JoulesPerToken: j(3),
 		Scenarios: []Scenario{
-			{Name: "gone", Phase: "done", Iterations: 5, Figures: Figures{Requests: 2, ReqRate: 0.5, Errors: map[string]int64{"http_5xx": 1}}},
-			{Name: "both", Phase: "running", Iterations: 7, Figures: Figures{Requests: 10, ReqRate: 2.5, TTFT: Percentiles{P50: 20, P90: 30, P99: 90}}},
+			{Name: "gone", Phase: "done", Iterations: 5, PeriodDropped: 1, Lagged: 2, Lag: 3, Figures: Figures{Requests: 2, ReqRate: 0.5, Errors: map[string]int64{"http_5xx": 1}}},
+			{Name: "both", Phase: "running", Iterations: 7, Dropped: 3, PeriodDropped: 3, Lagged: 4, Lag: 4,
+				Figures: Figures{Requests: 10, ReqRate: 2.5, TTFT: Percentiles{P50: 20, P90: 30, P99: 90}, ITL: Percentiles{P50: 7, P90: 8, P99: 40}}},
 			{Name: "new", Phase: "running", Iterations: 3, Figures: Figures{Requests: 3, ReqRate: 0.75}},
 		},
-		All: Figures{Requests: 15, Failed: 1, ReqRate: 3.75, TokRate: 30, Errors: map[string]int64{"http_5xx": 1, "timeout": 2}, TTFT: Percentiles{P50: 20, P90: 30, P99: 90}}}
+		All: Figures{Requests: 15, Failed: 1, ReqRate: 3.75, TokRate: 30, Errors: map[string]int64{"http_5xx": 1, "timeout": 2}, TTFT: Percentiles{P50: 20, P90: 30, P99: 90},
+			ITL: Percentiles{P50: 7, P90: 8, P99: 40}}}
 	gotJSON, _ := json.Marshal(got)
 	wantJSON, _ := json.Marshal(want)
 	if !bytes.Equal(gotJSON, wantJSON) {

@@ -198,7 +198,7 @@ func (d *Dashboard) send(ev Event) {
 		d.recorder.Record(b)
 	}
 	if d.report != nil {
-		d.report.Add(ev)
+		d.report.add(ev, len(b))
 	}
 }
 
@@ -219,8 +219,8 @@ func (d *Dashboard) Stop(ctx context.Context) {
 	}
 	d.stopTick()
 	d.ticking.Wait()
-	last := d.collector.Next(time.Now())
-	last.Done, last.End = true, d.end
+	last := d.collector.Last(time.Now())
+	last.End = d.end
 	d.send(last)
 	d.closeRecording()
 	d.writeExport()
@@ -337,7 +337,7 @@ func (d *Dashboard) servePage(w http.ResponseWriter, _ *http.Request) {
 func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
-	c, history := d.hub.join(func() { rc.SetWriteDeadline(time.Now()) })
+	c, history := d.hub.join(func(t time.Time) { rc.SetWriteDeadline(t) })
 	if c == nil {
 		http.Error(w, "too many dashboard pages open, or the run is over", http.StatusServiceUnavailable)
 		return
@@ -351,7 +351,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	for _, b := range history {
-		rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
+		c.writeDeadline(d.pageWriteTimeout)
 		if _, err := w.Write(sseEvent("", b)); err != nil {
 			return
 		}
@@ -359,7 +359,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	flusher.Flush()
 	var told int64
 	write := func(b []byte) bool {
-		rc.SetWriteDeadline(time.Now().Add(d.pageWriteTimeout))
+		c.writeDeadline(d.pageWriteTimeout)
 		if _, err := w.Write(sseEvent("", b)); err != nil {
 			return false
 		}
