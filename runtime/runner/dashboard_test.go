@@ -318,8 +318,11 @@ func TestDashboardShowsThresholdsITLAndLagLiveInChromium(t *testing.T) {
 		}
 		return len(ev.Thresholds) == 3 && failed == 1 && itl == 2 && lagged == 1
 	})
-	if th := ev.Thresholds[0]; th.Metric != "llm_requests" || th.Value == nil || *th.Value < 5 {
-		t.Errorf("the failing threshold reads %+v, want llm_requests observed at 5 or more", th)
+	if th := ev.Thresholds[0]; th.Metric != "llm_requests" || th.Value == nil || *th.Value < 5 || th.Unit != "requests" {
+		t.Errorf("the failing threshold reads %+v, want llm_requests observed at 5 or more requests", th)
+	}
+	if th := ev.Thresholds[1]; th.Unit != "ms" {
+		t.Errorf("the TTFT threshold reads %+v, want its value in ms", th)
 	}
 
 	dom := string(browsertest.Run(t, bin, url, "--dump-dom"))
@@ -333,6 +336,11 @@ func TestDashboardShowsThresholdsITLAndLagLiveInChromium(t *testing.T) {
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page does not show %s", want)
+		}
+	}
+	for _, unit := range []string{`<td>llm_ttft p\(99\)&lt;60000</td><td>[0-9.]+ ms</td>`, `<td>llm_requests count&lt;5</td><td>[0-9.]+ requests</td>`} {
+		if !regexp.MustCompile(unit).MatchString(dom) {
+			t.Errorf("the page shows no value with its unit matching %s", unit)
 		}
 	}
 	if strings.Contains(dom, `id="health" style="display: block`) {

@@ -20,6 +20,8 @@ type Result struct {
 	// noSamples, else its metric type's rule (see EvaluateEnd); one whose
 	// aggregation does not apply to its metric fails.
 	Passed bool
+	// Unit is the unit of Value (ValueUnit); "" when not known.
+	Unit string
 	// Evaluated is false when there was nothing to compare: no samples on
 	// a gauge or a trend (during the run, on a rate too), a threshold
 	// skipped or given its verdict by noSamples, no elapsed time for a
@@ -138,6 +140,9 @@ func (t *Threshold) evaluate(st *metrics.Stats, elapsed time.Duration, end *End)
 		// is nothing to judge.
 		r.Passed, r.Note = true, "no samples"
 		return r
+	}
+	if t.def != nil {
+		r.Unit = ValueUnit(typ.String(), t.def.Unit, t.Expr.Method)
 	}
 	if !Applies(typ, t.Expr.Method) {
 		r.Note = fmt.Sprintf("aggregation %s does not apply to a %s metric", t.Expr.Aggregation(), typ)
@@ -258,4 +263,18 @@ func ShouldAbort(results []Result) (Result, bool) {
 		}
 	}
 	return Result{}, false
+}
+
+// ValueUnit is the unit of a threshold's observed value on a metric of
+// type metricType ("counter", "rate", as metrics.Type names them) and
+// unit metricUnit, by aggregation m: the metric's unit, per second for a
+// counter's rate, none for a rate metric's ratio.
+func ValueUnit(metricType, metricUnit string, m Method) string {
+	switch {
+	case metricType == metrics.Rate.String():
+		return ""
+	case m == MethodRate:
+		return metricUnit + "/s"
+	}
+	return metricUnit
 }

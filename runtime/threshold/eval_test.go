@@ -479,3 +479,19 @@ func TestNoSamplesWhenNoScenarioRan(t *testing.T) {
 		}
 	}
 }
+
+// A result's value carries its unit, as the summary prints it: the
+// metric's, per second for a counter's rate, none for a rate's ratio.
+func TestResultsCarryTheirValuesUnit(t *testing.T) {
+	f := newFixture(t)
+	f.add("lat", nil, 120, 80)
+	f.add("reqs", nil, 1, 1)
+	f.add("failed", nil, 0, 1)
+	set := f.mustParse(t, `{"lat":["p(99)<500"],"reqs":["count>0","rate>0"],"failed":["rate<0.5"]}`)
+	want := map[string]string{"p(99)<500": "ms", "count>0": "requests", "rate>0": "requests/s", "rate<0.5": ""}
+	for _, r := range set.Evaluate(f.agg.Snapshot(), time.Second) {
+		if w, ok := want[r.Source]; !ok || r.Unit != w {
+			t.Errorf("%s %s: unit %q, want %q", r.Key, r.Source, r.Unit, w)
+		}
+	}
+}

@@ -21,9 +21,9 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	reg := metrics.NewRegistry()
 	for _, m := range []metrics.Metric{
-		{Name: "lat", Type: metrics.Trend, Contains: metrics.Time},
+		{Name: "lat", Type: metrics.Trend, Contains: metrics.Time, Unit: "ms"},
 		{Name: "llm_ttft", Type: metrics.Trend, Contains: metrics.Time},
-		{Name: "reqs", Type: metrics.Counter},
+		{Name: "reqs", Type: metrics.Counter, Unit: "requests"},
 		{Name: "inflight", Type: metrics.Gauge},
 		{Name: "failed", Type: metrics.Rate},
 	} {

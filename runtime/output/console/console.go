@@ -20,6 +20,7 @@ import (
 	"github.com/llmrun/llmrun/runtime/health"
 	"github.com/llmrun/llmrun/runtime/summary"
 	"github.com/llmrun/llmrun/runtime/textfmt"
+	"github.com/llmrun/llmrun/runtime/threshold"
 )
 
 // Render writes the end-of-run summary. A sweep's (Summary.Capacity)
@@ -512,13 +513,14 @@ func (r *renderer) thresholds(s *summary.Summary) {
 // per second for a counter's rate, none for a rate metric's ratio.
 func thresholdUnit(s *summary.Summary, t summary.ThresholdResult) string {
 	m, ok := s.Metrics[t.Metric]
-	switch {
-	case !ok || m.Type == "rate":
+	if !ok {
 		return ""
-	case strings.HasPrefix(t.Threshold, "rate"):
-		return m.Unit + "/s"
 	}
-	return m.Unit
+	expr, err := threshold.ParseExpression(t.Threshold)
+	if err != nil {
+		return ""
+	}
+	return threshold.ValueUnit(m.Type, m.Unit, expr.Method)
 }
 
 func (r *renderer) custom(s *summary.Summary) {

@@ -145,6 +145,7 @@ type Threshold struct {
 	Metric string   `json:"metric"`
 	Source string   `json:"source"`
 	Value  *float64 `json:"value,omitempty"`
+	Unit   string   `json:"unit,omitempty"`
 	Passed bool     `json:"passed"`
 	Note   string   `json:"note,omitempty"`
 }
@@ -395,7 +396,7 @@ func (c *Collector) readThresholds() []Threshold {
 	results := c.thresholds()
 	out := make([]Threshold, len(results))
 	for i, r := range results {
-		out[i] = Threshold{Metric: r.Key, Source: r.Source, Passed: r.Passed, Note: r.Note}
+		out[i] = Threshold{Metric: r.Key, Source: r.Source, Unit: r.Unit, Passed: r.Passed, Note: r.Note}
 		if r.Evaluated {
 			v := r.Value
 			out[i].Value = &v
