@@ -664,32 +664,45 @@ func freeLabel(text string, y float64, area plot, drawn []polyline, texts []box)
 // freeVerticalLabel places the label of the nth vertical line, at x,
 // beside it where it crosses no drawn line, dot or other label: at the
 // plot's top, on the side away from the nearer edge, else the other side,
-// else at the plot's bottom; the labels of several lines go one under the
-// other. When every place is taken it stays at the top.
+// else at the plot's bottom, else further along the line from the top;
+// the labels of several lines go one under the other. When every place
+// is taken it goes above the plot (outside it, where no data is).
 func freeVerticalLabel(text string, x float64, area plot, nth int, drawn []polyline, texts []box) Text {
 	lean, other := Text{X: f1(x + 4), Anchor: "start"}, Text{X: f1(x - 4), Anchor: "end"}
 	if x > (area.left+area.right)/2 {
 		lean, other = other, lean
 	}
-	top, bottom := f1(area.top+12+14*float64(nth)), f1(area.bottom-6-14*float64(nth))
-	places := []Text{lean, other, lean, other}
-	for i := range places {
-		places[i].Text, places[i].Y = text, top
-		if i >= 2 {
-			places[i].Y = bottom
+	top, bottom := area.top+12+14*float64(nth), area.bottom-6-14*float64(nth)
+	var places []Text
+	for _, y := range append([]float64{top, bottom}, alongLine(top, bottom)...) {
+		for _, side := range []Text{lean, other} {
+			side.Text, side.Y = text, f1(y)
+			places = append(places, side)
 		}
 	}
 	if place, ok := firstFree(text, places, area, drawn, texts); ok {
 		return place
 	}
-	return places[0]
+	lean.Text, lean.Y = text, f1(area.top-6)
+	return lean
+}
+
+// alongLine are the baselines 14 px apart strictly between top and
+// bottom, from the top: a label's further places along a vertical line.
+func alongLine(top, bottom float64) []float64 {
+	var ys []float64
+	for y := top + 14; y < bottom; y += 14 {
+		ys = append(ys, y)
+	}
+	return ys
 }
 
 // drawMarker rings a point when it is on the axes (false when it is
 // not); its label goes above
 // it (under it when Below), leaning away from the nearer side, or, when
 // that place crosses data or another label, to the first free one of the
-// other side, the other lean, or further out.
+// other side, the other lean, or further out; when none is free, above
+// the plot.
 func (c *Chart) drawMarker(m marker, sx, sy scale, area plot, drawn []polyline, texts []box) bool {
 	x, okx := sx.px(m.X)
 	y, oky := sy.px(m.Y)
@@ -714,8 +727,9 @@ func (c *Chart) drawMarker(m marker, sx, sy scale, area plot, drawn []polyline, 
 	}
 	label, ok := firstFree(m.Label, places, area, drawn, texts)
 	if !ok {
-		label = places[0]
-		label.Text = m.Label
+		// Every place near the point is taken: above the plot, outside
+		// it, where no data is, rather than over a point.
+		label = Text{X: f1(x), Y: f1(area.top - 6), Text: m.Label, Anchor: lean}
 	}
 	c.Marks = append(c.Marks, Mark{Mark: m.Mark, CX: f1(x), CY: f1(y), Label: label})
 	return true

@@ -45,8 +45,9 @@ func TestFreeLabelKeepsOffTheData(t *testing.T) {
 }
 
 // A vertical line's label goes beside it at the plot's top, on the side
-// away from the nearer edge, else on the other side, else at the bottom;
-// the second line's label goes under the first's.
+// away from the nearer edge, else on the other side, else at the bottom,
+// else further along the line, else above the plot: never over data. The
+// second line's label goes under the first's.
 func TestFreeVerticalLabelKeepsOffTheData(t *testing.T) {
 	area := plot{left: 64, right: 576, top: 34, bottom: 254}
 	const text = "max within SLO"
@@ -63,7 +64,8 @@ func TestFreeVerticalLabelKeepsOffTheData(t *testing.T) {
 		{"the second line", 200, 1, nil, "204.0", "60.0", "start"},
 		{"data at its side at the top", 200, 0, []polyline{{{210, 40}, {400, 40}}}, "196.0", "46.0", "end"},
 		{"data across the top", 200, 0, []polyline{across(40)}, "204.0", "248.0", "start"},
-		{"data across the top and the bottom", 200, 0, []polyline{across(40), across(245)}, "204.0", "46.0", "start"},
+		{"data across the top and the bottom", 200, 0, []polyline{across(40), across(245)}, "204.0", "60.0", "start"},
+		{"data all along it", 200, 0, everyTenPixels(area), "204.0", "28.0", "start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := freeVerticalLabel(text, tc.x, area, tc.nth, tc.drawn, nil)
@@ -97,6 +99,7 @@ func TestMarkerLabelKeepsOffTheData(t *testing.T) {
 		{"a line through its place above", 200, []polyline{{{260, 180}, {600, 190}}}, nil, "266.4", "242.0", "start"},
 		{"a line through its place above, to the left only", 600, []polyline{{{400, 188}, {660, 188}}}, nil, "671.2", "192.0", "start"},
 		{"a line above and a point's label under it", 200, []polyline{{{64, 188}, {600, 188}}}, []box{{270, 228, 290, 246}}, "266.4", "170.0", "start"},
+		{"data all around it", 200, everyTenPixels(area), nil, "266.4", "28.0", "start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Chart{}
@@ -286,4 +289,14 @@ func TestLegendSpacesNamesByCharacters(t *testing.T) {
 			t.Errorf("legend item %d (%s) starts at x %.1f, want %.1f: %.1f past %q", i, c.Legend[i].Label.Text, got, want, got-num(prev.X), prev.Text)
 		}
 	}
+}
+
+// everyTenPixels are lines across the whole plot 10 px apart: no label
+// fits anywhere in it.
+func everyTenPixels(area plot) []polyline {
+	var lines []polyline
+	for y := area.top; y <= area.bottom; y += 10 {
+		lines = append(lines, polyline{{area.left, y}, {area.right, y}})
+	}
+	return lines
 }
