@@ -422,7 +422,7 @@ func (c *Client) attempt(ctx context.Context, p *prepared, req *Request) *Result
 		res = new(Result)
 	}
 	*res = Result{API: p.api, Model: p.model, Stream: p.stream, ITL: p.itl,
-		ImageCount: p.images.count, ImageBytes: int(p.images.bytes), ImagePixels: int(p.images.pixels)}
+		ImageCount: p.images.count, ImageBytes: int(p.images.bytes), ImagePixels: int(p.images.pixels), attempt: attempts.Add(1)}
 	res.Documents = p.documents
 	timeout := c.timeout
 	if req.Timeout > 0 {

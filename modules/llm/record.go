@@ -54,15 +54,16 @@ type Record struct {
 	ImageBytes  int `record:"image_bytes"`
 	ImagePixels int `record:"image_pixels"`
 	// gaps is the Result whose inter-token gaps ITLGaps yields while it
-	// holds the request recorded as number recorded (Result.recorded).
-	gaps     *Result
-	recorded uint64
+	// holds the attempt numbered attempt (Result.attempt).
+	gaps    *Result
+	attempt uint64
 }
 
-// recordings numbers the Results' recordings (Result.Record) of requests
-// with gaps, from 1, so that a record tells its request's Result from the
-// same pooled Result serving another request.
-var recordings atomic.Uint64
+// attempts numbers the client's attempts (Client.attempt), from 1, so
+// that a record tells its request's Result from the same Result reused
+// for another request (StreamInto): the one process-wide counter, since
+// a Result's own would start again when it is emptied.
+var attempts atomic.Uint64
 
 // ITLGaps yields each inter-token gap of a successful request, in ms,
 // with how many gaps it stands for: 1 for each of the first 4096, a
@@ -70,12 +71,12 @@ var recordings atomic.Uint64
 // not copied into the record: they are read from the request's Result,
 // which serves another request once the sinks' AddRequest returned. A
 // copy of the record kept past AddRequest (the JSONL and InfluxDB queues
-// keep some) yields no gaps once the Result was emptied or recorded
-// again: never another request's. Read it on the goroutine that called
+// keep some) yields no gaps once the Result holds another attempt:
+// never another request's. Read it on the goroutine that called
 // AddRequest, during the call.
 func (r *Record) ITLGaps() iter.Seq2[float64, int64] {
 	return func(yield func(float64, int64) bool) {
-		if r.gaps == nil || r.gaps.recorded != r.recorded {
+		if r.gaps == nil || r.gaps.attempt != r.attempt {
 			return
 		}
 		for _, gap := range r.gaps.ITL {
@@ -174,8 +175,7 @@ func (r *Result) Record(rec *Record, tags *metrics.TagSet, scratch []float64) []
 	if r.itlCount() > 0 {
 		rec.ITLMean = r.itlMean()
 		rec.ITLP99, scratch = r.itlP99(scratch)
-		r.recorded = recordings.Add(1)
-		rec.gaps, rec.recorded = r, r.recorded
+		rec.gaps, rec.attempt = r, r.attempt
 	}
 	return scratch
 }

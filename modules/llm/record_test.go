@@ -89,26 +89,37 @@ func BenchmarkRecordStreamed(b *testing.B) {
 // emptied for it: it yields none; the next request's record yields its
 // own.
 func TestRecordCopyYieldsNoOtherRequestsGaps(t *testing.T) {
-	res := &Result{OK: true, ITL: []float64{5, 7}}
-	var rec Record
-	res.Record(&rec, nil, nil)
-	kept := rec // what the JSONL and InfluxDB queues do
+	t.Parallel()
+	c, err := NewClient(Config{BaseURL: startSim(t).URL(), Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One Result and one gap buffer for request after request, as a VU
+	// has them (StreamInto).
+	var res Result
+	var itl []float64
+	ask := func(tokens int) Record {
+		req := Request{Body: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Hi."}}, "max_tokens": tokens, "ignore_eos": true}}
+		c.StreamInto(t.Context(), &req, &res, itl)
+		itl = res.ITL
+		if !res.OK {
+			t.Fatalf("request failed: %s", res.Error)
+		}
+		var rec Record
+		res.Record(&rec, nil, nil)
+		return rec
+	}
 	count := func(r *Record) (n int64) {
 		for _, k := range r.ITLGaps() {
 			n += k
 		}
 		return n
 	}
+	kept := ask(3) // what the JSONL and InfluxDB queues do: a copy
 	if n := count(&kept); n != 2 {
 		t.Fatalf("the copy yields %d gaps while the request is its Result's, want 2", n)
 	}
-	*res = Result{} // released for another request
-	if n := count(&kept); n != 0 {
-		t.Errorf("the copy yields %d gaps of an emptied Result, want none", n)
-	}
-	res.OK, res.ITL = true, []float64{100, 200, 300}
-	var next Record
-	res.Record(&next, nil, nil)
+	next := ask(4)
 	if n := count(&kept); n != 0 {
 		t.Errorf("the copy yields %d gaps of the next request, want none", n)
 	}

@@ -294,10 +294,10 @@ type Result struct {
 	// ±0.5 %.
 	ITLFolded int `json:"itlFolded,omitempty" js:",optional"`
 	itlFold   *itlFold
-	// recorded is the number of the request's recording (Record), which
-	// a record's ITLGaps checks: 0 once the Result is emptied for
-	// another request.
-	recorded uint64
+	// attempt is the number of the client's attempt the Result holds
+	// (attempts), which a record's ITLGaps checks; 0 for a Result not
+	// filled by the client.
+	attempt uint64
 
 	// Start is the time of the final attempt's start (with a monotonic
 	// reading).
