@@ -179,9 +179,9 @@ func (r Report) OwnCause() string {
 	case r.gcLimited():
 		return r.gcCause()
 	case r.CPU > MaxCPU:
-		return "llmrun's own load (its process used " + r.ownCPU() + ")"
+		return "llmrun's own load (its process used " + r.OwnCPU() + ")"
 	case r.schedDelayed() && r.CPU >= BusyCPU:
-		return fmt.Sprintf("llmrun's own load (goroutines waited %.1f ms (p99) for a CPU with %s in use)", r.SchedDelayP99, r.ownCPU())
+		return fmt.Sprintf("llmrun's own load (goroutines waited %.1f ms (p99) for a CPU with %s in use)", r.SchedDelayP99, r.OwnCPU())
 	}
 	return ""
 }
@@ -257,15 +257,15 @@ func (r Report) Checked() string {
 	} else if r.MachineError != "" {
 		machine += " (" + r.MachineError + ")"
 	}
-	checked := fmt.Sprintf("llmrun's CPU %s, Go scheduling delay p99 %.2f ms, %s", r.ownCPU(), r.SchedDelayP99, machine)
+	checked := fmt.Sprintf("llmrun's CPU %s, Go scheduling delay p99 %.2f ms, %s", r.OwnCPU(), r.SchedDelayP99, machine)
 	if r.GC.Measured() {
 		checked += ", " + r.GC.String()
 	}
 	return checked
 }
 
-// ownCPU is llmrun's CPU share in words.
-func (r Report) ownCPU() string {
+// OwnCPU is llmrun's CPU share in words: "4 % of its 2 CPUs".
+func (r Report) OwnCPU() string {
 	switch {
 	case !r.Measured():
 		return "not measured"
@@ -284,7 +284,7 @@ func (r *Report) judge() {
 	r.Cause = strings.Join(slices.DeleteFunc([]string{own, machine}, func(c string) bool { return c == "" }), "; and ")
 	if r.CPU > MaxCPU {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"llmrun's process used %s: the client, not only the server, may have limited this run and inflated its latencies; %s", r.ownCPU(), ownRemedy))
+			"llmrun's process used %s: the client, not only the server, may have limited this run and inflated its latencies; %s", r.OwnCPU(), ownRemedy))
 	}
 	switch {
 	case r.gcLimited():
@@ -318,7 +318,7 @@ func (r Report) machineWarning(machine string, ownToo, delayed bool) string {
 	}
 	msg += ": measured latencies may include the time llmrun waited for it"
 	if !ownToo && r.CPU >= 0 {
-		msg += fmt.Sprintf("; llmrun's own load (CPU %s) did not cause it", r.ownCPU())
+		msg += fmt.Sprintf("; llmrun's own load (CPU %s) did not cause it", r.OwnCPU())
 	}
 	return msg
 }

@@ -242,12 +242,6 @@ func (c *Collector) ReadThresholds(read func() []threshold.Result) { c.threshold
 // verdict so far: a search's with its levels' verdicts in Search). Safe
 // to call while the dashboard runs.
 func (c *Collector) SetLevels(capacity *summary.Capacity) {
-	verdicts := map[float64]string{}
-	if capacity.Search != nil {
-		for _, l := range capacity.Search.Levels {
-			verdicts[l.Level] = l.Verdict
-		}
-	}
 	slo := capacity.SLO
 	var objective *SLO
 	if slo.TTFTP99 > 0 || slo.TPOTP99 > 0 {
@@ -256,9 +250,15 @@ func (c *Collector) SetLevels(capacity *summary.Capacity) {
 	out := make([]Level, len(capacity.Levels))
 	for i, l := range capacity.Levels {
 		out[i] = Level{Variable: capacity.Variable, Level: l.Level, Scenario: l.Scenario, ReqRate: l.RequestRate, TokRate: l.OutputThroughput,
-			TTFTP99: l.TTFTP99, TPOTP99: l.TPOTP99, Success: l.SuccessRate, Verdict: verdicts[l.Level]}
-		if out[i].Verdict == "" && objective != nil {
-			out[i].Verdict = map[bool]string{true: "met", false: "missed"}[l.MeetsSLO]
+			TTFTP99: l.TTFTP99, TPOTP99: l.TPOTP99, Success: l.SuccessRate}
+		switch {
+		case capacity.Search != nil:
+			out[i].Verdict = capacity.Search.VerdictOf(l.Level)
+		case objective == nil:
+		case l.MeetsSLO:
+			out[i].Verdict = "met"
+		default:
+			out[i].Verdict = "missed"
 		}
 	}
 	c.mu.Lock()

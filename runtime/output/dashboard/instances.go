@@ -234,11 +234,7 @@ func (h reportHealth) line() (string, bool) {
 	if limit := r.Limit(); limit != "" {
 		return "not keeping up: " + limit, true
 	}
-	cpu := "CPU unknown"
-	if h.CPU >= 0 {
-		cpu = fmt.Sprintf("CPU %.0f %% of %d", 100*h.CPU, h.Procs)
-	}
-	return fmt.Sprintf("keeping up (%s, scheduling delay p99 %.1f ms)", cpu, h.SchedP99), false
+	return fmt.Sprintf("keeping up (CPU %s, scheduling delay p99 %.1f ms)", r.OwnCPU(), h.SchedP99), false
 }
 
 // Instances is instance 0's account of a distributed run's instances:
