@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -232,7 +233,22 @@ func get(t *testing.T, ctx context.Context, url string) []byte {
 // the stream ends first.
 func follow(t *testing.T, ctx context.Context, url string) func(what string, until func(dashboard.Event) bool) dashboard.Event {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"events", nil)
+	return openEvents(t, ctx, url+"events").next
+}
+
+// eventStream is a dashboard's stream of events (its /events) as a test
+// reads it, with every line read so far.
+type eventStream struct {
+	t      *testing.T
+	stream *bufio.Scanner
+	read   bytes.Buffer
+}
+
+// openEvents opens the stream of events at url, closed when the test
+// ends.
+func openEvents(t *testing.T, ctx context.Context, url string) *eventStream {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,24 +259,30 @@ func follow(t *testing.T, ctx context.Context, url string) func(what string, unt
 	t.Cleanup(func() { resp.Body.Close() })
 	stream := bufio.NewScanner(resp.Body)
 	stream.Buffer(nil, dashboard.MaxEventSize+64)
-	return func(what string, until func(dashboard.Event) bool) dashboard.Event {
-		t.Helper()
-		for stream.Scan() {
-			data, ok := strings.CutPrefix(stream.Text(), "data: ")
-			if !ok {
-				continue
-			}
-			var ev dashboard.Event
-			if err := json.Unmarshal([]byte(data), &ev); err != nil {
-				t.Fatalf("event %s: %v", data, err)
-			}
-			if until(ev) {
-				return ev
-			}
+	return &eventStream{t: t, stream: stream}
+}
+
+// next reads on until an event satisfies until and returns it, failing
+// the test if the stream ends first.
+func (s *eventStream) next(what string, until func(dashboard.Event) bool) dashboard.Event {
+	s.t.Helper()
+	for s.stream.Scan() {
+		s.read.Write(s.stream.Bytes())
+		s.read.WriteByte('\n')
+		data, ok := bytes.CutPrefix(s.stream.Bytes(), []byte("data: "))
+		if !ok {
+			continue
 		}
-		t.Fatalf("the dashboard's stream ended before %s: %v", what, stream.Err())
-		return dashboard.Event{}
+		var ev dashboard.Event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			s.t.Fatalf("event %s: %v", data, err)
+		}
+		if until(ev) {
+			return ev
+		}
 	}
+	s.t.Fatalf("the dashboard's stream ended before %s: %v\n%s", what, s.stream.Err(), s.read.Bytes())
+	return dashboard.Event{}
 }
 
 // twoScenarios runs a closed-loop and an arrival-rate scenario for as

@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -158,35 +157,9 @@ func TestNoSecretReachesTheDashboard(t *testing.T) {
 // enough, and returns what it read.
 func readEvents(t *testing.T, ctx context.Context, url string, enough func(dashboard.Event) bool) []byte {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var read bytes.Buffer
-	stream := bufio.NewScanner(resp.Body)
-	stream.Buffer(nil, dashboard.MaxEventSize+64)
-	for stream.Scan() {
-		read.Write(stream.Bytes())
-		read.WriteByte('\n')
-		data, ok := bytes.CutPrefix(stream.Bytes(), []byte("data: "))
-		if !ok {
-			continue
-		}
-		var ev dashboard.Event
-		if err := json.Unmarshal(data, &ev); err != nil {
-			t.Fatalf("update %s: %v", data, err)
-		}
-		if enough(ev) {
-			return read.Bytes()
-		}
-	}
-	t.Fatalf("the stream at %s ended before the update the test waits for: %v\n%s", url, stream.Err(), read.Bytes())
-	return nil
+	s := openEvents(t, ctx, url)
+	s.next("the update the test waits for", enough)
+	return s.read.Bytes()
 }
 
 // gunzip is the decompressed content of a gzip file.
