@@ -20,23 +20,7 @@ import (
 // (all its threads, the garbage collector's too), which other processes'
 // load on the machine does not inflate as it does ns/op.
 func BenchmarkPeriod(b *testing.B) {
-	const streams, scenarios = 1000, 4
-	var progress engine.Progress
-	tags := make([]*metrics.TagSet, scenarios)
-	for i := range scenarios {
-		name := "s" + strconv.Itoa(i)
-		tags[i] = metrics.NewTagSet(map[string]string{"scenario": name})
-		progress.Scenarios = append(progress.Scenarios, engine.ScenarioProgress{Name: name, Phase: engine.PhaseRunning, Duration: time.Hour})
-	}
-	records := make([]*llm.Record, streams)
-	for i := range records {
-		res := llm.Result{OK: i%50 != 0, Class: "timeout", TTFT: 50 + float64(i%400), TPOT: 8 + float64(i%30)/3, E2E: 900 + float64(i%700), PromptTokens: 500}
-		for g := range 127 {
-			res.ITL = append(res.ITL, 6+float64((i+g)%40)/4)
-		}
-		records[i] = new(llm.Record)
-		res.Record(records[i], tags[i%scenarios], nil)
-	}
+	records, progress := streamedRecords(1000, 4)
 	h := newHub()
 	page, _ := h.join(func(time.Time) {})
 	start := time.Now()
@@ -59,19 +43,16 @@ func BenchmarkPeriod(b *testing.B) {
 }
 
 // BenchmarkAddRequest is the dashboard's cost on the hot path: one
-// request that ended, added by VUs in parallel, over 4 scenarios.
+// request of 128 tokens that ended, its 127 gaps counted for ITL, added
+// by VUs in parallel, over 4 scenarios.
 func BenchmarkAddRequest(b *testing.B) {
-	const scenarios = 4
-	tags := make([]*metrics.TagSet, scenarios)
-	for i := range scenarios {
-		tags[i] = metrics.NewTagSet(map[string]string{"scenario": "s" + strconv.Itoa(i), "model": "m", "name": "chat"})
-	}
+	records, _ := streamedRecords(1000, 4)
 	c := NewCollector(time.Now(), func() engine.Progress { return engine.Progress{} }, nil)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			c.AddRequest(&llm.Record{Tags: tags[i%scenarios], OK: true, TTFT: 50 + float64(i%400), TPOT: 8, E2E: 900 + float64(i%700)})
+			c.AddRequest(records[i%len(records)])
 			i++
 		}
 	})
@@ -79,17 +60,10 @@ func BenchmarkAddRequest(b *testing.B) {
 
 // BenchmarkAddRequestDuringNext is AddRequest's cost while the
 // dashboard's ticker makes one event after another (far more often than
-// a run's period, to see whether the requests wait for it): with 1,000
-// requests over 4 scenarios in each.
+// a run's period, to see whether the requests wait for it), each request
+// one of 128 tokens over 4 scenarios.
 func BenchmarkAddRequestDuringNext(b *testing.B) {
-	const scenarios = 4
-	var progress engine.Progress
-	tags := make([]*metrics.TagSet, scenarios)
-	for i := range scenarios {
-		name := "s" + strconv.Itoa(i)
-		tags[i] = metrics.NewTagSet(map[string]string{"scenario": name})
-		progress.Scenarios = append(progress.Scenarios, engine.ScenarioProgress{Name: name, Phase: engine.PhaseRunning, Duration: time.Hour})
-	}
+	records, progress := streamedRecords(1000, 4)
 	start := time.Now()
 	c := NewCollector(start, func() engine.Progress { return progress }, nil)
 	stop := make(chan struct{})
@@ -110,13 +84,36 @@ func BenchmarkAddRequestDuringNext(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			c.AddRequest(&llm.Record{Tags: tags[i%scenarios], OK: true, TTFT: 50 + float64(i%400), TPOT: 8, E2E: 900 + float64(i%700)})
+			c.AddRequest(records[i%len(records)])
 			i++
 		}
 	})
 	b.StopTimer()
 	close(stop)
 	<-ticked
+}
+
+// streamedRecords are n requests of 128 tokens (127 gaps each in ITL)
+// spread over the given number of scenarios, one in 50 failed, and the
+// progress of those scenarios running.
+func streamedRecords(n, scenarios int) ([]*llm.Record, engine.Progress) {
+	var progress engine.Progress
+	tags := make([]*metrics.TagSet, scenarios)
+	for i := range scenarios {
+		name := "s" + strconv.Itoa(i)
+		tags[i] = metrics.NewTagSet(map[string]string{"scenario": name})
+		progress.Scenarios = append(progress.Scenarios, engine.ScenarioProgress{Name: name, Phase: engine.PhaseRunning, Duration: time.Hour})
+	}
+	records := make([]*llm.Record, n)
+	for i := range records {
+		res := llm.Result{OK: i%50 != 0, Class: "timeout", TTFT: 50 + float64(i%400), TPOT: 8 + float64(i%30)/3, E2E: 900 + float64(i%700), PromptTokens: 500}
+		for g := range 127 {
+			res.ITL = append(res.ITL, 6+float64((i+g)%40)/4)
+		}
+		records[i] = new(llm.Record)
+		res.Record(records[i], tags[i%scenarios], nil)
+	}
+	return records, progress
 }
 
 // processCPU is the process's user and system CPU time so far.
