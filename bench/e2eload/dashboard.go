@@ -169,7 +169,10 @@ func passesThrough(s *profile.Sample, prefix string) bool {
 }
 
 // freeLoopbackAddr is a port on 127.0.0.1 that was free a moment ago,
-// for an llmrun run whose banner -q hides.
+// for an llmrun run whose banner -q hides. Should another process take
+// it meanwhile, llmrun refuses to start on it (an address in use stops
+// a run before it starts) and the measurement fails: the attached page
+// never counts another server's stream as llmrun's.
 func freeLoopbackAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
